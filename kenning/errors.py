@@ -1,0 +1,29 @@
+"""Domain errors. The CLI and the socket server turn these into one-line messages."""
+
+
+class KenningError(Exception):
+    """Base for errors a user can act on; the message is shown as it is."""
+
+
+class ConfigError(KenningError):
+    """The config file is missing a value, has a typo, or names something impossible."""
+
+
+class ReaderError(KenningError):
+    """A file could not be turned into text; the message is the reason stored for it."""
+
+
+class DaemonNotRunning(KenningError):
+    """The CLI found no daemon on the configured socket."""
+
+
+class DaemonAlreadyRunning(KenningError):
+    """Another daemon holds the data directory or answers on the socket."""
+
+
+class RpcError(KenningError):
+    """The daemon answered a request with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
