@@ -1,0 +1,13 @@
+from kenning.config.loading import add_source, load_settings
+from kenning.config.paths import config_path
+from kenning.config.settings import ChunkingSettings, DaemonSettings, Settings, SourceSettings
+
+__all__ = [
+    "ChunkingSettings",
+    "DaemonSettings",
+    "Settings",
+    "SourceSettings",
+    "add_source",
+    "config_path",
+    "load_settings",
+]

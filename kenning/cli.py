@@ -1,0 +1,280 @@
+"""The `ken` command. Every subcommand but `daemon` and `sources add` talks to the daemon
+over its socket; domain errors become one line on stderr and a non-zero exit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kenning import __version__
+from kenning.client import Client
+from kenning.config import Settings, SourceSettings, add_source, config_path, load_settings
+from kenning.errors import DaemonNotRunning, KenningError
+
+
+class Context:
+    def __init__(self, config: str | None) -> None:
+        self.config_path = config_path(config)
+        self._settings: Settings | None = None
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(self.config_path)
+        return self._settings
+
+    def call(self, method: str, params: dict[str, Any] | None = None, timeout: float | None = 60.0) -> Any:
+        return Client(self.settings.daemon.socket_path, timeout=timeout).call(method, params)
+
+
+pass_context = click.make_pass_decorator(Context)
+
+
+class KenGroup(click.Group):
+    """Turns kenning's own errors into one line and exit status 1, anywhere below."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KenningError as exc:
+            click.echo(f"ken: {exc}", err=True)
+            sys.exit(1)
+
+
+def _print_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+@click.group(cls=KenGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--config",
+    "config",
+    envvar="KENNING_CONFIG",
+    type=click.Path(dir_okay=False),
+    help="Config file (default: ~/.config/kenning/config.toml; env KENNING_CONFIG).",
+)
+@click.version_option(__version__, prog_name="kenning")
+@click.pass_context
+def main(ctx: click.Context, config: str | None) -> None:
+    """kenning: a local knowledge library. Search the folders you register, with citations."""
+    ctx.obj = Context(config)
+
+
+@main.command()
+@pass_context
+def daemon(ctx: Context) -> None:
+    """Run the daemon in the foreground (logs go to stderr)."""
+    from kenning.daemon.supervisor import Daemon
+
+    settings = ctx.settings
+    logging.basicConfig(
+        level=settings.daemon.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    # aiosqlite logs every statement at debug level, which drowns kenning's own lines.
+    logging.getLogger("aiosqlite").setLevel(logging.INFO)
+    # Files the daemon creates (database, WAL, socket) are the user's alone.
+    os.umask(0o077)
+    asyncio.run(Daemon(settings, ctx.config_path).run())
+
+
+@main.command()
+@click.argument("query")
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 200), help="Hits to show.")
+@click.option("--source", help="Only this source.")
+@click.option("--namespace", help="Only sources in this namespace.")
+@click.option("--json", "as_json", is_flag=True, help="Print {\"hits\": [...]} as JSON.")
+@pass_context
+def search(ctx: Context, query: str, limit: int, source: str | None, namespace: str | None, as_json: bool) -> None:
+    """Search the library; each hit cites its file, section and lines."""
+    params: dict[str, Any] = {"query": query, "limit": limit}
+    if source:
+        params["source"] = source
+    if namespace:
+        params["namespace"] = namespace
+    result = ctx.call("search", params)
+    if as_json:
+        _print_json(result)
+        return
+    hits = result["hits"]
+    if not hits:
+        click.echo("no matches")
+        return
+    for rank, hit in enumerate(hits, start=1):
+        heading = click.style(hit["title"], bold=True)
+        if hit["section"]:
+            heading += " — " + hit["section"]
+        click.echo(f"{rank:>2}. {heading}")
+        where = f"{hit['path']}:{hit['line_start']}-{hit['line_end']}"
+        click.echo(f"    {click.style(where, fg='cyan')}  [{hit['source']}]  score {hit['score']:.3f}  item {hit['item_id']}")
+        click.echo("    " + _highlight(" ".join(hit["snippet"].split())))
+
+
+def _highlight(snippet: str) -> str:
+    parts = snippet.split("**")
+    return "".join(click.style(part, bold=True) if index % 2 else part for index, part in enumerate(parts))
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print what the daemon's `status` method returns.")
+@pass_context
+def status(ctx: Context, as_json: bool) -> None:
+    """Show the daemon and each source: files done / failed / skipped, chunks, sweeps."""
+    result = ctx.call("status")
+    if as_json:
+        _print_json(result)
+        return
+    info = result["daemon"]
+    click.echo(
+        f"kenning {info['version']} · pid {info['pid']} · up {_ago(info['uptime_seconds'])}"
+        f" · index {info['db_bytes'] / 1e6:.1f} MB · {info['data_dir']}"
+    )
+    if not result["sources"]:
+        click.echo("no sources yet: add one with `ken sources add PATH`")
+    for source in result["sources"]:
+        state = "scanning" if source["scanning"] else ("watching" if source["active"] else "not in config")
+        click.echo(f"\n{click.style(source['name'], bold=True)}  {source['path']}  ({state})")
+        discovered = "?" if source["discovered"] is None else source["discovered"]
+        click.echo(
+            f"  files: {discovered} discovered · {source['done']} done · {source['failed']} failed"
+            f" · {source['skipped']} skipped · {source['pending']} pending"
+            + (f" · {source['capped']} over max_files" if source["capped"] else "")
+        )
+        last = source["last_sweep_at"]
+        swept = f"{_ago(time.time() - last)} ago" if last else "never"
+        click.echo(f"  chunks: {source['chunks']} · last sweep: {swept}")
+        if source["last_error"]:
+            click.echo(click.style(f"  error: {source['last_error']}", fg="red"))
+        for failure in source["failures"]:
+            click.echo(f"  failed: {failure['path']}: {failure['reason']}")
+
+
+def _ago(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    if seconds < 86400:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 86400}d"
+
+
+@main.group()
+def sources() -> None:
+    """List or add folder sources."""
+
+
+@sources.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@pass_context
+def sources_list(ctx: Context, as_json: bool) -> None:
+    """List the sources the daemon knows."""
+    result = ctx.call("sources.list")
+    if as_json:
+        _print_json(result)
+        return
+    if not result["sources"]:
+        click.echo("no sources yet: add one with `ken sources add PATH`")
+    for source in result["sources"]:
+        note = "" if source["in_config"] else "  (removed from config; index kept, not searched)"
+        click.echo(f"{source['name']}\t{source['path']}\tnamespace={source['namespace']}{note}")
+
+
+@sources.command("add")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--name", help="Source name (default: the folder's name).")
+@click.option("--namespace", default="default", show_default=True)
+@click.option("--ignore", multiple=True, help="Glob to leave out, relative to the folder (repeatable).")
+@click.option("--max-files", type=click.IntRange(min=1), default=5000, show_default=True)
+@click.option("--chunk-budget", type=click.IntRange(min=0), default=0, show_default=True, help="Chunks per sweep, 0 = no limit.")
+@click.option("--no-confine", is_flag=True, help="Follow file symlinks that lead outside the folder.")
+@pass_context
+def sources_add(
+    ctx: Context,
+    path: Path,
+    name: str | None,
+    namespace: str,
+    ignore: tuple[str, ...],
+    max_files: int,
+    chunk_budget: int,
+    no_confine: bool,
+) -> None:
+    """Add a folder to the config and tell a running daemon to pick it up."""
+    path = path.resolve()
+    name = name or "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in path.name).strip("-._") or "folder"
+    settings = ctx.settings
+    if settings.source(name) is not None:
+        raise KenningError(f"a source named {name!r} already exists in {ctx.config_path}; pick another with --name")
+    if any(existing.path == path for existing in settings.sources):
+        raise KenningError(f"{path} is already a source in {ctx.config_path}")
+    try:
+        source = SourceSettings(
+            name=name,
+            path=path,
+            namespace=namespace,
+            ignore=ignore,
+            max_files=max_files,
+            chunk_budget=chunk_budget,
+            confine_to_root=not no_confine,
+        )
+    except ValueError as exc:
+        raise KenningError(f"invalid source: {exc}") from None
+    add_source(ctx.config_path, source)
+    click.echo(f"added source {name!r} ({path}) to {ctx.config_path}")
+    try:
+        ctx.call("reload")
+    except DaemonNotRunning:
+        click.echo("the daemon is not running; it will index this folder when it starts (`ken daemon`)")
+        return
+    click.echo("the daemon is indexing it now; follow with `ken status`")
+
+
+@main.command()
+@click.argument("name")
+@click.option("--wait", is_flag=True, help="Return when the sweep has finished, with its counts.")
+@pass_context
+def scan(ctx: Context, name: str, wait: bool) -> None:
+    """Sweep one source now instead of waiting for the next periodic sweep."""
+    result = ctx.call("sources.scan", {"name": name, "wait": wait}, timeout=None if wait else 60.0)
+    if wait:
+        counts = ", ".join(f"{key} {value}" for key, value in result["result"].items())
+        click.echo(f"swept {name}: {counts}")
+    else:
+        click.echo(f"sweep of {name} started; follow with `ken status`")
+
+
+@main.command()
+@pass_context
+def reload(ctx: Context) -> None:
+    """Re-read the config file (same as sending SIGHUP to the daemon)."""
+    result = ctx.call("reload")
+    added = ", ".join(result["added"]) or "none"
+    removed = ", ".join(result["removed"]) or "none"
+    click.echo(f"reloaded: {len(result['sources'])} sources (added: {added}; removed: {removed})")
+
+
+@main.command()
+@click.argument("item_id", type=int)
+@click.option("--json", "as_json", is_flag=True)
+@pass_context
+def show(ctx: Context, item_id: int, as_json: bool) -> None:
+    """Print one indexed chunk in full, with its citation."""
+    item = ctx.call("documents.get", {"item_id": item_id})["item"]
+    if as_json:
+        _print_json(item)
+        return
+    where = f"{item['path']}:{item['line_start']}-{item['line_end']}"
+    click.echo(click.style(item["title"], bold=True) + (f" — {item['section']}" if item["section"] else ""))
+    click.echo(click.style(where, fg="cyan") + f"  [{item['source']}]")
+    click.echo()
+    click.echo(item["content"])

@@ -1,0 +1,73 @@
+"""Reading and editing config.toml.
+
+Loading validates the whole file before anything uses it, so a typo during a reload
+leaves the running daemon on its previous settings. Editing goes through tomlkit so the
+user's comments and layout survive `ken sources add`.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+import tomlkit
+from pydantic import ValidationError
+
+from kenning.config.settings import Settings, SourceSettings
+from kenning.errors import ConfigError
+
+
+def _describe(error: ValidationError, path: Path) -> str:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        message = item["msg"]
+        if item["type"] == "extra_forbidden":
+            message = "unknown setting"
+        problems.append(f"{where}: {message}")
+    return f"{path}: " + "; ".join(problems)
+
+
+def load_settings(path: Path) -> Settings:
+    """Load and validate; a missing file means the embedded defaults (no sources)."""
+    if not path.exists():
+        return Settings()
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        return Settings.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, path)) from None
+
+
+def add_source(path: Path, source: SourceSettings) -> None:
+    """Append a [[sources]] table, validating the result before the file is replaced."""
+    document = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+    entry = tomlkit.table()
+    entry["name"] = source.name
+    entry["path"] = str(source.path)
+    entry["namespace"] = source.namespace
+    if source.ignore:
+        entry["ignore"] = list(source.ignore)
+    entry["max_files"] = source.max_files
+    entry["chunk_budget"] = source.chunk_budget
+    entry["confine_to_root"] = source.confine_to_root
+    sources = document.get("sources")
+    if sources is None:
+        sources = tomlkit.aot()
+        document["sources"] = sources
+    sources.append(entry)
+    text = tomlkit.dumps(document)
+    try:
+        Settings.model_validate(tomllib.loads(text))
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, path)) from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

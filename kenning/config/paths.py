@@ -1,0 +1,37 @@
+"""Where kenning keeps its files when the config does not say: XDG on Linux, the usual
+Library folders on macOS. Resolved at call time so tests can point HOME and XDG_* at tmp."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+APP = "kenning"
+
+
+def _xdg(var: str, fallback: str) -> Path:
+    value = os.environ.get(var)
+    return Path(value) if value else Path.home() / fallback
+
+
+def default_config_path() -> Path:
+    if sys.platform == "darwin" and not os.environ.get("XDG_CONFIG_HOME"):
+        return Path.home() / "Library" / "Application Support" / APP / "config.toml"
+    return _xdg("XDG_CONFIG_HOME", ".config") / APP / "config.toml"
+
+
+def default_data_dir() -> Path:
+    if sys.platform == "darwin" and not os.environ.get("XDG_DATA_HOME"):
+        return Path.home() / "Library" / "Application Support" / APP
+    return _xdg("XDG_DATA_HOME", ".local/share") / APP
+
+
+def config_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The config file in force: the --config argument, then KENNING_CONFIG, then the default."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get("KENNING_CONFIG")
+    if env:
+        return Path(env).expanduser()
+    return default_config_path()

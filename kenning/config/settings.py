@@ -1,0 +1,94 @@
+"""The typed settings object: read once at the entry point and passed down.
+
+Pydantic sits here because this is an edge: the TOML file is user input, and a typo
+must come back as one clear line naming the key, not as a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from kenning.config.paths import default_data_dir
+
+SOURCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DaemonSettings(_Strict):
+    data_dir: Path = Field(default_factory=default_data_dir)
+    socket: Path | None = None
+    log_level: str = "info"
+    sweep_interval: Annotated[float, Field(gt=0)] = 300.0
+    debounce_ms: Annotated[int, Field(ge=50, le=60_000)] = 800
+    max_file_mb: Annotated[float, Field(gt=0)] = 50.0
+
+    @field_validator("data_dir", "socket", mode="after")
+    @classmethod
+    def _expand(cls, value: Path | None) -> Path | None:
+        return value.expanduser().absolute() if value is not None else None
+
+    @field_validator("log_level")
+    @classmethod
+    def _level(cls, value: str) -> str:
+        allowed = {"debug", "info", "warning", "error"}
+        if value.lower() not in allowed:
+            raise ValueError(f"must be one of {', '.join(sorted(allowed))}")
+        return value.lower()
+
+    @property
+    def socket_path(self) -> Path:
+        return self.socket or self.data_dir / "kenning.sock"
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "kenning.db"
+
+
+class ChunkingSettings(_Strict):
+    target_chars: Annotated[int, Field(ge=200, le=20_000)] = 1200
+    overlap_chars: Annotated[int, Field(ge=0, le=5_000)] = 150
+
+    @model_validator(mode="after")
+    def _overlap_smaller(self) -> "ChunkingSettings":
+        if self.overlap_chars >= self.target_chars:
+            raise ValueError("overlap_chars must be smaller than target_chars")
+        return self
+
+
+class SourceSettings(_Strict):
+    name: Annotated[str, Field(pattern=SOURCE_NAME_PATTERN)]
+    path: Path
+    namespace: str = "default"
+    ignore: tuple[str, ...] = ()
+    max_files: Annotated[int, Field(ge=1)] = 5000
+    chunk_budget: Annotated[int, Field(ge=0)] = 0
+    confine_to_root: bool = True
+
+    @field_validator("path", mode="after")
+    @classmethod
+    def _expand(cls, value: Path) -> Path:
+        return value.expanduser().absolute()
+
+
+class Settings(_Strict):
+    daemon: DaemonSettings = Field(default_factory=DaemonSettings)
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    sources: tuple[SourceSettings, ...] = ()
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> "Settings":
+        seen: set[str] = set()
+        for source in self.sources:
+            if source.name in seen:
+                raise ValueError(f"two sources are named {source.name!r}; names must be unique")
+            seen.add(source.name)
+        return self
+
+    def source(self, name: str) -> SourceSettings | None:
+        return next((s for s in self.sources if s.name == name), None)

@@ -1,0 +1,81 @@
+"""What keeps two daemons apart and the socket private.
+
+The data directory lock is an flock on a file inside it, so it disappears with the
+process however it dies; a socket file can outlive a crash, so at start it is probed
+and replaced only when nothing answers on it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import socket
+import stat
+from pathlib import Path
+
+from kenning.errors import DaemonAlreadyRunning, KenningError
+
+log = logging.getLogger(__name__)
+
+
+def private_dir(path: Path) -> None:
+    """Create `path` as 0700, or insist that an existing one is not open to others."""
+    if not path.exists():
+        path.mkdir(parents=True, mode=0o700)
+        return
+    info = path.stat()
+    if not stat.S_ISDIR(info.st_mode):
+        raise KenningError(f"{path} is not a directory")
+    if info.st_mode & 0o077:
+        raise KenningError(
+            f"{path} can be read by other users; the socket and index must live in a private directory"
+            f" (chmod 700 {path}, or set [daemon] data_dir / socket elsewhere)"
+        )
+
+
+class DataDirLock:
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / "daemon.lock"
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise DaemonAlreadyRunning(
+                f"another kenning daemon (pid {holder}) is already using {self.path.parent}"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)
+            os.close(self._fd)
+            self._fd = None
+
+
+def clear_stale_socket(path: Path) -> None:
+    """Remove a socket left by a crashed daemon; refuse if a live one answers on it."""
+    if not os.path.lexists(path):
+        return
+    if not stat.S_ISSOCK(path.lstat().st_mode):
+        raise KenningError(f"{path} exists and is not a socket; refusing to replace it")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.settimeout(1.0)
+        probe.connect(str(path))
+    except (ConnectionRefusedError, FileNotFoundError):
+        log.warning("removing stale socket %s left by an earlier daemon", path)
+        path.unlink(missing_ok=True)
+        return
+    except OSError as exc:
+        raise KenningError(f"cannot probe existing socket {path}: {exc}") from None
+    finally:
+        probe.close()
+    raise DaemonAlreadyRunning(f"a kenning daemon already answers on {path}")

@@ -1,0 +1,133 @@
+"""The socket methods, bound to a running daemon. Documented in docs/protocol.md."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import TYPE_CHECKING
+
+from kenning import __version__
+from kenning.daemon.protocol import DocumentParams, NoParams, ScanParams, SearchParams
+from kenning.daemon.server import Method, NotFound
+from kenning.retrieval.search import search
+from kenning.store import lookup
+from kenning.store.sources import list_sources
+
+if TYPE_CHECKING:
+    from kenning.daemon.supervisor import Daemon
+
+
+def build_methods(daemon: "Daemon") -> dict[str, Method]:
+    async def do_search(params: SearchParams) -> dict:
+        if params.source is not None and params.source not in {row.name for row in await list_sources(daemon.db)}:
+            raise NotFound(f"unknown source {params.source!r}; see `ken sources list`")
+        hits = await search(daemon.db, params.query, params.limit, source=params.source, namespace=params.namespace)
+        return {"hits": [hit.to_dict() for hit in hits]}
+
+    async def do_status(_: NoParams) -> dict:
+        counts = await lookup.counts_by_source(daemon.db)
+        rows = await list_sources(daemon.db)
+        report = []
+        for row in rows:
+            runtime = daemon.sources.get(row.name)
+            tally = counts.get(row.id, lookup.SourceCounts())
+            entry = {
+                "name": row.name,
+                "path": row.root,
+                "namespace": row.namespace,
+                "active": row.active,
+                "done": tally.done,
+                "failed": tally.failed,
+                "skipped": tally.skipped,
+                "in_progress": tally.scanning,
+                "chunks": tally.chunks,
+                "last_sweep_at": row.last_sweep_at,
+                "last_error": row.last_sweep_error,
+                "scanning": False,
+                "discovered": None,
+                "capped": 0,
+                "pending": 0,
+                "failures": await lookup.failures(daemon.db, row.id) if tally.failed else [],
+            }
+            if runtime is not None:
+                progress = runtime.scanner.progress
+                entry.update(
+                    scanning=progress.running,
+                    discovered=progress.discovered,
+                    capped=progress.capped,
+                    pending=progress.pending,
+                )
+            report.append(entry)
+        db_path = daemon.settings.daemon.db_path
+        return {
+            "daemon": {
+                "pid": os.getpid(),
+                "version": __version__,
+                "uptime_seconds": round(time.time() - daemon.started_at, 1),
+                "config": str(daemon.config_path),
+                "data_dir": str(daemon.settings.daemon.data_dir),
+                "socket": str(daemon.settings.daemon.socket_path),
+                "db_bytes": sum(
+                    os.path.getsize(p) for p in (db_path, db_path.with_name(db_path.name + "-wal")) if p.exists()
+                ),
+            },
+            "sources": report,
+        }
+
+    async def do_sources_list(_: NoParams) -> dict:
+        active = {row.name: row for row in await list_sources(daemon.db)}
+        listed = []
+        for source in daemon.settings.sources:
+            listed.append({**source.model_dump(mode="json"), "in_config": True})
+        for name, row in active.items():
+            if daemon.settings.source(name) is None:
+                listed.append({"name": name, "path": row.root, "namespace": row.namespace, "in_config": False})
+        return {"sources": listed}
+
+    async def do_scan(params: ScanParams) -> dict:
+        if params.name not in daemon.sources:
+            raise NotFound(f"unknown source {params.name!r}; see `ken sources list`")
+        task = daemon.request_sweep(params.name)
+        if params.wait and task is not None:
+            # Shielded: a client that hangs up must not cancel the sweep it waited on.
+            await asyncio.shield(task)
+            runtime = daemon.sources.get(params.name)
+            result = runtime.scanner.progress.last_result if runtime else {}
+            return {"name": params.name, "finished": True, "result": result}
+        return {"name": params.name, "started": True}
+
+    async def do_get(params: DocumentParams) -> dict:
+        if params.item_id is not None:
+            item = await lookup.get_item(daemon.db, params.item_id)
+            if item is None:
+                raise NotFound(f"no item {params.item_id}")
+            return {"item": item.to_dict()}
+        items = await lookup.get_document_items(daemon.db, params.document_id)
+        if not items:
+            raise NotFound(f"no document {params.document_id} (or it holds no chunks)")
+        first = items[0]
+        return {
+            "document": {
+                "document_id": first.document_id,
+                "title": first.title,
+                "source": first.source,
+                "namespace": first.namespace,
+                "path": first.path,
+                "format": first.format,
+            },
+            "items": [item.to_dict() for item in items],
+        }
+
+    async def do_reload(_: NoParams) -> dict:
+        return await daemon.reload()
+
+    return {
+        "search": Method(SearchParams, do_search),
+        "status": Method(NoParams, do_status),
+        "sources.list": Method(NoParams, do_sources_list),
+        "sources.scan": Method(ScanParams, do_scan),
+        "documents.get": Method(DocumentParams, do_get),
+        "reload": Method(NoParams, do_reload),
+    }
+

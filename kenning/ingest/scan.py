@@ -1,0 +1,149 @@
+"""A sweep of one folder source: walk, cap, detect deletions, ingest what changed.
+
+One sweep per source at a time (the lock); a request that arrives while one runs marks
+the source dirty, and the running sweep goes round once more instead of queueing many.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kenning.config import SourceSettings
+from kenning.ingest.pipeline import FileJob, IngestOptions, ingest, needs_look
+from kenning.ingest.walk import WalkRules, walk
+from kenning.store import documents, sources
+from kenning.store.database import Database
+
+log = logging.getLogger(__name__)
+
+PARALLEL_FILES = 2
+
+
+@dataclass
+class SweepProgress:
+    """What `status` shows about a source between and during sweeps."""
+
+    running: bool = False
+    discovered: int = 0
+    capped: int = 0
+    to_check: int = 0
+    checked: int = 0
+    pending: int = 0
+    last_error: str | None = None
+    last_duration: float | None = None
+    last_result: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class FolderScanner:
+    db: Database
+    source_id: int
+    settings: SourceSettings
+    options: IngestOptions
+    exclude: tuple[Path, ...] = ()
+    progress: SweepProgress = field(default_factory=SweepProgress)
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _dirty: bool = False
+
+    @property
+    def rules(self) -> WalkRules:
+        return WalkRules(
+            ignore=self.settings.ignore, confine_to_root=self.settings.confine_to_root, exclude=self.exclude
+        )
+
+    async def sweep(self) -> dict[str, int]:
+        """Sweep until no change arrived meanwhile; returns the last pass's counts."""
+        self._dirty = True
+        if self._lock.locked():
+            return {}
+        async with self._lock:
+            counts: dict[str, int] = {}
+            while self._dirty:
+                self._dirty = False
+                counts = await self._sweep_once()
+            return counts
+
+    def mark_dirty(self) -> None:
+        self._dirty = True
+
+    async def _sweep_once(self) -> dict[str, int]:
+        progress = self.progress
+        progress.running = True
+        started = time.monotonic()
+        counts = {"indexed": 0, "unchanged": 0, "failed": 0, "skipped": 0, "deleted": 0, "chunks": 0}
+        error: str | None = None
+        try:
+            counts = await self._sweep_body(counts)
+        except (FileNotFoundError, NotADirectoryError, PermissionError) as exc:
+            # The root is gone or unreadable (an unmounted drive, a typo): report it and
+            # keep the index, which must not read as "every file was deleted".
+            error = f"cannot read {self.settings.path}: {exc.strerror or exc}"
+            log.warning("source %s: %s", self.settings.name, error)
+        finally:
+            progress.running = False
+            progress.last_duration = time.monotonic() - started
+        progress.last_error = error
+        progress.last_result = counts
+        await sources.record_sweep(self.db, self.source_id, error)
+        return counts
+
+    async def _sweep_body(self, counts: dict[str, int]) -> dict[str, int]:
+        progress = self.progress
+        root = self.settings.path
+        found = await asyncio.to_thread(walk, root, self.rules)
+        states = await documents.file_states(self.db, self.source_id)
+
+        # Deletions are judged on everything the walk saw, before the cap, so lowering
+        # max_files never reads as files having vanished.
+        present = {item.rel for item in found}
+        gone = [path for path in states if path not in present]
+        counts["deleted"] = await documents.delete_documents(self.db, self.source_id, gone)
+
+        found.sort(key=lambda item: item.mtime, reverse=True)
+        kept = found[: self.settings.max_files]
+        progress.discovered = len(found)
+        progress.capped = len(found) - len(kept)
+        jobs = [
+            FileJob(self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root) for item in kept
+        ]
+        todo = [job for job in jobs if needs_look(job)]
+        counts["unchanged"] = len(jobs) - len(todo)
+        progress.to_check, progress.checked, progress.pending = len(todo), 0, len(todo)
+        await self._ingest_all(todo, counts)
+        log.info(
+            "source %s: swept %d files (%d indexed, %d failed, %d deleted, %d chunks)",
+            self.settings.name,
+            len(found),
+            counts["indexed"],
+            counts["failed"],
+            counts["deleted"],
+            counts["chunks"],
+        )
+        return counts
+
+    async def _ingest_all(self, todo: list[FileJob], counts: dict[str, int]) -> None:
+        """Two files in flight: one parses in a thread while the other is written."""
+        budget = self.settings.chunk_budget
+        queue = iter(todo)
+        progress = self.progress
+
+        async def worker() -> None:
+            for job in queue:
+                if budget and counts["chunks"] >= budget:
+                    # Files not reached wait for the next sweep; they stay unindexed
+                    # rather than half-done, so nothing needs undoing.
+                    return
+                outcome = await ingest(self.db, job, self.options)
+                counts[outcome.result] += 1
+                counts["chunks"] += outcome.chunks
+                progress.checked += 1
+                progress.pending -= 1
+
+        async with asyncio.TaskGroup() as group:
+            for _ in range(PARALLEL_FILES):
+                group.create_task(worker())
+

@@ -1,0 +1,84 @@
+"""Reads that answer `status` and `documents.get`: counts per source, one chunk, one file."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+
+from kenning.store.database import Database
+
+
+@dataclass(frozen=True)
+class SourceCounts:
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    scanning: int = 0
+    chunks: int = 0
+
+
+async def counts_by_source(db: Database) -> dict[int, SourceCounts]:
+    async with db.reader() as conn:
+        cursor = await conn.execute(
+            "SELECT source_id, status, count(*), coalesce(sum(chunk_count), 0) FROM documents"
+            " GROUP BY source_id, status"
+        )
+        rows = await cursor.fetchall()
+    tally: dict[int, dict[str, int]] = {}
+    for source_id, status, files, chunks in rows:
+        entry = tally.setdefault(source_id, {"chunks": 0})
+        entry[status] = files
+        entry["chunks"] += chunks
+    return {source_id: SourceCounts(**entry) for source_id, entry in tally.items()}
+
+
+async def failures(db: Database, source_id: int, limit: int = 20) -> list[dict]:
+    async with db.reader() as conn:
+        cursor = await conn.execute(
+            "SELECT path, reason FROM documents WHERE source_id = ? AND status = 'failed' ORDER BY path LIMIT ?",
+            (source_id, limit),
+        )
+        return [{"path": path, "reason": reason} for path, reason in await cursor.fetchall()]
+
+
+_ITEM_SQL = """
+    SELECT i.id, i.document_id, i.ord, i.title, i.section, i.content, i.line_start, i.line_end,
+           s.name, s.namespace, s.root, d.path, d.format
+    FROM items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id
+"""
+
+
+@dataclass(frozen=True)
+class ItemView:
+    item_id: int
+    document_id: int
+    ord: int
+    title: str
+    section: str
+    content: str
+    line_start: int
+    line_end: int
+    source: str
+    namespace: str
+    path: str
+    format: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _item(row: tuple) -> ItemView:
+    return ItemView(*row[:10], path=os.path.join(row[10], row[11]), format=row[12])
+
+
+async def get_item(db: Database, item_id: int) -> ItemView | None:
+    async with db.reader() as conn:
+        cursor = await conn.execute(_ITEM_SQL + " WHERE i.id = ?", (item_id,))
+        row = await cursor.fetchone()
+    return _item(row) if row else None
+
+
+async def get_document_items(db: Database, document_id: int) -> list[ItemView]:
+    async with db.reader() as conn:
+        cursor = await conn.execute(_ITEM_SQL + " WHERE i.document_id = ? ORDER BY i.ord", (document_id,))
+        return [_item(row) for row in await cursor.fetchall()]
