@@ -1,0 +1,202 @@
+"""``.kiroignore``: a user's own exclusions for one folder source, in a gitignore subset.
+
+Supported: ``#`` comments, blank lines, a trailing ``/`` (directories only), a leading
+``/`` or any other inner ``/`` (anchored at the root; a pattern without ``/`` matches a
+name at any depth), ``*`` and ``?`` (never crossing ``/``), ``**`` as a whole segment
+(``**/x``, ``a/**/b``, ``a/**``), ``!`` negation where the last matching rule wins, and
+a leading ``\\#`` or ``\\!`` for a literal first character. Trailing spaces are dropped.
+Matching is case-sensitive, as in git.
+
+Not supported: ``[...]`` classes (brackets match themselves), other backslash escapes
+(a backslash matches itself), nested ``.kiroignore`` files, and re-including a path
+under an excluded directory (the walk prunes that directory, so nothing inside returns).
+
+``.gitignore`` is deliberately not read: a file that stops being discovered is treated
+as deleted, so honouring it implicitly would drop indexed documents from every source
+whose root is a repository. Writing a ``.kiroignore`` is an explicit act.
+
+The file is user-authored and re-read every sweep, so a bad one degrades to "no extra
+exclusions" and never stops a scan.
+"""
+
+import logging
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+FILENAME = ".kiroignore"
+MAX_FILE_BYTES = 64 * 1024
+MAX_RULES = 1000
+
+# Any number of whole path segments, each followed by its "/" (see _compile).
+_ANY_SEGMENTS = "(?:[^/]*/)*"
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    regex: re.Pattern[str]
+    negate: bool
+    dir_only: bool
+
+
+class KiroIgnore:
+    """Compiled rules of one ``.kiroignore``; every rule is turned into a regex once."""
+
+    def __init__(self, rules: tuple[_Rule, ...] = ()) -> None:
+        self._rules = rules
+
+    @classmethod
+    def load(cls, root: Path) -> "KiroIgnore":
+        """Rules from ``root/.kiroignore``; none when it is absent or unusable."""
+        path = root / FILENAME
+        try:
+            info = os.stat(path)
+            if not stat.S_ISREG(info.st_mode):
+                # A directory or a FIFO here would fail or block on open.
+                log.warning("%s is not a regular file; ignoring it", path)
+                return cls()
+            if info.st_size > MAX_FILE_BYTES:
+                log.warning("%s is larger than %d bytes; ignoring it", path, MAX_FILE_BYTES)
+                return cls()
+            with open(path, "rb") as handle:
+                # Bounded read: the file may have grown since the stat.
+                data = handle.read(MAX_FILE_BYTES + 1)
+        except FileNotFoundError:
+            return cls()
+        except OSError as exc:
+            log.warning("cannot read %s (%s); ignoring it", path, exc.strerror or exc)
+            return cls()
+        if len(data) > MAX_FILE_BYTES:
+            log.warning("%s is larger than %d bytes; ignoring it", path, MAX_FILE_BYTES)
+            return cls()
+        try:
+            # utf-8-sig: Windows editors prepend a BOM that would otherwise join the
+            # first pattern.
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            log.warning("%s is not valid UTF-8; ignoring it", path)
+            return cls()
+        return cls.parse(text)
+
+    @classmethod
+    def parse(cls, text: str) -> "KiroIgnore":
+        """Compile rules from file text; unusable lines are logged and dropped."""
+        rules: list[_Rule] = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if len(rules) == MAX_RULES:
+                log.warning("%s: more than %d rules; the rest are ignored", FILENAME, MAX_RULES)
+                break
+            try:
+                rule = _parse_line(line)
+            except ValueError as exc:
+                log.warning("%s line %d: %s; rule dropped", FILENAME, number, exc)
+                continue
+            if rule is not None:
+                rules.append(rule)
+        return cls(tuple(rules))
+
+    def ignores(self, rel_path: str, is_dir: bool) -> bool:
+        """True when the path or any directory above it is excluded.
+
+        An excluded directory is pruned by the walk, so a rule can never bring back
+        anything beneath it; answering the same way for a deep path keeps the file
+        watcher's filter in step with what a sweep finds.
+        """
+        if not self._rules:
+            return False
+        parts = rel_path.split("/")
+        for depth in range(1, len(parts)):
+            if self.matches("/".join(parts[:depth]), is_dir=True):
+                return True
+        return self.matches(rel_path, is_dir)
+
+    def matches(self, rel_path: str, is_dir: bool) -> bool:
+        """The verdict of the last rule matching this path itself, ignoring its parents.
+
+        For a walk that has already pruned every excluded parent this equals
+        ``ignores`` at a fraction of the cost.
+        """
+        subject = rel_path + "/"
+        verdict = False
+        for rule in self._rules:
+            if rule.dir_only and not is_dir:
+                continue
+            if rule.regex.fullmatch(subject):
+                verdict = not rule.negate
+        return verdict
+
+    def __bool__(self) -> bool:
+        return bool(self._rules)
+
+
+def _parse_line(line: str) -> _Rule | None:
+    pattern = line.rstrip(" \t")
+    if not pattern or pattern.startswith("#"):
+        return None
+    negate = pattern.startswith("!")
+    if negate:
+        pattern = pattern[1:]
+    elif pattern.startswith(("\\#", "\\!")):
+        pattern = pattern[1:]
+    dir_only = pattern.endswith("/")
+    if dir_only:
+        pattern = pattern[:-1]
+    anchored = "/" in pattern
+    if pattern.startswith("/"):
+        pattern = pattern[1:]
+    if not pattern:
+        raise ValueError(f"empty pattern {line!r}")
+    segments = pattern.split("/")
+    if "" in segments:
+        raise ValueError(f"empty path segment in {line!r}")
+    if not anchored:
+        segments.insert(0, "**")
+    return _Rule(_compile(segments), negate, dir_only)
+
+
+def _compile(segments: list[str]) -> re.Pattern[str]:
+    """Translate glob segments into a regex over ``rel_path + "/"``.
+
+    Each segment consumes its trailing "/", so ``**`` is simply "any number of whole
+    segments". A ``**`` between fixed segments takes the earliest place where the
+    segments after it fit, inside an atomic group: a later place can only leave less
+    path for the rest, so trying it is wasted work, and refusing to try keeps a
+    pathological pattern from backtracking exponentially.
+    """
+    groups: list[list[str]] = [[]]
+    for segment in segments:
+        if segment == "**":
+            if groups[-1] or len(groups) == 1:
+                groups.append([])
+        else:
+            groups[-1].append(_segment(segment))
+    head, *tails = ["".join(group) for group in groups]
+    regex = head
+    for index, tail in enumerate(tails):
+        if index < len(tails) - 1:
+            regex += f"(?>{_ANY_SEGMENTS}?{tail})"
+        elif tail:
+            regex += _ANY_SEGMENTS + tail
+        else:
+            # A trailing "a/**" matches everything inside a, but not a itself.
+            regex += "(?:[^/]*/)+"
+    return re.compile(regex)
+
+
+def _segment(glob: str) -> str:
+    """Regex for one segment and its "/"; ``*`` runs between fixed text are atomic."""
+    chunks = re.sub(r"\*+", "*", glob).split("*")
+    regex = _fixed(chunks[0])
+    for chunk in chunks[1:-1]:
+        regex += f"(?>[^/]*?{_fixed(chunk)})"
+    if len(chunks) > 1:
+        regex += "[^/]*" + _fixed(chunks[-1])
+    return regex + "/"
+
+
+def _fixed(text: str) -> str:
+    return "".join("[^/]" if char == "?" else re.escape(char) for char in text)

@@ -1,0 +1,328 @@
+import errno
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kenning.ingest.kiroignore import KiroIgnore
+from kenning.ingest.walk import HARD_SKIP_DIRS, Discovered, WalkRules, is_candidate, walk
+
+
+def make(root: Path, *rels: str) -> None:
+    for rel in rels:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"content of {rel}\n")
+
+
+def rels(root: Path, rules: WalkRules = WalkRules()) -> set[str]:
+    return {item.rel for item in walk(root, rules)}
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "src"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    path = tmp_path / "outside"
+    path.mkdir()
+    return path
+
+
+def test_lists_supported_files_with_stat(root: Path) -> None:
+    make(root, "a.md", "sub/b.txt", "sub/deep/c.py", "README", "UPPER.MD", "photo.png", "blob.bin")
+    os.utime(root / "a.md", (1_000_000, 1_000_000))
+    found = {item.rel: item for item in walk(root, WalkRules())}
+    assert set(found) == {"a.md", "sub/b.txt", "sub/deep/c.py", "README", "UPPER.MD"}
+    item = found["a.md"]
+    assert item == Discovered(path=root / "a.md", rel="a.md", mtime=1_000_000, size=len("content of a.md\n"))
+    assert found["sub/deep/c.py"].path == root / "sub" / "deep" / "c.py"
+
+
+def test_empty_root(root: Path) -> None:
+    assert walk(root, WalkRules()) == []
+
+
+@pytest.mark.parametrize("skip", sorted(HARD_SKIP_DIRS))
+def test_hard_skip_dirs(root: Path, skip: str) -> None:
+    make(root, "keep.md", f"{skip}/x.md", f"deep/{skip}/y.md")
+    assert rels(root) == {"keep.md"}
+
+
+def test_dot_paths_skipped(root: Path) -> None:
+    make(root, "keep.md", ".notes.md", ".hidden/x.md", "sub/.obsidian/y.md", "sub/z.md", ".kiroignore")
+    assert rels(root) == {"keep.md", "sub/z.md"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "~$report.docx",
+        "desktop.ini",
+        "DESKTOP.INI",
+        "notes~",
+        "#notes#",
+        "package-lock.json",
+        "Package-Lock.JSON",
+        "npm-shrinkwrap.json",
+        "pnpm-lock.yaml",
+        "packages.lock.json",
+    ],
+)
+def test_junk_and_lock_files_skipped(root: Path, name: str) -> None:
+    make(root, "keep.md", name, f"sub/{name}")
+    assert rels(root) == {"keep.md"}
+
+
+def test_ignore_pattern_on_relative_path_and_name(root: Path) -> None:
+    make(root, "a.md", "a.log", "sub/b.log", "exact/path.md", "exact/other.md", "x/exact/path.md")
+    rules = WalkRules(ignore=("*.log", "exact/path.md"))
+    assert rels(root, rules) == {"a.md", "exact/other.md", "x/exact/path.md"}
+
+
+@pytest.mark.parametrize("pattern", ["drafts", "drafts/", "drafts/*", "drafts/**"])
+def test_ignore_pattern_excludes_a_directory(root: Path, pattern: str) -> None:
+    make(root, "a.md", "drafts/b.md", "drafts/deep/c.md", "drafts.md")
+    assert rels(root, WalkRules(ignore=(pattern,))) == {"a.md", "drafts.md"}
+
+
+def test_ignore_pattern_on_a_directory_name_at_any_depth(root: Path) -> None:
+    make(root, "a.md", "x/scratch/b.md", "scratchpad/c.md")
+    assert rels(root, WalkRules(ignore=("scratch",))) == {"a.md", "scratchpad/c.md"}
+
+
+def test_kiroignore_rules_apply(root: Path) -> None:
+    make(root, "a.md", "a.log", "gen/x.md", "gen/keep.md", "docs/gen/y.md", "docs/z.md", "notes/old/w.md")
+    (root / ".kiroignore").write_text("# generated\n*.log\ngen/\n!gen/keep.md\n/notes/old\n")
+    assert rels(root) == {"a.md", "docs/z.md"}
+
+
+def test_kiroignore_in_a_subdirectory_is_not_read(root: Path) -> None:
+    make(root, "sub/a.md")
+    (root / "sub" / ".kiroignore").write_text("*.md\n")
+    assert rels(root) == {"sub/a.md"}
+
+
+def test_kiroignore_is_read_each_walk(root: Path) -> None:
+    make(root, "a.md", "b.md")
+    assert rels(root) == {"a.md", "b.md"}
+    (root / ".kiroignore").write_text("b.md\n")
+    assert rels(root) == {"a.md"}
+
+
+def test_sensitive_files_never_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    home = Path.home()
+    make(home, "notes.md", ".ssh/id_ed25519", ".ssh/config", ".env", ".aws/credentials")
+    make(home, "proj/id_rsa", "proj/credentials", "proj/secrets.yaml", "proj/.env", "proj/readme.md")
+    make(home, "proj/Library/Keychains/login.md")
+    assert rels(home) == {"notes.md", "proj/readme.md"}
+
+
+def test_root_inside_a_sensitive_directory_lists_nothing(tmp_path: Path) -> None:
+    ssh = tmp_path / ".ssh"
+    make(ssh, "config", "known_hosts", "notes.md")
+    assert walk(ssh, WalkRules()) == []
+
+
+def test_root_linked_to_a_sensitive_directory_lists_nothing(tmp_path: Path) -> None:
+    make(tmp_path, ".ssh/config", ".ssh/notes.md")
+    alias = tmp_path / "keys"
+    alias.symlink_to(tmp_path / ".ssh")
+    assert walk(alias, WalkRules()) == []
+
+
+def test_symlink_to_a_sensitive_file_is_skipped_even_unconfined(root: Path, tmp_path: Path) -> None:
+    make(tmp_path, ".ssh/config")
+    (root / "ssh-config.txt").symlink_to(tmp_path / ".ssh" / "config")
+    make(root, "a.md")
+    assert rels(root, WalkRules(confine_to_root=False)) == {"a.md"}
+
+
+def test_symlink_escaping_the_root(root: Path, outside: Path) -> None:
+    make(outside, "secret.md")
+    os.utime(outside / "secret.md", (2_000_000, 2_000_000))
+    (root / "link.md").symlink_to(outside / "secret.md")
+    make(root, "a.md")
+    assert rels(root) == {"a.md"}
+    found = {item.rel: item for item in walk(root, WalkRules(confine_to_root=False))}
+    assert set(found) == {"a.md", "link.md"}
+    assert found["link.md"].path == root / "link.md"
+    assert found["link.md"].mtime == 2_000_000
+
+
+def test_symlink_within_the_root_is_listed(root: Path) -> None:
+    make(root, "sub/a.md")
+    (root / "alias.md").symlink_to(root / "sub" / "a.md")
+    assert rels(root) == {"sub/a.md", "alias.md"}
+
+
+def test_directory_symlinks_are_not_followed(root: Path, outside: Path) -> None:
+    make(outside, "x.md")
+    make(root, "sub/a.md")
+    (root / "out-link").symlink_to(outside)
+    (root / "in-link").symlink_to(root / "sub")
+    assert rels(root, WalkRules(confine_to_root=False)) == {"sub/a.md"}
+
+
+def test_root_given_through_a_symlink(root: Path, tmp_path: Path) -> None:
+    make(root, "a.md")
+    alias = tmp_path / "alias"
+    alias.symlink_to(root)
+    [item] = walk(alias, WalkRules())
+    assert item.path == alias / "a.md"
+    assert item.rel == "a.md"
+
+
+def test_non_regular_files_skipped(root: Path) -> None:
+    make(root, "a.md")
+    os.mkfifo(root / "pipe.md")
+    (root / "broken.md").symlink_to(root / "missing.md")
+    assert rels(root) == {"a.md"}
+
+
+def test_exclude_dirs(root: Path, tmp_path: Path) -> None:
+    make(root, "a.md", "data/x.md", "data/deep/y.md")
+    assert rels(root, WalkRules(exclude=(root / "data",))) == {"a.md"}
+    alias = tmp_path / "alias"
+    alias.symlink_to(root / "data")
+    assert rels(root, WalkRules(exclude=(alias,))) == {"a.md"}
+    assert walk(root, WalkRules(exclude=(root,))) == []
+    assert walk(root / "data", WalkRules(exclude=(root,))) == []
+
+
+def test_missing_root_raises(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        walk(tmp_path / "gone", WalkRules())
+
+
+def test_file_as_root_raises(tmp_path: Path) -> None:
+    make(tmp_path, "a.md")
+    with pytest.raises(NotADirectoryError):
+        walk(tmp_path / "a.md", WalkRules())
+
+
+@pytest.fixture
+def unreadable(monkeypatch: pytest.MonkeyPatch) -> Iterator[set[str]]:
+    """Directories whose listing fails with EACCES.
+
+    Tests may run as root, which lists mode-000 directories anyway, so the refusal is
+    injected where the operating system would give it.
+    """
+    denied: set[str] = set()
+    real_scandir = os.scandir
+
+    def scandir(path: str) -> object:
+        if os.fspath(path) in denied:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    yield denied
+
+
+def test_unreadable_subdirectory_is_skipped(
+    root: Path, unreadable: set[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    make(root, "a.md", "locked/b.md", "open/c.md")
+    unreadable.add(str(root.resolve() / "locked"))
+    with caplog.at_level(logging.WARNING, logger="kenning.ingest.walk"):
+        assert rels(root) == {"a.md", "open/c.md"}
+    assert "locked" in caplog.text
+
+
+def test_unreadable_root_raises(root: Path, unreadable: set[str]) -> None:
+    make(root, "a.md")
+    unreadable.add(str(root.resolve()))
+    with pytest.raises(PermissionError):
+        walk(root, WalkRules())
+
+
+# is_candidate: judged on the path text alone, so the root need not exist.
+
+ROOT = Path("/nowhere/src")
+
+
+def candidate(target: str | Path, rules: WalkRules = WalkRules(), kiro: KiroIgnore | None = None) -> bool:
+    """is_candidate with every disk access failing, for the span of the call only."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("is_candidate touched the disk")
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("stat", "lstat", "scandir", "listdir", "open"):
+            patch.setattr(os, name, refuse)
+        return is_candidate(ROOT, ROOT / target if isinstance(target, str) else target, rules, kiro)
+
+
+@pytest.mark.parametrize("rel", ["a.md", "sub/deep/c.py", "README", "sub", "v1.2", "photo.png", ".kiroignore"])
+def test_candidates(rel: str) -> None:
+    assert candidate(rel)
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "node_modules/x.md",
+        "deep/build/x.md",
+        "cdk.out/x.json",
+        ".git/HEAD",
+        ".hidden.md",
+        "sub/.obsidian/x.md",
+        "sub/.obsidian",
+        "~$report.docx",
+        "package-lock.json",
+        "DESKTOP.INI",
+        "id_rsa_old.txt",
+        "secrets.yaml",
+        "credentials.json",
+        "Library/Keychains/x.md",
+        "build/photo.png",
+    ],
+)
+def test_not_candidates(rel: str) -> None:
+    assert not candidate(rel)
+
+
+def test_extensionless_secret_name_may_still_be_a_directory() -> None:
+    # The walk would enter a directory called "credentials"; its files are judged alone.
+    assert candidate("credentials")
+    assert candidate("credentials/rotation.md")
+    assert not candidate("credentials/secrets.yaml")
+
+
+def test_candidate_root_and_outside() -> None:
+    assert candidate(ROOT)
+    assert not candidate(Path("/nowhere/other/a.md"))
+    assert not candidate(Path("/nowhere/src2/a.md"))
+
+
+def test_candidate_ignore_patterns() -> None:
+    rules = WalkRules(ignore=("drafts", "*.log"))
+    assert not candidate("drafts", rules)
+    assert not candidate("drafts/a.md", rules)
+    assert not candidate("x/a.log", rules)
+    assert candidate("notes/a.md", rules)
+
+
+def test_candidate_kiroignore() -> None:
+    kiro = KiroIgnore.parse("gen/\n*.log\n!keep.log\n")
+    assert not candidate("gen/x.md", kiro=kiro)
+    assert not candidate("a/gen/x.md", kiro=kiro)
+    assert not candidate("a.log", kiro=kiro)
+    assert candidate("keep.log", kiro=kiro)
+    # "gen/" names directories only, and an extensionless "gen" may be a file.
+    assert candidate("gen", kiro=kiro)
+
+
+def test_candidate_exclude() -> None:
+    rules = WalkRules(exclude=(ROOT / "data",))
+    assert not candidate("data", rules)
+    assert not candidate("data/x.md", rules)
+    assert candidate("database.md", rules)
