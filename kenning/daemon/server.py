@@ -1,8 +1,8 @@
 """The Unix-socket JSON-RPC server.
 
 Requests on one connection are answered in order; connections are independent. Any
-malformed input gets a JSON-RPC error and the connection stays usable, except a line
-over the size limit, after which the stream cannot be resynchronised and is closed.
+malformed input gets a JSON-RPC error and the connection stays usable, an oversized
+line included: its rest is skipped up to the next newline.
 """
 
 from __future__ import annotations
@@ -83,7 +83,9 @@ class RpcServer:
                     await self._send(writer, protocol.error_response(
                         None, protocol.INVALID_REQUEST, f"request larger than {protocol.MAX_LINE_BYTES} bytes"
                     ))
-                    break
+                    if not await self._skip_rest_of_line(reader):
+                        break
+                    continue
                 if not line:
                     break
                 if not line.strip():
@@ -96,6 +98,23 @@ class RpcServer:
         finally:
             self._connections.discard(task)
             writer.close()
+
+    @staticmethod
+    async def _skip_rest_of_line(reader: asyncio.StreamReader) -> bool:
+        """Discard the tail of an oversized line; False if the client hung up first.
+
+        readline() has already dropped what it buffered; bytes that follow the newline
+        in the last chunk are handed back to the reader so the next request survives.
+        """
+        while True:
+            chunk = await reader.read(1 << 16)
+            if not chunk:
+                return False
+            newline = chunk.find(b"\n")
+            if newline >= 0:
+                if newline + 1 < len(chunk):
+                    reader.feed_data(chunk[newline + 1 :])
+                return True
 
     @staticmethod
     async def _send(writer: asyncio.StreamWriter, message: dict) -> None:

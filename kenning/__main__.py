@@ -1,0 +1,3 @@
+from kenning.cli import main
+
+main()

@@ -1,0 +1,47 @@
+"""Every test runs with HOME, XDG dirs and KENNING_CONFIG pointed at its own tmp dir, so
+nothing reads or writes the real user's files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.delenv("KENNING_CONFIG", raising=False)
+    os.chmod(home, 0o700)
+    return home
+
+
+@pytest.fixture
+def library(tmp_path: Path):
+    """A fresh data dir and config, and a way to start daemons on them; all stopped after."""
+    from tests.daemon_harness import DaemonProcess, write_config
+
+    started: list[DaemonProcess] = []
+
+    class Library:
+        root = tmp_path
+        data_dir = tmp_path / "data"
+        config = tmp_path / "config.toml"
+
+        def configure(self, sources: list[dict], extra: str = "") -> Path:
+            return write_config(self.config, self.data_dir, sources, extra)
+
+        def daemon(self, wait: bool = True) -> DaemonProcess:
+            process = DaemonProcess(self.config, self.data_dir, tmp_path / f"daemon{len(started)}.log")
+            started.append(process)
+            return process.start(wait=wait)
+
+    yield Library()
+    for process in started:
+        if process.proc is not None and process.proc.poll() is None:
+            process.proc.kill()
+            process.proc.wait()

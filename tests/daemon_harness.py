@@ -1,0 +1,119 @@
+"""Runs the real daemon as a subprocess and talks to it over its real socket."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kenning.client import Client
+from kenning.errors import DaemonNotRunning
+
+
+def write_config(path: Path, data_dir: Path, sources: list[dict[str, Any]], extra: str = "") -> Path:
+    lines = [
+        "[daemon]",
+        f'data_dir = "{data_dir}"',
+        "sweep_interval = 3600",
+        "debounce_ms = 200",
+        'log_level = "info"',
+        extra,
+    ]
+    for source in sources:
+        lines.append("[[sources]]")
+        for key, value in source.items():
+            if isinstance(value, bool):
+                lines.append(f"{key} = {'true' if value else 'false'}")
+            elif isinstance(value, (int, float)):
+                lines.append(f"{key} = {value}")
+            elif isinstance(value, (list, tuple)):
+                lines.append(f"{key} = [{', '.join(repr(str(v)) for v in value)}]")
+            else:
+                lines.append(f'{key} = "{value}"')
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class DaemonProcess:
+    def __init__(self, config: Path, data_dir: Path, log_path: Path) -> None:
+        self.config = config
+        self.data_dir = data_dir
+        self.log_path = log_path
+        self.socket = data_dir / "kenning.sock"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, wait: bool = True) -> "DaemonProcess":
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(self.config), "daemon"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        log.close()
+        if wait:
+            wait_for(lambda: self._answers(), timeout=20, what="daemon to answer on its socket")
+        return self
+
+    def _answers(self) -> bool:
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise AssertionError(f"daemon exited with {self.proc.returncode}:\n{self.log()}")
+        try:
+            self.call("status")
+            return True
+        except (DaemonNotRunning, ConnectionError):
+            return False
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        return Client(self.socket, timeout=60).call(method, params)
+
+    def search(self, query: str, **params: Any) -> list[dict]:
+        return self.call("search", {"query": query, **params})["hits"]
+
+    def source_status(self, name: str) -> dict:
+        return next(s for s in self.call("status")["sources"] if s["name"] == name)
+
+    def wait_idle(self, name: str, timeout: float = 60) -> dict:
+        """Until the source's sweep has finished and every discovered file is settled."""
+
+        def settled() -> dict | None:
+            status = self.source_status(name)
+            if status["scanning"] or status["discovered"] is None or status["last_sweep_at"] is None:
+                return None
+            if status["done"] + status["failed"] + status["skipped"] + status["capped"] < status["discovered"]:
+                return None
+            return status
+
+        return wait_for(settled, timeout=timeout, what=f"source {name} to settle")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError(f"daemon did not stop on signal {sig}:\n{self.log()}")
+        return self.proc.returncode
+
+
+def wait_for(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)

@@ -1,0 +1,327 @@
+"""The daemon as a user meets it: a real process, a real folder, the real socket."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import docx
+from fpdf import FPDF
+
+from tests.daemon_harness import wait_for
+
+
+def make_pdf(path: Path, pages: list[str]) -> None:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=12)
+    for text in pages:
+        pdf.add_page()
+        pdf.multi_cell(0, 10, text)
+    pdf.output(str(path))
+
+
+def make_docx(path: Path) -> None:
+    document = docx.Document()
+    document.add_heading("Quarterly Report", level=1)
+    document.add_paragraph("Opening remarks on the fiscal year.")
+    document.add_heading("Revenue", level=2)
+    document.add_paragraph("Revenue grew because of the xylophone product line.")
+    document.save(str(path))
+
+
+def lines_of(path: Path, start: int, end: int) -> str:
+    return "\n".join(path.read_text().splitlines()[start - 1 : end])
+
+
+def test_mixed_folder_is_searchable_with_citations(library, tmp_path):
+    notes = tmp_path / "notes"
+    (notes / "code").mkdir(parents=True)
+    guide = notes / "guide.md"
+    guide.write_text(
+        "# Setup Guide\n\nIntro paragraph.\n\n## Linux\n\nInstall with the zanzibar package manager.\n\n"
+        "## macOS\n\nUse launchd for the quokka service.\n"
+    )
+    make_pdf(notes / "paper.pdf", ["First page about nothing much.", "Second page mentions the marmoset study."])
+    make_docx(notes / "report.docx")
+    (notes / "page.html").write_text(
+        "<html><head><title>Field Notes</title></head><body><h1>Birds</h1><p>The ptarmigan nests on tundra.</p>"
+        "<script>var hidden = 'scriptword';</script></body></html>"
+    )
+    tool = notes / "code" / "tool.py"
+    tool.write_text("import os\n\n\ndef frobnicate(value):\n    return value * 2\n\n\nclass Gadget:\n    pass\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    status = daemon.wait_idle("notes")
+    assert (status["done"], status["failed"]) == (5, 0)
+
+    [hit] = daemon.search("zanzibar")
+    assert hit["path"] == str(guide)
+    assert hit["section"] == "Setup Guide > Linux"
+    assert hit["title"] == "Setup Guide"
+    assert "zanzibar" in lines_of(guide, hit["line_start"], hit["line_end"])
+    assert "**zanzibar**" in hit["snippet"]
+    assert hit["legs"] == ["keyword"] and hit["source"] == "notes" and hit["score"] > 0
+
+    [hit] = daemon.search("marmoset")
+    assert hit["path"] == str(notes / "paper.pdf")
+    assert hit["section"] == "page 2"
+
+    [hit] = daemon.search("xylophone")
+    assert hit["path"] == str(notes / "report.docx")
+    assert hit["section"] == "Quarterly Report > Revenue"
+
+    [hit] = daemon.search("ptarmigan")
+    assert hit["title"] == "Field Notes"
+    assert daemon.search("scriptword") == []
+
+    [hit] = daemon.search("frobnicate")
+    assert hit["path"] == str(tool)
+    assert "def frobnicate" in hit["section"]
+    assert "def frobnicate" in lines_of(tool, hit["line_start"], hit["line_end"])
+
+    item = daemon.call("documents.get", {"item_id": hit["item_id"]})["item"]
+    assert item["content"] == lines_of(tool, item["line_start"], item["line_end"])
+
+    # the CLI's --json prints the same object the socket returns
+    out = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "search", "quokka", "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    [cli_hit] = json.loads(out.stdout)["hits"]
+    assert cli_hit["section"] == "Setup Guide > macOS"
+    assert {"item_id", "title", "snippet", "source", "path", "section", "line_start", "line_end", "score", "legs"} <= set(cli_hit)
+
+
+def test_edits_renames_and_deletions_are_followed(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Alpha\n\nThe walrus sleeps.\n")
+    (notes / "sub").mkdir()
+    (notes / "sub" / "b.txt").write_text("A note about gondolas.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    assert len(daemon.search("walrus")) == 1
+
+    (notes / "a.md").write_text("# Alpha\n\nThe narwhal swims.\n")
+    wait_for(lambda: daemon.search("narwhal"), timeout=10, what="edit to be indexed")
+    assert daemon.search("walrus") == []
+
+    (notes / "c.md").write_text("Brand new file on pelicans.\n")
+    wait_for(lambda: daemon.search("pelicans"), timeout=10, what="new file to be indexed")
+
+    (notes / "sub" / "b.txt").rename(notes / "sub" / "renamed.txt")
+    wait_for(
+        lambda: [h for h in daemon.search("gondolas") if h["path"].endswith("renamed.txt")],
+        timeout=10, what="rename to be followed",
+    )
+    assert [h["path"] for h in daemon.search("gondolas")] == [str(notes / "sub" / "renamed.txt")]
+
+    (notes / "c.md").unlink()
+    wait_for(lambda: daemon.search("pelicans") == [], timeout=10, what="deletion to be followed")
+
+    (notes / "sub").rename(tmp_path / "moved-away")
+    wait_for(lambda: daemon.search("gondolas") == [], timeout=10, what="moved-out directory to be dropped")
+
+
+def test_sensitive_files_and_escaping_symlinks_are_never_read(library, tmp_path):
+    notes = tmp_path / "notes"
+    (notes / "keys").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("The vault combination is okapi.\n")
+    (notes / "escape.md").symlink_to(outside / "secret.md")
+    (notes / "keys" / "id_rsa").write_text("private key material dugong\n")
+    (notes / ".env").write_text("TOKEN=dugong\n")
+    (notes / "credentials.json").write_text('{"dugong": 1}\n')
+    (notes / "ok.md").write_text("An ordinary note about lemurs.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    status = daemon.wait_idle("notes")
+    assert status["done"] == 1 and status["discovered"] == 1
+    assert daemon.search("okapi") == []
+    assert daemon.search("dugong") == []
+    assert len(daemon.search("lemurs")) == 1
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        stored = "\n".join(row[0] for row in conn.execute("SELECT content FROM items"))
+    assert "okapi" not in stored and "dugong" not in stored
+
+
+def test_a_bad_file_fails_alone(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    (notes / "broken.docx").write_bytes(b"PK\x03\x04 not a zip at all")
+    for index in range(5):
+        (notes / f"good{index}.md").write_text(f"# Note {index}\n\nHealthy note number {index} about capybaras.\n")
+    unreadable = notes / "locked.md"
+    unreadable.write_text("locked away\n")
+    unreadable.chmod(0)
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    status = daemon.wait_idle("notes")
+    expected_failures = {"broken.pdf", "broken.docx"} | ({"locked.md"} if os.geteuid() != 0 else set())
+    assert status["done"] == 5 + (1 if os.geteuid() == 0 else 0)
+    assert {f["path"] for f in status["failures"]} == expected_failures
+    assert all(f["reason"] for f in status["failures"])
+    assert len(daemon.search("capybaras", limit=20)) == 5
+
+
+def test_kill_9_mid_ingest_then_restart_is_complete_and_consistent(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    filler = " ".join(f"word{n}" for n in range(300))
+    count = 600
+    for index in range(count):
+        body = "\n\n".join(f"Paragraph {p} token{index}x {filler}" for p in range(6))
+        (notes / f"doc{index:04d}.md").write_text(f"# Document {index}\n\n{body}\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    wait_for(lambda: daemon.source_status("notes")["done"] >= 30, timeout=60, what="some files to be indexed")
+    before = daemon.source_status("notes")["done"]
+    assert before < count, "ingest finished before the kill; make the corpus larger"
+    daemon.proc.send_signal(signal.SIGKILL)
+    daemon.proc.wait()
+
+    restarted = library.daemon()
+    status = restarted.wait_idle("notes", timeout=120)
+    assert status["done"] == count and status["failed"] == 0 and status["in_progress"] == 0
+    for index in (0, before - 1, before, before + 1, count - 1):
+        hits = restarted.search(f"token{index}x", limit=50)
+        assert hits and {h["path"] for h in hits} == {str(notes / f"doc{index:04d}.md")}
+    restarted.stop()
+
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        conn.execute("INSERT INTO items_fts(items_fts) VALUES ('integrity-check')")
+        assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == count
+        per_doc = conn.execute(
+            "SELECT d.chunk_count, count(i.id) FROM documents d LEFT JOIN items i ON i.document_id = d.id"
+            " GROUP BY d.id"
+        ).fetchall()
+        assert all(declared == actual for declared, actual in per_doc)
+        duplicates = conn.execute(
+            "SELECT count(*) FROM (SELECT document_id, line_start, line_end, content FROM items"
+            " GROUP BY 1, 2, 3, 4 HAVING count(*) > 1)"
+        ).fetchone()[0]
+        assert duplicates == 0
+        fts_rows = conn.execute("SELECT count(*) FROM items_fts WHERE items_fts MATCH 'paragraph'").fetchone()[0]
+        assert fts_rows == conn.execute("SELECT count(*) FROM items WHERE content LIKE '%Paragraph%'").fetchone()[0]
+
+
+def _raw_exchange(path: Path, payload: bytes) -> list[dict]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(10)
+        conn.connect(str(path))
+        conn.sendall(payload)
+        conn.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def test_malformed_socket_input_gets_errors_and_the_daemon_keeps_serving(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("Hello about hedgehogs.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    assert oct(daemon.socket.stat().st_mode & 0o777) == "0o600"
+
+    requests = [
+        b"this is not json",
+        b"[1, 2, 3]",
+        b'{"jsonrpc": "2.0", "id": 1}',
+        b'{"jsonrpc": "2.0", "id": 2, "method": "no.such.method"}',
+        b'{"jsonrpc": "2.0", "id": 3, "method": "search", "params": {"query": "x", "limit": 0}}',
+        b'{"jsonrpc": "2.0", "id": 4, "method": "search", "params": {"query": "x", "colour": "red"}}',
+        b'{"jsonrpc": "2.0", "id": 5, "method": "search", "params": "not an object"}',
+        b'{"jsonrpc": "2.0", "id": 6, "method": "documents.get", "params": {}}',
+        b'{"jsonrpc": "2.0", "id": 7, "method": "search", "params": {"query": "\\" OR NEAR(a b) * -x col:1"}}',
+        b'{"jsonrpc": "2.0", "id": 8, "method": "search", "params": {"query": "hedgehogs", "source": "nope"}}',
+        b'{"jsonrpc": "2.0", "id": 9, "method": "search", "params": {"query": "hedgehogs"}}',
+    ]
+    responses = _raw_exchange(daemon.socket, b"\n".join(requests) + b"\n")
+    codes = [r.get("error", {}).get("code") for r in responses]
+    assert codes == [-32700, -32600, -32600, -32601, -32602, -32602, -32602, -32602, None, -32001, None]
+    assert "colour" in responses[5]["error"]["message"]
+    assert responses[8]["result"]["hits"] == []
+    assert responses[10]["result"]["hits"][0]["path"] == str(notes / "a.md")
+
+    oversized = _raw_exchange(
+        daemon.socket,
+        b'{"jsonrpc": "2.0", "id": 1, "method": "' + b"x" * (2 << 20) + b'"}\n'
+        b'{"jsonrpc": "2.0", "id": 2, "method": "search", "params": {"query": "hedgehogs"}}\n',
+    )
+    assert oversized[0]["error"]["code"] == -32600
+    assert oversized[1]["id"] == 2 and oversized[1]["result"]["hits"]
+    assert daemon.search("hedgehogs")[0]["path"] == str(notes / "a.md")
+    assert daemon.proc.poll() is None
+
+
+def test_lifecycle_second_daemon_stale_socket_sigterm_and_reload(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("Alpacas graze here.\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "b.md").write_text("Bonobos live there.\n")
+    library.configure([{"name": "notes", "path": notes}])
+
+    # a socket file left behind by a crash: bound, never unlinked, nobody listening
+    library.data_dir.mkdir(mode=0o700)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(library.data_dir / "kenning.sock"))
+    stale.close()
+
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+
+    second = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "daemon"],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert second.returncode != 0
+    assert "already" in second.stderr.splitlines()[-1]
+    assert daemon.search("alpacas")  # the first daemon still serves
+
+    library.configure([{"name": "notes", "path": notes}, {"name": "other", "path": other}])
+    daemon.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: daemon.search("bonobos"), timeout=15, what="SIGHUP to add a source")
+
+    library.configure([{"name": "other", "path": other}])
+    out = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "reload"],
+        capture_output=True, text=True, check=True,
+    )
+    assert "removed: notes" in out.stdout
+    assert daemon.search("alpacas") == []
+
+    library.config.write_text(library.config.read_text() + "\n[[sources]]\nnmae = 'typo'\n")
+    refused = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "reload"],
+        capture_output=True, text=True,
+    )
+    assert refused.returncode == 1 and "nmae" in refused.stderr
+    assert daemon.search("bonobos")
+    library.configure([{"name": "other", "path": other}])
+
+    assert daemon.stop(signal.SIGTERM) == 0
+    assert not daemon.socket.exists()
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+    for command in (["status"], ["search", "alpacas"], ["sources", "list"], ["scan", "notes"], ["reload"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "kenning", "--config", str(library.config), *command],
+            capture_output=True, text=True,
+        )
+        assert result.returncode != 0
+        assert result.stderr.count("\n") == 1 and "not running" in result.stderr
