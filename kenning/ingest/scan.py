@@ -143,7 +143,9 @@ class FolderScanner:
                 progress.checked += 1
                 progress.pending -= 1
 
+        # With a budget, one file at a time, so the sweep stops right where the budget
+        # is spent instead of overshooting by whatever the other worker had in flight.
         async with asyncio.TaskGroup() as group:
-            for _ in range(PARALLEL_FILES):
+            for _ in range(1 if budget else PARALLEL_FILES):
                 group.create_task(worker())
 

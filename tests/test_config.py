@@ -1,0 +1,79 @@
+"""config.toml: typos are named, edits keep comments, the example stays true to the code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kenning.cli import main
+from kenning.config import SourceSettings, add_source, config_path, load_settings
+from kenning.errors import ConfigError
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_the_example_config_loads():
+    settings = load_settings(REPO / "config.example.toml")
+    assert [s.name for s in settings.sources] == ["notes"]
+    assert settings.chunking.target_chars == 1200
+
+
+def test_a_missing_file_means_defaults_with_no_sources(tmp_path, isolated_home):
+    settings = load_settings(tmp_path / "absent.toml")
+    assert settings.sources == ()
+    assert settings.daemon.data_dir == isolated_home / ".local" / "share" / "kenning"
+    assert settings.daemon.socket_path == settings.daemon.data_dir / "kenning.sock"
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ('[daemon]\nlog_levl = "info"\n', "daemon.log_levl: unknown setting"),
+        ('[[sources]]\nname = "a"\n', "sources.0.path"),
+        ('[[sources]]\nname = "a"\npath = "/x"\n[[sources]]\nname = "a"\npath = "/y"\n', "two sources are named 'a'"),
+        ('[[sources]]\nname = "has space"\npath = "/x"\n', "sources.0.name"),
+        ("[chunking]\ntarget_chars = 500\noverlap_chars = 600\n", "overlap_chars must be smaller"),
+        ("[daemon\n", "not valid TOML"),
+    ],
+)
+def test_mistakes_are_refused_with_the_key_named(tmp_path, text, named):
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=named.replace("(", r"\(")):
+        load_settings(path)
+
+
+def test_adding_a_source_keeps_comments_and_validates(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text("# my library\n[daemon]\nlog_level = \"debug\"  # chatty\n")
+    add_source(path, SourceSettings(name="notes", path=tmp_path, ignore=("*.bak",)))
+    text = path.read_text()
+    assert "# my library" in text and "# chatty" in text
+    settings = load_settings(path)
+    assert settings.daemon.log_level == "debug"
+    assert settings.sources[0].ignore == ("*.bak",)
+    with pytest.raises(ConfigError, match="two sources"):
+        add_source(path, SourceSettings(name="notes", path=tmp_path / "other"))
+    assert len(load_settings(path).sources) == 1
+
+
+def test_config_path_resolves_argument_then_environment_then_default(monkeypatch, isolated_home):
+    assert config_path() == isolated_home / ".config" / "kenning" / "config.toml"
+    monkeypatch.setenv("KENNING_CONFIG", "/env/config.toml")
+    assert config_path() == Path("/env/config.toml")
+    assert config_path("/arg/config.toml") == Path("/arg/config.toml")
+
+
+def test_ken_sources_add_without_a_daemon_writes_the_config(tmp_path):
+    folder = tmp_path / "My Notes"
+    folder.mkdir()
+    config = tmp_path / "config.toml"
+    result = CliRunner().invoke(main, ["--config", str(config), "sources", "add", str(folder), "--ignore", "tmp/**"])
+    assert result.exit_code == 0, result.output
+    assert "not running" in result.output
+    [source] = load_settings(config).sources
+    assert (source.name, source.path, source.ignore) == ("My-Notes", folder, ("tmp/**",))
+    again = CliRunner().invoke(main, ["--config", str(config), "sources", "add", str(folder), "--name", "other"])
+    assert again.exit_code == 1 and "already a source" in again.output

@@ -1,0 +1,249 @@
+"""Readers on real files: PDFs from fpdf2, DOCX from python-docx, raw bytes for encodings."""
+
+import os
+from pathlib import Path
+
+import docx
+import pytest
+from fpdf import FPDF
+
+from kenning.errors import ReaderError
+from kenning.ingest.readers import SUPPORTED_EXTENSIONS, decode_text, read_file
+
+
+def write(path: Path, data: str | bytes) -> Path:
+    if isinstance(data, str):
+        data = data.encode()
+    path.write_bytes(data)
+    return path
+
+
+def make_pdf(path: Path, pages: list[list[str]]) -> Path:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=12)
+    for lines in pages:
+        pdf.add_page()
+        for line in lines:
+            pdf.cell(text=line)
+            pdf.ln()
+    pdf.output(str(path))
+    return path
+
+
+# --- decoding -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_with_bom_is_decoded_without_the_bom(encoding: str) -> None:
+    bom = b"\xff\xfe" if encoding.endswith("le") else b"\xfe\xff"
+    data = bom + "Grüße\r\nzweite Zeile".encode(encoding)
+    assert decode_text(data) == "Grüße\nzweite Zeile"
+
+
+def test_utf8_bom_is_stripped() -> None:
+    assert decode_text(b"\xef\xbb\xbf# Title\n") == "# Title\n"
+
+
+def test_invalid_utf8_falls_back_to_latin1() -> None:
+    assert decode_text("café naïve".encode("latin-1")) == "café naïve"
+
+
+def test_crlf_and_lone_cr_become_newlines() -> None:
+    assert decode_text(b"a\r\nb\rc\n") == "a\nb\nc\n"
+
+
+def test_utf16_file_reads_like_utf8(tmp_path: Path) -> None:
+    path = write(tmp_path / "notes.txt", "\ufeffπ is 3.14\r\nsecond".encode("utf-16-le"))
+    assert read_file(path).text == "π is 3.14\nsecond"
+
+
+# --- kinds and titles -----------------------------------------------------------------
+
+
+def test_markdown_title_is_first_h1_outside_code_fences(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "guide.md",
+        "intro\n```sh\n# install deps\n```\n## Not a title\n# Real Title #\n\nbody\n",
+    )
+    result = read_file(path)
+    assert (result.title, result.kind, result.format) == ("Real Title", "markdown", "markdown")
+    assert result.text.endswith("body\n")
+
+
+def test_markdown_without_h1_is_titled_by_stem(tmp_path: Path) -> None:
+    assert read_file(write(tmp_path / "todo.markdown", "## only h2\n")).title == "todo"
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "fmt"),
+    [
+        ("notes.txt", "prose", "text"),
+        ("README", "prose", "text"),
+        ("paper.RST", "prose", "text"),
+        ("tool.py", "code", "code"),
+        ("deploy.PS1", "code", "code"),
+        ("server.log", "data", "data"),
+        ("config.yaml", "data", "data"),
+    ],
+)
+def test_kind_follows_extension_case_insensitively(
+    tmp_path: Path, name: str, kind: str, fmt: str
+) -> None:
+    result = read_file(write(tmp_path / name, "# heading-like line\ncontent\n"))
+    assert (result.kind, result.format) == (kind, fmt)
+    assert result.title == Path(name).stem  # only markdown-ish formats take a title from an H1
+
+
+def test_empty_file_reads_as_empty_text(tmp_path: Path) -> None:
+    assert read_file(write(tmp_path / "empty.md", b"")).text == ""
+
+
+def test_extension_lists_are_lower_case_and_include_no_extension() -> None:
+    assert "" in SUPPORTED_EXTENSIONS
+    assert all(ext == ext.lower() for ext in SUPPORTED_EXTENSIONS)
+
+
+# --- PDF ------------------------------------------------------------------------------
+
+
+def test_pdf_pages_are_read_in_order_with_page_starts(tmp_path: Path) -> None:
+    pages = [
+        ["Alpha page one", "second line of one"],
+        ["Bravo page two"],
+        ["Charlie page three", "more three", "last three"],
+    ]
+    result = read_file(make_pdf(tmp_path / "report.pdf", pages))
+    assert (result.kind, result.format, result.title) == ("prose", "pdf", "report")
+    lines = result.text.split("\n")
+    assert len(result.page_starts) == 3
+    bounds = [*result.page_starts, len(lines) + 1]
+    for number, expected in enumerate(pages):
+        page_lines = lines[bounds[number] - 1 : bounds[number + 1] - 1]
+        assert page_lines == expected
+
+
+def test_corrupt_pdf_raises_reader_error(tmp_path: Path) -> None:
+    path = write(tmp_path / "broken.pdf", b"%PDF-1.4\nthis is not really a pdf\n%%EOF")
+    with pytest.raises(ReaderError, match="PDF") as info:
+        read_file(path)
+    assert "\n" not in str(info.value)
+
+
+def test_truncated_pdf_raises_reader_error(tmp_path: Path) -> None:
+    good = make_pdf(tmp_path / "good.pdf", [["some text"]]).read_bytes()
+    path = write(tmp_path / "cut.pdf", good[: len(good) // 3])
+    with pytest.raises(ReaderError, match="PDF"):
+        read_file(path)
+
+
+# --- DOCX -----------------------------------------------------------------------------
+
+
+def test_docx_headings_lists_and_tables_become_markdown(tmp_path: Path) -> None:
+    document = docx.Document()
+    document.add_heading("Quarterly Report", 0)
+    document.add_heading("Summary", 1)
+    document.add_paragraph("Revenue grew.")
+    document.add_paragraph("first point", style="List Bullet")
+    document.add_paragraph("second point", style="List Bullet")
+    document.add_heading("Numbers", 2)
+    table = document.add_table(rows=2, cols=2)
+    for (row, col), value in {(0, 0): "Region", (0, 1): "Sales", (1, 0): "North", (1, 1): "42"}.items():
+        table.cell(row, col).text = value
+    document.add_paragraph("closing words")
+    document.save(tmp_path / "q3.docx")
+
+    result = read_file(tmp_path / "q3.docx")
+
+    assert (result.kind, result.format) == ("markdown", "docx")
+    assert result.title == "Quarterly Report"  # no core title set: the Title paragraph
+    assert result.text.split("\n") == [
+        "# Quarterly Report",
+        "",
+        "# Summary",
+        "",
+        "Revenue grew.",
+        "",
+        "- first point",
+        "- second point",
+        "",
+        "## Numbers",
+        "",
+        "Region | Sales",
+        "North | 42",
+        "",
+        "closing words",
+    ]
+
+
+def test_docx_core_title_wins(tmp_path: Path) -> None:
+    document = docx.Document()
+    document.core_properties.title = "Official Name"
+    document.add_heading("Body Heading", 1)
+    document.save(tmp_path / "named.docx")
+    assert read_file(tmp_path / "named.docx").title == "Official Name"
+
+
+def test_corrupt_docx_raises_reader_error(tmp_path: Path) -> None:
+    path = write(tmp_path / "broken.docx", b"PK\x03\x04 definitely not a zip archive")
+    with pytest.raises(ReaderError, match="DOCX"):
+        read_file(path)
+
+
+# --- HTML -----------------------------------------------------------------------------
+
+
+def test_html_title_links_kept_images_dropped_lines_unwrapped(tmp_path: Path) -> None:
+    long_paragraph = " ".join(f"word{i}" for i in range(200))
+    path = write(
+        tmp_path / "page.html",
+        "<html><head><title>  Fish &amp; Chips\n</title></head><body>"
+        "<h1>Menu</h1><p>See <a href='https://example.org/menu'>the menu</a>"
+        "<img src='logo.png' alt='logo'></p>"
+        f"<p>{long_paragraph}</p></body></html>",
+    )
+    result = read_file(path)
+    assert (result.title, result.kind, result.format) == ("Fish & Chips", "markdown", "html")
+    assert "# Menu" in result.text.split("\n")
+    assert "[the menu](https://example.org/menu)" in result.text
+    assert "logo" not in result.text
+    assert long_paragraph in result.text.split("\n")
+
+
+def test_html_without_title_uses_first_heading(tmp_path: Path) -> None:
+    result = read_file(write(tmp_path / "x.htm", "<h1>Only Heading</h1><p>t</p>"))
+    assert result.title == "Only Heading"
+
+
+# --- failures -------------------------------------------------------------------------
+
+
+def test_oversized_file_raises_reader_error(tmp_path: Path) -> None:
+    path = write(tmp_path / "big.txt", b"x" * 101)
+    with pytest.raises(ReaderError, match="limit"):
+        read_file(path, max_bytes=100)
+    assert read_file(path, max_bytes=101).text == "x" * 101
+
+
+def test_unsupported_extension_raises_reader_error(tmp_path: Path) -> None:
+    with pytest.raises(ReaderError, match="unsupported"):
+        read_file(write(tmp_path / "photo.jpg", b"\xff\xd8\xff"))
+
+
+def test_missing_file_and_directory_raise_reader_error(tmp_path: Path) -> None:
+    with pytest.raises(ReaderError, match="not found"):
+        read_file(tmp_path / "gone.md")
+    (tmp_path / "folder.md").mkdir()
+    with pytest.raises(ReaderError):
+        read_file(tmp_path / "folder.md")
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root ignores file modes")
+def test_unreadable_file_raises_reader_error(tmp_path: Path) -> None:
+    path = write(tmp_path / "secret.md", "# hidden\n")
+    path.chmod(0)
+    try:
+        with pytest.raises(ReaderError, match="permission"):
+            read_file(path)
+    finally:
+        path.chmod(0o600)

@@ -1,0 +1,162 @@
+"""Sweeps on a real folder and a real database, without the daemon around them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kenning.config import ChunkingSettings, SourceSettings
+from kenning.ingest.pipeline import IngestOptions
+from kenning.ingest.scan import FolderScanner
+from kenning.retrieval.search import search
+from kenning.store import documents, lookup, sources
+from kenning.store.database import Database
+
+OPTIONS = IngestOptions(chunking=ChunkingSettings(), max_file_bytes=1 << 20)
+
+
+@pytest.fixture
+async def db(tmp_path: Path):
+    database = Database(tmp_path / "kenning.db")
+    await database.open()
+    yield database
+    await database.close()
+
+
+async def scanner_for(db: Database, folder: Path, **overrides) -> FolderScanner:
+    settings = SourceSettings(name="notes", path=folder, **overrides)
+    ids = await sources.sync_sources(db, [("notes", str(folder), "default")])
+    return FolderScanner(db, ids["notes"], settings, OPTIONS)
+
+
+def write(folder: Path, name: str, text: str, mtime: float | None = None) -> Path:
+    path = folder / name
+    path.write_text(text)
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+async def item_ids(db: Database) -> list[int]:
+    async with db.reader() as conn:
+        return [row[0] for row in await (await conn.execute("SELECT id FROM items ORDER BY id")).fetchall()]
+
+
+async def test_unchanged_files_are_not_reingested_and_same_bytes_keep_their_chunks(db, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    path = write(folder, "a.md", "# A\n\nkoala facts\n", mtime=1000)
+    scanner = await scanner_for(db, folder)
+    assert (await scanner.sweep())["indexed"] == 1
+    before = await item_ids(db)
+    assert (await scanner.sweep())["unchanged"] == 1
+    os.utime(path, (2000, 2000))  # touched, same bytes
+    counts = await scanner.sweep()
+    assert counts["indexed"] == 0 and counts["unchanged"] == 1
+    assert await item_ids(db) == before
+    states = await documents.file_states(db, scanner.source_id)
+    assert states["a.md"].mtime == 2000
+
+
+async def test_chunk_budget_defers_files_to_later_sweeps(db, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for index in range(6):
+        write(folder, f"n{index}.md", f"note {index} about emus\n", mtime=1000 + index)
+    scanner = await scanner_for(db, folder, chunk_budget=2)
+    first = await scanner.sweep()
+    assert first["indexed"] == 2 and scanner.progress.pending == 4
+    assert {h.path.rsplit("/", 1)[1] for h in await search(db, "emus")} == {"n5.md", "n4.md"}  # newest first
+    await scanner.sweep()
+    await scanner.sweep()
+    assert len(await search(db, "emus")) == 6
+
+
+async def test_max_files_keeps_the_newest_and_lowering_it_deletes_nothing(db, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for index in range(5):
+        write(folder, f"n{index}.md", f"note {index} about ocelots\n", mtime=1000 + index)
+    scanner = await scanner_for(db, folder)
+    await scanner.sweep()
+    capped = await scanner_for(db, folder, max_files=2)
+    counts = await capped.sweep()
+    assert counts["deleted"] == 0 and capped.progress.capped == 3
+    assert len(await search(db, "ocelots")) == 5
+
+
+async def test_a_missing_root_is_reported_and_deletes_nothing(db, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder, "a.md", "tamarin notes\n")
+    scanner = await scanner_for(db, folder)
+    await scanner.sweep()
+    shutil.move(folder, tmp_path / "unmounted")
+    counts = await scanner.sweep()
+    assert counts["deleted"] == 0
+    assert "cannot read" in scanner.progress.last_error
+    assert len(await search(db, "tamarin")) == 1
+    [row] = await sources.list_sources(db)
+    assert row.last_sweep_error == scanner.progress.last_error
+
+
+async def test_a_file_left_scanning_by_a_crash_is_ingested_again(db, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder, "a.md", "# A\n\nmanatee one\n", mtime=1000)
+    scanner = await scanner_for(db, folder)
+    await scanner.sweep()
+    write(folder, "a.md", "# A\n\nmanatee two\n", mtime=1000)  # same mtime and size: only the state row tells
+    await documents.mark_scanning(db, scanner.source_id, "a.md")
+    counts = await scanner.sweep()
+    assert counts["indexed"] == 1
+    [hit] = await search(db, "manatee")
+    assert "two" in hit.snippet
+    tally = (await lookup.counts_by_source(db))[scanner.source_id]
+    assert (tally.done, tally.scanning) == (1, 0)
+
+
+async def test_a_failed_file_is_retried_only_when_it_changes(db, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    bad = folder / "broken.pdf"
+    bad.write_bytes(b"not a pdf")
+    os.utime(bad, (1000, 1000))
+    scanner = await scanner_for(db, folder)
+    assert (await scanner.sweep())["failed"] == 1
+    assert (await scanner.sweep())["unchanged"] == 1
+    [failure] = await lookup.failures(db, scanner.source_id)
+    assert failure["path"] == "broken.pdf" and failure["reason"]
+    bad.unlink()
+    write(folder, "broken.pdf.md", "now fixed gecko text\n")
+    counts = await scanner.sweep()
+    assert counts["deleted"] == 1 and counts["indexed"] == 1
+    assert await lookup.failures(db, scanner.source_id) == []
+
+
+async def test_credentials_are_redacted_before_they_are_stored(db, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder, "ops.md", "# Deploy\n\naws key AKIAABCDEFGHIJKLMNOP for the quail bucket\npassword = hunter2hunter2\n")
+    scanner = await scanner_for(db, folder)
+    await scanner.sweep()
+    [hit] = await search(db, "quail")
+    async with db.reader() as conn:
+        stored = (await (await conn.execute("SELECT content FROM items")).fetchone())[0]
+    assert "AKIAABCDEFGHIJKLMNOP" not in stored and "hunter2" not in stored
+    assert stored.count("[REDACTED]") == 2
+    assert (hit.line_start, hit.line_end) == (1, 4)
+
+
+async def test_max_files_indexes_only_the_newest_files(db, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for index in range(5):
+        write(folder, f"n{index}.md", f"note {index} about okapis\n", mtime=1000 + index)
+    scanner = await scanner_for(db, folder, max_files=2)
+    counts = await scanner.sweep()
+    assert counts["indexed"] == 2 and scanner.progress.discovered == 5 and scanner.progress.capped == 3
+    assert {h.path.rsplit("/", 1)[1] for h in await search(db, "okapis")} == {"n3.md", "n4.md"}

@@ -1,0 +1,116 @@
+"""The SQLite store on real files: pragmas, migrations, and writes that keep FTS in step."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from kenning.retrieval.search import search
+from kenning.store import documents, sources
+from kenning.store.database import Database
+from kenning.store.migrations import MIGRATIONS, migrate
+from kenning.store.documents import NewItem
+
+
+@pytest.fixture
+async def db(tmp_path: Path):
+    database = Database(tmp_path / "kenning.db")
+    await database.open()
+    yield database
+    await database.close()
+
+
+def item(text: str, start: int = 1) -> NewItem:
+    return NewItem("Title", "Section", text, start, start)
+
+
+async def index(db: Database, source_id: int, path: str, *texts: str) -> int:
+    document_id = await documents.mark_scanning(db, source_id, path)
+    await documents.replace_items(
+        db, document_id, title="Title", format="text", mtime=1.0, size=1, content_hash="h" + path,
+        items=[item(text, n + 1) for n, text in enumerate(texts)],
+    )
+    return document_id
+
+
+async def test_every_connection_gets_the_pragmas_and_the_file_is_in_wal_mode(db: Database, tmp_path: Path):
+    async with db.reader() as conn:
+        values = {
+            name: (await (await conn.execute(f"PRAGMA {name}")).fetchone())[0]
+            for name in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous")
+        }
+    assert values == {"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000, "synchronous": 1}
+    await sources.sync_sources(db, [("notes", "/n", "default")])
+    assert (tmp_path / "kenning.db-wal").exists()
+
+
+def test_migrations_bring_an_empty_file_to_the_latest_version_and_refuse_a_newer_one(tmp_path: Path):
+    conn = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
+    assert migrate(conn, MIGRATIONS[:0]) == 0
+    assert migrate(conn) == len(MIGRATIONS)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert migrate(conn) == len(MIGRATIONS)  # idempotent
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    with pytest.raises(RuntimeError, match="newer"):
+        migrate(conn)
+
+
+def test_a_failing_migration_leaves_the_previous_version(tmp_path: Path):
+    def m002_broken(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE half_done (x)")
+        conn.execute("THIS IS NOT SQL")
+
+    conn = sqlite3.connect(tmp_path / "k.db", isolation_level=None)
+    migrate(conn)
+    with pytest.raises(sqlite3.OperationalError):
+        migrate(conn, (*MIGRATIONS, m002_broken))
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert not conn.execute("SELECT name FROM sqlite_master WHERE name = 'half_done'").fetchall()
+
+
+async def test_replacing_a_document_swaps_its_chunks_in_the_index(db: Database):
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    await index(db, ids["notes"], "a.md", "the old walrus text", "more walrus")
+    assert len(await search(db, "walrus")) == 2
+    await index(db, ids["notes"], "a.md", "the new narwhal text")
+    assert await search(db, "walrus") == []
+    [hit] = await search(db, "narwhal")
+    assert (hit.path, hit.line_start) == ("/n/a.md", 1)
+
+
+async def test_a_write_interrupted_midway_rolls_back_and_keeps_the_old_chunks(db: Database):
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    document_id = await index(db, ids["notes"], "a.md", "original pangolin text")
+    with pytest.raises(RuntimeError):
+        async with db.transaction() as conn:
+            await conn.execute("DELETE FROM items WHERE document_id = ?", (document_id,))
+            raise RuntimeError("crash in the middle")
+    assert len(await search(db, "pangolin")) == 1
+
+
+async def test_deleting_documents_removes_their_chunks_from_the_index(db: Database):
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    await index(db, ids["notes"], "a.md", "ibex one")
+    await index(db, ids["notes"], "b.md", "ibex two")
+    await documents.delete_documents(db, ids["notes"], ["a.md"])
+    assert [hit.path for hit in await search(db, "ibex")] == ["/n/b.md"]
+    async with db.transaction() as conn:
+        await conn.execute("INSERT INTO items_fts(items_fts) VALUES ('integrity-check')")
+
+
+async def test_sources_dropped_from_config_are_kept_but_not_searched(db: Database):
+    ids = await sources.sync_sources(db, [("a", "/a", "work"), ("b", "/b", "home")])
+    await index(db, ids["a"], "x.md", "shared tapir")
+    await index(db, ids["b"], "y.md", "shared tapir")
+    assert {h.source for h in await search(db, "tapir")} == {"a", "b"}
+    assert {h.source for h in await search(db, "tapir", namespace="home")} == {"b"}
+    assert {h.source for h in await search(db, "tapir", source="a")} == {"a"}
+    await sources.sync_sources(db, [("b", "/b", "home")])
+    assert {h.source for h in await search(db, "tapir")} == {"b"}
+    rows = {row.name: row.active for row in await sources.list_sources(db)}
+    assert rows == {"a": False, "b": True}
+    again = await sources.sync_sources(db, [("a", "/a", "work"), ("b", "/b", "home")])
+    assert again == ids
+    assert {h.source for h in await search(db, "tapir")} == {"a", "b"}
