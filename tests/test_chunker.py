@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import random
+
 import pytest
 from fpdf import FPDF
 
@@ -91,6 +93,11 @@ def test_heading_without_body_shares_its_first_subsection_chunk() -> None:
 def test_front_matter_comments_are_not_headings() -> None:
     text = "---\ntitle: Notes\n# a yaml comment\n---\nbody\n# Real\ntext\n"
     assert [c.section for c in chunk_document(doc(text))] == ["", "Real"]
+
+
+def test_leading_rule_is_not_mistaken_for_front_matter() -> None:
+    text = "---\n\n# First\nbody\n\n---\n# Second\nmore\n"
+    assert [c.section for c in chunk_document(doc(text))] == ["", "First", "Second"]
 
 
 def test_long_markdown_section_splits_on_paragraphs_without_crossing_headings() -> None:
@@ -266,6 +273,23 @@ def test_split_line_on_a_page_keeps_the_page() -> None:
         ("page 1", "is long"),
         ("page 2", "second"),
     ]
+
+
+MIXED_LINES = [
+    "# H", "## Sub", "", "", "   ", "```", "~~~", "# inside a fence?", "plain text line",
+    "x" * 300, "word " * 120, "def f(x):", "    return x", "@decorator", "class A:", "}",
+    "func main() {", "\tindented", "---", "- item", "#hashtag", "int main(void)", "// note",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_citations_stay_exact_on_mixed_input(seed: int) -> None:
+    rng = random.Random(seed)
+    text = "\n".join(rng.choice(MIXED_LINES) for _ in range(rng.randint(1, 80)))
+    target = rng.choice([10, 80, 200, 1200])
+    overlap = rng.choice([0, 50, 150, 5000])
+    for kind in ("markdown", "prose", "code", "data"):
+        assert_exact(text, chunk_document(doc(text, kind), target, overlap), target)
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", "   \n\t\n"])

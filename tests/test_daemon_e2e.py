@@ -173,7 +173,7 @@ def test_a_bad_file_fails_alone(library, tmp_path):
     assert len(daemon.search("capybaras", limit=20)) == 5
 
 
-def test_kill_9_mid_ingest_then_restart_is_complete_and_consistent(library, tmp_path):
+def test_sigterm_and_kill_9_mid_ingest_then_restart_is_complete_and_consistent(library, tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()
     filler = " ".join(f"word{n}" for n in range(300))
@@ -184,6 +184,12 @@ def test_kill_9_mid_ingest_then_restart_is_complete_and_consistent(library, tmp_
     library.configure([{"name": "notes", "path": notes}])
     daemon = library.daemon()
     wait_for(lambda: daemon.source_status("notes")["done"] >= 30, timeout=60, what="some files to be indexed")
+    # SIGTERM mid-ingest: a prompt, clean exit that rolls back the file in flight
+    assert daemon.stop(signal.SIGTERM, timeout=15) == 0
+    assert not daemon.socket.exists()
+
+    daemon = library.daemon()
+    wait_for(lambda: daemon.source_status("notes")["done"] >= 100, timeout=60, what="more files to be indexed")
     before = daemon.source_status("notes")["done"]
     assert before < count, "ingest finished before the kill; make the corpus larger"
     daemon.proc.send_signal(signal.SIGKILL)

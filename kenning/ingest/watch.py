@@ -48,7 +48,11 @@ async def watch_folder(
     root: Path, rules: WalkRules, on_change: Callable[[], None], stop: asyncio.Event, debounce_ms: int
 ) -> None:
     """Run until `stop` is set; a missing root is retried rather than fatal."""
+    missing = False
     while not stop.is_set():
+        if missing and root.is_dir():
+            # The root came back (a drive mounted): sweep now rather than at the next tick.
+            on_change()
         try:
             async for _changes in awatch(
                 root,
@@ -61,6 +65,7 @@ async def watch_folder(
             ):
                 on_change()
         except FileNotFoundError:
+            missing = True
             log.warning("cannot watch %s: it does not exist; retrying in %.0fs", root, RETRY_SECONDS)
         try:
             await asyncio.wait_for(stop.wait(), timeout=RETRY_SECONDS)
