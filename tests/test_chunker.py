@@ -1,8 +1,7 @@
 """Chunker behaviour a reader of search results notices: sections, exact citations, sizes."""
 
-from pathlib import Path
-
 import random
+from pathlib import Path
 
 import pytest
 from fpdf import FPDF
@@ -257,12 +256,21 @@ def test_pdf_chunks_are_labelled_by_page(tmp_path: Path) -> None:
         assert all(line.startswith(f"page {page} ") for line in chunk.text.split("\n"))
 
 
-def test_chunk_spanning_pages_says_pages() -> None:
+def test_short_pages_are_not_packed_together() -> None:
     two_pages = doc("a\nb\nc\nd", "prose", page_starts=(1, 3))
-    assert [(c.section, c.text) for c in chunk_document(two_pages)] == [("pages 1-2", "a\nb\nc\nd")]
-    # When the pages do not fit one chunk, the cut falls at the page start.
-    tight = chunk_document(two_pages, target_chars=5, overlap_chars=0)
-    assert [(c.section, c.text) for c in tight] == [("page 1", "a\nb"), ("page 2", "c\nd")]
+    chunks = chunk_document(two_pages, target_chars=1200, overlap_chars=150)
+    assert [(c.section, c.text) for c in chunks] == [("page 1", "a\nb"), ("page 2", "c\nd")]
+
+
+def test_overlap_stays_within_a_page() -> None:
+    page = [f"line {i} " + "w" * 40 for i in range(20)]
+    text = "\n".join(page + page)
+    chunks = chunk_document(doc(text, "prose", page_starts=(1, 21)), target_chars=300)
+    assert_exact(text, chunks, 300)
+    assert all(c.line_end <= 20 for c in chunks if c.section == "page 1")
+    assert all(c.line_start >= 21 for c in chunks if c.section == "page 2")
+    page_one = [c for c in chunks if c.section == "page 1"]
+    assert page_one[1].line_start <= page_one[0].line_end  # overlap inside the page
 
 
 def test_split_line_on_a_page_keeps_the_page() -> None:

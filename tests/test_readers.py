@@ -1,6 +1,5 @@
 """Readers on real files: PDFs from fpdf2, DOCX from python-docx, raw bytes for encodings."""
 
-import os
 from pathlib import Path
 
 import docx
@@ -238,12 +237,10 @@ def test_missing_file_and_directory_raise_reader_error(tmp_path: Path) -> None:
         read_file(tmp_path / "folder.md")
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root ignores file modes")
-def test_unreadable_file_raises_reader_error(tmp_path: Path) -> None:
-    path = write(tmp_path / "secret.md", "# hidden\n")
-    path.chmod(0)
-    try:
-        with pytest.raises(ReaderError, match="permission"):
-            read_file(path)
-    finally:
-        path.chmod(0o600)
+def test_a_file_that_cannot_be_opened_raises_reader_error(tmp_path: Path) -> None:
+    # A symlink to itself fails to open for every user, root included (ELOOP), which
+    # chmod 000 does not when the tests run as root.
+    path = tmp_path / "loop.md"
+    path.symlink_to(path)
+    with pytest.raises(ReaderError, match="cannot"):
+        read_file(path)
