@@ -80,8 +80,11 @@ def daemon(ctx: Context) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    # aiosqlite logs every statement at debug level, which drowns kenning's own lines.
+    # aiosqlite logs every statement at debug level, and pdfminer warns about every
+    # damaged PDF object; both drown kenning's own lines (a bad file is reported once,
+    # as its failure reason).
     logging.getLogger("aiosqlite").setLevel(logging.INFO)
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)
     # Files the daemon creates (database, WAL, socket) are the user's alone.
     os.umask(0o077)
     asyncio.run(Daemon(settings, ctx.config_path).run())
