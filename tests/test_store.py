@@ -114,3 +114,16 @@ async def test_sources_dropped_from_config_are_kept_but_not_searched(db: Databas
     again = await sources.sync_sources(db, [("a", "/a", "work"), ("b", "/b", "home")])
     assert again == ids
     assert {h.source for h in await search(db, "tapir")} == {"a", "b"}
+
+
+async def test_a_scoped_search_finds_hits_ranked_below_thousands_of_others(db: Database):
+    ids = await sources.sync_sources(db, [("big", "/big", "default"), ("small", "/small", "default")])
+    document_id = await documents.mark_scanning(db, ids["big"], "many.md")
+    many = [item(f"heron heron heron note {n}", n + 1) for n in range(3000)]
+    await documents.replace_items(
+        db, document_id, title="Herons", format="text", mtime=1, size=1, content_hash="x", items=many
+    )
+    await index(db, ids["small"], "one.md", "a single heron among " + "other words " * 40)
+    [hit] = await search(db, "heron", limit=5, source="small")
+    assert hit.path == "/small/one.md" and hit.source == "small"
+    assert len(await search(db, "heron", limit=5)) == 5
