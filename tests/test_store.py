@@ -27,7 +27,7 @@ def item(text: str, start: int = 1) -> NewItem:
 
 
 async def index(db: Database, source_id: int, path: str, *texts: str) -> int:
-    document_id = await documents.mark_scanning(db, source_id, path)
+    document_id, _ = await documents.mark_scanning(db, source_id, path)
     await documents.replace_items(
         db, document_id, title="Title", format="text", mtime=1.0, size=1, content_hash="h" + path,
         items=[item(text, n + 1) for n, text in enumerate(texts)],
@@ -118,7 +118,7 @@ async def test_sources_dropped_from_config_are_kept_but_not_searched(db: Databas
 
 async def test_a_scoped_search_finds_hits_ranked_below_thousands_of_others(db: Database):
     ids = await sources.sync_sources(db, [("big", "/big", "default"), ("small", "/small", "default")])
-    document_id = await documents.mark_scanning(db, ids["big"], "many.md")
+    document_id, _ = await documents.mark_scanning(db, ids["big"], "many.md")
     many = [item(f"heron heron heron note {n}", n + 1) for n in range(3000)]
     await documents.replace_items(
         db, document_id, title="Herons", format="text", mtime=1, size=1, content_hash="x", items=many
@@ -127,3 +127,20 @@ async def test_a_scoped_search_finds_hits_ranked_below_thousands_of_others(db: D
     [hit] = await search(db, "heron", limit=5, source="small")
     assert hit.path == "/small/one.md" and hit.source == "small"
     assert len(await search(db, "heron", limit=5)) == 5
+
+
+async def test_merging_fts_segments_keeps_every_match(db: Database):
+    from kenning.store.maintenance import merge_fts_segments
+
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    for n in range(40):
+        await index(db, ids["notes"], f"{n}.md", f"segment {n} of the heron study")
+    async with db.reader() as conn:
+        before = (await (await conn.execute("SELECT count(*) FROM items_fts_data")).fetchone())[0]
+    steps = await merge_fts_segments(db)
+    async with db.reader() as conn:
+        after = (await (await conn.execute("SELECT count(*) FROM items_fts_data")).fetchone())[0]
+    assert steps >= 1 and after < before
+    assert len(await search(db, "heron", limit=100)) == 40
+    async with db.transaction() as conn:
+        await conn.execute("INSERT INTO items_fts(items_fts) VALUES ('integrity-check')")

@@ -27,6 +27,7 @@ from kenning.ingest.watch import watch_folder
 from kenning.store import sources as source_store
 from kenning.errors import ConfigError
 from kenning.store.database import Database
+from kenning.store.maintenance import merge_fts_segments
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,7 @@ class Daemon:
         self._server: RpcServer | None = None
         self._tasks: set[asyncio.Task] = set()
         self._sweeps: dict[str, asyncio.Task] = {}
+        self._merge_lock = asyncio.Lock()
 
     async def run(self) -> None:
         try:
@@ -199,9 +201,19 @@ class Daemon:
         if running is not None and not running.done():
             runtime.scanner.mark_dirty()
             return running
-        task = self._spawn(runtime.scanner.sweep(), f"sweep {name}")
+        task = self._spawn(self._sweep_then_tidy(runtime.scanner), f"sweep {name}")
         self._sweeps[name] = task
         return task
+
+    async def _sweep_then_tidy(self, scanner: FolderScanner) -> dict[str, int]:
+        counts = await scanner.sweep()
+        if counts.get("indexed") or counts.get("deleted"):
+            # One merge pass at a time; a sweep that ends while one runs leaves it to
+            # pick up the new segments as it goes.
+            if not self._merge_lock.locked():
+                async with self._merge_lock:
+                    await merge_fts_segments(self.db)
+        return counts
 
     def _spawn(self, coroutine: Coroutine, name: str) -> asyncio.Task:
         task = asyncio.create_task(coroutine, name=name)

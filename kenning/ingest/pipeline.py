@@ -67,20 +67,22 @@ def needs_look(job: FileJob) -> bool:
 async def ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:
     if not needs_look(job):
         return Outcome("unchanged")
-    found = job.found
-    try:
-        digest = await asyncio.to_thread(_guarded_hash, job)
-    except ReaderError as exc:
-        document_id = await documents.mark_scanning(db, job.source_id, found.rel)
-        return await _fail(db, document_id, found, str(exc))
-    prior = job.prior
-    if prior is not None and prior.status == "done" and prior.content_hash == digest:
-        await documents.touch(db, prior.id, found.mtime, found.size)
-        return Outcome("unchanged")
+    found, prior = job.found, job.prior
+    if prior is not None and prior.status == "done":
+        # A file indexed before: hash first, since an editor that rewrites the same
+        # bytes changes the mtime and nothing else.
+        try:
+            digest = await asyncio.to_thread(_guarded_hash, job)
+        except ReaderError as exc:
+            document_id, _ = await documents.mark_scanning(db, job.source_id, found.rel)
+            return await _fail(db, document_id, found, str(exc))
+        if prior.content_hash == digest:
+            await documents.touch(db, prior.id, found.mtime, found.size)
+            return Outcome("unchanged")
 
-    document_id = await documents.mark_scanning(db, job.source_id, found.rel)
+    document_id, had_items = await documents.mark_scanning(db, job.source_id, found.rel)
     try:
-        parsed, items = await asyncio.to_thread(_read_and_chunk, job, options)
+        digest, parsed, items = await asyncio.to_thread(_read_and_chunk, job, options)
     except ReaderError as exc:
         log.info("failed %s: %s", found.path, exc)
         return await _fail(db, document_id, found, str(exc))
@@ -100,6 +102,7 @@ async def ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:
         size=found.size,
         content_hash=digest,
         items=items,
+        had_items=had_items,
     )
     return Outcome("indexed", chunks=len(items))
 
@@ -135,9 +138,10 @@ def _guarded_hash(job: FileJob) -> str:
     return digest.hexdigest()
 
 
-def _read_and_chunk(job: FileJob, options: IngestOptions) -> tuple[ReadResult, list[NewItem]]:
-    resolved = _check_path(job)
-    parsed = read_file(resolved, max_bytes=options.max_file_bytes)
+def _read_and_chunk(job: FileJob, options: IngestOptions) -> tuple[str, ReadResult, list[NewItem]]:
+    """Hash, read, redact and chunk in one worker-thread trip."""
+    digest = _guarded_hash(job)
+    parsed = read_file(_check_path(job), max_bytes=options.max_file_bytes)
     text = redact(parsed.text)
     title = redact(parsed.title) or job.found.path.stem
     chunks = chunk_document(
@@ -146,4 +150,4 @@ def _read_and_chunk(job: FileJob, options: IngestOptions) -> tuple[ReadResult, l
         overlap_chars=options.chunking.overlap_chars,
     )
     items = [NewItem(title, chunk.section, chunk.text, chunk.line_start, chunk.line_end) for chunk in chunks]
-    return parsed, items
+    return digest, parsed, items

@@ -45,15 +45,15 @@ async def file_states(db: Database, source_id: int) -> dict[str, FileState]:
         return {row[1]: FileState(*row) for row in await cursor.fetchall()}
 
 
-async def mark_scanning(db: Database, source_id: int, path: str) -> int:
-    async with db.transaction() as conn:
-        cursor = await conn.execute(
-            "INSERT INTO documents (source_id, path, status, updated_at) VALUES (?, ?, 'scanning', ?)"
-            " ON CONFLICT (source_id, path) DO UPDATE SET status = 'scanning', reason = NULL,"
-            " updated_at = excluded.updated_at RETURNING id",
-            (source_id, path, time.time()),
-        )
-        return (await cursor.fetchone())[0]
+async def mark_scanning(db: Database, source_id: int, path: str) -> tuple[int, bool]:
+    """Returns the document id and whether it holds chunks from an earlier ingest."""
+    [(document_id, chunk_count)] = await db.write_one(
+        "INSERT INTO documents (source_id, path, status, updated_at) VALUES (?, ?, 'scanning', ?)"
+        " ON CONFLICT (source_id, path) DO UPDATE SET status = 'scanning', reason = NULL,"
+        " updated_at = excluded.updated_at RETURNING id, chunk_count",
+        (source_id, path, time.time()),
+    )
+    return document_id, chunk_count > 0
 
 
 async def replace_items(
@@ -66,6 +66,7 @@ async def replace_items(
     size: int,
     content_hash: str,
     items: list[NewItem],
+    had_items: bool = True,
 ) -> None:
     """Swap a document's chunks for new ones and mark it done, all or nothing."""
     rows = [
@@ -73,7 +74,8 @@ async def replace_items(
         for ord_, item in enumerate(items)
     ]
     async with db.transaction() as conn:
-        await conn.execute("DELETE FROM items WHERE document_id = ?", (document_id,))
+        if had_items:
+            await conn.execute("DELETE FROM items WHERE document_id = ?", (document_id,))
         await conn.executemany(
             "INSERT INTO items (document_id, ord, title, section, content, line_start, line_end)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -101,11 +103,9 @@ async def mark_unindexed(
 
 async def touch(db: Database, document_id: int, mtime: float, size: int) -> None:
     """The file was rewritten with the same bytes: remember the new mtime, keep the chunks."""
-    async with db.transaction() as conn:
-        await conn.execute(
-            "UPDATE documents SET mtime = ?, size = ?, updated_at = ? WHERE id = ?",
-            (mtime, size, time.time(), document_id),
-        )
+    await db.write_one(
+        "UPDATE documents SET mtime = ?, size = ?, updated_at = ? WHERE id = ?", (mtime, size, time.time(), document_id)
+    )
 
 
 async def delete_documents(db: Database, source_id: int, paths: list[str]) -> int:
