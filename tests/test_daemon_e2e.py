@@ -93,7 +93,7 @@ def test_mixed_folder_is_searchable_with_citations(library, tmp_path):
         [sys.executable, "-m", "kenning", "--config", str(library.config), "search", "quokka", "--json"],
         capture_output=True, text=True, check=True,
     )
-    [cli_hit] = json.loads(out.stdout)["hits"]
+    cli_hit = json.loads(out.stdout)["hits"][0]
     assert cli_hit["section"] == "Setup Guide > macOS"
     assert {"item_id", "title", "snippet", "source", "path", "section", "line_start", "line_end", "score", "legs"} <= set(cli_hit)
 
@@ -250,7 +250,7 @@ def test_malformed_socket_input_gets_errors_and_the_daemon_keeps_serving(library
         b'{"jsonrpc": "2.0", "id": 4, "method": "search", "params": {"query": "x", "colour": "red"}}',
         b'{"jsonrpc": "2.0", "id": 5, "method": "search", "params": "not an object"}',
         b'{"jsonrpc": "2.0", "id": 6, "method": "documents.get", "params": {}}',
-        b'{"jsonrpc": "2.0", "id": 7, "method": "search", "params": {"query": "\\" OR NEAR(a b) * -x col:1"}}',
+        b'{"jsonrpc": "2.0", "id": 7, "method": "search", "params": {"query": "\\" OR NEAR(a b) * -x col:1", "legs": ["keyword"]}}',
         b'{"jsonrpc": "2.0", "id": 8, "method": "search", "params": {"query": "hedgehogs", "source": "nope"}}',
         b'{"jsonrpc": "2.0", "id": 9, "method": "search", "params": {"query": "hedgehogs"}}',
     ]

@@ -11,7 +11,7 @@ import pytest
 from kenning.config import ChunkingSettings, SourceSettings
 from kenning.ingest.pipeline import IngestOptions
 from kenning.ingest.scan import FolderScanner
-from kenning.retrieval.search import search
+from tests.helpers import search
 from kenning.store import documents, lookup, sources
 from kenning.store.database import Database
 

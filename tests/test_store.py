@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kenning.retrieval.search import search
+from tests.helpers import search
 from kenning.store import documents, sources
 from kenning.store.database import Database
 from kenning.store.migrations import MIGRATIONS, migrate
@@ -144,3 +144,37 @@ async def test_merging_fts_segments_keeps_every_match(db: Database):
     assert len(await search(db, "heron", limit=100)) == 40
     async with db.transaction() as conn:
         await conn.execute("INSERT INTO items_fts(items_fts) VALUES ('integrity-check')")
+
+
+def test_a_database_at_the_first_schema_upgrades_and_keeps_its_rows(tmp_path: Path):
+    conn = sqlite3.connect(tmp_path / "v1.db", isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    migrate(conn, MIGRATIONS[:1])
+    conn.execute("INSERT INTO sources (name, root, created_at) VALUES ('a', '/a', 0)")
+    conn.execute("INSERT INTO documents (source_id, path, status, updated_at) VALUES (1, 'x.md', 'done', 0)")
+    conn.execute(
+        "INSERT INTO items (document_id, ord, title, content, line_start, line_end) VALUES (1, 0, 't', 'kept', 1, 1)"
+    )
+    assert migrate(conn) == len(MIGRATIONS)
+    conn.execute("INSERT INTO vectors (item_id, signature, dim, vector) VALUES (1, 's', 1, x'00000000')")
+    conn.execute("DELETE FROM documents")
+    assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
+
+
+async def test_listeners_hear_exactly_the_item_ids_a_write_removed(db: Database):
+    heard: list[int] = []
+    db.on_items_removed(heard.extend)
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    await index(db, ids["notes"], "a.md", "one", "two")
+    await index(db, ids["notes"], "b.md", "three")
+    async with db.reader() as conn:
+        a_ids = [r[0] for r in await conn.execute_fetchall(
+            "SELECT i.id FROM items i JOIN documents d ON d.id = i.document_id WHERE d.path = 'a.md'")]
+    await index(db, ids["notes"], "a.md", "replaced")
+    assert sorted(heard) == sorted(a_ids)
+    heard.clear()
+    async with db.reader() as conn:
+        b_ids = [r[0] for r in await conn.execute_fetchall(
+            "SELECT i.id FROM items i JOIN documents d ON d.id = i.document_id WHERE d.path = 'b.md'")]
+    await documents.delete_documents(db, ids["notes"], ["b.md"])
+    assert heard == b_ids

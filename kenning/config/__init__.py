@@ -1,10 +1,19 @@
 from kenning.config.loading import add_source, load_settings
 from kenning.config.paths import config_path
-from kenning.config.settings import ChunkingSettings, DaemonSettings, Settings, SourceSettings
+from kenning.config.settings import (
+    ChunkingSettings,
+    DaemonSettings,
+    EmbedderSettings,
+    RetrievalSettings,
+    Settings,
+    SourceSettings,
+)
 
 __all__ = [
     "ChunkingSettings",
     "DaemonSettings",
+    "EmbedderSettings",
+    "RetrievalSettings",
     "Settings",
     "SourceSettings",
     "add_source",

@@ -7,7 +7,7 @@ must come back as one clear line naming the key, not as a traceback.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -61,6 +61,30 @@ class ChunkingSettings(_Strict):
         return self
 
 
+class EmbedderSettings(_Strict):
+    backend: Literal["wordllama", "ollama"] = "wordllama"
+    model: str | None = None
+    dim: Annotated[int, Field(ge=16, le=4096)] = 256
+    base_url: str = "http://127.0.0.1:11434"
+    timeout: Annotated[float, Field(gt=0)] = 30.0
+    batch_size: Annotated[int, Field(ge=1, le=4096)] = 64
+    max_chars: Annotated[int, Field(ge=100, le=100_000)] = 2000
+
+    @property
+    def model_name(self) -> str:
+        if self.model:
+            return self.model
+        return "l2_supercat" if self.backend == "wordllama" else "qwen3-embedding:0.6b"
+
+
+class RetrievalSettings(_Strict):
+    rrf_k: Annotated[int, Field(ge=1)] = 60
+    keyword_weight: Annotated[float, Field(ge=0)] = 1.0
+    vector_weight: Annotated[float, Field(ge=0)] = 2.0
+    min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.0
+    min_score: Annotated[float, Field(ge=0)] = 0.0
+
+
 class SourceSettings(_Strict):
     name: Annotated[str, Field(pattern=SOURCE_NAME_PATTERN)]
     path: Path
@@ -79,6 +103,8 @@ class SourceSettings(_Strict):
 class Settings(_Strict):
     daemon: DaemonSettings = Field(default_factory=DaemonSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     sources: tuple[SourceSettings, ...] = ()
 
     @model_validator(mode="after")

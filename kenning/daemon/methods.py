@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from kenning import __version__
 from kenning.daemon.protocol import DocumentParams, NoParams, ScanParams, SearchParams
 from kenning.daemon.server import Method, NotFound
-from kenning.retrieval.search import search
 from kenning.store import lookup
 from kenning.store.sources import list_sources
 
@@ -22,8 +21,10 @@ def build_methods(daemon: "Daemon") -> dict[str, Method]:
     async def do_search(params: SearchParams) -> dict:
         if params.source is not None and params.source not in {row.name for row in await list_sources(daemon.db)}:
             raise NotFound(f"unknown source {params.source!r}; see `ken sources list`")
-        hits = await search(daemon.db, params.query, params.limit, source=params.source, namespace=params.namespace)
-        return {"hits": [hit.to_dict() for hit in hits]}
+        result = await daemon.retriever.search(
+            params.query, params.limit, source=params.source, namespace=params.namespace, legs=params.legs
+        )
+        return result.to_dict()
 
     async def do_status(_: NoParams) -> dict:
         counts = await lookup.counts_by_source(daemon.db)
@@ -72,6 +73,7 @@ def build_methods(daemon: "Daemon") -> dict[str, Method]:
                     os.path.getsize(p) for p in (db_path, db_path.with_name(db_path.name + "-wal")) if p.exists()
                 ),
             },
+            "embedder": daemon.semantic.status(),
             "sources": report,
         }
 
@@ -122,6 +124,9 @@ def build_methods(daemon: "Daemon") -> dict[str, Method]:
     async def do_reload(_: NoParams) -> dict:
         return await daemon.reload()
 
+    async def do_reembed(_: NoParams) -> dict:
+        return {"dropped": await daemon.semantic.reembed()}
+
     return {
         "search": Method(SearchParams, do_search),
         "status": Method(NoParams, do_status),
@@ -129,5 +134,6 @@ def build_methods(daemon: "Daemon") -> dict[str, Method]:
         "sources.scan": Method(ScanParams, do_scan),
         "documents.get": Method(DocumentParams, do_get),
         "reload": Method(NoParams, do_reload),
+        "reembed": Method(NoParams, do_reembed),
     }
 

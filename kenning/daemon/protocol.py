@@ -6,7 +6,7 @@ Params are pydantic models because this is an edge: a client's typo comes back a
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -35,6 +35,7 @@ class SearchParams(_Params):
     limit: Annotated[int, Field(ge=1, le=200)] = 10
     source: str | None = None
     namespace: str | None = None
+    legs: tuple[Literal["keyword", "vector"], ...] = ("keyword", "vector")
 
 
 class ScanParams(_Params):

@@ -21,13 +21,15 @@ from kenning.config import Settings, SourceSettings, load_settings
 from kenning.daemon.guard import DataDirLock, clear_stale_socket, private_dir
 from kenning.daemon.methods import build_methods
 from kenning.daemon.server import RpcServer
+from kenning.errors import ConfigError
 from kenning.ingest.pipeline import IngestOptions
 from kenning.ingest.scan import FolderScanner
 from kenning.ingest.watch import watch_folder
+from kenning.retrieval.search import Retriever
 from kenning.store import sources as source_store
-from kenning.errors import ConfigError
 from kenning.store.database import Database
 from kenning.store.maintenance import merge_fts_segments
+from kenning.workers.semantic import Semantic
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,8 @@ class Daemon:
         self._tasks: set[asyncio.Task] = set()
         self._sweeps: dict[str, asyncio.Task] = {}
         self._merge_lock = asyncio.Lock()
+        self.retriever = Retriever(self.db, settings.retrieval)
+        self.semantic = Semantic(self.db, self.retriever, settings.embedder)
 
     async def run(self) -> None:
         try:
@@ -77,6 +81,7 @@ class Daemon:
         clear_stale_socket(daemon.socket_path)
         await self.db.open()
         self._install_signal_handlers()
+        await self.semantic.start()
         await self._apply_sources(self.settings)
         self._server = RpcServer(daemon.socket_path, build_methods(self))
         await self._server.start()
@@ -111,6 +116,7 @@ class Daemon:
             await self._server.stop(timeout=0 if self.force_exit else SHUTDOWN_GRACE_SECONDS / 2)
         for runtime in self.sources.values():
             runtime.stop_watch.set()
+        await self.semantic.stop()
         # A sweep is cancelled, not awaited to the end: the file in flight rolls back
         # and the next start picks it up from its `scanning` row.
         tasks = [task for task in self._tasks if not task.done()]
@@ -146,6 +152,8 @@ class Daemon:
             settings = settings.model_copy(update={"daemon": self.settings.daemon})
         before = set(self.sources)
         self.settings = settings
+        self.retriever.settings = settings.retrieval
+        await self.semantic.reconfigure(settings.embedder)
         await self._apply_sources(settings)
         after = set(self.sources)
         log.info("configuration reloaded: %d sources", len(after))
@@ -167,7 +175,7 @@ class Daemon:
             if name in self.sources:
                 continue
             scanner = FolderScanner(
-                self.db, ids[name], source, options, exclude=(settings.daemon.data_dir,)
+                self.db, ids[name], source, options, exclude=(settings.daemon.data_dir,), on_indexed=self.semantic.wake
             )
             runtime = SourceRuntime(source, scanner)
             self.sources[name] = runtime

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,7 @@ class FolderScanner:
     settings: SourceSettings
     options: IngestOptions
     exclude: tuple[Path, ...] = ()
+    on_indexed: Callable[[], None] | None = None
     progress: SweepProgress = field(default_factory=SweepProgress)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _dirty: bool = False
@@ -140,6 +142,8 @@ class FolderScanner:
                 outcome = await ingest(self.db, job, self.options)
                 counts[outcome.result] += 1
                 counts["chunks"] += outcome.chunks
+                if outcome.chunks and self.on_indexed is not None:
+                    self.on_indexed()
                 progress.checked += 1
                 progress.pending -= 1
 

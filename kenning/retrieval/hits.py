@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
+
+import aiosqlite
+
+# Columns every leg selects for a hit, in Hit's field order after item_id.
+HIT_COLUMNS = (
+    "i.id, d.id, i.title, s.name, s.namespace, s.root, d.path, i.section, i.line_start, i.line_end, d.mtime"
+)
+HIT_JOINS = "items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id"
+EXCERPT_CHARS = 200
 
 
 @dataclass
@@ -17,8 +27,38 @@ class Hit:
     section: str
     line_start: int
     line_end: int
-    score: float
+    modified: float
+    score: float = 0.0
     legs: list[str] = field(default_factory=list)
+    ranks: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def hit_from_row(row: tuple, snippet: str = "") -> Hit:
+    return Hit(
+        item_id=row[0],
+        document_id=row[1],
+        title=row[2],
+        snippet=snippet,
+        source=row[3],
+        namespace=row[4],
+        path=os.path.join(row[5], row[6]),
+        section=row[7],
+        line_start=row[8],
+        line_end=row[9],
+        modified=row[10],
+    )
+
+
+async def load_hits(conn: aiosqlite.Connection, ids: list[int], where: str, params: list[object]) -> dict[int, Hit]:
+    """Hits for item ids still present and in scope, with the chunk's opening as snippet."""
+    if not ids:
+        return {}
+    rows = await conn.execute_fetchall(
+        f"SELECT {HIT_COLUMNS}, substr(i.content, 1, {EXCERPT_CHARS}) FROM {HIT_JOINS}"
+        f" WHERE i.id IN ({', '.join('?' * len(ids))}) AND {where}",
+        [*ids, *params],
+    )
+    return {row[0]: hit_from_row(row[:-1], " ".join(row[-1].split())) for row in rows}

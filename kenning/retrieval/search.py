@@ -1,17 +1,113 @@
-"""Search entry point: runs the retrieval legs and returns ranked, cited hits.
+"""Search entry point: runs the retrieval legs and fuses them into ranked, cited hits.
 
-Only the keyword leg exists so far; the graph and vector legs join it here with
-reciprocal rank fusion, and `legs` on each hit names which of them found it.
+The keyword leg always runs. The vector leg runs when an index for the current
+embedder exists and the query can be embedded; if it cannot (the embedder is down, the
+index is still loading after an embedder change), the search still answers from the
+other legs and says why in `warnings`.
 """
 
 from __future__ import annotations
 
-from kenning.retrieval.hits import Hit
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from kenning.config import RetrievalSettings
+from kenning.retrieval.fusion import fuse
+from kenning.retrieval.hits import Hit, load_hits
 from kenning.retrieval.keyword import keyword_search
+from kenning.retrieval.scope import Scope
+from kenning.retrieval.vector_index import VectorIndex
 from kenning.store.database import Database
+from kenning.workers.embedders import Embedder, EmbedderUnavailable
+
+log = logging.getLogger(__name__)
+
+LEGS = ("keyword", "vector")
+MIN_CANDIDATES = 30
 
 
-async def search(
-    db: Database, query: str, limit: int = 10, source: str | None = None, namespace: str | None = None
-) -> list[Hit]:
-    return await keyword_search(db, query, limit, source=source, namespace=namespace)
+@dataclass
+class SearchResult:
+    hits: list[Hit]
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        result: dict = {"hits": [hit.to_dict() for hit in self.hits]}
+        if self.warnings:
+            result["warnings"] = self.warnings
+        return result
+
+
+@dataclass
+class Retriever:
+    db: Database
+    settings: RetrievalSettings
+    embedder: Embedder | None = None
+    index: VectorIndex | None = None
+
+    async def search(
+        self,
+        query: str,
+        limit: int = 10,
+        source: str | None = None,
+        namespace: str | None = None,
+        legs: tuple[str, ...] = LEGS,
+    ) -> SearchResult:
+        scope = Scope(source, namespace)
+        depth = max(limit * 3, MIN_CANDIDATES)
+        found: dict[str, list[Hit]] = {}
+        warnings: list[str] = []
+        query_vector = None
+        if "vector" in legs:
+            query_vector = await self._embed_query(query, warnings)
+        async with self.db.reader() as conn:
+            if "keyword" in legs:
+                found["keyword"] = await keyword_search(conn, query, depth, scope)
+            if query_vector is not None and self.index is not None:
+                found["vector"] = await self._vector_leg(conn, query_vector, depth, scope)
+        weights = {
+            "keyword": self.settings.keyword_weight,
+            "vector": self.settings.vector_weight,
+        }
+        hits = [hit for hit in fuse(found, weights, self.settings.rrf_k) if hit.score >= self.settings.min_score]
+        return SearchResult(hits[:limit], warnings)
+
+    async def _embed_query(self, query: str, warnings: list[str]):
+        if self.embedder is None or self.index is None:
+            warnings.append("vector leg unavailable: the embedding index is loading; keyword results only")
+            return None
+        if self.index.mismatched:
+            warnings.append(
+                f"{self.index.mismatched} stored vectors have another dimension and are skipped;"
+                " `ken reembed` rebuilds them"
+            )
+        try:
+            vector = (await asyncio.to_thread(self.embedder.embed, [query]))[0]
+        except EmbedderUnavailable as exc:
+            warnings.append(f"vector leg skipped: {exc}")
+            return None
+        if self.index.dim is not None and vector.shape[0] != self.index.dim:
+            warnings.append(
+                f"vector leg skipped: the query embeds to {vector.shape[0]} dimensions but the index holds"
+                f" {self.index.dim}; `ken reembed` rebuilds it for the current embedder"
+            )
+            return None
+        return vector
+
+    async def _vector_leg(self, conn, query_vector, depth: int, scope: Scope) -> list[Hit]:
+        allowed = await scope.source_ids(conn)
+        if not allowed:
+            return []
+        pairs = await asyncio.to_thread(
+            self.index.search, query_vector, depth, allowed, self.settings.min_similarity
+        )
+        where, params = scope.where()
+        loaded = await load_hits(conn, [item_id for item_id, _ in pairs], where, params)
+        hits = []
+        for item_id, similarity in pairs:
+            hit = loaded.get(item_id)
+            if hit is not None:  # removed since the index snapshot, or out of scope
+                hit.score = round(similarity, 6)
+                hits.append(hit)
+        return hits

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -64,6 +64,7 @@ class Database:
         self._readers: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
         self._all_readers: list[aiosqlite.Connection] = []
         self._write_lock = asyncio.Lock()
+        self._removal_listeners: list[Callable[[list[int]], None]] = []
 
     async def open(self) -> None:
         await asyncio.to_thread(prepare, self.path)
@@ -116,6 +117,19 @@ class Database:
         writer = self._require_writer()
         async with self._write_lock:
             return list(await writer.execute_fetchall(sql, params))
+
+    def on_items_removed(self, listener: Callable[[list[int]], None]) -> None:
+        """Register a callback for item ids deleted by a committed write.
+
+        In-memory views of the items (the vector index) stay in step through this
+        rather than by re-reading the table.
+        """
+        self._removal_listeners.append(listener)
+
+    def items_removed(self, item_ids: list[int]) -> None:
+        if item_ids:
+            for listener in self._removal_listeners:
+                listener(item_ids)
 
     def total_changes(self) -> int:
         return self._require_writer().total_changes

@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
+import aiosqlite
+
 from kenning.store.database import Database
 
 Status = Literal["scanning", "done", "failed", "skipped"]
@@ -73,9 +75,10 @@ async def replace_items(
         (document_id, ord_, item.title, item.section, item.content, item.line_start, item.line_end)
         for ord_, item in enumerate(items)
     ]
+    removed: list[int] = []
     async with db.transaction() as conn:
         if had_items:
-            await conn.execute("DELETE FROM items WHERE document_id = ?", (document_id,))
+            removed = await _delete_items(conn, document_id)
         await conn.executemany(
             "INSERT INTO items (document_id, ord, title, section, content, line_start, line_end)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -86,6 +89,7 @@ async def replace_items(
             " content_hash = ?, chunk_count = ?, updated_at = ? WHERE id = ?",
             (title, format, mtime, size, content_hash, len(rows), time.time(), document_id),
         )
+    db.items_removed(removed)
 
 
 async def mark_unindexed(
@@ -93,12 +97,13 @@ async def mark_unindexed(
 ) -> None:
     """A file that failed or was skipped holds no chunks: stale text must not stay searchable."""
     async with db.transaction() as conn:
-        await conn.execute("DELETE FROM items WHERE document_id = ?", (document_id,))
+        removed = await _delete_items(conn, document_id)
         await conn.execute(
             "UPDATE documents SET status = ?, reason = ?, mtime = ?, size = ?, content_hash = NULL,"
             " chunk_count = 0, updated_at = ? WHERE id = ?",
             (status, reason, mtime, size, time.time(), document_id),
         )
+    db.items_removed(removed)
 
 
 async def touch(db: Database, document_id: int, mtime: float, size: int) -> None:
@@ -112,8 +117,20 @@ async def delete_documents(db: Database, source_id: int, paths: list[str]) -> in
     """Drop files that are gone; their chunks and index entries go by cascade."""
     if not paths:
         return 0
+    removed: list[int] = []
     async with db.transaction() as conn:
-        await conn.executemany(
-            "DELETE FROM documents WHERE source_id = ? AND path = ?", [(source_id, path) for path in paths]
-        )
+        for path in paths:
+            rows = await conn.execute_fetchall(
+                "SELECT id FROM documents WHERE source_id = ? AND path = ?", (source_id, path)
+            )
+            for (document_id,) in rows:
+                # Items first, by id, so the in-memory views learn exactly which went.
+                removed.extend(await _delete_items(conn, document_id))
+                await conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
+    db.items_removed(removed)
     return len(paths)
+
+
+async def _delete_items(conn: aiosqlite.Connection, document_id: int) -> list[int]:
+    rows = await conn.execute_fetchall("DELETE FROM items WHERE document_id = ? RETURNING id", (document_id,))
+    return [row[0] for row in rows]

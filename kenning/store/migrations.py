@@ -102,7 +102,24 @@ def m001_initial(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_initial,)
+def m002_vectors(conn: sqlite3.Connection) -> None:
+    # One vector per item. `signature` names the embedder that made it (backend, model,
+    # text recipe); a vector whose signature differs from the current embedder's is
+    # stale and is overwritten by the background re-embed.
+    conn.execute(
+        """
+        CREATE TABLE vectors (
+            item_id INTEGER PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE,
+            signature TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL
+        )
+        """
+    )
+    conn.execute("CREATE INDEX vectors_signature ON vectors (signature)")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_initial, m002_vectors)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

@@ -1,0 +1,105 @@
+"""Stored embeddings: which items are stale for an embedder, writing and loading vectors."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import numpy as np
+
+from kenning.store.database import Database
+
+
+@dataclass(frozen=True)
+class StaleItem:
+    id: int
+    source_id: int
+    title: str
+    section: str
+    content: str
+
+
+@dataclass(frozen=True)
+class LoadedVectors:
+    ids: np.ndarray  # int64
+    source_ids: np.ndarray  # int64
+    matrix: np.ndarray  # float32, one normalised row per id
+    mismatched: int = 0  # rows left out because their dimension differs from the rest
+
+
+_STALE = """
+    SELECT i.id, d.source_id, i.title, i.section, i.content FROM items i
+    JOIN documents d ON d.id = i.document_id
+    LEFT JOIN vectors v ON v.item_id = i.id AND v.signature = ?
+    WHERE v.item_id IS NULL AND i.id > ?
+    ORDER BY i.id LIMIT ?
+"""
+
+
+async def stale_page(db: Database, signature: str, after_id: int, limit: int) -> list[StaleItem]:
+    async with db.reader() as conn:
+        rows = await conn.execute_fetchall(_STALE, (signature, after_id, limit))
+    return [StaleItem(*row) for row in rows]
+
+
+async def count_stale(db: Database, signature: str) -> int:
+    async with db.reader() as conn:
+        [(total,)] = await conn.execute_fetchall("SELECT count(*) FROM items", ())
+        [(fresh,)] = await conn.execute_fetchall("SELECT count(*) FROM vectors WHERE signature = ?", (signature,))
+    return total - fresh
+
+
+async def write_vectors(db: Database, signature: str, ids: list[int], matrix: np.ndarray) -> list[int]:
+    """Store vectors for the items that still exist; returns the ids actually written.
+
+    An item can be deleted while its text is being embedded; the existence check runs
+    under the write lock, so no deletion can slip in between it and the insert.
+    """
+    dim = int(matrix.shape[1])
+    async with db.transaction() as conn:
+        placeholders = ", ".join("?" * len(ids))
+        existing = {row[0] for row in await conn.execute_fetchall(f"SELECT id FROM items WHERE id IN ({placeholders})", ids)}
+        rows = [
+            (item_id, signature, dim, matrix[index].astype(np.float32).tobytes())
+            for index, item_id in enumerate(ids)
+            if item_id in existing
+        ]
+        await conn.executemany(
+            "INSERT OR REPLACE INTO vectors (item_id, signature, dim, vector) VALUES (?, ?, ?, ?)", rows
+        )
+    return [row[0] for row in rows]
+
+
+async def load_vectors(db: Database, signature: str) -> LoadedVectors:
+    """Every current vector with its item's source, for the in-memory index.
+
+    Should vectors of two dimensions share a signature (a server swapped the model
+    behind a name), the most common dimension wins and the rest are counted, never
+    padded or scored.
+    """
+    async with db.reader() as conn:
+        dims = await conn.execute_fetchall(
+            "SELECT dim, count(*) FROM vectors WHERE signature = ? GROUP BY dim ORDER BY 2 DESC", (signature,)
+        )
+        if not dims:
+            empty = np.zeros(0, dtype=np.int64)
+            return LoadedVectors(empty, empty.copy(), np.zeros((0, 0), dtype=np.float32))
+        dim = dims[0][0]
+        rows = await conn.execute_fetchall(
+            "SELECT v.item_id, d.source_id, v.vector FROM vectors v JOIN items i ON i.id = v.item_id"
+            " JOIN documents d ON d.id = i.document_id WHERE v.signature = ? AND v.dim = ? ORDER BY v.item_id",
+            (signature, dim),
+        )
+    return await asyncio.to_thread(_to_arrays, rows, dim, sum(count for _, count in dims[1:]))
+
+
+def _to_arrays(rows: list[tuple], dim: int, mismatched: int) -> LoadedVectors:
+    if not rows:
+        empty = np.zeros(0, dtype=np.int64)
+        return LoadedVectors(empty, empty.copy(), np.zeros((0, dim), dtype=np.float32), mismatched)
+    ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+    sources = np.fromiter((row[1] for row in rows), dtype=np.int64, count=len(rows))
+    blob = b"".join(row[2] for row in rows)
+    matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dim).copy()
+    return LoadedVectors(ids, sources, matrix, mismatched)
+

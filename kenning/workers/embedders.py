@@ -1,0 +1,150 @@
+"""Embedding backends behind one small interface.
+
+Both are synchronous and are only ever called from worker threads. Vectors come back
+L2-normalised float32, so the vector leg's cosine is a plain dot product. The
+signature names everything that changes a vector (backend, model, dimension, the text
+recipe); a stored vector with another signature is stale.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Protocol
+
+import httpx
+import numpy as np
+import ollama
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from kenning.config import EmbedderSettings
+from kenning.errors import KenningError
+
+log = logging.getLogger(__name__)
+
+# Bumped when the way an item becomes embedding text changes (see embedding_text).
+TEXT_RECIPE = 1
+
+
+class EmbedderUnavailable(KenningError):
+    """The backend cannot embed right now (server down, model missing); retry later."""
+
+
+class Embedder(Protocol):
+    signature: str
+    batch_size: int
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+    def check(self) -> None: ...
+
+
+def embedding_text(title: str, section: str, content: str, max_chars: int) -> str:
+    """What an item is embedded as: its title and heading give the chunk its context."""
+    head = " > ".join(part for part in (title, section) if part)
+    return (f"{head}\n{content}" if head else content)[:max_chars]
+
+
+def _normalise(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return matrix / norms
+
+
+class WordLlamaEmbedder:
+    """In-process static embeddings; the weights ship inside the wheel, so no network."""
+
+    def __init__(self, settings: EmbedderSettings) -> None:
+        self.model = settings.model_name
+        self.dim = settings.dim
+        self.batch_size = settings.batch_size
+        self.signature = f"wordllama:{self.model}:{self.dim}:r{TEXT_RECIPE}:c{settings.max_chars}"
+        self._loaded = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        with self._lock:
+            if self._loaded is None:
+                import wordllama
+
+                # A plain WordLlama.load() looks for the tokenizer outside the package
+                # and tries to download it; pointing cache_dir at the installed package
+                # finds both files and keeps it offline.
+                package = Path(wordllama.__file__).parent
+                self._loaded = wordllama.WordLlama.load(
+                    config=self.model, dim=self.dim, cache_dir=package, disable_download=True
+                )
+            return self._loaded
+
+    def check(self) -> None:
+        try:
+            self._load()
+        except Exception as exc:
+            raise EmbedderUnavailable(f"wordllama model {self.model!r} ({self.dim}-d) cannot load: {exc}") from exc
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        model = self._load()
+        return _normalise(model.embed(texts, norm=False, batch_size=self.batch_size))
+
+
+_CONNECTION_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, ConnectionError)
+
+
+class OllamaEmbedder:
+    """Embeddings from a local Ollama server; retried on connection errors only."""
+
+    def __init__(self, settings: EmbedderSettings) -> None:
+        self.model = settings.model_name
+        self.base_url = settings.base_url
+        self.batch_size = settings.batch_size
+        self.signature = f"ollama:{self.model}:r{TEXT_RECIPE}:c{settings.max_chars}"
+        self._client = ollama.Client(host=settings.base_url, timeout=settings.timeout)
+
+    def _unreachable(self, exc: Exception) -> EmbedderUnavailable:
+        return EmbedderUnavailable(f"ollama not reachable at {self.base_url} ({type(exc).__name__}); is it running?")
+
+    def check(self) -> None:
+        try:
+            listed = self._client.list()
+        except _CONNECTION_ERRORS + (httpx.TimeoutException,) as exc:
+            raise self._unreachable(exc) from None
+        names = {entry.model for entry in listed.models}
+        if self.model not in names and f"{self.model}:latest" not in names:
+            raise EmbedderUnavailable(
+                f"ollama at {self.base_url} does not have model {self.model!r}; run `ollama pull {self.model}`"
+            )
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        try:
+            response = self._embed(texts)
+        except _CONNECTION_ERRORS as exc:
+            raise self._unreachable(exc) from None
+        except httpx.TimeoutException:
+            raise EmbedderUnavailable(f"ollama at {self.base_url} timed out embedding {len(texts)} texts") from None
+        except ollama.ResponseError as exc:
+            if exc.status_code == 404:
+                raise EmbedderUnavailable(
+                    f"ollama at {self.base_url} does not have model {self.model!r}; run `ollama pull {self.model}`"
+                ) from None
+            raise EmbedderUnavailable(f"ollama error {exc.status_code}: {exc.error}") from None
+        vectors = np.asarray(response.embeddings, dtype=np.float32)
+        if vectors.shape[0] != len(texts):
+            raise EmbedderUnavailable(f"ollama returned {vectors.shape[0]} vectors for {len(texts)} texts")
+        return _normalise(vectors)
+
+    @retry(
+        retry=retry_if_exception_type(_CONNECTION_ERRORS),
+        wait=wait_exponential(multiplier=0.2, max=2.0),
+        stop=stop_after_attempt(3),
+        reraise=True,
+    )
+    def _embed(self, texts: list[str]):
+        return self._client.embed(model=self.model, input=texts)
+
+
+def make_embedder(settings: EmbedderSettings) -> Embedder:
+    if settings.backend == "ollama":
+        return OllamaEmbedder(settings)
+    return WordLlamaEmbedder(settings)
