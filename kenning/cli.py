@@ -95,19 +95,40 @@ def daemon(ctx: Context) -> None:
 @click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 200), help="Hits to show.")
 @click.option("--source", help="Only this source.")
 @click.option("--namespace", help="Only sources in this namespace.")
+@click.option(
+    "--leg",
+    "legs",
+    multiple=True,
+    type=click.Choice(["keyword", "vector"]),
+    help="Run only these retrieval legs (repeatable; default: all).",
+)
+@click.option("--explain", is_flag=True, help="Show each leg's rank for every hit.")
 @click.option("--json", "as_json", is_flag=True, help="Print {\"hits\": [...]} as JSON.")
 @pass_context
-def search(ctx: Context, query: str, limit: int, source: str | None, namespace: str | None, as_json: bool) -> None:
+def search(
+    ctx: Context,
+    query: str,
+    limit: int,
+    source: str | None,
+    namespace: str | None,
+    legs: tuple[str, ...],
+    explain: bool,
+    as_json: bool,
+) -> None:
     """Search the library; each hit cites its file, section and lines."""
     params: dict[str, Any] = {"query": query, "limit": limit}
     if source:
         params["source"] = source
     if namespace:
         params["namespace"] = namespace
+    if legs:
+        params["legs"] = list(legs)
     result = ctx.call("search", params)
     if as_json:
         _print_json(result)
         return
+    for warning in result.get("warnings", []):
+        click.echo(click.style(f"note: {warning}", fg="yellow"), err=True)
     hits = result["hits"]
     if not hits:
         click.echo("no matches")
@@ -118,7 +139,13 @@ def search(ctx: Context, query: str, limit: int, source: str | None, namespace: 
             heading += " — " + hit["section"]
         click.echo(f"{rank:>2}. {heading}")
         where = f"{hit['path']}:{hit['line_start']}-{hit['line_end']}"
-        click.echo(f"    {click.style(where, fg='cyan')}  [{hit['source']}]  score {hit['score']:.3f}  item {hit['item_id']}")
+        found_by = "+".join(hit["legs"])
+        click.echo(
+            f"    {click.style(where, fg='cyan')}  [{hit['source']}]  {found_by} {hit['score']:.4f}  item {hit['item_id']}"
+        )
+        if explain:
+            ranks = ", ".join(f"{leg} #{position}" for leg, position in hit["ranks"].items())
+            click.echo(f"    ranks: {ranks}")
         click.echo("    " + _highlight(" ".join(hit["snippet"].split())))
 
 
@@ -141,6 +168,7 @@ def status(ctx: Context, as_json: bool) -> None:
         f"kenning {info['version']} · pid {info['pid']} · up {_ago(info['uptime_seconds'])}"
         f" · index {info['db_bytes'] / 1e6:.1f} MB · {info['data_dir']}"
     )
+    _echo_embedder(result["embedder"])
     if not result["sources"]:
         click.echo("no sources yet: add one with `ken sources add PATH`")
     for source in result["sources"]:
@@ -159,6 +187,22 @@ def status(ctx: Context, as_json: bool) -> None:
             click.echo(click.style(f"  error: {source['last_error']}", fg="red"))
         for failure in source["failures"]:
             click.echo(f"  failed: {failure['path']}: {failure['reason']}")
+
+
+def _echo_embedder(embedder: dict) -> None:
+    job = embedder["job"]
+    vectors = "loading" if embedder["vectors"] is None else f"{embedder['vectors']} vectors"
+    line = f"embedder: {embedder['backend']} {embedder['model']} · {vectors} · {job['state']}"
+    if job["state"] == "embedding":
+        line += f" {job['done']}/{job['total']}"
+        if job.get("rate_per_second"):
+            line += f" at {job['rate_per_second']:.0f}/s"
+        if job.get("eta_seconds") is not None:
+            line += f", about {_ago(job['eta_seconds'])} left"
+    click.echo(line)
+    error = job.get("last_error") or embedder.get("check_error")
+    if error:
+        click.echo(click.style(f"  {error}", fg="yellow"))
 
 
 def _ago(seconds: float) -> str:
@@ -186,6 +230,7 @@ def sources_list(ctx: Context, as_json: bool) -> None:
     if as_json:
         _print_json(result)
         return
+    _echo_embedder(result["embedder"])
     if not result["sources"]:
         click.echo("no sources yet: add one with `ken sources add PATH`")
     for source in result["sources"]:
@@ -264,6 +309,14 @@ def reload(ctx: Context) -> None:
     added = ", ".join(result["added"]) or "none"
     removed = ", ".join(result["removed"]) or "none"
     click.echo(f"reloaded: {len(result['sources'])} sources (added: {added}; removed: {removed})")
+
+
+@main.command()
+@pass_context
+def reembed(ctx: Context) -> None:
+    """Embed every item again with the current embedder, in the background."""
+    result = ctx.call("reembed")
+    click.echo(f"dropped {result['dropped']} vectors; re-embedding in the background (see `ken status`)")
 
 
 @main.command()

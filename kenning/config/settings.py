@@ -70,6 +70,12 @@ class EmbedderSettings(_Strict):
     batch_size: Annotated[int, Field(ge=1, le=4096)] = 64
     max_chars: Annotated[int, Field(ge=100, le=100_000)] = 2000
 
+    @model_validator(mode="after")
+    def _wordllama_dims(self) -> "EmbedderSettings":
+        if self.backend == "wordllama" and self.dim not in (64, 128, 256):
+            raise ValueError("wordllama ships 256-d weights; dim must be 64, 128 or 256")
+        return self
+
     @property
     def model_name(self) -> str:
         if self.model:

@@ -73,8 +73,14 @@ class WordLlamaEmbedder:
                 # and tries to download it; pointing cache_dir at the installed package
                 # finds both files and keeps it offline.
                 package = Path(wordllama.__file__).parent
+                # Only the 256-d weights ship in the wheel; smaller dims are truncations
+                # of them (the model is trained for that), larger ones would need a download.
                 self._loaded = wordllama.WordLlama.load(
-                    config=self.model, dim=self.dim, cache_dir=package, disable_download=True
+                    config=self.model,
+                    dim=256,
+                    trunc_dim=None if self.dim == 256 else self.dim,
+                    cache_dir=package,
+                    disable_download=True,
                 )
             return self._loaded
 

@@ -1,0 +1,220 @@
+"""Vector leg and hybrid search latency at 100,000 and 1,000,000 chunks, and the speed
+of embedding with the default in-process embedder.
+
+The library is built straight into SQLite (chunks of generated text through the real
+schema, FTS triggers included), and the vector index is filled with random unit
+vectors: latency depends on the matrix shape, not on what the vectors mean. Queries go
+through kenning's real Retriever, query embedding included. The baseline measured in
+the same run is a bare numpy matrix-vector product over the same matrix, the floor any
+exact vector search pays.
+
+    .venv/bin/python bench/vector_speed.py [--sizes 100000 1000000] [--queries 200] [--reembed 100000] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from kenning.config import EmbedderSettings, RetrievalSettings
+from kenning.retrieval.search import Retriever
+from kenning.retrieval.vector_index import VectorIndex
+from kenning.store.database import Database, prepare
+from kenning.store.vectors import LoadedVectors, load_vectors
+from kenning.workers.embed import EmbedWorker
+from kenning.workers.embedders import make_embedder
+
+SEED = 7
+DIM = 256
+CHUNK_WORDS = 60
+CHUNKS_PER_DOCUMENT = 50
+TARGET_HYBRID_P95_MS = 100.0
+TARGET_REEMBED_S = 300.0
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def vocabulary(size: int = 30_000) -> tuple[list[str], list[float]]:
+    rng = random.Random(SEED)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = list(dict.fromkeys("".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(size)))
+    weights = [1.0 / (rank + 1) for rank in range(len(words))]
+    return words, weights
+
+
+def build_library(path: Path, chunks: int, words: list[str], weights: list[float]) -> None:
+    """Chunks written through the real schema and triggers, in large transactions."""
+    prepare(path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("INSERT INTO sources (name, root, created_at) VALUES ('bench', '/bench', 0)")
+    rng = random.Random(SEED)
+    pool = rng.choices(words, weights, k=CHUNK_WORDS * 5000)
+    started = time.perf_counter()
+    for start in range(0, chunks, 20_000):
+        conn.execute("BEGIN")
+        for document in range(start // CHUNKS_PER_DOCUMENT, min(start + 20_000, chunks) // CHUNKS_PER_DOCUMENT):
+            cursor = conn.execute(
+                "INSERT INTO documents (source_id, path, status, updated_at) VALUES (1, ?, 'done', 0)",
+                (f"doc{document}.md",),
+            )
+            rows = []
+            for ord_ in range(CHUNKS_PER_DOCUMENT):
+                offset = rng.randrange(len(pool) - CHUNK_WORDS)
+                rows.append((cursor.lastrowid, ord_, f"Document {document}", "", " ".join(pool[offset : offset + CHUNK_WORDS]), ord_ + 1, ord_ + 1))
+            conn.executemany(
+                "INSERT INTO items (document_id, ord, title, section, content, line_start, line_end) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        conn.execute("COMMIT")
+        log(f"  built {min(start + 20_000, chunks):,} chunks ({time.perf_counter() - started:.0f} s)")
+    conn.execute("INSERT INTO items_fts (items_fts) VALUES ('optimize')")
+    conn.close()
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "p50_ms": round(statistics.median(ordered), 2),
+        "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 2),
+    }
+
+
+def queries(words: list[str], count: int) -> list[str]:
+    rng = random.Random(SEED + 1)
+    head = words[:3000]
+    return [" ".join(rng.sample(head, rng.randint(2, 6))) for _ in range(count)]
+
+
+async def measure_size(workdir: Path, chunks: int, query_texts: list[str], words, weights) -> dict:
+    path = workdir / f"library-{chunks}.db"
+    log(f"building a library of {chunks:,} chunks")
+    build_library(path, chunks, words, weights)
+    db = Database(path)
+    await db.open()
+    try:
+        async with db.reader() as conn:
+            ids = np.array([row[0] for row in await conn.execute_fetchall("SELECT id FROM items ORDER BY id", ())], dtype=np.int64)
+        rng = np.random.default_rng(SEED)
+        matrix = rng.standard_normal((len(ids), DIM), dtype=np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        embedder = make_embedder(EmbedderSettings())
+        index = VectorIndex(embedder.signature, LoadedVectors(ids, np.ones(len(ids), dtype=np.int64), matrix))
+        retriever = Retriever(db, RetrievalSettings(), embedder=embedder, index=index)
+        query_vectors = embedder.embed(query_texts)
+
+        bare, leg, vector_search, hybrid = [], [], [], []
+        for query, vector in zip(query_texts, query_vectors):
+            started = time.perf_counter()
+            scores = matrix @ vector
+            np.argpartition(-scores, 30)[:30]
+            bare.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            index.search(vector, 30, {1})
+            leg.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            await retriever.search(query, 10, legs=("vector",))
+            vector_search.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            await retriever.search(query, 10)
+            hybrid.append((time.perf_counter() - started) * 1000)
+    finally:
+        await db.close()
+    path.unlink()
+    return {
+        "chunks": chunks,
+        "bare_numpy": percentiles(bare),
+        "vector_index": percentiles(leg),
+        "vector_search": percentiles(vector_search),
+        "hybrid_search": percentiles(hybrid),
+    }
+
+
+async def measure_reembed(workdir: Path, chunks: int, words, weights) -> dict:
+    """The real embed job over a library with no vectors: stale pages, embed, write."""
+    path = workdir / "reembed.db"
+    log(f"building a library of {chunks:,} chunks to embed")
+    build_library(path, chunks, words, weights)
+    db = Database(path)
+    await db.open()
+    try:
+        settings = EmbedderSettings()
+        embedder = make_embedder(settings)
+        async with db.reader() as conn:
+            texts = [row[0] for row in await conn.execute_fetchall("SELECT content FROM items LIMIT 20000", ())]
+        started = time.perf_counter()
+        embedder.embed(texts)
+        raw_rate = len(texts) / (time.perf_counter() - started)
+        index = VectorIndex(embedder.signature, await load_vectors(db, embedder.signature))
+        worker = EmbedWorker(db, embedder, index, settings.max_chars)
+        log("re-embedding through the embed job")
+        started = time.perf_counter()
+        await worker._pass()
+        elapsed = time.perf_counter() - started
+    finally:
+        await db.close()
+    path.unlink()
+    return {
+        "chunks": chunks,
+        "wordllama_chunks_per_s": round(raw_rate),
+        "reembed_seconds": round(elapsed, 1),
+        "reembed_chunks_per_s": round(chunks / elapsed),
+        "vectors_written": len(index),
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--reembed", type=int, default=100_000, help="chunks for the re-embed timing (0 skips it)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    words, weights = vocabulary()
+    query_texts = queries(words, args.queries)
+    results: dict = {"sizes": []}
+    with tempfile.TemporaryDirectory(prefix="kenning-vector-bench-") as tmp:
+        workdir = Path(tmp)
+        for size in args.sizes:
+            results["sizes"].append(await measure_size(workdir, size, query_texts, words, weights))
+        if args.reembed:
+            results["reembed"] = await measure_reembed(workdir, args.reembed, words, weights)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    print("== kenning vector speed bench ==")
+    for size in results["sizes"]:
+        hybrid = size["hybrid_search"]
+        verdict = ""
+        if size["chunks"] == 100_000:
+            verdict = "  [PASS]" if hybrid["p95_ms"] < TARGET_HYBRID_P95_MS else "  [FAIL]"
+            verdict += f" target p95 < {TARGET_HYBRID_P95_MS:.0f} ms at 100,000 chunks"
+        print(f"{size['chunks']:>9,} chunks")
+        print(f"  bare numpy matvec     p50 {size['bare_numpy']['p50_ms']:7.2f} ms  p95 {size['bare_numpy']['p95_ms']:7.2f} ms (baseline)")
+        print(f"  vector index search   p50 {size['vector_index']['p50_ms']:7.2f} ms  p95 {size['vector_index']['p95_ms']:7.2f} ms")
+        print(f"  vector leg (Retriever) p50 {size['vector_search']['p50_ms']:6.2f} ms  p95 {size['vector_search']['p95_ms']:7.2f} ms")
+        print(f"  hybrid search         p50 {hybrid['p50_ms']:7.2f} ms  p95 {hybrid['p95_ms']:7.2f} ms{verdict}")
+    if "reembed" in results:
+        reembed = results["reembed"]
+        verdict = "[PASS]" if reembed["reembed_seconds"] < TARGET_REEMBED_S else "[FAIL]"
+        print(f"wordllama embedding   {reembed['wordllama_chunks_per_s']:,} chunks/s (raw embed calls)")
+        print(
+            f"re-embed {reembed['chunks']:,} chunks  {reembed['reembed_seconds']} s"
+            f" ({reembed['reembed_chunks_per_s']:,} chunks/s)  {verdict} target < {TARGET_REEMBED_S:.0f} s"
+        )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
