@@ -39,6 +39,7 @@ class Semantic:
         """Bring up embedder, index and job in the background; returns at once."""
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._run(self.settings), name="embedding")
+        self._task.add_done_callback(_log_failure)
 
     async def stop(self) -> None:
         self._stop.set()
@@ -97,7 +98,8 @@ class Semantic:
             self.check_error = str(exc)
             log.warning("embedder not ready: %s", exc)
         loaded = await vectors.load_vectors(self.db, embedder.signature)
-        index = VectorIndex(embedder.signature, loaded)
+        # Building the id map of a large index takes a while: not on the event loop.
+        index = await asyncio.to_thread(VectorIndex, embedder.signature, loaded)
         if loaded.mismatched:
             log.warning("%d vectors have another dimension and are ignored; `ken reembed` rebuilds them", loaded.mismatched)
         self.retriever.embedder = embedder
@@ -109,3 +111,8 @@ class Semantic:
     def _forget(self, item_ids: list[int]) -> None:
         if self.retriever.index is not None:
             self.retriever.index.remove(item_ids)
+
+
+def _log_failure(task: asyncio.Task) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("embedding stopped after an error; vector search is off", exc_info=task.exception())
