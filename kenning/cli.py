@@ -80,11 +80,12 @@ def daemon(ctx: Context) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    # aiosqlite logs every statement at debug level, and pdfminer warns about every
-    # damaged PDF object; both drown kenning's own lines (a bad file is reported once,
+    # aiosqlite logs every statement at debug level, httpx every request, and pdfminer
+    # warns about every damaged PDF object; they drown kenning's own lines (a bad file is reported once,
     # as its failure reason).
     logging.getLogger("aiosqlite").setLevel(logging.INFO)
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     # Files the daemon creates (database, WAL, socket) are the user's alone.
     os.umask(0o077)
     asyncio.run(Daemon(settings, ctx.config_path).run())
@@ -200,9 +201,8 @@ def _echo_embedder(embedder: dict) -> None:
         if job.get("eta_seconds") is not None:
             line += f", about {_ago(job['eta_seconds'])} left"
     click.echo(line)
-    error = job.get("last_error") or embedder.get("check_error")
-    if error:
-        click.echo(click.style(f"  {error}", fg="yellow"))
+    if job.get("last_error"):
+        click.echo(click.style(f"  {job['last_error']}", fg="yellow"))
 
 
 def _ago(seconds: float) -> str:

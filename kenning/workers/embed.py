@@ -76,10 +76,13 @@ class EmbedWorker:
                 return
             self._wake.clear()
             try:
-                await self._pass()
+                embedded = await self._pass()
                 backoff = BACKOFF_START
                 self.progress.state = "idle"
-                self.progress.last_error = None
+                if embedded:
+                    # Only a real round trip says the backend is back; an empty pass
+                    # asked it nothing.
+                    self.progress.last_error = None
             except EmbedderUnavailable as exc:
                 if self.progress.last_error != str(exc):
                     log.warning("embedding paused: %s; retrying with backoff", exc)
@@ -89,11 +92,12 @@ class EmbedWorker:
                 backoff = min(backoff * 2, BACKOFF_MAX)
                 self._wake.set()
 
-    async def _pass(self) -> None:
+    async def _pass(self) -> int:
+        """Embed every stale item; returns how many were embedded."""
         signature = self.embedder.signature
         total = await vectors.count_stale(self.db, signature)
         if not total:
-            return
+            return 0
         progress = self.progress
         progress.total, progress.done, progress.started_at = total, 0, time.monotonic()
         progress.state = "embedding"
@@ -119,6 +123,7 @@ class EmbedWorker:
             progress.total = max(progress.total, progress.done)
             after = page[-1].id
         log.info("embedded %d items with %s", progress.done, signature)
+        return progress.done
 
     def _embed_all(self, texts: list[str]) -> np.ndarray:
         size = self.embedder.batch_size

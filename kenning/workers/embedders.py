@@ -39,6 +39,17 @@ class Embedder(Protocol):
 
     def check(self) -> None: ...
 
+    def close(self) -> None: ...
+
+
+def signature_for(settings: EmbedderSettings) -> str:
+    """Everything that changes a vector. Ollama's dimension is fixed by the model, and is
+    recorded per vector; wordllama's is a setting."""
+    recipe = f"r{TEXT_RECIPE}:c{settings.max_chars}"
+    if settings.backend == "ollama":
+        return f"ollama:{settings.model_name}:{recipe}"
+    return f"wordllama:{settings.model_name}:{settings.dim}:{recipe}"
+
 
 def embedding_text(title: str, section: str, content: str, max_chars: int) -> str:
     """What an item is embedded as: its title and heading give the chunk its context."""
@@ -60,7 +71,7 @@ class WordLlamaEmbedder:
         self.model = settings.model_name
         self.dim = settings.dim
         self.batch_size = settings.batch_size
-        self.signature = f"wordllama:{self.model}:{self.dim}:r{TEXT_RECIPE}:c{settings.max_chars}"
+        self.signature = signature_for(settings)
         self._loaded = None
         self._lock = threading.Lock()
 
@@ -94,8 +105,13 @@ class WordLlamaEmbedder:
         model = self._load()
         return _normalise(model.embed(texts, norm=False, batch_size=self.batch_size))
 
+    def close(self) -> None:
+        self._loaded = None
 
-_CONNECTION_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, ConnectionError)
+
+# A server that is down refuses (ConnectError); one killed mid-request resets the
+# connection (ReadError / WriteError): all mean "not reachable", none is a bad request.
+_CONNECTION_ERRORS = (httpx.NetworkError, httpx.ConnectTimeout, httpx.RemoteProtocolError, ConnectionError)
 
 
 class OllamaEmbedder:
@@ -105,15 +121,47 @@ class OllamaEmbedder:
         self.model = settings.model_name
         self.base_url = settings.base_url
         self.batch_size = settings.batch_size
-        self.signature = f"ollama:{self.model}:r{TEXT_RECIPE}:c{settings.max_chars}"
-        self._client = ollama.Client(host=settings.base_url, timeout=settings.timeout)
+        self.signature = signature_for(settings)
+        self.timeout = settings.timeout
+        # One HTTP client per thread: httpcore's sync pool can close a connection that
+        # another thread's queued request was just given, leaving that request hung
+        # until its read timeout (encode/httpcore#1110). Searches and the embed job
+        # run on different threads, so they must not share a pool. For the same reason
+        # close() waits for requests in flight: closing a socket under a blocked read
+        # does not wake it on Linux.
+        self._local = threading.local()
+        self._clients: list[ollama.Client] = []
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self._closed = False
+
+    def _client(self) -> ollama.Client:
+        client = getattr(self._local, "client", None)
+        if client is None:
+            client = self._local.client = ollama.Client(host=self.base_url, timeout=self.timeout)
+            with self._lock:
+                self._clients.append(client)
+        return client
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle = self._in_flight == 0
+        if idle:
+            self._close_clients()
+
+    def _close_clients(self) -> None:
+        with self._lock:
+            clients, self._clients = self._clients, []
+        for client in clients:
+            client.close()
 
     def _unreachable(self, exc: Exception) -> EmbedderUnavailable:
         return EmbedderUnavailable(f"ollama not reachable at {self.base_url} ({type(exc).__name__}); is it running?")
 
     def check(self) -> None:
         try:
-            listed = self._client.list()
+            listed = self._client().list()
         except _CONNECTION_ERRORS + (httpx.TimeoutException,) as exc:
             raise self._unreachable(exc) from None
         names = {entry.model for entry in listed.models}
@@ -123,6 +171,20 @@ class OllamaEmbedder:
             )
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            if self._closed:
+                raise EmbedderUnavailable("the embedder is being replaced")
+            self._in_flight += 1
+        try:
+            return self._embed_checked(texts)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+                last = self._closed and self._in_flight == 0
+            if last:
+                self._close_clients()
+
+    def _embed_checked(self, texts: list[str]) -> np.ndarray:
         try:
             response = self._embed(texts)
         except _CONNECTION_ERRORS as exc:
@@ -147,7 +209,7 @@ class OllamaEmbedder:
         reraise=True,
     )
     def _embed(self, texts: list[str]):
-        return self._client.embed(model=self.model, input=texts)
+        return self._client().embed(model=self.model, input=texts)
 
 
 def make_embedder(settings: EmbedderSettings) -> Embedder:

@@ -17,7 +17,7 @@ from kenning.retrieval.vector_index import VectorIndex
 from kenning.store import vectors
 from kenning.store.database import Database
 from kenning.workers.embed import EmbedWorker
-from kenning.workers.embedders import EmbedderUnavailable, make_embedder
+from kenning.workers.embedders import EmbedderUnavailable, make_embedder, signature_for
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,9 @@ class Semantic:
             self._task = None
         self.worker = None
         self.retriever.index = None
+        if self.retriever.embedder is not None:
+            self.retriever.embedder.close()
+            self.retriever.embedder = None
 
     async def reconfigure(self, settings: EmbedderSettings) -> None:
         if settings == self.settings:
@@ -60,7 +63,7 @@ class Semantic:
 
     async def reembed(self) -> int:
         """Drop the current embedder's vectors so every item is embedded again."""
-        signature = make_embedder(self.settings).signature
+        signature = signature_for(self.settings)
         async with self.db.transaction() as conn:
             cursor = await conn.execute("DELETE FROM vectors WHERE signature = ?", (signature,))
             dropped = cursor.rowcount
@@ -77,15 +80,14 @@ class Semantic:
         report = {
             "backend": self.settings.backend,
             "model": self.settings.model_name,
-            "signature": self.retriever.embedder.signature if self.retriever.embedder else None,
+            "signature": signature_for(self.settings),
             "vectors": len(index) if index is not None else None,
             "dimension": index.dim if index is not None else None,
-            "check_error": self.check_error,
         }
         if self.worker is not None:
             report["job"] = self.worker.progress.as_dict()
         else:
-            report["job"] = {"state": "loading"}
+            report["job"] = {"state": "loading", "last_error": self.check_error}
         return report
 
     async def _run(self, settings: EmbedderSettings) -> None:
@@ -105,6 +107,7 @@ class Semantic:
         self.retriever.embedder = embedder
         self.retriever.index = index
         self.worker = EmbedWorker(self.db, embedder, index, settings.max_chars)
+        self.worker.progress.last_error = self.check_error
         log.info("vector index ready: %d vectors for %s", len(index), embedder.signature)
         await self.worker.run(self._stop)
 

@@ -1,0 +1,319 @@
+"""A small Ollama-compatible HTTP server for tests: the outside world, faked at its edge.
+
+It speaks the four endpoints kenning's client touches (GET /api/tags, GET /api/version,
+POST /api/embed, POST /api/show) over real HTTP/1.1 keep-alive on 127.0.0.1. Embeddings
+are a hashed bag of words: each lower-cased word is a fixed pseudo-random direction in
+`dim` dimensions (seeded by a hash of the word), and a text is the L2-normalised sum of
+its words. Texts sharing words point the same way, so a search for a word finds the
+chunks that hold it, while unrelated texts sit near zero cosine; a plain one-coordinate
+hashing trick would collide too often in 64 dimensions. Each model has its own
+dimension, so changing the model changes the vectors' shape too.
+
+The knobs a test flips at runtime:
+
+- `down = True` stops the server: the listening socket closes and every open
+  connection is cut, so the client meets a real refused connection; `down = False`
+  listens again on the same port.
+- `crash()` goes down like a killed process: requests in flight are reset (RST)
+  instead of closed.
+- `delay` seconds are slept before answering each embed request (a server that goes
+  down cuts a sleeping request without answering).
+- `embed_requests` and `texts_embedded` count what was asked of /api/embed.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+import socket
+import struct
+import sys
+import threading
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+
+DEFAULT_MODELS = {"fake-embed": 64, "fake-embed-2": 32}
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+# The client going away mid-answer (a timeout, a kill -9 of the daemon) is not a fault
+# of the fake; anything else raised in a handler is, and fails the test at teardown.
+_HANGUPS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
+
+
+@functools.lru_cache(maxsize=65536)
+def _word_direction(word: str, dim: int) -> np.ndarray:
+    seed = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
+    return np.random.default_rng(seed).standard_normal(dim)
+
+
+def hashed_embedding(text: str, dim: int) -> list[float]:
+    vector = np.zeros(dim)
+    for word in _WORD.findall(text.lower()):
+        vector += _word_direction(word, dim)
+    norm = float(np.linalg.norm(vector))
+    return (vector / norm if norm else vector).tolist()
+
+
+def _tagged(name: str) -> str:
+    return name if ":" in name else f"{name}:latest"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, port: int, fake: "FakeOllama") -> None:
+        self.fake = fake
+        self.stopping = threading.Event()
+        self.crashing = False
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        super().__init__(("127.0.0.1", port), _Handler)
+
+    def process_request(self, request, client_address) -> None:
+        with self._connections_lock:
+            self._connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request) -> None:
+        with self._connections_lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def cut_connections(self) -> None:
+        with self._connections_lock:
+            connections = list(self._connections)
+        for conn in connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def handle_error(self, request, client_address) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, _HANGUPS) or self.stopping.is_set():
+            return
+        self.fake.errors.append("".join(traceback.format_exception(error)))
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+        pass
+
+    def do_GET(self) -> None:
+        fake = self.server.fake
+        if self.path == "/api/tags":
+            self._reply(200, {"models": [fake.model_entry(name) for name in fake.models]})
+        elif self.path == "/api/version":
+            self._reply(200, {"version": "0.0.0-fake"})
+        else:
+            self._reply(404, {"error": f"no route {self.path}"})
+
+    def do_HEAD(self) -> None:
+        self._reply(200, None)
+
+    def do_POST(self) -> None:
+        body = self._body()
+        if body is None:
+            return
+        if self.path == "/api/embed":
+            self._embed(body)
+        elif self.path == "/api/show":
+            self._show(body)
+        else:
+            self._reply(404, {"error": f"no route {self.path}"})
+
+    def _embed(self, body: dict) -> None:
+        fake = self.server.fake
+        model = body.get("model")
+        texts = body.get("input", [])
+        if isinstance(texts, str):
+            texts = [texts]
+        if not model:
+            return self._reply(400, {"error": "model is required"})
+        if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+            return self._reply(400, {"error": "invalid input type"})
+        dim = fake.dimension(model)
+        if dim is None:
+            return self._reply(404, {"error": f'model "{model}" not found, try pulling it first'})
+        with fake.lock:
+            fake.embed_requests += 1
+            fake.texts_embedded += len(texts)
+        if fake.delay and self.server.stopping.wait(fake.delay):
+            # Went down while "computing": hang up without an answer.
+            self.close_connection = True
+            if self.server.crashing:
+                self._reset()
+            return
+        self._reply(
+            200,
+            {
+                "model": _tagged(model),
+                "embeddings": [hashed_embedding(text, dim) for text in texts],
+                "total_duration": 1000,
+                "load_duration": 10,
+                "prompt_eval_count": sum(len(_WORD.findall(text)) for text in texts),
+            },
+        )
+
+    def _show(self, body: dict) -> None:
+        fake = self.server.fake
+        name = body.get("model") or body.get("name") or ""
+        dim = fake.dimension(name)
+        if dim is None:
+            return self._reply(404, {"error": f'model "{name}" not found'})
+        self._reply(
+            200,
+            {
+                "modelfile": f"FROM {name}\n",
+                "parameters": "",
+                "template": "",
+                "details": fake.model_entry(name)["details"],
+                "model_info": {"general.architecture": "fake", "fake.embedding_length": dim},
+                "capabilities": ["embedding"],
+                "modified_at": "2024-01-01T00:00:00Z",
+            },
+        )
+
+    def _reset(self) -> None:
+        """Abort the connection as a killed process's kernel does: RST, not FIN."""
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.wfile.close()
+        self.rfile.close()
+        self.connection.close()
+
+    def _body(self) -> dict | None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            self._reply(400, {"error": "invalid JSON body"})
+            return None
+        if not isinstance(body, dict):
+            self._reply(400, {"error": "body must be a JSON object"})
+            return None
+        return body
+
+    def _reply(self, status: int, payload: dict | None) -> None:
+        data = b"" if payload is None else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+
+class FakeOllama:
+    """One fake server; `start()` / `stop()` are safe to call twice, and the port sticks."""
+
+    def __init__(self, models: dict[str, int] | None = None) -> None:
+        self.models: dict[str, int] = dict(DEFAULT_MODELS if models is None else models)
+        self.delay = 0.0
+        self.embed_requests = 0
+        self.texts_embedded = 0
+        self.errors: list[str] = []
+        self.lock = threading.Lock()
+        self.port = 0
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def down(self) -> bool:
+        return self._server is None
+
+    @down.setter
+    def down(self, value: bool) -> None:
+        if value:
+            self.stop()
+        else:
+            self.start()
+
+    def start(self) -> "FakeOllama":
+        if self._server is not None:
+            return self
+        # SO_REUSEADDR (HTTPServer's default) lets the same port be bound again while
+        # connections cut by stop() linger in TIME_WAIT.
+        self._server = _Server(self.port, self)
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-ollama", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def crash(self) -> None:
+        """Go down as a killed server does: requests in flight are reset, not answered."""
+        if self._server is not None:
+            self._server.crashing = True
+        self.stop()
+
+    def stop(self) -> None:
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        self._server = self._thread = None
+        server.stopping.set()
+        server.shutdown()
+        server.server_close()
+        server.cut_connections()
+        if thread is not None:
+            thread.join(timeout=5)
+
+    def reset_counters(self) -> None:
+        with self.lock:
+            self.embed_requests = 0
+            self.texts_embedded = 0
+
+    def dimension(self, name: str) -> int | None:
+        for model, dim in self.models.items():
+            if _tagged(model) == _tagged(name):
+                return dim
+        return None
+
+    def model_entry(self, name: str) -> dict:
+        tagged = _tagged(name)
+        return {
+            "name": tagged,
+            "model": tagged,
+            "modified_at": "2024-01-01T00:00:00Z",
+            "size": 1024 * self.models.get(name, 1),
+            "digest": hashlib.sha256(tagged.encode()).hexdigest(),
+            "details": {
+                "parent_model": "",
+                "format": "gguf",
+                "family": "fake",
+                "families": ["fake"],
+                "parameter_size": "1M",
+                "quantization_level": "F32",
+            },
+        }
+
+    def __enter__(self) -> "FakeOllama":
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+@contextmanager
+def fake_ollama(models: dict[str, int] | None = None) -> Iterator[FakeOllama]:
+    """A running fake for the body of a `with`; fails the test if a handler broke."""
+    server = FakeOllama(models)
+    with server:
+        yield server
+    assert not server.errors, "the fake Ollama server raised:\n" + "\n".join(server.errors)

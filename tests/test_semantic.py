@@ -1,0 +1,585 @@
+"""Semantic retrieval in process: real embedders, real SQLite files, real HTTP to a fake Ollama.
+
+The embedding side runs as the daemon runs it (a `Semantic` with its background job);
+only the Ollama server is faked, on 127.0.0.1, and WordLlama runs with the network shut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kenning.config import EmbedderSettings, RetrievalSettings
+from kenning.retrieval.fusion import fuse
+from kenning.retrieval.hits import Hit
+from kenning.retrieval.search import Retriever
+from kenning.retrieval.vector_index import VectorIndex
+from kenning.store import documents, sources, vectors
+from kenning.store.database import Database
+from kenning.store.documents import NewItem
+from kenning.store.vectors import LoadedVectors
+from kenning.workers.embedders import EmbedderUnavailable, OllamaEmbedder, WordLlamaEmbedder
+from kenning.workers.semantic import Semantic
+from tests.fake_ollama import FakeOllama, fake_ollama
+
+PARAPHRASE = "car engine fails in winter"
+NONSENSE = "zxqv blorp fnarg"
+# No word of the paraphrase (after stopwords and stemming) appears in any of these.
+CORPUS = {
+    "car.md": "The automobile would not start on cold mornings",
+    "budget.md": "Our quarterly budget review covers marketing spending",
+    "garden.md": "She planted tomatoes and basil in the garden",
+    "music.md": "The orchestra rehearsed a symphony by Beethoven",
+    "code.md": "Python functions return values to their callers",
+    "nap.md": "The toddler napped after lunch",
+    "stocks.md": "Stock prices fell sharply after the announcement",
+    "cake.md": "A recipe for chocolate cake with vanilla frosting",
+}
+
+
+# -- fixtures and helpers ---------------------------------------------------------------
+
+
+@pytest.fixture
+def ollama() -> Iterator[FakeOllama]:
+    with fake_ollama() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def close_ollama_clients(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Close every OllamaEmbedder a test builds by hand once the test is over.
+
+    A keep-alive socket left for the garbage collector is a ResourceWarning, which this
+    suite makes an error. Autouse, so it is torn down after the fixtures that stop the
+    Semantics using them (those close their own).
+    """
+    made: list[OllamaEmbedder] = []
+    original = OllamaEmbedder.__init__
+
+    def recording_init(self: OllamaEmbedder, settings: EmbedderSettings) -> None:
+        original(self, settings)
+        made.append(self)
+
+    monkeypatch.setattr(OllamaEmbedder, "__init__", recording_init)
+    yield
+    for embedder in made:
+        embedder.close()
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any TCP connection attempt fails the test: proof that a path works offline."""
+    real_connect = socket.socket.connect
+
+    def refuse(sock: socket.socket, address):
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.close()
+            raise AssertionError(f"network access attempted: {address}")
+        return real_connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    database = Database(tmp_path / "kenning.db")
+    await database.open()
+    yield database
+    await database.close()
+
+
+@pytest.fixture
+async def semantics() -> AsyncIterator[list[Semantic]]:
+    """Every Semantic a test starts is stopped before its database closes."""
+    started: list[Semantic] = []
+    yield started
+    for semantic in started:
+        await semantic.stop()
+
+
+async def start_semantic(
+    db: Database,
+    started: list[Semantic],
+    settings: EmbedderSettings,
+    retrieval: RetrievalSettings | None = None,
+    catch_up: bool = True,
+) -> Semantic:
+    """Start one as the daemon does; wait until every item is in the index, or (when some
+    vectors are refused on purpose) only until the job has gone idle."""
+    semantic = Semantic(db, Retriever(db, retrieval or RetrievalSettings()), settings)
+    started.append(semantic)
+    await semantic.start()
+    if catch_up:
+        await caught_up(db, semantic)
+    else:
+        deadline = time.monotonic() + 20
+        while semantic.status()["job"]["state"] != "idle":
+            assert time.monotonic() < deadline, semantic.status()
+            await asyncio.sleep(0.02)
+    return semantic
+
+
+async def caught_up(db: Database, semantic: Semantic, timeout: float = 30) -> dict:
+    """Until the job is idle and the in-memory index holds a vector for every item."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status = semantic.status()
+        items = await scalar(db, "SELECT count(*) FROM items")
+        if status["job"]["state"] == "idle" and status["vectors"] == items:
+            return status
+        if time.monotonic() > deadline:
+            raise AssertionError(f"embedding did not catch up with {items} items: {status}")
+        await asyncio.sleep(0.02)
+
+
+async def scalar(db: Database, sql: str, params: tuple = ()):
+    async with db.reader() as conn:
+        [(value,)] = await conn.execute_fetchall(sql, params)
+    return value
+
+
+async def add_document(db: Database, source_id: int, path: str, *texts: str, title: str = "") -> list[int]:
+    """Index a document's chunks as ingest does; returns the new item ids."""
+    document_id, had_items = await documents.mark_scanning(db, source_id, path)
+    await documents.replace_items(
+        db, document_id, title=title, format="markdown", mtime=time.time(), size=1, content_hash=f"h{path}{texts}",
+        items=[NewItem(title, "", text, n + 1, n + 1) for n, text in enumerate(texts)], had_items=had_items,
+    )
+    return await item_ids(db, path)
+
+
+async def item_ids(db: Database, path: str | None = None) -> list[int]:
+    async with db.reader() as conn:
+        if path is None:
+            rows = await conn.execute_fetchall("SELECT id FROM items ORDER BY id", ())
+        else:
+            rows = await conn.execute_fetchall(
+                "SELECT i.id FROM items i JOIN documents d ON d.id = i.document_id WHERE d.path = ? ORDER BY i.id",
+                (path,),
+            )
+    return [row[0] for row in rows]
+
+
+async def corpus(db: Database) -> dict[str, int]:
+    """The CORPUS as one-chunk documents in source "notes"; file name -> item id."""
+    source_id = (await sources.sync_sources(db, [("notes", "/n", "default")]))["notes"]
+    return {name: (await add_document(db, source_id, name, text))[0] for name, text in CORPUS.items()}
+
+
+def ollama_settings(server: FakeOllama, model: str = "fake-embed", **overrides) -> EmbedderSettings:
+    return EmbedderSettings(backend="ollama", model=model, base_url=server.url, batch_size=3, **overrides)
+
+
+@contextmanager
+def meanwhile(seconds: float, action: Callable[[], None]) -> Iterator[None]:
+    """Run `action` on another thread after `seconds`, while the body of the `with` runs."""
+    timer = threading.Timer(seconds, action)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.join()
+
+
+def unit_rows(count: int, dim: int, seed: int = 0) -> np.ndarray:
+    matrix = np.random.default_rng(seed).standard_normal((count, dim)).astype(np.float32)
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def loaded(ids: list[int], source_ids: list[int], matrix: np.ndarray, mismatched: int = 0) -> LoadedVectors:
+    return LoadedVectors(
+        np.array(ids, dtype=np.int64), np.array(source_ids, dtype=np.int64), matrix.astype(np.float32), mismatched
+    )
+
+
+def empty_index() -> VectorIndex:
+    empty = np.zeros(0, dtype=np.int64)
+    return VectorIndex("sig", LoadedVectors(empty, empty.copy(), np.zeros((0, 0), dtype=np.float32)))
+
+
+def hit(item_id: int, modified: float = 0.0) -> Hit:
+    return Hit(item_id, item_id, f"t{item_id}", "", "notes", "default", f"/n/{item_id}.md", "", 1, 1, modified)
+
+
+# -- the Ollama backend against the fake server -------------------------------------------
+
+
+def test_ollama_embedder_returns_normalised_deterministic_vectors_named_by_backend_and_model(ollama: FakeOllama):
+    embedder = OllamaEmbedder(ollama_settings(ollama))
+    embedder.check()
+    texts = ["otters hold hands while sleeping", "sleeping otters drift apart", "tax forms are due in april"]
+    matrix = embedder.embed(texts)
+    assert matrix.dtype == np.float32 and matrix.shape == (3, 64)
+    assert np.allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(embedder.embed(texts), matrix)
+    # texts sharing words are closer than texts sharing none
+    assert matrix[0] @ matrix[1] > matrix[0] @ matrix[2]
+    assert (ollama.embed_requests, ollama.texts_embedded) == (2, 6)
+
+    assert embedder.signature.startswith("ollama:fake-embed:")
+    other = OllamaEmbedder(ollama_settings(ollama, model="fake-embed-2"))
+    assert other.embed(texts[:1]).shape == (1, 32)
+    assert other.signature.startswith("ollama:fake-embed-2:") and other.signature != embedder.signature
+    # the text recipe's limit changes what is embedded, so it is part of the name
+    assert OllamaEmbedder(ollama_settings(ollama, max_chars=500)).signature != embedder.signature
+
+
+def test_ollama_down_or_missing_model_is_reported_as_unavailable_and_recovers(ollama: FakeOllama):
+    embedder = OllamaEmbedder(ollama_settings(ollama, timeout=5))
+    embedder.embed(["warm up a keep-alive connection"])
+
+    ollama.down = True
+    with pytest.raises(EmbedderUnavailable, match=f"ollama not reachable at {ollama.url}"):
+        embedder.check()
+    with pytest.raises(EmbedderUnavailable, match=f"ollama not reachable at {ollama.url}"):
+        embedder.embed(["anything"])
+
+    ollama.down = False
+    embedder.check()
+    assert embedder.embed(["back again"]).shape == (1, 64)
+
+    missing = OllamaEmbedder(ollama_settings(ollama, model="nomic-embed-text"))
+    with pytest.raises(EmbedderUnavailable, match="run `ollama pull nomic-embed-text`"):
+        missing.check()
+    with pytest.raises(EmbedderUnavailable, match="run `ollama pull nomic-embed-text`"):
+        missing.embed(["anything"])
+
+
+def test_a_slow_ollama_times_out_as_unavailable(ollama: FakeOllama):
+    embedder = OllamaEmbedder(ollama_settings(ollama, timeout=0.3))
+    ollama.delay = 2.0
+    started = time.monotonic()
+    with pytest.raises(EmbedderUnavailable, match="timed out"):
+        embedder.embed(["slow"])
+    assert time.monotonic() - started < 1.5
+    ollama.delay = 0.0
+    assert embedder.embed(["fast again"]).shape == (1, 64)
+
+
+def test_ollama_going_away_mid_request_is_unavailable_not_an_error(ollama: FakeOllama):
+    """Stopped (the connection closes) or killed (the kernel resets it): either way the
+    caller must get EmbedderUnavailable, the one error the job and search know to wait out."""
+    embedder = OllamaEmbedder(ollama_settings(ollama, timeout=5))
+    ollama.delay = 1.0
+    with meanwhile(0.3, ollama.stop), pytest.raises(EmbedderUnavailable, match="not reachable"):
+        embedder.embed(["in flight when the server stops"])
+
+    ollama.start()
+    with meanwhile(0.3, ollama.crash), pytest.raises(EmbedderUnavailable):
+        embedder.embed(["in flight when the server is killed"])
+
+
+async def test_search_answers_from_keywords_when_ollama_is_killed_mid_query(
+    db: Database, semantics: list[Semantic], ollama: FakeOllama
+):
+    ids = await corpus(db)
+    semantic = await start_semantic(db, semantics, ollama_settings(ollama))
+    ollama.delay = 1.0
+    with meanwhile(0.3, ollama.crash):
+        result = await semantic.retriever.search("orchestra symphony")
+    assert [h.item_id for h in result.hits] == [ids["music.md"]]
+    assert result.warnings
+
+
+async def test_the_embed_job_outlives_ollama_being_killed_mid_page(
+    db: Database, semantics: list[Semantic], ollama: FakeOllama
+):
+    await corpus(db)
+    ollama.delay = 0.4  # three requests of three texts: the crash lands in the second
+    semantic = Semantic(db, Retriever(db, RetrievalSettings()), ollama_settings(ollama))
+    semantics.append(semantic)
+    with meanwhile(0.6, ollama.crash):
+        await semantic.start()
+        deadline = time.monotonic() + 10
+        while semantic.status()["job"].get("state") != "waiting":
+            assert time.monotonic() < deadline, f"the job never went to waiting: {semantic.status()}"
+            await asyncio.sleep(0.05)
+    assert semantic.status()["job"]["last_error"]
+
+    ollama.delay = 0.0
+    ollama.start()
+    await caught_up(db, semantic)
+
+
+# -- WordLlama, offline -------------------------------------------------------------------
+
+
+def test_wordllama_loads_and_embeds_offline_and_deterministically(no_network):
+    settings = EmbedderSettings()
+    first = WordLlamaEmbedder(settings)
+    first.check()
+    texts = ["The automobile would not start", "A recipe for chocolate cake"]
+    matrix = first.embed(texts)
+    assert matrix.dtype == np.float32 and matrix.shape == (2, 256)
+    assert np.allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(WordLlamaEmbedder(settings).embed(texts), matrix)
+    assert first.signature.startswith("wordllama:l2_supercat:256:")
+    assert WordLlamaEmbedder(EmbedderSettings(dim=128)).signature != first.signature
+
+
+async def test_a_paraphrase_is_found_by_the_vector_leg_where_the_keyword_leg_finds_nothing(
+    db: Database, semantics: list[Semantic], no_network
+):
+    ids = await corpus(db)
+    semantic = await start_semantic(db, semantics, EmbedderSettings())
+    retriever = semantic.retriever
+
+    assert (await retriever.search(PARAPHRASE, legs=("keyword",))).hits == []
+    result = await retriever.search(PARAPHRASE)
+    assert result.warnings == []
+    best = result.hits[0]
+    assert best.item_id == ids["car.md"] and best.path == "/n/car.md"
+    assert best.legs == ["vector"] and best.ranks == {"vector": 1}
+    assert best.snippet == CORPUS["car.md"]  # a vector-only hit shows the chunk's opening
+    # by a wide cosine margin, not a coin toss among the distractors
+    query = retriever.embedder.embed([PARAPHRASE])[0]
+    [(first, best_cosine), (_, runner_up)] = retriever.index.search(query, 2)
+    assert first == ids["car.md"] and best_cosine > runner_up + 0.2
+
+
+# -- what is stored -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("backend", "dim"), [("wordllama", 128), ("ollama", 64)], ids=["wordllama-128", "ollama-fake-64"]
+)
+async def test_vectors_are_stored_one_per_item_with_signature_and_dimension(
+    db: Database, semantics: list[Semantic], ollama: FakeOllama, backend: str, dim: int
+):
+    await corpus(db)
+    settings = ollama_settings(ollama) if backend == "ollama" else EmbedderSettings(dim=dim)
+    semantic = await start_semantic(db, semantics, settings)
+    status = semantic.status()
+    signature = semantic.retriever.embedder.signature
+    assert status["signature"] == signature and signature.startswith(f"{backend}:")
+    assert (status["backend"], status["dimension"], status["vectors"]) == (backend, dim, len(CORPUS))
+    assert status["job"]["last_error"] is None
+
+    async with db.reader() as conn:
+        rows = await conn.execute_fetchall(
+            "SELECT i.id, v.signature, v.dim, v.vector FROM items i LEFT JOIN vectors v ON v.item_id = i.id", ()
+        )
+    assert len(rows) == len(CORPUS)
+    for item_id, stored_signature, stored_dim, blob in rows:
+        assert (stored_signature, stored_dim, len(blob)) == (signature, dim, 4 * dim), item_id
+        assert abs(np.linalg.norm(np.frombuffer(blob, dtype=np.float32)) - 1.0) < 1e-5
+
+    # a second start loads them instead of embedding again
+    if backend == "ollama":
+        ollama.reset_counters()
+    await semantic.stop()
+    again = await start_semantic(db, semantics, settings)
+    assert again.status()["vectors"] == len(CORPUS)
+    if backend == "ollama":
+        assert ollama.texts_embedded == 0
+
+
+# -- the in-memory index --------------------------------------------------------------------
+
+
+def test_vector_index_adds_replaces_removes_and_searches_in_scope():
+    index = empty_index()
+    assert len(index) == 0 and index.dim is None
+    assert index.search(unit_rows(1, 8)[0], 5) == []
+
+    rows = unit_rows(6, 8)
+    assert index.add([1, 2, 3, 4, 5, 6], [10, 10, 10, 20, 20, 20], rows) == 0
+    assert (len(index), index.dim) == (6, 8)
+    found = index.search(rows[3], 6)
+    assert found[0] == (4, pytest.approx(1.0, abs=1e-5))
+    assert [score for _, score in found] == sorted((score for _, score in found), reverse=True)
+    assert len(index.search(rows[3], 2)) == 2
+    assert {item_id for item_id, _ in index.search(rows[0], 6, sources={20})} == {4, 5, 6}
+    assert index.search(rows[0], 6, sources={99}) == []
+    assert all(score >= 0.5 for _, score in index.search(rows[0], 6, min_similarity=0.5))
+
+    # a re-embedded item replaces its row: never two rows, never the old vector
+    index.add([1], [10], rows[5:6])
+    assert len(index) == 6
+    assert [item_id for item_id, _ in index.search(rows[5], 6)].count(1) == 1
+    assert dict(index.search(rows[5], 6))[1] == pytest.approx(1.0, abs=1e-5)
+
+    index.remove([4, 5, 999])
+    assert len(index) == 4
+    assert {item_id for item_id, _ in index.search(rows[4], 6)} == {1, 2, 3, 6}
+    index.remove([4])  # twice is harmless
+    assert len(index) == 4
+
+
+def test_vector_index_refuses_another_dimension():
+    rows = unit_rows(3, 8)
+    index = VectorIndex("sig", loaded([1, 2, 3], [1, 1, 1], rows, mismatched=2))
+    assert (len(index), index.dim, index.mismatched) == (3, 8, 2)
+    assert index.add([4, 5], [1, 1], unit_rows(2, 4)) == 2
+    assert len(index) == 3
+    assert index.search(unit_rows(1, 4)[0], 10) == []
+    assert [item_id for item_id, _ in index.search(rows[0], 1)] == [1]
+
+
+def test_vector_index_grows_past_what_it_loaded_and_compacts_removed_rows():
+    rows = unit_rows(4000, 16, seed=1)
+    index = VectorIndex("sig", loaded([1, 2, 3], [1, 1, 1], rows[:3]))
+    index.add(list(range(4, 4001)), [1] * 3997, rows[3:])
+    assert len(index) == 4000
+    assert index.search(rows[3999], 1)[0][0] == 4000
+
+    # a quarter dead but not past the absolute floor: masked, not yet compacted
+    index.remove(list(range(1, 1001)))
+    assert len(index) == 3000 and index._count == 4000
+    # past both: compacted, and every survivor still answers for itself
+    index.remove(list(range(1001, 1502)))
+    assert len(index) == 2499 and index._count == 2499
+    for item_id in (1502, 2750, 4000):
+        assert index.search(rows[item_id - 1], 1) == [(item_id, pytest.approx(1.0, abs=1e-5))]
+    assert not {item_id for item_id, _ in index.search(rows[0], 4000, min_similarity=-1.0)} & set(range(1, 1502))
+    index.add([1], [1], rows[:1])
+    assert len(index) == 2500 and index.search(rows[0], 1)[0][0] == 1
+
+
+# -- fusion ---------------------------------------------------------------------------------
+
+
+def test_an_item_found_by_both_legs_outranks_one_found_by_one_leg_at_the_same_rank():
+    keyword = [hit(1), hit(2)]
+    vector = [hit(3), hit(2)]
+    fused = fuse({"keyword": keyword, "vector": vector}, {"keyword": 1.0, "vector": 1.0}, 60)
+    assert [h.item_id for h in fused][0] == 2
+    both = fused[0]
+    assert both.legs == ["keyword", "vector"] and both.ranks == {"keyword": 2, "vector": 2}
+    assert both.score == pytest.approx(2 / 62, abs=1e-6)
+    singles = {h.item_id: h for h in fused[1:]}
+    assert singles[1].legs == ["keyword"] and singles[1].ranks == {"keyword": 1}
+    assert singles[3].legs == ["vector"] and singles[3].ranks == {"vector": 1}
+
+    # two items found at the same rank, one leg each: the weight decides
+    weighted = fuse({"keyword": [hit(1)], "vector": [hit(3)]}, {"keyword": 1.0, "vector": 2.0}, 60)
+    assert [h.item_id for h in weighted] == [3, 1]
+    assert [h.score for h in weighted] == [pytest.approx(2 / 61, abs=1e-6), pytest.approx(1 / 61, abs=1e-6)]
+    # and with equal scores the newer file goes first
+    tied = fuse({"keyword": [hit(1, modified=1.0)], "vector": [hit(3, modified=2.0)]}, {"keyword": 1, "vector": 1}, 60)
+    assert [h.item_id for h in tied] == [3, 1]
+
+
+async def test_fused_search_records_legs_and_applies_the_score_and_similarity_floors(
+    db: Database, semantics: list[Semantic], no_network
+):
+    ids = await corpus(db)
+    semantic = await start_semantic(db, semantics, EmbedderSettings())
+    retriever = semantic.retriever
+
+    # the car note shares words with this query and means the same: both legs, rank 1 in each
+    everything = (await retriever.search("automobile cold mornings")).hits
+    assert everything[0].item_id == ids["car.md"]
+    assert everything[0].legs == ["keyword", "vector"] and everything[0].ranks == {"keyword": 1, "vector": 1}
+    assert everything[0].score == pytest.approx(1 / 61 + 2 / 61, abs=1e-6)
+    assert len(everything) > 1 and all(h.legs == ["vector"] for h in everything[1:])
+
+    # a floor above any one-leg score keeps only what both legs found
+    retriever.settings = RetrievalSettings(min_score=0.04)
+    assert [h.item_id for h in (await retriever.search("automobile cold mornings")).hits] == [ids["car.md"]]
+
+    # with no floor a nonsense query still gets nearest neighbours; with one, nothing
+    retriever.settings = RetrievalSettings()
+    assert (await retriever.search(NONSENSE)).hits
+    retriever.settings = RetrievalSettings(min_similarity=0.3)
+    assert (await retriever.search(NONSENSE)).hits == []
+    [paraphrase] = (await retriever.search(PARAPHRASE)).hits
+    assert paraphrase.item_id == ids["car.md"]
+
+
+# -- removals reach the in-memory index -------------------------------------------------------
+
+
+async def test_replaced_and_deleted_documents_leave_no_ghost_vectors(
+    db: Database, semantics: list[Semantic], no_network
+):
+    ids = await corpus(db)
+    semantic = await start_semantic(db, semantics, EmbedderSettings())
+    retriever, embedder = semantic.retriever, semantic.retriever.embedder
+    index = retriever.index
+    query = embedder.embed([PARAPHRASE])[0]
+    source_id = (await sources.sync_sources(db, [("notes", "/n", "default")]))["notes"]
+
+    def indexed_ids() -> set[int]:
+        return {item_id for item_id, _ in index.search(query, 1000, min_similarity=-1.0)}
+
+    assert indexed_ids() == set(ids.values())
+
+    # replace: the old chunk leaves the index at once, before any re-embedding
+    [new_id] = await add_document(db, source_id, "car.md", "Bananas ripen quickly on a warm kitchen counter")
+    assert len(index) == len(CORPUS) - 1
+    assert ids["car.md"] not in indexed_ids() and new_id not in indexed_ids()
+    assert ids["car.md"] not in {h.item_id for h in (await retriever.search(PARAPHRASE)).hits}
+    semantic.wake()
+    await caught_up(db, semantic)
+    assert indexed_ids() == (set(ids.values()) - {ids["car.md"]}) | {new_id}
+    assert (await retriever.search("bananas ripening", legs=("vector",))).hits[0].item_id == new_id
+
+    # delete: its vectors go from the table by cascade and from the index by notice
+    await documents.delete_documents(db, source_id, ["cake.md", "nap.md"])
+    assert len(index) == len(CORPUS) - 2
+    assert not indexed_ids() & {ids["cake.md"], ids["nap.md"]}
+    assert indexed_ids() == set(await item_ids(db))
+    assert await scalar(db, "SELECT count(*) FROM vectors") == len(CORPUS) - 2
+
+    # a file that now fails to read holds no chunks, and no vectors either
+    document_id = await scalar(db, "SELECT id FROM documents WHERE path = 'stocks.md'")
+    await documents.mark_unindexed(db, document_id, "failed", "unreadable", 1.0, 1)
+    assert ids["stocks.md"] not in indexed_ids()
+    assert indexed_ids() == set(await item_ids(db))
+    assert len(index) == len(CORPUS) - 3
+
+
+# -- an embedder that changes under the same name ---------------------------------------------
+
+
+async def test_vectors_of_another_dimension_are_refused_reported_and_rebuilt_by_reembed(
+    db: Database, semantics: list[Semantic], ollama: FakeOllama
+):
+    """A server that swaps the model behind a name: same signature, new dimension."""
+    ids = await corpus(db)
+    settings = ollama_settings(ollama)
+    semantic = await start_semantic(db, semantics, settings)
+    assert semantic.status()["dimension"] == 64
+
+    ollama.models["fake-embed"] = 32
+    result = await semantic.retriever.search("orchestra symphony")
+    assert [h.item_id for h in result.hits] == [ids["music.md"]]
+    assert result.hits[0].legs == ["keyword"]
+    assert any("query embeds to 32 dimensions but the index holds 64" in w for w in result.warnings)
+
+    # new items embed at 32 under the same signature: stored, but kept out of the 64-d index
+    source_id = (await sources.sync_sources(db, [("notes", "/n", "default")]))["notes"]
+    for name in ("x.md", "y.md", "z.md"):
+        await add_document(db, source_id, name, f"freshly written note {name}")
+    semantic.wake()
+    deadline = time.monotonic() + 20
+    while await vectors.count_stale(db, semantic.retriever.embedder.signature):
+        assert time.monotonic() < deadline, semantic.status()
+        await asyncio.sleep(0.02)
+    assert semantic.status()["vectors"] == len(CORPUS)
+
+    # on the next start the most common dimension wins and the rest are counted
+    await semantic.stop()
+    semantic = await start_semantic(db, semantics, settings, catch_up=False)
+    assert (semantic.status()["dimension"], semantic.retriever.index.mismatched) == (64, 3)
+    result = await semantic.retriever.search("orchestra symphony")
+    assert any("3 stored vectors have another dimension" in w for w in result.warnings)
+
+    dropped = await semantic.reembed()
+    assert dropped == len(CORPUS) + 3
+    status = await caught_up(db, semantic)
+    assert (status["dimension"], status["vectors"], semantic.retriever.index.mismatched) == (32, len(CORPUS) + 3, 0)
+    result = await semantic.retriever.search("orchestra symphony")
+    assert result.warnings == []
+    assert result.hits[0].item_id == ids["music.md"] and result.hits[0].legs == ["keyword", "vector"]
+    assert await scalar(db, "SELECT count(DISTINCT dim) FROM vectors") == 1
