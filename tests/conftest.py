@@ -4,9 +4,12 @@ nothing reads or writes the real user's files."""
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
+from kenning.store.database import Database
 
 
 @pytest.fixture(autouse=True)
@@ -18,6 +21,15 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.delenv("KENNING_CONFIG", raising=False)
     os.chmod(home, 0o700)
     return home
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    """An opened store on a real SQLite file, closed after the test."""
+    database = Database(tmp_path / "kenning.db")
+    await database.open()
+    yield database
+    await database.close()
 
 
 @pytest.fixture

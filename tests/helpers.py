@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from fpdf import FPDF
+
 from kenning.config import RetrievalSettings
 from kenning.retrieval.hits import Hit
 from kenning.retrieval.search import Retriever
@@ -16,3 +20,15 @@ async def search(
         query, limit, source=source, namespace=namespace, legs=("keyword",)
     )
     return result.hits
+
+
+def make_pdf(path: Path, pages: list[list[str]]) -> Path:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    for lines in pages:
+        pdf.add_page()
+        for line in lines:
+            pdf.cell(text=line)
+            pdf.ln()
+    pdf.output(str(path))
+    return path

@@ -4,10 +4,10 @@ import random
 from pathlib import Path
 
 import pytest
-from fpdf import FPDF
 
 from kenning.ingest.chunker import Chunk, chunk_document
 from kenning.ingest.readers import ReadResult, read_file
+from tests.helpers import make_pdf
 
 
 def doc(text: str, kind: str = "markdown", page_starts: tuple[int, ...] = ()) -> ReadResult:
@@ -231,18 +231,6 @@ def test_data_is_cut_into_line_windows() -> None:
     chunks = chunk_document(doc(text, "data"), target_chars=256, overlap_chars=0)
     assert_exact(text, chunks, 256)
     assert all(len(c.text) > 256 - 20 for c in chunks[:-1])  # windows are filled
-
-
-def make_pdf(path: Path, pages: list[list[str]]) -> Path:
-    pdf = FPDF()
-    pdf.set_font("Helvetica", size=11)
-    for lines in pages:
-        pdf.add_page()
-        for line in lines:
-            pdf.cell(text=line)
-            pdf.ln()
-    pdf.output(str(path))
-    return path
 
 
 def test_pdf_chunks_are_labelled_by_page(tmp_path: Path) -> None:

@@ -4,28 +4,16 @@ from pathlib import Path
 
 import docx
 import pytest
-from fpdf import FPDF
 
 from kenning.errors import ReaderError
 from kenning.ingest.readers import SUPPORTED_EXTENSIONS, decode_text, read_file
+from tests.helpers import make_pdf
 
 
 def write(path: Path, data: str | bytes) -> Path:
     if isinstance(data, str):
         data = data.encode()
     path.write_bytes(data)
-    return path
-
-
-def make_pdf(path: Path, pages: list[list[str]]) -> Path:
-    pdf = FPDF()
-    pdf.set_font("Helvetica", size=12)
-    for lines in pages:
-        pdf.add_page()
-        for line in lines:
-            pdf.cell(text=line)
-            pdf.ln()
-    pdf.output(str(path))
     return path
 
 

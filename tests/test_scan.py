@@ -18,13 +18,6 @@ from kenning.store.database import Database
 OPTIONS = IngestOptions(chunking=ChunkingSettings(), max_file_bytes=1 << 20)
 
 
-@pytest.fixture
-async def db(tmp_path: Path):
-    database = Database(tmp_path / "kenning.db")
-    await database.open()
-    yield database
-    await database.close()
-
 
 async def scanner_for(db: Database, folder: Path, **overrides) -> FolderScanner:
     settings = SourceSettings(name="notes", path=folder, **overrides)

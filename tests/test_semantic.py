@@ -89,13 +89,6 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", refuse)
 
 
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = Database(tmp_path / "kenning.db")
-    await database.open()
-    yield database
-    await database.close()
-
 
 @pytest.fixture
 async def semantics() -> AsyncIterator[list[Semantic]]:

@@ -14,13 +14,6 @@ from kenning.store.migrations import MIGRATIONS, migrate
 from kenning.store.documents import NewItem
 
 
-@pytest.fixture
-async def db(tmp_path: Path):
-    database = Database(tmp_path / "kenning.db")
-    await database.open()
-    yield database
-    await database.close()
-
 
 def item(text: str, start: int = 1) -> NewItem:
     return NewItem("Title", "Section", text, start, start)
