@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from kenning.config import EmbedderSettings, RetrievalSettings
-from kenning.retrieval.fusion import fuse
+from kenning.retrieval.fusion import fuse_rrf, fuse_scores
 from kenning.retrieval.hits import Hit
 from kenning.retrieval.search import Retriever
 from kenning.retrieval.vector_index import VectorIndex
@@ -441,10 +441,10 @@ def test_vector_index_grows_past_what_it_loaded_and_compacts_removed_rows():
 # -- fusion ---------------------------------------------------------------------------------
 
 
-def test_an_item_found_by_both_legs_outranks_one_found_by_one_leg_at_the_same_rank():
+def test_rrf_an_item_found_by_both_legs_outranks_one_found_by_one_leg_at_the_same_rank():
     keyword = [hit(1), hit(2)]
     vector = [hit(3), hit(2)]
-    fused = fuse({"keyword": keyword, "vector": vector}, {"keyword": 1.0, "vector": 1.0}, 60)
+    fused = fuse_rrf({"keyword": keyword, "vector": vector}, {"keyword": 1.0, "vector": 1.0}, 60)
     assert [h.item_id for h in fused][0] == 2
     both = fused[0]
     assert both.legs == ["keyword", "vector"] and both.ranks == {"keyword": 2, "vector": 2}
@@ -454,12 +454,32 @@ def test_an_item_found_by_both_legs_outranks_one_found_by_one_leg_at_the_same_ra
     assert singles[3].legs == ["vector"] and singles[3].ranks == {"vector": 1}
 
     # two items found at the same rank, one leg each: the weight decides
-    weighted = fuse({"keyword": [hit(1)], "vector": [hit(3)]}, {"keyword": 1.0, "vector": 2.0}, 60)
+    weighted = fuse_rrf({"keyword": [hit(1)], "vector": [hit(3)]}, {"keyword": 1.0, "vector": 2.0}, 60)
     assert [h.item_id for h in weighted] == [3, 1]
     assert [h.score for h in weighted] == [pytest.approx(2 / 61, abs=1e-6), pytest.approx(1 / 61, abs=1e-6)]
     # and with equal scores the newer file goes first
-    tied = fuse({"keyword": [hit(1, modified=1.0)], "vector": [hit(3, modified=2.0)]}, {"keyword": 1, "vector": 1}, 60)
+    tied = fuse_rrf({"keyword": [hit(1, modified=1.0)], "vector": [hit(3, modified=2.0)]}, {"keyword": 1, "vector": 1}, 60)
     assert [h.item_id for h in tied] == [3, 1]
+
+
+def test_score_fusion_lets_meaning_reorder_keyword_hits_and_add_unmatched_ones():
+    keyword = [hit(1), hit(2), hit(3)]
+    vector = [hit(4), hit(2)]
+    raw = {
+        "keyword": {1: 9.0, 2: 8.0, 3: 1.0},
+        # every keyword candidate is scored on meaning too; 4 matched no term
+        "vector": {4: 0.9, 2: 0.8, 1: 0.1, 3: 0.5},
+    }
+    fused = fuse_scores({"keyword": keyword, "vector": vector}, raw, {"keyword": 0.7, "vector": 0.3})
+    by_id = {h.item_id: h for h in fused}
+    # 2 is nearly the best keyword hit and close in meaning: it overtakes 1
+    assert [h.item_id for h in fused][:2] == [2, 1]
+    assert by_id[2].score == pytest.approx(0.7 * 7 / 8 + 0.3 * 0.7 / 0.8, abs=1e-6)
+    assert by_id[4].legs == ["vector"] and by_id[4].score == pytest.approx(0.3, abs=1e-6)
+    assert by_id[2].legs == ["keyword", "vector"] and by_id[2].ranks == {"keyword": 2, "vector": 2}
+    # a single keyword match is that leg's best, not its worst
+    [only] = fuse_scores({"keyword": [hit(7)]}, {"keyword": {7: 3.2}}, {"keyword": 0.7, "vector": 0.3})
+    assert only.score == pytest.approx(1.0)
 
 
 async def test_fused_search_records_legs_and_applies_the_score_and_similarity_floors(
@@ -469,21 +489,29 @@ async def test_fused_search_records_legs_and_applies_the_score_and_similarity_fl
     semantic = await start_semantic(db, semantics, EmbedderSettings())
     retriever = semantic.retriever
 
-    # the car note shares words with this query and means the same: both legs, rank 1 in each
+    # the car note shares words with this query and means the same: both legs, rank 1
+    # in each, and the best score on both, so the default score fusion gives it 1.0
+    best = (await retriever.search("automobile cold mornings")).hits[0]
+    assert best.item_id == ids["car.md"]
+    assert best.legs == ["keyword", "vector"] and best.ranks == {"keyword": 1, "vector": 1}
+    assert best.score == pytest.approx(1.0, abs=1e-6)
+
+    rrf = RetrievalSettings(fusion="rrf", keyword_weight=1.0, vector_weight=2.0, min_similarity=-1.0)
+    retriever.settings = rrf
     everything = (await retriever.search("automobile cold mornings")).hits
     assert everything[0].item_id == ids["car.md"]
-    assert everything[0].legs == ["keyword", "vector"] and everything[0].ranks == {"keyword": 1, "vector": 1}
     assert everything[0].score == pytest.approx(1 / 61 + 2 / 61, abs=1e-6)
     assert len(everything) > 1 and all(h.legs == ["vector"] for h in everything[1:])
 
     # a floor above any one-leg score keeps only what both legs found
-    retriever.settings = RetrievalSettings(min_score=0.04)
+    retriever.settings = rrf.model_copy(update={"min_score": 0.04})
     assert [h.item_id for h in (await retriever.search("automobile cold mornings")).hits] == [ids["car.md"]]
 
-    # with no floor a nonsense query still gets nearest neighbours; with one, nothing
-    retriever.settings = RetrievalSettings()
+    # with no similarity floor a nonsense query still gets nearest neighbours; with the
+    # default floor, nothing
+    retriever.settings = RetrievalSettings(min_similarity=-1.0)
     assert (await retriever.search(NONSENSE)).hits
-    retriever.settings = RetrievalSettings(min_similarity=0.3)
+    retriever.settings = RetrievalSettings()
     assert (await retriever.search(NONSENSE)).hits == []
     [paraphrase] = (await retriever.search(PARAPHRASE)).hits
     assert paraphrase.item_id == ids["car.md"]

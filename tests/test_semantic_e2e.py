@@ -39,7 +39,11 @@ def embedder_config(server: FakeOllama, model: str = "fake-embed", batch_size: i
         f'model = "{model}"\n'
         f'base_url = "{server.url}"\n'
         f"batch_size = {batch_size}\n"
-        "timeout = 10\n" + CHUNKING
+        "timeout = 10\n"
+        # The fake's hashed word vectors are not calibrated like a real model's, so the
+        # default similarity floor (set for wordllama) would hide its vector hits.
+        "[retrieval]\n"
+        "min_similarity = -1.0\n" + CHUNKING
     )
 
 

@@ -84,10 +84,13 @@ class EmbedderSettings(_Strict):
 
 
 class RetrievalSettings(_Strict):
+    """Defaults set by bench/retrieval.py on public test collections (see bench/README.md)."""
+
+    fusion: Literal["score", "rrf"] = "score"
+    keyword_weight: Annotated[float, Field(ge=0)] = 0.7
+    vector_weight: Annotated[float, Field(ge=0)] = 0.3
     rrf_k: Annotated[int, Field(ge=1)] = 60
-    keyword_weight: Annotated[float, Field(ge=0)] = 1.0
-    vector_weight: Annotated[float, Field(ge=0)] = 2.0
-    min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.0
+    min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.3
     min_score: Annotated[float, Field(ge=0)] = 0.0
 
 

@@ -5,7 +5,7 @@ documents and sources: joining every match before sorting cost twice the time of
 ranking itself. The scope (source, namespace, sources removed from the config) applies
 to that window; when filtering leaves too few hits the window widens, and past a few
 rounds one filtered query over every match gives the exact answer. Snippets are made
-last, for the hits actually returned.
+only for the hits a search finally returns (`snippets`), not for every candidate.
 """
 
 from __future__ import annotations
@@ -37,11 +37,10 @@ async def keyword_search(conn: aiosqlite.Connection, query: str, limit: int, sco
             f" WHERE i.id = items_fts.rowid AND items_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
             [expression, *params, limit],
         )
-    snippets = await _snippets(conn, expression, [row[0] for row in rows])
     hits = []
     for row in rows:
-        hit = hit_from_row(row[:-1], snippets.get(row[0], ""))
-        hit.score = round(-row[-1], 6)
+        hit = hit_from_row(row[:-1])
+        hit.score = -row[-1]
         hits.append(hit)
     return hits
 
@@ -70,8 +69,10 @@ async def _windowed(
     return None
 
 
-async def _snippets(conn: aiosqlite.Connection, expression: str, ids: list[int]) -> dict[int, str]:
-    if not ids:
+async def snippets(conn: aiosqlite.Connection, query: str, ids: list[int]) -> dict[int, str]:
+    """Highlighted excerpts for the given items, where the query's terms occur in them."""
+    expression = fts_expression(query)
+    if expression is None or not ids:
         return {}
     rows = await conn.execute_fetchall(
         f"SELECT rowid, snippet(items_fts, 2, ?, ?, '…', {SNIPPET_TOKENS}) FROM items_fts"

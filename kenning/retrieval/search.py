@@ -13,9 +13,9 @@ import logging
 from dataclasses import dataclass, field
 
 from kenning.config import RetrievalSettings
-from kenning.retrieval.fusion import fuse
+from kenning.retrieval.fusion import fuse_rrf, fuse_scores
 from kenning.retrieval.hits import Hit, load_hits
-from kenning.retrieval.keyword import keyword_search
+from kenning.retrieval.keyword import keyword_search, snippets
 from kenning.retrieval.scope import Scope
 from kenning.retrieval.vector_index import VectorIndex
 from kenning.store.database import Database
@@ -66,12 +66,24 @@ class Retriever:
                 found["keyword"] = await keyword_search(conn, query, depth, scope)
             if query_vector is not None and self.index is not None:
                 found["vector"] = await self._vector_leg(conn, query_vector, depth, scope)
-        weights = {
-            "keyword": self.settings.keyword_weight,
-            "vector": self.settings.vector_weight,
-        }
-        hits = [hit for hit in fuse(found, weights, self.settings.rrf_k) if hit.score >= self.settings.min_score]
-        return SearchResult(hits[:limit], warnings)
+            hits = [hit for hit in self._fuse(found, query_vector) if hit.score >= self.settings.min_score]
+            hits = hits[:limit]
+            highlighted = await snippets(conn, query, [hit.item_id for hit in hits if "keyword" in hit.legs])
+        for hit in hits:
+            hit.snippet = highlighted.get(hit.item_id) or hit.snippet
+        return SearchResult(hits, warnings)
+
+    def _fuse(self, found: dict[str, list[Hit]], query_vector) -> list[Hit]:
+        weights = {"keyword": self.settings.keyword_weight, "vector": self.settings.vector_weight}
+        if self.settings.fusion == "rrf":
+            return fuse_rrf(found, weights, self.settings.rrf_k)
+        raw = {leg: {hit.item_id: hit.score for hit in hits} for leg, hits in found.items()}
+        if "vector" in found and "keyword" in found:
+            # Score every keyword candidate on meaning too, not just those the vector
+            # leg happened to rank: this is what lets it reorder keyword hits.
+            unscored = [hit.item_id for hit in found["keyword"] if hit.item_id not in raw["vector"]]
+            raw["vector"].update(self.index.similarities(query_vector, unscored))
+        return fuse_scores(found, raw, weights)
 
     async def _embed_query(self, query: str, warnings: list[str]):
         if self.embedder is None or self.index is None:

@@ -103,6 +103,16 @@ class VectorIndex:
         order = candidates[np.argsort(-scores[candidates], kind="stable")]
         return [(int(snap.ids[row]), float(scores[row])) for row in order]
 
+    def similarities(self, query: np.ndarray, ids: list[int]) -> dict[int, float]:
+        """Cosine of the query with each given item that has a vector here."""
+        with self._lock:
+            found = [(item_id, row) for item_id in ids if (row := self._row.get(item_id)) is not None]
+            if not found or query.shape[0] != self._matrix.shape[1]:
+                return {}
+            rows = self._matrix[[row for _, row in found]]
+        scores = rows @ query.astype(np.float32)
+        return {item_id: float(score) for (item_id, _), score in zip(found, scores)}
+
     def _forget(self, ids: list[int]) -> None:
         for item_id in ids:
             row = self._row.pop(item_id, None)
