@@ -62,7 +62,7 @@ class Daemon:
         self._sweeps: dict[str, asyncio.Task] = {}
         self._merge_lock = asyncio.Lock()
         self.retriever = Retriever(self.db, settings.retrieval)
-        self.semantic = Semantic(self.db, self.retriever, settings.embedder)
+        self.semantic = Semantic(self.db, self.retriever, settings.embedder, self._ingesting)
 
     async def run(self) -> None:
         try:
@@ -199,6 +199,12 @@ class Daemon:
             if task is not None and not task.done():
                 task.cancel()
                 await asyncio.wait([task], timeout=SHUTDOWN_GRACE_SECONDS)
+
+    def _ingesting(self) -> bool:
+        """True while a sweep is reading files in (not while it only checks mtimes)."""
+        return any(
+            runtime.scanner.progress.running and runtime.scanner.progress.pending for runtime in self.sources.values()
+        )
 
     def request_sweep(self, name: str) -> asyncio.Task | None:
         """Start a sweep, or tell the running one to go round again."""

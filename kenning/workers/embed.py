@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,13 +25,14 @@ from kenning.workers.embedders import Embedder, EmbedderUnavailable, embedding_t
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 512
+INGEST_POLL_SECONDS = 0.5
 LARGE_REEMBED = 1000
 BACKOFF_START, BACKOFF_MAX = 2.0, 60.0
 
 
 @dataclass
 class EmbedProgress:
-    state: str = "starting"  # starting | idle | embedding | waiting
+    state: str = "starting"  # starting | idle | embedding | deferred (ingest runs) | waiting (backend down)
     total: int = 0
     done: int = 0
     started_at: float | None = None
@@ -56,11 +58,19 @@ class EmbedProgress:
 
 
 class EmbedWorker:
-    def __init__(self, db: Database, embedder: Embedder, index: VectorIndex, max_chars: int) -> None:
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder,
+        index: VectorIndex,
+        max_chars: int,
+        ingest_running: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.db = db
         self.embedder = embedder
         self.index = index
         self.max_chars = max_chars
+        self.ingest_running = ingest_running
         self.progress = EmbedProgress()
         self._wake = asyncio.Event()
 
@@ -109,6 +119,12 @@ class EmbedWorker:
             )
         after = 0
         while True:
+            # Ingest goes first: on a small machine the two would share the cores, and
+            # keyword search covers new chunks the moment they are stored anyway.
+            while self.ingest_running():
+                progress.state = "deferred"
+                await asyncio.sleep(INGEST_POLL_SECONDS)
+            progress.state = "embedding"
             page = await vectors.stale_page(self.db, signature, after, PAGE_SIZE)
             if not page:
                 break

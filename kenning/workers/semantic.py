@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kenning.config import EmbedderSettings
@@ -27,6 +28,7 @@ class Semantic:
     db: Database
     retriever: Retriever
     settings: EmbedderSettings
+    ingest_running: Callable[[], bool] = lambda: False
     worker: EmbedWorker | None = None
     check_error: str | None = None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
@@ -106,7 +108,7 @@ class Semantic:
             log.warning("%d vectors have another dimension and are ignored; `ken reembed` rebuilds them", loaded.mismatched)
         self.retriever.embedder = embedder
         self.retriever.index = index
-        self.worker = EmbedWorker(self.db, embedder, index, settings.max_chars)
+        self.worker = EmbedWorker(self.db, embedder, index, settings.max_chars, self.ingest_running)
         self.worker.progress.last_error = self.check_error
         log.info("vector index ready: %d vectors for %s", len(index), embedder.signature)
         await self.worker.run(self._stop)
