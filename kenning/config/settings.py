@@ -87,10 +87,10 @@ class RetrievalSettings(_Strict):
     """Defaults set by bench/retrieval.py on public test collections (see bench/README.md)."""
 
     fusion: Literal["score", "rrf"] = "score"
-    keyword_weight: Annotated[float, Field(ge=0)] = 0.7
-    vector_weight: Annotated[float, Field(ge=0)] = 0.3
+    keyword_weight: Annotated[float, Field(ge=0)] = 0.5
+    vector_weight: Annotated[float, Field(ge=0)] = 0.5
     rrf_k: Annotated[int, Field(ge=1)] = 60
-    min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.3
+    min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.4
     min_score: Annotated[float, Field(ge=0)] = 0.0
 
 
