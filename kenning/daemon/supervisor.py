@@ -25,6 +25,7 @@ from kenning.errors import ConfigError
 from kenning.ingest.pipeline import IngestOptions
 from kenning.ingest.scan import FolderScanner
 from kenning.ingest.watch import watch_folder
+from kenning.memory import release_free_memory
 from kenning.retrieval.search import Retriever
 from kenning.store import sources as source_store
 from kenning.store.database import Database
@@ -227,6 +228,7 @@ class Daemon:
             if not self._merge_lock.locked():
                 async with self._merge_lock:
                     await merge_fts_segments(self.db)
+            await asyncio.to_thread(release_free_memory)
         return counts
 
     def _spawn(self, coroutine: Coroutine, name: str) -> asyncio.Task:

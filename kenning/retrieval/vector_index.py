@@ -72,6 +72,15 @@ class VectorIndex:
             self._count = needed
         return 0
 
+    def shrink(self) -> None:
+        """Drop the growth slack (up to half the matrix) once a bulk load is over."""
+        with self._lock:
+            if len(self._ids) > self._count:
+                self._matrix = self._matrix[: self._count].copy()
+                self._ids = self._ids[: self._count].copy()
+                self._sources = self._sources[: self._count].copy()
+                self._live = self._live[: self._count].copy()
+
     def remove(self, ids: list[int]) -> None:
         with self._lock:
             self._forget(ids)

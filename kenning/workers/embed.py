@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kenning.memory import release_free_memory
 from kenning.retrieval.vector_index import VectorIndex
 from kenning.store import vectors
 from kenning.store.database import Database
@@ -139,6 +140,8 @@ class EmbedWorker:
             progress.total = max(progress.total, progress.done)
             after = page[-1].id
         log.info("embedded %d items with %s", progress.done, signature)
+        await asyncio.to_thread(self.index.shrink)
+        await asyncio.to_thread(release_free_memory)
         return progress.done
 
     def _embed_all(self, texts: list[str]) -> np.ndarray:

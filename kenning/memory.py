@@ -1,0 +1,35 @@
+"""Handing freed heap back to the operating system after bulk work.
+
+An initial ingest or a re-embed allocates and frees hundreds of megabytes of small
+Python objects; glibc keeps the freed pages in the process, so an idle daemon would
+look as large as it was at its peak. malloc_trim returns them. Elsewhere (macOS, musl)
+this is a no-op.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import logging
+
+log = logging.getLogger(__name__)
+
+
+def _load_trim():
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        return ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_malloc_trim = _load_trim()
+
+
+def release_free_memory() -> None:
+    gc.collect()
+    if _malloc_trim is not None:
+        _malloc_trim(0)
