@@ -11,9 +11,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
-import logging
-
-log = logging.getLogger(__name__)
 
 
 def _load_trim():

@@ -6,7 +6,6 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
 
 from kenning.config import ChunkingSettings, SourceSettings
 from kenning.ingest.pipeline import IngestOptions

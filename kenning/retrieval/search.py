@@ -1,6 +1,6 @@
 """Search entry point: runs the retrieval legs and fuses them into ranked, cited hits.
 
-The keyword leg always runs. The vector leg runs when an index for the current
+The caller picks the legs (both by default). The vector leg runs when an index for the current
 embedder exists and the query can be embedded; if it cannot (the embedder is down, the
 index is still loading after an embedder change), the search still answers from the
 other legs and says why in `warnings`.
@@ -9,7 +9,6 @@ other legs and says why in `warnings`.
 from __future__ import annotations
 
 import asyncio
-import logging
 from dataclasses import dataclass, field
 
 from kenning.config import RetrievalSettings
@@ -20,8 +19,6 @@ from kenning.retrieval.scope import Scope
 from kenning.retrieval.vector_index import VectorIndex
 from kenning.store.database import Database
 from kenning.workers.embedders import Embedder, EmbedderUnavailable
-
-log = logging.getLogger(__name__)
 
 LEGS = ("keyword", "vector")
 MIN_CANDIDATES = 30

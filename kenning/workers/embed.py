@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,7 +38,6 @@ class EmbedProgress:
     done: int = 0
     started_at: float | None = None
     last_error: str | None = None
-    failures: int = field(default=0)
 
     def rate(self) -> float | None:
         if not self.started_at or not self.done:
