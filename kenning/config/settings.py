@@ -94,6 +94,26 @@ class RetrievalSettings(_Strict):
     min_score: Annotated[float, Field(ge=0)] = 0.0
 
 
+class LlmSettings(_Strict):
+    """Entity extraction. `offline` needs nothing; `ollama` asks a local model."""
+
+    backend: Literal["offline", "ollama"] = "offline"
+    model: str = "qwen3:4b"
+    base_url: str = "http://127.0.0.1:11434"
+    extraction_pool_size: Annotated[int, Field(ge=1, le=16)] = 3
+    timeout: Annotated[float, Field(gt=0)] = 120.0
+    max_chars: Annotated[int, Field(ge=200, le=100_000)] = 4000
+
+
+class FetchSettings(_Strict):
+    """`ken add-url`: which hosts may be fetched, and how much of them."""
+
+    allowed_hosts: tuple[str, ...] = ()
+    timeout: Annotated[float, Field(gt=0)] = 30.0
+    max_mb: Annotated[float, Field(gt=0)] = 5.0
+    max_redirects: Annotated[int, Field(ge=0, le=20)] = 5
+
+
 class SourceSettings(_Strict):
     name: Annotated[str, Field(pattern=SOURCE_NAME_PATTERN)]
     path: Path
@@ -114,6 +134,8 @@ class Settings(_Strict):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    fetch: FetchSettings = Field(default_factory=FetchSettings)
     sources: tuple[SourceSettings, ...] = ()
 
     @model_validator(mode="after")
