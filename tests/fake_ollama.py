@@ -1,7 +1,8 @@
 """A small Ollama-compatible HTTP server for tests: the outside world, faked at its edge.
 
-It speaks the four endpoints kenning's client touches (GET /api/tags, GET /api/version,
-POST /api/embed, POST /api/show) over real HTTP/1.1 keep-alive on 127.0.0.1. Embeddings
+It speaks the endpoints kenning's client touches (GET /api/tags, GET /api/version,
+POST /api/embed, POST /api/show, POST /api/chat without streaming) over real HTTP/1.1
+keep-alive on 127.0.0.1. Embeddings
 are a hashed bag of words: each lower-cased word is a fixed pseudo-random direction in
 `dim` dimensions (seeded by a hash of the word), and a text is the L2-normalised sum of
 its words. Texts sharing words point the same way, so a search for a word finds the
@@ -19,6 +20,18 @@ The knobs a test flips at runtime:
 - `delay` seconds are slept before answering each embed request (a server that goes
   down cuts a sleeping request without answering).
 - `embed_requests` and `texts_embedded` count what was asked of /api/embed.
+
+Chat (/api/chat) answers for the models in `chat_models`, a 404 for any other:
+
+- `chat_reply(request_body) -> str` makes the reply's message content; by default an
+  empty extraction, `{"entities": [], "relations": []}`.
+- `chat_delay` seconds are slept before answering each chat request; `chat_hang = n`
+  makes the next n chat requests hang without an answer until the server stops.
+- `thinking_refused` holds models that answer a truthy `think` with Ollama's HTTP 400
+  `"<model>" does not support thinking`.
+- `chat_requests` records every chat request body received (refused ones too);
+  `chat_in_flight` and `chat_max_in_flight` count concurrent chat requests being
+  answered (a hung request stays in flight until the server stops).
 """
 
 from __future__ import annotations
@@ -32,7 +45,7 @@ import struct
 import sys
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -40,6 +53,8 @@ from typing import Any
 import numpy as np
 
 DEFAULT_MODELS = {"fake-embed": 64, "fake-embed-2": 32}
+DEFAULT_CHAT_MODELS = frozenset({"fake-chat"})
+EMPTY_EXTRACTION = json.dumps({"entities": [], "relations": []})
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # The client going away mid-answer (a timeout, a kill -9 of the daemon) is not a fault
@@ -129,6 +144,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._embed(body)
         elif self.path == "/api/show":
             self._show(body)
+        elif self.path == "/api/chat":
+            self._chat(body)
         else:
             self._reply(404, {"error": f"no route {self.path}"})
 
@@ -184,6 +201,51 @@ class _Handler(BaseHTTPRequestHandler):
             },
         )
 
+    def _chat(self, body: dict) -> None:
+        fake = self.server.fake
+        model = str(body.get("model") or "")
+        with fake.lock:
+            fake.chat_requests.append(body)
+        if not fake.is_chat_model(model):
+            return self._reply(404, {"error": f'model "{model}" not found, try pulling it first'})
+        if body.get("think") not in (None, False) and _tagged(model) in {_tagged(m) for m in fake.thinking_refused}:
+            return self._reply(400, {"error": f'"{model}" does not support thinking'})
+        with fake.lock:
+            fake.chat_in_flight += 1
+            fake.chat_max_in_flight = max(fake.chat_max_in_flight, fake.chat_in_flight)
+            hang = fake.chat_hang > 0
+            if hang:
+                fake.chat_hang -= 1
+        try:
+            if hang:
+                self.server.stopping.wait()
+            elif fake.chat_delay:
+                self.server.stopping.wait(fake.chat_delay)
+            if self.server.stopping.is_set():
+                self.close_connection = True
+                if self.server.crashing:
+                    self._reset()
+                return None
+            content = fake.chat_reply(body)
+        finally:
+            with fake.lock:
+                fake.chat_in_flight -= 1
+        message = {"role": "assistant", "content": content}
+        if body.get("think") not in (None, False):
+            message["thinking"] = "Thinking it over."
+        self._reply(
+            200,
+            {
+                "model": _tagged(model),
+                "created_at": "2024-01-01T00:00:00Z",
+                "message": message,
+                "done": True,
+                "done_reason": "stop",
+                "total_duration": 1000,
+                "eval_count": len(content),
+            },
+        )
+
     def _reset(self) -> None:
         """Abort the connection as a killed process's kernel does: RST, not FIN."""
         self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -222,6 +284,14 @@ class FakeOllama:
         self.delay = 0.0
         self.embed_requests = 0
         self.texts_embedded = 0
+        self.chat_models: set[str] = set(DEFAULT_CHAT_MODELS)
+        self.chat_reply: Callable[[dict], str] = lambda body: EMPTY_EXTRACTION
+        self.chat_delay = 0.0
+        self.chat_hang = 0
+        self.thinking_refused: set[str] = set()
+        self.chat_requests: list[dict] = []
+        self.chat_in_flight = 0
+        self.chat_max_in_flight = 0
         self.errors: list[str] = []
         self.lock = threading.Lock()
         self.port = 0
@@ -278,12 +348,17 @@ class FakeOllama:
         with self.lock:
             self.embed_requests = 0
             self.texts_embedded = 0
+            self.chat_requests = []
+            self.chat_max_in_flight = self.chat_in_flight
 
     def dimension(self, name: str) -> int | None:
         for model, dim in self.models.items():
             if _tagged(model) == _tagged(name):
                 return dim
         return None
+
+    def is_chat_model(self, name: str) -> bool:
+        return _tagged(name) in {_tagged(model) for model in self.chat_models}
 
     def model_entry(self, name: str) -> dict:
         tagged = _tagged(name)

@@ -9,7 +9,10 @@ from fpdf import FPDF
 from kenning.config import RetrievalSettings
 from kenning.retrieval.hits import Hit
 from kenning.retrieval.search import Retriever
+from kenning.store import documents
 from kenning.store.database import Database
+from kenning.store.documents import DocumentMeta, NewItem, Stored
+from kenning.store.texthash import text_hash
 
 
 async def search(
@@ -20,6 +23,16 @@ async def search(
         query, limit, source=source, namespace=namespace, legs=("keyword",)
     )
     return result.hits
+
+
+async def store_document(
+    db: Database, source_id: int, path: str, *texts: str, title: str = "Title", mtime: float = 1.0
+) -> tuple[int, Stored]:
+    """Index a document's chunks as the ingest pipeline does; returns its id and what became of it."""
+    document_id = await documents.mark_scanning(db, source_id, path)
+    items = [NewItem(title, "Section", text, n + 1, n + 1) for n, text in enumerate(texts)]
+    meta = DocumentMeta(title, "markdown", mtime, 1, f"bytes:{path}:{texts}", text_hash(texts))
+    return document_id, await documents.replace_items(db, document_id, meta, items)
 
 
 def make_pdf(path: Path, pages: list[list[str]]) -> Path:

@@ -23,8 +23,8 @@ from kenning.retrieval.search import Retriever
 from kenning.retrieval.vector_index import VectorIndex
 from kenning.store import documents, sources, vectors
 from kenning.store.database import Database
-from kenning.store.documents import NewItem
 from kenning.store.vectors import LoadedVectors
+from tests.helpers import store_document
 from kenning.workers.embedders import EmbedderUnavailable, OllamaEmbedder, WordLlamaEmbedder
 from kenning.workers.semantic import Semantic
 from tests.fake_ollama import FakeOllama, fake_ollama
@@ -141,11 +141,7 @@ async def scalar(db: Database, sql: str, params: tuple = ()):
 
 async def add_document(db: Database, source_id: int, path: str, *texts: str, title: str = "") -> list[int]:
     """Index a document's chunks as ingest does; returns the new item ids."""
-    document_id, had_items = await documents.mark_scanning(db, source_id, path)
-    await documents.replace_items(
-        db, document_id, title=title, format="markdown", mtime=time.time(), size=1, content_hash=f"h{path}{texts}",
-        items=[NewItem(title, "", text, n + 1, n + 1) for n, text in enumerate(texts)], had_items=had_items,
-    )
+    await store_document(db, source_id, path, *texts, title=title, mtime=time.time())
     return await item_ids(db, path)
 
 

@@ -7,24 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import search
+from tests.helpers import search, store_document
 from kenning.store import documents, sources
 from kenning.store.database import Database
 from kenning.store.migrations import MIGRATIONS, migrate
-from kenning.store.documents import NewItem
+from kenning.store.texthash import text_hash
 
-
-
-def item(text: str, start: int = 1) -> NewItem:
-    return NewItem("Title", "Section", text, start, start)
 
 
 async def index(db: Database, source_id: int, path: str, *texts: str) -> int:
-    document_id, _ = await documents.mark_scanning(db, source_id, path)
-    await documents.replace_items(
-        db, document_id, title="Title", format="text", mtime=1.0, size=1, content_hash="h" + path,
-        items=[item(text, n + 1) for n, text in enumerate(texts)],
-    )
+    document_id, _ = await store_document(db, source_id, path, *texts)
     return document_id
 
 
@@ -48,6 +40,31 @@ def test_migrations_bring_an_empty_file_to_the_latest_version_and_refuse_a_newer
     conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
     with pytest.raises(RuntimeError, match="newer"):
         migrate(conn)
+
+
+def test_upgrading_a_v2_library_keeps_every_document_and_backfills_its_text_hash(tmp_path: Path):
+    conn = sqlite3.connect(tmp_path / "v2.db", isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    migrate(conn, MIGRATIONS[:2])
+    conn.execute("INSERT INTO sources (id, name, root, created_at) VALUES (1, 'notes', '/n', 0)")
+    conn.execute(
+        "INSERT INTO documents (id, source_id, path, status, chunk_count, updated_at) VALUES (7, 1, 'a.md', 'done', 2, 0)"
+    )
+    for ord_, text in enumerate(["first walrus chunk", "second walrus chunk"]):
+        conn.execute(
+            "INSERT INTO items (document_id, ord, title, content, line_start, line_end) VALUES (7, ?, 't', ?, 1, 1)",
+            (ord_, text),
+        )
+
+    assert migrate(conn) == len(MIGRATIONS)
+
+    assert conn.execute("SELECT count(*) FROM items WHERE document_id = 7").fetchone() == (2,)
+    assert conn.execute("SELECT rowid FROM items_fts WHERE items_fts MATCH 'walrus'").fetchall() != []
+    status, stored_hash = conn.execute("SELECT status, text_hash FROM documents WHERE id = 7").fetchone()
+    assert status == "done"
+    assert stored_hash == text_hash(["first walrus chunk", "second walrus chunk"])
+    assert conn.execute("PRAGMA foreign_keys").fetchone() == (1,)
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
 def test_a_failing_migration_leaves_the_previous_version(tmp_path: Path):
@@ -95,8 +112,8 @@ async def test_deleting_documents_removes_their_chunks_from_the_index(db: Databa
 
 async def test_sources_dropped_from_config_are_kept_but_not_searched(db: Database):
     ids = await sources.sync_sources(db, [("a", "/a", "work"), ("b", "/b", "home")])
-    await index(db, ids["a"], "x.md", "shared tapir")
-    await index(db, ids["b"], "y.md", "shared tapir")
+    await index(db, ids["a"], "x.md", "a tapir in a")
+    await index(db, ids["b"], "y.md", "a tapir in b")
     assert {h.source for h in await search(db, "tapir")} == {"a", "b"}
     assert {h.source for h in await search(db, "tapir", namespace="home")} == {"b"}
     assert {h.source for h in await search(db, "tapir", source="a")} == {"a"}
@@ -111,11 +128,7 @@ async def test_sources_dropped_from_config_are_kept_but_not_searched(db: Databas
 
 async def test_a_scoped_search_finds_hits_ranked_below_thousands_of_others(db: Database):
     ids = await sources.sync_sources(db, [("big", "/big", "default"), ("small", "/small", "default")])
-    document_id, _ = await documents.mark_scanning(db, ids["big"], "many.md")
-    many = [item(f"heron heron heron note {n}", n + 1) for n in range(3000)]
-    await documents.replace_items(
-        db, document_id, title="Herons", format="text", mtime=1, size=1, content_hash="x", items=many
-    )
+    await store_document(db, ids["big"], "many.md", *[f"heron heron heron note {n}" for n in range(3000)])
     await index(db, ids["small"], "one.md", "a single heron among " + "other words " * 40)
     [hit] = await search(db, "heron", limit=5, source="small")
     assert hit.path == "/small/one.md" and hit.source == "small"

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from kenning.config.paths import default_data_dir
 
 SOURCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+# Agent-added text and fetched pages live in sources of these names.
+RESERVED_SOURCE_NAMES = frozenset({"agent", "web"})
 
 
 class _Strict(BaseModel):
@@ -142,6 +144,8 @@ class Settings(_Strict):
     def _unique_names(self) -> "Settings":
         seen: set[str] = set()
         for source in self.sources:
+            if source.name in RESERVED_SOURCE_NAMES:
+                raise ValueError(f"source name {source.name!r} is reserved for kenning's own sources; pick another")
             if source.name in seen:
                 raise ValueError(f"two sources are named {source.name!r}; names must be unique")
             seen.add(source.name)

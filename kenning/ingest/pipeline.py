@@ -22,13 +22,14 @@ from kenning.ingest.sensitive import is_sensitive_path
 from kenning.ingest.walk import Discovered
 from kenning.store import documents
 from kenning.store.database import Database
-from kenning.store.documents import FileState, NewItem
+from kenning.store.documents import DocumentMeta, FileState, NewItem
+from kenning.store.texthash import text_hash
 
 log = logging.getLogger(__name__)
 
 HASH_BLOCK = 1 << 20
 
-Result = Literal["indexed", "unchanged", "failed", "skipped"]
+Result = Literal["indexed", "merged", "unchanged", "failed", "skipped"]
 
 
 @dataclass(frozen=True)
@@ -68,21 +69,21 @@ async def ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:
     if not needs_look(job):
         return Outcome("unchanged")
     found, prior = job.found, job.prior
-    if prior is not None and prior.status == "done":
+    if prior is not None and prior.status in ("done", "merged"):
         # A file indexed before: hash first, since an editor that rewrites the same
         # bytes changes the mtime and nothing else.
         try:
             digest = await asyncio.to_thread(_guarded_hash, job)
         except ReaderError as exc:
-            document_id, _ = await documents.mark_scanning(db, job.source_id, found.rel)
+            document_id = await documents.mark_scanning(db, job.source_id, found.rel)
             return await _fail(db, document_id, found, str(exc))
         if prior.content_hash == digest:
             await documents.touch(db, prior.id, found.mtime, found.size)
             return Outcome("unchanged")
 
-    document_id, had_items = await documents.mark_scanning(db, job.source_id, found.rel)
+    document_id = await documents.mark_scanning(db, job.source_id, found.rel)
     try:
-        digest, parsed, items = await asyncio.to_thread(_read_and_chunk, job, options)
+        digest, parsed, items, text_digest = await asyncio.to_thread(_read_and_chunk, job, options)
     except ReaderError as exc:
         log.info("failed %s: %s", found.path, exc)
         return await _fail(db, document_id, found, str(exc))
@@ -93,17 +94,10 @@ async def ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:
         reason = "no text to index"
         await documents.mark_unindexed(db, document_id, "skipped", reason, found.mtime, found.size)
         return Outcome("skipped", reason=reason)
-    await documents.replace_items(
-        db,
-        document_id,
-        title=parsed.title,
-        format=parsed.format,
-        mtime=found.mtime,
-        size=found.size,
-        content_hash=digest,
-        items=items,
-        had_items=had_items,
-    )
+    meta = DocumentMeta(parsed.title, parsed.format, found.mtime, found.size, digest, text_digest)
+    stored = await documents.replace_items(db, document_id, meta, items)
+    if stored == "merged":
+        return Outcome("merged")
     return Outcome("indexed", chunks=len(items))
 
 
@@ -138,16 +132,18 @@ def _guarded_hash(job: FileJob) -> str:
     return digest.hexdigest()
 
 
-def _read_and_chunk(job: FileJob, options: IngestOptions) -> tuple[str, ReadResult, list[NewItem]]:
-    """Hash, read, redact and chunk in one worker-thread trip."""
+def _read_and_chunk(job: FileJob, options: IngestOptions) -> tuple[str, ReadResult, list[NewItem], str]:
+    """Hash, read, redact, chunk and hash the text in one worker-thread trip."""
     digest = _guarded_hash(job)
     parsed = read_file(_check_path(job), max_bytes=options.max_file_bytes)
     text = redact(parsed.text)
     title = redact(parsed.title) or job.found.path.stem
+    # The redacted form is what gets stored, the document's title included.
+    parsed = ReadResult(text=text, title=title, kind=parsed.kind, format=parsed.format, page_starts=parsed.page_starts)
     chunks = chunk_document(
-        ReadResult(text=text, title=title, kind=parsed.kind, format=parsed.format, page_starts=parsed.page_starts),
+        parsed,
         target_chars=options.chunking.target_chars,
         overlap_chars=options.chunking.overlap_chars,
     )
     items = [NewItem(title, chunk.section, chunk.text, chunk.line_start, chunk.line_end) for chunk in chunks]
-    return digest, parsed, items
+    return digest, parsed, items, text_hash(item.content for item in items)

@@ -76,7 +76,7 @@ class FolderScanner:
         progress = self.progress
         progress.running = True
         started = time.monotonic()
-        counts = {"indexed": 0, "unchanged": 0, "failed": 0, "skipped": 0, "deleted": 0, "chunks": 0}
+        counts = {"indexed": 0, "merged": 0, "unchanged": 0, "failed": 0, "skipped": 0, "deleted": 0, "chunks": 0}
         error: str | None = None
         try:
             counts = await self._sweep_body(counts)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
 
 import aiosqlite
 
+from kenning.store.lookup import display_path
+
 # Columns every leg selects for a hit, in Hit's field order after item_id.
 HIT_COLUMNS = (
-    "i.id, d.id, i.title, s.name, s.namespace, s.root, d.path, i.section, i.line_start, i.line_end, d.mtime"
+    "i.id, d.id, i.title, s.name, coalesce(d.namespace, s.namespace), s.root, d.path, i.section, i.line_start, i.line_end, d.mtime, d.uri"
 )
 HIT_JOINS = "items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id"
 EXCERPT_CHARS = 200
@@ -44,7 +45,7 @@ def hit_from_row(row: tuple, snippet: str = "") -> Hit:
         snippet=snippet,
         source=row[3],
         namespace=row[4],
-        path=os.path.join(row[5], row[6]),
+        path=display_path(row[5], row[6], row[11]),
         section=row[7],
         line_start=row[8],
         line_end=row[9],

@@ -1,4 +1,8 @@
-"""Which sources a search may return hits from: active ones, narrowed by name or namespace."""
+"""Which sources a search may return hits from: active ones, narrowed by name or namespace.
+
+A source holds a document it owns and a document it is a location of (its own copy was
+collapsed into another source's), so a scoped search matches either.
+"""
 
 from __future__ import annotations
 
@@ -12,18 +16,48 @@ class Scope:
     source: str | None = None
     namespace: str | None = None
 
+    def _conditions(self, source: str, document: str) -> tuple[str, list[object]]:
+        # A document's own namespace (agent text may name one) overrides its source's.
+        clauses, params = [f"{source}.active = 1"], []
+        if self.source is not None:
+            clauses.append(f"{source}.name = ?")
+            params.append(self.source)
+        if self.namespace is not None:
+            clauses.append(f"coalesce({document}.namespace, {source}.namespace) = ?")
+            params.append(self.namespace)
+        return " AND ".join(clauses), params
+
     def where(self) -> tuple[str, list[object]]:
-        """A SQL condition on the sources table aliased `s`, with its parameters."""
+        """A SQL condition on documents `d` and their owning sources `s`, with its parameters."""
+        owner, owner_params = self._conditions("s", "d")
+        located, located_params = self._conditions("ls", "ld")
+        return (
+            f"(({owner}) OR EXISTS (SELECT 1 FROM documents ld JOIN sources ls ON ls.id = ld.source_id"
+            f" WHERE ld.merged_into = d.id AND {located}))",
+            [*owner_params, *located_params],
+        )
+
+    async def source_ids(self, conn: aiosqlite.Connection) -> set[int]:
+        """Sources whose items may be in scope: a superset, which the hit loader narrows.
+
+        Matching sources, sources with a document in the namespace, and owners of
+        documents a matching source holds as a location.
+        """
         clauses, params = ["s.active = 1"], []
         if self.source is not None:
             clauses.append("s.name = ?")
             params.append(self.source)
         if self.namespace is not None:
-            clauses.append("s.namespace = ?")
-            params.append(self.namespace)
-        return " AND ".join(clauses), params
-
-    async def source_ids(self, conn: aiosqlite.Connection) -> set[int]:
-        where, params = self.where()
-        rows = await conn.execute_fetchall(f"SELECT s.id FROM sources s WHERE {where}", params)
+            clauses.append(
+                "(s.namespace = ? OR EXISTS (SELECT 1 FROM documents n WHERE n.source_id = s.id AND n.namespace = ?))"
+            )
+            params += [self.namespace, self.namespace]
+        matching = " AND ".join(clauses)
+        rows = await conn.execute_fetchall(
+            f"WITH matching AS (SELECT s.id FROM sources s WHERE {matching})"
+            " SELECT id FROM matching UNION SELECT d.source_id FROM documents ld"
+            " JOIN documents d ON d.id = ld.merged_into"
+            " WHERE ld.merged_into IS NOT NULL AND ld.source_id IN (SELECT id FROM matching)",
+            params,
+        )
         return {row[0] for row in rows}

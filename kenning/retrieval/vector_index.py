@@ -81,6 +81,12 @@ class VectorIndex:
                 self._sources = self._sources[: self._count].copy()
                 self._live = self._live[: self._count].copy()
 
+    def reassign(self, source_id: int, ids: list[int]) -> None:
+        """Items changed owning source (dedup handed them over); source filters must follow."""
+        with self._lock:
+            rows = [row for item_id in ids if (row := self._row.get(item_id)) is not None]
+            self._sources[rows] = source_id
+
     def remove(self, ids: list[int]) -> None:
         with self._lock:
             self._forget(ids)

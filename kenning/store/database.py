@@ -65,6 +65,7 @@ class Database:
         self._all_readers: list[aiosqlite.Connection] = []
         self._write_lock = asyncio.Lock()
         self._removal_listeners: list[Callable[[list[int]], None]] = []
+        self._move_listeners: list[Callable[[int, list[int]], None]] = []
 
     async def open(self) -> None:
         await asyncio.to_thread(prepare, self.path)
@@ -126,10 +127,23 @@ class Database:
         """
         self._removal_listeners.append(listener)
 
-    def items_removed(self, item_ids: list[int]) -> None:
-        if item_ids:
+    def on_items_moved(self, listener: Callable[[int, list[int]], None]) -> None:
+        """Register a callback for items whose owning source changed (source id, item ids).
+
+        Dedup hands a document's items from one source's row to another's; views that
+        filter by source (the vector index) must follow.
+        """
+        self._move_listeners.append(listener)
+
+    def items_changed(self, removed: list[int], moved: dict[int, list[int]] | None = None) -> None:
+        """Tell the listeners what a committed write did to items."""
+        if removed:
             for listener in self._removal_listeners:
-                listener(item_ids)
+                listener(removed)
+        for source_id, ids in (moved or {}).items():
+            if ids:
+                for listener in self._move_listeners:
+                    listener(source_id, ids)
 
     def total_changes(self) -> int:
         return self._require_writer().total_changes

@@ -2,8 +2,10 @@
 
 A file's state row is written as `scanning` in its own transaction before the file is
 read, and its chunks replace the old ones in a second transaction that also marks it
-`done`. A crash between the two leaves `scanning`, which the next sweep re-ingests; a
-crash inside the second leaves the old chunks untouched.
+`done` (or `merged`, when another source already holds the same text). A crash between
+the two leaves `scanning`, which the next sweep re-ingests; a crash inside the second
+leaves the old chunks untouched. Agent text and fetched pages are documents too, with
+the same state rows; their `path` is an identity key and `uri` the label shown.
 """
 
 from __future__ import annotations
@@ -14,9 +16,14 @@ from typing import Literal
 
 import aiosqlite
 
+from kenning.store import ownership
 from kenning.store.database import Database
+from kenning.store.ownership import Changes
 
-Status = Literal["scanning", "done", "failed", "skipped"]
+Status = Literal["scanning", "done", "failed", "skipped", "merged"]
+# What became of a document's new text: stored, taken over from a lower-ranked holder,
+# or recorded as another location of a copy already stored.
+Stored = Literal["indexed", "adopted", "merged"]
 
 
 @dataclass(frozen=True)
@@ -47,49 +54,104 @@ async def file_states(db: Database, source_id: int) -> dict[str, FileState]:
         return {row[1]: FileState(*row) for row in await cursor.fetchall()}
 
 
-async def mark_scanning(db: Database, source_id: int, path: str) -> tuple[int, bool]:
-    """Returns the document id and whether it holds chunks from an earlier ingest."""
-    [(document_id, chunk_count)] = await db.write_one(
-        "INSERT INTO documents (source_id, path, status, updated_at) VALUES (?, ?, 'scanning', ?)"
-        " ON CONFLICT (source_id, path) DO UPDATE SET status = 'scanning', reason = NULL,"
-        " updated_at = excluded.updated_at RETURNING id, chunk_count",
-        (source_id, path, time.time()),
+async def mark_scanning(db: Database, source_id: int, path: str, uri: str | None = None) -> int:
+    """Returns the document id. A row that was a location of another document stops being one."""
+    [(document_id,)] = await db.write_one(
+        "INSERT INTO documents (source_id, path, uri, status, updated_at) VALUES (?, ?, ?, 'scanning', ?)"
+        " ON CONFLICT (source_id, path) DO UPDATE SET status = 'scanning', merged_into = NULL, reason = NULL,"
+        " uri = coalesce(excluded.uri, uri), updated_at = excluded.updated_at RETURNING id",
+        (source_id, path, uri, time.time()),
     )
-    return document_id, chunk_count > 0
+    return document_id
 
 
-async def replace_items(
-    db: Database,
-    document_id: int,
-    *,
-    title: str,
-    format: str,
-    mtime: float,
-    size: int,
-    content_hash: str,
-    items: list[NewItem],
-    had_items: bool = True,
-) -> None:
-    """Swap a document's chunks for new ones and mark it done, all or nothing."""
-    rows = [
-        (document_id, ord_, item.title, item.section, item.content, item.line_start, item.line_end)
-        for ord_, item in enumerate(items)
-    ]
-    removed: list[int] = []
+@dataclass(frozen=True)
+class DocumentMeta:
+    """What a state row records about the text it last stored."""
+
+    title: str
+    format: str
+    mtime: float
+    size: int
+    content_hash: str
+    text_hash: str
+    tags: str = "[]"
+    namespace: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+async def replace_items(db: Database, document_id: int, meta: DocumentMeta, items: list[NewItem]) -> Stored:
+    """Store a file's new chunks, all or nothing, through the exact-duplicate gate."""
     async with db.transaction() as conn:
-        if had_items:
-            removed = await _delete_items(conn, document_id)
+        stored, changes = await _store(conn, document_id, meta, items)
+    db.items_changed(changes.removed, changes.moved)
+    return stored
+
+
+async def store_text(
+    db: Database, source_id: int, key: str, uri: str, meta: DocumentMeta, items: list[NewItem]
+) -> tuple[int, Stored]:
+    """Create or replace a document that arrived as text (agent text, a fetched page).
+
+    Its row and its chunks are written in one transaction, unlike a file's: nothing
+    would come back to finish a row left half-done, so there must never be one.
+    """
+    async with db.transaction() as conn:
+        [(document_id,)] = await conn.execute_fetchall(
+            "INSERT INTO documents (source_id, path, uri, status, updated_at) VALUES (?, ?, ?, 'scanning', ?)"
+            " ON CONFLICT (source_id, path) DO UPDATE SET status = 'scanning', merged_into = NULL, uri = excluded.uri"
+            " RETURNING id",
+            (source_id, key, uri, time.time()),
+        )
+        stored, changes = await _store(conn, document_id, meta, items)
+    db.items_changed(changes.removed, changes.moved)
+    return document_id, stored
+
+
+async def _store(
+    conn: aiosqlite.Connection, document_id: int, meta: DocumentMeta, items: list[NewItem]
+) -> tuple[Stored, Changes]:
+    """The exact-duplicate gate and the write, inside the caller's transaction.
+
+    If another source already holds this exact text, the row becomes a location of that
+    copy (or, when it outranks the holder, takes the copy over) instead of storing a
+    second one. Either way the row's previous items are released first, so superseded
+    text never stays searchable.
+    """
+    changes = Changes()
+    [(source_id, kind)] = await conn.execute_fetchall(
+        "SELECT d.source_id, s.kind FROM documents d JOIN sources s ON s.id = d.source_id WHERE d.id = ?",
+        (document_id,),
+    )
+    holder = await ownership.find_holder(conn, meta.text_hash, source_id)
+    changes.add(await ownership.release(conn, document_id))
+    if holder is None:
         await conn.executemany(
             "INSERT INTO items (document_id, ord, title, section, content, line_start, line_end)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            rows,
+            [
+                (document_id, ord_, item.title, item.section, item.content, item.line_start, item.line_end)
+                for ord_, item in enumerate(items)
+            ],
         )
-        await conn.execute(
-            "UPDATE documents SET status = 'done', reason = NULL, title = ?, format = ?, mtime = ?, size = ?,"
-            " content_hash = ?, chunk_count = ?, updated_at = ? WHERE id = ?",
-            (title, format, mtime, size, content_hash, len(rows), time.time(), document_id),
-        )
-    db.items_removed(removed)
+        status, merged_into, chunk_count, stored = "done", None, len(items), "indexed"
+    elif ownership.rank(kind) > holder.rank:
+        changes.add(await ownership.adopt(conn, document_id, source_id, holder))
+        status, merged_into, chunk_count, stored = "done", None, holder.chunk_count, "adopted"
+    else:
+        status, merged_into, chunk_count, stored = "merged", holder.document_id, 0, "merged"
+    await conn.execute(
+        "UPDATE documents SET status = ?, merged_into = ?, reason = NULL, title = ?, format = ?, mtime = ?,"
+        " size = ?, content_hash = ?, text_hash = ?, chunk_count = ?, tags = ?, namespace = ?, etag = ?,"
+        " last_modified = ?, updated_at = ? WHERE id = ?",
+        (
+            status, merged_into, meta.title, meta.format, meta.mtime, meta.size, meta.content_hash,
+            meta.text_hash, chunk_count, meta.tags, meta.namespace, meta.etag, meta.last_modified, time.time(),
+            document_id,
+        ),
+    )
+    return stored, changes
 
 
 async def mark_unindexed(
@@ -97,13 +159,13 @@ async def mark_unindexed(
 ) -> None:
     """A file that failed or was skipped holds no chunks: stale text must not stay searchable."""
     async with db.transaction() as conn:
-        removed = await _delete_items(conn, document_id)
+        changes = await ownership.release(conn, document_id)
         await conn.execute(
-            "UPDATE documents SET status = ?, reason = ?, mtime = ?, size = ?, content_hash = NULL,"
-            " chunk_count = 0, updated_at = ? WHERE id = ?",
+            "UPDATE documents SET status = ?, merged_into = NULL, reason = ?, mtime = ?, size = ?,"
+            " content_hash = NULL, text_hash = NULL, chunk_count = 0, updated_at = ? WHERE id = ?",
             (status, reason, mtime, size, time.time(), document_id),
         )
-    db.items_removed(removed)
+    db.items_changed(changes.removed, changes.moved)
 
 
 async def touch(db: Database, document_id: int, mtime: float, size: int) -> None:
@@ -114,23 +176,23 @@ async def touch(db: Database, document_id: int, mtime: float, size: int) -> None
 
 
 async def delete_documents(db: Database, source_id: int, paths: list[str]) -> int:
-    """Drop files that are gone; their chunks and index entries go by cascade."""
+    """Drop files that are gone; what another source still holds is handed to it."""
     if not paths:
         return 0
-    removed: list[int] = []
+    changes = Changes()
     async with db.transaction() as conn:
         for path in paths:
             rows = await conn.execute_fetchall(
                 "SELECT id FROM documents WHERE source_id = ? AND path = ?", (source_id, path)
             )
             for (document_id,) in rows:
-                # Items first, by id, so the in-memory views learn exactly which went.
-                removed.extend(await _delete_items(conn, document_id))
-                await conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
-    db.items_removed(removed)
+                changes.add(await delete_row(conn, document_id))
+    db.items_changed(changes.removed, changes.moved)
     return len(paths)
 
 
-async def _delete_items(conn: aiosqlite.Connection, document_id: int) -> list[int]:
-    rows = await conn.execute_fetchall("DELETE FROM items WHERE document_id = ? RETURNING id", (document_id,))
-    return [row[0] for row in rows]
+async def delete_row(conn: aiosqlite.Connection, document_id: int) -> Changes:
+    """Release a row's items (to an heir, or by deleting them), then the row itself."""
+    changes = await ownership.release(conn, document_id)
+    await conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
+    return changes

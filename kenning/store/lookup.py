@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+
+import aiosqlite
 
 from kenning.store.database import Database
 
 
 @dataclass(frozen=True)
 class SourceCounts:
+    """What one source holds: documents it owns (`done`) and copies it shares (`merged`)."""
+
     done: int = 0
+    merged: int = 0
     failed: int = 0
     skipped: int = 0
     scanning: int = 0
     chunks: int = 0
+
+    @property
+    def holds(self) -> int:
+        return self.done + self.merged
 
 
 async def counts_by_source(db: Database) -> dict[int, SourceCounts]:
@@ -32,6 +41,13 @@ async def counts_by_source(db: Database) -> dict[int, SourceCounts]:
     return {source_id: SourceCounts(**entry) for source_id, entry in tally.items()}
 
 
+async def library_documents(db: Database) -> int:
+    """Documents in the library, each counted once however many sources hold it."""
+    async with db.reader() as conn:
+        [(count,)] = await conn.execute_fetchall("SELECT count(*) FROM documents WHERE status = 'done'")
+    return count
+
+
 async def failures(db: Database, source_id: int, limit: int = 20) -> list[dict]:
     async with db.reader() as conn:
         cursor = await conn.execute(
@@ -43,7 +59,7 @@ async def failures(db: Database, source_id: int, limit: int = 20) -> list[dict]:
 
 _ITEM_SQL = """
     SELECT i.id, i.document_id, i.ord, i.title, i.section, i.content, i.line_start, i.line_end,
-           s.name, s.namespace, s.root, d.path, d.format
+           s.name, s.namespace, s.root, d.path, d.uri, d.format
     FROM items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id
 """
 
@@ -62,20 +78,40 @@ class ItemView:
     namespace: str
     path: str
     format: str
+    locations: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
+def display_path(root: str, path: str, uri: str | None) -> str:
+    """Files show as root/path; agent text and fetched pages by their uri."""
+    return uri if uri else os.path.join(root, path)
+
+
 def _item(row: tuple) -> ItemView:
-    return ItemView(*row[:10], path=os.path.join(row[10], row[11]), format=row[12])
+    return ItemView(*row[:10], path=display_path(row[10], row[11], row[12]), format=row[13])
 
 
 async def get_item(db: Database, item_id: int) -> ItemView | None:
     async with db.reader() as conn:
         cursor = await conn.execute(_ITEM_SQL + " WHERE i.id = ?", (item_id,))
         row = await cursor.fetchone()
-    return _item(row) if row else None
+        if row is None:
+            return None
+        item = _item(row)
+        item.locations.extend(await locations(conn, item.document_id))
+    return item
+
+
+async def locations(conn: aiosqlite.Connection, document_id: int) -> list[dict[str, str]]:
+    """Every source holding a document: its owner first, then the rows merged into it."""
+    rows = await conn.execute_fetchall(
+        "SELECT s.name, s.root, d.path, d.uri FROM documents d JOIN sources s ON s.id = d.source_id"
+        " WHERE d.id = ? OR d.merged_into = ? ORDER BY d.merged_into IS NOT NULL, s.name, d.path",
+        (document_id, document_id),
+    )
+    return [{"source": name, "path": display_path(root, path, uri)} for name, root, path, uri in rows]
 
 
 async def get_document_items(db: Database, document_id: int) -> list[ItemView]:

@@ -6,9 +6,12 @@ commit together, so a crash between two leaves the database at a clean earlier v
 
 from __future__ import annotations
 
+import itertools
 import logging
 import sqlite3
 from collections.abc import Callable
+
+from kenning.store.texthash import text_hash
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +122,145 @@ def m002_vectors(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX vectors_signature ON vectors (signature)")
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (m001_initial, m002_vectors)
+def m003_graph(conn: sqlite3.Connection) -> None:
+    # Entities live only while some chunk mentions them: the trigger drops an entity
+    # with its last mention, and relations and aliases go with it by cascade. Mentions
+    # and relations name the chunk that states them, so replacing or deleting a
+    # document's items takes its part of the graph with it.
+    for statement in (
+        """
+        CREATE TABLE entities (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            norm TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL DEFAULT 'concept'
+        )
+        """,
+        """
+        CREATE TABLE entity_aliases (
+            norm TEXT PRIMARY KEY,
+            entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE
+        ) WITHOUT ROWID
+        """,
+        "CREATE INDEX entity_aliases_entity ON entity_aliases (entity_id)",
+        """
+        CREATE TABLE mentions (
+            entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            item_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+            count INTEGER NOT NULL DEFAULT 1,
+            PRIMARY KEY (entity_id, item_id)
+        ) WITHOUT ROWID
+        """,
+        "CREATE INDEX mentions_item ON mentions (item_id)",
+        """
+        CREATE TABLE relations (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            target_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            item_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE
+        )
+        """,
+        "CREATE INDEX relations_source ON relations (source_id)",
+        "CREATE INDEX relations_target ON relations (target_id)",
+        "CREATE INDEX relations_item ON relations (item_id)",
+        """
+        CREATE TRIGGER mentions_ad AFTER DELETE ON mentions BEGIN
+            DELETE FROM entities WHERE id = old.entity_id
+                AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity_id = old.entity_id);
+        END
+        """,
+        # Which extractor last mined each chunk, and how its last attempt went. A chunk
+        # with no row, or a row naming another extractor, is waiting for extraction.
+        """
+        CREATE TABLE extractions (
+            item_id INTEGER PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE,
+            signature TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            error TEXT,
+            retry_at REAL
+        )
+        """,
+        "CREATE INDEX extractions_retry ON extractions (status, retry_at)",
+    ):
+        conn.execute(statement)
+
+
+def m004_locations(conn: sqlite3.Connection) -> None:
+    """Documents gain the columns dedup, agent text and fetched pages need.
+
+    SQLite cannot change a CHECK constraint in place, so the table is rebuilt the way
+    its documentation prescribes (foreign keys are off while migrations run). `text_hash`
+    is backfilled from each document's stored chunks, the same recipe new ingests use,
+    so documents indexed before this migration take part in exact dedup too.
+    """
+    conn.execute(
+        """
+        CREATE TABLE documents_new (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            uri TEXT,
+            title TEXT NOT NULL DEFAULT '',
+            format TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL CHECK (status IN ('scanning', 'done', 'failed', 'skipped', 'merged')),
+            reason TEXT,
+            mtime REAL NOT NULL DEFAULT 0,
+            size INTEGER NOT NULL DEFAULT 0,
+            content_hash TEXT,
+            text_hash TEXT,
+            merged_into INTEGER REFERENCES documents(id),
+            chunk_count INTEGER NOT NULL DEFAULT 0,
+            tags TEXT NOT NULL DEFAULT '[]',
+            namespace TEXT,
+            etag TEXT,
+            last_modified TEXT,
+            updated_at REAL NOT NULL,
+            UNIQUE (source_id, path),
+            CHECK ((status = 'merged') = (merged_into IS NOT NULL))
+        )
+        """
+    )
+    conn.execute(
+        "INSERT INTO documents_new (id, source_id, path, title, format, status, reason, mtime, size,"
+        " content_hash, chunk_count, updated_at)"
+        " SELECT id, source_id, path, title, format, status, reason, mtime, size, content_hash, chunk_count,"
+        " updated_at FROM documents"
+    )
+    conn.execute("DROP TABLE documents")
+    conn.execute("ALTER TABLE documents_new RENAME TO documents")
+    conn.execute("CREATE INDEX documents_status ON documents (source_id, status)")
+    conn.execute("CREATE INDEX documents_text_hash ON documents (text_hash) WHERE status = 'done'")
+    conn.execute("CREATE INDEX documents_merged ON documents (merged_into) WHERE merged_into IS NOT NULL")
+    conn.execute("ALTER TABLE sources ADD COLUMN removing INTEGER NOT NULL DEFAULT 0")
+    # Dedup moves items between documents by updating document_id: that must not
+    # rewrite their index entries, so the trigger watches only the indexed columns.
+    conn.execute("DROP TRIGGER items_au")
+    conn.execute(
+        """
+        CREATE TRIGGER items_au AFTER UPDATE OF title, section, content ON items BEGIN
+            INSERT INTO items_fts (items_fts, rowid, title, section, content)
+            VALUES ('delete', old.id, old.title, old.section, old.content);
+            INSERT INTO items_fts (rowid, title, section, content)
+            VALUES (new.id, new.title, new.section, new.content);
+        END
+        """
+    )
+    rows = conn.execute("SELECT document_id, content FROM items ORDER BY document_id, ord")
+    hashes = [
+        (text_hash(content for _, content in group), document_id)
+        for document_id, group in itertools.groupby(rows, key=lambda row: row[0])
+    ]
+    conn.executemany("UPDATE documents SET text_hash = ? WHERE id = ?", hashes)
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    m001_initial,
+    m002_vectors,
+    m003_graph,
+    m004_locations,
+)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -137,15 +278,23 @@ def migrate(conn: sqlite3.Connection, migrations: tuple[Callable[[sqlite3.Connec
         raise RuntimeError(
             f"database schema version {version} is newer than this kenning ({len(migrations)}); upgrade kenning"
         )
-    for number, migration in enumerate(migrations[version:], start=version + 1):
-        log.info("applying migration %s", migration.__name__)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            migration(conn)
-            conn.execute(f"PRAGMA user_version = {number}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+    # Foreign keys off while tables are rebuilt (SQLite's documented procedure), and
+    # checked before each migration commits, so a rebuild can never orphan a row.
+    conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        for number, migration in enumerate(migrations[version:], start=version + 1):
+            log.info("applying migration %s", migration.__name__)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                migration(conn)
+                if violation := conn.execute("PRAGMA foreign_key_check").fetchone():
+                    raise RuntimeError(f"migration {migration.__name__} broke a foreign key: {violation}")
+                conn.execute(f"PRAGMA user_version = {number}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+    finally:
+        conn.execute("PRAGMA foreign_keys = ON")
     return len(migrations)
 

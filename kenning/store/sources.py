@@ -1,4 +1,8 @@
-"""The sources table: one row per configured folder, kept in step with config.toml."""
+"""The sources table: one row per configured folder, plus the two aggregate sources.
+
+Folders are kept in step with config.toml. The aggregates hold documents that arrive
+without a folder: `agent` (text handed over by an agent) and `web` (fetched pages).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,8 @@ import time
 from dataclasses import dataclass
 
 from kenning.store.database import Database
+from kenning.store.documents import delete_row
+from kenning.store.ownership import Changes
 
 
 @dataclass(frozen=True)
@@ -18,13 +24,17 @@ class SourceRow:
     active: bool
     last_sweep_at: float | None
     last_sweep_error: str | None
+    removing: bool = False
 
 
-_COLUMNS = "id, name, kind, root, namespace, active, last_sweep_at, last_sweep_error"
+_COLUMNS = "id, name, kind, root, namespace, active, last_sweep_at, last_sweep_error, removing"
+# Aggregate sources by kind: (name, root shown for their documents).
+AGGREGATES = {"agent": ("agent", "agent://"), "url": ("web", "")}
+REMOVE_BATCH = 200
 
 
 def _row(values: tuple) -> SourceRow:
-    return SourceRow(*values[:5], bool(values[5]), *values[6:])
+    return SourceRow(*values[:5], bool(values[5]), *values[6:8], bool(values[8]))
 
 
 async def sync_sources(db: Database, configured: list[tuple[str, str, str]]) -> dict[str, int]:
@@ -36,15 +46,17 @@ async def sync_sources(db: Database, configured: list[tuple[str, str, str]]) -> 
     now = time.time()
     ids: dict[str, int] = {}
     async with db.transaction() as conn:
-        await conn.execute("UPDATE sources SET active = 0")
+        await conn.execute("UPDATE sources SET active = 0 WHERE kind = 'folder'")
         for name, root, namespace in configured:
             cursor = await conn.execute(
                 "INSERT INTO sources (name, root, namespace, active, created_at) VALUES (?, ?, ?, 1, ?)"
                 " ON CONFLICT (name) DO UPDATE SET root = excluded.root, namespace = excluded.namespace,"
-                " active = 1 RETURNING id",
+                " active = 1 WHERE removing = 0 RETURNING id",
                 (name, root, namespace, now),
             )
-            ids[name] = (await cursor.fetchone())[0]
+            row = await cursor.fetchone()
+            if row is not None:  # None: an older source of that name is still being removed
+                ids[name] = row[0]
     return ids
 
 
@@ -60,3 +72,53 @@ async def list_sources(db: Database) -> list[SourceRow]:
     async with db.reader() as conn:
         cursor = await conn.execute(f"SELECT {_COLUMNS} FROM sources ORDER BY name")
         return [_row(values) for values in await cursor.fetchall()]
+
+
+async def aggregate_source(db: Database, kind: str) -> int:
+    """The id of the agent or web source, created on first use."""
+    name, root = AGGREGATES[kind]
+    [(source_id,)] = await db.write_one(
+        "INSERT INTO sources (name, kind, root, active, created_at) VALUES (?, ?, ?, 1, ?)"
+        " ON CONFLICT (name) DO UPDATE SET active = 1 RETURNING id",
+        (name, kind, root, time.time()),
+    )
+    return source_id
+
+
+async def remove_source(db: Database, source_id: int) -> int:
+    """Delete a source and what only it holds; returns how many of its documents went.
+
+    The source is flagged `removing` first, in its own commit: from then on it is out of
+    search and no gate picks its documents as a holder, and a daemon killed midway
+    finishes the job at its next start (`resume_removals`). Its documents then go in
+    batches, each in one transaction, each handing what another source still holds to
+    that source, so no crash point loses a shared document or leaves two copies.
+    """
+    await db.write_one("UPDATE sources SET removing = 1, active = 0 WHERE id = ?", (source_id,))
+    removed = 0
+    while True:
+        changes = Changes()
+        async with db.transaction() as conn:
+            rows = await conn.execute_fetchall(
+                # Locations first: a row merged into another of this source's rows
+                # must not be chosen as the heir of a row that is about to go too.
+                "SELECT id FROM documents WHERE source_id = ? ORDER BY merged_into IS NULL, id LIMIT ?",
+                (source_id, REMOVE_BATCH),
+            )
+            for (document_id,) in rows:
+                changes.add(await delete_row(conn, document_id))
+            if not rows:
+                await conn.execute("DELETE FROM sources WHERE id = ?", (source_id,))
+        db.items_changed(changes.removed, changes.moved)
+        if not rows:
+            return removed
+        removed += len(rows)
+
+
+async def resume_removals(db: Database) -> list[str]:
+    """Finish removals a stop interrupted; returns the names of the sources removed."""
+    async with db.reader() as conn:
+        rows = await conn.execute_fetchall("SELECT id, name FROM sources WHERE removing = 1")
+    for source_id, _ in rows:
+        await remove_source(db, source_id)
+    return [name for _, name in rows]

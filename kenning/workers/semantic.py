@@ -36,6 +36,7 @@ class Semantic:
 
     def __post_init__(self) -> None:
         self.db.on_items_removed(self._forget)
+        self.db.on_items_moved(self._reassign)
 
     async def start(self) -> None:
         """Bring up embedder, index and job in the background; returns at once."""
@@ -116,6 +117,10 @@ class Semantic:
     def _forget(self, item_ids: list[int]) -> None:
         if self.retriever.index is not None:
             self.retriever.index.remove(item_ids)
+
+    def _reassign(self, source_id: int, item_ids: list[int]) -> None:
+        if self.retriever.index is not None:
+            self.retriever.index.reassign(source_id, item_ids)
 
 
 def _log_failure(task: asyncio.Task) -> None:

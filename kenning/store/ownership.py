@@ -1,0 +1,138 @@
+"""One stored copy per document: who owns a set of items, and where else it is held.
+
+A document reached through two sources is one set of items owned by one state row (the
+holder); every other source's row for it is `merged` and names the holder in
+`merged_into`. These functions are the only code that moves items between rows, and
+each runs inside the caller's write transaction, so a crash leaves either the old
+ownership or the new one, never items that no row names.
+
+The rules, each of which closes a way a design like this lost data:
+
+- Items are never deleted while another row still holds the document: `release` hands
+  them to a surviving location (the heir) instead, and re-points the other locations.
+- A holder is never a row in the incoming document's own source, and never one that
+  already has a location in that source: two files in one source with the same text
+  stay two documents.
+- A persistent source (a folder) outranks a transient one (agent text, a fetched page):
+  arriving second, it takes the items over rather than being refused, so removing the
+  transient holder later leaves the folder's copy in place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import aiosqlite
+
+# Higher outranks lower; equal rank means the incoming copy becomes a location.
+RANKS = {"folder": 2, "url": 1, "agent": 1}
+RANK_SQL = "CASE s.kind WHEN 'folder' THEN 2 ELSE 1 END"
+
+
+def rank(kind: str) -> int:
+    return RANKS.get(kind, 1)
+
+
+@dataclass
+class Changes:
+    """Item ids a write removed, and items that changed owning source."""
+
+    removed: list[int] = field(default_factory=list)
+    moved: dict[int, list[int]] = field(default_factory=dict)
+
+    def add(self, other: "Changes") -> None:
+        self.removed.extend(other.removed)
+        for source_id, ids in other.moved.items():
+            self.moved.setdefault(source_id, []).extend(ids)
+
+
+@dataclass(frozen=True)
+class Holder:
+    document_id: int
+    source_id: int
+    rank: int
+    chunk_count: int
+
+
+async def find_holder(conn: aiosqlite.Connection, text_hash: str, source_id: int) -> Holder | None:
+    """The document another source already stores with this exact text, if any.
+
+    Read inside the write transaction that acts on the answer, so a concurrent source
+    removal cannot take the holder away between the check and the write.
+    """
+    rows = await conn.execute_fetchall(
+        f"SELECT d.id, d.source_id, {RANK_SQL}, d.chunk_count FROM documents d JOIN sources s ON s.id = d.source_id"
+        " WHERE d.text_hash = ? AND d.status = 'done' AND d.source_id != ? AND s.removing = 0"
+        " AND NOT EXISTS (SELECT 1 FROM documents m WHERE m.merged_into = d.id AND m.source_id = ?)"
+        " ORDER BY d.id LIMIT 1",
+        (text_hash, source_id, source_id),
+    )
+    return Holder(*rows[0]) if rows else None
+
+
+async def release(conn: aiosqlite.Connection, document_id: int) -> Changes:
+    """Give up a row's items: to its best surviving location if one exists, else delete them.
+
+    Called before a row's items are replaced, before a row is deleted, and before a row
+    becomes a location itself. The heir is the highest-ranked location, oldest first.
+    """
+    heirs = await conn.execute_fetchall(
+        f"SELECT d.id, d.source_id, d.text_hash FROM documents d JOIN sources s ON s.id = d.source_id"
+        f" WHERE d.merged_into = ? ORDER BY {RANK_SQL} DESC, s.removing, d.id LIMIT 1",
+        (document_id,),
+    )
+    if not heirs:
+        rows = await conn.execute_fetchall("DELETE FROM items WHERE document_id = ? RETURNING id", (document_id,))
+        return Changes(removed=[row[0] for row in rows])
+    heir_id, heir_source, heir_hash = heirs[0]
+    [(owner_hash, chunk_count)] = await conn.execute_fetchall(
+        "SELECT text_hash, chunk_count FROM documents WHERE id = ?", (document_id,)
+    )
+    moved = await _move_items(conn, document_id, heir_id)
+    await conn.execute(
+        "UPDATE documents SET merged_into = ? WHERE merged_into = ? AND id != ?", (heir_id, document_id, heir_id)
+    )
+    # A near-duplicate heir now holds text that is not exactly its own: mtime -1 makes
+    # the next sweep read its file again (folders); the held copy serves until then.
+    await conn.execute(
+        "UPDATE documents SET status = 'done', merged_into = NULL, chunk_count = ?, text_hash = ?,"
+        " mtime = CASE WHEN text_hash IS ? THEN mtime ELSE -1 END WHERE id = ?",
+        (chunk_count, owner_hash, owner_hash, heir_id),
+    )
+    await conn.execute("UPDATE documents SET chunk_count = 0 WHERE id = ?", (document_id,))
+    return Changes(moved={heir_source: moved})
+
+
+async def adopt(conn: aiosqlite.Connection, document_id: int, source_id: int, holder: Holder) -> Changes:
+    """The incoming row outranks the holder: it takes the items, the holder becomes its location."""
+    moved = await _move_items(conn, holder.document_id, document_id)
+    await conn.execute(
+        "UPDATE documents SET merged_into = ? WHERE merged_into = ?", (document_id, holder.document_id)
+    )
+    await conn.execute(
+        "UPDATE documents SET status = 'merged', merged_into = ?, chunk_count = 0 WHERE id = ?",
+        (document_id, holder.document_id),
+    )
+    return Changes(moved={source_id: moved})
+
+
+async def collapse(conn: aiosqlite.Connection, winner_id: int, loser_id: int) -> Changes:
+    """Make the loser a location of the winner (the near-duplicate sweep's collapse).
+
+    The loser's own items go (its locations are re-pointed to the winner first, so none
+    is stranded), and it keeps its own text hash, so an edit to its file is seen as a
+    change and ingested afresh.
+    """
+    await conn.execute("UPDATE documents SET merged_into = ? WHERE merged_into = ?", (winner_id, loser_id))
+    rows = await conn.execute_fetchall("DELETE FROM items WHERE document_id = ? RETURNING id", (loser_id,))
+    await conn.execute(
+        "UPDATE documents SET status = 'merged', merged_into = ?, chunk_count = 0 WHERE id = ?", (winner_id, loser_id)
+    )
+    return Changes(removed=[row[0] for row in rows])
+
+
+async def _move_items(conn: aiosqlite.Connection, from_id: int, to_id: int) -> list[int]:
+    rows = await conn.execute_fetchall(
+        "UPDATE items SET document_id = ? WHERE document_id = ? RETURNING id", (to_id, from_id)
+    )
+    return [row[0] for row in rows]

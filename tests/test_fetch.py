@@ -1,0 +1,510 @@
+"""`ken add-url` fetching against real HTTP servers on loopback.
+
+The internet is out of reach here, so refusals of outside addresses are tested on the
+paths that refuse before connecting; every server records the paths it was asked for,
+so a test can show a refused hop never reached it.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from kenning.config.settings import FetchSettings
+from kenning.workers.fetch import (
+    FetchedPage,
+    Fetcher,
+    FetchError,
+    FetchRefused,
+    NotModified,
+)
+
+_HANGUPS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+Route = Callable[["_Handler"], None]
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, host: str, family: socket.AddressFamily) -> None:
+        self.address_family = family
+        self.routes: dict[str, Route] = {}
+        self.seen: list[tuple[str, dict[str, str]]] = []
+        self.errors: list[BaseException] = []
+        self.stopping = threading.Event()
+        super().__init__((host, 0), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        # The fetcher hanging up on an oversize or slow answer is the behaviour under test.
+        if error is not None and not isinstance(error, _HANGUPS):
+            self.errors.append(error)
+
+    @property
+    def paths(self) -> list[str]:
+        return [path for path, _ in self.seen]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.server.seen.append((self.path, dict(self.headers.items())))
+        route = self.server.routes.get(self.path)
+        if route is None:
+            self.reply(404, "text/plain", b"no such page")
+        else:
+            route(self)
+
+    def reply(self, status: int, content_type: str, body: bytes, **headers: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def redirect(self, location: str, status: int = 302) -> None:
+        self.send_response(status)
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., _Server]]:
+    """Start loopback servers on demand; all are stopped and checked for handler errors."""
+    servers: list[_Server] = []
+    threads: list[threading.Thread] = []
+
+    def start(host: str = "127.0.0.1", family: socket.AddressFamily = socket.AF_INET) -> _Server:
+        server = _Server(host, family)
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+        thread.start()
+        servers.append(server)
+        threads.append(thread)
+        return server
+
+    yield start
+    for server, thread in zip(servers, threads):
+        server.stopping.set()
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert [error for server in servers for error in server.errors] == []
+
+
+def base(server: _Server, host: str = "127.0.0.1") -> str:
+    return f"http://{host}:{server.server_address[1]}"
+
+
+async def fetch(url: str, *allowed: str, **settings: Any) -> FetchedPage | NotModified:
+    async with Fetcher(FetchSettings(allowed_hosts=allowed, **settings)) as fetcher:
+        return await fetcher.fetch(url)
+
+
+ARTICLE = b"""<!doctype html><html><head><title>Tide  tables &amp; you</title>
+<script>var tracking = 1;</script></head><body><h1>Reading tides</h1>
+<p>High water comes <a href="/moon">twice a day</a>.</p></body></html>"""
+
+
+async def test_allowed_loopback_page_comes_back_as_markdown_with_title(serve) -> None:
+    server = serve()
+    server.routes["/article"] = lambda h: h.reply(
+        200,
+        "text/html; charset=utf-8",
+        ARTICLE,
+        ETag='"a1"',
+        Last_Modified="Mon, 01 Jan 2024 00:00:00 GMT",
+    )
+
+    page = await fetch(base(server) + "/article#part", "127.0.0.1")
+
+    assert isinstance(page, FetchedPage)
+    assert page.title == "Tide tables & you"
+    assert page.format == "html"
+    assert "# Reading tides" in page.text
+    assert "[twice a day](/moon)" in page.text
+    assert "tracking" not in page.text
+    assert page.url == base(server) + "/article"
+    assert page.requested_url == base(server) + "/article#part"
+    assert (page.etag, page.last_modified) == ('"a1"', "Mon, 01 Jan 2024 00:00:00 GMT")
+    assert len(page.content_hash) == 64
+    # Only the page itself: no links, robots.txt or assets were fetched.
+    assert server.paths == ["/article"]
+
+
+async def test_requests_identify_kenning_and_no_cookie_is_kept(serve) -> None:
+    server = serve()
+    server.routes["/login"] = lambda h: h.reply(
+        200, "text/plain", b"hi", Set_Cookie="session=s3cret; Path=/"
+    )
+    server.routes["/next"] = lambda h: h.reply(200, "text/plain", b"again")
+
+    async with Fetcher(FetchSettings(allowed_hosts=("127.0.0.1",))) as fetcher:
+        await fetcher.fetch(base(server) + "/login")
+        await fetcher.fetch(base(server) + "/next")
+
+    headers = dict(server.seen)["/next"]
+    assert headers["User-Agent"].startswith("kenning/")
+    assert "Cookie" not in headers
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "page_format", "title"),
+    [
+        ("text/markdown", b"intro\n\n# Moon phases\n\ntext", "markdown", "Moon phases"),
+        ("text/x-markdown", b"# Neap tides\n", "markdown", "Neap tides"),
+        ("text/plain", b"just words\r\nmore", "text", None),
+    ],
+)
+async def test_text_and_markdown_pages_are_kept_as_they_are(
+    serve, content_type, body, page_format, title
+) -> None:
+    server = serve()
+    server.routes["/doc"] = lambda h: h.reply(200, content_type, body)
+
+    page = await fetch(base(server) + "/doc", "127.0.0.1")
+
+    assert page.format == page_format
+    assert page.text == body.decode().replace("\r\n", "\n")
+    assert page.title == (title or base(server) + "/doc")
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "expected"),
+    [
+        ("text/html; charset=iso-8859-1", "<p>café</p>".encode("latin-1"), "café"),
+        (
+            "text/html",
+            '<meta charset="windows-1252"><p>naïve “quotes”</p>'.encode("cp1252"),
+            "naïve “quotes”",
+        ),
+        # The header wins over a <meta> that disagrees with it.
+        ("text/html; charset=utf-8", '<meta charset="latin-1"><p>ünïcode</p>'.encode(), "ünïcode"),
+        ("text/plain", b"broken \xff byte", "broken \ufffd byte"),
+    ],
+)
+async def test_charset_comes_from_header_then_meta_then_utf8(
+    serve, content_type, body, expected
+) -> None:
+    server = serve()
+    server.routes["/enc"] = lambda h: h.reply(200, content_type, body)
+
+    page = await fetch(base(server) + "/enc", "127.0.0.1")
+
+    assert page.text.strip() == expected
+
+
+async def test_default_settings_fetch_nothing_and_name_the_setting(serve) -> None:
+    server = serve()
+
+    with pytest.raises(FetchRefused) as refused:
+        await fetch(base(server) + "/")
+
+    assert str(refused.value) == (
+        "refused: fetching is off: add the host to [fetch] allowed_hosts in config.toml"
+    )
+    assert server.paths == []
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("http://localhost:{port}/", ("example.com",)),
+        ("http://example.com/", ("*.example.com",)),
+        ("http://docs.example.org/", ("example.org",)),
+    ],
+)
+async def test_host_not_in_list_is_refused_before_any_lookup(serve, url, allowed) -> None:
+    server = serve()
+    url = url.format(port=server.server_address[1])
+    host = url.split("//")[1].split(":")[0].split("/")[0]
+
+    with pytest.raises(
+        FetchRefused, match=rf"^refused: host {host} is not in \[fetch\] allowed_hosts"
+    ):
+        await fetch(url, *allowed)
+
+    assert server.paths == []
+
+
+@pytest.mark.parametrize("allowed", [("example.com",), ("*",)])
+async def test_loopback_address_is_refused_unless_listed_itself(serve, allowed) -> None:
+    server = serve()
+
+    with pytest.raises(
+        FetchRefused, match=r"^refused: 127\.0\.0\.1 is a loopback address; add 127\.0\.0\.1"
+    ):
+        await fetch(base(server) + "/", *allowed)
+
+    assert server.paths == []
+
+
+async def test_localhost_resolving_to_loopback_needs_the_name_or_address_listed(serve) -> None:
+    server = serve()
+    server.routes["/"] = lambda h: h.reply(200, "text/plain", b"local")
+    url = base(server, "localhost") + "/"
+
+    with pytest.raises(
+        FetchRefused, match=r"^refused: localhost resolves to \S+, which is a loopback address"
+    ):
+        await fetch(url, "*")
+    assert server.paths == []
+
+    assert (await fetch(url, "localhost")).text == "local"
+    # Sent to the checked address, yet still addressed to the name, for virtual hosts.
+    assert server.seen[-1][1]["Host"] == f"localhost:{server.server_address[1]}"
+    assert (await fetch(url, "*", "127.0.0.1", "::1")).text == "local"
+
+
+@pytest.mark.parametrize(
+    ("target", "reason"),
+    [
+        ("http://10.0.0.1/admin", "10.0.0.1 is a private address"),
+        ("http://169.254.169.254/latest/meta-data/", "169.254.169.254 is a link-local address"),
+        ("http://100.64.0.1/", r"100.64.0.1 is a shared \(CGNAT\) address"),
+        ("http://0.0.0.0:{port}/secret", "0.0.0.0 is an unspecified address"),
+        ("http://localhost:{port}/secret", r"host localhost is not in \[fetch\] allowed_hosts"),
+        ("file:///etc/passwd", "only http and https URLs are fetched, not file:"),
+        ("http://user:pw@127.0.0.1:{port}/secret", r"URLs with a user name or password"),
+    ],
+)
+async def test_redirect_to_a_refused_place_is_refused_as_a_redirect(serve, target, reason) -> None:
+    server = serve()
+    target = target.format(port=server.server_address[1])
+    server.routes["/jump"] = lambda h: h.redirect(target)
+    server.routes["/secret"] = lambda h: h.reply(200, "text/plain", b"internal")
+
+    with pytest.raises(FetchRefused) as refused:
+        await fetch(base(server) + "/jump", "127.0.0.1")
+
+    message = str(refused.value)
+    assert message.startswith(f"refused redirect from {base(server)}/jump to {target}: ")
+    assert re.search(reason, message)
+    assert server.paths == ["/jump"]
+
+
+async def test_relative_redirect_is_quoted_resolved_when_refused(serve) -> None:
+    server = serve()
+    server.routes["/jump"] = lambda h: h.redirect("//localhost:1/inside")
+
+    with pytest.raises(FetchRefused) as refused:
+        await fetch(base(server) + "/jump", "127.0.0.1")
+
+    assert str(refused.value).startswith(
+        f"refused redirect from {base(server)}/jump to http://localhost:1/inside: host localhost"
+    )
+
+
+async def test_redirects_are_followed_to_the_final_url(serve) -> None:
+    server = serve()
+    server.routes["/old"] = lambda h: h.redirect(base(server) + "/moved", 301)
+    server.routes["/moved"] = lambda h: h.redirect("new?x=1", 307)
+    server.routes["/new?x=1"] = lambda h: h.reply(
+        200, "text/html", b"<title>Arrived</title><p>ok</p>"
+    )
+
+    page = await fetch(base(server) + "/old", "127.0.0.1", max_redirects=2)
+
+    assert (page.url, page.title) == (base(server) + "/new?x=1", "Arrived")
+    assert server.paths == ["/old", "/moved", "/new?x=1"]
+
+
+async def test_too_many_redirects_stops_at_the_setting(serve) -> None:
+    server = serve()
+    server.routes["/loop"] = lambda h: h.redirect("/loop")
+
+    with pytest.raises(
+        FetchRefused, match=r"redirected more than 2 times \(the \[fetch\] max_redirects setting\)"
+    ):
+        await fetch(base(server) + "/loop", "127.0.0.1", max_redirects=2)
+
+    assert server.paths == ["/loop"] * 3
+
+
+def _declared_too_big(handler: _Handler) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/plain")
+    handler.send_header("Content-Length", str(50 * 1024 * 1024))
+    handler.end_headers()
+    handler.wfile.flush()
+    # Sends no body at all: a fetcher that waited for it would hit the timeout instead.
+    handler.server.stopping.wait(10)
+
+
+def _endless_chunks(handler: _Handler) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/plain")
+    handler.send_header("Transfer-Encoding", "chunked")
+    handler.end_headers()
+    chunk = b"x" * 65536
+    while not handler.server.stopping.is_set():
+        handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+
+
+def _close_delimited(handler: _Handler) -> None:
+    handler.close_connection = True
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/plain")
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    handler.wfile.write(b"y" * (2 * 1024 * 1024))
+
+
+@pytest.mark.parametrize("route", [_declared_too_big, _endless_chunks, _close_delimited])
+async def test_body_over_max_mb_is_refused(serve, route) -> None:
+    server = serve()
+    server.routes["/big"] = route
+    started = time.monotonic()
+
+    with pytest.raises(FetchRefused, match=r"larger than the \[fetch\] max_mb limit of 1 MB"):
+        await fetch(base(server) + "/big", "127.0.0.1", max_mb=1, timeout=20)
+
+    assert time.monotonic() - started < 10
+
+
+async def test_slow_server_is_cut_off_at_the_timeout(serve) -> None:
+    server = serve()
+
+    def slow(handler: _Handler) -> None:
+        if not handler.server.stopping.wait(10):
+            handler.reply(200, "text/plain", b"too late")
+
+    server.routes["/slow"] = slow
+    started = time.monotonic()
+
+    with pytest.raises(FetchError, match=r"took longer than the \[fetch\] timeout of 0\.5 s"):
+        await fetch(base(server) + "/slow", "127.0.0.1", timeout=0.5)
+
+    assert time.monotonic() - started < 3
+
+
+async def test_redirect_hops_share_one_time_budget(serve) -> None:
+    server = serve()
+
+    def dawdle_then_redirect(handler: _Handler) -> None:
+        handler.server.stopping.wait(0.3)
+        handler.redirect(f"/hop{int(handler.path.removeprefix('/hop')) + 1}")
+
+    for index in range(20):
+        server.routes[f"/hop{index}"] = dawdle_then_redirect
+
+    with pytest.raises(FetchError, match="took longer than the"):
+        await fetch(base(server) + "/hop0", "127.0.0.1", timeout=1, max_redirects=20)
+
+    # Each hop alone is well inside the second; only their sum runs out of it.
+    assert 2 <= len(server.paths) <= 5
+
+
+async def test_non_text_content_type_is_refused_by_name(serve) -> None:
+    server = serve()
+    server.routes["/paper.pdf"] = lambda h: h.reply(200, "application/pdf", b"%PDF-1.7")
+
+    with pytest.raises(FetchRefused, match=r"^refused: content type application/pdf is not text$"):
+        await fetch(base(server) + "/paper.pdf", "127.0.0.1")
+
+
+async def test_error_status_is_reported(serve) -> None:
+    server = serve()
+
+    with pytest.raises(FetchError, match=r"/missing answered HTTP 404 Not Found$") as failed:
+        await fetch(base(server) + "/missing", "127.0.0.1")
+
+    assert not isinstance(failed.value, FetchRefused)
+
+
+@pytest.mark.parametrize(
+    ("validator", "request_header"),
+    [("ETag", "If-None-Match"), ("Last-Modified", "If-Modified-Since")],
+)
+async def test_conditional_get_returns_not_modified(serve, validator, request_header) -> None:
+    server = serve()
+    value = '"v7"' if validator == "ETag" else "Tue, 02 Jan 2024 03:04:05 GMT"
+
+    def page(handler: _Handler) -> None:
+        if handler.headers.get(request_header) == value:
+            handler.send_response(304)
+            handler.send_header(validator, value)
+            handler.end_headers()
+        else:
+            handler.reply(200, "text/plain", b"tide table", **{validator: value})
+
+    server.routes["/page"] = page
+    url = base(server) + "/page"
+
+    async with Fetcher(FetchSettings(allowed_hosts=("127.0.0.1",))) as fetcher:
+        first = await fetcher.fetch(url)
+        assert isinstance(first, FetchedPage)
+        stored = {"etag": first.etag, "last_modified": first.last_modified}
+        again = await fetcher.fetch(url, **stored)
+
+    assert isinstance(again, NotModified)
+    assert again.url == url
+    assert value in (again.etag, again.last_modified)
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("file:///etc/passwd", "file:"),
+        ("ftp://127.0.0.1/pub", "ftp:"),
+        ("gopher://127.0.0.1/", "gopher:"),
+    ],
+)
+async def test_only_http_and_https_are_fetched(url, shown) -> None:
+    with pytest.raises(
+        FetchRefused, match=rf"^refused: only http and https URLs are fetched, not {shown}$"
+    ):
+        await fetch(url, "*", "127.0.0.1")
+
+
+async def test_url_with_credentials_is_refused(serve) -> None:
+    server = serve()
+    url = f"http://user:pass@127.0.0.1:{server.server_address[1]}/"
+
+    with pytest.raises(FetchRefused, match=r"user name or password"):
+        await fetch(url, "127.0.0.1")
+
+    assert server.paths == []
+
+
+@pytest.fixture
+def ipv6_server(serve) -> _Server:
+    try:
+        return serve("::1", socket.AF_INET6)
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+
+
+async def test_ipv6_loopback_literal_is_refused_unless_listed(ipv6_server) -> None:
+    ipv6_server.routes["/"] = lambda h: h.reply(200, "text/plain", b"over v6")
+    url = f"http://[::1]:{ipv6_server.server_address[1]}/"
+
+    with pytest.raises(FetchRefused, match=r"^refused: ::1 is a loopback address"):
+        await fetch(url, "127.0.0.1", "*")
+    assert ipv6_server.paths == []
+
+    assert (await fetch(url, "::1")).text == "over v6"
+
+
+async def test_ipv4_mapped_ipv6_loopback_is_refused(serve) -> None:
+    server = serve()
+
+    with pytest.raises(FetchRefused, match=r"^refused: ::ffff:127\.0\.0\.1 is a loopback address"):
+        await fetch(f"http://[::ffff:127.0.0.1]:{server.server_address[1]}/", "127.0.0.1", "*")
+
+    assert server.paths == []
