@@ -16,7 +16,7 @@ import click
 
 from kenning import __version__
 from kenning.client import Client
-from kenning.config import Settings, SourceSettings, add_source, config_path, load_settings
+from kenning.config import Settings, SourceSettings, add_source, config_path, load_settings, remove_source
 from kenning.errors import DaemonNotRunning, KenningError
 
 
@@ -100,7 +100,7 @@ def daemon(ctx: Context) -> None:
     "--leg",
     "legs",
     multiple=True,
-    type=click.Choice(["keyword", "vector"]),
+    type=click.Choice(["keyword", "vector", "graph"]),
     help="Run only these retrieval legs (repeatable; default: all).",
 )
 @click.option("--explain", is_flag=True, help="Show each leg's rank for every hit.")
@@ -170,6 +170,8 @@ def status(ctx: Context, as_json: bool) -> None:
         f" · index {info['db_bytes'] / 1e6:.1f} MB · {info['data_dir']}"
     )
     _echo_embedder(result["embedder"])
+    _echo_graph(result["graph"])
+    click.echo(f"library: {result['library']['documents']} documents (each counted once)")
     if not result["sources"]:
         click.echo("no sources yet: add one with `ken sources add PATH`")
     for source in result["sources"]:
@@ -200,6 +202,23 @@ def _echo_embedder(embedder: dict) -> None:
             line += f" at {job['rate_per_second']:.0f}/s"
         if job.get("eta_seconds") is not None:
             line += f", about {_ago(job['eta_seconds'])} left"
+    click.echo(line)
+    if job.get("last_error"):
+        click.echo(click.style(f"  {job['last_error']}", fg="yellow"))
+
+
+def _echo_graph(report: dict) -> None:
+    job = report["job"]
+    line = (
+        f"graph: {report['extractor']} · {report['entities']} entities · {report['relations']} relations"
+        f" · {job['state']}"
+    )
+    if report.get("pending"):
+        line += f" · {report['pending']} chunks waiting"
+        if job.get("rate_per_second"):
+            line += f" at {job['rate_per_second']:.0f}/s"
+    if report["failed"]:
+        line += f" · {report['failed']} failed (retried later)"
     click.echo(line)
     if job.get("last_error"):
         click.echo(click.style(f"  {job['last_error']}", fg="yellow"))
@@ -287,6 +306,29 @@ def sources_add(
     click.echo("the daemon is indexing it now; follow with `ken status`")
 
 
+@sources.command("remove")
+@click.argument("name")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@pass_context
+def sources_remove(ctx: Context, name: str, yes: bool) -> None:
+    """Remove a source and its index; documents another source also holds stay searchable."""
+    if not yes:
+        click.confirm(
+            f"Remove source {name!r} and everything only it holds from the index?", abort=True, err=True
+        )
+    in_config = remove_source(ctx.config_path, name)
+    if in_config:
+        click.echo(f"removed {name!r} from {ctx.config_path}")
+    try:
+        result = ctx.call("sources.remove", {"name": name}, timeout=None)
+    except DaemonNotRunning:
+        if not in_config:
+            raise
+        click.echo("the daemon is not running; run `ken sources remove` again once it is, to delete the index")
+        sys.exit(1)
+    click.echo(f"removed source {name!r}: {result['documents_removed']} documents dropped or handed to other sources")
+
+
 @main.command()
 @click.argument("name")
 @click.option("--wait", is_flag=True, help="Return when the sweep has finished, with its counts.")
@@ -332,5 +374,93 @@ def show(ctx: Context, item_id: int, as_json: bool) -> None:
     where = f"{item['path']}:{item['line_start']}-{item['line_end']}"
     click.echo(click.style(item["title"], bold=True) + (f" — {item['section']}" if item["section"] else ""))
     click.echo(click.style(where, fg="cyan") + f"  [{item['source']}]")
+    if len(item["locations"]) > 1:
+        click.echo("held by:")
+        for location in item["locations"]:
+            click.echo(f"  [{location['source']}] {location['path']}")
     click.echo()
     click.echo(item["content"])
+
+
+@main.command()
+@click.argument("query")
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 100))
+@click.option("--json", "as_json", is_flag=True)
+@pass_context
+def entities(ctx: Context, query: str, limit: int, as_json: bool) -> None:
+    """List entities matching QUERY, with their relations and the chunks that mention them."""
+    result = ctx.call("entities", {"query": query, "limit": limit})
+    if as_json:
+        _print_json(result)
+        return
+    if not result["entities"]:
+        click.echo("no matching entities")
+        return
+    for entity in result["entities"]:
+        aliases = f" (also: {', '.join(entity['aliases'])})" if entity["aliases"] else ""
+        click.echo(
+            click.style(entity["name"], bold=True) + f"  {entity['kind']} · {entity['mentions']} chunks{aliases}"
+        )
+        for relation in entity["relations"][:10]:
+            arrow = "→" if relation["direction"] == "out" else "←"
+            click.echo(f"  {arrow} {relation['kind']} {relation['other']}  (item {relation['item_id']})")
+        for chunk in entity["chunks"]:
+            where = f"{chunk['path']}:{chunk['line_start']}-{chunk['line_end']}"
+            click.echo(f"  · {click.style(where, fg='cyan')}  [{chunk['source']}]  item {chunk['item_id']}")
+
+
+@main.command("add-text")
+@click.option("--uri", required=True, help="Identity label of the document (never opened); same URI replaces it.")
+@click.option("--title", required=True)
+@click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
+@click.option("--namespace", help="Namespace for this document (default: the agent source's).")
+@click.option("--json", "as_json", is_flag=True)
+@pass_context
+def add_text(ctx: Context, uri: str, title: str, tags: tuple[str, ...], namespace: str | None, as_json: bool) -> None:
+    """Add a document from standard input to the `agent` source, as an agent would."""
+    text = click.get_text_stream("stdin").read()
+    if not text.strip():
+        raise KenningError("no text on standard input; pipe the document in: ken add-text --uri U --title T < file")
+    params: dict[str, Any] = {"title": title, "text": text, "source_uri": uri, "tags": list(tags)}
+    if namespace:
+        params["namespace"] = namespace
+    result = ctx.call("documents.add", params)
+    if as_json:
+        _print_json(result)
+        return
+    click.echo(_stored_line(result))
+
+
+def _stored_line(result: dict) -> str:
+    if result["stored"] == "merged":
+        return f"document {result['document_id']} {result['title']!r}: same text is already stored; recorded as another location"
+    return f"document {result['document_id']} {result['title']!r}: {result['chunks']} chunks indexed"
+
+
+@main.command("add-url")
+@click.argument("url")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored document's id and title as JSON.")
+@pass_context
+def add_url(ctx: Context, url: str, as_json: bool) -> None:
+    """Fetch a web page (its host must be in [fetch] allowed_hosts) and index it."""
+    result = ctx.call("urls.add", {"url": url}, timeout=None)
+    if as_json:
+        _print_json(result)
+        return
+    click.echo(_stored_line(result))
+
+
+@main.command("refresh-url")
+@click.argument("url")
+@click.option("--json", "as_json", is_flag=True)
+@pass_context
+def refresh_url(ctx: Context, url: str, as_json: bool) -> None:
+    """Fetch an added page again (conditional GET) and re-index it if it changed."""
+    result = ctx.call("urls.refresh", {"url": url}, timeout=None)
+    if as_json:
+        _print_json(result)
+        return
+    if not result["changed"]:
+        click.echo(f"document {result['document_id']} {result['title']!r}: not modified")
+    else:
+        click.echo(_stored_line(result))

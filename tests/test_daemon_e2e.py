@@ -14,6 +14,7 @@ from pathlib import Path
 import docx
 from fpdf import FPDF
 
+from kenning.daemon.protocol import MAX_LINE_BYTES
 from tests.daemon_harness import wait_for
 
 
@@ -263,7 +264,7 @@ def test_malformed_socket_input_gets_errors_and_the_daemon_keeps_serving(library
 
     oversized = _raw_exchange(
         daemon.socket,
-        b'{"jsonrpc": "2.0", "id": 1, "method": "' + b"x" * (2 << 20) + b'"}\n'
+        b'{"jsonrpc": "2.0", "id": 1, "method": "' + b"x" * (MAX_LINE_BYTES + 1) + b'"}\n'
         b'{"jsonrpc": "2.0", "id": 2, "method": "search", "params": {"query": "hedgehogs"}}\n',
     )
     assert oversized[0]["error"]["code"] == -32600

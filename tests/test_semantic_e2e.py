@@ -136,7 +136,7 @@ def test_embeddings_are_stored_with_the_signature_and_search_uses_the_vector_leg
     assert "warnings" not in result
     best = result["hits"][0]
     assert best["path"] == str(notes / "walrus.md")
-    assert best["legs"] == ["keyword", "vector"] and set(best["ranks"]) == {"keyword", "vector"}
+    assert {"keyword", "vector"} <= set(best["legs"]) and {"keyword", "vector"} <= set(best["ranks"])
 
     vector_only = daemon.call("search", {"query": "walrus arctic", "legs": ["vector"]})["hits"]
     assert vector_only[0]["path"] == str(notes / "walrus.md")
@@ -255,7 +255,7 @@ def test_ollama_down_at_start_then_back_vectors_catch_up(library, tmp_path, olla
     assert status["job"]["last_error"] is None
     result = daemon.call("search", {"query": "walrus"})
     assert "warnings" not in result
-    assert result["hits"][0]["legs"] == ["keyword", "vector"]
+    assert {"keyword", "vector"} <= set(result["hits"][0]["legs"])
     # status must not keep reporting a backend problem that has cleared
     assert status["job"]["last_error"] is None
 
@@ -288,7 +288,7 @@ def test_ollama_down_mid_run_new_files_still_indexed_and_vectors_catch_up(librar
     assert f"ollama not reachable at {ollama.url}" in waiting["job"]["last_error"]
     assert vector_tally(library) == {(SIGNATURE, 64): before}
     result = daemon.call("search", {"query": "heron"})
-    assert result["hits"][0]["path"] == str(notes / "heron.md") and result["hits"][0]["legs"] == ["keyword"]
+    assert result["hits"][0]["path"] == str(notes / "heron.md") and "vector" not in result["hits"][0]["legs"]
     assert any("not reachable" in w for w in result["warnings"])
 
     ollama.down = False
@@ -298,4 +298,4 @@ def test_ollama_down_mid_run_new_files_still_indexed_and_vectors_catch_up(librar
     result = daemon.call("search", {"query": "heron shallows"})
     assert "warnings" not in result
     assert result["hits"][0]["path"] == str(notes / "heron.md")
-    assert result["hits"][0]["legs"] == ["keyword", "vector"]
+    assert {"keyword", "vector"} <= set(result["hits"][0]["legs"])

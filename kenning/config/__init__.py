@@ -1,4 +1,4 @@
-from kenning.config.loading import add_source, load_settings
+from kenning.config.loading import add_source, load_settings, remove_source
 from kenning.config.paths import config_path
 from kenning.config.settings import (
     ChunkingSettings,
@@ -23,4 +23,5 @@ __all__ = [
     "add_source",
     "config_path",
     "load_settings",
+    "remove_source",
 ]

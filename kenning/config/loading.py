@@ -62,6 +62,33 @@ def add_source(path: Path, source: SourceSettings) -> None:
         sources = tomlkit.aot()
         document["sources"] = sources
     sources.append(entry)
+    _replace(path, document)
+
+
+def remove_source(path: Path, name: str) -> bool:
+    """Drop the [[sources]] table of that name; returns whether the file had one."""
+    if not path.exists():
+        return False
+    document = tomlkit.parse(path.read_text(encoding="utf-8"))
+    sources = document.get("sources")
+    if sources is None:
+        return False
+    kept = [entry for entry in sources if entry.get("name") != name]
+    if len(kept) == len(sources):
+        return False
+    if kept:
+        table = tomlkit.aot()
+        for entry in kept:
+            table.append(entry)
+        document["sources"] = table
+    else:
+        del document["sources"]
+    _replace(path, document)
+    return True
+
+
+def _replace(path: Path, document: tomlkit.TOMLDocument) -> None:
+    """Validate the edited config, then swap it in atomically: a bad edit changes nothing."""
     text = tomlkit.dumps(document)
     try:
         Settings.model_validate(tomllib.loads(text))

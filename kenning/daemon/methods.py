@@ -8,10 +8,23 @@ import time
 from typing import TYPE_CHECKING
 
 from kenning import __version__
-from kenning.daemon.protocol import DocumentParams, NoParams, ScanParams, SearchParams
+from kenning.daemon.protocol import (
+    AddTextParams,
+    DocumentParams,
+    EntitiesParams,
+    NoParams,
+    ScanParams,
+    SearchParams,
+    SourceNameParams,
+    UrlParams,
+)
 from kenning.daemon.server import Method, NotFound
-from kenning.store import lookup
-from kenning.store.sources import list_sources
+from kenning.ingest.text_docs import TextDocument, add_page, add_text, page_key
+from kenning.store import graph, lookup
+from kenning.store.sources import list_sources, remove_source
+from kenning.workers.fetch import FetchError, NotModified
+from kenning.workers.pool import PoolTimeout
+from kenning.workers.url_pool import FetchRequest
 
 if TYPE_CHECKING:
     from kenning.daemon.supervisor import Daemon
@@ -74,6 +87,8 @@ def build_methods(daemon: "Daemon") -> dict[str, Method]:
                 ),
             },
             "embedder": daemon.semantic.status(),
+            "graph": await daemon.graph.status(),
+            "library": {"documents": await lookup.library_documents(daemon.db)},
             "sources": report,
         }
 
@@ -121,6 +136,51 @@ def build_methods(daemon: "Daemon") -> dict[str, Method]:
             "items": [item.to_dict() for item in items],
         }
 
+    async def do_add_text(params: AddTextParams) -> dict:
+        added = await add_text(
+            daemon.db,
+            TextDocument(params.title, params.text, params.source_uri, params.tags, params.namespace),
+            daemon.settings.chunking,
+        )
+        daemon.work_arrived()
+        return added.to_dict()
+
+    async def fetch(request: FetchRequest):
+        try:
+            return await daemon.url_pool.send(request)
+        except PoolTimeout as exc:
+            raise FetchError(f"fetching {request.url} timed out: {exc}") from None
+
+    async def do_add_url(params: UrlParams) -> dict:
+        page = await fetch(FetchRequest(params.url))
+        assert not isinstance(page, NotModified)
+        added = await add_page(daemon.db, params.url, page, daemon.settings.chunking)
+        daemon.work_arrived()
+        return {**added.to_dict(), "url": page.url}
+
+    async def do_refresh_url(params: UrlParams) -> dict:
+        known = await lookup.page_state(daemon.db, page_key(params.url))
+        if known is None:
+            raise NotFound(f"{params.url} has not been added; `ken add-url {params.url}` adds it")
+        page = await fetch(FetchRequest(params.url, known.etag, known.last_modified))
+        if isinstance(page, NotModified):
+            return {"document_id": known.document_id, "title": known.title, "uri": params.url, "changed": False}
+        added = await add_page(daemon.db, params.url, page, daemon.settings.chunking)
+        daemon.work_arrived()
+        return {**added.to_dict(), "url": page.url, "changed": True}
+
+    async def do_entities(params: EntitiesParams) -> dict:
+        return {"entities": await graph.find_entities(daemon.db, params.query, params.limit)}
+
+    async def do_remove_source(params: SourceNameParams) -> dict:
+        row = next((row for row in await list_sources(daemon.db) if row.name == params.name), None)
+        if row is None:
+            raise NotFound(f"unknown source {params.name!r}; see `ken sources list`")
+        if daemon.settings.source(params.name) is not None:
+            await daemon.forget_source(params.name)
+        removed = await remove_source(daemon.db, row.id)
+        return {"name": params.name, "documents_removed": removed}
+
     async def do_reload(_: NoParams) -> dict:
         return await daemon.reload()
 
@@ -135,5 +195,10 @@ def build_methods(daemon: "Daemon") -> dict[str, Method]:
         "documents.get": Method(DocumentParams, do_get),
         "reload": Method(NoParams, do_reload),
         "reembed": Method(NoParams, do_reembed),
+        "documents.add": Method(AddTextParams, do_add_text),
+        "urls.add": Method(UrlParams, do_add_url),
+        "urls.refresh": Method(UrlParams, do_refresh_url),
+        "entities": Method(EntitiesParams, do_entities),
+        "sources.remove": Method(SourceNameParams, do_remove_source),
     }
 

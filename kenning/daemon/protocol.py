@@ -19,7 +19,9 @@ INTERNAL_ERROR = -32603
 NOT_FOUND = -32001
 CONFIG_ERROR = -32002
 
-MAX_LINE_BYTES = 1 << 20
+# Large enough for an agent's document (MAX_TEXT_CHARS) in one request.
+MAX_LINE_BYTES = 16 << 20
+MAX_TEXT_CHARS = 10_000_000
 
 
 class _Params(BaseModel):
@@ -35,12 +37,33 @@ class SearchParams(_Params):
     limit: Annotated[int, Field(ge=1, le=200)] = 10
     source: str | None = None
     namespace: str | None = None
-    legs: tuple[Literal["keyword", "vector"], ...] = ("keyword", "vector")
+    legs: tuple[Literal["keyword", "vector", "graph"], ...] = ("keyword", "vector", "graph")
 
 
 class ScanParams(_Params):
     name: str
     wait: bool = False
+
+
+class AddTextParams(_Params):
+    title: Annotated[str, Field(min_length=1, max_length=500)]
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)]
+    source_uri: Annotated[str, Field(min_length=1, max_length=4000)]
+    tags: Annotated[tuple[Annotated[str, Field(max_length=200)], ...], Field(max_length=64)] = ()
+    namespace: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+
+
+class UrlParams(_Params):
+    url: Annotated[str, Field(min_length=1, max_length=4000)]
+
+
+class EntitiesParams(_Params):
+    query: Annotated[str, Field(min_length=1, max_length=500)]
+    limit: Annotated[int, Field(ge=1, le=100)] = 10
+
+
+class SourceNameParams(_Params):
+    name: str
 
 
 class DocumentParams(_Params):

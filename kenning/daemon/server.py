@@ -77,14 +77,11 @@ class RpcServer:
         self._connections.add(task)
         try:
             while True:
-                try:
-                    line = await reader.readline()
-                except ValueError:
+                line = await self._read_line(reader)
+                if line is None:
                     await self._send(writer, protocol.error_response(
                         None, protocol.INVALID_REQUEST, f"request larger than {protocol.MAX_LINE_BYTES} bytes"
                     ))
-                    if not await self._skip_rest_of_line(reader):
-                        break
                     continue
                 if not line:
                     break
@@ -100,21 +97,27 @@ class RpcServer:
             writer.close()
 
     @staticmethod
-    async def _skip_rest_of_line(reader: asyncio.StreamReader) -> bool:
-        """Discard the tail of an oversized line; False if the client hung up first.
+    async def _read_line(reader: asyncio.StreamReader) -> bytes | None:
+        """One request line; b"" at end of input; None for a line over the limit.
 
-        readline() has already dropped what it buffered; bytes that follow the newline
-        in the last chunk are handed back to the reader so the next request survives.
+        An oversized line is discarded up to and including its newline, and no further,
+        so the request after it on the same connection is still served.
         """
+        try:
+            return await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial
+        except asyncio.LimitOverrunError as exc:
+            skip = exc.consumed
         while True:
-            chunk = await reader.read(1 << 16)
-            if not chunk:
-                return False
-            newline = chunk.find(b"\n")
-            if newline >= 0:
-                if newline + 1 < len(chunk):
-                    reader.feed_data(chunk[newline + 1 :])
-                return True
+            try:
+                await reader.readexactly(skip)
+                await reader.readuntil(b"\n")
+                return None
+            except asyncio.LimitOverrunError as exc:
+                skip = exc.consumed
+            except asyncio.IncompleteReadError:
+                return None
 
     @staticmethod
     async def _send(writer: asyncio.StreamWriter, message: dict) -> None:

@@ -30,7 +30,9 @@ from kenning.retrieval.search import Retriever
 from kenning.store import sources as source_store
 from kenning.store.database import Database
 from kenning.store.maintenance import merge_fts_segments
+from kenning.workers.extract import GraphBuilder
 from kenning.workers.semantic import Semantic
+from kenning.workers.url_pool import url_pool
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,8 @@ class Daemon:
         self._merge_lock = asyncio.Lock()
         self.retriever = Retriever(self.db, settings.retrieval)
         self.semantic = Semantic(self.db, self.retriever, settings.embedder, self._ingesting)
+        self.graph = GraphBuilder(self.db, settings.llm, self._ingesting)
+        self.url_pool = url_pool(settings.fetch)
 
     async def run(self) -> None:
         try:
@@ -82,7 +86,10 @@ class Daemon:
         clear_stale_socket(daemon.socket_path)
         await self.db.open()
         self._install_signal_handlers()
+        for name in await source_store.resume_removals(self.db):
+            log.info("finished removing source %s, which a stop had interrupted", name)
         await self.semantic.start()
+        await self.graph.start()
         await self._apply_sources(self.settings)
         self._server = RpcServer(daemon.socket_path, build_methods(self))
         await self._server.start()
@@ -118,6 +125,8 @@ class Daemon:
         for runtime in self.sources.values():
             runtime.stop_watch.set()
         await self.semantic.stop()
+        await self.graph.stop()
+        await self.url_pool.close()
         # A sweep is cancelled, not awaited to the end: the file in flight rolls back
         # and the next start picks it up from its `scanning` row.
         tasks = [task for task in self._tasks if not task.done()]
@@ -152,9 +161,13 @@ class Daemon:
             log.warning("[daemon] settings changed; they take effect at the next restart")
             settings = settings.model_copy(update={"daemon": self.settings.daemon})
         before = set(self.sources)
-        self.settings = settings
+        previous, self.settings = self.settings, settings
         self.retriever.settings = settings.retrieval
         await self.semantic.reconfigure(settings.embedder)
+        await self.graph.reconfigure(settings.llm)
+        if settings.fetch != previous.fetch:
+            old_pool, self.url_pool = self.url_pool, url_pool(settings.fetch)
+            await old_pool.close()
         await self._apply_sources(settings)
         after = set(self.sources)
         log.info("configuration reloaded: %d sources", len(after))
@@ -175,8 +188,10 @@ class Daemon:
         for name, source in wanted.items():
             if name in self.sources:
                 continue
+            if name not in ids:  # an older source of this name is still being removed
+                continue
             scanner = FolderScanner(
-                self.db, ids[name], source, options, exclude=(settings.daemon.data_dir,), on_indexed=self.semantic.wake
+                self.db, ids[name], source, options, exclude=(settings.daemon.data_dir,), on_indexed=self.work_arrived
             )
             runtime = SourceRuntime(source, scanner)
             self.sources[name] = runtime
@@ -191,6 +206,19 @@ class Daemon:
                 f"watch {name}",
             )
             self.request_sweep(name)
+
+    def work_arrived(self) -> None:
+        """New chunks were stored: the embed and extraction jobs have work."""
+        self.semantic.wake()
+        self.graph.wake()
+
+    async def forget_source(self, name: str) -> None:
+        """Stop watching and sweeping a source that is about to be removed."""
+        self.settings = self.settings.model_copy(
+            update={"sources": tuple(s for s in self.settings.sources if s.name != name)}
+        )
+        if name in self.sources:
+            await self._stop_source(name)
 
     async def _stop_source(self, name: str) -> None:
         runtime = self.sources.pop(name)

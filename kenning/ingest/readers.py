@@ -122,7 +122,7 @@ def _convert(path: Path, suffix: str, data: bytes) -> ReadResult:
         return _read_html(path, data)
     text = decode_text(data)
     if suffix in _MARKDOWN_EXTENSIONS:
-        return ReadResult(text, _first_h1(text) or path.stem, "markdown", "markdown")
+        return ReadResult(text, first_h1(text) or path.stem, "markdown", "markdown")
     if suffix in CODE_EXTENSIONS:
         return ReadResult(text, path.stem, "code", "code")
     if suffix in _DATA_EXTENSIONS:
@@ -169,7 +169,7 @@ def _read_docx(path: Path, data: bytes) -> ReadResult:
         previous_was_item = is_item
     text = "\n".join(out)
     title = (document.core_properties.title or "").strip()
-    return ReadResult(text, title or _first_h1(text) or path.stem, "markdown", "docx")
+    return ReadResult(text, title or first_h1(text) or path.stem, "markdown", "docx")
 
 
 def _docx_paragraph(raw: str, style: str) -> tuple[list[str], bool]:
@@ -199,7 +199,15 @@ def _docx_table_rows(table: Table) -> list[str]:
 
 
 def _read_html(path: Path, data: bytes) -> ReadResult:
-    source = decode_text(data)
+    text, title = html_to_markdown(decode_text(data))
+    return ReadResult(text, title or path.stem, "markdown", "html")
+
+
+def html_to_markdown(source: str) -> tuple[str, str]:
+    """Markdown text and title (from <title>, else the first heading; may be empty).
+
+    Shared by HTML files and fetched pages, so both are chunked and cited alike.
+    """
     converter = html2text.HTML2Text()
     converter.ignore_images = True
     converter.ignore_links = False
@@ -207,10 +215,10 @@ def _read_html(path: Path, data: bytes) -> ReadResult:
     text = converter.handle(source).replace("\r\n", "\n").replace("\r", "\n").strip("\n")
     match = _HTML_TITLE.search(source)
     title = " ".join(html.unescape(match.group(1)).split()) if match else ""
-    return ReadResult(text, title or _first_h1(text) or path.stem, "markdown", "html")
+    return text, title or first_h1(text)
 
 
-def _first_h1(text: str) -> str:
+def first_h1(text: str) -> str:
     """First '# ' heading outside fenced code, so a shell comment in a snippet is no title."""
     fence = None
     for match in _H1_OR_FENCE.finditer(text):

@@ -53,7 +53,9 @@ def fuse_scores(
     leg cannot score (no term matched, no vector yet) gets nothing from that leg.
     """
     merged = _merge(legs)
-    total = sum(weights.get(leg, 0.0) for leg in raw) or 1.0
+    # A leg that found nothing for this query (no entity named, no vectors yet) does
+    # not dilute the others: the weights are shared among the legs that answered.
+    total = sum(weights.get(leg, 0.0) for leg, values in raw.items() if values) or 1.0
     scores = dict.fromkeys(merged, 0.0)
     for leg, values in raw.items():
         if not values:

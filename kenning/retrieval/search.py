@@ -1,6 +1,6 @@
 """Search entry point: runs the retrieval legs and fuses them into ranked, cited hits.
 
-The caller picks the legs (both by default). The vector leg runs when an index for the current
+The caller picks the legs (all three by default: keyword, vector, graph). The vector leg runs when an index for the current
 embedder exists and the query can be embedded; if it cannot (the embedder is down, the
 index is still loading after an embedder change), the search still answers from the
 other legs and says why in `warnings`.
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from kenning.config import RetrievalSettings
 from kenning.retrieval.fusion import fuse_rrf, fuse_scores
+from kenning.retrieval.graph import graph_search
 from kenning.retrieval.hits import Hit, load_hits
 from kenning.retrieval.keyword import keyword_search, snippets
 from kenning.retrieval.scope import Scope
@@ -20,7 +21,7 @@ from kenning.retrieval.vector_index import VectorIndex
 from kenning.store.database import Database
 from kenning.workers.embedders import Embedder, EmbedderUnavailable
 
-LEGS = ("keyword", "vector")
+LEGS = ("keyword", "vector", "graph")
 MIN_CANDIDATES = 30
 
 
@@ -63,6 +64,8 @@ class Retriever:
                 found["keyword"] = await keyword_search(conn, query, depth, scope)
             if query_vector is not None and self.index is not None:
                 found["vector"] = await self._vector_leg(conn, query_vector, depth, scope)
+            if "graph" in legs and self.settings.graph_weight > 0:
+                found["graph"] = await graph_search(conn, query, depth, scope)
             hits = [hit for hit in self._fuse(found, query_vector) if hit.score >= self.settings.min_score]
             hits = hits[:limit]
             highlighted = await snippets(conn, query, [hit.item_id for hit in hits if "keyword" in hit.legs])
@@ -71,7 +74,11 @@ class Retriever:
         return SearchResult(hits, warnings)
 
     def _fuse(self, found: dict[str, list[Hit]], query_vector) -> list[Hit]:
-        weights = {"keyword": self.settings.keyword_weight, "vector": self.settings.vector_weight}
+        weights = {
+            "keyword": self.settings.keyword_weight,
+            "vector": self.settings.vector_weight,
+            "graph": self.settings.graph_weight,
+        }
         if self.settings.fusion == "rrf":
             return fuse_rrf(found, weights, self.settings.rrf_k)
         raw = {leg: {hit.item_id: hit.score for hit in hits} for leg, hits in found.items()}

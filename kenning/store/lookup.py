@@ -118,3 +118,22 @@ async def get_document_items(db: Database, document_id: int) -> list[ItemView]:
     async with db.reader() as conn:
         cursor = await conn.execute(_ITEM_SQL + " WHERE i.document_id = ? ORDER BY i.ord", (document_id,))
         return [_item(row) for row in await cursor.fetchall()]
+
+
+@dataclass(frozen=True)
+class PageState:
+    document_id: int
+    title: str
+    etag: str | None
+    last_modified: str | None
+
+
+async def page_state(db: Database, key: str) -> PageState | None:
+    """What a conditional re-fetch of an added page needs to send."""
+    async with db.reader() as conn:
+        rows = await conn.execute_fetchall(
+            "SELECT d.id, d.title, d.etag, d.last_modified FROM documents d JOIN sources s ON s.id = d.source_id"
+            " WHERE s.kind = 'url' AND d.path = ?",
+            (key,),
+        )
+    return PageState(*rows[0]) if rows else None

@@ -47,7 +47,11 @@ class Extraction:
 
 @dataclass(frozen=True)
 class ExtractionFailed:
-    """One chunk's extraction went wrong; the chunk stays indexed and is retried later."""
+    """One chunk's extraction went wrong; the chunk stays indexed and is retried later.
+
+    `details["unavailable"]` marks a backend that could not serve at all (down, model
+    missing): the job then backs off as a whole instead of marking every chunk failed.
+    """
 
     reason: str
     retryable: bool = True

@@ -37,7 +37,6 @@ import re
 import socket
 from dataclasses import dataclass
 from http.cookiejar import CookieJar, DefaultCookiePolicy
-from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
 
@@ -46,7 +45,7 @@ import httpx
 from kenning import __version__
 from kenning.config.settings import FetchSettings
 from kenning.errors import KenningError
-from kenning.ingest.readers import _first_h1, _read_html
+from kenning.ingest.readers import first_h1, html_to_markdown
 
 logger = logging.getLogger(__name__)
 
@@ -286,10 +285,9 @@ class Fetcher:
                 raise FetchRefused(too_big)
         source = _decode(bytes(body), charset, page_format)
         if page_format == "html":
-            converted = _read_html(Path(), source.encode("utf-8"))
-            text, title = converted.text, converted.title
+            text, title = html_to_markdown(source)
         else:
-            text, title = source, _first_h1(source)
+            text, title = source, first_h1(source)
         return FetchedPage(
             url=str(url),
             requested_url=requested,

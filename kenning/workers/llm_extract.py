@@ -288,13 +288,15 @@ class OllamaExtractor:
             return ExtractionFailed(f"ollama at {self.base_url} did not answer within {self.timeout:g} s")
         if isinstance(exc, _UNREACHABLE):
             return ExtractionFailed(
-                f"ollama not reachable at {self.base_url} ({type(exc).__name__}); is it running?"
+                f"ollama not reachable at {self.base_url} ({type(exc).__name__}); is it running?",
+                details={"unavailable": True},
             )
         if isinstance(exc, ollama.ResponseError):
             if exc.status_code == 404:
                 # Retryable: the chunk extracts fine once the user pulls the model.
                 return ExtractionFailed(
-                    f"ollama at {self.base_url} does not have model {self.model!r}; run `ollama pull {self.model}`"
+                    f"ollama at {self.base_url} does not have model {self.model!r}; run `ollama pull {self.model}`",
+                    details={"unavailable": True},
                 )
             return ExtractionFailed(
                 f"ollama error {exc.status_code}: {exc.error}",

@@ -1,17 +1,17 @@
-"""The extractor that needs nothing: regular expressions over one chunk, no model.
+"""The extractor that needs nothing: one regular-expression pass over a chunk, no model.
 
 The graph leg resolves the words of a query, and pairs of adjacent words, to entities
 by normalised name, so what this extracts is what a query would contain: proper names,
 acronyms, code identifiers, a few lowercase concept phrases, and short CJK runs. Two
 entities stated in one sentence are linked (`co_occurs`), which is what lets a
-question about X reach a chunk about Y when some other chunk states X and Y together.
+question about X reach a chunk about Y when another chunk states X and Y together.
 
 Person, organisation and place cannot be told apart without a model, so kinds say
 only how a name was found: "name", "acronym", "code", "phrase".
 
-It runs beside ingest on small machines, so the work per chunk is a handful of
-precompiled regex passes (possessive and atomic, so no input backtracks badly) and
-short loops over their matches, never a Python loop over every character.
+It runs beside ingest on small machines, so a chunk is read by one precompiled
+tokenizer (possessive and atomic, so no input makes it backtrack) and one loop over
+its tokens; names, code, phrases and sentence boundaries all come out of that pass.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import asyncio
 import logging
 import re
 import unicodedata
-from bisect import bisect_right
 from collections import Counter
 from functools import lru_cache
 
@@ -61,17 +60,23 @@ _COMMON = STOPWORDS | set(
 )
 _COMMON_CAPITALISED = frozenset(f(w) for w in _COMMON for f in (str.capitalize, str.upper))
 
-# Words between which a lowercase concept phrase cannot run (RAKE's stop list).
-_PHRASE_STOP = STOPWORDS | _COMMON | set(
-    """
-    able across al already always among based can cannot could e eg et g get gets
-    given go going got ie include included includes including less like made make
-    makes may might must new per shall shown shows show showed found find finds us use
-    used uses using versus via vs well within without would will without could likely
-    def return class import self elif else lambda async await const let var function
-    public private static void int str bool string try except finally raise pass yield
-    assert print len
-    """.split()
+# Words a lowercase concept phrase cannot contain (RAKE's stop list): function words,
+# reporting verbs, code keywords, and every single letter.
+_PHRASE_STOP = frozenset(
+    STOPWORDS
+    | _COMMON
+    | set("abcdefghijklmnopqrstuvwxyz")
+    | set(
+        """
+        able across al already always among based can cannot could eg et get gets given
+        go going got ie include included includes including less like made make makes
+        may might must new per shall shown shows show showed found find finds us use used
+        uses using versus via vs well within without would will likely don't doesn't
+        def return class import elif else lambda async await const let var function
+        public private static void int str bool string try except finally raise pass
+        yield assert print len
+        """.split()
+    )
 )
 
 _CALL_STOP = frozenset(
@@ -81,15 +86,14 @@ _CALL_STOP = frozenset(
     """.split()
 )
 _RECEIVERS = frozenset({"self", "cls", "this"})
-_CONNECTORS = "of|for|the|de|du|da|di|del|della|des|van|von|der|den|la|le|&"
 
 
-def _upper_class() -> str:
-    """Every uppercase and titlecase letter in the BMP, as a regex character class."""
+def _letter_class(*categories: str) -> str:
+    """Every BMP letter of the given Unicode categories, as a regex character class."""
     ranges: list[str] = []
     start = previous = -2
     for cp in range(0x10000):
-        if unicodedata.category(chr(cp)) in ("Lu", "Lt"):
+        if unicodedata.category(chr(cp)) in categories:
             if cp != previous + 1:
                 if start >= 0:
                     ranges.append(_range(start, previous))
@@ -103,36 +107,45 @@ def _range(first: int, last: int) -> str:
     return re.escape(chr(first)) if first == last else f"{re.escape(chr(first))}-{re.escape(chr(last))}"
 
 
-_UP = _upper_class()
-# A capitalised word; not the tail of `os.Path` or `fooBar`, not a call, not `Path.home`.
-_WORD = rf"(?<![\w.])(?>{_UP}\w*+(?:[-/&'’]\w++)*+)(?!\(|\.\w)"
-_NAME_RUN = re.compile(rf"{_WORD}(?: ++(?:(?:{_CONNECTORS}) ++){{0,2}}{_WORD})*+")
-_POSSESSIVE = re.compile(r"['’]s$")
-_INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
+_UP = _letter_class("Lu", "Lt")
+_LOW = _letter_class("Ll")
+# A capitalised word, but not a call (`Chunk(`) or the head of a dotted name (`Path.home`).
+_CAPITALISED = rf"(?>{_UP}\w*+(?:[-/&'’]\w++)*+)(?!\(|\.\w)"
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_KATAKANA = "\u30a0-\u30ff\u31f0-\u31ff"
+_HANGUL = "\uac00-\ud7af"
+_CJK = f"{_HAN}{_KATAKANA}{_HANGUL}\u3040-\u309f"  # with hiragana
+_CONNECTOR = r"(?:of|for|the|de|du|da|di|del|della|des|van|von|der|den|la|le|&)"
 
-# Where a sentence, heading, list item or clause starts: a capital there proves nothing.
-_STARTS = re.compile(r"(?:\A|[.!?:;。！？]\s++|\n)[\s\"'“‘(\[*_#>`~|+-]*+(?:\d++[.)]\s++)?")
-# What separates two sentences, for co-occurrence; one newline inside a paragraph doesn't.
-_BOUNDARY = re.compile(r"[.!?](?=\s)|[。！？]|\n[ \t]*(?:\n|(?=[-*+>#]|\d+[.)]\s))")
+# A lowercase word that is prose, not code: not followed by `(`, `.attr` or `_`.
+_PLAIN = rf"{_LOW}++(?:['’-]{_LOW}++)*+(?![\w(]|\.\w)"
 
-_CODE = re.compile(
-    r"`(?P<tick>[^`\n]{1,100})`"
-    r"|(?<![\w.])(?P<dotted>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)++)"
-    r"|(?<![\w.])(?P<call>[A-Za-z_]\w*+)(?=\((?!s\)))"
-    r"|(?<![\w.])(?P<snake>_*+[A-Za-z][A-Za-z0-9]*+(?:_++[A-Za-z0-9]++)++_*+)(?!\w|\.\w)"
-    r"|\b(?P<camel>[a-z][a-z0-9]*+[A-Z]\w*+)"
+# One pass reads the whole chunk. The scanner always resumes at a word boundary, since
+# every alternative that starts on a word character consumes the whole word. Plain
+# lowercase words, most of any chunk, come back as whole runs, not one by one.
+_TOKEN = re.compile(
+    r"(?P<url>(?:https?|ftp|file)://\S++)"
+    rf"|(?P<text>{_PLAIN}(?:(?>[ \t]*+\n[ \t]*+|[ \t]++){_PLAIN})*+)"
+    rf"|(?P<name>{_CAPITALISED}(?: ++(?:{_CONNECTOR} ++){{0,2}}{_CAPITALISED})*+)"
+    # A sentence ends at . ! ? before a space, at a blank line, or before a list item or
+    # heading; one newline inside a wrapped paragraph does not end it.
+    r"|(?P<end>[.!?](?=\s|\Z)|[。！？]|\n[ \t]*+(?:\n\s*+|(?=[-*+>#|]|\d+[.)]\s)))"
+    r"|(?P<opening>[:;\n])"
+    # A bullet or a quote between a line start and its first word.
+    r"|(?P<mark>[-*+>#\"'“‘(\[|~])"
+    r"|(?P<ident>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+)(?P<call>\((?!s\)))?"
+    r"|`(?P<tick>[^`\n]{1,100})`"
+    rf"|(?P<cjk>[{_HAN}]{{2,}}+|[{_KATAKANA}]{{2,}}+|[{_HANGUL}]{{2,}}+)"
+    # Anything else (digits, other punctuation) ends a phrase; CJK is left out so a
+    # single kana cannot swallow the kanji after it.
+    rf"|[^\W{_CJK}]++|[^\w\s]"
 )
+_INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 _DUNDER = re.compile(r"__\w+__")
 
-# Words for concept phrases: letters with inner hyphens or apostrophes; anything else
-# (digits, punctuation) is returned as its own token and ends a phrase.
-_PHRASE_TOKEN = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*|[^\w\s]|\d+|_")
-
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}|[\u30a0-\u30ff\u31f0-\u31ff]{2,}|[\uac00-\ud7af]{2,}")
 # Chinese function characters that are rarely inside a word: they end a run, as
 # stopwords end an English phrase.
 _HAN_STOP = str.maketrans(dict.fromkeys("的了是和与及或也都并被把这那着过", " "))
-_CJK_SENTENCE = re.compile(r"[。！？]")
 
 # "Food and Drug Administration (FDA)": the long form becomes the acronym's alias.
 _DEFINED_ACRONYM = re.compile(r"\((?P<acronym>[A-Z][A-Za-z]{0,8}[A-Z])s?\)")
@@ -140,6 +153,13 @@ _EXPANSION_WORD = re.compile(r"[^\W\d_]+")
 _EXPANSION_SKIP = frozenset({"and", "of", "the", "for", "in", "on", "to", "with", "a", "an"})
 
 _RANK = {"code": 3, "acronym": 2, "name": 1, "phrase": 0}
+
+# Token positions step by this much, so the pieces of one token (a split name run, a
+# long CJK run) keep their order between it and the next token.
+_STEP = 64
+# (token position, sentence index, surface form, kind); kind "?name" or "?acronym" marks a
+# lone capitalised word at a sentence start, which counts only if named elsewhere too.
+Mention = tuple[int, int, str, str]
 
 
 class OfflineExtractor:
@@ -172,126 +192,158 @@ def _key(name: str) -> str:
 
 
 def extract_text(text: str) -> Extraction:
-    """Entities and relations of one chunk; the same text always gives the same result."""
-    if not text or text.isspace():
-        return Extraction()
-    found: list[tuple[int, str, str]] = []  # (position, surface, kind), in any order
-    members: list[tuple[str, str]] = []  # (dotted name, its owner)
-    aliases = _defined_acronyms(text) if "(" in text else {}
-    _names(text, found)
-    _code(text, found, members)
-    if not text.isascii():
-        _cjk(text, found)
-    _phrases(text, found)
-    return _assemble(text, found, members, aliases)
+    """Entities and relations of one chunk; the same text always gives the same result.
 
-
-def _names(text: str, found: list[tuple[int, str, str]]) -> None:
-    """Capitalised runs; a lone capitalised word at a sentence start is held back.
-
-    "However", "Recent", "Patients" open sentences all the time and no compact word
-    list can name them all, so a single capitalised word where a sentence starts counts
-    only if the chunk also names it somewhere a capital means something (mid-sentence,
-    in backticks, as code). Multi-word runs are kept wherever they are: "Maria Chen
-    leads" is a name even at the start.
+    A lone capitalised word where a sentence starts ("However", "Recent", "Patients")
+    is a name only if the chunk also writes it capitalised mid-sentence, in backticks or
+    as code: no compact word list can name every sentence opener. Runs of several
+    capitalised words count anywhere, so "Maria Chen leads ..." still names her.
     """
-    starts = {m.end() for m in _STARTS.finditer(text)}
-    for match in _NAME_RUN.finditer(text):
-        run, position = match.group(), match.start()
-        if " " not in run:
-            if run in _COMMON_CAPITALISED or len(run) < 2:
-                continue
-            if run[-1] == "s" and len(run) > 2 and run[:-1].isupper():
-                run = run[:-1]  # "RCTs" is the plural of the acronym a query names: "RCT"
-            kind = "acronym" if run.isupper() else "code" if _INNER_CAPITAL.search(run) else "name"
-            found.append((position, _POSSESSIVE.sub("", run), kind if position not in starts else "?" + kind))
-            continue
-        _split_run(run, position, position in starts, found)
+    mentions: list[Mention] = []
+    members: list[tuple[str, str]] = []  # (dotted name, its owner)
+    phrases: list[tuple[list[str], int, int]] = []  # (content words, position, sentence)
+    cjk: list[Mention] = []
+    sentence = index = 0
+    opening = True
+    for url, words, name, end, start, mark, ident, call, tick, han in _TOKEN.findall(text):
+        index += _STEP
+        if words:
+            _content_runs(words, index, sentence, phrases)
+        elif name:
+            _name(name, index, sentence, opening, mentions)
+        elif end:
+            sentence += 1
+        elif mark:
+            continue  # a bullet or a quote: the next word still opens its line
+        elif ident:
+            _identifier(ident, bool(call), index, sentence, mentions, members)
+        elif tick:
+            tick = " ".join(tick.split()).removesuffix("()")
+            if len(tick) >= 2:
+                mentions.append((index, sentence, tick, "code"))
+        elif han:
+            _cjk(han, index, sentence, cjk)
+        opening = bool(end or start)
+    mentions += _phrases(phrases)
+    mentions += _top_cjk(cjk)
+    aliases = _defined_acronyms(text) if "(" in text else {}
+    return _assemble(mentions, members, aliases)
 
 
-def _split_run(run: str, position: int, at_start: bool, found: list[tuple[int, str, str]]) -> None:
+def _name(run: str, index: int, sentence: int, opening: bool, mentions: list[Mention]) -> None:
+    if " " in run:
+        _split_run(run.split(" "), index, sentence, opening, mentions)
+        return
+    if run in _COMMON_CAPITALISED or len(run) < 2 or len(run) > MAX_NAME_CHARS:
+        return
+    if run.endswith(("'s", "’s")):
+        run = run[:-2]
+    elif run[-1] == "s" and len(run) > 2 and run[:-1].isupper():
+        run = run[:-1]  # "RCTs" is the plural of the acronym a query names: "RCT"
+    if "_" in run or _INNER_CAPITAL.search(run):
+        kind = "code"  # HTTP_PROXY, ReadResult, PyTorch
+    else:
+        kind = "acronym" if run.isupper() else "name"
+    mentions.append((index, sentence, run, "?" + kind if opening else kind))
+
+
+def _split_run(words: list[str], index: int, sentence: int, opening: bool, mentions: list[Mention]) -> None:
     """Common words break a run: "However Maria Chen" holds the name "Maria Chen"."""
-    words = run.split(" ")
     piece: list[str] = []
-    offset = first = position
     for word in words:
-        if word and word in _COMMON_CAPITALISED:
-            _add_run(piece, first, at_start and first == position, found)
-            piece, first = [], offset + len(word) + 1
-        elif word or piece:
+        if word in _COMMON_CAPITALISED:
+            _add_piece(piece, index, sentence, opening and not piece, mentions)
+            piece = []
+            opening = False
+            index += 1
+        elif word:
             piece.append(word)
-        offset += len(word) + 1
-    _add_run(piece, first, at_start and first == position, found)
+    _add_piece(piece, index, sentence, opening, mentions)
 
 
-def _add_run(words: list[str], position: int, at_start: bool, found: list[tuple[int, str, str]]) -> None:
-    while words and not words[-1][:1].isupper():
+def _add_piece(words: list[str], index: int, sentence: int, opening: bool, mentions: list[Mention]) -> None:
+    while words and not words[-1][0].isupper():
         words.pop()  # a connector left at the end by a split ("Bank of")
-    while words and not words[0][:1].isupper():
-        position += len(words.pop(0)) + 1
+    while words and not words[0][0].isupper():
+        words.pop(0)
     if not words or len(words) > MAX_NAME_WORDS:
         return
-    name = _POSSESSIVE.sub("", " ".join(w for w in words if w))
-    if len(name) < 2 or len(name) > MAX_NAME_CHARS:
+    if len(words) == 1:
+        _name(words[0], index, sentence, opening, mentions)
         return
-    if len(words) > 1:
-        found.append((position, name, "name"))
-    else:
-        kind = "acronym" if name.isupper() else "name"
-        found.append((position, name, "?" + kind if at_start else kind))
+    name = " ".join(words)
+    if name.endswith(("'s", "’s")):
+        name = name[:-2]
+    if len(name) <= MAX_NAME_CHARS:
+        mentions.append((index, sentence, name, "name"))
 
 
-def _code(text: str, found: list[tuple[int, str, str]], members: list[tuple[str, str]]) -> None:
-    for match in _CODE.finditer(text):
-        kind = match.lastgroup
-        name = match.group(kind)
-        position = match.start()
-        if kind == "tick":
-            name = " ".join(name.split()).removesuffix("()")
-        elif kind == "dotted":
-            parts = name.split(".")
-            if parts[0] in _RECEIVERS:
-                # `self.lines` is a local detail; `self._pack(...)` is a method worth naming.
-                if text.startswith("(", match.end()):
-                    found.append((position, parts[-1], "code"))
-                continue
-            if max(map(len, parts)) < 2:
-                continue  # "e.g", "i.e", "U.S"
-            owner = ".".join(parts[:-1])
-            members.append((name, owner))
-            if len(parts) > 2:
-                # "os.path" is named by "os.path.join"; a bare "items" of "items.append"
-                # is a local variable, and becomes an entity only if named on its own.
-                found.append((position, owner, "code"))
-        elif kind == "call" and name in _CALL_STOP:
-            continue
-        elif kind == "snake" and _DUNDER.fullmatch(name):
-            continue  # `__init__` is in every Python chunk; it would join them all
-        if 2 <= len(name) <= MAX_NAME_CHARS:
-            found.append((position, name, "code"))
+def _identifier(
+    ident: str, call: bool, index: int, sentence: int, mentions: list[Mention], members: list[tuple[str, str]]
+) -> None:
+    """Code: dotted names, calls, snake_case and camelCase; a plain word is none of them."""
+    if "." in ident:
+        parts = ident.split(".")
+        if parts[0] in _RECEIVERS:
+            # `self.lines` is a local detail; `self._pack(...)` is a method worth naming.
+            if call:
+                mentions.append((index, sentence, parts[-1], "code"))
+            return
+        if max(map(len, parts)) < 2:
+            return  # "e.g", "i.e"
+        owner = ".".join(parts[:-1])
+        members.append((ident, owner))
+        if len(parts) > 2:
+            # "os.path" is named by "os.path.join"; the "items" of "items.append" is a
+            # local variable, an entity only if the chunk names it on its own.
+            mentions.append((index, sentence, owner, "code"))
+    elif call:
+        if ident in _CALL_STOP:
+            return
+    elif "_" in ident:
+        if _DUNDER.fullmatch(ident) or ident.strip("_").isdigit():
+            return  # `__init__` is in every Python chunk; it would join them all
+    elif ident.islower() or ident.isupper():
+        return  # a single letter, or a word with digits: not an identifier by its shape
+    if 2 <= len(ident) <= MAX_NAME_CHARS:
+        mentions.append((index, sentence, ident, "code"))
 
 
-def _cjk(text: str, found: list[tuple[int, str, str]]) -> None:
+def _cjk(run: str, index: int, sentence: int, found: list[Mention]) -> None:
     """Whole runs of one CJK script, 2-8 characters, as phrases a CJK query can name.
 
     With no segmenter, a run between punctuation, script changes (kana between kanji)
-    or Chinese function characters is the best available guess at a term; longer runs
-    are left out rather than cut at arbitrary places.
+    or Chinese function characters is the best available guess at a term; what is
+    still longer is left out rather than cut at arbitrary places.
     """
-    counts: Counter[str] = Counter()
-    first: dict[str, int] = {}
-    for match in _HAN.finditer(text):
-        run = match.group()
-        pieces = run.translate(_HAN_STOP).split() if len(run) > 8 else (run,)
-        for piece in pieces:
-            if 2 <= len(piece) <= 8:
-                counts[piece] += 1
-                first.setdefault(piece, match.start() + run.find(piece))
-    for piece, _ in counts.most_common(MAX_CJK):
-        found.append((first[piece], piece, "phrase"))
+    for offset, piece in enumerate(run.translate(_HAN_STOP).split() if len(run) > 8 else (run,)):
+        if 2 <= len(piece) <= 8:
+            found.append((index + min(offset, _STEP - 1), sentence, piece, "phrase"))
 
 
-def _phrases(text: str, found: list[tuple[int, str, str]]) -> None:
+def _top_cjk(found: list[Mention]) -> list[Mention]:
+    if not found:
+        return []
+    keep = {piece for piece, _ in Counter(m[2] for m in found).most_common(MAX_CJK)}
+    return [m for m in found if m[2] in keep]
+
+
+def _content_runs(text: str, index: int, sentence: int, phrases: list[tuple[list[str], int, int]]) -> None:
+    """Cut a run of lowercase words at its stopwords: what is left are phrase candidates."""
+    run: list[str] = []
+    for word in text.split():
+        if word in _PHRASE_STOP:
+            if run:
+                phrases.append((run, index, sentence))
+                run = []
+                index += 1
+        else:
+            run.append(word)
+    if run:
+        phrases.append((run, index, sentence))
+
+
+def _phrases(runs: list[tuple[list[str], int, int]]) -> list[Mention]:
     """RAKE-like: runs of lowercase content words, scored by how often their words recur.
 
     A run of 2-4 words is a candidate; each word scores its frequency in the chunk, a
@@ -300,36 +352,26 @@ def _phrases(text: str, found: list[tuple[int, str, str]]) -> None:
     than 4 words give their word pairs instead, since RAKE's long candidates are
     fragments of sentences rather than terms.
     """
-    runs: list[list[str]] = []
-    run: list[str] = []
-    for token in _PHRASE_TOKEN.findall(text):
-        if token.islower() and token not in _PHRASE_STOP and len(token) > 1:
-            run.append(token)
-        elif run:
-            runs.append(run)
-            run = []
-    if run:
-        runs.append(run)
-    frequency: Counter[str] = Counter()
-    candidates: Counter[tuple[str, ...]] = Counter()
-    for run in runs:
-        frequency.update(run)
-        if len(run) < 2:
+    frequency = Counter(word for words, _, _ in runs for word in words)
+    places: dict[tuple[str, ...], list[tuple[int, int]]] = {}  # -> (position, sentence) each time
+    for words, index, sentence in runs:
+        if len(words) < 2:
             continue
-        if len(run) <= 4:
-            candidates[tuple(run)] += 1
+        if len(words) <= 4:
+            places.setdefault(tuple(words), []).append((index, sentence))
         else:
-            candidates.update(zip(run, run[1:]))
-    if not candidates:
-        return
+            for pair in zip(words, words[1:]):
+                places.setdefault(pair, []).append((index, sentence))
+    if not places:
+        return []
     scored = sorted(
-        candidates.items(), key=lambda item: -item[1] * sum(frequency[w] for w in item[0])
+        places.items(), key=lambda item: -len(item[1]) * sum(map(frequency.__getitem__, item[0]))
     )  # stable: ties keep the order of first appearance
-    lowered = text.lower()
-    for words, _ in scored[:MAX_PHRASES]:
-        phrase = " ".join(words)
-        position = lowered.find(phrase)
-        found.append((position if position >= 0 else lowered.find(words[0]), phrase, "phrase"))
+    return [
+        (index, sentence, " ".join(words), "phrase")
+        for words, seen in scored[:MAX_PHRASES]
+        for index, sentence in seen
+    ]
 
 
 def _defined_acronyms(text: str) -> dict[str, str]:
@@ -337,111 +379,96 @@ def _defined_acronyms(text: str) -> dict[str, str]:
     aliases: dict[str, str] = {}
     for match in _DEFINED_ACRONYM.finditer(text):
         letters = match.group("acronym").upper()
-        if len(letters) > 10 or letters in aliases:
+        if letters in aliases:
             continue
-        window_start = max(0, match.start() - 160)
-        words = list(_EXPANSION_WORD.finditer(text, window_start, match.start()))
+        words = list(_EXPANSION_WORD.finditer(text, max(0, match.start() - 160), match.start()))
         expected = len(letters) - 1
-        begin = None
+        begin = -1
         for word in reversed(words[-(len(letters) + 4) :]):
             lower = word.group().lower()
-            if expected >= 0 and lower[0] == letters[expected].lower():
+            if lower[0] == letters[expected].lower():
                 expected -= 1
                 begin = word.start()
                 if expected < 0:
                     break
             elif lower not in _EXPANSION_SKIP:
                 break
-        if expected < 0 and begin is not None:
+        if expected < 0:
             long_form = " ".join(text[begin : match.start()].split())
-            if long_form and len(long_form) <= MAX_NAME_CHARS:
+            if len(long_form) <= MAX_NAME_CHARS:
                 aliases[letters] = long_form
     return aliases
 
 
-def _assemble(
-    text: str, found: list[tuple[int, str, str]], members: list[tuple[str, str]], aliases: dict[str, str]
-) -> Extraction:
+def _assemble(mentions: list[Mention], members: list[tuple[str, str]], aliases: dict[str, str]) -> Extraction:
     """Dedupe by normalised name, apply the caps, and link entities sharing a sentence."""
-    found.sort()
-    surfaces: dict[str, list[str]] = {}
+    mentions.sort()
+    keyed = [(_key(surface), sentence, surface, kind) for _, sentence, surface, kind in mentions]
+    # A held mention counts only if the chunk writes the same name where a capital
+    # means something: mid-sentence, in backticks, as code.
+    named = {key for key, _, _, kind in keyed if kind[0] != "?"}
+    named.discard("")
     kinds: dict[str, str] = {}
-    positions: dict[str, list[int]] = {}
-    held: list[tuple[int, str, str]] = []
-    for position, surface, kind in found:
-        if kind[0] == "?":
-            held.append((position, surface, kind[1:]))
+    surfaces: dict[str, list[str]] = {}
+    for key, _, surface, kind in keyed:
+        if key not in named:
             continue
-        key = _key(surface)
-        if not key:
-            continue
-        if key in surfaces:
+        if key in kinds:
             surfaces[key].append(surface)
-            positions[key].append(position)
-            if _RANK[kind] > _RANK[kinds[key]]:
-                kinds[key] = kind
+            if kind != kinds[key] and _RANK[kind.lstrip("?")] > _RANK[kinds[key]]:
+                kinds[key] = kind.lstrip("?")
         else:
+            kinds[key] = kind.lstrip("?")
             surfaces[key] = [surface]
-            positions[key] = [position]
-            kinds[key] = kind
-    for position, surface, kind in held:
-        key = _key(surface)
-        if key in surfaces:  # named elsewhere in the chunk, so this capital is a name too
-            surfaces[key].append(surface)
-            positions[key].append(position)
 
-    phrases = [key for key in surfaces if kinds[key] == "phrase"][: MAX_PHRASES + MAX_CJK]
-    others = [key for key in surfaces if kinds[key] != "phrase"]
-    others.sort(key=lambda key: -len(positions[key]))  # stable: ties by first position
-    kept = set(others[: MAX_ENTITIES - len(phrases)] + phrases)
-    order = sorted(kept, key=lambda key: min(positions[key]))
+    phrases = [key for key, kind in kinds.items() if kind == "phrase"]
+    others = [key for key, kind in kinds.items() if kind != "phrase"]
+    if len(others) + len(phrases) > MAX_ENTITIES:
+        others.sort(key=lambda key: -len(surfaces[key]))  # stable: ties by first mention
+        kept = set(others[: MAX_ENTITIES - len(phrases)] + phrases)
+    else:
+        kept = kinds.keys()
 
     names: dict[str, str] = {}
     entities: list[Entity] = []
-    for key in order:
+    for key, kind in kinds.items():  # in order of first mention
+        if key not in kept:
+            continue
         forms = surfaces[key]
         name = forms[0] if len(set(forms)) == 1 else Counter(forms).most_common(1)[0][0]
         names[key] = name
-        alias = aliases.get(name.upper()) if kinds[key] == "acronym" else None
-        entities.append(Entity(name, kinds[key], (alias,) if alias else ()))
+        alias = aliases.get(name.upper()) if kind == "acronym" else None
+        entities.append(Entity(name, kind, (alias,) if alias else ()))
+
     relations: list[Relation] = []
-    linked: set[frozenset[str]] = set()
+    linked: set[tuple[str, str]] = set()
     for member, owner in members:
-        pair = frozenset((_key(member), _key(owner)))
-        if pair <= names.keys() and pair not in linked and len(relations) < MAX_RELATIONS:
+        pair = (_key(member), _key(owner))
+        if pair[0] in names and pair[1] in names and pair not in linked and len(relations) < MAX_RELATIONS:
             linked.add(pair)
-            relations.append(Relation(names[_key(member)], names[_key(owner)], "member_of"))
-    _co_occurrences(text, positions, names, relations, linked)
+            linked.add(pair[::-1])
+            relations.append(Relation(names[pair[0]], names[pair[1]], "member_of"))
+    by_sentence: dict[int, dict[str, None]] = {}
+    for key, sentence, _, _ in keyed:
+        if key in names:
+            by_sentence.setdefault(sentence, {})[key] = None
+    _co_occurrences([list(group) for group in by_sentence.values() if len(group) > 1], names, relations, linked)
     return Extraction(tuple(entities), tuple(relations))
 
 
 def _co_occurrences(
-    text: str,
-    positions: dict[str, list[int]],
-    names: dict[str, str],
-    relations: list[Relation],
-    linked: set[frozenset[str]],
+    groups: list[list[str]], names: dict[str, str], relations: list[Relation], linked: set[tuple[str, str]]
 ) -> None:
     """Pairs sharing a sentence, nearest first, so the cap keeps the tightest links."""
-    boundaries = [m.end() for m in _BOUNDARY.finditer(text)]
-    sentences: dict[int, list[tuple[int, str]]] = {}
-    for key, name in names.items():
-        seen: set[int] = set()
-        for position in positions[key]:
-            sentence = bisect_right(boundaries, position)
-            if sentence not in seen:
-                seen.add(sentence)
-                sentences.setdefault(sentence, []).append((position, name))
-    groups = [[name for _, name in sorted(items)] for _, items in sorted(sentences.items()) if len(items) > 1]
     gap = 1
     while groups and len(relations) < MAX_RELATIONS:
-        groups = [group for group in groups if len(group) > gap]
         for group in groups:
-            for source, target in zip(group, group[gap:]):
-                pair = frozenset((_key(source), _key(target)))
-                if len(pair) == 2 and pair not in linked:
+            for pair in zip(group, group[gap:]):
+                if pair not in linked:
                     linked.add(pair)
-                    relations.append(Relation(source, target, "co_occurs"))
+                    linked.add(pair[::-1])
+                    relations.append(Relation(names[pair[0]], names[pair[1]], "co_occurs"))
                     if len(relations) == MAX_RELATIONS:
                         return
         gap += 1
+        groups = [group for group in groups if len(group) > gap]

@@ -1,0 +1,112 @@
+"""The graph leg: chunks reached from the entities a query names, through their relations.
+
+Query words, adjacent word runs (up to four words, longest first) and, for CJK text,
+contiguous sub-runs of each spaceless run resolve to entities by normalized name or
+alias. From those seeds the leg follows relations to depth 2 — the step that lets a
+question about one thing reach a chunk that only names the thing it is related to — and
+scores each chunk by the entities it mentions, weighted by depth and by how specific
+each entity is (one named in a few chunks counts for more than one named in thousands).
+
+Everything is read from SQLite per query through indexed lookups, so there is no graph
+to load: start-up does not grow with the library, and the event loop only awaits.
+"""
+
+from __future__ import annotations
+
+import re
+
+import aiosqlite
+
+from kenning.retrieval.hits import Hit, load_hits
+from kenning.retrieval.query import STOPWORDS
+from kenning.retrieval.scope import Scope
+from kenning.store import graph
+from kenning.workers.extraction import normalize_name
+
+MAX_RUN_WORDS = 4
+MAX_CANDIDATES = 96
+CJK_SUBRUN_MAX_LEN = 8
+CJK_SUBRUN_MAX_CANDIDATES = 24
+NEIGHBOURS_PER_ENTITY = 12
+ITEMS_PER_ENTITY = 200
+MAX_DEPTH = 2
+# Each hop away from what the query named halves an entity's weight.
+HOP_DECAY = 0.5
+
+_WORD = re.compile(r"[\w][\w.+#-]*[\w+#]|[\w]", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
+
+def candidates(query: str) -> list[str]:
+    """Normalized names a query might contain, longest first, bounded."""
+    words = _WORD.findall(query)
+    found: list[str] = []
+    seen: set[str] = set()
+
+    def add(text: str) -> None:
+        norm = normalize_name(text)
+        if norm and norm not in seen and norm not in STOPWORDS:
+            seen.add(norm)
+            found.append(norm)
+
+    for size in range(min(MAX_RUN_WORDS, len(words)), 0, -1):
+        for start in range(len(words) - size + 1):
+            run = words[start : start + size]
+            # A run that starts or ends on a function word is not a name worth a lookup.
+            if size > 1 and (run[0].lower() in STOPWORDS or run[-1].lower() in STOPWORDS):
+                continue
+            add(" ".join(run))
+    for run in _CJK.findall(query):
+        added = 0
+        for size in range(min(len(run), CJK_SUBRUN_MAX_LEN), 1, -1):
+            for start in range(len(run) - size + 1):
+                if added >= CJK_SUBRUN_MAX_CANDIDATES:
+                    break
+                add(run[start : start + size])
+                added += 1
+    return found[:MAX_CANDIDATES]
+
+
+async def graph_search(conn: aiosqlite.Connection, query: str, limit: int, scope: Scope) -> list[Hit]:
+    """Best `limit` chunks in scope reached through the graph; `score` is the graph score."""
+    matches = await graph.resolve_names(conn, candidates(query))
+    if not matches:
+        return []
+    # A name inside a longer matched name ("york" in "new york city") is not its own seed.
+    seeds = {
+        match.id: 1.0
+        for norm, match in matches.items()
+        if not any(norm != other and f" {norm} " in f" {other} " for other in matches)
+    }
+    reached = dict(seeds)
+    frontier = list(seeds)
+    for _ in range(MAX_DEPTH):
+        links = await graph.neighbours(conn, frontier, NEIGHBOURS_PER_ENTITY)
+        frontier = []
+        for entity_id, others in links.items():
+            strongest = max((count for _, count in others), default=1)
+            for other, count in others:
+                weight = reached[entity_id] * HOP_DECAY * (0.5 + 0.5 * count / strongest)
+                if weight > reached.get(other, 0.0):
+                    if other not in reached:
+                        frontier.append(other)
+                    reached[other] = weight
+    counts = await graph.mention_counts(conn, list(reached))
+    scores: dict[int, float] = {}
+    for entity_id, weight in reached.items():
+        value = weight * graph.specificity(counts.get(entity_id, 0))
+        for item_id in await graph.mentioning_items(conn, entity_id, ITEMS_PER_ENTITY):
+            scores[item_id] = scores.get(item_id, 0.0) + value
+    best = sorted(scores, key=lambda item_id: -scores[item_id])[: limit * 4]
+    where, params = scope.where()
+    loaded = await load_hits(conn, best, where, params)
+    hits = []
+    for item_id in best:
+        hit = loaded.get(item_id)
+        if hit is not None:
+            hit.score = round(scores[item_id], 6)
+            hits.append(hit)
+            if len(hits) == limit:
+                break
+    return hits
+

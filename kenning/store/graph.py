@@ -1,0 +1,286 @@
+"""The entity graph in SQLite: entities, aliases, mentions, relations, extraction state.
+
+Mentions and relations belong to the chunk that states them and go with it by cascade;
+the `mentions_ad` trigger drops an entity with its last mention. Writing one chunk's
+extraction replaces that chunk's part of the graph in the same transaction that records
+the extraction as done, so a crash never leaves a chunk half-mined.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import aiosqlite
+
+from kenning.store.database import Database
+from kenning.store.lookup import display_path
+from kenning.workers.extraction import Extraction, ExtractionFailed, normalize_name
+
+RETRY_START, RETRY_MAX = 60.0, 6 * 3600.0
+
+
+@dataclass(frozen=True)
+class PendingItem:
+    id: int
+    title: str
+    section: str
+    content: str
+
+
+_PENDING = (
+    "FROM items i LEFT JOIN extractions e ON e.item_id = i.id"
+    " WHERE (e.item_id IS NULL OR e.signature != ? OR (e.status = 'failed' AND e.retry_at <= ?))"
+)
+
+
+async def pending_page(db: Database, signature: str, after: int, limit: int) -> list[PendingItem]:
+    """Chunks this extractor has not mined yet (or whose retry is due), in id order."""
+    async with db.reader() as conn:
+        rows = await conn.execute_fetchall(
+            f"SELECT i.id, i.title, i.section, i.content {_PENDING} AND i.id > ? ORDER BY i.id LIMIT ?",
+            (signature, time.time(), after, limit),
+        )
+    return [PendingItem(*row) for row in rows]
+
+
+async def count_pending(db: Database, signature: str) -> int:
+    async with db.reader() as conn:
+        [(count,)] = await conn.execute_fetchall(f"SELECT count(*) {_PENDING}", (signature, time.time()))
+    return count
+
+
+async def unmined_page(db: Database, after: int, limit: int) -> list[PendingItem]:
+    """Chunks no extractor has tried yet, in id order."""
+    async with db.reader() as conn:
+        rows = await conn.execute_fetchall(
+            "SELECT i.id, i.title, i.section, i.content FROM items i WHERE i.id > ? AND NOT EXISTS"
+            " (SELECT 1 FROM extractions e WHERE e.item_id = i.id) ORDER BY i.id LIMIT ?",
+            (after, limit),
+        )
+    return [PendingItem(*row) for row in rows]
+
+
+async def write_results(
+    db: Database, signature: str, results: list[tuple[int, Extraction | ExtractionFailed]]
+) -> int:
+    """Record a page of extraction results; returns how many chunks were still there to take them."""
+    if not results:
+        return 0
+    now = time.time()
+    async with db.transaction() as conn:
+        ids = [item_id for item_id, _ in results]
+        alive = {
+            row[0]
+            for row in await conn.execute_fetchall(
+                f"SELECT id FROM items WHERE id IN ({', '.join('?' * len(ids))})", ids
+            )
+        }
+        for item_id, result in results:
+            if item_id not in alive:  # replaced or deleted while it was being mined
+                continue
+            if isinstance(result, ExtractionFailed):
+                await _record_failure(conn, item_id, signature, result.reason, now)
+            else:
+                await _replace_graph(conn, item_id, result)
+                await conn.execute(
+                    "INSERT INTO extractions (item_id, signature, status, attempts, error, retry_at)"
+                    " VALUES (?, ?, 'ok', 0, NULL, NULL) ON CONFLICT (item_id) DO UPDATE SET"
+                    " signature = excluded.signature, status = 'ok', attempts = 0, error = NULL, retry_at = NULL",
+                    (item_id, signature),
+                )
+    return len(alive)
+
+
+async def _record_failure(conn: aiosqlite.Connection, item_id: int, signature: str, reason: str, now: float) -> None:
+    """The chunk keeps whatever graph it had; it is tried again after a growing pause."""
+    [(attempts,)] = await conn.execute_fetchall(
+        "SELECT coalesce((SELECT attempts FROM extractions WHERE item_id = ? AND signature = ?), 0) + 1",
+        (item_id, signature),
+    )
+    delay = min(RETRY_START * 2 ** (attempts - 1), RETRY_MAX)
+    await conn.execute(
+        "INSERT INTO extractions (item_id, signature, status, attempts, error, retry_at)"
+        " VALUES (?, ?, 'failed', ?, ?, ?) ON CONFLICT (item_id) DO UPDATE SET signature = excluded.signature,"
+        " status = 'failed', attempts = excluded.attempts, error = excluded.error, retry_at = excluded.retry_at",
+        (item_id, signature, attempts, reason[:500], now + delay),
+    )
+
+
+async def _replace_graph(conn: aiosqlite.Connection, item_id: int, extraction: Extraction) -> None:
+    await conn.execute("DELETE FROM relations WHERE item_id = ?", (item_id,))
+    await conn.execute("DELETE FROM mentions WHERE item_id = ?", (item_id,))
+    entity_ids: dict[str, int] = {}
+    for entity in extraction.entities:
+        norm = normalize_name(entity.name)
+        if not norm or norm in entity_ids:
+            continue
+        entity_id = await _resolve(conn, norm)
+        if entity_id is None:
+            [(entity_id,)] = await conn.execute_fetchall(
+                "INSERT INTO entities (name, norm, kind) VALUES (?, ?, ?) RETURNING id",
+                (entity.name.strip()[:200], norm, entity.kind),
+            )
+        entity_ids[norm] = entity_id
+        for alias in entity.aliases:
+            alias_norm = normalize_name(alias)
+            if alias_norm and alias_norm != norm:
+                entity_ids.setdefault(alias_norm, entity_id)
+                await conn.execute(
+                    "INSERT INTO entity_aliases (norm, entity_id) SELECT ?, ?"
+                    " WHERE NOT EXISTS (SELECT 1 FROM entities WHERE norm = ?) ON CONFLICT DO NOTHING",
+                    (alias_norm, entity_id, alias_norm),
+                )
+    await conn.executemany(
+        "INSERT INTO mentions (entity_id, item_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        [(entity_id, item_id) for entity_id in set(entity_ids.values())],
+    )
+    rows = []
+    for relation in extraction.relations:
+        source = entity_ids.get(normalize_name(relation.source))
+        target = entity_ids.get(normalize_name(relation.target))
+        # Both ends must be mentioned by this chunk, so a relation never outlives them.
+        if source is not None and target is not None and source != target:
+            rows.append((source, target, relation.kind[:60], item_id))
+    await conn.executemany(
+        "INSERT INTO relations (source_id, target_id, kind, item_id) VALUES (?, ?, ?, ?)", rows
+    )
+
+
+async def _resolve(conn: aiosqlite.Connection, norm: str) -> int | None:
+    rows = await conn.execute_fetchall(
+        "SELECT id FROM entities WHERE norm = ? UNION ALL SELECT entity_id FROM entity_aliases WHERE norm = ? LIMIT 1",
+        (norm, norm),
+    )
+    return rows[0][0] if rows else None
+
+
+@dataclass(frozen=True)
+class EntityMatch:
+    id: int
+    name: str
+    kind: str
+    mentions: int
+
+
+async def resolve_names(conn: aiosqlite.Connection, norms: list[str]) -> dict[str, EntityMatch]:
+    """Entities for the given normalized names (own names or aliases), with mention counts."""
+    if not norms:
+        return {}
+    marks = ", ".join("?" * len(norms))
+    rows = await conn.execute_fetchall(
+        f"SELECT q.norm, e.id, e.name, e.kind, (SELECT count(*) FROM mentions m WHERE m.entity_id = e.id)"
+        f" FROM (SELECT norm, id AS entity_id FROM entities WHERE norm IN ({marks})"
+        f"       UNION ALL SELECT norm, entity_id FROM entity_aliases WHERE norm IN ({marks})) q"
+        " JOIN entities e ON e.id = q.entity_id",
+        [*norms, *norms],
+    )
+    return {norm: EntityMatch(entity_id, name, kind, count) for norm, entity_id, name, kind, count in rows}
+
+
+async def neighbours(conn: aiosqlite.Connection, entity_ids: list[int], per_entity: int) -> dict[int, list[tuple[int, int]]]:
+    """Each entity's strongest neighbours (either direction), as (neighbour, relation count)."""
+    found: dict[int, list[tuple[int, int]]] = {}
+    for entity_id in entity_ids:
+        rows = await conn.execute_fetchall(
+            "SELECT other, count(*) AS n FROM ("
+            " SELECT target_id AS other FROM relations WHERE source_id = ?"
+            " UNION ALL SELECT source_id FROM relations WHERE target_id = ?)"
+            " GROUP BY other ORDER BY n DESC, other LIMIT ?",
+            (entity_id, entity_id, per_entity),
+        )
+        found[entity_id] = [(other, n) for other, n in rows]
+    return found
+
+
+async def mentioning_items(conn: aiosqlite.Connection, entity_id: int, limit: int) -> list[int]:
+    rows = await conn.execute_fetchall(
+        "SELECT item_id FROM mentions WHERE entity_id = ? ORDER BY item_id DESC LIMIT ?", (entity_id, limit)
+    )
+    return [row[0] for row in rows]
+
+
+async def mention_counts(conn: aiosqlite.Connection, entity_ids: list[int]) -> dict[int, int]:
+    if not entity_ids:
+        return {}
+    rows = await conn.execute_fetchall(
+        f"SELECT entity_id, count(*) FROM mentions WHERE entity_id IN ({', '.join('?' * len(entity_ids))})"
+        " GROUP BY entity_id",
+        entity_ids,
+    )
+    return dict(rows)
+
+
+def specificity(mentions: int) -> float:
+    """An entity named by a handful of chunks says more than one named by thousands."""
+    return 1.0 / math.log2(2 + mentions)
+
+
+async def summary(db: Database) -> dict[str, int]:
+    async with db.reader() as conn:
+        [(entities,)] = await conn.execute_fetchall("SELECT count(*) FROM entities")
+        [(relations,)] = await conn.execute_fetchall("SELECT count(*) FROM relations")
+        [(failed,)] = await conn.execute_fetchall("SELECT count(*) FROM extractions WHERE status = 'failed'")
+    return {"entities": entities, "relations": relations, "failed": failed}
+
+
+async def find_entities(db: Database, query: str, limit: int, chunks_per_entity: int = 10) -> list[dict]:
+    """Entities whose name or alias matches the query (exact first, then containing it),
+    each with its relations and the chunks that mention it."""
+    norm = normalize_name(query)
+    if not norm:
+        return []
+    pattern = "%" + norm.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    async with db.reader() as conn:
+        rows = await conn.execute_fetchall(
+            "SELECT e.id, e.name, e.kind, (SELECT count(*) FROM mentions m WHERE m.entity_id = e.id) AS n"
+            " FROM entities e WHERE e.id IN ("
+            "  SELECT id FROM entities WHERE norm LIKE ? ESCAPE '\\'"
+            "  UNION SELECT entity_id FROM entity_aliases WHERE norm LIKE ? ESCAPE '\\')"
+            " ORDER BY e.norm = ? DESC, n DESC, e.norm LIMIT ?",
+            (pattern, pattern, norm, limit),
+        )
+        found = []
+        for entity_id, name, kind, count in rows:
+            aliases = [r[0] for r in await conn.execute_fetchall(
+                "SELECT norm FROM entity_aliases WHERE entity_id = ? ORDER BY norm LIMIT 20", (entity_id,)
+            )]
+            relations = await conn.execute_fetchall(
+                "SELECT r.kind, 'out', o.name, r.item_id FROM relations r JOIN entities o ON o.id = r.target_id"
+                " WHERE r.source_id = ?"
+                " UNION ALL SELECT r.kind, 'in', o.name, r.item_id FROM relations r"
+                " JOIN entities o ON o.id = r.source_id WHERE r.target_id = ? LIMIT 50",
+                (entity_id, entity_id),
+            )
+            chunks = await conn.execute_fetchall(
+                "SELECT i.id, i.title, s.name, s.root, d.path, d.uri, i.section, i.line_start, i.line_end"
+                " FROM mentions m JOIN items i ON i.id = m.item_id JOIN documents d ON d.id = i.document_id"
+                " JOIN sources s ON s.id = d.source_id WHERE m.entity_id = ? ORDER BY i.id LIMIT ?",
+                (entity_id, chunks_per_entity),
+            )
+            found.append(
+                {
+                    "id": entity_id,
+                    "name": name,
+                    "kind": kind,
+                    "aliases": aliases,
+                    "mentions": count,
+                    "relations": [
+                        {"kind": k, "direction": d, "other": other, "item_id": item} for k, d, other, item in relations
+                    ],
+                    "chunks": [
+                        {
+                            "item_id": item_id,
+                            "title": title,
+                            "source": source,
+                            "path": display_path(root, path, uri),
+                            "section": section,
+                            "line_start": start,
+                            "line_end": end,
+                        }
+                        for item_id, title, source, root, path, uri, section, start, end in chunks
+                    ],
+                }
+            )
+    return found
