@@ -7,15 +7,17 @@ planted pairs. The baseline measured in the same run is the naive all-pairs matr
 product with the same three conditions, at the smaller sizes only: it is exact, so it
 also shows what name blocking misses.
 
-Vectors are not uniform on the sphere: real wordllama document vectors (means of chunk
-vectors) share a large common direction, and documents on one topic share another, so
-each vector here is 0.72 shared + 0.45 topic (one of 32) + 0.53 own noise. Random pairs
-then sit at cosine ~0.52, pairs on one topic at ~0.72, which is what makes hot-name
-blocks hard for LSH. Near-duplicates are the original plus noise, renormalised, at a
-cosine drawn from 0.972-0.998.
+Vectors are not uniform on the sphere: document vectors (means of chunk vectors) share a
+common direction, and documents on one topic share another, so each vector here is 0.72
+shared + 0.45 topic (one of 32) + 0.53 own noise. Random pairs then sit at cosine ~0.52,
+pairs on one topic at ~0.72. That is more clustered than real wordllama vectors measured
+on 3,000 NFCorpus and SciFact abstracts (random pairs at cosine 0.22 mean, 0.40 at the
+95th percentile), so LSH buckets here are harder to separate than in a real library.
+Near-duplicates are the original plus noise, renormalised, at a cosine drawn from
+0.972-0.998.
 
     .venv/bin/python bench/dedup_sweep.py [--sizes 5000 10000 20000 40000] [--changed 100]
-                                          [--baseline-max 10000] [--repeat 3] [--json]
+                                          [--baseline-max 20000] [--repeat 3] [--json]
 
 Progress goes to stderr; the summary (or the JSON object) is the only thing on stdout.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import random
 import sys
 import time
@@ -53,10 +56,15 @@ DUPLICATE_SHARE = 0.10
 DECOY_SHARE = 0.01
 FOLDER_SOURCES = range(1, 9)  # rank 2: persistent
 TRANSIENT_SOURCES = (9, 10)  # rank 1: agent documents, fetched URLs
-HOT_NAMES = (("README.md", 0.03), ("index.html", 0.02), ("notes.md", 0.015), ("Meeting Notes.md", 0.01), ("untitled.txt", 0.005))
-COMMON_WORDS = """notes meeting report draft plan design summary guide setup install api overview
-todo roadmap review spec budget project team weekly monthly status release changelog
-architecture proposal minutes research ideas reference tutorial config deploy""".split()
+HOT_NAMES = (
+    ("README.md", 0.03), ("index.html", 0.02), ("notes.md", 0.015), ("Meeting Notes.md", 0.01), ("untitled.txt", 0.005)
+)
+COMMON_WORDS = (
+    "notes", "meeting", "report", "draft", "plan", "design", "summary", "guide", "setup", "install", "api",
+    "overview", "todo", "roadmap", "review", "spec", "budget", "project", "team", "weekly", "monthly", "status",
+    "release", "changelog", "architecture", "proposal", "minutes", "research", "ideas", "reference", "tutorial",
+    "config", "deploy",
+)
 SYLLABLES = [c + v for c in "bcdfghjklmnprstvwz" for v in ("a", "e", "i", "o", "u", "ai", "ou")]
 EXTENSIONS = (".md", ".md", ".md", ".txt", ".pdf", ".html", ".docx")
 COPY_MARKERS = (" (1)", " (2)", " copy", "-copy", " - Copy", "_v2", " v3", "_final", "(1)")
@@ -70,7 +78,7 @@ def log(message: str) -> None:
 class Library:
     docs: list[DocSignal]
     planted: set[frozenset[int]]  # every planted near-duplicate pair
-    eligible: set[frozenset[int]]  # those meeting the definition (name ratio >= 0.8 after normalising)
+    eligible: set[frozenset[int]]  # those meeting the definition: name ratio >= 0.8 once normalised
     decoys: set[frozenset[int]]
 
 
@@ -117,7 +125,7 @@ class _Generator:
 
     def copy_name(self, name: str) -> str:
         """What a copy of `name` is called somewhere else."""
-        stem, dot, extension = name.rpartition(".")
+        stem, _, extension = name.rpartition(".")
         roll = self.rng.random()
         if roll < 0.45:
             return f"{stem}{self.rng.choice(COPY_MARKERS)}.{extension}"
@@ -160,7 +168,8 @@ def generate(size: int, seed: int = SEED) -> Library:
     picks = gen.rng.sample(range(originals), duplicates + 3 * decoys)
     for index in picks[:duplicates]:
         original = docs[index]
-        copy = add(gen.other_source(original.source_id), gen.copy_name(original.name), gen.near(original.vector, gen.rng.uniform(0.972, 0.998)))
+        vector = gen.near(original.vector, gen.rng.uniform(0.972, 0.998))
+        copy = add(gen.other_source(original.source_id), gen.copy_name(original.name), vector)
         pair = frozenset((original.document_id, copy))
         library.planted.add(pair)
         if name_ratio(normalise_name(original.name), normalise_name(docs[copy - 1].name)) >= 0.8:
@@ -169,17 +178,21 @@ def generate(size: int, seed: int = SEED) -> Library:
         original = docs[index]
         kind = position % 3
         if kind == 0:  # just under the vector threshold
-            copy = add(gen.other_source(original.source_id), gen.copy_name(original.name), gen.near(original.vector, gen.rng.uniform(0.90, 0.965)))
+            vector = gen.near(original.vector, gen.rng.uniform(0.90, 0.965))
+            copy = add(gen.other_source(original.source_id), gen.copy_name(original.name), vector)
         elif kind == 1:  # same source: two files the user keeps on purpose
             copy = add(original.source_id, gen.copy_name(original.name), gen.near(original.vector, 0.995))
         else:  # the next edition: a number in the name differs
             stem, _, extension = original.name.rpartition(".")
-            copy = add(gen.other_source(original.source_id), f"{stem} {gen.rng.randint(2020, 2025)}-0{gen.rng.randint(1, 9)}.{extension}", gen.near(original.vector, 0.995))
+            name = f"{stem} {gen.rng.randint(2020, 2025)}-0{gen.rng.randint(1, 9)}.{extension}"
+            copy = add(gen.other_source(original.source_id), name, gen.near(original.vector, 0.995))
         library.decoys.add(frozenset((original.document_id, copy)))
     return library
 
 
-def naive_all_pairs(docs: list[DocSignal], similarity: float = 0.97, name_similarity: float = 0.8) -> set[frozenset[int]]:
+def naive_all_pairs(
+    docs: list[DocSignal], similarity: float = 0.97, name_similarity: float = 0.8
+) -> set[frozenset[int]]:
     """Every pair by one tiled matrix product, then the same source and name conditions."""
     vectors = np.array([doc.vector for doc in docs], dtype=np.float32)
     sources = np.array([doc.source_id for doc in docs])
@@ -212,7 +225,8 @@ def measure(size: int, changed: int, baseline_max: int, repeat: int) -> dict:
     library = generate(size)
     stats = SweepStats()
     log(f"{size:,} documents: full sweep x{repeat}")
-    sweep_s, collapses = best_of(repeat, lambda: find_near_duplicates(library.docs, stats=stats))
+    sweep_s, collapses = best_of(repeat, lambda: find_near_duplicates(library.docs, stats=SweepStats()))
+    find_near_duplicates(library.docs, stats=stats)
     found = as_pairs(collapses)
     true_found = found & library.planted
     rng = random.Random(SEED)
@@ -253,7 +267,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5_000, 10_000, 20_000, 40_000])
     parser.add_argument("--changed", type=int, default=100, help="k changed documents for the targeted mode")
-    parser.add_argument("--baseline-max", type=int, default=10_000, help="largest size the naive baseline runs at")
+    parser.add_argument("--baseline-max", type=int, default=20_000, help="largest size the naive baseline runs at")
     parser.add_argument("--repeat", type=int, default=3, help="timings are the best of this many runs")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -262,8 +276,10 @@ def main() -> None:
         print(json.dumps(results, indent=2))
         return
     print("== kenning near-duplicate sweep bench ==")
-    print(f"{'docs':>7} {'sweep s':>8} {'us/doc':>7} {'growth':>7} {'targeted s':>10} {'naive s':>8} {'naive/sweep':>11}"
-          f" {'precision':>9} {'recall':>7} {'decoys':>6} {'comparisons':>12} {'of all pairs':>12}")
+    print(
+        f"{'docs':>7} {'sweep s':>8} {'us/doc':>7} {'growth':>7} {'targeted s':>10} {'naive s':>8} {'naive/sweep':>11}"
+        f" {'precision':>9} {'recall':>7} {'decoys':>6} {'comparisons':>12} {'of all pairs':>12}"
+    )
     previous = None
     for r in results:
         growth = f"x{r['sweep_s'] / previous['sweep_s']:.2f}" if previous else "-"
@@ -271,14 +287,29 @@ def main() -> None:
         naive = f"{r['naive_s']:8.3f}" if "naive_s" in r else f"{'-':>8}"
         ratio = f"{r['naive_s'] / r['sweep_s']:11.1f}" if "naive_s" in r else f"{'-':>11}"
         print(
-            f"{r['documents']:>7,} {r['sweep_s']:8.3f} {r['us_per_doc']:7.1f} {growth:>7} {r['targeted_s']:10.3f} {naive} {ratio}"
+            f"{r['documents']:>7,} {r['sweep_s']:8.3f} {r['us_per_doc']:7.1f} {growth:>7}"
+            f" {r['targeted_s']:10.3f} {naive} {ratio}"
             f" {r['precision']:9.4f} {r['recall_eligible']:7.4f} {r['decoys_found']:>6} {r['comparisons']:>12,}"
             f" {r['comparisons'] / r['all_pairs']:11.2%}"
         )
         previous = r
     print("growth = sweep time ratio / size ratio to the previous row (linear: about x2/2; quadratic: x4/2)")
+    if len(results) > 1:
+        first, last = results[0], results[-1]
+        span = math.log(last["documents"] / first["documents"])
+        print(
+            f"fitted: sweep time ~ N^{math.log(last['sweep_s'] / first['sweep_s']) / span:.2f},"
+            f" comparisons ~ N^{math.log(last['comparisons'] / first['comparisons']) / span:.2f}"
+            " (1 = linear, 2 = quadratic)"
+        )
+        timed = [r for r in results if "naive_s" in r]
+        if len(timed) > 1:
+            naive_span = math.log(timed[-1]["documents"] / timed[0]["documents"])
+            naive_exponent = math.log(timed[-1]["naive_s"] / timed[0]["naive_s"]) / naive_span
+            print(f"        naive all-pairs time ~ N^{naive_exponent:.2f}")
     for r in results:
-        notes = [f"planted {r['planted']}, eligible {r['eligible']} (name ratio >= 0.8), recall of all planted {r['recall_planted']:.4f}"]
+        planted = f"planted {r['planted']}, eligible {r['eligible']} (name ratio >= 0.8)"
+        notes = [f"{planted}, recall of all planted {r['recall_planted']:.4f}"]
         if "naive_s" in r:
             notes.append(f"naive recall {r['naive_recall_eligible']:.4f}")
         notes.append(f"targeted k={r['targeted_k']} agrees with full sweep: {r['targeted_agrees']}")

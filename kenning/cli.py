@@ -18,6 +18,8 @@ from kenning import __version__
 from kenning.client import Client
 from kenning.config import Settings, SourceSettings, add_source, config_path, load_settings, remove_source
 from kenning.errors import DaemonNotRunning, KenningError
+from kenning.ingest.preview import describe as describe_preview
+from kenning.ingest.preview import preview
 
 
 class Context:
@@ -175,21 +177,39 @@ def status(ctx: Context, as_json: bool) -> None:
     if not result["sources"]:
         click.echo("no sources yet: add one with `ken sources add PATH`")
     for source in result["sources"]:
-        state = "scanning" if source["scanning"] else ("watching" if source["active"] else "not in config")
-        click.echo(f"\n{click.style(source['name'], bold=True)}  {source['path']}  ({state})")
-        discovered = "?" if source["discovered"] is None else source["discovered"]
-        click.echo(
-            f"  files: {discovered} discovered · {source['done']} done · {source['failed']} failed"
-            f" · {source['skipped']} skipped · {source['pending']} pending"
-            + (f" · {source['capped']} over max_files" if source["capped"] else "")
-        )
-        last = source["last_sweep_at"]
-        swept = f"{_ago(time.time() - last)} ago" if last else "never"
-        click.echo(f"  chunks: {source['chunks']} · last sweep: {swept}")
-        if source["last_error"]:
-            click.echo(click.style(f"  error: {source['last_error']}", fg="red"))
-        for failure in source["failures"]:
-            click.echo(f"  failed: {failure['path']}: {failure['reason']}")
+        _echo_source_status(source)
+
+
+def _echo_source_status(source: dict) -> None:
+    if source["kind"] != "folder":
+        label = "agent documents" if source["kind"] == "agent" else "fetched pages"
+        click.echo(f"\n{click.style(source['name'], bold=True)}  ({label})")
+        click.echo(f"  documents: {source['holds']} · chunks: {source['chunks']}")
+        return
+    state = "scanning" if source["scanning"] else ("watching" if source["active"] else "not in config")
+    click.echo(f"\n{click.style(source['name'], bold=True)}  {source['path']}  ({state})")
+    if source["total"] is not None:
+        click.echo(f"  files: {source['processed']}/{source['total']} done ({source['percent']:g}%)")
+    shared = f" ({source['merged']} also held by another source)" if source["merged"] else ""
+    click.echo(
+        f"  {source['holds']} indexed{shared} · {source['failed']} failed · {source['skipped']} skipped"
+        f" · {source['pending']} pending"
+        + (f" · {source['capped']} over max_files" if source["capped"] else "")
+    )
+    last = source["last_sweep_at"]
+    swept = f"{_ago(time.time() - last)} ago" if last else "never"
+    budget = source["chunks_per_sweep"]
+    per_sweep = "no limit" if budget == 0 else ("budget spent until the next interval" if budget is None else budget)
+    line = f"  chunks: {source['chunks']} · per sweep: {per_sweep} · last sweep: {swept}"
+    if source["next_sweep_at"]:
+        line += f" · next in {_ago(max(source['next_sweep_at'] - time.time(), 0))}"
+    click.echo(line)
+    if source["deferred"]:
+        click.echo(f"  {source['deferred']} files wait for the next sweep (chunk budget)")
+    if source["last_error"]:
+        click.echo(click.style(f"  error: {source['last_error']}", fg="red"))
+    for failure in source["failures"]:
+        click.echo(f"  failed: {failure['path']}: {failure['reason']}")
 
 
 def _echo_embedder(embedder: dict) -> None:
@@ -237,7 +257,7 @@ def _ago(seconds: float) -> str:
 
 @main.group()
 def sources() -> None:
-    """List or add folder sources."""
+    """List, add or remove sources."""
 
 
 @sources.command("list")
@@ -249,12 +269,19 @@ def sources_list(ctx: Context, as_json: bool) -> None:
     if as_json:
         _print_json(result)
         return
-    _echo_embedder(result["embedder"])
     if not result["sources"]:
         click.echo("no sources yet: add one with `ken sources add PATH`")
     for source in result["sources"]:
-        note = "" if source["in_config"] else "  (removed from config; index kept, not searched)"
-        click.echo(f"{source['name']}\t{source['path']}\tnamespace={source['namespace']}{note}")
+        if source["kind"] == "folder" and not source["in_config"]:
+            note = "  (removed from config; index kept, not searched)"
+        else:
+            note = {"agent": "  (agent documents)", "url": "  (fetched pages)"}.get(source["kind"], "")
+        shared = f", {source['shared']} shared" if source["shared"] else ""
+        click.echo(
+            f"{source['name']}\t{source['path']}\tnamespace={source['namespace']}"
+            f"\t{source['documents']} documents{shared}{note}"
+        )
+    click.echo(f"library: {result['library_documents']} documents (a shared document counts once)")
 
 
 @sources.command("add")
@@ -263,8 +290,13 @@ def sources_list(ctx: Context, as_json: bool) -> None:
 @click.option("--namespace", default="default", show_default=True)
 @click.option("--ignore", multiple=True, help="Glob to leave out, relative to the folder (repeatable).")
 @click.option("--max-files", type=click.IntRange(min=1), default=5000, show_default=True)
-@click.option("--chunk-budget", type=click.IntRange(min=0), default=0, show_default=True, help="Chunks per sweep, 0 = no limit.")
+@click.option(
+    "--chunk-budget",
+    type=click.IntRange(min=0),
+    help="Chunks per sweep for this source, 0 = no limit (default: [daemon] folder_chunk_budget).",
+)
 @click.option("--no-confine", is_flag=True, help="Follow file symlinks that lead outside the folder.")
+@click.option("--yes", "-y", is_flag=True, help="Add without asking after the cost preview.")
 @pass_context
 def sources_add(
     ctx: Context,
@@ -273,10 +305,11 @@ def sources_add(
     namespace: str,
     ignore: tuple[str, ...],
     max_files: int,
-    chunk_budget: int,
+    chunk_budget: int | None,
     no_confine: bool,
+    yes: bool,
 ) -> None:
-    """Add a folder to the config and tell a running daemon to pick it up."""
+    """Preview what a folder will cost, then add it to the config and tell the daemon."""
     path = path.resolve()
     name = name or "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in path.name).strip("-._") or "folder"
     settings = ctx.settings
@@ -296,6 +329,12 @@ def sources_add(
         )
     except ValueError as exc:
         raise KenningError(f"invalid source: {exc}") from None
+    for line in describe_preview(preview(source, settings), source, settings):
+        click.echo(line)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise KenningError("not adding without confirmation; run again with --yes")
+        click.confirm(f"Add {path} as source {name!r}?", abort=True)
     add_source(ctx.config_path, source)
     click.echo(f"added source {name!r} ({path}) to {ctx.config_path}")
     try:
@@ -351,6 +390,17 @@ def reload(ctx: Context) -> None:
     added = ", ".join(result["added"]) or "none"
     removed = ", ".join(result["removed"]) or "none"
     click.echo(f"reloaded: {len(result['sources'])} sources (added: {added}; removed: {removed})")
+
+
+@main.command()
+@pass_context
+def dedup(ctx: Context) -> None:
+    """Run the near-duplicate sweep now (it also runs every [dedup] every_n_sweeps sweeps)."""
+    result = ctx.call("dedup", timeout=None)
+    click.echo(
+        f"compared {result['documents']} documents in {result['seconds']:.2f}s:"
+        f" {result['collapsed']} near-duplicates collapsed"
+    )
 
 
 @main.command()

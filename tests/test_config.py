@@ -70,10 +70,36 @@ def test_ken_sources_add_without_a_daemon_writes_the_config(tmp_path):
     folder = tmp_path / "My Notes"
     folder.mkdir()
     config = tmp_path / "config.toml"
-    result = CliRunner().invoke(main, ["--config", str(config), "sources", "add", str(folder), "--ignore", "tmp/**"])
+    result = CliRunner().invoke(
+        main, ["--config", str(config), "sources", "add", str(folder), "--ignore", "tmp/**", "--yes"]
+    )
     assert result.exit_code == 0, result.output
     assert "not running" in result.output
     [source] = load_settings(config).sources
     assert (source.name, source.path, source.ignore) == ("My-Notes", folder, ("tmp/**",))
     again = CliRunner().invoke(main, ["--config", str(config), "sources", "add", str(folder), "--name", "other"])
     assert again.exit_code == 1 and "already a source" in again.output
+
+
+def test_ken_sources_add_previews_the_cost_and_adds_nothing_until_confirmed(tmp_path):
+    folder = tmp_path / "big"
+    folder.mkdir()
+    for index in range(12):
+        (folder / f"note{index}.md").write_text("a paragraph about owls. " * 300)
+    (folder / "skip.log.tmp").write_text("junk")
+    config = tmp_path / "config.toml"
+    config.write_text('[daemon]\nfolder_chunk_budget = 10\n[llm]\nbackend = "ollama"\nmodel = "m1"\n')
+    args = ["--config", str(config), "sources", "add", str(folder), "--max-files", "10"]
+
+    refused = CliRunner().invoke(main, args, input="n\n")
+    assert refused.exit_code == 1
+    assert "12 files" not in refused.output and "10 files to index" in refused.output
+    assert "2 more files are over max_files = 10" in refused.output
+    assert "about 70 chunks" in refused.output and "about 70 LLM calls to m1" in refused.output
+    assert "10 chunks per sweep, so about 7 sweeps" in refused.output
+    assert "--yes" in refused.output
+    assert load_settings(config).sources == ()
+
+    accepted = CliRunner().invoke(main, [*args, "--yes"])
+    assert accepted.exit_code == 0, accepted.output
+    assert [s.name for s in load_settings(config).sources] == ["big"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from kenning.config import ChunkingSettings, SourceSettings
 from kenning.ingest.pipeline import IngestOptions
-from kenning.ingest.scan import FolderScanner
+from kenning.ingest.scan import FolderScanner, SweepBudget
 from tests.helpers import search
 from kenning.store import documents, lookup, sources
 from kenning.store.database import Database
@@ -65,6 +65,42 @@ async def test_chunk_budget_defers_files_to_later_sweeps(db, tmp_path):
     await scanner.sweep()
     await scanner.sweep()
     assert len(await search(db, "emus")) == 6
+
+
+async def test_sources_share_the_per_round_budget_and_resume_when_it_is_renewed(db, tmp_path):
+    shared = SweepBudget(per_round=3)
+    scanners = []
+    for name in ("first", "second"):
+        folder = tmp_path / name
+        folder.mkdir()
+        for index in range(4):
+            write(folder, f"{name}{index}.md", f"{name} note {index} about yaks\n", mtime=1000 + index)
+        ids = await sources.sync_sources(db, [(n, str(tmp_path / n), "default") for n in ("first", "second")])
+        settings = SourceSettings(name=name, path=folder)
+        scanners.append(FolderScanner(db, ids[name], settings, OPTIONS, default_budget=0, shared_budget=shared))
+    first, second = scanners
+    assert (await first.sweep())["indexed"] == 3
+    counts = await second.sweep()
+    assert counts["indexed"] == 0 and counts["deferred"] == 4 and second.progress.deferred == 4
+    shared.renew(3)
+    assert (await second.sweep())["indexed"] == 3
+    shared.renew(0)
+    await first.sweep()
+    await second.sweep()
+    assert len(await search(db, "yaks", limit=20)) == 8
+
+
+async def test_a_folder_default_budget_applies_unless_the_source_sets_its_own(db, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for index in range(5):
+        write(folder, f"n{index}.md", f"note {index} about gnus\n", mtime=1000 + index)
+    scanner = await scanner_for(db, folder)
+    scanner.default_budget = 2
+    assert (await scanner.sweep())["indexed"] == 2
+    own = await scanner_for(db, folder, chunk_budget=0)
+    own.default_budget = 2
+    assert (await own.sweep())["indexed"] == 3
 
 
 async def test_max_files_keeps_the_newest_and_lowering_it_deletes_nothing(db, tmp_path):

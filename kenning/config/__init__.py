@@ -3,6 +3,7 @@ from kenning.config.paths import config_path
 from kenning.config.settings import (
     ChunkingSettings,
     DaemonSettings,
+    DedupSettings,
     EmbedderSettings,
     FetchSettings,
     LlmSettings,
@@ -14,6 +15,7 @@ from kenning.config.settings import (
 __all__ = [
     "ChunkingSettings",
     "DaemonSettings",
+    "DedupSettings",
     "EmbedderSettings",
     "FetchSettings",
     "LlmSettings",

@@ -55,7 +55,8 @@ def add_source(path: Path, source: SourceSettings) -> None:
     if source.ignore:
         entry["ignore"] = list(source.ignore)
     entry["max_files"] = source.max_files
-    entry["chunk_budget"] = source.chunk_budget
+    if source.chunk_budget is not None:
+        entry["chunk_budget"] = source.chunk_budget
     entry["confine_to_root"] = source.confine_to_root
     sources = document.get("sources")
     if sources is None:

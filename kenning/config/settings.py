@@ -29,6 +29,12 @@ class DaemonSettings(_Strict):
     sweep_interval: Annotated[float, Field(gt=0)] = 300.0
     debounce_ms: Annotated[int, Field(ge=50, le=60_000)] = 800
     max_file_mb: Annotated[float, Field(gt=0)] = 50.0
+    # Pacing: chunks a source may ingest per sweep (a source's own chunk_budget wins),
+    # and chunks all sources together may ingest per sweep_interval. 0 = no limit.
+    folder_chunk_budget: Annotated[int, Field(ge=0)] = 0
+    sweep_chunk_budget: Annotated[int, Field(ge=0)] = 0
+    # A source stopped by its budget sweeps again after this pause, not a whole interval.
+    budget_pause: Annotated[float, Field(gt=0)] = 10.0
 
     @field_validator("data_dir", "socket", mode="after")
     @classmethod
@@ -117,13 +123,21 @@ class FetchSettings(_Strict):
     max_redirects: Annotated[int, Field(ge=0, le=20)] = 5
 
 
+class DedupSettings(_Strict):
+    """The near-duplicate sweep (exact duplicates are caught at ingest, always)."""
+
+    every_n_sweeps: Annotated[int, Field(ge=0)] = 12
+    similarity: Annotated[float, Field(ge=0.5, le=1)] = 0.97
+    name_similarity: Annotated[float, Field(ge=0, le=1)] = 0.8
+
+
 class SourceSettings(_Strict):
     name: Annotated[str, Field(pattern=SOURCE_NAME_PATTERN)]
     path: Path
     namespace: str = "default"
     ignore: tuple[str, ...] = ()
     max_files: Annotated[int, Field(ge=1)] = 5000
-    chunk_budget: Annotated[int, Field(ge=0)] = 0
+    chunk_budget: Annotated[int, Field(ge=0)] | None = None
     confine_to_root: bool = True
 
     @field_validator("path", mode="after")
@@ -139,6 +153,7 @@ class Settings(_Strict):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)
     fetch: FetchSettings = Field(default_factory=FetchSettings)
+    dedup: DedupSettings = Field(default_factory=DedupSettings)
     sources: tuple[SourceSettings, ...] = ()
 
     @model_validator(mode="after")

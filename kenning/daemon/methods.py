@@ -46,12 +46,16 @@ def build_methods(daemon: "Daemon") -> dict[str, Method]:
         for row in rows:
             runtime = daemon.sources.get(row.name)
             tally = counts.get(row.id, lookup.SourceCounts())
+            processed = tally.holds + tally.failed + tally.skipped
             entry = {
                 "name": row.name,
+                "kind": row.kind,
                 "path": row.root,
                 "namespace": row.namespace,
                 "active": row.active,
                 "done": tally.done,
+                "merged": tally.merged,
+                "holds": tally.holds,
                 "failed": tally.failed,
                 "skipped": tally.skipped,
                 "in_progress": tally.scanning,
@@ -62,15 +66,27 @@ def build_methods(daemon: "Daemon") -> dict[str, Method]:
                 "discovered": None,
                 "capped": 0,
                 "pending": 0,
+                "total": None,
+                "processed": processed,
+                "percent": None,
+                "chunks_per_sweep": None,
+                "deferred": 0,
+                "next_sweep_at": None,
                 "failures": await lookup.failures(daemon.db, row.id) if tally.failed else [],
             }
             if runtime is not None:
                 progress = runtime.scanner.progress
+                total = progress.discovered - progress.capped
                 entry.update(
                     scanning=progress.running,
                     discovered=progress.discovered,
                     capped=progress.capped,
                     pending=progress.pending,
+                    total=total,
+                    percent=round(100.0 * min(processed, total) / total, 1) if total else 100.0,
+                    chunks_per_sweep=daemon.budget.allowance(runtime.scanner.source_budget),
+                    deferred=progress.deferred,
+                    next_sweep_at=runtime.resume_at or daemon.next_sweep_at,
                 )
             report.append(entry)
         db_path = daemon.settings.daemon.db_path
@@ -93,14 +109,26 @@ def build_methods(daemon: "Daemon") -> dict[str, Method]:
         }
 
     async def do_sources_list(_: NoParams) -> dict:
-        active = {row.name: row for row in await list_sources(daemon.db)}
+        """Configured sources and those only the index knows, with what each holds."""
+        rows = {row.name: row for row in await list_sources(daemon.db)}
+        counts = await lookup.counts_by_source(daemon.db)
         listed = []
         for source in daemon.settings.sources:
-            listed.append({**source.model_dump(mode="json"), "in_config": True})
-        for name, row in active.items():
-            if daemon.settings.source(name) is None:
-                listed.append({"name": name, "path": row.root, "namespace": row.namespace, "in_config": False})
-        return {"sources": listed}
+            row = rows.get(source.name)
+            tally = counts.get(row.id, lookup.SourceCounts()) if row else lookup.SourceCounts()
+            listed.append(
+                {**source.model_dump(mode="json"), "kind": "folder", "in_config": True, "documents": tally.holds,
+                 "shared": tally.merged, "chunks": tally.chunks}
+            )  # fmt: skip
+        for name, row in rows.items():
+            if daemon.settings.source(name) is None and not row.removing:
+                tally = counts.get(row.id, lookup.SourceCounts())
+                listed.append(
+                    {"name": name, "kind": row.kind, "path": row.root, "namespace": row.namespace,
+                     "in_config": False, "documents": tally.holds, "shared": tally.merged,
+                     "chunks": tally.chunks}
+                )  # fmt: skip
+        return {"sources": listed, "library_documents": await lookup.library_documents(daemon.db)}
 
     async def do_scan(params: ScanParams) -> dict:
         if params.name not in daemon.sources:
@@ -181,6 +209,12 @@ def build_methods(daemon: "Daemon") -> dict[str, Method]:
         removed = await remove_source(daemon.db, row.id)
         return {"name": params.name, "documents_removed": removed}
 
+    async def do_dedup(_: NoParams) -> dict:
+        run = await daemon.dedup.sweep()
+        if run is None:
+            raise NotFound("the vector index is still loading; try again in a moment")
+        return run.to_dict()
+
     async def do_reload(_: NoParams) -> dict:
         return await daemon.reload()
 
@@ -200,5 +234,6 @@ def build_methods(daemon: "Daemon") -> dict[str, Method]:
         "urls.refresh": Method(UrlParams, do_refresh_url),
         "entities": Method(EntitiesParams, do_entities),
         "sources.remove": Method(SourceNameParams, do_remove_source),
+        "dedup": Method(NoParams, do_dedup),
     }
 

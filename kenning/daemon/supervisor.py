@@ -23,7 +23,8 @@ from kenning.daemon.methods import build_methods
 from kenning.daemon.server import RpcServer
 from kenning.errors import ConfigError
 from kenning.ingest.pipeline import IngestOptions
-from kenning.ingest.scan import FolderScanner
+from kenning.ingest.dedup import NearDupJob
+from kenning.ingest.scan import FolderScanner, SweepBudget
 from kenning.ingest.watch import watch_folder
 from kenning.memory import release_free_memory
 from kenning.retrieval.search import Retriever
@@ -47,6 +48,8 @@ class SourceRuntime:
     scanner: FolderScanner
     stop_watch: asyncio.Event = field(default_factory=asyncio.Event)
     watch_task: asyncio.Task | None = None
+    # When a sweep stopped by its chunk budget goes on (wall clock), if one is due.
+    resume_at: float | None = None
 
 
 class Daemon:
@@ -68,6 +71,10 @@ class Daemon:
         self.semantic = Semantic(self.db, self.retriever, settings.embedder, self._ingesting)
         self.graph = GraphBuilder(self.db, settings.llm, self._ingesting)
         self.url_pool = url_pool(settings.fetch)
+        self.budget = SweepBudget(settings.daemon.sweep_chunk_budget)
+        self.dedup = NearDupJob(self.db, settings.dedup, lambda: self.retriever.index, self._embedding_idle)
+        self.next_sweep_at = time.time() + settings.daemon.sweep_interval
+        self._rounds = 0
 
     async def run(self) -> None:
         try:
@@ -90,6 +97,7 @@ class Daemon:
             log.info("finished removing source %s, which a stop had interrupted", name)
         await self.semantic.start()
         await self.graph.start()
+        self._spawn(self.dedup.run(self.should_exit), "near-duplicate sweeps")
         await self._apply_sources(self.settings)
         self._server = RpcServer(daemon.socket_path, build_methods(self))
         await self._server.start()
@@ -113,10 +121,10 @@ class Daemon:
                 except ConfigError as exc:
                     log.error("reload refused, keeping the previous configuration: %s", exc)
             if time.monotonic() >= next_sweep:
-                for name in self.sources:
-                    self.request_sweep(name)
+                self._periodic_round()
                 interval = self.settings.daemon.sweep_interval
                 next_sweep = time.monotonic() + interval
+                self.next_sweep_at = time.time() + interval
 
     async def shutdown(self) -> None:
         log.info("shutting down")
@@ -165,6 +173,7 @@ class Daemon:
         self.retriever.settings = settings.retrieval
         await self.semantic.reconfigure(settings.embedder)
         await self.graph.reconfigure(settings.llm)
+        self.dedup.settings = settings.dedup
         if settings.fetch != previous.fetch:
             old_pool, self.url_pool = self.url_pool, url_pool(settings.fetch)
             await old_pool.close()
@@ -191,7 +200,14 @@ class Daemon:
             if name not in ids:  # an older source of this name is still being removed
                 continue
             scanner = FolderScanner(
-                self.db, ids[name], source, options, exclude=(settings.daemon.data_dir,), on_indexed=self.work_arrived
+                self.db,
+                ids[name],
+                source,
+                options,
+                exclude=(settings.daemon.data_dir,),
+                on_indexed=self.work_arrived,
+                default_budget=settings.daemon.folder_chunk_budget,
+                shared_budget=self.budget,
             )
             runtime = SourceRuntime(source, scanner)
             self.sources[name] = runtime
@@ -229,6 +245,21 @@ class Daemon:
                 task.cancel()
                 await asyncio.wait([task], timeout=SHUTDOWN_GRACE_SECONDS)
 
+    def _periodic_round(self) -> None:
+        """The safety-net sweep of every source, a fresh shared budget, and every N
+        rounds a full near-duplicate sweep."""
+        self.budget.renew(self.settings.daemon.sweep_chunk_budget)
+        for name in self.sources:
+            self.request_sweep(name)
+        self._rounds += 1
+        every = self.settings.dedup.every_n_sweeps
+        if every and self._rounds % every == 0:
+            self._spawn(self.dedup.sweep(), "near-duplicate sweep")
+
+    def _embedding_idle(self) -> bool:
+        worker = self.semantic.worker
+        return worker is not None and worker.progress.state in ("idle", "waiting")
+
     def _ingesting(self) -> bool:
         """True while a sweep is reading files in (not while it only checks mtimes)."""
         return any(
@@ -244,12 +275,19 @@ class Daemon:
         if running is not None and not running.done():
             runtime.scanner.mark_dirty()
             return running
-        task = self._spawn(self._sweep_then_tidy(runtime.scanner), f"sweep {name}")
+        task = self._spawn(self._sweep_then_tidy(name, runtime.scanner), f"sweep {name}")
         self._sweeps[name] = task
         return task
 
-    async def _sweep_then_tidy(self, scanner: FolderScanner) -> dict[str, int]:
+    async def _sweep_then_tidy(self, name: str, scanner: FolderScanner) -> dict[str, int]:
         counts = await scanner.sweep()
+        self.dedup.note_changed(scanner.take_changed())
+        runtime = self.sources.get(name)
+        if runtime is not None:
+            runtime.resume_at = None
+            if scanner.progress.deferred and self.budget.allowance(scanner.source_budget) is not None:
+                runtime.resume_at = time.time() + self.settings.daemon.budget_pause
+                self._spawn(self._resume(name, self.settings.daemon.budget_pause), f"resume {name}")
         if counts.get("indexed") or counts.get("deleted"):
             # One merge pass at a time; a sweep that ends while one runs leaves it to
             # pick up the new segments as it goes.
@@ -258,6 +296,11 @@ class Daemon:
                     await merge_fts_segments(self.db)
             await asyncio.to_thread(release_free_memory)
         return counts
+
+    async def _resume(self, name: str, pause: float) -> None:
+        """The next budgeted sweep, after a pause that lets embedding and extraction catch up."""
+        await asyncio.sleep(pause)
+        self.request_sweep(name)
 
     def _spawn(self, coroutine: Coroutine, name: str) -> asyncio.Task:
         task = asyncio.create_task(coroutine, name=name)

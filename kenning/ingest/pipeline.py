@@ -46,6 +46,7 @@ class Outcome:
     result: Result
     chunks: int = 0
     reason: str | None = None
+    document_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,8 @@ async def ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:
     meta = DocumentMeta(parsed.title, parsed.format, found.mtime, found.size, digest, text_digest)
     stored = await documents.replace_items(db, document_id, meta, items)
     if stored == "merged":
-        return Outcome("merged")
-    return Outcome("indexed", chunks=len(items))
+        return Outcome("merged", document_id=document_id)
+    return Outcome("indexed", chunks=len(items), document_id=document_id)
 
 
 async def _fail(db: Database, document_id: int, found: Discovered, reason: str) -> Outcome:

@@ -25,12 +25,42 @@ PARALLEL_FILES = 2
 
 
 @dataclass
+class SweepBudget:
+    """The chunk budget every source's sweeps share within one sweep interval.
+
+    A source's own budget caps each of its sweeps; this caps them all together, and is
+    renewed at each periodic sweep. 0 means no limit.
+    """
+
+    per_round: int = 0
+    spent: int = 0
+
+    def allowance(self, source_budget: int) -> int | None:
+        """Chunks the next sweep may ingest: 0 for no limit, None for none at all."""
+        if not self.per_round:
+            return source_budget
+        remaining = self.per_round - self.spent
+        if remaining <= 0:
+            return None
+        return min(remaining, source_budget) if source_budget else remaining
+
+    def spend(self, chunks: int) -> None:
+        self.spent += chunks
+
+    def renew(self, per_round: int) -> None:
+        self.per_round, self.spent = per_round, 0
+
+
+@dataclass
 class SweepProgress:
     """What `status` shows about a source between and during sweeps."""
 
     running: bool = False
     discovered: int = 0
     capped: int = 0
+    budget: int = 0
+    # Files left for a later sweep because a chunk budget ran out.
+    deferred: int = 0
     to_check: int = 0
     checked: int = 0
     pending: int = 0
@@ -47,7 +77,12 @@ class FolderScanner:
     options: IngestOptions
     exclude: tuple[Path, ...] = ()
     on_indexed: Callable[[], None] | None = None
+    default_budget: int = 0
+    shared_budget: SweepBudget = field(default_factory=SweepBudget)
     progress: SweepProgress = field(default_factory=SweepProgress)
+    # Documents the sweeps indexed since the last `take_changed()`: the targeted
+    # near-duplicate pass looks at these.
+    changed: set[int] = field(default_factory=set)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _dirty: bool = False
 
@@ -72,11 +107,23 @@ class FolderScanner:
     def mark_dirty(self) -> None:
         self._dirty = True
 
+    @property
+    def source_budget(self) -> int:
+        budget = self.settings.chunk_budget
+        return self.default_budget if budget is None else budget
+
+    def take_changed(self) -> set[int]:
+        changed, self.changed = self.changed, set()
+        return changed
+
     async def _sweep_once(self) -> dict[str, int]:
         progress = self.progress
         progress.running = True
         started = time.monotonic()
-        counts = {"indexed": 0, "merged": 0, "unchanged": 0, "failed": 0, "skipped": 0, "deleted": 0, "chunks": 0}
+        counts = {
+            "indexed": 0, "merged": 0, "unchanged": 0, "failed": 0, "skipped": 0, "deleted": 0, "chunks": 0,
+            "deferred": 0,
+        }  # fmt: skip
         error: str | None = None
         try:
             counts = await self._sweep_body(counts)
@@ -128,20 +175,33 @@ class FolderScanner:
         return counts
 
     async def _ingest_all(self, todo: list[FileJob], counts: dict[str, int]) -> None:
-        """Two files in flight: one parses in a thread while the other is written."""
-        budget = self.settings.chunk_budget
-        queue = iter(todo)
+        """Two files in flight: one parses in a thread while the other is written.
+
+        Files are taken newest first (the walk's order), so a budget spends itself on
+        what the user touched last; files not reached wait, unindexed rather than
+        half-done, and the next sweep resumes with them.
+        """
+        allowance = self.shared_budget.allowance(self.source_budget)
         progress = self.progress
+        progress.budget = allowance or 0
+        progress.deferred = 0
+        if allowance is None:
+            counts["deferred"] = progress.deferred = len(todo)
+            return
+        budget = allowance
+        queue = iter(todo)
 
         async def worker() -> None:
             for job in queue:
                 if budget and counts["chunks"] >= budget:
-                    # Files not reached wait for the next sweep; they stay unindexed
-                    # rather than half-done, so nothing needs undoing.
-                    return
+                    counts["deferred"] += 1
+                    continue
                 outcome = await ingest(self.db, job, self.options)
                 counts[outcome.result] += 1
                 counts["chunks"] += outcome.chunks
+                self.shared_budget.spend(outcome.chunks)
+                if outcome.document_id is not None and outcome.result == "indexed":
+                    self.changed.add(outcome.document_id)
                 if outcome.chunks and self.on_indexed is not None:
                     self.on_indexed()
                 progress.checked += 1
@@ -152,4 +212,5 @@ class FolderScanner:
         async with asyncio.TaskGroup() as group:
             for _ in range(1 if budget else PARALLEL_FILES):
                 group.create_task(worker())
+        progress.deferred = counts["deferred"]
 

@@ -81,6 +81,13 @@ class VectorIndex:
                 self._sources = self._sources[: self._count].copy()
                 self._live = self._live[: self._count].copy()
 
+    def vectors_for(self, ids: list[int]) -> tuple[list[int], np.ndarray]:
+        """The vectors held for these items (those that have one), as a copy."""
+        with self._lock:
+            found = [(item_id, row) for item_id in ids if (row := self._row.get(item_id)) is not None]
+            matrix = self._matrix[[row for _, row in found]] if found else np.zeros((0, self.dim or 0), np.float32)
+        return [item_id for item_id, _ in found], matrix
+
     def reassign(self, source_id: int, ids: list[int]) -> None:
         """Items changed owning source (dedup handed them over); source filters must follow."""
         with self._lock:

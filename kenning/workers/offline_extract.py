@@ -48,9 +48,12 @@ _COMMON = STOPWORDS | set(
     other otherwise overall perhaps rather second several since so some still such
     then thereby therefore third though thus today together unlike unless upon we
     whereas whether yes yet
+    add ask call check click contact email install meet open please read run send
+    thanks try use visit welcome
     abstract aim aims background conclusion conclusions design discussion example
     examples fig figure importance introduction limitations main method methods
     note objective objectives outcome outcomes purpose result results review section
+    participants measures interventions exposures context findings relevance
     see setting settings summary table tip todo fixme warning chapter appendix step
     id ok etc
     none true false null nil self
@@ -75,6 +78,16 @@ _PHRASE_STOP = frozenset(
         def return class import elif else lambda async await const let var function
         public private static void int str bool string try except finally raise pass
         yield assert print len
+        two three four five six seven eight nine ten twice currently recently usually
+        never mostly mainly nearly almost really quite according
+        agreed allows analyzed assessed associated became become becomes built builds
+        called came collected come comes compared conducted contains covers
+        decreased demonstrated described determined estimated evaluated examined
+        goes happen happens help helps identified increased indicated investigated
+        knows linked listens lives located measured met named needs observed obtained
+        performed planned posted provides received recorded reduced released remains
+        reported reports requires said says showed signed spent stored suggest
+        suggested suggests takes taken tested tracks trained wants works written
         """.split()
     )
 )
@@ -110,7 +123,7 @@ def _range(first: int, last: int) -> str:
 _UP = _letter_class("Lu", "Lt")
 _LOW = _letter_class("Ll")
 # A capitalised word, but not a call (`Chunk(`) or the head of a dotted name (`Path.home`).
-_CAPITALISED = rf"(?>{_UP}\w*+(?:[-/&'’]\w++)*+)(?!\(|\.\w)"
+_CAPITALISED = rf"(?>{_UP}\w*+(?:[-/&'’]\w++)*+)(?!\(|\.[A-Za-z_])"
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _KATAKANA = "\u30a0-\u30ff\u31f0-\u31ff"
 _HANGUL = "\uac00-\ud7af"
@@ -140,6 +153,8 @@ _TOKEN = re.compile(
     # single kana cannot swallow the kanji after it.
     rf"|[^\W{_CJK}]++|[^\w\s]"
 )
+_TITLE = re.compile(r"#{1,6}[ \t]")  # a markdown heading as the chunk's first line
+_TITLE_NAME_WORDS = 3
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 _DUNDER = re.compile(r"__\w+__")
 
@@ -157,8 +172,8 @@ _RANK = {"code": 3, "acronym": 2, "name": 1, "phrase": 0}
 # Token positions step by this much, so the pieces of one token (a split name run, a
 # long CJK run) keep their order between it and the next token.
 _STEP = 64
-# (token position, sentence index, surface form, kind); kind "?name" or "?acronym" marks a
-# lone capitalised word at a sentence start, which counts only if named elsewhere too.
+# (token position, sentence index, surface form, kind); kind "?name" marks a lone
+# capitalised word at a sentence start, which counts only if named elsewhere too.
 Mention = tuple[int, int, str, str]
 
 
@@ -194,10 +209,13 @@ def _key(name: str) -> str:
 def extract_text(text: str) -> Extraction:
     """Entities and relations of one chunk; the same text always gives the same result.
 
-    A lone capitalised word where a sentence starts ("However", "Recent", "Patients")
-    is a name only if the chunk also writes it capitalised mid-sentence, in backticks or
-    as code: no compact word list can name every sentence opener. Runs of several
-    capitalised words count anywhere, so "Maria Chen leads ..." still names her.
+    A lone, plainly capitalised word where a sentence or line starts ("However",
+    "Recent", "Patients") is a name only if the chunk also writes it capitalised
+    mid-sentence, as code, or inside a longer name ("Hanna" of "Hanna Kaur"): no
+    compact word list can name every sentence opener. Runs of several capitalised words count anywhere, so "Maria Chen
+    leads ..." still names her, and so do words no common word is shaped like (NASA,
+    ReadResult, HTTP_PROXY). The cost: a name written once, only at a sentence start
+    ("Python is ..."), is missed.
     """
     mentions: list[Mention] = []
     members: list[tuple[str, str]] = []  # (dotted name, its owner)
@@ -205,12 +223,21 @@ def extract_text(text: str) -> Extraction:
     cjk: list[Mention] = []
     sentence = index = 0
     opening = True
+    titled = _TITLE.match(text) is not None
+    lead = ""  # "Breast" of "Breast cancer is ...": a phrase's first word, capitalised
     for url, words, name, end, start, mark, ident, call, tick, han in _TOKEN.findall(text):
         index += _STEP
         if words:
+            if lead and lead_index == index - _STEP:
+                words = f"{lead} {words}"
             _content_runs(words, index, sentence, phrases)
         elif name:
-            _name(name, index, sentence, opening, mentions)
+            # A title-cased heading ("A Potential Environmental Risk Factor") is one
+            # long run of capitals; in a title, only short runs are names.
+            if not (titled and sentence == 0 and name.count(" ") >= _TITLE_NAME_WORDS):
+                _name(name, index, sentence, opening, mentions)
+            if opening and name[1:].islower():
+                lead, lead_index = name.lower(), index
         elif end:
             sentence += 1
         elif mark:
@@ -223,11 +250,13 @@ def extract_text(text: str) -> Extraction:
                 mentions.append((index, sentence, tick, "code"))
         elif han:
             _cjk(han, index, sentence, cjk)
+        elif start == "\n" and titled and sentence == 0:
+            sentence = 1  # the title line is a sentence of its own
         opening = bool(end or start)
     mentions += _phrases(phrases)
     mentions += _top_cjk(cjk)
     aliases = _defined_acronyms(text) if "(" in text else {}
-    return _assemble(mentions, members, aliases)
+    return _assemble(mentions, members, aliases, titled)
 
 
 def _name(run: str, index: int, sentence: int, opening: bool, mentions: list[Mention]) -> None:
@@ -240,11 +269,18 @@ def _name(run: str, index: int, sentence: int, opening: bool, mentions: list[Men
         run = run[:-2]
     elif run[-1] == "s" and len(run) > 2 and run[:-1].isupper():
         run = run[:-1]  # "RCTs" is the plural of the acronym a query names: "RCT"
+    head, _, tail = run.rpartition("-")
+    if len(head) > 1 and tail.isalpha() and tail.islower():
+        run = head  # "TNF-induced", "ID-related": the name is the part before
+    # Only a plain capitalised word is held back at a sentence start: no common word is
+    # shaped like HTTP_PROXY, ReadResult or NASA.
     if "_" in run or _INNER_CAPITAL.search(run):
-        kind = "code"  # HTTP_PROXY, ReadResult, PyTorch
+        mentions.append((index, sentence, run, "code"))
+    elif run.isupper():
+        if len(run.rstrip("0123456789/-.")) >= 2:  # not "Q2", "H1": a letter and a number
+            mentions.append((index, sentence, run, "acronym"))
     else:
-        kind = "acronym" if run.isupper() else "name"
-    mentions.append((index, sentence, run, "?" + kind if opening else kind))
+        mentions.append((index, sentence, run, "?name" if opening else "name"))
 
 
 def _split_run(words: list[str], index: int, sentence: int, opening: bool, mentions: list[Mention]) -> None:
@@ -346,32 +382,41 @@ def _content_runs(text: str, index: int, sentence: int, phrases: list[tuple[list
 def _phrases(runs: list[tuple[list[str], int, int]]) -> list[Mention]:
     """RAKE-like: runs of lowercase content words, scored by how often their words recur.
 
-    A run of 2-4 words is a candidate; each word scores its frequency in the chunk, a
-    phrase the sum of its words' scores times its own count, so the chunk's recurring
-    topic ("breast cancer") beats a one-off ("established drug group"). Runs longer
-    than 4 words give their word pairs instead, since RAKE's long candidates are
-    fragments of sentences rather than terms.
+    Every two and three words in a run are candidates, and so is a whole run of four;
+    longer runs are fragments of sentences rather than terms. Each word scores its
+    frequency in the chunk, a phrase the sum of its words' scores times its own count,
+    so the chunk's recurring topic ("breast cancer", inside "breast cancer mortality"
+    and "breast cancer recurrence") beats a one-off ("established drug group"). A
+    phrase overlapping one already chosen is skipped: "white matter" or "cerebral
+    white matter development" add little to "cerebral white matter" but would take
+    a place.
     """
     frequency = Counter(word for words, _, _ in runs for word in words)
     places: dict[tuple[str, ...], list[tuple[int, int]]] = {}  # -> (position, sentence) each time
     for words, index, sentence in runs:
         if len(words) < 2:
             continue
-        if len(words) <= 4:
+        if len(words) == 4:
             places.setdefault(tuple(words), []).append((index, sentence))
-        else:
-            for pair in zip(words, words[1:]):
-                places.setdefault(pair, []).append((index, sentence))
-    if not places:
-        return []
+        for gram in zip(words, words[1:], words[2:]):
+            places.setdefault(gram, []).append((index, sentence))
+        for gram in zip(words, words[1:]):
+            places.setdefault(gram, []).append((index, sentence))
     scored = sorted(
         places.items(), key=lambda item: -len(item[1]) * sum(map(frequency.__getitem__, item[0]))
     )  # stable: ties keep the order of first appearance
-    return [
-        (index, sentence, " ".join(words), "phrase")
-        for words, seen in scored[:MAX_PHRASES]
-        for index, sentence in seen
-    ]
+    chosen: list[str] = []
+    found: list[Mention] = []
+    for words, seen in scored:
+        phrase = " ".join(words)
+        padded = f" {phrase} "
+        if any(padded in other or other in padded for other in chosen):
+            continue
+        chosen.append(padded)
+        found += [(index, sentence, phrase, "phrase") for index, sentence in seen]
+        if len(chosen) == MAX_PHRASES:
+            break
+    return found
 
 
 def _defined_acronyms(text: str) -> dict[str, str]:
@@ -400,14 +445,23 @@ def _defined_acronyms(text: str) -> dict[str, str]:
     return aliases
 
 
-def _assemble(mentions: list[Mention], members: list[tuple[str, str]], aliases: dict[str, str]) -> Extraction:
-    """Dedupe by normalised name, apply the caps, and link entities sharing a sentence."""
+def _assemble(
+    mentions: list[Mention], members: list[tuple[str, str]], aliases: dict[str, str], titled: bool
+) -> Extraction:
+    """Dedupe by normalised name, apply the caps, and link entities sharing a sentence.
+
+    A chunk that opens with a heading is about what the heading names, so the
+    heading's entities are also linked to the rest: on a page "# Urban Noise Panel",
+    "The dataset was collected by Quill & Ledger." links the two.
+    """
     mentions.sort()
     keyed = [(_key(surface), sentence, surface, kind) for _, sentence, surface, kind in mentions]
     # A held mention counts only if the chunk writes the same name where a capital
-    # means something: mid-sentence, in backticks, as code.
+    # means something: mid-sentence, as code.
     named = {key for key, _, _, kind in keyed if kind[0] != "?"}
     named.discard("")
+    # So is a word of a longer name in the chunk: "Hanna" of "Hanna Kaur".
+    named.update(word for key, _, _, kind in keyed if kind == "name" and " " in key for word in key.split(" "))
     kinds: dict[str, str] = {}
     surfaces: dict[str, list[str]] = {}
     for key, _, surface, kind in keyed:
@@ -452,23 +506,37 @@ def _assemble(mentions: list[Mention], members: list[tuple[str, str]], aliases: 
     for key, sentence, _, _ in keyed:
         if key in names:
             by_sentence.setdefault(sentence, {})[key] = None
-    _co_occurrences([list(group) for group in by_sentence.values() if len(group) > 1], names, relations, linked)
+    title = list(by_sentence.get(0, ())) if titled else []
+    rest = [key for key in names if key not in title]
+    groups = [list(group) for group in by_sentence.values() if len(group) > 1]
+    _co_occurrences(groups, [(subject, key) for subject in title for key in rest], names, relations, linked)
     return Extraction(tuple(entities), tuple(relations))
 
 
 def _co_occurrences(
-    groups: list[list[str]], names: dict[str, str], relations: list[Relation], linked: set[tuple[str, str]]
+    groups: list[list[str]],
+    titled: list[tuple[str, str]],
+    names: dict[str, str],
+    relations: list[Relation],
+    linked: set[tuple[str, str]],
 ) -> None:
-    """Pairs sharing a sentence, nearest first, so the cap keeps the tightest links."""
+    """Pairs sharing a sentence, nearest first, so the cap keeps the tightest links.
+
+    Neighbours in a sentence come first, then the title's links, then pairs further
+    apart in a sentence.
+    """
     gap = 1
-    while groups and len(relations) < MAX_RELATIONS:
-        for group in groups:
-            for pair in zip(group, group[gap:]):
-                if pair not in linked:
-                    linked.add(pair)
-                    linked.add(pair[::-1])
-                    relations.append(Relation(names[pair[0]], names[pair[1]], "co_occurs"))
-                    if len(relations) == MAX_RELATIONS:
-                        return
+    while (groups or titled) and len(relations) < MAX_RELATIONS:
+        pairs = [pair for group in groups for pair in zip(group, group[gap:])]
+        if gap == 1:
+            pairs += titled
+            titled = []
+        for pair in pairs:
+            if pair not in linked:
+                linked.add(pair)
+                linked.add(pair[::-1])
+                relations.append(Relation(names[pair[0]], names[pair[1]], "co_occurs"))
+                if len(relations) == MAX_RELATIONS:
+                    return
         gap += 1
         groups = [group for group in groups if len(group) > gap]
