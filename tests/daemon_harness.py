@@ -88,7 +88,7 @@ class DaemonProcess:
             status = self.source_status(name)
             if status["scanning"] or status["discovered"] is None or status["last_sweep_at"] is None:
                 return None
-            if status["done"] + status["failed"] + status["skipped"] + status["capped"] < status["discovered"]:
+            if status["holds"] + status["failed"] + status["skipped"] + status["capped"] < status["discovered"]:
                 return None
             return status
 

@@ -1,0 +1,157 @@
+"""Dedup and source removal through a real daemon: one copy per document, shared across
+sources, surviving the removal of any one holder and a kill -9 at any point."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.daemon_harness import wait_for
+
+FILLER = (
+    "This note records the weekly review of the greenhouse sensors, the watering schedule,"
+    " the supplier calls and the open questions for the next planting season, in the order"
+    " they came up during the meeting on Thursday afternoon."
+)
+
+
+def ken(library, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), *args],
+        capture_output=True, text=True, input=stdin, timeout=60,
+    )  # fmt: skip
+
+
+def db_rows(library, sql: str) -> list[tuple]:
+    conn = sqlite3.connect(f"file:{library.data_dir / 'kenning.db'}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def assert_sound(library) -> None:
+    conn = sqlite3.connect(library.data_dir / "kenning.db")
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        conn.execute("INSERT INTO items_fts (items_fts) VALUES ('integrity-check')")
+    finally:
+        conn.close()
+
+
+def test_a_folder_copy_is_one_document_held_by_both_and_survives_either_removal(library, tmp_path):
+    original, copy = tmp_path / "original", tmp_path / "copy"
+    for folder in (original, copy):
+        folder.mkdir()
+        for n in range(5):
+            (folder / f"note{n}.md").write_text(f"# Note {n}\n\nThe quokka{n} tally. {FILLER}\n")
+    (copy / "only-here.md").write_text("The wombat census lives only in the copy.\n")
+    library.configure([{"name": "original", "path": original}, {"name": "copy", "path": copy}])
+    daemon = library.daemon()
+    daemon.wait_idle("original")
+    daemon.wait_idle("copy")
+
+    for n in range(5):
+        [hit] = daemon.search(f"quokka{n}")
+    shown = ken(library, "show", str(hit["item_id"]))
+    assert "held by:" in shown.stdout and "[original]" in shown.stdout and "[copy]" in shown.stdout
+    listed = {s["name"]: s for s in daemon.call("sources.list")["sources"]}
+    assert listed["original"]["documents"] == 5 and listed["copy"]["documents"] == 6
+    assert daemon.call("sources.list")["library_documents"] == 6
+    assert [h["source"] for h in daemon.search("quokka1", source="copy")] == [hit["source"]]
+
+    removed = ken(library, "sources", "remove", "original", "--yes")
+    assert removed.returncode == 0, removed.stderr
+    for n in range(5):
+        [hit] = daemon.search(f"quokka{n}")
+        assert hit["source"] == "copy" and hit["path"] == str(copy / f"note{n}.md")
+    assert "original" not in library.config.read_text()
+    # The copy's own sweeps still work on the documents it inherited.
+    (copy / "note0.md").write_text("# Note 0\n\nThe quokka0 tally was revised.\n")
+    daemon.call("sources.scan", {"name": "copy", "wait": True})
+    assert "revised" in daemon.search("quokka0")[0]["snippet"]
+
+    assert ken(library, "sources", "remove", "copy", "--yes").returncode == 0
+    assert daemon.search("quokka3") == [] and daemon.search("wombat") == []
+    assert db_rows(library, "SELECT count(*) FROM items") == [(0,)]
+    assert_sound(library)
+
+
+def test_kill_9_during_a_source_removal_loses_nothing_and_the_restart_finishes_it(library, tmp_path):
+    doomed, keeper = tmp_path / "doomed", tmp_path / "keeper"
+    doomed.mkdir()
+    keeper.mkdir()
+    for n in range(1500):
+        (doomed / f"d{n}.md").write_text(f"Entry lynx{n} in the doomed folder.\n")
+    for n in range(0, 1500, 3):
+        (keeper / f"k{n}.md").write_text(f"Entry lynx{n} in the doomed folder.\n")
+    library.configure([{"name": "doomed", "path": doomed}, {"name": "keeper", "path": keeper}])
+    daemon = library.daemon()
+    daemon.wait_idle("doomed", timeout=90)
+    daemon.wait_idle("keeper", timeout=90)
+
+    remover = subprocess.Popen(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "sources", "remove", "doomed", "--yes"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    def under_way() -> bool:
+        rows = db_rows(library, "SELECT removing, (SELECT count(*) FROM documents d WHERE d.source_id = s.id)"
+                                " FROM sources s WHERE s.name = 'doomed'")  # fmt: skip
+        return not rows or (rows[0][0] == 1 and rows[0][1] < 1400)
+
+    wait_for(under_way, timeout=30, what="the removal to be under way", interval=0.005)
+    daemon.proc.kill()
+    daemon.proc.wait()
+    remover.wait(timeout=30)
+    assert db_rows(library, "SELECT removing FROM sources WHERE name = 'doomed'") == [(1,)], "not interrupted"
+
+    daemon = library.daemon()
+    wait_for(lambda: db_rows(library, "SELECT count(*) FROM sources WHERE name = 'doomed'") == [(0,)],
+             timeout=30, what="the removal to finish")  # fmt: skip
+    daemon.wait_idle("keeper")
+    for n in range(0, 1500, 3):
+        [hit] = daemon.search(f"lynx{n}")
+        assert hit["source"] == "keeper"
+    assert daemon.search("lynx1") == [] and daemon.search("lynx1001") == []
+    assert db_rows(library, "SELECT count(*) FROM documents") == [(500,)]
+    assert db_rows(library, "SELECT count(*) FROM items") == [(500,)]
+    assert_sound(library)
+
+
+def test_kill_9_during_a_near_duplicate_sweep_then_a_rerun_leaves_one_copy_of_each(library, tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    pairs = 900
+    for n in range(pairs):
+        body = f"The heron{n} survey. {FILLER} {FILLER}"
+        (first / f"survey{n}.md").write_text(body + " Filed by the north team.\n")
+        (second / f"survey{n} (1).md").write_text(body + " Filed by the south team.\n")
+    library.configure(
+        [{"name": "first", "path": first}, {"name": "second", "path": second}],
+        extra="[dedup]\nevery_n_sweeps = 0\n",
+    )
+    daemon = library.daemon()
+    # The targeted pass after the scans collapses the pairs in batches; stop it midway.
+    wait_for(lambda: 0 < db_rows(library, "SELECT count(*) FROM documents WHERE status = 'merged'")[0][0],
+             timeout=90, what="the near-duplicate pass to start collapsing", interval=0.005)  # fmt: skip
+    daemon.proc.kill()
+    daemon.proc.wait()
+    [(merged,)] = db_rows(library, "SELECT count(*) FROM documents WHERE status = 'merged'")
+    assert 0 < merged < pairs, f"{merged} of {pairs} collapsed: the kill did not land mid-sweep"
+    assert_sound(library)
+
+    daemon = library.daemon()
+    daemon.wait_idle("first", timeout=90)
+    daemon.wait_idle("second", timeout=90)
+    wait_for(lambda: daemon.call("status")["embedder"]["job"]["state"] == "idle", timeout=60, what="embedding")
+    result = ken(library, "dedup")
+    assert result.returncode == 0, result.stderr
+    for n in range(0, pairs, 7):
+        assert len(daemon.search(f"heron{n}")) == 1
+    assert db_rows(library, "SELECT count(*) FROM documents WHERE status = 'merged'") == [(pairs,)]
+    assert db_rows(library, "SELECT count(*) FROM documents WHERE status = 'done'") == [(pairs,)]
+    assert_sound(library)
