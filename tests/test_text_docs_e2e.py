@@ -1,0 +1,273 @@
+"""Documents that arrive as text, through a real daemon and the real `ken` CLI: pages
+fetched with `ken add-url` / `ken refresh-url` from an HTTP server on loopback that the
+test runs, and agent text piped into `ken add-text`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+FETCH_LOOPBACK = '[fetch]\nallowed_hosts = ["127.0.0.1"]\ntimeout = 10\n'
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Callable[[_Handler], None]] = {}
+        self.seen: list[tuple[str, dict[str, str]]] = []
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    @property
+    def paths(self) -> list[str]:
+        return [path for path, _ in self.seen]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.server.seen.append((self.path, dict(self.headers.items())))
+        route = self.server.routes.get(self.path)
+        if route is None:
+            self.reply(404, "text/plain", b"no such page")
+        else:
+            route(self)
+
+    def reply(self, status: int, content_type: str | None, body: bytes, **headers: str) -> None:
+        self.send_response(status)
+        if content_type is not None:
+            self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class Page:
+    """One page whose body and validators the test changes; answers conditional GETs."""
+
+    def __init__(self, title: str, text: str, etag: str, last_modified: str) -> None:
+        self.set(title, text, etag, last_modified)
+
+    def set(self, title: str, text: str, etag: str, last_modified: str) -> None:
+        self.body = f"<html><head><title>{title}</title></head><body><h1>{title}</h1><p>{text}</p></body></html>"
+        self.etag = etag
+        self.last_modified = last_modified
+
+    def __call__(self, handler: _Handler) -> None:
+        validators = {"ETag": self.etag, "Last_Modified": self.last_modified}
+        if handler.headers.get("If-None-Match") == self.etag:
+            handler.reply(304, None, b"", **validators)
+        else:
+            handler.reply(200, "text/html; charset=utf-8", self.body.encode(), **validators)
+
+
+@pytest.fixture
+def http_server() -> Iterator[_Server]:
+    server = _Server()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def ken(library, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), *args],
+        check=False, capture_output=True, text=True, input=stdin, timeout=60,
+    )  # fmt: skip
+
+
+def ken_json(library, *args: str, stdin: str = "") -> Any:
+    done = ken(library, *args, "--json", stdin=stdin)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def ken_search(library, query: str, *options: str) -> list[dict]:
+    """Keyword leg only, as DaemonProcess.search: these tests are about which text is
+    stored, and the vector leg would add semantic neighbours to every answer."""
+    return ken_json(library, "search", query, "--leg", "keyword", *options)["hits"]
+
+
+def add_text(library, uri: str, title: str, text: str, *options: str) -> dict:
+    return ken_json(library, "add-text", "--uri", uri, "--title", title, *options, stdin=text)
+
+
+def refused(library, *args: str, stdin: str = "") -> str:
+    done = ken(library, *args, stdin=stdin)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stdout == ""
+    return done.stderr
+
+
+def source_documents(daemon, name: str) -> int:
+    """Documents a source holds, 0 if it does not exist yet (agent and web sources are
+    created on first use)."""
+    sources = daemon.call("status")["sources"]
+    return next((s["holds"] for s in sources if s["name"] == name), 0)
+
+
+def test_add_url_refresh_and_every_refusal(library, http_server):
+    server = http_server
+    page = Page("Harbour Log", "The cormorant roosts on the breakwater.", '"v1"', "Mon, 06 Jan 2025 10:00:00 GMT")
+    server.routes["/page.html"] = page
+    server.routes["/report.pdf"] = lambda h: h.reply(200, "application/pdf", b"%PDF-1.4 fake pangolin")
+    port = server.server_address[1]
+    server.routes["/to-localhost"] = lambda h: h.reply(
+        302, "text/plain", b"", Location=f"http://localhost:{port}/page.html"
+    )
+    server.routes["/to-private"] = lambda h: h.reply(302, "text/plain", b"", Location="http://10.0.0.1/")
+    url = f"{server.base}/page.html"
+
+    # No [fetch] section: fetching is off, and says how to turn it on.
+    library.configure([])
+    first = library.daemon()
+    assert "[fetch] allowed_hosts" in refused(library, "add-url", url)
+    assert server.seen == []
+    assert source_documents(first, "web") == 0
+    first.stop()
+
+    library.configure([], extra=FETCH_LOOPBACK)
+    daemon = library.daemon()
+    added = ken_json(library, "add-url", url)
+    assert added["title"] == "Harbour Log"
+    document_id = added["document_id"]
+    assert isinstance(document_id, int)
+    [hit] = ken_search(library, "cormorant")
+    assert (hit["path"], hit["source"], hit["title"]) == (url, "web", "Harbour Log")
+    assert source_documents(daemon, "web") == 1
+
+    # Unchanged page: a conditional GET, answered 304.
+    done = ken(library, "refresh-url", url)
+    assert done.returncode == 0, done.stderr
+    assert "not modified" in done.stdout and str(document_id) in done.stdout
+    _, headers = server.seen[-1]
+    assert headers.get("If-None-Match") == '"v1"'
+    assert headers.get("If-Modified-Since") == "Mon, 06 Jan 2025 10:00:00 GMT"
+
+    # Changed page: re-indexed in place under the same document.
+    page.set("Harbour Log", "The puffin nests in the cliff burrows.", '"v2"', "Tue, 07 Jan 2025 10:00:00 GMT")
+    refreshed = ken_json(library, "refresh-url", url)
+    assert refreshed["changed"] is True and refreshed["document_id"] == document_id
+    assert daemon.search("cormorant") == []
+    [hit] = daemon.search("puffin")
+    assert hit["path"] == url and hit["source"] == "web"
+    assert ken_json(library, "refresh-url", url)["changed"] is False
+
+    # Each refusal: one line naming the reason, exit 1, nothing stored.
+    asked = len(server.seen)
+    message = refused(library, "add-url", f"http://localhost:{port}/page.html")
+    assert "localhost" in message and "allowed_hosts" in message
+    assert len(server.seen) == asked, "a host that is not listed must not be contacted"
+
+    message = refused(library, "add-url", f"{server.base}/to-localhost")
+    assert "redirect" in message and f"localhost:{port}" in message
+    message = refused(library, "add-url", f"{server.base}/to-private")
+    assert "redirect" in message and "10.0.0.1" in message
+    assert server.paths[asked:] == ["/to-localhost", "/to-private"], "no refused hop may be followed"
+
+    message = refused(library, "add-url", f"{server.base}/report.pdf")
+    assert "application/pdf" in message
+    assert daemon.search("pangolin") == []
+
+    never = f"{server.base}/never-added.html"
+    message = refused(library, "refresh-url", never)
+    assert "has not been added" in message and never in message
+    assert server.paths[-1] == "/report.pdf", "refreshing an unknown URL must not fetch it"
+
+    # The CLI's status prints the same object: still the one page, nothing else.
+    [web] = [s for s in ken_json(library, "status")["sources"] if s["name"] == "web"]
+    assert web["holds"] == 1 and web["kind"] == "url"
+
+
+def test_agent_documents(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    shared_text = "# Kiln Firing\n\nThe stoneware glaze matures at cone six after a slow cool.\n"
+    (notes / "kiln.md").write_text(shared_text)
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+
+    # Added, found, cited by its uri.
+    first = add_text(library, "mem://trip/1", "Trip", "We saw an ibex on the ridge.\n")
+    assert first["stored"] == "indexed"
+    [hit] = ken_search(library, "ibex")
+    assert (hit["path"], hit["source"], hit["title"]) == ("mem://trip/1", "agent", "Trip")
+
+    # Same uri again: replaced in place.
+    again = add_text(library, "mem://trip/1", "Trip", "Now a chamois instead.\n")
+    assert again["document_id"] == first["document_id"]
+    assert daemon.search("ibex") == []
+    [hit] = daemon.search("chamois")
+    assert hit["path"] == "mem://trip/1"
+
+    # Same title, different uri: a second document, both found.
+    other = add_text(library, "mem://trip/2", "Trip", "Another chamois sighting.\n")
+    assert other["document_id"] != first["document_id"]
+    assert sorted(h["path"] for h in daemon.search("chamois")) == ["mem://trip/1", "mem://trip/2"]
+
+    # A uri that names a real file is a label: the file is never opened.
+    secret = tmp_path / "diary.txt"
+    secret.write_text("The safe code word is zeppelinmoth.\n")
+    labelled = add_text(library, str(secret), "Diary", "Only the quince jam recipe.\n")
+    assert daemon.search("zeppelinmoth") == []
+    [hit] = daemon.search("quince")
+    assert hit["path"] == str(secret)
+    stored = daemon.call("documents.get", {"document_id": labelled["document_id"]})["items"]
+    assert "".join(item["content"] for item in stored).strip() == "Only the quince jam recipe."
+
+    # Credentials are redacted before storage.
+    creds = "Deploy notes for the osprey cluster.\naws key AKIAIOSFODNN7EXAMPLE\npassword = hunter2hunter2\n"
+    add_text(library, "mem://deploy", "Deploy", creds)
+    assert daemon.search("AKIAIOSFODNN7EXAMPLE") == []
+    assert daemon.search("hunter2hunter2") == []
+    [hit] = daemon.search("osprey")
+    content = ken_json(library, "show", str(hit["item_id"]))["content"]
+    assert "AKIAIOSFODNN7EXAMPLE" not in content and "hunter2hunter2" not in content
+    assert content.count("[REDACTED]") == 2
+
+    # A namespace of its own.
+    add_text(library, "mem://paper", "Paper", "Notes on the axolotl.\n", "--namespace", "research")
+    [hit] = ken_search(library, "axolotl", "--namespace", "research")
+    assert hit["path"] == "mem://paper"
+    assert ken_search(library, "axolotl", "--namespace", "default") == []
+
+    # The exact text a folder already holds: recorded as another location, one hit.
+    merged = add_text(library, "mem://kiln", "Kiln Firing", shared_text)
+    assert merged["stored"] == "merged"
+    [hit] = ken_search(library, "stoneware")
+    assert hit["path"] == str(notes / "kiln.md") and hit["source"] == "notes"
+    shown = ken(library, "show", str(hit["item_id"]))
+    assert shown.returncode == 0, shown.stderr
+    held_by = shown.stdout.split("held by:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert held_by == [f"  [notes] {notes / 'kiln.md'}", "  [agent] mem://kiln"]
+
+    # Nothing on stdin: a clear error, nothing stored.
+    before = source_documents(daemon, "agent")
+    for empty in ("", " \n\n"):
+        message = refused(library, "add-text", "--uri", "mem://empty", "--title", "Empty", stdin=empty)
+        assert "no text on standard input" in message
+    assert source_documents(daemon, "agent") == before
