@@ -34,7 +34,10 @@ MAX_DEPTH = 2
 HOP_DECAY = 0.5
 
 _WORD = re.compile(r"[\w][\w.+#-]*[\w+#]|[\w]", re.UNICODE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+# Runs of one script: a change between kanji and kana is where Japanese words meet, and
+# the offline extractor cuts names at the same places. Hiragana runs are mostly
+# particles and endings, so they are not looked up.
+_CJK_RUNS = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[\u30a0-\u30ff]+")
 
 
 def candidates(query: str) -> list[str]:
@@ -56,14 +59,13 @@ def candidates(query: str) -> list[str]:
             if size > 1 and (run[0].lower() in STOPWORDS or run[-1].lower() in STOPWORDS):
                 continue
             add(" ".join(run))
-    for run in _CJK.findall(query):
+    for run in _CJK_RUNS.findall(query):
         added = 0
         for size in range(min(len(run), CJK_SUBRUN_MAX_LEN), 1, -1):
             for start in range(len(run) - size + 1):
-                if added >= CJK_SUBRUN_MAX_CANDIDATES:
-                    break
-                add(run[start : start + size])
-                added += 1
+                if added < CJK_SUBRUN_MAX_CANDIDATES:
+                    add(run[start : start + size])
+                    added += 1
     return found[:MAX_CANDIDATES]
 
 

@@ -1,0 +1,457 @@
+"""The entity graph on a real SQLite file: the store, the graph leg and the extraction job.
+
+Extractions are written the way the job writes them (`graph.write_results`), from
+hand-made records where a test needs exact names and from the real offline extractor
+where it needs the pipeline. Scores depend on tuned weights, so the leg is checked for
+what it reaches, never for an order or a number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+import pytest
+
+from kenning.config import LlmSettings, RetrievalSettings
+from kenning.retrieval import graph as graph_leg
+from kenning.retrieval.scope import Scope
+from kenning.retrieval.search import Retriever
+from kenning.store import documents, graph, sources
+from kenning.store.database import Database
+from kenning.workers.extract import GraphBuilder, chunk_text
+from kenning.workers.extraction import Entity, Extraction, ExtractionFailed, Relation
+from kenning.workers.offline_extract import SIGNATURE as OFFLINE
+from kenning.workers.offline_extract import OfflineExtractor
+from tests.helpers import search, store_document
+
+LLM = "ollama:fake-chat:v1"
+
+
+async def source(db: Database, name: str = "notes") -> int:
+    """A folder source; the ones made before it stay active (sync_sources would retire them)."""
+    known = [(row.name, row.root, row.namespace) for row in await sources.list_sources(db) if row.active]
+    ids = await sources.sync_sources(db, [*known, (name, f"/{name}", "default")])
+    return ids[name]
+
+
+async def item_ids(db: Database, document_id: int) -> list[int]:
+    async with db.reader() as conn:
+        rows = await conn.execute_fetchall("SELECT id FROM items WHERE document_id = ? ORDER BY ord", (document_id,))
+    return [row[0] for row in rows]
+
+
+async def rows(db: Database, sql: str, params: tuple = ()) -> list[tuple]:
+    async with db.reader() as conn:
+        return list(await conn.execute_fetchall(sql, params))
+
+
+async def entity_names(db: Database) -> set[str]:
+    return {name for (name,) in await rows(db, "SELECT name FROM entities")}
+
+
+async def mentioned_by(db: Database, item_id: int) -> set[str]:
+    found = await rows(
+        db, "SELECT e.name FROM mentions m JOIN entities e ON e.id = m.entity_id WHERE m.item_id = ?", (item_id,)
+    )
+    return {name for (name,) in found}
+
+
+async def relations_of(db: Database, item_id: int) -> set[tuple[str, str, str]]:
+    found = await rows(
+        db,
+        "SELECT s.name, r.kind, t.name FROM relations r JOIN entities s ON s.id = r.source_id"
+        " JOIN entities t ON t.id = r.target_id WHERE r.item_id = ?",
+        (item_id,),
+    )
+    return set(found)
+
+
+async def extraction_row(db: Database, item_id: int) -> tuple | None:
+    found = await rows(
+        db, "SELECT signature, status, attempts, error, retry_at FROM extractions WHERE item_id = ?", (item_id,)
+    )
+    return found[0] if found else None
+
+
+async def extract_offline(db: Database, item_ids_: list[int]) -> None:
+    """Mine chunks with the real offline extractor, as the job would."""
+    placeholders = ", ".join("?" * len(item_ids_))
+    found = await rows(
+        db, f"SELECT id, title, section, content FROM items WHERE id IN ({placeholders})", tuple(item_ids_)
+    )
+    items = [graph.PendingItem(*row) for row in found]
+    results = await OfflineExtractor().extract([chunk_text(item) for item in items])
+    await graph.write_results(db, OFFLINE, [(item.id, result) for item, result in zip(items, results)])
+
+
+FALCON = Extraction(
+    entities=(Entity("Project Falcon", "project"), Entity("Maria Chen", "person")),
+    relations=(Relation("Maria Chen", "Project Falcon", "leads"),),
+)
+
+
+# -- the store -----------------------------------------------------------------------
+
+
+async def test_spellings_of_one_name_are_one_entity_and_aliases_resolve_to_it(db: Database):
+    notes = await source(db)
+    document_id, _ = await store_document(db, notes, "a.md", "Maria Chen leads it.", "maria  chen again.")
+    first, second = await item_ids(db, document_id)
+    authority = Entity("Tennessee Valley Authority", "organization", aliases=("TVA",))
+    await graph.write_results(
+        db,
+        LLM,
+        [
+            (first, Extraction(entities=(Entity("Maria Chen", "person"), authority))),
+            (second, Extraction(entities=(Entity("maria  chen", "person"), Entity("tva")))),
+        ],
+    )
+
+    entities = await rows(db, "SELECT name, norm, kind FROM entities ORDER BY norm")
+    assert entities == [
+        ("Maria Chen", "maria chen", "person"),
+        ("Tennessee Valley Authority", "tennessee valley authority", "organization"),
+    ]
+    assert await mentioned_by(db, first) == {"Maria Chen", "Tennessee Valley Authority"}
+    # "tva" in the second chunk resolved through the alias rather than making a new entity.
+    assert await mentioned_by(db, second) == {"Maria Chen", "Tennessee Valley Authority"}
+    async with db.reader() as conn:
+        resolved = await graph.resolve_names(conn, ["tva", "maria chen", "nobody"])
+    assert resolved.keys() == {"tva", "maria chen"}
+    assert resolved["tva"].name == "Tennessee Valley Authority"
+    assert resolved["maria chen"].mentions == 2
+
+    [found] = await graph.find_entities(db, "TVA", limit=5)
+    assert found["name"] == "Tennessee Valley Authority"
+    assert found["aliases"] == ["tva"]
+    assert {chunk["item_id"] for chunk in found["chunks"]} == {first, second}
+
+
+async def test_relations_are_typed_and_belong_to_their_chunk(db: Database):
+    notes = await source(db)
+    document_id, _ = await store_document(db, notes, "a.md", "Maria Chen leads Project Falcon.")
+    [item] = await item_ids(db, document_id)
+    await graph.write_results(db, LLM, [(item, FALCON)])
+
+    assert await relations_of(db, item) == {("Maria Chen", "leads", "Project Falcon")}
+    [maria] = await graph.find_entities(db, "maria chen", limit=5)
+    assert maria["kind"] == "person"
+    assert maria["mentions"] == 1
+    assert maria["relations"] == [{"kind": "leads", "direction": "out", "other": "Project Falcon", "item_id": item}]
+    [chunk] = maria["chunks"]
+    assert chunk["item_id"] == item and chunk["source"] == "notes" and chunk["path"].endswith("a.md")
+    async with db.reader() as conn:
+        ids = await graph.resolve_names(conn, ["maria chen", "project falcon"])
+        links = await graph.neighbours(conn, [ids["maria chen"].id], per_entity=5)
+    assert links == {ids["maria chen"].id: [(ids["project falcon"].id, 1)]}
+
+
+async def test_a_relation_to_an_entity_the_chunk_does_not_name_is_not_stored(db: Database):
+    notes = await source(db)
+    document_id, _ = await store_document(db, notes, "a.md", "Maria Chen.")
+    [item] = await item_ids(db, document_id)
+    stray = Extraction(entities=(Entity("Maria Chen"),), relations=(Relation("Maria Chen", "Atlantis", "visits"),))
+    await graph.write_results(db, LLM, [(item, stray)])
+    assert await entity_names(db) == {"Maria Chen"}
+    assert await relations_of(db, item) == set()
+
+
+async def test_extracting_a_chunk_again_replaces_its_part_of_the_graph(db: Database):
+    notes = await source(db)
+    document_id, _ = await store_document(db, notes, "a.md", "Maria Chen leads Project Falcon.")
+    [item] = await item_ids(db, document_id)
+    await graph.write_results(db, LLM, [(item, FALCON)])
+    await graph.write_results(db, LLM, [(item, FALCON)])
+    assert await rows(db, "SELECT count(*) FROM mentions") == [(2,)]
+    assert await rows(db, "SELECT count(*) FROM relations") == [(1,)]
+
+    heron = Extraction(
+        entities=(Entity("Maria Chen"), Entity("Project Heron")),
+        relations=(Relation("Project Heron", "Maria Chen", "employs"),),
+    )
+    await graph.write_results(db, LLM, [(item, heron)])
+    assert await mentioned_by(db, item) == {"Maria Chen", "Project Heron"}
+    assert await relations_of(db, item) == {("Project Heron", "employs", "Maria Chen")}
+    # Nothing mentions Project Falcon any more, so it is gone, not left dangling.
+    assert await entity_names(db) == {"Maria Chen", "Project Heron"}
+
+
+async def test_replacing_a_documents_chunks_takes_their_graph_with_them(db: Database):
+    notes = await source(db)
+    document_id, _ = await store_document(db, notes, "a.md", "Maria Chen leads Project Falcon.")
+    [old] = await item_ids(db, document_id)
+    authority = Entity("Tennessee Valley Authority", aliases=("TVA",))
+    await graph.write_results(
+        db, LLM, [(old, Extraction(entities=(*FALCON.entities, authority), relations=FALCON.relations))]
+    )
+
+    await store_document(db, notes, "a.md", "Now about gardening only.", mtime=2.0)
+    [new] = await item_ids(db, document_id)
+    assert new != old
+    assert await rows(db, "SELECT count(*) FROM mentions") == [(0,)]
+    assert await rows(db, "SELECT count(*) FROM relations") == [(0,)]
+    assert await entity_names(db) == set()
+    assert await rows(db, "SELECT count(*) FROM entity_aliases") == [(0,)]
+    assert await rows(db, "SELECT count(*) FROM extractions") == [(0,)]
+    # The new chunk is waiting for extraction.
+    assert [item.id for item in await graph.pending_page(db, LLM, 0, 10)] == [new]
+
+
+async def test_deleting_a_document_drops_entities_only_it_mentioned(db: Database):
+    notes = await source(db)
+    first_doc, _ = await store_document(db, notes, "a.md", "Maria Chen leads Project Falcon.")
+    second_doc, _ = await store_document(db, notes, "b.md", "Maria Chen works from the Tromsø office.")
+    [first] = await item_ids(db, first_doc)
+    [second] = await item_ids(db, second_doc)
+    tromso = Extraction(
+        entities=(Entity("Maria Chen"), Entity("Tromsø", "place", aliases=("Tromso",))),
+        relations=(Relation("Maria Chen", "Tromsø", "works_in"),),
+    )
+    await graph.write_results(db, LLM, [(first, FALCON), (second, tromso)])
+    assert await entity_names(db) == {"Maria Chen", "Project Falcon", "Tromsø"}
+
+    await documents.delete_documents(db, notes, ["b.md"])
+    # Maria Chen is still named by a.md; Tromsø only by b.md, so it goes with its alias
+    # and its relation.
+    assert await entity_names(db) == {"Maria Chen", "Project Falcon"}
+    assert await rows(db, "SELECT norm FROM entity_aliases") == []
+    assert await relations_of(db, first) == {("Maria Chen", "leads", "Project Falcon")}
+    assert await rows(db, "SELECT count(*) FROM relations") == [(1,)]
+    [maria] = await graph.find_entities(db, "Maria Chen", limit=5)
+    assert maria["mentions"] == 1 and [chunk["item_id"] for chunk in maria["chunks"]] == [first]
+
+    await documents.delete_documents(db, notes, ["a.md"])
+    assert await entity_names(db) == set()
+    assert await rows(db, "SELECT count(*) FROM mentions") == [(0,)]
+    assert await rows(db, "SELECT count(*) FROM relations") == [(0,)]
+    assert await graph.summary(db) == {"entities": 0, "relations": 0, "failed": 0}
+
+
+async def test_results_for_a_chunk_deleted_while_it_was_mined_are_dropped(db: Database):
+    notes = await source(db)
+    document_id, _ = await store_document(db, notes, "a.md", "Maria Chen leads Project Falcon.")
+    [item] = await item_ids(db, document_id)
+    await documents.delete_documents(db, notes, ["a.md"])
+    assert await graph.write_results(db, LLM, [(item, FALCON)]) == 0
+    assert await entity_names(db) == set()
+    assert await extraction_row(db, item) is None
+
+
+# -- failures and what is pending ----------------------------------------------------
+
+
+async def test_a_failed_extraction_is_recorded_retried_later_and_cleared_by_a_success(db: Database):
+    notes = await source(db)
+    document_id, _ = await store_document(db, notes, "a.md", "The walrus ledger of Maria Chen.")
+    [item] = await item_ids(db, document_id)
+    before = time.time()
+    await graph.write_results(db, LLM, [(item, ExtractionFailed("fake-chat returned malformed extraction"))])
+
+    signature, status, attempts, error, retry_at = await extraction_row(db, item)
+    assert (signature, status, attempts) == (LLM, "failed", 1)
+    assert "malformed" in error
+    assert retry_at > before + 30
+    assert (await graph.summary(db))["failed"] == 1
+    assert [hit.item_id for hit in await search(db, "walrus")] == [item]
+    assert await graph.count_pending(db, LLM) == 0
+    assert await graph.pending_page(db, LLM, 0, 10) == []
+
+    # Time passes: the retry is due.
+    async with db.transaction() as conn:
+        await conn.execute("UPDATE extractions SET retry_at = ? WHERE item_id = ?", (time.time() - 1, item))
+    assert await graph.count_pending(db, LLM) == 1
+    assert [pending.id for pending in await graph.pending_page(db, LLM, 0, 10)] == [item]
+
+    await graph.write_results(db, LLM, [(item, ExtractionFailed("again"))])
+    _, status, attempts, error, second_retry = await extraction_row(db, item)
+    assert (status, attempts, error) == ("failed", 2, "again")
+    # The pause grows with each attempt.
+    assert second_retry - time.time() > retry_at - before
+    assert await graph.count_pending(db, LLM) == 0
+
+    async with db.transaction() as conn:
+        await conn.execute("UPDATE extractions SET retry_at = ? WHERE item_id = ?", (time.time() - 1, item))
+    await graph.write_results(db, LLM, [(item, FALCON)])
+    assert await extraction_row(db, item) == (LLM, "ok", 0, None, None)
+    assert (await graph.summary(db))["failed"] == 0
+    assert await mentioned_by(db, item) == {"Maria Chen", "Project Falcon"}
+    assert await graph.count_pending(db, LLM) == 0
+
+
+async def test_a_failure_keeps_the_graph_the_chunk_already_had(db: Database):
+    notes = await source(db)
+    document_id, _ = await store_document(db, notes, "a.md", "Maria Chen leads Project Falcon.")
+    [item] = await item_ids(db, document_id)
+    await graph.write_results(db, OFFLINE, [(item, FALCON)])
+    await graph.write_results(db, LLM, [(item, ExtractionFailed("timed out"))])
+    assert await mentioned_by(db, item) == {"Maria Chen", "Project Falcon"}
+    assert (await extraction_row(db, item))[:3] == (LLM, "failed", 1)
+
+
+async def test_chunks_are_pending_until_mined_and_again_for_another_extractor(db: Database):
+    notes = await source(db)
+    document_id, _ = await store_document(db, notes, "a.md", "Maria Chen.", "Project Falcon.", "Tromsø.")
+    items = await item_ids(db, document_id)
+    assert await graph.count_pending(db, OFFLINE) == 3
+    assert [item.id for item in await graph.pending_page(db, OFFLINE, 0, 2)] == items[:2]
+    assert [item.id for item in await graph.pending_page(db, OFFLINE, items[1], 2)] == items[2:]
+    assert [item.id for item in await graph.unmined_page(db, 0, 10)] == items
+
+    await extract_offline(db, items[:2])
+    assert await graph.count_pending(db, OFFLINE) == 1
+    assert [item.id for item in await graph.unmined_page(db, 0, 10)] == items[2:]
+    await extract_offline(db, items[2:])
+    assert await graph.count_pending(db, OFFLINE) == 0
+    assert await graph.unmined_page(db, 0, 10) == []
+
+    # The extractor changed: everything is mined again under the new signature.
+    assert await graph.count_pending(db, LLM) == 3
+    await graph.write_results(db, LLM, [(items[0], FALCON)])
+    assert await graph.count_pending(db, LLM) == 2
+    assert await graph.count_pending(db, OFFLINE) == 1
+
+
+# -- the graph leg -------------------------------------------------------------------
+
+
+async def falcon_library(db: Database) -> tuple[int, int, int]:
+    """doc1 names Falcon and Maria Chen; doc2 names only Maria Chen and her office."""
+    notes = await source(db)
+    doc1, _ = await store_document(db, notes, "falcon.md", "Project Falcon is led by Maria Chen.", title="Falcon")
+    doc2, _ = await store_document(db, notes, "office.md", "Maria Chen works from the Tromsø office.", title="Office")
+    doc3, _ = await store_document(db, notes, "garden.md", "Tomatoes need sun and water.", title="Garden")
+    await extract_offline(db, [*await item_ids(db, doc1), *await item_ids(db, doc2), *await item_ids(db, doc3)])
+    return doc1, doc2, doc3
+
+
+async def test_the_graph_leg_reaches_a_chunk_through_a_related_entity(db: Database):
+    doc1, doc2, doc3 = await falcon_library(db)
+    retriever = Retriever(db, RetrievalSettings())
+    question = "Who leads Project Falcon and where is their office?"
+
+    result = await retriever.search(question, legs=("graph",))
+    found = {hit.document_id for hit in result.hits}
+    assert {doc1, doc2} <= found
+    assert doc3 not in found
+    assert all(hit.legs == ["graph"] for hit in result.hits)
+    # The office chunk never says "Falcon": only the graph, through Maria Chen, reaches it.
+    keyword_only = await search(db, "Project Falcon")
+    assert doc2 not in {hit.document_id for hit in keyword_only}
+
+
+async def test_a_source_scoped_graph_search_keeps_to_its_source(db: Database):
+    _, doc2, _ = await falcon_library(db)
+    other = await source(db, "other")
+    elsewhere, _ = await store_document(db, other, "memo.md", "Maria Chen signed the Falcon memo.", title="Memo")
+    await extract_offline(db, await item_ids(db, elsewhere))
+    retriever = Retriever(db, RetrievalSettings())
+    question = "Who leads Project Falcon?"
+
+    everywhere = await retriever.search(question, legs=("graph",))
+    assert {"notes", "other"} <= {hit.source for hit in everywhere.hits}
+    scoped = await retriever.search(question, source="notes", legs=("graph",))
+    assert scoped.hits and {hit.source for hit in scoped.hits} == {"notes"}
+    assert doc2 in {hit.document_id for hit in scoped.hits}
+    only_other = await retriever.search(question, source="other", legs=("graph",))
+    assert {hit.document_id for hit in only_other.hits} == {elsewhere}
+
+
+async def test_a_query_naming_no_known_entity_has_no_graph_hits(db: Database):
+    await falcon_library(db)
+    result = await Retriever(db, RetrievalSettings()).search("how do glaciers calve icebergs", legs=("graph",))
+    assert result.hits == []
+    async with db.reader() as conn:
+        assert await graph_leg.graph_search(conn, "the of and", 10, Scope(None, None)) == []
+
+
+def test_cjk_queries_yield_contiguous_sub_runs_longest_first_and_bounded():
+    found = graph_leg.candidates("東京大学の研究")
+    assert "東京大学" in found and "研究" in found
+    assert found.index("東京大学") < found.index("東京")
+    lengths = [len(name) for name in found]
+    assert lengths == sorted(lengths, reverse=True)
+    assert all(name in "東京大学の研究" for name in found)
+
+    long_run = "".join(chr(0x4E00 + n) for n in range(60))
+    many = graph_leg.candidates(long_run)
+    assert len(many) <= graph_leg.CJK_SUBRUN_MAX_CANDIDATES + 1  # the sub-runs and the whole run
+    assert all(name in long_run for name in many)
+    assert len(graph_leg.candidates(" ".join([long_run] * 10))) <= graph_leg.MAX_CANDIDATES
+
+
+def test_a_cjk_question_written_as_one_sentence_still_tries_the_names_it_contains():
+    assert "東京大学" in graph_leg.candidates("東京大学の研究室で働いている人は誰ですか")
+
+
+async def test_the_graph_leg_resolves_a_cjk_name_inside_a_query(db: Database):
+    notes = await source(db)
+    document_id, _ = await store_document(db, notes, "tokyo.md", "東京大学の研究は進んでいる。", title="研究")
+    await extract_offline(db, await item_ids(db, document_id))
+    result = await Retriever(db, RetrievalSettings()).search("東京大学の研究", legs=("graph",))
+    assert document_id in {hit.document_id for hit in result.hits}
+
+
+# -- the extraction job --------------------------------------------------------------
+
+
+async def wait_until(check: Callable, timeout: float = 10.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.02)
+
+
+async def _none_pending(db: Database) -> bool:
+    return await graph.count_pending(db, OFFLINE) == 0
+
+
+async def _state_is(builder: GraphBuilder, state: str) -> bool:
+    return builder.progress.state == state
+
+
+async def test_the_job_mines_every_chunk_offline_and_stops_cleanly(db: Database):
+    notes = await source(db)
+    await store_document(db, notes, "a.md", "Project Falcon is led by Maria Chen.", "Acme Corp pays NASA.")
+    builder = GraphBuilder(db, LlmSettings())
+    await builder.start()
+    try:
+
+        async def settled() -> dict | None:
+            status = await builder.status()
+            return status if status["pending"] == 0 and status["job"]["state"] == "idle" else None
+
+        status = await wait_until(settled)
+        assert status["backend"] == "offline" and status["extractor"] == OFFLINE
+        assert status["entities"] > 0 and status["relations"] > 0 and status["failed"] == 0
+        assert {"Maria Chen", "Project Falcon", "Acme Corp", "NASA"} <= await entity_names(db)
+
+        # New chunks and a wake: the job picks them up.
+        document_id, _ = await store_document(db, notes, "b.md", "Maria Chen works from the Tromsø office.")
+        builder.wake()
+        await wait_until(lambda: _none_pending(db))
+        [item] = await item_ids(db, document_id)
+        assert "Tromsø" in await mentioned_by(db, item)
+    finally:
+        await builder.stop()
+    assert builder.extractor is None
+    await builder.stop()  # twice is harmless
+
+
+async def test_the_job_defers_to_a_running_ingest(db: Database):
+    notes = await source(db)
+    await store_document(db, notes, "a.md", "Project Falcon is led by Maria Chen.")
+    ingesting = True
+    builder = GraphBuilder(db, LlmSettings(), ingest_running=lambda: ingesting)
+    await builder.start()
+    try:
+        await wait_until(lambda: _state_is(builder, "deferred"))
+        assert await graph.count_pending(db, OFFLINE) == 1
+        ingesting = False
+        await wait_until(lambda: _none_pending(db))
+    finally:
+        await builder.stop()
