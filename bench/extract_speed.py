@@ -20,8 +20,9 @@ import json
 import re
 import statistics
 import sys
+import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +52,26 @@ def beir_documents(path: Path) -> list[ReadResult]:
     return documents
 
 
-def repo_documents(pattern: str, kind: str) -> list[ReadResult]:
-    paths = sorted(p for p in REPO.glob(pattern) if ".venv" not in p.parts)
+def full_size(documents: list[ReadResult], per_file: int = 20) -> list[ReadResult]:
+    """The same abstracts as wrapped lines of longer prose files with no paragraph breaks.
+
+    One abstract alone makes 2-3 chunks averaging ~650 chars (a title, then one long
+    line cut where it overflows). With nowhere to cut but line ends, every chunk fills
+    the 1,200-char target, the size the throughput target is stated at.
+    """
+    return [
+        ReadResult(
+            "\n".join(textwrap.fill(d.text.removeprefix("# "), 80) for d in documents[i : i + per_file]),
+            "",
+            "prose",
+            "text",
+        )
+        for i in range(0, len(documents), per_file)
+    ]
+
+
+def repo_documents(patterns: tuple[str, ...], kind: str) -> list[ReadResult]:
+    paths = sorted({p for pattern in patterns for p in REPO.glob(pattern)})
     return [ReadResult(p.read_text(encoding="utf-8"), p.stem, kind, kind) for p in paths]
 
 
@@ -73,7 +92,7 @@ def best_seconds(work: Callable[[], object], repeat: int) -> float:
 
 
 def measure(name: str, documents: list[ReadResult], repeat: int) -> dict[str, Any]:
-    chunk = lambda: [c for d in documents for c in chunk_document(d)]  # noqa: E731
+    chunk = lambda: [c for d in documents for c in chunk_document(d)]
     texts = [c.text for c in chunk()]
     log(f"{name}: {len(documents)} documents, {len(texts)} chunks; timing")
     chunker_s = best_seconds(chunk, repeat)
@@ -108,24 +127,34 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         path = args.data / collection / "corpus.jsonl"
         if path.exists():
             corpora[collection] = beir_documents(path)
+            corpora[f"{collection} 1200"] = full_size(corpora[collection])
         else:
             log(f"{path} missing; skipping {collection}")
-    corpora["kenning code"] = repo_documents("kenning/**/*.py", "code")
-    corpora["kenning docs"] = repo_documents("**/*.md", "markdown")
+    corpora["kenning code"] = repo_documents(("kenning/**/*.py",), "code")
+    corpora["kenning docs"] = repo_documents(("*.md", "docs/**/*.md", "bench/README.md"), "markdown")
     results = {name: measure(name, documents, args.repeat) for name, documents in corpora.items()}
-    total_chunks = sum(r["chunks"] for r in results.values())
-    total_s = sum(r["chunks"] / r["extract_chunks_per_s"] for r in results.values())
-    overall = total_chunks / total_s
+    overall = combined_rate(results.values())
+    # The target is stated for full 1,200-char English chunks; the other rows show how
+    # the rate moves with chunk size and with code.
+    full = combined_rate(r for name, r in results.items() if name.endswith(" 1200")) or overall
     return {
         "corpora": results,
         "overall_chunks_per_s": round(overall, 1),
+        "full_size_chunks_per_s": round(full, 1),
         "ingest_chunks_per_s_assumed": args.ingest_rate,
-        "extract_ratio_vs_ingest": round(overall / args.ingest_rate, 3),
+        "extract_ratio_vs_ingest": round(full / args.ingest_rate, 3),
         "targets": {
-            "extract_ge_3000_chunks_per_s": overall >= TARGET_CHUNKS_PER_S,
-            "extract_ge_ingest_chunk_rate": overall >= args.ingest_rate,
+            "extract_ge_3000_chunks_per_s": full >= TARGET_CHUNKS_PER_S,
+            "extract_ge_ingest_chunk_rate": full >= args.ingest_rate,
         },
     }
+
+
+def combined_rate(rows: Iterable[dict[str, Any]]) -> float:
+    """Chunks per second over several corpora: all their chunks over all their time."""
+    rows = list(rows)
+    seconds = sum(r["chunks"] / r["extract_chunks_per_s"] for r in rows)
+    return sum(r["chunks"] for r in rows) / seconds if seconds else 0.0
 
 
 def mark(ok: bool) -> str:
@@ -134,23 +163,28 @@ def mark(ok: bool) -> str:
 
 def format_summary(r: dict[str, Any]) -> str:
     lines = ["== kenning offline extraction bench (one core) =="]
-    header = f"{'corpus':<15}{'chunks':>7}{'chars':>7}{'extract/s':>11}{'MB/s':>6}{'chunker/s':>11}{'tokens/s':>10}{'x chunker':>10}{'ent':>6}{'rel':>6}"
+    header = f"{'corpus':<22}{'chunks':>7}{'chars':>7}{'extract/s':>11}{'MB/s':>6}{'chunker/s':>11}{'tokens/s':>10}{'x chunker':>10}{'ent':>6}{'rel':>6}"
     lines.append(header)
     for name, c in r["corpora"].items():
         lines.append(
-            f"{name:<15}{c['chunks']:>7}{c['mean_chunk_chars']:>7.0f}{c['extract_chunks_per_s']:>11.0f}"
+            f"{name:<22}{c['chunks']:>7}{c['mean_chunk_chars']:>7.0f}{c['extract_chunks_per_s']:>11.0f}"
             f"{c['extract_mb_per_s']:>6.2f}{c['chunker_chunks_per_s']:>11.0f}{c['tokenise_chunks_per_s']:>10.0f}"
             f"{c['extract_ratio_vs_chunker']:>10.2f}{c['mean_entities']:>6.1f}{c['mean_relations']:>6.1f}"
         )
     for name, c in r["corpora"].items():
         kinds = ", ".join(f"{k} {v}" for k, v in c["entities_by_kind_per_chunk"].items())
-        lines.append(f"{name:<15}per chunk: {kinds}; max {c['max_entities']} entities, {c['max_relations']} relations")
+        lines.append(f"{name:<22}per chunk: {kinds}; max {c['max_entities']} entities, {c['max_relations']} relations")
     t = r["targets"]
     lines += [
-        f"overall                {r['overall_chunks_per_s']:.0f} chunks/s  {mark(t['extract_ge_3000_chunks_per_s'])}"
-        f" target >= {TARGET_CHUNKS_PER_S:.0f} chunks/s on one core",
-        f"vs ingest chunk rate   {r['extract_ratio_vs_ingest']} x {r['ingest_chunks_per_s_assumed']:.0f} chunks/s"
-        f"  {mark(t['extract_ge_ingest_chunk_rate'])} target: extraction >= ingest chunk rate",
+        f"all corpora            {r['overall_chunks_per_s']:.0f} chunks/s",
+        (
+            f"1,200-char chunks      {r['full_size_chunks_per_s']:.0f} chunks/s  "
+            f"{mark(t['extract_ge_3000_chunks_per_s'])} target >= {TARGET_CHUNKS_PER_S:.0f} chunks/s on one core"
+        ),
+        (
+            f"vs ingest chunk rate   {r['extract_ratio_vs_ingest']} x {r['ingest_chunks_per_s_assumed']:.0f} chunks/s  "
+            f"{mark(t['extract_ge_ingest_chunk_rate'])} target: extraction >= ingest chunk rate"
+        ),
     ]
     return "\n".join(lines)
 

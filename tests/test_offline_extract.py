@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import concurrent.futures
+import os
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -16,6 +19,13 @@ from kenning.workers.offline_extract import (
     MAX_RELATIONS,
     OfflineExtractor,
     extract_text,
+)
+
+
+DETERMINISM_TEXT = (
+    "# Project Falcon\n\nMaria Chen uses `os.path.join` and load_config at NASA with Bob Stone. "
+    "The breast cancer study ran in Oslo, Bergen and Tromsø; breast cancer survival rose. "
+    "Acme Corp, Orchard Lane Capital and Quill & Ledger paid. 東京タワーは日本の電波塔です。"
 )
 
 
@@ -124,10 +134,25 @@ def test_cjk_runs_become_phrases_a_cjk_query_can_name() -> None:
     assert all(2 <= len(name) <= 8 for name in found)
 
 
-def test_same_text_same_result() -> None:
-    text = "Maria Chen uses `os.path.join` at NASA. The breast cancer study ran in Oslo. 東京タワー。"
-    assert extract_text(text) == extract_text(text)
-    assert extract_text(text) == extract_text("".join(text))
+def test_same_text_same_result_in_any_process() -> None:
+    # Set order changes with the hash seed, so a result built by iterating a set would
+    # differ between daemon runs while the signature stayed the same.
+    script = (
+        "import sys; from kenning.workers.offline_extract import extract_text; "
+        "print(repr(extract_text(sys.stdin.read())))"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            input=DETERMINISM_TEXT,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert outputs == {repr(extract_text(DETERMINISM_TEXT)) + "\n"}
 
 
 def test_empty_text_gives_an_empty_extraction() -> None:

@@ -212,25 +212,26 @@ def extract_text(text: str) -> Extraction:
     A lone, plainly capitalised word where a sentence or line starts ("However",
     "Recent", "Patients") is a name only if the chunk also writes it capitalised
     mid-sentence, as code, or inside a longer name ("Hanna" of "Hanna Kaur"): no
-    compact word list can name every sentence opener. Runs of several capitalised words count anywhere, so "Maria Chen
-    leads ..." still names her, and so do words no common word is shaped like (NASA,
-    ReadResult, HTTP_PROXY). The cost: a name written once, only at a sentence start
-    ("Python is ..."), is missed.
+    compact word list can name every sentence opener. Runs of several capitalised
+    words count anywhere, so "Maria Chen leads ..." still names her, and so do words
+    no common word is shaped like (NASA, ReadResult, HTTP_PROXY). The cost: a name
+    written once, only at a sentence start ("Python is ..."), is missed.
     """
     mentions: list[Mention] = []
     members: list[tuple[str, str]] = []  # (dotted name, its owner)
     phrases: list[tuple[list[str], int, int]] = []  # (content words, position, sentence)
+    vocabulary: list[str] = []  # every content word, for the phrase scores
     cjk: list[Mention] = []
     sentence = index = 0
     opening = True
     titled = _TITLE.match(text) is not None
-    lead = ""  # "Breast" of "Breast cancer is ...": a phrase's first word, capitalised
-    for url, words, name, end, start, mark, ident, call, tick, han in _TOKEN.findall(text):
+    lead, lead_index = "", -1  # "Breast" of "Breast cancer is ...": a phrase's first word
+    for _url, words, name, end, start, mark, ident, call, tick, han in _TOKEN.findall(text):
         index += _STEP
         if words:
-            if lead and lead_index == index - _STEP:
+            if lead_index == index - _STEP:
                 words = f"{lead} {words}"
-            _content_runs(words, index, sentence, phrases)
+            _content_runs(words, index, sentence, phrases, vocabulary)
         elif name:
             # A title-cased heading ("A Potential Environmental Risk Factor") is one
             # long run of capitals; in a title, only short runs are names.
@@ -253,7 +254,7 @@ def extract_text(text: str) -> Extraction:
         elif start == "\n" and titled and sentence == 0:
             sentence = 1  # the title line is a sentence of its own
         opening = bool(end or start)
-    mentions += _phrases(phrases)
+    mentions += _phrases(phrases, vocabulary)
     mentions += _top_cjk(cjk)
     aliases = _defined_acronyms(text) if "(" in text else {}
     return _assemble(mentions, members, aliases, titled)
@@ -364,22 +365,27 @@ def _top_cjk(found: list[Mention]) -> list[Mention]:
     return [m for m in found if m[2] in keep]
 
 
-def _content_runs(text: str, index: int, sentence: int, phrases: list[tuple[list[str], int, int]]) -> None:
+def _content_runs(
+    text: str, index: int, sentence: int, phrases: list[tuple[list[str], int, int]], vocabulary: list[str]
+) -> None:
     """Cut a run of lowercase words at its stopwords: what is left are phrase candidates."""
     run: list[str] = []
     for word in text.split():
-        if word in _PHRASE_STOP:
-            if run:
-                phrases.append((run, index, sentence))
-                run = []
-                index += 1
-        else:
+        if word not in _PHRASE_STOP:
             run.append(word)
+        elif run:
+            vocabulary += run
+            if len(run) > 1:
+                phrases.append((run, index, sentence))
+                index += 1
+            run = []
     if run:
-        phrases.append((run, index, sentence))
+        vocabulary += run
+        if len(run) > 1:
+            phrases.append((run, index, sentence))
 
 
-def _phrases(runs: list[tuple[list[str], int, int]]) -> list[Mention]:
+def _phrases(runs: list[tuple[list[str], int, int]], vocabulary: list[str]) -> list[Mention]:
     """RAKE-like: runs of lowercase content words, scored by how often their words recur.
 
     Every two and three words in a run are candidates, and so is a whole run of four;
@@ -391,23 +397,28 @@ def _phrases(runs: list[tuple[list[str], int, int]]) -> list[Mention]:
     white matter development" add little to "cerebral white matter" but would take
     a place.
     """
-    frequency = Counter(word for words, _, _ in runs for word in words)
+    if not runs:
+        return []
+    frequency = Counter(vocabulary)
     places: dict[tuple[str, ...], list[tuple[int, int]]] = {}  # -> (position, sentence) each time
     for words, index, sentence in runs:
-        if len(words) < 2:
-            continue
+        place = (index, sentence)
+        grams = list(zip(words, words[1:], words[2:]))
+        grams += zip(words, words[1:])
         if len(words) == 4:
-            places.setdefault(tuple(words), []).append((index, sentence))
-        for gram in zip(words, words[1:], words[2:]):
-            places.setdefault(gram, []).append((index, sentence))
-        for gram in zip(words, words[1:]):
-            places.setdefault(gram, []).append((index, sentence))
-    scored = sorted(
-        places.items(), key=lambda item: -len(item[1]) * sum(map(frequency.__getitem__, item[0]))
-    )  # stable: ties keep the order of first appearance
+            grams.append(tuple(words))
+        for gram in grams:
+            seen = places.get(gram)
+            if seen is None:
+                places[gram] = [place]
+            else:
+                seen.append(place)
+    score = frequency.__getitem__
+    ranked = sorted(places.items(), key=lambda item: -len(item[1]) * sum(map(score, item[0])))
+    # sorted is stable: ties keep the order of first appearance
     chosen: list[str] = []
     found: list[Mention] = []
-    for words, seen in scored:
+    for words, seen in ranked:
         phrase = " ".join(words)
         padded = f" {phrase} "
         if any(padded in other or other in padded for other in chosen):
