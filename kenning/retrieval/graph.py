@@ -32,12 +32,49 @@ ITEMS_PER_ENTITY = 200
 MAX_DEPTH = 2
 # Each hop away from what the query named halves an entity's weight.
 HOP_DECAY = 0.5
+ABOUT_BOOST = 4.0
+HUB_MENTIONS = 500
 
 _WORD = re.compile(r"[\w][\w.+#-]*[\w+#]|[\w]", re.UNICODE)
 # Runs of one script: a change between kanji and kana is where Japanese words meet, and
 # the offline extractor cuts names at the same places. Hiragana runs are mostly
 # particles and endings, so they are not looked up.
 _CJK_RUNS = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[\u30a0-\u30ff]+")
+
+
+async def _walk(conn: aiosqlite.Connection, seeds: dict[int, float]) -> dict[int, float]:
+    """Spread each seed's weight over the chunks that mention it, and over its neighbours.
+
+    A short random walk: an entity hands its weight to its chunks split evenly (so a hub
+    named in hundreds of chunks gives each very little), and, decayed, to its neighbours
+    in proportion to how often they are related. A chunk whose title is the entity — the
+    page about it — takes a larger share.
+    """
+    scores: dict[int, float] = {}
+    frontier = dict(seeds)
+    visited = set(seeds)
+    for depth in range(MAX_DEPTH + 1):
+        counts = await graph.mention_counts(conn, list(frontier))
+        listed = await graph.mentioning_items(conn, list(frontier), ITEMS_PER_ENTITY)
+        for entity_id, weight in frontier.items():
+            share = weight / max(counts.get(entity_id, 0), 1)
+            for item_id, about in listed[entity_id]:
+                scores[item_id] = scores.get(item_id, 0.0) + share * (ABOUT_BOOST if about else 1.0)
+        # A hub (named in hundreds of chunks) hands each neighbour almost nothing, and
+        # listing its relations would cost more than the whole rest of the walk.
+        onward = [entity_id for entity_id in frontier if counts.get(entity_id, 0) <= HUB_MENTIONS]
+        if depth == MAX_DEPTH or not onward:
+            break
+        links = await graph.neighbours(conn, onward, NEIGHBOURS_PER_ENTITY)
+        following: dict[int, float] = {}
+        for entity_id, others in links.items():
+            total = sum(count for _, count in others) or 1
+            for other, count in others:
+                if other not in visited:
+                    following[other] = following.get(other, 0.0) + frontier[entity_id] * HOP_DECAY * count / total
+        visited |= following.keys()
+        frontier = following
+    return scores
 
 
 def candidates(query: str) -> list[str]:
@@ -76,29 +113,11 @@ async def graph_search(conn: aiosqlite.Connection, query: str, limit: int, scope
         return []
     # A name inside a longer matched name ("york" in "new york city") is not its own seed.
     seeds = {
-        match.id: 1.0
+        match.id: graph.specificity(match.mentions)
         for norm, match in matches.items()
         if not any(norm != other and f" {norm} " in f" {other} " for other in matches)
     }
-    reached = dict(seeds)
-    frontier = list(seeds)
-    for _ in range(MAX_DEPTH):
-        links = await graph.neighbours(conn, frontier, NEIGHBOURS_PER_ENTITY)
-        frontier = []
-        for entity_id, others in links.items():
-            strongest = max((count for _, count in others), default=1)
-            for other, count in others:
-                weight = reached[entity_id] * HOP_DECAY * (0.5 + 0.5 * count / strongest)
-                if weight > reached.get(other, 0.0):
-                    if other not in reached:
-                        frontier.append(other)
-                    reached[other] = weight
-    counts = await graph.mention_counts(conn, list(reached))
-    scores: dict[int, float] = {}
-    for entity_id, weight in reached.items():
-        value = weight * graph.specificity(counts.get(entity_id, 0))
-        for item_id in await graph.mentioning_items(conn, entity_id, ITEMS_PER_ENTITY):
-            scores[item_id] = scores.get(item_id, 0.0) + value
+    scores = await _walk(conn, seeds)
     best = sorted(scores, key=lambda item_id: -scores[item_id])[: limit * 4]
     where, params = scope.where()
     loaded = await load_hits(conn, best, where, params)

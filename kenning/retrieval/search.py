@@ -23,6 +23,7 @@ from kenning.workers.embedders import Embedder, EmbedderUnavailable
 
 LEGS = ("keyword", "vector", "graph")
 MIN_CANDIDATES = 30
+GRAPH_RANK_K = 10
 
 
 @dataclass
@@ -82,6 +83,11 @@ class Retriever:
         if self.settings.fusion == "rrf":
             return fuse_rrf(found, weights, self.settings.rrf_k)
         raw = {leg: {hit.item_id: hit.score for hit in hits} for leg, hits in found.items()}
+        if "graph" in found:
+            # Graph scores are walk probabilities: heavy-tailed, so min-max would hand
+            # the page about the named entity everything and the pages it leads to
+            # nothing. The leg counts by rank instead.
+            raw["graph"] = {hit.item_id: 1.0 / (rank + GRAPH_RANK_K) for rank, hit in enumerate(found["graph"])}
         if "vector" in found and "keyword" in found:
             # Score every keyword candidate on meaning too, not just those the vector
             # leg happened to rank: this is what lets it reorder keyword hits.

@@ -179,26 +179,47 @@ async def resolve_names(conn: aiosqlite.Connection, norms: list[str]) -> dict[st
     return {norm: EntityMatch(entity_id, name, kind, count) for norm, entity_id, name, kind, count in rows}
 
 
-async def neighbours(conn: aiosqlite.Connection, entity_ids: list[int], per_entity: int) -> dict[int, list[tuple[int, int]]]:
+async def neighbours(
+    conn: aiosqlite.Connection, entity_ids: list[int], per_entity: int
+) -> dict[int, list[tuple[int, int]]]:
     """Each entity's strongest neighbours (either direction), as (neighbour, relation count)."""
-    found: dict[int, list[tuple[int, int]]] = {}
-    for entity_id in entity_ids:
-        rows = await conn.execute_fetchall(
-            "SELECT other, count(*) AS n FROM ("
-            " SELECT target_id AS other FROM relations WHERE source_id = ?"
-            " UNION ALL SELECT source_id FROM relations WHERE target_id = ?)"
-            " GROUP BY other ORDER BY n DESC, other LIMIT ?",
-            (entity_id, entity_id, per_entity),
-        )
-        found[entity_id] = [(other, n) for other, n in rows]
+    if not entity_ids:
+        return {}
+    marks = ", ".join("?" * len(entity_ids))
+    rows = await conn.execute_fetchall(
+        "SELECT entity, other, n FROM ("
+        "  SELECT entity, other, count(*) AS n,"
+        "         row_number() OVER (PARTITION BY entity ORDER BY count(*) DESC, other) AS place"
+        f"  FROM (SELECT source_id AS entity, target_id AS other FROM relations WHERE source_id IN ({marks})"
+        f"        UNION ALL SELECT target_id, source_id FROM relations WHERE target_id IN ({marks}))"
+        "  GROUP BY entity, other)"
+        " WHERE place <= ?",
+        [*entity_ids, *entity_ids, per_entity],
+    )
+    found: dict[int, list[tuple[int, int]]] = {entity_id: [] for entity_id in entity_ids}
+    for entity, other, count in rows:
+        found[entity].append((other, count))
     return found
 
 
-async def mentioning_items(conn: aiosqlite.Connection, entity_id: int, limit: int) -> list[int]:
+async def mentioning_items(
+    conn: aiosqlite.Connection, entity_ids: list[int], per_entity: int
+) -> dict[int, list[tuple[int, bool]]]:
+    """Chunks that mention each entity, newest first, each with whether it is the page
+    about it (its title is the entity's name)."""
+    if not entity_ids:
+        return {}
     rows = await conn.execute_fetchall(
-        "SELECT item_id FROM mentions WHERE entity_id = ? ORDER BY item_id DESC LIMIT ?", (entity_id, limit)
+        "SELECT r.entity_id, r.item_id, i.title, e.norm FROM ("
+        "  SELECT entity_id, item_id, row_number() OVER (PARTITION BY entity_id ORDER BY item_id DESC) AS place"
+        f"  FROM mentions WHERE entity_id IN ({', '.join('?' * len(entity_ids))})) r"
+        " JOIN items i ON i.id = r.item_id JOIN entities e ON e.id = r.entity_id WHERE r.place <= ?",
+        [*entity_ids, per_entity],
     )
-    return [row[0] for row in rows]
+    found: dict[int, list[tuple[int, bool]]] = {entity_id: [] for entity_id in entity_ids}
+    for entity_id, item_id, title, norm in rows:
+        found[entity_id].append((item_id, normalize_name(title) == norm))
+    return found
 
 
 async def mention_counts(conn: aiosqlite.Connection, entity_ids: list[int]) -> dict[int, int]:

@@ -44,8 +44,15 @@ def make_extractor(settings: LlmSettings) -> Extractor:
 
 
 def chunk_text(item: graph.PendingItem) -> str:
-    heading = " / ".join(part for part in (item.title, item.section) if part)
-    return f"{heading}\n\n{item.content}" if heading else item.content
+    """The chunk under a heading naming its document and section.
+
+    A chunk's subject is often named only in its document's title: as a heading, it is
+    what the offline extractor links the chunk's other entities to.
+    """
+    parts = [part for part in (item.title, item.section) if part]
+    if len(parts) == 2 and parts[0] == parts[1]:
+        parts.pop()
+    return f"# {' / '.join(parts)}\n\n{item.content}" if parts else item.content
 
 
 @dataclass
