@@ -19,6 +19,7 @@ from kenning.store.lookup import display_path
 from kenning.workers.extraction import Extraction, ExtractionFailed, normalize_name
 
 RETRY_START, RETRY_MAX = 60.0, 6 * 3600.0
+SQL_BATCH = 900
 
 
 @dataclass(frozen=True)
@@ -65,32 +66,39 @@ async def unmined_page(db: Database, after: int, limit: int) -> list[PendingItem
 async def write_results(
     db: Database, signature: str, results: list[tuple[int, Extraction | ExtractionFailed]]
 ) -> int:
-    """Record a page of extraction results; returns how many chunks were still there to take them."""
+    """Record a page of extraction results in one transaction; returns how many chunks
+    were still there to take them (a chunk replaced while it was mined takes nothing).
+
+    The statements are per page, not per chunk or entity: every statement is a trip to
+    the database thread, and those trips, not SQLite, would set the pace.
+    """
     if not results:
         return 0
     now = time.time()
     async with db.transaction() as conn:
-        ids = [item_id for item_id, _ in results]
-        alive = {
-            row[0]
-            for row in await conn.execute_fetchall(
-                f"SELECT id FROM items WHERE id IN ({', '.join('?' * len(ids))})", ids
-            )
-        }
+        alive = await _existing(conn, [item_id for item_id, _ in results])
+        mined = [(item_id, r) for item_id, r in results if item_id in alive and isinstance(r, Extraction)]
         for item_id, result in results:
-            if item_id not in alive:  # replaced or deleted while it was being mined
-                continue
-            if isinstance(result, ExtractionFailed):
+            if item_id in alive and isinstance(result, ExtractionFailed):
                 await _record_failure(conn, item_id, signature, result.reason, now)
-            else:
-                await _replace_graph(conn, item_id, result)
-                await conn.execute(
-                    "INSERT INTO extractions (item_id, signature, status, attempts, error, retry_at)"
-                    " VALUES (?, ?, 'ok', 0, NULL, NULL) ON CONFLICT (item_id) DO UPDATE SET"
-                    " signature = excluded.signature, status = 'ok', attempts = 0, error = NULL, retry_at = NULL",
-                    (item_id, signature),
-                )
+        if mined:
+            await _replace_graph(conn, mined)
+            await conn.executemany(
+                "INSERT INTO extractions (item_id, signature, status, attempts, error, retry_at)"
+                " VALUES (?, ?, 'ok', 0, NULL, NULL) ON CONFLICT (item_id) DO UPDATE SET"
+                " signature = excluded.signature, status = 'ok', attempts = 0, error = NULL, retry_at = NULL",
+                [(item_id, signature) for item_id, _ in mined],
+            )
     return len(alive)
+
+
+async def _existing(conn: aiosqlite.Connection, ids: list[int]) -> set[int]:
+    found: set[int] = set()
+    for start in range(0, len(ids), SQL_BATCH):
+        part = ids[start : start + SQL_BATCH]
+        rows = await conn.execute_fetchall(f"SELECT id FROM items WHERE id IN ({', '.join('?' * len(part))})", part)
+        found.update(row[0] for row in rows)
+    return found
 
 
 async def _record_failure(conn: aiosqlite.Connection, item_id: int, signature: str, reason: str, now: float) -> None:
@@ -108,52 +116,72 @@ async def _record_failure(conn: aiosqlite.Connection, item_id: int, signature: s
     )
 
 
-async def _replace_graph(conn: aiosqlite.Connection, item_id: int, extraction: Extraction) -> None:
-    await conn.execute("DELETE FROM relations WHERE item_id = ?", (item_id,))
-    await conn.execute("DELETE FROM mentions WHERE item_id = ?", (item_id,))
-    entity_ids: dict[str, int] = {}
-    for entity in extraction.entities:
-        norm = normalize_name(entity.name)
-        if not norm or norm in entity_ids:
-            continue
-        entity_id = await _resolve(conn, norm)
-        if entity_id is None:
-            [(entity_id,)] = await conn.execute_fetchall(
-                "INSERT INTO entities (name, norm, kind) VALUES (?, ?, ?) RETURNING id",
-                (entity.name.strip()[:200], norm, entity.kind),
-            )
-        entity_ids[norm] = entity_id
-        for alias in entity.aliases:
-            alias_norm = normalize_name(alias)
-            if alias_norm and alias_norm != norm:
-                entity_ids.setdefault(alias_norm, entity_id)
-                await conn.execute(
-                    "INSERT INTO entity_aliases (norm, entity_id) SELECT ?, ?"
-                    " WHERE NOT EXISTS (SELECT 1 FROM entities WHERE norm = ?) ON CONFLICT DO NOTHING",
-                    (alias_norm, entity_id, alias_norm),
+async def _replace_graph(conn: aiosqlite.Connection, mined: list[tuple[int, Extraction]]) -> None:
+    """Swap these chunks' mentions and relations for the new ones."""
+    ids = [item_id for item_id, _ in mined]
+    for start in range(0, len(ids), SQL_BATCH):
+        part = ids[start : start + SQL_BATCH]
+        marks = ", ".join("?" * len(part))
+        await conn.execute(f"DELETE FROM relations WHERE item_id IN ({marks})", part)
+        await conn.execute(f"DELETE FROM mentions WHERE item_id IN ({marks})", part)
+    # First spelling and kind seen for each name; aliases per name.
+    names: dict[str, tuple[str, str]] = {}
+    aliases: dict[str, set[str]] = {}
+    for _, extraction in mined:
+        for entity in extraction.entities:
+            norm = normalize_name(entity.name)
+            if norm:
+                names.setdefault(norm, (entity.name.strip()[:200], entity.kind))
+                aliases.setdefault(norm, set()).update(
+                    alias_norm for alias in entity.aliases if (alias_norm := normalize_name(alias)) != norm and alias_norm
                 )
+    # A name this page also gives as another entity's alias is that entity ("TVA").
+    alias_of = {alias: norm for norm, group in aliases.items() for alias in group}
+    known = await _lookup(conn, list(names) + list(alias_of))
+    new = [norm for norm in names if norm not in known and norm not in alias_of]
     await conn.executemany(
-        "INSERT INTO mentions (entity_id, item_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
-        [(entity_id, item_id) for entity_id in set(entity_ids.values())],
+        "INSERT INTO entities (name, norm, kind) VALUES (?, ?, ?) ON CONFLICT (norm) DO NOTHING",
+        [(names[norm][0], norm, names[norm][1]) for norm in new],
     )
-    rows = []
-    for relation in extraction.relations:
-        source = entity_ids.get(normalize_name(relation.source))
-        target = entity_ids.get(normalize_name(relation.target))
-        # Both ends must be mentioned by this chunk, so a relation never outlives them.
-        if source is not None and target is not None and source != target:
-            rows.append((source, target, relation.kind[:60], item_id))
+    known.update(await _lookup(conn, new))
+    fresh_aliases = [(alias, known[norm]) for alias, norm in alias_of.items() if alias not in known and norm in known]
     await conn.executemany(
-        "INSERT INTO relations (source_id, target_id, kind, item_id) VALUES (?, ?, ?, ?)", rows
+        "INSERT INTO entity_aliases (norm, entity_id) VALUES (?, ?) ON CONFLICT DO NOTHING", fresh_aliases
     )
+    known.update(fresh_aliases)
+    mentions, relations = [], []
+    for item_id, extraction in mined:
+        local: dict[str, int] = {}
+        for entity in extraction.entities:
+            norm = normalize_name(entity.name)
+            if norm in known:
+                local[norm] = known[norm]
+                for alias in aliases.get(norm, ()):
+                    local.setdefault(alias, known[norm])
+        mentions.extend((entity_id, item_id) for entity_id in set(local.values()))
+        for relation in extraction.relations:
+            source = local.get(normalize_name(relation.source))
+            target = local.get(normalize_name(relation.target))
+            # Both ends are mentioned by this chunk, so a relation never outlives them.
+            if source is not None and target is not None and source != target:
+                relations.append((source, target, relation.kind[:60], item_id))
+    await conn.executemany("INSERT INTO mentions (entity_id, item_id) VALUES (?, ?) ON CONFLICT DO NOTHING", mentions)
+    await conn.executemany("INSERT INTO relations (source_id, target_id, kind, item_id) VALUES (?, ?, ?, ?)", relations)
 
 
-async def _resolve(conn: aiosqlite.Connection, norm: str) -> int | None:
-    rows = await conn.execute_fetchall(
-        "SELECT id FROM entities WHERE norm = ? UNION ALL SELECT entity_id FROM entity_aliases WHERE norm = ? LIMIT 1",
-        (norm, norm),
-    )
-    return rows[0][0] if rows else None
+async def _lookup(conn: aiosqlite.Connection, norms: list[str]) -> dict[str, int]:
+    """Entity ids by normalized name or alias (a name wins over an alias)."""
+    found: dict[str, int] = {}
+    for start in range(0, len(norms), SQL_BATCH):
+        part = norms[start : start + SQL_BATCH]
+        marks = ", ".join("?" * len(part))
+        rows = await conn.execute_fetchall(
+            f"SELECT norm, entity_id, 1 FROM entity_aliases WHERE norm IN ({marks})"
+            f" UNION ALL SELECT norm, id, 0 FROM entities WHERE norm IN ({marks}) ORDER BY 3 DESC",
+            [*part, *part],
+        )
+        found.update((norm, entity_id) for norm, entity_id, _ in rows)
+    return found
 
 
 @dataclass(frozen=True)
