@@ -97,7 +97,7 @@ class RetrievalSettings(_Strict):
     fusion: Literal["score", "rrf"] = "score"
     keyword_weight: Annotated[float, Field(ge=0)] = 0.5
     vector_weight: Annotated[float, Field(ge=0)] = 0.5
-    graph_weight: Annotated[float, Field(ge=0)] = 0.5
+    graph_weight: Annotated[float, Field(ge=0)] = 0.25
     rrf_k: Annotated[int, Field(ge=1)] = 60
     min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.4
     min_score: Annotated[float, Field(ge=0)] = 0.0

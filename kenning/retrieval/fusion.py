@@ -45,12 +45,17 @@ def fuse_rrf(legs: dict[str, list[Hit]], weights: dict[str, float], k: int) -> l
 
 
 def fuse_scores(
-    legs: dict[str, list[Hit]], raw: dict[str, dict[int, float]], weights: dict[str, float]
+    legs: dict[str, list[Hit]],
+    raw: dict[str, dict[int, float]],
+    weights: dict[str, float],
+    calibrated: frozenset[str] = frozenset(),
 ) -> list[Hit]:
     """Weighted sum of per-leg scores, each min-max normalised over this query's candidates.
 
     `raw[leg]` holds that leg's score for every candidate it can score; a candidate a
-    leg cannot score (no term matched, no vector yet) gets nothing from that leg.
+    leg cannot score (no term matched, no vector yet) gets nothing from that leg. A leg
+    in `calibrated` already scores on an absolute 0-1 scale and is used as it is, so
+    its weak answers stay weak instead of being stretched to fill the range.
     """
     merged = _merge(legs)
     # A leg that found nothing for this query (no entity named, no vectors yet) does
@@ -66,6 +71,9 @@ def fuse_scores(
             value = values.get(item_id)
             if value is None:
                 continue
-            # One distinct score (a single match): it is this leg's best, not its worst.
-            scores[item_id] += share * ((value - low) / (high - low) if high > low else 1.0)
+            if leg in calibrated:
+                scores[item_id] += share * value
+            else:
+                # One distinct score (a single match): it is this leg's best, not its worst.
+                scores[item_id] += share * ((value - low) / (high - low) if high > low else 1.0)
     return _ranked(merged, scores)

@@ -34,6 +34,10 @@ MAX_DEPTH = 2
 HOP_DECAY = 0.5
 ABOUT_BOOST = 4.0
 HUB_MENTIONS = 500
+FRONTIER_LIMIT = 32
+# Chunks that name the query's own entities are the keyword leg's to find; the walk's
+# own contribution is the chunks those entities lead to.
+SEED_SHARE = 0.1
 
 _WORD = re.compile(r"[\w][\w.+#-]*[\w+#]|[\w]", re.UNICODE)
 # Runs of one script: a change between kanji and kana is where Japanese words meet, and
@@ -57,7 +61,7 @@ async def _walk(conn: aiosqlite.Connection, seeds: dict[int, float]) -> dict[int
         counts = await graph.mention_counts(conn, list(frontier))
         listed = await graph.mentioning_items(conn, list(frontier), ITEMS_PER_ENTITY)
         for entity_id, weight in frontier.items():
-            share = weight / max(counts.get(entity_id, 0), 1)
+            share = weight / max(counts.get(entity_id, 0), 1) * (SEED_SHARE if depth == 0 else 1.0)
             for item_id, about in listed[entity_id]:
                 scores[item_id] = scores.get(item_id, 0.0) + share * (ABOUT_BOOST if about else 1.0)
         # A hub (named in hundreds of chunks) hands each neighbour almost nothing, and
@@ -72,8 +76,9 @@ async def _walk(conn: aiosqlite.Connection, seeds: dict[int, float]) -> dict[int
             for other, count in others:
                 if other not in visited:
                     following[other] = following.get(other, 0.0) + frontier[entity_id] * HOP_DECAY * count / total
-        visited |= following.keys()
-        frontier = following
+        # The strongest few go on: past them each entity adds little but its lookups.
+        frontier = dict(sorted(following.items(), key=lambda pair: -pair[1])[:FRONTIER_LIMIT])
+        visited |= frontier.keys()
     return scores
 
 
@@ -116,7 +121,10 @@ async def graph_search(conn: aiosqlite.Connection, query: str, limit: int, scope
         match.id: graph.specificity(match.mentions)
         for norm, match in matches.items()
         if not any(norm != other and f" {norm} " in f" {other} " for other in matches)
+        and match.kind not in graph.UNWALKED_KINDS
     }
+    if not seeds:
+        return []
     scores = await _walk(conn, seeds)
     best = sorted(scores, key=lambda item_id: -scores[item_id])[: limit * 4]
     where, params = scope.where()

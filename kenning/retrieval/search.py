@@ -9,6 +9,7 @@ other legs and says why in `warnings`.
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass, field
 
 from kenning.config import RetrievalSettings
@@ -23,7 +24,8 @@ from kenning.workers.embedders import Embedder, EmbedderUnavailable
 
 LEGS = ("keyword", "vector", "graph")
 MIN_CANDIDATES = 30
-GRAPH_RANK_K = 10
+# The walk mass at which a graph hit counts for 63 % of the leg's weight (1 - 1/e).
+GRAPH_SCALE = 0.02
 
 
 @dataclass
@@ -84,16 +86,18 @@ class Retriever:
             return fuse_rrf(found, weights, self.settings.rrf_k)
         raw = {leg: {hit.item_id: hit.score for hit in hits} for leg, hits in found.items()}
         if "graph" in found:
-            # Graph scores are walk probabilities: heavy-tailed, so min-max would hand
-            # the page about the named entity everything and the pages it leads to
-            # nothing. The leg counts by rank instead.
-            raw["graph"] = {hit.item_id: 1.0 / (rank + GRAPH_RANK_K) for rank, hit in enumerate(found["graph"])}
+            # Graph scores are walk probabilities: what share of the query's entities'
+            # weight reached the chunk. Their size is the leg's confidence (a query
+            # naming a rare entity reaches a few chunks strongly; one naming only
+            # common phrases spreads thin), so they are mapped onto 0-1 as they are
+            # rather than stretched per query.
+            raw["graph"] = {hit.item_id: 1.0 - math.exp(-hit.score / GRAPH_SCALE) for hit in found["graph"]}
         if "vector" in found and "keyword" in found:
             # Score every keyword candidate on meaning too, not just those the vector
             # leg happened to rank: this is what lets it reorder keyword hits.
             unscored = [hit.item_id for hit in found["keyword"] if hit.item_id not in raw["vector"]]
             raw["vector"].update(self.index.similarities(query_vector, unscored))
-        return fuse_scores(found, raw, weights)
+        return fuse_scores(found, raw, weights, calibrated=frozenset({"graph"}))
 
     async def _embed_query(self, query: str, warnings: list[str]):
         if self.embedder is None or self.index is None:

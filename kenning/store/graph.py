@@ -20,6 +20,10 @@ from kenning.workers.extraction import Extraction, ExtractionFailed, normalize_n
 
 RETRY_START, RETRY_MAX = 60.0, 6 * 3600.0
 SQL_BATCH = 900
+# Key phrases ("blood pressure", "data spans") are topics, not things: walking through
+# them makes every chunk near every other. Measured on bench/multihop.py and the BEIR
+# collections, leaving them out of the graph leg's walk helped both.
+UNWALKED_KINDS = ("phrase",)
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,7 @@ async def _replace_graph(conn: aiosqlite.Connection, mined: list[tuple[int, Extr
         "INSERT INTO entity_aliases (norm, entity_id) VALUES (?, ?) ON CONFLICT DO NOTHING", fresh_aliases
     )
     known.update(fresh_aliases)
+    titles = await _titles(conn, ids)
     mentions, relations = [], []
     for item_id, extraction in mined:
         local: dict[str, int] = {}
@@ -158,15 +163,30 @@ async def _replace_graph(conn: aiosqlite.Connection, mined: list[tuple[int, Extr
                 local[norm] = known[norm]
                 for alias in aliases.get(norm, ()):
                     local.setdefault(alias, known[norm])
-        mentions.extend((entity_id, item_id) for entity_id in set(local.values()))
+        about = known.get(titles.get(item_id, ""))
+        mentions.extend((entity_id, item_id, entity_id == about) for entity_id in set(local.values()))
         for relation in extraction.relations:
             source = local.get(normalize_name(relation.source))
             target = local.get(normalize_name(relation.target))
             # Both ends are mentioned by this chunk, so a relation never outlives them.
             if source is not None and target is not None and source != target:
                 relations.append((source, target, relation.kind[:60], item_id))
-    await conn.executemany("INSERT INTO mentions (entity_id, item_id) VALUES (?, ?) ON CONFLICT DO NOTHING", mentions)
+    await conn.executemany(
+        "INSERT INTO mentions (entity_id, item_id, about) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", mentions
+    )
     await conn.executemany("INSERT INTO relations (source_id, target_id, kind, item_id) VALUES (?, ?, ?, ?)", relations)
+
+
+async def _titles(conn: aiosqlite.Connection, ids: list[int]) -> dict[int, str]:
+    """Each chunk's title, normalized like an entity name."""
+    found: dict[int, str] = {}
+    for start in range(0, len(ids), SQL_BATCH):
+        part = ids[start : start + SQL_BATCH]
+        rows = await conn.execute_fetchall(
+            f"SELECT id, title FROM items WHERE id IN ({', '.join('?' * len(part))})", part
+        )
+        found.update((item_id, normalize_name(title)) for item_id, title in rows)
+    return found
 
 
 async def _lookup(conn: aiosqlite.Connection, norms: list[str]) -> dict[str, int]:
@@ -220,9 +240,10 @@ async def neighbours(
         "         row_number() OVER (PARTITION BY entity ORDER BY count(*) DESC, other) AS place"
         f"  FROM (SELECT source_id AS entity, target_id AS other FROM relations WHERE source_id IN ({marks})"
         f"        UNION ALL SELECT target_id, source_id FROM relations WHERE target_id IN ({marks}))"
+        f"  WHERE other NOT IN (SELECT id FROM entities WHERE kind IN ({', '.join('?' * len(UNWALKED_KINDS))}))"
         "  GROUP BY entity, other)"
         " WHERE place <= ?",
-        [*entity_ids, *entity_ids, per_entity],
+        [*entity_ids, *entity_ids, *UNWALKED_KINDS, per_entity],
     )
     found: dict[int, list[tuple[int, int]]] = {entity_id: [] for entity_id in entity_ids}
     for entity, other, count in rows:
@@ -238,15 +259,16 @@ async def mentioning_items(
     if not entity_ids:
         return {}
     rows = await conn.execute_fetchall(
-        "SELECT r.entity_id, r.item_id, i.title, e.norm FROM ("
-        "  SELECT entity_id, item_id, row_number() OVER (PARTITION BY entity_id ORDER BY item_id DESC) AS place"
-        f"  FROM mentions WHERE entity_id IN ({', '.join('?' * len(entity_ids))})) r"
-        " JOIN items i ON i.id = r.item_id JOIN entities e ON e.id = r.entity_id WHERE r.place <= ?",
+        "SELECT entity_id, item_id, about FROM ("
+        "  SELECT entity_id, item_id, about,"
+        "         row_number() OVER (PARTITION BY entity_id ORDER BY item_id DESC) AS place"
+        f"  FROM mentions WHERE entity_id IN ({', '.join('?' * len(entity_ids))}))"
+        " WHERE place <= ?",
         [*entity_ids, per_entity],
     )
     found: dict[int, list[tuple[int, bool]]] = {entity_id: [] for entity_id in entity_ids}
-    for entity_id, item_id, title, norm in rows:
-        found[entity_id].append((item_id, normalize_name(title) == norm))
+    for entity_id, item_id, about in rows:
+        found[entity_id].append((item_id, bool(about)))
     return found
 
 

@@ -147,7 +147,8 @@ def m003_graph(conn: sqlite3.Connection) -> None:
         CREATE TABLE mentions (
             entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
             item_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
-            count INTEGER NOT NULL DEFAULT 1,
+            -- 1 when the chunk's title is the entity's name: the page about it.
+            about INTEGER NOT NULL DEFAULT 0,
             PRIMARY KEY (entity_id, item_id)
         ) WITHOUT ROWID
         """,

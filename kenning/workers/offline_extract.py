@@ -7,7 +7,8 @@ entities stated in one sentence are linked (`co_occurs`), which is what lets a
 question about X reach a chunk about Y when another chunk states X and Y together.
 
 Person, organisation and place cannot be told apart without a model, so kinds say
-only how a name was found: "name", "acronym", "code", "phrase".
+only how a name was found: "name", "acronym", "code", "phrase" (a key phrase), "term"
+(a CJK run, which may be a name or a word: without a segmenter there is no telling).
 
 It runs beside ingest on small machines, so a chunk is read by one precompiled
 tokenizer (possessive and atomic, so no input makes it backtrack) and one loop over
@@ -167,7 +168,7 @@ _DEFINED_ACRONYM = re.compile(r"\((?P<acronym>[A-Z][A-Za-z]{0,8}[A-Z])s?\)")
 _EXPANSION_WORD = re.compile(r"[^\W\d_]+")
 _EXPANSION_SKIP = frozenset({"and", "of", "the", "for", "in", "on", "to", "with", "a", "an"})
 
-_RANK = {"code": 3, "acronym": 2, "name": 1, "phrase": 0}
+_RANK = {"code": 3, "acronym": 2, "name": 1, "phrase": 0, "term": 0}
 
 # Token positions step by this much, so the pieces of one token (a split name run, a
 # long CJK run) keep their order between it and the next token.
@@ -355,7 +356,7 @@ def _cjk(run: str, index: int, sentence: int, found: list[Mention]) -> None:
     """
     for offset, piece in enumerate(run.translate(_HAN_STOP).split() if len(run) > 8 else (run,)):
         if 2 <= len(piece) <= 8:
-            found.append((index + min(offset, _STEP - 1), sentence, piece, "phrase"))
+            found.append((index + min(offset, _STEP - 1), sentence, piece, "term"))
 
 
 def _top_cjk(found: list[Mention]) -> list[Mention]:
@@ -486,8 +487,8 @@ def _assemble(
             kinds[key] = kind.lstrip("?")
             surfaces[key] = [surface]
 
-    phrases = [key for key, kind in kinds.items() if kind == "phrase"]
-    others = [key for key, kind in kinds.items() if kind != "phrase"]
+    phrases = [key for key, kind in kinds.items() if kind in ("phrase", "term")]
+    others = [key for key, kind in kinds.items() if kind not in ("phrase", "term")]
     if len(others) + len(phrases) > MAX_ENTITIES:
         others.sort(key=lambda key: -len(surfaces[key]))  # stable: ties by first mention
         kept = set(others[: MAX_ENTITIES - len(phrases)] + phrases)
