@@ -31,6 +31,7 @@ INGEST_POLL_SECONDS = 0.5
 BACKOFF_START, BACKOFF_MAX = 2.0, 60.0
 # Failed chunks come due again on their own schedule; nothing else wakes the job for them.
 RETRY_POLL_SECONDS = 60.0
+STATUS_CACHE_SECONDS = 1.0
 
 
 class BackendUnavailable(Exception):
@@ -91,9 +92,11 @@ class GraphBuilder:
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task | None = None
+    _summary: tuple[float, dict] | None = None
 
     async def start(self) -> None:
         self.extractor = make_extractor(self.settings)
+        self._summary = None
         self.progress = ExtractProgress()
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._run(), name="extraction")
@@ -119,6 +122,7 @@ class GraphBuilder:
         await self.start()
 
     def wake(self) -> None:
+        self._summary = None
         self._wake.set()
 
     async def status(self) -> dict:
@@ -126,8 +130,13 @@ class GraphBuilder:
         report = {"backend": self.settings.backend, "extractor": signature, "job": self.progress.as_dict()}
         if self.settings.backend == "ollama":
             report["model"] = self.settings.model
-        report.update(await graph.summary(self.db))
-        report["pending"] = await graph.count_pending(self.db, signature) if signature else None
+        # Counting scans every chunk: a status poll reuses a count for a moment.
+        now = time.monotonic()
+        if self._summary is None or now - self._summary[0] > STATUS_CACHE_SECONDS:
+            counts = await graph.summary(self.db)
+            counts["pending"] = await graph.count_pending(self.db, signature) if signature else None
+            self._summary = (now, counts)
+        report.update(self._summary[1])
         return report
 
     async def _run(self) -> None:
@@ -147,6 +156,7 @@ class GraphBuilder:
                 if self.progress.last_error != str(exc):
                     log.warning("extraction paused: %s; the offline extractor covers new chunks meanwhile", exc)
                 self.progress.state, self.progress.last_error = "waiting", str(exc)
+                self._summary = None
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, BACKOFF_MAX)
                 self._wake.set()
@@ -184,6 +194,7 @@ class GraphBuilder:
             elif results:
                 progress.last_error = None
             progress.done += len(page)
+            self._summary = None
             progress.total = max(progress.total, progress.done)
             after = page[-1].id
         log.info("extracted %d chunks with %s (%d failed)", progress.done, signature, progress.failed)
