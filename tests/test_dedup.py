@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import asyncio
 
+import numpy as np
+
+from kenning.config import DedupSettings
+from kenning.ingest.dedup import near_dup_sweep
+from kenning.retrieval.vector_index import VectorIndex
 from kenning.store import documents, lookup, sources
+from kenning.store.vectors import LoadedVectors
 from kenning.store.database import Database
 from tests.helpers import search, store_document
 
@@ -170,3 +176,65 @@ async def test_an_agent_document_is_replaced_by_its_uri_not_its_title(db: Databa
     await check(db, "ibises", 1)
     await store_document(db, agent, "uri:readme-1", "first readme now about storks", title="README")
     await check(db, "storks", 1)
+
+
+# -- the near-duplicate sweep ----------------------------------------------------------
+
+
+async def index_with_vectors(db: Database, directions: dict[str, np.ndarray]) -> VectorIndex:
+    """A vector index in which every chunk of a document points the given way."""
+    async with db.reader() as conn:
+        rows = await conn.execute_fetchall(
+            "SELECT i.id, d.source_id, d.path FROM items i JOIN documents d ON d.id = i.document_id"
+        )
+    matrix = np.stack([directions[path] for _, _, path in rows]).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    loaded = LoadedVectors(
+        np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64), matrix
+    )
+    index = VectorIndex("test", loaded)
+    db.on_items_removed(index.remove)
+    db.on_items_moved(index.reassign)
+    return index
+
+
+async def test_a_near_duplicate_in_another_source_collapses_and_comes_back_when_the_winner_goes(db: Database):
+    ids = await setup(db, "a", "b")
+    rng = np.random.default_rng(7)
+    base, other = rng.standard_normal(64), rng.standard_normal(64)
+    await store_document(db, ids["a"], "survey.md", "the heron survey, filed north", "counts by the river")
+    await store_document(db, ids["b"], "survey (1).md", "the heron survey, filed south", "counts by the river")
+    await store_document(db, ids["b"], "budget.md", "the heron budget", "counts of money")
+    index = await index_with_vectors(
+        db, {"survey.md": base, "survey (1).md": base + rng.standard_normal(64) * 0.01, "budget.md": other}
+    )
+
+    run = await near_dup_sweep(db, index, DedupSettings())
+    assert (run.documents, run.collapsed) == (3, 1)
+    [hit] = await check(db, "survey", 1)
+    assert await holders(db, "survey") == {"a", "b"}
+    assert [h.item_id for h in await search(db, "survey", source="b")] == [hit.item_id]
+    await check(db, "budget", 1)
+    assert (await near_dup_sweep(db, index, DedupSettings())).collapsed == 0
+
+    # The winner's file goes: the loser holds the copy, marked to be read again so its
+    # own text replaces the winner's at the next sweep.
+    await documents.delete_documents(db, ids["a"], ["survey.md"])
+    [hit] = await check(db, "survey", 1)
+    assert hit.source == "b"
+    async with db.reader() as conn:
+        [(status, mtime)] = await conn.execute_fetchall(
+            "SELECT status, mtime FROM documents WHERE path = 'survey (1).md'"
+        )
+    assert (status, mtime) == ("done", -1)
+
+
+async def test_two_near_identical_files_in_one_source_are_not_collapsed(db: Database):
+    ids = await setup(db, "a")
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal(64)
+    await store_document(db, ids["a"], "notes.md", "notes on the kestrel, draft")
+    await store_document(db, ids["a"], "notes (1).md", "notes on the kestrel, final")
+    index = await index_with_vectors(db, {"notes.md": base, "notes (1).md": base})
+    assert (await near_dup_sweep(db, index, DedupSettings())).collapsed == 0
+    await check(db, "kestrel", 2)
