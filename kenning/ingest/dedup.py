@@ -87,13 +87,12 @@ def _signals(rows: list[tuple], items: list[tuple[int, int]], index: VectorIndex
     means: dict[int, np.ndarray] = {}
     if found:
         owners = np.fromiter((document_of[item_id] for item_id in found), dtype=np.int64, count=len(found))
-        order = np.argsort(owners, kind="stable")
-        owners, matrix = owners[order], matrix[order]
-        starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
-        sums = np.add.reduceat(matrix, starts, axis=0)
+        documents, slot = np.unique(owners, return_inverse=True)
+        sums = np.zeros((len(documents), matrix.shape[1]), dtype=np.float32)
+        np.add.at(sums, slot, matrix)
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
-        sums = sums / np.where(norms > 0, norms, 1)
-        means = {int(owners[start]): sums[n] for n, start in enumerate(starts)}
+        sums /= np.where(norms > 0, norms, 1)
+        means = {int(document_id): sums[n] for n, document_id in enumerate(documents)}
     signals, missing = [], set()
     for document_id, source_id, path, uri, title, rank, chunk_count in rows:
         vector = means.get(document_id)
