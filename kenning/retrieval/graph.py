@@ -33,7 +33,7 @@ MAX_DEPTH = 2
 # Each hop away from what the query named halves an entity's weight.
 HOP_DECAY = 0.5
 ABOUT_BOOST = 4.0
-HUB_MENTIONS = 500
+HUB_MENTIONS = 200
 FRONTIER_LIMIT = 32
 # Chunks that name the query's own entities are the keyword leg's to find; the walk's
 # own contribution is the chunks those entities lead to.

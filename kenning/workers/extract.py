@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kenning.config import LlmSettings
+from kenning.memory import release_free_memory
 from kenning.store import graph
 from kenning.store.database import Database
 from kenning.workers.extraction import ExtractionFailed, Extractor
@@ -31,7 +32,7 @@ INGEST_POLL_SECONDS = 0.5
 BACKOFF_START, BACKOFF_MAX = 2.0, 60.0
 # Failed chunks come due again on their own schedule; nothing else wakes the job for them.
 RETRY_POLL_SECONDS = 60.0
-STATUS_CACHE_SECONDS = 1.0
+STATUS_CACHE_SECONDS = 5.0
 
 
 class BackendUnavailable(Exception):
@@ -122,7 +123,6 @@ class GraphBuilder:
         await self.start()
 
     def wake(self) -> None:
-        self._summary = None
         self._wake.set()
 
     async def status(self) -> dict:
@@ -198,6 +198,7 @@ class GraphBuilder:
             progress.total = max(progress.total, progress.done)
             after = page[-1].id
         log.info("extracted %d chunks with %s (%d failed)", progress.done, signature, progress.failed)
+        await asyncio.to_thread(release_free_memory)
 
     async def _cover_offline(self) -> None:
         """Give every chunk that has no graph at all one from the offline extractor."""
