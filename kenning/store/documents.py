@@ -120,12 +120,16 @@ async def _store(
     text never stays searchable.
     """
     changes = Changes()
-    [(source_id, kind)] = await conn.execute_fetchall(
-        "SELECT d.source_id, s.kind FROM documents d JOIN sources s ON s.id = d.source_id WHERE d.id = ?",
+    [(source_id, kind, held)] = await conn.execute_fetchall(
+        "SELECT d.source_id, s.kind, d.chunk_count FROM documents d JOIN sources s ON s.id = d.source_id"
+        " WHERE d.id = ?",
         (document_id,),
     )
     holder = await ownership.find_holder(conn, meta.text_hash, source_id)
-    changes.add(await ownership.release(conn, document_id))
+    # A row holding no chunks has nothing to release and no locations (only a row with
+    # chunks is ever a holder): a first ingest skips the trip.
+    if held:
+        changes.add(await ownership.release(conn, document_id))
     if holder is None:
         await conn.executemany(
             "INSERT INTO items (document_id, ord, title, section, content, line_start, line_end)"
