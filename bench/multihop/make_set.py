@@ -33,6 +33,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kenning.retrieval.query import STOPWORDS
+
 SEED = 20250214
 OUT = Path(__file__).resolve().parent / "data"
 MULTI_HOP_QUESTIONS = 150
@@ -41,18 +43,6 @@ SINGLE_HOP_QUESTIONS = 50
 # is no clue to which page answers: "office", "team", "license", not "Falcon".
 COMMON_DF = 25
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # as kenning's items_fts
-# kenning.retrieval.query.STOPWORDS, copied so the generator runs without kenning.
-STOPWORDS = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have
-    having he her here hers herself him himself his how i if in into is it its itself just me more most
-    my myself no nor not now of off on once only or other our ours ourselves out over own same she should
-    so some such than that the their theirs them themselves then there these they this those through to
-    too under until up very was we were what when where which while who whom why will with would you
-    your yours yourself yourselves
-    """.split()
-)
 
 # --- name pools -------------------------------------------------------------------------
 
