@@ -238,3 +238,16 @@ async def test_two_near_identical_files_in_one_source_are_not_collapsed(db: Data
     index = await index_with_vectors(db, {"notes.md": base, "notes (1).md": base})
     assert (await near_dup_sweep(db, index, DedupSettings())).collapsed == 0
     await check(db, "kestrel", 2)
+
+
+async def test_a_copy_arriving_while_its_holder_is_being_re_read_is_still_stored_once(db: Database):
+    ids = await setup(db, "a", "b", "c")
+    await store_document(db, ids["a"], "okapi.md", *TEXT)
+    await store_document(db, ids["b"], "okapi.md", *TEXT)
+    # The holder's file changed and is being read again: it still holds the old text.
+    await documents.mark_scanning(db, ids["a"], "okapi.md")
+    _, stored = await store_document(db, ids["c"], "okapi.md", *TEXT)
+    assert stored == "merged"
+    await store_document(db, ids["a"], "okapi.md", "the okapi page now talks about the zebra")
+    await check(db, "giraffe", 1)
+    assert await holders(db, "giraffe") == {"b", "c"}

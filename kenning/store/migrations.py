@@ -232,7 +232,7 @@ def m004_locations(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE documents")
     conn.execute("ALTER TABLE documents_new RENAME TO documents")
     conn.execute("CREATE INDEX documents_status ON documents (source_id, status)")
-    conn.execute("CREATE INDEX documents_text_hash ON documents (text_hash) WHERE status = 'done'")
+    conn.execute("CREATE INDEX documents_text_hash ON documents (text_hash) WHERE chunk_count > 0")
     conn.execute("CREATE INDEX documents_merged ON documents (merged_into) WHERE merged_into IS NOT NULL")
     conn.execute("ALTER TABLE sources ADD COLUMN removing INTEGER NOT NULL DEFAULT 0")
     # Dedup moves items between documents by updating document_id: that must not

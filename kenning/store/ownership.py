@@ -58,11 +58,14 @@ async def find_holder(conn: aiosqlite.Connection, text_hash: str, source_id: int
     """The document another source already stores with this exact text, if any.
 
     Read inside the write transaction that acts on the answer, so a concurrent source
-    removal cannot take the holder away between the check and the write.
+    removal cannot take the holder away between the check and the write. A row being
+    re-read (`scanning`) still holds its old text until its new text replaces it, so it
+    counts: otherwise a copy arriving in that window would be stored a second time.
     """
     rows = await conn.execute_fetchall(
         f"SELECT d.id, d.source_id, {RANK_SQL}, d.chunk_count FROM documents d JOIN sources s ON s.id = d.source_id"
-        " WHERE d.text_hash = ? AND d.status = 'done' AND d.source_id != ? AND s.removing = 0"
+        " WHERE d.text_hash = ? AND d.chunk_count > 0 AND d.status IN ('done', 'scanning')"
+        " AND d.source_id != ? AND s.removing = 0"
         " AND NOT EXISTS (SELECT 1 FROM documents m WHERE m.merged_into = d.id AND m.source_id = ?)"
         " ORDER BY d.id LIMIT 1",
         (text_hash, source_id, source_id),
