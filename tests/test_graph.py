@@ -139,7 +139,9 @@ async def test_relations_are_typed_and_belong_to_their_chunk(db: Database):
     [maria] = await graph.find_entities(db, "maria chen", limit=5)
     assert maria["kind"] == "person"
     assert maria["mentions"] == 1
-    assert maria["relations"] == [{"kind": "leads", "direction": "out", "other": "Project Falcon", "item_id": item}]
+    assert maria["relations"] == [
+        {"kind": "leads", "direction": "out", "other": "Project Falcon", "item_id": item, "chunks": 1}
+    ]
     [chunk] = maria["chunks"]
     assert chunk["item_id"] == item and chunk["source"] == "notes" and chunk["path"].endswith("a.md")
     async with db.reader() as conn:

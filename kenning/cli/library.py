@@ -116,7 +116,8 @@ def entities(ctx: Context, query: str, limit: int, as_json: bool) -> None:
         )
         for relation in entity["relations"][:10]:
             arrow = "→" if relation["direction"] == "out" else "←"
-            click.echo(f"  {arrow} {relation['kind']} {relation['other']}  (item {relation['item_id']})")
+            times = f", {relation['chunks']} chunks" if relation["chunks"] > 1 else ""
+            click.echo(f"  {arrow} {relation['kind']} {relation['other']}  (item {relation['item_id']}{times})")
         for chunk in entity["chunks"]:
             where = f"{chunk['path']}:{chunk['line_start']}-{chunk['line_end']}"
             click.echo(f"  · {click.style(where, fg='cyan')}  [{chunk['source']}]  item {chunk['item_id']}")

@@ -327,11 +327,15 @@ async def find_entities(db: Database, query: str, limit: int, chunks_per_entity:
             aliases = [r[0] for r in await conn.execute_fetchall(
                 "SELECT norm FROM entity_aliases WHERE entity_id = ? ORDER BY norm LIMIT 20", (entity_id,)
             )]
+            # One line per (kind, direction, other entity), strongest first, citing the
+            # first chunk that states it and how many do.
             relations = await conn.execute_fetchall(
-                "SELECT r.kind, 'out', o.name, r.item_id FROM relations r JOIN entities o ON o.id = r.target_id"
-                " WHERE r.source_id = ?"
+                "SELECT kind, direction, name, min(item_id), count(*) AS n FROM ("
+                " SELECT r.kind, 'out' AS direction, o.name, r.item_id FROM relations r"
+                " JOIN entities o ON o.id = r.target_id WHERE r.source_id = ?"
                 " UNION ALL SELECT r.kind, 'in', o.name, r.item_id FROM relations r"
-                " JOIN entities o ON o.id = r.source_id WHERE r.target_id = ? LIMIT 50",
+                " JOIN entities o ON o.id = r.source_id WHERE r.target_id = ?)"
+                " GROUP BY kind, direction, name ORDER BY n DESC, name LIMIT 50",
                 (entity_id, entity_id),
             )
             chunks = await conn.execute_fetchall(
@@ -348,7 +352,8 @@ async def find_entities(db: Database, query: str, limit: int, chunks_per_entity:
                     "aliases": aliases,
                     "mentions": count,
                     "relations": [
-                        {"kind": k, "direction": d, "other": other, "item_id": item} for k, d, other, item in relations
+                        {"kind": k, "direction": d, "other": other, "item_id": item, "chunks": n}
+                        for k, d, other, item, n in relations
                     ],
                     "chunks": [
                         {
