@@ -23,7 +23,6 @@ from kenning.ingest.near_dups import DocSignal, NearDuplicate, find_near_duplica
 from kenning.retrieval.vector_index import VectorIndex
 from kenning.store import ownership
 from kenning.store.database import Database
-from kenning.store.ownership import Changes
 
 log = logging.getLogger(__name__)
 
@@ -107,20 +106,20 @@ def _signals(rows: list[tuple], items: list[tuple[int, int]], index: VectorIndex
 async def _apply(db: Database, pairs: list[NearDuplicate]) -> int:
     collapsed = 0
     for start in range(0, len(pairs), APPLY_BATCH):
-        changes = Changes()
+        batch = pairs[start : start + APPLY_BATCH]
+        involved = [document_id for pair in batch for document_id in (pair.winner_id, pair.loser_id)]
         async with db.transaction() as conn:
-            for pair in pairs[start : start + APPLY_BATCH]:
-                # The library may have moved on since the signals were read.
-                rows = await conn.execute_fetchall(
-                    "SELECT count(*) FROM documents d JOIN sources s ON s.id = d.source_id"
-                    " WHERE d.id IN (?, ?) AND d.status = 'done' AND s.removing = 0",
-                    (pair.winner_id, pair.loser_id),
-                )
-                if rows[0][0] != 2:
-                    continue
-                changes.add(await ownership.collapse(conn, pair.winner_id, pair.loser_id))
-                collapsed += 1
+            # The library may have moved on since the signals were read.
+            rows = await conn.execute_fetchall(
+                "SELECT d.id FROM documents d JOIN sources s ON s.id = d.source_id"
+                f" WHERE d.id IN ({', '.join('?' * len(involved))}) AND d.status = 'done' AND s.removing = 0",
+                involved,
+            )
+            current = {row[0] for row in rows}
+            valid = [(p.winner_id, p.loser_id) for p in batch if p.winner_id in current and p.loser_id in current]
+            changes = await ownership.collapse(conn, valid)
         db.items_changed(changes.removed, changes.moved)
+        collapsed += len(valid)
     return collapsed
 
 

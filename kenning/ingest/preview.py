@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from kenning.config import Settings, SourceSettings
 from kenning.ingest.walk import WalkRules, walk

@@ -119,17 +119,23 @@ async def adopt(conn: aiosqlite.Connection, document_id: int, source_id: int, ho
     return Changes(moved={source_id: moved})
 
 
-async def collapse(conn: aiosqlite.Connection, winner_id: int, loser_id: int) -> Changes:
-    """Make the loser a location of the winner (the near-duplicate sweep's collapse).
+async def collapse(conn: aiosqlite.Connection, pairs: list[tuple[int, int]]) -> Changes:
+    """Make each loser a location of its winner (the near-duplicate sweep's collapse).
 
-    The loser's own items go (its locations are re-pointed to the winner first, so none
-    is stranded), and it keeps its own text hash, so an edit to its file is seen as a
-    change and ingested afresh.
+    A loser's own items go (its locations are re-pointed to the winner first, so none is
+    stranded), and it keeps its own text hash, so an edit to its file is seen as a change
+    and ingested afresh. A loser is never also a winner in the same call. Statements are
+    per call, not per pair: a sweep collapses thousands.
     """
-    await conn.execute("UPDATE documents SET merged_into = ? WHERE merged_into = ?", (winner_id, loser_id))
-    rows = await conn.execute_fetchall("DELETE FROM items WHERE document_id = ? RETURNING id", (loser_id,))
-    await conn.execute(
-        "UPDATE documents SET status = 'merged', merged_into = ?, chunk_count = 0 WHERE id = ?", (winner_id, loser_id)
+    if not pairs:
+        return Changes()
+    await conn.executemany("UPDATE documents SET merged_into = ? WHERE merged_into = ?", pairs)
+    losers = [loser for _, loser in pairs]
+    rows = await conn.execute_fetchall(
+        f"DELETE FROM items WHERE document_id IN ({', '.join('?' * len(losers))}) RETURNING id", losers
+    )
+    await conn.executemany(
+        "UPDATE documents SET status = 'merged', merged_into = ?, chunk_count = 0 WHERE id = ?", pairs
     )
     return Changes(removed=[row[0] for row in rows])
 
