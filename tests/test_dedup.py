@@ -251,3 +251,57 @@ async def test_a_copy_arriving_while_its_holder_is_being_re_read_is_still_stored
     await store_document(db, ids["a"], "okapi.md", "the okapi page now talks about the zebra")
     await check(db, "giraffe", 1)
     assert await holders(db, "giraffe") == {"b", "c"}
+
+
+async def test_re_storing_a_holder_with_the_same_text_keeps_one_copy(db: Database):
+    ids = await setup(db, "a", "b")
+    await store_document(db, ids["a"], "okapi.md", *TEXT)
+    await store_document(db, ids["b"], "okapi.md", *TEXT)
+    # Rewritten with other bytes (or re-read after a crash left it `scanning`), same text.
+    await documents.mark_scanning(db, ids["a"], "okapi.md")
+    await store_document(db, ids["a"], "okapi.md", *TEXT)
+    await check(db, "okapi", 1)
+    assert await holders(db, "okapi") == {"a", "b"}
+
+
+async def test_an_agent_re_adding_the_same_text_keeps_one_copy(db: Database):
+    agent = await sources.aggregate_source(db, "agent")
+    web = await sources.aggregate_source(db, "url")
+    await store_document(db, agent, "uri:okapi", *TEXT)
+    await store_document(db, web, "url:https://example.com/okapi", *TEXT)
+    await store_document(db, agent, "uri:okapi", *TEXT)
+    await check(db, "okapi", 1)
+    assert await holders(db, "okapi") == {"agent", "web"}
+
+
+async def test_a_collapse_never_joins_two_files_of_one_source(db: Database):
+    ids = await setup(db, "a", "b")
+    rng = np.random.default_rng(11)
+    base = rng.standard_normal(64)
+    # b/okapi.md (T2) is held; a/okapi-draft.md has T2 too and is its location; a/okapi.md
+    # (T1) is a near-duplicate of b's. Collapsing a/okapi.md with b/okapi.md would make
+    # a's two files one document.
+    t1 = ("the okapi lives in the ituri rainforest", "north")
+    t2 = ("the okapi lives in the ituri rainforest", "zebra stripes")
+    await store_document(db, ids["b"], "okapi.md", *t2)
+    await store_document(db, ids["a"], "okapi.md", *t1)
+    _, stored = await store_document(db, ids["a"], "okapi-draft.md", *t2)
+    assert stored == "merged"
+    index = await index_with_vectors(db, {"okapi.md": base})
+    assert (await near_dup_sweep(db, index, DedupSettings())).collapsed == 0
+    await check(db, "north", 1)
+    await check(db, "zebra", 1)
+
+
+async def test_an_heir_holding_near_duplicate_text_is_read_again(db: Database, tmp_path):
+    ids = await setup(db, "a", "b")
+    await store_document(db, ids["a"], "survey.md", "heron survey north", "by the river")
+    await store_document(db, ids["b"], "survey (1).md", "heron survey south", "by the river")
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal(64)
+    index = await index_with_vectors(db, {"survey.md": base, "survey (1).md": base})
+    assert (await near_dup_sweep(db, index, DedupSettings())).collapsed == 1
+    await documents.delete_documents(db, ids["a"], ["survey.md"])
+    states = await documents.file_states(db, ids["b"])
+    # Neither the mtime nor the hash matches the file any more, so the sweep reads it.
+    assert states["survey (1).md"].mtime == -1 and states["survey (1).md"].content_hash is None

@@ -116,7 +116,24 @@ async def _apply(db: Database, pairs: list[NearDuplicate]) -> int:
                 involved,
             )
             current = {row[0] for row in rows}
-            valid = [(p.winner_id, p.loser_id) for p in batch if p.winner_id in current and p.loser_id in current]
+            # Collapsing must not leave one source holding two of its files as one
+            # document: skip a pair when either side already has a location in the
+            # other's source.
+            crossed = await conn.execute_fetchall(
+                "SELECT a.id, b.id FROM documents a JOIN documents b"
+                " WHERE a.id IN ({0}) AND b.id IN ({0}) AND a.id != b.id AND EXISTS"
+                " (SELECT 1 FROM documents m WHERE m.merged_into = a.id AND m.source_id = b.source_id)".format(
+                    ", ".join("?" * len(involved))
+                ),
+                [*involved, *involved],
+            )
+            blocked = {frozenset(pair) for pair in crossed}
+            valid = [
+                (p.winner_id, p.loser_id)
+                for p in batch
+                if p.winner_id in current and p.loser_id in current
+                and frozenset((p.winner_id, p.loser_id)) not in blocked
+            ]
             changes = await ownership.collapse(conn, valid)
         db.items_changed(changes.removed, changes.moved)
         collapsed += len(valid)

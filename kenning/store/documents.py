@@ -120,11 +120,17 @@ async def _store(
     text never stays searchable.
     """
     changes = Changes()
-    [(source_id, kind, held)] = await conn.execute_fetchall(
-        "SELECT d.source_id, s.kind, d.chunk_count FROM documents d JOIN sources s ON s.id = d.source_id"
-        " WHERE d.id = ?",
+    [(source_id, kind, held, held_hash)] = await conn.execute_fetchall(
+        "SELECT d.source_id, s.kind, d.chunk_count, d.text_hash FROM documents d"
+        " JOIN sources s ON s.id = d.source_id WHERE d.id = ?",
         (document_id,),
     )
+    if held and held_hash == meta.text_hash:
+        # The row already holds exactly this text (a file rewritten with other bytes, an
+        # agent re-adding what it added): its chunks, and every location that shares
+        # them, stay as they are.
+        await _record(conn, document_id, meta, "done", None, held)
+        return "indexed", changes
     holder = await ownership.find_holder(conn, meta.text_hash, source_id)
     # A row holding no chunks has nothing to release and no locations (only a row with
     # chunks is ever a holder): a first ingest skips the trip.
@@ -145,6 +151,14 @@ async def _store(
         status, merged_into, chunk_count, stored = "done", None, holder.chunk_count, "adopted"
     else:
         status, merged_into, chunk_count, stored = "merged", holder.document_id, 0, "merged"
+    await _record(conn, document_id, meta, status, merged_into, chunk_count)
+    return stored, changes
+
+
+async def _record(
+    conn: aiosqlite.Connection, document_id: int, meta: DocumentMeta, status: str, merged_into: int | None,
+    chunk_count: int,
+) -> None:  # fmt: skip
     await conn.execute(
         "UPDATE documents SET status = ?, merged_into = ?, reason = NULL, title = ?, format = ?, mtime = ?,"
         " size = ?, content_hash = ?, text_hash = ?, chunk_count = ?, tags = ?, namespace = ?, etag = ?,"
@@ -155,7 +169,6 @@ async def _store(
             document_id,
         ),
     )
-    return stored, changes
 
 
 async def mark_unindexed(

@@ -81,7 +81,7 @@ async def release(conn: aiosqlite.Connection, document_id: int) -> Changes:
     """
     heirs = await conn.execute_fetchall(
         f"SELECT d.id, d.source_id, d.text_hash FROM documents d JOIN sources s ON s.id = d.source_id"
-        f" WHERE d.merged_into = ? ORDER BY {RANK_SQL} DESC, s.removing, d.id LIMIT 1",
+        f" WHERE d.merged_into = ? ORDER BY s.removing, {RANK_SQL} DESC, d.id LIMIT 1",
         (document_id,),
     )
     if not heirs:
@@ -95,12 +95,15 @@ async def release(conn: aiosqlite.Connection, document_id: int) -> Changes:
     await conn.execute(
         "UPDATE documents SET merged_into = ? WHERE merged_into = ? AND id != ?", (heir_id, document_id, heir_id)
     )
-    # A near-duplicate heir now holds text that is not exactly its own: mtime -1 makes
-    # the next sweep read its file again (folders); the held copy serves until then.
+    # A near-duplicate heir now holds text that is not exactly its own: forgetting its
+    # file's mtime and hash makes the next sweep read the file again (folders); the held
+    # copy serves until then.
     await conn.execute(
-        "UPDATE documents SET status = 'done', merged_into = NULL, chunk_count = ?, text_hash = ?,"
-        " mtime = CASE WHEN text_hash IS ? THEN mtime ELSE -1 END WHERE id = ?",
-        (chunk_count, owner_hash, owner_hash, heir_id),
+        "UPDATE documents SET status = 'done', merged_into = NULL, chunk_count = ?,"
+        " mtime = CASE WHEN text_hash IS ? THEN mtime ELSE -1 END,"
+        " content_hash = CASE WHEN text_hash IS ? THEN content_hash ELSE NULL END,"
+        " text_hash = ? WHERE id = ?",
+        (chunk_count, owner_hash, owner_hash, owner_hash, heir_id),
     )
     await conn.execute("UPDATE documents SET chunk_count = 0 WHERE id = ?", (document_id,))
     return Changes(moved={heir_source: moved})
