@@ -12,7 +12,6 @@ import asyncio
 import time
 from collections.abc import Callable
 
-import pytest
 
 from kenning.config import LlmSettings, RetrievalSettings
 from kenning.retrieval import graph as graph_leg
