@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import re
 import socket
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
@@ -26,88 +24,20 @@ from kenning.workers.fetch import (
     FetchRefused,
     NotModified,
 )
-
-_HANGUPS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
-Route = Callable[["_Handler"], None]
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, host: str, family: socket.AddressFamily) -> None:
-        self.address_family = family
-        self.routes: dict[str, Route] = {}
-        self.seen: list[tuple[str, dict[str, str]]] = []
-        self.errors: list[BaseException] = []
-        self.stopping = threading.Event()
-        super().__init__((host, 0), _Handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        error = sys.exc_info()[1]
-        # The fetcher hanging up on an oversize or slow answer is the behaviour under test.
-        if error is not None and not isinstance(error, _HANGUPS):
-            self.errors.append(error)
-
-    @property
-    def paths(self) -> list[str]:
-        return [path for path, _ in self.seen]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self.server.seen.append((self.path, dict(self.headers.items())))
-        route = self.server.routes.get(self.path)
-        if route is None:
-            self.reply(404, "text/plain", b"no such page")
-        else:
-            route(self)
-
-    def reply(self, status: int, content_type: str, body: bytes, **headers: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in headers.items():
-            self.send_header(name.replace("_", "-"), value)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def redirect(self, location: str, status: int = 302) -> None:
-        self.send_response(status)
-        self.send_header("Location", location)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
+from tests.web_server import Handler, RouteServer, serving
 
 @pytest.fixture
-def serve() -> Iterator[Callable[..., _Server]]:
+def serve() -> Iterator[Callable[..., RouteServer]]:
     """Start loopback servers on demand; all are stopped and checked for handler errors."""
-    servers: list[_Server] = []
-    threads: list[threading.Thread] = []
+    with ExitStack() as stack:
 
-    def start(host: str = "127.0.0.1", family: socket.AddressFamily = socket.AF_INET) -> _Server:
-        server = _Server(host, family)
-        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-        thread.start()
-        servers.append(server)
-        threads.append(thread)
-        return server
+        def start(host: str = "127.0.0.1", family: socket.AddressFamily = socket.AF_INET) -> RouteServer:
+            return stack.enter_context(serving(host, family))
 
-    yield start
-    for server, thread in zip(servers, threads):
-        server.stopping.set()
-        server.shutdown()
-        server.server_close()
-        thread.join()
-    assert [error for server in servers for error in server.errors] == []
+        yield start
 
 
-def base(server: _Server, host: str = "127.0.0.1") -> str:
+def base(server: RouteServer, host: str = "127.0.0.1") -> str:
     return f"http://{host}:{server.server_address[1]}"
 
 
@@ -336,7 +266,7 @@ async def test_too_many_redirects_stops_at_the_setting(serve) -> None:
     assert server.paths == ["/loop"] * 3
 
 
-def _declared_too_big(handler: _Handler) -> None:
+def _declared_too_big(handler: Handler) -> None:
     handler.send_response(200)
     handler.send_header("Content-Type", "text/plain")
     handler.send_header("Content-Length", str(50 * 1024 * 1024))
@@ -346,7 +276,7 @@ def _declared_too_big(handler: _Handler) -> None:
     handler.server.stopping.wait(10)
 
 
-def _endless_chunks(handler: _Handler) -> None:
+def _endless_chunks(handler: Handler) -> None:
     handler.send_response(200)
     handler.send_header("Content-Type", "text/plain")
     handler.send_header("Transfer-Encoding", "chunked")
@@ -356,7 +286,7 @@ def _endless_chunks(handler: _Handler) -> None:
         handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
 
 
-def _close_delimited(handler: _Handler) -> None:
+def _close_delimited(handler: Handler) -> None:
     handler.close_connection = True
     handler.send_response(200)
     handler.send_header("Content-Type", "text/plain")
@@ -380,7 +310,7 @@ async def test_body_over_max_mb_is_refused(serve, route) -> None:
 async def test_slow_server_is_cut_off_at_the_timeout(serve) -> None:
     server = serve()
 
-    def slow(handler: _Handler) -> None:
+    def slow(handler: Handler) -> None:
         if not handler.server.stopping.wait(10):
             handler.reply(200, "text/plain", b"too late")
 
@@ -396,7 +326,7 @@ async def test_slow_server_is_cut_off_at_the_timeout(serve) -> None:
 async def test_redirect_hops_share_one_time_budget(serve) -> None:
     server = serve()
 
-    def dawdle_then_redirect(handler: _Handler) -> None:
+    def dawdle_then_redirect(handler: Handler) -> None:
         handler.server.stopping.wait(0.3)
         handler.redirect(f"/hop{int(handler.path.removeprefix('/hop')) + 1}")
 
@@ -435,7 +365,7 @@ async def test_conditional_get_returns_not_modified(serve, validator, request_he
     server = serve()
     value = '"v7"' if validator == "ETag" else "Tue, 02 Jan 2024 03:04:05 GMT"
 
-    def page(handler: _Handler) -> None:
+    def page(handler: Handler) -> None:
         if handler.headers.get(request_header) == value:
             handler.send_response(304)
             handler.send_header(validator, value)
@@ -482,22 +412,14 @@ async def test_url_with_credentials_is_refused(serve) -> None:
     assert server.paths == []
 
 
-@pytest.fixture
-def ipv6_server(serve) -> _Server:
-    try:
-        return serve("::1", socket.AF_INET6)
-    except OSError:
-        pytest.skip("no IPv6 loopback here")
-
-
 async def test_ipv6_loopback_literal_is_refused_unless_listed() -> None:
     # Refused before any connection is tried, so no IPv6 server is needed to show it.
     with pytest.raises(FetchRefused, match=r"^refused: ::1 is a loopback address"):
         await fetch("http://[::1]:9/", "127.0.0.1", "*")
 
 
-async def test_a_listed_ipv6_loopback_is_fetched(ipv6_server) -> None:
-    """The positive half needs a host with IPv6 loopback; the refusal above does not."""
+async def test_a_listed_ipv6_loopback_is_fetched(serve) -> None:
+    ipv6_server = serve("::1", socket.AF_INET6)
     ipv6_server.routes["/"] = lambda h: h.reply(200, "text/plain", b"over v6")
     assert (await fetch(f"http://[::1]:{ipv6_server.server_address[1]}/", "::1")).text == "over v6"
 

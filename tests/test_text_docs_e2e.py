@@ -7,57 +7,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from tests.web_server import Handler, RouteServer, serving
+
 FETCH_LOOPBACK = '[fetch]\nallowed_hosts = ["127.0.0.1"]\ntimeout = 10\n'
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        self.routes: dict[str, Callable[[_Handler], None]] = {}
-        self.seen: list[tuple[str, dict[str, str]]] = []
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-    @property
-    def paths(self) -> list[str]:
-        return [path for path, _ in self.seen]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self.server.seen.append((self.path, dict(self.headers.items())))
-        route = self.server.routes.get(self.path)
-        if route is None:
-            self.reply(404, "text/plain", b"no such page")
-        else:
-            route(self)
-
-    def reply(self, status: int, content_type: str | None, body: bytes, **headers: str) -> None:
-        self.send_response(status)
-        if content_type is not None:
-            self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in headers.items():
-            self.send_header(name.replace("_", "-"), value)
-        self.end_headers()
-        self.wfile.write(body)
 
 
 class Page:
@@ -71,7 +28,7 @@ class Page:
         self.etag = etag
         self.last_modified = last_modified
 
-    def __call__(self, handler: _Handler) -> None:
+    def __call__(self, handler: Handler) -> None:
         validators = {"ETag": self.etag, "Last_Modified": self.last_modified}
         if handler.headers.get("If-None-Match") == self.etag:
             handler.reply(304, None, b"", **validators)
@@ -80,16 +37,9 @@ class Page:
 
 
 @pytest.fixture
-def http_server() -> Iterator[_Server]:
-    server = _Server()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+def http_server() -> Iterator[RouteServer]:
+    with serving() as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 def ken(library, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
