@@ -283,11 +283,8 @@ class Fetcher:
             body += chunk
             if len(body) > limit:
                 raise FetchRefused(too_big)
-        source = _decode(bytes(body), charset, page_format)
-        if page_format == "html":
-            text, title = html_to_markdown(source)
-        else:
-            text, title = source, first_h1(source)
+        # Converting a few MB of HTML takes long enough to stall the daemon's event loop.
+        text, title = await asyncio.to_thread(_convert, bytes(body), charset, page_format)
         return FetchedPage(
             url=str(url),
             requested_url=requested,
@@ -300,6 +297,14 @@ class Fetcher:
             # a tracking id in markup converts to the same text and needs no re-index.
             content_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         )
+
+
+def _convert(body: bytes, charset: str | None, page_format: str) -> tuple[str, str]:
+    """Text and title of a page body."""
+    source = _decode(body, charset, page_format)
+    if page_format == "html":
+        return html_to_markdown(source)
+    return source, first_h1(source)
 
 
 def _absolute(base: httpx.URL, location: str) -> str:
