@@ -93,8 +93,9 @@ class Daemon:
         clear_stale_socket(daemon.socket_path)
         await self.db.open()
         self._install_signal_handlers()
-        for name in await source_store.resume_removals(self.db):
-            log.info("finished removing source %s, which a stop had interrupted", name)
+        # In the background: a large removal must not hold the socket closed; the
+        # source is out of search and out of the gate from its first step.
+        self._spawn(self._finish_removals(), "finish removals")
         await self.semantic.start()
         await self.graph.start()
         self._spawn(self.dedup.run(self.should_exit), "near-duplicate sweeps")
@@ -244,6 +245,10 @@ class Daemon:
             if task is not None and not task.done():
                 task.cancel()
                 await asyncio.wait([task], timeout=SHUTDOWN_GRACE_SECONDS)
+
+    async def _finish_removals(self) -> None:
+        for name in await source_store.resume_removals(self.db):
+            log.info("finished removing source %s, which a stop had interrupted", name)
 
     def _periodic_round(self) -> None:
         """The safety-net sweep of every source, a fresh shared budget, and every N
