@@ -61,7 +61,7 @@ from kenning.ingest.near_dups import (
     name_ratio,
     normalise_name,
 )
-from kenning.retrieval.vector_index import VectorIndex
+from kenning.store.vector_index import VectorIndex
 from kenning.store import documents
 from kenning.store.database import Database
 from kenning.store.documents import DocumentMeta, NewItem

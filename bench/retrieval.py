@@ -43,14 +43,15 @@ from kenning.ingest.scan import FolderScanner
 from kenning.retrieval import search as search_module
 from kenning.retrieval.hits import Hit
 from kenning.retrieval.search import Retriever
-from kenning.retrieval.vector_index import VectorIndex
+from kenning.store.vector_index import VectorIndex
 from kenning.store import sources
 from kenning.store.database import Database
 from kenning.store.vectors import load_vectors
 from kenning.workers.embed import EmbedWorker
 from kenning.workers.extract import GraphBuilder
 from kenning.workers.offline_extract import OfflineExtractor
-from kenning.workers.embedders import Embedder, make_embedder
+from kenning.store.records import Embedder
+from kenning.workers.embedders import make_embedder
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench"
 # (collection, split reported); the tuning split is never among the reported ones.

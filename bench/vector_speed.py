@@ -28,7 +28,7 @@ import numpy as np
 
 from kenning.config import EmbedderSettings, RetrievalSettings
 from kenning.retrieval.search import Retriever
-from kenning.retrieval.vector_index import VectorIndex
+from kenning.store.vector_index import VectorIndex
 from kenning.store.database import Database, prepare
 from kenning.store.vectors import LoadedVectors, load_vectors
 from kenning.workers.embed import EmbedWorker

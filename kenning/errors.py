@@ -9,8 +9,20 @@ class ConfigError(KenningError):
     """The config file is missing a value, has a typo, or names something impossible."""
 
 
+class NotFound(KenningError):
+    """A request named a source, item or document that does not exist."""
+
+
 class ReaderError(KenningError):
     """A file could not be turned into text; the message is the reason stored for it."""
+
+
+class BackendUnavailable(KenningError):
+    """A backend (an embedder, an LLM) cannot serve at all right now; retry later."""
+
+
+class EmbedderUnavailable(BackendUnavailable):
+    """The embedding backend cannot embed right now (server down, model missing)."""
 
 
 class DaemonNotRunning(KenningError):

@@ -7,11 +7,11 @@ from pathlib import Path
 from fpdf import FPDF
 
 from kenning.config import RetrievalSettings
-from kenning.retrieval.hits import Hit
+from kenning.api import Hit, Stored
 from kenning.retrieval.search import Retriever
 from kenning.store import documents
 from kenning.store.database import Database
-from kenning.store.documents import DocumentMeta, NewItem, Stored
+from kenning.store.documents import DocumentMeta, NewItem
 from kenning.store.texthash import text_hash
 
 

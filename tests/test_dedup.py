@@ -8,13 +8,23 @@ import asyncio
 
 import numpy as np
 
+import pytest
+
 from kenning.config import DedupSettings
 from kenning.ingest.dedup import near_dup_sweep
-from kenning.retrieval.vector_index import VectorIndex
-from kenning.store import documents, lookup, sources
-from kenning.store.vectors import LoadedVectors
+from kenning.store import documents, lookup, sources, vectors
 from kenning.store.database import Database
+from kenning.store.vector_index import VectorIndex
 from tests.helpers import search, store_document
+
+OPENED: list[VectorIndex] = []
+
+
+@pytest.fixture(autouse=True)
+async def close_indexes():
+    yield
+    while OPENED:
+        await OPENED.pop().close()
 
 TEXT = ("the okapi lives in the ituri rainforest", "it is the only living relative of the giraffe")
 
@@ -38,7 +48,7 @@ async def check(db: Database, query: str, expect: int) -> list:
 async def holders(db: Database, query: str) -> set[str]:
     [hit] = await search(db, query)
     item = await lookup.get_item(db, hit.item_id)
-    return {location["source"] for location in item.locations}
+    return {location.source for location in item.locations}
 
 
 async def test_a_folder_copy_is_stored_once_with_two_locations(db: Database):
@@ -183,19 +193,12 @@ async def test_an_agent_document_is_replaced_by_its_uri_not_its_title(db: Databa
 
 async def index_with_vectors(db: Database, directions: dict[str, np.ndarray]) -> VectorIndex:
     """A vector index in which every chunk of a document points the given way."""
-    async with db.reader() as conn:
-        rows = await conn.execute_fetchall(
-            "SELECT i.id, d.source_id, d.path FROM items i JOIN documents d ON d.id = i.document_id"
-        )
-    matrix = np.stack([directions[path] for _, _, path in rows]).astype(np.float32)
+    rows = await db.read("SELECT i.id, d.path FROM items i JOIN documents d ON d.id = i.document_id")
+    matrix = np.stack([directions[path] for _, path in rows]).astype(np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    loaded = LoadedVectors(
-        np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64), matrix
-    )
-    index = VectorIndex("test", loaded)
-    db.on_items_removed(index.remove)
-    db.on_items_moved(index.reassign)
-    return index
+    await vectors.write_vectors(db, "test", [item_id for item_id, _ in rows], matrix)
+    OPENED.append(await VectorIndex.open(db, "test"))
+    return OPENED[-1]
 
 
 async def test_a_near_duplicate_in_another_source_collapses_and_comes_back_when_the_winner_goes(db: Database):

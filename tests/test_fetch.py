@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from kenning.config.settings import FetchSettings
+from kenning.store.records import FetchedPage
 from kenning.workers.fetch import (
-    FetchedPage,
     Fetcher,
     FetchError,
     FetchRefused,

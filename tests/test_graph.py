@@ -13,14 +13,16 @@ import time
 from collections.abc import Callable
 
 
+from kenning.api import EntityRelation
 from kenning.config import LlmSettings, RetrievalSettings
 from kenning.retrieval import graph as graph_leg
-from kenning.retrieval.scope import Scope
 from kenning.retrieval.search import Retriever
 from kenning.store import documents, graph, sources
 from kenning.store.database import Database
-from kenning.workers.extract import GraphBuilder, chunk_text
-from kenning.workers.extraction import Entity, Extraction, ExtractionFailed, Relation
+from kenning.service.graph import GraphSide
+from kenning.workers.extract import chunk_text
+from kenning.workers.job import JobState
+from kenning.store.records import Entity, Extraction, ExtractionFailed, Relation
 from kenning.workers.offline_extract import SIGNATURE as OFFLINE
 from kenning.workers.offline_extract import OfflineExtractor
 from tests.helpers import search, store_document
@@ -116,16 +118,15 @@ async def test_spellings_of_one_name_are_one_entity_and_aliases_resolve_to_it(db
     assert await mentioned_by(db, first) == {"Maria Chen", "Tennessee Valley Authority"}
     # "tva" in the second chunk resolved through the alias rather than making a new entity.
     assert await mentioned_by(db, second) == {"Maria Chen", "Tennessee Valley Authority"}
-    async with db.reader() as conn:
-        resolved = await graph.resolve_names(conn, ["tva", "maria chen", "nobody"])
+    resolved = await graph.resolve_names(db, ["tva", "maria chen", "nobody"])
     assert resolved.keys() == {"tva", "maria chen"}
     assert resolved["tva"].name == "Tennessee Valley Authority"
     assert resolved["maria chen"].mentions == 2
 
     [found] = await graph.find_entities(db, "TVA", limit=5)
-    assert found["name"] == "Tennessee Valley Authority"
-    assert found["aliases"] == ["tva"]
-    assert {chunk["item_id"] for chunk in found["chunks"]} == {first, second}
+    assert found.name == "Tennessee Valley Authority"
+    assert found.aliases == ["tva"]
+    assert {chunk.item_id for chunk in found.chunks} == {first, second}
 
 
 async def test_relations_are_typed_and_belong_to_their_chunk(db: Database):
@@ -136,16 +137,13 @@ async def test_relations_are_typed_and_belong_to_their_chunk(db: Database):
 
     assert await relations_of(db, item) == {("Maria Chen", "leads", "Project Falcon")}
     [maria] = await graph.find_entities(db, "maria chen", limit=5)
-    assert maria["kind"] == "person"
-    assert maria["mentions"] == 1
-    assert maria["relations"] == [
-        {"kind": "leads", "direction": "out", "other": "Project Falcon", "item_id": item, "chunks": 1}
-    ]
-    [chunk] = maria["chunks"]
-    assert chunk["item_id"] == item and chunk["source"] == "notes" and chunk["path"].endswith("a.md")
-    async with db.reader() as conn:
-        ids = await graph.resolve_names(conn, ["maria chen", "project falcon"])
-        links = await graph.neighbours(conn, [ids["maria chen"].id], per_entity=5)
+    assert maria.kind == "person"
+    assert maria.mentions == 1
+    assert maria.relations == [EntityRelation("leads", "out", "Project Falcon", item, 1)]
+    [chunk] = maria.chunks
+    assert chunk.item_id == item and chunk.source == "notes" and chunk.path.endswith("a.md")
+    ids = await graph.resolve_names(db, ["maria chen", "project falcon"])
+    links = await graph.neighbours(db, [ids["maria chen"].id], per_entity=5)
     assert links == {ids["maria chen"].id: [(ids["project falcon"].id, 1)]}
 
 
@@ -221,7 +219,7 @@ async def test_deleting_a_document_drops_entities_only_it_mentioned(db: Database
     assert await relations_of(db, first) == {("Maria Chen", "leads", "Project Falcon")}
     assert await rows(db, "SELECT count(*) FROM relations") == [(1,)]
     [maria] = await graph.find_entities(db, "Maria Chen", limit=5)
-    assert maria["mentions"] == 1 and [chunk["item_id"] for chunk in maria["chunks"]] == [first]
+    assert maria.mentions == 1 and [chunk.item_id for chunk in maria.chunks] == [first]
 
     await documents.delete_documents(db, notes, ["a.md"])
     assert await entity_names(db) == set()
@@ -363,8 +361,7 @@ async def test_a_query_naming_no_known_entity_has_no_graph_hits(db: Database):
     await falcon_library(db)
     result = await Retriever(db, RetrievalSettings()).search("how do glaciers calve icebergs", legs=("graph",))
     assert result.hits == []
-    async with db.reader() as conn:
-        assert await graph_leg.graph_search(conn, "the of and", 10, Scope(None, None)) == []
+    assert await graph_leg.graph_search(db, "the of and", 10) == []
 
 
 def test_cjk_queries_yield_contiguous_sub_runs_longest_first_and_bounded():
@@ -411,24 +408,26 @@ async def _none_pending(db: Database) -> bool:
     return await graph.count_pending(db, OFFLINE) == 0
 
 
-async def _state_is(builder: GraphBuilder, state: str) -> bool:
-    return builder.progress.state == state
+async def _state_is(side: GraphSide, state: JobState) -> bool:
+    return side.job is not None and side.job.state == state
 
 
 async def test_the_job_mines_every_chunk_offline_and_stops_cleanly(db: Database):
     notes = await source(db)
     await store_document(db, notes, "a.md", "Project Falcon is led by Maria Chen.", "Acme Corp pays NASA.")
-    builder = GraphBuilder(db, LlmSettings())
-    await builder.start()
+    builder = GraphSide(db, LlmSettings(), asyncio.Event())
+    builder.quiet.set()
+    builder.start()
     try:
 
-        async def settled() -> dict | None:
-            status = await builder.status()
-            return status if status["pending"] == 0 and status["job"]["state"] == "idle" else None
+        async def settled() -> bool:
+            return await _none_pending(db) and await _state_is(builder, JobState.IDLE)
 
-        status = await wait_until(settled)
-        assert status["backend"] == "offline" and status["extractor"] == OFFLINE
-        assert status["entities"] > 0 and status["relations"] > 0 and status["failed"] == 0
+        await wait_until(settled)
+        status = await builder.status()
+        assert status.pending == 0 and status.job.state == "idle"
+        assert status.backend == "offline" and status.extractor == OFFLINE
+        assert status.entities > 0 and status.relations > 0 and status.failed == 0
         assert {"Maria Chen", "Project Falcon", "Acme Corp", "NASA"} <= await entity_names(db)
 
         # New chunks and a wake: the job picks them up.
@@ -439,20 +438,20 @@ async def test_the_job_mines_every_chunk_offline_and_stops_cleanly(db: Database)
         assert "Tromsø" in await mentioned_by(db, item)
     finally:
         await builder.stop()
-    assert builder.extractor is None
+    assert builder.job is None
     await builder.stop()  # twice is harmless
 
 
 async def test_the_job_defers_to_a_running_ingest(db: Database):
     notes = await source(db)
     await store_document(db, notes, "a.md", "Project Falcon is led by Maria Chen.")
-    ingesting = True
-    builder = GraphBuilder(db, LlmSettings(), ingest_running=lambda: ingesting)
-    await builder.start()
+    quiet = asyncio.Event()  # a sweep is reading files in
+    builder = GraphSide(db, LlmSettings(), quiet)
+    builder.start()
     try:
-        await wait_until(lambda: _state_is(builder, "deferred"))
+        await wait_until(lambda: _state_is(builder, JobState.DEFERRED))
         assert await graph.count_pending(db, OFFLINE) == 1
-        ingesting = False
+        quiet.set()
         await wait_until(lambda: _none_pending(db))
     finally:
         await builder.stop()

@@ -124,7 +124,7 @@ def test_an_indexed_folder_gets_an_offline_graph_the_entities_method_shows(libra
     daemon.wait_idle("notes")
 
     status = wait_extracted(daemon, OFFLINE)
-    assert status["backend"] == "offline" and "model" not in status
+    assert status["backend"] == "offline" and status["model"] is None
     assert status["entities"] > 0 and status["relations"] > 0 and status["failed"] == 0
 
     maria = entity(daemon, "Maria Chen")

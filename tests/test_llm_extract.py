@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from kenning.config import LlmSettings
-from kenning.workers.extraction import Entity, Extraction, ExtractionFailed, Relation
+from kenning.store.records import Entity, Extraction, ExtractionFailed, Relation
 from kenning.workers.llm_extract import OllamaExtractor, fence, markers
 from tests.fake_ollama import FakeOllama, fake_ollama
 

@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from kenning.workers import offline_extract
-from kenning.workers.extraction import Extraction, ExtractionFailed, normalize_name
+from kenning.store.records import Extraction, ExtractionFailed
+from kenning.text.names import normalize_name
 from kenning.workers.offline_extract import (
     MAX_ENTITIES,
     MAX_NAME_CHARS,

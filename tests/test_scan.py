@@ -157,7 +157,7 @@ async def test_a_failed_file_is_retried_only_when_it_changes(db, tmp_path):
     assert (await scanner.sweep())["failed"] == 1
     assert (await scanner.sweep())["unchanged"] == 1
     [failure] = await lookup.failures(db, scanner.source_id)
-    assert failure["path"] == "broken.pdf" and failure["reason"]
+    assert failure.path == "broken.pdf" and failure.reason
     bad.unlink()
     write(folder, "broken.pdf.md", "now fixed gecko text\n")
     counts = await scanner.sweep()

@@ -16,18 +16,18 @@ from contextlib import contextmanager
 import numpy as np
 import pytest
 
+from kenning.api import EmbedderStatus, SearchResult
 from kenning.config import EmbedderSettings, RetrievalSettings
-from kenning.retrieval.fusion import fuse_rrf, fuse_scores
-from kenning.retrieval.hits import Hit
+from kenning.errors import EmbedderUnavailable
+from kenning.retrieval.fusion import fuse_rrf, fuse_scores, legs_and_ranks
 from kenning.retrieval.search import Retriever
-from kenning.retrieval.vector_index import VectorIndex
+from kenning.service.semantic import Semantic
 from kenning.store import documents, sources, vectors
 from kenning.store.database import Database
-from kenning.store.vectors import LoadedVectors
-from tests.helpers import store_document
-from kenning.workers.embedders import EmbedderUnavailable, OllamaEmbedder, WordLlamaEmbedder
-from kenning.workers.semantic import Semantic
+from kenning.store.vector_index import VectorIndex
+from kenning.workers.embedders import OllamaEmbedder, WordLlamaEmbedder
 from tests.fake_ollama import FakeOllama, fake_ollama
+from tests.helpers import store_document
 
 PARAPHRASE = "car engine fails in winter"
 NONSENSE = "zxqv blorp fnarg"
@@ -59,7 +59,7 @@ def close_ollama_clients(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     A keep-alive socket left for the garbage collector is a ResourceWarning, which this
     suite makes an error. Autouse, so it is torn down after the fixtures that stop the
-    Semantics using them (those close their own).
+    embedding sides using them (those close their own).
     """
     made: list[OllamaEmbedder] = []
     original = OllamaEmbedder.__init__
@@ -89,44 +89,69 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 
+class Running:
+    """What the daemon runs for the vector leg: the embedding side (a `Semantic`, with its
+    background job) and a retriever searching with whatever it has ready."""
+
+    def __init__(self, db: Database, settings: EmbedderSettings, retrieval: RetrievalSettings) -> None:
+        quiet = asyncio.Event()
+        quiet.set()
+        self.semantic = Semantic(db, settings, quiet)
+        self.retriever = Retriever(db, retrieval)
+
+    async def search(self, query: str, **options) -> SearchResult:
+        return await self.retriever.search(query, vectors=self.semantic.vectors, **options)
+
+    def status(self) -> EmbedderStatus:
+        return self.semantic.status()
+
+    @property
+    def embedder(self):
+        return self.semantic.vectors.embedder
+
+    @property
+    def index(self) -> VectorIndex:
+        return self.semantic.vectors.index
+
+
 @pytest.fixture
-async def semantics() -> AsyncIterator[list[Semantic]]:
-    """Every Semantic a test starts is stopped before its database closes."""
-    started: list[Semantic] = []
+async def semantics() -> AsyncIterator[list[Running]]:
+    """Every embedding side a test starts is stopped before its database closes."""
+    started: list[Running] = []
     yield started
-    for semantic in started:
-        await semantic.stop()
+    for running in started:
+        await running.semantic.stop()
 
 
 async def start_semantic(
     db: Database,
-    started: list[Semantic],
+    started: list[Running],
     settings: EmbedderSettings,
     retrieval: RetrievalSettings | None = None,
     catch_up: bool = True,
-) -> Semantic:
+) -> Running:
     """Start one as the daemon does; wait until every item is in the index, or (when some
     vectors are refused on purpose) only until the job has gone idle."""
-    semantic = Semantic(db, Retriever(db, retrieval or RetrievalSettings()), settings)
-    started.append(semantic)
-    await semantic.start()
+    running = Running(db, settings, retrieval or RetrievalSettings())
+    started.append(running)
+    running.semantic.start()
     if catch_up:
-        await caught_up(db, semantic)
+        await caught_up(db, running)
     else:
         deadline = time.monotonic() + 20
-        while semantic.status()["job"]["state"] != "idle":
-            assert time.monotonic() < deadline, semantic.status()
+        while running.status().job.state != "idle":
+            assert time.monotonic() < deadline, running.status()
             await asyncio.sleep(0.02)
-    return semantic
+    return running
 
 
-async def caught_up(db: Database, semantic: Semantic, timeout: float = 30) -> dict:
+async def caught_up(db: Database, running: Running, timeout: float = 30) -> EmbedderStatus:
     """Until the job is idle and the in-memory index holds a vector for every item."""
     deadline = time.monotonic() + timeout
     while True:
-        status = semantic.status()
+        status = running.status()
         items = await scalar(db, "SELECT count(*) FROM items")
-        if status["job"]["state"] == "idle" and status["vectors"] == items:
+        if status.job.state == "idle" and status.vectors == items:
             return status
         if time.monotonic() > deadline:
             raise AssertionError(f"embedding did not catch up with {items} items: {status}")
@@ -183,19 +208,25 @@ def unit_rows(count: int, dim: int, seed: int = 0) -> np.ndarray:
     return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
 
 
-def loaded(ids: list[int], source_ids: list[int], matrix: np.ndarray, mismatched: int = 0) -> LoadedVectors:
-    return LoadedVectors(
-        np.array(ids, dtype=np.int64), np.array(source_ids, dtype=np.int64), matrix.astype(np.float32), mismatched
-    )
+async def items_in(db: Database, source: str, count: int) -> list[int]:
+    """`count` one-chunk documents in a source of that name; their item ids."""
+    source_id = (await sources.sync_sources(db, [(source, f"/{source}", "default")]))[source]
+    ids = []
+    for n in range(count):
+        await store_document(db, source_id, f"{source}-{n}.md", f"note {n} of {source}")
+    ids = await scalar_list(db, "SELECT i.id FROM items i JOIN documents d ON d.id = i.document_id"
+                            " JOIN sources s ON s.id = d.source_id WHERE s.name = ? ORDER BY i.id", (source,))
+    return ids
 
 
-def empty_index() -> VectorIndex:
-    empty = np.zeros(0, dtype=np.int64)
-    return VectorIndex("sig", LoadedVectors(empty, empty.copy(), np.zeros((0, 0), dtype=np.float32)))
+async def scalar_list(db: Database, sql: str, params: tuple = ()) -> list:
+    return [row[0] for row in await db.read(sql, params)]
 
 
-def hit(item_id: int, modified: float = 0.0) -> Hit:
-    return Hit(item_id, item_id, f"t{item_id}", "", "notes", "default", f"/n/{item_id}.md", "", 1, 1, modified)
+async def embed_rows(db: Database, index: VectorIndex, ids: list[int], rows: np.ndarray, signature: str = "sig") -> None:
+    """Store vectors as the embed job does, and wait for the index to take them in."""
+    await vectors.write_vectors(db, signature, ids, rows)
+    await index.settled()
 
 
 # -- the Ollama backend against the fake server -------------------------------------------
@@ -267,31 +298,31 @@ def test_ollama_going_away_mid_request_is_unavailable_not_an_error(ollama: FakeO
 
 
 async def test_search_answers_from_keywords_when_ollama_is_killed_mid_query(
-    db: Database, semantics: list[Semantic], ollama: FakeOllama
+    db: Database, semantics: list[Running], ollama: FakeOllama
 ):
     ids = await corpus(db)
     semantic = await start_semantic(db, semantics, ollama_settings(ollama))
     ollama.delay = 1.0
     with meanwhile(0.3, ollama.crash):
-        result = await semantic.retriever.search("orchestra symphony")
+        result = await semantic.search("orchestra symphony")
     assert [h.item_id for h in result.hits] == [ids["music.md"]]
     assert result.warnings
 
 
 async def test_the_embed_job_outlives_ollama_being_killed_mid_page(
-    db: Database, semantics: list[Semantic], ollama: FakeOllama
+    db: Database, semantics: list[Running], ollama: FakeOllama
 ):
     await corpus(db)
     ollama.delay = 0.4  # three requests of three texts: the crash lands in the second
-    semantic = Semantic(db, Retriever(db, RetrievalSettings()), ollama_settings(ollama))
+    semantic = Running(db, ollama_settings(ollama), RetrievalSettings())
     semantics.append(semantic)
     with meanwhile(0.6, ollama.crash):
-        await semantic.start()
+        semantic.semantic.start()
         deadline = time.monotonic() + 10
-        while semantic.status()["job"].get("state") != "waiting":
+        while semantic.status().job.state != "waiting":
             assert time.monotonic() < deadline, f"the job never went to waiting: {semantic.status()}"
             await asyncio.sleep(0.05)
-    assert semantic.status()["job"]["last_error"]
+    assert semantic.status().job.last_error
 
     ollama.delay = 0.0
     ollama.start()
@@ -315,22 +346,20 @@ def test_wordllama_loads_and_embeds_offline_and_deterministically(no_network):
 
 
 async def test_a_paraphrase_is_found_by_the_vector_leg_where_the_keyword_leg_finds_nothing(
-    db: Database, semantics: list[Semantic], no_network
+    db: Database, semantics: list[Running], no_network
 ):
     ids = await corpus(db)
     semantic = await start_semantic(db, semantics, EmbedderSettings())
-    retriever = semantic.retriever
-
-    assert (await retriever.search(PARAPHRASE, legs=("keyword",))).hits == []
-    result = await retriever.search(PARAPHRASE)
+    assert (await semantic.search(PARAPHRASE, legs=("keyword",))).hits == []
+    result = await semantic.search(PARAPHRASE)
     assert result.warnings == []
     best = result.hits[0]
     assert best.item_id == ids["car.md"] and best.path == "/n/car.md"
     assert best.legs == ["vector"] and best.ranks == {"vector": 1}
     assert best.snippet == CORPUS["car.md"]  # a vector-only hit shows the chunk's opening
     # by a wide cosine margin, not a coin toss among the distractors
-    query = retriever.embedder.embed([PARAPHRASE])[0]
-    [(first, best_cosine), (_, runner_up)] = retriever.index.search(query, 2)
+    query = semantic.embedder.embed([PARAPHRASE])[0]
+    [(first, best_cosine), (_, runner_up)] = semantic.index.search(query, 2)
     assert first == ids["car.md"] and best_cosine > runner_up + 0.2
 
 
@@ -341,16 +370,16 @@ async def test_a_paraphrase_is_found_by_the_vector_leg_where_the_keyword_leg_fin
     ("backend", "dim"), [("wordllama", 128), ("ollama", 64)], ids=["wordllama-128", "ollama-fake-64"]
 )
 async def test_vectors_are_stored_one_per_item_with_signature_and_dimension(
-    db: Database, semantics: list[Semantic], ollama: FakeOllama, backend: str, dim: int
+    db: Database, semantics: list[Running], ollama: FakeOllama, backend: str, dim: int
 ):
     await corpus(db)
     settings = ollama_settings(ollama) if backend == "ollama" else EmbedderSettings(dim=dim)
     semantic = await start_semantic(db, semantics, settings)
     status = semantic.status()
-    signature = semantic.retriever.embedder.signature
-    assert status["signature"] == signature and signature.startswith(f"{backend}:")
-    assert (status["backend"], status["dimension"], status["vectors"]) == (backend, dim, len(CORPUS))
-    assert status["job"]["last_error"] is None
+    signature = semantic.embedder.signature
+    assert status.signature == signature and signature.startswith(f"{backend}:")
+    assert (status.backend, status.dimension, status.vectors) == (backend, dim, len(CORPUS))
+    assert status.job.last_error is None
 
     async with db.reader() as conn:
         rows = await conn.execute_fetchall(
@@ -364,9 +393,9 @@ async def test_vectors_are_stored_one_per_item_with_signature_and_dimension(
     # a second start loads them instead of embedding again
     if backend == "ollama":
         ollama.reset_counters()
-    await semantic.stop()
+    await semantic.semantic.stop()
     again = await start_semantic(db, semantics, settings)
-    assert again.status()["vectors"] == len(CORPUS)
+    assert again.status().vectors == len(CORPUS)
     if backend == "ollama":
         assert ollama.texts_embedded == 0
 
@@ -374,111 +403,128 @@ async def test_vectors_are_stored_one_per_item_with_signature_and_dimension(
 # -- the in-memory index --------------------------------------------------------------------
 
 
-def test_vector_index_adds_replaces_removes_and_searches_in_scope():
-    index = empty_index()
-    assert len(index) == 0 and index.dim is None
-    assert index.search(unit_rows(1, 8)[0], 5) == []
+async def test_vector_index_follows_written_replaced_and_removed_vectors_and_searches_in_scope(db: Database):
+    index = await VectorIndex.open(db, "sig")
+    try:
+        assert len(index) == 0 and index.dim is None
+        assert index.search(unit_rows(1, 8)[0], 5) == []
 
-    rows = unit_rows(6, 8)
-    assert index.add([1, 2, 3, 4, 5, 6], [10, 10, 10, 20, 20, 20], rows) == 0
-    assert (len(index), index.dim) == (6, 8)
-    found = index.search(rows[3], 6)
-    assert found[0] == (4, pytest.approx(1.0, abs=1e-5))
-    assert [score for _, score in found] == sorted((score for _, score in found), reverse=True)
-    assert len(index.search(rows[3], 2)) == 2
-    assert {item_id for item_id, _ in index.search(rows[0], 6, sources={20})} == {4, 5, 6}
-    assert index.search(rows[0], 6, sources={99}) == []
-    assert all(score >= 0.5 for _, score in index.search(rows[0], 6, min_similarity=0.5))
+        ids = await items_in(db, "ten", 3) + await items_in(db, "twenty", 3)
+        rows = unit_rows(6, 8)
+        await embed_rows(db, index, ids, rows)
+        assert (len(index), index.dim) == (6, 8)
+        found = index.search(rows[3], 6)
+        assert found[0] == (ids[3], pytest.approx(1.0, abs=1e-3))
+        assert [score for _, score in found] == sorted((score for _, score in found), reverse=True)
+        assert len(index.search(rows[3], 2)) == 2
+        twenty = (await sources.sync_sources(db, [("ten", "/ten", "default"), ("twenty", "/twenty", "default")]))["twenty"]
+        assert {item_id for item_id, _ in index.search(rows[0], 6, sources={twenty})} == set(ids[3:])
+        assert index.search(rows[0], 6, sources={99}) == []
+        assert all(score >= 0.5 for _, score in index.search(rows[0], 6, min_similarity=0.5))
 
-    # a re-embedded item replaces its row: never two rows, never the old vector
-    index.add([1], [10], rows[5:6])
-    assert len(index) == 6
-    assert [item_id for item_id, _ in index.search(rows[5], 6)].count(1) == 1
-    assert dict(index.search(rows[5], 6))[1] == pytest.approx(1.0, abs=1e-5)
+        # a re-embedded item replaces its row: never two rows, never the old vector
+        await embed_rows(db, index, ids[:1], rows[5:6])
+        assert len(index) == 6
+        assert [item_id for item_id, _ in index.search(rows[5], 6)].count(ids[0]) == 1
+        assert dict(index.search(rows[5], 6))[ids[0]] == pytest.approx(1.0, abs=1e-3)
 
-    index.remove([4, 5, 999])
-    assert len(index) == 4
-    assert {item_id for item_id, _ in index.search(rows[4], 6)} == {1, 2, 3, 6}
-    index.remove([4])  # twice is harmless
-    assert len(index) == 4
+        # vectors of another embedder are not this index's business
+        await embed_rows(db, index, ids[:1], unit_rows(1, 8, seed=9), signature="other")
+        assert dict(index.search(rows[5], 6))[ids[0]] == pytest.approx(1.0, abs=1e-3)
 
-
-def test_vector_index_refuses_another_dimension():
-    rows = unit_rows(3, 8)
-    index = VectorIndex("sig", loaded([1, 2, 3], [1, 1, 1], rows, mismatched=2))
-    assert (len(index), index.dim, index.mismatched) == (3, 8, 2)
-    assert index.add([4, 5], [1, 1], unit_rows(2, 4)) == 2
-    assert len(index) == 3
-    assert index.search(unit_rows(1, 4)[0], 10) == []
-    assert [item_id for item_id, _ in index.search(rows[0], 1)] == [1]
+        async with db.transaction() as conn:
+            await conn.execute(f"DELETE FROM items WHERE id IN ({ids[3]}, {ids[4]})")
+        await index.settled()
+        assert len(index) == 4
+        assert {item_id for item_id, _ in index.search(rows[4], 6)} == set(ids) - {ids[3], ids[4]}
+    finally:
+        await index.close()
 
 
-def test_vector_index_grows_past_what_it_loaded_and_compacts_removed_rows():
+async def test_vector_index_refuses_another_dimension(db: Database):
+    ids = await items_in(db, "notes", 5)
+    await vectors.write_vectors(db, "sig", ids[:3], unit_rows(3, 8))
+    await vectors.write_vectors(db, "sig", ids[3:], unit_rows(2, 4))
+    index = await VectorIndex.open(db, "sig")
+    try:
+        assert (len(index), index.dim, index.mismatched) == (3, 8, 2)
+        [extra] = await items_in(db, "more", 1)
+        await embed_rows(db, index, [extra], unit_rows(1, 4, seed=3))
+        assert (len(index), index.mismatched) == (3, 3)
+        assert index.search(unit_rows(1, 4)[0], 10) == []
+        assert [item_id for item_id, _ in index.search(unit_rows(3, 8)[0], 1)] == [ids[0]]
+    finally:
+        await index.close()
+
+
+async def test_vector_index_grows_past_what_it_loaded_and_compacts_removed_rows(db: Database):
     rows = unit_rows(4000, 16, seed=1)
-    index = VectorIndex("sig", loaded([1, 2, 3], [1, 1, 1], rows[:3]))
-    index.add(list(range(4, 4001)), [1] * 3997, rows[3:])
-    assert len(index) == 4000
-    assert index.search(rows[3999], 1)[0][0] == 4000
+    source_id = (await sources.sync_sources(db, [("notes", "/n", "default")]))["notes"]
+    await store_document(db, source_id, "big.md", *(f"chunk {n}" for n in range(4000)))
+    ids = await scalar_list(db, "SELECT id FROM items ORDER BY id")
+    await vectors.write_vectors(db, "sig", ids[:3], rows[:3])
+    index = await VectorIndex.open(db, "sig")
+    try:
+        await embed_rows(db, index, ids[3:], rows[3:])
+        assert len(index) == 4000
+        assert index.search(rows[3999], 1)[0][0] == ids[3999]
 
-    # a quarter dead but not past the absolute floor: masked, not yet compacted
-    index.remove(list(range(1, 1001)))
-    assert len(index) == 3000 and index._count == 4000
-    # past both: compacted, and every survivor still answers for itself
-    index.remove(list(range(1001, 1502)))
-    assert len(index) == 2499 and index._count == 2499
-    for item_id in (1502, 2750, 4000):
-        assert index.search(rows[item_id - 1], 1) == [(item_id, pytest.approx(1.0, abs=1e-5))]
-    assert not {item_id for item_id, _ in index.search(rows[0], 4000, min_similarity=-1.0)} & set(range(1, 1502))
-    index.add([1], [1], rows[:1])
-    assert len(index) == 2500 and index.search(rows[0], 1)[0][0] == 1
+        async def remove(first: int, last: int) -> None:
+            async with db.transaction() as conn:
+                await conn.execute("DELETE FROM vectors WHERE item_id BETWEEN ? AND ?", (ids[first], ids[last]))
+            await index.settled()
+
+        # a quarter dead but not past the absolute floor: masked, not yet compacted
+        await remove(0, 999)
+        assert len(index) == 3000 and index._count == 4000
+        # past both: compacted, and every survivor still answers for itself
+        await remove(1000, 1500)
+        assert len(index) == 2499 and index._count == 2499
+        for n in (1501, 2749, 3999):
+            assert index.search(rows[n], 1) == [(ids[n], pytest.approx(1.0, abs=1e-3))]
+        assert not {item_id for item_id, _ in index.search(rows[0], 4000, min_similarity=-1.0)} & set(ids[:1501])
+        await embed_rows(db, index, ids[:1], rows[:1])
+        assert len(index) == 2500 and index.search(rows[0], 1)[0][0] == ids[0]
+    finally:
+        await index.close()
 
 
 # -- fusion ---------------------------------------------------------------------------------
 
 
 def test_rrf_an_item_found_by_both_legs_outranks_one_found_by_one_leg_at_the_same_rank():
-    keyword = [hit(1), hit(2)]
-    vector = [hit(3), hit(2)]
-    fused = fuse_rrf({"keyword": keyword, "vector": vector}, {"keyword": 1.0, "vector": 1.0}, 60)
-    assert [h.item_id for h in fused][0] == 2
-    both = fused[0]
-    assert both.legs == ["keyword", "vector"] and both.ranks == {"keyword": 2, "vector": 2}
-    assert both.score == pytest.approx(2 / 62, abs=1e-6)
-    singles = {h.item_id: h for h in fused[1:]}
-    assert singles[1].legs == ["keyword"] and singles[1].ranks == {"keyword": 1}
-    assert singles[3].legs == ["vector"] and singles[3].ranks == {"vector": 1}
+    ranked = {"keyword": [1, 2], "vector": [3, 2]}
+    fused = fuse_rrf(ranked, {"keyword": 1.0, "vector": 1.0}, 60)
+    assert max(fused, key=fused.get) == 2
+    assert fused[2] == pytest.approx(2 / 62, abs=1e-6)
+    found_by = legs_and_ranks(ranked)
+    assert found_by[2] == (["keyword", "vector"], {"keyword": 2, "vector": 2})
+    assert found_by[1] == (["keyword"], {"keyword": 1}) and found_by[3] == (["vector"], {"vector": 1})
 
     # two items found at the same rank, one leg each: the weight decides
-    weighted = fuse_rrf({"keyword": [hit(1)], "vector": [hit(3)]}, {"keyword": 1.0, "vector": 2.0}, 60)
-    assert [h.item_id for h in weighted] == [3, 1]
-    assert [h.score for h in weighted] == [pytest.approx(2 / 61, abs=1e-6), pytest.approx(1 / 61, abs=1e-6)]
-    # and with equal scores the newer file goes first
-    tied = fuse_rrf({"keyword": [hit(1, modified=1.0)], "vector": [hit(3, modified=2.0)]}, {"keyword": 1, "vector": 1}, 60)
-    assert [h.item_id for h in tied] == [3, 1]
+    weighted = fuse_rrf({"keyword": [1], "vector": [3]}, {"keyword": 1.0, "vector": 2.0}, 60)
+    assert weighted == {3: pytest.approx(2 / 61, abs=1e-6), 1: pytest.approx(1 / 61, abs=1e-6)}
 
 
 def test_score_fusion_lets_meaning_reorder_keyword_hits_and_add_unmatched_ones():
-    keyword = [hit(1), hit(2), hit(3)]
-    vector = [hit(4), hit(2)]
+    ranked = {"keyword": [1, 2, 3], "vector": [4, 2]}
     raw = {
         "keyword": {1: 9.0, 2: 8.0, 3: 1.0},
         # every keyword candidate is scored on meaning too; 4 matched no term
         "vector": {4: 0.9, 2: 0.8, 1: 0.1, 3: 0.5},
     }
-    fused = fuse_scores({"keyword": keyword, "vector": vector}, raw, {"keyword": 0.7, "vector": 0.3})
-    by_id = {h.item_id: h for h in fused}
+    fused = fuse_scores(ranked, raw, {"keyword": 0.7, "vector": 0.3})
     # 2 is nearly the best keyword hit and close in meaning: it overtakes 1
-    assert [h.item_id for h in fused][:2] == [2, 1]
-    assert by_id[2].score == pytest.approx(0.7 * 7 / 8 + 0.3 * 0.7 / 0.8, abs=1e-6)
-    assert by_id[4].legs == ["vector"] and by_id[4].score == pytest.approx(0.3, abs=1e-6)
-    assert by_id[2].legs == ["keyword", "vector"] and by_id[2].ranks == {"keyword": 2, "vector": 2}
+    assert sorted(fused, key=fused.get, reverse=True)[:2] == [2, 1]
+    assert fused[2] == pytest.approx(0.7 * 7 / 8 + 0.3 * 0.7 / 0.8, abs=1e-6)
+    assert fused[4] == pytest.approx(0.3, abs=1e-6)
     # a single keyword match is that leg's best, not its worst
-    [only] = fuse_scores({"keyword": [hit(7)]}, {"keyword": {7: 3.2}}, {"keyword": 0.7, "vector": 0.3})
-    assert only.score == pytest.approx(1.0)
+    only = fuse_scores({"keyword": [7]}, {"keyword": {7: 3.2}}, {"keyword": 0.7, "vector": 0.3})
+    assert only == {7: pytest.approx(1.0)}
 
 
 async def test_fused_search_records_legs_and_applies_the_score_and_similarity_floors(
-    db: Database, semantics: list[Semantic], no_network
+    db: Database, semantics: list[Running], no_network
 ):
     ids = await corpus(db)
     semantic = await start_semantic(db, semantics, EmbedderSettings())
@@ -486,29 +532,29 @@ async def test_fused_search_records_legs_and_applies_the_score_and_similarity_fl
 
     # the car note shares words with this query and means the same: both legs, rank 1
     # in each, and the best score on both, so the default score fusion gives it 1.0
-    best = (await retriever.search("automobile cold mornings")).hits[0]
+    best = (await semantic.search("automobile cold mornings")).hits[0]
     assert best.item_id == ids["car.md"]
     assert best.legs == ["keyword", "vector"] and best.ranks == {"keyword": 1, "vector": 1}
     assert best.score == pytest.approx(1.0, abs=1e-6)
 
     rrf = RetrievalSettings(fusion="rrf", keyword_weight=1.0, vector_weight=2.0, min_similarity=-1.0)
     retriever.settings = rrf
-    everything = (await retriever.search("automobile cold mornings")).hits
+    everything = (await semantic.search("automobile cold mornings")).hits
     assert everything[0].item_id == ids["car.md"]
     assert everything[0].score == pytest.approx(1 / 61 + 2 / 61, abs=1e-6)
     assert len(everything) > 1 and all(h.legs == ["vector"] for h in everything[1:])
 
     # a floor above any one-leg score keeps only what both legs found
     retriever.settings = rrf.model_copy(update={"min_score": 0.04})
-    assert [h.item_id for h in (await retriever.search("automobile cold mornings")).hits] == [ids["car.md"]]
+    assert [h.item_id for h in (await semantic.search("automobile cold mornings")).hits] == [ids["car.md"]]
 
     # with no similarity floor a nonsense query still gets nearest neighbours; with the
     # default floor, nothing
     retriever.settings = RetrievalSettings(min_similarity=-1.0)
-    assert (await retriever.search(NONSENSE)).hits
+    assert (await semantic.search(NONSENSE)).hits
     retriever.settings = RetrievalSettings()
-    assert (await retriever.search(NONSENSE)).hits == []
-    [paraphrase] = (await retriever.search(PARAPHRASE)).hits
+    assert (await semantic.search(NONSENSE)).hits == []
+    [paraphrase] = (await semantic.search(PARAPHRASE)).hits
     assert paraphrase.item_id == ids["car.md"]
 
 
@@ -516,12 +562,11 @@ async def test_fused_search_records_legs_and_applies_the_score_and_similarity_fl
 
 
 async def test_replaced_and_deleted_documents_leave_no_ghost_vectors(
-    db: Database, semantics: list[Semantic], no_network
+    db: Database, semantics: list[Running], no_network
 ):
     ids = await corpus(db)
     semantic = await start_semantic(db, semantics, EmbedderSettings())
-    retriever, embedder = semantic.retriever, semantic.retriever.embedder
-    index = retriever.index
+    embedder, index = semantic.embedder, semantic.index
     query = embedder.embed([PARAPHRASE])[0]
     source_id = (await sources.sync_sources(db, [("notes", "/n", "default")]))["notes"]
 
@@ -530,18 +575,21 @@ async def test_replaced_and_deleted_documents_leave_no_ghost_vectors(
 
     assert indexed_ids() == set(ids.values())
 
-    # replace: the old chunk leaves the index at once, before any re-embedding
+    # replace: the old chunk leaves the index, before any re-embedding
     [new_id] = await add_document(db, source_id, "car.md", "Bananas ripen quickly on a warm kitchen counter")
+    await index.settled()
     assert len(index) == len(CORPUS) - 1
     assert ids["car.md"] not in indexed_ids() and new_id not in indexed_ids()
-    assert ids["car.md"] not in {h.item_id for h in (await retriever.search(PARAPHRASE)).hits}
-    semantic.wake()
+    assert ids["car.md"] not in {h.item_id for h in (await semantic.search(PARAPHRASE)).hits}
+    semantic.semantic.wake()
     await caught_up(db, semantic)
+    await index.settled()
     assert indexed_ids() == (set(ids.values()) - {ids["car.md"]}) | {new_id}
-    assert (await retriever.search("bananas ripening", legs=("vector",))).hits[0].item_id == new_id
+    assert (await semantic.search("bananas ripening", legs=("vector",))).hits[0].item_id == new_id
 
-    # delete: its vectors go from the table by cascade and from the index by notice
+    # delete: its vectors go from the table by cascade, and from the index by the change event
     await documents.delete_documents(db, source_id, ["cake.md", "nap.md"])
+    await index.settled()
     assert len(index) == len(CORPUS) - 2
     assert not indexed_ids() & {ids["cake.md"], ids["nap.md"]}
     assert indexed_ids() == set(await item_ids(db))
@@ -550,6 +598,7 @@ async def test_replaced_and_deleted_documents_leave_no_ghost_vectors(
     # a file that now fails to read holds no chunks, and no vectors either
     document_id = await scalar(db, "SELECT id FROM documents WHERE path = 'stocks.md'")
     await documents.mark_unindexed(db, document_id, "failed", "unreadable", 1.0, 1)
+    await index.settled()
     assert ids["stocks.md"] not in indexed_ids()
     assert indexed_ids() == set(await item_ids(db))
     assert len(index) == len(CORPUS) - 3
@@ -559,16 +608,16 @@ async def test_replaced_and_deleted_documents_leave_no_ghost_vectors(
 
 
 async def test_vectors_of_another_dimension_are_refused_reported_and_rebuilt_by_reembed(
-    db: Database, semantics: list[Semantic], ollama: FakeOllama
+    db: Database, semantics: list[Running], ollama: FakeOllama
 ):
     """A server that swaps the model behind a name: same signature, new dimension."""
     ids = await corpus(db)
     settings = ollama_settings(ollama)
     semantic = await start_semantic(db, semantics, settings)
-    assert semantic.status()["dimension"] == 64
+    assert semantic.status().dimension == 64
 
     ollama.models["fake-embed"] = 32
-    result = await semantic.retriever.search("orchestra symphony")
+    result = await semantic.search("orchestra symphony")
     assert [h.item_id for h in result.hits] == [ids["music.md"]]
     assert result.hits[0].legs == ["keyword"]
     assert any("query embeds to 32 dimensions but the index holds 64" in w for w in result.warnings)
@@ -577,25 +626,25 @@ async def test_vectors_of_another_dimension_are_refused_reported_and_rebuilt_by_
     source_id = (await sources.sync_sources(db, [("notes", "/n", "default")]))["notes"]
     for name in ("x.md", "y.md", "z.md"):
         await add_document(db, source_id, name, f"freshly written note {name}")
-    semantic.wake()
+    semantic.semantic.wake()
     deadline = time.monotonic() + 20
-    while await vectors.count_stale(db, semantic.retriever.embedder.signature):
+    while await vectors.count_stale(db, semantic.embedder.signature):
         assert time.monotonic() < deadline, semantic.status()
         await asyncio.sleep(0.02)
-    assert semantic.status()["vectors"] == len(CORPUS)
+    assert semantic.status().vectors == len(CORPUS)
 
     # on the next start the most common dimension wins and the rest are counted
-    await semantic.stop()
+    await semantic.semantic.stop()
     semantic = await start_semantic(db, semantics, settings, catch_up=False)
-    assert (semantic.status()["dimension"], semantic.retriever.index.mismatched) == (64, 3)
-    result = await semantic.retriever.search("orchestra symphony")
+    assert (semantic.status().dimension, semantic.index.mismatched) == (64, 3)
+    result = await semantic.search("orchestra symphony")
     assert any("3 stored vectors have another dimension" in w for w in result.warnings)
 
-    dropped = await semantic.reembed()
+    dropped = await semantic.semantic.reembed()
     assert dropped == len(CORPUS) + 3
     status = await caught_up(db, semantic)
-    assert (status["dimension"], status["vectors"], semantic.retriever.index.mismatched) == (32, len(CORPUS) + 3, 0)
-    result = await semantic.retriever.search("orchestra symphony")
+    assert (status.dimension, status.vectors, semantic.index.mismatched) == (32, len(CORPUS) + 3, 0)
+    result = await semantic.search("orchestra symphony")
     assert result.warnings == []
     assert result.hits[0].item_id == ids["music.md"] and result.hits[0].legs == ["keyword", "vector"]
     assert await scalar(db, "SELECT count(DISTINCT dim) FROM vectors") == 1

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import search, store_document
-from kenning.store import documents, sources
-from kenning.store.database import Database
-from kenning.store.migrations import MIGRATIONS, migrate
-from kenning.store.texthash import text_hash
+import numpy as np
 
+from kenning.store import documents, graph, sources, vectors
+from kenning.store.database import ChangeSet, Database
+from kenning.store.migrations import MIGRATIONS, migrate
+from kenning.store.records import Entity, Extraction
+from kenning.store.texthash import text_hash
+from tests.helpers import search, store_document
 
 
 async def index(db: Database, source_id: int, path: str, *texts: str) -> int:
@@ -167,20 +169,88 @@ def test_a_database_at_the_first_schema_upgrades_and_keeps_its_rows(tmp_path: Pa
     assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
 
 
-async def test_listeners_hear_exactly_the_item_ids_a_write_removed(db: Database):
-    heard: list[int] = []
-    db.on_items_removed(heard.extend)
-    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+async def item_rows(db: Database, path: str) -> list[tuple]:
+    return await db.read(
+        "SELECT i.id, i.ord, i.content, i.line_start FROM items i JOIN documents d ON d.id = i.document_id"
+        " WHERE d.path = ? ORDER BY i.ord",
+        (path,),
+    )
+
+
+async def test_every_committed_write_publishes_what_it_did_to_items_and_vectors(db: Database):
+    heard: list[ChangeSet] = []
+    db.subscribe(heard.append)
+    ids = await sources.sync_sources(db, [("notes", "/n", "default"), ("copies", "/c", "default")])
+    assert heard == []  # state rows only
     await index(db, ids["notes"], "a.md", "one", "two")
-    await index(db, ids["notes"], "b.md", "three")
-    async with db.reader() as conn:
-        a_ids = [r[0] for r in await conn.execute_fetchall(
-            "SELECT i.id FROM items i JOIN documents d ON d.id = i.document_id WHERE d.path = 'a.md'")]
-    await index(db, ids["notes"], "a.md", "replaced")
-    assert sorted(heard) == sorted(a_ids)
+    [first] = heard
+    a_ids = [row[0] for row in await item_rows(db, "a.md")]
+    assert first.added == tuple(a_ids) and not first.removed
+
+    # an edit publishes the chunk it dropped and the one it added, nothing for the one kept
     heard.clear()
-    async with db.reader() as conn:
-        b_ids = [r[0] for r in await conn.execute_fetchall(
-            "SELECT i.id FROM items i JOIN documents d ON d.id = i.document_id WHERE d.path = 'b.md'")]
+    await index(db, ids["notes"], "a.md", "two", "replaced")
+    [edit] = heard
+    after = await item_rows(db, "a.md")
+    assert edit.removed == (a_ids[0],) and edit.added == (after[1][0],) and after[0][0] == a_ids[1]
+
+    heard.clear()
+    await vectors.write_vectors(db, "sig", [after[0][0]], np.ones((1, 4), dtype=np.float32) / 2)
+    assert heard[-1].embedded == {"sig": (after[0][0],)}
+
+    # a deletion by cascade is heard too: the items, and the vectors they took with them
+    heard.clear()
+    await documents.delete_documents(db, ids["notes"], ["a.md"])
+    [deleted] = heard
+    assert sorted(deleted.removed) == sorted(row[0] for row in after)
+    assert deleted.unembedded == {"sig": (after[0][0],)}
+
+    # a holder deleted hands its items to the other source's copy: a move, not a removal
+    await index(db, ids["notes"], "b.md", "shared text")
+    await index(db, ids["copies"], "b.md", "shared text")
+    b_ids = [row[0] for row in await item_rows(db, "b.md")]
+    heard.clear()
     await documents.delete_documents(db, ids["notes"], ["b.md"])
-    assert heard == b_ids
+    [moved] = heard
+    assert moved.moved == {ids["copies"]: tuple(b_ids)} and not moved.removed
+
+    # a transaction that rolls back changed nothing, and says nothing
+    heard.clear()
+    with pytest.raises(RuntimeError):
+        async with db.transaction() as conn:
+            await conn.execute("DELETE FROM items")
+            raise RuntimeError("changed my mind")
+    assert heard == [] and len(await db.read("SELECT id FROM items")) == 1
+    await index(db, ids["copies"], "c.md", "after the rollback")
+    assert len(heard) == 1 and not heard[0].removed
+
+
+async def test_an_edit_keeps_the_ids_vectors_and_entities_of_chunks_whose_text_did_not_change(db: Database):
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    texts = [f"paragraph {n} about the heron" for n in range(6)]
+    document_id = await index(db, ids["notes"], "long.md", *texts)
+    before = {content: item_id for item_id, _, content, _ in await item_rows(db, "long.md")}
+    kept = before[texts[4]]
+    await vectors.write_vectors(db, "sig", [kept], np.ones((1, 4), dtype=np.float32) / 2)
+    await graph.write_results(db, "offline:v1", [(kept, Extraction((Entity("Heron"),)))])
+
+    # a new first paragraph (everything shifts down one) and the third one edited
+    edited = ["a new opening paragraph", *texts[:2], "paragraph 2, corrected", *texts[3:]]
+    assert await index(db, ids["notes"], "long.md", *edited) == document_id
+    rows = await item_rows(db, "long.md")
+    assert [content for _, _, content, _ in rows] == edited
+    assert [ord_ for _, ord_, _, _ in rows] == list(range(len(edited)))
+    assert [line for *_, line in rows] == list(range(1, len(edited) + 1))
+    for item_id, _, content, _ in rows:
+        if content in before:
+            assert item_id == before[content], content
+    assert {content for _, _, content, _ in rows if content not in before} == {edited[0], edited[3]}
+    assert texts[2] not in {content for _, _, content, _ in rows}
+
+    # what was computed for an unchanged chunk stays with it
+    assert await db.read("SELECT item_id FROM vectors") == [(kept,)]
+    assert await db.read("SELECT item_id FROM mentions") == [(kept,)]
+    assert [hit.item_id for hit in await search(db, "corrected")] == [rows[3][0]]
+    assert [hit.line_start for hit in await search(db, "opening")] == [1]
+    async with db.transaction() as conn:
+        await conn.execute("INSERT INTO items_fts(items_fts) VALUES ('integrity-check')")

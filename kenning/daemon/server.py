@@ -16,16 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from pydantic import BaseModel, ValidationError
 
 from kenning.daemon import protocol
-from kenning.errors import ConfigError, KenningError
+from kenning.errors import ConfigError, KenningError, NotFound
 
 log = logging.getLogger(__name__)
-
-
-class NotFound(KenningError):
-    """A request named a source, item or document that does not exist."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +118,8 @@ class RpcServer:
 
     @staticmethod
     async def _send(writer: asyncio.StreamWriter, message: dict) -> None:
-        writer.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
+        # Results are the Library's dataclasses; msgspec encodes them as they are.
+        writer.write(msgspec.json.encode(message) + b"\n")
         await writer.drain()
 
     async def handle_line(self, line: bytes) -> dict | None:

@@ -6,7 +6,6 @@ ingest loop can record it and move on instead of dying on one bad document.
 
 from __future__ import annotations
 
-import html
 import io
 import logging
 import re
@@ -14,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import docx
-import html2text
 import pdfplumber
 from docx.table import Table
 
 from kenning.errors import ReaderError
+from kenning.text.html import first_h1, html_to_markdown
 
 logger = logging.getLogger(__name__)
 
@@ -49,10 +48,6 @@ SUPPORTED_EXTENSIONS: frozenset[str] = (
 )
 
 # Scanned with finditer so a title is found without splitting a large file into lines.
-_H1_OR_FENCE = re.compile(
-    r"^ {0,3}(?:(```|~~~)|#[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$)", re.MULTILINE
-)
-_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
 _HEADING_STYLE = re.compile(r"Heading ([1-9])$")
 
 
@@ -201,33 +196,6 @@ def _docx_table_rows(table: Table) -> list[str]:
 def _read_html(path: Path, data: bytes) -> ReadResult:
     text, title = html_to_markdown(decode_text(data))
     return ReadResult(text, title or path.stem, "markdown", "html")
-
-
-def html_to_markdown(source: str) -> tuple[str, str]:
-    """Markdown text and title (from <title>, else the first heading; may be empty).
-
-    Shared by HTML files and fetched pages, so both are chunked and cited alike.
-    """
-    converter = html2text.HTML2Text()
-    converter.ignore_images = True
-    converter.ignore_links = False
-    converter.body_width = 0
-    text = converter.handle(source).replace("\r\n", "\n").replace("\r", "\n").strip("\n")
-    match = _HTML_TITLE.search(source)
-    title = " ".join(html.unescape(match.group(1)).split()) if match else ""
-    return text, title or first_h1(text)
-
-
-def first_h1(text: str) -> str:
-    """First '# ' heading outside fenced code, so a shell comment in a snippet is no title."""
-    fence = None
-    for match in _H1_OR_FENCE.finditer(text):
-        marker, heading = match.groups()
-        if marker:
-            fence = None if fence == marker else (fence or marker)
-        elif fence is None and heading and heading.strip():
-            return heading.strip()
-    return ""
 
 
 def _format_name(suffix: str) -> str:

@@ -1,7 +1,9 @@
 """A sweep of one folder source: walk, cap, detect deletions, ingest what changed.
 
-One sweep per source at a time (the lock); a request that arrives while one runs marks
-the source dirty, and the running sweep goes round once more instead of queueing many.
+One sweep per source runs at a time: the service runs `sweep()` as a job (see
+service/jobs.py), so a request that arrives while one runs makes it go round once more
+instead of queueing many. While a sweep is reading files in, it says so through
+`on_ingesting`, which is what the background jobs yield to.
 """
 
 from __future__ import annotations
@@ -76,36 +78,19 @@ class FolderScanner:
     settings: SourceSettings
     options: IngestOptions
     exclude: tuple[Path, ...] = ()
-    on_indexed: Callable[[], None] | None = None
+    on_ingesting: Callable[[bool], None] | None = None
     default_budget: int = 0
     shared_budget: SweepBudget = field(default_factory=SweepBudget)
     progress: SweepProgress = field(default_factory=SweepProgress)
     # Documents the sweeps indexed since the last `take_changed()`: the targeted
     # near-duplicate pass looks at these.
     changed: set[int] = field(default_factory=set)
-    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    _dirty: bool = False
 
     @property
     def rules(self) -> WalkRules:
         return WalkRules(
             ignore=self.settings.ignore, confine_to_root=self.settings.confine_to_root, exclude=self.exclude
         )
-
-    async def sweep(self) -> dict[str, int]:
-        """Sweep until no change arrived meanwhile; returns the last pass's counts."""
-        self._dirty = True
-        if self._lock.locked():
-            return {}
-        async with self._lock:
-            counts: dict[str, int] = {}
-            while self._dirty:
-                self._dirty = False
-                counts = await self._sweep_once()
-            return counts
-
-    def mark_dirty(self) -> None:
-        self._dirty = True
 
     @property
     def source_budget(self) -> int:
@@ -116,7 +101,8 @@ class FolderScanner:
         changed, self.changed = self.changed, set()
         return changed
 
-    async def _sweep_once(self) -> dict[str, int]:
+    async def sweep(self) -> dict[str, int]:
+        """One pass over the folder; returns its counts."""
         progress = self.progress
         progress.running = True
         started = time.monotonic()
@@ -162,7 +148,13 @@ class FolderScanner:
         todo = [job for job in jobs if needs_look(job)]
         counts["unchanged"] = len(jobs) - len(todo)
         progress.to_check, progress.checked, progress.pending = len(todo), 0, len(todo)
-        await self._ingest_all(todo, counts)
+        if todo and self.on_ingesting is not None:
+            self.on_ingesting(True)
+        try:
+            await self._ingest_all(todo, counts)
+        finally:
+            if todo and self.on_ingesting is not None:
+                self.on_ingesting(False)
         log.info(
             "source %s: swept %d files (%d indexed, %d failed, %d deleted, %d chunks)",
             self.settings.name,
@@ -202,8 +194,6 @@ class FolderScanner:
                 self.shared_budget.spend(outcome.chunks)
                 if outcome.document_id is not None and outcome.result == "indexed":
                     self.changed.add(outcome.document_id)
-                if outcome.chunks and self.on_indexed is not None:
-                    self.on_indexed()
                 progress.checked += 1
                 progress.pending -= 1
 

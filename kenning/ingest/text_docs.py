@@ -17,15 +17,16 @@ import json
 import time
 from dataclasses import dataclass
 
+from kenning.api import AddedDocument
 from kenning.config import ChunkingSettings
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.readers import ReadResult
 from kenning.ingest.redact import redact
 from kenning.store import documents, sources
 from kenning.store.database import Database
-from kenning.store.documents import DocumentMeta, NewItem, Stored
+from kenning.store.documents import DocumentMeta, NewItem
 from kenning.store.texthash import text_hash
-from kenning.workers.fetch import FetchedPage
+from kenning.store.records import FetchedPage
 
 MAX_URI_CHARS = 2000
 MAX_TAGS = 32
@@ -39,24 +40,6 @@ class TextDocument:
     source_uri: str
     tags: tuple[str, ...] = ()
     namespace: str | None = None
-
-
-@dataclass(frozen=True)
-class AddedDocument:
-    document_id: int
-    title: str
-    uri: str
-    stored: Stored
-    chunks: int
-
-    def to_dict(self) -> dict:
-        return {
-            "document_id": self.document_id,
-            "title": self.title,
-            "uri": self.uri,
-            "stored": self.stored,
-            "chunks": self.chunks,
-        }
 
 
 def agent_key(source_uri: str) -> str:

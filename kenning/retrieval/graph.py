@@ -8,20 +8,19 @@ scores each chunk by the entities it mentions, weighted by depth and by how spec
 each entity is (one named in a few chunks counts for more than one named in thousands).
 
 Everything is read from SQLite per query through indexed lookups, so there is no graph
-to load: start-up does not grow with the library, and the event loop only awaits.
+to load: start-up does not grow with the library, and the event loop only awaits. The
+walk does not know the search's scope: the hits it leads to are checked against it when
+they are loaded, with the other legs' hits.
 """
 
 from __future__ import annotations
 
 import re
 
-import aiosqlite
-
-from kenning.retrieval.hits import Hit, load_hits
-from kenning.retrieval.query import STOPWORDS
-from kenning.retrieval.scope import Scope
 from kenning.store import graph
-from kenning.workers.extraction import normalize_name
+from kenning.store.database import Database
+from kenning.text.names import normalize_name
+from kenning.text.stopwords import STOPWORDS
 
 MAX_RUN_WORDS = 4
 MAX_CANDIDATES = 96
@@ -46,7 +45,7 @@ _WORD = re.compile(r"[\w][\w.+#-]*[\w+#]|[\w]", re.UNICODE)
 _CJK_RUNS = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[\u30a0-\u30ff]+")
 
 
-async def _walk(conn: aiosqlite.Connection, seeds: dict[int, float]) -> dict[int, float]:
+async def _walk(db: Database, seeds: dict[int, float]) -> dict[int, float]:
     """Spread each seed's weight over the chunks that mention it, and over its neighbours.
 
     A short random walk: an entity hands its weight to its chunks split evenly (so a hub
@@ -58,18 +57,17 @@ async def _walk(conn: aiosqlite.Connection, seeds: dict[int, float]) -> dict[int
     frontier = dict(seeds)
     visited = set(seeds)
     for depth in range(MAX_DEPTH + 1):
-        counts = await graph.mention_counts(conn, list(frontier))
-        listed = await graph.mentioning_items(conn, list(frontier), ITEMS_PER_ENTITY)
+        mentioned = await graph.mentions(db, list(frontier), ITEMS_PER_ENTITY)
         for entity_id, weight in frontier.items():
-            share = weight / max(counts.get(entity_id, 0), 1) * (SEED_SHARE if depth == 0 else 1.0)
-            for item_id, about in listed[entity_id]:
+            share = weight / max(mentioned[entity_id].count, 1) * (SEED_SHARE if depth == 0 else 1.0)
+            for item_id, about in mentioned[entity_id].items:
                 scores[item_id] = scores.get(item_id, 0.0) + share * (ABOUT_BOOST if about else 1.0)
         # A hub (named in hundreds of chunks) hands each neighbour almost nothing, and
         # listing its relations would cost more than the whole rest of the walk.
-        onward = [entity_id for entity_id in frontier if counts.get(entity_id, 0) <= HUB_MENTIONS]
+        onward = [entity_id for entity_id in frontier if mentioned[entity_id].count <= HUB_MENTIONS]
         if depth == MAX_DEPTH or not onward:
             break
-        links = await graph.neighbours(conn, onward, NEIGHBOURS_PER_ENTITY)
+        links = await graph.neighbours(db, onward, NEIGHBOURS_PER_ENTITY)
         following: dict[int, float] = {}
         for entity_id, others in links.items():
             total = sum(count for _, count in others) or 1
@@ -111,9 +109,9 @@ def candidates(query: str) -> list[str]:
     return found[:MAX_CANDIDATES]
 
 
-async def graph_search(conn: aiosqlite.Connection, query: str, limit: int, scope: Scope) -> list[Hit]:
-    """Best `limit` chunks in scope reached through the graph; `score` is the graph score."""
-    matches = await graph.resolve_names(conn, candidates(query))
+async def graph_search(db: Database, query: str, limit: int) -> list[tuple[int, float]]:
+    """Best `limit` (item id, walk score) pairs reached through the graph, best first."""
+    matches = await graph.resolve_names(db, candidates(query))
     if not matches:
         return []
     # A name inside a longer matched name ("york" in "new york city") is not its own seed.
@@ -125,17 +123,6 @@ async def graph_search(conn: aiosqlite.Connection, query: str, limit: int, scope
     }
     if not seeds:
         return []
-    scores = await _walk(conn, seeds)
-    best = sorted(scores, key=lambda item_id: -scores[item_id])[: limit * 4]
-    where, params = scope.where()
-    loaded = await load_hits(conn, best, where, params)
-    hits = []
-    for item_id in best:
-        hit = loaded.get(item_id)
-        if hit is not None:
-            hit.score = round(scores[item_id], 6)
-            hits.append(hit)
-            if len(hits) == limit:
-                break
-    return hits
-
+    scores = await _walk(db, seeds)
+    best = sorted(scores, key=lambda item_id: -scores[item_id])[:limit]
+    return [(item_id, round(scores[item_id], 6)) for item_id in best]

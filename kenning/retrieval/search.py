@@ -1,51 +1,60 @@
 """Search entry point: runs the retrieval legs and fuses them into ranked, cited hits.
 
-The caller picks the legs (all three by default: keyword, vector, graph). The vector leg runs when an index for the current
-embedder exists and the query can be embedded; if it cannot (the embedder is down, the
-index is still loading after an embedder change), the search still answers from the
-other legs and says why in `warnings`.
+The legs run concurrently, each on its own reader (SQLite and numpy release the GIL
+while they work), and each returns item ids and scores only. What a hit cites is then
+loaded once for the union of their candidates, which is also where the scope is checked
+for the legs that do not apply it themselves; snippets are made only for the hits
+returned. A search therefore costs about its slowest leg, not the sum of them.
+
+The caller picks the legs (all three by default: keyword, vector, graph). The vector
+leg runs when an index for the current embedder exists and the query can be embedded;
+if it cannot (the embedder is down, the index is still loading after an embedder
+change), the search still answers from the other legs and says why in `warnings`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+import numpy as np
+
+from kenning.api import Hit, SearchResult
 from kenning.config import RetrievalSettings
-from kenning.retrieval.fusion import fuse_rrf, fuse_scores
+from kenning.errors import EmbedderUnavailable
+from kenning.retrieval.fusion import Ranked, fuse_rrf, fuse_scores, legs_and_ranks
 from kenning.retrieval.graph import graph_search
-from kenning.retrieval.hits import Hit, load_hits
-from kenning.retrieval.keyword import keyword_search, snippets
-from kenning.retrieval.scope import Scope
-from kenning.retrieval.vector_index import VectorIndex
+from kenning.retrieval.query import fts_expression
+from kenning.store import fts
 from kenning.store.database import Database
-from kenning.workers.embedders import Embedder, EmbedderUnavailable
+from kenning.store.hits import load_hits
+from kenning.store.records import Embedder
+from kenning.store.scope import Scope
+from kenning.store.vector_index import VectorIndex
 
 LEGS = ("keyword", "vector", "graph")
 MIN_CANDIDATES = 30
+# The graph walk ranks unscoped: it offers this many times the depth, so that after the
+# scope is applied enough remain.
+GRAPH_OVERSHOOT = 4
 # The walk mass at which a graph hit counts for 63 % of the leg's weight (1 - 1/e).
 GRAPH_SCALE = 0.02
 
 
-@dataclass
-class SearchResult:
-    hits: list[Hit]
-    warnings: list[str] = field(default_factory=list)
+@dataclass(frozen=True)
+class Vectors:
+    """The current embedder and its index, as one unit: a query is only ever scored
+    against vectors from the model that embedded it."""
 
-    def to_dict(self) -> dict:
-        result: dict = {"hits": [hit.to_dict() for hit in self.hits]}
-        if self.warnings:
-            result["warnings"] = self.warnings
-        return result
+    embedder: Embedder
+    index: VectorIndex
 
 
-@dataclass
 class Retriever:
-    db: Database
-    settings: RetrievalSettings
-    embedder: Embedder | None = None
-    index: VectorIndex | None = None
+    def __init__(self, db: Database, settings: RetrievalSettings) -> None:
+        self.db = db
+        self.settings = settings
 
     async def search(
         self,
@@ -54,86 +63,112 @@ class Retriever:
         source: str | None = None,
         namespace: str | None = None,
         legs: tuple[str, ...] = LEGS,
+        vectors: Vectors | None = None,
+        snippets: bool = True,
     ) -> SearchResult:
         scope = Scope(source, namespace)
         depth = max(limit * 3, MIN_CANDIDATES)
-        found: dict[str, list[Hit]] = {}
+        expression = fts_expression(query)
         warnings: list[str] = []
-        query_vector = None
+        leg_calls: dict[str, asyncio.Future] = {}
+        if "keyword" in legs and expression is not None:
+            leg_calls["keyword"] = asyncio.ensure_future(fts.rank(self.db, expression, depth, scope))
+        query_vector: np.ndarray | None = None
         if "vector" in legs:
-            query_vector = await self._embed_query(query, warnings)
-        async with self.db.reader() as conn:
-            if "keyword" in legs:
-                found["keyword"] = await keyword_search(conn, query, depth, scope)
-            if query_vector is not None and self.index is not None:
-                found["vector"] = await self._vector_leg(conn, query_vector, depth, scope)
-            if "graph" in legs and self.settings.graph_weight > 0:
-                found["graph"] = await graph_search(conn, query, depth, scope)
-            hits = [hit for hit in self._fuse(found, query_vector) if hit.score >= self.settings.min_score]
-            hits = hits[:limit]
-            highlighted = await snippets(conn, query, [hit.item_id for hit in hits if "keyword" in hit.legs])
-        for hit in hits:
-            hit.snippet = highlighted.get(hit.item_id) or hit.snippet
+            leg_calls["vector"] = asyncio.ensure_future(self._vector_leg(query, depth, scope, vectors, warnings))
+        if "graph" in legs and self.settings.graph_weight > 0:
+            leg_calls["graph"] = asyncio.ensure_future(graph_search(self.db, query, depth * GRAPH_OVERSHOOT))
+        try:
+            answers = dict(zip(leg_calls, await asyncio.gather(*leg_calls.values())))
+        except BaseException:
+            for call in leg_calls.values():
+                call.cancel()
+            raise
+        if "vector" in answers:
+            answers["vector"], query_vector = answers["vector"]
+        candidates = list(dict.fromkeys(item_id for pairs in answers.values() for item_id, _ in pairs))
+        loaded = await load_hits(self.db, candidates, scope)
+        # Removed since a leg ranked it, or (graph) out of scope.
+        scored = {leg: [(item_id, score) for item_id, score in pairs if item_id in loaded] for leg, pairs in answers.items()}
+        if "graph" in scored:
+            scored["graph"] = scored["graph"][:depth]
+        if query_vector is None:
+            scored.pop("vector", None)
+        ranked: Ranked = {leg: [item_id for item_id, _ in pairs] for leg, pairs in scored.items()}
+        scores = self._fuse(ranked, scored, query_vector, vectors)
+        found_by = legs_and_ranks(ranked)
+        hits: list[Hit] = []
+        for item_id, score in scores.items():
+            hit = loaded[item_id]
+            hit.score = round(score, 6)
+            hit.legs, hit.ranks = found_by[item_id]
+            hits.append(hit)
+        # Ties go to the more recently modified document.
+        hits.sort(key=lambda hit: (-hit.score, -hit.modified))
+        hits = [hit for hit in hits if hit.score >= self.settings.min_score][:limit]
+        if snippets and expression is not None:
+            highlighted = await fts.snippets(self.db, expression, [hit.item_id for hit in hits if "keyword" in hit.legs])
+            for hit in hits:
+                hit.snippet = highlighted.get(hit.item_id) or hit.snippet
         return SearchResult(hits, warnings)
 
-    def _fuse(self, found: dict[str, list[Hit]], query_vector) -> list[Hit]:
+    def _fuse(
+        self,
+        ranked: Ranked,
+        scored: dict[str, list[tuple[int, float]]],
+        query_vector: np.ndarray | None,
+        vectors: Vectors | None,
+    ) -> dict[int, float]:
         weights = {
             "keyword": self.settings.keyword_weight,
             "vector": self.settings.vector_weight,
             "graph": self.settings.graph_weight,
         }
         if self.settings.fusion == "rrf":
-            return fuse_rrf(found, weights, self.settings.rrf_k)
-        raw = {leg: {hit.item_id: hit.score for hit in hits} for leg, hits in found.items()}
-        if "graph" in found:
+            return fuse_rrf(ranked, weights, self.settings.rrf_k)
+        raw = {leg: dict(scored[leg]) for leg in ranked}
+        if "graph" in raw:
             # Graph scores are walk probabilities: what share of the query's entities'
             # weight reached the chunk. Their size is the leg's confidence (a query
             # naming a rare entity reaches a few chunks strongly; one naming only
             # common phrases spreads thin), so they are mapped onto 0-1 as they are
             # rather than stretched per query.
-            raw["graph"] = {hit.item_id: 1.0 - math.exp(-hit.score / GRAPH_SCALE) for hit in found["graph"]}
-        if "vector" in found and "keyword" in found:
+            raw["graph"] = {item_id: 1.0 - math.exp(-score / GRAPH_SCALE) for item_id, score in raw["graph"].items()}
+        if "vector" in raw and "keyword" in raw and vectors is not None and query_vector is not None:
             # Score every keyword candidate on meaning too, not just those the vector
             # leg happened to rank: this is what lets it reorder keyword hits.
-            unscored = [hit.item_id for hit in found["keyword"] if hit.item_id not in raw["vector"]]
-            raw["vector"].update(self.index.similarities(query_vector, unscored))
-        return fuse_scores(found, raw, weights, calibrated=frozenset({"graph"}))
+            unscored = [item_id for item_id in ranked["keyword"] if item_id not in raw["vector"]]
+            raw["vector"].update(vectors.index.similarities(query_vector, unscored))
+        return fuse_scores(ranked, raw, weights, calibrated=frozenset({"graph"}))
 
-    async def _embed_query(self, query: str, warnings: list[str]):
-        if self.embedder is None or self.index is None:
+    async def _vector_leg(
+        self, query: str, depth: int, scope: Scope, vectors: Vectors | None, warnings: list[str]
+    ) -> tuple[list[tuple[int, float]], np.ndarray | None]:
+        """The best `depth` (item id, cosine) pairs, and the query's vector (None when the
+        leg could not run; `warnings` says why)."""
+        if vectors is None:
             warnings.append("vector leg unavailable: the embedding index is loading; keyword results only")
-            return None
-        if self.index.mismatched:
+            return [], None
+        index = vectors.index
+        if index.mismatched:
             warnings.append(
-                f"{self.index.mismatched} stored vectors have another dimension and are skipped;"
-                " `ken reembed` rebuilds them"
+                f"{index.mismatched} stored vectors have another dimension and are skipped; `ken reembed` rebuilds them"
             )
+        allowed_call = asyncio.ensure_future(scope.source_ids(self.db))
         try:
-            vector = (await asyncio.to_thread(self.embedder.embed, [query]))[0]
+            vector = (await asyncio.to_thread(vectors.embedder.embed, [query]))[0]
         except EmbedderUnavailable as exc:
+            allowed_call.cancel()
             warnings.append(f"vector leg skipped: {exc}")
-            return None
-        if self.index.dim is not None and vector.shape[0] != self.index.dim:
+            return [], None
+        allowed = await allowed_call
+        if index.dim is not None and vector.shape[0] != index.dim:
             warnings.append(
                 f"vector leg skipped: the query embeds to {vector.shape[0]} dimensions but the index holds"
-                f" {self.index.dim}; `ken reembed` rebuilds it for the current embedder"
+                f" {index.dim}; `ken reembed` rebuilds it for the current embedder"
             )
-            return None
-        return vector
-
-    async def _vector_leg(self, conn, query_vector, depth: int, scope: Scope) -> list[Hit]:
-        allowed = await scope.source_ids(conn)
+            return [], None
         if not allowed:
-            return []
-        pairs = await asyncio.to_thread(
-            self.index.search, query_vector, depth, allowed, self.settings.min_similarity
-        )
-        where, params = scope.where()
-        loaded = await load_hits(conn, [item_id for item_id, _ in pairs], where, params)
-        hits = []
-        for item_id, similarity in pairs:
-            hit = loaded.get(item_id)
-            if hit is not None:  # removed since the index snapshot, or out of scope
-                hit.score = round(similarity, 6)
-                hits.append(hit)
-        return hits
+            return [], vector
+        pairs = await asyncio.to_thread(index.search, vector, depth, allowed, self.settings.min_similarity)
+        return [(item_id, round(similarity, 6)) for item_id, similarity in pairs], vector

@@ -1,9 +1,16 @@
-"""Connections to the one SQLite file: a single writer and a small pool of readers.
+"""Connections to the one SQLite file: a single writer, a small pool of readers, and
+the changes each write transaction made.
 
 Every statement runs on a connection's own thread (aiosqlite), so the event loop only
 awaits. Writes are serialised through the writer under an asyncio lock: a transaction
 is several awaits, and without the lock two coroutines could interleave statements
 inside one BEGIN ... COMMIT.
+
+What a write did to items and vectors is recorded by temporary triggers on the writer
+into a temporary table, read back just before COMMIT and published to subscribers just
+after it. Derived in-memory views (the vector index) and the background jobs learn of
+every change that way, whichever store function made it, including rows removed by a
+foreign-key cascade: no caller has to remember to announce what it did.
 """
 
 from __future__ import annotations
@@ -11,9 +18,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import aiosqlite
 
@@ -22,7 +31,9 @@ from kenning.store.migrations import migrate
 log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 10_000
+READERS = 3
 
+T = TypeVar("T")
 
 # Every connection gets these; journal_mode is a property of the file, set once by the
 # writer before the readers open.
@@ -31,6 +42,71 @@ PRAGMAS = (
     "PRAGMA foreign_keys = ON",
     "PRAGMA synchronous = NORMAL",
 )
+
+# Kinds of rows in temp.changes.
+_ADDED, _REMOVED, _MOVED, _EMBEDDED, _UNEMBEDDED = range(5)
+
+# Temporary objects live only on the writer connection, the only one that writes.
+# Trigger bodies may not name a schema, so `changes` resolves to the temp table (no
+# main table has that name). REPLACE into vectors fires the insert trigger only, which
+# is what a rewritten vector is.
+_CHANGE_TRACKING = (
+    "CREATE TEMP TABLE changes (kind INTEGER NOT NULL, item_id INTEGER NOT NULL, detail)",
+    f"""CREATE TEMP TRIGGER track_items_ai AFTER INSERT ON main.items BEGIN
+        INSERT INTO changes VALUES ({_ADDED}, new.id, NULL); END""",
+    f"""CREATE TEMP TRIGGER track_items_ad AFTER DELETE ON main.items BEGIN
+        INSERT INTO changes VALUES ({_REMOVED}, old.id, NULL); END""",
+    f"""CREATE TEMP TRIGGER track_items_moved AFTER UPDATE OF document_id ON main.items
+        WHEN new.document_id != old.document_id BEGIN
+        INSERT INTO changes VALUES ({_MOVED}, new.id,
+            (SELECT source_id FROM documents WHERE id = new.document_id)); END""",
+    f"""CREATE TEMP TRIGGER track_vectors_ai AFTER INSERT ON main.vectors BEGIN
+        INSERT INTO changes VALUES ({_EMBEDDED}, new.item_id, new.signature); END""",
+    f"""CREATE TEMP TRIGGER track_vectors_au AFTER UPDATE ON main.vectors BEGIN
+        INSERT INTO changes VALUES ({_EMBEDDED}, new.item_id, new.signature); END""",
+    f"""CREATE TEMP TRIGGER track_vectors_ad AFTER DELETE ON main.vectors BEGIN
+        INSERT INTO changes VALUES ({_UNEMBEDDED}, old.item_id, old.signature); END""",
+)
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    """What one committed write transaction did to items and their vectors."""
+
+    added: tuple[int, ...] = ()
+    removed: tuple[int, ...] = ()
+    # new owning source id -> items handed to it (dedup moves items between documents)
+    moved: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    # embedder signature -> items whose vector was written / deleted
+    embedded: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    unembedded: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.moved or self.embedded or self.unembedded)
+
+    @classmethod
+    def from_rows(cls, rows: list[tuple[int, int, object]]) -> "ChangeSet":
+        added: list[int] = []
+        removed: list[int] = []
+        moved: dict[int, list[int]] = {}
+        embedded: dict[str, list[int]] = {}
+        unembedded: dict[str, list[int]] = {}
+        for kind, item_id, detail in rows:
+            if kind == _ADDED:
+                added.append(item_id)
+            elif kind == _REMOVED:
+                removed.append(item_id)
+            elif kind == _MOVED:
+                moved.setdefault(int(detail), []).append(item_id)  # type: ignore[arg-type]
+            elif kind == _EMBEDDED:
+                embedded.setdefault(str(detail), []).append(item_id)
+            else:
+                unembedded.setdefault(str(detail), []).append(item_id)
+        freeze = lambda groups: {key: tuple(ids) for key, ids in groups.items()}  # noqa: E731
+        return cls(tuple(added), tuple(removed), freeze(moved), freeze(embedded), freeze(unembedded))
+
+
+Subscriber = Callable[[ChangeSet], None]
 
 
 def prepare(path: Path) -> int:
@@ -54,23 +130,39 @@ async def configure(conn: aiosqlite.Connection) -> None:
         await conn.execute(pragma)
 
 
+async def _finish(operation: Awaitable[T]) -> T:
+    """Await a statement to its end even if the caller is cancelled meanwhile.
+
+    A statement handed to the connection thread runs whatever happens to the coroutine
+    that sent it; returning before it ends would let the next statement (a ROLLBACK, the
+    next transaction's BEGIN) race it. The cancellation is re-raised once it is done.
+    """
+    future = asyncio.ensure_future(operation)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        await asyncio.wait([future])
+        raise
+
+
 class Database:
     """Owns the writer and the readers; `open()` migrates before anything else runs."""
 
-    def __init__(self, path: Path, readers: int = 2) -> None:
+    def __init__(self, path: Path, readers: int = READERS) -> None:
         self.path = path
         self._reader_count = readers
         self._writer: aiosqlite.Connection | None = None
         self._readers: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
         self._all_readers: list[aiosqlite.Connection] = []
         self._write_lock = asyncio.Lock()
-        self._removal_listeners: list[Callable[[list[int]], None]] = []
-        self._move_listeners: list[Callable[[int, list[int]], None]] = []
+        self._subscribers: list[Subscriber] = []
 
     async def open(self) -> None:
         await asyncio.to_thread(prepare, self.path)
         self._writer = await aiosqlite.connect(self.path, isolation_level=None)
         await configure(self._writer)
+        for statement in _CHANGE_TRACKING:
+            await self._writer.execute(statement)
         for _ in range(self._reader_count):
             reader = await aiosqlite.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None)
             await configure(reader)
@@ -91,59 +183,46 @@ class Database:
                 await self._writer.close()
             self._writer = None
 
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Call `subscriber` on the event loop after every commit that changed items or
+        vectors; returns the function that unsubscribes it. Subscribers must be quick:
+        heavy work belongs in a task they wake."""
+        self._subscribers.append(subscriber)
+        return lambda: self._subscribers.remove(subscriber) if subscriber in self._subscribers else None
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
         """BEGIN IMMEDIATE on the writer; commit on success, roll back on any exit else.
 
         Rollback also runs on cancellation, which is how shutdown abandons the file in
-        flight without leaving half of it behind.
+        flight without leaving half of it behind. BEGIN, COMMIT and ROLLBACK are each
+        seen through to their end even when the caller is cancelled, so the writer is
+        never left inside a transaction nobody will finish.
         """
         writer = self._require_writer()
         async with self._write_lock:
-            await writer.execute("BEGIN IMMEDIATE")
             try:
+                await _finish(writer.execute("BEGIN IMMEDIATE"))
                 yield writer
+                rows = await _finish(writer.execute_fetchall("DELETE FROM changes RETURNING kind, item_id, detail"))
+                await _finish(writer.execute("COMMIT"))
             except BaseException:
-                await asyncio.shield(writer.execute("ROLLBACK"))
+                if writer.in_transaction:
+                    await _finish(writer.execute("ROLLBACK"))
                 raise
-            await writer.execute("COMMIT")
+        self._publish(ChangeSet.from_rows(list(rows)))
 
     async def write_one(self, sql: str, params: tuple | list = ()) -> list[tuple]:
         """One statement as its own transaction, in a single trip to the writer thread.
 
         Cheaper than transaction() for the many one-row writes of a sweep: every await
         on the writer is a thread hop, and at thousands of files the hops, not SQLite,
-        set the ingest rate.
+        set the ingest rate. It publishes no changes, so it is only for statements on
+        state rows (documents, sources), never on items or vectors.
         """
         writer = self._require_writer()
         async with self._write_lock:
-            return list(await writer.execute_fetchall(sql, params))
-
-    def on_items_removed(self, listener: Callable[[list[int]], None]) -> None:
-        """Register a callback for item ids deleted by a committed write.
-
-        In-memory views of the items (the vector index) stay in step through this
-        rather than by re-reading the table.
-        """
-        self._removal_listeners.append(listener)
-
-    def on_items_moved(self, listener: Callable[[int, list[int]], None]) -> None:
-        """Register a callback for items whose owning source changed (source id, item ids).
-
-        Dedup hands a document's items from one source's row to another's; views that
-        filter by source (the vector index) must follow.
-        """
-        self._move_listeners.append(listener)
-
-    def items_changed(self, removed: list[int], moved: dict[int, list[int]] | None = None) -> None:
-        """Tell the listeners what a committed write did to items."""
-        if removed:
-            for listener in self._removal_listeners:
-                listener(removed)
-        for source_id, ids in (moved or {}).items():
-            if ids:
-                for listener in self._move_listeners:
-                    listener(source_id, ids)
+            return list(await _finish(writer.execute_fetchall(sql, params)))
 
     def total_changes(self) -> int:
         return self._require_writer().total_changes
@@ -155,6 +234,20 @@ class Database:
             yield conn
         finally:
             self._readers.put_nowait(conn)
+
+    async def read(self, sql: str, params: tuple | list = ()) -> list[tuple]:
+        """One query on a pooled reader."""
+        async with self.reader() as conn:
+            return list(await conn.execute_fetchall(sql, params))
+
+    def _publish(self, changes: ChangeSet) -> None:
+        if not changes:
+            return
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(changes)
+            except Exception:
+                log.exception("a change subscriber failed")
 
     def _require_writer(self) -> aiosqlite.Connection:
         if self._writer is None:

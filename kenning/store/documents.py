@@ -6,6 +6,11 @@ read, and its chunks replace the old ones in a second transaction that also mark
 the two leaves `scanning`, which the next sweep re-ingests; a crash inside the second
 leaves the old chunks untouched. Agent text and fetched pages are documents too, with
 the same state rows; their `path` is an identity key and `uri` the label shown.
+
+An edited document keeps the items whose text did not change: their ids, vectors and
+extracted entities stay, only their place (order, lines) is updated, and only the new
+text is embedded and mined again. A citation saved before the edit still resolves as
+long as its text is still there.
 """
 
 from __future__ import annotations
@@ -16,14 +21,11 @@ from typing import Literal
 
 import aiosqlite
 
+from kenning.api import Stored
 from kenning.store import ownership
 from kenning.store.database import Database
-from kenning.store.ownership import Changes
 
 Status = Literal["scanning", "done", "failed", "skipped", "merged"]
-# What became of a document's new text: stored, taken over from a lower-ranked holder,
-# or recorded as another location of a copy already stored.
-Stored = Literal["indexed", "adopted", "merged"]
 
 
 @dataclass(frozen=True)
@@ -84,9 +86,7 @@ class DocumentMeta:
 async def replace_items(db: Database, document_id: int, meta: DocumentMeta, items: list[NewItem]) -> Stored:
     """Store a file's new chunks, all or nothing, through the exact-duplicate gate."""
     async with db.transaction() as conn:
-        stored, changes = await _store(conn, document_id, meta, items)
-    db.items_changed(changes.removed, changes.moved)
-    return stored
+        return await _store(conn, document_id, meta, items)
 
 
 async def store_text(
@@ -104,22 +104,19 @@ async def store_text(
             " RETURNING id",
             (source_id, key, uri, time.time()),
         )
-        stored, changes = await _store(conn, document_id, meta, items)
-    db.items_changed(changes.removed, changes.moved)
+        stored = await _store(conn, document_id, meta, items)
     return document_id, stored
 
 
-async def _store(
-    conn: aiosqlite.Connection, document_id: int, meta: DocumentMeta, items: list[NewItem]
-) -> tuple[Stored, Changes]:
+async def _store(conn: aiosqlite.Connection, document_id: int, meta: DocumentMeta, items: list[NewItem]) -> Stored:
     """The exact-duplicate gate and the write, inside the caller's transaction.
 
     If another source already holds this exact text, the row becomes a location of that
     copy (or, when it outranks the holder, takes the copy over) instead of storing a
-    second one. Either way the row's previous items are released first, so superseded
-    text never stays searchable.
+    second one. A row whose old text another source still shares hands that copy over
+    first (`release`), so superseded text never stays searchable and the other source
+    keeps what it holds; a row that holds its text alone is updated in place.
     """
-    changes = Changes()
     [(source_id, kind, held, held_hash)] = await conn.execute_fetchall(
         "SELECT d.source_id, s.kind, d.chunk_count, d.text_hash FROM documents d"
         " JOIN sources s ON s.id = d.source_id WHERE d.id = ?",
@@ -130,29 +127,70 @@ async def _store(
         # agent re-adding what it added): its chunks, and every location that shares
         # them, stay as they are.
         await _record(conn, document_id, meta, "done", None, held)
-        return "indexed", changes
+        return "indexed"
     holder = await ownership.find_holder(conn, meta.text_hash, source_id)
-    # A row holding no chunks has nothing to release and no locations (only a row with
-    # chunks is ever a holder): a first ingest skips the trip.
-    if held:
-        changes.add(await ownership.release(conn, document_id))
-    if holder is None:
-        await conn.executemany(
-            "INSERT INTO items (document_id, ord, title, section, content, line_start, line_end)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (document_id, ord_, item.title, item.section, item.content, item.line_start, item.line_end)
-                for ord_, item in enumerate(items)
-            ],
-        )
+    if holder is None and held and not await ownership.has_locations(conn, document_id):
+        await _update_items(conn, document_id, items)
         status, merged_into, chunk_count, stored = "done", None, len(items), "indexed"
-    elif ownership.rank(kind) > holder.rank:
-        changes.add(await ownership.adopt(conn, document_id, source_id, holder))
-        status, merged_into, chunk_count, stored = "done", None, holder.chunk_count, "adopted"
     else:
-        status, merged_into, chunk_count, stored = "merged", holder.document_id, 0, "merged"
+        # A row holding no chunks has nothing to release and no locations (only a row
+        # with chunks is ever a holder): a first ingest skips the trip.
+        if held:
+            await ownership.release(conn, document_id)
+        if holder is None:
+            await _insert_items(conn, document_id, list(enumerate(items)))
+            status, merged_into, chunk_count, stored = "done", None, len(items), "indexed"
+        elif ownership.rank(kind) > holder.rank:
+            await ownership.adopt(conn, document_id, holder)
+            status, merged_into, chunk_count, stored = "done", None, holder.chunk_count, "adopted"
+        else:
+            status, merged_into, chunk_count, stored = "merged", holder.document_id, 0, "merged"
     await _record(conn, document_id, meta, status, merged_into, chunk_count)
-    return stored, changes
+    return stored
+
+
+async def _insert_items(conn: aiosqlite.Connection, document_id: int, items: list[tuple[int, NewItem]]) -> None:
+    await conn.executemany(
+        "INSERT INTO items (document_id, ord, title, section, content, line_start, line_end)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (document_id, ord_, item.title, item.section, item.content, item.line_start, item.line_end)
+            for ord_, item in items
+        ],
+    )
+
+
+async def _update_items(conn: aiosqlite.Connection, document_id: int, items: list[NewItem]) -> None:
+    """Replace a document's chunks, keeping every old item whose text reappears.
+
+    An item is kept when title, section and text are all the same, since all three go
+    into its vector and its extraction. Kept items whose position moved are parked at
+    negative `ord`s first, so no two rows ever share an `ord` mid-way (the table's
+    UNIQUE constraint is checked per statement).
+    """
+    old = await conn.execute_fetchall(
+        "SELECT id, ord, title, section, content, line_start, line_end FROM items WHERE document_id = ? ORDER BY ord",
+        (document_id,),
+    )
+    reusable: dict[tuple[str, str, str], list[tuple]] = {}
+    for row in old:
+        reusable.setdefault((row[2], row[3], row[4]), []).append(row)
+    moved: list[tuple[int, int, int, int]] = []
+    fresh: list[tuple[int, NewItem]] = []
+    for ord_, item in enumerate(items):
+        candidates = reusable.get((item.title, item.section, item.content))
+        if not candidates:
+            fresh.append((ord_, item))
+            continue
+        item_id, old_ord, *_, line_start, line_end = candidates.pop(0)
+        if (old_ord, line_start, line_end) != (ord_, item.line_start, item.line_end):
+            moved.append((-1 - ord_, item.line_start, item.line_end, item_id))
+    gone = [(row[0],) for rows in reusable.values() for row in rows]
+    await conn.executemany("DELETE FROM items WHERE id = ?", gone)
+    await conn.executemany("UPDATE items SET ord = ?, line_start = ?, line_end = ? WHERE id = ?", moved)
+    await _insert_items(conn, document_id, fresh)
+    if moved:
+        await conn.execute("UPDATE items SET ord = -1 - ord WHERE document_id = ? AND ord < 0", (document_id,))
 
 
 async def _record(
@@ -176,13 +214,12 @@ async def mark_unindexed(
 ) -> None:
     """A file that failed or was skipped holds no chunks: stale text must not stay searchable."""
     async with db.transaction() as conn:
-        changes = await ownership.release(conn, document_id)
+        await ownership.release(conn, document_id)
         await conn.execute(
             "UPDATE documents SET status = ?, merged_into = NULL, reason = ?, mtime = ?, size = ?,"
             " content_hash = NULL, text_hash = NULL, chunk_count = 0, updated_at = ? WHERE id = ?",
             (status, reason, mtime, size, time.time(), document_id),
         )
-    db.items_changed(changes.removed, changes.moved)
 
 
 async def touch(db: Database, document_id: int, mtime: float, size: int) -> None:
@@ -196,20 +233,17 @@ async def delete_documents(db: Database, source_id: int, paths: list[str]) -> in
     """Drop files that are gone; what another source still holds is handed to it."""
     if not paths:
         return 0
-    changes = Changes()
     async with db.transaction() as conn:
         for path in paths:
             rows = await conn.execute_fetchall(
                 "SELECT id FROM documents WHERE source_id = ? AND path = ?", (source_id, path)
             )
             for (document_id,) in rows:
-                changes.add(await delete_row(conn, document_id))
-    db.items_changed(changes.removed, changes.moved)
+                await delete_row(conn, document_id)
     return len(paths)
 
 
-async def delete_row(conn: aiosqlite.Connection, document_id: int) -> Changes:
+async def delete_row(conn: aiosqlite.Connection, document_id: int) -> None:
     """Release a row's items (to an heir, or by deleting them), then the row itself."""
-    changes = await ownership.release(conn, document_id)
+    await ownership.release(conn, document_id)
     await conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
-    return changes

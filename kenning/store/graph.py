@@ -14,9 +14,11 @@ from dataclasses import dataclass
 
 import aiosqlite
 
+from kenning.api import EntityChunk, EntityRelation, EntityView
 from kenning.store.database import Database
 from kenning.store.lookup import display_path
-from kenning.workers.extraction import Extraction, ExtractionFailed, normalize_name
+from kenning.store.records import Extraction, ExtractionFailed
+from kenning.text.names import normalize_name
 
 RETRY_START, RETRY_MAX = 60.0, 6 * 3600.0
 SQL_BATCH = 900
@@ -213,12 +215,12 @@ class EntityMatch:
     mentions: int
 
 
-async def resolve_names(conn: aiosqlite.Connection, norms: list[str]) -> dict[str, EntityMatch]:
+async def resolve_names(db: Database, norms: list[str]) -> dict[str, EntityMatch]:
     """Entities for the given normalized names (own names or aliases), with mention counts."""
     if not norms:
         return {}
     marks = ", ".join("?" * len(norms))
-    rows = await conn.execute_fetchall(
+    rows = await db.read(
         f"SELECT q.norm, e.id, e.name, e.kind, (SELECT count(*) FROM mentions m WHERE m.entity_id = e.id)"
         f" FROM (SELECT norm, id AS entity_id FROM entities WHERE norm IN ({marks})"
         f"       UNION ALL SELECT norm, entity_id FROM entity_aliases WHERE norm IN ({marks})) q"
@@ -228,9 +230,7 @@ async def resolve_names(conn: aiosqlite.Connection, norms: list[str]) -> dict[st
     return {norm: EntityMatch(entity_id, name, kind, count) for norm, entity_id, name, kind, count in rows}
 
 
-async def neighbours(
-    conn: aiosqlite.Connection, entity_ids: list[int], per_entity: int
-) -> dict[int, list[tuple[int, int]]]:
+async def neighbours(db: Database, entity_ids: list[int], per_entity: int) -> dict[int, list[tuple[int, int]]]:
     """Each entity's strongest neighbours (either direction), as (neighbour, relation count).
 
     At most RELATIONS_SCANNED relations are read per entity and direction, so an entity
@@ -245,7 +245,7 @@ async def neighbours(
         f" WHERE target_id = {entity_id} LIMIT {RELATIONS_SCANNED})"
         for entity_id in map(int, entity_ids)
     )
-    rows = await conn.execute_fetchall(
+    rows = await db.read(
         "SELECT entity, other, n FROM ("
         "  SELECT entity, other, count(*) AS n,"
         "         row_number() OVER (PARTITION BY entity ORDER BY count(*) DESC, other) AS place"
@@ -261,36 +261,38 @@ async def neighbours(
     return found
 
 
-async def mentioning_items(
-    conn: aiosqlite.Connection, entity_ids: list[int], per_entity: int
-) -> dict[int, list[tuple[int, bool]]]:
-    """Chunks that mention each entity, newest first, each with whether it is the page
-    about it (its title is the entity's name)."""
+@dataclass(frozen=True)
+class Mentions:
+    """How many chunks mention an entity, and the newest of them with whether each is
+    the page about it (its title is the entity's name)."""
+
+    count: int
+    items: list[tuple[int, bool]]
+
+
+async def mentions(db: Database, entity_ids: list[int], per_entity: int) -> dict[int, Mentions]:
     if not entity_ids:
         return {}
-    rows = await conn.execute_fetchall(
-        "SELECT entity_id, item_id, about FROM ("
-        "  SELECT entity_id, item_id, about,"
-        "         row_number() OVER (PARTITION BY entity_id ORDER BY item_id DESC) AS place"
-        f"  FROM mentions WHERE entity_id IN ({', '.join('?' * len(entity_ids))}))"
-        " WHERE place <= ?",
-        [*entity_ids, per_entity],
-    )
-    found: dict[int, list[tuple[int, bool]]] = {entity_id: [] for entity_id in entity_ids}
+    marks = ", ".join("?" * len(entity_ids))
+    async with db.reader() as conn:
+        counts = dict(
+            await conn.execute_fetchall(
+                f"SELECT entity_id, count(*) FROM mentions WHERE entity_id IN ({marks}) GROUP BY entity_id",
+                entity_ids,
+            )
+        )
+        rows = await conn.execute_fetchall(
+            "SELECT entity_id, item_id, about FROM ("
+            "  SELECT entity_id, item_id, about,"
+            "         row_number() OVER (PARTITION BY entity_id ORDER BY item_id DESC) AS place"
+            f"  FROM mentions WHERE entity_id IN ({marks}))"
+            " WHERE place <= ?",
+            [*entity_ids, per_entity],
+        )
+    listed: dict[int, list[tuple[int, bool]]] = {entity_id: [] for entity_id in entity_ids}
     for entity_id, item_id, about in rows:
-        found[entity_id].append((item_id, bool(about)))
-    return found
-
-
-async def mention_counts(conn: aiosqlite.Connection, entity_ids: list[int]) -> dict[int, int]:
-    if not entity_ids:
-        return {}
-    rows = await conn.execute_fetchall(
-        f"SELECT entity_id, count(*) FROM mentions WHERE entity_id IN ({', '.join('?' * len(entity_ids))})"
-        " GROUP BY entity_id",
-        entity_ids,
-    )
-    return dict(rows)
+        listed[entity_id].append((item_id, bool(about)))
+    return {entity_id: Mentions(counts.get(entity_id, 0), listed[entity_id]) for entity_id in entity_ids}
 
 
 def specificity(mentions: int) -> float:
@@ -306,7 +308,7 @@ async def summary(db: Database) -> dict[str, int]:
     return {"entities": entities, "relations": relations, "failed": failed}
 
 
-async def find_entities(db: Database, query: str, limit: int, chunks_per_entity: int = 10) -> list[dict]:
+async def find_entities(db: Database, query: str, limit: int, chunks_per_entity: int = 10) -> list[EntityView]:
     """Entities whose name or alias matches the query (exact first, then containing it),
     each with its relations and the chunks that mention it."""
     norm = normalize_name(query)
@@ -345,28 +347,17 @@ async def find_entities(db: Database, query: str, limit: int, chunks_per_entity:
                 (entity_id, chunks_per_entity),
             )
             found.append(
-                {
-                    "id": entity_id,
-                    "name": name,
-                    "kind": kind,
-                    "aliases": aliases,
-                    "mentions": count,
-                    "relations": [
-                        {"kind": k, "direction": d, "other": other, "item_id": item, "chunks": n}
-                        for k, d, other, item, n in relations
-                    ],
-                    "chunks": [
-                        {
-                            "item_id": item_id,
-                            "title": title,
-                            "source": source,
-                            "path": display_path(root, path, uri),
-                            "section": section,
-                            "line_start": start,
-                            "line_end": end,
-                        }
+                EntityView(
+                    id=entity_id,
+                    name=name,
+                    kind=kind,
+                    aliases=aliases,
+                    mentions=count,
+                    relations=[EntityRelation(k, d, other, item, n) for k, d, other, item, n in relations],
+                    chunks=[
+                        EntityChunk(item_id, title, source, display_path(root, path, uri), section, start, end)
                         for item_id, title, source, root, path, uri, section, start, end in chunks
                     ],
-                }
+                )
             )
     return found

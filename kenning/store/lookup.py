@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
 import aiosqlite
 
+from kenning.api import Failure, ItemView, Location
 from kenning.store.database import Database
 
 
@@ -48,40 +49,19 @@ async def library_documents(db: Database) -> int:
     return count
 
 
-async def failures(db: Database, source_id: int, limit: int = 20) -> list[dict]:
-    async with db.reader() as conn:
-        cursor = await conn.execute(
-            "SELECT path, reason FROM documents WHERE source_id = ? AND status = 'failed' ORDER BY path LIMIT ?",
-            (source_id, limit),
-        )
-        return [{"path": path, "reason": reason} for path, reason in await cursor.fetchall()]
+async def failures(db: Database, source_id: int, limit: int = 20) -> list[Failure]:
+    rows = await db.read(
+        "SELECT path, reason FROM documents WHERE source_id = ? AND status = 'failed' ORDER BY path LIMIT ?",
+        (source_id, limit),
+    )
+    return [Failure(path, reason) for path, reason in rows]
 
 
 _ITEM_SQL = """
     SELECT i.id, i.document_id, i.ord, i.title, i.section, i.content, i.line_start, i.line_end,
-           s.name, s.namespace, s.root, d.path, d.uri, d.format
+           s.name, coalesce(d.namespace, s.namespace), s.root, d.path, d.uri, d.format
     FROM items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id
 """
-
-
-@dataclass(frozen=True)
-class ItemView:
-    item_id: int
-    document_id: int
-    ord: int
-    title: str
-    section: str
-    content: str
-    line_start: int
-    line_end: int
-    source: str
-    namespace: str
-    path: str
-    format: str
-    locations: list[dict[str, str]] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def display_path(root: str, path: str, uri: str | None) -> str:
@@ -104,14 +84,14 @@ async def get_item(db: Database, item_id: int) -> ItemView | None:
     return item
 
 
-async def locations(conn: aiosqlite.Connection, document_id: int) -> list[dict[str, str]]:
+async def locations(conn: aiosqlite.Connection, document_id: int) -> list[Location]:
     """Every source holding a document: its owner first, then the rows merged into it."""
     rows = await conn.execute_fetchall(
         "SELECT s.name, s.root, d.path, d.uri FROM documents d JOIN sources s ON s.id = d.source_id"
         " WHERE d.id = ? OR d.merged_into = ? ORDER BY d.merged_into IS NOT NULL, s.name, d.path",
         (document_id, document_id),
     )
-    return [{"source": name, "path": display_path(root, path, uri)} for name, root, path, uri in rows]
+    return [Location(name, display_path(root, path, uri)) for name, root, path, uri in rows]
 
 
 async def get_document_items(db: Database, document_id: int) -> list[ItemView]:

@@ -20,10 +20,13 @@ The rules, each of which closes a way a design like this lost data:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import aiosqlite
 
+from kenning.store.database import Database
+
+COLLAPSE_BATCH = 100
 # Higher outranks lower; equal rank means the incoming copy becomes a location.
 RANKS = {"folder": 2, "url": 1, "agent": 1}
 RANK_SQL = "CASE s.kind WHEN 'folder' THEN 2 ELSE 1 END"
@@ -31,19 +34,6 @@ RANK_SQL = "CASE s.kind WHEN 'folder' THEN 2 ELSE 1 END"
 
 def rank(kind: str) -> int:
     return RANKS.get(kind, 1)
-
-
-@dataclass
-class Changes:
-    """Item ids a write removed, and items that changed owning source."""
-
-    removed: list[int] = field(default_factory=list)
-    moved: dict[int, list[int]] = field(default_factory=dict)
-
-    def add(self, other: "Changes") -> None:
-        self.removed.extend(other.removed)
-        for source_id, ids in other.moved.items():
-            self.moved.setdefault(source_id, []).extend(ids)
 
 
 @dataclass(frozen=True)
@@ -73,25 +63,31 @@ async def find_holder(conn: aiosqlite.Connection, text_hash: str, source_id: int
     return Holder(*rows[0]) if rows else None
 
 
-async def release(conn: aiosqlite.Connection, document_id: int) -> Changes:
+async def has_locations(conn: aiosqlite.Connection, document_id: int) -> bool:
+    """Whether another row shares this row's items as a location."""
+    rows = await conn.execute_fetchall("SELECT 1 FROM documents WHERE merged_into = ? LIMIT 1", (document_id,))
+    return bool(rows)
+
+
+async def release(conn: aiosqlite.Connection, document_id: int) -> None:
     """Give up a row's items: to its best surviving location if one exists, else delete them.
 
     Called before a row's items are replaced, before a row is deleted, and before a row
     becomes a location itself. The heir is the highest-ranked location, oldest first.
     """
     heirs = await conn.execute_fetchall(
-        f"SELECT d.id, d.source_id, d.text_hash FROM documents d JOIN sources s ON s.id = d.source_id"
+        f"SELECT d.id FROM documents d JOIN sources s ON s.id = d.source_id"
         f" WHERE d.merged_into = ? ORDER BY s.removing, {RANK_SQL} DESC, d.id LIMIT 1",
         (document_id,),
     )
     if not heirs:
-        rows = await conn.execute_fetchall("DELETE FROM items WHERE document_id = ? RETURNING id", (document_id,))
-        return Changes(removed=[row[0] for row in rows])
-    heir_id, heir_source, heir_hash = heirs[0]
+        await conn.execute("DELETE FROM items WHERE document_id = ?", (document_id,))
+        return
+    heir_id = heirs[0][0]
     [(owner_hash, chunk_count)] = await conn.execute_fetchall(
         "SELECT text_hash, chunk_count FROM documents WHERE id = ?", (document_id,)
     )
-    moved = await _move_items(conn, document_id, heir_id)
+    await _move_items(conn, document_id, heir_id)
     await conn.execute(
         "UPDATE documents SET merged_into = ? WHERE merged_into = ? AND id != ?", (heir_id, document_id, heir_id)
     )
@@ -106,12 +102,11 @@ async def release(conn: aiosqlite.Connection, document_id: int) -> Changes:
         (chunk_count, owner_hash, owner_hash, owner_hash, heir_id),
     )
     await conn.execute("UPDATE documents SET chunk_count = 0 WHERE id = ?", (document_id,))
-    return Changes(moved={heir_source: moved})
 
 
-async def adopt(conn: aiosqlite.Connection, document_id: int, source_id: int, holder: Holder) -> Changes:
+async def adopt(conn: aiosqlite.Connection, document_id: int, holder: Holder) -> None:
     """The incoming row outranks the holder: it takes the items, the holder becomes its location."""
-    moved = await _move_items(conn, holder.document_id, document_id)
+    await _move_items(conn, holder.document_id, document_id)
     await conn.execute(
         "UPDATE documents SET merged_into = ? WHERE merged_into = ?", (document_id, holder.document_id)
     )
@@ -119,10 +114,9 @@ async def adopt(conn: aiosqlite.Connection, document_id: int, source_id: int, ho
         "UPDATE documents SET status = 'merged', merged_into = ?, chunk_count = 0 WHERE id = ?",
         (document_id, holder.document_id),
     )
-    return Changes(moved={source_id: moved})
 
 
-async def collapse(conn: aiosqlite.Connection, pairs: list[tuple[int, int]]) -> Changes:
+async def collapse(conn: aiosqlite.Connection, pairs: list[tuple[int, int]]) -> None:
     """Make each loser a location of its winner (the near-duplicate sweep's collapse).
 
     A loser's own items go (its locations are re-pointed to the winner first, so none is
@@ -131,20 +125,67 @@ async def collapse(conn: aiosqlite.Connection, pairs: list[tuple[int, int]]) -> 
     per call, not per pair: a sweep collapses thousands.
     """
     if not pairs:
-        return Changes()
+        return
     await conn.executemany("UPDATE documents SET merged_into = ? WHERE merged_into = ?", pairs)
     losers = [loser for _, loser in pairs]
-    rows = await conn.execute_fetchall(
-        f"DELETE FROM items WHERE document_id IN ({', '.join('?' * len(losers))}) RETURNING id", losers
-    )
+    await conn.execute(f"DELETE FROM items WHERE document_id IN ({', '.join('?' * len(losers))})", losers)
     await conn.executemany(
         "UPDATE documents SET status = 'merged', merged_into = ?, chunk_count = 0 WHERE id = ?", pairs
     )
-    return Changes(removed=[row[0] for row in rows])
 
 
-async def _move_items(conn: aiosqlite.Connection, from_id: int, to_id: int) -> list[int]:
-    rows = await conn.execute_fetchall(
-        "UPDATE items SET document_id = ? WHERE document_id = ? RETURNING id", (to_id, from_id)
-    )
-    return [row[0] for row in rows]
+async def _move_items(conn: aiosqlite.Connection, from_id: int, to_id: int) -> None:
+    await conn.execute("UPDATE items SET document_id = ? WHERE document_id = ?", (to_id, from_id))
+
+
+async def dedup_candidates(db: Database) -> tuple[list[tuple], list[tuple[int, int]]]:
+    """Every stored document the near-duplicate sweep compares, and (item, document) pairs.
+
+    Documents: (id, source id, path, uri, title, source rank, chunk count).
+    """
+    async with db.reader() as conn:
+        rows = await conn.execute_fetchall(
+            f"SELECT d.id, d.source_id, d.path, d.uri, d.title, {RANK_SQL}, d.chunk_count"
+            " FROM documents d JOIN sources s ON s.id = d.source_id WHERE d.status = 'done' AND s.removing = 0"
+        )
+        items = await conn.execute_fetchall("SELECT id, document_id FROM items ORDER BY document_id, id")
+    return list(rows), list(items)
+
+
+async def collapse_pairs(db: Database, pairs: list[tuple[int, int]]) -> int:
+    """Collapse (winner, loser) pairs a batch per transaction; returns how many were applied.
+
+    Each pair is checked again inside the write transaction, since the library may have
+    moved on since the sweep read it; a crash mid-way leaves every document either
+    collapsed or untouched, and the next sweep finishes the job.
+    """
+    collapsed = 0
+    for start in range(0, len(pairs), COLLAPSE_BATCH):
+        batch = pairs[start : start + COLLAPSE_BATCH]
+        involved = [document_id for pair in batch for document_id in pair]
+        marks = ", ".join("?" * len(involved))
+        async with db.transaction() as conn:
+            rows = await conn.execute_fetchall(
+                "SELECT d.id FROM documents d JOIN sources s ON s.id = d.source_id"
+                f" WHERE d.id IN ({marks}) AND d.status = 'done' AND s.removing = 0",
+                involved,
+            )
+            current = {row[0] for row in rows}
+            # Collapsing must not leave one source holding two of its files as one
+            # document: skip a pair when either side already has a location in the
+            # other's source.
+            crossed = await conn.execute_fetchall(
+                f"SELECT a.id, b.id FROM documents a JOIN documents b WHERE a.id IN ({marks}) AND b.id IN ({marks})"
+                " AND a.id != b.id AND EXISTS"
+                " (SELECT 1 FROM documents m WHERE m.merged_into = a.id AND m.source_id = b.source_id)",
+                [*involved, *involved],
+            )
+            blocked = {frozenset(pair) for pair in crossed}
+            valid = [
+                (winner, loser)
+                for winner, loser in batch
+                if winner in current and loser in current and frozenset((winner, loser)) not in blocked
+            ]
+            await collapse(conn, valid)
+        collapsed += len(valid)
+    return collapsed

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from kenning.store.database import Database
 from kenning.store.documents import delete_row
-from kenning.store.ownership import Changes
 
 
 @dataclass(frozen=True)
@@ -97,7 +96,6 @@ async def remove_source(db: Database, source_id: int) -> int:
     await db.write_one("UPDATE sources SET removing = 1, active = 0 WHERE id = ?", (source_id,))
     removed = 0
     while True:
-        changes = Changes()
         async with db.transaction() as conn:
             rows = await conn.execute_fetchall(
                 # Locations first: a row merged into another of this source's rows
@@ -106,10 +104,9 @@ async def remove_source(db: Database, source_id: int) -> int:
                 (source_id, REMOVE_BATCH),
             )
             for (document_id,) in rows:
-                changes.add(await delete_row(conn, document_id))
+                await delete_row(conn, document_id)
             if not rows:
                 await conn.execute("DELETE FROM sources WHERE id = ?", (source_id,))
-        db.items_changed(changes.removed, changes.moved)
         if not rows:
             return removed
         removed += len(rows)

@@ -9,6 +9,8 @@ import numpy as np
 
 from kenning.store.database import Database
 
+SQL_BATCH = 900
+
 
 @dataclass(frozen=True)
 class StaleItem:
@@ -17,6 +19,14 @@ class StaleItem:
     title: str
     section: str
     content: str
+
+
+@dataclass(frozen=True)
+class VectorRow:
+    item_id: int
+    source_id: int
+    dim: int
+    vector: bytes  # float32, normalised
 
 
 @dataclass(frozen=True)
@@ -49,8 +59,8 @@ async def count_stale(db: Database, signature: str) -> int:
     return total - fresh
 
 
-async def write_vectors(db: Database, signature: str, ids: list[int], matrix: np.ndarray) -> list[int]:
-    """Store vectors for the items that still exist; returns the ids actually written.
+async def write_vectors(db: Database, signature: str, ids: list[int], matrix: np.ndarray) -> int:
+    """Store vectors for the items that still exist; returns how many were written.
 
     An item can be deleted while its text is being embedded; the existence check runs
     under the write lock, so no deletion can slip in between it and the insert.
@@ -67,7 +77,30 @@ async def write_vectors(db: Database, signature: str, ids: list[int], matrix: np
         await conn.executemany(
             "INSERT OR REPLACE INTO vectors (item_id, signature, dim, vector) VALUES (?, ?, ?, ?)", rows
         )
-    return [row[0] for row in rows]
+    return len(rows)
+
+
+async def load_rows(db: Database, signature: str, item_ids: list[int]) -> list[VectorRow]:
+    """These items' vectors of this signature, with each item's owning source."""
+    found: list[VectorRow] = []
+    async with db.reader() as conn:
+        for start in range(0, len(item_ids), SQL_BATCH):
+            part = item_ids[start : start + SQL_BATCH]
+            rows = await conn.execute_fetchall(
+                "SELECT v.item_id, d.source_id, v.dim, v.vector FROM vectors v JOIN items i ON i.id = v.item_id"
+                f" JOIN documents d ON d.id = i.document_id WHERE v.signature = ? AND v.item_id IN"
+                f" ({', '.join('?' * len(part))})",
+                [signature, *part],
+            )
+            found.extend(VectorRow(*row) for row in rows)
+    return found
+
+
+async def delete_vectors(db: Database, signature: str) -> int:
+    """Forget every vector of this signature (a re-embed makes them again)."""
+    async with db.transaction() as conn:
+        cursor = await conn.execute("DELETE FROM vectors WHERE signature = ?", (signature,))
+        return cursor.rowcount
 
 
 async def load_vectors(db: Database, signature: str) -> LoadedVectors:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import Protocol
 
 import httpx
 import numpy as np
@@ -19,27 +18,13 @@ import ollama
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from kenning.config import EmbedderSettings
-from kenning.errors import KenningError
+from kenning.errors import EmbedderUnavailable
+from kenning.store.records import Embedder
 
 log = logging.getLogger(__name__)
 
 # Bumped when the way an item becomes embedding text changes (see embedding_text).
 TEXT_RECIPE = 1
-
-
-class EmbedderUnavailable(KenningError):
-    """The backend cannot embed right now (server down, model missing); retry later."""
-
-
-class Embedder(Protocol):
-    signature: str
-    batch_size: int
-
-    def embed(self, texts: list[str]) -> np.ndarray: ...
-
-    def check(self) -> None: ...
-
-    def close(self) -> None: ...
 
 
 def signature_for(settings: EmbedderSettings) -> str:

@@ -45,7 +45,8 @@ import httpx
 from kenning import __version__
 from kenning.config.settings import FetchSettings
 from kenning.errors import KenningError
-from kenning.ingest.readers import first_h1, html_to_markdown
+from kenning.store.records import FetchedPage
+from kenning.text.html import first_h1, html_to_markdown
 
 logger = logging.getLogger(__name__)
 
@@ -83,20 +84,6 @@ class FetchError(KenningError):
 
 class FetchRefused(FetchError):
     """The [fetch] policy said no; retrying is pointless until the URL or config changes."""
-
-
-@dataclass(frozen=True)
-class FetchedPage:
-    """A fetched page as text; `url` is where the redirects ended, for citations."""
-
-    url: str
-    requested_url: str
-    title: str
-    text: str
-    format: Literal["html", "text", "markdown"]
-    etag: str | None
-    last_modified: str | None
-    content_hash: str
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,8 @@ import ollama
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError
 
 from kenning.config import LlmSettings
-from kenning.workers.extraction import Entity, Extraction, ExtractionFailed, Relation, normalize_name
+from kenning.store.records import Entity, Extraction, ExtractionFailed, Relation
+from kenning.text.names import normalize_name
 from kenning.workers.pool import BoundedPool, PoolClosed, PoolTimeout
 
 log = logging.getLogger(__name__)

@@ -24,8 +24,9 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
-from kenning.retrieval.query import STOPWORDS
-from kenning.workers.extraction import Entity, Extraction, ExtractionFailed, Relation, normalize_name
+from kenning.text.stopwords import STOPWORDS
+from kenning.store.records import Entity, Extraction, ExtractionFailed, Relation
+from kenning.text.names import normalize_name
 
 log = logging.getLogger(__name__)
 

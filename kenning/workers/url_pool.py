@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kenning.config import FetchSettings
-from kenning.workers.fetch import Fetcher, FetchedPage, NotModified
+from kenning.store.records import FetchedPage
+from kenning.workers.fetch import Fetcher, NotModified
 from kenning.workers.pool import BoundedPool
 
 POOL_GRACE_SECONDS = 5.0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import aiosqlite
+from kenning.store.database import Database
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class Scope:
             [*owner_params, *located_params],
         )
 
-    async def source_ids(self, conn: aiosqlite.Connection) -> set[int]:
+    async def source_ids(self, db: Database) -> set[int]:
         """Sources whose items may be in scope: a superset, which the hit loader narrows.
 
         Matching sources, sources with a document in the namespace, and owners of
@@ -53,7 +53,7 @@ class Scope:
             )
             params += [self.namespace, self.namespace]
         matching = " AND ".join(clauses)
-        rows = await conn.execute_fetchall(
+        rows = await db.read(
             f"WITH matching AS (SELECT s.id FROM sources s WHERE {matching})"
             " SELECT id FROM matching UNION SELECT d.source_id FROM documents ld"
             " JOIN documents d ON d.id = ld.merged_into"

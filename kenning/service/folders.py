@@ -1,0 +1,151 @@
+"""The folder sources while the daemon runs: a scanner, a watcher and a sweep job each.
+
+Config changes are applied here (a source whose settings changed is restarted), sweeps
+are requested here (by the watcher, the periodic round, `ken scan`), and what each
+sweep leaves behind is tidied here: the near-duplicate pass for the documents it
+changed, a resumed sweep after a chunk budget ran out, FTS segment merging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
+from kenning.config import Settings, SourceSettings
+from kenning.heap import release_free_memory
+from kenning.ingest.pipeline import IngestOptions
+from kenning.ingest.scan import FolderScanner, SweepBudget
+from kenning.ingest.watch import watch_folder
+from kenning.service.jobs import IngestActivity, NearDupJob, SweepJob
+from kenning.store import sources as source_store
+from kenning.store.database import Database
+from kenning.store.maintenance import merge_fts_segments
+
+log = logging.getLogger(__name__)
+
+STOP_TIMEOUT = 5.0
+
+
+@dataclass
+class Folder:
+    settings: SourceSettings
+    scanner: FolderScanner
+    job: SweepJob
+    stop_watch: asyncio.Event = field(default_factory=asyncio.Event)
+    watch_task: asyncio.Task | None = None
+    # When a sweep stopped by its chunk budget goes on (wall clock), if one is due.
+    resume_at: float | None = None
+    resume_handle: asyncio.TimerHandle | None = None
+
+
+class Folders:
+    def __init__(
+        self, db: Database, settings: Settings, activity: IngestActivity, dedup: NearDupJob
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.activity = activity
+        self.dedup = dedup
+        self.budget = SweepBudget(settings.daemon.sweep_chunk_budget)
+        self.running: dict[str, Folder] = {}
+        self.next_sweep_at = time.time() + settings.daemon.sweep_interval
+        self._rounds = 0
+        self._merge_lock = asyncio.Lock()
+
+    async def apply(self, settings: Settings) -> None:
+        """Start, restart or stop folders so that they match `settings`."""
+        self.settings = settings
+        self.dedup.settings = settings.dedup
+        ids = await source_store.sync_sources(self.db, [(s.name, str(s.path), s.namespace) for s in settings.sources])
+        wanted = {s.name: s for s in settings.sources}
+        options = IngestOptions(
+            chunking=settings.chunking, max_file_bytes=int(settings.daemon.max_file_mb * 1024 * 1024)
+        )
+        for name in list(self.running):
+            folder = self.running[name]
+            if wanted.get(name) != folder.settings or folder.scanner.options != options:
+                await self.stop(name)
+        for name, source in wanted.items():
+            if name in self.running or name not in ids:  # not in ids: an older namesake is still being removed
+                continue
+            scanner = FolderScanner(
+                self.db,
+                ids[name],
+                source,
+                options,
+                exclude=(settings.daemon.data_dir,),
+                on_ingesting=lambda busy, name=name: self.activity.report(name, busy),
+                default_budget=settings.daemon.folder_chunk_budget,
+                shared_budget=self.budget,
+            )
+            folder = Folder(source, scanner, SweepJob(scanner, self._after_sweep))
+            self.running[name] = folder
+            folder.watch_task = asyncio.create_task(
+                watch_folder(
+                    source.path, scanner.rules, folder.job.wake, folder.stop_watch, settings.daemon.debounce_ms
+                ),
+                name=f"watch {name}",
+            )
+            folder.job.start()
+
+    async def stop(self, name: str) -> None:
+        folder = self.running.pop(name)
+        folder.stop_watch.set()
+        if folder.resume_handle is not None:
+            folder.resume_handle.cancel()
+        # The file in flight rolls back; the next start picks it up from its `scanning` row.
+        await folder.job.stop(STOP_TIMEOUT)
+        self.activity.report(name, False)
+        if folder.watch_task is not None:
+            folder.watch_task.cancel()
+            await asyncio.wait([folder.watch_task], timeout=STOP_TIMEOUT)
+
+    async def stop_all(self) -> None:
+        await asyncio.gather(*(self.stop(name) for name in list(self.running)))
+
+    async def forget(self, name: str) -> None:
+        """Stop watching and sweeping a source that is about to be removed."""
+        self.settings = self.settings.model_copy(
+            update={"sources": tuple(s for s in self.settings.sources if s.name != name)}
+        )
+        if name in self.running:
+            await self.stop(name)
+
+    def request_sweep(self, name: str) -> SweepJob | None:
+        folder = self.running.get(name)
+        if folder is None:
+            return None
+        folder.job.wake()
+        return folder.job
+
+    def periodic_round(self) -> bool:
+        """The safety-net sweep of every source and a fresh shared budget; returns whether
+        a full near-duplicate sweep is due this round."""
+        self.budget.renew(self.settings.daemon.sweep_chunk_budget)
+        for name in self.running:
+            self.request_sweep(name)
+        self._rounds += 1
+        self.next_sweep_at = time.time() + self.settings.daemon.sweep_interval
+        every = self.settings.dedup.every_n_sweeps
+        return bool(every and self._rounds % every == 0)
+
+    async def _after_sweep(self, scanner: FolderScanner, counts: dict[str, int]) -> None:
+        self.dedup.note_changed(scanner.take_changed())
+        folder = self.running.get(scanner.settings.name)
+        if folder is not None:
+            folder.resume_at = None
+            if scanner.progress.deferred and self.budget.allowance(scanner.source_budget) is not None:
+                # The next budgeted sweep comes after a pause that lets embedding and
+                # extraction catch up, not a whole interval later.
+                pause = self.settings.daemon.budget_pause
+                folder.resume_at = time.time() + pause
+                folder.resume_handle = asyncio.get_running_loop().call_later(pause, folder.job.wake)
+        if counts.get("indexed") or counts.get("deleted"):
+            # One merge pass at a time; a sweep that ends while one runs leaves it to
+            # pick up the new segments as it goes.
+            if not self._merge_lock.locked():
+                async with self._merge_lock:
+                    await merge_fts_segments(self.db)
+            await asyncio.to_thread(release_free_memory)

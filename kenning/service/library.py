@@ -1,0 +1,324 @@
+"""The Library: everything kenning offers, as typed methods with typed results.
+
+The socket server (and through it `ken` and `ken mcp`) only adapts requests to these
+methods; none of them reaches into the store, the jobs or the retrieval legs itself.
+The Library owns the running parts (database, jobs, folders, pools) and wires them: a
+committed write that added items wakes the embedding and extraction jobs through the
+store's change events, a sweep that changed documents feeds the near-duplicate job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Literal
+
+from kenning import __version__
+from kenning.api import (
+    AddedDocument,
+    DaemonInfo,
+    DedupResult,
+    DocumentInfo,
+    Entities,
+    Fetched,
+    LibraryCounts,
+    ReembedResult,
+    ReloadResult,
+    RemovedSource,
+    ScanResult,
+    SearchResult,
+    SourceEntry,
+    SourceList,
+    SourceStatus,
+    Status,
+)
+from kenning.config import Settings, load_settings
+from kenning.errors import NotFound
+from kenning.ingest.text_docs import TextDocument, add_page, add_text, page_key
+from kenning.retrieval.search import LEGS, Retriever
+from kenning.service.folders import Folders
+from kenning.service.graph import GraphSide
+from kenning.service.jobs import IngestActivity, NearDupJob
+from kenning.service.semantic import Semantic
+from kenning.store import graph, lookup
+from kenning.store import sources as source_store
+from kenning.store.database import ChangeSet, Database
+from kenning.workers.fetch import FetchError, NotModified
+from kenning.workers.pool import PoolTimeout
+from kenning.workers.url_pool import FetchRequest, url_pool
+
+log = logging.getLogger(__name__)
+
+Leg = Literal["keyword", "vector", "graph"]
+
+
+class Library:
+    def __init__(self, settings: Settings, config_path: Path) -> None:
+        self.settings = settings
+        self.config_path = config_path
+        self.started_at = time.time()
+        self.db = Database(settings.daemon.db_path)
+        self.activity = IngestActivity()
+        self.retriever = Retriever(self.db, settings.retrieval)
+        self.semantic = Semantic(self.db, settings.embedder, self.activity.quiet)
+        self.graph = GraphSide(self.db, settings.llm, self.activity.quiet)
+        self.dedup = NearDupJob(self.db, settings.dedup, self._index, self.semantic.idle)
+        self.folders = Folders(self.db, settings, self.activity, self.dedup)
+        self.url_pool = url_pool(settings.fetch)
+        self._tasks: set[asyncio.Task] = set()
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def open(self) -> None:
+        await self.db.open()
+        self.db.subscribe(self._on_change)
+        # In the background: a large removal must not hold the socket closed; the
+        # source is out of search and out of the gate from its first step.
+        self._spawn(self._finish_removals(), "finish removals")
+        self.semantic.start()
+        self.graph.start()
+        self.dedup.start()
+        await self.folders.apply(self.settings)
+
+    async def close(self) -> None:
+        """Stop everything that runs; whatever is in flight rolls back and resumes at the next start."""
+        await self.folders.stop_all()
+        await asyncio.gather(self.semantic.stop(), self.graph.stop(), self.dedup.stop(), self.url_pool.close())
+        tasks = [task for task in self._tasks if not task.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+        await self.db.close()
+
+    def periodic_round(self) -> None:
+        if self.folders.periodic_round():
+            self._spawn(self.dedup.sweep(), "near-duplicate sweep")
+
+    # -- the API -----------------------------------------------------------------------
+
+    async def search(
+        self,
+        query: str,
+        limit: int = 10,
+        source: str | None = None,
+        namespace: str | None = None,
+        legs: tuple[Leg, ...] = LEGS,
+    ) -> SearchResult:
+        if source is not None and source not in {row.name for row in await source_store.list_sources(self.db)}:
+            raise NotFound(f"unknown source {source!r}; see `ken sources list`")
+        return await self.retriever.search(
+            query, limit, source=source, namespace=namespace, legs=legs, vectors=self.semantic.vectors
+        )
+
+    async def status(self) -> Status:
+        counts = await lookup.counts_by_source(self.db)
+        report = []
+        for row in await source_store.list_sources(self.db):
+            tally = counts.get(row.id, lookup.SourceCounts())
+            entry = SourceStatus(
+                name=row.name,
+                kind=row.kind,
+                path=row.root,
+                namespace=row.namespace,
+                active=row.active,
+                done=tally.done,
+                merged=tally.merged,
+                holds=tally.holds,
+                failed=tally.failed,
+                skipped=tally.skipped,
+                in_progress=tally.scanning,
+                chunks=tally.chunks,
+                last_sweep_at=row.last_sweep_at,
+                last_error=row.last_sweep_error,
+                processed=tally.holds + tally.failed + tally.skipped,
+                failures=await lookup.failures(self.db, row.id) if tally.failed else [],
+            )
+            folder = self.folders.running.get(row.name)
+            if folder is not None:
+                progress = folder.scanner.progress
+                total = progress.discovered - progress.capped
+                entry.scanning = progress.running
+                entry.discovered = progress.discovered
+                entry.capped = progress.capped
+                entry.pending = progress.pending
+                entry.total = total
+                entry.percent = round(100.0 * min(entry.processed, total) / total, 1) if total else 100.0
+                entry.chunks_per_sweep = self.folders.budget.allowance(folder.scanner.source_budget)
+                entry.deferred = progress.deferred
+                entry.next_sweep_at = folder.resume_at or self.folders.next_sweep_at
+            report.append(entry)
+        daemon = self.settings.daemon
+        db_path = daemon.db_path
+        return Status(
+            daemon=DaemonInfo(
+                pid=os.getpid(),
+                version=__version__,
+                uptime_seconds=round(time.time() - self.started_at, 1),
+                config=str(self.config_path),
+                data_dir=str(daemon.data_dir),
+                socket=str(daemon.socket_path),
+                db_bytes=sum(
+                    os.path.getsize(p) for p in (db_path, db_path.with_name(db_path.name + "-wal")) if p.exists()
+                ),
+            ),
+            embedder=self.semantic.status(),
+            graph=await self.graph.status(),
+            library=LibraryCounts(await lookup.library_documents(self.db)),
+            sources=report,
+        )
+
+    async def sources_list(self) -> SourceList:
+        """Configured sources and those only the index knows, with what each holds."""
+        rows = {row.name: row for row in await source_store.list_sources(self.db)}
+        counts = await lookup.counts_by_source(self.db)
+        listed = []
+        for source in self.settings.sources:
+            row = rows.get(source.name)
+            tally = counts.get(row.id, lookup.SourceCounts()) if row else lookup.SourceCounts()
+            listed.append(
+                SourceEntry(
+                    name=source.name,
+                    kind="folder",
+                    path=str(source.path),
+                    namespace=source.namespace,
+                    in_config=True,
+                    documents=tally.holds,
+                    shared=tally.merged,
+                    chunks=tally.chunks,
+                    ignore=list(source.ignore),
+                    max_files=source.max_files,
+                    chunk_budget=source.chunk_budget,
+                    confine_to_root=source.confine_to_root,
+                )
+            )
+        for name, row in rows.items():
+            if self.settings.source(name) is None and not row.removing:
+                tally = counts.get(row.id, lookup.SourceCounts())
+                listed.append(
+                    SourceEntry(name, row.kind, row.root, row.namespace, False, tally.holds, tally.merged, tally.chunks)
+                )
+        return SourceList(listed, await lookup.library_documents(self.db))
+
+    async def scan(self, name: str, wait: bool = False) -> ScanResult:
+        job = self.folders.request_sweep(name)
+        if job is None:
+            raise NotFound(f"unknown source {name!r}; see `ken sources list`")
+        if not wait:
+            return ScanResult(name, started=True)
+        await job.request()
+        return ScanResult(name, finished=True, result=dict(job.scanner.progress.last_result))
+
+    async def get(self, item_id: int | None = None, document_id: int | None = None) -> Fetched:
+        if item_id is not None:
+            item = await lookup.get_item(self.db, item_id)
+            if item is None:
+                raise NotFound(f"no item {item_id}")
+            return Fetched(item=item)
+        assert document_id is not None
+        items = await lookup.get_document_items(self.db, document_id)
+        if not items:
+            raise NotFound(f"no document {document_id} (or it holds no chunks)")
+        first = items[0]
+        info = DocumentInfo(first.document_id, first.title, first.source, first.namespace, first.path, first.format)
+        return Fetched(document=info, items=items)
+
+    async def add_text(self, document: TextDocument) -> AddedDocument:
+        return await add_text(self.db, document, self.settings.chunking)
+
+    async def add_url(self, url: str) -> AddedDocument:
+        page = await self._fetch(FetchRequest(url))
+        assert not isinstance(page, NotModified)
+        added = await add_page(self.db, url, page, self.settings.chunking)
+        added.url = page.url
+        return added
+
+    async def refresh_url(self, url: str) -> AddedDocument:
+        known = await lookup.page_state(self.db, page_key(url))
+        if known is None:
+            raise NotFound(f"{url} has not been added; `ken add-url {url}` adds it")
+        page = await self._fetch(FetchRequest(url, known.etag, known.last_modified))
+        if isinstance(page, NotModified):
+            return AddedDocument(known.document_id, known.title, url, "indexed", 0, changed=False)
+        added = await add_page(self.db, url, page, self.settings.chunking)
+        added.url, added.changed = page.url, True
+        return added
+
+    async def entities(self, query: str, limit: int = 10) -> Entities:
+        return Entities(await graph.find_entities(self.db, query, limit))
+
+    async def remove_source(self, name: str) -> RemovedSource:
+        row = next((row for row in await source_store.list_sources(self.db) if row.name == name), None)
+        if row is None:
+            raise NotFound(f"unknown source {name!r}; see `ken sources list`")
+        if self.settings.source(name) is not None:
+            self.settings = self.settings.model_copy(
+                update={"sources": tuple(s for s in self.settings.sources if s.name != name)}
+            )
+        await self.folders.forget(name)
+        removed = await source_store.remove_source(self.db, row.id)
+        return RemovedSource(name, removed)
+
+    async def dedup_now(self) -> DedupResult:
+        run = await self.dedup.sweep()
+        if run is None:
+            raise NotFound("the vector index is still loading; try again in a moment")
+        return DedupResult(run.documents, run.pairs, run.collapsed, round(run.seconds, 3))
+
+    async def reload(self) -> ReloadResult:
+        """Re-read the config; a bad file raises ConfigError and changes nothing."""
+        settings = load_settings(self.config_path)
+        if settings.daemon != self.settings.daemon:
+            log.warning("[daemon] settings changed; they take effect at the next restart")
+            settings = settings.model_copy(update={"daemon": self.settings.daemon})
+        before = set(self.folders.running)
+        previous, self.settings = self.settings, settings
+        self.retriever.settings = settings.retrieval
+        await self.semantic.reconfigure(settings.embedder)
+        await self.graph.reconfigure(settings.llm)
+        if settings.fetch != previous.fetch:
+            old_pool, self.url_pool = self.url_pool, url_pool(settings.fetch)
+            await old_pool.close()
+        await self.folders.apply(settings)
+        after = set(self.folders.running)
+        log.info("configuration reloaded: %d sources", len(after))
+        return ReloadResult(sorted(after), sorted(after - before), sorted(before - after))
+
+    async def reembed(self) -> ReembedResult:
+        return ReembedResult(await self.semantic.reembed())
+
+    # -- wiring ------------------------------------------------------------------------
+
+    def _on_change(self, changes: ChangeSet) -> None:
+        if changes.added:
+            self.semantic.wake(len(changes.added))
+            self.graph.wake(len(changes.added))
+
+    def _index(self):
+        vectors = self.semantic.vectors
+        return vectors.index if vectors is not None else None
+
+    async def _fetch(self, request: FetchRequest):
+        try:
+            return await self.url_pool.send(request)
+        except PoolTimeout as exc:
+            raise FetchError(f"fetching {request.url} timed out: {exc}") from None
+
+    async def _finish_removals(self) -> None:
+        for name in await source_store.resume_removals(self.db):
+            log.info("finished removing source %s, which a stop had interrupted", name)
+
+    def _spawn(self, coroutine: Coroutine, name: str) -> asyncio.Task:
+        task = asyncio.create_task(coroutine, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task %r failed", task.get_name(), exc_info=task.exception())

@@ -1,0 +1,117 @@
+"""The embedding side of the library: embedder, vector index and embed job, as one unit.
+
+Changing the embedder swaps all three together. Between the swap and the new index
+being loaded the vector leg is off, so a query is never scored against vectors from
+another model; keyword search answers meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from kenning.api import EmbedderStatus, JobStatus
+from kenning.config import EmbedderSettings
+from kenning.errors import EmbedderUnavailable
+from kenning.retrieval.search import Vectors
+from kenning.service.jobs import job_status
+from kenning.store import vectors
+from kenning.store.database import Database
+from kenning.store.vector_index import VectorIndex
+from kenning.workers.embed import EmbedJob
+from kenning.workers.embedders import make_embedder, signature_for
+
+log = logging.getLogger(__name__)
+
+
+class Semantic:
+    def __init__(self, db: Database, settings: EmbedderSettings, quiet: asyncio.Event) -> None:
+        self.db = db
+        self.settings = settings
+        self.quiet = quiet
+        self.job: EmbedJob | None = None
+        self.vectors: Vectors | None = None
+        self.check_error: str | None = None
+        self._bring_up: asyncio.Task | None = None
+        # Set whenever embedding has nothing it can do now; the near-duplicate sweep waits on it.
+        self.idle = asyncio.Event()
+
+    def start(self) -> None:
+        """Bring up embedder, index and job in the background; returns at once."""
+        if self._bring_up is not None and not self._bring_up.done():
+            return
+        self.idle.clear()
+        self._bring_up = asyncio.create_task(self._start(self.settings), name="embedder start")
+        self._bring_up.add_done_callback(_log_failure)
+
+    async def stop(self) -> None:
+        task, self._bring_up = self._bring_up, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        if self.job is not None:
+            await self.job.stop()
+            self.job = None
+        current, self.vectors = self.vectors, None
+        if current is not None:
+            await current.index.close()
+            await asyncio.to_thread(current.embedder.close)
+
+    async def reconfigure(self, settings: EmbedderSettings) -> None:
+        if settings == self.settings:
+            return
+        log.info("embedder changed to %s %s; re-embedding in the background", settings.backend, settings.model_name)
+        await self.stop()
+        self.settings = settings
+        self.start()
+
+    async def reembed(self) -> int:
+        """Drop the current embedder's vectors so every item is embedded again.
+
+        The index starts afresh too: vectors of another dimension it refused were
+        dropped with the rest, and the new ones may have a dimension of their own.
+        """
+        dropped = await vectors.delete_vectors(self.db, signature_for(self.settings))
+        await self.stop()
+        self.start()
+        return dropped
+
+    def wake(self, more: int = 0) -> None:
+        if self.job is not None:
+            self.job.wake(more)
+
+    def status(self) -> EmbedderStatus:
+        index = self.vectors.index if self.vectors is not None else None
+        if self.job is not None:
+            job = job_status(self.job, running="embedding")
+        else:
+            job = JobStatus(state="loading", last_error=self.check_error)
+        return EmbedderStatus(
+            backend=self.settings.backend,
+            model=self.settings.model_name,
+            signature=signature_for(self.settings),
+            vectors=len(index) if index is not None else None,
+            dimension=index.dim if index is not None else None,
+            job=job,
+        )
+
+    async def _start(self, settings: EmbedderSettings) -> None:
+        embedder = make_embedder(settings)
+        try:
+            await asyncio.to_thread(embedder.check)
+            self.check_error = None
+        except EmbedderUnavailable as exc:
+            # Not fatal: ingest and keyword search go on, and the job retries.
+            self.check_error = str(exc)
+            log.warning("embedder not ready: %s", exc)
+        index = await VectorIndex.open(self.db, embedder.signature)
+        self.vectors = Vectors(embedder, index)
+        self.job = EmbedJob(self.db, embedder, settings.max_chars, self.quiet, self.idle)
+        self.job.last_error = self.check_error
+        self.job.start()
+        log.info("vector index ready: %d vectors for %s", len(index), embedder.signature)
+
+
+def _log_failure(task: asyncio.Task) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("the embedder could not start; vector search is off", exc_info=task.exception())

@@ -1,0 +1,52 @@
+"""Loading the chunks a search found: citation fields, for the ids that are still there
+and in scope, with the chunk's opening as a fallback snippet."""
+
+from __future__ import annotations
+
+from kenning.api import Hit
+from kenning.store.database import Database
+from kenning.store.lookup import display_path
+from kenning.store.scope import Scope
+
+EXCERPT_CHARS = 200
+SQL_BATCH = 900
+
+# Columns selected for a hit, in the order `_hit` reads them.
+_COLUMNS = (
+    "i.id, d.id, i.title, s.name, coalesce(d.namespace, s.namespace), s.root, d.path, i.section, i.line_start,"
+    f" i.line_end, d.mtime, d.uri, substr(i.content, 1, {EXCERPT_CHARS})"
+)
+_JOINS = "items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id"
+
+
+def _hit(row: tuple) -> Hit:
+    return Hit(
+        item_id=row[0],
+        document_id=row[1],
+        title=row[2],
+        snippet=" ".join(row[12].split()),
+        source=row[3],
+        namespace=row[4],
+        path=display_path(row[5], row[6], row[11]),
+        section=row[7],
+        line_start=row[8],
+        line_end=row[9],
+        modified=row[10],
+    )
+
+
+async def load_hits(db: Database, ids: list[int], scope: Scope) -> dict[int, Hit]:
+    """Hits for the item ids still present and in scope; the rest are left out."""
+    if not ids:
+        return {}
+    where, params = scope.where()
+    found: dict[int, Hit] = {}
+    async with db.reader() as conn:
+        for start in range(0, len(ids), SQL_BATCH):
+            part = ids[start : start + SQL_BATCH]
+            rows = await conn.execute_fetchall(
+                f"SELECT {_COLUMNS} FROM {_JOINS} WHERE i.id IN ({', '.join('?' * len(part))}) AND {where}",
+                [*part, *params],
+            )
+            found.update((row[0], _hit(row)) for row in rows)
+    return found

@@ -1,0 +1,79 @@
+"""Records that cross stages: what extractors, fetchers and embedders hand on.
+
+They live below every stage that makes or reads them (workers make extractions and
+pages, ingest stores pages, the store writes the graph, retrieval embeds queries), so no
+stage imports another to share a type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Entity:
+    name: str
+    kind: str = "concept"
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Relation:
+    source: str
+    target: str
+    kind: str = "related_to"
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """Entities and typed relations found in one chunk, whichever extractor found them."""
+
+    entities: tuple[Entity, ...] = ()
+    relations: tuple[Relation, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExtractionFailed:
+    """One chunk's extraction went wrong; the chunk stays indexed and is retried later.
+
+    `details["unavailable"]` marks a backend that could not serve at all (down, model
+    missing): the job then backs off as a whole instead of marking every chunk failed.
+    """
+
+    reason: str
+    retryable: bool = True
+    details: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FetchedPage:
+    """A fetched page as text; `url` is where the redirects ended, for citations."""
+
+    url: str
+    requested_url: str
+    title: str
+    text: str
+    format: Literal["html", "text", "markdown"]
+    etag: str | None
+    last_modified: str | None
+    content_hash: str
+
+
+class Embedder(Protocol):
+    """A backend that turns texts into L2-normalised float32 rows.
+
+    `signature` names everything that changes a vector; a stored vector with another
+    signature is stale. Calls block and run in worker threads.
+    """
+
+    signature: str
+    batch_size: int
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+    def check(self) -> None: ...
+
+    def close(self) -> None: ...

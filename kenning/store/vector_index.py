@@ -1,0 +1,302 @@
+"""The vector leg's index: exact cosine over an in-memory matrix of one embedder's vectors.
+
+At a library's scale (up to about a million chunks) brute force with numpy is fast and
+exact, and much faster than scanning vectors stored in SQLite. The index is derived
+state: it subscribes to the store's change events and follows every committed write
+(vectors written or deleted, items removed or handed to another source), so no writer
+has to remember to tell it anything.
+
+Changes are applied by one updater task, in a worker thread: growing the matrix and
+compacting it after removals build the new arrays aside and swap them in under a short
+lock, so the event loop never waits on a copy. Rows are appended past the end that
+searches see, and a search works on a snapshot taken under the lock, so it may see a
+row removed an instant before: vector hits are checked against the database before
+they are returned.
+
+Vectors are held as float16: at 256 dimensions that halves the memory of float32, and
+cosines computed from it (blockwise, in float32) differ from float32 by ~1e-3, which
+moves no ranking measured in bench/vector_speed.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Iterable
+
+import numpy as np
+
+from kenning.store import vectors
+from kenning.store.database import ChangeSet, Database
+
+log = logging.getLogger(__name__)
+
+STORAGE = np.float16
+COMPACT_FRACTION = 0.25
+# Rows scored per numpy call: converting a block of float16 rows to float32 for the
+# product stays in cache, converting the whole matrix at once would not.
+BLOCK_ROWS = 16384
+# Growth slack is handed back once changes have been quiet this long.
+SHRINK_AFTER_SECONDS = 10.0
+MIN_CAPACITY = 1024
+
+
+class VectorIndex:
+    def __init__(self, db: Database, signature: str) -> None:
+        self.db = db
+        self.signature = signature
+        self.mismatched = 0
+        self.dim: int | None = None
+        self._lock = threading.Lock()
+        self._matrix = np.zeros((0, 0), dtype=STORAGE)
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._sources = np.zeros(0, dtype=np.int64)
+        self._live = np.zeros(0, dtype=bool)
+        self._count = 0
+        self._dead = 0
+        self._row: dict[int, int] = {}
+        self._pending: list[ChangeSet] = []
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._unsubscribe = db.subscribe(self._on_change)
+        self._task: asyncio.Task | None = None
+
+    @classmethod
+    async def open(cls, db: Database, signature: str) -> "VectorIndex":
+        """Load every stored vector of this signature and follow changes from then on.
+
+        The subscription starts before the load, so a write committed while loading is
+        applied after it (applying a change twice is harmless).
+        """
+        index = cls(db, signature)
+        try:
+            loaded = await vectors.load_vectors(db, signature)
+            await asyncio.to_thread(index._load, loaded)
+        except BaseException:
+            index._unsubscribe()
+            raise
+        if loaded.mismatched:
+            log.warning("%d vectors have another dimension and are ignored; `ken reembed` rebuilds them", loaded.mismatched)
+        index._task = asyncio.create_task(index._run(), name=f"vector index {signature}")
+        index._task.add_done_callback(_log_failure)
+        return index
+
+    async def close(self) -> None:
+        self._unsubscribe()
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+    async def settled(self) -> None:
+        """Return once every change published so far is applied."""
+        if self._pending or not self._idle.is_set():
+            await self._idle.wait()
+
+    def __len__(self) -> int:
+        return self._count - self._dead
+
+    # -- reading (any thread) ----------------------------------------------------------
+
+    def search(
+        self, query: np.ndarray, k: int, sources: set[int] | None = None, min_similarity: float = -1.0
+    ) -> list[tuple[int, float]]:
+        """Best k (item id, cosine) pairs, optionally only from the given source ids."""
+        with self._lock:
+            count = self._count
+            matrix, ids, row_sources = self._matrix[:count], self._ids[:count], self._sources[:count]
+            keep = self._live[:count].copy()
+        if not count or query.shape[0] != matrix.shape[1]:
+            return []
+        scores = _scores(matrix, query.astype(np.float32))
+        if sources is not None:
+            keep &= np.isin(row_sources, np.fromiter(sources, dtype=np.int64))
+        keep &= scores >= min_similarity
+        candidates = np.flatnonzero(keep)
+        if not len(candidates):
+            return []
+        if len(candidates) > k:
+            best = np.argpartition(-scores[candidates], k - 1)[:k]
+            candidates = candidates[best]
+        order = candidates[np.argsort(-scores[candidates], kind="stable")]
+        return [(int(ids[row]), float(scores[row])) for row in order]
+
+    def similarities(self, query: np.ndarray, item_ids: Iterable[int]) -> dict[int, float]:
+        """Cosine of the query with each given item that has a vector here."""
+        found, rows = self.vectors_for(item_ids)
+        if not found or query.shape[0] != rows.shape[1]:
+            return {}
+        scores = rows @ query.astype(np.float32)
+        return {item_id: float(score) for item_id, score in zip(found, scores)}
+
+    def vectors_for(self, item_ids: Iterable[int]) -> tuple[list[int], np.ndarray]:
+        """The vectors held for these items (those that have one), as float32."""
+        with self._lock:
+            found = [(item_id, row) for item_id in item_ids if (row := self._row.get(item_id)) is not None]
+            matrix = self._matrix[[row for _, row in found]] if found else np.zeros((0, self.dim or 0), STORAGE)
+        return [item_id for item_id, _ in found], matrix.astype(np.float32)
+
+    # -- following the store -----------------------------------------------------------
+
+    def _on_change(self, changes: ChangeSet) -> None:
+        if (
+            changes.removed
+            or changes.moved
+            or self.signature in changes.embedded
+            or self.signature in changes.unembedded
+        ):
+            self._pending.append(changes)
+            self._idle.clear()
+            self._wake.set()
+
+    async def _run(self) -> None:
+        self._idle.set()
+        while True:
+            try:
+                await asyncio.wait_for(self._wake.wait(), SHRINK_AFTER_SECONDS if self._has_slack() else None)
+            except TimeoutError:
+                await asyncio.to_thread(self._shrink)
+                continue
+            self._wake.clear()
+            batch, self._pending = self._pending, []
+            try:
+                removed, moved, embedded = _fold(batch, self.signature)
+                loaded = await vectors.load_rows(self.db, self.signature, sorted(embedded)) if embedded else []
+                await asyncio.to_thread(self._apply, removed, moved, loaded)
+            except Exception:
+                # Whatever went wrong, the table is the truth: start again from it.
+                log.exception("applying changes to the vector index failed; reloading it")
+                await asyncio.to_thread(self._load, await vectors.load_vectors(self.db, self.signature))
+            if not self._pending:
+                self._idle.set()
+
+    # -- writing (the updater's worker thread only) ------------------------------------
+
+    def _load(self, loaded: vectors.LoadedVectors) -> None:
+        self.mismatched = loaded.mismatched
+        count = len(loaded.ids)
+        if loaded.matrix.ndim == 2 and loaded.matrix.shape[1]:
+            self.dim = int(loaded.matrix.shape[1])
+        row = {int(item_id): n for n, item_id in enumerate(loaded.ids)}
+        with self._lock:
+            self._matrix = loaded.matrix.astype(STORAGE)
+            self._ids, self._sources = loaded.ids, loaded.source_ids
+            self._live = np.ones(count, dtype=bool)
+            self._count, self._dead, self._row = count, 0, row
+
+    def _apply(self, removed: set[int], moved: dict[int, int], loaded: list[vectors.VectorRow]) -> None:
+        with self._lock:
+            self._forget(removed)
+        self._append([row for row in loaded if self._fits(row)])
+        with self._lock:
+            for item_id, source_id in moved.items():
+                row = self._row.get(item_id)
+                if row is not None:
+                    self._sources[row] = source_id
+        if self._dead > COMPACT_FRACTION * max(self._count, 1) and self._dead > 1000:
+            self._compact()
+
+    def _fits(self, row: vectors.VectorRow) -> bool:
+        if self.dim is None:
+            self.dim = row.dim
+        if row.dim != self.dim:
+            self.mismatched += 1
+            return False
+        return True
+
+    def _append(self, rows: list[vectors.VectorRow]) -> None:
+        if not rows:
+            return
+        with self._lock:
+            self._forget([row.item_id for row in rows])
+            needed = self._count + len(rows)
+        if needed > len(self._ids):
+            self._grow(max(needed, 2 * len(self._ids), MIN_CAPACITY))
+        start = self._count
+        block = np.frombuffer(b"".join(row.vector for row in rows), dtype=np.float32).reshape(len(rows), -1)
+        # Rows past the end are invisible to searches until the count moves past them.
+        self._matrix[start:needed] = block
+        self._ids[start:needed] = [row.item_id for row in rows]
+        self._sources[start:needed] = [row.source_id for row in rows]
+        self._live[start:needed] = True
+        with self._lock:
+            for offset, row in enumerate(rows):
+                self._row[row.item_id] = start + offset
+            self._count = needed
+
+    def _forget(self, item_ids: Iterable[int]) -> None:
+        for item_id in item_ids:
+            row = self._row.pop(item_id, None)
+            if row is not None and self._live[row]:
+                self._live[row] = False
+                self._dead += 1
+
+    def _grow(self, capacity: int) -> None:
+        count = self._count
+        matrix = np.zeros((capacity, self.dim or 0), dtype=STORAGE)
+        if count:
+            matrix[:count] = self._matrix[:count]
+        ids = np.zeros(capacity, dtype=np.int64)
+        ids[:count] = self._ids[:count]
+        sources = np.zeros(capacity, dtype=np.int64)
+        sources[:count] = self._sources[:count]
+        with self._lock:
+            live = np.zeros(capacity, dtype=bool)
+            live[:count] = self._live[:count]
+            self._matrix, self._ids, self._sources, self._live = matrix, ids, sources, live
+
+    def _has_slack(self) -> bool:
+        return len(self._ids) > self._count
+
+    def _shrink(self) -> None:
+        """Drop the growth slack (up to half the matrix) once a burst of writes is over."""
+        count = self._count
+        matrix, ids, sources = self._matrix[:count].copy(), self._ids[:count].copy(), self._sources[:count].copy()
+        with self._lock:
+            live = self._live[:count].copy()
+            self._matrix, self._ids, self._sources, self._live = matrix, ids, sources, live
+
+    def _compact(self) -> None:
+        with self._lock:
+            keep = np.flatnonzero(self._live[: self._count])
+        matrix, ids, sources = self._matrix[keep], self._ids[keep], self._sources[keep]
+        row = {int(item_id): n for n, item_id in enumerate(ids)}
+        with self._lock:
+            # Removals that arrived since `keep` was taken are this updater's own, and it
+            # is busy here: there are none.
+            self._matrix, self._ids, self._sources = matrix, ids, sources
+            self._live = np.ones(len(keep), dtype=bool)
+            self._count, self._dead, self._row = len(keep), 0, row
+
+
+def _log_failure(task: asyncio.Task) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("the vector index stopped following changes; restart the daemon", exc_info=task.exception())
+
+
+def _scores(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    if matrix.dtype == np.float32:
+        return matrix @ query
+    scores = np.empty(len(matrix), dtype=np.float32)
+    for start in range(0, len(matrix), BLOCK_ROWS):
+        block = matrix[start : start + BLOCK_ROWS]
+        scores[start : start + len(block)] = block.astype(np.float32) @ query
+    return scores
+
+
+def _fold(batch: list[ChangeSet], signature: str) -> tuple[set[int], dict[int, int], set[int]]:
+    """Removed items, item -> new source, and items to (re)load, in commit order."""
+    removed: set[int] = set()
+    moved: dict[int, int] = {}
+    embedded: set[int] = set()
+    for changes in batch:
+        for item_id in (*changes.removed, *changes.unembedded.get(signature, ())):
+            removed.add(item_id)
+            embedded.discard(item_id)
+        for item_id in changes.embedded.get(signature, ()):
+            embedded.add(item_id)
+            removed.discard(item_id)
+        for source_id, item_ids in changes.moved.items():
+            moved.update(dict.fromkeys(item_ids, source_id))
+    return removed, moved, embedded

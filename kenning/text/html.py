@@ -1,0 +1,44 @@
+"""HTML to markdown, and a document's title: shared by HTML files and fetched pages.
+
+One conversion for both, so a page fetched with `ken add-url` and the same page saved
+in a watched folder chunk, cite and deduplicate alike.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import html2text
+
+_H1_OR_FENCE = re.compile(
+    r"^ {0,3}(?:(```|~~~)|#[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$)", re.MULTILINE
+)
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def html_to_markdown(source: str) -> tuple[str, str]:
+    """Markdown text and title (from <title>, else the first heading; may be empty).
+
+    Shared by HTML files and fetched pages, so both are chunked and cited alike.
+    """
+    converter = html2text.HTML2Text()
+    converter.ignore_images = True
+    converter.ignore_links = False
+    converter.body_width = 0
+    text = converter.handle(source).replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    match = _HTML_TITLE.search(source)
+    title = " ".join(html.unescape(match.group(1)).split()) if match else ""
+    return text, title or first_h1(text)
+
+
+def first_h1(text: str) -> str:
+    """First '# ' heading outside fenced code, so a shell comment in a snippet is no title."""
+    fence = None
+    for match in _H1_OR_FENCE.finditer(text):
+        marker, heading = match.groups()
+        if marker:
+            fence = None if fence == marker else (fence or marker)
+        elif fence is None and heading and heading.strip():
+            return heading.strip()
+    return ""

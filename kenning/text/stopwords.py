@@ -1,0 +1,20 @@
+"""English function words: dropped from keyword queries, and never taken for names.
+
+The keyword leg, the graph leg's name lookup and the offline extractor must agree on
+them: a word the query drops but the extractor keeps as a name would be a seed no
+query can reach.
+"""
+
+from __future__ import annotations
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most
+    my myself no nor not now of off on once only or other our ours ourselves out over own same she should
+    so some such than that the their theirs them themselves then there these they this those through to
+    too under until up very was we were what when where which while who whom why will with would you
+    your yours yourself yourselves
+    """.split()
+)
