@@ -85,7 +85,7 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         ("GET /v1/items?access_token=abc123xyz&page=2", f"GET /v1/items?access_token={MARK}&page=2"),
         ("https://x.example/cb#access_token=abc123xyz&state=1", f"https://x.example/cb#access_token={MARK}&state=1"),
         ("https://maps.example/api?key=abcdef&q=x", f"https://maps.example/api?key={MARK}&q=x"),
-        ("https://acct.blob.example/c?sv=2020&sig=AbC%2Fdef&se=1", f"https://acct.blob.example/c?sv=2020&sig={MARK}&se=1"),
+        ("https://blob.example/c?sv=2020&sig=AbC%2Fdef&se=1", f"https://blob.example/c?sv=2020&sig={MARK}&se=1"),
         ("postgres://app:Tr0ub4dor@db.internal:5432/app", f"postgres://app:{MARK}@db.internal:5432/app"),
         # .env, INI, YAML and code.
         ("DB_PASSWORD=postgres", f"DB_PASSWORD={MARK}"),
@@ -118,7 +118,8 @@ def test_secret_formats_are_masked(text, expected):
         "sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
         "Request id 123e4567-e89b-12d3-a456-426614174000 failed.",
         "base64 of 'Hello, World!' is SGVsbG8sIFdvcmxkIQ==.",
-        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
+        "AAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
         "Set `api_key: ${API_KEY}` or `password: <your password>` in the config.",
         "clone https://<user>:<password>@git.example/repo",
         # Code that names secrets without holding one.

@@ -220,7 +220,8 @@ _ASSIGNMENT = _re2(
     r"(?i)(?:pass|pwd|secret|token|key|credential|contrase|auth)[\w.\-\x{80}-\x{10FFFF}]*"
     r"[\"'\]]{0,2}([ \t]*)(:=|=>|=|:)([ \t]*)(\"[^\"\n]*\"?|'[^'\n]*'?|`[^`\n]*`?|[^\s\"'`,;&]+)"
 )
-_KEY_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") | frozenset(range(0x80, 0x100))
+# Name characters, and every byte of a non-ASCII one (`contraseña`).
+_KEY_BYTES = _WORD | frozenset(b".-") | frozenset(range(128, 256))
 _MAX_KEY_PREFIX = 64
 # Query parameters that carry a credential under a name no config file would use.
 _URL_PARAM = _re2(r"(?i)[?&#;](?:sig|signature|x-amz-signature|x-goog-signature|pw)=([^&#\s\"'<>]+)")
@@ -272,7 +273,7 @@ _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 _ENTROPY = Base64HighEntropyString()
 _AFTER_BARE_VALUE = frozenset(b"\n\r,;&}])#'\"")
 _PLACEHOLDER_STARTS = ("$", "%", "<", "{{", "#{", "@")
-_MASKED_CHARS = frozenset("*xX•.") | frozenset(MARK)
+_MASKED_CHARS = frozenset("*xX•.")
 _FORMAT_FIELD = re.compile(r"\{[^{}]*\}|%[sdr]")
 
 
@@ -282,7 +283,8 @@ def _assignment_spans(data: bytes) -> Iterator[Span]:
         if span is not None:
             yield span
     for match in _URL_PARAM.finditer(data):
-        yield match.span(1)
+        if _is_quoted_secret(match.group(1).decode("utf-8", "replace")):
+            yield match.span(1)
     for match in _AUTHORIZATION.finditer(data):
         value = match.group(2).decode("utf-8", "replace")
         if _is_placeholder(value) or _has_code(value) or not any(char.isalnum() for char in value):
@@ -387,7 +389,13 @@ def _is_quoted_secret(value: str) -> bool:
 
 
 def _is_placeholder(value: str) -> bool:
-    return value.startswith(_PLACEHOLDER_STARTS) or set(value) <= _MASKED_CHARS or value.lower() in _NOT_VALUES
+    """`${TOKEN}`, `<password>`, `%s`, `****`, `null`, or what redaction already left."""
+    return (
+        value.startswith(_PLACEHOLDER_STARTS)
+        or set(value) <= _MASKED_CHARS
+        or value.lower() in _NOT_VALUES
+        or value == MARK
+    )
 
 
 def _is_bare_secret(value: str, match: re2._Match, key: bytes, key_quoted: bool) -> bool:
