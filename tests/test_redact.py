@@ -6,21 +6,44 @@ import pytest
 
 from kenning.ingest.redact import MARK, redact
 
+GITHUB = "ghp_" + "a1B2" * 9
+STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0"
+    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+
 
 @pytest.mark.parametrize(
     "secret",
     [
         "AKIAABCDEFGHIJKLMNOP",
-        "ghp_" + "a1" * 18,
+        GITHUB,
         "github_pat_" + "B2" * 21,
         "xoxb-1234567890-abcdef",
         "sk-proj-" + "x9" * 12,
         "AIza" + "Q" * 35,
         "eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.SflKxwRJSMeKKF2QT4",
+        JWT,
+        STRIPE,
+        "rk_live_" + "0123456789abcdefghijklmn",
+        "glpat-" + "Zx8" * 7,
+        "SG." + "a" * 22 + "." + "b" * 43,
+        "pypi-AgEIcHlwaS5vcmc" + "q" * 70,
+        "npm_" + "Ab1" * 12,
+        "AccountKey=" + "K" * 86 + "==",
+        "hf_" + "Mn7" * 11,
     ],
 )
 def test_known_token_shapes_are_masked(secret):
     assert redact(f"use {secret} here") == f"use {MARK} here"
+
+
+def test_a_token_longer_than_its_pattern_is_masked_whole():
+    # Stripe's newer keys run well past the 24 characters detect-secrets' pattern reads.
+    long_key = STRIPE + "Qx9" * 25
+    assert redact(f"key {long_key}.") == f"key {MARK}."
 
 
 def test_tokens_inside_longer_identifiers_are_left_alone():
@@ -41,3 +64,141 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
     assert "correct-horse" not in out and "abcdef123456" not in out and "pa55word" not in out
     assert "b3BlbnNzaC1r" not in out and "https://alice:" + MARK + "@git.example" in out
     assert out.splitlines()[-1] == "the password policy is documented"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # The formats the issue found stored verbatim.
+        (
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            f"aws_secret_access_key = {MARK}",
+        ),
+        ('{"user": "bob", "password": "hunter2"}', f'{{"user": "bob", "password": "{MARK}"}}'),
+        ("secret: s3cr3t-value", f"secret: {MARK}"),
+        ("secret: letmein", f"secret: {MARK}"),
+        ("token = abcdef123456", f"token = {MARK}"),
+        (f"stripe.api_key = '{STRIPE}'", f"stripe.api_key = '{MARK}'"),
+        ("Authorization: Bearer abcdefghijklmnop1234", f"Authorization: Bearer {MARK}"),
+        (f"curl -H 'Authorization: token {GITHUB}' api", f"curl -H 'Authorization: token {MARK}' api"),
+        ("Authorization: Basic dXNlcjpwYXNzd29yZA==", f"Authorization: Basic {MARK}"),
+        ("GET /v1/items?access_token=abc123xyz&page=2", f"GET /v1/items?access_token={MARK}&page=2"),
+        ("https://x.example/cb#access_token=abc123xyz&state=1", f"https://x.example/cb#access_token={MARK}&state=1"),
+        ("https://maps.example/api?key=abcdef&q=x", f"https://maps.example/api?key={MARK}&q=x"),
+        ("https://blob.example/c?sv=2020&sig=AbC%2Fdef&se=1", f"https://blob.example/c?sv=2020&sig={MARK}&se=1"),
+        ("postgres://app:Tr0ub4dor@db.internal:5432/app", f"postgres://app:{MARK}@db.internal:5432/app"),
+        # .env, INI, YAML and code.
+        ("DB_PASSWORD=postgres", f"DB_PASSWORD={MARK}"),
+        ("export GITHUB_TOKEN=abc123def456", f"export GITHUB_TOKEN={MARK}"),
+        ('password = "hunter2"', f'password = "{MARK}"'),
+        ("client_secret: 'x-9f8e7d'", f"client_secret: '{MARK}'"),
+        ("clientSecret: 'x-9f8e7d',", f"clientSecret: '{MARK}',"),
+        ("X-Api-Key: k_12345abcde", f"X-Api-Key: {MARK}"),
+        ("mysql --password=s3cr3t! db", f"mysql --password={MARK} db"),
+        ("contraseña = 'clave123'", f"contraseña = '{MARK}'"),
+        ("passphrase: 'correct horse battery staple'", f"passphrase: '{MARK}'"),
+        # High-entropy values assigned to secret-ish names, even as bare words.
+        ("api_key = qWeRtYuIoPaSdFgHjKlZxCvBnMpL", f"api_key = {MARK}"),
+        ("auth_token = AbCdEfGhIjKlMnOpQrStUvWxYz then", f"auth_token = {MARK} then"),
+    ],
+)
+def test_secret_formats_are_masked(text, expected):
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Prose and documentation.
+        "The password policy requires twelve characters.",
+        "Token: the basic unit a tokenizer produces.",
+        "Authorization: the server checks the caller's role first.",
+        "Bearer tokens are described in RFC 6750; send them in a header.",
+        "The commit 3f786850e387550fdab836ed7e6dc881de23001b fixed it.",
+        "sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "Request id 123e4567-e89b-12d3-a456-426614174000 failed.",
+        "base64 of 'Hello, World!' is SGVsbG8sIFdvcmxkIQ==.",
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
+        "AAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+        "Set `api_key: ${API_KEY}` or `password: <your password>` in the config.",
+        "clone https://<user>:<password>@git.example/repo",
+        # Code that names secrets without holding one.
+        "password: str",
+        "token: Optional[str] = None",
+        "token = tokens[0]",
+        'if token == "x":',
+        "secret = secrets.token_bytes(16)",
+        'password = os.environ["DB_PASSWORD"]',
+        "api_key = settings.API_KEY",
+        'data = {"password": password, "user": user}',
+        "password = getpass.getpass('Password: ')",
+        'print("Token: " + repr(token))',
+        'token_type = "bearer"',
+        "password_hint: 'the name of your first pet'",
+        "TOKEN_TTL = 3600",
+        "password_min_length: 12",
+        'Token.Keyword: "bold #AA22FF"',
+        "Token: '#ffffff'",
+        "private_key: ed25519.Ed25519PrivateKey",
+        "credentials = '{0}:{1}'.format(user, passwd)",
+        'KEY_BEGIN = b"-----BEGIN OPENSSH PRIVATE KEY-----"\nKEY_END = b"-----END OPENSSH PRIVATE KEY-----"',
+    ],
+)
+def test_ordinary_text_and_code_are_not_masked(text):
+    assert redact(text) == text
+
+
+def test_a_private_key_cut_short_loses_its_body_lines():
+    text = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nAAAAB3NzaC1yc2EA\n\nThe rest of the page.\n"
+    assert redact(text) == f"-----BEGIN RSA PRIVATE KEY-----\n{MARK}\n{MARK}\n\nThe rest of the page.\n"
+
+
+def test_a_private_key_inside_a_json_string_is_masked():
+    text = '{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg\\n-----END PRIVATE KEY-----\\n"}'
+    out = redact(text)
+    assert "MIIEvQIBADANBg" not in out and MARK in out
+
+
+def test_putty_private_lines_are_masked():
+    text = "PuTTY-User-Key-File-2: ssh-rsa\nPrivate-Lines: 2\nAAAAgQCxJ2tYm1\nAAAAQQDy7b9Zk\nPrivate-MAC: 3c1f\n"
+    out = redact(text)
+    assert "AAAAgQCxJ2tYm1" not in out and "AAAAQQDy7b9Zk" not in out
+    assert out.count("\n") == text.count("\n") and out.startswith("PuTTY-User-Key-File-2: ssh-rsa\nPrivate-Lines: 2\n")
+
+
+def test_offsets_hold_around_non_ascii_text_and_lone_surrogates():
+    text = "naïve café ☃ password = 'hunter2' ☃ done\n\ud800 token = abc123def\n"
+    assert redact(text) == f"naïve café ☃ password = '{MARK}' ☃ done\n\ud800 token = {MARK}\n"
+
+
+def test_redacting_twice_changes_nothing_more():
+    text = f"password = 'hunter2'\ntoken: {GITHUB}\nAuthorization: Bearer abcdefghijklmnop1234\n"
+    once = redact(text)
+    assert redact(once) == once
+
+
+MB = 1_000_000
+
+
+def repeated(unit: str, size: int) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+# Inputs that made the old regexes backtrack: 180 KB of `eyJ` froze the daemon 18 s and
+# 360 KB of BEGIN lines without END took 74 s; at 10 MB the old code takes hours. Each
+# must now finish in well under the timeout (bench/redact_speed.py prints the speeds).
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("size", [1 * MB, 10 * MB], ids=["1MB", "10MB"])
+@pytest.mark.parametrize(
+    "unit",
+    ["eyJ", "-----BEGIN RSA PRIVATE KEY-----\n", "://user:", "password=", "AKIA"],
+    ids=["eyJ", "BEGIN-without-END", "url-without-at", "password=", "AKIA"],
+)
+def test_pathological_inputs_take_linear_time(unit, size):
+    text = repeated(unit, size)
+    out = redact(text)
+    assert out.count("\n") == text.count("\n")
+    if unit in ("eyJ", "-----BEGIN RSA PRIVATE KEY-----\n", "://user:"):
+        assert out == text  # nothing there is a secret
+    else:
+        assert out.startswith(unit[:4]) or out.startswith(MARK)

@@ -179,6 +179,19 @@ async def test_credentials_are_redacted_before_they_are_stored(db, tmp_path):
     assert (hit.line_start, hit.line_end) == (1, 4)
 
 
+async def test_a_title_taken_from_the_file_name_is_redacted_and_the_path_kept(db, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    name = "stripe-sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc" + ".txt"
+    write(folder, name, "Rotate the grebe cluster keys.\n")
+    scanner = await scanner_for(db, folder)
+    await scanner.sweep()
+    [hit] = await search(db, "grebe")
+    assert hit.title == "stripe-[REDACTED]"
+    # The path is the document's identity and what a citation opens: kept as it is.
+    assert hit.path == str(folder / name)
+
+
 async def test_max_files_indexes_only_the_newest_files(db, tmp_path):
     folder = tmp_path / "notes"
     folder.mkdir()

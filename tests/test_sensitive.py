@@ -73,6 +73,50 @@ def test_secret_names_anywhere(name: str) -> None:
     assert is_sensitive_path(PurePosixPath("notes/deep") / name)
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/backup/home/alice/netrc",
+        "/mnt/win/Users/alice/_netrc",
+        "/srv/build/docker/config.json",
+        "/backup/home/alice/kube/config",
+        "/backup/home/alice/aws/config",
+        "/backup/home/alice/aws/credentials",
+        "/backup/home/alice/git-credentials",
+        "/backup/home/alice/pgpass",
+        "/mnt/win/Users/alice/AppData/Roaming/postgresql/pgpass.conf",
+        "/usr/local/etc/npmrc",
+        "/backup/home/alice/pypirc",
+        "/srv/cluster/kubeconfig",
+        "/srv/cluster/kubeconfig.yaml",
+        "/mnt/win/Users/alice/AppData/Roaming/gcloud/credentials.db",
+        "/mnt/win/Users/alice/AppData/Roaming/gcloud/access_tokens.db",
+        "/backup/gcloud/application_default_credentials.json",
+        "/mnt/win/Users/alice/.azure/accessTokens.json",
+        "/backup/azure/accessTokens.json",
+    ],
+)
+def test_credential_files_without_a_leading_dot(path: str) -> None:
+    assert is_sensitive_path(Path(path))
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/srv/app/docker/compose.yaml",
+        "/srv/app/docker/Dockerfile",
+        "/srv/app/kube/deployment.yaml",
+        "/srv/app/aws/lambda.py",
+        "/home/u/notes/netrc.md",
+        "/home/u/notes/kubeconfig-howto.md",
+        "/home/u/project/config",
+        "/home/u/project/config.json",
+    ],
+)
+def test_neighbours_of_dotless_credential_files_are_readable(path: str) -> None:
+    assert not is_sensitive_path(Path(path))
+
+
 @pytest.mark.parametrize("name", [".env.example", ".env.sample", ".env.template"])
 def test_env_templates_are_readable(name: str) -> None:
     assert not is_sensitive_path(Path("/srv/app") / name)

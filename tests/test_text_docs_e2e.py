@@ -5,6 +5,7 @@ test runs, and agent text piped into `ken add-text`."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -221,3 +222,40 @@ def test_agent_documents(library, tmp_path):
         message = refused(library, "add-text", "--uri", "mem://empty", "--title", "Empty", stdin=empty)
         assert "no text on standard input" in message
     assert source_documents(daemon, "agent") == before
+
+
+def test_labels_are_redacted_and_identity_stays_raw(library, http_server):
+    """Title, uri, tags and namespace are shown redacted; which document is which still
+    follows the raw uri (or URL), so two uris that redact alike stay two documents."""
+    token = "ghp_" + "Q7w" * 12
+    library.configure([], extra=FETCH_LOOPBACK)
+    daemon = library.daemon()
+
+    uri = "https://wiki.example/runbook?access_token=tok123secret&lang=en"
+    added = add_text(
+        library, uri, f"Rotate {token}", "The osprey cluster rotates keys weekly.\n",
+        "--tag", "ops", "--tag", "password=hunter2hunter2", "--namespace", f"team-{token}",
+    )  # fmt: skip
+    shown_uri = "https://wiki.example/runbook?access_token=[REDACTED]&lang=en"
+    assert (added["uri"], added["title"]) == (shown_uri, "Rotate [REDACTED]")
+    [hit] = ken_search(library, "osprey")
+    assert (hit["path"], hit["title"], hit["namespace"]) == (shown_uri, "Rotate [REDACTED]", "team-[REDACTED]")
+    assert daemon.search("Q7wQ7wQ7w") == [] and daemon.search("tok123secret") == []
+    with sqlite3.connect(f"file:{library.data_dir / 'kenning.db'}?mode=ro", uri=True) as conn:
+        [(tags,)] = conn.execute("SELECT tags FROM documents WHERE id = ?", (added["document_id"],)).fetchall()
+    assert json.loads(tags) == ["ops", "password=[REDACTED]"]
+
+    # The same raw uri replaces the document; another that redacts alike is another one.
+    again = add_text(library, uri, "Rotation", "The osprey cluster rotates keys daily.\n")
+    assert again["document_id"] == added["document_id"]
+    other = add_text(library, uri.replace("tok123secret", "tok456other"), "Rotation", "A heron instead.\n")
+    assert other["document_id"] != added["document_id"] and other["uri"] == shown_uri
+
+    # A fetched page is keyed by the URL asked for and shown without its credentials.
+    page_path = "/page.html?sig=AbCdEf0123&user=x"
+    http_server.routes[page_path] = Page("Tide Table", "The kittiwake feeds at low tide.", '"v1"', "")
+    url = f"{http_server.base}{page_path}"
+    fetched = ken_json(library, "add-url", url)
+    [hit] = ken_search(library, "kittiwake")
+    assert hit["path"] == fetched["uri"] == f"{http_server.base}/page.html?sig=[REDACTED]&user=x"
+    assert ken_json(library, "refresh-url", url)["document_id"] == fetched["document_id"]

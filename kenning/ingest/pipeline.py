@@ -138,8 +138,10 @@ def _read_and_chunk(job: FileJob, options: IngestOptions) -> tuple[str, ReadResu
     digest = _guarded_hash(job)
     parsed = read_file(_check_path(job), max_bytes=options.max_file_bytes)
     text = redact(parsed.text)
-    title = redact(parsed.title) or job.found.path.stem
-    # The redacted form is what gets stored, the document's title included.
+    # The redacted form is what gets stored, the document's title included, even when
+    # that title is the file's name: the path itself stays as it is, since it is the
+    # document's identity and what a citation must open.
+    title = redact(parsed.title.strip() or job.found.path.stem)
     parsed = ReadResult(text=text, title=title, kind=parsed.kind, format=parsed.format, page_starts=parsed.page_starts)
     chunks = chunk_document(
         parsed,

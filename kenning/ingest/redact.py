@@ -1,62 +1,541 @@
 """Credential redaction before text reaches the store.
 
-Each pattern replaces a secret inside its line and never adds or removes a newline, so
-the line ranges that citations carry still point at the right place in the source.
+Every secret found is replaced by ``[REDACTED]`` in place, and no newline is ever added
+or removed, so the line ranges that citations carry still point at the right place.
 
-Speed matters here: this runs over every byte ingested. Python's regex engine scans fast
-only for a pattern that starts with a literal, so the token patterns are one alternation
-with no leading `\\b` (word boundaries are checked in the replacement instead), and the
-case-insensitive `password = ...` pattern runs only on text that holds one of its words.
+From detect-secrets (Yelp's maintained pattern set): the token formats, i.e. the
+deny-lists of all its ``RegexBasedDetector`` plugins (AWS, GitHub, GitLab, Slack, Stripe,
+JWT, SendGrid, Twilio, PyPI, npm, Azure storage, Discord, Telegram, Mailchimp, Square,
+IBM, Cloudant, SoftLayer, Artifactory, passwords in URLs), read from the installed
+plugins at import so an upgrade brings its new formats along; the key names that make an
+assignment secret (its keyword plugin's ``DENYLIST``, plus a few it lacks such as
+``token``); and the Shannon-entropy test, with its limit, for random-looking values.
+Its scanner is not used: it runs line by line on Python's backtracking engine (0.6 MB/s
+on Python source here, and quadratic in a line's length: 40 KB of ``eyJ`` on one line
+takes 0.7 s), and its keyword plugin needs a file name to choose its regexes.
+
+Hand-written, because the library has no equivalent: private-key bodies (its plugin
+flags the BEGIN line; the secret is the block under it, and a pasted block may be cut
+short: ``_pem_spans``); assignments of secret-named keys in any syntax, JSON, YAML, INI,
+.env, code, command-line flags and query strings, with the checks that tell a literal
+from a variable, a call, a type or a placeholder (``_assigned_secret``); Authorization
+and Bearer credentials; URL signatures (``sig=``); and token formats it has no plugin for
+(``_OWN_TOKENS``).
+
+Linear time. Every regex, the library's included, runs on RE2 (google-re2), whose
+automata take time linear in the text whatever the pattern, so no input can make one
+backtrack. RE2 has no look-around and caps counted repetition at 1000, so
+``_library_pattern`` drops the library's look-arounds and checks what they asked for on
+each match instead, and lowers larger counts (the match is then extended over the rest
+of the token). Each regex is one pass over the whole text; matches become byte spans,
+merged and written once. Python runs per match, never per character, and every look
+past a match is bounded or only moves forward.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import re2
+from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+from detect_secrets.plugins.base import RegexBasedDetector
+from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+from detect_secrets.plugins.ip_public import IPPublicDetector
+from detect_secrets.plugins.keyword import DENYLIST
+from detect_secrets.plugins.private_key import PrivateKeyDetector
 
 MARK = "[REDACTED]"
+_MARK = MARK.encode()
 
-_PEM = re.compile(r"(-----BEGIN [A-Z ]*PRIVATE KEY-----)(.*?)(-----END [A-Z ]*PRIVATE KEY-----)", re.S)
-_TOKENS = re.compile(
-    r"(?:AKIA|ASIA)[0-9A-Z]{16}"
-    r"|gh[pousr]_[A-Za-z0-9]{36,}"
-    r"|github_pat_[A-Za-z0-9_]{40,}"
-    r"|xox[abpors]-[A-Za-z0-9-]{10,}"
-    r"|sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"
-    r"|AIza[0-9A-Za-z_-]{35}"
-    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+Span = tuple[int, int]
+
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False
+
+
+def _re2(pattern: str) -> re2._Regexp:
+    return re2.compile(pattern.encode(), _OPTIONS)
+
+
+# --- library token patterns -------------------------------------------------------------
+
+_LOOKAHEADS = ("(?=", "(?!")
+_LOOKBEHINDS = ("(?<=", "(?<!")
+_RE2_MAX_REPEAT = 1000
+_COUNT = re.compile(r"\{(\d+),(\d+)\}")
+# A public IP address is not a credential; a private key's header line is not the
+# secret (its body is, see `_pem_spans`).
+_NOT_TOKENS = (IPPublicDetector, PrivateKeyDetector)
+
+
+@dataclass(frozen=True)
+class _TokenPattern:
+    regex: re2._Regexp
+    # What the library's look-arounds, which RE2 lacks, asked for; checked per match. In
+    # its patterns a look-ahead always ends the secret (`(?![a-f0-9])`) and a
+    # look-behind always starts the match (`(?<=\W)`).
+    ends_token: bool = False
+    starts_word: bool = False
+
+
+def _library_pattern(pattern: re.Pattern[str]) -> _TokenPattern:
+    """The library's Python regex on RE2: look-arounds become flags, big counts shrink."""
+    if pattern.flags & re.VERBOSE and re.search(r"\s|#", pattern.pattern):
+        raise ValueError(f"cannot translate a verbose pattern to RE2: {pattern.pattern!r}")
+    source, dropped = _without_lookarounds(pattern.pattern)
+    source = _COUNT.sub(lambda m: "{%s,%d}" % (m[1], min(int(m[2]), _RE2_MAX_REPEAT)), source)
+    flags = ("(?i)" if pattern.flags & re.IGNORECASE else "") + "(?m)"
+    return _TokenPattern(
+        _re2(flags + source),
+        ends_token=any(kind in _LOOKAHEADS for kind in dropped),
+        starts_word=any(kind in _LOOKBEHINDS for kind in dropped),
+    )
+
+
+def _without_lookarounds(source: str) -> tuple[str, set[str]]:
+    out: list[str] = []
+    dropped: set[str] = set()
+    i, in_class = 0, False
+    while i < len(source):
+        char = source[i]
+        if char == "\\":
+            out.append(source[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(" and source.startswith(_LOOKAHEADS + _LOOKBEHINDS, i):
+            dropped.add(source[i : i + 4] if source.startswith(_LOOKBEHINDS, i) else source[i : i + 3])
+            i = _group_end(source, i)
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out), dropped
+
+
+def _group_end(source: str, start: int) -> int:
+    depth, i, in_class = 0, start, False
+    while i < len(source):
+        char = source[i]
+        if char == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise ValueError(f"unbalanced group in {source!r}")
+
+
+def _library_patterns() -> list[_TokenPattern]:
+    detectors = get_mapping_from_secret_type_to_class().values()
+    return [
+        _library_pattern(pattern)
+        for detector in detectors
+        if issubclass(detector, RegexBasedDetector) and not issubclass(detector, _NOT_TOKENS)
+        for pattern in detector.denylist
+    ]
+
+
+# Token formats detect-secrets has no plugin for.
+_OWN_TOKENS = (
+    r"github_pat_[A-Za-z0-9_]{40,255}",
+    r"AIza[0-9A-Za-z_-]{35}",
+    r"sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+    r"xox[abposr]-[A-Za-z0-9-]{10,}",
+    r"xapp-\d-[A-Za-z0-9-]{10,}",
+    r"hf_[A-Za-z0-9]{30,}",
+    r"npm_[A-Za-z0-9]{36}",
+    r"ya29\.[0-9A-Za-z_-]{20,}",
+    r"GOCSPX-[0-9A-Za-z_-]{20,}",
 )
-_URL_CREDENTIALS = re.compile(r"://([^/\s:@]+):([^/\s@]+)@")
-_ASSIGNMENT_WORDS = ("apikey", "api_key", "api-key", "secret", "token", "passw")
-_ASSIGNMENT = re.compile(
-    r"(?i)(?<![a-z0-9])((?:api[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|password|passwd)"
-    r"\s*[:=]\s*)([\"']?)([^\s\"']{6,})\2"
+
+_TOKENS = [*_library_patterns(), *(_TokenPattern(_re2(pattern)) for pattern in _OWN_TOKENS)]
+
+_WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_TOKEN_CHARS = _WORD | frozenset(b"-+/=")
+_MAX_EXTENSION = 4096
+
+
+def _token_spans(data: bytes) -> Iterator[Span]:
+    for pattern in _TOKENS:
+        for match in pattern.regex.finditer(data):
+            span = _token_span(data, pattern, match)
+            if span is not None:
+                yield span
+
+
+def _token_span(data: bytes, pattern: _TokenPattern, match: re2._Match) -> Span | None:
+    if pattern.starts_word and match.start() and data[match.start() - 1] in _WORD:
+        return None
+    start, end = _secret_in(data, match)
+    if start == match.start() and start and data[start - 1] in _WORD and data[start] in _WORD:
+        # A token shape inside a longer word (an identifier, a base64 blob): not a key.
+        return None
+    if _is_placeholder(data[start:end].decode("utf-8", "replace")):
+        return None  # `https://<user>:<password>@host`
+    if end < len(data) and data[end] in _TOKEN_CHARS:
+        if pattern.ends_token:
+            return None
+        # A lowered count or a lazy ending stopped short of the token's end (Stripe's
+        # newer keys are longer than its pattern): the rest of the token goes too.
+        limit = min(len(data), end + _MAX_EXTENSION)
+        while end < limit and data[end] in _TOKEN_CHARS:
+            end += 1
+    return start, end
+
+
+def _secret_in(data: bytes, match: re2._Match) -> Span:
+    """The match, or the group in it that holds the secret.
+
+    A group that ends the match's token is the secret (the password in a URL, the value
+    of an assignment); a group followed by more of the token is only its prefix ("ghp"
+    in "(ghp|gho)_...").
+    """
+    for group in range(match.re.groups, 0, -1):
+        start, end = match.span(group)
+        if end > start and not any(char in _TOKEN_CHARS for char in data[end : match.end()]):
+            return start, end
+    return match.span()
+
+
+# --- assignments --------------------------------------------------------------------------
+
+# The pattern starts at the secret word, so RE2 can skip ahead to it; the rest of the
+# key's name, before that word, is read back by `_key_start`. Counted repetition makes
+# RE2's automaton large and slow (15 MB/s instead of 300 here), so lengths are checked
+# after the match instead.
+_ASSIGNMENT = _re2(
+    r"(?i)(?:pass|pwd|secret|token|key|credential|contrase|auth)[\w.\-\x{80}-\x{10FFFF}]*"
+    r"[\"'\]]{0,2}([ \t]*)(:=|=>|=|:)([ \t]*)(\"[^\"\n]*\"?|'[^'\n]*'?|`[^`\n]*`?|[^\s\"'`,;&]+)"
 )
+# Name characters, and every byte of a non-ASCII one (`contraseña`).
+_KEY_BYTES = _WORD | frozenset(b".-") | frozenset(range(128, 256))
+_MAX_KEY_PREFIX = 64
+# Query parameters that carry a credential under a name no config file would use.
+_URL_PARAM = _re2(r"(?i)[?&#;](?:sig|signature|x-amz-signature|x-goog-signature|pw)=([^&#\s\"'<>]+)")
+# `Authorization: Bearer <token>`, in headers, curl lines and code.
+_AUTHORIZATION = _re2(
+    r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"((?:bearer|basic|digest|token|bot|apikey|sso-key|negotiate|ntlm)[ \t]+)?([^\s\"',;]+)"
+)
+_BEARER = _re2(r"(?i)\bbearer[ \t]+([A-Za-z0-9._~+/=-]{16,})")
+
+_SECRET_NAME = re.compile(
+    "(?:"
+    + "|".join(
+        (
+            *DENYLIST,
+            "token",
+            "credentials?",
+            "passphrase",
+            "(?:access|app|master|encryption|signing|session|shared|consumer|subscription|deploy|webhook)_?key",
+        )
+    )
+    + ")s?"
+)
+# Names that are about a secret without holding one: `token_type = "bearer"`,
+# `password_hint: ...`, `SECRET_KEY_FILE=/run/secrets/key`.
+_NOT_SECRET_SUFFIXES = frozenset(
+    """type types name names field fields label len length count size file files filename path dir
+    url uri endpoint prompt hint help policy format kind expiry expires expiration ttl timeout lifetime
+    age mode required enabled disabled min max regex pattern error errors message msg class cls
+    validator validators header env var version index idx num number info manager store backend
+    provider strategy method scheme algorithm location source id ids column attr input form widget
+    template placeholder reset state status""".split()
+)
+# In a URL, short names are credentials: `?key=`, `&pass=`, `&auth=`.
+_URL_SECRET_NAMES = frozenset({"key", "apikey", "pass", "pw", "pwd", "auth", "token"})
+# Secret only as the whole name: docker's and npm's `auth`, not `SERVER_AUTH` or `auth_hdr`.
+_WHOLE_SECRET_NAMES = frozenset({"auth"})
+_NOT_VALUES = frozenset(
+    "none null nil true false undefined str string bytes int bool boolean float any object optional "
+    "required self this bearer basic".split()
+)
+_TOKEN_LIKE = re.compile(r"[A-Za-z0-9+/=_\-]{20,4096}")
+_IDENTIFIER = re.compile(r"[A-Za-z_]+")
+_REFERENCE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_COLOR = re.compile(r"#[0-9A-Fa-f]{3,8}")
+_LOWER = frozenset(b"abcdefghijklmnopqrstuvwxyz")
+_QUOTES = (b'"', b"'", b"`")
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_ENTROPY = Base64HighEntropyString()
+_AFTER_BARE_VALUE = frozenset(b"\n\r,;&}])#'\"")
+_PLACEHOLDER_STARTS = ("$", "%", "<", "{{", "#{", "@")
+_MASKED_CHARS = frozenset("*xX•.")
+_FORMAT_FIELD = re.compile(r"\{[^{}]*\}|%[sdr]")
 
 
-def _is_word_char(char: str) -> bool:
-    return char.isalnum() or char == "_"
+def _assignment_spans(data: bytes) -> Iterator[Span]:
+    for match in _ASSIGNMENT.finditer(data):
+        span = _assigned_secret(data, match)
+        if span is not None:
+            yield span
+    for match in _URL_PARAM.finditer(data):
+        if _is_quoted_secret(match.group(1).decode("utf-8", "replace")):
+            yield match.span(1)
+    for match in _AUTHORIZATION.finditer(data):
+        value = match.group(2).decode("utf-8", "replace")
+        if _is_placeholder(value) or _has_code(value) or not any(char.isalnum() for char in value):
+            continue
+        # Without a scheme word the value must look like a credential, not the start of
+        # a sentence ("Authorization: the server checks ...").
+        if match.group(1) or (_ends_value(data, match.end()) and not _IDENTIFIER.fullmatch(value)):
+            yield match.span(2)
+    for match in _BEARER.finditer(data):
+        if _has_digit(match.group(1).decode("ascii")):
+            yield match.span(1)
 
 
-def _token(match: re.Match[str]) -> str:
-    text, start, end = match.string, match.start(), match.end()
-    # Part of a longer identifier (e.g. "MYAKIA..."): not a key, leave it.
-    if (start and _is_word_char(text[start - 1])) or (end < len(text) and _is_word_char(text[end])):
-        return match.group(0)
-    return MARK
+def _assigned_secret(data: bytes, match: re2._Match) -> Span | None:
+    """The value's span when ``match`` assigns a literal to a secret-named key."""
+    if match.start(1) - match.start() > _MAX_KEY_PREFIX:
+        return None  # a run of name characters, not a name
+    value_start, value_end = match.span(4)
+    if data[value_start : value_start + 1] == b"=":
+        return None  # a comparison: `token == "."`
+    key_start = _key_start(data, match.start())
+    key = data[key_start : match.start(1)]
+    before_key = data[key_start - 1 : key_start]
+    in_url = before_key != b"" and before_key in b"?&#;"
+    # In a query string or a command-line flag (`--password=...`) every value is a
+    # literal; elsewhere a bare word may be code, and a value followed by more words prose.
+    literal_place = in_url or key.startswith(b"-")
+    if not _is_secret_name(key.rstrip(b"\"']").decode("utf-8", "replace"), in_url):
+        return None
+    quote = data[value_start : value_start + 1]
+    if quote in _QUOTES:
+        if value_end - value_start < 2 or data[value_end - 1 : value_end] != quote:
+            return None  # no closing quote on the line: not a string literal
+        if before_key == quote and not key.endswith(quote):
+            return None  # the key sits inside that string: `getpass('Password: ')`
+        if _continues_expression(data, value_end):
+            return None  # `auth = "Basic " + encoded`, `"%s" % token`
+        value_start, value_end = value_start + 1, value_end - 1
+        value = data[value_start:value_end].decode("utf-8", "replace")
+        return (value_start, value_end) if _is_quoted_secret(value) else None
+    value = data[value_start:value_end].decode("utf-8", "replace")
+    if _is_random(value):
+        return value_start, value_end
+    if literal_place:
+        return (value_start, value_end) if _is_quoted_secret(value) else None
+    if not _ends_value(data, value_end):
+        return None
+    key_quoted = (before_key != b"" and before_key in _QUOTES) or key[-1:] in _QUOTES
+    return (value_start, value_end) if _is_bare_secret(value, match, key, key_quoted) else None
 
 
-def _pem(match: re.Match[str]) -> str:
-    body = "\n".join(MARK if line.strip() else line for line in match.group(2).split("\n"))
-    return match.group(1) + body + match.group(3)
+def _continues_expression(data: bytes, end: int) -> bool:
+    limit = min(len(data), end + 64)
+    while end < limit and data[end] in b" \t":
+        end += 1
+    return end < len(data) and data[end] in b"+%.["
+
+
+def _has_digit(value: str) -> bool:
+    return any(char.isdigit() for char in value)
+
+
+def _has_code(value: str) -> bool:
+    return any(char in value for char in "()[]{}<>")
+
+
+def _key_start(data: bytes, start: int) -> int:
+    limit = max(0, start - _MAX_KEY_PREFIX)
+    while start > limit and data[start - 1] in _KEY_BYTES:
+        start -= 1
+    return start
+
+
+def _is_secret_name(key: str, in_url: bool) -> bool:
+    # In a dotted name the last part is what is assigned: `config.password` is a
+    # password, `Token.Keyword` (a syntax-highlighting style) is not.
+    last = key.rstrip(".").rsplit(".", 1)[-1]
+    words = [word for word in re.split(r"[_\-\s]+", _CAMEL.sub(r"\1_\2", last).lower()) if word]
+    if not words:
+        return False
+    if len(words) == 1 and words[0] in (_URL_SECRET_NAMES if in_url else _WHOLE_SECRET_NAMES):
+        return True
+    if words[-1] in _NOT_SECRET_SUFFIXES:
+        return False
+    pairs = [a + "_" + b for a, b in zip(words, words[1:])]
+    return any(_SECRET_NAME.fullmatch(word) for word in (*words, *pairs))
+
+
+def _ends_value(data: bytes, end: int) -> bool:
+    """A bare value ends its line or a field: `Token: the basic unit` is prose, not a key."""
+    limit = min(len(data), end + 64)
+    while end < limit and data[end] in b" \t":
+        end += 1
+    return end == len(data) or data[end] in _AFTER_BARE_VALUE
+
+
+def _is_quoted_secret(value: str) -> bool:
+    """A string literal, unless empty, masked already, or a placeholder or format template."""
+    if _is_placeholder(value) or _COLOR.fullmatch(value):
+        return False
+    return any(char.isalnum() for char in _FORMAT_FIELD.sub("", value))
+
+
+def _is_placeholder(value: str) -> bool:
+    """`${TOKEN}`, `<password>`, `%s`, `****`, `null`, or what redaction already left."""
+    return (
+        value.startswith(_PLACEHOLDER_STARTS)
+        or set(value) <= _MASKED_CHARS
+        or value.lower() in _NOT_VALUES
+        or value == MARK
+    )
+
+
+def _is_bare_secret(value: str, match: re2._Match, key: bytes, key_quoted: bool) -> bool:
+    """Whether an unquoted value is a literal rather than code, a type or a placeholder."""
+    if _is_placeholder(value) or _has_code(value) or not any(char.isalnum() for char in value):
+        return False
+    if value.replace(".", "").isdigit():
+        # `token_ttl = 3600`, `password_min_length: 12`; a long number may be a PIN or key.
+        return len(value) >= 8
+    if _REFERENCE.fullmatch(value):
+        return False  # `args.password`, `ed25519.Ed25519PrivateKey`
+    if not _IDENTIFIER.fullmatch(value):
+        return True  # digits or symbols: `hunter2`, `wJalrXUtnFEMI/K7MDENG`
+    # A bare word: a variable in code (`password = token`, `private_key: _KEY_TYPES`), a
+    # literal in .env and YAML files (`DB_PASSWORD=postgres`, `secret: letmein`).
+    separator, spaced = match.group(2), bool(match.group(1) or match.group(3))
+    if separator == b"=" and not spaced:
+        return not any(char in _LOWER for char in key)
+    # A quoted key is JSON or a dict, where a bare word can only be a variable.
+    return separator == b":" and not key_quoted and value[0].isalpha() and value.islower()
+
+
+def _is_random(value: str) -> bool:
+    """A random-looking token (the library's base64 entropy test), wherever it sits."""
+    return bool(_TOKEN_LIKE.fullmatch(value)) and _ENTROPY.calculate_shannon_entropy(value) > _ENTROPY.entropy_limit
+
+
+# --- private keys -----------------------------------------------------------------------------
+
+_PEM_MARKER = _re2(r"(?:-{4,5} ?(BEGIN|END) (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)? ?-{4,5})|Private-Lines: \d+")
+_MAX_KEY_BYTES = 64 * 1024
+_BODY_LINE = re.compile(rb"[A-Za-z0-9+/=]{1,100}")
+_HEADER_LINE = re.compile(rb"[A-Za-z][A-Za-z-]{0,40}: .{0,200}")
+
+
+def _pem_spans(data: bytes) -> Iterator[Span]:
+    """The bodies of private-key blocks, the marker lines kept.
+
+    Markers are paired in one walk: a BEGIN followed by its END within the size bound
+    has everything between masked; a BEGIN without one (a truncated key, a PuTTY
+    ``Private-Lines:`` section) has the key-like lines after it masked, up to the next
+    marker. Each stretch of text is looked at once, so a file of BEGIN lines without
+    END costs one pass.
+    """
+    begin: Span | None = None
+    for match in _PEM_MARKER.finditer(data):
+        kind = match.group(1)
+        if kind == b"END" and begin is not None and match.start() - begin[1] <= _MAX_KEY_BYTES:
+            yield from _block_body(data, begin[1], match.start())
+            begin = None
+            continue
+        if begin is not None:
+            yield from _body_after(data, begin[1], match.start())
+            begin = None
+        if kind == b"BEGIN":
+            begin = match.span()
+        elif kind is None:
+            yield from _body_after(data, match.end(), len(data))
+    if begin is not None:
+        yield from _body_after(data, begin[1], len(data))
+
+
+def _block_body(data: bytes, start: int, end: int) -> Iterator[Span]:
+    """The lines strictly between a BEGIN line and its END line, or, when both markers
+    share a line (a key inside a JSON string), the text between them."""
+    first_newline = data.find(b"\n", start, end)
+    if first_newline < 0:
+        if data[start:end].strip():
+            yield start, end
+        return
+    yield from _lines_of(data, first_newline + 1, data.rfind(b"\n", start, end))
+
+
+def _lines_of(data: bytes, start: int, end: int) -> Iterator[Span]:
+    while start < end:
+        newline = data.find(b"\n", start, end)
+        stop = end if newline < 0 else newline
+        if data[start:stop].strip():
+            yield start, stop
+        start = stop + 1
+
+
+def _body_after(data: bytes, start: int, limit: int) -> Iterator[Span]:
+    """Key-like lines after an unterminated marker: base64 lines and ``Name: value`` headers.
+
+    A blank line may follow headers (PEM's ``DEK-Info``, PGP's ``Version``); any other
+    line, or the size bound, ends the body.
+    """
+    limit = min(limit, start + _MAX_KEY_BYTES)
+    blank_allowed = True  # the rest of the marker's own line is usually empty
+    while start < limit:
+        newline = data.find(b"\n", start, limit)
+        stop = limit if newline < 0 else newline
+        line = data[start:stop].strip()
+        if not line:
+            if not blank_allowed:
+                return
+            blank_allowed = False
+        elif len(line) <= 240 and _HEADER_LINE.fullmatch(line):
+            blank_allowed = True
+            yield start, stop
+        elif _BODY_LINE.fullmatch(line):
+            blank_allowed = False
+            yield start, stop
+        else:
+            return
+        start = stop + 1
+
+
+# --- putting it together -----------------------------------------------------------------------
 
 
 def redact(text: str) -> str:
-    if "PRIVATE KEY-----" in text:
-        text = _PEM.sub(_pem, text)
-    text = _TOKENS.sub(_token, text)
-    if "://" in text:
-        text = _URL_CREDENTIALS.sub(r"://\1:" + MARK + "@", text)
-    lowered = text.lower()
-    if any(word in lowered for word in _ASSIGNMENT_WORDS):
-        text = _ASSIGNMENT.sub(r"\1\2" + MARK + r"\2", text)
-    return text
+    """``text`` with every credential found replaced by ``MARK``, line for line."""
+    if not text:
+        return text
+    data = text.encode("utf-8", "surrogatepass")
+    spans = [*_token_spans(data), *_assignment_spans(data)]
+    if b"PRIVATE KEY" in data or b"Private-Lines:" in data:
+        spans.extend(_pem_spans(data))
+    if not spans:
+        return text
+    return _masked(data, spans).decode("utf-8", "surrogatepass")
+
+
+def _masked(data: bytes, spans: list[Span]) -> bytes:
+    out: list[bytes] = []
+    position = 0
+    spans.sort()
+    start, end = spans[0]
+    for next_start, next_end in spans[1:]:
+        if next_start <= end:
+            end = max(end, next_end)
+            continue
+        out += (data[position:start], _mask(data[start:end]))
+        position, start, end = end, next_start, next_end
+    out += (data[position:start], _mask(data[start:end]), data[end:])
+    return b"".join(out)
+
+
+def _mask(secret: bytes) -> bytes:
+    # A span may cross lines (merged neighbours, a key body): keep every newline.
+    return b"\n".join(_MARK if part.strip() else part for part in secret.split(b"\n"))

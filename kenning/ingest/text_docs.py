@@ -6,7 +6,9 @@ one transaction per document (`documents.store_text`).
 An agent document's identity is a hash of its raw `source_uri`, never its title (two
 unrelated documents are both called "README") and never its redacted form (redaction
 is lossy, so two different uris could redact to the same string). The uri is a label:
-it is redacted and stored, and never opened, resolved or fetched.
+it is redacted and stored, and never opened, resolved or fetched. A fetched page is
+keyed by the URL asked for, raw, and shown by its redacted form. Everything stored for
+display or search (text, title, uri, tags, namespace) is redacted.
 """
 
 from __future__ import annotations
@@ -48,19 +50,15 @@ def agent_key(source_uri: str) -> str:
 
 async def add_text(db: Database, document: TextDocument, chunking: ChunkingSettings) -> AddedDocument:
     source_id = await sources.aggregate_source(db, "agent")
-    tags = [tag.strip()[:MAX_TAG_CHARS] for tag in document.tags if tag.strip()][:MAX_TAGS]
     return await _store(
         db,
         source_id,
         agent_key(document.source_uri),
-        redact(document.source_uri)[:MAX_URI_CHARS],
-        document.title,
+        Labels(document.title, document.source_uri, document.tags, document.namespace),
         document.text,
         "markdown",
         chunking,
         format="agent",
-        tags=json.dumps(tags, ensure_ascii=False),
-        namespace=document.namespace,
     )
 
 
@@ -75,8 +73,7 @@ async def add_page(db: Database, requested_url: str, page: FetchedPage, chunking
         db,
         source_id,
         page_key(requested_url),
-        requested_url,
-        page.title,
+        Labels(page.title, requested_url),
         page.text,
         "markdown" if page.format != "text" else "prose",
         chunking,
@@ -86,39 +83,61 @@ async def add_page(db: Database, requested_url: str, page: FetchedPage, chunking
     )
 
 
+@dataclass(frozen=True)
+class Labels:
+    """What a document is shown and found by, besides its text."""
+
+    title: str
+    uri: str
+    tags: tuple[str, ...] = ()
+    namespace: str | None = None
+
+    def redacted(self) -> Labels:
+        # Tags are redacted before they are cut to length, so a cut cannot break a
+        # secret's shape and let it through.
+        tags = [redact(tag.strip())[:MAX_TAG_CHARS] for tag in self.tags if tag.strip()][:MAX_TAGS]
+        return Labels(
+            redact(self.title).strip() or "untitled",
+            redact(self.uri)[:MAX_URI_CHARS],
+            tuple(tags),
+            None if self.namespace is None else redact(self.namespace),
+        )
+
+
 async def _store(
     db: Database,
     source_id: int,
     key: str,
-    uri: str,
-    title: str,
+    labels: Labels,
     text: str,
     kind: str,
     chunking: ChunkingSettings,
     *,
     format: str = "text",
-    tags: str = "[]",
-    namespace: str | None = None,
     etag: str | None = None,
     last_modified: str | None = None,
 ) -> AddedDocument:
-    items, clean_title, digest, text_digest = await asyncio.to_thread(_prepare, title, text, kind, chunking)
+    items, shown, digest, text_digest = await asyncio.to_thread(_prepare, labels, text, kind, chunking)
     meta = DocumentMeta(
-        clean_title, format, time.time(), len(text.encode()), digest, text_digest,
-        tags=tags, namespace=namespace, etag=etag, last_modified=last_modified,
+        shown.title, format, time.time(), len(text.encode()), digest, text_digest,
+        tags=json.dumps(shown.tags, ensure_ascii=False), namespace=shown.namespace,
+        etag=etag, last_modified=last_modified,
     )  # fmt: skip
-    document_id, stored = await documents.store_text(db, source_id, key, uri, meta, items)
-    return AddedDocument(document_id, clean_title, uri, stored, len(items) if stored != "merged" else 0)
+    document_id, stored = await documents.store_text(db, source_id, key, shown.uri, meta, items)
+    return AddedDocument(document_id, shown.title, shown.uri, stored, len(items) if stored != "merged" else 0)
 
 
-def _prepare(title: str, text: str, kind: str, chunking: ChunkingSettings) -> tuple[list[NewItem], str, str, str]:
+def _prepare(
+    labels: Labels, text: str, kind: str, chunking: ChunkingSettings
+) -> tuple[list[NewItem], Labels, str, str]:
+    """Redaction and chunking, in a worker thread: both cost CPU time."""
     clean = redact(text)
-    clean_title = redact(title).strip() or "untitled"
+    shown = labels.redacted()
     chunks = chunk_document(
-        ReadResult(text=clean, title=clean_title, kind=kind, format="text"),
+        ReadResult(text=clean, title=shown.title, kind=kind, format="text"),
         target_chars=chunking.target_chars,
         overlap_chars=chunking.overlap_chars,
     )
-    items = [NewItem(clean_title, chunk.section, chunk.text, chunk.line_start, chunk.line_end) for chunk in chunks]
+    items = [NewItem(shown.title, chunk.section, chunk.text, chunk.line_start, chunk.line_end) for chunk in chunks]
     digest = hashlib.sha256(clean.encode()).hexdigest()
-    return items, clean_title, digest, text_hash(item.content for item in items)
+    return items, shown, digest, text_hash(item.content for item in items)
