@@ -1,16 +1,41 @@
-"""A blocking JSON-RPC client for the daemon's socket, used by the CLI and the MCP server."""
+"""JSON-RPC clients for the daemon's socket: a blocking one for the CLI, and an asyncio one
+for the MCP server, whose event loop must not wait on a socket. Both frame requests and read
+answers the same way (docs/protocol.md: one JSON object per line each way)."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import socket
 from pathlib import Path
 from typing import Any
 
-from kenning.errors import DaemonNotRunning, RpcError
+from kenning.errors import DaemonNotRunning, DaemonTimeout, RpcError
 
 _ids = itertools.count(1)
+# One answer is one line, and documents.get returns a whole document's chunks in it.
+MAX_ANSWER_BYTES = 256 << 20
+
+
+def _request(method: str, params: dict[str, Any] | None) -> bytes:
+    request = {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params or {}}
+    return json.dumps(request).encode() + b"\n"
+
+
+def _not_running(socket_path: Path) -> DaemonNotRunning:
+    return DaemonNotRunning(
+        f"kenning daemon is not running (no answer on {socket_path}); start it with `ken daemon`"
+    )
+
+
+def _result(line: bytes) -> Any:
+    if not line.endswith(b"\n"):
+        raise DaemonNotRunning("kenning daemon closed the connection without answering")
+    response = json.loads(line)
+    if "error" in response:
+        raise RpcError(response["error"].get("code", 0), response["error"].get("message", "unknown error"))
+    return response["result"]
 
 
 class Client:
@@ -19,24 +44,51 @@ class Client:
         self.timeout = timeout
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        request = {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params or {}}
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.settimeout(self.timeout)
         try:
             try:
                 conn.connect(str(self.socket_path))
             except (FileNotFoundError, ConnectionRefusedError):
-                raise DaemonNotRunning(
-                    f"kenning daemon is not running (no answer on {self.socket_path}); start it with `ken daemon`"
-                ) from None
-            conn.sendall(json.dumps(request).encode() + b"\n")
+                raise _not_running(self.socket_path) from None
+            conn.sendall(_request(method, params))
             with conn.makefile("rb") as stream:
                 line = stream.readline()
         finally:
             conn.close()
-        if not line:
-            raise DaemonNotRunning("kenning daemon closed the connection without answering")
-        response = json.loads(line)
-        if "error" in response:
-            raise RpcError(response["error"].get("code", 0), response["error"].get("message", "unknown error"))
-        return response["result"]
+        return _result(line)
+
+
+class AsyncClient:
+    """One connection per call, so a daemon restarted between calls is simply found again;
+    `timeout` bounds the whole call (connect, send, answer), not each socket operation."""
+
+    def __init__(self, socket_path: Path, timeout: float) -> None:
+        self.socket_path = socket_path
+        self.timeout = timeout
+
+    async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        try:
+            async with asyncio.timeout(self.timeout):
+                line = await self._exchange(_request(method, params))
+        except TimeoutError:
+            raise DaemonTimeout(
+                f"kenning daemon did not answer {method!r} within {self.timeout:g} s (socket {self.socket_path})"
+            ) from None
+        # A whole document's chunks can be megabytes of JSON: parsed off the event loop.
+        return await asyncio.to_thread(_result, line)
+
+    async def _exchange(self, request: bytes) -> bytes:
+        try:
+            reader, writer = await asyncio.open_unix_connection(self.socket_path, limit=MAX_ANSWER_BYTES)
+        except (FileNotFoundError, ConnectionRefusedError):
+            raise _not_running(self.socket_path) from None
+        try:
+            writer.write(request)
+            await writer.drain()
+            return await reader.readline()
+        except ConnectionError:
+            # The daemon went away mid-call (reset, broken pipe): the same as no answer.
+            return b""
+        finally:
+            writer.close()

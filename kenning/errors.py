@@ -29,6 +29,10 @@ class DaemonNotRunning(KenningError):
     """The CLI found no daemon on the configured socket."""
 
 
+class DaemonTimeout(KenningError):
+    """The daemon accepted a request but did not answer it in time."""
+
+
 class DaemonAlreadyRunning(KenningError):
     """Another daemon holds the data directory or answers on the socket."""
 

@@ -18,6 +18,7 @@ def test_the_example_config_loads():
     settings = load_settings(REPO / "config.example.toml")
     assert [s.name for s in settings.sources] == ["notes"]
     assert settings.chunking.target_chars == 1200
+    assert settings.mcp.allow_writes is False
 
 
 def test_a_missing_file_means_defaults_with_no_sources(tmp_path, isolated_home):
@@ -35,6 +36,7 @@ def test_a_missing_file_means_defaults_with_no_sources(tmp_path, isolated_home):
         ('[[sources]]\nname = "a"\npath = "/x"\n[[sources]]\nname = "a"\npath = "/y"\n', "two sources are named 'a'"),
         ('[[sources]]\nname = "has space"\npath = "/x"\n', "sources.0.name"),
         ("[chunking]\ntarget_chars = 500\noverlap_chars = 600\n", "overlap_chars must be smaller"),
+        ('[mcp]\nallow_writes = "yes please"\n', "mcp.allow_writes"),
         ("[daemon\n", "not valid TOML"),
     ],
 )

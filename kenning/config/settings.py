@@ -131,6 +131,13 @@ class DedupSettings(_Strict):
     name_similarity: Annotated[float, Field(ge=0, le=1)] = 0.8
 
 
+class McpSettings(_Strict):
+    """`ken mcp`: what agents may do through it, and how long a call may wait for the daemon."""
+
+    allow_writes: bool = False
+    timeout: Annotated[float, Field(gt=0, le=3600)] = 30.0
+
+
 class SourceSettings(_Strict):
     name: Annotated[str, Field(pattern=SOURCE_NAME_PATTERN)]
     path: Path
@@ -154,6 +161,7 @@ class Settings(_Strict):
     llm: LlmSettings = Field(default_factory=LlmSettings)
     fetch: FetchSettings = Field(default_factory=FetchSettings)
     dedup: DedupSettings = Field(default_factory=DedupSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     sources: tuple[SourceSettings, ...] = ()
 
     @model_validator(mode="after")

@@ -1,0 +1,39 @@
+"""How a tool reaches the daemon and how its answer reaches the agent.
+
+A tool that cannot get an answer raises ToolError: the SDK turns it into a result with
+`is_error` set and the message as its text, which the agent reads and can act on (start
+the daemon, fix an id). Anything else a tool raises is a bug, logged with its traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+from kenning.client import AsyncClient
+from kenning.errors import KenningError
+
+
+class DaemonCalls:
+    def __init__(self, socket_path: Path, timeout: float) -> None:
+        self._client = AsyncClient(socket_path, timeout)
+
+    async def __call__(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        try:
+            return await self._client.call(method, params)
+        except KenningError as exc:
+            raise ToolError(str(exc)) from None
+
+
+def answer(value: BaseModel | dict[str, Any]) -> CallToolResult:
+    """The same answer twice: compact JSON text for the model (the SDK's own rendering is
+    indented, which costs an agent tokens for nothing) and structured content for the host,
+    which the SDK checks against the tool's output schema before it is sent."""
+    data = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)

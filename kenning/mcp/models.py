@@ -1,0 +1,61 @@
+"""What the tools answer: their output schemas, published in tools/list.
+
+Pydantic sits here because this is an edge (the MCP protocol). The daemon's answers carry
+more fields than an agent needs; validating them into these models keeps the listed ones
+and drops the rest, so a field the daemon adds later changes nothing here.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class Hit(BaseModel):
+    item_id: int = Field(description="the chunk; get(item_id=...) returns it in full")
+    document_id: int = Field(description="the document; get(document_id=...) pages through it")
+    title: str
+    source: str = Field(description="the source that holds the document")
+    path: str = Field(description="absolute path of the file, or the uri of agent text and fetched pages")
+    section: str = Field(description="heading path, enclosing definition for code, or page for PDF")
+    line_start: int = Field(description="first line of the chunk, 1-based, in the extracted text")
+    line_end: int = Field(description="last line of the chunk, inclusive")
+    snippet: str = Field(description="the matching passage, matched terms in **bold**")
+    score: float = Field(description="fused relevance, higher is better")
+
+
+class SearchResult(BaseModel):
+    hits: list[Hit] = Field(description="best first; empty when nothing in the library matches")
+    warnings: list[str] = Field(default=[], description="retrieval legs that could not run, and why")
+
+
+class Chunk(BaseModel):
+    item_id: int
+    ord: int = Field(description="position in the document, from 0; use as get's offset")
+    section: str
+    line_start: int
+    line_end: int
+    content: str = Field(description="the chunk's full text")
+
+
+class Document(BaseModel):
+    document_id: int
+    title: str
+    source: str
+    namespace: str
+    path: str = Field(description="absolute path of the file, or the uri of agent text and fetched pages")
+    format: str
+
+
+class Page(BaseModel):
+    document: Document
+    chunks: list[Chunk] = Field(description="in document order")
+    total_chunks: int | None = Field(description="chunks in the document (null when one chunk was asked for by item_id)")
+    next_offset: int | None = Field(description="offset of the next page, null at the end")
+
+
+class Added(BaseModel):
+    document_id: int
+    title: str
+    uri: str
+    stored: str = Field(description="indexed, adopted, or merged (the same text is already stored elsewhere)")
+    chunks: int

@@ -1,0 +1,55 @@
+"""The MCP server `ken mcp` runs on stdin/stdout, built on the official SDK's MCPServer.
+
+It holds no index and no state of its own: every tool call is a fresh call to the daemon's
+socket, so the server starts without a daemon (each tool then answers with an error saying
+so) and carries on across daemon restarts. Stdout is the protocol; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from mcp.server.mcpserver import MCPServer
+
+from kenning import __version__
+from kenning.config import Settings
+from kenning.mcp import library_tools
+from kenning.mcp.calls import DaemonCalls
+
+_GUIDE = (
+    "kenning is the user's local knowledge library: their notes, documents, code and saved pages, "
+    "indexed on this machine. Use `search` first; each hit cites its file as `path` with "
+    "`line_start`-`line_end` and names an `item_id`. Read a hit in full with get(item_id=...), or "
+    "the text around it with get(document_id=..., offset=...). When you use what you found, cite "
+    "it as path:line_start-line_end. If a search misses something that should be there, `status` "
+    "says whether indexing is still running or a file failed."
+)
+_WRITES_ON = "`add_document` stores text you give it in the library, under a uri you choose."
+_WRITES_OFF = (
+    "Writing is off: this server offers no add_document tool. The user can turn it on with "
+    "`allow_writes = true` under `[mcp]` in kenning's config.toml."
+)
+
+
+def build_server(settings: Settings) -> MCPServer:
+    allow_writes = settings.mcp.allow_writes
+    server = MCPServer(
+        "kenning",
+        version=__version__,
+        instructions=f"{_GUIDE} {_WRITES_ON if allow_writes else _WRITES_OFF}",
+    )
+    daemon = DaemonCalls(settings.daemon.socket_path, settings.mcp.timeout)
+    library_tools.register(server, daemon, allow_writes)
+    return server
+
+
+def serve(settings: Settings) -> None:
+    """Blocks until the client closes stdin."""
+    # Configured before the SDK's own logging setup, which then leaves it alone.
+    logging.basicConfig(
+        level=settings.daemon.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    build_server(settings).run("stdio")

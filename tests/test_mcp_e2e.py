@@ -1,0 +1,240 @@
+"""`ken mcp` end to end: the MCP SDK's own stdio client launches `python -m kenning mcp`
+as an agent's host would, and the server talks to a real daemon over its real socket."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters, stdio_client
+from mcp.types import CallToolResult
+from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+SMALL_CHUNKS = "[chunking]\ntarget_chars = 200\noverlap_chars = 20\n"
+
+LAUNCHD = """# Services
+
+How the daemon runs on a Mac.
+
+## Restarting
+
+After editing the plist, run launchctl kickstart -k gui/501/com.kenning.daemon to restart it.
+"""
+
+
+def long_document() -> str:
+    sections = [
+        f"## Part {n}\n\n" + f"Paragraph {n} is about the marker word zephyr{n}, told at some length. " * 4
+        for n in range(6)
+    ]
+    return "# Almanac\n\n" + "\n\n".join(sections) + "\n"
+
+
+@asynccontextmanager
+async def ken_mcp(config: Path, log: Path, mode: str = "auto") -> AsyncIterator[Client]:
+    """The server's stderr goes to `log`; the host's environment is the SDK's minimal
+    one, plus PYTHONPATH so the child imports this checkout. `mode="legacy"` connects with
+    the initialize handshake, as hosts built on earlier SDKs do."""
+    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "kenning", "--config", str(config), "mcp"], env=env
+    )
+    with open(log, "w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
+            yield client
+
+
+def data(result: CallToolResult) -> Any:
+    """The structured answer, checked to be what the text content says."""
+    assert not result.is_error, result.content
+    assert json.loads(result.content[0].text) == result.structured_content
+    return result.structured_content
+
+
+def error_text(result: CallToolResult) -> str:
+    assert result.is_error
+    assert result.structured_content is None
+    return result.content[0].text
+
+
+async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "launchd.md").write_text(LAUNCHD)
+    (notes / "almanac.md").write_text(long_document())
+    library.configure([{"name": "notes", "path": str(notes)}], SMALL_CHUNKS)
+    library.daemon().wait_idle("notes")
+
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(tools) == {"search", "get", "list_sources", "status"}
+        assert tools["search"].input_schema["required"] == ["query"]
+        assert {"query", "limit", "source", "namespace"} == set(tools["search"].input_schema["properties"])
+        assert "hits" in tools["search"].output_schema["properties"]
+        assert {"item_id", "document_id", "offset", "limit"} == set(tools["get"].input_schema["properties"])
+        assert all(tool.description and tool.annotations.read_only_hint for tool in tools.values())
+
+        hits = data(await client.call_tool("search", {"query": "kickstart", "limit": 3}))["hits"]
+        top = hits[0]
+        assert top["path"] == str(notes / "launchd.md")
+        assert top["section"].endswith("Restarting")
+        assert top["line_start"] <= 7 <= top["line_end"]
+        assert "**kickstart**" in top["snippet"]
+
+        page = data(await client.call_tool("get", {"item_id": top["item_id"]}))
+        assert page["document"]["path"] == str(notes / "launchd.md")
+        [chunk] = page["chunks"]
+        assert chunk["item_id"] == top["item_id"]
+        assert "launchctl kickstart -k gui/501/com.kenning.daemon" in chunk["content"]
+        assert (chunk["line_start"], chunk["line_end"]) == (top["line_start"], top["line_end"])
+
+        almanac = data(await client.call_tool("search", {"query": "zephyr3", "limit": 1}))["hits"][0]
+        first = data(await client.call_tool("get", {"document_id": almanac["document_id"], "limit": 2}))
+        total = first["total_chunks"]
+        assert total >= 4
+        assert [c["ord"] for c in first["chunks"]] == [0, 1]
+        assert first["next_offset"] == 2
+        last = data(await client.call_tool("get", {"document_id": almanac["document_id"], "offset": total - 1}))
+        assert [c["ord"] for c in last["chunks"]] == [total - 1]
+        assert last["next_offset"] is None
+        assert "zephyr5" in last["chunks"][0]["content"]
+
+        sources = data(await client.call_tool("list_sources", {}))["sources"]
+        assert [(s["name"], s["documents"]) for s in sources if s["in_config"]] == [("notes", 2)]
+        status = data(await client.call_tool("status", {}))
+        assert next(s for s in status["sources"] if s["name"] == "notes")["holds"] == 2
+
+
+async def test_bad_reads_get_an_error_the_agent_can_act_on(library):
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "launchd.md").write_text(LAUNCHD)
+    library.configure([{"name": "notes", "path": str(notes)}])
+    library.daemon().wait_idle("notes")
+
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        assert "no item 999999" in error_text(await client.call_tool("get", {"item_id": 999999}))
+        assert "exactly one of item_id or document_id" in error_text(
+            await client.call_tool("get", {"item_id": 1, "document_id": 1})
+        )
+        assert "pass them with document_id" in error_text(await client.call_tool("get", {"item_id": 1, "offset": 3}))
+        hit = data(await client.call_tool("search", {"query": "kickstart"}))["hits"][0]
+        assert "past the end" in error_text(
+            await client.call_tool("get", {"document_id": hit["document_id"], "offset": 50})
+        )
+        assert "unknown source 'nope'" in error_text(
+            await client.call_tool("search", {"query": "kickstart", "source": "nope"})
+        )
+        # The input schema's bounds are enforced before the daemon is asked.
+        assert "limit" in error_text(await client.call_tool("search", {"query": "kickstart", "limit": 0}))
+
+
+async def test_writes_are_not_offered_until_the_config_allows_them(library):
+    library.configure([])
+    daemon = library.daemon()
+
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        assert "add_document" not in {tool.name for tool in (await client.list_tools()).tools}
+        assert "allow_writes = true" in client.instructions
+        assert "add_document" in error_text(
+            await client.call_tool("add_document", {"title": "t", "text": "x", "uri": "note://x"})
+        )
+    assert daemon.call("status")["library"]["documents"] == 0
+
+
+async def test_with_writes_allowed_an_agent_adds_a_document_that_search_then_cites(library):
+    library.configure([], "[mcp]\nallow_writes = true\n")
+    daemon = library.daemon()
+
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        tool = next(t for t in (await client.list_tools()).tools if t.name == "add_document")
+        assert tool.annotations.read_only_hint is False
+        assert {"title", "text", "uri"} == set(tool.input_schema["required"])
+        added = data(
+            await client.call_tool(
+                "add_document",
+                {
+                    "title": "Deploy checklist",
+                    "text": "# Deploy\n\nRotate the quokka signing key before every release.\n",
+                    "uri": "agent://checklists/deploy",
+                    "tags": ["ops"],
+                },
+            )
+        )
+        assert added["stored"] == "indexed"
+        assert added["chunks"] >= 1
+
+        hits = data(await client.call_tool("search", {"query": "quokka"}))["hits"]
+        assert [(h["document_id"], h["path"], h["source"]) for h in hits] == [
+            (added["document_id"], "agent://checklists/deploy", "agent")
+        ]
+    assert daemon.search("quokka")[0]["document_id"] == added["document_id"]
+
+
+async def test_without_a_daemon_every_tool_answers_at_once_with_one_clear_error(library):
+    library.configure([], "[mcp]\nallow_writes = true\ntimeout = 30\n")
+    calls = {
+        "search": {"query": "anything"},
+        "get": {"item_id": 1},
+        "list_sources": {},
+        "status": {},
+        "add_document": {"title": "t", "text": "x", "uri": "note://x"},
+    }
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        for name, arguments in calls.items():
+            started = time.monotonic()
+            message = error_text(await client.call_tool(name, arguments))
+            # Far below the 30 s timeout: a missing daemon is known at connect, not waited for.
+            assert time.monotonic() - started < 5
+            assert "kenning daemon is not running" in message and "ken daemon" in message, message
+
+
+async def test_a_host_on_the_initialize_handshake_gets_the_same_server(library):
+    library.configure([])
+    async with ken_mcp(library.config, library.root / "mcp.log", mode="legacy") as client:
+        assert client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+        assert client.server_info.name == "kenning"
+        assert {t.name for t in (await client.list_tools()).tools} == {"search", "get", "list_sources", "status"}
+        assert "not running" in error_text(await client.call_tool("status", {}))
+
+
+async def test_a_daemon_that_never_answers_gives_a_timeout_error_not_a_hang(library):
+    library.configure([], "[mcp]\ntimeout = 0.5\n")
+    library.data_dir.mkdir(mode=0o700)
+    # A socket that accepts connections and never answers: a wedged daemon.
+    wedged = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    wedged.bind(str(library.data_dir / "kenning.sock"))
+    wedged.listen(8)
+    try:
+        async with ken_mcp(library.config, library.root / "mcp.log") as client:
+            for _ in range(2):
+                message = error_text(await client.call_tool("status", {}))
+                assert "did not answer 'status' within 0.5 s" in message
+    finally:
+        wedged.close()
+
+
+async def test_one_session_outlives_a_daemon_crash_and_restart(library):
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "launchd.md").write_text(LAUNCHD)
+    library.configure([{"name": "notes", "path": str(notes)}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        assert data(await client.call_tool("search", {"query": "kickstart"}))["hits"]
+        daemon.stop(signal.SIGKILL)
+        # The socket file is left behind by the kill: a refused connection, not a hang.
+        assert (library.data_dir / "kenning.sock").exists()
+        assert "not running" in error_text(await client.call_tool("search", {"query": "kickstart"}))
+        library.daemon().wait_idle("notes")
+        assert data(await client.call_tool("search", {"query": "kickstart"}))["hits"]
