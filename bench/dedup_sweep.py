@@ -21,7 +21,7 @@ library written through the store (three folder sources, one transaction per doc
 as a folder sweep writes them, 1-3 chunks of text each, synthetic chunk vectors stored
 under one signature and loaded into a `VectorIndex`); copies have their last chunk
 edited so the exact-hash gate at ingest does not take them. It times the sweep's parts
-one by one (`_read`, `_signals`, `find_near_duplicates`, `_apply`), the whole sweep and
+one by one (`ownership.dedup_candidates`, `_signals`, `find_near_duplicates`, `ownership.collapse_pairs`), the whole sweep and
 the targeted one, each on a fresh copy of the library, then checks the store is sound.
 
     .venv/bin/python bench/dedup_sweep.py [--sizes 5000 10000 20000 40000] [--changed 100]
@@ -62,12 +62,12 @@ from kenning.ingest.near_dups import (
     normalise_name,
 )
 from kenning.store.vector_index import VectorIndex
-from kenning.store import documents
+from kenning.store import documents, ownership
 from kenning.store.database import Database
 from kenning.store.documents import DocumentMeta, NewItem
 from kenning.store.sources import sync_sources
 from kenning.store.texthash import text_hash
-from kenning.store.vectors import load_vectors, write_vectors
+from kenning.store.vectors import write_vectors
 
 SEED = 4242
 DIM = 256
@@ -408,10 +408,7 @@ async def open_copy(pristine: Path, path: Path) -> tuple[Database, VectorIndex]:
     shutil.copyfile(pristine, path)
     db = Database(path)
     await db.open()
-    index = VectorIndex(SIGNATURE, await load_vectors(db, SIGNATURE))
-    db.on_items_removed(index.remove)
-    db.on_items_moved(index.reassign)
-    return db, index
+    return db, await VectorIndex.open(db, SIGNATURE)
 
 
 def check_store(path: Path, index_rows: int) -> dict:
@@ -483,7 +480,7 @@ async def measure_store(size: int, changed: int, repeat: int, work: Path) -> dic
         db, index = await open_copy(pristine, copy_path)
         try:
             t0 = time.perf_counter()
-            rows, items = await dedup._read(db)
+            rows, items = await ownership.dedup_candidates(db)
             t1 = time.perf_counter()
             signals, missing = dedup._signals(rows, items, index)  # the sweep runs it in a worker thread
             t2 = time.perf_counter()
@@ -491,9 +488,10 @@ async def measure_store(size: int, changed: int, repeat: int, work: Path) -> dic
                 signals, similarity=settings.similarity, name_similarity=settings.name_similarity
             )
             t3 = time.perf_counter()
-            parts_collapsed = await dedup._apply(db, pairs)
+            parts_collapsed = await ownership.collapse_pairs(db, [(p.winner_id, p.loser_id) for p in pairs])
             t4 = time.perf_counter()
         finally:
+            await index.close()
             await db.close()
         for part, seconds in (("read_s", t1 - t0), ("signals_s", t2 - t1), ("match_s", t3 - t2), ("apply_s", t4 - t3)):
             keep(part, seconds)
@@ -504,8 +502,10 @@ async def measure_store(size: int, changed: int, repeat: int, work: Path) -> dic
             started = time.perf_counter()
             run = await dedup.near_dup_sweep(db, index, settings)
             keep("sweep_s", time.perf_counter() - started)
+            await index.settled()
             index_rows = len(index)
         finally:
+            await index.close()
             await db.close()
         after = check_store(copy_path, index_rows)
 
@@ -515,8 +515,10 @@ async def measure_store(size: int, changed: int, repeat: int, work: Path) -> dic
             started = time.perf_counter()
             targeted = await dedup.near_dup_sweep(db, index, settings, only=focus)
             keep("targeted_s", time.perf_counter() - started)
+            await index.settled()
             targeted_rows = len(index)
         finally:
+            await index.close()
             await db.close()
         targeted_after = check_store(copy_path, targeted_rows)
     copy_path.unlink()
@@ -574,8 +576,8 @@ def print_store(results: list[dict]) -> None:
             f" {'ok' if r['checks']['ok'] else 'FAIL':>6}"
         )
         previous = r
-    print("read/signals/match/apply: dedup._read, _signals, find_near_duplicates (the pure matcher on the same")
-    print("signals: the baseline), dedup._apply, timed one by one; sweep s: near_dup_sweep whole, on a fresh copy")
+    print("read/signals/match/apply: ownership.dedup_candidates, _signals, find_near_duplicates (the pure matcher")
+    print("on the same signals: the baseline), ownership.collapse_pairs, one by one; sweep s: near_dup_sweep whole")
     if len(results) > 1:
         first, last = results[0], results[-1]
         span = math.log(last["documents"] / first["documents"])

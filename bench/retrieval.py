@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import logging
 import math
@@ -37,21 +36,18 @@ from typing import Any
 
 import bm25s
 
-from kenning.config import ChunkingSettings, EmbedderSettings, LlmSettings, RetrievalSettings, SourceSettings
+from kenning.api import Hit
+from kenning.config import ChunkingSettings, EmbedderSettings, RetrievalSettings, SourceSettings
 from kenning.ingest.pipeline import IngestOptions
 from kenning.ingest.scan import FolderScanner
-from kenning.retrieval import search as search_module
-from kenning.retrieval.hits import Hit
-from kenning.retrieval.search import Retriever
-from kenning.store.vector_index import VectorIndex
+from kenning.retrieval.search import Retriever, Vectors
 from kenning.store import sources
 from kenning.store.database import Database
-from kenning.store.vectors import load_vectors
-from kenning.workers.embed import EmbedWorker
-from kenning.workers.extract import GraphBuilder
-from kenning.workers.offline_extract import OfflineExtractor
-from kenning.store.records import Embedder
+from kenning.store.vector_index import VectorIndex
+from kenning.workers.embed import EmbedJob
 from kenning.workers.embedders import make_embedder
+from kenning.workers.extract import OFFLINE_PAGE, ExtractJob
+from kenning.workers.offline_extract import OfflineExtractor
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench"
 # (collection, split reported); the tuning split is never among the reported ones.
@@ -224,30 +220,32 @@ def kenning_modes() -> tuple[Mode, ...]:
 @dataclass
 class KenningIndex:
     db: Database
-    embedder: Embedder
-    index: VectorIndex
+    vectors: Vectors
     doc_of_stem: dict[str, str]
     build: dict[str, Any]
     # (query ids, settings, legs) -> Run: the sweeps share rows with the reported modes.
     runs: dict[tuple[Any, ...], Run] = field(default_factory=dict)
 
-    async def hits(self, query: str, settings: RetrievalSettings, legs: tuple[str, ...], limit: int) -> list[Hit]:
-        retriever = Retriever(self.db, settings, embedder=self.embedder, index=self.index)
-        return (await retriever.search(query, limit=limit, legs=legs)).hits
+    async def hits(
+        self, query: str, settings: RetrievalSettings, legs: tuple[str, ...], limit: int, snippets: bool = True
+    ) -> list[Hit]:
+        retriever = Retriever(self.db, settings)
+        return (await retriever.search(query, limit=limit, legs=legs, vectors=self.vectors, snippets=snippets)).hits
 
-    async def search(self, query: str, settings: RetrievalSettings, legs: tuple[str, ...], limit: int) -> list[str]:
+    async def search(
+        self, query: str, settings: RetrievalSettings, legs: tuple[str, ...], limit: int, snippets: bool = True
+    ) -> list[str]:
         """Document ranking from the daemon's own `Retriever.search`."""
-        hits = await self.hits(query, settings, legs, limit)
+        hits = await self.hits(query, settings, legs, limit, snippets)
         return unique_docs((Path(hit.path).stem for hit in hits), self.doc_of_stem)
 
     async def run(self, queries: dict[str, str], settings: RetrievalSettings, legs: tuple[str, ...]) -> Run:
-        """Rankings CHUNK_LIMIT deep, snippets skipped (see `without_snippets`); untimed."""
+        """Rankings CHUNK_LIMIT deep, snippets skipped (see `check_snippets_inert`); untimed."""
         key = (tuple(queries), settings, legs)
         if key not in self.runs:
             run = Run()
-            with without_snippets():
-                for qid, text in queries.items():
-                    run.rankings[qid] = await self.search(text, settings, legs, CHUNK_LIMIT)
+            for qid, text in queries.items():
+                run.rankings[qid] = await self.search(text, settings, legs, CHUNK_LIMIT, snippets=False)
             self.runs[key] = run
         return self.runs[key]
 
@@ -255,38 +253,20 @@ class KenningIndex:
         return await mean_ms(queries, lambda text: self.search(text, settings, legs, LATENCY_LIMIT))
 
 
-@contextlib.contextmanager
-def without_snippets() -> Iterator[None]:
-    """Have `Retriever.search` skip the FTS snippets of the hits it returns.
+async def check_snippets_inert(indexes: dict[str, KenningIndex], collections: dict[str, Collection]) -> None:
+    """Same hits, scores and order with and without snippets, for the default hybrid.
 
     Quality is ranked 200 chunks deep, and highlighting 200 hits costs about 100 ms of a
-    140 ms SciFact query (10 of 25 ms on NFCorpus): about ten minutes a run instead of
-    three and a half. Snippets are display text made after the ranking is final, so the
-    ranking cannot change; `check_snippets_inert` proves it at the start of every run.
-    The one patched name is the `snippets` that `kenning.retrieval.search` calls: if it
-    is renamed the lookup below fails, rather than the run silently slowing down.
+    140 ms SciFact query: about ten minutes a run instead of three and a half. Snippets
+    are display text made after the ranking is final, so the ranking cannot change; this
+    proves it at the start of every run.
     """
-    original = search_module.snippets
-
-    async def no_snippets(conn: Any, query: str, ids: list[int]) -> dict[int, str]:
-        return {}
-
-    search_module.snippets = no_snippets
-    try:
-        yield
-    finally:
-        search_module.snippets = original
-
-
-async def check_snippets_inert(indexes: dict[str, KenningIndex], collections: dict[str, Collection]) -> None:
-    """Same hits, scores and order with and without snippets, for the default hybrid."""
     settings = RetrievalSettings()
     for name, split in REPORTED:
         queries, _ = collections[name].split(split)
         for text in list(queries.values())[:INERT_CHECK_QUERIES]:
             with_snippets = await indexes[name].hits(text, settings, HYBRID, CHUNK_LIMIT)
-            with without_snippets():
-                bare = await indexes[name].hits(text, settings, HYBRID, CHUNK_LIMIT)
+            bare = await indexes[name].hits(text, settings, HYBRID, CHUNK_LIMIT, snippets=False)
             if [(h.item_id, h.score) for h in with_snippets] != [(h.item_id, h.score) for h in bare]:
                 raise RuntimeError(f"skipping snippets changed a {name} ranking; without_snippets() is unsafe")
 
@@ -338,13 +318,12 @@ async def build_index(collection: Collection, root: Path, reuse: bool) -> Kennin
 
     embedder_settings = EmbedderSettings()
     embedder = make_embedder(embedder_settings)
-    index = VectorIndex(embedder.signature, await load_vectors(db, embedder.signature))
     started = time.perf_counter()
-    await EmbedWorker(db, embedder, index, embedder_settings.max_chars)._pass()
+    await EmbedJob(db, embedder, embedder_settings.max_chars).run_pass()
     embed_s = time.perf_counter() - started
+    index = await VectorIndex.open(db, embedder.signature)
     started = time.perf_counter()
-    extraction = GraphBuilder(db, LlmSettings(), extractor=OfflineExtractor())
-    await extraction._pass()
+    await ExtractJob(db, OfflineExtractor(), OFFLINE_PAGE).run_pass()
     extract_s = time.perf_counter() - started
 
     async with db.reader() as conn:
@@ -360,7 +339,7 @@ async def build_index(collection: Collection, root: Path, reuse: bool) -> Kennin
         "embed_s": round(embed_s, 2),
         "extract_s": round(extract_s, 2),
     }
-    return KenningIndex(db, embedder, index, stems, build)
+    return KenningIndex(db, Vectors(embedder, index), stems, build)
 
 
 # --- bm25s baseline --------------------------------------------------------------------
@@ -491,6 +470,7 @@ async def bench(data: Path, work: Path, reuse: bool) -> dict[str, Any]:
         result = await _measure(collections, indexes)
     finally:
         for kenning in indexes.values():
+            await kenning.vectors.index.close()
             await kenning.db.close()
     result["run_s"] = round(time.perf_counter() - started, 1)
     return result
