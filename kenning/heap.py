@@ -4,13 +4,17 @@ An initial ingest or a re-embed allocates and frees hundreds of megabytes of sma
 Python objects; glibc keeps the freed pages in the process, so an idle daemon would
 look as large as it was at its peak. malloc_trim returns them. Elsewhere (macOS, musl)
 this is a no-op.
+
+There is deliberately no `gc.collect()` here: a full collection is one C call that holds
+the GIL throughout, and on a large heap it held the event loop for hundreds of
+milliseconds even when run from a worker thread. malloc_trim is a foreign call, which
+ctypes makes with the GIL released.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import gc
 
 
 def _load_trim():
@@ -27,6 +31,5 @@ _malloc_trim = _load_trim()
 
 
 def release_free_memory() -> None:
-    gc.collect()
     if _malloc_trim is not None:
         _malloc_trim(0)

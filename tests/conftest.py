@@ -57,3 +57,5 @@ def library(tmp_path: Path):
         if process.proc is not None and process.proc.poll() is None:
             process.proc.kill()
             process.proc.wait()
+    stalls = [line for process in started for line in process.loop_stalls()]
+    assert not stalls, "the daemon's event loop was blocked:\n" + "\n".join(stalls)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,6 +14,11 @@ from typing import Any
 
 from kenning.client import Client
 from kenning.errors import DaemonNotRunning
+
+# Every daemon the tests start runs its loop in asyncio's debug mode, which logs each
+# callback that holds the loop longer than this; a test whose daemon logged one fails.
+SLOW_CALLBACK_MS = 100
+_STALL = re.compile(r"asyncio: Executing .* took (\d+\.\d+) seconds")
 
 
 def write_config(path: Path, data_dir: Path, sources: list[dict[str, Any]], extra: str = "") -> Path:
@@ -53,7 +59,7 @@ class DaemonProcess:
             [sys.executable, "-m", "kenning", "--config", str(self.config), "daemon"],
             stdout=log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "KENNING_SLOW_CALLBACK_MS": str(SLOW_CALLBACK_MS)},
         )
         log.close()
         if wait:
@@ -96,6 +102,10 @@ class DaemonProcess:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def loop_stalls(self) -> list[str]:
+        """Lines where asyncio reported a callback holding the event loop too long."""
+        return [line for line in self.log().splitlines() if _STALL.search(line)]
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
         assert self.proc is not None

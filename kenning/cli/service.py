@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import os
 import sys
 import time
 from pathlib import Path
@@ -22,23 +19,9 @@ from kenning.ingest.preview import preview
 @pass_context
 def daemon(ctx: Context) -> None:
     """Run the daemon in the foreground (logs go to stderr)."""
-    from kenning.daemon.supervisor import Daemon
+    from kenning.daemon.run import serve
 
-    settings = ctx.settings
-    logging.basicConfig(
-        level=settings.daemon.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    # aiosqlite logs every statement at debug level, httpx every request, and pdfminer
-    # warns about every damaged PDF object; they drown kenning's own lines (a bad file is reported once,
-    # as its failure reason).
-    logging.getLogger("aiosqlite").setLevel(logging.INFO)
-    logging.getLogger("pdfminer").setLevel(logging.ERROR)
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    # Files the daemon creates (database, WAL, socket) are the user's alone.
-    os.umask(0o077)
-    asyncio.run(Daemon(settings, ctx.config_path).run())
+    serve(ctx.settings, ctx.config_path)
 
 
 @main.command()

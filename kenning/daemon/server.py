@@ -66,6 +66,9 @@ class RpcServer:
             await asyncio.gather(*pending, return_exceptions=True)
         await self._server.wait_closed()
         self._server = None
+        self.remove_socket()
+
+    def remove_socket(self) -> None:
         self.path.unlink(missing_ok=True)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

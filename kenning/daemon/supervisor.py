@@ -1,9 +1,11 @@
 """The daemon: one object with startup, main loop and shutdown, around the Library.
 
 Signal handlers only set flags (SIGTERM/SIGINT: exit, a second one: exit now; SIGHUP:
-reload); the main loop notices. Shutdown has a deadline: stop accepting, let requests
-finish, stop the jobs (a page or file in flight rolls back), close the database, remove
-the socket, release the data-directory lock.
+reload); the main loop notices. Shutdown has one deadline, counted from the signal:
+stop accepting, let requests finish for part of it, stop the jobs (a page or file in
+flight rolls back), close the database; whatever is still running when the deadline
+comes is abandoned (kenning/daemon/run.py makes the process leave without it). The
+socket is removed and the data-directory lock released in any case.
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ from kenning.service.library import Library
 
 log = logging.getLogger(__name__)
 
-SHUTDOWN_GRACE_SECONDS = 10.0
+# From SIGTERM to exit; service managers kill after 10 s or more.
+SHUTDOWN_DEADLINE_SECONDS = 9.0
+# Of which open requests may take this much to finish.
+REQUEST_DRAIN_SECONDS = 3.0
 
 
 class Daemon:
@@ -36,6 +41,7 @@ class Daemon:
         self._reload_requested = asyncio.Event()
         self._lock = DataDirLock(settings.daemon.data_dir)
         self._server: RpcServer | None = None
+        self._exit_requested_at: float | None = None
 
     async def run(self) -> None:
         try:
@@ -78,11 +84,21 @@ class Daemon:
 
     async def shutdown(self) -> None:
         log.info("shutting down")
-        if self._server is not None:
-            await self._server.stop(timeout=0 if self.force_exit else SHUTDOWN_GRACE_SECONDS / 2)
-        await self.library.close()
-        self._lock.release()
-        log.info("stopped")
+        started = self._exit_requested_at or time.monotonic()
+        deadline = started + SHUTDOWN_DEADLINE_SECONDS
+        try:
+            async with asyncio.timeout_at(asyncio.get_running_loop().time() + (deadline - time.monotonic())):
+                if self._server is not None:
+                    drain = 0 if self.force_exit else min(REQUEST_DRAIN_SECONDS, deadline - time.monotonic())
+                    await self._server.stop(timeout=max(drain, 0))
+                await self.library.close()
+        except TimeoutError:
+            log.warning("shutdown deadline of %.0fs passed; leaving with work in flight (it rolls back)", SHUTDOWN_DEADLINE_SECONDS)
+        finally:
+            if self._server is not None:
+                self._server.remove_socket()
+            self._lock.release()
+        log.info("stopped after %.1fs", time.monotonic() - started)
 
     def _install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
@@ -93,4 +109,6 @@ class Daemon:
     def _on_exit_signal(self) -> None:
         if self.should_exit.is_set():
             self.force_exit = True
+        else:
+            self._exit_requested_at = time.monotonic()
         self.should_exit.set()

@@ -1,0 +1,83 @@
+"""Running the daemon as a process: logging, file mode, the event loop, and the exit.
+
+The exit is where the shutdown deadline is kept. Work that runs in threads (a parse, an
+embedding call to a hung Ollama, a FIFO someone swapped in) cannot be cancelled, and
+both `asyncio.run` and the interpreter's exit wait for such threads forever. So the loop
+is run by hand, its executor is shut down without waiting, and if threads are still
+busy once the daemon has closed what it owns, the process leaves with `os._exit`: every
+write was committed or rolled back by then, and SQLite rolls back any transaction a
+stuck thread still holds at the next open.
+
+`KENNING_SLOW_CALLBACK_MS` (set by the test suite) runs the loop in asyncio's debug mode
+and logs every callback that holds the loop longer than that many milliseconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from kenning.config import Settings
+from kenning.daemon.supervisor import Daemon
+
+log = logging.getLogger(__name__)
+
+SLOW_CALLBACK_ENV = "KENNING_SLOW_CALLBACK_MS"
+# How long finished threads get to wind down after the loop stops before the process
+# leaves without them.
+THREAD_GRACE_SECONDS = 0.5
+
+
+def serve(settings: Settings, config_path: Path) -> None:
+    configure_logging(settings.daemon.log_level)
+    # Files the daemon creates (database, WAL, socket) are the user's alone.
+    os.umask(0o077)
+    loop = asyncio.new_event_loop()
+    executor = ThreadPoolExecutor(thread_name_prefix="kenning-worker")
+    loop.set_default_executor(executor)
+    slow_ms = os.environ.get(SLOW_CALLBACK_ENV)
+    if slow_ms:
+        loop.set_debug(True)
+        loop.slow_callback_duration = float(slow_ms) / 1000
+    daemon = Daemon(settings, config_path)
+    try:
+        loop.run_until_complete(daemon.run())
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+        loop.close()
+    _leave_if_threads_hang()
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+    # aiosqlite logs every statement at debug level, httpx every request, and pdfminer
+    # warns about every damaged PDF object; they drown kenning's own lines (a bad file is
+    # reported once, as its failure reason).
+    logging.getLogger("aiosqlite").setLevel(logging.INFO)
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+def _leave_if_threads_hang() -> None:
+    deadline = time.monotonic() + THREAD_GRACE_SECONDS
+    while (busy := _busy_threads()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if busy:
+        log.warning("leaving %d worker threads still busy: %s", len(busy), ", ".join(t.name for t in busy))
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+def _busy_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]

@@ -1,0 +1,88 @@
+"""SIGTERM to exit within one deadline, whatever the daemon is doing at the time.
+
+Each case catches the daemon in the middle of something it cannot finish quickly: an
+embedding call to an Ollama that never answers, extraction requests hung in the LLM
+pool, a long first sweep. The daemon must be gone within 10 s of the signal, and what
+it had indexed must still be there, whole, at the next start.
+"""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import time
+from contextlib import closing
+from pathlib import Path
+
+from tests.daemon_harness import DaemonProcess, wait_for
+from tests.fake_ollama import FakeOllama, fake_ollama
+
+DEADLINE_SECONDS = 10.0
+
+
+def stop_timed(daemon: DaemonProcess) -> float:
+    assert daemon.proc is not None
+    started = time.monotonic()
+    daemon.proc.send_signal(signal.SIGTERM)
+    daemon.proc.wait(timeout=30)
+    return time.monotonic() - started
+
+
+def write_notes(folder: Path, count: int, words: int = 300) -> Path:
+    folder.mkdir()
+    for n in range(count):
+        body = " ".join(f"word{(n * 7 + k) % 5000}" for k in range(words))
+        (folder / f"note{n:05}.md").write_text(f"# Note {n}\n\nThe heron number {n}. {body}\n")
+    return folder
+
+
+def consistent(db_path: Path) -> None:
+    with closing(sqlite3.connect(db_path)) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        conn.execute("INSERT INTO items_fts(items_fts) VALUES ('integrity-check')")
+
+
+def ollama_config(ollama: FakeOllama) -> str:
+    return (
+        f'[embedder]\nbackend = "ollama"\nmodel = "fake-embed"\nbase_url = "{ollama.url}"\ntimeout = 120\n'
+        f'[llm]\nbackend = "ollama"\nmodel = "fake-chat"\nbase_url = "{ollama.url}"\ntimeout = 120\n'
+        "extraction_pool_size = 2\n"
+    )
+
+
+def test_sigterm_exits_in_time_while_ollama_hangs_on_embedding_and_extraction(library, tmp_path):
+    notes = write_notes(tmp_path / "notes", 20, words=40)
+    with fake_ollama() as ollama:
+        library.configure([{"name": "notes", "path": notes}], extra=ollama_config(ollama))
+        ollama.delay = 600.0
+        ollama.chat_hang = 1000
+        daemon = library.daemon()
+        wait_for(lambda: daemon.wait_idle("notes"), timeout=30, what="the folder to be indexed")
+        wait_for(lambda: ollama.embed_requests > 0 and ollama.chat_in_flight > 0, timeout=30,
+                 what="an embedding call and extraction requests hung in Ollama")
+        took = stop_timed(daemon)
+    assert took < DEADLINE_SECONDS, f"exit took {took:.1f}s:\n{daemon.log()}"
+    assert daemon.proc.returncode == 0
+    assert not daemon.socket.exists()
+    consistent(library.data_dir / "kenning.db")
+    again = library.daemon()
+    assert again.source_status("notes")["holds"] == 20
+    assert len(again.search("heron", limit=50)) == 20
+    again.stop()
+
+
+def test_sigterm_exits_in_time_in_the_middle_of_a_long_first_sweep(library, tmp_path):
+    notes = write_notes(tmp_path / "notes", 3000)
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    wait_for(lambda: 0 < daemon.source_status("notes")["holds"] < 2500, timeout=60,
+             what="the first sweep to be under way")
+    took = stop_timed(daemon)
+    assert took < DEADLINE_SECONDS, f"exit took {took:.1f}s:\n{daemon.log()}"
+    consistent(library.data_dir / "kenning.db")
+    again = library.daemon()
+    status = again.wait_idle("notes", timeout=120)
+    assert status["holds"] == 3000 and status["failed"] == 0
+    assert len(again.search("heron", limit=200)) == 200
+    again.stop()
