@@ -13,9 +13,11 @@ searches see, and a search works on a snapshot taken under the lock, so it may s
 row removed an instant before: vector hits are checked against the database before
 they are returned.
 
-Vectors are held as float16: at 256 dimensions that halves the memory of float32, and
-cosines computed from it (blockwise, in float32) differ from float32 by ~1e-3, which
-moves no ranking measured in bench/vector_speed.py.
+Vectors are held as float32. float16 (half the memory) and int8 with a scale (a
+quarter) were measured in bench/vector_speed.py: both keep recall, but numpy converts
+them back to float32 for the product many times slower than it multiplies float32
+itself (at 100,000 rows: int8 4x, float16 12x the float32 search time), so the memory
+they save would be paid on every query.
 """
 
 from __future__ import annotations
@@ -32,11 +34,8 @@ from kenning.store.database import ChangeSet, Database
 
 log = logging.getLogger(__name__)
 
-STORAGE = np.float16
+STORAGE = np.float32
 COMPACT_FRACTION = 0.25
-# Rows scored per numpy call: converting a block of float16 rows to float32 for the
-# product stays in cache, converting the whole matrix at once would not.
-BLOCK_ROWS = 16384
 # Growth slack is handed back once changes have been quiet this long.
 SHRINK_AFTER_SECONDS = 10.0
 MIN_CAPACITY = 1024
@@ -109,7 +108,7 @@ class VectorIndex:
             keep = self._live[:count].copy()
         if not count or query.shape[0] != matrix.shape[1]:
             return []
-        scores = _scores(matrix, query.astype(np.float32))
+        scores = matrix @ query.astype(np.float32)
         if sources is not None:
             keep &= np.isin(row_sources, np.fromiter(sources, dtype=np.int64))
         keep &= scores >= min_similarity
@@ -131,11 +130,11 @@ class VectorIndex:
         return {item_id: float(score) for item_id, score in zip(found, scores)}
 
     def vectors_for(self, item_ids: Iterable[int]) -> tuple[list[int], np.ndarray]:
-        """The vectors held for these items (those that have one), as float32."""
+        """The vectors held for these items (those that have one), as a copy."""
         with self._lock:
             found = [(item_id, row) for item_id in item_ids if (row := self._row.get(item_id)) is not None]
             matrix = self._matrix[[row for _, row in found]] if found else np.zeros((0, self.dim or 0), STORAGE)
-        return [item_id for item_id, _ in found], matrix.astype(np.float32)
+        return [item_id for item_id, _ in found], matrix
 
     # -- following the store -----------------------------------------------------------
 
@@ -273,16 +272,6 @@ class VectorIndex:
 def _log_failure(task: asyncio.Task) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.error("the vector index stopped following changes; restart the daemon", exc_info=task.exception())
-
-
-def _scores(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
-    if matrix.dtype == np.float32:
-        return matrix @ query
-    scores = np.empty(len(matrix), dtype=np.float32)
-    for start in range(0, len(matrix), BLOCK_ROWS):
-        block = matrix[start : start + BLOCK_ROWS]
-        scores[start : start + len(block)] = block.astype(np.float32) @ query
-    return scores
 
 
 def _fold(batch: list[ChangeSet], signature: str) -> tuple[set[int], dict[int, int], set[int]]:
