@@ -160,7 +160,7 @@ class VectorIndex:
             self._wake.clear()
             batch, self._pending = self._pending, []
             try:
-                removed, moved, embedded = _fold(batch, self.signature)
+                removed, moved, embedded = await asyncio.to_thread(_fold, batch, self.signature)
                 loaded = await vectors.load_rows(self.db, self.signature, sorted(embedded)) if embedded else []
                 await asyncio.to_thread(self._apply, removed, moved, loaded)
             except Exception:
