@@ -25,6 +25,7 @@ from pathlib import Path
 
 from kenning.config import Settings
 from kenning.daemon.supervisor import Daemon
+from kenning.heap import limit_arenas
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,7 @@ THREAD_GRACE_SECONDS = 0.5
 
 
 def serve(settings: Settings, config_path: Path) -> None:
+    limit_arenas()
     configure_logging(settings.daemon.log_level)
     # Files the daemon creates (database, WAL, socket) are the user's alone.
     os.umask(0o077)
