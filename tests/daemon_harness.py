@@ -17,7 +17,9 @@ from kenning.errors import DaemonNotRunning
 
 # Every daemon the tests start runs its loop in asyncio's debug mode, which logs each
 # callback that holds the loop longer than this; a test whose daemon logged one fails.
-SLOW_CALLBACK_MS = 100
+# (KENNING_TEST_SLOW_CALLBACK_MS raises it for a run on a machine busy with other work,
+# where the time a callback spends waiting for a core would count against it.)
+SLOW_CALLBACK_MS = int(os.environ.get("KENNING_TEST_SLOW_CALLBACK_MS", "100"))
 _STALL = re.compile(r"asyncio: Executing .* took (\d+\.\d+) seconds")
 
 
