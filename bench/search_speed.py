@@ -55,7 +55,7 @@ def queries(data: Path, name: str, split: str, count: int) -> list[str]:
 def start_daemon(index_dir: Path, home: Path) -> tuple[subprocess.Popen, Client]:
     """A daemon whose data dir is a copy of the built index, with the same source."""
     data = home / "data"
-    data.mkdir(parents=True)
+    data.mkdir(mode=0o700, parents=True)
     shutil.copyfile(index_dir / "kenning.db", data / "kenning.db")
     config = home / "config.toml"
     config.write_text(
@@ -69,7 +69,8 @@ def start_daemon(index_dir: Path, home: Path) -> tuple[subprocess.Popen, Client]
             stderr=daemon_log,
         )
     client = Client(data / "kenning.sock", timeout=120)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 300
+    status: dict = {}
     while True:
         try:
             status = client.call("status")
@@ -85,7 +86,8 @@ def start_daemon(index_dir: Path, home: Path) -> tuple[subprocess.Popen, Client]
         except (DaemonNotRunning, ConnectionError):
             pass
         if process.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"the daemon did not settle; see {home / 'daemon.log'}")
+            log((home / "daemon.log").read_text()[-3000:])
+            raise SystemExit(f"the daemon did not settle; last status: {json.dumps(status)[:2000]}")
         time.sleep(0.2)
 
 

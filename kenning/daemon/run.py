@@ -10,13 +10,22 @@ stuck thread still holds at the next open.
 
 `KENNING_SLOW_CALLBACK_MS` (set by the test suite) runs the loop in asyncio's debug mode
 and logs every callback that holds the loop longer than that many milliseconds.
+
+numpy's BLAS is limited to one thread, before anything imports numpy: a vector search
+is one matrix-vector product, and OpenBLAS's spinning helper threads made the search
+use three times the CPU and slowed the keyword and graph legs running beside it
+(measured with bench/search_speed.py).
 """
 
 from __future__ import annotations
 
+import os
+
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
 import asyncio
 import logging
-import os
 import sys
 import threading
 import time

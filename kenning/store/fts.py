@@ -19,6 +19,8 @@ BM25 = "bm25(items_fts, 2.0, 1.5, 1.0)"
 SNIPPET_TOKENS = 24
 HIGHLIGHT = ("**", "**")
 WINDOWS = (40, 320, 2560)
+# The index's tokenizer (store/migrations.py, m001), for the excerpt table to match it.
+TOKENIZER = "porter unicode61 remove_diacritics 2"
 _IN_SCOPE = "items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id"
 
 
@@ -52,12 +54,32 @@ async def rank(db: Database, expression: str, limit: int, scope: Scope) -> list[
 
 
 async def snippets(db: Database, expression: str, ids: list[int]) -> dict[int, str]:
-    """Highlighted excerpts for the given items, where the expression's terms occur in them."""
+    """Highlighted excerpts for the given items, where the expression's terms occur in them.
+
+    The excerpts are made in a small temporary FTS5 table holding only these chunks, with
+    the index's own tokenizer, so they are exactly what `snippet()` on the index gives.
+    On the index itself every term's whole posting list would be read again for a
+    handful of rows: for a sentence-long query that cost as much as ranking it.
+    """
     if not ids:
         return {}
-    rows = await db.read(
-        f"SELECT rowid, snippet(items_fts, 2, ?, ?, '…', {SNIPPET_TOKENS}) FROM items_fts"
-        f" WHERE items_fts MATCH ? AND rowid IN ({', '.join('?' * len(ids))})",
-        [*HIGHLIGHT, expression, *ids],
-    )
+    marks = ", ".join("?" * len(ids))
+    async with db.reader() as conn:
+        await conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.excerpts USING fts5"
+            f" (title, section, content, tokenize = '{TOKENIZER}')"
+        )
+        try:
+            await conn.execute(
+                "INSERT INTO temp.excerpts (rowid, title, section, content)"
+                f" SELECT id, title, section, content FROM main.items WHERE id IN ({marks})",
+                ids,
+            )
+            rows = await conn.execute_fetchall(
+                f"SELECT rowid, snippet(excerpts, 2, ?, ?, '…', {SNIPPET_TOKENS}) FROM temp.excerpts"
+                " WHERE excerpts MATCH ?",
+                [*HIGHLIGHT, expression],
+            )
+        finally:
+            await conn.execute("DELETE FROM temp.excerpts")
     return dict(rows)
