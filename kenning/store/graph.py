@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import aiosqlite
 
@@ -231,6 +235,11 @@ async def resolve_names(db: Database, norms: list[str]) -> dict[str, EntityMatch
 
 
 async def neighbours(db: Database, entity_ids: list[int], per_entity: int) -> dict[int, list[tuple[int, int]]]:
+    """Each entity's strongest neighbours (either direction), as (neighbour, relation count)."""
+    return await _walk_cache(db).get("neighbours", entity_ids, per_entity, _neighbours)
+
+
+async def _neighbours(db: Database, entity_ids: list[int], per_entity: int) -> dict[int, list[tuple[int, int]]]:
     """Each entity's strongest neighbours (either direction), as (neighbour, relation count).
 
     At most RELATIONS_SCANNED relations are read per entity and direction, so an entity
@@ -271,6 +280,10 @@ class Mentions:
 
 
 async def mentions(db: Database, entity_ids: list[int], per_entity: int) -> dict[int, Mentions]:
+    return await _walk_cache(db).get("mentions", entity_ids, per_entity, _mentions)
+
+
+async def _mentions(db: Database, entity_ids: list[int], per_entity: int) -> dict[int, Mentions]:
     if not entity_ids:
         return {}
     marks = ", ".join("?" * len(entity_ids))
@@ -293,6 +306,75 @@ async def mentions(db: Database, entity_ids: list[int], per_entity: int) -> dict
     for entity_id, item_id, about in rows:
         listed[entity_id].append((item_id, bool(about)))
     return {entity_id: Mentions(counts.get(entity_id, 0), listed[entity_id]) for entity_id in entity_ids}
+
+
+class _WalkCache:
+    """What the graph leg's walk read about each entity, until the writer commits anything.
+
+    Queries name the same entities again and again, and between commits an entity's
+    mentions and neighbours cannot change; any commit (the writer's count of changed
+    rows moves) empties the cache, so it is never stale, only cold while the library is
+    being written. Bounded by the number of chunk and neighbour ids it holds.
+    """
+
+    MAX_IDS = 200_000
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.version = -1
+        self.entries: OrderedDict[tuple[str, int, int], Any] = OrderedDict()
+        self.held = 0
+
+    async def get(
+        self,
+        kind: str,
+        entity_ids: list[int],
+        per_entity: int,
+        fetch: Callable[[Database, list[int], int], Awaitable[dict[int, Any]]],
+    ) -> dict[int, Any]:
+        version = self.db.total_changes()
+        if version != self.version:
+            self.entries.clear()
+            self.held, self.version = 0, version
+        found: dict[int, Any] = {}
+        missing = []
+        for entity_id in entity_ids:
+            key = (kind, entity_id, per_entity)
+            if key in self.entries:
+                self.entries.move_to_end(key)
+                found[entity_id] = self.entries[key]
+            else:
+                missing.append(entity_id)
+        if missing:
+            fetched = await fetch(self.db, missing, per_entity)
+            found.update(fetched)
+            # A commit while this was read may have changed it: it is used, not kept.
+            if self.db.total_changes() == version:
+                for entity_id, value in fetched.items():
+                    self._keep((kind, entity_id, per_entity), value)
+        # In the order asked: the walk breaks ties by it.
+        return {entity_id: found[entity_id] for entity_id in entity_ids}
+
+    def _keep(self, key: tuple[str, int, int], value: Any) -> None:
+        self.entries[key] = value
+        self.held += _size(value)
+        while self.held > self.MAX_IDS and self.entries:
+            _, dropped = self.entries.popitem(last=False)
+            self.held -= _size(dropped)
+
+
+def _size(value: Any) -> int:
+    return len(value.items) if isinstance(value, Mentions) else len(value)
+
+
+_caches: weakref.WeakKeyDictionary[Database, _WalkCache] = weakref.WeakKeyDictionary()
+
+
+def _walk_cache(db: Database) -> _WalkCache:
+    cache = _caches.get(db)
+    if cache is None:
+        cache = _caches[db] = _WalkCache(db)
+    return cache
 
 
 def specificity(mentions: int) -> float:
