@@ -6,6 +6,7 @@ collapsed into another source's), so a scoped search matches either.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 from kenning.store.database import Database
@@ -41,8 +42,22 @@ class Scope:
         """Sources whose items may be in scope: a superset, which the hit loader narrows.
 
         Matching sources, sources with a document in the namespace, and owners of
-        documents a matching source holds as a location.
+        documents a matching source holds as a location. Every vector search asks, and
+        the answer only changes when something is written: it is kept until the writer
+        commits again.
         """
+        version = db.total_changes()
+        cached = _source_ids.get(db)
+        if cached is not None and cached[0] == version and self in cached[1]:
+            return cached[1][self]
+        found = await self._read_source_ids(db)
+        if db.total_changes() == version:
+            if cached is None or cached[0] != version:
+                cached = _source_ids[db] = (version, {})
+            cached[1][self] = found
+        return found
+
+    async def _read_source_ids(self, db: Database) -> set[int]:
         clauses, params = ["s.active = 1"], []
         if self.source is not None:
             clauses.append("s.name = ?")
@@ -61,3 +76,7 @@ class Scope:
             params,
         )
         return {row[0] for row in rows}
+
+
+# Per database: the writer's change count when read, and the answer per scope.
+_source_ids: weakref.WeakKeyDictionary[Database, tuple[int, dict[Scope, set[int]]]] = weakref.WeakKeyDictionary()
