@@ -18,6 +18,7 @@ from pathlib import Path
 from kenning.config import Settings
 from kenning.daemon.guard import DataDirLock, clear_stale_socket, private_dir
 from kenning.daemon.methods import build_methods
+from kenning.daemon.notify import ServiceNotifier
 from kenning.daemon.server import RpcServer
 from kenning.errors import ConfigError
 from kenning.service.library import Library
@@ -36,6 +37,7 @@ class Daemon:
         self._reload_requested = asyncio.Event()
         self._lock = DataDirLock(settings.daemon.data_dir)
         self._server: RpcServer | None = None
+        self._notifier = ServiceNotifier()
 
     async def run(self) -> None:
         try:
@@ -55,6 +57,7 @@ class Daemon:
         self._server = RpcServer(daemon.socket_path, build_methods(self.library))
         await self._server.start()
         log.info("kenning daemon ready (pid %d, data %s)", os.getpid(), daemon.data_dir)
+        self._notifier.ready()
 
     async def main_loop(self) -> None:
         next_sweep = time.monotonic() + self.library.settings.daemon.sweep_interval
@@ -78,6 +81,7 @@ class Daemon:
 
     async def shutdown(self) -> None:
         log.info("shutting down")
+        await self._notifier.stop()
         if self._server is not None:
             await self._server.stop(timeout=0 if self.force_exit else SHUTDOWN_GRACE_SECONDS / 2)
         await self.library.close()

@@ -24,8 +24,14 @@ log = logging.getLogger(__name__)
 
 
 def job_status(job: Job, running: str) -> JobStatus:
-    """A job as `status` shows it; `running` names what it does while it runs."""
-    state = running if job.state == JobState.RUNNING else str(job.state)
+    """A job as `status` shows it; `running` names what it does while it runs, and
+    `queued` is an idle job that has been woken and is about to run a pass."""
+    if job.state == JobState.RUNNING:
+        state = running
+    elif job.state == JobState.IDLE and job.due:
+        state = "queued"
+    else:
+        state = str(job.state)
     rate = job.progress.rate()
     eta = job.progress.eta()
     return JobStatus(
