@@ -113,6 +113,8 @@ class Library:
     ) -> SearchResult:
         if source is not None and source not in {row.name for row in await source_store.list_sources(self.db)}:
             raise NotFound(f"unknown source {source!r}; see `ken sources list`")
+        if namespace is not None and namespace not in (known := await source_store.namespaces(self.db)):
+            raise NotFound(f"unknown namespace {namespace!r}; namespaces: {', '.join(sorted(known)) or 'none yet'}")
         return await self.retriever.search(
             query, limit, source=source, namespace=namespace, legs=legs, vectors=self.semantic.vectors
         )
