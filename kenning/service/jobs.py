@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Awaitable, Callable
 
 from kenning.api import JobStatus
@@ -39,7 +40,8 @@ def job_status(job: Job, running: str) -> JobStatus:
         done=job.progress.done,
         total=job.progress.total,
         rate_per_second=round(rate, 1) if rate else None,
-        eta_seconds=round(eta) if eta is not None and job.state == JobState.RUNNING else None,
+        # Rounded up: "0s left" while anything is left is what issue 13 found false.
+        eta_seconds=math.ceil(eta) if eta is not None and job.state == JobState.RUNNING else None,
         last_error=job.last_error,
     )
 
