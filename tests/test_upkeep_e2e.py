@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.daemon_harness import wait_for
+
 
 def ken(config: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -125,3 +127,19 @@ def test_doctor_names_each_problem_with_its_fix(library, tmp_path):
     library.config.write_text(library.config.read_text() + "\n[embeder]\n")
     typo = ken(library.config, "doctor")
     assert typo.returncode == 1 and "did you mean embedder?" in typo.stdout
+
+
+def test_a_sweep_that_deletes_many_files_gives_their_space_back(library, tmp_path):
+    big = big_folder(tmp_path / "big", files=110)
+    library.configure([{"name": "big", "path": big}])
+    daemon = library.daemon()
+    daemon.wait_idle("big")
+    db = library.data_dir / "kenning.db"
+    before = file_bytes(db)
+    for path in big.iterdir():
+        path.unlink()
+    # The watcher or this scan (whichever sweeps first) deletes the 110 documents.
+    assert ken(library.config, "scan", "big", "--wait").returncode == 0
+    wait_for(lambda: daemon.search("lemur") == [], timeout=30, what="the deletions to be swept")
+    wait_for(lambda: daemon.call("status")["daemon"]["free_bytes"] == 0, timeout=30, what="space to be returned")
+    assert file_bytes(db) < before / 2
