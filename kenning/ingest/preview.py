@@ -29,9 +29,11 @@ _TEXT_SHARE = {".pdf": 0.1, ".docx": 0.2, ".html": 0.4, ".htm": 0.4}
 # Files of each type read for the sample (fewer of the slow-to-parse types), and a time
 # limit on the whole sample for slow disks and machines.
 SAMPLE_PER_TYPE = 40
-SAMPLE_PER_SLOW_TYPE = 6
+SAMPLE_PER_SLOW_TYPE = 4
 SLOW_TYPES = frozenset({".pdf", ".docx"})
-SAMPLE_SECONDS = 8.0
+SAMPLE_SECONDS = 5.0
+# Slow types are read only in the first part of the time: a PDF can take seconds.
+SLOW_SHARE = 1 / 3
 # Larger files are not sampled: one big PDF would spend the whole budget.
 SAMPLE_MAX_BYTES = 1 << 20
 
@@ -110,10 +112,14 @@ def _sample(
         rng.shuffle(candidates)
         queues[suffix] = candidates[: SAMPLE_PER_SLOW_TYPE if suffix in SLOW_TYPES else SAMPLE_PER_TYPE]
     measured: dict[str, dict] = defaultdict(dict)
-    deadline = time.monotonic() + budget
+    started = time.monotonic()
+    deadline = started + budget
     while any(queues.values()) and time.monotonic() < deadline:
         for suffix, queue in queues.items():
-            if not queue or time.monotonic() >= deadline:
+            now = time.monotonic()
+            if suffix in SLOW_TYPES and now > started + budget * SLOW_SHARE:
+                queue.clear()
+            if not queue or now >= deadline:
                 continue
             item = queue.pop()
             try:
