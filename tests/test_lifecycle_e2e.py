@@ -125,3 +125,19 @@ def test_the_daemon_tells_systemd_it_is_ready_pings_the_watchdog_and_says_when_i
         assert daemon.proc.wait(20) == 0
     finally:
         listener.close()
+
+
+def test_the_service_files_ken_writes_are_valid_for_their_managers(tmp_path):
+    import plistlib
+
+    from kenning.cli.lifecycle import launchd_plist, systemd_unit
+
+    command = [sys.executable, "-m", "kenning", "--config", str(tmp_path / "my 100% config.toml"), "daemon"]
+    unit = tmp_path / "kenning.service"
+    unit.write_text(systemd_unit(command))
+    checked = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    assert "Type=notify" in unit.read_text() and "WatchdogSec=" in unit.read_text()
+    plist = plistlib.loads(launchd_plist(command, tmp_path / "a&b" / "kenning.log").encode())
+    assert plist["ProgramArguments"] == command
+    assert plist["StandardErrorPath"] == str(tmp_path / "a&b" / "kenning.log")

@@ -106,6 +106,8 @@ def daemon_command(ctx: Context) -> list[str]:
 
 
 def systemd_unit(command: list[str]) -> str:
+    # systemd expands %-specifiers in ExecStart; a literal % in a path is written %%.
+    exec_start = shlex.join(command).replace("%", "%%")
     return f"""# Written by `ken service install`; `ken service uninstall` removes it.
 [Unit]
 Description=kenning local knowledge library
@@ -115,7 +117,7 @@ Description=kenning local knowledge library
 # loop; a loop that stops answering for WatchdogSec is restarted.
 Type=notify
 NotifyAccess=main
-ExecStart={shlex.join(command)}
+ExecStart={exec_start}
 ExecReload=/bin/kill -HUP $MAINPID
 WatchdogSec=120
 Restart=on-failure
