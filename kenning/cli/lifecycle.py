@@ -26,7 +26,6 @@ from pathlib import Path
 
 import click
 
-from kenning import api
 from kenning.cli.app import Context, main, pass_context
 from kenning.config.paths import LOCK_NAME, state_dir
 from kenning.errors import DaemonNotRunning, KenningError
@@ -63,9 +62,12 @@ def daemon_pid(data_dir: Path) -> int | None:
         os.close(fd)
 
 
-def answering(ctx: Context) -> api.Status | None:
+def answering(ctx: Context) -> dict | None:
+    """The `daemon` part of the status of whatever answers on the socket. Read loosely, not
+    decoded into this version's records: a daemon of another version (the one an upgrade
+    is replacing) must count as running."""
     try:
-        return ctx.client(timeout=5).fetch("status", api.Status)
+        return ctx.client(timeout=5).call("status")["daemon"]
     except (DaemonNotRunning, OSError):
         return None
 
@@ -209,7 +211,7 @@ def _tail(log: Path, lines: int = 15) -> str:
     return "\n".join("  " + line for line in text.splitlines()[-lines:])
 
 
-def wait_answering(ctx: Context, what: str) -> api.Status:
+def wait_answering(ctx: Context, what: str) -> dict:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         status = answering(ctx)
@@ -222,7 +224,7 @@ def wait_answering(ctx: Context, what: str) -> api.Status:
 def start(ctx: Context) -> str:
     status = answering(ctx)
     if status is not None:
-        return f"kenning is already running (pid {status.daemon.pid})"
+        return f"kenning is already running (pid {status['pid']})"
     holder = daemon_pid(ctx.locations.data_dir)
     if holder is not None:
         raise KenningError(
@@ -234,11 +236,11 @@ def start(ctx: Context) -> str:
     if found.installed and found.name == "systemd":
         _run(["systemctl", "--user", "start", UNIT])
         status = wait_answering(ctx, "systemctl --user start kenning")
-        return f"kenning is running (pid {status.daemon.pid}, systemd user service; logs: journalctl --user -u kenning)"
+        return f"kenning is running (pid {status['pid']}, systemd user service; logs: journalctl --user -u kenning)"
     if found.installed and found.name == "launchd":
         _run(["launchctl", "kickstart", f"{_launchd_domain()}/{LABEL}"])
         status = wait_answering(ctx, "launchctl kickstart")
-        return f"kenning is running (pid {status.daemon.pid}, launchd agent; log: {log_path()})"
+        return f"kenning is running (pid {status['pid']}, launchd agent; log: {log_path()})"
     pid = start_detached(ctx)
     return f"kenning is running (pid {pid}, in the background; log: {log_path()})"
 
@@ -358,7 +360,7 @@ def service_install(ctx: Context) -> None:
         # restart: starts a stopped unit, and moves a running one onto the new code.
         _run(["systemctl", "--user", "restart", UNIT])
         status = wait_answering(ctx, "systemctl --user restart kenning")
-        click.echo(f"installed {found.unit_path}; kenning is running (pid {status.daemon.pid})")
+        click.echo(f"installed {found.unit_path}; kenning is running (pid {status['pid']})")
         click.echo("logs: journalctl --user -u kenning · to keep it running after you log out: loginctl enable-linger")
         return
     log = log_path()
@@ -367,7 +369,7 @@ def service_install(ctx: Context) -> None:
     _run(["launchctl", "bootout", f"{_launchd_domain()}/{LABEL}"], check=False)
     _run(["launchctl", "bootstrap", _launchd_domain(), str(found.unit_path)])
     status = wait_answering(ctx, "launchctl bootstrap")
-    click.echo(f"installed {found.unit_path}; kenning is running (pid {status.daemon.pid}); log: {log}")
+    click.echo(f"installed {found.unit_path}; kenning is running (pid {status['pid']}); log: {log}")
 
 
 def _service_active(found: Manager) -> bool:
@@ -424,7 +426,7 @@ def service_status(ctx: Context) -> None:
     status = answering(ctx)
     pid = daemon_pid(ctx.locations.data_dir)
     if status is not None:
-        click.echo(f"daemon: running, pid {status.daemon.pid}, version {status.daemon.version}, socket {status.daemon.socket}")
+        click.echo(f"daemon: running, pid {status['pid']}, version {status['version']}, socket {status['socket']}")
     elif pid is not None:
         click.echo(f"daemon: pid {pid} holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}")
     else:
