@@ -125,6 +125,9 @@ class SourceStatus:
     deferred: int = 0
     next_sweep_at: float | None = None
     failures: list[Failure] = field(default_factory=list)
+    # While a sweep reads files in: files per second so far, and the time the rest will take.
+    rate_per_second: float | None = None
+    eta_seconds: float | None = None
 
 
 @dataclass

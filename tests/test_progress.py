@@ -53,3 +53,24 @@ async def test_embedding_progress_stays_true_when_items_arrive_mid_pass(db: Data
     assert any(s.total == expected and s.done < len(first) for s in running)
     assert all(s.eta_seconds is None or s.eta_seconds > 0 for s in running if s.done < s.total)
     assert job.progress.done == job.progress.total == expected
+
+
+def test_a_sweep_in_flight_reports_its_file_rate_and_time_left(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for index in range(400):
+        (notes / f"n{index}.md").write_text(f"# Note {index}\n\nThe gecko {index} climbs walls.\n" * 20)
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    seen = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        source = daemon.source_status("notes")
+        if source["scanning"] and source["pending"] and source["rate_per_second"]:
+            seen.append(source)
+        if source["last_sweep_at"] and not source["scanning"]:
+            break
+        time.sleep(0.05)
+    assert seen, "never saw the sweep mid-way"
+    assert all(s["eta_seconds"] >= 1 and s["rate_per_second"] > 0 for s in seen)
+    assert daemon.source_status("notes")["rate_per_second"] is None  # not reading any more

@@ -41,6 +41,10 @@ def source_row(source: api.SourceStatus) -> Row:
         return Row(f"source:{source.name}", source.name, 0, None, "walking the folder")
     done = min(source.processed, source.total)
     detail = f"{done}/{source.total} files"
+    if source.rate_per_second:
+        detail += f" at {source.rate_per_second:.0f}/s"
+    if source.eta_seconds is not None and done < source.total:
+        detail += f", about {ago(source.eta_seconds)} left"
     if source.failed:
         detail += f" · {source.failed} failed"
     if source.deferred:

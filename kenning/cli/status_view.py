@@ -85,7 +85,12 @@ def source_lines(source: api.SourceStatus) -> list[str]:
     state = "scanning" if source.scanning else ("watching" if source.active else "not in config")
     lines = [f"{name}  {source.path}  ({state})"]
     if source.total is not None:
-        lines.append(f"  files: {source.processed}/{source.total} done ({source.percent:g}%)")
+        line = f"  files: {source.processed}/{source.total} done ({source.percent:g}%)"
+        if source.rate_per_second:
+            line += f" at {source.rate_per_second:.0f}/s"
+        if source.eta_seconds is not None:
+            line += f", about {ago(source.eta_seconds)} left"
+        lines.append(line)
     shared = f" ({source.merged} also held by another source)" if source.merged else ""
     lines.append(
         f"  {source.holds} indexed{shared} · {source.failed} failed · {source.skipped} skipped"

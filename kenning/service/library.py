@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import time
 from collections.abc import Coroutine
@@ -155,6 +156,10 @@ class Library:
                 entry.chunks_per_sweep = self.folders.budget.allowance(folder.scanner.source_budget)
                 entry.deferred = progress.deferred
                 entry.next_sweep_at = folder.resume_at or self.folders.next_sweep_at
+                if progress.running and progress.reading_since is not None and progress.checked:
+                    rate = progress.checked / max(time.monotonic() - progress.reading_since, 1e-6)
+                    entry.rate_per_second = round(rate, 1)
+                    entry.eta_seconds = math.ceil(progress.pending / rate)
             report.append(entry)
         daemon = self.settings.daemon
         space = await maintenance.space(self.db)
