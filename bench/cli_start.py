@@ -68,13 +68,9 @@ def main() -> None:
             (notes / path.name).write_text(path.read_text())
         data = home / "data"
         config = home / "config.toml"
-        config.write_text(
-            f'[daemon]\ndata_dir = "{data}"\n[[sources]]\nname = "notes"\npath = "{notes}"\n'
-        )
+        config.write_text(f'[daemon]\ndata_dir = "{data}"\n[[sources]]\nname = "notes"\npath = "{notes}"\n')
         ken = [sys.executable, "-m", "kenning", "--config", str(config)]
-        daemon = subprocess.Popen(
-            [*ken, "daemon"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        daemon = subprocess.Popen([*ken, "daemon"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = Client(data / "kenning.sock", timeout=10)
         try:
             deadline = time.monotonic() + 60
@@ -104,10 +100,14 @@ def main() -> None:
     search_overhead = median["search"] - median["pass"] - median["socket"]
     print(f"runs: {args.runs} each, interleaved; medians in ms ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})")
     print(f"  python -c pass (baseline)   {median['pass']:7.1f}")
-    print(f"  ken --version               {median['version']:7.1f}   overhead {version_overhead:6.1f}"
-          f"  [{'PASS' if version_overhead <= TARGET_MS else 'FAIL'}: <= {TARGET_MS:.0f}]")
-    print(f"  ken search                  {median['search']:7.1f}   overhead {search_overhead:6.1f}"
-          f"  [{'PASS' if search_overhead <= TARGET_MS else 'FAIL'}: <= {TARGET_MS:.0f}]")
+    print(
+        f"  ken --version               {median['version']:7.1f}   overhead {version_overhead:6.1f}"
+        f"  [{'PASS' if version_overhead <= TARGET_MS else 'FAIL'}: <= {TARGET_MS:.0f}]"
+    )
+    print(
+        f"  ken search                  {median['search']:7.1f}   overhead {search_overhead:6.1f}"
+        f"  [{'PASS' if search_overhead <= TARGET_MS else 'FAIL'}: <= {TARGET_MS:.0f}]"
+    )
     print(f"  socket search (daemon time) {median['socket']:7.1f}")
     print("heaviest imports of `import kenning.cli` (cumulative µs):")
     for micros, name in heaviest_imports(env):

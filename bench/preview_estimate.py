@@ -55,7 +55,9 @@ def main() -> None:
     folders = args.folders or [Path("/usr/share/doc"), Path(sysconfig.get_paths()["stdlib"])]
     settings = Settings()
     max_bytes = int(settings.daemon.max_file_mb * 1024 * 1024)
-    print(f"{'folder':<40} {'files':>6} {'estimate':>9} {'real':>8} {'error':>7}  {'old est.':>8} {'old err':>7}  preview s")
+    print(
+        f"{'folder':<40} {'files':>6} {'estimate':>9} {'real':>8} {'error':>7}  {'old est.':>8} {'old err':>7}  preview s"
+    )
     for folder in folders:
         source = SourceSettings(name="bench", path=folder, max_files=args.max_files)
         started = time.perf_counter()

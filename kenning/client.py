@@ -73,7 +73,9 @@ def decode(result: Any, result_type: type[T]) -> T:
     try:
         return msgspec.convert(result, type=result_type)
     except msgspec.ValidationError as exc:
-        raise RpcError(0, f"the daemon's answer does not match this ken ({exc}); is it another version? `ken restart`")
+        raise RpcError(
+            0, f"the daemon's answer does not match this ken ({exc}); is it another version? `ken restart`"
+        ) from None
 
 
 class AsyncClient:

@@ -20,7 +20,10 @@ def ken(config: Path, *args: str, env: dict | None = None, timeout: float = 120)
 
     return subprocess.run(
         [sys.executable, "-m", "kenning", "--config", str(config), *args],
-        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
         env={**os.environ, **(env or {})},
     )
 
@@ -80,13 +83,17 @@ def test_get_show_context_open_and_search_formats(library, tmp_path):
     # A relative path is the caller's, not the daemon's.
     relative = subprocess.run(
         [sys.executable, "-m", "kenning", "--config", str(library.config), "get", "guide.md", "--lines", "8"],
-        capture_output=True, text=True, cwd=notes,
+        capture_output=True,
+        text=True,
+        cwd=notes,
     )
     assert relative.stdout == "Run the wombat installer.\n"
 
     # A PDF's lines count in its extracted text, which `get` shows: the hit's lines hold the words.
     [pdf_hit] = daemon.search("marmoset")
-    extracted = ken(library.config, "get", str(notes / "paper.pdf"), "--lines", f"{pdf_hit['line_start']}-{pdf_hit['line_end']}")
+    extracted = ken(
+        library.config, "get", str(notes / "paper.pdf"), "--lines", f"{pdf_hit['line_start']}-{pdf_hit['line_end']}"
+    )
     assert "marmoset" in extracted.stdout
 
     shown = ken(library.config, "show", str(hit["item_id"]), "--context", "2")
@@ -102,8 +109,12 @@ def test_get_show_context_open_and_search_formats(library, tmp_path):
     assert bad_range.returncode == 2 and "ends before it starts" in bad_range.stderr
 
     recorder = tmp_path / "editor.py"
-    recorder.write_text("import sys, pathlib\npathlib.Path(sys.argv[0] + '.args').write_text('\\n'.join(sys.argv[1:]))\n")
-    opened = ken(library.config, "open", str(hit["item_id"]), env={"VISUAL": "", "EDITOR": f"{sys.executable} {recorder}"})
+    recorder.write_text(
+        "import sys, pathlib\npathlib.Path(sys.argv[0] + '.args').write_text('\\n'.join(sys.argv[1:]))\n"
+    )
+    opened = ken(
+        library.config, "open", str(hit["item_id"]), env={"VISUAL": "", "EDITOR": f"{sys.executable} {recorder}"}
+    )
     assert opened.returncode == 0, opened.stderr
     assert Path(str(recorder) + ".args").read_text().split("\n") == [f"+{hit['line_start']}", str(guide)]
     refused = ken(library.config, "open", str(pdf_hit["item_id"]), env={"EDITOR": "true"})

@@ -20,7 +20,10 @@ from tests.daemon_harness import wait_for
 def ken(config: Path, *args: str, timeout: float = 90) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "kenning", "--config", str(config), *args],
-        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -97,9 +100,7 @@ def test_service_install_without_a_manager_runs_the_daemon_detached(detached):
     assert daemon_pid(detached.data_dir) not in (None, first)
 
 
-def test_the_daemon_tells_systemd_it_is_ready_pings_the_watchdog_and_says_when_it_stops(
-    library, tmp_path, monkeypatch
-):
+def test_the_daemon_tells_systemd_it_is_ready_pings_the_watchdog_and_says_when_it_stops(library, tmp_path, monkeypatch):
     path = tmp_path / "notify.sock"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     listener.bind(str(path))

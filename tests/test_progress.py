@@ -24,7 +24,9 @@ async def test_embedding_progress_stays_true_when_items_arrive_mid_pass(db: Data
     await store_document(db, source_id, "a.md", *first)
     with fake_ollama() as server:
         server.delay = 0.01  # per request of batch_size texts: a page takes about a second
-        embedder = OllamaEmbedder(EmbedderSettings(backend="ollama", model="fake-embed", base_url=server.url, batch_size=16))
+        embedder = OllamaEmbedder(
+            EmbedderSettings(backend="ollama", model="fake-embed", base_url=server.url, batch_size=16)
+        )
         job = EmbedJob(db, embedder, 2000)
         # As the Library wires it: every commit that adds items wakes the job with their number.
         db.subscribe(lambda changes: job.wake(len(changes.added)) if changes.added else None)

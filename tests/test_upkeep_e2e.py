@@ -16,7 +16,10 @@ from tests.daemon_harness import wait_for
 def ken(config: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "kenning", "--config", str(config), *args],
-        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -28,7 +31,9 @@ def file_bytes(db: Path) -> int:
 def big_folder(root: Path, files: int = 60) -> Path:
     root.mkdir()
     for index in range(files):
-        body = "\n\n".join(f"Paragraph {p} of note {index} about lemur {index * 100 + p} habitats." * 6 for p in range(40))
+        body = "\n\n".join(
+            f"Paragraph {p} of note {index} about lemur {index * 100 + p} habitats." * 6 for p in range(40)
+        )
         (root / f"note{index}.md").write_text(f"# Note {index}\n\n{body}\n")
     return root
 

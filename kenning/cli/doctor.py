@@ -66,7 +66,12 @@ def run_checks(ctx: Context) -> list[Check]:
 def _config(ctx: Context, checks: list[Check]):
     if not ctx.config_path.exists() and not ctx.explicit:
         checks.append(
-            Check(NOTE, "config", f"no file at {ctx.config_path}: the defaults apply, with no sources", "ken sources add PATH")
+            Check(
+                NOTE,
+                "config",
+                f"no file at {ctx.config_path}: the defaults apply, with no sources",
+                "ken sources add PATH",
+            )
         )
     try:
         settings = ctx.settings
@@ -86,7 +91,14 @@ def _data_dir(path: Path, checks: list[Check]) -> None:
     if not stat.S_ISDIR(info.st_mode):
         checks.append(Check(PROBLEM, "data directory", f"{path} is not a directory", "set [daemon] data_dir elsewhere"))
     elif info.st_uid != os.getuid():
-        checks.append(Check(PROBLEM, "data directory", f"{path} belongs to another user (uid {info.st_uid})", f"chown -R {os.getuid()} {path}"))
+        checks.append(
+            Check(
+                PROBLEM,
+                "data directory",
+                f"{path} belongs to another user (uid {info.st_uid})",
+                f"chown -R {os.getuid()} {path}",
+            )
+        )
     elif info.st_mode & 0o077:
         checks.append(Check(PROBLEM, "data directory", f"{path} can be read by other users", f"chmod 700 {path}"))
     elif not os.access(path, os.W_OK | os.X_OK):
@@ -98,7 +110,12 @@ def _data_dir(path: Path, checks: list[Check]) -> None:
 def _socket(path: Path, checks: list[Check]) -> None:
     if len(os.fsencode(path)) > MAX_SOCKET_PATH:
         checks.append(
-            Check(PROBLEM, "socket", f"{path} is longer than a unix socket path may be", "set [daemon] socket to a shorter path")
+            Check(
+                PROBLEM,
+                "socket",
+                f"{path} is longer than a unix socket path may be",
+                "set [daemon] socket to a shorter path",
+            )
         )
         return
     parent = path.parent
@@ -109,8 +126,12 @@ def _socket(path: Path, checks: list[Check]) -> None:
 def _source_root(name: str, path: Path, checks: list[Check]) -> None:
     if not path.exists():
         checks.append(
-            Check(PROBLEM, f"source {name}", f"{path} is gone; its index is kept but nothing new is read",
-                  f"mount or restore it, or `ken sources remove {name}`")
+            Check(
+                PROBLEM,
+                f"source {name}",
+                f"{path} is gone; its index is kept but nothing new is read",
+                f"mount or restore it, or `ken sources remove {name}`",
+            )
         )
     elif not path.is_dir():
         checks.append(Check(PROBLEM, f"source {name}", f"{path} is not a folder", f"ken sources remove {name}"))
@@ -125,11 +146,17 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
         holder = daemon_pid(ctx.locations.data_dir)
         if holder is not None:
             checks.append(
-                Check(PROBLEM, "daemon", f"pid {holder} holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}",
-                      "ken stop, then ken start (its log: ken service status)")
+                Check(
+                    PROBLEM,
+                    "daemon",
+                    f"pid {holder} holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}",
+                    "ken stop, then ken start (its log: ken service status)",
+                )
             )
         else:
-            checks.append(Check(PROBLEM, "daemon", "not running", "ken start (or ken service install, to start it at login)"))
+            checks.append(
+                Check(PROBLEM, "daemon", "not running", "ken start (or ken service install, to start it at login)")
+            )
         return None
     except KenningError as exc:
         checks.append(Check(PROBLEM, "daemon", f"answers, but not as this ken expects: {exc}", "ken restart"))
@@ -137,26 +164,53 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
     info = status.daemon
     if info.version != __version__:
         checks.append(
-            Check(PROBLEM, "daemon", f"runs kenning {info.version}, this ken is {__version__}", "ken restart (it then runs this version)")
+            Check(
+                PROBLEM,
+                "daemon",
+                f"runs kenning {info.version}, this ken is {__version__}",
+                "ken restart (it then runs this version)",
+            )
         )
     else:
         checks.append(Check(OK, "daemon", f"pid {info.pid}, up {ago(info.uptime_seconds)}, kenning {info.version}"))
     if Path(info.config).absolute() != ctx.config_path.absolute():
         checks.append(
-            Check(PROBLEM, "daemon config", f"the daemon reads {info.config}, this ken reads {ctx.config_path}",
-                  "give both the same --config (or KENNING_CONFIG), then ken restart")
+            Check(
+                PROBLEM,
+                "daemon config",
+                f"the daemon reads {info.config}, this ken reads {ctx.config_path}",
+                "give both the same --config (or KENNING_CONFIG), then ken restart",
+            )
         )
     job = status.embedder.job
     if job.state == "waiting" or (job.last_error and job.state != "embedding"):
-        checks.append(Check(PROBLEM, "embedder", f"{status.embedder.backend} cannot embed: {job.last_error}",
-                            "see [embedder] in the config; new text stays keyword-searchable meanwhile"))
+        checks.append(
+            Check(
+                PROBLEM,
+                "embedder",
+                f"{status.embedder.backend} cannot embed: {job.last_error}",
+                "see [embedder] in the config; new text stays keyword-searchable meanwhile",
+            )
+        )
     elif status.embedder.vectors is None:
         checks.append(Check(NOTE, "embedder", "the vector index is still loading"))
     else:
-        checks.append(Check(OK, "embedder", f"{status.embedder.backend} {status.embedder.model}, {status.embedder.vectors} vectors, {job.state}"))
+        checks.append(
+            Check(
+                OK,
+                "embedder",
+                f"{status.embedder.backend} {status.embedder.model}, {status.embedder.vectors} vectors, {job.state}",
+            )
+        )
     if status.graph.job.state == "waiting":
-        checks.append(Check(PROBLEM, "entity extraction", f"waiting for its backend: {status.graph.job.last_error}",
-                            "see [llm] in the config; the offline extractor covers new chunks meanwhile"))
+        checks.append(
+            Check(
+                PROBLEM,
+                "entity extraction",
+                f"waiting for its backend: {status.graph.job.last_error}",
+                "see [llm] in the config; the offline extractor covers new chunks meanwhile",
+            )
+        )
     return status
 
 
@@ -167,7 +221,9 @@ def _ollama(role: str, base_url: str, model: str, checks: list[Check]) -> None:
             models = {entry.get("name", "") for entry in json.load(answer).get("models", [])}
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
-        checks.append(Check(PROBLEM, f"ollama ({role})", f"not reachable at {base_url}: {reason}", "start it: ollama serve"))
+        checks.append(
+            Check(PROBLEM, f"ollama ({role})", f"not reachable at {base_url}: {reason}", "start it: ollama serve")
+        )
         return
     wanted = {model, f"{model}:latest"}
     if not wanted & models:
@@ -183,8 +239,14 @@ def _disk(data_dir: Path, status: api.Status | None, checks: list[Check]) -> Non
     free = shutil.disk_usage(where).free
     db = status.daemon.db_bytes if status is not None else 0
     if free < max(MIN_FREE_BYTES, db):
-        checks.append(Check(PROBLEM, "disk", f"{megabytes(free)} free on the disk of {data_dir}",
-                            "free some space: indexing stops when the disk is full, and `ken compact` needs the database's size"))
+        checks.append(
+            Check(
+                PROBLEM,
+                "disk",
+                f"{megabytes(free)} free on the disk of {data_dir}",
+                "free some space: indexing stops when the disk is full, and `ken compact` needs the database's size",
+            )
+        )
     else:
         checks.append(Check(OK, "disk", f"{megabytes(free)} free"))
 
@@ -197,20 +259,46 @@ def _index(status: api.Status, settings, ctx: Context, checks: list[Check]) -> N
             continue
         if source.name not in configured:
             checks.append(
-                Check(PROBLEM, f"source {source.name}", f"removed from the config, but its index ({source.holds} documents) is kept and not searched",
-                      f"ken sources remove {source.name} (or add it back to the config)")
+                Check(
+                    PROBLEM,
+                    f"source {source.name}",
+                    f"removed from the config, but its index ({source.holds} documents) is kept and not searched",
+                    f"ken sources remove {source.name} (or add it back to the config)",
+                )
             )
             continue
         if source.last_error:
-            checks.append(Check(PROBLEM, f"source {source.name}", source.last_error, f"ken scan {source.name} once it is fixed"))
+            checks.append(
+                Check(PROBLEM, f"source {source.name}", source.last_error, f"ken scan {source.name} once it is fixed")
+            )
         overdue = 3 * settings.daemon.sweep_interval
         if source.last_sweep_at and now - source.last_sweep_at > overdue and status.daemon.uptime_seconds > overdue:
-            checks.append(Check(PROBLEM, f"source {source.name}", f"last swept {ago(now - source.last_sweep_at)} ago",
-                                f"ken scan {source.name} --wait; if it hangs, ken restart"))
+            checks.append(
+                Check(
+                    PROBLEM,
+                    f"source {source.name}",
+                    f"last swept {ago(now - source.last_sweep_at)} ago",
+                    f"ken scan {source.name} --wait; if it hangs, ken restart",
+                )
+            )
         if source.failed:
-            checks.append(Check(NOTE, f"source {source.name}", f"{source.failed} files could not be read", "ken status lists them with the reason"))
+            checks.append(
+                Check(
+                    NOTE,
+                    f"source {source.name}",
+                    f"{source.failed} files could not be read",
+                    "ken status lists them with the reason",
+                )
+            )
     if status.daemon.free_bytes >= max(status.daemon.db_bytes // 4, 64 << 20):
-        checks.append(Check(NOTE, "database", f"{megabytes(status.daemon.free_bytes)} of {megabytes(status.daemon.db_bytes)} is unused space", "ken compact"))
+        checks.append(
+            Check(
+                NOTE,
+                "database",
+                f"{megabytes(status.daemon.free_bytes)} of {megabytes(status.daemon.db_bytes)} is unused space",
+                "ken compact",
+            )
+        )
 
 
 _MARK = {OK: ("ok", "green"), NOTE: ("note", "yellow"), PROBLEM: ("PROBLEM", "red")}
@@ -235,7 +323,9 @@ def doctor(ctx: Context, as_json: bool) -> None:
     else:
         for check in checks:
             label, colour = _MARK[check.level]
-            click.echo(f"{click.style(f'{label:<8}', fg=colour, bold=check.level == PROBLEM)}{check.what}: {check.found}")
+            click.echo(
+                f"{click.style(f'{label:<8}', fg=colour, bold=check.level == PROBLEM)}{check.what}: {check.found}"
+            )
             if check.fix:
                 click.echo(f"{'':8}→ {check.fix}")
         problems = sum(check.level == PROBLEM for check in checks)

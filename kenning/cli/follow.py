@@ -91,7 +91,9 @@ def embedding_state(status: api.Status) -> str | None:
     """None while embedding still has work; otherwise how it ended."""
     embedder = status.embedder
     if embedder.job.state == "waiting":
-        return f"embedding waits for its backend ({embedder.job.last_error}); keyword search covers the new text meanwhile"
+        return (
+            f"embedding waits for its backend ({embedder.job.last_error}); keyword search covers the new text meanwhile"
+        )
     if embedder.vectors is not None and embedder.job.state == "idle":
         return "searchable"
     return None
@@ -229,5 +231,15 @@ def follow_removal(ctx: Context, name: str, total: int, thread: threading.Thread
             source = next((s for s in status.sources if s.name == name), None)
             left = 0 if source is None else source.holds + source.failed + source.skipped + source.in_progress
             done = max(total - left, 0)
-            board.show([Row("remove", f"removing {name}", done, total or None, f"{done}/{total} documents · {ago(time.monotonic() - started)}")])
+            board.show(
+                [
+                    Row(
+                        "remove",
+                        f"removing {name}",
+                        done,
+                        total or None,
+                        f"{done}/{total} documents · {ago(time.monotonic() - started)}",
+                    )
+                ]
+            )
         board.show([Row("remove", f"removing {name}", total, total or None, f"{total}/{total} documents")])

@@ -146,7 +146,10 @@ def show(ctx: Context, item_id: int, context: int | None, as_json: bool) -> None
         print_json({"item": item, "context": around} if around is not None else item)
         return
     click.echo(click.style(item.title, bold=True) + (f" — {item.section}" if item.section else ""))
-    click.echo(click.style(f"{item.path}:{item.line_start}", fg="cyan") + f"  lines {item.line_start}-{item.line_end}  [{item.source}]")
+    click.echo(
+        click.style(f"{item.path}:{item.line_start}", fg="cyan")
+        + f"  lines {item.line_start}-{item.line_end}  [{item.source}]"
+    )
     if item.format not in FILE_LINE_FORMATS:
         click.echo(f"(line numbers count in the text kenning extracted from this {item.format}; `ken get` shows it)")
     if len(item.locations) > 1:
@@ -233,7 +236,10 @@ def get(ctx: Context, document: str, lines: str | None, numbers: bool | None, as
     if terminal:
         note = "" if text.format in FILE_LINE_FORMATS else f" · text extracted from {text.format}"
         click.echo(
-            click.style(f"{text.title} · {text.path} · lines {text.line_start}-{text.line_end} of {text.last_line}{note}", dim=True),
+            click.style(
+                f"{text.title} · {text.path} · lines {text.line_start}-{text.line_end} of {text.last_line}{note}",
+                dim=True,
+            ),
             err=True,
         )
     if numbers if numbers is not None else terminal:
@@ -356,7 +362,9 @@ def add_text(ctx: Context, uri: str, title: str, tags: tuple[str, ...], namespac
 
 def _stored_line(result: api.AddedDocument) -> str:
     if result.stored == "merged":
-        return f"document {result.document_id} {result.title!r}: same text is already stored; recorded as another location"
+        return (
+            f"document {result.document_id} {result.title!r}: same text is already stored; recorded as another location"
+        )
     return f"document {result.document_id} {result.title!r}: {result.chunks} chunks indexed"
 
 

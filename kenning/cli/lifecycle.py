@@ -218,7 +218,9 @@ def wait_answering(ctx: Context, what: str) -> dict:
         if status is not None:
             return status
         time.sleep(0.2)
-    raise KenningError(f"{what} did not bring up a daemon that answers on {ctx.locations.socket}; see `ken service status`")
+    raise KenningError(
+        f"{what} did not bring up a daemon that answers on {ctx.locations.socket}; see `ken service status`"
+    )
 
 
 def start(ctx: Context) -> str:
@@ -251,7 +253,11 @@ def stop(ctx: Context) -> str:
     if pid is None:
         return "kenning is not running"
     found = manager()
-    if found.installed and found.name == "systemd" and _run(["systemctl", "--user", "is-active", UNIT], check=False).stdout.strip() == "active":
+    if (
+        found.installed
+        and found.name == "systemd"
+        and _run(["systemctl", "--user", "is-active", UNIT], check=False).stdout.strip() == "active"
+    ):
         _run(["systemctl", "--user", "stop", UNIT])
     elif pid > 0:
         try:

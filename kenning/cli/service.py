@@ -128,6 +128,4 @@ def compact(ctx: Context) -> None:
     """
     click.echo("compacting the database (a large library takes a while)…", err=True)
     result = ctx.fetch("compact", api.CompactResult, timeout=None)
-    click.echo(
-        f"database: {megabytes(result.bytes_before)} → {megabytes(result.bytes_after)} in {result.seconds:.1f}s"
-    )
+    click.echo(f"database: {megabytes(result.bytes_before)} → {megabytes(result.bytes_after)} in {result.seconds:.1f}s")

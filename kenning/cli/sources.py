@@ -62,7 +62,11 @@ def sources_list(ctx: Context, as_json: bool) -> None:
 @click.option("--namespace", default="default", show_default=True, help="Namespace to search it under.")
 @click.option("--ignore", multiple=True, help="Glob to leave out, relative to the folder (repeatable).")
 @click.option(
-    "--max-files", type=click.IntRange(min=1), default=5000, show_default=True, help="Index at most this many files, newest first."
+    "--max-files",
+    type=click.IntRange(min=1),
+    default=5000,
+    show_default=True,
+    help="Index at most this many files, newest first.",
 )
 @click.option(
     "--chunk-budget",
@@ -134,7 +138,9 @@ def sources_add(
             sys.exit(1)
         return
     if not wait:
-        click.echo(f"the daemon is indexing it now; follow with `ken status --watch`, search with `ken search --source {name}`")
+        click.echo(
+            f"the daemon is indexing it now; follow with `ken status --watch`, search with `ken search --source {name}`"
+        )
         return
     click.echo(f"{name}: {wait_until_searchable(ctx, {name}, since)}")
 
@@ -167,14 +173,18 @@ def sources_remove(ctx: Context, name: str, yes: bool) -> None:
         sys.exit(1)
     known = next((s for s in status.sources if s.name == name), None)
     total = 0 if known is None else known.holds + known.failed + known.skipped + known.in_progress
-    thread, outcome = in_background(lambda: ctx.fetch("sources.remove", api.RemovedSource, {"name": name}, timeout=None))
+    thread, outcome = in_background(
+        lambda: ctx.fetch("sources.remove", api.RemovedSource, {"name": name}, timeout=None)
+    )
     follow_removal(ctx, name, total, thread)
     thread.join()
     if "error" in outcome:
         raise outcome["error"]
     result: api.RemovedSource = outcome["result"]
     freed = f"; the database shrank by {megabytes(result.bytes_freed)}" if result.bytes_freed else ""
-    click.echo(f"removed source {name!r}: {result.documents_removed} documents dropped or handed to other sources{freed}")
+    click.echo(
+        f"removed source {name!r}: {result.documents_removed} documents dropped or handed to other sources{freed}"
+    )
 
 
 @main.command()

@@ -47,7 +47,22 @@ _WHERE = {
     },
 }
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "ChunkingSettings",
+    "DaemonSettings",
+    "DedupSettings",
+    "EmbedderSettings",
+    "FetchSettings",
+    "LlmSettings",
+    "McpSettings",
+    "RetrievalSettings",
+    "Settings",
+    "SourceSettings",
+    "add_source",
+    "config_path",
+    "load_settings",
+    "remove_source",
+]
 
 
 def __getattr__(name: str) -> Any:

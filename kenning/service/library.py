@@ -325,7 +325,8 @@ class Library:
         last = await document_text.last_line(self.db, found.id)
         first, end = max(line_start, 1), min(line_end or last, last)
         if first > end:
-            raise NotFound(f"{named} has {last} lines of indexed text; lines {line_start}-{line_end or ''} are past them")
+            asked = f"{line_start}-{line_end or ''}"
+            raise NotFound(f"{named} has {last} lines of indexed text; lines {asked} are past them")
         chunks = await document_text.chunks_between(self.db, found.id, first, end)
         info = await document_text.describe(self.db, found.id)
         async with self.db.reader() as conn:
