@@ -122,6 +122,9 @@ NotifyAccess=main
 ExecStart={exec_start}
 ExecReload=/bin/kill -HUP $MAINPID
 WatchdogSec=120
+# Ready is sent once the socket answers, after any schema migration, which on a large
+# library can take minutes.
+TimeoutStartSec=600
 Restart=on-failure
 RestartSec=5
 # SIGTERM lets the daemon roll back the file in flight and close the index cleanly.
