@@ -65,7 +65,9 @@ class DaemonInfo:
     config: str
     data_dir: str
     socket: str
-    db_bytes: int
+    db_bytes: int  # the database file and its WAL
+    wal_bytes: int = 0
+    free_bytes: int = 0  # pages inside the file that hold nothing; `compact` returns them
 
 
 @dataclass
@@ -123,6 +125,9 @@ class SourceStatus:
     deferred: int = 0
     next_sweep_at: float | None = None
     failures: list[Failure] = field(default_factory=list)
+    # While a sweep reads files in: files per second so far, and the time the rest will take.
+    rate_per_second: float | None = None
+    eta_seconds: float | None = None
 
 
 @dataclass
@@ -174,6 +179,7 @@ class ScanResult:
 class RemovedSource:
     name: str
     documents_removed: int
+    bytes_freed: int = 0  # what the database file and its WAL shrank by afterwards
 
 
 @dataclass
@@ -286,3 +292,30 @@ class ReloadResult:
 @dataclass
 class ReembedResult:
     dropped: int
+
+
+@dataclass
+class DocumentText:
+    """`documents.read`: lines of the text kenning extracted from a document, the text
+    its citations' line numbers count in (for PDF, DOCX and HTML, not the file itself)."""
+
+    document_id: int
+    title: str
+    source: str
+    namespace: str
+    path: str
+    format: str
+    line_start: int  # the first line in `lines`
+    line_end: int  # the last line in `lines`
+    last_line: int  # the last line of the document that holds indexed text
+    lines: list[str]
+    locations: list[Location] = field(default_factory=list)
+
+
+@dataclass
+class CompactResult:
+    """`compact`: the database's size (file plus WAL) before and after, and how long it took."""
+
+    bytes_before: int
+    bytes_after: int
+    seconds: float

@@ -1,17 +1,23 @@
 """JSON-RPC clients for the daemon's socket: a blocking one for the CLI, and an asyncio one
 for the MCP server, whose event loop must not wait on a socket. Both frame requests and read
-answers the same way (docs/protocol.md: one JSON object per line each way)."""
+answers the same way (docs/protocol.md: one JSON object per line each way).
+
+An answer is decoded into the kenning.api record the method returns (`result_type`), so a
+field the daemon renamed fails here, loudly, rather than as a missing key later.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import json
 import socket
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import msgspec
 
 from kenning.errors import DaemonNotRunning, DaemonTimeout, RpcError
+
+T = TypeVar("T")
 
 _ids = itertools.count(1)
 # One answer is one line, and documents.get returns a whole document's chunks in it.
@@ -20,19 +26,19 @@ MAX_ANSWER_BYTES = 256 << 20
 
 def _request(method: str, params: dict[str, Any] | None) -> bytes:
     request = {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params or {}}
-    return json.dumps(request).encode() + b"\n"
+    return msgspec.json.encode(request) + b"\n"
 
 
 def _not_running(socket_path: Path) -> DaemonNotRunning:
     return DaemonNotRunning(
-        f"kenning daemon is not running (no answer on {socket_path}); start it with `ken daemon`"
+        f"kenning daemon is not running (no answer on {socket_path}); start it with `ken start`"
     )
 
 
 def _result(line: bytes) -> Any:
     if not line.endswith(b"\n"):
         raise DaemonNotRunning("kenning daemon closed the connection without answering")
-    response = json.loads(line)
+    response = msgspec.json.decode(line)
     if "error" in response:
         raise RpcError(response["error"].get("code", 0), response["error"].get("message", "unknown error"))
     return response["result"]
@@ -42,6 +48,10 @@ class Client:
     def __init__(self, socket_path: Path, timeout: float | None = 60.0) -> None:
         self.socket_path = socket_path
         self.timeout = timeout
+
+    def fetch(self, method: str, result_type: type[T], params: dict[str, Any] | None = None) -> T:
+        """Call `method` and decode its answer into `result_type` (a kenning.api record)."""
+        return decode(self.call(method, params), result_type)
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -59,6 +69,15 @@ class Client:
         return _result(line)
 
 
+def decode(result: Any, result_type: type[T]) -> T:
+    try:
+        return msgspec.convert(result, type=result_type)
+    except msgspec.ValidationError as exc:
+        raise RpcError(
+            0, f"the daemon's answer does not match this ken ({exc}); is it another version? `ken restart`"
+        ) from None
+
+
 class AsyncClient:
     """One connection per call, so a daemon restarted between calls is simply found again;
     `timeout` bounds the whole call (connect, send, answer), not each socket operation."""
@@ -68,6 +87,10 @@ class AsyncClient:
         self.timeout = timeout
 
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        # Imported here: asyncio costs every `ken` command a noticeable share of its start-up,
+        # and only the MCP server uses this client.
+        import asyncio
+
         try:
             async with asyncio.timeout(self.timeout):
                 line = await self._exchange(_request(method, params))
@@ -79,6 +102,8 @@ class AsyncClient:
         return await asyncio.to_thread(_result, line)
 
     async def _exchange(self, request: bytes) -> bytes:
+        import asyncio
+
         try:
             reader, writer = await asyncio.open_unix_connection(self.socket_path, limit=MAX_ANSWER_BYTES)
         except (FileNotFoundError, ConnectionRefusedError):

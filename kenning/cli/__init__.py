@@ -1,6 +1,6 @@
-"""The `ken` command; its subcommands register on `main` as their modules load."""
+"""The `ken` command. Subcommands live in modules of their own and are loaded when they
+are run (see `COMMANDS` in app.py), so a command starts without importing the others."""
 
-from kenning.cli import agents, library, service
 from kenning.cli.app import main
 
-__all__ = ["agents", "library", "main", "service"]
+__all__ = ["main"]

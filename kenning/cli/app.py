@@ -2,42 +2,122 @@
 
 Every subcommand but `daemon` and `sources add` talks to the daemon over its socket;
 domain errors become one line on stderr and a non-zero exit.
+
+Start-up time is part of the interface: `ken search` is typed many times a day. So a
+command's module is loaded only when it runs (`COMMANDS`), this module imports only
+click at load time, and the socket's location comes from `kenning.config.locate`
+(tomllib only): the full settings model (pydantic) is loaded only by the commands that
+need more of the config than that (bench/cli_start.py measures it).
 """
 
 from __future__ import annotations
 
-import json
+import os
 import sys
-from typing import Any
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from kenning import __version__
-from kenning.client import Client
-from kenning.config import Settings, config_path, load_settings
-from kenning.errors import KenningError
+from kenning.config.paths import config_path
+from kenning.errors import ConfigError, KenningError
+
+if TYPE_CHECKING:
+    from kenning.client import Client
+    from kenning.config.locate import Locations
+    from kenning.config.settings import Settings
+
+T = TypeVar("T")
 
 
 class Context:
     def __init__(self, config: str | None) -> None:
         self.config_path = config_path(config)
+        # A file named by --config or KENNING_CONFIG must exist: silently running on the
+        # defaults would hide the typo in its name.
+        self.explicit = config is not None
         self._settings: Settings | None = None
+        self._locations: Locations | None = None
+
+    def creates_config(self) -> None:
+        """For a command that writes the config (`sources add`): a missing file is made."""
+        self.explicit = False
+
+    def require_config(self) -> None:
+        if self.explicit and not self.config_path.exists():
+            raise ConfigError(
+                f"config file {self.config_path} does not exist (named by --config or KENNING_CONFIG);"
+                " create it (an empty file means the defaults) or leave the option out"
+            )
 
     @property
     def settings(self) -> Settings:
         if self._settings is None:
+            from kenning.config.loading import load_settings
+
+            self.require_config()
             self._settings = load_settings(self.config_path)
         return self._settings
 
+    @property
+    def locations(self) -> Locations:
+        """Data directory and socket, without validating the whole config when it can be helped."""
+        if self._locations is None:
+            from kenning.config.locate import Locations, locate
+
+            self.require_config()
+            found = None if self._settings is not None else locate(self.config_path)
+            if found is None:
+                daemon = self.settings.daemon
+                found = Locations(daemon.data_dir, daemon.socket_path)
+            self._locations = found
+        return self._locations
+
+    def client(self, timeout: float | None = 60.0) -> Client:
+        from kenning.client import Client
+
+        return Client(self.locations.socket, timeout=timeout)
+
     def call(self, method: str, params: dict[str, Any] | None = None, timeout: float | None = 60.0) -> Any:
-        return Client(self.settings.daemon.socket_path, timeout=timeout).call(method, params)
+        return self.client(timeout).call(method, params)
+
+    def fetch(
+        self, method: str, result_type: type[T], params: dict[str, Any] | None = None, timeout: float | None = 60.0
+    ) -> T:
+        """Call a daemon method and decode its answer into its kenning.api record."""
+        return self.client(timeout).fetch(method, result_type, params)
 
 
 pass_context = click.make_pass_decorator(Context)
 
 
+# Which module defines each command. A command's module is imported when the command is
+# run (or listed, for --help and completion), so `ken search` loads the search command
+# and not the lifecycle, doctor or MCP code. A new command module adds its names here.
+COMMANDS = {
+    **dict.fromkeys(("search", "show", "get", "open", "entities", "add-text", "add-url", "refresh-url"), "library"),
+    **dict.fromkeys(("daemon", "status", "reload", "dedup", "reembed", "compact"), "service"),
+    **dict.fromkeys(("sources", "scan"), "sources"),
+    **dict.fromkeys(("start", "stop", "restart", "service"), "lifecycle"),
+    "doctor": "doctor",
+    "mcp": "agents",
+}
+
+
 class KenGroup(click.Group):
-    """Turns kenning's own errors into one line and exit status 1, anywhere below."""
+    """Loads each command's module when it is needed, and turns kenning's own errors into
+    one line and exit status 1, anywhere below."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in COMMANDS:
+            # The module registers its commands on `main` as it loads.
+            import_module(f"kenning.cli.{COMMANDS[name]}")
+        return super().get_command(ctx, name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -48,21 +128,45 @@ class KenGroup(click.Group):
 
 
 def print_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+    """A kenning.api record (or plain data) as indented JSON, the shape docs/protocol.md gives."""
+    import msgspec
+
+    click.echo(msgspec.json.format(msgspec.json.encode(value), indent=2).decode())
 
 
-@click.group(cls=KenGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def json_option(function: Any) -> Any:
+    return click.option("--json", "as_json", is_flag=True, help="Print the daemon's answer as JSON.")(function)
+
+
+def no_color() -> bool:
+    """NO_COLOR (no-color.org): present and not empty turns colour off."""
+    return bool(os.environ.get("NO_COLOR"))
+
+
+@click.group(
+    cls=KenGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="Run `ken COMMAND --help` for a command's options and examples. Start here: `ken doctor`.",
+)
 @click.option(
     "--config",
     "config",
     envvar="KENNING_CONFIG",
-    type=click.Path(dir_okay=False),
-    help="Config file (default: ~/.config/kenning/config.toml; env KENNING_CONFIG).",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Config file (default: ~/.config/kenning/config.toml; env KENNING_CONFIG). It must exist.",
 )
-@click.version_option(__version__, prog_name="kenning")
+@click.version_option(__version__, "--version", "-V", prog_name="kenning")
 @click.pass_context
-def main(ctx: click.Context, config: str | None) -> None:
-    """kenning: a local knowledge library. Search the folders you register, with citations."""
-    ctx.obj = Context(config)
+def main(ctx: click.Context, config: Path | None) -> None:
+    """kenning: a local knowledge library. Search the folders you register, with citations.
 
-
+    \b
+    Examples:
+      ken start                        run the daemon in the background
+      ken sources add ~/notes --wait   index a folder and follow it until it is searchable
+      ken search "rotate the signing key"
+      ken get ~/notes/keys.md --lines 10-40
+    """
+    if no_color():
+        ctx.color = False
+    ctx.obj = Context(str(config) if config is not None else None)

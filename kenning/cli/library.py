@@ -1,20 +1,30 @@
-"""Commands that read and add to the library: search, show, entities, agent text, pages."""
+"""Commands that read and add to the library: search, show, get, open, entities, agent text, pages."""
 
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
 from typing import Any
 
 import click
 
-from kenning.cli.app import Context, main, pass_context, print_json
-from kenning.errors import KenningError
+from kenning import api
+from kenning.cli.app import Context, json_option, main, pass_context, print_json
+from kenning.errors import KenningError, RpcError
+
+NOT_FOUND = -32001  # docs/protocol.md
+
+# Formats whose line numbers are the file's own: an editor opens them at a cited line.
+# PDF, DOCX and HTML are cited in the text kenning extracted (`ken get` shows it).
+FILE_LINE_FORMATS = frozenset({"markdown", "code", "data", "text"})
 
 
 @main.command()
 @click.argument("query")
 @click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 200), help="Hits to show.")
-@click.option("--source", help="Only this source.")
-@click.option("--namespace", help="Only sources in this namespace.")
+@click.option("--source", help="Only this source (see `ken sources list`).")
+@click.option("--namespace", help="Only sources and documents in this namespace.")
 @click.option(
     "--leg",
     "legs",
@@ -23,7 +33,16 @@ from kenning.errors import KenningError
     help="Run only these retrieval legs (repeatable; default: all).",
 )
 @click.option("--explain", is_flag=True, help="Show each leg's rank for every hit.")
-@click.option("--json", "as_json", is_flag=True, help="Print {\"hits\": [...]} as JSON.")
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["text", "json", "md", "paths"]),
+    default="text",
+    show_default=True,
+    help="text: for reading; json: the daemon's answer; md: a Markdown list with citations;"
+    " paths: one `path:line: title` per hit (grep -n's shape, which editors' quickfix lists read).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @pass_context
 def search(
     ctx: Context,
@@ -33,9 +52,18 @@ def search(
     namespace: str | None,
     legs: tuple[str, ...],
     explain: bool,
+    output: str,
     as_json: bool,
 ) -> None:
-    """Search the library; each hit cites its file, section and lines."""
+    """Search the library; each hit cites its file, section and lines.
+
+    \b
+    Examples:
+      ken search "how do I rotate the signing key"
+      ken search launchd --source notes -n 3
+      ken search "retry policy" --format paths     # path:line, one per hit
+      vim -q <(ken search retry --format paths)    # hits as a quickfix list
+    """
     params: dict[str, Any] = {"query": query, "limit": limit}
     if source:
         params["source"] = source
@@ -43,30 +71,45 @@ def search(
         params["namespace"] = namespace
     if legs:
         params["legs"] = list(legs)
-    result = ctx.call("search", params)
-    if as_json:
+    result = ctx.fetch("search", api.SearchResult, params)
+    output = "json" if as_json else output
+    if output == "json":
         print_json(result)
         return
-    for warning in result.get("warnings", []):
+    for warning in result.warnings:
         click.echo(click.style(f"note: {warning}", fg="yellow"), err=True)
-    hits = result["hits"]
-    if not hits:
-        click.echo("no matches")
+    if output == "paths":
+        for hit in result.hits:
+            click.echo(f"{hit.path}:{hit.line_start}: {hit.title}" + (f" — {hit.section}" if hit.section else ""))
         return
-    for rank, hit in enumerate(hits, start=1):
-        heading = click.style(hit["title"], bold=True)
-        if hit["section"]:
-            heading += " — " + hit["section"]
-        click.echo(f"{rank:>2}. {heading}")
-        where = f"{hit['path']}:{hit['line_start']}-{hit['line_end']}"
-        found_by = "+".join(hit["legs"])
-        click.echo(
-            f"    {click.style(where, fg='cyan')}  [{hit['source']}]  {found_by} {hit['score']:.4f}  item {hit['item_id']}"
-        )
-        if explain:
-            ranks = ", ".join(f"{leg} #{position}" for leg, position in hit["ranks"].items())
-            click.echo(f"    ranks: {ranks}")
-        click.echo("    " + _highlight(" ".join(hit["snippet"].split())))
+    if not result.hits:
+        click.echo("no matches", err=output == "md")
+        return
+    for rank, hit in enumerate(result.hits, start=1):
+        if output == "md":
+            _markdown_hit(rank, hit)
+        else:
+            _text_hit(rank, hit, explain)
+
+
+def _text_hit(rank: int, hit: api.Hit, explain: bool) -> None:
+    heading = click.style(hit.title, bold=True) + (f" — {hit.section}" if hit.section else "")
+    click.echo(f"{rank:>2}. {heading}")
+    where = click.style(f"{hit.path}:{hit.line_start}", fg="cyan")
+    click.echo(
+        f"    {where}  lines {hit.line_start}-{hit.line_end}  [{hit.source}]"
+        f"  {'+'.join(hit.legs)} {hit.score:.4f}  item {hit.item_id}"
+    )
+    if explain:
+        click.echo("    ranks: " + ", ".join(f"{leg} #{position}" for leg, position in hit.ranks.items()))
+    click.echo("    " + _highlight(" ".join(hit.snippet.split())))
+
+
+def _markdown_hit(rank: int, hit: api.Hit) -> None:
+    heading = f"**{hit.title}**" + (f" — {hit.section}" if hit.section else "")
+    click.echo(f"{rank}. {heading}  ")
+    click.echo(f"   `{hit.path}:{hit.line_start}-{hit.line_end}` · {hit.source} · item {hit.item_id}  ")
+    click.echo(f"   {' '.join(hit.snippet.split())}")
 
 
 def _highlight(snippet: str) -> str:
@@ -76,88 +119,267 @@ def _highlight(snippet: str) -> str:
 
 @main.command()
 @click.argument("item_id", type=int)
-@click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--context", "-C", "context", type=click.IntRange(0, 10_000), help="Also show N lines before and after the chunk."
+)
+@json_option
 @pass_context
-def show(ctx: Context, item_id: int, as_json: bool) -> None:
-    """Print one indexed chunk in full, with its citation."""
-    item = ctx.call("documents.get", {"item_id": item_id})["item"]
+def show(ctx: Context, item_id: int, context: int | None, as_json: bool) -> None:
+    """Print one indexed chunk in full (ITEM_ID from `ken search`), with its citation.
+
+    \b
+    Examples:
+      ken show 1234
+      ken show 1234 --context 20     # the lines around it, numbered; the chunk is marked
+    """
+    item = ctx.fetch("documents.get", api.Fetched, {"item_id": item_id}).item
+    assert item is not None
+    around = None
+    if context is not None:
+        params = {
+            "document_id": item.document_id,
+            "line_start": max(item.line_start - context, 1),
+            "line_end": item.line_end + context,
+        }
+        around = ctx.fetch("documents.read", api.DocumentText, params)
     if as_json:
-        print_json(item)
+        print_json({"item": item, "context": around} if around is not None else item)
         return
-    where = f"{item['path']}:{item['line_start']}-{item['line_end']}"
-    click.echo(click.style(item["title"], bold=True) + (f" — {item['section']}" if item["section"] else ""))
-    click.echo(click.style(where, fg="cyan") + f"  [{item['source']}]")
-    if len(item["locations"]) > 1:
+    click.echo(click.style(item.title, bold=True) + (f" — {item.section}" if item.section else ""))
+    click.echo(
+        click.style(f"{item.path}:{item.line_start}", fg="cyan")
+        + f"  lines {item.line_start}-{item.line_end}  [{item.source}]"
+    )
+    if item.format not in FILE_LINE_FORMATS:
+        click.echo(f"(line numbers count in the text kenning extracted from this {item.format}; `ken get` shows it)")
+    if len(item.locations) > 1:
         click.echo("held by:")
-        for location in item["locations"]:
-            click.echo(f"  [{location['source']}] {location['path']}")
+        for location in item.locations:
+            click.echo(f"  [{location.source}] {location.path}")
     click.echo()
-    click.echo(item["content"])
+    if around is None:
+        click.echo(item.content)
+        return
+    _numbered(around, marked=(item.line_start, item.line_end))
+
+
+def _numbered(text: api.DocumentText, marked: tuple[int, int] | None = None) -> None:
+    width = len(str(text.line_end))
+    for number, line in enumerate(text.lines, start=text.line_start):
+        inside = marked is not None and marked[0] <= number <= marked[1]
+        gutter = f"{number:>{width}}{'>' if inside else ' '} "
+        click.echo(click.style(gutter, fg="cyan" if inside else None, dim=not inside) + line)
+
+
+def _line_range(value: str | None) -> tuple[int, int | None]:
+    if value is None:
+        return 1, None
+    match = re.fullmatch(r"(\d+)(?:-(\d*))?", value.strip())
+    if not match or int(match.group(1)) < 1:
+        raise click.BadParameter(f"{value!r} is not a line range; write A-B, A- or A (lines count from 1)")
+    start = int(match.group(1))
+    if match.group(2) is None:
+        return start, start
+    end = int(match.group(2)) if match.group(2) else None
+    if end is not None and end < start:
+        raise click.BadParameter(f"{value!r} ends before it starts")
+    return start, end
+
+
+def _target(value: str) -> dict[str, Any]:
+    """A document as the user names it: a file path, a document id, or a uri."""
+    if "://" in value:
+        return {"uri": value}
+    if value.isdigit() and not os.path.exists(value):
+        return {"document_id": int(value)}
+    return {"path": os.path.abspath(os.path.expanduser(value))}
+
+
+@main.command()
+@click.argument("document")
+@click.option("--lines", "lines", metavar="A-B", help="Only these lines (A-B, A- to the end, or one line A).")
+@click.option(
+    "--numbers/--no-numbers",
+    default=None,
+    help="Number the lines (default: when printing to a terminal).",
+)
+@json_option
+@pass_context
+def get(ctx: Context, document: str, lines: str | None, numbers: bool | None, as_json: bool) -> None:
+    """Print a document's text as kenning indexed it: the text that citations' lines count in.
+
+    DOCUMENT is a file path, a document id (from `ken search --json` or `ken show`) or the
+    uri of agent text or a fetched page. For PDF, DOCX and HTML this is the extracted text,
+    which is where their line numbers point.
+
+    \b
+    Examples:
+      ken get ~/notes/setup.md --lines 40-80
+      ken get ~/papers/report.pdf --lines 120-   # from line 120 to the end
+      ken get 57                                 # document 57
+      ken get agent://meeting/2024-05-02
+    """
+    start, end = _line_range(lines)
+    target = _target(document)
+    params = {"line_start": start} if end is None else {"line_start": start, "line_end": end}
+    try:
+        text = ctx.fetch("documents.read", api.DocumentText, {**target, **params})
+    except RpcError as exc:
+        # Agent uris need not look like URLs; a name that is no file may be one.
+        if exc.code != NOT_FOUND or "path" not in target or os.path.exists(document):
+            raise
+        text = ctx.fetch("documents.read", api.DocumentText, {"uri": document, **params})
+    if as_json:
+        print_json(text)
+        return
+    terminal = click.get_text_stream("stdout").isatty()
+    if terminal:
+        note = "" if text.format in FILE_LINE_FORMATS else f" · text extracted from {text.format}"
+        click.echo(
+            click.style(
+                f"{text.title} · {text.path} · lines {text.line_start}-{text.line_end} of {text.last_line}{note}",
+                dim=True,
+            ),
+            err=True,
+        )
+    if numbers if numbers is not None else terminal:
+        _numbered(text)
+    else:
+        for line in text.lines:
+            click.echo(line)
+
+
+# Editors that take `+LINE FILE` (vi, vim, nvim, nano, emacs, micro, kak, helix) are the
+# default; these take the line some other way.
+_GOTO_FLAG = {"code", "code-insiders", "codium", "cursor", "windsurf"}  # --goto FILE:LINE
+_COLON_LINE = {"subl", "zed", "hx", "helix", "mate"}  # FILE:LINE
+
+
+def editor_command(editor: str, path: str, line: int) -> list[str]:
+    import shlex
+
+    words = shlex.split(editor)
+    name = Path(words[0]).name
+    if name in _GOTO_FLAG:
+        return [*words, "--goto", f"{path}:{line}"]
+    if name in _COLON_LINE:
+        return [*words, f"{path}:{line}"]
+    return [*words, f"+{line}", path]
+
+
+@main.command("open")
+@click.argument("item_id", type=int)
+@pass_context
+def open_item(ctx: Context, item_id: int) -> None:
+    """Open the file a hit cites in $VISUAL or $EDITOR, at the hit's first line.
+
+    \b
+    Examples:
+      ken open 1234
+      EDITOR="code" ken open 1234    # VS Code: --goto FILE:LINE
+    """
+    item = ctx.fetch("documents.get", api.Fetched, {"item_id": item_id}).item
+    assert item is not None
+    if item.format not in FILE_LINE_FORMATS or item.path.endswith(".gz") or not os.path.isfile(item.path):
+        what = f"a {item.format} file" if os.path.isfile(item.path) else "not a file on this machine"
+        raise KenningError(
+            f"item {item_id} is in {item.path}, {what}: its lines count in the extracted text;"
+            f" read them with `ken get {item.document_id} --lines {item.line_start}-{item.line_end}`"
+        )
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        raise KenningError(f"set $VISUAL or $EDITOR to open files; the hit is at {item.path}:{item.line_start}")
+    import subprocess
+
+    command = editor_command(editor, item.path, item.line_start)
+    try:
+        status = subprocess.call(command)
+    except FileNotFoundError:
+        raise KenningError(f"cannot run the editor {command[0]!r} (from $VISUAL/$EDITOR)") from None
+    if status:
+        raise KenningError(f"{command[0]} exited with status {status}")
 
 
 @main.command()
 @click.argument("query")
-@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 100))
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 100), help="Entities to show.")
+@json_option
 @pass_context
 def entities(ctx: Context, query: str, limit: int, as_json: bool) -> None:
-    """List entities matching QUERY, with their relations and the chunks that mention them."""
-    result = ctx.call("entities", {"query": query, "limit": limit})
+    """List entities matching QUERY, with their relations and the chunks that mention them.
+
+    \b
+    Examples:
+      ken entities kafka
+      ken entities "Ada Lovelace" --json
+    """
+    result = ctx.fetch("entities", api.Entities, {"query": query, "limit": limit})
     if as_json:
         print_json(result)
         return
-    if not result["entities"]:
+    if not result.entities:
         click.echo("no matching entities")
         return
-    for entity in result["entities"]:
-        aliases = f" (also: {', '.join(entity['aliases'])})" if entity["aliases"] else ""
-        click.echo(
-            click.style(entity["name"], bold=True) + f"  {entity['kind']} · {entity['mentions']} chunks{aliases}"
-        )
-        for relation in entity["relations"][:10]:
-            arrow = "→" if relation["direction"] == "out" else "←"
-            times = f", {relation['chunks']} chunks" if relation["chunks"] > 1 else ""
-            click.echo(f"  {arrow} {relation['kind']} {relation['other']}  (item {relation['item_id']}{times})")
-        for chunk in entity["chunks"]:
-            where = f"{chunk['path']}:{chunk['line_start']}-{chunk['line_end']}"
-            click.echo(f"  · {click.style(where, fg='cyan')}  [{chunk['source']}]  item {chunk['item_id']}")
+    for entity in result.entities:
+        aliases = f" (also: {', '.join(entity.aliases)})" if entity.aliases else ""
+        click.echo(click.style(entity.name, bold=True) + f"  {entity.kind} · {entity.mentions} chunks{aliases}")
+        for relation in entity.relations[:10]:
+            arrow = "→" if relation.direction == "out" else "←"
+            times = f", {relation.chunks} chunks" if relation.chunks > 1 else ""
+            click.echo(f"  {arrow} {relation.kind} {relation.other}  (item {relation.item_id}{times})")
+        for chunk in entity.chunks:
+            where = f"{chunk.path}:{chunk.line_start}-{chunk.line_end}"
+            click.echo(f"  · {click.style(where, fg='cyan')}  [{chunk.source}]  item {chunk.item_id}")
 
 
 @main.command("add-text")
 @click.option("--uri", required=True, help="Identity label of the document (never opened); same URI replaces it.")
-@click.option("--title", required=True)
+@click.option("--title", required=True, help="The document's title, shown in hits.")
 @click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
 @click.option("--namespace", help="Namespace for this document (default: the agent source's).")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_context
 def add_text(ctx: Context, uri: str, title: str, tags: tuple[str, ...], namespace: str | None, as_json: bool) -> None:
-    """Add a document from standard input to the `agent` source, as an agent would."""
+    """Add a document from standard input to the `agent` source, as an agent would.
+
+    \b
+    Examples:
+      ken add-text --uri notes://standup/2024-05-02 --title "Stand-up" < standup.md
+      pbpaste | ken add-text --uri clip://1 --title "Clipboard" --tag scratch
+    """
     text = click.get_text_stream("stdin").read()
     if not text.strip():
         raise KenningError("no text on standard input; pipe the document in: ken add-text --uri U --title T < file")
     params: dict[str, Any] = {"title": title, "text": text, "source_uri": uri, "tags": list(tags)}
     if namespace:
         params["namespace"] = namespace
-    result = ctx.call("documents.add", params)
+    result = ctx.fetch("documents.add", api.AddedDocument, params)
     if as_json:
         print_json(result)
         return
     click.echo(_stored_line(result))
 
 
-def _stored_line(result: dict) -> str:
-    if result["stored"] == "merged":
-        return f"document {result['document_id']} {result['title']!r}: same text is already stored; recorded as another location"
-    return f"document {result['document_id']} {result['title']!r}: {result['chunks']} chunks indexed"
+def _stored_line(result: api.AddedDocument) -> str:
+    if result.stored == "merged":
+        return (
+            f"document {result.document_id} {result.title!r}: same text is already stored; recorded as another location"
+        )
+    return f"document {result.document_id} {result.title!r}: {result.chunks} chunks indexed"
 
 
 @main.command("add-url")
 @click.argument("url")
-@click.option("--json", "as_json", is_flag=True, help="Print the stored document's id and title as JSON.")
+@json_option
 @pass_context
 def add_url(ctx: Context, url: str, as_json: bool) -> None:
-    """Fetch a web page (its host must be in [fetch] allowed_hosts) and index it."""
-    result = ctx.call("urls.add", {"url": url}, timeout=None)
+    """Fetch a web page (its host must be in [fetch] allowed_hosts) and index it.
+
+    \b
+    Examples:
+      ken add-url https://docs.python.org/3/library/asyncio-task.html
+    """
+    result = ctx.fetch("urls.add", api.AddedDocument, {"url": url}, timeout=None)
     if as_json:
         print_json(result)
         return
@@ -166,15 +388,20 @@ def add_url(ctx: Context, url: str, as_json: bool) -> None:
 
 @main.command("refresh-url")
 @click.argument("url")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @pass_context
 def refresh_url(ctx: Context, url: str, as_json: bool) -> None:
-    """Fetch an added page again (conditional GET) and re-index it if it changed."""
-    result = ctx.call("urls.refresh", {"url": url}, timeout=None)
+    """Fetch an added page again (conditional GET) and re-index it if it changed.
+
+    \b
+    Examples:
+      ken refresh-url https://docs.python.org/3/library/asyncio-task.html
+    """
+    result = ctx.fetch("urls.refresh", api.AddedDocument, {"url": url}, timeout=None)
     if as_json:
         print_json(result)
         return
-    if not result["changed"]:
-        click.echo(f"document {result['document_id']} {result['title']!r}: not modified")
+    if not result.changed:
+        click.echo(f"document {result.document_id} {result.title!r}: not modified")
     else:
         click.echo(_stored_line(result))

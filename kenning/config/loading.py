@@ -7,8 +7,10 @@ user's comments and layout survive `ken sources add`.
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
+import typing
 from pathlib import Path
 
 import tomlkit
@@ -18,15 +20,53 @@ from kenning.config.settings import Settings, SourceSettings
 from kenning.errors import ConfigError
 
 
-def _describe(error: ValidationError, path: Path) -> str:
+def _describe(error: ValidationError, path: Path, raw: object = None) -> str:
+    """One line naming each bad key as the user wrote it: a source by its name, not its
+    index, and an unknown key with the closest known one."""
     problems = []
     for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"]) or "(top level)"
-        message = item["msg"]
+        loc = item["loc"]
+        where = _where(loc, raw) or "(top level)"
+        message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = "unknown setting"
+            close = difflib.get_close_matches(str(loc[-1]), _known_keys(loc[:-1]), n=1)
+            if close:
+                message += f" (did you mean {close[0]}?)"
         problems.append(f"{where}: {message}")
     return f"{path}: " + "; ".join(problems)
+
+
+def _where(loc: tuple, raw: object) -> str:
+    parts: list[str] = []
+    node = raw
+    for part in loc:
+        if isinstance(part, int):
+            entry = node[part] if isinstance(node, list) and part < len(node) else None
+            name = entry.get("name") if isinstance(entry, dict) else None
+            parts[-1] += f"[{name!r}]" if isinstance(name, str) else f"[{part}]"
+            node = entry
+        else:
+            parts.append(str(part))
+            node = node.get(part) if isinstance(node, dict) else None
+    return ".".join(parts)
+
+
+def _known_keys(loc: tuple) -> list[str]:
+    """The settings a table at `loc` accepts ([daemon], a [[sources]] entry, the top level)."""
+    model: object = Settings
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        fields = getattr(model, "model_fields", {})
+        if part not in fields:
+            return []
+        model = fields[part].annotation
+        # tuple[SourceSettings, ...] holds the model that the next index points into.
+        args = [arg for arg in typing.get_args(model) if hasattr(arg, "model_fields")]
+        if args:
+            model = args[0]
+    return list(getattr(model, "model_fields", {}))
 
 
 def load_settings(path: Path) -> Settings:
@@ -42,7 +82,7 @@ def load_settings(path: Path) -> Settings:
     try:
         return Settings.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, path)) from None
+        raise ConfigError(_describe(exc, path, raw)) from None
 
 
 def add_source(path: Path, source: SourceSettings) -> None:
@@ -91,10 +131,11 @@ def remove_source(path: Path, name: str) -> bool:
 def _replace(path: Path, document: tomlkit.TOMLDocument) -> None:
     """Validate the edited config, then swap it in atomically: a bad edit changes nothing."""
     text = tomlkit.dumps(document)
+    raw = tomllib.loads(text)
     try:
-        Settings.model_validate(tomllib.loads(text))
+        Settings.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, path)) from None
+        raise ConfigError(_describe(exc, path, raw)) from None
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")

@@ -1,5 +1,9 @@
 """Where kenning keeps its files when the config does not say: XDG on Linux, the usual
-Library folders on macOS. Resolved at call time so tests can point HOME and XDG_* at tmp."""
+Library folders on macOS. Resolved at call time so tests can point HOME and XDG_* at tmp.
+
+The names of the files inside the data directory live here too, so the daemon, the
+settings model and the light client path (`locate.py`) agree on them.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,10 @@ import sys
 from pathlib import Path
 
 APP = "kenning"
+SOCKET_NAME = "kenning.sock"
+DB_NAME = "kenning.db"
+# The daemon holds an flock on this file while it runs; it holds the daemon's pid.
+LOCK_NAME = "daemon.lock"
 
 
 def _xdg(var: str, fallback: str) -> Path:
@@ -25,6 +33,22 @@ def default_data_dir() -> Path:
     if sys.platform == "darwin" and not os.environ.get("XDG_DATA_HOME"):
         return Path.home() / "Library" / "Application Support" / APP
     return _xdg("XDG_DATA_HOME", ".local/share") / APP
+
+
+def state_dir() -> Path:
+    """Where a daemon started by `ken start` writes its log (XDG state; ~/Library/Logs on macOS)."""
+    if sys.platform == "darwin" and not os.environ.get("XDG_STATE_HOME"):
+        return Path.home() / "Library" / "Logs" / APP
+    return _xdg("XDG_STATE_HOME", ".local/state") / APP
+
+
+def user_path(value: str | os.PathLike[str]) -> Path:
+    """A path from the config file as kenning uses it: `~` expanded, made absolute."""
+    return Path(value).expanduser().absolute()
+
+
+def socket_path(data_dir: Path, socket: Path | None) -> Path:
+    return socket or data_dir / SOCKET_NAME
 
 
 def config_path(explicit: str | os.PathLike[str] | None = None) -> Path:

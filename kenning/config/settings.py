@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from kenning.config.paths import default_data_dir
+from kenning.config.paths import DB_NAME, default_data_dir, socket_path, user_path
 
 SOURCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 # Agent-added text and fetched pages live in sources of these names.
@@ -39,7 +39,7 @@ class DaemonSettings(_Strict):
     @field_validator("data_dir", "socket", mode="after")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:
-        return value.expanduser().absolute() if value is not None else None
+        return user_path(value) if value is not None else None
 
     @field_validator("log_level")
     @classmethod
@@ -51,11 +51,11 @@ class DaemonSettings(_Strict):
 
     @property
     def socket_path(self) -> Path:
-        return self.socket or self.data_dir / "kenning.sock"
+        return socket_path(self.data_dir, self.socket)
 
     @property
     def db_path(self) -> Path:
-        return self.data_dir / "kenning.db"
+        return self.data_dir / DB_NAME
 
 
 class ChunkingSettings(_Strict):
@@ -150,7 +150,7 @@ class SourceSettings(_Strict):
     @field_validator("path", mode="after")
     @classmethod
     def _expand(cls, value: Path) -> Path:
-        return value.expanduser().absolute()
+        return user_path(value)
 
 
 class Settings(_Strict):

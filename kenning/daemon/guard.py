@@ -14,6 +14,7 @@ import socket
 import stat
 from pathlib import Path
 
+from kenning.config.paths import LOCK_NAME
 from kenning.errors import DaemonAlreadyRunning, KenningError
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ def private_dir(path: Path) -> None:
 
 class DataDirLock:
     def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / "daemon.lock"
+        self.path = data_dir / LOCK_NAME
         self._fd: int | None = None
 
     def acquire(self) -> None:

@@ -11,6 +11,7 @@ from kenning.daemon.protocol import (
     DocumentParams,
     EntitiesParams,
     NoParams,
+    ReadParams,
     ScanParams,
     SearchParams,
     SourceNameParams,
@@ -43,4 +44,8 @@ def build_methods(library: Library) -> dict[str, Method]:
         "dedup": Method(NoParams, lambda _: library.dedup_now()),
         "reload": Method(NoParams, lambda _: library.reload()),
         "reembed": Method(NoParams, lambda _: library.reembed()),
+        "documents.read": Method(
+            ReadParams, lambda p: library.read_document(p.document_id, p.path, p.uri, p.line_start, p.line_end)
+        ),
+        "compact": Method(NoParams, lambda _: library.compact()),
     }

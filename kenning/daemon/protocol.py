@@ -77,6 +77,24 @@ class DocumentParams(_Params):
         return self
 
 
+class ReadParams(_Params):
+    document_id: int | None = None
+    path: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+    uri: Annotated[str, Field(min_length=1, max_length=4000)] | None = None
+    line_start: Annotated[int, Field(ge=1)] = 1
+    line_end: Annotated[int, Field(ge=1)] | None = None
+
+    @model_validator(mode="after")
+    def _one_document(self) -> "ReadParams":
+        if sum(value is not None for value in (self.document_id, self.path, self.uri)) != 1:
+            raise ValueError("give exactly one of document_id, path or uri")
+        if self.path is not None and not self.path.startswith("/"):
+            raise ValueError("path must be absolute (the daemon does not know the caller's directory)")
+        if self.line_end is not None and self.line_end < self.line_start:
+            raise ValueError("line_end must not be before line_start")
+        return self
+
+
 def error_response(request_id: Any, code: int, message: str) -> dict:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from kenning.config import Settings
 from kenning.daemon.guard import DataDirLock, clear_stale_socket, private_dir
 from kenning.daemon.methods import build_methods
+from kenning.daemon.notify import ServiceNotifier
 from kenning.daemon.server import RpcServer
 from kenning.errors import ConfigError
 from kenning.service.library import Library
@@ -42,6 +43,7 @@ class Daemon:
         self._lock = DataDirLock(settings.daemon.data_dir)
         self._server: RpcServer | None = None
         self._exit_requested_at: float | None = None
+        self._notifier = ServiceNotifier()
 
     async def run(self) -> None:
         try:
@@ -61,6 +63,7 @@ class Daemon:
         self._server = RpcServer(daemon.socket_path, build_methods(self.library))
         await self._server.start()
         log.info("kenning daemon ready (pid %d, data %s)", os.getpid(), daemon.data_dir)
+        self._notifier.ready()
 
     async def main_loop(self) -> None:
         next_sweep = time.monotonic() + self.library.settings.daemon.sweep_interval
@@ -84,6 +87,7 @@ class Daemon:
 
     async def shutdown(self) -> None:
         log.info("shutting down")
+        await self._notifier.stop()
         started = self._exit_requested_at or time.monotonic()
         deadline = started + SHUTDOWN_DEADLINE_SECONDS
         try:

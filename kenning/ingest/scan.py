@@ -69,6 +69,8 @@ class SweepProgress:
     last_error: str | None = None
     last_duration: float | None = None
     last_result: dict[str, int] = field(default_factory=dict)
+    # When the running sweep began reading files in (monotonic): its rate is checked / elapsed.
+    reading_since: float | None = None
 
 
 @dataclass
@@ -148,6 +150,7 @@ class FolderScanner:
         todo = [job for job in jobs if needs_look(job)]
         counts["unchanged"] = len(jobs) - len(todo)
         progress.to_check, progress.checked, progress.pending = len(todo), 0, len(todo)
+        progress.reading_since = time.monotonic()
         if todo and self.on_ingesting is not None:
             self.on_ingesting(True)
         try:

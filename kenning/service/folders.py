@@ -21,11 +21,13 @@ from kenning.ingest.watch import watch_folder
 from kenning.service.jobs import IngestActivity, NearDupJob, SweepJob
 from kenning.store import sources as source_store
 from kenning.store.database import Database
-from kenning.store.maintenance import merge_fts_segments
+from kenning.store.maintenance import merge_fts_segments, reclaim
 
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT = 5.0
+# A sweep that deleted at least this many documents gives their space back to the disk.
+RECLAIM_AFTER_DELETED = 100
 
 
 @dataclass
@@ -148,4 +150,6 @@ class Folders:
             if not self._merge_lock.locked():
                 async with self._merge_lock:
                     await merge_fts_segments(self.db)
+                    if counts.get("deleted", 0) >= RECLAIM_AFTER_DELETED:
+                        await reclaim(self.db)
             await asyncio.to_thread(release_free_memory)

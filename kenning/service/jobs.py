@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Awaitable, Callable
 
 from kenning.api import JobStatus
@@ -24,8 +25,14 @@ log = logging.getLogger(__name__)
 
 
 def job_status(job: Job, running: str) -> JobStatus:
-    """A job as `status` shows it; `running` names what it does while it runs."""
-    state = running if job.state == JobState.RUNNING else str(job.state)
+    """A job as `status` shows it; `running` names what it does while it runs, and
+    `queued` is an idle job that has been woken and is about to run a pass."""
+    if job.state == JobState.RUNNING:
+        state = running
+    elif job.state == JobState.IDLE and job.due:
+        state = "queued"
+    else:
+        state = str(job.state)
     rate = job.progress.rate()
     eta = job.progress.eta()
     return JobStatus(
@@ -33,7 +40,8 @@ def job_status(job: Job, running: str) -> JobStatus:
         done=job.progress.done,
         total=job.progress.total,
         rate_per_second=round(rate, 1) if rate else None,
-        eta_seconds=round(eta) if eta is not None and job.state == JobState.RUNNING else None,
+        # Rounded up: "0s left" while anything is left is what issue 13 found false.
+        eta_seconds=math.ceil(eta) if eta is not None and job.state == JobState.RUNNING else None,
         last_error=job.last_error,
     )
 

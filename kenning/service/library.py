@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import time
 from collections.abc import Coroutine
@@ -20,9 +21,11 @@ from typing import Literal
 from kenning import __version__
 from kenning.api import (
     AddedDocument,
+    CompactResult,
     DaemonInfo,
     DedupResult,
     DocumentInfo,
+    DocumentText,
     Entities,
     Fetched,
     LibraryCounts,
@@ -44,7 +47,7 @@ from kenning.service.folders import Folders
 from kenning.service.graph import GraphSide
 from kenning.service.jobs import IngestActivity, NearDupJob
 from kenning.service.semantic import Semantic
-from kenning.store import graph, lookup
+from kenning.store import document_text, graph, lookup, maintenance
 from kenning.store import sources as source_store
 from kenning.store.database import ChangeSet, Database
 from kenning.workers.fetch import FetchError, NotModified
@@ -111,6 +114,8 @@ class Library:
     ) -> SearchResult:
         if source is not None and source not in {row.name for row in await source_store.list_sources(self.db)}:
             raise NotFound(f"unknown source {source!r}; see `ken sources list`")
+        if namespace is not None and namespace not in (known := await source_store.namespaces(self.db)):
+            raise NotFound(f"unknown namespace {namespace!r}; namespaces: {', '.join(sorted(known)) or 'none yet'}")
         return await self.retriever.search(
             query, limit, source=source, namespace=namespace, legs=legs, vectors=self.semantic.vectors
         )
@@ -151,9 +156,13 @@ class Library:
                 entry.chunks_per_sweep = self.folders.budget.allowance(folder.scanner.source_budget)
                 entry.deferred = progress.deferred
                 entry.next_sweep_at = folder.resume_at or self.folders.next_sweep_at
+                if progress.running and progress.reading_since is not None and progress.checked:
+                    rate = progress.checked / max(time.monotonic() - progress.reading_since, 1e-6)
+                    entry.rate_per_second = round(rate, 1)
+                    entry.eta_seconds = math.ceil(progress.pending / rate)
             report.append(entry)
         daemon = self.settings.daemon
-        db_path = daemon.db_path
+        space = await maintenance.space(self.db)
         return Status(
             daemon=DaemonInfo(
                 pid=os.getpid(),
@@ -162,9 +171,9 @@ class Library:
                 config=str(self.config_path),
                 data_dir=str(daemon.data_dir),
                 socket=str(daemon.socket_path),
-                db_bytes=sum(
-                    os.path.getsize(p) for p in (db_path, db_path.with_name(db_path.name + "-wal")) if p.exists()
-                ),
+                db_bytes=space.total,
+                wal_bytes=space.wal_bytes,
+                free_bytes=space.free_bytes,
             ),
             embedder=self.semantic.status(),
             graph=await self.graph.status(),
@@ -261,7 +270,7 @@ class Library:
             )
         await self.folders.forget(name)
         removed = await source_store.remove_source(self.db, row.id)
-        return RemovedSource(name, removed)
+        return RemovedSource(name, removed, await maintenance.reclaim(self.db))
 
     async def dedup_now(self) -> DedupResult:
         run = await self.dedup.sweep()
@@ -290,6 +299,57 @@ class Library:
 
     async def reembed(self) -> ReembedResult:
         return ReembedResult(await self.semantic.reembed())
+
+    async def read_document(
+        self,
+        document_id: int | None = None,
+        path: str | None = None,
+        uri: str | None = None,
+        line_start: int = 1,
+        line_end: int | None = None,
+    ) -> DocumentText:
+        """Lines of a document's extracted text (what citations count in), by id, file
+        path or uri. `ken get` and `ken show --context` read around a hit with it."""
+        if document_id is not None:
+            found, named = await document_text.find_by_id(self.db, document_id), f"document {document_id}"
+        elif path is not None:
+            found, named = await document_text.find_by_path(self.db, path), path
+        else:
+            assert uri is not None
+            found, named = await document_text.find_by_uri(self.db, uri), uri
+        if found is None:
+            raise NotFound(f"{named} is not in the library; `ken search` finds what is")
+        if found.status != "done":
+            why = f": {found.reason}" if found.reason else ""
+            raise NotFound(f"{named} is not indexed ({found.status}{why})")
+        last = await document_text.last_line(self.db, found.id)
+        first, end = max(line_start, 1), min(line_end or last, last)
+        if first > end:
+            asked = f"{line_start}-{line_end or ''}"
+            raise NotFound(f"{named} has {last} lines of indexed text; lines {asked} are past them")
+        chunks = await document_text.chunks_between(self.db, found.id, first, end)
+        info = await document_text.describe(self.db, found.id)
+        async with self.db.reader() as conn:
+            locations = await lookup.locations(conn, found.id)
+        return DocumentText(
+            document_id=found.id,
+            title=info.title,
+            source=info.source,
+            namespace=info.namespace,
+            path=info.path,
+            format=info.format,
+            line_start=first,
+            line_end=end,
+            last_line=last,
+            lines=document_text.assemble(chunks, first, end),
+            locations=locations,
+        )
+
+    async def compact(self) -> CompactResult:
+        """Rewrite the database without its free pages; see store/maintenance.py."""
+        started = time.monotonic()
+        before, after = await maintenance.compact(self.db)
+        return CompactResult(before.total, after.total, round(time.monotonic() - started, 2))
 
     # -- wiring ------------------------------------------------------------------------
 

@@ -119,6 +119,9 @@ def prepare(path: Path) -> int:
     try:
         for pragma in PRAGMAS:
             conn.execute(pragma)
+        # Takes effect only on a file with no tables yet (a new library); an older one is
+        # switched by `ken compact`. It lets removals give their space back (maintenance.py).
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
         conn.execute("PRAGMA journal_mode = WAL")
         return migrate(conn)
     finally:

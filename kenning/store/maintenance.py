@@ -1,4 +1,4 @@
-"""Index upkeep that runs when a sweep has changed things: FTS segment merging.
+"""Index upkeep: FTS segment merging after a sweep, and giving space back after removals.
 
 The FTS table merges segments lazily (automerge 16) so that bulk ingest stays fast;
 afterwards the segments are merged in small steps, each its own short write
@@ -7,7 +7,10 @@ transaction, so searches and new writes are never held up for long.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from dataclasses import dataclass
+from pathlib import Path
 
 from kenning.store.database import Database
 
@@ -28,3 +31,72 @@ async def merge_fts_segments(db: Database) -> int:
             log.debug("fts merge finished after %d steps", step)
             return step
     return MAX_STEPS
+
+
+# -- space ---------------------------------------------------------------------------------
+#
+# Deleted rows leave free pages inside the file; SQLite reuses them but never gives them
+# back on its own. A database made by this kenning has auto_vacuum = INCREMENTAL (set in
+# `database.prepare` before its first table), so after a large removal the free pages are
+# returned in small steps, each a short write, and the WAL the removal grew is truncated.
+# An older file needs one full VACUUM (`compact`) to switch it over.
+
+VACUUM_PAGES_PER_STEP = 2048
+AUTO_VACUUM_INCREMENTAL = 2
+
+
+@dataclass(frozen=True)
+class Space:
+    file_bytes: int
+    wal_bytes: int
+    free_bytes: int
+
+    @property
+    def total(self) -> int:
+        return self.file_bytes + self.wal_bytes
+
+
+def _sizes(path: Path) -> tuple[int, int]:
+    wal = path.with_name(path.name + "-wal")
+    return (path.stat().st_size if path.exists() else 0, wal.stat().st_size if wal.exists() else 0)
+
+
+async def space(db: Database) -> Space:
+    async with db.reader() as conn:
+        [(page_size,)] = await conn.execute_fetchall("PRAGMA page_size")
+        [(free_pages,)] = await conn.execute_fetchall("PRAGMA freelist_count")
+    file_bytes, wal_bytes = await asyncio.to_thread(_sizes, db.path)
+    return Space(file_bytes, wal_bytes, page_size * free_pages)
+
+
+async def reclaim(db: Database) -> int:
+    """Return free pages to the file system (incremental vacuum) and truncate the WAL;
+    returns the bytes the file and WAL shrank by."""
+    before = await space(db)
+    [(mode,)] = await db.write_one("PRAGMA auto_vacuum")
+    if mode == AUTO_VACUUM_INCREMENTAL:
+        while True:
+            await db.write_one(f"PRAGMA incremental_vacuum({VACUUM_PAGES_PER_STEP})")
+            [(left,)] = await db.write_one("PRAGMA freelist_count")
+            if not left:
+                break
+    await checkpoint(db)
+    after = await space(db)
+    log.info("returned %.1f MB to the file system", (before.total - after.total) / 1e6)
+    return max(before.total - after.total, 0)
+
+
+async def checkpoint(db: Database) -> None:
+    """Fold the WAL back into the file and truncate it (readers still on an older snapshot
+    keep the part they need; the next checkpoint gets it)."""
+    await db.write_one("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+async def compact(db: Database) -> tuple[Space, Space]:
+    """Rewrite the file without its free pages (VACUUM), switching it to incremental
+    auto-vacuum on the way; the write lock is held throughout, searches go on."""
+    before = await space(db)
+    await db.write_one("PRAGMA auto_vacuum = INCREMENTAL")
+    await db.write_one("VACUUM")
+    await checkpoint(db)
+    return before, await space(db)

@@ -119,3 +119,12 @@ async def resume_removals(db: Database) -> list[str]:
     for source_id, _ in rows:
         await remove_source(db, source_id)
     return [name for _, name in rows]
+
+
+async def namespaces(db: Database) -> set[str]:
+    """Every namespace a search can be scoped to: the sources' and the documents' own."""
+    rows = await db.read(
+        "SELECT namespace FROM sources WHERE removing = 0"
+        " UNION SELECT namespace FROM documents WHERE namespace IS NOT NULL"
+    )
+    return {namespace for (namespace,) in rows}

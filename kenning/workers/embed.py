@@ -67,6 +67,7 @@ class EmbedJob(Job):
             self.last_error = None
             # Items deleted while they were embedded count as done: nothing is left of them.
             progress.advance(len(page))
+            await progress.recount(lambda: vectors.count_stale(self.db, signature))
             after = page[-1].id
             if written < len(page):
                 log.debug("%d items went away while being embedded", len(page) - written)

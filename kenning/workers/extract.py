@@ -110,6 +110,7 @@ class ExtractJob(Job):
             elif results:
                 self.last_error = None
             progress.advance(len(page))
+            await progress.recount(lambda: graph.count_pending(self.db, signature))
             after = page[-1].id
         log.info("extracted %d chunks with %s (%d failed)", progress.done, signature, self.failed)
         await asyncio.to_thread(release_free_memory)

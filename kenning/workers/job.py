@@ -14,7 +14,9 @@ pass does is the job's own; what every job shares lives here:
 - `pace()` is how a pass yields to ingest: between pages it waits for the `quiet`
   event (no sweep is reading files in), but never longer than `max_defer` at a time, so
   a slow file cannot hold the whole library's embedding back for long.
-- `progress` is done/total/rate/ETA of the pass in flight, reported as it is.
+- `progress` is done/total/rate/ETA of the pass in flight, reported as it is: a pass
+  that picks up work arriving while it runs recounts what is left (`recount`), so the
+  total grows with it instead of trailing the done count.
 - `request()` wakes the job and waits for a pass that started after the call to end.
 """
 
@@ -24,6 +26,7 @@ import asyncio
 import enum
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
@@ -34,6 +37,8 @@ log = logging.getLogger(__name__)
 
 BACKOFF_START, BACKOFF_MAX = 2.0, 60.0
 MAX_DEFER_SECONDS = 30.0
+# How often a pass asks the store how much is left; the count is cheap, not free.
+RECOUNT_SECONDS = 2.0
 
 
 class JobState(enum.StrEnum):
@@ -52,13 +57,25 @@ class Progress:
     done: int = 0
     total: int = 0
     started_at: float | None = None
+    counted_at: float = 0.0
 
     def begin(self, total: int) -> None:
         self.done, self.total, self.started_at = 0, total, time.monotonic()
+        self.counted_at = self.started_at
 
     def advance(self, count: int) -> None:
         self.done += count
         self.total = max(self.total, self.done)
+
+    async def recount(self, remaining: Callable[[], Awaitable[int]]) -> None:
+        """Set total to done plus what the store says is still to do (at most every
+        RECOUNT_SECONDS): work added mid-pass is done in the same pass, and without this
+        the done count would overtake the total and the ETA would read zero."""
+        now = time.monotonic()
+        if now - self.counted_at < RECOUNT_SECONDS:
+            return
+        self.counted_at = now
+        self.total = self.done + await remaining()
 
     def rate(self) -> float | None:
         if not self.started_at or not self.done:
@@ -126,6 +143,12 @@ class Job:
     @property
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
+
+    @property
+    def due(self) -> bool:
+        """Woken, with the pass that answers it not begun yet: not idle in any sense a
+        caller waiting for the work to be done cares about."""
+        return self._wake.is_set()
 
     def wake(self, more: int = 0) -> None:
         """Run another pass; `more` is work that just arrived, counted into a pass in flight."""

@@ -1,0 +1,334 @@
+"""`ken doctor`: what is wrong with this kenning, and what to do about each thing.
+
+Each check looks at one thing a user can fix (the config, the data directory, the socket,
+the daemon, the backends, disk space, the sources and the index) and says what it found
+and, for a problem, the command or edit that fixes it. Problems make the exit status 1;
+notes do not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import click
+
+from kenning import __version__, api
+from kenning.cli.app import Context, main, pass_context
+from kenning.cli.lifecycle import daemon_pid
+from kenning.cli.status_view import ago, megabytes
+from kenning.errors import ConfigError, DaemonNotRunning, KenningError
+
+OK, NOTE, PROBLEM = "ok", "note", "problem"
+# Below this, or below the database's own size (what `ken compact` needs), disk is short.
+MIN_FREE_BYTES = 1 << 30
+# A unix socket path longer than this does not fit in sockaddr_un on macOS (Linux: 108).
+MAX_SOCKET_PATH = 104
+OLLAMA_TIMEOUT = 3.0
+
+
+@dataclass
+class Check:
+    level: str
+    what: str
+    found: str
+    fix: str = ""
+
+
+def run_checks(ctx: Context) -> list[Check]:
+    checks: list[Check] = []
+    settings = _config(ctx, checks)
+    if settings is None:
+        return checks
+    daemon = settings.daemon
+    _data_dir(daemon.data_dir, checks)
+    _socket(daemon.socket_path, checks)
+    for source in settings.sources:
+        _source_root(source.name, source.path, checks)
+    status = _daemon(ctx, checks)
+    if settings.embedder.backend == "ollama":
+        _ollama("embedder", settings.embedder.base_url, settings.embedder.model_name, checks)
+    if settings.llm.backend == "ollama":
+        _ollama("entity extraction", settings.llm.base_url, settings.llm.model, checks)
+    _disk(daemon.data_dir, status, checks)
+    if status is not None:
+        _index(status, settings, ctx, checks)
+    return checks
+
+
+def _config(ctx: Context, checks: list[Check]):
+    if not ctx.config_path.exists() and not ctx.explicit:
+        checks.append(
+            Check(
+                NOTE,
+                "config",
+                f"no file at {ctx.config_path}: the defaults apply, with no sources",
+                "ken sources add PATH",
+            )
+        )
+    try:
+        settings = ctx.settings
+    except ConfigError as exc:
+        checks.append(Check(PROBLEM, "config", str(exc), f"fix the named setting in {ctx.config_path}"))
+        return None
+    if ctx.config_path.exists():
+        checks.append(Check(OK, "config", f"{ctx.config_path} ({len(settings.sources)} sources)"))
+    return settings
+
+
+def _data_dir(path: Path, checks: list[Check]) -> None:
+    if not path.exists():
+        checks.append(Check(NOTE, "data directory", f"{path} does not exist yet; the daemon creates it", "ken start"))
+        return
+    info = path.stat()
+    if not stat.S_ISDIR(info.st_mode):
+        checks.append(Check(PROBLEM, "data directory", f"{path} is not a directory", "set [daemon] data_dir elsewhere"))
+    elif info.st_uid != os.getuid():
+        checks.append(
+            Check(
+                PROBLEM,
+                "data directory",
+                f"{path} belongs to another user (uid {info.st_uid})",
+                f"chown -R {os.getuid()} {path}",
+            )
+        )
+    elif info.st_mode & 0o077:
+        checks.append(Check(PROBLEM, "data directory", f"{path} can be read by other users", f"chmod 700 {path}"))
+    elif not os.access(path, os.W_OK | os.X_OK):
+        checks.append(Check(PROBLEM, "data directory", f"{path} is not writable", f"chmod u+rwx {path}"))
+    else:
+        checks.append(Check(OK, "data directory", f"{path} (private)"))
+
+
+def _socket(path: Path, checks: list[Check]) -> None:
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+        checks.append(
+            Check(
+                PROBLEM,
+                "socket",
+                f"{path} is longer than a unix socket path may be",
+                "set [daemon] socket to a shorter path",
+            )
+        )
+        return
+    parent = path.parent
+    if parent.exists() and parent.stat().st_mode & 0o077:
+        checks.append(Check(PROBLEM, "socket", f"{parent} can be read by other users", f"chmod 700 {parent}"))
+
+
+def _source_root(name: str, path: Path, checks: list[Check]) -> None:
+    if not path.exists():
+        checks.append(
+            Check(
+                PROBLEM,
+                f"source {name}",
+                f"{path} is gone; its index is kept but nothing new is read",
+                f"mount or restore it, or `ken sources remove {name}`",
+            )
+        )
+    elif not path.is_dir():
+        checks.append(Check(PROBLEM, f"source {name}", f"{path} is not a folder", f"ken sources remove {name}"))
+    elif not os.access(path, os.R_OK | os.X_OK):
+        checks.append(Check(PROBLEM, f"source {name}", f"{path} cannot be read", f"chmod u+rx {path}"))
+
+
+def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
+    try:
+        status = ctx.client(timeout=10).fetch("status", api.Status)
+    except DaemonNotRunning:
+        holder = daemon_pid(ctx.locations.data_dir)
+        if holder is not None:
+            checks.append(
+                Check(
+                    PROBLEM,
+                    "daemon",
+                    f"pid {holder} holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}",
+                    "ken stop, then ken start (its log: ken service status)",
+                )
+            )
+        else:
+            checks.append(
+                Check(PROBLEM, "daemon", "not running", "ken start (or ken service install, to start it at login)")
+            )
+        return None
+    except KenningError as exc:
+        checks.append(Check(PROBLEM, "daemon", f"answers, but not as this ken expects: {exc}", "ken restart"))
+        return None
+    info = status.daemon
+    if info.version != __version__:
+        checks.append(
+            Check(
+                PROBLEM,
+                "daemon",
+                f"runs kenning {info.version}, this ken is {__version__}",
+                "ken restart (it then runs this version)",
+            )
+        )
+    else:
+        checks.append(Check(OK, "daemon", f"pid {info.pid}, up {ago(info.uptime_seconds)}, kenning {info.version}"))
+    if Path(info.config).absolute() != ctx.config_path.absolute():
+        checks.append(
+            Check(
+                PROBLEM,
+                "daemon config",
+                f"the daemon reads {info.config}, this ken reads {ctx.config_path}",
+                "give both the same --config (or KENNING_CONFIG), then ken restart",
+            )
+        )
+    job = status.embedder.job
+    if job.state == "waiting" or (job.last_error and job.state != "embedding"):
+        checks.append(
+            Check(
+                PROBLEM,
+                "embedder",
+                f"{status.embedder.backend} cannot embed: {job.last_error}",
+                "see [embedder] in the config; new text stays keyword-searchable meanwhile",
+            )
+        )
+    elif status.embedder.vectors is None:
+        checks.append(Check(NOTE, "embedder", "the vector index is still loading"))
+    else:
+        checks.append(
+            Check(
+                OK,
+                "embedder",
+                f"{status.embedder.backend} {status.embedder.model}, {status.embedder.vectors} vectors, {job.state}",
+            )
+        )
+    if status.graph.job.state == "waiting":
+        checks.append(
+            Check(
+                PROBLEM,
+                "entity extraction",
+                f"waiting for its backend: {status.graph.job.last_error}",
+                "see [llm] in the config; the offline extractor covers new chunks meanwhile",
+            )
+        )
+    return status
+
+
+def _ollama(role: str, base_url: str, model: str, checks: list[Check]) -> None:
+    url = base_url.rstrip("/") + "/api/tags"
+    try:
+        with urllib.request.urlopen(url, timeout=OLLAMA_TIMEOUT) as answer:
+            models = {entry.get("name", "") for entry in json.load(answer).get("models", [])}
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        checks.append(
+            Check(PROBLEM, f"ollama ({role})", f"not reachable at {base_url}: {reason}", "start it: ollama serve")
+        )
+        return
+    wanted = {model, f"{model}:latest"}
+    if not wanted & models:
+        checks.append(Check(PROBLEM, f"ollama ({role})", f"{base_url} does not have {model}", f"ollama pull {model}"))
+    else:
+        checks.append(Check(OK, f"ollama ({role})", f"{base_url} serves {model}"))
+
+
+def _disk(data_dir: Path, status: api.Status | None, checks: list[Check]) -> None:
+    where = data_dir
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    free = shutil.disk_usage(where).free
+    db = status.daemon.db_bytes if status is not None else 0
+    if free < max(MIN_FREE_BYTES, db):
+        checks.append(
+            Check(
+                PROBLEM,
+                "disk",
+                f"{megabytes(free)} free on the disk of {data_dir}",
+                "free some space: indexing stops when the disk is full, and `ken compact` needs the database's size",
+            )
+        )
+    else:
+        checks.append(Check(OK, "disk", f"{megabytes(free)} free"))
+
+
+def _index(status: api.Status, settings, ctx: Context, checks: list[Check]) -> None:
+    configured = {source.name for source in settings.sources}
+    now = time.time()
+    for source in status.sources:
+        if source.kind != "folder":
+            continue
+        if source.name not in configured:
+            checks.append(
+                Check(
+                    PROBLEM,
+                    f"source {source.name}",
+                    f"removed from the config, but its index ({source.holds} documents) is kept and not searched",
+                    f"ken sources remove {source.name} (or add it back to the config)",
+                )
+            )
+            continue
+        if source.last_error:
+            checks.append(
+                Check(PROBLEM, f"source {source.name}", source.last_error, f"ken scan {source.name} once it is fixed")
+            )
+        overdue = 3 * settings.daemon.sweep_interval
+        if source.last_sweep_at and now - source.last_sweep_at > overdue and status.daemon.uptime_seconds > overdue:
+            checks.append(
+                Check(
+                    PROBLEM,
+                    f"source {source.name}",
+                    f"last swept {ago(now - source.last_sweep_at)} ago",
+                    f"ken scan {source.name} --wait; if it hangs, ken restart",
+                )
+            )
+        if source.failed:
+            checks.append(
+                Check(
+                    NOTE,
+                    f"source {source.name}",
+                    f"{source.failed} files could not be read",
+                    "ken status lists them with the reason",
+                )
+            )
+    if status.daemon.free_bytes >= max(status.daemon.db_bytes // 4, 64 << 20):
+        checks.append(
+            Check(
+                NOTE,
+                "database",
+                f"{megabytes(status.daemon.free_bytes)} of {megabytes(status.daemon.db_bytes)} is unused space",
+                "ken compact",
+            )
+        )
+
+
+_MARK = {OK: ("ok", "green"), NOTE: ("note", "yellow"), PROBLEM: ("PROBLEM", "red")}
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as a JSON list.")
+@pass_context
+def doctor(ctx: Context, as_json: bool) -> None:
+    """Check the config, data directory, socket, daemon, backends, disk, sources and index.
+
+    Each problem comes with what to do about it; the exit status is 1 when there is one.
+
+    \b
+    Examples:
+      ken doctor
+      ken doctor --json
+    """
+    checks = run_checks(ctx)
+    if as_json:
+        click.echo(json.dumps([asdict(check) for check in checks], indent=2))
+    else:
+        for check in checks:
+            label, colour = _MARK[check.level]
+            click.echo(
+                f"{click.style(f'{label:<8}', fg=colour, bold=check.level == PROBLEM)}{check.what}: {check.found}"
+            )
+            if check.fix:
+                click.echo(f"{'':8}→ {check.fix}")
+        problems = sum(check.level == PROBLEM for check in checks)
+        click.echo(f"\n{problems} problem{'s' if problems != 1 else ''} found" if problems else "\nno problems found")
+    if any(check.level == PROBLEM for check in checks):
+        raise SystemExit(1)

@@ -1,0 +1,245 @@
+"""Following the daemon's work live: `ken status --watch`, `--wait` on `sources add` and
+`scan`, and `ken sources remove`.
+
+Everything shown is polled from the daemon's `status` (the files a sweep has processed,
+the embedding and extraction jobs' own done/total/rate/ETA), so a bar moves only when the
+work does. On a terminal the bars are rich's; elsewhere (a pipe, a log, CI) a plain line
+is printed when the figures change, at most every few seconds. rich is imported only
+here and only when a command follows something: it costs more to import than most
+commands take to run.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from kenning import api
+from kenning.cli.app import Context, no_color
+from kenning.cli.status_view import ago, job_figures, status_lines
+
+POLL_SECONDS = 0.5
+PLAIN_EVERY_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    label: str
+    completed: int
+    total: int | None  # None: not known yet
+    detail: str
+
+
+def source_row(source: api.SourceStatus) -> Row:
+    if source.total is None or (source.scanning and not source.discovered):
+        return Row(f"source:{source.name}", source.name, 0, None, "walking the folder")
+    done = min(source.processed, source.total)
+    detail = f"{done}/{source.total} files"
+    if source.rate_per_second:
+        detail += f" at {source.rate_per_second:.0f}/s"
+    if source.eta_seconds is not None and done < source.total:
+        detail += f", about {ago(source.eta_seconds)} left"
+    if source.failed:
+        detail += f" · {source.failed} failed"
+    if source.deferred:
+        detail += f" · {source.deferred} wait for the next sweep (chunk budget)"
+    if source.last_error:
+        detail += f" · {source.last_error}"
+    return Row(f"source:{source.name}", source.name, done, source.total, detail)
+
+
+def job_row(key: str, label: str, job: api.JobStatus, finished: str) -> Row:
+    if job.state in ("embedding", "extracting", "deferred", "running"):
+        detail = job_figures(job) + (" · yielding to ingest" if job.state == "deferred" else "")
+        return Row(key, label, job.done, max(job.total, job.done), detail)
+    if job.state == "waiting":
+        return Row(key, label, job.done, job.total or None, f"waiting for the backend: {job.last_error}")
+    if job.state in ("queued", "starting", "loading"):
+        return Row(key, label, 0, None, job.state)
+    return Row(key, label, 1, 1, finished)
+
+
+def work_rows(status: api.Status, names: set[str] | None) -> list[Row]:
+    rows = [
+        source_row(source)
+        for source in status.sources
+        if source.kind == "folder" and source.active and (names is None or source.name in names)
+    ]
+    embedder = status.embedder
+    rows.append(job_row("embedding", "embedding", embedder.job, f"{embedder.vectors or 0} vectors, up to date"))
+    rows.append(job_row("extraction", "entities", status.graph.job, f"{status.graph.entities} entities, up to date"))
+    return rows
+
+
+def sweep_settled(source: api.SourceStatus, since: float | None) -> bool:
+    """The source's sweep (one that ended after `since`) has finished and every file it
+    found is indexed, failed or skipped."""
+    if source.scanning or source.last_sweep_at is None or source.total is None:
+        return False
+    if since is not None and source.last_sweep_at < since:
+        return False
+    return source.processed >= source.total
+
+
+def embedding_state(status: api.Status) -> str | None:
+    """None while embedding still has work; otherwise how it ended."""
+    embedder = status.embedder
+    if embedder.job.state == "waiting":
+        return (
+            f"embedding waits for its backend ({embedder.job.last_error}); keyword search covers the new text meanwhile"
+        )
+    if embedder.vectors is not None and embedder.job.state == "idle":
+        return "searchable"
+    return None
+
+
+class Board:
+    """Bars on a terminal, plain lines elsewhere."""
+
+    def __init__(self, err: bool) -> None:
+        self.err = err
+        self.terminal = click.get_text_stream("stderr" if err else "stdout").isatty()
+        self._live: Any = None
+        self._progress: Any = None
+        self._tasks: dict[str, Any] = {}
+        self._latest = ""
+        self._printed = ""
+        self._printed_at = 0.0
+
+    def __enter__(self) -> "Board":
+        if self.terminal:
+            from rich.console import Console
+            from rich.live import Live
+            from rich.progress import BarColumn, Progress, TextColumn
+
+            console = Console(stderr=self.err, no_color=no_color())
+            self._progress = Progress(
+                TextColumn("{task.description:<16}"),
+                BarColumn(bar_width=30),
+                TextColumn("{task.fields[detail]}"),
+                console=console,
+            )
+            self._live = Live(self._progress, console=console, refresh_per_second=4, transient=False)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.__exit__(*exc)
+        elif self._latest != self._printed:
+            # The state things ended in, if the last change came between two prints.
+            click.echo(self._latest, err=self.err)
+
+    def show(self, rows: list[Row], lines: list[str] | None = None) -> None:
+        if self._live is None:
+            self._plain(rows, lines)
+            return
+        for row in rows:
+            task = self._tasks.get(row.key)
+            if task is None:
+                task = self._tasks[row.key] = self._progress.add_task(row.label, total=row.total, detail="")
+            self._progress.update(task, completed=row.completed, total=row.total, detail=row.detail)
+        if lines is not None:
+            from rich.console import Group
+            from rich.text import Text
+
+            body = "\n".join(click.unstyle(line) if no_color() else line for line in lines)
+            self._live.update(Group(Text.from_ansi(body), Text(""), self._progress))
+
+    def _plain(self, rows: list[Row], lines: list[str] | None) -> None:
+        summary = " · ".join(f"{row.label}: {row.detail}" for row in rows)
+        self._latest = summary
+        now = time.monotonic()
+        if summary == self._printed or now - self._printed_at < PLAIN_EVERY_SECONDS:
+            return
+        if lines is not None:
+            click.echo("\n".join(click.unstyle(line) for line in lines) + "\n")
+        else:
+            click.echo(summary, err=self.err)
+        self._printed, self._printed_at = summary, now
+
+
+def watch(ctx: Context) -> None:
+    """`ken status --watch`: the status, refreshed, with bars for the work in flight; until Ctrl-C."""
+    board = Board(err=False)
+    try:
+        with board:
+            while True:
+                status = ctx.fetch("status", api.Status)
+                board.show(work_rows(status, None), status_lines(status))
+                time.sleep(POLL_SECONDS * 2)
+    except KeyboardInterrupt:
+        pass
+
+
+def wait_until_searchable(
+    ctx: Context, names: set[str], since: float | None, sweep: tuple[threading.Thread, dict] | None = None
+) -> str:
+    """Poll until the named sources' sweeps are done and embedding has caught up; returns
+    how it ended (searchable, or why embedding cannot finish now). `sweep` is a sweep
+    requested in the background (`in_background`), whose end is waited for too."""
+    started = time.monotonic()
+    with Board(err=True) as board:
+        while True:
+            if sweep is not None and "error" in sweep[1]:
+                raise sweep[1]["error"]
+            status = ctx.fetch("status", api.Status)
+            board.show(work_rows(status, names))
+            sources = {source.name: source for source in status.sources}
+            missing = names - set(sources)
+            if missing and time.monotonic() - started > 30:
+                raise click.ClickException(f"the daemon does not know {', '.join(sorted(missing))}; see `ken status`")
+            swept = sweep is None or not sweep[0].is_alive()
+            if swept and not missing and all(sweep_settled(sources[name], since) for name in names):
+                ended = embedding_state(status)
+                if ended is not None:
+                    return ended
+            time.sleep(POLL_SECONDS)
+
+
+def in_background(call: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
+    """Run a blocking daemon call in a thread while the caller shows progress; the outcome
+    (`result` or `error`) lands in the returned dict."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["result"] = call()
+        except BaseException as exc:  # handed to the main thread, which re-raises it
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def follow_removal(ctx: Context, name: str, total: int, thread: threading.Thread) -> None:
+    """A bar of the documents the removal has dropped, read from the source's counts."""
+    started = time.monotonic()
+    with Board(err=True) as board:
+        while thread.is_alive():
+            thread.join(POLL_SECONDS)
+            if not thread.is_alive():
+                break
+            status = ctx.fetch("status", api.Status)
+            source = next((s for s in status.sources if s.name == name), None)
+            left = 0 if source is None else source.holds + source.failed + source.skipped + source.in_progress
+            done = max(total - left, 0)
+            board.show(
+                [
+                    Row(
+                        "remove",
+                        f"removing {name}",
+                        done,
+                        total or None,
+                        f"{done}/{total} documents · {ago(time.monotonic() - started)}",
+                    )
+                ]
+            )
+        board.show([Row("remove", f"removing {name}", total, total or None, f"{total}/{total} documents")])

@@ -1,0 +1,443 @@
+"""Starting, stopping and installing the daemon: `ken start|stop|restart` and `ken service`.
+
+Where a user service manager runs (systemd --user on Linux, launchd on macOS) and kenning
+is installed in it, these commands go through it, so its view of the service stays true
+and it restarts a daemon that dies. Elsewhere (containers, WSL without systemd, a
+session without a user bus) the daemon runs as a detached process whose output goes to
+a log in the state directory. Either way, "running" means what the user cares about:
+something answers on the socket.
+
+The daemon is run as `python -m kenning` with this `ken`'s own interpreter, so
+restarting after an upgrade runs the new code.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from kenning.cli.app import Context, main, pass_context
+from kenning.config.paths import LOCK_NAME, state_dir
+from kenning.errors import DaemonNotRunning, KenningError
+
+UNIT = "kenning.service"
+LABEL = "com.kenning.daemon"
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 30.0
+LOG_ROTATE_BYTES = 10 << 20
+
+
+# -- is it running ------------------------------------------------------------------------
+
+
+def daemon_pid(data_dir: Path) -> int | None:
+    """The pid of the daemon holding the data directory's lock, or None when none does.
+
+    The lock is an flock the kernel drops when the process ends however it ends, so this
+    is true even for a daemon that was killed or hangs without answering on its socket.
+    """
+    try:
+        fd = os.open(data_dir / LOCK_NAME, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            return int(text) if text.isdigit() else -1
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def answering(ctx: Context) -> dict | None:
+    """The `daemon` part of the status of whatever answers on the socket. Read loosely, not
+    decoded into this version's records: a daemon of another version (the one an upgrade
+    is replacing) must count as running."""
+    try:
+        return ctx.client(timeout=5).call("status")["daemon"]
+    except (DaemonNotRunning, OSError):
+        return None
+
+
+# -- service managers ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Manager:
+    name: str  # systemd | launchd | none
+    unit_path: Path | None
+
+    @property
+    def installed(self) -> bool:
+        return self.unit_path is not None and self.unit_path.exists()
+
+
+def manager() -> Manager:
+    if sys.platform == "darwin" and shutil.which("launchctl"):
+        return Manager("launchd", Path.home() / "Library" / "LaunchAgents" / f"{LABEL}.plist")
+    if shutil.which("systemctl") and _run(["systemctl", "--user", "show-environment"], check=False).returncode == 0:
+        config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+        return Manager("systemd", config_home / "systemd" / "user" / UNIT)
+    return Manager("none", None)
+
+
+def _run(command: list[str], check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run(command, capture_output=True, text=True)
+    if check and done.returncode:
+        raise KenningError(f"`{shlex.join(command)}` failed: {(done.stderr or done.stdout).strip()}")
+    return done
+
+
+def daemon_command(ctx: Context) -> list[str]:
+    """How the service runs the daemon: this interpreter, this config."""
+    config = ["--config", str(ctx.config_path.absolute())] if ctx.explicit else []
+    return [sys.executable, "-m", "kenning", *config, "daemon"]
+
+
+def systemd_unit(command: list[str]) -> str:
+    # systemd expands %-specifiers in ExecStart; a literal % in a path is written %%.
+    exec_start = shlex.join(command).replace("%", "%%")
+    return f"""# Written by `ken service install`; `ken service uninstall` removes it.
+[Unit]
+Description=kenning local knowledge library
+
+[Service]
+# The daemon says when its socket answers (READY=1) and pings the watchdog from its event
+# loop; a loop that stops answering for WatchdogSec is restarted.
+Type=notify
+NotifyAccess=main
+ExecStart={exec_start}
+ExecReload=/bin/kill -HUP $MAINPID
+WatchdogSec=120
+# Ready is sent once the socket answers, after any schema migration, which on a large
+# library can take minutes.
+TimeoutStartSec=600
+Restart=on-failure
+RestartSec=5
+# SIGTERM lets the daemon roll back the file in flight and close the index cleanly.
+KillSignal=SIGTERM
+TimeoutStopSec=30
+Environment=PYTHONUNBUFFERED=1
+
+[Install]
+WantedBy=default.target
+"""
+
+
+def launchd_plist(command: list[str], log: Path) -> str:
+    arguments = "\n".join(f"        <string>{_xml(part)}</string>" for part in command)
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<!-- Written by `ken service install`; `ken service uninstall` removes it. -->
+<plist version="1.0">
+<dict>
+    <key>Label</key>
+    <string>{LABEL}</string>
+    <key>ProgramArguments</key>
+    <array>
+{arguments}
+    </array>
+    <key>RunAtLoad</key>
+    <true/>
+    <key>KeepAlive</key>
+    <dict>
+        <key>SuccessfulExit</key>
+        <false/>
+    </dict>
+    <key>StandardOutPath</key>
+    <string>{_xml(str(log))}</string>
+    <key>StandardErrorPath</key>
+    <string>{_xml(str(log))}</string>
+    <key>ProcessType</key>
+    <string>Background</string>
+</dict>
+</plist>
+"""
+
+
+def _xml(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _launchd_domain() -> str:
+    return f"gui/{os.getuid()}"
+
+
+# -- start and stop -----------------------------------------------------------------------
+
+
+def log_path() -> Path:
+    return state_dir() / "kenning.log"
+
+
+def start_detached(ctx: Context) -> int:
+    """Run the daemon as a process of its own session, its output appended to the log."""
+    log = log_path()
+    log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if log.exists() and log.stat().st_size > LOG_ROTATE_BYTES:
+        log.replace(log.with_name(log.name + ".1"))
+    with open(log, "ab") as out:
+        os.chmod(log, 0o600)
+        process = subprocess.Popen(
+            daemon_command(ctx),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if answering(ctx) is not None:
+            return process.pid
+        if process.poll() is not None:
+            raise KenningError(f"the daemon exited with status {process.returncode}:\n{_tail(log)}")
+        time.sleep(0.2)
+    raise KenningError(f"the daemon did not answer within {START_TIMEOUT:.0f}s; its log ({log}):\n{_tail(log)}")
+
+
+def _tail(log: Path, lines: int = 15) -> str:
+    text = log.read_text(errors="replace") if log.exists() else ""
+    return "\n".join("  " + line for line in text.splitlines()[-lines:])
+
+
+def wait_answering(ctx: Context, what: str) -> dict:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        status = answering(ctx)
+        if status is not None:
+            return status
+        time.sleep(0.2)
+    raise KenningError(
+        f"{what} did not bring up a daemon that answers on {ctx.locations.socket}; see `ken service status`"
+    )
+
+
+def start(ctx: Context) -> str:
+    status = answering(ctx)
+    if status is not None:
+        return f"kenning is already running (pid {status['pid']})"
+    holder = daemon_pid(ctx.locations.data_dir)
+    if holder is not None:
+        raise KenningError(
+            f"a daemon (pid {holder}) holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket};"
+            " `ken stop` ends it"
+        )
+    _ = ctx.settings  # a config with a typo is reported here, not in the daemon's log
+    found = manager()
+    if found.installed and found.name == "systemd":
+        _run(["systemctl", "--user", "start", UNIT])
+        status = wait_answering(ctx, "systemctl --user start kenning")
+        return f"kenning is running (pid {status['pid']}, systemd user service; logs: journalctl --user -u kenning)"
+    if found.installed and found.name == "launchd":
+        _run(["launchctl", "kickstart", f"{_launchd_domain()}/{LABEL}"])
+        status = wait_answering(ctx, "launchctl kickstart")
+        return f"kenning is running (pid {status['pid']}, launchd agent; log: {log_path()})"
+    pid = start_detached(ctx)
+    return f"kenning is running (pid {pid}, in the background; log: {log_path()})"
+
+
+def stop(ctx: Context) -> str:
+    data_dir = ctx.locations.data_dir
+    pid = daemon_pid(data_dir)
+    if pid is None:
+        return "kenning is not running"
+    found = manager()
+    if (
+        found.installed
+        and found.name == "systemd"
+        and _run(["systemctl", "--user", "is-active", UNIT], check=False).stdout.strip() == "active"
+    ):
+        _run(["systemctl", "--user", "stop", UNIT])
+    elif pid > 0:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + STOP_TIMEOUT
+    while daemon_pid(data_dir) is not None:
+        if time.monotonic() > deadline:
+            raise KenningError(
+                f"the daemon (pid {pid}) did not stop within {STOP_TIMEOUT:.0f}s; `kill -9 {pid}` ends it"
+                " (nothing indexed is lost: the file in flight is redone at the next start)"
+            )
+        time.sleep(0.1)
+    return f"kenning stopped (pid {pid})"
+
+
+@main.command("start")
+@pass_context
+def start_command(ctx: Context) -> None:
+    """Start the daemon in the background and wait until it answers.
+
+    Uses the systemd user service or launchd agent when `ken service install` set one
+    up; otherwise runs it as a detached process logging to ~/.local/state/kenning/kenning.log.
+
+    \b
+    Examples:
+      ken start
+      ken --config ~/work/kenning.toml start
+    """
+    click.echo(start(ctx))
+
+
+@main.command("stop")
+@pass_context
+def stop_command(ctx: Context) -> None:
+    """Stop the daemon (SIGTERM: the file in flight rolls back and is redone next start).
+
+    \b
+    Examples:
+      ken stop
+    """
+    click.echo(stop(ctx))
+
+
+@main.command("restart")
+@pass_context
+def restart_command(ctx: Context) -> None:
+    """Stop the daemon if it runs, then start it: how an upgrade gets onto the new code.
+
+    \b
+    Examples:
+      ken restart
+    """
+    click.echo(stop(ctx))
+    click.echo(start(ctx))
+
+
+@main.group()
+def service() -> None:
+    """Run kenning as a user service that starts at login (systemd --user, launchd).
+
+    \b
+    Examples:
+      ken service install
+      ken service status
+      ken service uninstall
+    """
+
+
+@service.command("install")
+@pass_context
+def service_install(ctx: Context) -> None:
+    """Install (or update) the user service and (re)start the daemon under it.
+
+    Without systemd --user or launchd the daemon is (re)started as a detached process,
+    which does not come back after a reboot by itself: run `ken start` then.
+
+    \b
+    Examples:
+      ken service install
+      ken --config ~/work/kenning.toml service install
+    """
+    _ = ctx.settings  # refuse a broken config before anything is installed
+    found = manager()
+    command = daemon_command(ctx)
+    if found.name == "none":
+        click.echo(stop(ctx))
+        click.echo(start(ctx))
+        click.echo(
+            "no user service manager here (systemd --user or launchd): the daemon runs as a detached process"
+            " and does not start at login; run `ken start` after a reboot"
+        )
+        return
+    running_outside = daemon_pid(ctx.locations.data_dir) is not None and not (
+        found.installed and _service_active(found)
+    )
+    if running_outside:
+        click.echo(stop(ctx))
+    assert found.unit_path is not None
+    found.unit_path.parent.mkdir(parents=True, exist_ok=True)
+    if found.name == "systemd":
+        found.unit_path.write_text(systemd_unit(command))
+        _run(["systemctl", "--user", "daemon-reload"])
+        _run(["systemctl", "--user", "enable", UNIT])
+        # restart: starts a stopped unit, and moves a running one onto the new code.
+        _run(["systemctl", "--user", "restart", UNIT])
+        status = wait_answering(ctx, "systemctl --user restart kenning")
+        click.echo(f"installed {found.unit_path}; kenning is running (pid {status['pid']})")
+        click.echo("logs: journalctl --user -u kenning · to keep it running after you log out: loginctl enable-linger")
+        return
+    log = log_path()
+    log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    found.unit_path.write_text(launchd_plist(command, log))
+    _run(["launchctl", "bootout", f"{_launchd_domain()}/{LABEL}"], check=False)
+    _run(["launchctl", "bootstrap", _launchd_domain(), str(found.unit_path)])
+    status = wait_answering(ctx, "launchctl bootstrap")
+    click.echo(f"installed {found.unit_path}; kenning is running (pid {status['pid']}); log: {log}")
+
+
+def _service_active(found: Manager) -> bool:
+    if found.name == "systemd":
+        return _run(["systemctl", "--user", "is-active", UNIT], check=False).stdout.strip() == "active"
+    if found.name == "launchd":
+        return _run(["launchctl", "print", f"{_launchd_domain()}/{LABEL}"], check=False).returncode == 0
+    return False
+
+
+@service.command("uninstall")
+@pass_context
+def service_uninstall(ctx: Context) -> None:
+    """Stop the user service and remove it (the index and config stay).
+
+    \b
+    Examples:
+      ken service uninstall
+    """
+    found = manager()
+    if not found.installed:
+        click.echo("no kenning user service is installed")
+        if daemon_pid(ctx.locations.data_dir) is not None:
+            click.echo("a daemon runs outside any service manager; `ken stop` ends it")
+        return
+    assert found.unit_path is not None
+    if found.name == "systemd":
+        _run(["systemctl", "--user", "disable", "--now", UNIT])
+        found.unit_path.unlink()
+        _run(["systemctl", "--user", "daemon-reload"])
+    else:
+        _run(["launchctl", "bootout", f"{_launchd_domain()}/{LABEL}"], check=False)
+        found.unit_path.unlink()
+    click.echo(f"removed {found.unit_path}; the daemon is stopped (your index and config are kept)")
+
+
+@service.command("status")
+@pass_context
+def service_status(ctx: Context) -> None:
+    """Say how the daemon is run here and whether it runs.
+
+    \b
+    Examples:
+      ken service status
+    """
+    found = manager()
+    if found.name == "none":
+        click.echo("service manager: none found (systemd --user, launchd); `ken start` runs the daemon detached")
+    elif found.installed:
+        state = "active" if _service_active(found) else "inactive"
+        click.echo(f"service manager: {found.name} · {found.unit_path} · {state}")
+    else:
+        click.echo(f"service manager: {found.name} · kenning is not installed in it (`ken service install`)")
+    status = answering(ctx)
+    pid = daemon_pid(ctx.locations.data_dir)
+    if status is not None:
+        click.echo(f"daemon: running, pid {status['pid']}, version {status['version']}, socket {status['socket']}")
+    elif pid is not None:
+        click.echo(f"daemon: pid {pid} holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}")
+    else:
+        click.echo("daemon: not running")
+    click.echo(f"log: {'journalctl --user -u kenning' if found.name == 'systemd' and found.installed else log_path()}")

@@ -1,0 +1,216 @@
+"""Commands for sources: list, add (with its cost preview), remove, scan."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from kenning import api
+from kenning.cli.app import Context, json_option, main, pass_context, print_json
+from kenning.cli.follow import follow_removal, in_background, wait_until_searchable
+from kenning.cli.status_view import megabytes
+from kenning.errors import DaemonNotRunning, KenningError
+
+
+@main.group()
+def sources() -> None:
+    """List, add or remove sources.
+
+    \b
+    Examples:
+      ken sources list
+      ken sources add ~/notes --wait
+      ken sources remove notes
+    """
+
+
+@sources.command("list")
+@json_option
+@pass_context
+def sources_list(ctx: Context, as_json: bool) -> None:
+    """List the sources the daemon knows, with what each holds.
+
+    \b
+    Examples:
+      ken sources list
+      ken sources list --json | jq '.sources[].name'
+    """
+    result = ctx.fetch("sources.list", api.SourceList)
+    if as_json:
+        print_json(result)
+        return
+    if not result.sources:
+        click.echo("no sources yet: add one with `ken sources add PATH`")
+    for source in result.sources:
+        if source.kind == "folder" and not source.in_config:
+            note = "  (removed from config; index kept, not searched)"
+        else:
+            note = {"agent": "  (agent documents)", "url": "  (fetched pages)"}.get(source.kind, "")
+        shared = f", {source.shared} shared" if source.shared else ""
+        click.echo(
+            f"{source.name}\t{source.path}\tnamespace={source.namespace}\t{source.documents} documents{shared}{note}"
+        )
+    click.echo(f"library: {result.library_documents} documents (a shared document counts once)")
+
+
+@sources.command("add")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--name", help="Source name (default: the folder's name).")
+@click.option("--namespace", default="default", show_default=True, help="Namespace to search it under.")
+@click.option("--ignore", multiple=True, help="Glob to leave out, relative to the folder (repeatable).")
+@click.option(
+    "--max-files",
+    type=click.IntRange(min=1),
+    default=5000,
+    show_default=True,
+    help="Index at most this many files, newest first.",
+)
+@click.option(
+    "--chunk-budget",
+    type=click.IntRange(min=0),
+    help="Chunks per sweep for this source, 0 = no limit (default: [daemon] folder_chunk_budget).",
+)
+@click.option("--no-confine", is_flag=True, help="Follow file symlinks that lead outside the folder.")
+@click.option("--yes", "-y", is_flag=True, help="Add without asking after the cost preview.")
+@click.option("--wait", is_flag=True, help="Follow the indexing with progress bars until the folder is searchable.")
+@pass_context
+def sources_add(
+    ctx: Context,
+    path: Path,
+    name: str | None,
+    namespace: str,
+    ignore: tuple[str, ...],
+    max_files: int,
+    chunk_budget: int | None,
+    no_confine: bool,
+    yes: bool,
+    wait: bool,
+) -> None:
+    """Preview what a folder will cost, then add it to the config and tell the daemon.
+
+    \b
+    Examples:
+      ken sources add ~/notes
+      ken sources add ~/work/docs --name docs --ignore 'drafts/*' --yes --wait
+    """
+    # Imported here: the preview walks the folder with the sweep's own filters and
+    # samples files through the real readers, which no other command should load.
+    from kenning.config import SourceSettings, add_source
+    from kenning.ingest.preview import describe, preview
+
+    ctx.creates_config()
+    path = path.resolve()
+    name = name or "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in path.name).strip("-._") or "folder"
+    settings = ctx.settings
+    if settings.source(name) is not None:
+        raise KenningError(f"a source named {name!r} already exists in {ctx.config_path}; pick another with --name")
+    if any(existing.path == path for existing in settings.sources):
+        raise KenningError(f"{path} is already a source in {ctx.config_path}")
+    try:
+        source = SourceSettings(
+            name=name,
+            path=path,
+            namespace=namespace,
+            ignore=ignore,
+            max_files=max_files,
+            chunk_budget=chunk_budget,
+            confine_to_root=not no_confine,
+        )
+    except ValueError as exc:
+        raise KenningError(f"invalid source: {exc}") from None
+    for line in describe(preview(source, settings), source, settings):
+        click.echo(line)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise KenningError("not adding without confirmation; run again with --yes")
+        click.confirm(f"Add {path} as source {name!r}?", abort=True)
+    add_source(ctx.config_path, source)
+    click.echo(f"added source {name!r} ({path}) to {ctx.config_path}")
+    since = time.time()
+    try:
+        ctx.call("reload")
+    except DaemonNotRunning:
+        click.echo("the daemon is not running; it will index this folder when it starts (`ken start`)")
+        if wait:
+            sys.exit(1)
+        return
+    if not wait:
+        click.echo(
+            f"the daemon is indexing it now; follow with `ken status --watch`, search with `ken search --source {name}`"
+        )
+        return
+    click.echo(f"{name}: {wait_until_searchable(ctx, {name}, since)}")
+
+
+@sources.command("remove")
+@click.argument("name")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@pass_context
+def sources_remove(ctx: Context, name: str, yes: bool) -> None:
+    """Remove a source and its index; documents another source also holds stay searchable.
+
+    \b
+    Examples:
+      ken sources remove notes
+      ken sources remove old-archive --yes
+    """
+    from kenning.config import remove_source
+
+    if not yes:
+        click.confirm(f"Remove source {name!r} and everything only it holds from the index?", abort=True, err=True)
+    in_config = remove_source(ctx.config_path, name)
+    if in_config:
+        click.echo(f"removed {name!r} from {ctx.config_path}")
+    try:
+        status = ctx.fetch("status", api.Status)
+    except DaemonNotRunning:
+        if not in_config:
+            raise
+        click.echo("the daemon is not running; run `ken sources remove` again once it is, to delete the index")
+        sys.exit(1)
+    known = next((s for s in status.sources if s.name == name), None)
+    total = 0 if known is None else known.holds + known.failed + known.skipped + known.in_progress
+    thread, outcome = in_background(
+        lambda: ctx.fetch("sources.remove", api.RemovedSource, {"name": name}, timeout=None)
+    )
+    follow_removal(ctx, name, total, thread)
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    result: api.RemovedSource = outcome["result"]
+    freed = f"; the database shrank by {megabytes(result.bytes_freed)}" if result.bytes_freed else ""
+    click.echo(
+        f"removed source {name!r}: {result.documents_removed} documents dropped or handed to other sources{freed}"
+    )
+
+
+@main.command()
+@click.argument("name")
+@click.option("--wait", is_flag=True, help="Follow the sweep and the embedding with progress bars until they are done.")
+@pass_context
+def scan(ctx: Context, name: str, wait: bool) -> None:
+    """Sweep one source now instead of waiting for the next periodic sweep.
+
+    \b
+    Examples:
+      ken scan notes
+      ken scan notes --wait
+    """
+    if not wait:
+        ctx.fetch("sources.scan", api.ScanResult, {"name": name})
+        click.echo(f"sweep of {name} started; follow with `ken status --watch`")
+        return
+    thread, outcome = in_background(
+        lambda: ctx.fetch("sources.scan", api.ScanResult, {"name": name, "wait": True}, timeout=None)
+    )
+    ended = wait_until_searchable(ctx, {name}, None, sweep=(thread, outcome))
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    result: api.ScanResult = outcome["result"]
+    counts = ", ".join(f"{key} {value}" for key, value in (result.result or {}).items())
+    click.echo(f"swept {name}: {counts}")
+    click.echo(f"{name}: {ended}")

@@ -1,0 +1,123 @@
+"""How `ken status` reads: the daemon, its jobs and each source, as lines of text.
+
+The same lines feed the one-shot `ken status` and the live `ken status --watch`; the
+figures are the daemon's own (job rate and ETA come from the job that does the work).
+"""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from kenning import api
+
+
+def status_lines(status: api.Status) -> list[str]:
+    info = status.daemon
+    lines = [
+        f"kenning {info.version} · pid {info.pid} · up {ago(info.uptime_seconds)} · {info.data_dir}",
+        database_line(info),
+        embedder_line(status.embedder),
+        graph_line(status.graph),
+        f"library: {status.library.documents} documents (each counted once)",
+    ]
+    for job in (status.embedder.job, status.graph.job):
+        if job.last_error:
+            lines.append(click.style(f"  {job.last_error}", fg="yellow"))
+    if not status.sources:
+        lines.append("no sources yet: add one with `ken sources add PATH`")
+    for source in status.sources:
+        lines.append("")
+        lines.extend(source_lines(source))
+    return lines
+
+
+def database_line(info: api.DaemonInfo) -> str:
+    line = f"database: {megabytes(info.db_bytes)}"
+    if info.wal_bytes:
+        line += f" (of which WAL {megabytes(info.wal_bytes)})"
+    if info.free_bytes >= max(info.db_bytes // 10, 16 << 20):
+        line += f" · {megabytes(info.free_bytes)} unused inside: `ken compact` returns it"
+    return line
+
+
+def megabytes(count: int) -> str:
+    return f"{count / 1e9:.2f} GB" if count >= 1e9 else f"{count / 1e6:.1f} MB"
+
+
+def job_figures(job: api.JobStatus) -> str:
+    """done/total, rate and time left of a job's pass, as far as the daemon knows them."""
+    text = f"{job.done}/{job.total}"
+    if job.rate_per_second:
+        text += f" at {job.rate_per_second:.0f}/s"
+    if job.eta_seconds is not None:
+        text += f", about {ago(job.eta_seconds)} left"
+    return text
+
+
+def embedder_line(embedder: api.EmbedderStatus) -> str:
+    job = embedder.job
+    vectors = "loading" if embedder.vectors is None else f"{embedder.vectors} vectors"
+    line = f"embedder: {embedder.backend} {embedder.model} · {vectors} · {job.state}"
+    if job.state in ("embedding", "deferred"):
+        line += " " + job_figures(job)
+    return line
+
+
+def graph_line(report: api.GraphStatus) -> str:
+    job = report.job
+    line = f"graph: {report.extractor} · {report.entities} entities · {report.relations} relations · {job.state}"
+    if report.pending:
+        line += f" · {report.pending} chunks waiting"
+        if job.rate_per_second:
+            line += f" at {job.rate_per_second:.0f}/s"
+    if report.failed:
+        line += f" · {report.failed} failed (retried later)"
+    return line
+
+
+def source_lines(source: api.SourceStatus) -> list[str]:
+    name = click.style(source.name, bold=True)
+    if source.kind != "folder":
+        label = "agent documents" if source.kind == "agent" else "fetched pages"
+        return [f"{name}  ({label})", f"  documents: {source.holds} · chunks: {source.chunks}"]
+    state = "scanning" if source.scanning else ("watching" if source.active else "not in config")
+    lines = [f"{name}  {source.path}  ({state})"]
+    if source.total is not None:
+        line = f"  files: {source.processed}/{source.total} done ({source.percent:g}%)"
+        if source.rate_per_second:
+            line += f" at {source.rate_per_second:.0f}/s"
+        if source.eta_seconds is not None:
+            line += f", about {ago(source.eta_seconds)} left"
+        lines.append(line)
+    shared = f" ({source.merged} also held by another source)" if source.merged else ""
+    lines.append(
+        f"  {source.holds} indexed{shared} · {source.failed} failed · {source.skipped} skipped"
+        f" · {source.pending} pending" + (f" · {source.capped} over max_files" if source.capped else "")
+    )
+    swept = f"{ago(time.time() - source.last_sweep_at)} ago" if source.last_sweep_at else "never"
+    budget = source.chunks_per_sweep
+    per_sweep = "no limit" if budget == 0 else ("budget spent until the next interval" if budget is None else budget)
+    line = f"  chunks: {source.chunks} · per sweep: {per_sweep} · last sweep: {swept}"
+    if source.next_sweep_at:
+        line += f" · next in {ago(max(source.next_sweep_at - time.time(), 0))}"
+    lines.append(line)
+    if source.deferred:
+        lines.append(f"  {source.deferred} files wait for the next sweep (chunk budget)")
+    if source.last_error:
+        lines.append(click.style(f"  error: {source.last_error}", fg="red"))
+    for failure in source.failures:
+        lines.append(f"  failed: {failure.path}: {failure.reason}")
+    return lines
+
+
+def ago(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    if seconds < 86400:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 86400}d"

@@ -1,0 +1,144 @@
+"""`ken start|stop|restart` and `ken service` without a service manager, and the daemon's
+sd_notify messages under a (test-made) systemd notify socket: real processes, real sockets."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kenning.cli.lifecycle import daemon_pid
+from tests.daemon_harness import wait_for
+
+
+def ken(config: Path, *args: str, timeout: float = 90) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture
+def detached(library):
+    """Whatever `ken start` leaves running is ended after the test, however it went."""
+    yield library
+    pid = daemon_pid(library.data_dir)
+    if pid:
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: daemon_pid(library.data_dir) is None, timeout=10, what="daemon to die")
+
+
+def test_start_stop_restart_without_a_service_manager(detached, tmp_path, isolated_home):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nThe okapi is a forest giraffe.\n")
+    config = detached.configure([{"name": "notes", "path": notes}])
+
+    started = ken(config, "start")
+    assert started.returncode == 0, started.stderr
+    assert "kenning is running" in started.stdout and "in the background" in started.stdout
+    first = daemon_pid(detached.data_dir)
+    assert first and f"pid {first}" in started.stdout
+    log = isolated_home / ".local" / "state" / "kenning" / "kenning.log"
+    assert "kenning daemon ready" in log.read_text()
+    # `ken start` returned once the daemon answers, so a command right after it works.
+    assert ken(config, "status").returncode == 0
+
+    again = ken(config, "start")
+    assert again.returncode == 0 and f"already running (pid {first})" in again.stdout
+
+    restarted = ken(config, "restart")
+    assert restarted.returncode == 0, restarted.stderr
+    second = daemon_pid(detached.data_dir)
+    assert second and second != first
+    assert f"kenning stopped (pid {first})" in restarted.stdout
+
+    status = ken(config, "service", "status")
+    assert "service manager: none found" in status.stdout and f"pid {second}" in status.stdout
+
+    stopped = ken(config, "stop")
+    assert stopped.returncode == 0 and f"kenning stopped (pid {second})" in stopped.stdout
+    assert daemon_pid(detached.data_dir) is None
+    assert not (detached.data_dir / "kenning.sock").exists()
+    assert "kenning is not running" in ken(config, "stop").stdout
+    assert ken(config, "status").returncode == 1
+
+
+def test_start_refuses_a_broken_config_and_reports_a_daemon_that_dies(detached, tmp_path):
+    config = detached.configure([], extra="sweep_intervl = 3")
+    refused = ken(config, "start")
+    assert refused.returncode == 1 and "did you mean sweep_interval?" in refused.stderr
+    assert daemon_pid(detached.data_dir) is None
+
+    detached.configure([])
+    detached.data_dir.mkdir(mode=0o755)
+    os.chmod(detached.data_dir, 0o755)  # the daemon refuses a data directory others can read
+    died = ken(config, "start")
+    assert died.returncode == 1
+    assert "exited with status" in died.stderr and "can be read by other users" in died.stderr
+
+
+def test_service_install_without_a_manager_runs_the_daemon_detached(detached):
+    config = detached.configure([])
+    installed = ken(config, "service", "install")
+    assert installed.returncode == 0, installed.stderr
+    assert "no user service manager here" in installed.stdout and "ken start` after a reboot" in installed.stdout
+    first = daemon_pid(detached.data_dir)
+    assert first
+    # Installing again (an upgrade) restarts the daemon onto this code.
+    again = ken(config, "service", "install")
+    assert again.returncode == 0, again.stderr
+    assert daemon_pid(detached.data_dir) not in (None, first)
+
+
+def test_the_daemon_tells_systemd_it_is_ready_pings_the_watchdog_and_says_when_it_stops(library, tmp_path, monkeypatch):
+    path = tmp_path / "notify.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(str(path))
+    listener.settimeout(20)
+    monkeypatch.setenv("NOTIFY_SOCKET", str(path))
+    monkeypatch.setenv("WATCHDOG_USEC", "400000")  # pings every 0.1 s
+    library.configure([])
+    daemon = library.daemon(wait=False)
+    try:
+        messages = []
+        while "READY=1" not in messages:
+            messages.extend(listener.recv(4096).decode().split())
+        # READY comes once the socket answers: a status call right away succeeds.
+        assert daemon.call("status")["daemon"]["pid"] == daemon.proc.pid
+        pings = 0
+        deadline = time.monotonic() + 10
+        while pings < 3 and time.monotonic() < deadline:
+            pings += listener.recv(4096).decode().split().count("WATCHDOG=1")
+        assert pings >= 3
+        daemon.proc.send_signal(signal.SIGTERM)
+        while "STATUS=stopping" not in messages:
+            messages.extend(listener.recv(4096).decode().split())
+        assert daemon.proc.wait(20) == 0
+    finally:
+        listener.close()
+
+
+def test_the_service_files_ken_writes_are_valid_for_their_managers(tmp_path):
+    import plistlib
+
+    from kenning.cli.lifecycle import launchd_plist, systemd_unit
+
+    command = [sys.executable, "-m", "kenning", "--config", str(tmp_path / "my 100% config.toml"), "daemon"]
+    unit = tmp_path / "kenning.service"
+    unit.write_text(systemd_unit(command))
+    checked = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    assert "Type=notify" in unit.read_text() and "WatchdogSec=" in unit.read_text()
+    plist = plistlib.loads(launchd_plist(command, tmp_path / "a&b" / "kenning.log").encode())
+    assert plist["ProgramArguments"] == command
+    assert plist["StandardErrorPath"] == str(tmp_path / "a&b" / "kenning.log")

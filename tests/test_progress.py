@@ -1,0 +1,78 @@
+"""The embedding job's progress is true while work keeps arriving: the total grows with the
+items added mid-pass, the done count never overtakes it, and the ETA is not zero while
+items are left (issue 13: `embedding 10240/10240 … about 0s left` for nine minutes)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from kenning.config import EmbedderSettings
+from kenning.service.jobs import job_status
+from kenning.store import sources, vectors
+from kenning.store.database import Database
+from kenning.workers.embed import PAGE_SIZE, EmbedJob
+from kenning.workers.embedders import OllamaEmbedder
+from tests.fake_ollama import fake_ollama
+from tests.helpers import store_document
+
+
+async def test_embedding_progress_stays_true_when_items_arrive_mid_pass(db: Database):
+    source_id = (await sources.sync_sources(db, [("notes", "/n", "default")]))["notes"]
+    first = [f"first batch chunk {n} about otters" for n in range(PAGE_SIZE + 100)]
+    second = [f"second batch chunk {n} about beavers" for n in range(PAGE_SIZE + 100)]
+    await store_document(db, source_id, "a.md", *first)
+    with fake_ollama() as server:
+        server.delay = 0.01  # per request of batch_size texts: a page takes about a second
+        embedder = OllamaEmbedder(
+            EmbedderSettings(backend="ollama", model="fake-embed", base_url=server.url, batch_size=16)
+        )
+        job = EmbedJob(db, embedder, 2000)
+        # As the Library wires it: every commit that adds items wakes the job with their number.
+        db.subscribe(lambda changes: job.wake(len(changes.added)) if changes.added else None)
+        job.start()
+        samples = []
+        added = False
+        expected = len(first) + len(second)
+        deadline = time.monotonic() + 60
+        try:
+            while True:
+                report = job_status(job, running="embedding")
+                samples.append(report)
+                if not added and report.done >= PAGE_SIZE // 2:
+                    await store_document(db, source_id, "b.md", *second)
+                    added = True
+                if added and report.state == "idle" and await vectors.count_stale(db, embedder.signature) == 0:
+                    break
+                assert time.monotonic() < deadline, samples[-1]
+                await asyncio.sleep(0.05)
+        finally:
+            await job.stop()
+            embedder.close()
+    running = [s for s in samples if s.state in ("embedding", "deferred")]
+    assert all(s.done <= s.total for s in running)
+    # Once the second batch was in, the pass knew about all of it before it got there.
+    assert any(s.total == expected and s.done < len(first) for s in running)
+    assert all(s.eta_seconds is None or s.eta_seconds > 0 for s in running if s.done < s.total)
+    assert job.progress.done == job.progress.total == expected
+
+
+def test_a_sweep_in_flight_reports_its_file_rate_and_time_left(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for index in range(400):
+        (notes / f"n{index}.md").write_text(f"# Note {index}\n\nThe gecko {index} climbs walls.\n" * 20)
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    seen = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        source = daemon.source_status("notes")
+        if source["scanning"] and source["pending"] and source["rate_per_second"]:
+            seen.append(source)
+        if source["last_sweep_at"] and not source["scanning"]:
+            break
+        time.sleep(0.05)
+    assert seen, "never saw the sweep mid-way"
+    assert all(s["eta_seconds"] >= 1 and s["rate_per_second"] > 0 for s in seen)
+    assert daemon.source_status("notes")["rate_per_second"] is None  # not reading any more

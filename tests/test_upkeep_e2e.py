@@ -1,0 +1,150 @@
+"""Space and health: a removal gives its space back, `ken compact` rewrites an old file,
+`ken doctor` names each problem with its fix. Real daemons, real SQLite files."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.daemon_harness import wait_for
+
+
+def ken(config: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def file_bytes(db: Path) -> int:
+    wal = db.with_name(db.name + "-wal")
+    return db.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+
+
+def big_folder(root: Path, files: int = 60) -> Path:
+    root.mkdir()
+    for index in range(files):
+        body = "\n\n".join(
+            f"Paragraph {p} of note {index} about lemur {index * 100 + p} habitats." * 6 for p in range(40)
+        )
+        (root / f"note{index}.md").write_text(f"# Note {index}\n\n{body}\n")
+    return root
+
+
+def test_removing_a_source_returns_its_space_and_status_shows_the_size(library, tmp_path):
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "k.md").write_text("The ibex climbs.\n")
+    big = big_folder(tmp_path / "big")
+    library.configure([{"name": "keep", "path": keep}, {"name": "big", "path": big}])
+    daemon = library.daemon()
+    daemon.wait_idle("big")
+    daemon.wait_idle("keep")
+    db = library.data_dir / "kenning.db"
+    status = ken(library.config, "status")
+    assert "database: " in status.stdout and " MB" in status.stdout
+    before = file_bytes(db)
+    assert daemon.call("status")["daemon"]["db_bytes"] == before
+
+    removed = ken(library.config, "sources", "remove", "big", "--yes")
+    assert removed.returncode == 0, removed.stderr
+    assert "removed source 'big': 60 documents" in removed.stdout and "the database shrank by" in removed.stdout
+    assert "removing big: 60/60 documents" in removed.stderr
+    after = file_bytes(db)
+    assert after < before / 2, (before, after)
+    assert daemon.call("status")["daemon"]["free_bytes"] == 0
+    assert daemon.search("ibex")
+
+
+def test_compact_switches_an_older_file_to_incremental_vacuum_and_shrinks_it(library, tmp_path):
+    big = big_folder(tmp_path / "big", files=30)
+    library.configure([{"name": "big", "path": big}])
+    db = library.data_dir / "kenning.db"
+    # A library made before kenning set auto_vacuum: the file exists with it off.
+    library.data_dir.mkdir(mode=0o700)
+    sqlite3.connect(db).execute("PRAGMA auto_vacuum = NONE").connection.execute("CREATE TABLE t (x)").connection.close()
+    conn = sqlite3.connect(db)
+    conn.execute("DROP TABLE t")
+    conn.commit()
+    conn.close()
+    daemon = library.daemon()
+    daemon.wait_idle("big")
+    for path in list(big.iterdir())[:25]:
+        path.unlink()
+    ken(library.config, "scan", "big", "--wait")
+    mode = sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute("PRAGMA auto_vacuum").fetchone()[0]
+    assert mode == 0
+    free = daemon.call("status")["daemon"]["free_bytes"]
+    assert free > 0
+
+    compacted = ken(library.config, "compact")
+    assert compacted.returncode == 0, compacted.stderr
+    assert "database: " in compacted.stdout and "→" in compacted.stdout
+    assert daemon.call("status")["daemon"]["free_bytes"] == 0
+    reader = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    assert reader.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # incremental from now on
+    reader.close()
+    assert len(daemon.search("lemur", limit=50)) > 0
+
+
+def test_doctor_names_each_problem_with_its_fix(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("The tapir naps.\n")
+    library.configure([{"name": "notes", "path": notes}])
+
+    down = ken(library.config, "doctor")
+    assert down.returncode == 1
+    assert "PROBLEM daemon: not running" in down.stdout and "→ ken start" in down.stdout
+
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    healthy = ken(library.config, "doctor")
+    assert healthy.returncode == 0, healthy.stdout
+    assert "no problems found" in healthy.stdout and "ok      daemon: pid" in healthy.stdout
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    library.configure([{"name": "notes", "path": notes}, {"name": "gone", "path": gone}])
+    daemon.call("reload")
+    daemon.wait_idle("gone")
+    gone.rmdir()
+    library.configure([{"name": "gone", "path": gone}])  # notes dropped from the config, its index kept
+    os.chmod(library.data_dir, 0o750)
+    checks: dict[str, list[dict]] = {}
+    for check in json.loads(ken(library.config, "doctor", "--json").stdout):
+        checks.setdefault(check["what"], []).append(check)
+    [root] = [c for c in checks["source gone"] if "is gone" in c["found"]]
+    assert root["level"] == "problem" and "ken sources remove gone" in root["fix"]
+    [dropped] = checks["source notes"]
+    assert dropped["level"] == "problem" and "removed from the config" in dropped["found"]
+    [private] = checks["data directory"]
+    assert private["level"] == "problem" and private["fix"] == f"chmod 700 {library.data_dir}"
+    os.chmod(library.data_dir, 0o700)
+
+    library.config.write_text(library.config.read_text() + "\n[embeder]\n")
+    typo = ken(library.config, "doctor")
+    assert typo.returncode == 1 and "did you mean embedder?" in typo.stdout
+
+
+def test_a_sweep_that_deletes_many_files_gives_their_space_back(library, tmp_path):
+    big = big_folder(tmp_path / "big", files=110)
+    library.configure([{"name": "big", "path": big}])
+    daemon = library.daemon()
+    daemon.wait_idle("big")
+    db = library.data_dir / "kenning.db"
+    before = file_bytes(db)
+    for path in big.iterdir():
+        path.unlink()
+    # The watcher or this scan (whichever sweeps first) deletes the 110 documents.
+    assert ken(library.config, "scan", "big", "--wait").returncode == 0
+    wait_for(lambda: daemon.search("lemur") == [], timeout=30, what="the deletions to be swept")
+    wait_for(lambda: daemon.call("status")["daemon"]["free_bytes"] == 0, timeout=30, what="space to be returned")
+    assert file_bytes(db) < before / 2
