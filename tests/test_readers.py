@@ -6,7 +6,7 @@ import docx
 import pytest
 
 from kenning.errors import ReaderError
-from kenning.ingest.readers import SUPPORTED_EXTENSIONS, decode_text, read_file
+from kenning.ingest.readers import SUPPORTED_EXTENSIONS, ReadLimits, decode_text, read_file
 from tests.helpers import make_pdf
 
 
@@ -208,8 +208,8 @@ def test_html_without_title_uses_first_heading(tmp_path: Path) -> None:
 def test_oversized_file_raises_reader_error(tmp_path: Path) -> None:
     path = write(tmp_path / "big.txt", b"x" * 101)
     with pytest.raises(ReaderError, match="limit"):
-        read_file(path, max_bytes=100)
-    assert read_file(path, max_bytes=101).text == "x" * 101
+        read_file(path, ReadLimits(max_file_bytes=100))
+    assert read_file(path, ReadLimits(max_file_bytes=101)).text == "x" * 101
 
 
 def test_unsupported_extension_raises_reader_error(tmp_path: Path) -> None:

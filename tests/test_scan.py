@@ -7,21 +7,26 @@ import shutil
 from pathlib import Path
 
 
-from kenning.config import ChunkingSettings, SourceSettings
+import pytest
+
+from kenning.config import ChunkingSettings, LimitsSettings, SourceSettings
+from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.pipeline import IngestOptions
 from kenning.ingest.scan import FolderScanner, SweepBudget
 from tests.helpers import search
 from kenning.store import documents, lookup, sources
 from kenning.store.database import Database
 
-OPTIONS = IngestOptions(chunking=ChunkingSettings(), max_file_bytes=1 << 20)
+
+@pytest.fixture
+def options(parsers: ParsePool) -> IngestOptions:
+    return IngestOptions(chunking=ChunkingSettings(), limits=LimitsSettings(), max_file_bytes=1 << 20, parsers=parsers)
 
 
-
-async def scanner_for(db: Database, folder: Path, **overrides) -> FolderScanner:
+async def scanner_for(db: Database, folder: Path, options: IngestOptions, **overrides) -> FolderScanner:
     settings = SourceSettings(name="notes", path=folder, **overrides)
     ids = await sources.sync_sources(db, [("notes", str(folder), "default")])
-    return FolderScanner(db, ids["notes"], settings, OPTIONS)
+    return FolderScanner(db, ids["notes"], settings, options)
 
 
 def write(folder: Path, name: str, text: str, mtime: float | None = None) -> Path:
@@ -37,11 +42,11 @@ async def item_ids(db: Database) -> list[int]:
         return [row[0] for row in await (await conn.execute("SELECT id FROM items ORDER BY id")).fetchall()]
 
 
-async def test_unchanged_files_are_not_reingested_and_same_bytes_keep_their_chunks(db, tmp_path):
+async def test_unchanged_files_are_not_reingested_and_same_bytes_keep_their_chunks(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     path = write(folder, "a.md", "# A\n\nkoala facts\n", mtime=1000)
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     assert (await scanner.sweep())["indexed"] == 1
     before = await item_ids(db)
     assert (await scanner.sweep())["unchanged"] == 1
@@ -53,12 +58,12 @@ async def test_unchanged_files_are_not_reingested_and_same_bytes_keep_their_chun
     assert states["a.md"].mtime == 2000
 
 
-async def test_chunk_budget_defers_files_to_later_sweeps(db, tmp_path):
+async def test_chunk_budget_defers_files_to_later_sweeps(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     for index in range(6):
         write(folder, f"n{index}.md", f"note {index} about emus\n", mtime=1000 + index)
-    scanner = await scanner_for(db, folder, chunk_budget=2)
+    scanner = await scanner_for(db, folder, options, chunk_budget=2)
     first = await scanner.sweep()
     assert first["indexed"] == 2 and scanner.progress.pending == 4
     assert {h.path.rsplit("/", 1)[1] for h in await search(db, "emus")} == {"n5.md", "n4.md"}  # newest first
@@ -67,7 +72,7 @@ async def test_chunk_budget_defers_files_to_later_sweeps(db, tmp_path):
     assert len(await search(db, "emus")) == 6
 
 
-async def test_sources_share_the_per_round_budget_and_resume_when_it_is_renewed(db, tmp_path):
+async def test_sources_share_the_per_round_budget_and_resume_when_it_is_renewed(db, tmp_path, options):
     shared = SweepBudget(per_round=3)
     scanners = []
     for name in ("first", "second"):
@@ -77,7 +82,7 @@ async def test_sources_share_the_per_round_budget_and_resume_when_it_is_renewed(
             write(folder, f"{name}{index}.md", f"{name} note {index} about yaks\n", mtime=1000 + index)
         ids = await sources.sync_sources(db, [(n, str(tmp_path / n), "default") for n in ("first", "second")])
         settings = SourceSettings(name=name, path=folder)
-        scanners.append(FolderScanner(db, ids[name], settings, OPTIONS, default_budget=0, shared_budget=shared))
+        scanners.append(FolderScanner(db, ids[name], settings, options, default_budget=0, shared_budget=shared))
     first, second = scanners
     assert (await first.sweep())["indexed"] == 3
     counts = await second.sweep()
@@ -90,37 +95,37 @@ async def test_sources_share_the_per_round_budget_and_resume_when_it_is_renewed(
     assert len(await search(db, "yaks", limit=20)) == 8
 
 
-async def test_a_folder_default_budget_applies_unless_the_source_sets_its_own(db, tmp_path):
+async def test_a_folder_default_budget_applies_unless_the_source_sets_its_own(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     for index in range(5):
         write(folder, f"n{index}.md", f"note {index} about gnus\n", mtime=1000 + index)
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     scanner.default_budget = 2
     assert (await scanner.sweep())["indexed"] == 2
-    own = await scanner_for(db, folder, chunk_budget=0)
+    own = await scanner_for(db, folder, options, chunk_budget=0)
     own.default_budget = 2
     assert (await own.sweep())["indexed"] == 3
 
 
-async def test_max_files_keeps_the_newest_and_lowering_it_deletes_nothing(db, tmp_path):
+async def test_max_files_keeps_the_newest_and_lowering_it_deletes_nothing(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     for index in range(5):
         write(folder, f"n{index}.md", f"note {index} about ocelots\n", mtime=1000 + index)
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     await scanner.sweep()
-    capped = await scanner_for(db, folder, max_files=2)
+    capped = await scanner_for(db, folder, options, max_files=2)
     counts = await capped.sweep()
     assert counts["deleted"] == 0 and capped.progress.capped == 3
     assert len(await search(db, "ocelots")) == 5
 
 
-async def test_a_missing_root_is_reported_and_deletes_nothing(db, tmp_path):
+async def test_a_missing_root_is_reported_and_deletes_nothing(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     write(folder, "a.md", "tamarin notes\n")
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     await scanner.sweep()
     shutil.move(folder, tmp_path / "unmounted")
     counts = await scanner.sweep()
@@ -131,11 +136,11 @@ async def test_a_missing_root_is_reported_and_deletes_nothing(db, tmp_path):
     assert row.last_sweep_error == scanner.progress.last_error
 
 
-async def test_a_file_left_scanning_by_a_crash_is_ingested_again(db, tmp_path):
+async def test_a_file_left_scanning_by_a_crash_is_ingested_again(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     write(folder, "a.md", "# A\n\nmanatee one\n", mtime=1000)
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     await scanner.sweep()
     write(folder, "a.md", "# A\n\nmanatee two\n", mtime=1000)  # same mtime and size: only the state row tells
     await documents.mark_scanning(db, scanner.source_id, "a.md")
@@ -147,13 +152,13 @@ async def test_a_file_left_scanning_by_a_crash_is_ingested_again(db, tmp_path):
     assert (tally.done, tally.scanning) == (1, 0)
 
 
-async def test_a_failed_file_is_retried_only_when_it_changes(db, tmp_path):
+async def test_a_failed_file_is_retried_only_when_it_changes(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     bad = folder / "broken.pdf"
     bad.write_bytes(b"not a pdf")
     os.utime(bad, (1000, 1000))
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     assert (await scanner.sweep())["failed"] == 1
     assert (await scanner.sweep())["unchanged"] == 1
     [failure] = await lookup.failures(db, scanner.source_id)
@@ -165,11 +170,11 @@ async def test_a_failed_file_is_retried_only_when_it_changes(db, tmp_path):
     assert await lookup.failures(db, scanner.source_id) == []
 
 
-async def test_credentials_are_redacted_before_they_are_stored(db, tmp_path):
+async def test_credentials_are_redacted_before_they_are_stored(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     write(folder, "ops.md", "# Deploy\n\naws key AKIAABCDEFGHIJKLMNOP for the quail bucket\npassword = hunter2hunter2\n")
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     await scanner.sweep()
     [hit] = await search(db, "quail")
     async with db.reader() as conn:
@@ -179,12 +184,12 @@ async def test_credentials_are_redacted_before_they_are_stored(db, tmp_path):
     assert (hit.line_start, hit.line_end) == (1, 4)
 
 
-async def test_max_files_indexes_only_the_newest_files(db, tmp_path):
+async def test_max_files_indexes_only_the_newest_files(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     for index in range(5):
         write(folder, f"n{index}.md", f"note {index} about okapis\n", mtime=1000 + index)
-    scanner = await scanner_for(db, folder, max_files=2)
+    scanner = await scanner_for(db, folder, options, max_files=2)
     counts = await scanner.sweep()
     assert counts["indexed"] == 2 and scanner.progress.discovered == 5 and scanner.progress.capped == 3
     assert {h.path.rsplit("/", 1)[1] for h in await search(db, "okapis")} == {"n3.md", "n4.md"}

@@ -58,6 +58,21 @@ class DaemonSettings(_Strict):
         return self.data_dir / "kenning.db"
 
 
+class LimitsSettings(_Strict):
+    """Where reading one file stops, so a hostile file costs that file and nothing more.
+
+    Files are parsed in `parse_workers` worker processes, each with `parse_memory_mb` of
+    address space and `parse_timeout` seconds per file; those three apply when the
+    daemon starts. A file past any limit is marked failed with the reason.
+    """
+
+    max_text_chars: Annotated[int, Field(ge=10_000)] = 10_000_000
+    max_chunks_per_file: Annotated[int, Field(ge=10)] = 10_000
+    parse_timeout: Annotated[float, Field(gt=0)] = 120.0
+    parse_memory_mb: Annotated[int, Field(ge=128)] = 512
+    parse_workers: Annotated[int, Field(ge=1, le=16)] = 2
+
+
 class ChunkingSettings(_Strict):
     target_chars: Annotated[int, Field(ge=200, le=20_000)] = 1200
     overlap_chars: Annotated[int, Field(ge=0, le=5_000)] = 150
@@ -148,6 +163,7 @@ class SourceSettings(_Strict):
 
 class Settings(_Strict):
     daemon: DaemonSettings = Field(default_factory=DaemonSettings)
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)

@@ -22,6 +22,7 @@ from kenning.daemon.guard import DataDirLock, clear_stale_socket, private_dir
 from kenning.daemon.methods import build_methods
 from kenning.daemon.server import RpcServer
 from kenning.errors import ConfigError
+from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.pipeline import IngestOptions
 from kenning.ingest.dedup import NearDupJob
 from kenning.ingest.scan import FolderScanner, SweepBudget
@@ -71,6 +72,8 @@ class Daemon:
         self.semantic = Semantic(self.db, self.retriever, settings.embedder, self._ingesting)
         self.graph = GraphBuilder(self.db, settings.llm, self._ingesting)
         self.url_pool = url_pool(settings.fetch)
+        limits = settings.limits
+        self.parsers = ParsePool(limits.parse_workers, limits.parse_memory_mb, limits.parse_timeout)
         self.budget = SweepBudget(settings.daemon.sweep_chunk_budget)
         self.dedup = NearDupJob(self.db, settings.dedup, lambda: self.retriever.index, self._embedding_idle)
         self.next_sweep_at = time.time() + settings.daemon.sweep_interval
@@ -143,6 +146,7 @@ class Daemon:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_SECONDS)
+        await self.parsers.stop()
         await self.db.close()
         self._lock.release()
         log.info("stopped")
@@ -189,7 +193,10 @@ class Daemon:
         )
         wanted = {s.name: s for s in settings.sources}
         options = IngestOptions(
-            chunking=settings.chunking, max_file_bytes=int(settings.daemon.max_file_mb * 1024 * 1024)
+            chunking=settings.chunking,
+            limits=settings.limits,
+            max_file_bytes=int(settings.daemon.max_file_mb * 1024 * 1024),
+            parsers=self.parsers,
         )
         for name in list(self.sources):
             runtime = self.sources[name]
