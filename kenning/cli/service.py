@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
 
 from kenning.cli.app import Context, main, pass_context, print_json
 from kenning.config import SourceSettings, add_source, remove_source
@@ -211,8 +212,11 @@ def sources_add(
             chunk_budget=chunk_budget,
             confine_to_root=not no_confine,
         )
-    except ValueError as exc:
-        raise KenningError(f"invalid source: {exc}") from None
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, error['loc']))}: {error['msg'].removeprefix('Value error, ')}" for error in exc.errors()
+        )
+        raise KenningError(f"invalid source: {problems}") from None
     for line in describe_preview(preview(source, settings), source, settings):
         click.echo(line)
     if not yes:

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from kenning.config.paths import default_data_dir
 
 SOURCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+# Kernel and device trees: their "files" are endless, blocking or live state, not documents.
+PSEUDO_FILESYSTEMS = (Path("/proc"), Path("/sys"), Path("/dev"))
 # Agent-added text and fetched pages live in sources of these names.
 RESERVED_SOURCE_NAMES = frozenset({"agent", "web"})
 
@@ -158,7 +160,16 @@ class SourceSettings(_Strict):
     @field_validator("path", mode="after")
     @classmethod
     def _expand(cls, value: Path) -> Path:
-        return value.expanduser().absolute()
+        path = value.expanduser().absolute()
+        # Checked as written and with links resolved, so /proc/self or a link to /
+        # is refused too.
+        for form in (path, path.resolve()):
+            if form == Path(form.anchor):
+                raise ValueError(f"{path} is the root folder; add the folders that hold your documents instead")
+            for tree in PSEUDO_FILESYSTEMS:
+                if form.is_relative_to(tree):
+                    raise ValueError(f"{path} is in {tree}, a system pseudo-filesystem, not a folder of documents")
+        return path
 
 
 class Settings(_Strict):

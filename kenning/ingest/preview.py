@@ -12,7 +12,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from kenning.config import Settings, SourceSettings
-from kenning.ingest.walk import WalkRules, walk
+from kenning.ingest.walk import CAPPED, WalkReport, WalkRules, newest, walk
 
 # Share of a file's bytes that becomes text, by format: rough, from typical files.
 _TEXT_SHARE = {".pdf": 0.1, ".docx": 0.2, ".html": 0.4, ".htm": 0.4}
@@ -27,15 +27,18 @@ class Preview:
     estimated_llm_calls: int
     chunks_per_sweep: int  # 0 = no limit
     estimated_sweeps: int
+    # Files the walk passed over, by reason (walk.WalkReport), and folders it skipped.
+    skipped: dict[str, int]
+    skipped_dirs: int
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 def preview(source: SourceSettings, settings: Settings) -> Preview:
-    found = walk(source.path, WalkRules(ignore=source.ignore, confine_to_root=source.confine_to_root))
-    found.sort(key=lambda item: item.mtime, reverse=True)
-    kept = found[: source.max_files]
+    report = WalkReport()
+    found = walk(source.path, WalkRules(ignore=source.ignore, confine_to_root=source.confine_to_root), report)
+    kept = newest(found, source.max_files, report)
     max_bytes = settings.daemon.max_file_mb * 1024 * 1024
     step = max(settings.chunking.target_chars - settings.chunking.overlap_chars, 1)
     chunks = 0
@@ -57,6 +60,8 @@ def preview(source: SourceSettings, settings: Settings) -> Preview:
         estimated_llm_calls=chunks if settings.llm.backend == "ollama" else 0,
         chunks_per_sweep=per_sweep,
         estimated_sweeps=max(1, math.ceil(chunks / per_sweep)) if per_sweep else 1,
+        skipped={reason: count for reason, count in report.files.most_common() if reason != CAPPED},
+        skipped_dirs=report.skipped_dirs,
     )
 
 
@@ -67,6 +72,11 @@ def describe(result: Preview, source: SourceSettings, settings: Settings) -> lis
         lines.append(f"  {result.over_cap} more files are over max_files = {source.max_files} (the oldest are left out)")
     if result.too_large:
         lines.append(f"  {result.too_large} files are larger than max_file_mb = {settings.daemon.max_file_mb:g} and will be skipped")
+    if result.skipped:
+        reasons = ", ".join(f"{count} {reason}" for reason, count in result.skipped.items())
+        lines.append(f"  {sum(result.skipped.values())} files passed over: {reasons}")
+    if result.skipped_dirs:
+        lines.append(f"  {result.skipped_dirs} folders not entered (hidden, build or dependency trees, ignored)")
     lines.append(f"  about {result.estimated_chunks} chunks (estimated from file sizes)")
     if settings.llm.backend == "ollama":
         lines.append(f"  about {result.estimated_llm_calls} LLM calls to {settings.llm.model} for entity extraction")
