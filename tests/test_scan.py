@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import gzip
 import os
+import random
 import shutil
 from pathlib import Path
 
@@ -11,8 +14,9 @@ import pytest
 
 from kenning.config import ChunkingSettings, LimitsSettings, SourceSettings
 from kenning.ingest.parse_pool import ParsePool
-from kenning.ingest.pipeline import IngestOptions
+from kenning.ingest.pipeline import FileJob, IngestOptions, ingest
 from kenning.ingest.scan import FolderScanner, SweepBudget
+from kenning.ingest.walk import WalkRules, walk
 from tests.helpers import search
 from kenning.store import documents, lookup, sources
 from kenning.store.database import Database
@@ -193,3 +197,60 @@ async def test_max_files_indexes_only_the_newest_files(db, tmp_path, options):
     counts = await scanner.sweep()
     assert counts["indexed"] == 2 and scanner.progress.discovered == 5 and scanner.progress.capped == 3
     assert {h.path.rsplit("/", 1)[1] for h in await search(db, "okapis")} == {"n3.md", "n4.md"}
+
+
+async def test_a_file_name_that_is_not_utf8_costs_only_that_file(db, tmp_path, options):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for index in range(20):
+        write(folder, f"n{index}.md", f"note {index} about axolotls\n")
+    with open(os.path.join(os.fsencode(folder), b"odd\xff\xfe.md"), "w") as handle:
+        handle.write("an odd name\n")
+    scanner = await scanner_for(db, folder, options)
+    counts = await scanner.sweep()
+    assert counts["indexed"] == 20 and scanner.progress.last_error is None
+    assert len(await search(db, "axolotls", limit=30)) == 20
+
+
+async def test_a_file_swapped_for_a_fifo_after_the_walk_fails_without_hanging(db, tmp_path, options):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    path = write(folder, "log.md", "soon a pipe\n")
+    [found] = walk(folder, WalkRules())
+    path.unlink()
+    os.mkfifo(path)
+    ids = await sources.sync_sources(db, [("notes", str(folder), "default")])
+    outcome = await asyncio.wait_for(ingest(db, FileJob(ids["notes"], folder, found, None, True), options), 20)
+    assert outcome.result == "failed" and "not a regular file" in outcome.reason
+
+
+async def test_a_huge_sparse_file_is_refused_without_being_read(db, tmp_path, options):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder, "small.md", "a small note on herons\n")
+    with open(folder / "huge.log", "wb") as handle:
+        handle.truncate(1 << 40)  # 1 TiB of holes: reading it first would outlast the test
+    scanner = await scanner_for(db, folder, options)
+    counts = await scanner.sweep()
+    assert (counts["indexed"], counts["failed"]) == (1, 1)
+    [failure] = await lookup.failures(db, scanner.source_id)
+    assert failure["path"] == "huge.log" and "over the 1048576-byte limit" in failure["reason"]
+
+
+async def test_binary_and_capped_files_fail_with_their_reason_and_the_rest_is_indexed(db, tmp_path, parsers):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder, "good.md", "# Good\n\nnotes on ibises\n")
+    (folder / "noise.md").write_bytes(random.Random(3).randbytes(5000))
+    write(folder, "long.txt", "\n\n".join(f"paragraph {i} " + "w" * 1100 for i in range(30)))
+    (folder / "notes.md.gz").write_bytes(gzip.compress(b"# Packed\n\nnotes on egrets\n"))
+    limits = LimitsSettings(max_chunks_per_file=20)
+    capped = IngestOptions(chunking=ChunkingSettings(), limits=limits, max_file_bytes=1 << 20, parsers=parsers)
+    scanner = await scanner_for(db, folder, capped)
+    counts = await scanner.sweep()
+    assert (counts["indexed"], counts["failed"]) == (2, 2)
+    reasons = {failure["path"]: failure["reason"] for failure in await lookup.failures(db, scanner.source_id)}
+    assert "binary content" in reasons["noise.md"]
+    assert "over the 20-chunk limit" in reasons["long.txt"]
+    [hit] = await search(db, "egrets")
+    assert hit.path.endswith("notes.md.gz") and hit.title == "Packed"
