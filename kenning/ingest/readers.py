@@ -63,7 +63,7 @@ OTHER_COMPRESSED_SUFFIXES = frozenset(
     }
 )  # fmt: skip
 UNSUPPORTED_TYPE = "unsupported type"
-COMPRESSED_UNSUPPORTED = "compressed, unsupported inside"
+COMPRESSED_UNSUPPORTED = "compressed (unsupported inside)"
 
 # How much of a file the binary and encoding sniffers look at.
 _SNIFF_BYTES = 8192
