@@ -12,7 +12,7 @@ import pytest
 from kenning.errors import ReaderError
 from kenning.ingest.readers import SUPPORTED_EXTENSIONS, ReadLimits, decode_text, read_file, reader_suffix
 from tests.helpers import make_pdf
-from tests.hostile_files import docx_many_paragraphs, gzip_bomb
+from tests.hostile_files import docx_many_paragraphs, docx_whitespace_bomb, gzip_bomb
 
 
 def write(path: Path, data: str | bytes) -> Path:
@@ -361,3 +361,10 @@ def test_a_pdf_past_the_text_cap_is_refused(tmp_path: Path) -> None:
     assert read_file(path).page_starts
     with pytest.raises(ReaderError, match="character limit"):
         read_file(path, ReadLimits(max_text_chars=2000))
+
+
+def test_a_docx_that_inflates_past_the_size_limit_is_refused_before_parsing(tmp_path: Path) -> None:
+    path = docx_whitespace_bomb(tmp_path / "spaces.docx", 64 * 1024 * 1024)
+    assert path.stat().st_size < 200_000
+    with pytest.raises(ReaderError, match="DOCX inflates to .* over the 1048576-byte limit"):
+        read_file(path, ReadLimits(max_file_bytes=1024 * 1024))

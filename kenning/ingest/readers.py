@@ -20,6 +20,7 @@ import logging
 import os
 import re
 import stat
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -219,7 +220,7 @@ def read_file(path: Path, limits: ReadLimits = ReadLimits()) -> ReadResult:
     stem = path.name[: -len(GZIP_SUFFIX)] if compressed else path.name
     stem = stem[: len(stem) - len(_suffix(stem))] or stem
     try:
-        result = _convert(stem, suffix, data, limits.max_text_chars)
+        result = _convert(stem, suffix, data, limits)
     except (ReaderError, MemoryError):
         raise
     except Exception as exc:
@@ -255,11 +256,11 @@ def _read_bytes(path: Path, max_bytes: int, compressed: bool) -> bytes:
     return data
 
 
-def _convert(stem: str, suffix: str, data: bytes, max_chars: int) -> ReadResult:
+def _convert(stem: str, suffix: str, data: bytes, limits: ReadLimits) -> ReadResult:
     if suffix == ".pdf":
-        return _read_pdf(stem, data, max_chars)
+        return _read_pdf(stem, data, limits.max_text_chars)
     if suffix == ".docx":
-        return _read_docx(stem, data, max_chars)
+        return _read_docx(stem, data, limits)
     if suffix in _HTML_EXTENSIONS:
         return _read_html(stem, data)
     text = decode_text(data)
@@ -301,7 +302,15 @@ def _pdf_page_text(page: pdfplumber.page.Page) -> str:
     return (page.extract_text() or "").replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _read_docx(stem: str, data: bytes, max_chars: int) -> ReadResult:
+def _read_docx(stem: str, data: bytes, limits: ReadLimits) -> ReadResult:
+    # A DOCX is a zip that python-docx inflates whole; like a .gz, what it inflates to
+    # is held to the file-size limit. zipfile stops each member at its declared size,
+    # so the declared sizes are a bound, not a claim.
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        inflated = sum(member.file_size for member in archive.infolist())
+    if inflated > limits.max_file_bytes:
+        raise ReaderError(f"DOCX inflates to {inflated} bytes, over the {limits.max_file_bytes}-byte limit")
+    max_chars = limits.max_text_chars
     document = docx.Document(io.BytesIO(data))
     out: list[str] = []
     chars = 0
