@@ -37,7 +37,7 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
 @pytest.fixture(scope="session")
 def parsers() -> Iterator[ParsePool]:
     """One real parse pool (worker processes) for the in-process sweep tests, stopped at the end."""
-    pool = ParsePool(workers=2, memory_mb=512, timeout=30)
+    pool = ParsePool(workers=2, memory_mb=512)
     yield pool
     asyncio.run(pool.stop())
 

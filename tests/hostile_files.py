@@ -1,4 +1,4 @@
-"""Hostile documents of any size: tests make small ones, bench/hostile.py the full-size ones.
+"""Hostile and odd documents: tests make small ones, bench/hostile.py the full-size ones.
 
 Each writer streams its payload, so building a 1 GiB bomb costs the bytes on disk
 (about 1 MB), not the gigabyte.
@@ -87,13 +87,27 @@ def pdf_stream_bomb(path: Path, inflated: int) -> Path:
         body += compressor.compress(block[:step])
         left -= step
     body += compressor.flush()
+    return write_pdf(path, bytes(body), b" /Filter /FlateDecode")
+
+
+def pdf_tex_spacing(path: Path, lines: list[list[str]], size: float, gap: int = 250) -> Path:
+    """Words set as pdfTeX sets them: no space glyph, the gap a TJ offset of `gap`/1000 em."""
+    body = [f"BT /F1 {size:g} Tf {size * 1.2:g} TL 50 760 Td"]
+    for words in lines:
+        body.append("[" + f" {-gap} ".join(f"({word})" for word in words) + "] TJ T*")
+    body.append("ET")
+    return write_pdf(path, "\n".join(body).encode())
+
+
+def write_pdf(path: Path, content: bytes, stream_options: bytes = b"") -> Path:
+    """A one-page PDF around a content stream, in Times-Roman (metrics every reader knows)."""
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
         b" /Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(body) + bytes(body) + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length %d%s >>\nstream\n" % (len(content), stream_options) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman >>",
     ]
     out = bytearray(b"%PDF-1.4\n")
     offsets = []

@@ -18,6 +18,7 @@ from kenning.ingest.readers import ReadLimits
 from tests.hostile_files import docx_many_paragraphs, pdf_stream_bomb
 
 LIMITS = ConvertLimits(read=ReadLimits(), target_chars=1200, overlap_chars=150, max_chunks=10_000)
+TIMEOUT = 60.0
 
 
 def spawned() -> set[int]:
@@ -28,14 +29,14 @@ def spawned() -> set[int]:
 async def started_worker(pool: ParsePool, note: Path) -> psutil.Process:
     """Start a one-worker pool and return its worker (other pools may have workers too)."""
     before = spawned()
-    await pool.convert(note, "note", LIMITS)
+    await pool.convert(note, "note", LIMITS, TIMEOUT)
     [pid] = spawned() - before
     return psutil.Process(pid)
 
 
 @pytest.fixture
 async def pool():
-    parse = ParsePool(workers=1, memory_mb=300, timeout=20)
+    parse = ParsePool(workers=1, memory_mb=300)
     yield parse
     await parse.stop()
 
@@ -54,7 +55,7 @@ def note(tmp_path: Path) -> Path:
 
 
 async def test_a_file_converts_to_chunks(pool: ParsePool, note: Path) -> None:
-    converted = await pool.convert(note, "note", LIMITS)
+    converted = await pool.convert(note, "note", LIMITS, TIMEOUT)
     assert converted.title == "Kestrels"
     assert [item.content for item in converted.items] == ["# Kestrels\n\nKestrels hover over fields."]
 
@@ -64,16 +65,16 @@ async def test_a_pdf_that_inflates_past_the_memory_limit_fails_and_the_pool_goes
 ) -> None:
     bomb = pdf_stream_bomb(tmp_path / "bomb.pdf", 400 * 1024 * 1024)
     with pytest.raises(ReaderError, match="memory: the parse limit is 300 MB"):
-        await pool.convert(bomb, "bomb", LIMITS)
-    assert (await pool.convert(note, "note", LIMITS)).items
+        await pool.convert(bomb, "bomb", LIMITS, TIMEOUT)
+    assert (await pool.convert(note, "note", LIMITS, TIMEOUT)).items
 
 
 async def test_a_parse_over_the_time_limit_is_killed_and_the_pool_goes_on(slow: Path, note: Path) -> None:
-    pool = ParsePool(workers=1, memory_mb=1024, timeout=0.5)
+    pool = ParsePool(workers=1, memory_mb=1024)
     try:
         with pytest.raises(ReaderError, match="0.5-second parse limit"):
-            await pool.convert(slow, "slow", LIMITS)
-        assert (await pool.convert(note, "note", LIMITS)).items
+            await pool.convert(slow, "slow", LIMITS, 0.5)
+        assert (await pool.convert(note, "note", LIMITS, TIMEOUT)).items
     finally:
         await pool.stop()
 
@@ -83,28 +84,28 @@ async def test_more_chunks_than_the_cap_fail_the_file(pool: ParsePool, tmp_path:
     path.write_text("\n\n".join(f"paragraph {i} " + "w" * 1100 for i in range(30)))
     limits = ConvertLimits(read=ReadLimits(), target_chars=1200, overlap_chars=150, max_chunks=20)
     with pytest.raises(ReaderError, match="30 chunks, over the 20-chunk limit"):
-        await pool.convert(path, "long", limits)
+        await pool.convert(path, "long", limits, TIMEOUT)
 
 
 async def test_a_worker_killed_mid_parse_fails_that_file_only(slow: Path, note: Path) -> None:
-    pool = ParsePool(workers=1, memory_mb=1024, timeout=60)
+    pool = ParsePool(workers=1, memory_mb=1024)
     try:
         worker = await started_worker(pool, note)
-        parse = asyncio.create_task(pool.convert(slow, "slow", LIMITS))
+        parse = asyncio.create_task(pool.convert(slow, "slow", LIMITS, TIMEOUT))
         await asyncio.sleep(0.5)
         os.kill(worker.pid, signal.SIGKILL)
         with pytest.raises(ReaderError, match="crashed"):
             await parse
-        assert (await pool.convert(note, "note", LIMITS)).items
+        assert (await pool.convert(note, "note", LIMITS, TIMEOUT)).items
     finally:
         await pool.stop()
 
 
 async def test_a_worker_stopped_by_sigterm_is_not_the_file_s_fault(slow: Path, note: Path) -> None:
-    pool = ParsePool(workers=1, memory_mb=1024, timeout=60)
+    pool = ParsePool(workers=1, memory_mb=1024)
     try:
         worker = await started_worker(pool, note)
-        parse = asyncio.create_task(pool.convert(slow, "slow", LIMITS))
+        parse = asyncio.create_task(pool.convert(slow, "slow", LIMITS, TIMEOUT))
         await asyncio.sleep(0.5)
         os.kill(worker.pid, signal.SIGTERM)
         with pytest.raises(ParseInterrupted):
@@ -114,9 +115,9 @@ async def test_a_worker_stopped_by_sigterm_is_not_the_file_s_fault(slow: Path, n
 
 
 async def test_cancelling_a_parse_kills_its_worker_and_stop_does_not_wait(slow: Path, note: Path) -> None:
-    pool = ParsePool(workers=1, memory_mb=1024, timeout=600)
+    pool = ParsePool(workers=1, memory_mb=1024)
     worker = await started_worker(pool, note)
-    parse = asyncio.create_task(pool.convert(slow, "slow", LIMITS))
+    parse = asyncio.create_task(pool.convert(slow, "slow", LIMITS, TIMEOUT))
     await asyncio.sleep(0.5)
     parse.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -126,4 +127,4 @@ async def test_cancelling_a_parse_kills_its_worker_and_stop_does_not_wait(slow: 
     assert time.monotonic() - started < 5
     assert not worker.is_running() or worker.status() == psutil.STATUS_ZOMBIE
     with pytest.raises(ParseInterrupted):
-        await pool.convert(note, "note", LIMITS)
+        await pool.convert(note, "note", LIMITS, TIMEOUT)

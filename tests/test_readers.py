@@ -12,7 +12,7 @@ import pytest
 from kenning.errors import ReaderError
 from kenning.ingest.readers import SUPPORTED_EXTENSIONS, ReadLimits, decode_text, read_file, reader_suffix
 from tests.helpers import make_pdf
-from tests.hostile_files import docx_many_paragraphs, docx_whitespace_bomb, gzip_bomb
+from tests.hostile_files import docx_many_paragraphs, docx_whitespace_bomb, gzip_bomb, pdf_tex_spacing
 
 
 def write(path: Path, data: str | bytes) -> Path:
@@ -368,3 +368,13 @@ def test_a_docx_that_inflates_past_the_size_limit_is_refused_before_parsing(tmp_
     assert path.stat().st_size < 200_000
     with pytest.raises(ReaderError, match="DOCX inflates to .* over the 1048576-byte limit"):
         read_file(path, ReadLimits(max_file_bytes=1024 * 1024))
+
+
+@pytest.mark.parametrize("size", [7, 9, 11])
+def test_pdf_words_set_without_space_glyphs_keep_their_spaces(tmp_path: Path, size: int) -> None:
+    # pdfTeX moves the pen instead of drawing a space; at 9 pt a quarter-em gap is 2.25
+    # points, under pdfplumber's fixed 3-point default, and the words used to run together.
+    lines = [["asn1Decoding", "generates", "an", "ASN.1", "structure"], ["from", "DER", "encoded", "bytes"]]
+    result = read_file(pdf_tex_spacing(tmp_path / "manual.pdf", lines, size))
+    assert result.text.split("\n") == [" ".join(words) for words in lines]
+

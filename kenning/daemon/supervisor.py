@@ -73,7 +73,7 @@ class Daemon:
         self.graph = GraphBuilder(self.db, settings.llm, self._ingesting)
         self.url_pool = url_pool(settings.fetch)
         limits = settings.limits
-        self.parsers = ParsePool(limits.parse_workers, limits.parse_memory_mb, limits.parse_timeout)
+        self.parsers = ParsePool(limits.parse_workers, limits.parse_memory_mb)
         self.budget = SweepBudget(settings.daemon.sweep_chunk_budget)
         self.dedup = NearDupJob(self.db, settings.dedup, lambda: self.retriever.index, self._embedding_idle)
         self.next_sweep_at = time.time() + settings.daemon.sweep_interval

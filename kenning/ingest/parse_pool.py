@@ -47,27 +47,26 @@ class ParseInterrupted(Exception):
 
 
 class ParsePool:
-    """`workers` processes, each limited to `memory_mb` of address space and `timeout` s per file."""
+    """`workers` processes, each limited to `memory_mb` of address space."""
 
-    def __init__(self, workers: int, memory_mb: int, timeout: float) -> None:
+    def __init__(self, workers: int, memory_mb: int) -> None:
         self.workers = workers
         self.memory_mb = memory_mb
-        self.timeout = timeout
         self._pool: ProcessPool | None = None
         # A thread lock, taken in the starting thread: the pool is not tied to one loop.
         self._start_lock = threading.Lock()
         self._stopped = False
 
-    async def convert(self, path: Path, fallback_title: str, limits: ConvertLimits) -> Converted:
-        """Raises ReaderError when the file hit a limit or crashed its worker."""
+    async def convert(self, path: Path, fallback_title: str, limits: ConvertLimits, timeout: float) -> Converted:
+        """Raises ReaderError when the file hit a limit, took over `timeout` s or crashed its worker."""
         pool = await self._running_pool()
-        future = pool.schedule(convert_file, args=(path, fallback_title, limits), timeout=self.timeout)
+        future = pool.schedule(convert_file, args=(path, fallback_title, limits), timeout=timeout)
         try:
             return await asyncio.wrap_future(future)
         except MemoryError:
             raise ReaderError(f"ran out of memory: the parse limit is {self.memory_mb} MB") from None
         except TimeoutError:
-            raise ReaderError(f"took longer than the {self.timeout:g}-second parse limit") from None
+            raise ReaderError(f"took longer than the {timeout:g}-second parse limit") from None
         except ProcessExpired as exc:
             if exc.exitcode in _STOPPED_BY_SIGNAL:
                 raise ParseInterrupted(f"parse worker stopped (exit code {exc.exitcode})") from None

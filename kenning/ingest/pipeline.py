@@ -105,7 +105,9 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
 
     document_id = await documents.mark_scanning(db, job.source_id, found.rel)
     try:
-        converted = await options.parsers.convert(resolved, found.path.stem, options.convert_limits)
+        converted = await options.parsers.convert(
+            resolved, found.path.stem, options.convert_limits, options.limits.parse_timeout
+        )
     except ReaderError as exc:
         log.info("failed %s: %s", found.path, exc)
         return await _fail(db, document_id, found, str(exc))
