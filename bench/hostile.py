@@ -148,13 +148,13 @@ def part_bombs(work: Path, timeout: float) -> None:
     log("part 1: writing the hostile files")
     files = hostile_files(work / "hostile")
     print("\n1. Each hostile file parsed three ways (fresh process each; peak RSS of its process tree)\n")
-    print(f"{'file':<18}{'size':>9}  {'way':<10}{'time s':>8}{'peak MB':>9}  outcome")
+    print(f"{'file':<22}{'size':>9}  {'way':<10}{'time s':>8}{'peak MB':>9}  outcome")
     for path in files:
         for way in WAYS:
             log(f"  {path.name}: {way}")
             seconds, peak, outcome = measure(way, path, timeout)
             size = f"{path.stat().st_size / 1024:.0f} KB"
-            print(f"{path.name:<18}{size:>9}  {way:<10}{seconds:>8.1f}{peak:>9.0f}  {outcome}")
+            print(f"{path.name:<22}{size:>9}  {way:<10}{seconds:>8.1f}{peak:>9.0f}  {outcome}")
 
 
 # --- part 2: overhead on ordinary files ----------------------------------------------

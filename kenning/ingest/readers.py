@@ -29,6 +29,7 @@ import docx
 import html2text
 import pdfplumber
 from docx.table import Table
+from lxml import etree
 
 from kenning.errors import ReaderError
 
@@ -427,11 +428,14 @@ def _text_cap(max_chars: int) -> ReaderError:
 
 
 def _caused_by_memory(exc: BaseException) -> bool:
-    """A parser that wraps the MemoryError it hit (pdfminer does) still ran out of memory."""
+    """A parser that wraps the MemoryError it hit (pdfminer does), or libxml2 reporting
+    it as a syntax error (python-docx), still ran out of memory."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         if isinstance(current, MemoryError):
+            return True
+        if isinstance(current, etree.XMLSyntaxError) and current.code == etree.ErrorTypes.ERR_NO_MEMORY:
             return True
         seen.add(id(current))
         current = current.__cause__ or current.__context__
