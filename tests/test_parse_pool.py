@@ -128,3 +128,14 @@ async def test_cancelling_a_parse_kills_its_worker_and_stop_does_not_wait(slow: 
     assert not worker.is_running() or worker.status() == psutil.STATUS_ZOMBIE
     with pytest.raises(ParseInterrupted):
         await pool.convert(note, "note", LIMITS, TIMEOUT)
+
+
+async def test_idle_workers_exit_and_the_next_file_starts_them_again(note: Path) -> None:
+    pool = ParsePool(workers=1, memory_mb=300, idle_seconds=0.5)
+    try:
+        worker = await started_worker(pool, note)
+        await asyncio.sleep(2)
+        assert not worker.is_running() or worker.status() == psutil.STATUS_ZOMBIE
+        assert (await pool.convert(note, "note", LIMITS, TIMEOUT)).items
+    finally:
+        await pool.stop()

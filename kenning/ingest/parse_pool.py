@@ -13,6 +13,10 @@ pebble's ProcessPool does the process work: long-lived workers, a per-task timeo
 kills only the worker running that task, a replacement when a worker dies, and a
 running task that is cancelled takes its worker down with it, so a cancelled sweep never
 waits for a parse to finish.
+
+Workers exist only while there is parsing to do: they start with the first file and
+exit after `idle_seconds` without one, so an idle daemon does not hold a parser's
+worth of memory per worker.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ _STOPPED_BY_SIGNAL = frozenset({15, -15, -2, -1})
 # How long stop() waits for pebble to end its workers (it sends SIGTERM, then SIGKILL
 # after 3 s); past this the daemon exits anyway and the OS reaps them.
 _STOP_WAIT_SECONDS = 5.0
+# Workers left with nothing to parse for this long exit; the next file starts them again.
+IDLE_SECONDS = 60.0
 
 
 class ParseInterrupted(Exception):
@@ -49,16 +55,33 @@ class ParseInterrupted(Exception):
 class ParsePool:
     """`workers` processes, each limited to `memory_mb` of address space."""
 
-    def __init__(self, workers: int, memory_mb: int) -> None:
+    def __init__(self, workers: int, memory_mb: int, idle_seconds: float = IDLE_SECONDS) -> None:
         self.workers = workers
         self.memory_mb = memory_mb
+        self.idle_seconds = idle_seconds
         self._pool: ProcessPool | None = None
+        self._in_flight = 0
+        self._idle_timer: asyncio.TimerHandle | None = None
         # A thread lock, taken in the starting thread: the pool is not tied to one loop.
         self._start_lock = threading.Lock()
         self._stopped = False
 
     async def convert(self, path: Path, fallback_title: str, limits: ConvertLimits, timeout: float) -> Converted:
         """Raises ReaderError when the file hit a limit, took over `timeout` s or crashed its worker."""
+        # Counted before the pool is fetched, so the idle timer cannot retire the pool
+        # this call is about to use.
+        self._in_flight += 1
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        try:
+            return await self._convert(path, fallback_title, limits, timeout)
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight and not self._stopped:
+                self._idle_timer = asyncio.get_running_loop().call_later(self.idle_seconds, self._retire_idle)
+
+    async def _convert(self, path: Path, fallback_title: str, limits: ConvertLimits, timeout: float) -> Converted:
         pool = await self._running_pool()
         future = pool.schedule(convert_file, args=(path, fallback_title, limits), timeout=timeout)
         try:
@@ -80,6 +103,9 @@ class ParsePool:
     async def stop(self) -> None:
         """End every worker now; a parse in progress is abandoned, never waited for."""
         self._stopped = True
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
         pool, self._pool = self._pool, None
         if pool is None:
             return
@@ -126,6 +152,13 @@ class ParsePool:
         # pebble starts its workers on the first schedule; a no-op task does it here.
         pool.schedule(_ready).result()
         return pool
+
+    def _retire_idle(self) -> None:
+        self._idle_timer = None
+        if self._in_flight or self._pool is None:
+            return
+        log.debug("parse workers idle for %.0fs; stopping them until the next file", self.idle_seconds)
+        self._discard(self._pool)
 
     def _discard(self, pool: ProcessPool) -> None:
         if self._pool is pool:
