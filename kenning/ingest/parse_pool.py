@@ -83,7 +83,12 @@ class ParsePool:
 
     async def _convert(self, path: Path, fallback_title: str, limits: ConvertLimits, timeout: float) -> Converted:
         pool = await self._running_pool()
-        future = pool.schedule(convert_file, args=(path, fallback_title, limits), timeout=timeout)
+        try:
+            future = pool.schedule(convert_file, args=(path, fallback_title, limits), timeout=timeout)
+        except RuntimeError:
+            # The pool broke (all its workers died) between the check and this call.
+            self._discard(pool)
+            raise ParseInterrupted("parse pool broke; it is restarted") from None
         try:
             return await asyncio.wrap_future(future)
         except MemoryError:
