@@ -37,7 +37,8 @@ from typing import Any
 import bm25s
 
 from kenning.api import Hit
-from kenning.config import ChunkingSettings, EmbedderSettings, RetrievalSettings, SourceSettings
+from kenning.config import ChunkingSettings, EmbedderSettings, LimitsSettings, RetrievalSettings, SourceSettings
+from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.pipeline import IngestOptions
 from kenning.ingest.scan import FolderScanner
 from kenning.retrieval.search import Retriever, Vectors
@@ -311,9 +312,15 @@ async def build_index(collection: Collection, root: Path, reuse: bool) -> Kennin
     await db.open()
     ids = await sources.sync_sources(db, [("bench", str(folder), "default")])
     settings = SourceSettings(name="bench", path=folder, max_files=10**6)
-    scanner = FolderScanner(db, ids["bench"], settings, IngestOptions(ChunkingSettings(), 1 << 26))
+    limits = LimitsSettings()
+    parsers = ParsePool(limits.parse_workers, limits.parse_memory_mb)
+    options = IngestOptions(ChunkingSettings(), limits, 1 << 26, parsers)
+    scanner = FolderScanner(db, ids["bench"], settings, options)
     started = time.perf_counter()
-    counts = await scanner.sweep()
+    try:
+        counts = await scanner.sweep()
+    finally:
+        await parsers.stop()
     sweep_s = time.perf_counter() - started
 
     embedder_settings = EmbedderSettings()

@@ -3,12 +3,14 @@ nothing reads or writes the real user's files."""
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
+from kenning.ingest.parse_pool import ParsePool
 from kenning.store.database import Database
 
 
@@ -30,6 +32,14 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
     await database.open()
     yield database
     await database.close()
+
+
+@pytest.fixture(scope="session")
+def parsers() -> Iterator[ParsePool]:
+    """One real parse pool (worker processes) for the in-process sweep tests, stopped at the end."""
+    pool = ParsePool(workers=2, memory_mb=512)
+    yield pool
+    asyncio.run(pool.stop())
 
 
 @pytest.fixture

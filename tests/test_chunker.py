@@ -15,7 +15,8 @@ def doc(text: str, kind: str = "markdown", page_starts: tuple[int, ...] = ()) ->
 
 
 def assert_exact(text: str, chunks: list[Chunk], target: int) -> None:
-    """Each chunk is its cited line range verbatim, and no non-blank line is lost."""
+    """Each chunk is its cited line range verbatim, no non-blank line is lost, and each
+    chunk reaches past the one before (pieces of one overlong line aside)."""
     lines = text.split("\n")
     covered: set[int] = set()
     for chunk in chunks:
@@ -31,6 +32,10 @@ def assert_exact(text: str, chunks: list[Chunk], target: int) -> None:
         covered.update(range(chunk.line_start, chunk.line_end + 1))
     missing = [n for n, line in enumerate(lines, 1) if line.strip() and n not in covered]
     assert not missing
+    for before, after in zip(chunks, chunks[1:]):
+        if before.line_start == before.line_end == after.line_start == after.line_end:
+            continue
+        assert after.line_start > before.line_start and after.line_end > before.line_end, (before, after)
 
 
 def sentence_paragraphs(count: int) -> list[str]:
@@ -307,3 +312,20 @@ def test_markdown_file_end_to_end_cites_exact_lines(tmp_path: Path) -> None:
     chunks = chunk_document(result, target_chars=120, overlap_chars=40)
     assert_exact(result.text, chunks, 120)
     assert result.text.split("\n")[chunks[-1].line_end - 1] == "Search with ken."
+
+
+def paragraphs_of_code(*sizes: int) -> str:
+    blocks = ["\n".join(f"        value_{n}_{i} = compute(value_{n}_{i - 1}, {i})" for i in range(size)) for n, size in enumerate(sizes)]
+    return "class Parser:\n    def parse(self):\n" + "\n\n".join(blocks) + "\n"
+
+
+@pytest.mark.parametrize("sizes", [(20, 2, 40), (3, 1, 1, 60), (22, 30, 2, 2, 50)])
+def test_no_chunk_repeats_the_tail_of_the_one_before(sizes: tuple[int, ...]) -> None:
+    # A method of blank-separated paragraphs, one longer than a chunk: cut at the same
+    # paragraph start again from inside the overlap, the chunker used to emit the tail
+    # of a chunk once more per overlap line (lines 202-205, 203-205, 204-205).
+    text = paragraphs_of_code(*sizes)
+    chunks = chunk_document(doc(text, "code"), target_chars=1200, overlap_chars=150)
+    assert_exact(text, chunks, 1200)
+    spans = [(c.line_start, c.line_end) for c in chunks]
+    assert all(b[0] > a[0] and b[1] > a[1] for a, b in zip(spans, spans[1:])), spans

@@ -110,3 +110,51 @@ def test_ken_sources_add_previews_the_cost_and_adds_nothing_until_confirmed(tmp_
     accepted = CliRunner().invoke(main, [*args, "--yes"])
     assert accepted.exit_code == 0, accepted.output
     assert [s.name for s in load_settings(config).sources] == ["big"]
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/", "is the root folder"),
+        ("/proc", "in /proc, a system pseudo-filesystem"),
+        ("/proc/self/cwd/..", "a system pseudo-filesystem"),
+        ("/sys/kernel", "in /sys"),
+        ("/dev", "in /dev"),
+    ],
+)
+def test_the_root_and_pseudo_filesystems_are_refused_as_sources(tmp_path, path, message):
+    config = tmp_path / "config.toml"
+    config.write_text(f'[[sources]]\nname = "x"\npath = "{path}"\n')
+    with pytest.raises(ConfigError, match=f"sources.0.path: .*{message}"):
+        load_settings(config)
+
+
+def test_a_link_to_the_root_folder_is_refused_too(tmp_path):
+    link = tmp_path / "everything"
+    link.symlink_to("/")
+    with pytest.raises(ValueError, match="is the root folder"):
+        SourceSettings(name="x", path=link)
+
+
+def test_ken_sources_add_refuses_a_pseudo_filesystem_and_writes_nothing(tmp_path):
+    config = tmp_path / "config.toml"
+    result = CliRunner().invoke(main, ["--config", str(config), "sources", "add", "/proc", "--yes"])
+    assert result.exit_code == 1
+    assert "invalid source: path: /proc is in /proc, a system pseudo-filesystem" in result.output
+    assert not config.exists()
+
+
+def test_ken_sources_add_counts_the_files_it_will_pass_over(tmp_path):
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    for name in ("a.md", "b.md", "photo.png", "clip.mov", "backup.tar.gz", ".hidden.md"):
+        (folder / name).write_text("text\n")
+    (folder / "node_modules").mkdir()
+    config = tmp_path / "config.toml"
+    result = CliRunner().invoke(main, ["--config", str(config), "sources", "add", str(folder), "--yes"])
+    assert result.exit_code == 0, result.output
+    assert "2 files to index" in result.output
+    [line] = [line for line in result.output.splitlines() if "passed over" in line]
+    assert line.startswith("  4 files passed over: ")
+    assert {"2 unsupported type", "1 compressed (unsupported inside)", "1 hidden"} == set(line.split(": ")[1].split(", "))
+    assert "1 folders not entered" in result.output

@@ -1,13 +1,18 @@
 """Readers on real files: PDFs from fpdf2, DOCX from python-docx, raw bytes for encodings."""
 
+import gzip
+import os
+import random
+import threading
 from pathlib import Path
 
 import docx
 import pytest
 
 from kenning.errors import ReaderError
-from kenning.ingest.readers import SUPPORTED_EXTENSIONS, decode_text, read_file
+from kenning.ingest.readers import SUPPORTED_EXTENSIONS, ReadLimits, decode_text, read_file, reader_suffix
 from tests.helpers import make_pdf
+from tests.hostile_files import docx_many_paragraphs, docx_whitespace_bomb, gzip_bomb, pdf_tex_spacing
 
 
 def write(path: Path, data: str | bytes) -> Path:
@@ -208,8 +213,8 @@ def test_html_without_title_uses_first_heading(tmp_path: Path) -> None:
 def test_oversized_file_raises_reader_error(tmp_path: Path) -> None:
     path = write(tmp_path / "big.txt", b"x" * 101)
     with pytest.raises(ReaderError, match="limit"):
-        read_file(path, max_bytes=100)
-    assert read_file(path, max_bytes=101).text == "x" * 101
+        read_file(path, ReadLimits(max_file_bytes=100))
+    assert read_file(path, ReadLimits(max_file_bytes=101)).text == "x" * 101
 
 
 def test_unsupported_extension_raises_reader_error(tmp_path: Path) -> None:
@@ -232,3 +237,144 @@ def test_a_file_that_cannot_be_opened_raises_reader_error(tmp_path: Path) -> Non
     path.symlink_to(path)
     with pytest.raises(ReaderError, match="cannot"):
         read_file(path)
+
+
+# --- hostile and odd input ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_bom_is_detected(tmp_path: Path, encoding: str) -> None:
+    text = "Grüße aus Köln\nzweite Zeile über UTF-16\n" * 20
+    path = write(tmp_path / "notes.md", text.encode(encoding))
+    assert read_file(path).text == text
+
+
+def test_random_bytes_are_refused_as_binary(tmp_path: Path) -> None:
+    noise = random.Random(7).randbytes(20_000)
+    with pytest.raises(ReaderError, match="binary"):
+        read_file(write(tmp_path / "noise.md", noise))
+
+
+def test_random_bytes_without_nul_are_refused_as_binary(tmp_path: Path) -> None:
+    noise = bytes(b for b in random.Random(8).randbytes(4000) if b)
+    with pytest.raises(ReaderError, match="binary"):
+        read_file(write(tmp_path / "noise.txt", noise))
+
+
+def test_binary_with_a_text_extension_is_refused(tmp_path: Path) -> None:
+    elf = b"\x7fELF\x02\x01\x01" + b"\x00" * 9 + bytes(range(256)) * 8
+    with pytest.raises(ReaderError, match="binary"):
+        read_file(write(tmp_path / "tool.sh", elf))
+
+
+def test_windows_1252_text_is_decoded(tmp_path: Path) -> None:
+    text = "“Smart quotes” – and a dash… in a café\n" * 30
+    assert read_file(write(tmp_path / "memo.txt", text.encode("cp1252"))).text == text
+
+
+def test_ansi_colours_in_a_log_are_text(tmp_path: Path) -> None:
+    text = "\x1b[32mINFO\x1b[0m service started\n" * 200
+    assert read_file(write(tmp_path / "run.log", text)).text == text
+
+
+def test_gzipped_markdown_is_read_with_its_own_title(tmp_path: Path) -> None:
+    path = tmp_path / "README.md.gz"
+    path.write_bytes(gzip.compress(b"# Release Notes\n\nversion two adds caching\n"))
+    result = read_file(path)
+    assert (result.title, result.kind, result.format) == ("Release Notes", "markdown", "markdown")
+    assert "caching" in result.text
+
+
+def test_gzipped_debian_changelog_is_read_as_prose(tmp_path: Path) -> None:
+    path = tmp_path / "changelog.Debian.gz"
+    path.write_bytes(gzip.compress(b"pkg (1.2-1) unstable; urgency=low\n\n  * New upstream release.\n"))
+    result = read_file(path)
+    assert (result.title, result.kind) == ("changelog", "prose")
+    assert "New upstream release" in result.text
+
+
+def test_a_gzip_bomb_stops_at_the_size_limit(tmp_path: Path) -> None:
+    path = gzip_bomb(tmp_path / "bomb.log.gz", 64 * 1024 * 1024)
+    assert path.stat().st_size < 200_000
+    with pytest.raises(ReaderError, match="decompresses to more than"):
+        read_file(path, ReadLimits(max_file_bytes=1024 * 1024))
+
+
+def test_a_damaged_gzip_is_a_reader_error(tmp_path: Path) -> None:
+    whole = gzip.compress(b"some text\n" * 1000)
+    with pytest.raises(ReaderError, match="decompress"):
+        read_file(write(tmp_path / "cut.txt.gz", whole[: len(whole) // 2]))
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("README.md.gz", (".md", True)),
+        ("changelog.gz", ("", True)),
+        ("changelog.Debian.amd64.gz", ("", True)),
+        ("README.Debian", ("", False)),
+        ("paper.pdf.gz", "compressed (unsupported inside)"),
+        ("src.tar.gz", "compressed (unsupported inside)"),
+        ("notes.zip", "compressed (unsupported inside)"),
+        ("photo.png", "unsupported type"),
+        ("Guide.MD", (".md", False)),
+    ],
+)
+def test_reader_suffix_names_the_reader_or_the_reason(name: str, expected: object) -> None:
+    assert reader_suffix(name) == expected
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "swapped.md"
+    os.mkfifo(fifo)
+    outcome: list[BaseException] = []
+
+    def attempt() -> None:
+        try:
+            read_file(fifo)
+        except ReaderError as exc:
+            outcome.append(exc)
+
+    # A blocked open would hang this thread forever; the join bounds the wait.
+    thread = threading.Thread(target=attempt, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive(), "opening a FIFO blocked"
+    assert "not a regular file" in str(outcome[0])
+
+
+def test_extracted_text_past_the_cap_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path / "long.txt", "word " * 5000)
+    with pytest.raises(ReaderError, match="24999-character limit"):
+        read_file(path, ReadLimits(max_text_chars=25_000 - 1))
+    assert len(read_file(path, ReadLimits(max_text_chars=25_000)).text) == 25_000
+
+
+def test_a_docx_of_many_paragraphs_stops_at_the_text_cap(tmp_path: Path) -> None:
+    path = docx_many_paragraphs(tmp_path / "many.docx", 50_000)
+    with pytest.raises(ReaderError, match="character limit"):
+        read_file(path, ReadLimits(max_text_chars=10_000))
+
+
+def test_a_pdf_past_the_text_cap_is_refused(tmp_path: Path) -> None:
+    path = make_pdf(tmp_path / "long.pdf", [[f"page {n} line {i} of words" for i in range(40)] for n in range(5)])
+    assert read_file(path).page_starts
+    with pytest.raises(ReaderError, match="character limit"):
+        read_file(path, ReadLimits(max_text_chars=2000))
+
+
+def test_a_docx_that_inflates_past_the_size_limit_is_refused_before_parsing(tmp_path: Path) -> None:
+    path = docx_whitespace_bomb(tmp_path / "spaces.docx", 64 * 1024 * 1024)
+    assert path.stat().st_size < 200_000
+    with pytest.raises(ReaderError, match="DOCX inflates to .* over the 1048576-byte limit"):
+        read_file(path, ReadLimits(max_file_bytes=1024 * 1024))
+
+
+@pytest.mark.parametrize("size", [7, 9, 11])
+def test_pdf_words_set_without_space_glyphs_keep_their_spaces(tmp_path: Path, size: int) -> None:
+    # pdfTeX moves the pen instead of drawing a space; at 9 pt a quarter-em gap is 2.25
+    # points, under pdfplumber's fixed 3-point default, and the words used to run together.
+    lines = [["asn1Decoding", "generates", "an", "ASN.1", "structure"], ["from", "DER", "encoded", "bytes"]]
+    result = read_file(pdf_tex_spacing(tmp_path / "manual.pdf", lines, size))
+    assert result.text.split("\n") == [" ".join(words) for words in lines]
+

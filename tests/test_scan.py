@@ -2,26 +2,35 @@
 
 from __future__ import annotations
 
+import asyncio
+import gzip
 import os
+import random
 import shutil
 from pathlib import Path
 
 
-from kenning.config import ChunkingSettings, SourceSettings
-from kenning.ingest.pipeline import IngestOptions
+import pytest
+
+from kenning.config import ChunkingSettings, LimitsSettings, SourceSettings
+from kenning.ingest.parse_pool import ParsePool
+from kenning.ingest.pipeline import FileJob, IngestOptions, ingest
 from kenning.ingest.scan import FolderScanner, SweepBudget
+from kenning.ingest.walk import WalkRules, walk
 from tests.helpers import search
 from kenning.store import documents, lookup, sources
 from kenning.store.database import Database
 
-OPTIONS = IngestOptions(chunking=ChunkingSettings(), max_file_bytes=1 << 20)
+
+@pytest.fixture
+def options(parsers: ParsePool) -> IngestOptions:
+    return IngestOptions(chunking=ChunkingSettings(), limits=LimitsSettings(), max_file_bytes=1 << 20, parsers=parsers)
 
 
-
-async def scanner_for(db: Database, folder: Path, **overrides) -> FolderScanner:
+async def scanner_for(db: Database, folder: Path, options: IngestOptions, **overrides) -> FolderScanner:
     settings = SourceSettings(name="notes", path=folder, **overrides)
     ids = await sources.sync_sources(db, [("notes", str(folder), "default")])
-    return FolderScanner(db, ids["notes"], settings, OPTIONS)
+    return FolderScanner(db, ids["notes"], settings, options)
 
 
 def write(folder: Path, name: str, text: str, mtime: float | None = None) -> Path:
@@ -37,11 +46,11 @@ async def item_ids(db: Database) -> list[int]:
         return [row[0] for row in await (await conn.execute("SELECT id FROM items ORDER BY id")).fetchall()]
 
 
-async def test_unchanged_files_are_not_reingested_and_same_bytes_keep_their_chunks(db, tmp_path):
+async def test_unchanged_files_are_not_reingested_and_same_bytes_keep_their_chunks(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     path = write(folder, "a.md", "# A\n\nkoala facts\n", mtime=1000)
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     assert (await scanner.sweep())["indexed"] == 1
     before = await item_ids(db)
     assert (await scanner.sweep())["unchanged"] == 1
@@ -53,12 +62,12 @@ async def test_unchanged_files_are_not_reingested_and_same_bytes_keep_their_chun
     assert states["a.md"].mtime == 2000
 
 
-async def test_chunk_budget_defers_files_to_later_sweeps(db, tmp_path):
+async def test_chunk_budget_defers_files_to_later_sweeps(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     for index in range(6):
         write(folder, f"n{index}.md", f"note {index} about emus\n", mtime=1000 + index)
-    scanner = await scanner_for(db, folder, chunk_budget=2)
+    scanner = await scanner_for(db, folder, options, chunk_budget=2)
     first = await scanner.sweep()
     assert first["indexed"] == 2 and scanner.progress.pending == 4
     assert {h.path.rsplit("/", 1)[1] for h in await search(db, "emus")} == {"n5.md", "n4.md"}  # newest first
@@ -67,7 +76,7 @@ async def test_chunk_budget_defers_files_to_later_sweeps(db, tmp_path):
     assert len(await search(db, "emus")) == 6
 
 
-async def test_sources_share_the_per_round_budget_and_resume_when_it_is_renewed(db, tmp_path):
+async def test_sources_share_the_per_round_budget_and_resume_when_it_is_renewed(db, tmp_path, options):
     shared = SweepBudget(per_round=3)
     scanners = []
     for name in ("first", "second"):
@@ -77,7 +86,7 @@ async def test_sources_share_the_per_round_budget_and_resume_when_it_is_renewed(
             write(folder, f"{name}{index}.md", f"{name} note {index} about yaks\n", mtime=1000 + index)
         ids = await sources.sync_sources(db, [(n, str(tmp_path / n), "default") for n in ("first", "second")])
         settings = SourceSettings(name=name, path=folder)
-        scanners.append(FolderScanner(db, ids[name], settings, OPTIONS, default_budget=0, shared_budget=shared))
+        scanners.append(FolderScanner(db, ids[name], settings, options, default_budget=0, shared_budget=shared))
     first, second = scanners
     assert (await first.sweep())["indexed"] == 3
     counts = await second.sweep()
@@ -90,37 +99,37 @@ async def test_sources_share_the_per_round_budget_and_resume_when_it_is_renewed(
     assert len(await search(db, "yaks", limit=20)) == 8
 
 
-async def test_a_folder_default_budget_applies_unless_the_source_sets_its_own(db, tmp_path):
+async def test_a_folder_default_budget_applies_unless_the_source_sets_its_own(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     for index in range(5):
         write(folder, f"n{index}.md", f"note {index} about gnus\n", mtime=1000 + index)
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     scanner.default_budget = 2
     assert (await scanner.sweep())["indexed"] == 2
-    own = await scanner_for(db, folder, chunk_budget=0)
+    own = await scanner_for(db, folder, options, chunk_budget=0)
     own.default_budget = 2
     assert (await own.sweep())["indexed"] == 3
 
 
-async def test_max_files_keeps_the_newest_and_lowering_it_deletes_nothing(db, tmp_path):
+async def test_max_files_keeps_the_newest_and_lowering_it_deletes_nothing(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     for index in range(5):
         write(folder, f"n{index}.md", f"note {index} about ocelots\n", mtime=1000 + index)
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     await scanner.sweep()
-    capped = await scanner_for(db, folder, max_files=2)
+    capped = await scanner_for(db, folder, options, max_files=2)
     counts = await capped.sweep()
     assert counts["deleted"] == 0 and capped.progress.capped == 3
     assert len(await search(db, "ocelots")) == 5
 
 
-async def test_a_missing_root_is_reported_and_deletes_nothing(db, tmp_path):
+async def test_a_missing_root_is_reported_and_deletes_nothing(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     write(folder, "a.md", "tamarin notes\n")
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     await scanner.sweep()
     shutil.move(folder, tmp_path / "unmounted")
     counts = await scanner.sweep()
@@ -131,11 +140,11 @@ async def test_a_missing_root_is_reported_and_deletes_nothing(db, tmp_path):
     assert row.last_sweep_error == scanner.progress.last_error
 
 
-async def test_a_file_left_scanning_by_a_crash_is_ingested_again(db, tmp_path):
+async def test_a_file_left_scanning_by_a_crash_is_ingested_again(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     write(folder, "a.md", "# A\n\nmanatee one\n", mtime=1000)
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     await scanner.sweep()
     write(folder, "a.md", "# A\n\nmanatee two\n", mtime=1000)  # same mtime and size: only the state row tells
     await documents.mark_scanning(db, scanner.source_id, "a.md")
@@ -147,13 +156,13 @@ async def test_a_file_left_scanning_by_a_crash_is_ingested_again(db, tmp_path):
     assert (tally.done, tally.scanning) == (1, 0)
 
 
-async def test_a_failed_file_is_retried_only_when_it_changes(db, tmp_path):
+async def test_a_failed_file_is_retried_only_when_it_changes(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     bad = folder / "broken.pdf"
     bad.write_bytes(b"not a pdf")
     os.utime(bad, (1000, 1000))
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     assert (await scanner.sweep())["failed"] == 1
     assert (await scanner.sweep())["unchanged"] == 1
     [failure] = await lookup.failures(db, scanner.source_id)
@@ -165,11 +174,11 @@ async def test_a_failed_file_is_retried_only_when_it_changes(db, tmp_path):
     assert await lookup.failures(db, scanner.source_id) == []
 
 
-async def test_credentials_are_redacted_before_they_are_stored(db, tmp_path):
+async def test_credentials_are_redacted_before_they_are_stored(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     write(folder, "ops.md", "# Deploy\n\naws key AKIAABCDEFGHIJKLMNOP for the quail bucket\npassword = hunter2hunter2\n")
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     await scanner.sweep()
     [hit] = await search(db, "quail")
     async with db.reader() as conn:
@@ -179,12 +188,12 @@ async def test_credentials_are_redacted_before_they_are_stored(db, tmp_path):
     assert (hit.line_start, hit.line_end) == (1, 4)
 
 
-async def test_a_title_taken_from_the_file_name_is_redacted_and_the_path_kept(db, tmp_path):
+async def test_a_title_taken_from_the_file_name_is_redacted_and_the_path_kept(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     name = "stripe-sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc" + ".txt"
     write(folder, name, "Rotate the grebe cluster keys.\n")
-    scanner = await scanner_for(db, folder)
+    scanner = await scanner_for(db, folder, options)
     await scanner.sweep()
     [hit] = await search(db, "grebe")
     assert hit.title == "stripe-[REDACTED]"
@@ -192,12 +201,69 @@ async def test_a_title_taken_from_the_file_name_is_redacted_and_the_path_kept(db
     assert hit.path == str(folder / name)
 
 
-async def test_max_files_indexes_only_the_newest_files(db, tmp_path):
+async def test_max_files_indexes_only_the_newest_files(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()
     for index in range(5):
         write(folder, f"n{index}.md", f"note {index} about okapis\n", mtime=1000 + index)
-    scanner = await scanner_for(db, folder, max_files=2)
+    scanner = await scanner_for(db, folder, options, max_files=2)
     counts = await scanner.sweep()
     assert counts["indexed"] == 2 and scanner.progress.discovered == 5 and scanner.progress.capped == 3
     assert {h.path.rsplit("/", 1)[1] for h in await search(db, "okapis")} == {"n3.md", "n4.md"}
+
+
+async def test_a_file_name_that_is_not_utf8_costs_only_that_file(db, tmp_path, options):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for index in range(20):
+        write(folder, f"n{index}.md", f"note {index} about axolotls\n")
+    with open(os.path.join(os.fsencode(folder), b"odd\xff\xfe.md"), "w") as handle:
+        handle.write("an odd name\n")
+    scanner = await scanner_for(db, folder, options)
+    counts = await scanner.sweep()
+    assert counts["indexed"] == 20 and scanner.progress.last_error is None
+    assert len(await search(db, "axolotls", limit=30)) == 20
+
+
+async def test_a_file_swapped_for_a_fifo_after_the_walk_fails_without_hanging(db, tmp_path, options):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    path = write(folder, "log.md", "soon a pipe\n")
+    [found] = walk(folder, WalkRules())
+    path.unlink()
+    os.mkfifo(path)
+    ids = await sources.sync_sources(db, [("notes", str(folder), "default")])
+    outcome = await asyncio.wait_for(ingest(db, FileJob(ids["notes"], folder, found, None, True), options), 20)
+    assert outcome.result == "failed" and "not a regular file" in outcome.reason
+
+
+async def test_a_huge_sparse_file_is_refused_without_being_read(db, tmp_path, options):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder, "small.md", "a small note on herons\n")
+    with open(folder / "huge.log", "wb") as handle:
+        handle.truncate(1 << 40)  # 1 TiB of holes: reading it first would outlast the test
+    scanner = await scanner_for(db, folder, options)
+    counts = await scanner.sweep()
+    assert (counts["indexed"], counts["failed"]) == (1, 1)
+    [failure] = await lookup.failures(db, scanner.source_id)
+    assert failure["path"] == "huge.log" and "over the 1048576-byte limit" in failure["reason"]
+
+
+async def test_binary_and_capped_files_fail_with_their_reason_and_the_rest_is_indexed(db, tmp_path, parsers):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder, "good.md", "# Good\n\nnotes on ibises\n")
+    (folder / "noise.md").write_bytes(random.Random(3).randbytes(5000))
+    write(folder, "long.txt", "\n\n".join(f"paragraph {i} " + "w" * 1100 for i in range(30)))
+    (folder / "notes.md.gz").write_bytes(gzip.compress(b"# Packed\n\nnotes on egrets\n"))
+    limits = LimitsSettings(max_chunks_per_file=20)
+    capped = IngestOptions(chunking=ChunkingSettings(), limits=limits, max_file_bytes=1 << 20, parsers=parsers)
+    scanner = await scanner_for(db, folder, capped)
+    counts = await scanner.sweep()
+    assert (counts["indexed"], counts["failed"]) == (2, 2)
+    reasons = {failure["path"]: failure["reason"] for failure in await lookup.failures(db, scanner.source_id)}
+    assert "binary content" in reasons["noise.md"]
+    assert "over the 20-chunk limit" in reasons["long.txt"]
+    [hit] = await search(db, "egrets")
+    assert hit.path.endswith("notes.md.gz") and hit.title == "Packed"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kenning.ingest.kiroignore import KiroIgnore
-from kenning.ingest.walk import HARD_SKIP_DIRS, Discovered, WalkRules, is_candidate, walk
+from kenning.ingest.walk import HARD_SKIP_DIRS, Discovered, WalkReport, WalkRules, is_candidate, newest, walk
 
 
 def make(root: Path, *rels: str) -> None:
@@ -326,3 +326,60 @@ def test_candidate_exclude() -> None:
     assert not candidate("data", rules)
     assert not candidate("data/x.md", rules)
     assert candidate("database.md", rules)
+
+
+def test_every_file_passed_over_is_counted_by_reason(root: Path, tmp_path: Path) -> None:
+    make(root, "a.md", "b.txt", "photo.png", "clip.mp4", "src.tar.gz", "paper.pdf.gz", "notes.zip")
+    make(root, "README.md.gz", ".hidden.md", "~$report.docx", "package-lock.json", "skip/me.md", "secrets.yaml")
+    make(root, "node_modules/x.md", ".git/HEAD", "big.log")
+    with open(root / "big.log", "wb") as handle:
+        handle.truncate(5000)
+    os.mkfifo(root / "pipe.md")
+    (tmp_path / "outside.md").write_text("out\n")
+    (root / "link.md").symlink_to(tmp_path / "outside.md")
+    report = WalkReport()
+    found = walk(root, WalkRules(ignore=("skip",), max_file_bytes=1000), report)
+    assert {item.rel for item in found} == {"a.md", "b.txt", "README.md.gz", "big.log"}
+    assert report.files == {
+        "unsupported type": 2,
+        "compressed (unsupported inside)": 3,
+        "hidden": 1,
+        "junk, backup or lock file": 2,
+        "sensitive": 1,
+        "not a regular file": 1,
+        "link outside the root": 1,
+        "too big": 1,
+    }
+    assert report.skipped_dirs == 3  # node_modules, .git, skip
+
+
+def test_a_name_that_is_not_utf8_is_passed_over_and_counted(root: Path) -> None:
+    make(root, "good.md")
+    raw = os.fsencode(root)
+    for name in (b"odd\xff\xfe.md", b"bad\xe9dir"):
+        path = os.path.join(raw, name)
+        if name.endswith(b".md"):
+            open(path, "w").close()
+        else:
+            os.mkdir(path)
+            open(os.path.join(path, b"inside.md"), "w").close()
+    report = WalkReport()
+    assert {item.rel for item in walk(root, WalkRules(), report)} == {"good.md"}
+    assert report.files == {"name is not valid UTF-8": 1}
+    assert report.skipped_dirs == 1
+
+
+def test_newest_keeps_the_most_recent_and_counts_the_rest_as_capped(root: Path) -> None:
+    make(root, "a.md", "b.md", "c.md")
+    for age, name in enumerate(("c.md", "a.md", "b.md")):
+        os.utime(root / name, (1000 - age, 1000 - age))
+    report = WalkReport()
+    kept = newest(walk(root, WalkRules(), report), 2, report)
+    assert [item.rel for item in kept] == ["c.md", "a.md"]
+    assert report.files == {"over max_files": 1}
+
+
+@pytest.mark.parametrize("rel", ["notes.md.gz", "changelog.Debian.gz", "README.Debian"])
+def test_gzip_and_debian_notes_are_candidates(rel: str) -> None:
+    assert candidate(rel)
+

@@ -98,6 +98,8 @@ def sources_add(
     """
     # Imported here: the preview walks the folder with the sweep's own filters and
     # samples files through the real readers, which no other command should load.
+    from pydantic import ValidationError
+
     from kenning.config import SourceSettings, add_source
     from kenning.ingest.preview import describe, preview
 
@@ -119,8 +121,11 @@ def sources_add(
             chunk_budget=chunk_budget,
             confine_to_root=not no_confine,
         )
-    except ValueError as exc:
-        raise KenningError(f"invalid source: {exc}") from None
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, error['loc']))}: {error['msg'].removeprefix('Value error, ')}" for error in exc.errors()
+        )
+        raise KenningError(f"invalid source: {problems}") from None
     for line in describe(preview(source, settings), source, settings):
         click.echo(line)
     if not yes:

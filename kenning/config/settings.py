@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from kenning.config.paths import DB_NAME, default_data_dir, socket_path, user_path
 
 SOURCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+# Kernel and device trees: their "files" are endless, blocking or live state, not documents.
+PSEUDO_FILESYSTEMS = (Path("/proc"), Path("/sys"), Path("/dev"))
 # Agent-added text and fetched pages live in sources of these names.
 RESERVED_SOURCE_NAMES = frozenset({"agent", "web"})
 
@@ -56,6 +58,21 @@ class DaemonSettings(_Strict):
     @property
     def db_path(self) -> Path:
         return self.data_dir / DB_NAME
+
+
+class LimitsSettings(_Strict):
+    """Where reading one file stops, so a hostile file costs that file and nothing more.
+
+    Files are parsed in `parse_workers` worker processes, each with `parse_memory_mb` of
+    address space and `parse_timeout` seconds per file; those three apply when the
+    daemon starts. A file past any limit is marked failed with the reason.
+    """
+
+    max_text_chars: Annotated[int, Field(ge=10_000)] = 10_000_000
+    max_chunks_per_file: Annotated[int, Field(ge=10)] = 10_000
+    parse_timeout: Annotated[float, Field(gt=0)] = 120.0
+    parse_memory_mb: Annotated[int, Field(ge=128)] = 512
+    parse_workers: Annotated[int, Field(ge=1, le=16)] = 2
 
 
 class ChunkingSettings(_Strict):
@@ -150,11 +167,21 @@ class SourceSettings(_Strict):
     @field_validator("path", mode="after")
     @classmethod
     def _expand(cls, value: Path) -> Path:
-        return user_path(value)
+        path = user_path(value)
+        # Checked as written and with links resolved, so /proc/self or a link to /
+        # is refused too.
+        for form in (path, path.resolve()):
+            if form == Path(form.anchor):
+                raise ValueError(f"{path} is the root folder; add the folders that hold your documents instead")
+            for tree in PSEUDO_FILESYSTEMS:
+                if form.is_relative_to(tree):
+                    raise ValueError(f"{path} is in {tree}, a system pseudo-filesystem, not a folder of documents")
+        return path
 
 
 class Settings(_Strict):
     daemon: DaemonSettings = Field(default_factory=DaemonSettings)
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)

@@ -233,9 +233,16 @@ class _Chunker:
         after itself. Failing that, a range ends at the last soft boundary
         (paragraph), else after the last whole line that fits. Overlap is added only
         after a soft or line break: a hard break starts something new.
+
+        A range that starts in the overlap ends past the previous range's end: cut at
+        the same paragraph boundary again, it would only repeat a tail of the range
+        before it (lines 202-205, then 203-205, then 204-205).
         """
         lines, prefix, target = self.lines, self.prefix, self.target
         start = first
+        # Where the last range was cut, and where its text ends once trailing blank
+        # lines are trimmed (what its citation shows).
+        previous_cut = previous_end = first
         while True:
             while start < end and (not lines[start] or lines[start].isspace()):
                 start += 1
@@ -245,7 +252,7 @@ class _Chunker:
             if stop == start:
                 # This one line alone is longer than the target; the caller splits it.
                 yield start, start + 1
-                start += 1
+                start = previous_cut = previous_end = start + 1
                 continue
             at = bisect_left(hard, start)
             aligned = start == first or (at < len(hard) and hard[at] == start)
@@ -253,18 +260,31 @@ class _Chunker:
                 cut = 0 if stop >= end else _last_between(hard, start, stop)
             else:
                 cut = hard[at] if at < len(hard) and hard[at] <= stop else 0
-            if cut:
-                yield start, cut
+            fresh = bool(cut) or stop >= end  # the next range starts at the cut, no overlap
+            if not cut:
+                cut = end if stop >= end else _last_between(soft, max(start, previous_cut), stop) or stop
+            text_end = self._text_end(start, cut)
+            if start < previous_cut and text_end <= previous_end:
+                # Begun in the overlap, this range reaches no line the last one did not
+                # (only blank lines lie past it): start after the last one instead.
+                start = previous_cut
+                continue
+            yield start, cut
+            previous_cut, previous_end = cut, text_end
+            if cut >= end:
+                return
+            if fresh:
                 start = cut
                 continue
-            if stop >= end:
-                yield start, end
-                return
-            cut = _last_between(soft, start, stop) or stop
-            yield start, cut
             resume = bisect_left(prefix, prefix[cut] - self.overlap, start + 1, cut)
             # Drop the overlap if it would leave no room for the next line.
             start = resume if prefix[cut + 1] - prefix[resume] <= target + 1 else cut
+
+    def _text_end(self, start: int, stop: int) -> int:
+        """`stop` moved back over trailing blank lines, as `_pack` trims a range."""
+        while stop > start + 1 and self.lines[stop - 1].strip() == "":
+            stop -= 1
+        return stop
 
 
 def _last_between(boundaries: list[int], start: int, stop: int) -> int:

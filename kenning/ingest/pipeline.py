@@ -1,7 +1,8 @@
 """One file through the pipeline: change check → read → redact → chunk → store.
 
-Everything that touches the disk or burns CPU runs in a worker thread; the store calls
-run on the database threads. The event loop only sequences the steps.
+The cheap checks and the content hash run in a worker thread; reading, redacting and
+chunking run in the parse pool's processes, under its memory and time limits; the store
+calls run on the database threads. The event loop only sequences the steps.
 """
 
 from __future__ import annotations
@@ -13,23 +14,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from kenning.config import ChunkingSettings
+from kenning.config import ChunkingSettings, LimitsSettings
 from kenning.errors import ReaderError
-from kenning.ingest.chunker import chunk_document
-from kenning.ingest.readers import ReadResult, read_file
-from kenning.ingest.redact import redact
+from kenning.ingest.convert import ConvertLimits
+from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
+from kenning.ingest.readers import ReadLimits, open_regular
 from kenning.ingest.sensitive import is_sensitive_path
 from kenning.ingest.walk import Discovered
 from kenning.store import documents
 from kenning.store.database import Database
-from kenning.store.documents import DocumentMeta, FileState, NewItem
-from kenning.store.texthash import text_hash
+from kenning.store.documents import DocumentMeta, FileState
 
 log = logging.getLogger(__name__)
 
 HASH_BLOCK = 1 << 20
 
-Result = Literal["indexed", "merged", "unchanged", "failed", "skipped"]
+# "deferred": the parse was interrupted from outside (not the file's fault); the file
+# stays `scanning`, so the next sweep takes it again.
+Result = Literal["indexed", "merged", "unchanged", "failed", "skipped", "deferred"]
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,18 @@ class Outcome:
 @dataclass(frozen=True)
 class IngestOptions:
     chunking: ChunkingSettings
+    limits: LimitsSettings
     max_file_bytes: int
+    parsers: ParsePool
+
+    @property
+    def convert_limits(self) -> ConvertLimits:
+        return ConvertLimits(
+            read=ReadLimits(max_file_bytes=self.max_file_bytes, max_text_chars=self.limits.max_text_chars),
+            target_chars=self.chunking.target_chars,
+            overlap_chars=self.chunking.overlap_chars,
+            max_chunks=self.limits.max_chunks_per_file,
+        )
 
 
 def needs_look(job: FileJob) -> bool:
@@ -69,37 +82,47 @@ def needs_look(job: FileJob) -> bool:
 async def ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:
     if not needs_look(job):
         return Outcome("unchanged")
+    try:
+        return await _ingest(db, job, options)
+    except Exception as exc:
+        # A bug or a store error on one file (a name the database cannot hold, say)
+        # costs that file, never the sweep: the rest of the folder goes on.
+        log.exception("could not ingest %s", job.found.path)
+        return Outcome("failed", reason=f"internal error: {type(exc).__name__}: {exc}")
+
+
+async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:
     found, prior = job.found, job.prior
-    if prior is not None and prior.status in ("done", "merged"):
-        # A file indexed before: hash first, since an editor that rewrites the same
-        # bytes changes the mtime and nothing else.
-        try:
-            digest = await asyncio.to_thread(_guarded_hash, job)
-        except ReaderError as exc:
-            document_id = await documents.mark_scanning(db, job.source_id, found.rel)
-            return await _fail(db, document_id, found, str(exc))
-        if prior.content_hash == digest:
-            await documents.touch(db, prior.id, found.mtime, found.size)
-            return Outcome("unchanged")
+    try:
+        digest, resolved = await asyncio.to_thread(_guarded_hash, job, options.max_file_bytes)
+    except ReaderError as exc:
+        document_id = await documents.mark_scanning(db, job.source_id, found.rel)
+        return await _fail(db, document_id, found, str(exc))
+    if prior is not None and prior.status in ("done", "merged") and prior.content_hash == digest:
+        # An editor that rewrites the same bytes changes the mtime and nothing else.
+        await documents.touch(db, prior.id, found.mtime, found.size)
+        return Outcome("unchanged")
 
     document_id = await documents.mark_scanning(db, job.source_id, found.rel)
     try:
-        digest, parsed, items, text_digest = await asyncio.to_thread(_read_and_chunk, job, options)
+        converted = await options.parsers.convert(
+            resolved, found.path.stem, options.convert_limits, options.limits.parse_timeout
+        )
     except ReaderError as exc:
         log.info("failed %s: %s", found.path, exc)
         return await _fail(db, document_id, found, str(exc))
-    except Exception as exc:  # a reader or chunker bug must cost one file, not the sweep
-        log.exception("unexpected error on %s", found.path)
-        return await _fail(db, document_id, found, f"internal error: {type(exc).__name__}: {exc}")
-    if not items:
+    except ParseInterrupted as exc:
+        log.info("deferred %s: %s", found.path, exc)
+        return Outcome("deferred", reason=str(exc))
+    if not converted.items:
         reason = "no text to index"
         await documents.mark_unindexed(db, document_id, "skipped", reason, found.mtime, found.size)
         return Outcome("skipped", reason=reason)
-    meta = DocumentMeta(parsed.title, parsed.format, found.mtime, found.size, digest, text_digest)
-    stored = await documents.replace_items(db, document_id, meta, items)
+    meta = DocumentMeta(converted.title, converted.format, found.mtime, found.size, digest, converted.text_digest)
+    stored = await documents.replace_items(db, document_id, meta, converted.items)
     if stored == "merged":
         return Outcome("merged", document_id=document_id)
-    return Outcome("indexed", chunks=len(items), document_id=document_id)
+    return Outcome("indexed", chunks=len(converted.items), document_id=document_id)
 
 
 async def _fail(db: Database, document_id: int, found: Discovered, reason: str) -> Outcome:
@@ -121,32 +144,19 @@ def _check_path(job: FileJob) -> Path:
     return resolved
 
 
-def _guarded_hash(job: FileJob) -> str:
+def _guarded_hash(job: FileJob, max_bytes: int) -> tuple[str, Path]:
+    """The content hash and the path to read, checked again at open time.
+
+    The size limit is checked on the open file before a byte is hashed, so a file over
+    it (a 20 GB log, say) is refused at the cost of a stat, however often it changes.
+    """
     resolved = _check_path(job)
     digest = hashlib.sha256()
     try:
-        with open(resolved, "rb") as handle:
+        with open(open_regular(resolved, max_bytes), "rb") as handle:
             while block := handle.read(HASH_BLOCK):
                 digest.update(block)
     except OSError as exc:
         raise ReaderError(f"cannot read: {exc.strerror or exc}") from None
-    return digest.hexdigest()
+    return digest.hexdigest(), resolved
 
-
-def _read_and_chunk(job: FileJob, options: IngestOptions) -> tuple[str, ReadResult, list[NewItem], str]:
-    """Hash, read, redact, chunk and hash the text in one worker-thread trip."""
-    digest = _guarded_hash(job)
-    parsed = read_file(_check_path(job), max_bytes=options.max_file_bytes)
-    text = redact(parsed.text)
-    # The redacted form is what gets stored, the document's title included, even when
-    # that title is the file's name: the path itself stays as it is, since it is the
-    # document's identity and what a citation must open.
-    title = redact(parsed.title.strip() or job.found.path.stem)
-    parsed = ReadResult(text=text, title=title, kind=parsed.kind, format=parsed.format, page_starts=parsed.page_starts)
-    chunks = chunk_document(
-        parsed,
-        target_chars=options.chunking.target_chars,
-        overlap_chars=options.chunking.overlap_chars,
-    )
-    items = [NewItem(title, chunk.section, chunk.text, chunk.line_start, chunk.line_end) for chunk in chunks]
-    return digest, parsed, items, text_hash(item.content for item in items)

@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass
 from kenning.config import ChunkingSettings, Settings, SourceSettings
 from kenning.errors import ReaderError
 from kenning.ingest.chunker import chunk_document
-from kenning.ingest.readers import read_file
-from kenning.ingest.walk import Discovered, WalkRules, walk
+from kenning.ingest.readers import ReadLimits, read_file
+from kenning.ingest.walk import CAPPED, Discovered, WalkReport, WalkRules, newest, walk
 
 # Share of a file's bytes that becomes text, by format, for a type no file of which
 # could be sampled in time: rough, from typical files.
@@ -47,23 +47,28 @@ class Preview:
     estimated_llm_calls: int
     chunks_per_sweep: int  # 0 = no limit
     estimated_sweeps: int
+    # Files the walk passed over, by reason (walk.WalkReport), and folders it skipped.
+    skipped: dict[str, int]
+    skipped_dirs: int
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def kept_files(source: SourceSettings, settings: Settings) -> tuple[list[Discovered], int, int]:
+def kept_files(
+    source: SourceSettings, settings: Settings, report: WalkReport
+) -> tuple[list[Discovered], int, int]:
     """The files a sweep would read: (files, how many the cap leaves out, how many are too large)."""
-    found = walk(source.path, WalkRules(ignore=source.ignore, confine_to_root=source.confine_to_root))
-    found.sort(key=lambda item: item.mtime, reverse=True)
-    kept = found[: source.max_files]
+    found = walk(source.path, WalkRules(ignore=source.ignore, confine_to_root=source.confine_to_root), report)
+    kept = newest(found, source.max_files, report)
     max_bytes = settings.daemon.max_file_mb * 1024 * 1024
     readable = [item for item in kept if item.size <= max_bytes]
     return readable, len(found) - len(kept), len(kept) - len(readable)
 
 
 def preview(source: SourceSettings, settings: Settings) -> Preview:
-    kept, over_cap, too_large = kept_files(source, settings)
+    report = WalkReport()
+    kept, over_cap, too_large = kept_files(source, settings, report)
     chunks = estimate_chunks(kept, settings.chunking, int(settings.daemon.max_file_mb * 1024 * 1024))
     per_sweep = settings.daemon.folder_chunk_budget if source.chunk_budget is None else source.chunk_budget
     if settings.daemon.sweep_chunk_budget:
@@ -76,6 +81,8 @@ def preview(source: SourceSettings, settings: Settings) -> Preview:
         estimated_llm_calls=chunks if settings.llm.backend == "ollama" else 0,
         chunks_per_sweep=per_sweep,
         estimated_sweeps=max(1, math.ceil(chunks / per_sweep)) if per_sweep else 1,
+        skipped={reason: count for reason, count in report.files.most_common() if reason != CAPPED},
+        skipped_dirs=report.skipped_dirs,
     )
 
 
@@ -123,7 +130,7 @@ def _sample(
                 continue
             item = queue.pop()
             try:
-                parsed = read_file(item.path, max_bytes=max_bytes)
+                parsed = read_file(item.path, ReadLimits(max_file_bytes=max_bytes))
                 count = len(chunk_document(parsed, chunking.target_chars, chunking.overlap_chars))
             except ReaderError:
                 count = 0
@@ -163,6 +170,11 @@ def describe(result: Preview, source: SourceSettings, settings: Settings) -> lis
         lines.append(f"  {result.over_cap} more files are over max_files = {source.max_files} (the oldest are left out)")
     if result.too_large:
         lines.append(f"  {result.too_large} files are larger than max_file_mb = {settings.daemon.max_file_mb:g} and will be skipped")
+    if result.skipped:
+        reasons = ", ".join(f"{count} {reason}" for reason, count in result.skipped.items())
+        lines.append(f"  {sum(result.skipped.values())} files passed over: {reasons}")
+    if result.skipped_dirs:
+        lines.append(f"  {result.skipped_dirs} folders not entered (hidden, build or dependency trees, ignored)")
     lines.append(f"  about {result.estimated_chunks} chunks (estimated from a sample of the files)")
     if settings.llm.backend == "ollama":
         lines.append(f"  about {result.estimated_llm_calls} LLM calls to {settings.llm.model} for entity extraction")

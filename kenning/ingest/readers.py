@@ -1,20 +1,33 @@
 """Turn a file on disk into text plus the hints the chunker needs.
 
 Every failure becomes a ReaderError whose message is stored as the file's reason, so the
-ingest loop can record it and move on instead of dying on one bad document.
+ingest loop can record it and move on instead of dying on one bad document. The one
+exception is MemoryError, which propagates: the parse pool that runs these readers under
+an address-space limit turns it into a reason that names the limit.
+
+Readers stop at `ReadLimits`: a file is opened only if it is a regular file (a FIFO
+swapped in after the walk would block the open forever), its size is checked before a
+byte is read, gzip is inflated only up to the file-size limit, and extracted text stops
+at the character cap, so a small hostile file cannot grow without bound.
 """
 
 from __future__ import annotations
 
+import gzip
 import io
 import logging
+import os
 import re
+import stat
+import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import docx
 import pdfplumber
 from docx.table import Table
+from lxml import etree
 
 from kenning.errors import ReaderError
 from kenning.text.html import first_h1, html_to_markdown
@@ -38,17 +51,43 @@ _DATA_EXTENSIONS = frozenset(
     }
 )  # fmt: skip
 _HTML_EXTENSIONS = frozenset({".html", ".htm"})
-SUPPORTED_EXTENSIONS: frozenset[str] = (
-    _MARKDOWN_EXTENSIONS
-    | _PROSE_EXTENSIONS
-    | CODE_EXTENSIONS
-    | _DATA_EXTENSIONS
-    | _HTML_EXTENSIONS
-    | {".docx", ".pdf"}
-)
+_TEXT_EXTENSIONS = _MARKDOWN_EXTENSIONS | _PROSE_EXTENSIONS | CODE_EXTENSIONS | _DATA_EXTENSIONS | _HTML_EXTENSIONS
+SUPPORTED_EXTENSIONS: frozenset[str] = _TEXT_EXTENSIONS | {".docx", ".pdf"}
+# Read through gzip when the name under it is a text type (README.md.gz, changelog.gz);
+# a PDF or DOCX is already compressed inside, and gzipping one is rare.
+GZIP_SUFFIX = ".gz"
+# Archives and other compressors: counted by the walk, never opened.
+OTHER_COMPRESSED_SUFFIXES = frozenset(
+    {
+        ".bz2", ".xz", ".lz", ".lzma", ".lz4", ".zst", ".z", ".zip", ".7z", ".rar", ".tar",
+        ".tgz", ".tbz", ".tbz2", ".txz", ".tzst",
+    }
+)  # fmt: skip
+UNSUPPORTED_TYPE = "unsupported type"
+COMPRESSED_UNSUPPORTED = "compressed (unsupported inside)"
+
+_READ_STEP = 1 << 20
+# How much of a file the binary and encoding sniffers look at.
+_SNIFF_BYTES = 8192
+# Control characters (category Cc) and the replacement character, less the controls that
+# ordinary text carries: backspace (overstrike in old manuals), tab, newlines, form feed
+# and escape (ANSI colour in logs).
+_NOT_TEXT = re.compile("[\x00-\x07\x0e-\x1a\x1c-\x1f\x7f-\x9f\ufffd]")
+# More of those than this share of the sniffed text means it was never text: random
+# bytes that happen to hold no NUL decode to about a tenth controls.
+_MAX_CONTROL_SHARE = 0.02
 
 # Scanned with finditer so a title is found without splitting a large file into lines.
 _HEADING_STYLE = re.compile(r"Heading ([1-9])$")
+_WORD_GAP_RATIO = 0.15
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """Where a reader stops; a file past a limit fails with a reason naming it."""
+
+    max_file_bytes: int = 50 * 1024 * 1024
+    max_text_chars: int = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -62,34 +101,91 @@ class ReadResult:
     page_starts: tuple[int, ...] = ()
 
 
-def decode_text(data: bytes) -> str:
-    """Decode bytes of unknown encoding; never fails, because latin-1 maps every byte.
+def reader_suffix(name: str) -> tuple[str, bool] | str:
+    """The suffix that picks a file's reader and whether it is gzipped, or why it has none.
 
-    UTF-16 is only trusted with a BOM: without one, sniffing it from NUL patterns
-    misfires on binary junk more often than it helps.
+    Debian's notes (README.Debian, changelog.Debian.amd64.gz) carry the distribution in
+    their suffix; they are plain text, so they read as extensionless files.
+    """
+    lower = name.lower()
+    compressed = lower.endswith(GZIP_SUFFIX) and len(lower) > len(GZIP_SUFFIX)
+    if compressed:
+        lower = lower[: -len(GZIP_SUFFIX)]
+    suffix = _suffix(lower)
+    if suffix not in SUPPORTED_EXTENSIONS and "debian" in lower.split(".")[1:]:
+        suffix = ""
+    if compressed:
+        return (suffix, True) if suffix in _TEXT_EXTENSIONS else COMPRESSED_UNSUPPORTED
+    if suffix in SUPPORTED_EXTENSIONS:
+        return suffix, False
+    return COMPRESSED_UNSUPPORTED if suffix in OTHER_COMPRESSED_SUFFIXES else UNSUPPORTED_TYPE
+
+
+def decode_text(data: bytes) -> str:
+    """Decode bytes of unknown encoding, or raise ReaderError when they are not text.
+
+    UTF-16 without a BOM is recognised by its NUL bytes all falling on one side of each
+    pair, and then only kept if it decodes to printable text; any other NUL-bearing data
+    is binary. Bytes that are not UTF-8 are read as Windows-1252, the usual legacy
+    encoding, else latin-1, which maps every byte; so the share of control characters is
+    what tells text from noise.
     """
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         text = data.decode("utf-16", errors="replace")
     elif data.startswith(b"\xef\xbb\xbf"):
         text = data[3:].decode("utf-8", errors="replace")
+    elif b"\0" in data[:_SNIFF_BYTES]:
+        encoding = _utf16_without_bom(data[:_SNIFF_BYTES])
+        if encoding is None:
+            raise ReaderError("binary content (NUL bytes), not text")
+        text = data.decode(encoding, errors="replace")
     else:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            text = data.decode("latin-1")
+        text = _decode_legacy(data)
+    if _mostly_controls(text[:_SNIFF_BYTES]):
+        raise ReaderError("binary content (control characters), not text")
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def read_file(path: Path, max_bytes: int = 50 * 1024 * 1024) -> ReadResult:
-    """Read one file; any failure surfaces as ReaderError so one bad file cannot stop ingest."""
-    suffix = path.suffix.lower()
-    if suffix not in SUPPORTED_EXTENSIONS:
-        raise ReaderError(f"unsupported file type {suffix!r}")
+def _utf16_without_bom(sample: bytes) -> str | None:
+    """'utf-16-le' or 'utf-16-be' when the NULs sit on one side of the byte pairs."""
+    sample = sample[: len(sample) // 2 * 2]
+    pairs = len(sample) // 2
+    if not pairs:
+        return None
+    even_nuls = sample[0::2].count(0)
+    odd_nuls = sample[1::2].count(0)
+    # Latin-script UTF-16 has a NUL as the high byte of most characters; binary data
+    # has NULs on both sides.
+    if odd_nuls > pairs * 0.3 and even_nuls < pairs * 0.02:
+        return "utf-16-le"
+    if even_nuls > pairs * 0.3 and odd_nuls < pairs * 0.02:
+        return "utf-16-be"
+    return None
+
+
+def _decode_legacy(data: bytes) -> str:
+    for encoding in ("utf-8", "cp1252"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return data.decode("latin-1")
+
+
+def _mostly_controls(sample: str) -> bool:
+    return len(_NOT_TEXT.findall(sample)) > len(sample) * _MAX_CONTROL_SHARE
+
+
+def open_regular(path: Path, max_bytes: int) -> int:
+    """An open descriptor on `path`, which must be a regular file of at most `max_bytes`.
+
+    O_NONBLOCK keeps the open itself from waiting on a FIFO (one could replace the file
+    after the walk saw it); the type and size are then checked on the open descriptor,
+    so nothing is read from a file that is not a regular one or is too large.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise ReaderError(f"file is {size} bytes, over the {max_bytes}-byte limit")
-        data = path.read_bytes()
+        fd = os.open(path, flags)
     except PermissionError:
         raise ReaderError("permission denied") from None
     except FileNotFoundError:
@@ -99,56 +195,148 @@ def read_file(path: Path, max_bytes: int = 50 * 1024 * 1024) -> ReadResult:
     except OSError as exc:
         raise ReaderError(f"cannot read file: {exc.strerror or exc}") from None
     try:
-        return _convert(path, suffix, data)
-    except ReaderError:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ReaderError("is a directory, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise ReaderError("not a regular file (a FIFO, socket or device)")
+        if info.st_size > max_bytes:
+            raise ReaderError(f"file is {info.st_size} bytes, over the {max_bytes}-byte limit")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_file(path: Path, limits: ReadLimits = ReadLimits()) -> ReadResult:
+    """Read one file; any failure surfaces as ReaderError so one bad file cannot stop ingest."""
+    kind = reader_suffix(path.name)
+    if isinstance(kind, str):
+        raise ReaderError(f"{kind} {_suffix(path.name)!r}")
+    suffix, compressed = kind
+    data = _read_bytes(path, limits.max_file_bytes, compressed)
+    stem = path.name[: -len(GZIP_SUFFIX)] if compressed else path.name
+    stem = stem[: len(stem) - len(_suffix(stem))] or stem
+    try:
+        result = _convert(stem, suffix, data, limits)
+    except (ReaderError, MemoryError):
         raise
     except Exception as exc:
+        if _caused_by_memory(exc):
+            raise MemoryError(str(exc)) from exc
         # Parsers for PDF/DOCX raise a zoo of their own types on damaged input; the
         # contract is that only ReaderError leaves this function.
         raise ReaderError(f"cannot read {_format_name(suffix)}: {_one_line(exc)}") from exc
+    if len(result.text) > limits.max_text_chars:
+        raise _text_cap(limits.max_text_chars)
+    return result
 
 
-def _convert(path: Path, suffix: str, data: bytes) -> ReadResult:
+def _read_bytes(path: Path, max_bytes: int, compressed: bool) -> bytes:
+    fd = open_regular(path, max_bytes)
+    try:
+        with open(fd, "rb") as handle:
+            if compressed:
+                with gzip.GzipFile(fileobj=handle) as inflating:
+                    data = _read_at_most(inflating, max_bytes + 1)
+                if len(data) > max_bytes:
+                    raise ReaderError(f"decompresses to more than the {max_bytes}-byte limit")
+                return data
+            # Sized to the file, not the limit: a read buffer is allocated whole, and
+            # against the parse worker's address-space limit.
+            size = os.fstat(handle.fileno()).st_size
+            data = handle.read(size + 1)
+            if len(data) > size:
+                data += _read_at_most(handle, max_bytes + 1 - len(data))
+    except (OSError, EOFError, zlib.error) as exc:
+        if compressed:
+            raise ReaderError(f"cannot decompress: {_one_line(exc)}") from None
+        raise ReaderError(f"cannot read file: {getattr(exc, 'strerror', None) or exc}") from None
+    if len(data) > max_bytes:
+        raise ReaderError(f"file grew past the {max_bytes}-byte limit while being read")
+    return data
+
+
+def _read_at_most(stream: io.BufferedIOBase, limit: int) -> bytes:
+    """Up to `limit` bytes in steps: a gzip bomb inflates only as far as the limit."""
+    parts: list[bytes] = []
+    total = 0
+    while total < limit:
+        block = stream.read(min(_READ_STEP, limit - total))
+        if not block:
+            break
+        parts.append(block)
+        total += len(block)
+    return b"".join(parts)
+
+
+def _convert(stem: str, suffix: str, data: bytes, limits: ReadLimits) -> ReadResult:
     if suffix == ".pdf":
-        return _read_pdf(path, data)
+        return _read_pdf(stem, data, limits.max_text_chars)
     if suffix == ".docx":
-        return _read_docx(path, data)
+        return _read_docx(stem, data, limits)
     if suffix in _HTML_EXTENSIONS:
-        return _read_html(path, data)
+        return _read_html(stem, data)
     text = decode_text(data)
     if suffix in _MARKDOWN_EXTENSIONS:
-        return ReadResult(text, first_h1(text) or path.stem, "markdown", "markdown")
+        return ReadResult(text, first_h1(text) or stem, "markdown", "markdown")
     if suffix in CODE_EXTENSIONS:
-        return ReadResult(text, path.stem, "code", "code")
+        return ReadResult(text, stem, "code", "code")
     if suffix in _DATA_EXTENSIONS:
-        return ReadResult(text, path.stem, "data", "data")
-    return ReadResult(text, path.stem, "prose", "text")
+        return ReadResult(text, stem, "data", "data")
+    return ReadResult(text, stem, "prose", "text")
 
 
-def _read_pdf(path: Path, data: bytes) -> ReadResult:
+def _read_pdf(stem: str, data: bytes, max_chars: int) -> ReadResult:
     pages: list[str] = []
     page_starts: list[int] = []
     line = 1
+    chars = 0
     with pdfplumber.open(io.BytesIO(data)) as pdf:
         for page in pdf.pages:
             try:
-                page_text = (page.extract_text() or "").replace("\r\n", "\n").replace("\r", "\n")
+                page_text = _pdf_page_text(page)
             finally:
                 # pdfplumber caches every parsed character object on the page; without
                 # this a 2,000-page manual holds all of them until the file is closed.
                 page.close()
+            chars += len(page_text) + 1
+            if chars > max_chars:
+                raise _text_cap(max_chars)
             page_starts.append(line)
             line += page_text.count("\n") + 1
             pages.append(page_text)
     text = "\n".join(pages)
     if pages and not text.strip():
-        logger.info("%s: PDF has %d pages but no text layer (scanned?)", path, len(pages))
-    return ReadResult(text, path.stem, "prose", "pdf", tuple(page_starts))
+        logger.info("%s: PDF has %d pages but no text layer (scanned?)", stem, len(pages))
+    return ReadResult(text, stem, "prose", "pdf", tuple(page_starts))
 
 
-def _read_docx(path: Path, data: bytes) -> ReadResult:
+def _pdf_page_text(page: pdfplumber.page.Page) -> str:
+    """The page's text, with a word gap judged relative to the type size.
+
+    pdfTeX and others draw no space glyph between words, only a gap, and pdfplumber's
+    default calls a gap a space past a fixed 3 points, which glues 9-point text into
+    `asn1DecodinggeneratesanASN.1structure`. 0.15 of the type size sits below the
+    narrowest word gap (0.22 em on a tight justified line) and above kerning and
+    letter-spacing; bench/pdf_spacing.py measured the alternatives.
+    """
+    text = page.extract_text(x_tolerance_ratio=_WORD_GAP_RATIO) or ""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _read_docx(stem: str, data: bytes, limits: ReadLimits) -> ReadResult:
+    # A DOCX is a zip that python-docx inflates whole; like a .gz, what it inflates to
+    # is held to the file-size limit. zipfile stops each member at its declared size,
+    # so the declared sizes are a bound, not a claim.
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        inflated = sum(member.file_size for member in archive.infolist())
+    if inflated > limits.max_file_bytes:
+        raise ReaderError(f"DOCX inflates to {inflated} bytes, over the {limits.max_file_bytes}-byte limit")
+    max_chars = limits.max_text_chars
     document = docx.Document(io.BytesIO(data))
     out: list[str] = []
+    chars = 0
     previous_was_item = False
     for block in document.iter_inner_content():
         if isinstance(block, Table):
@@ -162,9 +350,14 @@ def _read_docx(path: Path, data: bytes) -> ReadResult:
             out.append("")
         out.extend(lines)
         previous_was_item = is_item
+        # Checked as the blocks come, so two million tiny paragraphs stop at the cap
+        # rather than after all of them are converted.
+        chars += sum(len(line) + 1 for line in lines) + 1
+        if chars > max_chars:
+            raise _text_cap(max_chars)
     text = "\n".join(out)
     title = (document.core_properties.title or "").strip()
-    return ReadResult(text, title or first_h1(text) or path.stem, "markdown", "docx")
+    return ReadResult(text, title or first_h1(text) or stem, "markdown", "docx")
 
 
 def _docx_paragraph(raw: str, style: str) -> tuple[list[str], bool]:
@@ -193,9 +386,34 @@ def _docx_table_rows(table: Table) -> list[str]:
     return rows
 
 
-def _read_html(path: Path, data: bytes) -> ReadResult:
+def _read_html(stem: str, data: bytes) -> ReadResult:
     text, title = html_to_markdown(decode_text(data))
-    return ReadResult(text, title or path.stem, "markdown", "html")
+    return ReadResult(text, title or stem, "markdown", "html")
+
+
+def _text_cap(max_chars: int) -> ReaderError:
+    return ReaderError(f"extracted text passes the {max_chars}-character limit")
+
+
+def _caused_by_memory(exc: BaseException) -> bool:
+    """A parser that wraps the MemoryError it hit (pdfminer does), or libxml2 reporting
+    it as a syntax error (python-docx), still ran out of memory."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, MemoryError):
+            return True
+        if isinstance(current, etree.XMLSyntaxError) and current.code == etree.ErrorTypes.ERR_NO_MEMORY:
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _suffix(name: str) -> str:
+    """``Path(name).suffix``, lower-cased, without building a path."""
+    dot = name.rfind(".")
+    return name[dot:].lower() if 0 < dot < len(name) - 1 else ""
 
 
 def _format_name(suffix: str) -> str:

@@ -2,7 +2,9 @@
 
 The walk is the only place that decides what exists, and a file it stops reporting is
 treated as deleted. So it is strict about what it lets in, and it raises rather than
-returning an empty list when the root itself cannot be read.
+returning an empty list when the root itself cannot be read. Every file it passes over
+is counted by reason in a WalkReport, so a user can see why a folder holds fewer
+documents than files.
 """
 
 import errno
@@ -11,13 +13,14 @@ import logging
 import os
 import re
 import stat
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from kenning.ingest.kiroignore import FILENAME as KIROIGNORE
 from kenning.ingest.kiroignore import KiroIgnore
-from kenning.ingest.readers import SUPPORTED_EXTENSIONS
+from kenning.ingest.readers import reader_suffix
 from kenning.ingest.sensitive import is_sensitive_path
 
 log = logging.getLogger(__name__)
@@ -99,6 +102,35 @@ IGNORE_GLOBS: tuple[str, ...] = (
 
 _JUNK = re.compile("|".join(fnmatch.translate(glob) for glob in IGNORE_GLOBS), re.IGNORECASE)
 
+# Why the walk passed over a file (unsupported and compressed reasons come from readers).
+HIDDEN = "hidden"
+JUNK = "junk, backup or lock file"
+IGNORED = "ignored by a pattern or .kiroignore"
+SENSITIVE = "sensitive"
+OUTSIDE_ROOT = "link outside the root"
+SPECIAL = "not a regular file"
+UNREADABLE = "unreadable or vanished"
+BAD_NAME = "name is not valid UTF-8"
+# Counted, not passed over: the sweep keeps these and marks them failed, with the size,
+# without reading them; the cap leaves the oldest for when max_files allows.
+TOO_BIG = "too big"
+CAPPED = "over max_files"
+
+
+@dataclass
+class WalkReport:
+    """Files the walk did not list, by reason, and the too-big files it did.
+
+    ``skipped_dirs`` counts the directories it did not enter (build trees, dot
+    directories, ignored or unreadable ones); the files inside them are not counted.
+    """
+
+    files: Counter[str] = field(default_factory=Counter)
+    skipped_dirs: int = 0
+
+    def to_dict(self) -> dict:
+        return {"files": dict(self.files), "skipped_dirs": self.skipped_dirs}
+
 
 @dataclass(frozen=True)
 class WalkRules:
@@ -113,6 +145,9 @@ class WalkRules:
     ignore: tuple[str, ...] = ()
     confine_to_root: bool = True
     exclude: tuple[Path, ...] = ()
+    # Files larger than this are still listed but counted as too big in the report;
+    # 0 counts none.
+    max_file_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +158,13 @@ class Discovered:
     size: int
 
 
-def walk(root: Path, rules: WalkRules) -> list[Discovered]:
-    """Every indexable file under ``root``; raises when ``root`` cannot be listed."""
+def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list[Discovered]:
+    """Every indexable file under ``root``; raises when ``root`` cannot be listed.
+
+    What it passes over is counted in ``report`` when one is given.
+    """
+    report = report if report is not None else WalkReport()
+    skipped = report.files
     root = root.absolute()
     real_root = root.resolve()
     info = os.stat(real_root)
@@ -142,25 +182,47 @@ def walk(root: Path, rules: WalkRules) -> list[Discovered]:
         # caller: an empty result would read as every file having been deleted.
         if error.filename == top:
             raise error
+        report.skipped_dirs += 1
         log.warning("skipping unreadable directory %s: %s", error.filename, error.strerror or error)
 
     found: list[Discovered] = []
     for dirpath, dirnames, filenames in os.walk(top, onerror=onerror):
         prefix = "" if dirpath == top else os.path.relpath(dirpath, top).replace(os.sep, "/") + "/"
-        dirnames[:] = [
+        entered = [
             name
             for name in dirnames
             if _enters(name, prefix + name, ignored, kiro)
+            and _utf8(name)
             and os.path.join(dirpath, name) not in exclude
         ]
+        report.skipped_dirs += len(dirnames) - len(entered)
+        dirnames[:] = entered
         for name in filenames:
             rel = prefix + name
-            if not _admits(name, rel, ignored, kiro):
-                continue
-            item = _inspect(root, real_root, dirpath, name, rel, rules.confine_to_root)
-            if item is not None:
-                found.append(item)
+            # The store and every citation hold paths as text; a name that is not
+            # UTF-8 (odd\xff.md) cannot be one, so it is reported instead of failing
+            # the sweep at the first write.
+            reason = _refusal(name, rel, ignored, kiro) if _utf8(name) else BAD_NAME
+            if reason is None:
+                item = _inspect(root, real_root, dirpath, name, rel, rules.confine_to_root)
+                if isinstance(item, str):
+                    reason = item
+                else:
+                    found.append(item)
+                    if rules.max_file_bytes and item.size > rules.max_file_bytes:
+                        skipped[TOO_BIG] += 1
+            if reason is not None:
+                skipped[reason] += 1
     return found
+
+
+def newest(found: list[Discovered], max_files: int, report: WalkReport | None = None) -> list[Discovered]:
+    """The `max_files` most recently modified files, newest first; the rest count as capped."""
+    ordered = sorted(found, key=lambda item: item.mtime, reverse=True)
+    kept = ordered[:max_files]
+    if report is not None and len(ordered) > len(kept):
+        report.files[CAPPED] += len(ordered) - len(kept)
+    return kept
 
 
 def is_candidate(root: Path, path: Path, rules: WalkRules, kiroignore: KiroIgnore | None = None) -> bool:
@@ -186,9 +248,10 @@ def is_candidate(root: Path, path: Path, rules: WalkRules, kiroignore: KiroIgnor
     for depth, parent in enumerate(parents, start=1):
         if not _enters(parent, "/".join(parents[:depth]), ignored, kiro):
             return False
-    as_file = _admits(name, rel, ignored, kiro) and not is_sensitive_path(path)
-    suffix = _suffix(name)
-    if as_file or (suffix and suffix in SUPPORTED_EXTENSIONS):
+    as_file = _refusal(name, rel, ignored, kiro) is None and not is_sensitive_path(path)
+    kind = reader_suffix(name)
+    # An extensionless name (README, or a folder) could be either.
+    if as_file or (isinstance(kind, tuple) and kind[0]):
         return as_file
     return _enters(name, rel, ignored, kiro)
 
@@ -202,19 +265,35 @@ def _enters(name: str, rel: str, ignored: re.Pattern[str] | None, kiro: KiroIgno
     return not kiro.matches(rel, is_dir=True)
 
 
-def _admits(name: str, rel: str, ignored: re.Pattern[str] | None, kiro: KiroIgnore) -> bool:
-    """The file passes every rule that needs only its name (parents already entered)."""
+def _refusal(name: str, rel: str, ignored: re.Pattern[str] | None, kiro: KiroIgnore) -> str | None:
+    """Why a file fails a rule that needs only its name (parents already entered), or None."""
     # Dot files include .kiroignore itself, which has no suffix and would otherwise be
     # read as a plain-text document.
-    if name.startswith(".") or _suffix(name) not in SUPPORTED_EXTENSIONS or _JUNK.match(name):
-        return False
+    if name.startswith("."):
+        return HIDDEN
+    kind = reader_suffix(name)
+    if isinstance(kind, str):
+        return kind
+    if _JUNK.match(name):
+        return JUNK
     if ignored is not None and (ignored.match(rel) or ignored.match(name)):
+        return IGNORED
+    return IGNORED if kiro.matches(rel, is_dir=False) else None
+
+
+def _utf8(name: str) -> bool:
+    """False for a name os.walk could only decode with surrogate escapes."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
         return False
-    return not kiro.matches(rel, is_dir=False)
+    return True
 
 
-def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, confine: bool) -> Discovered | None:
-    """Stat one file and apply the checks that need the disk; None skips it.
+def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, confine: bool) -> Discovered | str:
+    """Stat one file and apply the checks that need the disk; a string is why it is skipped.
 
     Works on strings until a file is kept: path objects cost more than the stat.
     """
@@ -228,19 +307,19 @@ def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, con
     except OSError as exc:
         # Broken links and files deleted mid-walk: one file, not the sweep.
         log.debug("skipping %s: %s", real, exc.strerror or exc)
-        return None
+        return UNREADABLE
     if not stat.S_ISREG(info.st_mode):
-        return None
+        return SPECIAL
     path = root / rel
     # Without a link on the way (directory links are never followed), the real path
     # is the resolved root plus rel, so only linked files or a linked root need more.
     resolved = Path(real) if linked or root != real_root else path
     if is_sensitive_path(path) or (resolved is not path and is_sensitive_path(resolved)):
         log.debug("skipping sensitive path %s", path)
-        return None
+        return SENSITIVE
     if confine and linked and not resolved.is_relative_to(real_root):
         log.debug("skipping %s: it resolves outside the source root", path)
-        return None
+        return OUTSIDE_ROOT
     return Discovered(path=path, rel=rel, mtime=info.st_mtime, size=info.st_size)
 
 
@@ -250,8 +329,3 @@ def _ignore_regex(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
         return None
     return re.compile("|".join(fnmatch.translate(pattern) for pattern in patterns))
 
-
-def _suffix(name: str) -> str:
-    """``Path(name).suffix``, lower-cased, without building a path per file."""
-    dot = name.rfind(".")
-    return name[dot:].lower() if 0 < dot < len(name) - 1 else ""

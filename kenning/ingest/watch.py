@@ -45,29 +45,50 @@ class ChangeFilter:
 
 
 async def watch_folder(
-    root: Path, rules: WalkRules, on_change: Callable[[], None], stop: asyncio.Event, debounce_ms: int
+    root: Path,
+    rules: WalkRules,
+    on_change: Callable[[], None],
+    stop: asyncio.Event,
+    debounce_ms: int,
+    retry_seconds: float = RETRY_SECONDS,
 ) -> None:
-    """Run until `stop` is set; a missing root is retried rather than fatal."""
+    """Run until `stop` is set; a missing root is looked for every `retry_seconds`.
+
+    The root is checked before watching because watchfiles, told to ignore permission
+    errors, watches a missing path in silence instead of raising: a folder created
+    after the daemon started would never be seen.
+    """
     missing = False
     while not stop.is_set():
-        if missing and root.is_dir():
-            # The root came back (a drive mounted): sweep now rather than at the next tick.
-            on_change()
-        try:
-            async for _changes in awatch(
-                root,
-                watch_filter=ChangeFilter(root, rules),
-                stop_event=stop,
-                debounce=debounce_ms,
-                step=50,
-                recursive=True,
-                ignore_permission_denied=True,
-            ):
+        if await asyncio.to_thread(root.is_dir):
+            if missing:
+                # The root appeared (a drive mounted, the folder created): sweep now
+                # rather than at the next periodic sweep.
+                missing = False
                 on_change()
-        except FileNotFoundError:
+            try:
+                async for _changes in awatch(
+                    root,
+                    watch_filter=ChangeFilter(root, rules),
+                    stop_event=stop,
+                    debounce=debounce_ms,
+                    step=50,
+                    recursive=True,
+                    ignore_permission_denied=True,
+                ):
+                    on_change()
+                    if not await asyncio.to_thread(root.is_dir):
+                        # The root itself went (unmounted, moved away): its watch is
+                        # dead, so look for it again.
+                        break
+            except FileNotFoundError:
+                pass  # gone between the check and the watch
+            if stop.is_set():
+                return
+        if not missing:
+            log.warning("cannot watch %s: it does not exist; looking again every %.0fs", root, retry_seconds)
             missing = True
-            log.warning("cannot watch %s: it does not exist; retrying in %.0fs", root, RETRY_SECONDS)
         try:
-            await asyncio.wait_for(stop.wait(), timeout=RETRY_SECONDS)
+            await asyncio.wait_for(stop.wait(), timeout=retry_seconds)
         except TimeoutError:
             continue

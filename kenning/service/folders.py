@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from kenning.config import Settings, SourceSettings
 from kenning.heap import release_free_memory
+from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.pipeline import IngestOptions
 from kenning.ingest.scan import FolderScanner, SweepBudget
 from kenning.ingest.watch import watch_folder
@@ -44,9 +45,10 @@ class Folder:
 
 class Folders:
     def __init__(
-        self, db: Database, settings: Settings, activity: IngestActivity, dedup: NearDupJob
+        self, db: Database, settings: Settings, activity: IngestActivity, dedup: NearDupJob, parsers: ParsePool
     ) -> None:
         self.db = db
+        self.parsers = parsers
         self.settings = settings
         self.activity = activity
         self.dedup = dedup
@@ -63,7 +65,10 @@ class Folders:
         ids = await source_store.sync_sources(self.db, [(s.name, str(s.path), s.namespace) for s in settings.sources])
         wanted = {s.name: s for s in settings.sources}
         options = IngestOptions(
-            chunking=settings.chunking, max_file_bytes=int(settings.daemon.max_file_mb * 1024 * 1024)
+            chunking=settings.chunking,
+            limits=settings.limits,
+            max_file_bytes=int(settings.daemon.max_file_mb * 1024 * 1024),
+            parsers=self.parsers,
         )
         for name in list(self.running):
             folder = self.running[name]

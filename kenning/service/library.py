@@ -41,6 +41,7 @@ from kenning.api import (
 )
 from kenning.config import Settings, load_settings
 from kenning.errors import NotFound
+from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.text_docs import TextDocument, add_page, add_text, page_key
 from kenning.retrieval.search import LEGS, Retriever
 from kenning.service.folders import Folders
@@ -70,7 +71,10 @@ class Library:
         self.semantic = Semantic(self.db, settings.embedder, self.activity.quiet)
         self.graph = GraphSide(self.db, settings.llm, self.activity.quiet)
         self.dedup = NearDupJob(self.db, settings.dedup, self._index, self.semantic.idle)
-        self.folders = Folders(self.db, settings, self.activity, self.dedup)
+        # Files are read and chunked in worker processes with memory and time limits;
+        # their number and memory limit take effect at the next start.
+        self.parsers = ParsePool(settings.limits.parse_workers, settings.limits.parse_memory_mb)
+        self.folders = Folders(self.db, settings, self.activity, self.dedup, self.parsers)
         self.url_pool = url_pool(settings.fetch)
         self._tasks: set[asyncio.Task] = set()
 
@@ -90,7 +94,9 @@ class Library:
     async def close(self) -> None:
         """Stop everything that runs; whatever is in flight rolls back and resumes at the next start."""
         await self.folders.stop_all()
-        await asyncio.gather(self.semantic.stop(), self.graph.stop(), self.dedup.stop(), self.url_pool.close())
+        await asyncio.gather(
+            self.semantic.stop(), self.graph.stop(), self.dedup.stop(), self.url_pool.close(), self.parsers.stop()
+        )
         tasks = [task for task in self._tasks if not task.done()]
         for task in tasks:
             task.cancel()

@@ -1,0 +1,51 @@
+"""A file's bytes to stored chunks: read → redact → chunk, the CPU part of ingest.
+
+It runs inside a parse worker (kenning.ingest.parse_pool), so it takes and returns
+only picklable values, and what comes back to the daemon is the chunks alone, never the
+parser's intermediate structures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kenning.errors import ReaderError
+from kenning.ingest.chunker import chunk_document
+from kenning.ingest.readers import ReadLimits, ReadResult, read_file
+from kenning.ingest.redact import redact
+from kenning.store.documents import NewItem
+from kenning.store.texthash import text_hash
+
+
+@dataclass(frozen=True)
+class ConvertLimits:
+    """Everything a conversion needs besides the path; one picklable value per job."""
+
+    read: ReadLimits
+    target_chars: int
+    overlap_chars: int
+    max_chunks: int
+
+
+@dataclass(frozen=True)
+class Converted:
+    title: str
+    format: str
+    items: list[NewItem]
+    text_digest: str
+
+
+def convert_file(path: Path, fallback_title: str, limits: ConvertLimits) -> Converted:
+    parsed = read_file(path, limits.read)
+    text = redact(parsed.text)
+    # The redacted form is what gets stored, the document's title included, even when
+    # that title is the file's name: the path itself stays as it is, since it is the
+    # document's identity and what a citation must open.
+    title = redact(parsed.title.strip() or fallback_title)
+    redacted = ReadResult(text=text, title=title, kind=parsed.kind, format=parsed.format, page_starts=parsed.page_starts)
+    chunks = chunk_document(redacted, target_chars=limits.target_chars, overlap_chars=limits.overlap_chars)
+    if len(chunks) > limits.max_chunks:
+        raise ReaderError(f"makes {len(chunks)} chunks, over the {limits.max_chunks}-chunk limit per file")
+    items = [NewItem(title, chunk.section, chunk.text, chunk.line_start, chunk.line_end) for chunk in chunks]
+    return Converted(title, parsed.format, items, text_hash(item.content for item in items))

@@ -1,0 +1,206 @@
+"""A bounded pool of long-lived processes that turn files into chunks under hard limits.
+
+Parsers are where hostile input does its damage: pdfminer inflates a whole stream with
+one `zlib.decompress`, python-docx loads all of document.xml, and neither can be told to
+stop. Inside the daemon a 400 KB PDF could take 800 MB and a DOCX of two million empty
+paragraphs eighteen minutes (bench/hostile.py measures both ways). So every file is
+converted in a worker process that has an address-space limit (RLIMIT_AS: an allocation
+past it raises MemoryError instead of growing the daemon) and a per-file time limit (the
+worker is killed and replaced). Parsing off the daemon process also keeps its CPU work
+from holding the GIL the event loop needs.
+
+pebble's ProcessPool does the process work: long-lived workers, a per-task timeout that
+kills only the worker running that task, a replacement when a worker dies, and a
+running task that is cancelled takes its worker down with it, so a cancelled sweep never
+waits for a parse to finish.
+
+Workers exist only while there is parsing to do: they start with the first file and
+exit after `idle_seconds` without one, so an idle daemon does not hold a parser's
+worth of memory per worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import resource
+import threading
+from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from pebble import ProcessExpired, ProcessPool
+
+from kenning.errors import ReaderError
+from kenning.ingest.convert import ConvertLimits, Converted, convert_file
+
+log = logging.getLogger(__name__)
+
+# Exit codes of a worker stopped by a signal meant for everyone (a service manager ends
+# the whole process group with SIGTERM; pebble's worker exits 15 on it): the file was
+# not at fault.
+_STOPPED_BY_SIGNAL = frozenset({15, -15, -2, -1})
+# How long stop() waits for pebble to end its workers (it sends SIGTERM, then SIGKILL
+# after 3 s); past this the daemon exits anyway and the OS reaps them.
+_STOP_WAIT_SECONDS = 5.0
+# Workers left with nothing to parse for this long exit; the next file starts them again.
+IDLE_SECONDS = 60.0
+
+
+class ParseInterrupted(Exception):
+    """The worker was stopped from outside; the file is not at fault and is tried again later."""
+
+
+class ParsePool:
+    """`workers` processes, each limited to `memory_mb` of address space."""
+
+    def __init__(self, workers: int, memory_mb: int, idle_seconds: float = IDLE_SECONDS) -> None:
+        self.workers = workers
+        self.memory_mb = memory_mb
+        self.idle_seconds = idle_seconds
+        self._pool: ProcessPool | None = None
+        self._in_flight = 0
+        self._idle_timer: asyncio.TimerHandle | None = None
+        # A thread lock, taken in the starting thread: the pool is not tied to one loop.
+        self._start_lock = threading.Lock()
+        self._stopped = False
+
+    async def convert(self, path: Path, fallback_title: str, limits: ConvertLimits, timeout: float) -> Converted:
+        """Raises ReaderError when the file hit a limit, took over `timeout` s or crashed its worker."""
+        # Counted before the pool is fetched, so the idle timer cannot retire the pool
+        # this call is about to use.
+        self._in_flight += 1
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        try:
+            return await self._convert(path, fallback_title, limits, timeout)
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight and not self._stopped:
+                self._idle_timer = asyncio.get_running_loop().call_later(self.idle_seconds, self._retire_idle)
+
+    async def _convert(self, path: Path, fallback_title: str, limits: ConvertLimits, timeout: float) -> Converted:
+        pool = await self._running_pool()
+        try:
+            future = pool.schedule(convert_file, args=(path, fallback_title, limits), timeout=timeout)
+        except RuntimeError:
+            # The pool broke (all its workers died) between the check and this call.
+            self._discard(pool)
+            raise ParseInterrupted("parse pool broke; it is restarted") from None
+        try:
+            return await asyncio.wrap_future(future)
+        except MemoryError:
+            raise ReaderError(f"ran out of memory: the parse limit is {self.memory_mb} MB") from None
+        except TimeoutError:
+            raise ReaderError(f"took longer than the {timeout:g}-second parse limit") from None
+        except ProcessExpired as exc:
+            if exc.exitcode in _STOPPED_BY_SIGNAL:
+                raise ParseInterrupted(f"parse worker stopped (exit code {exc.exitcode})") from None
+            raise ReaderError(f"the parser crashed (worker exit code {exc.exitcode})") from None
+        except BrokenProcessPool:
+            # Every worker died at once (killed from outside, or the system is out of
+            # processes): start afresh next time and let the file be tried again.
+            self._discard(pool)
+            raise ParseInterrupted("parse pool broke; it is restarted") from None
+
+    async def stop(self) -> None:
+        """End every worker now; a parse in progress is abandoned, never waited for."""
+        self._stopped = True
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        _dispose(pool, lambda: loop.call_soon_threadsafe(_resolve, done))
+        try:
+            await asyncio.wait_for(done, _STOP_WAIT_SECONDS)
+        except TimeoutError:
+            log.warning("parse workers did not stop within %.0fs; leaving them to the OS", _STOP_WAIT_SECONDS)
+
+    async def _running_pool(self) -> ProcessPool:
+        if self._stopped:
+            raise ParseInterrupted("the parse pool is stopped")
+        pool = self._pool
+        if pool is not None and pool.active:
+            return pool
+        # Starting spawns the workers, which is process creation: off the loop.
+        return await asyncio.to_thread(self._start)
+
+    def _start(self) -> ProcessPool:
+        with self._start_lock:
+            old = self._pool
+            if old is not None:
+                if old.active:
+                    return old
+                self._discard(old)
+            pool = self._pool = self._new_pool()
+            if self._stopped:
+                # stop() ran while the workers were starting.
+                self._discard(pool)
+                raise ParseInterrupted("the parse pool is stopped")
+            return pool
+
+    def _new_pool(self) -> ProcessPool:
+        pool = ProcessPool(
+            max_workers=self.workers,
+            initializer=_limit_worker,
+            initargs=(self.memory_mb,),
+            # spawn, not fork: the daemon has threads (SQLite, watchers), and a forked
+            # child of a threaded process can inherit a lock held by one of them.
+            context=multiprocessing.get_context("spawn"),
+        )
+        # pebble starts its workers on the first schedule; a no-op task does it here.
+        pool.schedule(_ready).result()
+        return pool
+
+    def _retire_idle(self) -> None:
+        self._idle_timer = None
+        if self._in_flight or self._pool is None:
+            return
+        log.debug("parse workers idle for %.0fs; stopping them until the next file", self.idle_seconds)
+        self._discard(self._pool)
+
+    def _discard(self, pool: ProcessPool) -> None:
+        if self._pool is pool:
+            self._pool = None
+        _dispose(pool, lambda: None)
+
+
+def _dispose(pool: ProcessPool, then: Callable[[], None]) -> None:
+    """Stop a pool and reap its workers in a daemon thread, then call `then`.
+
+    Not the loop's executor: asyncio.run() waits for executor threads at exit, and a
+    worker stuck in the kernel could hold pebble's join forever.
+    """
+
+    def join() -> None:
+        pool.stop()
+        pool.join()
+        then()
+
+    threading.Thread(target=join, name="parse-pool-stop", daemon=True).start()
+
+
+def _resolve(future: asyncio.Future) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _ready() -> None:
+    """The first task of a new pool, so its workers are up before files are queued."""
+
+
+def _limit_worker(memory_mb: int) -> None:
+    """Runs in each worker as it starts: cap its address space."""
+    limit = memory_mb * 1024 * 1024
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError) as exc:
+        # Some systems (macOS) do not enforce RLIMIT_AS; the time limit and the text and
+        # chunk caps still hold there.
+        logging.getLogger(__name__).warning("cannot limit parse worker memory: %s", exc)

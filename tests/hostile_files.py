@@ -1,0 +1,140 @@
+"""Hostile and odd documents: tests make small ones, bench/hostile.py the full-size ones.
+
+Each writer streams its payload, so building a 1 GiB bomb costs the bytes on disk
+(about 1 MB), not the gigabyte.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zipfile
+import zlib
+from pathlib import Path
+
+import docx
+
+_BLOCK = 1 << 20
+
+
+def _docx_parts() -> dict[str, bytes]:
+    """Every part of a blank python-docx document, to wrap a hostile document.xml."""
+    buffer = io.BytesIO()
+    docx.Document().save(buffer)
+    with zipfile.ZipFile(buffer) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+_BODY_OPEN = (
+    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>'
+)
+_BODY_CLOSE = b"</w:body></w:document>"
+
+
+def _write_docx(path: Path, chunks) -> Path:
+    parts = _docx_parts()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for name, data in parts.items():
+            if name == "word/document.xml":
+                with archive.open(name, "w", force_zip64=True) as member:
+                    member.write(_BODY_OPEN)
+                    for chunk in chunks:
+                        member.write(chunk)
+                    member.write(_BODY_CLOSE)
+            else:
+                archive.writestr(name, data)
+    return path
+
+
+def docx_whitespace_bomb(path: Path, spaces: int) -> Path:
+    """One paragraph of `spaces` spaces: deflate squeezes 1 GiB into about 1 MB."""
+
+    def chunks():
+        yield b'<w:p><w:r><w:t xml:space="preserve">'
+        left = spaces
+        while left:
+            step = min(left, _BLOCK)
+            yield b" " * step
+            left -= step
+        yield b"</w:t></w:r></w:p>"
+
+    return _write_docx(path, chunks())
+
+
+def docx_many_paragraphs(path: Path, paragraphs: int) -> Path:
+    """`paragraphs` one-word paragraphs: small on disk, slow and huge to walk."""
+    unit = b"<w:p><w:r><w:t>word</w:t></w:r></w:p>"
+
+    def chunks():
+        left = paragraphs
+        while left:
+            step = min(left, 10_000)
+            yield unit * step
+            left -= step
+
+    return _write_docx(path, chunks())
+
+
+def pdf_stream_bomb(path: Path, inflated: int) -> Path:
+    """A one-page PDF whose content stream inflates to `inflated` bytes of spaces."""
+    compressor = zlib.compressobj(9)
+    body = bytearray(compressor.compress(b"BT /F1 12 Tf 72 720 Td (bomb) Tj ET\n"))
+    left = inflated
+    block = b" " * _BLOCK
+    while left:
+        step = min(left, _BLOCK)
+        body += compressor.compress(block[:step])
+        left -= step
+    body += compressor.flush()
+    return write_pdf(path, bytes(body), b" /Filter /FlateDecode")
+
+
+def pdf_tex_spacing(path: Path, lines: list[list[str]], size: float, gap: int = 250) -> Path:
+    """Words set as pdfTeX sets them: no space glyph, the gap a TJ offset of `gap`/1000 em."""
+    body = [f"BT /F1 {size:g} Tf {size * 1.2:g} TL 50 760 Td"]
+    for words in lines:
+        body.append("[" + f" {-gap} ".join(f"({word})" for word in words) + "] TJ T*")
+    body.append("ET")
+    return write_pdf(path, "\n".join(body).encode())
+
+
+def write_pdf(path: Path, content: bytes, stream_options: bytes = b"") -> Path:
+    """A one-page PDF around a content stream, in Times-Roman (metrics every reader knows)."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d%s >>\nstream\n" % (len(content), stream_options) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, obj in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + obj + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+def nested_html(path: Path, depth: int) -> Path:
+    """Lists nested `depth` deep, a word at each level: html2text indents every level."""
+    path.write_text("<html><body>" + "<ul><li>deep " * depth + "</li></ul>" * depth + "</body></html>")
+    return path
+
+
+def gzip_bomb(path: Path, inflated: int, byte: bytes = b"a") -> Path:
+    """A .gz of `inflated` repeated bytes."""
+    block = byte * _BLOCK
+    with gzip.open(path, "wb", compresslevel=9) as out:
+        left = inflated
+        while left:
+            step = min(left, _BLOCK)
+            out.write(block[:step])
+            left -= step
+    return path

@@ -1,0 +1,68 @@
+"""The daemon on a folder of hostile files: each fails alone with its reason, the rest is
+indexed, the daemon answers throughout, and a stop never waits for a parse."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import random
+import signal
+import time
+
+from tests.daemon_harness import wait_for
+from tests.hostile_files import docx_many_paragraphs, docx_whitespace_bomb, gzip_bomb, nested_html, pdf_stream_bomb
+
+# The time limit is generous: the tests share a busy machine, and the memory limit and
+# the caps are what these files meet first.
+LIMITS = """
+[limits]
+parse_memory_mb = 300
+parse_timeout = 60
+max_text_chars = 1000000
+max_chunks_per_file = 500
+"""
+
+
+def test_hostile_files_fail_alone_with_their_reasons(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for index in range(30):
+        (notes / f"good{index}.md").write_text(f"# Note {index}\n\nA healthy note about tapirs, number {index}.\n")
+    (notes / "packed.md.gz").write_bytes(gzip.compress(b"# Packed\n\ngzipped notes on tapirs\n"))
+    pdf_stream_bomb(notes / "bomb.pdf", 400 * 1024 * 1024)
+    docx_whitespace_bomb(notes / "spaces.docx", 512 * 1024 * 1024)
+    docx_many_paragraphs(notes / "paragraphs.docx", 400_000)
+    nested_html(notes / "nested.html", 1000)
+    gzip_bomb(notes / "bomb.log.gz", 256 * 1024 * 1024)
+    (notes / "noise.md").write_bytes(random.Random(1).randbytes(20_000))
+    with open(os.path.join(os.fsencode(notes), b"odd\xff\xfe.md"), "w") as handle:
+        handle.write("odd name\n")
+    library.configure([{"name": "notes", "path": notes, "max_files": 100}], extra="max_file_mb = 64\n" + LIMITS)
+    daemon = library.daemon()
+    status = daemon.wait_idle("notes", timeout=90)
+    reasons = {failure["path"]: failure["reason"] for failure in status["failures"]}
+    assert status["done"] == 31, reasons
+    assert "memory" in reasons["bomb.pdf"]
+    assert "DOCX inflates to" in reasons["spaces.docx"]
+    # libxml2 runs out of its 300 MB building the tree of 400,000 paragraphs.
+    assert reasons["paragraphs.docx"] == "ran out of memory: the parse limit is 300 MB"
+    assert "character limit" in reasons["nested.html"]
+    assert "decompresses to more than" in reasons["bomb.log.gz"]
+    assert "binary content" in reasons["noise.md"]
+    assert len(daemon.search("tapirs", limit=50)) == 31
+    assert daemon.proc.poll() is None
+
+
+def test_sigterm_does_not_wait_for_a_parse_in_progress(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    docx_many_paragraphs(notes / "slow.docx", 1_000_000)
+    library.configure(
+        [{"name": "notes", "path": notes}], extra="[limits]\nparse_memory_mb = 4096\nparse_timeout = 600\n"
+    )
+    daemon = library.daemon()
+    wait_for(lambda: daemon.source_status("notes")["in_progress"] == 1, timeout=30, what="the parse to start")
+    time.sleep(1)
+    started = time.monotonic()
+    assert daemon.stop(signal.SIGTERM, timeout=15) == 0
+    assert time.monotonic() - started < 10

@@ -1,0 +1,141 @@
+"""The parse pool with real worker processes: memory and time limits, crashes, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from kenning.errors import ReaderError
+from kenning.ingest.convert import ConvertLimits
+from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
+from kenning.ingest.readers import ReadLimits
+from tests.hostile_files import docx_many_paragraphs, pdf_stream_bomb
+
+LIMITS = ConvertLimits(read=ReadLimits(), target_chars=1200, overlap_chars=150, max_chunks=10_000)
+TIMEOUT = 60.0
+
+
+def spawned() -> set[int]:
+    """Worker processes this test process has (the spawn start method runs spawn_main)."""
+    return {child.pid for child in psutil.Process().children() if "spawn_main" in " ".join(child.cmdline())}
+
+
+async def started_worker(pool: ParsePool, note: Path) -> psutil.Process:
+    """Start a one-worker pool and return its worker (other pools may have workers too)."""
+    before = spawned()
+    await pool.convert(note, "note", LIMITS, TIMEOUT)
+    [pid] = spawned() - before
+    return psutil.Process(pid)
+
+
+@pytest.fixture
+async def pool():
+    parse = ParsePool(workers=1, memory_mb=300)
+    yield parse
+    await parse.stop()
+
+
+@pytest.fixture(scope="module")
+def slow(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A DOCX python-docx needs minutes for: 400,000 one-word paragraphs."""
+    return docx_many_paragraphs(tmp_path_factory.mktemp("slow") / "slow.docx", 400_000)
+
+
+@pytest.fixture
+def note(tmp_path: Path) -> Path:
+    path = tmp_path / "note.md"
+    path.write_text("# Kestrels\n\nKestrels hover over fields.\n")
+    return path
+
+
+async def test_a_file_converts_to_chunks(pool: ParsePool, note: Path) -> None:
+    converted = await pool.convert(note, "note", LIMITS, TIMEOUT)
+    assert converted.title == "Kestrels"
+    assert [item.content for item in converted.items] == ["# Kestrels\n\nKestrels hover over fields."]
+
+
+async def test_a_pdf_that_inflates_past_the_memory_limit_fails_and_the_pool_goes_on(
+    pool: ParsePool, tmp_path: Path, note: Path
+) -> None:
+    bomb = pdf_stream_bomb(tmp_path / "bomb.pdf", 400 * 1024 * 1024)
+    with pytest.raises(ReaderError, match="memory: the parse limit is 300 MB"):
+        await pool.convert(bomb, "bomb", LIMITS, TIMEOUT)
+    assert (await pool.convert(note, "note", LIMITS, TIMEOUT)).items
+
+
+async def test_a_parse_over_the_time_limit_is_killed_and_the_pool_goes_on(slow: Path, note: Path) -> None:
+    pool = ParsePool(workers=1, memory_mb=1024)
+    try:
+        with pytest.raises(ReaderError, match="0.5-second parse limit"):
+            await pool.convert(slow, "slow", LIMITS, 0.5)
+        assert (await pool.convert(note, "note", LIMITS, TIMEOUT)).items
+    finally:
+        await pool.stop()
+
+
+async def test_more_chunks_than_the_cap_fail_the_file(pool: ParsePool, tmp_path: Path) -> None:
+    path = tmp_path / "long.txt"
+    path.write_text("\n\n".join(f"paragraph {i} " + "w" * 1100 for i in range(30)))
+    limits = ConvertLimits(read=ReadLimits(), target_chars=1200, overlap_chars=150, max_chunks=20)
+    with pytest.raises(ReaderError, match="30 chunks, over the 20-chunk limit"):
+        await pool.convert(path, "long", limits, TIMEOUT)
+
+
+async def test_a_worker_killed_mid_parse_fails_that_file_only(slow: Path, note: Path) -> None:
+    pool = ParsePool(workers=1, memory_mb=1024)
+    try:
+        worker = await started_worker(pool, note)
+        parse = asyncio.create_task(pool.convert(slow, "slow", LIMITS, TIMEOUT))
+        await asyncio.sleep(0.5)
+        os.kill(worker.pid, signal.SIGKILL)
+        with pytest.raises(ReaderError, match="crashed"):
+            await parse
+        assert (await pool.convert(note, "note", LIMITS, TIMEOUT)).items
+    finally:
+        await pool.stop()
+
+
+async def test_a_worker_stopped_by_sigterm_is_not_the_file_s_fault(slow: Path, note: Path) -> None:
+    pool = ParsePool(workers=1, memory_mb=1024)
+    try:
+        worker = await started_worker(pool, note)
+        parse = asyncio.create_task(pool.convert(slow, "slow", LIMITS, TIMEOUT))
+        await asyncio.sleep(0.5)
+        os.kill(worker.pid, signal.SIGTERM)
+        with pytest.raises(ParseInterrupted):
+            await parse
+    finally:
+        await pool.stop()
+
+
+async def test_cancelling_a_parse_kills_its_worker_and_stop_does_not_wait(slow: Path, note: Path) -> None:
+    pool = ParsePool(workers=1, memory_mb=1024)
+    worker = await started_worker(pool, note)
+    parse = asyncio.create_task(pool.convert(slow, "slow", LIMITS, TIMEOUT))
+    await asyncio.sleep(0.5)
+    parse.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await parse
+    started = time.monotonic()
+    await pool.stop()
+    assert time.monotonic() - started < 5
+    assert not worker.is_running() or worker.status() == psutil.STATUS_ZOMBIE
+    with pytest.raises(ParseInterrupted):
+        await pool.convert(note, "note", LIMITS, TIMEOUT)
+
+
+async def test_idle_workers_exit_and_the_next_file_starts_them_again(note: Path) -> None:
+    pool = ParsePool(workers=1, memory_mb=300, idle_seconds=0.5)
+    try:
+        worker = await started_worker(pool, note)
+        await asyncio.sleep(2)
+        assert not worker.is_running() or worker.status() == psutil.STATUS_ZOMBIE
+        assert (await pool.convert(note, "note", LIMITS, TIMEOUT)).items
+    finally:
+        await pool.stop()

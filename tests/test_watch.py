@@ -1,0 +1,62 @@
+"""The folder watcher on real folders: inotify through watchfiles, no daemon around it."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+from kenning.ingest.walk import WalkRules
+from kenning.ingest.watch import watch_folder
+
+
+class Changes:
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+        self.count = 0
+
+    def __call__(self) -> None:
+        self.count += 1
+        self.event.set()
+
+    async def next(self, timeout: float = 10) -> None:
+        await asyncio.wait_for(self.event.wait(), timeout)
+        self.event.clear()
+
+
+async def watching(root: Path, changes: Changes, stop: asyncio.Event) -> asyncio.Task:
+    task = asyncio.create_task(watch_folder(root, WalkRules(), changes, stop, debounce_ms=50, retry_seconds=0.2))
+    await asyncio.sleep(0.5)  # let the watch start before the test changes anything
+    return task
+
+
+async def test_a_root_created_after_the_watch_started_is_picked_up(tmp_path: Path) -> None:
+    root = tmp_path / "later"
+    changes, stop = Changes(), asyncio.Event()
+    task = await watching(root, changes, stop)
+    assert changes.count == 0
+    root.mkdir()
+    await changes.next()  # the root appearing asks for a sweep
+    await asyncio.sleep(0.5)
+    (root / "note.md").write_text("new note\n")
+    await changes.next()  # and the root is watched from then on
+    stop.set()
+    await asyncio.wait_for(task, 5)
+
+
+async def test_a_root_deleted_and_made_again_is_watched_again(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "old.md").write_text("old\n")
+    changes, stop = Changes(), asyncio.Event()
+    task = await watching(root, changes, stop)
+    shutil.rmtree(root)
+    await changes.next()
+    await asyncio.sleep(0.5)
+    root.mkdir()  # a new directory: the old watch died with the old one
+    await changes.next()
+    await asyncio.sleep(0.5)
+    (root / "back.md").write_text("restored\n")
+    await changes.next()
+    stop.set()
+    await asyncio.wait_for(task, 5)
