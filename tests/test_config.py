@@ -125,7 +125,7 @@ def test_ken_sources_add_previews_the_cost_and_adds_nothing_until_confirmed(tmp_
 def test_the_root_and_pseudo_filesystems_are_refused_as_sources(tmp_path, path, message):
     config = tmp_path / "config.toml"
     config.write_text(f'[[sources]]\nname = "x"\npath = "{path}"\n')
-    with pytest.raises(ConfigError, match=f"sources.0.path: .*{message}"):
+    with pytest.raises(ConfigError, match=f"sources\\[.x.\\]\\.path: .*{message}"):
         load_settings(config)
 
 

@@ -247,7 +247,7 @@ async def test_a_huge_sparse_file_is_refused_without_being_read(db, tmp_path, op
     counts = await scanner.sweep()
     assert (counts["indexed"], counts["failed"]) == (1, 1)
     [failure] = await lookup.failures(db, scanner.source_id)
-    assert failure["path"] == "huge.log" and "over the 1048576-byte limit" in failure["reason"]
+    assert failure.path == "huge.log" and "over the 1048576-byte limit" in failure.reason
 
 
 async def test_binary_and_capped_files_fail_with_their_reason_and_the_rest_is_indexed(db, tmp_path, parsers):
@@ -262,7 +262,7 @@ async def test_binary_and_capped_files_fail_with_their_reason_and_the_rest_is_in
     scanner = await scanner_for(db, folder, capped)
     counts = await scanner.sweep()
     assert (counts["indexed"], counts["failed"]) == (2, 2)
-    reasons = {failure["path"]: failure["reason"] for failure in await lookup.failures(db, scanner.source_id)}
+    reasons = {failure.path: failure.reason for failure in await lookup.failures(db, scanner.source_id)}
     assert "binary content" in reasons["noise.md"]
     assert "over the 20-chunk limit" in reasons["long.txt"]
     [hit] = await search(db, "egrets")
