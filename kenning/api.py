@@ -128,6 +128,8 @@ class SourceStatus:
     # While a sweep reads files in: files per second so far, and the time the rest will take.
     rate_per_second: float | None = None
     eta_seconds: float | None = None
+    # Files the last walk passed over, by reason (unsupported type, hidden, ignored, ...).
+    passed_over: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -267,3 +267,15 @@ async def test_binary_and_capped_files_fail_with_their_reason_and_the_rest_is_in
     assert "over the 20-chunk limit" in reasons["long.txt"]
     [hit] = await search(db, "egrets")
     assert hit.path.endswith("notes.md.gz") and hit.title == "Packed"
+
+
+async def test_status_counts_what_the_walk_passed_over_by_reason(db, tmp_path, options):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder, "kept.md", "a heron note\n")
+    write(folder, "photo.jpg", "not text at all\n")
+    write(folder, ".hidden.md", "hidden note\n")
+    write(folder, "package-lock.json", "{}\n")
+    scanner = await scanner_for(db, folder, options)
+    await scanner.sweep()
+    assert scanner.progress.passed_over == {"unsupported type": 1, "hidden": 1, "junk, backup or lock file": 1}

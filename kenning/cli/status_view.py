@@ -105,6 +105,9 @@ def source_lines(source: api.SourceStatus) -> list[str]:
     lines.append(line)
     if source.deferred:
         lines.append(f"  {source.deferred} files wait for the next sweep (chunk budget)")
+    if source.passed_over:
+        reasons = ", ".join(f"{count} {reason}" for reason, count in source.passed_over.items())
+        lines.append(f"  passed over: {reasons}")
     if source.last_error:
         lines.append(click.style(f"  error: {source.last_error}", fg="red"))
     for failure in source.failures:

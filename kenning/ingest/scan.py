@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kenning.config import SourceSettings
 from kenning.ingest.pipeline import FileJob, IngestOptions, ingest, needs_look
-from kenning.ingest.walk import WalkRules, walk
+from kenning.ingest.walk import CAPPED, WalkReport, WalkRules, newest, walk
 from kenning.store import documents, sources
 from kenning.store.database import Database
 
@@ -69,6 +69,8 @@ class SweepProgress:
     last_error: str | None = None
     last_duration: float | None = None
     last_result: dict[str, int] = field(default_factory=dict)
+    # Files the last walk passed over, by reason (see ingest/walk.py).
+    passed_over: dict[str, int] = field(default_factory=dict)
     # When the running sweep began reading files in (monotonic): its rate is checked / elapsed.
     reading_since: float | None = None
 
@@ -131,7 +133,8 @@ class FolderScanner:
     async def _sweep_body(self, counts: dict[str, int]) -> dict[str, int]:
         progress = self.progress
         root = self.settings.path
-        found = await asyncio.to_thread(walk, root, self.rules)
+        report = WalkReport()
+        found = await asyncio.to_thread(walk, root, self.rules, report)
         states = await documents.file_states(self.db, self.source_id)
 
         # Deletions are judged on everything the walk saw, before the cap, so lowering
@@ -140,10 +143,10 @@ class FolderScanner:
         gone = [path for path in states if path not in present]
         counts["deleted"] = await documents.delete_documents(self.db, self.source_id, gone)
 
-        found.sort(key=lambda item: item.mtime, reverse=True)
-        kept = found[: self.settings.max_files]
+        kept = newest(found, self.settings.max_files, report)
         progress.discovered = len(found)
         progress.capped = len(found) - len(kept)
+        progress.passed_over = {reason: n for reason, n in report.files.most_common() if reason != CAPPED}
         jobs = [
             FileJob(self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root) for item in kept
         ]

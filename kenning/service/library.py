@@ -161,6 +161,7 @@ class Library:
                 entry.percent = round(100.0 * min(entry.processed, total) / total, 1) if total else 100.0
                 entry.chunks_per_sweep = self.folders.budget.allowance(folder.scanner.source_budget)
                 entry.deferred = progress.deferred
+                entry.passed_over = dict(progress.passed_over)
                 entry.next_sweep_at = folder.resume_at or self.folders.next_sweep_at
                 if progress.running and progress.reading_since is not None and progress.checked:
                     rate = progress.checked / max(time.monotonic() - progress.reading_since, 1e-6)
