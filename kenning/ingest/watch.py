@@ -4,16 +4,22 @@ An event only marks the source dirty and asks for a sweep; the sweep's mtime che
 makes that cheap, and it is what gets renames, directory moves, deletions and the cap
 right without a second code path. The periodic sweep stays as the safety net for
 anything the OS did not report (network mounts, a watcher restarted).
+
+Each folder is watched from a thread of its own with watchfiles' blocking `watch`, not
+`awatch`: setting up a recursive watch adds an inotify watch per directory, and
+`awatch` does that on the event loop (it held the loop for over a second on a folder
+of a few thousand files). The thread hands each batch of events to the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from watchfiles import Change, awatch
+from watchfiles import Change, watch
 
 from kenning.ingest.kiroignore import KiroIgnore
 from kenning.ingest.walk import WalkRules, is_candidate
@@ -58,37 +64,76 @@ async def watch_folder(
     errors, watches a missing path in silence instead of raising: a folder created
     after the daemon started would never be seen.
     """
-    missing = False
-    while not stop.is_set():
-        if await asyncio.to_thread(root.is_dir):
-            if missing:
-                # The root appeared (a drive mounted, the folder created): sweep now
-                # rather than at the next periodic sweep.
-                missing = False
-                on_change()
-            try:
-                async for _changes in awatch(
-                    root,
-                    watch_filter=ChangeFilter(root, rules),
-                    stop_event=stop,
-                    debounce=debounce_ms,
-                    step=50,
-                    recursive=True,
-                    ignore_permission_denied=True,
-                ):
+    halt = threading.Event()
+    relay = asyncio.ensure_future(_relay(stop, halt))
+    try:
+        missing = False
+        while not stop.is_set():
+            if await asyncio.to_thread(root.is_dir):
+                if missing:
+                    # The root appeared (a drive mounted, the folder created): sweep now
+                    # rather than at the next periodic sweep.
+                    missing = False
                     on_change()
-                    if not await asyncio.to_thread(root.is_dir):
-                        # The root itself went (unmounted, moved away): its watch is
-                        # dead, so look for it again.
-                        break
-            except FileNotFoundError:
-                pass  # gone between the check and the watch
-            if stop.is_set():
-                return
-        if not missing:
-            log.warning("cannot watch %s: it does not exist; looking again every %.0fs", root, retry_seconds)
-            missing = True
+                error = await _watch_in_thread(root, rules, on_change, halt, debounce_ms)
+                if error is not None:
+                    log.warning("watching %s failed: %s; looking again in %.0fs", root, error, retry_seconds)
+                if stop.is_set():
+                    return
+            if not missing:
+                log.warning("cannot watch %s: it does not exist; looking again every %.0fs", root, retry_seconds)
+                missing = True
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=retry_seconds)
+            except TimeoutError:
+                continue
+    finally:
+        halt.set()
+        relay.cancel()
+
+
+async def _relay(stop: asyncio.Event, halt: threading.Event) -> None:
+    await stop.wait()
+    halt.set()
+
+
+async def _watch_in_thread(
+    root: Path, rules: WalkRules, on_change: Callable[[], None], halt: threading.Event, debounce_ms: int
+) -> BaseException | None:
+    """Watch until the root goes or `halt` is set; returns what stopped it, if not those."""
+    loop = asyncio.get_running_loop()
+    ended: asyncio.Future[BaseException | None] = loop.create_future()
+
+    def deliver(result: BaseException | None) -> None:
+        if not ended.done():
+            ended.set_result(result)
+
+    def run() -> None:
+        result: BaseException | None = None
         try:
-            await asyncio.wait_for(stop.wait(), timeout=retry_seconds)
-        except TimeoutError:
-            continue
+            for _changes in watch(
+                root,
+                watch_filter=ChangeFilter(root, rules),
+                stop_event=halt,
+                debounce=debounce_ms,
+                step=50,
+                recursive=True,
+                ignore_permission_denied=True,
+                raise_interrupt=False,
+            ):
+                loop.call_soon_threadsafe(on_change)
+                if not root.is_dir():
+                    # The root itself went (unmounted, moved away): its watch is dead,
+                    # so it is looked for again.
+                    break
+        except FileNotFoundError:
+            pass  # gone between the check and the watch
+        except Exception as exc:  # a watcher error costs this folder's watch, not the daemon
+            result = exc
+        try:
+            loop.call_soon_threadsafe(deliver, result)
+        except RuntimeError:
+            pass  # the loop has closed: nobody is waiting any more
+
+    threading.Thread(target=run, name=f"watch {root}", daemon=True).start()
+    return await ended
