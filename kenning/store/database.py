@@ -102,8 +102,11 @@ class ChangeSet:
                 embedded.setdefault(str(detail), []).append(item_id)
             else:
                 unembedded.setdefault(str(detail), []).append(item_id)
-        freeze = lambda groups: {key: tuple(ids) for key, ids in groups.items()}  # noqa: E731
-        return cls(tuple(added), tuple(removed), freeze(moved), freeze(embedded), freeze(unembedded))
+        return cls(tuple(added), tuple(removed), _frozen(moved), _frozen(embedded), _frozen(unembedded))
+
+
+def _frozen(groups: dict) -> dict:
+    return {key: tuple(ids) for key, ids in groups.items()}
 
 
 Subscriber = Callable[[ChangeSet], None]
