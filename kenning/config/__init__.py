@@ -1,26 +1,32 @@
 from kenning.config.loading import add_source, load_settings, remove_source
 from kenning.config.paths import config_path
 from kenning.config.settings import (
+    ArchiveSettings,
     ChunkingSettings,
     DaemonSettings,
     DedupSettings,
     EmbedderSettings,
     FetchSettings,
+    LedgerSettings,
     LlmSettings,
     McpSettings,
+    MemorySettings,
     RetrievalSettings,
     Settings,
     SourceSettings,
 )
 
 __all__ = [
+    "ArchiveSettings",
     "ChunkingSettings",
     "DaemonSettings",
     "DedupSettings",
     "EmbedderSettings",
     "FetchSettings",
+    "LedgerSettings",
     "LlmSettings",
     "McpSettings",
+    "MemorySettings",
     "RetrievalSettings",
     "Settings",
     "SourceSettings",
