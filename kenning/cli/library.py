@@ -22,6 +22,13 @@ from kenning.errors import KenningError
     type=click.Choice(["keyword", "vector", "graph"]),
     help="Run only these retrieval legs (repeatable; default: all).",
 )
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(["file", "page", "agent", "capsule", "archive", "ledger"]),
+    help="Only these kinds of document (repeatable): folder files, fetched pages, agent text, capsules, ...",
+)
 @click.option("--explain", is_flag=True, help="Show each leg's rank for every hit.")
 @click.option("--json", "as_json", is_flag=True, help="Print {\"hits\": [...]} as JSON.")
 @pass_context
@@ -32,6 +39,7 @@ def search(
     source: str | None,
     namespace: str | None,
     legs: tuple[str, ...],
+    kinds: tuple[str, ...],
     explain: bool,
     as_json: bool,
 ) -> None:
@@ -43,6 +51,8 @@ def search(
         params["namespace"] = namespace
     if legs:
         params["legs"] = list(legs)
+    if kinds:
+        params["kind"] = list(kinds)
     result = ctx.call("search", params)
     if as_json:
         print_json(result)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from kenning.cli.agent_memory import echo_agent_records
 from kenning.cli.app import Context, main, pass_context, print_json
 from kenning.config import SourceSettings, add_source, remove_source
 from kenning.errors import DaemonNotRunning, KenningError
@@ -58,15 +59,25 @@ def status(ctx: Context, as_json: bool) -> None:
     _echo_embedder(result["embedder"])
     _echo_graph(result["graph"])
     click.echo(f"library: {result['library']['documents']} documents (each counted once)")
+    echo_agent_records(result.get("agent"))
     if not result["sources"]:
         click.echo("no sources yet: add one with `ken sources add PATH`")
     for source in result["sources"]:
         _echo_source_status(source)
 
 
+AGGREGATE_LABELS = {
+    "agent": "agent documents",
+    "url": "fetched pages",
+    "capsule": "memory capsules",
+    "archive": "archived outputs",
+    "ledger": "ledger entries",
+}
+
+
 def _echo_source_status(source: dict) -> None:
     if source["kind"] != "folder":
-        label = "agent documents" if source["kind"] == "agent" else "fetched pages"
+        label = AGGREGATE_LABELS.get(source["kind"], source["kind"])
         click.echo(f"\n{click.style(source['name'], bold=True)}  ({label})")
         click.echo(f"  documents: {source['holds']} · chunks: {source['chunks']}")
         return
