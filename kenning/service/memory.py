@@ -33,10 +33,12 @@ from kenning.ingest.text_docs import Labels, prepare_text
 from kenning.retrieval.search import Retriever
 from kenning.service.handles import random_handle
 from kenning.service.semantic import Semantic
-from kenning.store import capsules, sources
+from kenning.store import capsules, lookup, sources
+from kenning.store import vectors as vector_store
 from kenning.store.capsules import CapsuleDocument, CapsuleRow
 from kenning.store.database import Database
 from kenning.text.likeness import jaccard, normalized, trigrams
+from kenning.workers.embedders import embedding_text
 
 log = logging.getLogger(__name__)
 
@@ -153,9 +155,10 @@ class Memory:
             last_used_at=None, uses=0, supersedes=old.id if old else None, superseded_by=None,
             vector=likeness.vector, signature=likeness.signature,
         )  # fmt: skip
-        await capsules.save(
+        document_id = await capsules.save(
             self.db, row, await self._document(row), old.id if old else None, likeness.refreshed
         )
+        await self._embed_now(document_id)
         if old is not None:
             return Remembered(
                 "superseded", row.id, title, f"stored as {row.id}, replacing {old.id}", superseded=old.id
@@ -169,8 +172,25 @@ class Memory:
             confidence=new.confidence, source_ref=redact(new.source) if new.source else row.source_ref,
             updated_at=time.time(), vector=likeness.vector, signature=likeness.signature,
         )  # fmt: skip
-        await capsules.save(self.db, updated, await self._document(updated))
+        await self._embed_now(await capsules.save(self.db, updated, await self._document(updated)))
         return Remembered("updated", row.id, title, f"updated {row.id}, which had the same title in this scope")
+
+    async def _embed_now(self, document_id: int) -> None:
+        """Embed the capsule's chunks at once, so recall finds it by meaning straight after
+        remember rather than after the background job's next page (which would only
+        rewrite the same vectors). With the embedder down, that job catches up later."""
+        vectors = self.semantic.vectors
+        if vectors is None:
+            return
+        items, _ = await lookup.document_page(self.db, document_id, 0, None)
+        limit = self.settings.embedder.max_chars
+        texts = [embedding_text(item.title, item.section, item.content, limit) for item in items]
+        try:
+            matrix = await asyncio.to_thread(vectors.embedder.embed, texts)
+        except EmbedderUnavailable:
+            return
+        await vector_store.write_vectors(self.db, vectors.embedder.signature, [item.item_id for item in items], matrix)
+        await vectors.index.settled()
 
     async def _supersedable(self, capsule_id: str) -> CapsuleRow:
         row = await capsules.get(self.db, capsule_id)
