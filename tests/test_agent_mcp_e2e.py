@@ -40,7 +40,7 @@ async def test_remember_recall_supersede_forget(library):
             body="Run the quokka schema migrations before you deploy the API service.",
         )  # fmt: skip
         assert (twin["status"], twin["id"]) == ("refused", first["id"])
-        assert f"supersedes={first['id']}" in twin["message"] and twin["similarity"] >= 0.9
+        assert f"supersedes={first['id']}" in twin["message"] and twin["similarity"] >= 0.85
         # The same in another scope is another project's knowledge: kept.
         other = await call(
             client, "remember", title="Deploy order", kind="gotcha", scope="warehouse",

@@ -70,8 +70,9 @@ async def test_with_the_embedder_down_near_identical_capsules_are_refused_by_tri
         kept = await library.memory_add(
             NewCapsule("Flaky CI on macOS", "The macOS runners time out fetching the brew cache; retry once.", "gotcha")
         )
+        # The same body in other case and punctuation, under another title.
         twin = await library.memory_add(
-            NewCapsule("macOS CI flakes", "The macOS runners time out fetching the brew cache, so retry once.", "gotcha")
+            NewCapsule("macOS CI flakes", "the macOS runners time out fetching the brew cache -- retry once!", "gotcha")
         )
         assert (twin.status, twin.id, twin.method) == ("refused", kept.id, "trigram")
         other = await library.memory_add(
@@ -83,7 +84,7 @@ async def test_with_the_embedder_down_near_identical_capsules_are_refused_by_tri
         )
         assert other.status == recipe.status == "created"
         forced = await library.memory_add(
-            NewCapsule("macOS CI flakes", "The macOS runners time out fetching the brew cache, so retry once.",
+            NewCapsule("macOS CI flakes", "the macOS runners time out fetching the brew cache -- retry once!",
                        "gotcha", force=True)
         )  # fmt: skip
         assert forced.status == "created"

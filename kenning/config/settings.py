@@ -147,9 +147,11 @@ class MemorySettings(_Strict):
     Thresholds measured with bench/agent_memory.py (bench/README.md)."""
 
     # Same kind and scope, at least this alike: refused as a duplicate unless superseding
-    # or forced. Cosine of the embedder's vectors; trigram Jaccard when vectors are not ready.
-    duplicate_similarity: Annotated[float, Field(gt=0, le=1)] = 0.9
-    duplicate_trigram: Annotated[float, Field(gt=0, le=1)] = 0.6
+    # or forced. Cosine of the embedder's vectors (0.85 suits wordllama; a stronger model
+    # separates better at a higher value); trigram Jaccard while vectors are not ready,
+    # kept high because trigrams cannot tell two facts in the same words apart.
+    duplicate_similarity: Annotated[float, Field(gt=0, le=1)] = 0.85
+    duplicate_trigram: Annotated[float, Field(gt=0, le=1)] = 0.9
     # Rank falls towards half of its relevance as a capsule goes unused: this many days
     # without a use or an update halve the part that decays.
     half_life_days: Annotated[float, Field(gt=0)] = 30.0

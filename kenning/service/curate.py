@@ -6,9 +6,10 @@ person or agent then forgets, supersedes or keeps.
   write-time dedup refuses (pairs that got in with `force`, across kinds, or while the
   embedder was down);
 - contradiction candidates: two capsules in one scope nearly that alike (within
-  `CONTRADICTION_SLACK` of the threshold) whose texts differ in a way that can reverse
-  a statement: different numbers, a negation only one makes, or opposite words
-  ("before" / "after"). Such a pair is listed as a contradiction, not a duplicate.
+  `CONTRADICTION_SLACK` of the threshold), about one subject (one's title words all
+  occur in the other), whose texts differ in a way that can reverse a statement:
+  different numbers, a negation only one makes, or opposite words ("before" /
+  "after"). Such a pair is listed as a contradiction, not a duplicate.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from kenning.api import CapsulePair, Curation, StaleCapsule
 from kenning.service.memory import DAY, Memory, capsule_text
 from kenning.store import capsules
 from kenning.store.capsules import CapsuleRow
-from kenning.text.likeness import contrast, jaccard, trigrams
+from kenning.text.likeness import contrast, jaccard, same_subject, trigrams
 
 CONTRADICTION_SLACK = 0.1
 # Trigram comparison is pairwise in Python; past this many capsules in one scope it is
@@ -62,12 +63,16 @@ def _pairs(
     contradictions: list[CapsulePair] = []
     for scope, members in sorted(by_scope.items()):
         for first, second, similarity in _alike(members, vectors, floor):
-            reason = contrast(capsule_text(first.title, first.body), capsule_text(second.title, second.body))
+            first_text, second_text = capsule_text(first.title, first.body), capsule_text(second.title, second.body)
+            reason = contrast(first_text, second_text)
             pair = CapsulePair(
                 first.id, second.id, first.title, second.title, scope, round(similarity, 4), method, reason or ""
             )
             if reason is not None:
-                contradictions.append(pair)
+                # Alike, yet stating different things: about one subject, they may
+                # contradict; about two (same pattern, other names), they are neither.
+                if same_subject(first.title, first_text, second.title, second_text):
+                    contradictions.append(pair)
             elif similarity >= threshold:
                 pair.reason = "near-identical"
                 duplicates.append(pair)
@@ -86,7 +91,7 @@ def _alike(
         return [(members[i], members[j], float(similarities[i, j])) for i, j in zip(first, second)]
     if len(members) > MAX_TRIGRAM_SCOPE:
         return []
-    grams = [trigrams(capsule_text(row.title, row.body)) for row in members]
+    grams = [trigrams(row.body) for row in members]
     found = []
     for i, j in combinations(range(len(members)), 2):
         similarity = jaccard(grams[i], grams[j])

@@ -8,8 +8,9 @@ Write-time dedup, in this order, under one lock so two writers cannot both pass 
    row, marked, and leaves the index).
 2. The same title (redacted, normalised) in the same scope: that capsule is updated.
 3. A capsule of the same kind in the same scope at least `duplicate_similarity` alike
-   (cosine of the daemon's embedder; trigram Jaccard >= `duplicate_trigram` while
-   vectors are not ready): refused with its id, nothing written, unless `force`.
+   (cosine of the daemon's embedder over title and body; trigram Jaccard of the bodies
+   >= `duplicate_trigram` while vectors are not ready): refused with its id, nothing
+   written, unless `force`.
 
 Recall ranks by the search's relevance times a freshness that halves its decaying part
 every `half_life_days` without a use or an update (never below half), times a weight
@@ -129,7 +130,7 @@ class Memory:
         candidates = [
             row for row in await capsules.current(self.db, new.scope, new.kind) if old is None or row.id != old.id
         ]
-        likeness = await self._likeness(capsule_text(title, body), candidates)
+        likeness = await self._likeness(title, body, candidates)
         if not new.force and candidates:
             best = max(range(len(candidates)), key=lambda i: likeness.scores[i])
             threshold = self._threshold(likeness.method)
@@ -166,7 +167,7 @@ class Memory:
         return Remembered("created", row.id, title, f"stored as {row.id}")
 
     async def _update(self, row: CapsuleRow, new: NewCapsule, title: str, body: str, title_key: str) -> Remembered:
-        likeness = await self._likeness(capsule_text(title, body), [])
+        likeness = await self._likeness(title, body, [])
         updated = replace(
             row, kind=new.kind, title=title, title_key=title_key, body=body, tags=tuple(new.tags),
             confidence=new.confidence, source_ref=redact(new.source) if new.source else row.source_ref,
@@ -220,12 +221,13 @@ class Memory:
         memory = self.settings.memory
         return memory.duplicate_similarity if method == "vector" else memory.duplicate_trigram
 
-    async def _likeness(self, text: str, candidates: list[CapsuleRow]) -> Likeness:
+    async def _likeness(self, title: str, body: str, candidates: list[CapsuleRow]) -> Likeness:
         """Cosine with each candidate when the embedder can serve, else trigram Jaccard.
 
         Candidates whose stored vector came from another embedder are embedded again in
         the same call, and their new vectors are saved with the write."""
         vectors = self.semantic.vectors
+        text = capsule_text(title, body)
         if vectors is not None:
             embedder = vectors.embedder
             limit = self.settings.embedder.max_chars
@@ -245,8 +247,9 @@ class Memory:
                 ]
                 refreshed = tuple((row_id, vector.tobytes(), embedder.signature) for row_id, vector in fresh.items())
                 return Likeness(scores, "vector", mine.tobytes(), embedder.signature, refreshed)
-        mine_grams = trigrams(text)
-        scores = [jaccard(mine_grams, trigrams(capsule_text(row.title, row.body))) for row in candidates]
+        # Bodies only: a title is a few words, and a copy filed under another name is still a copy.
+        mine_grams = trigrams(body)
+        scores = [jaccard(mine_grams, trigrams(row.body)) for row in candidates]
         return Likeness(scores, "trigram")
 
     # -- reading -----------------------------------------------------------------------

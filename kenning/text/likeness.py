@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from kenning.text.stopwords import STOPWORDS
+
 _NON_WORD = re.compile(r"[^\w]+")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
@@ -50,6 +52,18 @@ def jaccard(first: frozenset[str], second: frozenset[str]) -> float:
     if not first and not second:
         return 1.0
     return len(first & second) / len(first | second)
+
+
+def same_subject(first_title: str, first_text: str, second_title: str, second_text: str) -> bool:
+    """Whether one capsule's title words all occur in the other capsule: two facts built
+    the same way about different things ("billing port", "search port") are not about
+    one subject, and different numbers in them contradict nothing."""
+
+    def words(text: str) -> set[str]:
+        return {word for word in _WORD.findall(text.casefold()) if word not in STOPWORDS}
+
+    first, second = words(first_title), words(second_title)
+    return bool(first and first <= words(second_text)) or bool(second and second <= words(first_text))
 
 
 def contrast(first: str, second: str) -> str | None:
