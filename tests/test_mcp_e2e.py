@@ -86,6 +86,8 @@ async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
         assert around["lines"]["text"] == "\n".join(LAUNCHD.split("\n")[4:7])
         assert (around["lines"]["total_lines"], around["lines"]["next_line"], around["chunks"]) == (7, None, [])
         assert around["document"]["document_id"] == top["document_id"]
+        heading = data(await client.call_tool("get", {"item_id": top["item_id"], "line_start": 1, "line_end": 1}))
+        assert heading["lines"]["text"] == "# Services"
 
         sources = data(await client.call_tool("list_sources", {}))["sources"]
         assert [(s["name"], s["documents"]) for s in sources if s["in_config"]] == [("notes", 2)]

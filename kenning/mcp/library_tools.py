@@ -58,7 +58,7 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
     async def get(
         item_id: Annotated[int | None, Field(description="one chunk, from a search hit")] = None,
         document_id: Annotated[int | None, Field(description="a document, from a search hit")] = None,
-        uri: Annotated[str | None, Field(description="a document by its uri (agent text, pages, kenning://...)")] = None,
+        uri: Annotated[str | None, Field(description="a document by its uri (agent text, kenning://...)")] = None,
         path: Annotated[str | None, Field(description="a document by a hit's `path` (an absolute file path)")] = None,
         offset: Annotated[
             int | None, Field(ge=0, description="a page of chunks from this `ord` on (default 0)")

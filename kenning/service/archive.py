@@ -67,6 +67,7 @@ class Archive:
                 f" {self.settings.archive.max_total_mb:g})"
             )
         digest = prepared.meta.content_hash
+        segments = await asyncio.to_thread(archives.segments, prepared.text)
         async with self._lock:
             known = await archives.by_digest(self.db, digest)
             if known is not None:
@@ -77,8 +78,8 @@ class Archive:
             handle = await self._handle(digest)
             source_id = await sources.aggregate_source(self.db, "archive")
             document_id, chunks = await archives.save(
-                self.db, handle, prepared.labels.title, prepared.text, digest, source_id, URI_PREFIX + handle,
-                prepared.meta, prepared.items,
+                self.db, ArchiveRow(handle, 0, prepared.labels.title, len(prepared.text), size, digest, time.time()),
+                segments, source_id, URI_PREFIX + handle, prepared.meta, prepared.items,
             )  # fmt: skip
             pruned = await self._prune(keep=handle)
         return Archived(

@@ -221,4 +221,5 @@ def render(by_section: dict[str, list[EntryRow]], budget: int) -> LedgerRender:
 
 def _note(omitted: dict[str, int]) -> str:
     counts = ", ".join(f"{name} {count}" for name, count in omitted.items())
-    return f"[ledger: {sum(omitted.values())} entries left out ({counts}); a larger budget or `ledger list` shows them]\n"
+    total = sum(omitted.values())
+    return f"[ledger: {total} entries left out ({counts}); a larger budget or `ledger list` shows them]\n"

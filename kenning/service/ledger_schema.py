@@ -168,7 +168,9 @@ def keys(spec: Section, fields: dict[str, str]) -> list[str]:
 def label(spec: Section, fields: dict[str, str]) -> str:
     """The canonical identity as written (free text keeps its case), addresses normalised."""
     identity = canonical(spec, fields)
-    values = [fields[name] if NORMALIZERS.get(name, _text) is _text else NORMALIZERS[name](fields[name]) for name in identity]
+    values = [
+        fields[name] if NORMALIZERS.get(name, _text) is _text else NORMALIZERS[name](fields[name]) for name in identity
+    ]
     return _JOINERS.get(identity, " ").join(values)
 
 

@@ -98,6 +98,24 @@ class Likeness:
     refreshed: tuple[tuple[str, bytes, str], ...] = ()
 
 
+def _by_vectors(matrix: np.ndarray, stale: list[CapsuleRow], candidates: list[CapsuleRow], signature: str) -> Likeness:
+    """Row 0 of `matrix` is the new capsule, the rest are the `stale` candidates."""
+    mine = np.asarray(matrix[0], dtype=np.float32)
+    fresh = {row.id: np.asarray(matrix[n], dtype=np.float32) for n, row in enumerate(stale, start=1)}
+    scores = [
+        float(mine @ (fresh[row.id] if row.id in fresh else np.frombuffer(row.vector or b"", np.float32)))
+        for row in candidates
+    ]
+    refreshed = tuple((row_id, vector.tobytes(), signature) for row_id, vector in fresh.items())
+    return Likeness(scores, "vector", mine.tobytes(), signature, refreshed)
+
+
+def _by_trigrams(body: str, candidates: list[CapsuleRow]) -> Likeness:
+    # Bodies only: a title is a few words, and a copy filed under another name is still a copy.
+    mine = trigrams(body)
+    return Likeness([jaccard(mine, trigrams(row.body)) for row in candidates], "trigram")
+
+
 class Memory:
     def __init__(self, db: Database, settings: Settings, retriever: Retriever, semantic: Semantic) -> None:
         self.db = db
@@ -225,32 +243,21 @@ class Memory:
         """Cosine with each candidate when the embedder can serve, else trigram Jaccard.
 
         Candidates whose stored vector came from another embedder are embedded again in
-        the same call, and their new vectors are saved with the write."""
+        the same call, and their new vectors are saved with the write. The comparisons run
+        in a worker thread: a scope can hold thousands of capsules."""
         vectors = self.semantic.vectors
-        text = capsule_text(title, body)
         if vectors is not None:
             embedder = vectors.embedder
             limit = self.settings.embedder.max_chars
             stale = [row for row in candidates if row.signature != embedder.signature or row.vector is None]
+            texts = [capsule_text(title, body)[:limit], *(capsule_text(r.title, r.body)[:limit] for r in stale)]
             try:
-                matrix = await asyncio.to_thread(
-                    embedder.embed, [text[:limit], *(capsule_text(r.title, r.body)[:limit] for r in stale)]
-                )
+                matrix = await asyncio.to_thread(embedder.embed, texts)
             except EmbedderUnavailable as exc:
                 log.info("capsule dedup by trigrams: %s", exc)
             else:
-                mine = np.asarray(matrix[0], dtype=np.float32)
-                fresh = {row.id: np.asarray(matrix[n], dtype=np.float32) for n, row in enumerate(stale, start=1)}
-                scores = [
-                    float(mine @ (fresh[row.id] if row.id in fresh else np.frombuffer(row.vector, np.float32)))
-                    for row in candidates
-                ]
-                refreshed = tuple((row_id, vector.tobytes(), embedder.signature) for row_id, vector in fresh.items())
-                return Likeness(scores, "vector", mine.tobytes(), embedder.signature, refreshed)
-        # Bodies only: a title is a few words, and a copy filed under another name is still a copy.
-        mine_grams = trigrams(body)
-        scores = [jaccard(mine_grams, trigrams(row.body)) for row in candidates]
-        return Likeness(scores, "trigram")
+                return await asyncio.to_thread(_by_vectors, matrix, stale, candidates, embedder.signature)
+        return await asyncio.to_thread(_by_trigrams, body, candidates)
 
     # -- reading -----------------------------------------------------------------------
 

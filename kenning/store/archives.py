@@ -64,30 +64,33 @@ async def tombstone(db: Database, handle: str) -> Tombstone | None:
     return Tombstone(*rows[0]) if rows else None
 
 
+def segments(text: str) -> list[str]:
+    """The runs a text is stored in (CPU on a large text: callers use a worker thread)."""
+    return [text[start : start + SEGMENT_CHARS] for start in range(0, len(text), SEGMENT_CHARS)]
+
+
 async def save(
     db: Database,
-    handle: str,
-    title: str,
-    text: str,
-    digest: str,
+    row: ArchiveRow,
+    runs: list[str],
     source_id: int,
     uri: str,
     meta: DocumentMeta,
     items: list[NewItem],
 ) -> tuple[int, int]:
-    """Store an archive; returns (document id, chunks)."""
+    """Store an archive (its `document_id` is assigned here); returns (document id, chunks)."""
     async with db.transaction() as conn:
-        document_id, _ = await documents.write_text(conn, source_id, "archive:" + handle, uri, meta, items)
+        document_id, _ = await documents.write_text(conn, source_id, "archive:" + row.handle, uri, meta, items)
         await conn.execute(
             f"INSERT INTO archives ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (handle, document_id, title, len(text), len(text.encode()), digest, time.time()),
+            (row.handle, document_id, row.title, row.chars, row.bytes, row.digest, row.created_at),
         )
         await conn.executemany(
             "INSERT INTO archive_segments (handle, seq, text) VALUES (?, ?, ?)",
-            [(handle, seq, text[start : start + SEGMENT_CHARS]) for seq, start in enumerate(range(0, len(text), SEGMENT_CHARS))],
+            [(row.handle, seq, run) for seq, run in enumerate(runs)],
         )
         # Archived again after it was pruned: it is live, not a tombstone.
-        await conn.execute("DELETE FROM archive_pruned WHERE handle = ?", (handle,))
+        await conn.execute("DELETE FROM archive_pruned WHERE handle = ?", (row.handle,))
     return document_id, len(items)
 
 
@@ -126,8 +129,8 @@ async def prune(db: Database, doomed: list[tuple[ArchiveRow, str]]) -> None:
         async with db.transaction() as conn:
             for row, reason in batch:
                 await conn.execute(
-                    "INSERT OR REPLACE INTO archive_pruned (handle, digest, title, bytes, created_at, pruned_at, reason)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO archive_pruned"
+                    " (handle, digest, title, bytes, created_at, pruned_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (row.handle, row.digest, row.title, row.bytes, row.created_at, now, reason),
                 )
                 # The archive row and its runs go with the document, by cascade.

@@ -81,7 +81,8 @@ async def current(db: Database, scope: str | None = None, kind: str | None = Non
     if kind is not None:
         clauses.append("kind = ?")
         params.append(kind)
-    rows = await db.read(f"SELECT {_COLUMNS} FROM capsules WHERE {' AND '.join(clauses)} ORDER BY created_at, id", params)
+    where = " AND ".join(clauses)
+    rows = await db.read(f"SELECT {_COLUMNS} FROM capsules WHERE {where} ORDER BY created_at, id", params)
     return [_row(row) for row in rows]
 
 
