@@ -136,6 +136,8 @@ class Memory:
         if not title or not body:
             raise InvalidRequest("a capsule needs a title and a body that are not blank")
         title_key = normalized(title)
+        # Everything stored is redacted, a scope too (it becomes the document's namespace).
+        new = replace(new, scope=redact(new.scope.strip()) or "default")
         old = await self._supersedable(new.supersedes) if new.supersedes is not None else None
         same_title = await capsules.current_by_title(self.db, new.scope, title_key)
         if same_title is not None and (old is None or same_title.id != old.id):

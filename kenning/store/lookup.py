@@ -94,12 +94,6 @@ async def locations(conn: aiosqlite.Connection, document_id: int) -> list[Locati
     return [Location(name, display_path(root, path, uri)) for name, root, path, uri in rows]
 
 
-async def get_document_items(db: Database, document_id: int) -> list[ItemView]:
-    async with db.reader() as conn:
-        cursor = await conn.execute(_ITEM_SQL + " WHERE i.document_id = ? ORDER BY i.ord", (document_id,))
-        return [_item(row) for row in await cursor.fetchall()]
-
-
 async def document_page(db: Database, document_id: int, offset: int, limit: int | None) -> tuple[list[ItemView], int]:
     """A document's chunks from `ord` offset on (all of them when limit is None), and how many it has."""
     async with db.reader() as conn:
