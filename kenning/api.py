@@ -15,6 +15,12 @@ from typing import Literal
 # What became of a document's new text: stored, taken over from a lower-ranked holder,
 # or recorded as another location of a copy already stored.
 Stored = Literal["indexed", "adopted", "merged"]
+# What a search's `kind` filter names: folder files, fetched pages, agent text, and the
+# agent records (memory capsules, archived outputs, ledger entries).
+DocumentKind = Literal["file", "page", "agent", "capsule", "archive", "ledger"]
+DOCUMENT_KINDS: tuple[str, ...] = ("file", "page", "agent", "capsule", "archive", "ledger")
+CapsuleKind = Literal["fact", "decision", "gotcha", "pattern", "anti-pattern", "recipe", "principle"]
+CAPSULE_KINDS: tuple[str, ...] = ("fact", "decision", "gotcha", "pattern", "anti-pattern", "recipe", "principle")
 
 
 @dataclass
@@ -138,12 +144,28 @@ class LibraryCounts:
 
 
 @dataclass
+class AgentRecords:
+    """What agents keep: capsules, archives (with retention) and ledger entries."""
+
+    capsules: int
+    superseded_capsules: int
+    archives: int
+    archive_bytes: int
+    archive_max_age_days: float
+    archive_max_total_mb: float
+    archives_pruned: int
+    last_pruned_at: float | None
+    ledger_entries: int
+
+
+@dataclass
 class Status:
     daemon: DaemonInfo
     embedder: EmbedderStatus
     graph: GraphStatus
     library: LibraryCounts
     sources: list[SourceStatus]
+    agent: AgentRecords | None = None
 
 
 @dataclass
@@ -220,12 +242,27 @@ class DocumentInfo:
 
 
 @dataclass
+class LineRange:
+    """Lines of a document's extracted text, rebuilt from its chunks (1-based, inclusive)."""
+
+    line_start: int
+    line_end: int
+    text: str
+    total_lines: int
+    next_line: int | None  # where the next page of lines starts; None at the end
+
+
+@dataclass
 class Fetched:
-    """`documents.get`: one item (`item`), or a document and its items in order."""
+    """`documents.get`: one item (`item`), or a document and a page of its items in order,
+    or (`lines`) a range of its lines."""
 
     item: ItemView | None = None
     document: DocumentInfo | None = None
     items: list[ItemView] = field(default_factory=list)
+    total_chunks: int | None = None
+    next_offset: int | None = None
+    lines: LineRange | None = None
 
 
 @dataclass
@@ -321,3 +358,210 @@ class CompactResult:
     bytes_before: int
     bytes_after: int
     seconds: float
+
+
+# -- agent records: memory capsules, archives, the ledger, context packs ----------------
+
+
+@dataclass
+class Capsule:
+    """A piece of knowledge kept for later: `memory.*`. `document_id` is None once it is
+    superseded (then it is kept for its history but never found by search)."""
+
+    id: str
+    kind: str
+    scope: str
+    title: str
+    body: str
+    tags: list[str]
+    confidence: float
+    source: str | None  # where the knowledge came from (a path:line, a url, a handle)
+    created_at: float
+    updated_at: float
+    last_used_at: float | None
+    uses: int
+    supersedes: str | None
+    superseded_by: str | None
+    document_id: int | None
+    uri: str
+
+
+@dataclass
+class Remembered:
+    """`memory.add`: what became of the capsule. `refused` names the near-identical
+    capsule already kept (`id`) and how alike they are; nothing was written then."""
+
+    status: Literal["created", "updated", "superseded", "refused"]
+    id: str
+    title: str
+    message: str
+    similarity: float | None = None
+    method: str | None = None  # how similarity was judged: "vector" or "trigram"
+    superseded: str | None = None
+
+
+@dataclass
+class CapsuleHit:
+    capsule: Capsule
+    score: float  # relevance x freshness x confidence weight, higher is better
+    relevance: float  # the search's fused score for its best chunk
+    freshness: float  # 1 when just written or used, decaying towards 0.5 with disuse
+    item_id: int
+
+
+@dataclass
+class Recalled:
+    capsules: list[CapsuleHit]
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CapsuleList:
+    capsules: list[Capsule]
+    total: int
+
+
+@dataclass
+class Forgotten:
+    id: str
+    title: str
+
+
+@dataclass
+class StaleCapsule:
+    id: str
+    title: str
+    scope: str
+    idle_days: float
+    uses: int
+    confidence: float
+
+
+@dataclass
+class CapsulePair:
+    first: str
+    second: str
+    first_title: str
+    second_title: str
+    scope: str
+    similarity: float
+    method: str
+    reason: str
+
+
+@dataclass
+class Curation:
+    """`memory.curate`: capsules to look at; it changes nothing."""
+
+    stale: list[StaleCapsule]
+    duplicates: list[CapsulePair]
+    contradictions: list[CapsulePair]
+
+
+@dataclass
+class Archived:
+    handle: str
+    title: str
+    chars: int
+    bytes: int
+    chunks: int
+    document_id: int
+    uri: str
+    existing: bool  # the same text was archived before; this is its handle
+    pruned: list[str] = field(default_factory=list)  # handles retention removed to make room
+
+
+@dataclass
+class ArchivePage:
+    """`archive.recall`: characters [offset, offset + len(text)) of the stored text."""
+
+    handle: str
+    title: str
+    offset: int
+    text: str
+    total_chars: int
+    next_offset: int | None
+    created_at: float
+
+
+@dataclass
+class ArchiveEntry:
+    handle: str
+    title: str
+    chars: int
+    bytes: int
+    created_at: float
+
+
+@dataclass
+class ArchiveList:
+    archives: list[ArchiveEntry]
+    total: int
+    total_bytes: int
+
+
+@dataclass
+class LedgerEntry:
+    id: str
+    section: str
+    identity: str
+    fields: dict[str, str]
+    aliases: list[str]  # every identity key it answers to
+    owner: str
+    evidence: list[str]
+    created_at: float
+    updated_at: float
+    document_id: int
+
+
+@dataclass
+class LedgerAdded:
+    status: Literal["created", "merged"]
+    entry: LedgerEntry
+    folded: list[str] = field(default_factory=list)  # entries this add showed to be the same one
+
+
+@dataclass
+class LedgerRemoved:
+    id: str
+    section: str
+    identity: str
+
+
+@dataclass
+class LedgerRender:
+    text: str
+    bytes: int
+    budget: int
+    entries: int
+    omitted: dict[str, int]  # entries left out, per section
+
+
+@dataclass
+class LedgerList:
+    entries: list[LedgerEntry]
+
+
+@dataclass
+class PackedDocument:
+    document_id: int
+    title: str
+    path: str
+    source: str
+    score: float
+    bytes: int
+    item_id: int  # its best chunk
+    line_start: int
+    line_end: int
+
+
+@dataclass
+class ContextPack:
+    """`context.pack`: `text` is the pack; `inlined` are in it whole, `listed` by one line."""
+
+    text: str
+    bytes: int
+    budget: int
+    inlined: list[PackedDocument]
+    listed: list[PackedDocument]
+    warnings: list[str] = field(default_factory=list)

@@ -13,6 +13,11 @@ class NotFound(KenningError):
     """A request named a source, item or document that does not exist."""
 
 
+class InvalidRequest(KenningError):
+    """A well-formed request that cannot be done as asked (an unknown ledger section, a
+    capsule already superseded); nothing was changed."""
+
+
 class ReaderError(KenningError):
     """A file could not be turned into text; the message is the reason stored for it."""
 

@@ -3,22 +3,18 @@ as an agent's host would, and the server talks to a real daemon over its real so
 
 from __future__ import annotations
 
-import json
-import os
 import signal
 import socket
-import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any
 
-from mcp import Client, StdioServerParameters, stdio_client
-from mcp.types import CallToolResult
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from tests.mcp_client import data, error_text, ken_mcp
+
 SMALL_CHUNKS = "[chunking]\ntarget_chars = 200\noverlap_chars = 20\n"
+LIBRARY_TOOLS = {"search", "get", "list_sources", "status"}
+AGENT_READS = {"recall_memory", "recall", "ledger_render", "context_pack"}
+AGENT_WRITES = {"remember", "forget", "archive", "ledger_add", "ledger_remove"}
 
 LAUNCHD = """# Services
 
@@ -38,33 +34,6 @@ def long_document() -> str:
     return "# Almanac\n\n" + "\n\n".join(sections) + "\n"
 
 
-@asynccontextmanager
-async def ken_mcp(config: Path, log: Path, mode: str = "auto") -> AsyncIterator[Client]:
-    """The server's stderr goes to `log`; the host's environment is the SDK's minimal
-    one, plus PYTHONPATH so the child imports this checkout. `mode="legacy"` connects with
-    the initialize handshake, as hosts built on earlier SDKs do."""
-    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "kenning", "--config", str(config), "mcp"], env=env
-    )
-    with open(log, "w") as errlog:
-        async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
-            yield client
-
-
-def data(result: CallToolResult) -> Any:
-    """The structured answer, checked to be what the text content says."""
-    assert not result.is_error, result.content
-    assert json.loads(result.content[0].text) == result.structured_content
-    return result.structured_content
-
-
-def error_text(result: CallToolResult) -> str:
-    assert result.is_error
-    assert result.structured_content is None
-    return result.content[0].text
-
-
 async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
     notes = library.root / "notes"
     notes.mkdir()
@@ -75,12 +44,16 @@ async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
 
     async with ken_mcp(library.config, library.root / "mcp.log") as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == {"search", "get", "list_sources", "status"}
+        assert set(tools) == LIBRARY_TOOLS | AGENT_READS | AGENT_WRITES
         assert tools["search"].input_schema["required"] == ["query"]
-        assert {"query", "limit", "source", "namespace"} == set(tools["search"].input_schema["properties"])
+        assert {"query", "limit", "source", "namespace", "kind"} == set(tools["search"].input_schema["properties"])
         assert "hits" in tools["search"].output_schema["properties"]
-        assert {"item_id", "document_id", "offset", "limit"} == set(tools["get"].input_schema["properties"])
-        assert all(tool.description and tool.annotations.read_only_hint for tool in tools.values())
+        assert {"item_id", "document_id", "uri", "path", "offset", "limit", "line_start", "line_end"} == set(
+            tools["get"].input_schema["properties"]
+        )
+        assert all(tools[name].description and tools[name].annotations.read_only_hint for name in LIBRARY_TOOLS)
+        assert all(tools[name].description for name in AGENT_READS | AGENT_WRITES)
+        assert not any(tools[name].annotations.read_only_hint for name in AGENT_WRITES)
 
         hits = data(await client.call_tool("search", {"query": "kickstart", "limit": 3}))["hits"]
         top = hits[0]
@@ -107,6 +80,15 @@ async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
         assert last["next_offset"] is None
         assert "zephyr5" in last["chunks"][0]["content"]
 
+        # Reading around a hit: a range of lines of the file by the path the hit cites,
+        # blank lines and all, exactly as the file has them.
+        around = data(await client.call_tool("get", {"path": top["path"], "line_start": 5, "line_end": 7}))
+        assert around["lines"]["text"] == "\n".join(LAUNCHD.split("\n")[4:7])
+        assert (around["lines"]["total_lines"], around["lines"]["next_line"], around["chunks"]) == (7, None, [])
+        assert around["document"]["document_id"] == top["document_id"]
+        heading = data(await client.call_tool("get", {"item_id": top["item_id"], "line_start": 1, "line_end": 1}))
+        assert heading["lines"]["text"] == "# Services"
+
         sources = data(await client.call_tool("list_sources", {}))["sources"]
         assert [(s["name"], s["documents"]) for s in sources if s["in_config"]] == [("notes", 2)]
         status = data(await client.call_tool("status", {}))
@@ -122,7 +104,7 @@ async def test_bad_reads_get_an_error_the_agent_can_act_on(library):
 
     async with ken_mcp(library.config, library.root / "mcp.log") as client:
         assert "no item 999999" in error_text(await client.call_tool("get", {"item_id": 999999}))
-        assert "exactly one of item_id or document_id" in error_text(
+        assert "exactly one of item_id, document_id, uri or path" in error_text(
             await client.call_tool("get", {"item_id": 1, "document_id": 1})
         )
         assert "pass them with document_id" in error_text(await client.call_tool("get", {"item_id": 1, "offset": 3}))
@@ -187,6 +169,13 @@ async def test_without_a_daemon_every_tool_answers_at_once_with_one_clear_error(
         "list_sources": {},
         "status": {},
         "add_document": {"title": "t", "text": "x", "uri": "note://x"},
+        "remember": {"title": "t", "body": "b"},
+        "recall_memory": {"query": "q"},
+        "archive": {"text": "x"},
+        "recall": {"handle": "a-x"},
+        "ledger_add": {"section": "hosts", "fields": {"ip": "10.0.0.1"}},
+        "ledger_render": {},
+        "context_pack": {"task": "t"},
     }
     async with ken_mcp(library.config, library.root / "mcp.log") as client:
         for name, arguments in calls.items():
@@ -202,7 +191,7 @@ async def test_a_host_on_the_initialize_handshake_gets_the_same_server(library):
     async with ken_mcp(library.config, library.root / "mcp.log", mode="legacy") as client:
         assert client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
         assert client.server_info.name == "kenning"
-        assert {t.name for t in (await client.list_tools()).tools} == {"search", "get", "list_sources", "status"}
+        assert {t.name for t in (await client.list_tools()).tools} == LIBRARY_TOOLS | AGENT_READS | AGENT_WRITES
         assert "not running" in error_text(await client.call_tool("status", {}))
 
 

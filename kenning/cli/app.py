@@ -101,6 +101,7 @@ COMMANDS = {
     **dict.fromkeys(("daemon", "status", "reload", "dedup", "reembed", "compact"), "service"),
     **dict.fromkeys(("sources", "scan"), "sources"),
     **dict.fromkeys(("start", "stop", "restart", "service"), "lifecycle"),
+    **dict.fromkeys(("memory", "archive", "recall", "ledger", "context"), "agent_memory"),
     "doctor": "doctor",
     "mcp": "agents",
 }

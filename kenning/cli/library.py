@@ -32,6 +32,13 @@ FILE_LINE_FORMATS = frozenset({"markdown", "code", "data", "text"})
     type=click.Choice(["keyword", "vector", "graph"]),
     help="Run only these retrieval legs (repeatable; default: all).",
 )
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(["file", "page", "agent", "capsule", "archive", "ledger"]),
+    help="Only these kinds of document (repeatable): folder files, fetched pages, agent text, capsules, ...",
+)
 @click.option("--explain", is_flag=True, help="Show each leg's rank for every hit.")
 @click.option(
     "--format",
@@ -51,6 +58,7 @@ def search(
     source: str | None,
     namespace: str | None,
     legs: tuple[str, ...],
+    kinds: tuple[str, ...],
     explain: bool,
     output: str,
     as_json: bool,
@@ -71,6 +79,8 @@ def search(
         params["namespace"] = namespace
     if legs:
         params["legs"] = list(legs)
+    if kinds:
+        params["kind"] = list(kinds)
     result = ctx.fetch("search", api.SearchResult, params)
     output = "json" if as_json else output
     if output == "json":

@@ -22,6 +22,8 @@ def status_lines(status: api.Status) -> list[str]:
         graph_line(status.graph),
         f"library: {status.library.documents} documents (each counted once)",
     ]
+    if status.agent is not None:
+        lines.append(agent_line(status.agent))
     for job in (status.embedder.job, status.graph.job):
         if job.last_error:
             lines.append(click.style(f"  {job.last_error}", fg="yellow"))
@@ -65,6 +67,20 @@ def embedder_line(embedder: api.EmbedderStatus) -> str:
     return line
 
 
+def agent_line(records: api.AgentRecords) -> str:
+    """Capsules, archives (and their retention) and ledger entries."""
+    superseded = f" ({records.superseded_capsules} superseded)" if records.superseded_capsules else ""
+    age = f"{records.archive_max_age_days:g} days" if records.archive_max_age_days else "no age limit"
+    size = f"{records.archive_max_total_mb:g} MB" if records.archive_max_total_mb else "no size limit"
+    line = (
+        f"agent: {records.capsules} capsules{superseded} · {records.archives} archives"
+        f" ({megabytes(records.archive_bytes)}; keeps {age}, {size})"
+    )
+    if records.archives_pruned:
+        line += f", {records.archives_pruned} pruned"
+    return line + f" · {records.ledger_entries} ledger entries"
+
+
 def graph_line(report: api.GraphStatus) -> str:
     job = report.job
     line = f"graph: {report.extractor} · {report.entities} entities · {report.relations} relations · {job.state}"
@@ -77,10 +93,19 @@ def graph_line(report: api.GraphStatus) -> str:
     return line
 
 
+AGGREGATE_LABELS = {
+    "agent": "agent documents",
+    "url": "fetched pages",
+    "capsule": "memory capsules",
+    "archive": "archived outputs",
+    "ledger": "ledger entries",
+}
+
+
 def source_lines(source: api.SourceStatus) -> list[str]:
     name = click.style(source.name, bold=True)
     if source.kind != "folder":
-        label = "agent documents" if source.kind == "agent" else "fetched pages"
+        label = AGGREGATE_LABELS.get(source.kind, source.kind)
         return [f"{name}  ({label})", f"  documents: {source.holds} · chunks: {source.chunks}"]
     state = "scanning" if source.scanning else ("watching" if source.active else "not in config")
     lines = [f"{name}  {source.path}  ({state})"]

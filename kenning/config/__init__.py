@@ -13,14 +13,17 @@ if TYPE_CHECKING:
     from kenning.config.loading import add_source, load_settings, remove_source
     from kenning.config.paths import config_path
     from kenning.config.settings import (
+        ArchiveSettings,
         ChunkingSettings,
         DaemonSettings,
         DedupSettings,
         EmbedderSettings,
         FetchSettings,
+        LedgerSettings,
         LimitsSettings,
         LlmSettings,
         McpSettings,
+        MemorySettings,
         RetrievalSettings,
         Settings,
         SourceSettings,
@@ -34,14 +37,17 @@ _WHERE = {
     **{
         name: "settings"
         for name in (
+            "ArchiveSettings",
             "ChunkingSettings",
             "DaemonSettings",
             "DedupSettings",
             "EmbedderSettings",
             "FetchSettings",
+            "LedgerSettings",
             "LimitsSettings",
             "LlmSettings",
             "McpSettings",
+            "MemorySettings",
             "RetrievalSettings",
             "Settings",
             "SourceSettings",
@@ -50,14 +56,17 @@ _WHERE = {
 }
 
 __all__ = [
+    "ArchiveSettings",
     "ChunkingSettings",
     "DaemonSettings",
     "DedupSettings",
     "EmbedderSettings",
     "FetchSettings",
+    "LedgerSettings",
     "LimitsSettings",
     "LlmSettings",
     "McpSettings",
+    "MemorySettings",
     "RetrievalSettings",
     "Settings",
     "SourceSettings",

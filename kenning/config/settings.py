@@ -16,8 +16,8 @@ from kenning.config.paths import DB_NAME, default_data_dir, socket_path, user_pa
 SOURCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 # Kernel and device trees: their "files" are endless, blocking or live state, not documents.
 PSEUDO_FILESYSTEMS = (Path("/proc"), Path("/sys"), Path("/dev"))
-# Agent-added text and fetched pages live in sources of these names.
-RESERVED_SOURCE_NAMES = frozenset({"agent", "web"})
+# Agent-added text, fetched pages and agent records live in sources of these names.
+RESERVED_SOURCE_NAMES = frozenset({"agent", "web", "memory", "archive", "ledger"})
 
 
 class _Strict(BaseModel):
@@ -152,7 +152,41 @@ class McpSettings(_Strict):
     """`ken mcp`: what agents may do through it, and how long a call may wait for the daemon."""
 
     allow_writes: bool = False
+    # remember/forget, archive, ledger_add/remove: they write only to kenning's memory,
+    # archive and ledger sources, never to the documents the user keeps.
+    memory: bool = True
     timeout: Annotated[float, Field(gt=0, le=3600)] = 30.0
+
+
+class MemorySettings(_Strict):
+    """Memory capsules: write-time dedup and how disuse lowers a capsule's rank.
+
+    Thresholds measured with bench/agent_memory.py (bench/README.md)."""
+
+    # Same kind and scope, at least this alike: refused as a duplicate unless superseding
+    # or forced. Cosine of the embedder's vectors (0.85 suits wordllama; a stronger model
+    # separates better at a higher value); trigram Jaccard while vectors are not ready,
+    # kept high because trigrams cannot tell two facts in the same words apart.
+    duplicate_similarity: Annotated[float, Field(gt=0, le=1)] = 0.85
+    duplicate_trigram: Annotated[float, Field(gt=0, le=1)] = 0.9
+    # Rank falls towards half of its relevance as a capsule goes unused: this many days
+    # without a use or an update halve the part that decays.
+    half_life_days: Annotated[float, Field(gt=0)] = 30.0
+    # `ken memory curate` lists capsules unused and unchanged for this long.
+    stale_days: Annotated[float, Field(gt=0)] = 90.0
+
+
+class ArchiveSettings(_Strict):
+    """Archived outputs: retention by age and by total size (0 = no limit); the oldest go first."""
+
+    max_age_days: Annotated[float, Field(ge=0)] = 30.0
+    max_total_mb: Annotated[float, Field(ge=0)] = 500.0
+
+
+class LedgerSettings(_Strict):
+    """The facts ledger: the default size of its rendered block."""
+
+    render_budget: Annotated[int, Field(ge=200, le=1_000_000)] = 16_000
 
 
 class SourceSettings(_Strict):
@@ -189,6 +223,9 @@ class Settings(_Strict):
     fetch: FetchSettings = Field(default_factory=FetchSettings)
     dedup: DedupSettings = Field(default_factory=DedupSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    archive: ArchiveSettings = Field(default_factory=ArchiveSettings)
+    ledger: LedgerSettings = Field(default_factory=LedgerSettings)
     sources: tuple[SourceSettings, ...] = ()
 
     @model_validator(mode="after")

@@ -8,10 +8,23 @@ from __future__ import annotations
 
 from kenning.daemon.protocol import (
     AddTextParams,
+    ArchiveAddParams,
+    ArchiveRecallParams,
+    CapsuleParams,
+    ContextPackParams,
     DocumentParams,
     EntitiesParams,
+    LedgerAddParams,
+    LedgerListParams,
+    LedgerRemoveParams,
+    LedgerRenderParams,
+    MemoryAddParams,
+    MemoryCurateParams,
+    MemoryListParams,
+    MemoryRecallParams,
     NoParams,
     ReadParams,
+    PageParams,
     ScanParams,
     SearchParams,
     SourceNameParams,
@@ -20,11 +33,25 @@ from kenning.daemon.protocol import (
 from kenning.daemon.server import Method
 from kenning.ingest.text_docs import TextDocument
 from kenning.service.library import Library
+from kenning.service.memory import NewCapsule
+
+
+def _text_fields(fields: dict[str, str | int | float] | None) -> dict[str, str] | None:
+    return None if fields is None else {name: str(value) for name, value in fields.items()}
 
 
 def build_methods(library: Library) -> dict[str, Method]:
     async def search(params: SearchParams):
-        return await library.search(params.query, params.limit, params.source, params.namespace, params.legs)
+        return await library.search(
+            params.query, params.limit, params.source, params.namespace, params.legs, params.kind
+        )
+
+    async def get(p: DocumentParams):
+        return await library.get(p.item_id, p.document_id, p.uri, p.path, p.offset, p.limit, p.line_start, p.line_end)
+
+    async def memory_add(p: MemoryAddParams):
+        capsule = NewCapsule(p.title, p.body, p.kind, p.scope, p.tags, p.confidence, p.source, p.supersedes, p.force)
+        return await library.memory_add(capsule)
 
     async def add_text(params: AddTextParams):
         document = TextDocument(params.title, params.text, params.source_uri, params.tags, params.namespace)
@@ -36,7 +63,7 @@ def build_methods(library: Library) -> dict[str, Method]:
         "sources.list": Method(NoParams, lambda _: library.sources_list()),
         "sources.scan": Method(ScanParams, lambda p: library.scan(p.name, p.wait)),
         "sources.remove": Method(SourceNameParams, lambda p: library.remove_source(p.name)),
-        "documents.get": Method(DocumentParams, lambda p: library.get(p.item_id, p.document_id)),
+        "documents.get": Method(DocumentParams, get),
         "documents.add": Method(AddTextParams, add_text),
         "urls.add": Method(UrlParams, lambda p: library.add_url(p.url)),
         "urls.refresh": Method(UrlParams, lambda p: library.refresh_url(p.url)),
@@ -48,4 +75,26 @@ def build_methods(library: Library) -> dict[str, Method]:
             ReadParams, lambda p: library.read_document(p.document_id, p.path, p.uri, p.line_start, p.line_end)
         ),
         "compact": Method(NoParams, lambda _: library.compact()),
+        "memory.add": Method(MemoryAddParams, memory_add),
+        "memory.recall": Method(MemoryRecallParams, lambda p: library.memory_recall(p.query, p.limit, p.scope, p.kind)),
+        "memory.show": Method(CapsuleParams, lambda p: library.memory_show(p.id)),
+        "memory.list": Method(
+            MemoryListParams, lambda p: library.memory_list(p.scope, p.kind, p.superseded, p.limit, p.offset)
+        ),
+        "memory.forget": Method(CapsuleParams, lambda p: library.memory_forget(p.id)),
+        "memory.curate": Method(MemoryCurateParams, lambda p: library.memory_curate(p.scope, p.limit)),
+        "archive.add": Method(ArchiveAddParams, lambda p: library.archive_add(p.text, p.title, p.tags)),
+        "archive.recall": Method(ArchiveRecallParams, lambda p: library.archive_recall(p.handle, p.offset, p.limit)),
+        "archive.list": Method(PageParams, lambda p: library.archive_list(p.limit, p.offset)),
+        "ledger.add": Method(
+            LedgerAddParams, lambda p: library.ledger_add(p.section, _text_fields(p.fields), p.owner, p.evidence)
+        ),
+        "ledger.remove": Method(
+            LedgerRemoveParams, lambda p: library.ledger_remove(p.id, p.section, _text_fields(p.fields))
+        ),
+        "ledger.render": Method(LedgerRenderParams, lambda p: library.ledger_render(p.budget, p.sections)),
+        "ledger.list": Method(LedgerListParams, lambda p: library.ledger_list(p.section)),
+        "context.pack": Method(
+            ContextPackParams, lambda p: library.context_pack(p.task, p.budget, p.source, p.namespace, p.kind)
+        ),
     }

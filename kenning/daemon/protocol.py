@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from kenning.api import CapsuleKind, DocumentKind
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -38,6 +40,7 @@ class SearchParams(_Params):
     source: str | None = None
     namespace: str | None = None
     legs: tuple[Literal["keyword", "vector", "graph"], ...] = ("keyword", "vector", "graph")
+    kind: tuple[DocumentKind, ...] = ()
 
 
 class ScanParams(_Params):
@@ -69,11 +72,23 @@ class SourceNameParams(_Params):
 class DocumentParams(_Params):
     item_id: int | None = None
     document_id: int | None = None
+    uri: Annotated[str, Field(min_length=1, max_length=4000)] | None = None
+    path: Annotated[str, Field(min_length=1, max_length=4000)] | None = None
+    offset: Annotated[int, Field(ge=0)] | None = None
+    limit: Annotated[int, Field(ge=1, le=1000)] | None = None
+    line_start: Annotated[int, Field(ge=1)] | None = None
+    line_end: Annotated[int, Field(ge=1)] | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> "DocumentParams":
-        if (self.item_id is None) == (self.document_id is None):
-            raise ValueError("give exactly one of item_id or document_id")
+        named = [self.item_id, self.document_id, self.uri, self.path]
+        if sum(value is not None for value in named) != 1:
+            raise ValueError("give exactly one of item_id, document_id, uri or path")
+        paged = self.offset is not None or self.limit is not None
+        if paged and self.item_id is not None:
+            raise ValueError("offset and limit page a document: give document_id, uri or path, not item_id")
+        if paged and (self.line_start is not None or self.line_end is not None):
+            raise ValueError("give offset/limit (a page of chunks) or line_start/line_end (a range of lines), not both")
         return self
 
 
@@ -93,6 +108,107 @@ class ReadParams(_Params):
         if self.line_end is not None and self.line_end < self.line_start:
             raise ValueError("line_end must not be before line_start")
         return self
+
+
+# -- agent records ------------------------------------------------------------------------
+
+Scope = Annotated[str, Field(min_length=1, max_length=64)]
+Tags = Annotated[tuple[Annotated[str, Field(max_length=64)], ...], Field(max_length=32)]
+Handle = Annotated[str, Field(min_length=1, max_length=40)]
+
+
+class MemoryAddParams(_Params):
+    title: Annotated[str, Field(min_length=1, max_length=200)]
+    body: Annotated[str, Field(min_length=1, max_length=20_000)]
+    kind: CapsuleKind = "fact"
+    scope: Scope = "default"
+    tags: Tags = ()
+    confidence: Annotated[float, Field(ge=0, le=1)] = 1.0
+    source: Annotated[str, Field(max_length=500)] | None = None
+    supersedes: Handle | None = None
+    force: bool = False
+
+
+class MemoryRecallParams(_Params):
+    query: Annotated[str, Field(min_length=1, max_length=4000)]
+    limit: Annotated[int, Field(ge=1, le=50)] = 5
+    scope: Scope | None = None
+    kind: tuple[CapsuleKind, ...] = ()
+
+
+class CapsuleParams(_Params):
+    id: Handle
+
+
+class MemoryListParams(_Params):
+    scope: Scope | None = None
+    kind: CapsuleKind | None = None
+    superseded: bool = False
+    limit: Annotated[int, Field(ge=1, le=500)] = 50
+    offset: Annotated[int, Field(ge=0)] = 0
+
+
+class MemoryCurateParams(_Params):
+    scope: Scope | None = None
+    limit: Annotated[int, Field(ge=1, le=500)] = 50
+
+
+class ArchiveAddParams(_Params):
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)]
+    title: Annotated[str, Field(min_length=1, max_length=500)] | None = None
+    tags: Tags = ()
+
+
+class ArchiveRecallParams(_Params):
+    handle: Handle
+    offset: Annotated[int, Field(ge=0)] = 0
+    limit: Annotated[int, Field(ge=1, le=MAX_TEXT_CHARS)] = 20_000
+
+
+class PageParams(_Params):
+    limit: Annotated[int, Field(ge=1, le=500)] = 50
+    offset: Annotated[int, Field(ge=0)] = 0
+
+
+LedgerFields = Annotated[
+    dict[Annotated[str, Field(min_length=1, max_length=64)], str | int | float], Field(min_length=1, max_length=32)
+]
+
+
+class LedgerAddParams(_Params):
+    section: Annotated[str, Field(min_length=1, max_length=40)]
+    fields: LedgerFields
+    owner: Annotated[str, Field(min_length=1, max_length=100)] = "agent"
+    evidence: Annotated[tuple[Annotated[str, Field(min_length=1, max_length=300)], ...], Field(max_length=20)] = ()
+
+
+class LedgerRemoveParams(_Params):
+    id: Handle | None = None
+    section: Annotated[str, Field(min_length=1, max_length=40)] | None = None
+    fields: LedgerFields | None = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> "LedgerRemoveParams":
+        if (self.id is None) == (self.section is None or self.fields is None):
+            raise ValueError("give an entry id, or a section and the entry's identity fields")
+        return self
+
+
+class LedgerRenderParams(_Params):
+    budget: Annotated[int, Field(ge=200, le=1_000_000)] | None = None
+    sections: tuple[Annotated[str, Field(max_length=40)], ...] = ()
+
+
+class LedgerListParams(_Params):
+    section: Annotated[str, Field(min_length=1, max_length=40)] | None = None
+
+
+class ContextPackParams(_Params):
+    task: Annotated[str, Field(min_length=1, max_length=4000)]
+    budget: Annotated[int, Field(ge=500, le=2_000_000)] = 16_000
+    source: str | None = None
+    namespace: str | None = None
+    kind: tuple[DocumentKind, ...] = ()
 
 
 def error_response(request_id: Any, code: int, message: str) -> dict:

@@ -20,7 +20,7 @@ import msgspec
 from pydantic import BaseModel, ValidationError
 
 from kenning.daemon import protocol
-from kenning.errors import ConfigError, KenningError, NotFound
+from kenning.errors import ConfigError, InvalidRequest, KenningError, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +162,8 @@ class RpcServer:
             return protocol.error_response(request_id, protocol.NOT_FOUND, str(exc))
         except ConfigError as exc:
             return protocol.error_response(request_id, protocol.CONFIG_ERROR, str(exc))
+        except InvalidRequest as exc:
+            return protocol.error_response(request_id, protocol.INVALID_PARAMS, str(exc))
         except KenningError as exc:
             return protocol.error_response(request_id, protocol.INTERNAL_ERROR, str(exc))
         except Exception as exc:

@@ -117,20 +117,35 @@ async def _store(
     etag: str | None = None,
     last_modified: str | None = None,
 ) -> AddedDocument:
-    items, shown, digest, text_digest = await asyncio.to_thread(_prepare, labels, text, kind, chunking)
-    meta = DocumentMeta(
-        shown.title, format, time.time(), len(text.encode()), digest, text_digest,
-        tags=json.dumps(shown.tags, ensure_ascii=False), namespace=shown.namespace,
-        etag=etag, last_modified=last_modified,
-    )  # fmt: skip
-    document_id, stored = await documents.store_text(db, source_id, key, shown.uri, meta, items)
+    prepared = await asyncio.to_thread(
+        prepare_text, labels, text, kind, chunking, format=format, etag=etag, last_modified=last_modified
+    )
+    shown, items = prepared.labels, prepared.items
+    document_id, stored = await documents.store_text(db, source_id, key, shown.uri, prepared.meta, items)
     return AddedDocument(document_id, shown.title, shown.uri, stored, len(items) if stored != "merged" else 0)
 
 
-def _prepare(
-    labels: Labels, text: str, kind: str, chunking: ChunkingSettings
-) -> tuple[list[NewItem], Labels, str, str]:
-    """Redaction and chunking, in a worker thread: both cost CPU time."""
+@dataclass(frozen=True)
+class PreparedText:
+    """A text document ready to store: redacted labels and text, its chunks, its state row."""
+
+    labels: Labels
+    text: str
+    items: list[NewItem]
+    meta: DocumentMeta
+
+
+def prepare_text(
+    labels: Labels,
+    text: str,
+    kind: str,
+    chunking: ChunkingSettings,
+    *,
+    format: str = "text",
+    etag: str | None = None,
+    last_modified: str | None = None,
+) -> PreparedText:
+    """Redaction and chunking: both cost CPU time, so callers run this in a worker thread."""
     clean = redact(text)
     shown = labels.redacted()
     chunks = chunk_document(
@@ -139,5 +154,9 @@ def _prepare(
         overlap_chars=chunking.overlap_chars,
     )
     items = [NewItem(shown.title, chunk.section, chunk.text, chunk.line_start, chunk.line_end) for chunk in chunks]
-    digest = hashlib.sha256(clean.encode()).hexdigest()
-    return items, shown, digest, text_hash(item.content for item in items)
+    meta = DocumentMeta(
+        shown.title, format, time.time(), len(text.encode()), hashlib.sha256(clean.encode()).hexdigest(),
+        text_hash(item.content for item in items), tags=json.dumps(shown.tags, ensure_ascii=False),
+        namespace=shown.namespace, etag=etag, last_modified=last_modified,
+    )  # fmt: skip
+    return PreparedText(shown, clean, items, meta)

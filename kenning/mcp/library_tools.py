@@ -1,5 +1,6 @@
 """The library tools: search, get, list_sources, status and (when writes are allowed)
-add_document, each a thin pass-through to one daemon method (docs/protocol.md).
+add_document, each a thin pass-through to one daemon method (docs/protocol.md). The
+agent's own tools (memory, archive, ledger, context packs) are in agent_tools.py.
 
 A tool's docstring is its description and each parameter's Field description is part of
 its input schema: that text is all an agent reads before calling, so it says what to pass
@@ -8,7 +9,7 @@ and what comes back.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -16,7 +17,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from kenning.mcp.calls import DaemonCalls, answer
-from kenning.mcp.models import Added, Chunk, Document, Page, SearchResult
+from kenning.mcp.models import Added, Chunk, Document, Lines, Page, SearchResult
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 # The same uri again replaces that document: not additive, but a repeat changes nothing more.
@@ -31,59 +32,78 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
         limit: Annotated[int, Field(ge=1, le=200, description="hits to return")] = 10,
         source: Annotated[str | None, Field(description="only this source (names from list_sources)")] = None,
         namespace: Annotated[str | None, Field(description="only sources in this namespace")] = None,
+        kind: Annotated[
+            list[Literal["file", "page", "agent", "capsule", "archive", "ledger"]] | None,
+            Field(
+                description="only these kinds of document: file (watched folders), page (fetched), agent (added"
+                " text), capsule (memory), archive (archived outputs), ledger (ledger entries)"
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
-        """Search the user's local library (notes, documents, code, saved pages) by keyword,
-        meaning and entity. Each hit cites its file (`path`, `line_start`-`line_end`,
-        `section`) and shows a snippet; cite hits as path:line_start-line_end. Read a hit in
-        full with get(item_id), or the text around it with get(document_id, offset)."""
+        """Search the user's local library (notes, documents, code, saved pages, and what
+        agents kept: memory capsules, archives, ledger entries) by keyword, meaning and
+        entity. Each hit cites its file (`path`, `line_start`-`line_end`, `section`) and
+        shows a snippet; cite hits as path:line_start-line_end. Read a hit in full with
+        get(item_id), or the lines around it with get(document_id, line_start, line_end)."""
         params: dict[str, Any] = {"query": query, "limit": limit}
         if source is not None:
             params["source"] = source
         if namespace is not None:
             params["namespace"] = namespace
+        if kind:
+            params["kind"] = kind
         return answer(SearchResult.model_validate(await daemon("search", params)))
 
     @server.tool(annotations=READ_ONLY)
     async def get(
         item_id: Annotated[int | None, Field(description="one chunk, from a search hit")] = None,
-        document_id: Annotated[int | None, Field(description="a whole document, a page of chunks at a time")] = None,
+        document_id: Annotated[int | None, Field(description="a document, from a search hit")] = None,
+        uri: Annotated[str | None, Field(description="a document by its uri (agent text, kenning://...)")] = None,
+        path: Annotated[str | None, Field(description="a document by a hit's `path` (an absolute file path)")] = None,
         offset: Annotated[
-            int | None, Field(ge=0, description="with document_id: first chunk to return (a chunk's ord; default 0)")
+            int | None, Field(ge=0, description="a page of chunks from this `ord` on (default 0)")
         ] = None,
         limit: Annotated[
-            int | None, Field(ge=1, le=100, description=f"with document_id: chunks to return (default {DEFAULT_PAGE})")
+            int | None, Field(ge=1, le=100, description=f"chunks per page (default {DEFAULT_PAGE})")
         ] = None,
+        line_start: Annotated[int | None, Field(ge=1, description="a range of lines from this line (1-based)")] = None,
+        line_end: Annotated[int | None, Field(ge=1, description="last line of the range, inclusive")] = None,
     ) -> Annotated[CallToolResult, Page]:
-        """Read indexed text in full, with citations. Give exactly one of item_id (the chunk
-        a search hit names) or document_id (the document, in pages of chunks: offset and
-        limit; `next_offset` says where the next page starts). To read around a hit, pass
-        its document_id with an offset a little before the chunk's `ord`."""
-        if (item_id is None) == (document_id is None):
-            raise ToolError("give exactly one of item_id or document_id")
-        if item_id is not None:
-            if offset is not None or limit is not None:
-                raise ToolError("offset and limit page a document: pass them with document_id, not item_id")
+        """Read indexed text in full, with citations. Name it by exactly one of item_id (the
+        chunk a hit names), document_id, uri or path. With item_id alone: that chunk. For a
+        document: a page of its chunks (offset, limit; `next_offset` continues), or with
+        line_start/line_end a range of its lines as text (`lines`; `next_line` continues a
+        long range). To read around a hit, ask for lines a little before its line_start to
+        a little after its line_end. With item_id and a line range: lines of its document."""
+        named = {"item_id": item_id, "document_id": document_id, "uri": uri, "path": path}
+        given = {name: value for name, value in named.items() if value is not None}
+        if len(given) != 1:
+            raise ToolError("give exactly one of item_id, document_id, uri or path")
+        paged = offset is not None or limit is not None
+        if item_id is not None and paged:
+            raise ToolError("offset and limit page a document: pass them with document_id, uri or path, not item_id")
+        lines = line_start is not None or line_end is not None
+        if paged and lines:
+            raise ToolError("give offset/limit (a page of chunks) or line_start/line_end (lines), not both")
+        if item_id is not None and not lines:
             item = (await daemon("documents.get", {"item_id": item_id}))["item"]
             page = Page(
-                document=Document.model_validate(item),
-                chunks=[Chunk.model_validate(item)],
-                total_chunks=None,
+                document=Document.model_validate(item), chunks=[Chunk.model_validate(item)], total_chunks=None,
                 next_offset=None,
-            )
+            )  # fmt: skip
             return answer(page)
-        found = await daemon("documents.get", {"document_id": document_id})
-        chunks = found["items"]
-        start = offset or 0
-        if start >= len(chunks):
-            raise ToolError(
-                f"offset {start} is past the end: document {document_id} has {len(chunks)} chunks (ord 0-{len(chunks) - 1})"
-            )
-        end = start + (limit or DEFAULT_PAGE)
+        params: dict[str, Any] = dict(given)
+        if lines:
+            params.update({k: v for k, v in (("line_start", line_start), ("line_end", line_end)) if v is not None})
+        else:
+            params.update(offset=offset or 0, limit=limit or DEFAULT_PAGE)
+        found = await daemon("documents.get", params)
         page = Page(
             document=Document.model_validate(found["document"]),
-            chunks=[Chunk.model_validate(chunk) for chunk in chunks[start:end]],
-            total_chunks=len(chunks),
-            next_offset=end if end < len(chunks) else None,
+            chunks=[Chunk.model_validate(chunk) for chunk in found["items"]],
+            total_chunks=found["total_chunks"],
+            next_offset=found["next_offset"],
+            lines=Lines.model_validate(found["lines"]) if found["lines"] else None,
         )
         return answer(page)
 

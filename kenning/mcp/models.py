@@ -46,11 +46,20 @@ class Document(BaseModel):
     format: str
 
 
+class Lines(BaseModel):
+    line_start: int
+    line_end: int
+    text: str = Field(description="the lines, joined by newlines")
+    total_lines: int
+    next_line: int | None = Field(description="first line of the rest of the range asked for; null when done")
+
+
 class Page(BaseModel):
     document: Document
-    chunks: list[Chunk] = Field(description="in document order")
+    chunks: list[Chunk] = Field(description="in document order (empty when lines were asked for)")
     total_chunks: int | None = Field(description="chunks in the document (null when one chunk was asked for by item_id)")
     next_offset: int | None = Field(description="offset of the next page, null at the end")
+    lines: Lines | None = Field(default=None, description="the range of lines asked for with line_start/line_end")
 
 
 class Added(BaseModel):

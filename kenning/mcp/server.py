@@ -14,17 +14,24 @@ from mcp.server.mcpserver import MCPServer
 
 from kenning import __version__
 from kenning.config import Settings
-from kenning.mcp import library_tools
+from kenning.mcp import agent_tools, library_tools
 from kenning.mcp.calls import DaemonCalls
 
 _GUIDE = (
     "kenning is the user's local knowledge library: their notes, documents, code and saved pages, "
     "indexed on this machine. Use `search` first; each hit cites its file as `path` with "
     "`line_start`-`line_end` and names an `item_id`. Read a hit in full with get(item_id=...), or "
-    "the text around it with get(document_id=..., offset=...). When you use what you found, cite "
-    "it as path:line_start-line_end. If a search misses something that should be there, `status` "
-    "says whether indexing is still running or a file failed."
+    "the lines around it with get(document_id=..., line_start=..., line_end=...). When you use what you "
+    "found, cite it as path:line_start-line_end. If a search misses something that should be there, "
+    "`status` says whether indexing is still running or a file failed. `context_pack` gives the "
+    "documents to read for a task within a byte budget; `recall_memory` the capsules kept for it."
 )
+_MEMORY_ON = (
+    "Keep what you learn with `remember` (a near-identical capsule is refused with its id: supersede "
+    "or force), park large outputs with `archive` and read them back with `recall(handle)`, and "
+    "record confirmed facts with `ledger_add`; `ledger_render` gives them back as one block."
+)
+_MEMORY_OFF = "Memory writes are off (`[mcp] memory = false`): capsules, archives and the ledger are read-only."
 _WRITES_ON = "`add_document` stores text you give it in the library, under a uri you choose."
 _WRITES_OFF = (
     "Writing is off: this server offers no add_document tool. The user can turn it on with "
@@ -34,13 +41,17 @@ _WRITES_OFF = (
 
 def build_server(settings: Settings) -> MCPServer:
     allow_writes = settings.mcp.allow_writes
+    memory = settings.mcp.memory
     server = MCPServer(
         "kenning",
         version=__version__,
-        instructions=f"{_GUIDE} {_WRITES_ON if allow_writes else _WRITES_OFF}",
+        instructions=(
+            f"{_GUIDE} {_MEMORY_ON if memory else _MEMORY_OFF} {_WRITES_ON if allow_writes else _WRITES_OFF}"
+        ),
     )
     daemon = DaemonCalls(settings.daemon.socket_path, settings.mcp.timeout)
     library_tools.register(server, daemon, allow_writes)
+    agent_tools.register(server, daemon, memory)
     return server
 
 

@@ -65,8 +65,9 @@ class Retriever:
         legs: tuple[str, ...] = LEGS,
         vectors: Vectors | None = None,
         snippets: bool = True,
+        kinds: tuple[str, ...] = (),
     ) -> SearchResult:
-        scope = Scope(source, namespace)
+        scope = Scope(source, namespace, kinds)
         depth = max(limit * 3, MIN_CANDIDATES)
         expression = fts_expression(query)
         warnings: list[str] = []

@@ -21,15 +21,30 @@ from typing import Literal
 from kenning import __version__
 from kenning.api import (
     AddedDocument,
+    AgentRecords,
+    ArchiveList,
+    ArchivePage,
+    Archived,
+    Capsule,
+    CapsuleList,
     CompactResult,
+    ContextPack,
+    Curation,
     DaemonInfo,
     DedupResult,
     DocumentInfo,
     DocumentText,
     Entities,
     Fetched,
+    Forgotten,
+    LedgerAdded,
+    LedgerList,
+    LedgerRemoved,
+    LedgerRender,
     LibraryCounts,
+    Recalled,
     ReembedResult,
+    Remembered,
     ReloadResult,
     RemovedSource,
     ScanResult,
@@ -44,11 +59,17 @@ from kenning.errors import NotFound
 from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.text_docs import TextDocument, add_page, add_text, page_key
 from kenning.retrieval.search import LEGS, Retriever
+from kenning.service import reading
+from kenning.service.archive import Archive
+from kenning.service.context import ContextPacker
+from kenning.service.curate import curate
 from kenning.service.folders import Folders
 from kenning.service.graph import GraphSide
 from kenning.service.jobs import IngestActivity, NearDupJob
+from kenning.service.ledger import Ledger
+from kenning.service.memory import Memory, NewCapsule
 from kenning.service.semantic import Semantic
-from kenning.store import document_text, graph, lookup, maintenance
+from kenning.store import archives, capsules, document_text, graph, ledger, lookup, maintenance
 from kenning.store import sources as source_store
 from kenning.store.database import ChangeSet, Database
 from kenning.workers.fetch import FetchError, NotModified
@@ -76,6 +97,10 @@ class Library:
         self.parsers = ParsePool(settings.limits.parse_workers, settings.limits.parse_memory_mb)
         self.folders = Folders(self.db, settings, self.activity, self.dedup, self.parsers)
         self.url_pool = url_pool(settings.fetch)
+        self.memory = Memory(self.db, settings, self.retriever, self.semantic)
+        self.archive = Archive(self.db, settings)
+        self.ledger = Ledger(self.db, settings)
+        self.context = ContextPacker(self.db, self.retriever, self.semantic)
         self._tasks: set[asyncio.Task] = set()
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -86,6 +111,7 @@ class Library:
         # In the background: a large removal must not hold the socket closed; the
         # source is out of search and out of the gate from its first step.
         self._spawn(self._finish_removals(), "finish removals")
+        self._spawn(self.archive.prune(), "archive retention")
         self.semantic.start()
         self.graph.start()
         self.dedup.start()
@@ -107,6 +133,7 @@ class Library:
     def periodic_round(self) -> None:
         if self.folders.periodic_round():
             self._spawn(self.dedup.sweep(), "near-duplicate sweep")
+        self._spawn(self.archive.prune(), "archive retention")
 
     # -- the API -----------------------------------------------------------------------
 
@@ -117,14 +144,18 @@ class Library:
         source: str | None = None,
         namespace: str | None = None,
         legs: tuple[Leg, ...] = LEGS,
+        kinds: tuple[str, ...] = (),
     ) -> SearchResult:
+        await self._check_scope(source, namespace)
+        return await self.retriever.search(
+            query, limit, source=source, namespace=namespace, legs=legs, vectors=self.semantic.vectors, kinds=kinds
+        )
+
+    async def _check_scope(self, source: str | None, namespace: str | None) -> None:
         if source is not None and source not in {row.name for row in await source_store.list_sources(self.db)}:
             raise NotFound(f"unknown source {source!r}; see `ken sources list`")
         if namespace is not None and namespace not in (known := await source_store.namespaces(self.db)):
             raise NotFound(f"unknown namespace {namespace!r}; namespaces: {', '.join(sorted(known)) or 'none yet'}")
-        return await self.retriever.search(
-            query, limit, source=source, namespace=namespace, legs=legs, vectors=self.semantic.vectors
-        )
 
     async def status(self) -> Status:
         counts = await lookup.counts_by_source(self.db)
@@ -186,6 +217,7 @@ class Library:
             graph=await self.graph.status(),
             library=LibraryCounts(await lookup.library_documents(self.db)),
             sources=report,
+            agent=await self.agent_records(),
         )
 
     async def sources_list(self) -> SourceList:
@@ -229,19 +261,19 @@ class Library:
         await job.request()
         return ScanResult(name, finished=True, result=dict(job.scanner.progress.last_result))
 
-    async def get(self, item_id: int | None = None, document_id: int | None = None) -> Fetched:
-        if item_id is not None:
-            item = await lookup.get_item(self.db, item_id)
-            if item is None:
-                raise NotFound(f"no item {item_id}")
-            return Fetched(item=item)
-        assert document_id is not None
-        items = await lookup.get_document_items(self.db, document_id)
-        if not items:
-            raise NotFound(f"no document {document_id} (or it holds no chunks)")
-        first = items[0]
-        info = DocumentInfo(first.document_id, first.title, first.source, first.namespace, first.path, first.format)
-        return Fetched(document=info, items=items)
+    async def get(
+        self,
+        item_id: int | None = None,
+        document_id: int | None = None,
+        uri: str | None = None,
+        path: str | None = None,
+        offset: int | None = None,
+        limit: int | None = None,
+        line_start: int | None = None,
+        line_end: int | None = None,
+    ) -> Fetched:
+        """One chunk, a page of a document's chunks, or a range of its lines (service/reading.py)."""
+        return await reading.fetch(self.db, item_id, document_id, uri, path, offset, limit, line_start, line_end)
 
     async def add_text(self, document: TextDocument) -> AddedDocument:
         return await add_text(self.db, document, self.settings.chunking)
@@ -294,6 +326,7 @@ class Library:
         before = set(self.folders.running)
         previous, self.settings = self.settings, settings
         self.retriever.settings = settings.retrieval
+        self.memory.settings = self.archive.settings = self.ledger.settings = settings
         await self.semantic.reconfigure(settings.embedder)
         await self.graph.reconfigure(settings.llm)
         if settings.fetch != previous.fetch:
@@ -357,6 +390,72 @@ class Library:
         started = time.monotonic()
         before, after = await maintenance.compact(self.db)
         return CompactResult(before.total, after.total, round(time.monotonic() - started, 2))
+
+    # -- agent records: memory capsules, archives, the ledger, context packs -----------
+
+    async def memory_add(self, new: NewCapsule) -> Remembered:
+        return await self.memory.remember(new)
+
+    async def memory_recall(
+        self, query: str, limit: int = 5, scope: str | None = None, kinds: tuple[str, ...] = ()
+    ) -> Recalled:
+        return await self.memory.recall(query, limit, scope, kinds)
+
+    async def memory_show(self, capsule_id: str) -> Capsule:
+        return await self.memory.show(capsule_id)
+
+    async def memory_list(
+        self, scope: str | None = None, kind: str | None = None, superseded: bool = False, limit: int = 50,
+        offset: int = 0,
+    ) -> CapsuleList:  # fmt: skip
+        return await self.memory.listing(scope, kind, superseded, limit, offset)
+
+    async def memory_forget(self, capsule_id: str) -> Forgotten:
+        return await self.memory.forget(capsule_id)
+
+    async def memory_curate(self, scope: str | None = None, limit: int = 50) -> Curation:
+        return await curate(self.memory, scope, limit)
+
+    async def archive_add(self, text: str, title: str | None = None, tags: tuple[str, ...] = ()) -> Archived:
+        return await self.archive.add(text, title, tags)
+
+    async def archive_recall(self, handle: str, offset: int = 0, limit: int = 20_000) -> ArchivePage:
+        return await self.archive.recall(handle, offset, limit)
+
+    async def archive_list(self, limit: int = 50, offset: int = 0) -> ArchiveList:
+        return await self.archive.listing(limit, offset)
+
+    async def ledger_add(
+        self, section: str, fields: dict[str, str], owner: str = "agent", evidence: tuple[str, ...] = ()
+    ) -> LedgerAdded:
+        return await self.ledger.add(section, fields, owner, evidence)
+
+    async def ledger_remove(
+        self, entry_id: str | None = None, section: str | None = None, fields: dict[str, str] | None = None
+    ) -> LedgerRemoved:
+        return await self.ledger.remove(entry_id, section, fields)
+
+    async def ledger_render(self, budget: int | None = None, sections: tuple[str, ...] = ()) -> LedgerRender:
+        return await self.ledger.render(budget, sections)
+
+    async def ledger_list(self, section: str | None = None) -> LedgerList:
+        return await self.ledger.listing(section)
+
+    async def context_pack(
+        self, task: str, budget: int, source: str | None = None, namespace: str | None = None,
+        kinds: tuple[str, ...] = (),
+    ) -> ContextPack:  # fmt: skip
+        await self._check_scope(source, namespace)
+        return await self.context.pack(task, budget, source, namespace, kinds)
+
+    async def agent_records(self) -> AgentRecords:
+        current, superseded = await capsules.counts(self.db)
+        count, size, pruned, last_pruned = await archives.totals(self.db)
+        retention = self.settings.archive
+        return AgentRecords(
+            current, superseded, count, size, retention.max_age_days, retention.max_total_mb, pruned, last_pruned,
+            await ledger.count(self.db),
+        )  # fmt: skip
 
     # -- wiring ------------------------------------------------------------------------
 

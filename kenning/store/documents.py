@@ -98,14 +98,21 @@ async def store_text(
     would come back to finish a row left half-done, so there must never be one.
     """
     async with db.transaction() as conn:
-        [(document_id,)] = await conn.execute_fetchall(
-            "INSERT INTO documents (source_id, path, uri, status, updated_at) VALUES (?, ?, ?, 'scanning', ?)"
-            " ON CONFLICT (source_id, path) DO UPDATE SET status = 'scanning', merged_into = NULL, uri = excluded.uri"
-            " RETURNING id",
-            (source_id, key, uri, time.time()),
-        )
-        stored = await _store(conn, document_id, meta, items)
-    return document_id, stored
+        return await write_text(conn, source_id, key, uri, meta, items)
+
+
+async def write_text(
+    conn: aiosqlite.Connection, source_id: int, key: str, uri: str, meta: DocumentMeta, items: list[NewItem]
+) -> tuple[int, Stored]:
+    """`store_text` inside the caller's transaction: an agent record (a capsule, an
+    archive, a ledger entry) commits its own rows with its document, or neither."""
+    [(document_id,)] = await conn.execute_fetchall(
+        "INSERT INTO documents (source_id, path, uri, status, updated_at) VALUES (?, ?, ?, 'scanning', ?)"
+        " ON CONFLICT (source_id, path) DO UPDATE SET status = 'scanning', merged_into = NULL, uri = excluded.uri"
+        " RETURNING id",
+        (source_id, key, uri, time.time()),
+    )
+    return document_id, await _store(conn, document_id, meta, items)
 
 
 async def _store(conn: aiosqlite.Connection, document_id: int, meta: DocumentMeta, items: list[NewItem]) -> Stored:
@@ -128,7 +135,7 @@ async def _store(conn: aiosqlite.Connection, document_id: int, meta: DocumentMet
         # them, stay as they are.
         await _record(conn, document_id, meta, "done", None, held)
         return "indexed"
-    holder = await ownership.find_holder(conn, meta.text_hash, source_id)
+    holder = None if kind in ownership.RECORD_KINDS else await ownership.find_holder(conn, meta.text_hash, source_id)
     if holder is None and held and not await ownership.has_locations(conn, document_id):
         await _update_items(conn, document_id, items)
         status, merged_into, chunk_count, stored = "done", None, len(items), "indexed"

@@ -31,6 +31,9 @@ SQL_BATCH = 900
 # collections, leaving them out of the graph leg's walk helped both.
 UNWALKED_KINDS = ("phrase",)
 RELATIONS_SCANNED = 400
+# The extraction signature of chunks whose graph a record's own fields define (ledger
+# entries): no extractor re-mines them, whichever is configured.
+STRUCTURED = "structured"
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,8 @@ class PendingItem:
 
 _PENDING = (
     "FROM items i LEFT JOIN extractions e ON e.item_id = i.id"
-    " WHERE (e.item_id IS NULL OR e.signature != ? OR (e.status = 'failed' AND e.retry_at <= ?))"
+    f" WHERE (e.item_id IS NULL OR (e.signature != ? AND e.signature != '{STRUCTURED}')"
+    " OR (e.status = 'failed' AND e.retry_at <= ?))"
 )
 
 
@@ -101,6 +105,20 @@ async def write_results(
                 [(item_id, signature) for item_id, _ in mined],
             )
     return len(alive)
+
+
+async def write_structured(conn: aiosqlite.Connection, mined: list[tuple[int, Extraction]]) -> None:
+    """Set these chunks' graph from structured fields, inside the caller's transaction,
+    so a record and its entities commit together; extraction leaves them alone."""
+    if not mined:
+        return
+    await _replace_graph(conn, mined)
+    await conn.executemany(
+        "INSERT INTO extractions (item_id, signature, status, attempts, error, retry_at)"
+        " VALUES (?, ?, 'ok', 0, NULL, NULL) ON CONFLICT (item_id) DO UPDATE SET"
+        " signature = excluded.signature, status = 'ok', attempts = 0, error = NULL, retry_at = NULL",
+        [(item_id, STRUCTURED) for item_id, _ in mined],
+    )
 
 
 async def _existing(conn: aiosqlite.Connection, ids: list[int]) -> set[int]:

@@ -94,10 +94,72 @@ async def locations(conn: aiosqlite.Connection, document_id: int) -> list[Locati
     return [Location(name, display_path(root, path, uri)) for name, root, path, uri in rows]
 
 
-async def get_document_items(db: Database, document_id: int) -> list[ItemView]:
+async def document_page(db: Database, document_id: int, offset: int, limit: int | None) -> tuple[list[ItemView], int]:
+    """A document's chunks from `ord` offset on (all of them when limit is None), and how many it has."""
     async with db.reader() as conn:
-        cursor = await conn.execute(_ITEM_SQL + " WHERE i.document_id = ? ORDER BY i.ord", (document_id,))
-        return [_item(row) for row in await cursor.fetchall()]
+        [(total,)] = await conn.execute_fetchall("SELECT count(*) FROM items WHERE document_id = ?", (document_id,))
+        rows = await conn.execute_fetchall(
+            _ITEM_SQL + " WHERE i.document_id = ? AND i.ord >= ? ORDER BY i.ord LIMIT ?",
+            (document_id, offset, -1 if limit is None else limit),
+        )
+    return [_item(row) for row in rows], total
+
+
+async def document_lines(db: Database, document_id: int) -> list[tuple[int, int, str]]:
+    """(line_start, line_end, content) of a document's chunks in order, to rebuild its lines."""
+    rows = await db.read(
+        "SELECT line_start, line_end, content FROM items WHERE document_id = ? ORDER BY ord", (document_id,)
+    )
+    return [(start, end, content) for start, end, content in rows]
+
+
+async def text_sizes(db: Database, document_ids: list[int]) -> dict[int, int]:
+    """Bytes of each document's chunks together: its text's size, give or take overlaps."""
+    if not document_ids:
+        return {}
+    marks = ", ".join("?" * len(document_ids))
+    rows = await db.read(
+        f"SELECT document_id, sum(length(CAST(content AS BLOB))) FROM items WHERE document_id IN ({marks})"
+        " GROUP BY document_id",
+        document_ids,
+    )
+    return dict(rows)
+
+
+async def holding_document(db: Database, document_id: int) -> int | None:
+    """The document whose items hold this one's text: itself, or the copy it is a location of."""
+    rows = await db.read("SELECT coalesce(merged_into, id) FROM documents WHERE id = ?", (document_id,))
+    return rows[0][0] if rows else None
+
+
+async def find_document(db: Database, *, uri: str | None = None, path: str | None = None) -> int | None:
+    """The document an exact uri (agent text, pages, records) or an absolute file path
+    names, followed to the copy that holds its text. A path that no folder holds is
+    tried as a uri too, since hits show a uri where a file would show its path."""
+    async with db.reader() as conn:
+        if path is not None:
+            roots = await conn.execute_fetchall(
+                "SELECT id, root FROM sources WHERE kind = 'folder' AND removing = 0 ORDER BY length(root) DESC"
+            )
+            for source_id, root in roots:
+                prefix = root.rstrip(os.sep) + os.sep
+                if path.startswith(prefix):
+                    found = await _named(conn, "source_id = ? AND path = ?", (source_id, path[len(prefix):]))
+                    if found is not None:
+                        return found
+            uri = path
+        if uri is None:
+            return None
+        return await _named(conn, "uri = ?", (uri,))
+
+
+async def _named(conn: aiosqlite.Connection, where: str, params: tuple) -> int | None:
+    rows = await conn.execute_fetchall(
+        f"SELECT coalesce(merged_into, id) FROM documents WHERE {where} AND status IN ('done', 'merged')"
+        " ORDER BY status = 'done' DESC, id LIMIT 1",
+        params,
+    )
+    return rows[0][0] if rows else None
 
 
 @dataclass(frozen=True)

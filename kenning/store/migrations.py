@@ -256,11 +256,113 @@ def m004_locations(conn: sqlite3.Connection) -> None:
     conn.executemany("UPDATE documents SET text_hash = ? WHERE id = ?", hashes)
 
 
+def m005_agent_records(conn: sqlite3.Connection) -> None:
+    """What agents keep besides documents: memory capsules, archives, ledger entries.
+
+    Each is also a document (in the `memory`, `archive` or `ledger` source), so search,
+    redaction and citations treat it like any other; these tables hold what a document
+    row has no column for. A record row and its document are written in one transaction.
+    A superseded capsule keeps its row (history, `superseded_by`) but loses its document,
+    so it is never found again; a row whose document goes (a source removal) goes with it.
+    """
+    for statement in (
+        """
+        CREATE TABLE capsules (
+            id TEXT PRIMARY KEY,
+            document_id INTEGER UNIQUE REFERENCES documents(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            title TEXT NOT NULL,
+            title_key TEXT NOT NULL,
+            body TEXT NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            confidence REAL NOT NULL,
+            source_ref TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            last_used_at REAL,
+            uses INTEGER NOT NULL DEFAULT 0,
+            supersedes TEXT,
+            superseded_by TEXT,
+            superseded_at REAL,
+            vector BLOB,
+            signature TEXT,
+            CHECK ((superseded_by IS NULL) = (document_id IS NOT NULL))
+        )
+        """,
+        # One current capsule per title in a scope: the same title again updates it.
+        "CREATE UNIQUE INDEX capsules_title ON capsules (scope, title_key) WHERE superseded_by IS NULL",
+        "CREATE INDEX capsules_scope_kind ON capsules (scope, kind) WHERE superseded_by IS NULL",
+        """
+        CREATE TABLE archives (
+            handle TEXT PRIMARY KEY,
+            document_id INTEGER NOT NULL UNIQUE REFERENCES documents(id) ON DELETE CASCADE,
+            title TEXT NOT NULL,
+            chars INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            digest TEXT NOT NULL UNIQUE,
+            created_at REAL NOT NULL
+        )
+        """,
+        "CREATE INDEX archives_created ON archives (created_at)",
+        # The stored text in fixed runs of characters, so a page reads only its runs.
+        """
+        CREATE TABLE archive_segments (
+            handle TEXT NOT NULL REFERENCES archives(handle) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            PRIMARY KEY (handle, seq)
+        )
+        """,
+        # What retention removed, so recalling a pruned handle says so instead of "unknown".
+        """
+        CREATE TABLE archive_pruned (
+            handle TEXT PRIMARY KEY,
+            digest TEXT NOT NULL,
+            title TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            pruned_at REAL NOT NULL,
+            reason TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX archive_pruned_at ON archive_pruned (pruned_at)",
+        """
+        CREATE TABLE ledger_entries (
+            id TEXT PRIMARY KEY,
+            document_id INTEGER NOT NULL UNIQUE REFERENCES documents(id) ON DELETE CASCADE,
+            section TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            fields TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            evidence TEXT NOT NULL DEFAULT '[]',
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        )
+        """,
+        "CREATE INDEX ledger_entries_section ON ledger_entries (section, created_at)",
+        # Every identity key and alias of an entry: an add matching any of them merges.
+        """
+        CREATE TABLE ledger_keys (
+            section TEXT NOT NULL,
+            key TEXT NOT NULL,
+            entry_id TEXT NOT NULL REFERENCES ledger_entries(id) ON DELETE CASCADE,
+            PRIMARY KEY (section, key)
+        ) WITHOUT ROWID
+        """,
+        "CREATE INDEX ledger_keys_entry ON ledger_keys (entry_id)",
+        # `documents.get` by uri: records, agent text and pages are read by the uri a hit shows.
+        "CREATE INDEX documents_uri ON documents (uri) WHERE uri IS NOT NULL",
+    ):
+        conn.execute(statement)
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
     m003_graph,
     m004_locations,
+    m005_agent_records,
 )
 
 

@@ -16,6 +16,10 @@ The rules, each of which closes a way a design like this lost data:
 - A persistent source (a folder) outranks a transient one (agent text, a fetched page):
   arriving second, it takes the items over rather than being refused, so removing the
   transient holder later leaves the folder's copy in place.
+- An agent record (a memory capsule, an archive, a ledger entry) is never a holder and
+  never a location: it keeps its own items whatever else holds the same text, because
+  its identity is its handle, its chunks carry its graph entities, and it has its own
+  dedup rules and lifecycle (supersession, retention, merge by identity).
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ COLLAPSE_BATCH = 100
 # Higher outranks lower; equal rank means the incoming copy becomes a location.
 RANKS = {"folder": 2, "url": 1, "agent": 1}
 RANK_SQL = "CASE s.kind WHEN 'folder' THEN 2 ELSE 1 END"
+# Source kinds whose documents are agent records, outside exact and near-duplicate dedup.
+RECORD_KINDS = ("capsule", "archive", "ledger")
+_RECORDS_SQL = "('capsule', 'archive', 'ledger')"
 
 
 def rank(kind: str) -> int:
@@ -55,7 +62,7 @@ async def find_holder(conn: aiosqlite.Connection, text_hash: str, source_id: int
     rows = await conn.execute_fetchall(
         f"SELECT d.id, d.source_id, {RANK_SQL}, d.chunk_count FROM documents d JOIN sources s ON s.id = d.source_id"
         " WHERE d.text_hash = ? AND d.chunk_count > 0 AND d.status IN ('done', 'scanning')"
-        " AND d.source_id != ? AND s.removing = 0"
+        f" AND d.source_id != ? AND s.removing = 0 AND s.kind NOT IN {_RECORDS_SQL}"
         " AND NOT EXISTS (SELECT 1 FROM documents m WHERE m.merged_into = d.id AND m.source_id = ?)"
         " ORDER BY d.id LIMIT 1",
         (text_hash, source_id, source_id),
@@ -147,6 +154,7 @@ async def dedup_candidates(db: Database) -> tuple[list[tuple], list[tuple[int, i
         rows = await conn.execute_fetchall(
             f"SELECT d.id, d.source_id, d.path, d.uri, d.title, {RANK_SQL}, d.chunk_count"
             " FROM documents d JOIN sources s ON s.id = d.source_id WHERE d.status = 'done' AND s.removing = 0"
+            f" AND s.kind NOT IN {_RECORDS_SQL}"
         )
         items = await conn.execute_fetchall("SELECT id, document_id FROM items ORDER BY document_id, id")
     return list(rows), list(items)

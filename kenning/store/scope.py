@@ -1,7 +1,9 @@
-"""Which sources a search may return hits from: active ones, narrowed by name or namespace.
+"""Which sources a search may return hits from: active ones, narrowed by name, namespace
+or kind of document (files, pages, agent text, capsules, archives, ledger entries).
 
 A source holds a document it owns and a document it is a location of (its own copy was
-collapsed into another source's), so a scoped search matches either.
+collapsed into another source's), so a scoped search matches either. A document's kind
+is its source's kind: every aggregate source holds one kind of document.
 """
 
 from __future__ import annotations
@@ -10,12 +12,17 @@ import weakref
 from dataclasses import dataclass
 
 from kenning.store.database import Database
+from kenning.store.sources import SOURCE_KIND_OF
 
 
 @dataclass(frozen=True)
 class Scope:
     source: str | None = None
     namespace: str | None = None
+    kinds: tuple[str, ...] = ()
+
+    def _kind_clause(self, source: str) -> tuple[str, list[object]]:
+        return f"{source}.kind IN ({', '.join('?' * len(self.kinds))})", [SOURCE_KIND_OF[k] for k in self.kinds]
 
     def _conditions(self, source: str, document: str) -> tuple[str, list[object]]:
         # A document's own namespace (agent text may name one) overrides its source's.
@@ -23,6 +30,10 @@ class Scope:
         if self.source is not None:
             clauses.append(f"{source}.name = ?")
             params.append(self.source)
+        if self.kinds:
+            clause, kind_params = self._kind_clause(source)
+            clauses.append(clause)
+            params += kind_params
         if self.namespace is not None:
             clauses.append(f"coalesce({document}.namespace, {source}.namespace) = ?")
             params.append(self.namespace)
@@ -62,6 +73,10 @@ class Scope:
         if self.source is not None:
             clauses.append("s.name = ?")
             params.append(self.source)
+        if self.kinds:
+            clause, kind_params = self._kind_clause("s")
+            clauses.append(clause)
+            params += kind_params
         if self.namespace is not None:
             clauses.append(
                 "(s.namespace = ? OR EXISTS (SELECT 1 FROM documents n WHERE n.source_id = s.id AND n.namespace = ?))"

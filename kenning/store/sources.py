@@ -1,7 +1,8 @@
 """The sources table: one row per configured folder, plus the two aggregate sources.
 
 Folders are kept in step with config.toml. The aggregates hold documents that arrive
-without a folder: `agent` (text handed over by an agent) and `web` (fetched pages).
+without a folder: `agent` (text handed over by an agent), `web` (fetched pages), and
+the agent records `memory` (capsules), `archive` (archived outputs) and `ledger`.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from kenning.errors import KenningError
 from kenning.store.database import Database
 from kenning.store.documents import delete_row
 
@@ -28,7 +30,22 @@ class SourceRow:
 
 _COLUMNS = "id, name, kind, root, namespace, active, last_sweep_at, last_sweep_error, removing"
 # Aggregate sources by kind: (name, root shown for their documents).
-AGGREGATES = {"agent": ("agent", "agent://"), "url": ("web", "")}
+AGGREGATES = {
+    "agent": ("agent", "agent://"),
+    "url": ("web", ""),
+    "capsule": ("memory", ""),
+    "archive": ("archive", ""),
+    "ledger": ("ledger", ""),
+}
+# What a search's `kind` filter names, and the source kind that holds such documents.
+SOURCE_KIND_OF = {
+    "file": "folder",
+    "page": "url",
+    "agent": "agent",
+    "capsule": "capsule",
+    "archive": "archive",
+    "ledger": "ledger",
+}
 REMOVE_BATCH = 200
 
 
@@ -76,11 +93,17 @@ async def list_sources(db: Database) -> list[SourceRow]:
 async def aggregate_source(db: Database, kind: str) -> int:
     """The id of the agent or web source, created on first use."""
     name, root = AGGREGATES[kind]
-    [(source_id,)] = await db.write_one(
+    [(source_id, found)] = await db.write_one(
         "INSERT INTO sources (name, kind, root, active, created_at) VALUES (?, ?, ?, 1, ?)"
-        " ON CONFLICT (name) DO UPDATE SET active = 1 RETURNING id",
+        " ON CONFLICT (name) DO UPDATE SET active = active OR kind = excluded.kind RETURNING id, kind",
         (name, kind, root, time.time()),
     )
+    if found != kind:
+        # A folder indexed under this name before the name was reserved: its documents
+        # must not be taken for records.
+        raise KenningError(
+            f"a {found} source named {name!r} is in the index; `ken sources remove {name}` frees the name"
+        )
     return source_id
 
 

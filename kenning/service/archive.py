@@ -1,0 +1,145 @@
+"""Archive and recall by handle: an agent parks a large text and gets a short handle back.
+
+The text (a tool output, a transcript, a log) is redacted, stored whole and indexed as a
+document of the `archive` source, so search finds it (`kind` archive) and cites it by its
+uri, `kenning://archive/<handle>`. `recall(handle, offset, limit)` pages through the
+stored text by characters: the pages concatenate back to it exactly. The handle comes
+from the stored text's digest, so archiving the same output again returns the same
+handle; two texts whose short handles clash get longer ones.
+
+Retention: archives older than `[archive] max_age_days` go, and the oldest go while the
+archives together exceed `max_total_mb`. Pruning runs after each archive and with the
+daemon's periodic round; a pruned handle leaves a tombstone, so recall says when and why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from kenning.api import Archived, ArchiveEntry, ArchiveList, ArchivePage
+from kenning.config import Settings
+from kenning.errors import InvalidRequest, NotFound
+from kenning.ingest.text_docs import Labels, prepare_text
+from kenning.service.handles import digest_handle
+from kenning.store import archives, sources
+from kenning.store.archives import ArchiveRow
+from kenning.store.database import Database
+
+log = logging.getLogger(__name__)
+
+URI_PREFIX = "kenning://archive/"
+HANDLE_CHARS = 8
+TITLE_CHARS = 120
+DAY = 86400.0
+MB = 1_000_000
+
+
+def default_title(text: str) -> str:
+    """The first line with words in it, as a tool output's first line usually says what it is."""
+    for line in text.splitlines():
+        if line.strip():
+            return " ".join(line.split())[:TITLE_CHARS]
+    return "archived text"
+
+
+def entry(row: ArchiveRow) -> ArchiveEntry:
+    return ArchiveEntry(row.handle, row.title, row.chars, row.bytes, row.created_at)
+
+
+class Archive:
+    def __init__(self, db: Database, settings: Settings) -> None:
+        self.db = db
+        self.settings = settings
+        self._lock = asyncio.Lock()
+
+    async def add(self, text: str, title: str | None = None, tags: tuple[str, ...] = ()) -> Archived:
+        labels = Labels(title or default_title(text), "", tags)
+        prepared = await asyncio.to_thread(
+            prepare_text, labels, text, "prose", self.settings.chunking, format="archive"
+        )
+        size = len(prepared.text.encode())
+        limit = self.settings.archive.max_total_mb * MB
+        if limit and size > limit:
+            raise InvalidRequest(
+                f"the text is {size / MB:.1f} MB, more than all archives may hold ([archive] max_total_mb ="
+                f" {self.settings.archive.max_total_mb:g})"
+            )
+        digest = prepared.meta.content_hash
+        segments = await asyncio.to_thread(archives.segments, prepared.text)
+        async with self._lock:
+            known = await archives.by_digest(self.db, digest)
+            if known is not None:
+                return Archived(
+                    known.handle, known.title, known.chars, known.bytes, 0, known.document_id,
+                    URI_PREFIX + known.handle, existing=True,
+                )  # fmt: skip
+            handle = await self._handle(digest)
+            source_id = await sources.aggregate_source(self.db, "archive")
+            document_id, chunks = await archives.save(
+                self.db, ArchiveRow(handle, 0, prepared.labels.title, len(prepared.text), size, digest, time.time()),
+                segments, source_id, URI_PREFIX + handle, prepared.meta, prepared.items,
+            )  # fmt: skip
+            pruned = await self._prune(keep=handle)
+        return Archived(
+            handle, prepared.labels.title, len(prepared.text), size, chunks, document_id, URI_PREFIX + handle,
+            existing=False, pruned=pruned,
+        )  # fmt: skip
+
+    async def _handle(self, digest: str) -> str:
+        """The shortest handle from the digest that names no other text, live or pruned."""
+        raw = bytes.fromhex(digest)
+        length = HANDLE_CHARS
+        while True:
+            handle = digest_handle("a", raw, length)
+            live = await archives.by_handle(self.db, handle)
+            gone = await archives.tombstone(self.db, handle)
+            if (live is None or live.digest == digest) and (gone is None or gone.digest == digest):
+                return handle
+            length += 2
+
+    async def recall(self, handle: str, offset: int = 0, limit: int = 20_000) -> ArchivePage:
+        row = await archives.by_handle(self.db, handle)
+        if row is None:
+            gone = await archives.tombstone(self.db, handle)
+            if gone is not None:
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(gone.pruned_at))
+                raise NotFound(f"archive {handle} ({gone.title!r}) was pruned {when}: {gone.reason}")
+            raise NotFound(f"no archive {handle}; `ken archive list` shows them")
+        if offset > row.chars or (offset == row.chars and row.chars > 0):
+            raise InvalidRequest(f"offset {offset} is past the end: archive {handle} holds {row.chars} characters")
+        text = await archives.read(self.db, handle, offset, limit)
+        end = offset + len(text)
+        return ArchivePage(handle, row.title, offset, text, row.chars, end if end < row.chars else None, row.created_at)
+
+    async def listing(self, limit: int, offset: int) -> ArchiveList:
+        rows, total, total_bytes = await archives.listing(self.db, limit, offset)
+        return ArchiveList([entry(row) for row in rows], total, total_bytes)
+
+    async def prune(self) -> list[str]:
+        async with self._lock:
+            return await self._prune()
+
+    async def _prune(self, keep: str | None = None) -> list[str]:
+        """Apply retention; `keep` (the archive just written) is never chosen."""
+        settings = self.settings.archive
+        every = await archives.oldest_first(self.db)
+        rows = [row for row in every if row.handle != keep]
+        doomed: list[tuple[ArchiveRow, str]] = []
+        if settings.max_age_days:
+            cutoff = time.time() - settings.max_age_days * DAY
+            reason = f"older than [archive] max_age_days = {settings.max_age_days:g}"
+            doomed = [(row, reason) for row in rows if row.created_at < cutoff]
+        if settings.max_total_mb:
+            kept = rows[len(doomed) :]
+            total = sum(row.bytes for row in every) - sum(row.bytes for row, _ in doomed)
+            reason = f"the oldest while archives exceeded [archive] max_total_mb = {settings.max_total_mb:g}"
+            while kept and total > settings.max_total_mb * MB:
+                row = kept.pop(0)
+                total -= row.bytes
+                doomed.append((row, reason))
+        if doomed:
+            await archives.prune(self.db, doomed)
+            log.info("archive retention pruned %d archives", len(doomed))
+        return [row.handle for row, _ in doomed]

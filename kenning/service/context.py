@@ -1,0 +1,127 @@
+"""Context packs: what to put in a prompt for a task, under a byte budget.
+
+The library is searched with the task description; the hits are reduced to documents,
+best first. The decision rule, measured on the truth set (bench/context_pack.py):
+
+1. Only the `MAX_DOCUMENTS` best documents are considered at all.
+2. A document is inlined whole only if its best hit scores at least `RELATIVE_FLOOR`
+   of the top document's, so a weakly related note never takes a place in the prompt
+   because it happens to be short.
+3. Going down the list, a document is inlined if the pack, with it inlined and every
+   document not inlined listed in one line, still fits the budget. A document too large
+   for what is left is listed and the next one is tried: size decides only after
+   relevance, and one large document does not shut smaller relevant ones out.
+4. Every other considered document is listed with one line: title, path and the lines
+   of its best hit, its document id and size, so the agent can `get` or `search` it.
+   If even the list does not fit, its least relevant lines are dropped.
+
+The format is fixed and the order is the search's (ties by document id), so the same
+library, task and budget give the same bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kenning.api import ContextPack, PackedDocument
+from kenning.retrieval.search import Retriever
+from kenning.service.reading import document_text
+from kenning.service.semantic import Semantic
+from kenning.store import lookup
+from kenning.store.database import Database
+
+MAX_DOCUMENTS = 12
+RELATIVE_FLOOR = 0.5
+SEARCH_HITS = 60
+TASK_BYTES = 200
+
+
+@dataclass
+class _Candidate:
+    packed: PackedDocument
+    block: str | None = None
+
+
+def _header(task: str) -> str:
+    shown = " ".join(task.split()).encode()[:TASK_BYTES].decode(errors="ignore")
+    return f"# Context for: {shown}\n\n"
+
+
+def _block(document: PackedDocument, text: str) -> str:
+    return f"=== {document.title} — {document.path} (document {document.document_id}) ===\n{text.rstrip()}\n\n"
+
+
+def _list_line(document: PackedDocument) -> str:
+    return (
+        f"- {document.title} — {document.path}:{document.line_start}-{document.line_end}"
+        f" (document {document.document_id}, {document.bytes} bytes, score {document.score:.2f})\n"
+    )
+
+
+LIST_HEADER = "## Also relevant, not inlined (get(document_id=...) reads one; search finds more)\n"
+
+
+def _size(text: str) -> int:
+    return len(text.encode())
+
+
+class ContextPacker:
+    def __init__(self, db: Database, retriever: Retriever, semantic: Semantic) -> None:
+        self.db = db
+        self.retriever = retriever
+        self.semantic = semantic
+
+    async def pack(
+        self,
+        task: str,
+        budget: int,
+        source: str | None = None,
+        namespace: str | None = None,
+        kinds: tuple[str, ...] = (),
+    ) -> ContextPack:
+        found = await self.retriever.search(
+            task, SEARCH_HITS, source=source, namespace=namespace, kinds=kinds,
+            vectors=self.semantic.vectors, snippets=False,
+        )  # fmt: skip
+        candidates: dict[int, _Candidate] = {}
+        for hit in found.hits:
+            if hit.document_id not in candidates and len(candidates) < MAX_DOCUMENTS:
+                packed = PackedDocument(
+                    hit.document_id, hit.title, hit.path, hit.source, round(hit.score, 4), 0, hit.item_id,
+                    hit.line_start, hit.line_end,
+                )  # fmt: skip
+                candidates[hit.document_id] = _Candidate(packed)
+        ordered = list(candidates.values())
+        sizes = await lookup.text_sizes(self.db, list(candidates))
+        top = ordered[0].packed.score if ordered else 0.0
+        header = _header(task)
+        for candidate in ordered:
+            candidate.packed.bytes = sizes.get(candidate.packed.document_id, 0)
+        listing = _size(LIST_HEADER) + sum(_size(_list_line(c.packed)) for c in ordered) if ordered else 0
+        used = _size(header) + listing
+        for candidate in ordered:
+            document = candidate.packed
+            if document.score < RELATIVE_FLOOR * top or document.bytes > budget:
+                continue
+            text = await document_text(self.db, document.document_id)
+            listed_as = _size(_list_line(document))
+            document.bytes = _size(text)
+            # Its line now states the exact size; inlined, it leaves the list altogether.
+            used += _size(_list_line(document)) - listed_as
+            block = _block(document, text)
+            change = _size(block) - _size(_list_line(document))
+            if used + change <= budget:
+                candidate.block = block
+                used += change
+        inlined = [c for c in ordered if c.block is not None]
+        listed = [c for c in ordered if c.block is None]
+        body = header + "".join(c.block for c in inlined if c.block)
+        lines = [_list_line(c.packed) for c in listed]
+        # Without room for the whole list, its least relevant lines go.
+        while lines and _size(body) + _size(LIST_HEADER) + sum(map(_size, lines)) > budget:
+            lines.pop()
+            listed.pop()
+        text = body + (LIST_HEADER + "".join(lines) if lines else "")
+        return ContextPack(
+            text, _size(text), budget, [c.packed for c in inlined], [c.packed for c in listed], found.warnings
+        )

@@ -1,0 +1,225 @@
+"""The facts ledger: structured findings an agent keeps in front of itself.
+
+An entry lives in a section (kenning/service/ledger_schema.py) and is identified by its
+identity fields. Adding an entry that answers to a key of an existing one merges into it:
+the oldest matching entry survives, keeps its owner (the first contributor) and absorbs
+any other entries the add shows to be the same thing; fields are enriched (a later value
+replaces an earlier one, except an identity value, whose new value becomes an alias);
+evidence references accumulate. Correcting a fact is remove then add.
+
+`render` writes the ledger as one deterministic text block under a byte budget: sections
+in priority order, entries in the order they were first recorded, each kept if it still
+fits (a large entry is skipped, not a stopping point), and a closing note counting what
+was left out. The same ledger and budget always give the same bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from kenning.api import LedgerAdded, LedgerEntry, LedgerList, LedgerRemoved, LedgerRender
+from kenning.config import Settings
+from kenning.errors import InvalidRequest, NotFound
+from kenning.ingest.redact import redact
+from kenning.ingest.text_docs import Labels, prepare_text
+from kenning.service import ledger_schema as schema
+from kenning.service.handles import random_handle
+from kenning.store import graph, ledger, sources
+from kenning.store.database import Database
+from kenning.store.ledger import EntryDocument, EntryRow
+from kenning.text.names import normalize_name
+
+URI_PREFIX = "kenning://ledger/"
+MAX_EVIDENCE = 50
+MAX_REF_CHARS = 300
+
+
+def view(row: EntryRow) -> LedgerEntry:
+    assert row.document_id is not None
+    return LedgerEntry(
+        row.id, row.section, row.identity, row.fields, row.keys, row.owner, row.evidence, row.created_at,
+        row.updated_at, row.document_id,
+    )  # fmt: skip
+
+
+def entry_text(row: EntryRow) -> str:
+    """The entry's document: its line, and the aliases it answers to, so search finds either."""
+    spec = schema.section(row.section)
+    text = f"{row.section}: {schema.line(spec, row.identity, row.fields, row.evidence)[2:]}"
+    aliases = [key for key in row.keys if key != schema.keys(spec, row.fields)[0]]
+    return text + (f"\naliases: {', '.join(aliases)}" if aliases else "") + "\n"
+
+
+class Ledger:
+    def __init__(self, db: Database, settings: Settings) -> None:
+        self.db = db
+        self.settings = settings
+        self._lock = asyncio.Lock()
+
+    async def add(
+        self, section: str, fields: dict[str, str], owner: str = "agent", evidence: tuple[str, ...] = ()
+    ) -> LedgerAdded:
+        spec = schema.section(section)
+        incoming = {name: redact(value) for name, value in schema.clean_fields(fields).items()}
+        wanted = schema.keys(spec, incoming)
+        refs = [redact(ref.strip())[:MAX_REF_CHARS] for ref in evidence if ref.strip()]
+        async with self._lock:
+            host_names: list[str] = []
+            if "host" in incoming:
+                host_names = [schema.NORMALIZERS["host"](incoming["host"])]
+                for host in await ledger.matching(self.db, "hosts", host_names):
+                    host_names += host.keys
+                host_names = list(dict.fromkeys(host_names))
+                wanted += schema.host_keys(spec, incoming, host_names)
+            found = await ledger.matching(self.db, spec.name, list(dict.fromkeys(wanted)))
+            now = time.time()
+            if not found:
+                row = EntryRow(
+                    await self._fresh_id(), None, spec.name, "", incoming, redact(owner.strip()) or "agent",
+                    list(dict.fromkeys(refs))[:MAX_EVIDENCE], now, now, [],
+                )  # fmt: skip
+                folded: list[EntryRow] = []
+            else:
+                row, folded = self._merge(spec, found, incoming, refs, now)
+            keys = schema.keys(spec, row.fields) + [key for entry in found for key in entry.keys] + wanted
+            row = EntryRow(
+                row.id, None, row.section, schema.label(spec, row.fields), row.fields, row.owner, row.evidence,
+                row.created_at, now, list(dict.fromkeys(keys)),
+            )  # fmt: skip
+            document = await self._document(row)
+            host = (await _entity_name(self.db, host_names), host_names) if host_names else None
+            own = await _entity_name(self.db, [row.identity, *row.keys])
+            extraction = schema.extraction(spec, own, [row.identity, *row.keys], row.fields, host)
+            await ledger.save(self.db, row, document, extraction, [entry.id for entry in folded])
+            saved = await ledger.get(self.db, row.id)
+        assert saved is not None
+        return LedgerAdded("merged" if found else "created", view(saved), [entry.id for entry in folded])
+
+    @staticmethod
+    def _merge(
+        spec: schema.Section, found: list[EntryRow], incoming: dict[str, str], refs: list[str], now: float
+    ) -> tuple[EntryRow, list[EntryRow]]:
+        """The oldest entry absorbs the others and the incoming fields, in that order."""
+        target, folded = found[0], found[1:]
+        identity_fields = {name for identity in spec.identities for name in identity}
+        fields = dict(target.fields)
+        evidence = list(target.evidence)
+        for fresh in [*(entry.fields for entry in folded), incoming]:
+            for name, value in fresh.items():
+                # An identity value already set stays; the other one lives on as an alias key.
+                if name not in identity_fields or name not in fields:
+                    fields[name] = value
+        for entry in folded:
+            evidence += entry.evidence
+        evidence = list(dict.fromkeys(evidence + refs))[:MAX_EVIDENCE]
+        merged = EntryRow(
+            target.id, target.document_id, spec.name, target.identity, fields, target.owner, evidence,
+            target.created_at, now, target.keys,
+        )  # fmt: skip
+        return merged, folded
+
+    async def _fresh_id(self) -> str:
+        while True:
+            entry_id = random_handle("l")
+            if await ledger.get(self.db, entry_id) is None:
+                return entry_id
+
+    async def _document(self, row: EntryRow) -> EntryDocument:
+        labels = Labels(f"{row.section}: {row.identity}", URI_PREFIX + row.id, (row.section,))
+        prepared = await asyncio.to_thread(
+            prepare_text, labels, entry_text(row), "prose", self.settings.chunking, format="ledger"
+        )
+        source_id = await sources.aggregate_source(self.db, "ledger")
+        return EntryDocument(source_id, prepared.labels.uri, prepared.meta, prepared.items)
+
+    async def remove(
+        self, entry_id: str | None = None, section: str | None = None, fields: dict[str, str] | None = None
+    ) -> LedgerRemoved:
+        """By id, or by a section and identity fields (any alias matches)."""
+        async with self._lock:
+            if entry_id is None:
+                if section is None or not fields:
+                    raise InvalidRequest("give an entry id, or a section and the entry's identity fields")
+                spec = schema.section(section)
+                incoming = {name: redact(value) for name, value in schema.clean_fields(fields).items()}
+                found = await ledger.matching(self.db, spec.name, schema.keys(spec, incoming))
+                if not found:
+                    raise NotFound(f"no {spec.name} entry answers to {', '.join(schema.keys(spec, incoming))}")
+                entry_id = found[0].id
+            row = await ledger.remove(self.db, entry_id)
+        if row is None:
+            raise NotFound(f"no ledger entry {entry_id}; `ken ledger list` shows them")
+        return LedgerRemoved(row.id, row.section, row.identity)
+
+    async def listing(self, section: str | None = None) -> LedgerList:
+        if section is not None:
+            schema.section(section)
+        return LedgerList([view(row) for row in await ledger.listing(self.db, section)])
+
+    async def render(self, budget: int | None = None, sections: tuple[str, ...] = ()) -> LedgerRender:
+        budget = budget or self.settings.ledger.render_budget
+        for name in sections:
+            schema.section(name)
+        rows = await ledger.listing(self.db)
+        chosen = [name for name in schema.PRIORITY if not sections or name in sections]
+        by_section = {name: [row for row in rows if row.section == name] for name in chosen}
+        return render(by_section, budget)
+
+
+async def _entity_name(db: Database, names: list[str]) -> str:
+    """The name the graph already knows one of these by, else the first: an entity keeps
+    its first name as an entry's identity firms up (a host known by name, then by address),
+    so the entries that named it earlier stay linked to it."""
+    known = await graph.resolve_names(db, [normalize_name(name) for name in names])
+    for name in names:
+        match = known.get(normalize_name(name))
+        if match is not None:
+            return match.name
+    return names[0]
+
+
+def render(by_section: dict[str, list[EntryRow]], budget: int) -> LedgerRender:
+    """The greedy, per-entry fit described in the module docstring."""
+    lines = {
+        name: [schema.line(schema.section(name), row.identity, row.fields, row.evidence) + "\n" for row in rows]
+        for name, rows in by_section.items()
+        if rows
+    }
+    total = sum(len(entries) for entries in lines.values())
+    whole = "".join(f"## {name}\n" + "".join(entries) for name, entries in lines.items())
+    if len(whole.encode()) <= budget:
+        return LedgerRender(whole, len(whole.encode()), budget, total, {})
+    everything = {name: len(entries) for name, entries in lines.items()}
+    reserve = len(_note(everything).encode())
+    room = budget - reserve
+    kept: list[str] = []
+    omitted: dict[str, int] = {}
+    shown = 0
+    for name, entries in lines.items():
+        header = f"## {name}\n"
+        started = False
+        for text in entries:
+            cost = len(text.encode()) + (0 if started else len(header.encode()))
+            if cost <= room:
+                if not started:
+                    kept.append(header)
+                    started = True
+                kept.append(text)
+                room -= cost
+                shown += 1
+            else:
+                omitted[name] = omitted.get(name, 0) + 1
+    note = _note(omitted)
+    if reserve > budget:
+        # Not even the note fits: say only how many entries are out, if that fits.
+        note = f"[ledger: {total} entries not shown]\n"
+        note = note if len(note.encode()) <= budget else ""
+    text = "".join(kept) + note
+    return LedgerRender(text, len(text.encode()), budget, shown, omitted)
+
+
+def _note(omitted: dict[str, int]) -> str:
+    counts = ", ".join(f"{name} {count}" for name, count in omitted.items())
+    total = sum(omitted.values())
+    return f"[ledger: {total} entries left out ({counts}); a larger budget or `ledger list` shows them]\n"

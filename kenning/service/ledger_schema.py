@@ -1,0 +1,216 @@
+"""The facts ledger's sections: what identifies an entry in each, and how it reads.
+
+Identity is required, never inferred: an entry names at least one complete identity of
+its section, or the add is refused. Without that a host recorded with neither address
+nor name could never merge with its own later enrichment, and services recorded without
+their host would all collapse onto one port. Each complete identity gives a key; all of
+them are the entry's aliases, and an add matching any alias merges into that entry.
+
+| section | identities (any one complete set) | entity kind |
+|---|---|---|
+| credentials | account + host, or account + url | account |
+| findings | title | finding |
+| decisions | subject | decision |
+| next_steps | text | task |
+| hosts | ip, or hostname | host |
+| services | host + port | service |
+| paths | path | path |
+| urls | url | url |
+
+Sections are listed in render priority: conclusions before enumeration. Values are
+normalised before they become keys: IP addresses canonical, host names lower case
+without a trailing dot, ports as `22` or `53/udp`, URLs with scheme and host lower case,
+paths without doubled or trailing slashes, free text with case and runs of space folded.
+A `host` that names a known host entry also answers to that host's other names, so
+`web01:22` and `10.0.0.5:22` are one service once the host entry links the two.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+from kenning.errors import InvalidRequest
+from kenning.store.records import Entity, Extraction, Relation
+from kenning.text.names import normalize_name
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    identities: tuple[tuple[str, ...], ...]
+    entity_kind: str
+    # A field naming a host, which becomes its own entity related to the entry's.
+    host_relation: str | None = None
+
+
+SECTIONS: dict[str, Section] = {
+    section.name: section
+    for section in (
+        Section("credentials", (("account", "host"), ("account", "url")), "account", "valid_on"),
+        Section("findings", (("title",),), "finding", "found_on"),
+        Section("decisions", (("subject",),), "decision"),
+        Section("next_steps", (("text",),), "task"),
+        Section("hosts", (("ip",), ("hostname",)), "host"),
+        Section("services", (("host", "port"),), "service", "runs_on"),
+        Section("paths", (("path",),), "path", "on_host"),
+        Section("urls", (("url",),), "url"),
+    )
+}
+PRIORITY = tuple(SECTIONS)
+MAX_FIELDS = 32
+MAX_VALUE_CHARS = 2000
+_PORT = re.compile(r"^(\d{1,5})(?:/(tcp|udp|sctp))?$", re.IGNORECASE)
+_SLASHES = re.compile(r"/{2,}")
+_SPACES = re.compile(r"\s+")
+
+
+def section(name: str) -> Section:
+    found = SECTIONS.get(name)
+    if found is None:
+        raise InvalidRequest(f"unknown ledger section {name!r}; sections: {', '.join(PRIORITY)}")
+    return found
+
+
+def _host(value: str) -> str:
+    try:
+        return str(ipaddress.ip_address(value.strip("[]")))
+    except ValueError:
+        return value.rstrip(".").casefold()
+
+
+def _port(value: str) -> str:
+    match = _PORT.match(value.replace(" ", ""))
+    if match is None or not 1 <= int(match.group(1)) <= 65535:
+        raise InvalidRequest(f"port {value!r} is not a port number (1-65535, optionally /tcp, /udp or /sctp)")
+    protocol = (match.group(2) or "tcp").lower()
+    return str(int(match.group(1))) + ("" if protocol == "tcp" else "/" + protocol)
+
+
+def _ip(value: str) -> str:
+    try:
+        return str(ipaddress.ip_address(value.strip("[]")))
+    except ValueError:
+        raise InvalidRequest(f"ip {value!r} is not an IP address") from None
+
+
+def _url(value: str) -> str:
+    parts = urlsplit(value)
+    if not parts.scheme or not parts.netloc:
+        raise InvalidRequest(f"url {value!r} needs a scheme and a host, like https://example.com/path")
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", parts.query, ""))
+
+
+def _path(value: str) -> str:
+    path = _SPACES.sub(" ", value) if "\n" in value else value
+    path = _SLASHES.sub("/", path)
+    return path.rstrip("/") or "/"
+
+
+def _text(value: str) -> str:
+    return normalize_name(value)
+
+
+NORMALIZERS = {
+    "ip": _ip,
+    "hostname": _host,
+    "host": _host,
+    "port": _port,
+    "url": _url,
+    "path": _path,
+    "account": str.strip,
+    "title": _text,
+    "subject": _text,
+    "text": _text,
+}
+_JOINERS = {("account", "host"): "@", ("account", "url"): " @ ", ("host", "port"): ":"}
+
+
+def clean_fields(fields: dict[str, str]) -> dict[str, str]:
+    """Field names lower case, values stripped and whitespace-collapsed; empty ones dropped."""
+    if len(fields) > MAX_FIELDS:
+        raise InvalidRequest(f"an entry has at most {MAX_FIELDS} fields")
+    cleaned: dict[str, str] = {}
+    for name, value in fields.items():
+        key = name.strip().lower().replace(" ", "_")
+        if not key:
+            raise InvalidRequest("a field name cannot be blank")
+        text = " ".join(str(value).split())
+        if len(text) > MAX_VALUE_CHARS:
+            raise InvalidRequest(f"field {key!r} is longer than {MAX_VALUE_CHARS} characters")
+        if text:
+            cleaned[key] = text
+    return cleaned
+
+
+def canonical(spec: Section, fields: dict[str, str]) -> tuple[str, ...]:
+    """The first complete identity: the one an entry is shown and named by."""
+    for identity in spec.identities:
+        if all(name in fields for name in identity):
+            return identity
+    needed = " or ".join(" + ".join(identity) for identity in spec.identities)
+    raise InvalidRequest(f"a {spec.name} entry needs {needed}; it has {', '.join(fields) or 'no fields'}")
+
+
+def keys(spec: Section, fields: dict[str, str]) -> list[str]:
+    """Every complete identity's key, canonical first; refuses an entry without one."""
+    canonical(spec, fields)
+    found = []
+    for identity in spec.identities:
+        if all(name in fields for name in identity):
+            values = [NORMALIZERS.get(name, _text)(fields[name]) for name in identity]
+            found.append(_JOINERS.get(identity, " ").join(values))
+    return list(dict.fromkeys(found))
+
+
+def label(spec: Section, fields: dict[str, str]) -> str:
+    """The canonical identity as written (free text keeps its case), addresses normalised."""
+    identity = canonical(spec, fields)
+    values = [
+        fields[name] if NORMALIZERS.get(name, _text) is _text else NORMALIZERS[name](fields[name]) for name in identity
+    ]
+    return _JOINERS.get(identity, " ").join(values)
+
+
+def host_keys(spec: Section, fields: dict[str, str], host_aliases: list[str]) -> list[str]:
+    """The keys an entry would have under each other name of its host."""
+    if "host" not in fields:
+        return []
+    found = []
+    for alias in host_aliases:
+        found.extend(keys(spec, {**fields, "host": alias}))
+    return found
+
+
+def line(spec: Section, identity: str, fields: dict[str, str], evidence: list[str]) -> str:
+    """One entry as the ledger block shows it: its identity, then its other fields.
+
+    Identity values are written as given, so a text field keeps its case."""
+    shown = set(canonical(spec, fields))
+    rest = "; ".join(f"{name}={value}" for name, value in fields.items() if name not in shown)
+    text = f"- {identity}" + (f" — {rest}" if rest else "")
+    if evidence:
+        text += f" (evidence: {', '.join(evidence)})"
+    return text
+
+
+def extraction(
+    spec: Section, name: str, aliases: list[str], fields: dict[str, str], host: tuple[str, list[str]] | None
+) -> Extraction:
+    """The entry's part of the knowledge graph: itself under `name` (answering to its
+    aliases), and for a field naming a host, that host (`host`: its name and aliases)."""
+    if spec.name == "next_steps":
+        return Extraction()
+    others = [alias for alias in aliases if alias != name]
+    if spec.name == "hosts":
+        others += [value for key, value in fields.items() if key in ("ip", "hostname")]
+    own = Entity(name[:200], spec.entity_kind, tuple(dict.fromkeys(a[:200] for a in others if a != name)))
+    if host is None or spec.host_relation is None or spec.name == "hosts":
+        return Extraction((own,))
+    host_name, host_aliases = host
+    return Extraction(
+        (own, Entity(host_name, "host", tuple(a for a in host_aliases if a != host_name))),
+        (Relation(own.name, host_name, spec.host_relation),),
+    )

@@ -1,0 +1,344 @@
+"""Memory capsules: short pieces of knowledge an agent or a person wants kept.
+
+A capsule is a document in the `memory` source, found by every search (the `capsule`
+kind filter narrows to them), plus its own row (kind, scope, confidence, use, links).
+
+Write-time dedup, in this order, under one lock so two writers cannot both pass a check:
+1. `supersedes` names a current capsule: the new one replaces it (the old one keeps its
+   row, marked, and leaves the index).
+2. The same title (redacted, normalised) in the same scope: that capsule is updated.
+3. A capsule of the same kind in the same scope at least `duplicate_similarity` alike
+   (cosine of the daemon's embedder over title and body; trigram Jaccard of the bodies
+   >= `duplicate_trigram` while vectors are not ready): refused with its id, nothing
+   written, unless `force`.
+
+Recall ranks by the search's relevance times a freshness that halves its decaying part
+every `half_life_days` without a use or an update (never below half), times a weight
+for confidence. Being returned by recall or shown counts as a use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from kenning.api import Capsule, CapsuleHit, CapsuleList, Forgotten, Recalled, Remembered
+from kenning.config import Settings
+from kenning.errors import EmbedderUnavailable, InvalidRequest, NotFound
+from kenning.ingest.redact import redact
+from kenning.ingest.text_docs import Labels, prepare_text
+from kenning.retrieval.search import Retriever
+from kenning.service.handles import random_handle
+from kenning.service.semantic import Semantic
+from kenning.store import capsules, lookup, sources
+from kenning.store import vectors as vector_store
+from kenning.store.capsules import CapsuleDocument, CapsuleRow
+from kenning.store.database import Database
+from kenning.text.likeness import jaccard, normalized, trigrams
+from kenning.workers.embedders import embedding_text
+
+log = logging.getLogger(__name__)
+
+URI_PREFIX = "kenning://memory/"
+DAY = 86400.0
+FRESHNESS_FLOOR = 0.5
+# Chunk hits asked of the search per capsule wanted: a long capsule is several chunks.
+SEARCH_DEPTH = 5
+MIN_SEARCH_DEPTH = 30
+
+
+@dataclass(frozen=True)
+class NewCapsule:
+    title: str
+    body: str
+    kind: str = "fact"
+    scope: str = "default"
+    tags: tuple[str, ...] = ()
+    confidence: float = 1.0
+    source: str | None = None
+    supersedes: str | None = None
+    force: bool = False
+
+
+def capsule_text(title: str, body: str) -> str:
+    """What is compared and embedded for dedup: the title says what the body is about."""
+    return f"{title}\n{body}"
+
+
+def freshness(row: CapsuleRow, now: float, half_life_days: float) -> float:
+    idle_days = max(now - row.touched_at, 0.0) / DAY
+    return FRESHNESS_FLOOR + (1 - FRESHNESS_FLOOR) * 0.5 ** (idle_days / half_life_days)
+
+
+def confidence_weight(confidence: float) -> float:
+    return 0.75 + 0.25 * confidence
+
+
+def view(row: CapsuleRow) -> Capsule:
+    return Capsule(
+        id=row.id, kind=row.kind, scope=row.scope, title=row.title, body=row.body, tags=list(row.tags),
+        confidence=row.confidence, source=row.source_ref, created_at=row.created_at, updated_at=row.updated_at,
+        last_used_at=row.last_used_at, uses=row.uses, supersedes=row.supersedes, superseded_by=row.superseded_by,
+        document_id=row.document_id, uri=URI_PREFIX + row.id,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Likeness:
+    """How alike a text is to each candidate, and the vectors worth keeping."""
+
+    scores: list[float]
+    method: str
+    vector: bytes | None = None
+    signature: str | None = None
+    refreshed: tuple[tuple[str, bytes, str], ...] = ()
+
+
+def _by_vectors(matrix: np.ndarray, stale: list[CapsuleRow], candidates: list[CapsuleRow], signature: str) -> Likeness:
+    """Row 0 of `matrix` is the new capsule, the rest are the `stale` candidates."""
+    mine = np.asarray(matrix[0], dtype=np.float32)
+    fresh = {row.id: np.asarray(matrix[n], dtype=np.float32) for n, row in enumerate(stale, start=1)}
+    scores = [
+        float(mine @ (fresh[row.id] if row.id in fresh else np.frombuffer(row.vector or b"", np.float32)))
+        for row in candidates
+    ]
+    refreshed = tuple((row_id, vector.tobytes(), signature) for row_id, vector in fresh.items())
+    return Likeness(scores, "vector", mine.tobytes(), signature, refreshed)
+
+
+def _by_trigrams(body: str, candidates: list[CapsuleRow]) -> Likeness:
+    # Bodies only: a title is a few words, and a copy filed under another name is still a copy.
+    mine = trigrams(body)
+    return Likeness([jaccard(mine, trigrams(row.body)) for row in candidates], "trigram")
+
+
+class Memory:
+    def __init__(self, db: Database, settings: Settings, retriever: Retriever, semantic: Semantic) -> None:
+        self.db = db
+        self.settings = settings
+        self.retriever = retriever
+        self.semantic = semantic
+        self._lock = asyncio.Lock()
+
+    # -- writing -----------------------------------------------------------------------
+
+    async def remember(self, new: NewCapsule) -> Remembered:
+        async with self._lock:
+            return await self._remember(new)
+
+    async def _remember(self, new: NewCapsule) -> Remembered:
+        title = redact(" ".join(new.title.split())).strip()
+        body = redact(new.body.strip())
+        if not title or not body:
+            raise InvalidRequest("a capsule needs a title and a body that are not blank")
+        title_key = normalized(title)
+        # Everything stored is redacted, a scope too (it becomes the document's namespace).
+        new = replace(new, scope=redact(new.scope.strip()) or "default")
+        old = await self._supersedable(new.supersedes) if new.supersedes is not None else None
+        same_title = await capsules.current_by_title(self.db, new.scope, title_key)
+        if same_title is not None and (old is None or same_title.id != old.id):
+            if old is not None:
+                raise InvalidRequest(
+                    f"capsule {same_title.id} already has the title {same_title.title!r} in scope {new.scope!r};"
+                    f" give the new capsule another title, or supersede {same_title.id}"
+                )
+            return await self._update(same_title, new, title, body, title_key)
+        candidates = [
+            row for row in await capsules.current(self.db, new.scope, new.kind) if old is None or row.id != old.id
+        ]
+        likeness = await self._likeness(title, body, candidates)
+        if not new.force and candidates:
+            best = max(range(len(candidates)), key=lambda i: likeness.scores[i])
+            threshold = self._threshold(likeness.method)
+            if likeness.scores[best] >= threshold:
+                match = candidates[best]
+                return Remembered(
+                    status="refused",
+                    id=match.id,
+                    title=match.title,
+                    similarity=round(likeness.scores[best], 4),
+                    method=likeness.method,
+                    message=(
+                        f"not stored: capsule {match.id} ({match.title!r}) says nearly the same"
+                        f" ({likeness.method} similarity {likeness.scores[best]:.2f} >= {threshold:.2f}); pass"
+                        f" supersedes={match.id} to replace it, or force to keep both"
+                    ),
+                )
+        now = time.time()
+        row = CapsuleRow(
+            id=await self._fresh_id(), document_id=None, kind=new.kind, scope=new.scope, title=title,
+            title_key=title_key, body=body, tags=tuple(new.tags), confidence=new.confidence,
+            source_ref=redact(new.source) if new.source else None, created_at=now, updated_at=now,
+            last_used_at=None, uses=0, supersedes=old.id if old else None, superseded_by=None,
+            vector=likeness.vector, signature=likeness.signature,
+        )  # fmt: skip
+        document_id = await capsules.save(
+            self.db, row, await self._document(row), old.id if old else None, likeness.refreshed
+        )
+        await self._embed_now(document_id)
+        if old is not None:
+            return Remembered(
+                "superseded", row.id, title, f"stored as {row.id}, replacing {old.id}", superseded=old.id
+            )
+        return Remembered("created", row.id, title, f"stored as {row.id}")
+
+    async def _update(self, row: CapsuleRow, new: NewCapsule, title: str, body: str, title_key: str) -> Remembered:
+        likeness = await self._likeness(title, body, [])
+        updated = replace(
+            row, kind=new.kind, title=title, title_key=title_key, body=body, tags=tuple(new.tags),
+            confidence=new.confidence, source_ref=redact(new.source) if new.source else row.source_ref,
+            updated_at=time.time(), vector=likeness.vector, signature=likeness.signature,
+        )  # fmt: skip
+        await self._embed_now(await capsules.save(self.db, updated, await self._document(updated)))
+        return Remembered("updated", row.id, title, f"updated {row.id}, which had the same title in this scope")
+
+    async def _embed_now(self, document_id: int) -> None:
+        """Embed the capsule's chunks at once, so recall finds it by meaning straight after
+        remember rather than after the background job's next page (which would only
+        rewrite the same vectors). With the embedder down, that job catches up later."""
+        vectors = self.semantic.vectors
+        if vectors is None:
+            return
+        items, _ = await lookup.document_page(self.db, document_id, 0, None)
+        limit = self.settings.embedder.max_chars
+        texts = [embedding_text(item.title, item.section, item.content, limit) for item in items]
+        try:
+            matrix = await asyncio.to_thread(vectors.embedder.embed, texts)
+        except EmbedderUnavailable:
+            return
+        await vector_store.write_vectors(self.db, vectors.embedder.signature, [item.item_id for item in items], matrix)
+        await vectors.index.settled()
+
+    async def _supersedable(self, capsule_id: str) -> CapsuleRow:
+        row = await capsules.get(self.db, capsule_id)
+        if row is None:
+            raise NotFound(f"no capsule {capsule_id}; `ken memory list` shows them")
+        if row.superseded_by is not None:
+            raise InvalidRequest(
+                f"capsule {capsule_id} was already superseded by {row.superseded_by}; supersede that one instead"
+            )
+        return row
+
+    async def _fresh_id(self) -> str:
+        while True:
+            capsule_id = random_handle("m")
+            if await capsules.get(self.db, capsule_id) is None:
+                return capsule_id
+
+    async def _document(self, row: CapsuleRow) -> CapsuleDocument:
+        labels = Labels(row.title, URI_PREFIX + row.id, row.tags, row.scope)
+        prepared = await asyncio.to_thread(
+            prepare_text, labels, row.body, "markdown", self.settings.chunking, format="capsule"
+        )
+        source_id = await sources.aggregate_source(self.db, "capsule")
+        return CapsuleDocument(source_id, prepared.labels.uri, prepared.meta, prepared.items)
+
+    def _threshold(self, method: str) -> float:
+        memory = self.settings.memory
+        return memory.duplicate_similarity if method == "vector" else memory.duplicate_trigram
+
+    async def _likeness(self, title: str, body: str, candidates: list[CapsuleRow]) -> Likeness:
+        """Cosine with each candidate when the embedder can serve, else trigram Jaccard.
+
+        Candidates whose stored vector came from another embedder are embedded again in
+        the same call, and their new vectors are saved with the write. The comparisons run
+        in a worker thread: a scope can hold thousands of capsules."""
+        vectors = self.semantic.vectors
+        if vectors is not None:
+            embedder = vectors.embedder
+            limit = self.settings.embedder.max_chars
+            stale = [row for row in candidates if row.signature != embedder.signature or row.vector is None]
+            texts = [capsule_text(title, body)[:limit], *(capsule_text(r.title, r.body)[:limit] for r in stale)]
+            try:
+                matrix = await asyncio.to_thread(embedder.embed, texts)
+            except EmbedderUnavailable as exc:
+                log.info("capsule dedup by trigrams: %s", exc)
+            else:
+                return await asyncio.to_thread(_by_vectors, matrix, stale, candidates, embedder.signature)
+        return await asyncio.to_thread(_by_trigrams, body, candidates)
+
+    # -- reading -----------------------------------------------------------------------
+
+    async def recall(
+        self, query: str, limit: int = 5, scope: str | None = None, kinds: tuple[str, ...] = ()
+    ) -> Recalled:
+        found = await self.retriever.search(
+            query,
+            max(limit * SEARCH_DEPTH, MIN_SEARCH_DEPTH),
+            namespace=scope,
+            kinds=("capsule",),
+            vectors=self.semantic.vectors,
+            snippets=False,
+        )
+        best: dict[int, tuple[float, int]] = {}
+        for hit in found.hits:
+            best.setdefault(hit.document_id, (hit.score, hit.item_id))
+        rows = await capsules.by_documents(self.db, list(best))
+        now = time.time()
+        half_life = self.settings.memory.half_life_days
+        ranked = []
+        for document_id, (relevance, item_id) in best.items():
+            row = rows.get(document_id)
+            if row is None or (kinds and row.kind not in kinds):
+                continue
+            fresh = freshness(row, now, half_life)
+            score = relevance * fresh * confidence_weight(row.confidence)
+            ranked.append(CapsuleHit(view(row), round(score, 6), relevance, round(fresh, 4), item_id))
+        ranked.sort(key=lambda hit: (-hit.score, hit.capsule.id))
+        ranked = ranked[:limit]
+        await capsules.mark_used(self.db, [hit.capsule.id for hit in ranked])
+        return Recalled(ranked, found.warnings)
+
+    async def show(self, capsule_id: str) -> Capsule:
+        row = await capsules.get(self.db, capsule_id)
+        if row is None:
+            raise NotFound(f"no capsule {capsule_id}; `ken memory list` shows them")
+        if row.superseded_by is None:
+            await capsules.mark_used(self.db, [row.id])
+            row = replace(row, last_used_at=time.time(), uses=row.uses + 1)
+        return view(row)
+
+    async def listing(
+        self, scope: str | None, kind: str | None, superseded: bool, limit: int, offset: int
+    ) -> CapsuleList:
+        rows, total = await capsules.listing(self.db, scope, kind, superseded, limit, offset)
+        return CapsuleList([view(row) for row in rows], total)
+
+    async def forget(self, capsule_id: str) -> Forgotten:
+        async with self._lock:
+            row = await capsules.forget(self.db, capsule_id)
+        if row is None:
+            raise NotFound(f"no capsule {capsule_id}; `ken memory list` shows them")
+        return Forgotten(row.id, row.title)
+
+    async def vectors_for(self, rows: list[CapsuleRow]) -> tuple[dict[str, np.ndarray], str | None]:
+        """Current-embedder vectors for these capsules (embedding and saving the stale
+        ones), or ({}, why not) when the embedder cannot serve."""
+        vectors = self.semantic.vectors
+        if vectors is None:
+            return {}, "the embedder is still loading"
+        embedder = vectors.embedder
+        have = {
+            row.id: np.frombuffer(row.vector, np.float32)
+            for row in rows
+            if row.vector is not None and row.signature == embedder.signature
+        }
+        stale = [row for row in rows if row.id not in have]
+        if stale:
+            limit = self.settings.embedder.max_chars
+            try:
+                matrix = await asyncio.to_thread(
+                    embedder.embed, [capsule_text(row.title, row.body)[:limit] for row in stale]
+                )
+            except EmbedderUnavailable as exc:
+                return {}, str(exc)
+            fresh = {row.id: np.asarray(vector, dtype=np.float32) for row, vector in zip(stale, matrix)}
+            await capsules.set_vectors(
+                self.db, [(row_id, vector.tobytes(), embedder.signature) for row_id, vector in fresh.items()]
+            )
+            have.update(fresh)
+        return have, None

@@ -1,0 +1,150 @@
+"""Archived outputs: the whole stored text by handle, beside the document that indexes it.
+
+The text is kept in runs of `SEGMENT_CHARS` characters, so recalling a page reads only
+the runs it spans, however large the archive. An archive, its runs and its document
+are written in one transaction and pruned in one; a pruned archive leaves a tombstone
+(handle, title, when, why), so recalling it says what happened.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from kenning.store import documents
+from kenning.store.database import Database
+from kenning.store.documents import DocumentMeta, NewItem
+
+SEGMENT_CHARS = 1 << 16
+# Tombstones kept; the oldest go first.
+MAX_TOMBSTONES = 10_000
+PRUNE_BATCH = 20
+
+
+@dataclass(frozen=True)
+class ArchiveRow:
+    handle: str
+    document_id: int
+    title: str
+    chars: int
+    bytes: int
+    digest: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    handle: str
+    digest: str
+    title: str
+    bytes: int
+    created_at: float
+    pruned_at: float
+    reason: str
+
+
+_COLUMNS = "handle, document_id, title, chars, bytes, digest, created_at"
+
+
+async def by_handle(db: Database, handle: str) -> ArchiveRow | None:
+    rows = await db.read(f"SELECT {_COLUMNS} FROM archives WHERE handle = ?", (handle,))
+    return ArchiveRow(*rows[0]) if rows else None
+
+
+async def by_digest(db: Database, digest: str) -> ArchiveRow | None:
+    rows = await db.read(f"SELECT {_COLUMNS} FROM archives WHERE digest = ?", (digest,))
+    return ArchiveRow(*rows[0]) if rows else None
+
+
+async def tombstone(db: Database, handle: str) -> Tombstone | None:
+    rows = await db.read(
+        "SELECT handle, digest, title, bytes, created_at, pruned_at, reason FROM archive_pruned WHERE handle = ?",
+        (handle,),
+    )
+    return Tombstone(*rows[0]) if rows else None
+
+
+def segments(text: str) -> list[str]:
+    """The runs a text is stored in (CPU on a large text: callers use a worker thread)."""
+    return [text[start : start + SEGMENT_CHARS] for start in range(0, len(text), SEGMENT_CHARS)]
+
+
+async def save(
+    db: Database,
+    row: ArchiveRow,
+    runs: list[str],
+    source_id: int,
+    uri: str,
+    meta: DocumentMeta,
+    items: list[NewItem],
+) -> tuple[int, int]:
+    """Store an archive (its `document_id` is assigned here); returns (document id, chunks)."""
+    async with db.transaction() as conn:
+        document_id, _ = await documents.write_text(conn, source_id, "archive:" + row.handle, uri, meta, items)
+        await conn.execute(
+            f"INSERT INTO archives ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (row.handle, document_id, row.title, row.chars, row.bytes, row.digest, row.created_at),
+        )
+        await conn.executemany(
+            "INSERT INTO archive_segments (handle, seq, text) VALUES (?, ?, ?)",
+            [(row.handle, seq, run) for seq, run in enumerate(runs)],
+        )
+        # Archived again after it was pruned: it is live, not a tombstone.
+        await conn.execute("DELETE FROM archive_pruned WHERE handle = ?", (row.handle,))
+    return document_id, len(items)
+
+
+async def read(db: Database, handle: str, offset: int, limit: int) -> str:
+    """Characters [offset, offset + limit) of the stored text."""
+    first, last = offset // SEGMENT_CHARS, (offset + limit - 1) // SEGMENT_CHARS
+    rows = await db.read(
+        "SELECT text FROM archive_segments WHERE handle = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+        (handle, first, last),
+    )
+    joined = "".join(text for (text,) in rows)
+    start = offset - first * SEGMENT_CHARS
+    return joined[start : start + limit]
+
+
+async def listing(db: Database, limit: int, offset: int) -> tuple[list[ArchiveRow], int, int]:
+    """Newest first, with the count and the bytes of every archive."""
+    async with db.reader() as conn:
+        [(total, total_bytes)] = await conn.execute_fetchall("SELECT count(*), coalesce(sum(bytes), 0) FROM archives")
+        rows = await conn.execute_fetchall(
+            f"SELECT {_COLUMNS} FROM archives ORDER BY created_at DESC, handle LIMIT ? OFFSET ?", (limit, offset)
+        )
+    return [ArchiveRow(*row) for row in rows], total, total_bytes
+
+
+async def oldest_first(db: Database) -> list[ArchiveRow]:
+    rows = await db.read(f"SELECT {_COLUMNS} FROM archives ORDER BY created_at, handle")
+    return [ArchiveRow(*row) for row in rows]
+
+
+async def prune(db: Database, doomed: list[tuple[ArchiveRow, str]]) -> None:
+    """Delete archives with their reason, a batch per transaction, each leaving a tombstone."""
+    for start in range(0, len(doomed), PRUNE_BATCH):
+        batch = doomed[start : start + PRUNE_BATCH]
+        now = time.time()
+        async with db.transaction() as conn:
+            for row, reason in batch:
+                await conn.execute(
+                    "INSERT OR REPLACE INTO archive_pruned"
+                    " (handle, digest, title, bytes, created_at, pruned_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (row.handle, row.digest, row.title, row.bytes, row.created_at, now, reason),
+                )
+                # The archive row and its runs go with the document, by cascade.
+                await documents.delete_row(conn, row.document_id)
+            await conn.execute(
+                "DELETE FROM archive_pruned WHERE handle IN (SELECT handle FROM archive_pruned"
+                " ORDER BY pruned_at DESC, handle LIMIT -1 OFFSET ?)",
+                (MAX_TOMBSTONES,),
+            )
+
+
+async def totals(db: Database) -> tuple[int, int, int, float | None]:
+    """(archives, their bytes, archives pruned (tombstones kept), when the last was pruned)."""
+    async with db.reader() as conn:
+        [(count, size)] = await conn.execute_fetchall("SELECT count(*), coalesce(sum(bytes), 0) FROM archives")
+        [(pruned, last)] = await conn.execute_fetchall("SELECT count(*), max(pruned_at) FROM archive_pruned")
+    return count, size, pruned, last

@@ -1,0 +1,42 @@
+"""Driving `ken mcp` as an agent's host does: the MCP SDK's own stdio client starts
+`python -m kenning mcp` as a child process and speaks MCP to it over its stdin/stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters, stdio_client
+from mcp.types import CallToolResult
+
+
+@asynccontextmanager
+async def ken_mcp(config: Path, log: Path, mode: str = "auto") -> AsyncIterator[Client]:
+    """The server's stderr goes to `log`; the host's environment is the SDK's minimal
+    one, plus PYTHONPATH so the child imports this checkout. `mode="legacy"` connects with
+    the initialize handshake, as hosts built on earlier SDKs do."""
+    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "kenning", "--config", str(config), "mcp"], env=env
+    )
+    with open(log, "w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
+            yield client
+
+
+def data(result: CallToolResult) -> Any:
+    """The structured answer, checked to be what the text content says."""
+    assert not result.is_error, result.content
+    assert json.loads(result.content[0].text) == result.structured_content
+    return result.structured_content
+
+
+def error_text(result: CallToolResult) -> str:
+    assert result.is_error
+    assert result.structured_content is None
+    return result.content[0].text

@@ -1,0 +1,103 @@
+"""`ken memory`, `ken archive` / `ken recall`, `ken ledger` and `ken context` against a
+real daemon, as a person or a shell-driving agent uses them; and a ledger entry that
+outlives a kill -9."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from typing import Any
+
+
+def ken(library, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), *args],
+        check=False, capture_output=True, text=True, input=stdin, timeout=60,
+    )  # fmt: skip
+
+
+def ken_json(library, *args: str, stdin: str = "") -> Any:
+    done = ken(library, *args, "--json", stdin=stdin)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_archive_from_stdin_and_recall_to_stdout_exactly(library, tmp_path):
+    library.configure([])
+    library.daemon()
+    text = "".join(f"{n:05d} résumé — 漢字 line without a newline at the end" + "\n" * (n % 3) for n in range(3000))
+    text = text.rstrip("\n") + "  "
+    archived = ken(library, "archive", "--title", "pytest output", stdin=text)
+    assert archived.returncode == 0, archived.stderr
+    handle = archived.stdout.split()[0]
+    assert handle.startswith("a-") and "pytest output" in archived.stdout
+
+    recalled = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "recall", handle],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert recalled.stdout == text.encode()
+    middle = ken(library, "recall", handle, "--offset", "100", "--limit", "50")
+    assert middle.stdout == text[100:150]
+    listed = ken_json(library, "archive", "list")
+    assert [a["handle"] for a in listed["archives"]] == [handle]
+    missing = ken(library, "recall", "a-nothing1")
+    assert missing.returncode == 1 and "no archive a-nothing1" in missing.stderr
+
+
+def test_memory_commands_refuse_a_duplicate_with_status_1(library):
+    library.configure([])
+    library.daemon()
+    body = "Never run the billing migration during the nightly invoice batch."
+    first = ken_json(library, "memory", "add", "--title", "Billing migration window", "--kind", "gotcha", stdin=body)
+    assert first["status"] == "created"
+    twin = ken(
+        library, "memory", "add", "--title", "Billing migration timing", "--kind", "gotcha",
+        "--body", "Never run the billing migration during the nightly invoice batch!",
+    )  # fmt: skip
+    assert twin.returncode == 1 and twin.stdout.startswith(first["id"]) and "not stored" in twin.stdout
+    recalled = ken_json(library, "memory", "recall", "when can I run the billing migration")
+    assert [hit["capsule"]["id"] for hit in recalled["capsules"]] == [first["id"]]
+    assert first["id"] in ken(library, "memory", "list").stdout
+    shown = ken(library, "memory", "show", first["id"])
+    assert "Never run the billing migration" in shown.stdout and "used 2 times" in shown.stdout
+    assert "likely duplicates (0)" in ken(library, "memory", "curate").stdout
+    assert "agent: 1 capsules" in ken(library, "status").stdout
+    assert ken(library, "memory", "forget", first["id"]).returncode == 0
+    assert ken_json(library, "memory", "list")["total"] == 0
+
+
+def test_a_ledger_entry_outlives_kill_9_and_renders_as_a_block(library):
+    library.configure([])
+    daemon = library.daemon()
+    added = ken_json(library, "ledger", "add", "hosts", "--field", "ip=10.9.8.7", "--field", "hostname=db01",
+                     "--evidence", "a-abcdefgh")  # fmt: skip
+    assert added["status"] == "created"
+    merged = ken_json(library, "ledger", "add", "services", "--field", "host=db01", "--field", "port=5432")
+    daemon.stop(signal.SIGKILL)
+
+    library.daemon()
+    entries = ken_json(library, "ledger", "list")["entries"]
+    assert [(e["section"], e["identity"]) for e in entries] == [("hosts", "10.9.8.7"), ("services", "db01:5432")]
+    assert set(entries[1]["aliases"]) == {"db01:5432", "10.9.8.7:5432"}
+    block = ken(library, "ledger", "render", "--budget", "300").stdout
+    assert block == "## hosts\n- 10.9.8.7 — hostname=db01 (evidence: a-abcdefgh)\n## services\n- db01:5432\n"
+    bad = ken(library, "ledger", "add", "services", "--field", "port=5432")
+    assert bad.returncode == 1 and "needs host + port" in bad.stderr
+    assert ken(library, "ledger", "remove", merged["entry"]["id"]).returncode == 0
+    assert "services" not in ken(library, "ledger", "render").stdout
+
+
+def test_context_prints_a_pack_within_the_budget(library):
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "oncall.md").write_text("# On-call handover\n\nHand the pager over on Mondays at 10:00 in #ops.\n")
+    library.configure([{"name": "notes", "path": str(notes)}])
+    library.daemon().wait_idle("notes")
+    done = ken(library, "context", "when is the pager handed over", "--budget", "600")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# Context for: when is the pager handed over\n")
+    assert "Hand the pager over on Mondays at 10:00 in #ops." in done.stdout
+    assert len(done.stdout.encode()) <= 600

@@ -1,0 +1,265 @@
+"""Agent records through the Library in process, on a real SQLite file with the real
+embedder: the capsule dedup rules (vectors, and trigrams while the embedder is down),
+decay and curation, archive retention, ledger folding and the render budget, and lines
+rebuilt from chunks. The same paths over the socket and MCP are in test_agent_mcp_e2e.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from kenning.config import ArchiveSettings, DaemonSettings, EmbedderSettings, Settings
+from kenning.errors import InvalidRequest, NotFound
+from kenning.ingest.chunker import chunk_document
+from kenning.ingest.readers import ReadResult
+from kenning.ingest.text_docs import TextDocument
+from kenning.service.ledger import render
+from kenning.service.library import Library
+from kenning.service.memory import NewCapsule
+from kenning.service.reading import rebuild_lines
+from kenning.store import ledger
+from kenning.store.ledger import EntryRow
+
+DAY = 86400.0
+
+
+async def opened(tmp_path: Path, **sections) -> Library:
+    library = Library(Settings(daemon=DaemonSettings(data_dir=tmp_path / "data"), **sections), tmp_path / "c.toml")
+    await library.open()
+    deadline = time.monotonic() + 20
+    while library.semantic.vectors is None:
+        assert time.monotonic() < deadline, "the embedder did not come up"
+        await asyncio.sleep(0.05)
+    return library
+
+
+@pytest.fixture
+async def lib(tmp_path: Path) -> AsyncIterator[Library]:
+    library = await opened(tmp_path)
+    yield library
+    await library.close()
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def backdate(library: Library, capsule_id: str, days: float) -> None:
+    """Time passing, for decay: the capsule was last written and used `days` ago."""
+    then = time.time() - days * DAY
+    await library.db.write_one(
+        "UPDATE capsules SET created_at = ?, updated_at = ?, last_used_at = NULL WHERE id = ?", (then, then, capsule_id)
+    )
+
+
+# -- capsules ------------------------------------------------------------------------------
+
+
+async def test_with_the_embedder_down_near_identical_capsules_are_refused_by_trigrams(tmp_path):
+    down = EmbedderSettings(backend="ollama", base_url=f"http://127.0.0.1:{closed_port()}", timeout=2)
+    library = await opened(tmp_path, embedder=down)
+    try:
+        kept = await library.memory_add(
+            NewCapsule("Flaky CI on macOS", "The macOS runners time out fetching the brew cache; retry once.", "gotcha")
+        )
+        # The same body in other case and punctuation, under another title.
+        twin = await library.memory_add(
+            NewCapsule("macOS CI flakes", "the macOS runners time out fetching the brew cache -- retry once!", "gotcha")
+        )
+        assert (twin.status, twin.id, twin.method) == ("refused", kept.id, "trigram")
+        other = await library.memory_add(
+            NewCapsule("Release tags", "Tag releases as vYYYY.MM.N from the main branch only.", "gotcha")
+        )
+        # The same text as another kind is another capsule: only one kind is compared.
+        recipe = await library.memory_add(
+            NewCapsule("macOS CI recipe", "The macOS runners time out fetching the brew cache; retry once.", "recipe")
+        )
+        assert other.status == recipe.status == "created"
+        forced = await library.memory_add(
+            NewCapsule("macOS CI flakes", "the macOS runners time out fetching the brew cache -- retry once!",
+                       "gotcha", force=True)
+        )  # fmt: skip
+        assert forced.status == "created"
+        assert (await library.memory_list(kind="gotcha")).total == 3
+    finally:
+        await library.close()
+
+
+async def test_superseding_keeps_history_out_of_search_and_bad_links_change_nothing(lib):
+    old = await lib.memory_add(NewCapsule("Staging database port", "Staging Postgres listens on 5433.", "fact"))
+    new = await lib.memory_add(
+        NewCapsule("Staging database port", "Staging Postgres listens on 5434 since the move.", "fact", supersedes=old.id)
+    )
+    assert (new.status, new.superseded) == ("superseded", old.id)
+    shown = await lib.memory_show(old.id)
+    assert (shown.superseded_by, shown.document_id) == (new.id, None)
+    assert [c.id for c in (await lib.memory_list()).capsules] == [new.id]
+    assert {c.id for c in (await lib.memory_list(superseded=True)).capsules} == {old.id, new.id}
+    hits = (await lib.search("5433", legs=("keyword",), kinds=("capsule",))).hits
+    assert hits == []
+
+    before = (await lib.memory_list(superseded=True)).total
+    with pytest.raises(InvalidRequest, match=f"already superseded by {new.id}"):
+        await lib.memory_add(NewCapsule("Port again", "5435", supersedes=old.id))
+    with pytest.raises(NotFound, match="no capsule m-nothere"):
+        await lib.memory_add(NewCapsule("Port again", "5435", supersedes="m-nothere"))
+    assert (await lib.memory_list(superseded=True)).total == before
+    await lib.memory_forget(old.id)
+    assert (await lib.memory_list(superseded=True)).total == before - 1
+
+
+async def test_disuse_lowers_a_capsule_and_a_use_lifts_it_again(lib):
+    # The same capsule kept in two projects: equally relevant, so only freshness tells them apart.
+    stale = await lib.memory_add(
+        NewCapsule("Orders cache TTL", "The orders service caches product prices for 300 seconds.", scope="shop")
+    )
+    fresh = await lib.memory_add(
+        NewCapsule("Orders cache TTL", "The orders service caches product prices for 300 seconds.", scope="pos")
+    )
+    await backdate(lib, stale.id, 200)
+    recalled = await lib.memory_recall("how long does the orders service cache prices", limit=2)
+    assert [hit.capsule.id for hit in recalled.capsules] == [fresh.id, stale.id]
+    [fresh_hit, stale_hit] = recalled.capsules
+    assert stale_hit.freshness < 0.6 < fresh_hit.freshness == 1.0
+    # Being recalled was a use: the stale capsule is fresh again, and counted.
+    again = await lib.memory_recall("how long does the orders service cache prices", limit=2)
+    assert {hit.freshness for hit in again.capsules} == {1.0}
+    assert (await lib.memory_show(stale.id)).uses == 3
+
+
+async def test_curate_lists_stale_duplicate_and_contradicting_capsules(lib):
+    port = await lib.memory_add(NewCapsule("Redis port", "The session Redis listens on port 6380 in staging.", "fact"))
+    moved = await lib.memory_add(
+        NewCapsule("Session Redis", "The session Redis listens on port 6381 in staging.", "fact", force=True)
+    )
+    copy = await lib.memory_add(
+        NewCapsule("Linting", "We lint Python with ruff and format with ruff format.", "principle")
+    )
+    again = await lib.memory_add(
+        NewCapsule("Lint tools", "We lint Python with ruff and format with ruff format.", "pattern")
+    )
+    old = await lib.memory_add(NewCapsule("Old VPN host", "The VPN endpoint is vpn.example.org.", "fact"))
+    await backdate(lib, old.id, 120)
+    report = await lib.memory_curate()
+    assert [entry.id for entry in report.stale] == [old.id] and report.stale[0].idle_days >= 119
+    assert [(p.first, p.second) for p in report.contradictions] == [(port.id, moved.id)]
+    assert "6380" in report.contradictions[0].reason and "6381" in report.contradictions[0].reason
+    assert [(p.first, p.second) for p in report.duplicates] == [(copy.id, again.id)]
+
+
+async def test_a_record_keeps_its_own_copy_of_text_another_source_holds(lib):
+    body = "Rotate the signing key every ninety days."
+    added = await lib.add_text(TextDocument("Key policy", body, "note://policy"))
+    capsule = await lib.memory_add(NewCapsule("Key policy", body, "principle"))
+    archived = await lib.archive_add(body)
+    assert added.stored == "indexed"
+    hits = (await lib.search("ninety", legs=("keyword",))).hits
+    assert {hit.source for hit in hits} == {"agent", "memory", "archive"}
+    assert {hit.path for hit in hits} >= {f"kenning://memory/{capsule.id}", f"kenning://archive/{archived.handle}"}
+
+
+# -- archives ------------------------------------------------------------------------------
+
+
+async def test_retention_prunes_the_oldest_archives_and_says_so(tmp_path):
+    library = await opened(tmp_path, archive=ArchiveSettings(max_age_days=0, max_total_mb=0.25))
+    try:
+        first = await library.archive_add("first\n" + "alpha " * 20_000)
+        second = await library.archive_add("second\n" + "beta " * 20_000)
+        assert first.pruned == []
+        third = await library.archive_add("third\n" + "gamma " * 20_000)
+        assert third.pruned == [first.handle]
+        assert {a.handle for a in (await library.archive_list()).archives} == {second.handle, third.handle}
+        with pytest.raises(NotFound, match=f"archive {first.handle} .* was pruned .*max_total_mb"):
+            await library.archive_recall(first.handle)
+        assert (await library.search("alpha", legs=("keyword",))).hits == []
+        with pytest.raises(InvalidRequest, match="more than all archives may hold"):
+            await library.archive_add("x" * 300_000)
+
+        # Age: with a limit of a tenth of a second, a moment later both are too old.
+        library.archive.settings = library.settings.model_copy(
+            update={"archive": ArchiveSettings(max_age_days=0.1 / DAY, max_total_mb=0)}
+        )
+        await asyncio.sleep(0.2)
+        assert set(await library.archive.prune()) == {second.handle, third.handle}
+        records = await library.agent_records()
+        assert (records.archives, records.archive_bytes, records.archives_pruned) == (0, 0, 3)
+        # Archived again, a pruned text is live again under its old handle.
+        assert (await library.archive_add("first\n" + "alpha " * 20_000)).handle == first.handle
+    finally:
+        await library.close()
+
+
+# -- the ledger ----------------------------------------------------------------------------
+
+
+async def test_an_add_naming_two_entries_folds_the_younger_into_the_older(lib):
+    by_ip = await lib.ledger_add("hosts", {"ip": "192.168.1.20", "role": "db"}, owner="lead", evidence=("a-one",))
+    by_name = await lib.ledger_add("hosts", {"hostname": "db-02", "os": "Alpine"}, owner="helper", evidence=("a-two",))
+    both = await lib.ledger_add("hosts", {"ip": "192.168.1.20", "hostname": "DB-02."}, owner="late")
+    assert both.status == "merged" and both.folded == [by_name.entry.id]
+    entry = both.entry
+    assert (entry.id, entry.owner, entry.identity) == (by_ip.entry.id, "lead", "192.168.1.20")
+    assert entry.fields == {"ip": "192.168.1.20", "role": "db", "hostname": "db-02", "os": "Alpine"}
+    assert entry.evidence == ["a-one", "a-two"] and set(entry.aliases) == {"192.168.1.20", "db-02"}
+    assert [e.id for e in (await lib.ledger_list("hosts")).entries] == [entry.id]
+    with pytest.raises(NotFound):
+        await lib.ledger_remove(by_name.entry.id)
+    with pytest.raises(InvalidRequest, match="not an IP address"):
+        await lib.ledger_add("hosts", {"ip": "192.168.1.300"})
+    assert len((await lib.ledger_list()).entries) == 1
+
+
+def entry(section: str, identity: str, fields: dict[str, str], n: int) -> EntryRow:
+    return EntryRow(f"l-{n:04d}", n, section, identity, fields, "agent", [], n, n, [identity])
+
+
+def test_render_fits_the_budget_greedily_in_priority_order():
+    by_section = {
+        "credentials": [entry("credentials", "root@db", {"account": "root", "host": "db"}, 1)],
+        "findings": [
+            entry("findings", "Huge finding", {"title": "Huge finding", "detail": "x" * 900}, 2),
+            entry("findings", "Small finding", {"title": "Small finding"}, 3),
+        ],
+        "hosts": [entry("hosts", f"10.0.0.{n}", {"ip": f"10.0.0.{n}"}, 10 + n) for n in range(30)],
+    }
+    whole = render(by_section, 100_000)
+    assert whole.omitted == {} and whole.entries == 33
+    for budget in range(200, whole.bytes + 50, 37):
+        shown = render(by_section, budget)
+        assert shown.bytes == len(shown.text.encode()) <= budget
+        assert shown.entries + sum(shown.omitted.values()) == 33
+        assert render(by_section, budget) == shown
+    # The oversized finding is skipped, not a stopping point: the smaller one after it stays.
+    tight = render(by_section, 500)
+    assert "Huge finding" not in tight.text and "- Small finding" in tight.text
+    assert tight.text.index("## credentials") < tight.text.index("## findings") < tight.text.index("## hosts")
+    assert tight.omitted["findings"] == 1 and tight.omitted["hosts"] > 0
+    assert f"[ledger: {sum(tight.omitted.values())} entries left out" in tight.text
+
+
+async def test_ledger_entries_survive_as_documents_with_their_keys(lib):
+    added = await lib.ledger_add("credentials", {"account": "deploy", "host": "ci01", "password": "hunter2hunter2"})
+    stored = await ledger.get(lib.db, added.entry.id)
+    assert stored is not None and stored.keys == ["deploy@ci01"]
+    page = await lib.get(uri=f"kenning://ledger/{added.entry.id}", line_start=1)
+    assert page.lines is not None and page.lines.text.startswith("credentials: deploy@ci01 — password=")
+
+
+# -- reading lines back ------------------------------------------------------------------------
+
+
+def test_lines_come_back_from_chunks_with_blank_lines_and_overlaps():
+    text = "# Title\n\nintro line\n\n" + "\n".join(f"para {n} " + "word " * 30 for n in range(20)) + "\n\n## End\n"
+    chunks = chunk_document(ReadResult(text=text, title="t", kind="markdown", format="text"), 300, 80)
+    assert len(chunks) > 5
+    lines = rebuild_lines([(c.line_start, c.line_end, c.text) for c in chunks])
+    assert "\n".join(lines) == text.rstrip("\n")
