@@ -29,6 +29,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from kenning.heap import release_free_memory
 from kenning.store import vectors
 from kenning.store.database import ChangeSet, Database
 
@@ -72,6 +73,7 @@ class VectorIndex:
         try:
             loaded = await vectors.load_vectors(db, signature)
             await asyncio.to_thread(index._load, loaded)
+            await asyncio.to_thread(release_free_memory)
         except BaseException:
             index._unsubscribe()
             raise
@@ -179,7 +181,7 @@ class VectorIndex:
             self.dim = int(loaded.matrix.shape[1])
         row = {int(item_id): n for n, item_id in enumerate(loaded.ids)}
         with self._lock:
-            self._matrix = loaded.matrix.astype(STORAGE)
+            self._matrix = loaded.matrix.astype(STORAGE, copy=False)
             self._ids, self._sources = loaded.ids, loaded.source_ids
             self._live = np.ones(count, dtype=bool)
             self._count, self._dead, self._row = count, 0, row

@@ -10,6 +10,7 @@ import numpy as np
 from kenning.store.database import Database
 
 SQL_BATCH = 900
+LOAD_PAGE = 8192
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,8 @@ async def load_vectors(db: Database, signature: str) -> LoadedVectors:
 
     Should vectors of two dimensions share a signature (a server swapped the model
     behind a name), the most common dimension wins and the rest are counted, never
-    padded or scored.
+    padded or scored. Rows are read a page at a time into arrays sized up front: read
+    whole, 100,000 vectors left 140 MB of freed row objects in the heap.
     """
     async with db.reader() as conn:
         dims = await conn.execute_fetchall(
@@ -117,22 +119,30 @@ async def load_vectors(db: Database, signature: str) -> LoadedVectors:
         if not dims:
             empty = np.zeros(0, dtype=np.int64)
             return LoadedVectors(empty, empty.copy(), np.zeros((0, 0), dtype=np.float32))
-        dim = dims[0][0]
-        rows = await conn.execute_fetchall(
-            "SELECT v.item_id, d.source_id, v.vector FROM vectors v JOIN items i ON i.id = v.item_id"
-            " JOIN documents d ON d.id = i.document_id WHERE v.signature = ? AND v.dim = ? ORDER BY v.item_id",
-            (signature, dim),
-        )
-    return await asyncio.to_thread(_to_arrays, rows, dim, sum(count for _, count in dims[1:]))
+        dim, count = dims[0]
+        ids = np.zeros(count, dtype=np.int64)
+        sources = np.zeros(count, dtype=np.int64)
+        matrix = np.zeros((count, dim), dtype=np.float32)
+        filled, after = 0, -1
+        while filled < count:
+            rows = await conn.execute_fetchall(
+                "SELECT v.item_id, d.source_id, v.vector FROM vectors v JOIN items i ON i.id = v.item_id"
+                " JOIN documents d ON d.id = i.document_id WHERE v.signature = ? AND v.dim = ? AND v.item_id > ?"
+                " ORDER BY v.item_id LIMIT ?",
+                (signature, dim, after, min(LOAD_PAGE, count - filled)),
+            )
+            if not rows:
+                break  # rows of items deleted mid-way (a vector without its item is never read)
+            await asyncio.to_thread(_fill, rows, dim, filled, ids, sources, matrix)
+            filled += len(rows)
+            after = rows[-1][0]
+    return LoadedVectors(ids[:filled], sources[:filled], matrix[:filled], sum(n for _, n in dims[1:]))
 
 
-def _to_arrays(rows: list[tuple], dim: int, mismatched: int) -> LoadedVectors:
-    if not rows:
-        empty = np.zeros(0, dtype=np.int64)
-        return LoadedVectors(empty, empty.copy(), np.zeros((0, dim), dtype=np.float32), mismatched)
-    ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-    sources = np.fromiter((row[1] for row in rows), dtype=np.int64, count=len(rows))
-    blob = b"".join(row[2] for row in rows)
-    matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dim).copy()
-    return LoadedVectors(ids, sources, matrix, mismatched)
-
+def _fill(
+    rows: list[tuple], dim: int, at: int, ids: np.ndarray, sources: np.ndarray, matrix: np.ndarray
+) -> None:
+    end = at + len(rows)
+    ids[at:end] = [row[0] for row in rows]
+    sources[at:end] = [row[1] for row in rows]
+    matrix[at:end] = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), dim)
