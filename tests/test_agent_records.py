@@ -1,7 +1,8 @@
 """Agent records through the Library in process, on a real SQLite file with the real
 embedder: the capsule dedup rules (vectors, and trigrams while the embedder is down),
 decay and curation, archive retention, ledger folding and the render budget, and lines
-rebuilt from chunks. The same paths over the socket and MCP are in test_agent_mcp_e2e.py.
+rebuilt from chunks (long lines the chunker cut too), the same by `documents.read` and
+`documents.get`. The same paths over the socket and MCP are in test_agent_mcp_e2e.py.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from kenning.ingest.text_docs import TextDocument
 from kenning.service.ledger import render
 from kenning.service.library import Library
 from kenning.service.memory import NewCapsule
-from kenning.service.reading import rebuild_lines
 from kenning.store import ledger
+from kenning.store.document_text import Chunk, assemble
 from kenning.store.ledger import EntryRow
 
 DAY = 86400.0
@@ -257,9 +258,36 @@ async def test_ledger_entries_survive_as_documents_with_their_keys(lib):
 # -- reading lines back ------------------------------------------------------------------------
 
 
-def test_lines_come_back_from_chunks_with_blank_lines_and_overlaps():
-    text = "# Title\n\nintro line\n\n" + "\n".join(f"para {n} " + "word " * 30 for n in range(20)) + "\n\n## End\n"
-    chunks = chunk_document(ReadResult(text=text, title="t", kind="markdown", format="text"), 300, 80)
-    assert len(chunks) > 5
-    lines = rebuild_lines([(c.line_start, c.line_end, c.text) for c in chunks])
-    assert "\n".join(lines) == text.rstrip("\n")
+# A line far longer than a chunk, with spaces to cut it at; and one with none, cut at the target.
+PROSE_LINE = " ".join(f"word{n}" for n in range(300))
+PACKED_LINE = ",".join(str(n) for n in range(900))
+CUT_TEXT = (
+    "# Title\n\nintro line\n\n"
+    + "\n".join(f"para {n} " + "word " * 30 for n in range(20))
+    + f"\n\n{PROSE_LINE}\nafter the prose line\n\n{PACKED_LINE}\n\n## End\n"
+)
+
+
+def test_lines_come_back_from_chunks_with_blank_lines_overlaps_and_cut_lines():
+    chunks = chunk_document(ReadResult(text=CUT_TEXT, title="t", kind="markdown", format="text"), 300, 80)
+    assert len(chunks) > 10
+    rows = [Chunk(c.line_start, c.line_end, c.text) for c in chunks]
+    last = max(c.line_end for c in chunks)
+    assert "\n".join(assemble(rows, 1, last)) == CUT_TEXT.rstrip("\n")
+    # A window sees only the chunks that overlap it, as the store reads them.
+    prose = CUT_TEXT.split("\n").index(PROSE_LINE) + 1
+    window = [c for c in rows if c.line_end >= prose - 1 and c.line_start <= prose + 3]
+    assert assemble(window, prose - 1, prose + 3) == CUT_TEXT.split("\n")[prose - 2 : prose + 3]
+
+
+async def test_documents_read_and_get_give_the_same_lines(lib):
+    added = await lib.add_text(TextDocument("Cut lines", CUT_TEXT, "note://cut"))
+    lines = CUT_TEXT.rstrip("\n").split("\n")
+    read = await lib.read_document(uri="note://cut")
+    got = await lib.get(uri="note://cut", line_start=1)
+    assert read.lines == lines and got.lines is not None and got.lines.text == "\n".join(lines)
+    packed = lines.index(PACKED_LINE) + 1
+    around = await lib.read_document(document_id=added.document_id, line_start=packed - 1, line_end=packed)
+    assert around.lines == ["", PACKED_LINE] and (around.line_start, around.last_line) == (packed - 1, len(lines))
+    got = await lib.get(document_id=added.document_id, line_start=packed, line_end=packed + 5)
+    assert got.lines is not None and (got.lines.text, got.lines.line_end) == (f"{PACKED_LINE}\n\n## End", len(lines))

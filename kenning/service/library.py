@@ -32,7 +32,6 @@ from kenning.api import (
     Curation,
     DaemonInfo,
     DedupResult,
-    DocumentInfo,
     DocumentText,
     Entities,
     Fetched,
@@ -367,7 +366,7 @@ class Library:
         if first > end:
             asked = f"{line_start}-{line_end or ''}"
             raise NotFound(f"{named} has {last} lines of indexed text; lines {asked} are past them")
-        chunks = await document_text.chunks_between(self.db, found.id, first, end)
+        lines = await document_text.read_lines(self.db, found.id, first, end)
         info = await document_text.describe(self.db, found.id)
         async with self.db.reader() as conn:
             locations = await lookup.locations(conn, found.id)
@@ -381,7 +380,7 @@ class Library:
             line_start=first,
             line_end=end,
             last_line=last,
-            lines=document_text.assemble(chunks, first, end),
+            lines=lines,
             locations=locations,
         )
 

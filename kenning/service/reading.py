@@ -1,49 +1,23 @@
 """Reading a document back: by item, id, uri or path; a page of its chunks; a range of its lines.
 
-A document's text is not stored apart from its chunks, and need not be: the chunker cuts
-every chunk as a run of whole source lines and records which, so the lines come back
-from the chunks. What does not: blank lines between chunks (they come back empty, as
-they were blank or white space), and a line longer than a chunk, which the chunker cut
-at spaces (its pieces come back joined by one space). Archives keep their exact text
-besides (`archive.recall`).
+Its lines are rebuilt from its chunks by store/document_text.py, as `documents.read` does.
 """
 
 from __future__ import annotations
 
-import asyncio
-
 from kenning.api import DocumentInfo, Fetched, LineRange
 from kenning.errors import InvalidRequest, NotFound
-from kenning.store import lookup
+from kenning.store import document_text, lookup
 from kenning.store.database import Database
 
 # A range of lines is answered up to this many characters; `next_line` continues it.
 MAX_LINE_CHARS = 200_000
 
 
-def rebuild_lines(chunks: list[tuple[int, int, str]]) -> list[str]:
-    """The document's lines (index 0 is line 1) from its chunks' (start, end, content)."""
-    total = max((end for _, end, _ in chunks), default=0)
-    lines: list[str | None] = [None] * total
-    pieces: dict[int, list[str]] = {}
-    for start, end, content in chunks:
-        parts = content.split("\n")
-        if start == end and len(parts) == 1 and (start in pieces or lines[start - 1] is None):
-            # One line alone in a chunk: the whole line, or one piece of a line cut up.
-            pieces.setdefault(start, []).append(content)
-            continue
-        for offset, text in enumerate(parts[: end - start + 1]):
-            if lines[start - 1 + offset] is None:
-                lines[start - 1 + offset] = text
-    for number, parts in pieces.items():
-        if lines[number - 1] is None:
-            lines[number - 1] = " ".join(parts)
-    return [line if line is not None else "" for line in lines]
-
-
-async def document_text(db: Database, document_id: int) -> str:
-    chunks = await lookup.document_lines(db, document_id)
-    return "\n".join(await asyncio.to_thread(rebuild_lines, chunks))
+async def whole_text(db: Database, document_id: int) -> str:
+    """The document's text, as a context pack inlines it."""
+    last = await document_text.last_line(db, document_id)
+    return "\n".join(await document_text.read_lines(db, document_id, 1, last))
 
 
 async def resolve(
@@ -103,17 +77,18 @@ async def _first_item(db: Database, document_id: int) -> tuple[list, int]:
 
 
 async def _lines(db: Database, document_id: int, first: int, last: int | None) -> LineRange:
-    lines = await asyncio.to_thread(rebuild_lines, await lookup.document_lines(db, document_id))
-    if first < 1 or first > len(lines):
-        raise InvalidRequest(f"line {first} is out of range: document {document_id} has lines 1-{len(lines)}")
+    total = await document_text.last_line(db, document_id)
+    if first < 1 or first > total:
+        raise InvalidRequest(f"line {first} is out of range: document {document_id} has lines 1-{total}")
     if last is not None and last < first:
         raise InvalidRequest(f"line_end {last} is before line_start {first}")
-    stop = min(last or len(lines), len(lines))
+    stop = min(last or total, total)
+    lines = await document_text.read_lines(db, document_id, first, stop)
     taken, size = [], 0
-    for number in range(first, stop + 1):
-        size += len(lines[number - 1]) + 1
+    for line in lines:
+        size += len(line) + 1
         if taken and size > MAX_LINE_CHARS:
             break
-        taken.append(lines[number - 1])
+        taken.append(line)
     end = first + len(taken) - 1
-    return LineRange(first, end, "\n".join(taken), len(lines), end + 1 if end < stop else None)
+    return LineRange(first, end, "\n".join(taken), total, end + 1 if end < stop else None)

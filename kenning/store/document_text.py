@@ -1,13 +1,20 @@
-"""A document's extracted text, rebuilt from its chunks, for reading around a hit.
+"""A document's extracted text, rebuilt from its chunks: `documents.read` (`ken get`,
+`ken show --context`), `documents.get` with a line range (the MCP `get` tool) and context
+packs all read it here.
 
 kenning stores no second copy of a document's text: its chunks are slices of the
 (redacted) extracted text, each with the line range it covers, so the lines a citation
-names can be put back together from the chunks that cover them. A line no chunk covers
-(a blank line between sections) comes back empty.
+names can be put back together from the chunks that cover them. What cannot come back
+exactly: a line no chunk covers (blank or white space between chunks) comes back empty,
+and a line longer than a chunk, which the chunker cut into pieces, loses its indentation
+and trailing white space, and white space at a cut comes back as one space (`_join`). Archives keep their exact text besides
+(`archive.recall`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import os
 from dataclasses import dataclass
 
@@ -75,14 +82,15 @@ async def describe(db: Database, document_id: int) -> DocumentInfo:
     return DocumentInfo(document_id, title, source, namespace, display_path(root, path, uri), fmt)
 
 
-async def chunks_between(db: Database, document_id: int, first: int, last: int) -> list[Chunk]:
-    """The document's chunks that overlap lines first..last, in line order."""
+async def read_lines(db: Database, document_id: int, first: int, last: int) -> list[str]:
+    """Lines first..last (1-based, inclusive) of the document's text."""
     rows = await db.read(
         "SELECT line_start, line_end, content FROM items WHERE document_id = ? AND line_end >= ? AND line_start <= ?"
         " ORDER BY line_start, ord",
         (document_id, first, last),
     )
-    return [Chunk(*row) for row in rows]
+    # A whole large document is megabytes of text to split and join: not on the event loop.
+    return await asyncio.to_thread(assemble, [Chunk(*row) for row in rows], first, last)
 
 
 async def last_line(db: Database, document_id: int) -> int:
@@ -91,15 +99,40 @@ async def last_line(db: Database, document_id: int) -> int:
 
 
 def assemble(chunks: list[Chunk], first: int, last: int) -> list[str]:
-    """Lines first..last from the chunks that cover them; a line no chunk covers is empty."""
-    lines = [""] * (last - first + 1)
-    seen = [False] * len(lines)
+    """Lines first..last from the chunks that cover them, given in line order, then `ord`.
+
+    A chunk is a run of whole lines, except a line longer than the chunk target: the
+    chunker cuts it into one-line chunks, its pieces in order. Overlapping chunks hold the
+    same text for the lines they share, so the first that covers a line gives it.
+    """
+    lines: list[str | None] = [None] * (last - first + 1)
+    pieces: dict[int, list[str]] = {}
     for chunk in chunks:
-        for offset, text in enumerate(chunk.content.split("\n")):
-            number = chunk.line_start + offset
-            if number > chunk.line_end:
-                break
-            if first <= number <= last and not seen[number - first]:
+        parts = chunk.content.split("\n")
+        if chunk.line_start == chunk.line_end and len(parts) == 1:
+            # A short line alone in a chunk, or one piece of a line cut up.
+            pieces.setdefault(chunk.line_start, []).append(chunk.content)
+            continue
+        for number, text in enumerate(parts[: chunk.line_end - chunk.line_start + 1], start=chunk.line_start):
+            if first <= number <= last and lines[number - first] is None:
                 lines[number - first] = text
-                seen[number - first] = True
-    return lines
+    for number, cut in pieces.items():
+        if first <= number <= last and lines[number - first] is None:
+            lines[number - first] = _join(cut)
+    return [line if line is not None else "" for line in lines]
+
+
+def _join(pieces: list[str]) -> str:
+    """A line the chunker cut (ingest/chunker.py `_split_line`), put back together.
+
+    It cut at the last space in the second half of its target, dropping the spaces there,
+    or, with no space there, right at the target. So a piece with no space in its second
+    half was cut the second way and joins the next piece directly; any other joins it
+    with one space. This misjudges a cut only between two words each longer than about a
+    quarter of the target.
+    """
+    joined = [pieces[0]]
+    for before, piece in itertools.pairwise(pieces):
+        joined.append("" if " " not in before[len(before) // 2 :] else " ")
+        joined.append(piece)
+    return "".join(joined)

@@ -105,14 +105,6 @@ async def document_page(db: Database, document_id: int, offset: int, limit: int 
     return [_item(row) for row in rows], total
 
 
-async def document_lines(db: Database, document_id: int) -> list[tuple[int, int, str]]:
-    """(line_start, line_end, content) of a document's chunks in order, to rebuild its lines."""
-    rows = await db.read(
-        "SELECT line_start, line_end, content FROM items WHERE document_id = ? ORDER BY ord", (document_id,)
-    )
-    return [(start, end, content) for start, end, content in rows]
-
-
 async def text_sizes(db: Database, document_ids: list[int]) -> dict[int, int]:
     """Bytes of each document's chunks together: its text's size, give or take overlaps."""
     if not document_ids:
