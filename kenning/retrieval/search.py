@@ -87,12 +87,23 @@ class Retriever:
             raise
         if "vector" in answers:
             answers["vector"], query_vector = answers["vector"]
-        candidates = list(dict.fromkeys(item_id for pairs in answers.values() for item_id, _ in pairs))
-        loaded = await load_hits(self.db, candidates, scope)
+        # The graph's overshoot is loaded only as far as the scope needs it: unscoped, its
+        # first `depth` nearly always survive.
+        walked = answers.pop("graph", [])
+        candidates = dict.fromkeys(item_id for pairs in answers.values() for item_id, _ in pairs)
+        candidates.update(dict.fromkeys(item_id for item_id, _ in walked[:depth]))
+        loaded = await load_hits(self.db, list(candidates), scope)
+        if "graph" in leg_calls:
+            kept = [pair for pair in walked[:depth] if pair[0] in loaded]
+            for start in range(depth, len(walked), depth):
+                if len(kept) >= depth:
+                    break
+                more = await load_hits(self.db, [item_id for item_id, _ in walked[start : start + depth]], scope)
+                loaded.update(more)
+                kept += [pair for pair in walked[start : start + depth] if pair[0] in more]
+            answers["graph"] = kept[:depth]
         # Removed since a leg ranked it, or (graph) out of scope.
         scored = {leg: [(item_id, score) for item_id, score in pairs if item_id in loaded] for leg, pairs in answers.items()}
-        if "graph" in scored:
-            scored["graph"] = scored["graph"][:depth]
         if query_vector is None:
             scored.pop("vector", None)
         ranked: Ranked = {leg: [item_id for item_id, _ in pairs] for leg, pairs in scored.items()}
