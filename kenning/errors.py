@@ -30,6 +30,14 @@ class EmbedderUnavailable(BackendUnavailable):
     """The embedding backend cannot embed right now (server down, model missing)."""
 
 
+class WorkerFailed(KenningError):
+    """Work sent to a worker process failed there: it crashed, ran out of memory or time."""
+
+
+class WorkerStopped(KenningError):
+    """The worker processes were stopped (shutdown, or a signal to the whole group)."""
+
+
 class DaemonNotRunning(KenningError):
     """The CLI found no daemon on the configured socket."""
 

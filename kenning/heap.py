@@ -20,9 +20,14 @@ import ctypes
 import ctypes.util
 
 
-# mallopt's parameter number for the arena cap (malloc.h).
+# mallopt's parameter numbers (malloc.h).
+M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
 ARENAS = 2
+# Blocks at least this large get pages of their own, returned when freed. Setting it
+# also stops glibc raising the threshold as large blocks come and go, which otherwise
+# lets the embedder's and the index's multi-megabyte arrays land in (and bloat) the heap.
+MMAP_THRESHOLD = 256 * 1024
 
 
 def _libc_function(name: str):
@@ -40,9 +45,11 @@ _mallopt = _libc_function("mallopt")
 
 
 def limit_arenas() -> None:
-    """Cap glibc's malloc arenas; to be called before the process starts any thread."""
+    """Cap glibc's malloc arenas and fix the mmap threshold; to be called before the
+    process starts any thread."""
     if _mallopt is not None:
         _mallopt(M_ARENA_MAX, ARENAS)
+        _mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
 
 
 def release_free_memory() -> None:

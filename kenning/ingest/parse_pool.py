@@ -17,6 +17,10 @@ waits for a parse to finish.
 Workers exist only while there is parsing to do: they start with the first file and
 exit after `idle_seconds` without one, so an idle daemon does not hold a parser's
 worth of memory per worker.
+
+The same workers run other CPU-heavy pure-Python work through `run` (the offline entity
+extractor): off the daemon process it neither holds the GIL the event loop needs nor
+leaves its heap behind in the daemon once a large library has been mined.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from pathlib import Path
 
 from pebble import ProcessExpired, ProcessPool
 
-from kenning.errors import ReaderError
+from kenning.errors import ReaderError, WorkerFailed, WorkerStopped
 from kenning.ingest.convert import ConvertLimits, Converted, convert_file
 
 log = logging.getLogger(__name__)
@@ -68,6 +72,20 @@ class ParsePool:
 
     async def convert(self, path: Path, fallback_title: str, limits: ConvertLimits, timeout: float) -> Converted:
         """Raises ReaderError when the file hit a limit, took over `timeout` s or crashed its worker."""
+        try:
+            return await self.run(convert_file, (path, fallback_title, limits), timeout)
+        except MemoryError:
+            raise ReaderError(f"ran out of memory: the parse limit is {self.memory_mb} MB") from None
+        except TimeoutError:
+            raise ReaderError(f"took longer than the {timeout:g}-second parse limit") from None
+        except WorkerStopped as exc:
+            raise ParseInterrupted(str(exc)) from None
+        except WorkerFailed as exc:
+            raise ReaderError(f"the parser crashed ({exc})") from None
+
+    async def run(self, function: Callable, args: tuple, timeout: float):
+        """`function(*args)` in a worker; MemoryError and TimeoutError as they happened
+        there, WorkerFailed when the worker died, WorkerStopped when it was stopped."""
         # Counted before the pool is fetched, so the idle timer cannot retire the pool
         # this call is about to use.
         self._in_flight += 1
@@ -75,35 +93,31 @@ class ParsePool:
             self._idle_timer.cancel()
             self._idle_timer = None
         try:
-            return await self._convert(path, fallback_title, limits, timeout)
+            return await self._run(function, args, timeout)
         finally:
             self._in_flight -= 1
             if not self._in_flight and not self._stopped:
                 self._idle_timer = asyncio.get_running_loop().call_later(self.idle_seconds, self._retire_idle)
 
-    async def _convert(self, path: Path, fallback_title: str, limits: ConvertLimits, timeout: float) -> Converted:
+    async def _run(self, function: Callable, args: tuple, timeout: float):
         pool = await self._running_pool()
         try:
-            future = pool.schedule(convert_file, args=(path, fallback_title, limits), timeout=timeout)
+            future = pool.schedule(function, args=args, timeout=timeout)
         except RuntimeError:
             # The pool broke (all its workers died) between the check and this call.
             self._discard(pool)
-            raise ParseInterrupted("parse pool broke; it is restarted") from None
+            raise WorkerStopped("worker pool broke; it is restarted") from None
         try:
             return await asyncio.wrap_future(future)
-        except MemoryError:
-            raise ReaderError(f"ran out of memory: the parse limit is {self.memory_mb} MB") from None
-        except TimeoutError:
-            raise ReaderError(f"took longer than the {timeout:g}-second parse limit") from None
         except ProcessExpired as exc:
             if exc.exitcode in _STOPPED_BY_SIGNAL:
-                raise ParseInterrupted(f"parse worker stopped (exit code {exc.exitcode})") from None
-            raise ReaderError(f"the parser crashed (worker exit code {exc.exitcode})") from None
+                raise WorkerStopped(f"worker stopped (exit code {exc.exitcode})") from None
+            raise WorkerFailed(f"worker exit code {exc.exitcode}") from None
         except BrokenProcessPool:
             # Every worker died at once (killed from outside, or the system is out of
-            # processes): start afresh next time and let the file be tried again.
+            # processes): start afresh next time and let the work be tried again.
             self._discard(pool)
-            raise ParseInterrupted("parse pool broke; it is restarted") from None
+            raise WorkerStopped("worker pool broke; it is restarted") from None
 
     async def stop(self) -> None:
         """End every worker now; a parse in progress is abandoned, never waited for."""
@@ -124,7 +138,7 @@ class ParsePool:
 
     async def _running_pool(self) -> ProcessPool:
         if self._stopped:
-            raise ParseInterrupted("the parse pool is stopped")
+            raise WorkerStopped("the worker pool is stopped")
         pool = self._pool
         if pool is not None and pool.active:
             return pool
@@ -142,7 +156,7 @@ class ParsePool:
             if self._stopped:
                 # stop() ran while the workers were starting.
                 self._discard(pool)
-                raise ParseInterrupted("the parse pool is stopped")
+                raise WorkerStopped("the worker pool is stopped")
             return pool
 
     def _new_pool(self) -> ProcessPool:

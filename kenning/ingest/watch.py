@@ -135,5 +135,7 @@ async def _watch_in_thread(
         except RuntimeError:
             pass  # the loop has closed: nobody is waiting any more
 
-    threading.Thread(target=run, name=f"watch {root}", daemon=True).start()
+    # Starting a thread waits until it runs, which on a busy machine can take a while:
+    # not on the event loop.
+    await asyncio.to_thread(threading.Thread(target=run, name=f"watch {root}", daemon=True).start)
     return await ended

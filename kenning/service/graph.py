@@ -17,6 +17,7 @@ from kenning.store import graph
 from kenning.store.database import Database
 from kenning.workers.extract import ExtractJob, make_extractor, page_size
 from kenning.workers.job import JobState
+from kenning.workers.offline_extract import Processes
 
 log = logging.getLogger(__name__)
 
@@ -25,10 +26,13 @@ STATUS_CACHE_SECONDS = 5.0
 
 
 class GraphSide:
-    def __init__(self, db: Database, settings: LlmSettings, quiet: asyncio.Event) -> None:
+    def __init__(
+        self, db: Database, settings: LlmSettings, quiet: asyncio.Event, processes: Processes | None = None
+    ) -> None:
         self.db = db
         self.settings = settings
         self.quiet = quiet
+        self.processes = processes
         self.job: ExtractJob | None = None
         self._summary: tuple[float, dict[str, int | None]] | None = None
 
@@ -36,7 +40,9 @@ class GraphSide:
         if self.job is not None:
             return
         self._summary = None
-        self.job = ExtractJob(self.db, make_extractor(self.settings), page_size(self.settings), self.quiet)
+        self.job = ExtractJob(
+            self.db, make_extractor(self.settings, self.processes), page_size(self.settings), self.quiet, self.processes
+        )
         self.job.start()
 
     async def stop(self) -> None:

@@ -89,11 +89,13 @@ class Library:
         self.activity = IngestActivity()
         self.retriever = Retriever(self.db, settings.retrieval)
         self.semantic = Semantic(self.db, settings.embedder, self.activity.quiet)
-        self.graph = GraphSide(self.db, settings.llm, self.activity.quiet)
+
         self.dedup = NearDupJob(self.db, settings.dedup, self._index, self.semantic.idle)
         # Files are read and chunked in worker processes with memory and time limits;
         # their number and memory limit take effect at the next start.
         self.parsers = ParsePool(settings.limits.parse_workers, settings.limits.parse_memory_mb)
+        # The offline extractor runs in the same worker processes.
+        self.graph = GraphSide(self.db, settings.llm, self.activity.quiet, self.parsers)
         self.folders = Folders(self.db, settings, self.activity, self.dedup, self.parsers)
         self.url_pool = url_pool(settings.fetch)
         self.memory = Memory(self.db, settings, self.retriever, self.semantic)

@@ -23,7 +23,7 @@ from kenning.store.database import Database
 from kenning.store.records import Extraction, ExtractionFailed
 from kenning.workers.llm_extract import OllamaExtractor
 from kenning.workers.job import Job
-from kenning.workers.offline_extract import OfflineExtractor
+from kenning.workers.offline_extract import OfflineExtractor, Processes
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +43,10 @@ class Extractor(Protocol):
     async def close(self) -> None: ...
 
 
-def make_extractor(settings: LlmSettings) -> Extractor:
+def make_extractor(settings: LlmSettings, processes: Processes | None = None) -> Extractor:
     if settings.backend == "ollama":
         return OllamaExtractor(settings)
-    return OfflineExtractor()
+    return OfflineExtractor(processes)
 
 
 def page_size(settings: LlmSettings) -> int:
@@ -73,14 +73,19 @@ class ExtractJob(Job):
     poll_seconds = RETRY_POLL_SECONDS
 
     def __init__(
-        self, db: Database, extractor: Extractor, page_size: int, quiet: asyncio.Event | None = None
+        self,
+        db: Database,
+        extractor: Extractor,
+        page_size: int,
+        quiet: asyncio.Event | None = None,
+        processes: Processes | None = None,
     ) -> None:
         super().__init__(quiet)
         self.db = db
         self.extractor = extractor
         self.page_size = page_size
         self.failed = 0
-        self._offline = OfflineExtractor()
+        self._offline = OfflineExtractor(processes)
 
     async def run_pass(self) -> None:
         extractor = self.extractor

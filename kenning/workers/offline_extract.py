@@ -22,15 +22,20 @@ import logging
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any, Protocol
 
-from kenning.text.stopwords import STOPWORDS
+from kenning.errors import BackendUnavailable, WorkerFailed, WorkerStopped
 from kenning.store.records import Entity, Extraction, ExtractionFailed, Relation
 from kenning.text.names import normalize_name
+from kenning.text.stopwords import STOPWORDS
 
 log = logging.getLogger(__name__)
 
 SIGNATURE = "offline:v1"
+# A batch of 256 chunks takes well under a second; this only catches a stuck worker.
+BATCH_TIMEOUT_SECONDS = 120.0
 MAX_ENTITIES = 40
 MAX_PHRASES = 5
 MAX_CJK = 10
@@ -179,13 +184,37 @@ _STEP = 64
 Mention = tuple[int, int, str, str]
 
 
+class Processes(Protocol):
+    """Somewhere to run a picklable function in another process (the daemon's worker
+    pool, kenning/ingest/parse_pool.py)."""
+
+    async def run(self, function: Callable, args: tuple, timeout: float) -> Any: ...
+
+
 class OfflineExtractor:
-    """The Extractor protocol over extract_text; a batch is one thread hop."""
+    """The Extractor protocol over extract_text.
+
+    With `processes`, a batch runs in a worker process: mining a large library is pure
+    Python that would otherwise hold the GIL the daemon's event loop needs, and leave
+    its heap behind in the daemon. Without, in a thread (tests, benches).
+    """
 
     signature = SIGNATURE
 
+    def __init__(self, processes: Processes | None = None) -> None:
+        self.processes = processes
+
     async def extract(self, texts: list[str]) -> list[Extraction | ExtractionFailed]:
-        return await asyncio.to_thread(_extract_all, texts)
+        if self.processes is None:
+            return await asyncio.to_thread(_extract_all, texts)
+        try:
+            return await self.processes.run(_extract_all, (texts,), BATCH_TIMEOUT_SECONDS)
+        except WorkerStopped as exc:
+            raise BackendUnavailable(f"extraction workers: {exc}") from None
+        except (WorkerFailed, MemoryError, TimeoutError) as exc:
+            # Tried again later, with backoff, like any failed chunk.
+            reason = f"offline extractor: {type(exc).__name__}: {exc}".rstrip(": ")
+            return [ExtractionFailed(reason) for _ in texts]
 
     async def close(self) -> None:
         """Nothing to release: there is no model and no connection."""
