@@ -35,6 +35,7 @@ from pathlib import Path
 from kenning.config import Settings
 from kenning.daemon.supervisor import Daemon
 from kenning.heap import limit_arenas
+from kenning.workers.embedders import load_wordllama
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ THREAD_GRACE_SECONDS = 0.5
 def serve(settings: Settings, config_path: Path) -> None:
     limit_arenas()
     configure_logging(settings.daemon.log_level)
+    _load_before_the_loop(settings)
     # Files the daemon creates (database, WAL, socket) are the user's alone.
     os.umask(0o077)
     loop = asyncio.new_event_loop()
@@ -64,6 +66,19 @@ def serve(settings: Settings, config_path: Path) -> None:
         executor.shutdown(wait=False, cancel_futures=True)
         loop.close()
     _leave_if_threads_hang()
+
+
+def _load_before_the_loop(settings: Settings) -> None:
+    """What would otherwise first load in a worker thread while the loop runs, holding
+    the GIL (and so the loop) for 100 ms and more: the embedding model, and the modules
+    the worker processes are started with."""
+    import multiprocessing.popen_spawn_posix  # noqa: F401
+
+    if settings.embedder.backend == "wordllama":
+        try:
+            load_wordllama(settings.embedder.model_name, settings.embedder.dim)
+        except Exception as exc:  # the embedder reports it properly once it starts
+            log.warning("the wordllama model did not load: %s", exc)
 
 
 def configure_logging(level: str) -> None:

@@ -8,6 +8,7 @@ recipe); a stored vector with another signature is stale.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from pathlib import Path
@@ -49,6 +50,31 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
     return matrix / norms
 
 
+@functools.lru_cache(maxsize=1)
+def load_wordllama(model: str, dim: int):
+    """The model's weights, loaded once per process and shared by every embedder made
+    for them (a re-embed or a reload makes a new one).
+
+    The daemon calls this before its event loop starts: loading holds the GIL for over
+    100 ms at a time, which from a worker thread would stall the loop.
+    """
+    import wordllama
+
+    # A plain WordLlama.load() looks for the tokenizer outside the package and tries to
+    # download it; pointing cache_dir at the installed package finds both files and
+    # keeps it offline.
+    package = Path(wordllama.__file__).parent
+    # Only the 256-d weights ship in the wheel; smaller dims are truncations of them
+    # (the model is trained for that), larger ones would need a download.
+    return wordllama.WordLlama.load(
+        config=model,
+        dim=256,
+        trunc_dim=None if dim == 256 else dim,
+        cache_dir=package,
+        disable_download=True,
+    )
+
+
 class WordLlamaEmbedder:
     """In-process static embeddings; the weights ship inside the wheel, so no network."""
 
@@ -63,21 +89,7 @@ class WordLlamaEmbedder:
     def _load(self):
         with self._lock:
             if self._loaded is None:
-                import wordllama
-
-                # A plain WordLlama.load() looks for the tokenizer outside the package
-                # and tries to download it; pointing cache_dir at the installed package
-                # finds both files and keeps it offline.
-                package = Path(wordllama.__file__).parent
-                # Only the 256-d weights ship in the wheel; smaller dims are truncations
-                # of them (the model is trained for that), larger ones would need a download.
-                self._loaded = wordllama.WordLlama.load(
-                    config=self.model,
-                    dim=256,
-                    trunc_dim=None if self.dim == 256 else self.dim,
-                    cache_dir=package,
-                    disable_download=True,
-                )
+                self._loaded = load_wordllama(self.model, self.dim)
             return self._loaded
 
     def check(self) -> None:
