@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
 import resource
 import threading
 from collections.abc import Callable
@@ -209,8 +210,13 @@ def _ready() -> None:
     """The first task of a new pool, so its workers are up before files are queued."""
 
 
+# Workers do background work: the daemon (its event loop, a search) goes first for the CPU.
+WORKER_NICENESS = 10
+
+
 def _limit_worker(memory_mb: int) -> None:
-    """Runs in each worker as it starts: cap its address space."""
+    """Runs in each worker as it starts: lower its priority, cap its address space."""
+    os.nice(WORKER_NICENESS)
     limit = memory_mb * 1024 * 1024
     try:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
