@@ -307,8 +307,18 @@ def time_queries(queries: list[str], run: Callable[[str], Any]) -> Latencies:
 # --- the daemon -----------------------------------------------------------------------
 
 
+def settle(process: psutil.Process, limit_s: float = 120.0) -> float:
+    """Seconds until the daemon's worker processes (parsing, offline extraction) have
+    exited, which they do after a minute without work; then IDLE_SETTLE_S more."""
+    started = time.monotonic()
+    while process.children(recursive=True) and time.monotonic() - started < limit_s:
+        time.sleep(1.0)
+    time.sleep(IDLE_SETTLE_S)
+    return time.monotonic() - started
+
+
 def rss_bytes(process: psutil.Process) -> int:
-    """The daemon's resident memory, children included in case a stage ever forks workers."""
+    """The daemon's resident memory, its worker processes included while they run."""
     total = process.memory_info().rss
     for child in process.children(recursive=True):
         try:
@@ -469,7 +479,7 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         # overhead (socket, JSON, joins, snippets).
         same_terms = bare_fts_queries(db_path, queries, fts_expression)
 
-        time.sleep(IDLE_SETTLE_S)
+        log(f"  settled (worker processes gone) after {settle(process):.0f} s more")
         idle_rss = rss_bytes(process)
         db_bytes = client.call("status")["daemon"]["db_bytes"]
         stop_s, exit_code = stop(daemon)
@@ -492,7 +502,7 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         wait_until_idle(process)
         for query in queries[:WARMUP_QUERIES]:
             client.call("search", {"query": query, "limit": 10})
-        time.sleep(IDLE_SETTLE_S)
+        settle(process)
         restart_rss = rss_bytes(process)
         stop(daemon)
     finally:
