@@ -236,9 +236,14 @@ class KenningIndex:
     async def search(
         self, query: str, settings: RetrievalSettings, legs: tuple[str, ...], limit: int, snippets: bool = True
     ) -> list[str]:
-        """Document ranking from the daemon's own `Retriever.search`."""
+        """Document ranking from the daemon's own `Retriever.search`.
+
+        A hit whose exact text other files hold too lists them in `also_at` (the
+        collections have duplicate documents): each ranks where the hit does.
+        """
         hits = await self.hits(query, settings, legs, limit, snippets)
-        return unique_docs((Path(hit.path).stem for hit in hits), self.doc_of_stem)
+        paths = (path for hit in hits for path in (hit.path, *(other.path for other in hit.also_at)))
+        return unique_docs((Path(path).stem for path in paths), self.doc_of_stem)
 
     async def run(self, queries: dict[str, str], settings: RetrievalSettings, legs: tuple[str, ...]) -> Run:
         """Rankings CHUNK_LIMIT deep, snippets skipped (see `check_snippets_inert`); untimed."""

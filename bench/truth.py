@@ -54,8 +54,10 @@ FIXED_MTIME = datetime(2026, 12, 1, tzinfo=timezone.utc).timestamp()
 FTS_PIECE_CHARS = 1200
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 MIN_PER_CLASS = 15
-# Fused-score floors for the simulated abstention trade-off (dev split only).
-FLOORS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+# The abstention trade-off (dev split only): the daemon is reloaded with each
+# [retrieval] min_coverage and support_similarity and asked the dev questions again.
+COVERAGE_FLOORS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+SIMILARITY_FLOORS = (0.3, 0.4, 0.5)
 
 
 @dataclass(frozen=True)
@@ -294,8 +296,8 @@ def fts_baseline(docs: Path, files: list[str], questions: list[Question]) -> dic
 # --- the daemon ------------------------------------------------------------------------
 
 
-def write_config(root: Path, docs: Path, extra: str) -> tuple[Path, Path]:
-    data_dir = root / "data"
+def write_config(root: Path, docs: Path, extra: str, data_dir: Path | None = None) -> tuple[Path, Path]:
+    data_dir = data_dir or root / "data"
     config = root / "kenning.toml"
     text = (
         "[daemon]\n"
@@ -455,30 +457,39 @@ def summarise(questions: list[Question], answers: dict[str, Answer], docs: Path)
     return out
 
 
-def floor_tradeoff(questions: list[Question], answers: dict[str, Answer]) -> list[dict[str, float]]:
-    """What `[retrieval] min_score = t` would do to answering on dev, from this run's top scores.
+def floor_tradeoff(
+    client: Client, config: Path, data_dir: Path, docs: Path, extra: str, questions: list[Question]
+) -> list[dict[str, float]]:
+    """Dev answering at each [retrieval] min_coverage and support_similarity, from real searches.
 
-    The daemon drops hits whose fused score is under min_score after fusion, so a question is
-    refused exactly when its top score is under t: the shares below are what such a run
-    would report. What the floor costs the other classes (their lower hits go too) needs a
-    real run with --extra-config.
+    Each pair is written to the config and applied with `reload`, which swaps the
+    retriever's settings without touching the index; the shipped config is restored after.
     """
     dev = [q for q in questions if q.split == "dev"]
     absent = [q for q in dev if q.kind.name == "abstention"]
     answerable = [q for q in dev if q.kind.name != "abstention"]
-
-    def top(q: Question) -> float:
-        hits = answers[q.id].hits
-        return hits[0].score if hits else float("-inf")
-
-    return [
-        {
-            "min_score": floor,
-            "refused_absent": round(sum(top(q) < floor for q in absent) / len(absent), 3),
-            "answered_answerable": round(sum(top(q) >= floor for q in answerable) / len(answerable), 3),
-        }
-        for floor in FLOORS
-    ]
+    rows = []
+    try:
+        for similarity in SIMILARITY_FLOORS:
+            for coverage in COVERAGE_FLOORS:
+                floors = f"[retrieval]\nmin_coverage = {coverage}\nsupport_similarity = {similarity}\n"
+                write_config(config.parent, docs, (extra + "\n" + floors).strip(), data_dir)
+                client.call("reload")
+                answers, _ = ask_kenning(client, docs, dev)
+                rows.append(
+                    {
+                        "min_coverage": coverage,
+                        "support_similarity": similarity,
+                        "refused_absent": round(sum(not answers[q.id].hits for q in absent) / len(absent), 3),
+                        "answered_answerable": round(
+                            sum(bool(answers[q.id].hits) for q in answerable) / len(answerable), 3
+                        ),
+                    }
+                )
+    finally:
+        write_config(config.parent, docs, extra, data_dir)
+        client.call("reload")
+    return rows
 
 
 def verdict(kind: Kind, score: float, answered: float) -> str:
@@ -534,12 +545,15 @@ def format_report(result: dict[str, Any], splits: list[str]) -> str:
         "and its line range holds the evidence line; answered: answerable questions that got any hit.",
         "abstention PASS needs both its own target and answered >= 0.95.",
         "",
-        "abstention trade-off on dev if [retrieval] min_score were t (from this run's fused top scores;",
-        "a floor also drops lower hits of answered questions: measure other classes with --extra-config):",
-        "  t      " + "".join(f"{row['min_score']:>6.1f}" for row in result["floor_tradeoff"]),
-        "  refused" + "".join(f"{row['refused_absent']:>6.2f}" for row in result["floor_tradeoff"]),
-        "  answerd" + "".join(f"{row['answered_answerable']:>6.2f}" for row in result["floor_tradeoff"]),
+        "abstention trade-off on dev: [retrieval] min_coverage (columns) at each support_similarity (rows),",
+        "from real searches after `reload` (refused: abstention questions with no hits; answerd: others with hits):",
+        "  min_coverage    " + "".join(f"{c:>6.1f}" for c in COVERAGE_FLOORS),
     ]
+    for similarity in SIMILARITY_FLOORS:
+        row = [r for r in result["floor_tradeoff"] if r["support_similarity"] == similarity]
+        lines.append(f"  sim {similarity:.1f} refused" + "".join(f"{r['refused_absent']:>6.2f}" for r in row))
+        lines.append(f"  sim {similarity:.1f} answerd" + "".join(f"{r['answered_answerable']:>6.2f}" for r in row))
+    lines.append("")
     for failure in result["failures"]:
         lines.append(f"file failed to ingest: {failure['path']}: {failure['reason']}")
     for warning, count in result["warnings"].items():
@@ -571,6 +585,12 @@ def measure(args: argparse.Namespace, root: Path, questions: list[Question], fil
         ready = time.monotonic() - started
         log(f"asking {len(questions)} questions")
         kenning, warnings = ask_kenning(client, docs, questions)
+        tradeoff = []
+        if "[retrieval]" in args.extra_config:
+            log("--extra-config sets [retrieval]: no abstention trade-off table")
+        else:
+            log("abstention trade-off on dev")
+            tradeoff = floor_tradeoff(client, config, data_dir, docs, args.extra_config, questions)
         exit_code = stop(daemon)
     finally:
         if daemon.poll() is None:
@@ -590,7 +610,7 @@ def measure(args: argparse.Namespace, root: Path, questions: list[Question], fil
         "extra_config": args.extra_config,
         "kenning": summarise(questions, kenning, docs),
         "fts5": summarise(questions, fts, docs),
-        "floor_tradeoff": floor_tradeoff(questions, kenning),
+        "floor_tradeoff": tradeoff,
         "warnings": dict(warnings),
         "daemon_exit_code": exit_code,
     }

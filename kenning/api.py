@@ -24,6 +24,16 @@ CAPSULE_KINDS: tuple[str, ...] = ("fact", "decision", "gotcha", "pattern", "anti
 
 
 @dataclass
+class Elsewhere:
+    """Another place that holds exactly the text of a hit."""
+
+    item_id: int
+    path: str
+    line_start: int
+    line_end: int
+
+
+@dataclass
 class Hit:
     """One chunk a search found, and where it sits in its source."""
 
@@ -38,9 +48,21 @@ class Hit:
     line_start: int
     line_end: int
     modified: float
+    # The date the chunk speaks from, as an ISO prefix whose length is its precision
+    # (`2025`, `2025-09`, `2025-09-18`): its document's, or a dated line's inside it.
+    date: str | None = None
     score: float = 0.0
     legs: list[str] = field(default_factory=list)
     ranks: dict[str, int] = field(default_factory=dict)
+    # Item ids of the newer chunk that corrects or replaces this one, of the notice that
+    # retracts it, and of hits that state something else about the same thing.
+    superseded_by: int | None = None
+    retracted_by: int | None = None
+    conflicts_with: list[int] = field(default_factory=list)
+    # The same text in other files, shown once here.
+    also_at: list[Elsewhere] = field(default_factory=list)
+    # Why the hit moved from where the legs put it (`ken search --explain`).
+    reasons: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -48,6 +70,8 @@ class SearchResult:
     hits: list[Hit]
     # Why a leg could not run (the embedder is down, the index is loading).
     warnings: list[str] = field(default_factory=list)
+    # Why nothing came back although some chunks matched: no hit supported an answer.
+    abstained: str | None = None
 
 
 @dataclass

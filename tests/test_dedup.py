@@ -34,9 +34,11 @@ async def setup(db: Database, *names: str) -> dict[str, int]:
 
 
 async def check(db: Database, query: str, expect: int) -> list:
-    """Exactly `expect` hits for the query, with the file and its FTS index intact."""
+    """Exactly `expect` documents found for the query — hits, and the identical copies a
+    hit lists in `also_at` — with the file and its FTS index intact."""
     hits = await search(db, query)
-    assert len(hits) == expect, [(h.source, h.path) for h in hits]
+    places = [h.path for h in hits] + [other.path for h in hits for other in h.also_at]
+    assert len(places) == expect, places
     async with db.reader() as conn:
         assert await conn.execute_fetchall("PRAGMA integrity_check") == [("ok",)]
         assert await conn.execute_fetchall("PRAGMA foreign_key_check") == []
@@ -142,7 +144,9 @@ async def test_identical_text_twice_in_one_source_stays_two_documents(db: Databa
     ids = await setup(db, "a", "b")
     await store_document(db, ids["a"], "one.md", *TEXT)
     await store_document(db, ids["a"], "two.md", *TEXT)
-    await check(db, "okapi", 2)
+    # Two documents, shown as one hit that names the other copy.
+    [hit] = await check(db, "okapi", 2)
+    assert [other.path for other in hit.also_at] == ["/a/two.md"]
     # A copy in another source joins one of them; the pair in `a` stays a pair.
     await store_document(db, ids["b"], "three.md", *TEXT)
     await check(db, "okapi", 2)

@@ -46,7 +46,7 @@ async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == LIBRARY_TOOLS | AGENT_READS | AGENT_WRITES
         assert tools["search"].input_schema["required"] == ["query"]
-        assert {"query", "limit", "source", "namespace", "kind"} == set(tools["search"].input_schema["properties"])
+        assert {"query", "limit", "source", "namespace", "kind", "since", "until"} == set(tools["search"].input_schema["properties"])
         assert "hits" in tools["search"].output_schema["properties"]
         assert {"item_id", "document_id", "uri", "path", "offset", "limit", "line_start", "line_end"} == set(
             tools["get"].input_schema["properties"]

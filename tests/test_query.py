@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from kenning.retrieval.query import fts_expression, terms
+from kenning.retrieval.query import cjk_expression, fts_expression, parse, terms
 
 
 @pytest.fixture
@@ -46,3 +46,42 @@ def test_stopwords_are_dropped_unless_nothing_else_is_left():
     assert terms("to be or not to be") == ["to", "be", "or", "not"]
     assert fts_expression("?!...") is None
     assert fts_expression("NEAR col:x") == '"near" OR "col" OR "x"'
+
+
+def test_quoted_words_and_hyphenated_names_are_phrases(fts):
+    query = parse('Where are the "break glass" credentials for pg-main kept?')
+    assert query.phrases == (("break", "glass"), ("pg", "main"))
+    assert query.terms == ("credentials", "kept")
+    assert query.expression == '"break glass" OR "pg main" OR "credentials" OR "kept"'
+    fts.executemany("INSERT INTO t(body) VALUES (?)", [("break the glass, then rotate",), ("the break glass account",)])
+    assert matches(fts, '"break glass"') == ["the break glass account"]
+
+
+def test_question_words_and_time_words_carry_no_topic():
+    assert parse("How many employees does Fernhill have now?").terms == ("employees", "fernhill")
+    assert parse("What is the latest version of the app?").terms == ("version", "app")
+    assert parse("Fernhill's revenue").terms == ("fernhill", "revenue")
+    assert parse("latest").terms == ("latest",)
+
+
+def test_names_are_capitalised_words_inside_a_sentence_and_hyphenated_words():
+    assert parse("Who is the lead of Project Falcon?").names == {"project", "falcon"}
+    assert parse("Which port does billing-exporter use?").names == {"billing exporter"}
+    # A title capitalises every word: that is style, not names.
+    assert parse("Breast Cancer Survival and Soy").names == frozenset()
+    assert parse("Flaxseeds vs. Chia Seeds").names == frozenset()
+
+
+def test_a_question_for_a_fact_is_told_from_a_topic():
+    for asked in ("How do I restart the ledger?", "Which port does it use", "When is payday?", "How many seats?"):
+        assert parse(asked).question, asked
+    assert parse("通勤手当の上限はいくらですか？").question
+    for topic in ("Living Longer by Reducing Leucine Intake", "Is Kimchi Good For You?", "How to Get Kids to Eat",
+                  "Why Prevention is Worth a Ton of Cure", "restart ledger?"):  # fmt: skip
+        assert not parse(topic).question, topic
+
+
+def test_cjk_runs_are_cut_into_overlapping_pairs():
+    assert cjk_expression("最小订单量") == '"最小" OR "小订" OR "订单" OR "单量"'
+    assert cjk_expression("RT-12 平板") == '"平板"'
+    assert cjk_expression("no cjk here") is None

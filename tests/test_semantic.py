@@ -523,6 +523,12 @@ def test_score_fusion_lets_meaning_reorder_keyword_hits_and_add_unmatched_ones()
     assert only == {7: pytest.approx(1.0)}
 
 
+def proximity(hit) -> float:
+    """The bonus a hit got for holding the query's words near each other, as `reasons` says."""
+    [near] = [reason for reason in hit.reasons if "near each other" in reason]
+    return float(near.split("+")[1].rstrip(")"))
+
+
 async def test_fused_search_records_legs_and_applies_the_score_and_similarity_floors(
     db: Database, semantics: list[Running], no_network
 ):
@@ -531,17 +537,19 @@ async def test_fused_search_records_legs_and_applies_the_score_and_similarity_fl
     retriever = semantic.retriever
 
     # the car note shares words with this query and means the same: both legs, rank 1
-    # in each, and the best score on both, so the default score fusion gives it 1.0
+    # in each, and the best score on both, so the default score fusion gives it 1.0; it
+    # holds "cold mornings" side by side, which adds the proximity bonus on top
     best = (await semantic.search("automobile cold mornings")).hits[0]
     assert best.item_id == ids["car.md"]
     assert best.legs == ["keyword", "vector"] and best.ranks == {"keyword": 1, "vector": 1}
-    assert best.score == pytest.approx(1.0, abs=1e-6)
+    assert best.score == pytest.approx(1.0 + proximity(best), abs=1e-3)
 
     rrf = RetrievalSettings(fusion="rrf", keyword_weight=1.0, vector_weight=2.0, min_similarity=-1.0)
     retriever.settings = rrf
     everything = (await semantic.search("automobile cold mornings")).hits
     assert everything[0].item_id == ids["car.md"]
-    assert everything[0].score == pytest.approx(1 / 61 + 2 / 61, abs=1e-6)
+    # rank fusion's score, with the proximity bonus in proportion to it
+    assert everything[0].score == pytest.approx((1 / 61 + 2 / 61) * (1 + proximity(best)), abs=1e-4)
     assert len(everything) > 1 and all(h.legs == ["vector"] for h in everything[1:])
 
     # a floor above any one-leg score keeps only what both legs found

@@ -69,6 +69,50 @@ def test_upgrading_a_v2_library_keeps_every_document_and_backfills_its_text_hash
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
+def test_upgrading_a_v4_library_dates_its_documents_and_indexes_its_cjk_text(tmp_path: Path):
+    conn = sqlite3.connect(tmp_path / "v4.db", isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    migrate(conn, MIGRATIONS[:4])
+    conn.execute("INSERT INTO sources (id, name, root, created_at) VALUES (1, 'notes', '/n', 0)")
+    documents = [
+        (1, "runbook.md", 1.7e9, ["---\nupdated: 2024-06-18\n---\n# Restart", "Run systemctl restart."]),
+        (2, "2025-09-18-sync.md", 1.7e9, ["# Sync", "Decided: NATS."]),
+        (3, "changelog.md", 1_764_547_200.0, ["# Changelog", "## 2.3.0 — 2025-06-10\nIdempotency keys."]),
+        (4, "会议.md", 1_764_547_200.0, ["# 会议", "供应商确认最小订单量是 500 台。"]),
+    ]
+    for document_id, path, mtime, chunks in documents:
+        conn.execute(
+            "INSERT INTO documents (id, source_id, path, status, mtime, chunk_count, updated_at)"
+            " VALUES (?, 1, ?, 'done', ?, ?, 0)",
+            (document_id, path, mtime, len(chunks)),
+        )
+        for ord_, text in enumerate(chunks):
+            conn.execute(
+                "INSERT INTO items (document_id, ord, title, content, line_start, line_end) VALUES (?, ?, 't', ?, 1, 1)",
+                (document_id, ord_, text),
+            )
+
+    assert migrate(conn) == len(MIGRATIONS)
+
+    dated = dict(
+        conn.execute("SELECT path, date || ' ' || date_source FROM documents").fetchall()
+    )
+    assert dated == {
+        "runbook.md": "2024-06-18 front matter",
+        "2025-09-18-sync.md": "2025-09-18 file name",
+        "changelog.md": "2025-12-01 modified",
+        "会议.md": "2025-12-01 modified",
+    }
+    refined = conn.execute("SELECT i.date FROM items i JOIN documents d ON d.id = i.document_id"
+                           " WHERE d.path = 'changelog.md' ORDER BY i.ord").fetchall()
+    assert refined == [(None,), ("2025-06-10",)]
+    [(held,)] = conn.execute("SELECT count(*) FROM items_cjk WHERE items_cjk MATCH '订单'").fetchall()
+    assert held == 1
+    conn.execute("DELETE FROM documents WHERE id = 4")
+    assert conn.execute("SELECT count(*) FROM items_cjk").fetchone() == (0,)
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
 def test_a_failing_migration_leaves_the_previous_version(tmp_path: Path):
     def m002_broken(conn: sqlite3.Connection) -> None:
         conn.execute("CREATE TABLE half_done (x)")

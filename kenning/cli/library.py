@@ -39,7 +39,11 @@ FILE_LINE_FORMATS = frozenset({"markdown", "code", "data", "text"})
     type=click.Choice(["file", "page", "agent", "capsule", "archive", "ledger"]),
     help="Only these kinds of document (repeatable): folder files, fetched pages, agent text, capsules, ...",
 )
-@click.option("--explain", is_flag=True, help="Show each leg's rank for every hit.")
+@click.option("--since", metavar="DATE", help="Only text dated from DATE on (YYYY, YYYY-MM or YYYY-MM-DD).")
+@click.option("--until", metavar="DATE", help="Only text dated up to DATE, inclusive (YYYY, YYYY-MM or YYYY-MM-DD).")
+@click.option(
+    "--explain", is_flag=True, help="Show each leg's rank for every hit, and why it moved (date, correction, floor...)."
+)
 @click.option(
     "--format",
     "output",
@@ -59,16 +63,23 @@ def search(
     namespace: str | None,
     legs: tuple[str, ...],
     kinds: tuple[str, ...],
+    since: str | None,
+    until: str | None,
     explain: bool,
     output: str,
     as_json: bool,
 ) -> None:
     """Search the library; each hit cites its file, section and lines.
 
+    Put words in double quotes to match them as a phrase. A hit corrected, retracted or
+    contradicted by another says so; questions about "now" prefer the newest text, and
+    ones naming a period ("in 2025") prefer text dated in it.
+
     \b
     Examples:
       ken search "how do I rotate the signing key"
       ken search launchd --source notes -n 3
+      ken search '"git switch"' --since 2025       # a phrase, in text dated 2025 or later
       ken search "retry policy" --format paths     # path:line, one per hit
       vim -q <(ken search retry --format paths)    # hits as a quickfix list
     """
@@ -81,6 +92,10 @@ def search(
         params["legs"] = list(legs)
     if kinds:
         params["kind"] = list(kinds)
+    if since:
+        params["since"] = since
+    if until:
+        params["until"] = until
     result = ctx.fetch("search", api.SearchResult, params)
     output = "json" if as_json else output
     if output == "json":
@@ -94,32 +109,60 @@ def search(
         return
     if not result.hits:
         click.echo("no matches", err=output == "md")
+        if result.abstained:
+            why = result.abstained if explain else "some text matched, but nothing supports an answer"
+            click.echo(f"  ({why})", err=output == "md")
         return
+    numbers = {hit.item_id: rank for rank, hit in enumerate(result.hits, start=1)}
     for rank, hit in enumerate(result.hits, start=1):
         if output == "md":
-            _markdown_hit(rank, hit)
+            _markdown_hit(rank, hit, numbers)
         else:
-            _text_hit(rank, hit, explain)
+            _text_hit(rank, hit, numbers, explain)
 
 
-def _text_hit(rank: int, hit: api.Hit, explain: bool) -> None:
+def _text_hit(rank: int, hit: api.Hit, numbers: dict[int, int], explain: bool) -> None:
     heading = click.style(hit.title, bold=True) + (f" — {hit.section}" if hit.section else "")
     click.echo(f"{rank:>2}. {heading}")
     where = click.style(f"{hit.path}:{hit.line_start}", fg="cyan")
+    dated = f"  {hit.date}" if hit.date else ""
     click.echo(
-        f"    {where}  lines {hit.line_start}-{hit.line_end}  [{hit.source}]"
+        f"    {where}  lines {hit.line_start}-{hit.line_end}  [{hit.source}]{dated}"
         f"  {'+'.join(hit.legs)} {hit.score:.4f}  item {hit.item_id}"
     )
+    for note in _truth_notes(hit, numbers):
+        click.echo("    " + click.style(note, fg="yellow"))
     if explain:
         click.echo("    ranks: " + ", ".join(f"{leg} #{position}" for leg, position in hit.ranks.items()))
+        for reason in hit.reasons:
+            click.echo(f"    moved: {reason}")
     click.echo("    " + _highlight(" ".join(hit.snippet.split())))
 
 
-def _markdown_hit(rank: int, hit: api.Hit) -> None:
+def _markdown_hit(rank: int, hit: api.Hit, numbers: dict[int, int]) -> None:
     heading = f"**{hit.title}**" + (f" — {hit.section}" if hit.section else "")
     click.echo(f"{rank}. {heading}  ")
-    click.echo(f"   `{hit.path}:{hit.line_start}-{hit.line_end}` · {hit.source} · item {hit.item_id}  ")
+    dated = f" · {hit.date}" if hit.date else ""
+    click.echo(f"   `{hit.path}:{hit.line_start}-{hit.line_end}` · {hit.source}{dated} · item {hit.item_id}  ")
+    for note in _truth_notes(hit, numbers):
+        click.echo(f"   _{note}_  ")
     click.echo(f"   {' '.join(hit.snippet.split())}")
+
+
+def _truth_notes(hit: api.Hit, numbers: dict[int, int]) -> list[str]:
+    def name(item_id: int) -> str:
+        return f"#{numbers[item_id]}" if item_id in numbers else f"item {item_id}"
+
+    notes = []
+    if hit.retracted_by is not None:
+        notes.append(f"retracted by {name(hit.retracted_by)}")
+    if hit.superseded_by is not None:
+        notes.append(f"superseded by {name(hit.superseded_by)}")
+    if hit.conflicts_with:
+        notes.append("disagrees with " + ", ".join(name(other) for other in hit.conflicts_with))
+    for other in hit.also_at:
+        notes.append(f"same text in {other.path}:{other.line_start}-{other.line_end}")
+    return notes
 
 
 def _highlight(snippet: str) -> str:
@@ -347,15 +390,30 @@ def entities(ctx: Context, query: str, limit: int, as_json: bool) -> None:
 @click.option("--title", required=True, help="The document's title, shown in hits.")
 @click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
 @click.option("--namespace", help="Namespace for this document (default: the agent source's).")
+@click.option("--date", metavar="DATE", help="The date the text speaks from (YYYY, YYYY-MM or YYYY-MM-DD).")
+@click.option(
+    "--supersedes", "supersedes", multiple=True, metavar="URI",
+    help="A document this one replaces: its URI, a page URL or a file path (repeatable).",
+)  # fmt: skip
 @json_option
 @pass_context
-def add_text(ctx: Context, uri: str, title: str, tags: tuple[str, ...], namespace: str | None, as_json: bool) -> None:
+def add_text(
+    ctx: Context,
+    uri: str,
+    title: str,
+    tags: tuple[str, ...],
+    namespace: str | None,
+    date: str | None,
+    supersedes: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """Add a document from standard input to the `agent` source, as an agent would.
 
     \b
     Examples:
       ken add-text --uri notes://standup/2024-05-02 --title "Stand-up" < standup.md
       pbpaste | ken add-text --uri clip://1 --title "Clipboard" --tag scratch
+      ken add-text --uri notes://plan --title "Plan v2" --date 2026-11 --supersedes notes://plan-v1 < plan.md
     """
     text = click.get_text_stream("stdin").read()
     if not text.strip():
@@ -363,6 +421,10 @@ def add_text(ctx: Context, uri: str, title: str, tags: tuple[str, ...], namespac
     params: dict[str, Any] = {"title": title, "text": text, "source_uri": uri, "tags": list(tags)}
     if namespace:
         params["namespace"] = namespace
+    if date:
+        params["date"] = date
+    if supersedes:
+        params["supersedes"] = list(supersedes)
     result = ctx.fetch("documents.add", api.AddedDocument, params)
     if as_json:
         print_json(result)

@@ -118,6 +118,10 @@ class RetrievalSettings(_Strict):
     rrf_k: Annotated[int, Field(ge=1)] = 60
     min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.4
     min_score: Annotated[float, Field(ge=0)] = 0.0
+    # The abstention floor (kenning/retrieval/floors.py): a query is answered when one of
+    # its best hits holds this idf-weighted share of its terms, or is this close in meaning.
+    min_coverage: Annotated[float, Field(ge=0, le=1)] = 0.6
+    support_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.4
 
 
 class LlmSettings(_Strict):

@@ -43,7 +43,8 @@ def _text_fields(fields: dict[str, str | int | float] | None) -> dict[str, str] 
 def build_methods(library: Library) -> dict[str, Method]:
     async def search(params: SearchParams):
         return await library.search(
-            params.query, params.limit, params.source, params.namespace, params.legs, params.kind
+            params.query, params.limit, params.source, params.namespace, params.legs, params.kind,
+            params.since, params.until,
         )
 
     async def get(p: DocumentParams):
@@ -54,7 +55,9 @@ def build_methods(library: Library) -> dict[str, Method]:
         return await library.memory_add(capsule)
 
     async def add_text(params: AddTextParams):
-        document = TextDocument(params.title, params.text, params.source_uri, params.tags, params.namespace)
+        document = TextDocument(
+            params.title, params.text, params.source_uri, params.tags, params.namespace, params.date, params.supersedes
+        )
         return await library.add_text(document)
 
     return {

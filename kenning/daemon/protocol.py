@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from kenning.text import dates
 
 from kenning.api import CapsuleKind, DocumentKind
 
@@ -34,6 +36,13 @@ class NoParams(_Params):
     pass
 
 
+def _iso_date(value: str | None) -> str | None:
+    return None if value is None else dates.parse_iso(value)
+
+
+IsoDate = Annotated[str | None, AfterValidator(_iso_date)]
+
+
 class SearchParams(_Params):
     query: Annotated[str, Field(min_length=1, max_length=4000)]
     limit: Annotated[int, Field(ge=1, le=200)] = 10
@@ -41,6 +50,15 @@ class SearchParams(_Params):
     namespace: str | None = None
     legs: tuple[Literal["keyword", "vector", "graph"], ...] = ("keyword", "vector", "graph")
     kind: tuple[DocumentKind, ...] = ()
+    # Only chunks whose date overlaps this range (YYYY, YYYY-MM or YYYY-MM-DD, inclusive).
+    since: IsoDate = None
+    until: IsoDate = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "SearchParams":
+        if self.since is not None and self.until is not None and self.until[: len(self.since)] < self.since[: len(self.until)]:
+            raise ValueError(f"until {self.until} is before since {self.since}")
+        return self
 
 
 class ScanParams(_Params):
@@ -54,6 +72,10 @@ class AddTextParams(_Params):
     source_uri: Annotated[str, Field(min_length=1, max_length=4000)]
     tags: Annotated[tuple[Annotated[str, Field(max_length=200)], ...], Field(max_length=64)] = ()
     namespace: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    # The date the text speaks from, when the agent knows it (YYYY, YYYY-MM or YYYY-MM-DD).
+    date: IsoDate = None
+    # Documents this one replaces, by the uri they were added under, a page URL or a file path.
+    supersedes: Annotated[tuple[Annotated[str, Field(min_length=1, max_length=4000)], ...], Field(max_length=32)] = ()
 
 
 class UrlParams(_Params):

@@ -12,10 +12,12 @@ from pathlib import Path
 
 from kenning.errors import ReaderError
 from kenning.ingest.chunker import chunk_document
+from kenning.ingest.items import new_items
 from kenning.ingest.readers import ReadLimits, ReadResult, read_file
 from kenning.ingest.redact import redact
 from kenning.store.documents import NewItem
 from kenning.store.texthash import text_hash
+from kenning.text import dates
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,8 @@ class Converted:
     format: str
     items: list[NewItem]
     text_digest: str
+    # The date the text states (front matter, file name, first heading) and where from.
+    stated: tuple[str, str] | None = None
 
 
 def convert_file(path: Path, fallback_title: str, limits: ConvertLimits) -> Converted:
@@ -47,5 +51,7 @@ def convert_file(path: Path, fallback_title: str, limits: ConvertLimits) -> Conv
     chunks = chunk_document(redacted, target_chars=limits.target_chars, overlap_chars=limits.overlap_chars)
     if len(chunks) > limits.max_chunks:
         raise ReaderError(f"makes {len(chunks)} chunks, over the {limits.max_chunks}-chunk limit per file")
-    items = [NewItem(title, chunk.section, chunk.text, chunk.line_start, chunk.line_end) for chunk in chunks]
-    return Converted(title, parsed.format, items, text_hash(item.content for item in items))
+    items = new_items(title, chunks)
+    # The fallback title is the file's stem as the walk found it (not a link's target).
+    stated = dates.document_date(text, fallback_title)
+    return Converted(title, parsed.format, items, text_hash(item.content for item in items), stated)

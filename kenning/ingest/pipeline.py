@@ -24,6 +24,7 @@ from kenning.ingest.walk import Discovered
 from kenning.store import documents
 from kenning.store.database import Database
 from kenning.store.documents import DocumentMeta, FileState
+from kenning.text import dates
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +119,11 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
         reason = "no text to index"
         await documents.mark_unindexed(db, document_id, "skipped", reason, found.mtime, found.size)
         return Outcome("skipped", reason=reason)
-    meta = DocumentMeta(converted.title, converted.format, found.mtime, found.size, digest, converted.text_digest)
+    date, date_source = converted.stated or (dates.from_timestamp(found.mtime), "modified")
+    meta = DocumentMeta(
+        converted.title, converted.format, found.mtime, found.size, digest, converted.text_digest,
+        date=date, date_source=date_source,
+    )  # fmt: skip
     stored = await documents.replace_items(db, document_id, meta, converted.items)
     if stored == "merged":
         return Outcome("merged", document_id=document_id)

@@ -16,12 +16,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import time
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 
 from kenning.api import AddedDocument
 from kenning.config import ChunkingSettings
 from kenning.ingest.chunker import chunk_document
+from kenning.ingest.items import new_items
 from kenning.ingest.readers import ReadResult
 from kenning.ingest.redact import redact
 from kenning.store import documents, sources
@@ -29,6 +32,7 @@ from kenning.store.database import Database
 from kenning.store.documents import DocumentMeta, NewItem
 from kenning.store.texthash import text_hash
 from kenning.store.records import FetchedPage
+from kenning.text import dates
 
 MAX_URI_CHARS = 2000
 MAX_TAGS = 32
@@ -42,10 +46,23 @@ class TextDocument:
     source_uri: str
     tags: tuple[str, ...] = ()
     namespace: str | None = None
+    # The date the text speaks from, when the agent knows it (an ISO prefix).
+    date: str | None = None
+    # Documents this one replaces: other agent documents' uris, page URLs, file paths.
+    supersedes: tuple[str, ...] = ()
 
 
 def agent_key(source_uri: str) -> str:
     return "uri:" + hashlib.sha256(source_uri.encode()).hexdigest()
+
+
+def stored_keys(named: str) -> list[str]:
+    """The keys a document named by `named` may be stored under: agent text given that
+    uri, a page fetched from that URL, or (a path) the file at that place."""
+    keys = [agent_key(named), page_key(named)]
+    if named.startswith(("/", "~")):
+        keys.append(os.path.normpath(os.path.expanduser(named)))
+    return keys
 
 
 async def add_text(db: Database, document: TextDocument, chunking: ChunkingSettings) -> AddedDocument:
@@ -59,6 +76,8 @@ async def add_text(db: Database, document: TextDocument, chunking: ChunkingSetti
         "markdown",
         chunking,
         format="agent",
+        date=(document.date, "given") if document.date else None,
+        supersedes=[key for named in document.supersedes for key in stored_keys(named)],
     )
 
 
@@ -80,6 +99,7 @@ async def add_page(db: Database, requested_url: str, page: FetchedPage, chunking
         format=page.format,
         etag=page.etag,
         last_modified=page.last_modified,
+        date=_header_date(page.last_modified),
     )
 
 
@@ -116,13 +136,26 @@ async def _store(
     format: str = "text",
     etag: str | None = None,
     last_modified: str | None = None,
+    date: tuple[str, str] | None = None,
+    supersedes: list[str] | None = None,
 ) -> AddedDocument:
+    """`date` is one the caller knows (given by the agent, a page's Last-Modified); a date
+    the text states comes first for a page, the given one first for agent text."""
     prepared = await asyncio.to_thread(
-        prepare_text, labels, text, kind, chunking, format=format, etag=etag, last_modified=last_modified
+        prepare_text, labels, text, kind, chunking, format=format, etag=etag, last_modified=last_modified, date=date
     )
     shown, items = prepared.labels, prepared.items
-    document_id, stored = await documents.store_text(db, source_id, key, shown.uri, prepared.meta, items)
+    document_id, stored = await documents.store_text(db, source_id, key, shown.uri, prepared.meta, items, supersedes)
     return AddedDocument(document_id, shown.title, shown.uri, stored, len(items) if stored != "merged" else 0)
+
+
+def _header_date(last_modified: str | None) -> tuple[str, str] | None:
+    if not last_modified:
+        return None
+    try:
+        return parsedate_to_datetime(last_modified).date().isoformat(), "last-modified"
+    except (TypeError, ValueError):  # a malformed header says nothing about the date
+        return None
 
 
 @dataclass(frozen=True)
@@ -144,8 +177,10 @@ def prepare_text(
     format: str = "text",
     etag: str | None = None,
     last_modified: str | None = None,
+    date: tuple[str, str] | None = None,
 ) -> PreparedText:
-    """Redaction and chunking: both cost CPU time, so callers run this in a worker thread."""
+    """Redaction, chunking and dating: they cost CPU time, so callers run this in a
+    worker thread."""
     clean = redact(text)
     shown = labels.redacted()
     chunks = chunk_document(
@@ -153,10 +188,14 @@ def prepare_text(
         target_chars=chunking.target_chars,
         overlap_chars=chunking.overlap_chars,
     )
-    items = [NewItem(shown.title, chunk.section, chunk.text, chunk.line_start, chunk.line_end) for chunk in chunks]
+    items = new_items(shown.title, chunks)
+    stated = dates.document_date(clean, labels.uri.rstrip("/").rsplit("/", 1)[-1])
+    now = time.time()
+    given = (date, stated) if format == "agent" else (stated, date)
+    day, date_source = next((found for found in given if found), (dates.from_timestamp(now), "added"))
     meta = DocumentMeta(
-        shown.title, format, time.time(), len(text.encode()), hashlib.sha256(clean.encode()).hexdigest(),
+        shown.title, format, now, len(text.encode()), hashlib.sha256(clean.encode()).hexdigest(),
         text_hash(item.content for item in items), tags=json.dumps(shown.tags, ensure_ascii=False),
-        namespace=shown.namespace, etag=etag, last_modified=last_modified,
+        namespace=shown.namespace, etag=etag, last_modified=last_modified, date=day, date_source=date_source,
     )  # fmt: skip
     return PreparedText(shown, clean, items, meta)

@@ -23,6 +23,7 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 # The same uri again replaces that document: not additive, but a repeat changes nothing more.
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 DEFAULT_PAGE = 10
+DATE = r"^\d{4}(-\d{2}(-\d{2})?)?$"
 
 
 def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None:
@@ -39,11 +40,21 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
                 " text), capsule (memory), archive (archived outputs), ledger (ledger entries)"
             ),
         ] = None,
+        since: Annotated[
+            str | None,
+            Field(pattern=DATE, description="only text dated from this date on: YYYY, YYYY-MM or YYYY-MM-DD"),
+        ] = None,
+        until: Annotated[
+            str | None,
+            Field(pattern=DATE, description="only text dated up to this date, inclusive: YYYY, YYYY-MM or YYYY-MM-DD"),
+        ] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Search the user's local library (notes, documents, code, saved pages, and what
         agents kept: memory capsules, archives, ledger entries) by keyword, meaning and
         entity. Each hit cites its file (`path`, `line_start`-`line_end`, `section`) and
-        shows a snippet; cite hits as path:line_start-line_end. Read a hit in full with
+        shows a snippet and the `date` it speaks from; a hit a newer one corrects or
+        retracts names it (`superseded_by`, `retracted_by`), and hits that disagree name
+        each other (`conflicts_with`). Cite hits as path:line_start-line_end. Read a hit in full with
         get(item_id), or the lines around it with get(document_id, line_start, line_end)."""
         params: dict[str, Any] = {"query": query, "limit": limit}
         if source is not None:
@@ -52,6 +63,10 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
             params["namespace"] = namespace
         if kind:
             params["kind"] = kind
+        if since is not None:
+            params["since"] = since
+        if until is not None:
+            params["until"] = until
         return answer(SearchResult.model_validate(await daemon("search", params)))
 
     @server.tool(annotations=READ_ONLY)

@@ -10,6 +10,13 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 
+class Elsewhere(BaseModel):
+    item_id: int
+    path: str
+    line_start: int
+    line_end: int
+
+
 class Hit(BaseModel):
     item_id: int = Field(description="the chunk; get(item_id=...) returns it in full")
     document_id: int = Field(description="the document; get(document_id=...) pages through it")
@@ -21,11 +28,19 @@ class Hit(BaseModel):
     line_end: int = Field(description="last line of the chunk, inclusive")
     snippet: str = Field(description="the matching passage, matched terms in **bold**")
     score: float = Field(description="fused relevance, higher is better")
+    date: str | None = Field(None, description="the date the text speaks from: YYYY, YYYY-MM or YYYY-MM-DD")
+    superseded_by: int | None = Field(None, description="item_id of newer text that corrects or replaces this")
+    retracted_by: int | None = Field(None, description="item_id of a notice that retracts or withdraws this")
+    conflicts_with: list[int] = Field([], description="item_ids of hits that state something else about it")
+    also_at: list[Elsewhere] = Field([], description="the same text in other files or scopes, shown once here")
 
 
 class SearchResult(BaseModel):
     hits: list[Hit] = Field(description="best first; empty when nothing in the library matches")
     warnings: list[str] = Field(default=[], description="retrieval legs that could not run, and why")
+    abstained: str | None = Field(
+        None, description="why no hits came back although some text matched: none of it supported an answer"
+    )
 
 
 class Chunk(BaseModel):

@@ -1,32 +1,130 @@
-"""Turning what a person typed into an FTS5 expression that cannot inject syntax.
+"""Turning what a person typed into FTS5 expressions that cannot inject syntax.
 
 Every token is double-quoted, so `NEAR`, `*`, `-`, `:` and parentheses are only ever
 text. Stopwords are dropped and the rest OR-joined, so a question in plain words still
 matches a document that answers it; bm25 then ranks documents holding more of the terms
 first. Dropping stopwords also halves query latency, since they match nearly every row.
+
+A phrase in double quotes (straight or curly) stays one FTS5 phrase, so it matches only
+where its words stand together, in order; so do words joined by hyphens
+("billing-exporter"), which name one thing. Words that ask about time ("current",
+"latest") or only shape a question ("how many", "how often", the `s` of a possessive)
+say nothing about which text answers, and are dropped like stopwords; the time they ask
+about is read by retrieval/dates.py.
+
+Runs of Chinese, Japanese or Korean script have no spaces between words, so the main
+index sees a whole run as one token; `cjk_expression` cuts them as the CJK index does
+(kenning/text/cjk.py).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
+from kenning.text import cjk
 from kenning.text.stopwords import STOPWORDS
 
 MAX_TERMS = 32
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+_QUOTED = re.compile(r"[\"“”„]([^\"“”„]+)[\"“”„]")
+# A question that asks for a fact ("Which port...", "When does...", "How many...", "How do
+# I..."): one a note either states or does not. "Why", "should", "is X good for you" and
+# "how to" ask about a topic, as a title does, and are left out.
+_FACT_QUESTION = re.compile(
+    r"\s*(?:(?:in|on|at|for|from|to|with|by|after|before|above|below|under|over|since|until|during|about|of)\s+)?"
+    r"(?:what|what's|which|who|who's|whom|whose|when|where|how\s+(?:many|much|long|often|old|far|big|large|soon"
+    r"|do|does|did|can|could|should|would|is|are|was|were)\b)\b",
+    re.IGNORECASE,
+)
+# Words joined by hyphens ("billing-exporter", "pg-main", "Wi-Fi"): one name, searched as a phrase.
+_COMPOUND = re.compile(r"\w+(?:-\w+)+")
+# Not stopwords everywhere (the extractor may take "Current" for part of a name), but in
+# a question they carry no topic.
+QUESTION_WORDS = frozenset(
+    "current currently latest newest nowadays presently today many much often s t".split()
+)
+@dataclass(frozen=True)
+class KeywordQuery:
+    """What the keyword leg searches for: single words and quoted phrases."""
+
+    terms: tuple[str, ...]
+    phrases: tuple[tuple[str, ...], ...]
+    # Terms written capitalized inside the question (not as its first word), and words
+    # joined by hyphens: names.
+    names: frozenset[str] = frozenset()
+    # Whether the text asks for a fact ("Which port...", "How many...") rather than
+    # naming a topic; a CJK question is taken for one when it ends in a question mark.
+    question: bool = False
+
+    @property
+    def items(self) -> list[str]:
+        """Each term and phrase as one FTS5 string (a phrase's words joined by spaces)."""
+        return [" ".join(phrase) for phrase in self.phrases] + list(self.terms)
+
+    @property
+    def expression(self) -> str | None:
+        """None when the query holds no searchable token at all (only punctuation)."""
+        return _or(self.items)
+
+
+def quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _or(items: list[str]) -> str | None:
+    return " OR ".join(quote(item) for item in items) or None
+
+
+def _content(tokens: list[str], dropped: frozenset[str]) -> list[str]:
+    kept = [token for token in tokens if token not in dropped]
+    return kept or tokens
 
 
 def terms(text: str) -> list[str]:
     """Distinct lower-cased tokens in order, stopwords dropped unless nothing else is left."""
     tokens = list(dict.fromkeys(token.lower() for token in _TOKEN.findall(text)))
-    content = [token for token in tokens if token not in STOPWORDS]
-    return (content or tokens)[:MAX_TERMS]
+    return _content(tokens, STOPWORDS)[:MAX_TERMS]
+
+
+def parse(text: str) -> KeywordQuery:
+    phrases: list[tuple[str, ...]] = []
+    for match in _QUOTED.finditer(text):
+        words = tuple(token.lower() for token in _TOKEN.findall(match.group(1)))
+        if len(words) > 1 and words not in phrases:
+            phrases.append(words)
+    rest = _QUOTED.sub(lambda match: " " if len(_TOKEN.findall(match.group(1))) > 1 else match.group(1), text)
+    compounds = [tuple(part.lower() for part in match.group().split("-")) for match in _COMPOUND.finditer(rest)]
+    phrases += [words for words in dict.fromkeys(compounds) if words not in phrases]
+    rest = _COMPOUND.sub(" ", rest)
+    chosen = _content(terms(rest), QUESTION_WORDS)
+    if phrases:
+        # With a phrase to search for, stopwords and question words are not needed to
+        # give the query something to match.
+        chosen = [term for term in chosen if term not in STOPWORDS and term not in QUESTION_WORDS]
+    names = {" ".join(words) for words in compounds}
+    words = [token for token in _TOKEN.findall(rest) if token.lower() in chosen]
+    first = _TOKEN.search(text)
+    inner = [token for token in words if first is None or token != first.group()]
+    capitalized = [token for token in inner if token[0].isupper()]
+    # In a title ("Breast Cancer Survival and Soy", "Flaxseeds vs. Chia Seeds") capitals
+    # mark the style, not names; short words ("vs", "on") may stay lower case in one.
+    if len(capitalized) < len([token for token in inner if len(token) > 3]):
+        names |= {token.lower() for token in capitalized}
+    return KeywordQuery(
+        tuple(chosen[: max(MAX_TERMS - len(phrases), 0)]),
+        tuple(phrases[:MAX_TERMS]),
+        frozenset(names),
+        bool(_FACT_QUESTION.match(text)) or (bool(cjk.RUN.search(text)) and text.rstrip().endswith(("?", "？"))),
+    )
 
 
 def fts_expression(text: str) -> str | None:
-    """None when the query holds no searchable token at all (only punctuation)."""
-    chosen = terms(text)
-    if not chosen:
-        return None
-    return " OR ".join('"' + token.replace('"', '""') + '"' for token in chosen)
+    """The keyword leg's expression for a query; None when it has nothing to search for."""
+    return parse(text).expression
+
+
+def cjk_expression(text: str) -> str | None:
+    """The query's CJK runs cut as the CJK index cuts them, OR-joined; None without any."""
+    return _or(list(dict.fromkeys(cjk.pieces(text)))[:MAX_TERMS])

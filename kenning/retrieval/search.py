@@ -10,6 +10,11 @@ The caller picks the legs (all three by default: keyword, vector, graph). The ve
 leg runs when an index for the current embedder exists and the query can be embedded;
 if it cannot (the embedder is down, the index is still loading after an embedder
 change), the search still answers from the other legs and says why in `warnings`.
+
+The keyword leg searches the main index and, for a query in Chinese, Japanese or
+Korean, the CJK index too. After fusion, retrieval/verdict.py weighs the best hits'
+dates, corrections, retractions, hedges and disagreements, refuses to answer when
+nothing supports one, and keeps one hit per place.
 """
 
 from __future__ import annotations
@@ -23,9 +28,11 @@ import numpy as np
 from kenning.api import Hit, SearchResult
 from kenning.config import RetrievalSettings
 from kenning.errors import EmbedderUnavailable
+from kenning.retrieval.coverage import Asked
 from kenning.retrieval.fusion import Ranked, fuse_rrf, fuse_scores, legs_and_ranks
 from kenning.retrieval.graph import graph_search
-from kenning.retrieval.query import fts_expression
+from kenning.retrieval.query import KeywordQuery, cjk_expression, parse
+from kenning.retrieval.verdict import Meaning, settle
 from kenning.store import fts
 from kenning.store.database import Database
 from kenning.store.hits import load_hits
@@ -66,14 +73,19 @@ class Retriever:
         vectors: Vectors | None = None,
         snippets: bool = True,
         kinds: tuple[str, ...] = (),
+        since: str | None = None,
+        until: str | None = None,
     ) -> SearchResult:
-        scope = Scope(source, namespace, kinds)
+        scope = Scope(source, namespace, kinds, since, until)
         depth = max(limit * 3, MIN_CANDIDATES)
-        expression = fts_expression(query)
+        keywords = parse(query)
+        expression = keywords.expression
         warnings: list[str] = []
         leg_calls: dict[str, asyncio.Future] = {}
-        if "keyword" in legs and expression is not None:
-            leg_calls["keyword"] = asyncio.ensure_future(fts.rank(self.db, expression, depth, scope))
+        asked: Asked | None = None
+        if "keyword" in legs and (expression is not None or cjk_expression(query)):
+            leg_calls["keyword"] = asyncio.ensure_future(self._keyword_leg(keywords, query, depth, scope))
+            asked = Asked(self.db, keywords, query)
         query_vector: np.ndarray | None = None
         if "vector" in legs:
             leg_calls["vector"] = asyncio.ensure_future(self._vector_leg(query, depth, scope, vectors, warnings))
@@ -84,6 +96,8 @@ class Retriever:
         except BaseException:
             for call in leg_calls.values():
                 call.cancel()
+            if asked is not None:
+                asked.cancel()
             raise
         if "vector" in answers:
             answers["vector"], query_vector = answers["vector"]
@@ -117,12 +131,18 @@ class Retriever:
             hits.append(hit)
         # Ties go to the more recently modified document.
         hits.sort(key=lambda hit: (-hit.score, -hit.modified))
-        hits = [hit for hit in hits if hit.score >= self.settings.min_score][:limit]
+        hits = [hit for hit in hits if hit.score >= self.settings.min_score]
+        meaning = Meaning(vectors.index, query_vector) if vectors is not None and query_vector is not None else None
+        try:
+            hits, abstained = await settle(self.db, query, hits, limit, self.settings, asked, meaning)
+        finally:
+            if asked is not None:
+                asked.cancel()
         if snippets and expression is not None:
             highlighted = await fts.snippets(self.db, expression, [hit.item_id for hit in hits if "keyword" in hit.legs])
             for hit in hits:
                 hit.snippet = highlighted.get(hit.item_id) or hit.snippet
-        return SearchResult(hits, warnings)
+        return SearchResult(hits, warnings, abstained)
 
     def _fuse(
         self,
@@ -152,6 +172,30 @@ class Retriever:
             unscored = [item_id for item_id in ranked["keyword"] if item_id not in raw["vector"]]
             raw["vector"].update(vectors.index.similarities(query_vector, unscored))
         return fuse_scores(ranked, raw, weights, calibrated=frozenset({"graph"}))
+
+    async def _keyword_leg(
+        self, keywords: KeywordQuery, query: str, depth: int, scope: Scope
+    ) -> list[tuple[int, float]]:
+        """The main index's ranking, merged with the CJK index's when the query has CJK runs.
+
+        bm25 values of two indexes are not on one scale, so each ranking is divided by
+        its own best before they are added up.
+        """
+        calls = []
+        if keywords.expression is not None:
+            calls.append(fts.rank(self.db, keywords.expression, depth, scope))
+        cjk = cjk_expression(query)
+        if cjk is not None:
+            calls.append(fts.rank(self.db, cjk, depth, scope, index="cjk"))
+        rankings = await asyncio.gather(*calls)
+        if len(rankings) == 1:
+            return rankings[0]
+        merged: dict[int, float] = {}
+        for ranking in rankings:
+            best = max((score for _, score in ranking), default=0.0) or 1.0
+            for item_id, score in ranking:
+                merged[item_id] = merged.get(item_id, 0.0) + score / best
+        return sorted(merged.items(), key=lambda pair: -pair[1])[:depth]
 
     async def _vector_leg(
         self, query: str, depth: int, scope: Scope, vectors: Vectors | None, warnings: list[str]

@@ -146,11 +146,14 @@ class Library:
         namespace: str | None = None,
         legs: tuple[Leg, ...] = LEGS,
         kinds: tuple[str, ...] = (),
+        since: str | None = None,
+        until: str | None = None,
     ) -> SearchResult:
         await self._check_scope(source, namespace)
         return await self.retriever.search(
-            query, limit, source=source, namespace=namespace, legs=legs, vectors=self.semantic.vectors, kinds=kinds
-        )
+            query, limit, source=source, namespace=namespace, legs=legs, vectors=self.semantic.vectors,
+            kinds=kinds, since=since, until=until,
+        )  # fmt: skip
 
     async def _check_scope(self, source: str | None, namespace: str | None) -> None:
         if source is not None and source not in {row.name for row in await source_store.list_sources(self.db)}:

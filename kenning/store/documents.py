@@ -22,8 +22,9 @@ from typing import Literal
 import aiosqlite
 
 from kenning.api import Stored
-from kenning.store import ownership
+from kenning.store import links, ownership
 from kenning.store.database import Database
+from kenning.text import dates
 
 Status = Literal["scanning", "done", "failed", "skipped", "merged"]
 
@@ -45,6 +46,10 @@ class NewItem:
     content: str
     line_start: int
     line_end: int
+    # Set only when dated lines inside the chunk say more than its document's date.
+    date: str | None = None
+    # Its CJK runs cut for the CJK index (kenning/text/cjk.py); empty for most text.
+    cjk: str = ""
 
 
 async def file_states(db: Database, source_id: int) -> dict[str, FileState]:
@@ -81,6 +86,9 @@ class DocumentMeta:
     namespace: str | None = None
     etag: str | None = None
     last_modified: str | None = None
+    # The date the document speaks from (an ISO prefix) and where it was read.
+    date: str | None = None
+    date_source: str | None = None
 
 
 async def replace_items(db: Database, document_id: int, meta: DocumentMeta, items: list[NewItem]) -> Stored:
@@ -90,15 +98,25 @@ async def replace_items(db: Database, document_id: int, meta: DocumentMeta, item
 
 
 async def store_text(
-    db: Database, source_id: int, key: str, uri: str, meta: DocumentMeta, items: list[NewItem]
+    db: Database,
+    source_id: int,
+    key: str,
+    uri: str,
+    meta: DocumentMeta,
+    items: list[NewItem],
+    supersedes: list[str] | None = None,
 ) -> tuple[int, Stored]:
     """Create or replace a document that arrived as text (agent text, a fetched page).
 
     Its row and its chunks are written in one transaction, unlike a file's: nothing
     would come back to finish a row left half-done, so there must never be one.
+    `supersedes` (agent text) replaces the keys of the documents it states it supersedes.
     """
     async with db.transaction() as conn:
-        return await write_text(conn, source_id, key, uri, meta, items)
+        document_id, stored = await write_text(conn, source_id, key, uri, meta, items)
+        if supersedes is not None:
+            await links.replace_links(conn, document_id, links.SUPERSEDES, supersedes)
+    return document_id, stored
 
 
 async def write_text(
@@ -158,13 +176,21 @@ async def _store(conn: aiosqlite.Connection, document_id: int, meta: DocumentMet
 
 async def _insert_items(conn: aiosqlite.Connection, document_id: int, items: list[tuple[int, NewItem]]) -> None:
     await conn.executemany(
-        "INSERT INTO items (document_id, ord, title, section, content, line_start, line_end)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO items (document_id, ord, title, section, content, line_start, line_end, date)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (document_id, ord_, item.title, item.section, item.content, item.line_start, item.line_end)
+            (document_id, ord_, item.title, item.section, item.content, item.line_start, item.line_end, item.date)
             for ord_, item in items
         ],
     )
+    with_cjk = [(ord_, item.cjk) for ord_, item in items if item.cjk]
+    if with_cjk:
+        # The items' ids are known only now; the delete trigger takes these rows away
+        # with their items.
+        await conn.executemany(
+            "INSERT INTO items_cjk (rowid, text) SELECT id, ? FROM items WHERE document_id = ? AND ord = ?",
+            [(text, document_id, ord_) for ord_, text in with_cjk],
+        )
 
 
 async def _update_items(conn: aiosqlite.Connection, document_id: int, items: list[NewItem]) -> None:
@@ -207,11 +233,11 @@ async def _record(
     await conn.execute(
         "UPDATE documents SET status = ?, merged_into = ?, reason = NULL, title = ?, format = ?, mtime = ?,"
         " size = ?, content_hash = ?, text_hash = ?, chunk_count = ?, tags = ?, namespace = ?, etag = ?,"
-        " last_modified = ?, updated_at = ? WHERE id = ?",
+        " last_modified = ?, date = ?, date_source = ?, updated_at = ? WHERE id = ?",
         (
             status, merged_into, meta.title, meta.format, meta.mtime, meta.size, meta.content_hash,
-            meta.text_hash, chunk_count, meta.tags, meta.namespace, meta.etag, meta.last_modified, time.time(),
-            document_id,
+            meta.text_hash, chunk_count, meta.tags, meta.namespace, meta.etag, meta.last_modified, meta.date,
+            meta.date_source, time.time(), document_id,
         ),
     )
 
@@ -231,8 +257,11 @@ async def mark_unindexed(
 
 async def touch(db: Database, document_id: int, mtime: float, size: int) -> None:
     """The file was rewritten with the same bytes: remember the new mtime, keep the chunks."""
+    # A document dated by its file time speaks from the new time.
     await db.write_one(
-        "UPDATE documents SET mtime = ?, size = ?, updated_at = ? WHERE id = ?", (mtime, size, time.time(), document_id)
+        "UPDATE documents SET mtime = ?, size = ?, updated_at = ?,"
+        " date = CASE WHEN date_source = 'modified' THEN ? ELSE date END WHERE id = ?",
+        (mtime, size, time.time(), dates.from_timestamp(mtime), document_id),
     )
 
 

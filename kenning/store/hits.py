@@ -1,7 +1,10 @@
 """Loading the chunks a search found: citation fields, for the ids that are still there
-and in scope, with the chunk's opening as a fallback snippet."""
+and in scope, with the chunk's opening as a fallback snippet; and, for the best few, the
+full text the truth signals read."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from kenning.api import Hit
 from kenning.store.database import Database
@@ -14,7 +17,7 @@ SQL_BATCH = 900
 # Columns selected for a hit, in the order `_hit` reads them.
 _COLUMNS = (
     "i.id, d.id, i.title, s.name, coalesce(d.namespace, s.namespace), s.root, d.path, i.section, i.line_start,"
-    f" i.line_end, d.mtime, d.uri, substr(i.content, 1, {EXCERPT_CHARS})"
+    f" i.line_end, d.mtime, d.uri, substr(i.content, 1, {EXCERPT_CHARS}), coalesce(i.date, d.date)"
 )
 _JOINS = "items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id"
 
@@ -32,6 +35,7 @@ def _hit(row: tuple) -> Hit:
         line_start=row[8],
         line_end=row[9],
         modified=row[10],
+        date=row[13],
     )
 
 
@@ -50,3 +54,27 @@ async def load_hits(db: Database, ids: list[int], scope: Scope) -> dict[int, Hit
             )
             found.update((row[0], _hit(row)) for row in rows)
     return found
+
+
+# A document's first chunks: its front matter often makes a chunk of its own.
+LEAD_CHUNKS = 2
+
+
+@dataclass(frozen=True)
+class ChunkText:
+    content: str
+    # The document's opening chunks: what the whole document says it is.
+    lead: str
+
+
+async def chunk_texts(db: Database, ids: list[int]) -> dict[int, ChunkText]:
+    """Full text of the given items (those still there) and their documents' openings, in one query."""
+    if not ids:
+        return {}
+    rows = await db.read(
+        "SELECT i.id, i.content, (SELECT group_concat(content, char(10)) FROM (SELECT l.content FROM items l"
+        f" WHERE l.document_id = i.document_id ORDER BY l.ord LIMIT {LEAD_CHUNKS})) FROM items i"
+        f" WHERE i.id IN ({', '.join('?' * len(ids))})",
+        ids,
+    )
+    return {row[0]: ChunkText(row[1], row[2] or "") for row in rows}

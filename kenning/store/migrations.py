@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Callable
 
 from kenning.store.texthash import text_hash
+from kenning.text import cjk, dates
 
 log = logging.getLogger(__name__)
 
@@ -357,12 +358,75 @@ def m005_agent_records(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def m006_dates(conn: sqlite3.Connection) -> None:
+    """The date each document speaks from, and the dated lines that refine a chunk's.
+
+    Dates are ISO prefixes (`2025`, `2025-09`, `2025-09-18`), so they compare as text.
+    Documents already stored get theirs from what the store holds — the first chunk
+    (front matter, first heading), the file name, the file time — and each chunk from
+    its own dated lines, the same recipe ingest uses, so nothing has to be read again.
+    """
+    conn.execute("ALTER TABLE documents ADD COLUMN date TEXT")
+    conn.execute("ALTER TABLE documents ADD COLUMN date_source TEXT")
+    conn.execute("ALTER TABLE items ADD COLUMN date TEXT")
+    rows = conn.execute(
+        "SELECT d.id, d.path, d.uri, d.mtime, (SELECT content FROM items WHERE document_id = d.id ORDER BY ord LIMIT 1)"
+        " FROM documents d"
+    ).fetchall()
+    for document_id, path, uri, mtime, first in rows:
+        stated = dates.document_date(first or "", (uri or path).rstrip("/").rsplit("/", 1)[-1])
+        date, source = stated or (dates.from_timestamp(mtime), "modified")
+        conn.execute("UPDATE documents SET date = ?, date_source = ? WHERE id = ?", (date, source, document_id))
+    refined = (
+        (found, item_id)
+        for item_id, section, content in conn.execute("SELECT id, section, content FROM items")
+        if (found := dates.chunk_date(content, section))
+    )
+    conn.executemany("UPDATE items SET date = ? WHERE id = ?", list(refined))
+
+
+def m007_cjk_index(conn: sqlite3.Connection) -> None:
+    """A second keyword index for Chinese, Japanese and Korean runs, cut into bigrams.
+
+    Only chunks holding CJK text have a row, so a library without any pays nothing. Rows
+    are written with their items (store/documents.py) and leave with them by trigger.
+    """
+    conn.execute("CREATE VIRTUAL TABLE items_cjk USING fts5 (text, tokenize = 'unicode61')")
+    conn.execute(
+        "CREATE TRIGGER items_cjk_ad AFTER DELETE ON items BEGIN DELETE FROM items_cjk WHERE rowid = old.id; END"
+    )
+    rows = conn.execute("SELECT id, title, section, content FROM items")
+    conn.executemany(
+        "INSERT INTO items_cjk (rowid, text) VALUES (?, ?)",
+        [(item_id, text) for item_id, *fields in rows if (text := cjk.index_text(*fields))],
+    )
+
+
+def m008_document_links(conn: sqlite3.Connection) -> None:
+    """Links an agent states from its document to others (store/links.py), by the key the
+    other is stored under, so a link can name a document that has not arrived yet."""
+    conn.execute(
+        """
+        CREATE TABLE document_links (
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL CHECK (kind IN ('supersedes')),
+            target TEXT NOT NULL,
+            PRIMARY KEY (document_id, kind, target)
+        ) WITHOUT ROWID
+        """
+    )
+    conn.execute("CREATE INDEX document_links_target ON document_links (target, kind)")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
     m003_graph,
     m004_locations,
     m005_agent_records,
+    m006_dates,
+    m007_cjk_index,
+    m008_document_links,
 )
 
 

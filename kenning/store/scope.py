@@ -1,9 +1,13 @@
-"""Which sources a search may return hits from: active ones, narrowed by name, namespace
-or kind of document (files, pages, agent text, capsules, archives, ledger entries).
+"""Which chunks a search may return: from active sources, narrowed by source name,
+namespace or kind of document (files, pages, agent text, capsules, archives, ledger
+entries), and by the date a chunk speaks from.
 
 A source holds a document it owns and a document it is a location of (its own copy was
 collapsed into another source's), so a scoped search matches either. A document's kind
-is its source's kind: every aggregate source holds one kind of document.
+is its source's kind: every aggregate source holds one kind of document. Dates are ISO
+prefixes whose length is their precision (see kenning/text/dates.py): a chunk dated
+`2025` overlaps `since 2025-06`, so each bound is compared at the coarser of the two
+precisions.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ class Scope:
     source: str | None = None
     namespace: str | None = None
     kinds: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
 
     def _kind_clause(self, source: str) -> tuple[str, list[object]]:
         return f"{source}.kind IN ({', '.join('?' * len(self.kinds))})", [SOURCE_KIND_OF[k] for k in self.kinds]
@@ -40,14 +46,21 @@ class Scope:
         return " AND ".join(clauses), params
 
     def where(self) -> tuple[str, list[object]]:
-        """A SQL condition on documents `d` and their owning sources `s`, with its parameters."""
+        """A SQL condition on items `i`, their documents `d` and owning sources `s`, with its parameters."""
         owner, owner_params = self._conditions("s", "d")
         located, located_params = self._conditions("ls", "ld")
-        return (
+        clause = (
             f"(({owner}) OR EXISTS (SELECT 1 FROM documents ld JOIN sources ls ON ls.id = ld.source_id"
-            f" WHERE ld.merged_into = d.id AND {located}))",
-            [*owner_params, *located_params],
+            f" WHERE ld.merged_into = d.id AND {located}))"
         )
+        params = [*owner_params, *located_params]
+        if self.since is not None:
+            clause += " AND coalesce(i.date, d.date) >= substr(?, 1, length(coalesce(i.date, d.date)))"
+            params.append(self.since)
+        if self.until is not None:
+            clause += " AND substr(coalesce(i.date, d.date), 1, length(?)) <= ?"
+            params += [self.until, self.until]
+        return clause, params
 
     async def source_ids(self, db: Database) -> set[int]:
         """Sources whose items may be in scope: a superset, which the hit loader narrows.

@@ -1,0 +1,23 @@
+"""Chunks as the store takes them, with what is read off each in the worker thread that
+chunked them: the date its dated lines give it, and its CJK pieces for the CJK index."""
+
+from __future__ import annotations
+
+from kenning.ingest.chunker import Chunk
+from kenning.store.documents import NewItem
+from kenning.text import cjk, dates
+
+
+def new_items(title: str, chunks: list[Chunk]) -> list[NewItem]:
+    return [
+        NewItem(
+            title,
+            chunk.section,
+            chunk.text,
+            chunk.line_start,
+            chunk.line_end,
+            date=dates.chunk_date(chunk.text, chunk.section),
+            cjk=cjk.index_text(title, chunk.section, chunk.text),
+        )
+        for chunk in chunks
+    ]

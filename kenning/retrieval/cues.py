@@ -1,0 +1,124 @@
+"""Words that say what a chunk does to earlier text, or how sure it is.
+
+Three kinds: a correction ("correction", "no longer", "was wrong", "instead",
+"supersedes") restates something differently; a retraction ("retracted", "withdrawn",
+"disregard", "do not use") takes something back, often with nothing in its place; a
+hedge ("if we were to", "suppose", "proposal", "draft", "we might") states a
+possibility, not a fact. A correction or retraction cue in the title or the first lines
+of a document ("Retraction: Q2 NPS", "This ADR supersedes ADR-0012") speaks for the
+whole note, and every chunk of it carries it; one further down counts only on a line
+that names what the query asks about ("update: the ledger no longer runs under
+systemd"). A hedge in the title counts double.
+
+Hand-written patterns rather than a classifier: they are few, they are what people write
+in notes, and a hit's explanation can name the cue that moved it. The lists were written
+from the kinds of notes the truth set holds and checked on its dev split only; words
+that scientific prose uses for its own claims ("we propose", "proposed", "considering",
+"we could") are left out, since on NFCorpus dev they marked one chunk in fifty hedged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_RETRACTION = (
+    r"retract(?:ed|ion|s)?|withdr[ae]wn?|withdraws|withdrawing|disregard|do not use|don't use|ignore (?:the|my|that"
+    r"|this|previous)|rescind(?:ed)?|fell through|called off|(?:issued|published|posted|sent) in error"
+    r"|no longer (?:valid|stands|applies|accurate|true)|is (?:not|no longer) (?:true|accurate|valid|correct)"
+    r"|was a mistake|is invalid|invalidated"
+)
+_CORRECTION = (
+    r"correction|corrected|erratum|no longer|(?:was|were|is) wrong|wrong way round|(?:was|were) too"
+    r"|supersed(?:e|es|ed|ing)|instead(?: of)?|replaced by|replaces|out of date|outdated|not .{1,40}? as (?:written"
+    r"|stated|announced|documented|noted|recorded)|changed (?:it )?to|moved (?:it )?to|switched to|now using"
+    r"|update(?::| on\b)|revised|amended|from now on|going forward|scrap that|as of (?:today|now)"
+)
+_HEDGE_STRONG = (
+    r"if we (?:were to|did|went|moved|switched|chose|decided)|suppose we|supposing|what if|hypothetically"
+    r"|proposal|draft|rfc|brainstorm(?:ing)?|idea:|ideas|not (?:yet )?(?:decided|agreed|adopted|approved|planned)"
+    r"|nothing (?:is )?decided|undecided|status: (?:idea|draft|proposal|proposed)|we might|might (?:do|add|move"
+    r"|switch|try)|wish ?list"
+)
+_HEDGE_WEAK = r"(?:might|maybe|perhaps|could|possibly|would|if)\b"
+# One pass over a text finds every cue; where two kinds could start at one place, the
+# earlier alternative wins ("no longer valid" retracts before "no longer" corrects).
+# Texts are lower-cased first: matching without IGNORECASE is four times faster.
+_CUES = re.compile(
+    rf"\b(?:(?P<retraction>{_RETRACTION})|(?P<correction>{_CORRECTION})"
+    rf"|(?P<strong>{_HEDGE_STRONG})|(?P<weak>{_HEDGE_WEAK}))"
+)
+# Weak hedges in a chunk's body count this much each; a chunk is hedged at 1.
+WEAK = 0.15
+HEDGED = 1.0
+# Lines of a document's opening whose cues speak for the whole document, and how many
+# first letters of a query word a line must hold to name it.
+OPENING_LINES = 6
+STEM = 5
+
+
+@dataclass(frozen=True)
+class Cues:
+    correction: str | None
+    retraction: str | None
+    hedge: float
+    hedge_word: str | None
+
+    @property
+    def hedged(self) -> bool:
+        return self.hedge >= HEDGED
+
+
+def _found(text: str) -> dict[str, list[re.Match[str]]]:
+    """Every cue in a lower-cased text, by kind."""
+    found: dict[str, list[re.Match[str]]] = {"retraction": [], "correction": [], "strong": [], "weak": []}
+    for match in _CUES.finditer(text):
+        found[match.lastgroup or "weak"].append(match)
+    return found
+
+
+def _opening(lead: str) -> str:
+    """A document's front matter and first lines: where a note says what it is."""
+    lines = lead.split("\n")
+    end = 0
+    if lines and lines[0].strip() == "---":
+        end = next((i + 1 for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
+    return "\n".join(lines[: end + OPENING_LINES])
+
+
+def _on_topic(matches: list[re.Match[str]], text: str, keys: list[str]) -> str | None:
+    """The first cue in a line that also names one of the query's words (by its first
+    letters, so "restarting" names "restart"): a correction elsewhere in a long chunk is
+    about something else. `text` is lower-cased, as the keys are."""
+    stems = [key[:STEM] for key in keys]
+    for match in matches:
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        line = text[start : end if end >= 0 else len(text)]
+        if not stems or any(stem in line for stem in stems):
+            return match.group()
+    return None
+
+
+def read(title: str, text: str, lead: str = "", keys: list[str] | None = None) -> Cues:
+    """Cues of a chunk with `title` and `text`; `lead` is its document's opening chunk,
+    and `keys` the query's words a cue in the body must share a line with."""
+    text, lead = text.lower(), lead.lower()
+    heading, body, opening = _found(title.lower()), _found(text), _found(_opening(lead))
+    lead_strong = len(_found(lead)["strong"]) if lead != text else 0
+    hedge = 2 * len(heading["strong"]) + max(len(body["strong"]), lead_strong) + WEAK * len(body["weak"])
+    hedge_word = next((found["strong"][0] for found in (heading, body) if found["strong"]), None)
+    hedge_word = hedge_word or (body["weak"][0] if body["weak"] else None)
+
+    def said(kind: str) -> str | None:
+        for found in (heading, opening):
+            if found[kind]:
+                return found[kind][0].group()
+        return _on_topic(body[kind], text, keys or [])
+
+    return Cues(
+        correction=said("correction"),
+        retraction=said("retraction"),
+        hedge=hedge,
+        hedge_word=hedge_word.group() if hedge_word else None,
+    )

@@ -1,0 +1,78 @@
+"""What a question asks about time, and how well a hit's date answers it.
+
+A question asking for the current state ("now", "current", "latest", "still") wants the
+newest of the hits that say something about the same thing (retrieval/truth.py orders
+those pairs). A question naming a period ("in 2023", "Q3 2025", "last March") prefers
+hits dated in it: a hit from outside keeps a share of its score that shrinks with its
+distance from the period. Reports come after the period they cover ("Q3 results" are
+written in October), so a hit dated shortly after the period loses less than one dated
+before it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from kenning.api import Hit
+from kenning.text.dates import Period, named_periods, period
+
+_RECENT = re.compile(
+    r"\b(?:now|nowadays|current(?:ly)?|latest|newest|most recent(?:ly)?|these days|at the moment|at present"
+    r"|presently|today|up to date|still)\b",
+    re.IGNORECASE,
+)
+# The share of its score a hit dated far from the period keeps; set on the truth set's
+# dev split (bench/README.md).
+OUTSIDE_KEEPS = 0.7
+# A hit dated after the period, within this share of the period's length (at most
+# GRACE_MAX_DAYS), counts as written about it.
+GRACE_SHARE = 0.5
+GRACE_MAX_DAYS = 45
+
+
+@dataclass(frozen=True)
+class TimeIntent:
+    recent: bool
+    periods: tuple[Period, ...]
+
+    @classmethod
+    def of(cls, query: str, today: date) -> TimeIntent:
+        periods = tuple(named_periods(query, today))
+        # A period named wins over "current": "the current price in 2025" asks about 2025.
+        return cls(recent=not periods and bool(_RECENT.search(query)), periods=periods)
+
+
+def affinity(iso: str, periods: tuple[Period, ...]) -> float:
+    """1 for a date inside one of the periods, falling towards 0 with distance."""
+    stated = period(iso)
+    best = 0.0
+    for asked in periods:
+        if stated.start < asked.end and asked.start < stated.end:
+            return 1.0
+        if stated.start >= asked.end:
+            grace = min(asked.days * GRACE_SHARE, GRACE_MAX_DAYS)
+            late = (stated.start - asked.end).days
+            best = max(best, 0.5 if late <= grace else 0.0)
+    return best
+
+
+def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date) -> bool:
+    """The hit is dated in (or just after) one of the periods, or its text names one that overlaps."""
+    if hit.date is not None and affinity(hit.date, periods) > 0:
+        return True
+    return any(s.start < p.end and p.start < s.end for s in named_periods(text, today) for p in periods)
+
+
+def favour_periods(hits: list[Hit], intent: TimeIntent) -> None:
+    if not intent.periods:
+        return
+    for hit in hits:
+        if hit.date is None:
+            continue
+        near = affinity(hit.date, intent.periods)
+        if near < 1.0:
+            keep = OUTSIDE_KEEPS + (1 - OUTSIDE_KEEPS) * near
+            hit.score *= keep
+            hit.reasons.append(f"dated {hit.date}, outside the period asked about (x{keep:.2f})")

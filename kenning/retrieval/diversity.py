@@ -1,0 +1,57 @@
+"""One answer per place: no two hits of the same lines, one hit per identical text, and no
+document crowding the others out.
+
+- Chunks of one document whose line ranges overlap (a chunker's overlap, or a chunk
+  nested in another: 202-205, 203-205, 204-205) show once, as the best of them.
+- The same text in two files shows once, at its best hit; the others are listed in that
+  hit's `also_at`.
+- A document's second and later hits keep a shrinking share of their score
+  (SAME_DOCUMENT_KEEPS per hit before them), so a long note that matches everywhere
+  does not fill the page while another document answers too; its best hit is untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from kenning.api import Elsewhere, Hit
+
+# Measured on the truth set's dev split and bench/retrieval.py (bench/README.md).
+SAME_DOCUMENT_KEEPS = 0.85
+
+
+def _fingerprint(text: str) -> str:
+    return hashlib.blake2b(" ".join(text.split()).encode(), digest_size=16).hexdigest()
+
+
+def spread(hits: list[Hit]) -> None:
+    """Lower each document's later hits; `hits` is best first (the caller sorts again)."""
+    seen: dict[int, int] = {}
+    for hit in hits:
+        before = seen.get(hit.document_id, 0)
+        if before:
+            keep = SAME_DOCUMENT_KEEPS**before
+            hit.score *= keep
+            hit.reasons.append(f"hit {before + 1} of its document (x{keep:.2f})")
+        seen[hit.document_id] = before + 1
+
+
+def distinct(hits: list[Hit], texts: dict[int, str]) -> list[Hit]:
+    """The hits without overlapping repeats and identical copies, best first."""
+    kept: list[Hit] = []
+    spans: dict[int, list[tuple[int, int]]] = {}
+    copies: dict[str, Hit] = {}
+    for hit in hits:
+        if any(start <= hit.line_end and hit.line_start <= end for start, end in spans.get(hit.document_id, ())):
+            continue
+        text = texts.get(hit.item_id)
+        key = _fingerprint(text) if text is not None else None
+        if key is not None and key in copies:
+            first = copies[key]
+            first.also_at.append(Elsewhere(hit.item_id, hit.path, hit.line_start, hit.line_end))
+            continue
+        if key is not None:
+            copies[key] = hit
+        spans.setdefault(hit.document_id, []).append((hit.line_start, hit.line_end))
+        kept.append(hit)
+    return kept

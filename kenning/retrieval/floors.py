@@ -1,0 +1,87 @@
+"""Abstention: a question nothing in the library supports gets no hits.
+
+The keyword leg matches any chunk sharing one word with the query, and score fusion
+stretches every query's best candidate to the top of the scale, so neither a hit nor
+its fused score says an answer exists. What decides instead, on the best few hits,
+does not depend on the query's own scale:
+
+- names and words no chunk holds: a question naming something the library never
+  mentions ("the Lisbon office", "Project Falcon") is refused unless a hit is very
+  close in meaning (STRONG_SIMILARITY); one using any other word no chunk holds ("my
+  motorbike") unless a hit is close (ABSENT_SIMILARITY);
+- a period asked about ("revenue in Q3 2024") that no best hit is dated in or names;
+- otherwise it is answered when a best hit holds `[retrieval] min_coverage` of its
+  idf-weighted terms (retrieval/coverage.py), or is `support_similarity` close in
+  meaning: a multi-hop question shares few words with the page that answers it, and a
+  paraphrase none.
+
+Only a question that asks for a fact ("Which port...", "How many...", "When does...")
+is judged. A topic, a title, a claim or an open question ("why...", "is X good for
+you?") is left to the legs: a person exploring a topic wants what is closest, and such
+queries share fewer words with what answers them (on NFCorpus dev a floor on every
+query cost ten times what it costs on fact questions alone; on SciFact claims name
+genes the abstracts spell otherwise). The floors were chosen on the truth set's dev
+split, as the trade-off between answerable questions kept and unanswerable ones refused
+(bench/README.md has the curve), and checked on NFCorpus dev and bench/multihop.py.
+When a leg did not run, the other decides alone; when neither measure exists (a
+vector-only search), the vector leg's own `min_similarity` is the floor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kenning.api import Hit
+
+# How many of the best hits may carry the support.
+DEPTH = 3
+# A name no chunk holds is answered only by a hit this close in meaning; another word
+# no chunk holds, by one this close.
+STRONG_SIMILARITY = 0.7
+ABSENT_SIMILARITY = 0.5
+
+
+@dataclass(frozen=True)
+class Support:
+    coverage: float | None  # None: the keyword leg did not run
+    similarity: float | None  # None: no query vector
+    unknown: list[str] = field(default_factory=list)  # names the query uses that no chunk holds
+    absent: list[str] = field(default_factory=list)  # other words of it no chunk holds
+    period: bool | None = None  # None: no period asked; else whether a best hit speaks of it
+    question: bool = True  # False: a topic or keywords, which the coverage floor leaves alone
+
+
+def best_support(
+    hits: list[Hit], coverage: dict[int, float] | None, similarity: dict[int, float] | None
+) -> tuple[float | None, float | None]:
+    """The best coverage and the best cosine among the hits (None where not measured)."""
+    top = [hit.item_id for hit in hits[:DEPTH]]
+    return (
+        None if coverage is None else max((coverage.get(item_id, 0.0) for item_id in top), default=0.0),
+        None if similarity is None else max((similarity.get(item_id, -1.0) for item_id in top), default=-1.0),
+    )
+
+
+def refusal(support: Support, min_coverage: float, support_similarity: float) -> str | None:
+    """Why the query gets no hits, or None when its best hits support an answer."""
+    coverage, similarity = support.coverage, support.similarity
+    if not support.question:
+        return None
+    if support.unknown and (similarity is None or similarity < STRONG_SIMILARITY):
+        return "nothing supports an answer: no text mentions " + ", ".join(repr(name) for name in support.unknown)
+    if support.period is False:
+        return "nothing supports an answer: no hit is dated in, or names, the period asked about"
+    if similarity is None:
+        # Without the vector leg (the embedder is down, or only the keyword leg was
+        # asked for) nothing can vouch for a paraphrase: only the outright refusals apply.
+        return None
+    if support.absent and similarity < ABSENT_SIMILARITY:
+        return "nothing supports an answer: no text mentions " + ", ".join(repr(word) for word in support.absent)
+    if coverage is not None and coverage >= min_coverage:
+        return None
+    if similarity >= support_similarity:
+        return None
+    held = "" if coverage is None else f"the best hits hold {coverage:.0%} of the query's weight"
+    held += "" if coverage is None else f" (floor {min_coverage:.0%}); "
+    closest = f"their closest meaning is cosine {similarity:.2f} (floor {support_similarity:.2f})"
+    return f"nothing supports an answer: {held}{closest}"

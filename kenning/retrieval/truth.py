@@ -1,0 +1,262 @@
+"""Which of the best hits is true now: corrections, retractions, the newest, stated facts,
+and disagreements.
+
+Relations are decided between pairs of the best hits that are about the same thing: both
+answer the query, the one holding less of its terms holds them with the other (AGREEMENT
+of their idf weight), and their texts are close (cosine of their vectors, or shared words when
+there are no vectors). For such a pair:
+
+- a newer chunk that retracts ("withdrawn", "disregard") is tied to the older one, which
+  carries `retracted_by`; one that corrects ("correction", "no longer", "instead") makes
+  the older one `superseded_by` it. Either way the newer one is placed above the older;
+- when the question asks for the current state, the newer of the two is placed above;
+- a hedged chunk (a proposal, a draft, "if we were to") goes below the best plain
+  statement about the same thing among the best hits;
+- two chunks of about the same time that neither correct nor hedge, and that give
+  different values next to the same word of the query ("12,400 active technicians" and
+  "active technicians: 9,800"), disagree: each carries `conflicts_with` the other, and
+  for a question the lower one is lifted into the first CONFLICT_TOP when the upper one
+  is there, so both sides show.
+
+"Placed above" moves the lower hit just above the upper one and leaves everything else
+where it was; nothing is dropped, so the old text stays findable and marked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import cached_property
+
+from kenning.api import Hit
+from kenning.retrieval import cues
+from kenning.retrieval.dates import TimeIntent
+from kenning.store.hits import ChunkText
+from kenning.store.links import Superseder
+from kenning.text.dates import period
+from kenning.text.stopwords import STOPWORDS
+
+# Pairs are looked for among this many of the best hits.
+DEPTH = 12
+# How close two chunks' vectors (cosine) must be to count as about the same thing, for
+# a correction or retraction, for recency, for a hedge, and for a disagreement. Set on
+# the truth set's dev split (bench/README.md).
+SAME_SUBJECT = 0.3
+SAME_STATE = 0.5
+SAME_CLAIM = 0.45
+# Without vectors: the share of the smaller chunk's content words the other holds.
+SHARED_WORDS = 0.3
+# Two statements this many days apart or closer are of one time: neither replaces the other.
+SAME_TIME_DAYS = 60
+CONFLICT_TOP = 5
+# A hit whose document an agent said is superseded, when the newer one is not among the hits.
+STATED_KEEPS = 0.5
+HEDGED_KEEPS = 0.75
+HEDGED_FLOOR = 0.5
+STEP = 1e-4
+
+_WORD = re.compile(r"\w+")
+# A number with its currency or unit, or a word.
+_TOKEN = re.compile(r"[£$€]?\d[\d,.:]*\d(?:\s?%)?|[£$€]?\d(?:\s?%)?|\w+")
+# How many tokens from a query word a value may stand and still be its value, and how
+# many of the query's most specific words a disagreement is looked for at.
+VALUE_REACH = 10
+KEYS = 2
+
+Similarity = Callable[[int, int], float | None]
+# The share of the query's weight held by the lesser of two hits that the other must hold too.
+AGREEMENT = 0.5
+
+
+class _Side:
+    """One of the best hits, with what its text says about itself."""
+
+    def __init__(self, hit: Hit, chunk: ChunkText | None, keys: list[str]) -> None:
+        span = period(hit.date) if hit.date else None
+        self.hit = hit
+        self.text = chunk.content if chunk else hit.snippet
+        self.cues = cues.read(hit.title, self.text, chunk.lead if chunk else "", keys)
+        # The first and last day its date covers, as ordinals.
+        self.start = span.start.toordinal() if span else None
+        self.end = span.end.toordinal() if span else None
+        self._keys = keys[:KEYS]
+
+    @cached_property
+    def values(self) -> dict[str, set[str]]:
+        return _keyed_values(self.text, self._keys)
+
+
+def _newer(a: _Side, b: _Side) -> bool:
+    """a speaks from a later time than b, with no overlap between their dates."""
+    return a.start is not None and b.end is not None and a.start >= b.end
+
+
+def _same_time(a: _Side, b: _Side) -> bool:
+    if a.start is None or b.start is None:
+        return True
+    return abs(a.start - b.start) <= SAME_TIME_DAYS
+
+
+def _words(text: str) -> set[str]:
+    return {word for word in (w.lower() for w in _WORD.findall(text)) if len(word) > 2 and word not in STOPWORDS}
+
+
+def _keyed_values(text: str, keys: list[str]) -> dict[str, set[str]]:
+    """For each query word, the values (numbers) within VALUE_REACH tokens of it in the text."""
+    tokens = _TOKEN.findall(text)
+    values = [i for i, token in enumerate(tokens) if token[0].isdigit() or token[0] in "£$€"]
+    found: dict[str, set[str]] = {}
+    for key in keys:
+        stem = key[:5]
+        for i, token in enumerate(tokens):
+            if token.lower().startswith(stem):
+                near = {tokens[v].replace(" ", "") for v in values if abs(v - i) <= VALUE_REACH}
+                if near:
+                    found.setdefault(key, set()).update(near)
+    return found
+
+
+def _disagree(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
+    """Some query word has a value in each text that the other lacks."""
+    return any(key in b and a[key] - b[key] and b[key] - a[key] for key in a)
+
+
+class _Closeness:
+    """Pairwise closeness of the best hits: agreement on the query's terms, and their texts'
+    cosine when vectors exist, else shared words."""
+
+    def __init__(self, sides: list[_Side], similarity: Similarity | None, agreement: Similarity | None) -> None:
+        self.similarity = similarity
+        self.agreement = agreement
+        self.words = {side.hit.item_id: _words(side.text) for side in sides} if similarity is None else {}
+
+    def __call__(self, a: _Side, b: _Side, threshold: float) -> bool:
+        if self.agreement is not None:
+            shared = self.agreement(a.hit.item_id, b.hit.item_id)
+            if shared is not None and shared < AGREEMENT:
+                return False
+        if self.similarity is not None:
+            value = self.similarity(a.hit.item_id, b.hit.item_id)
+            if value is not None:
+                return value >= threshold
+        words_a = self.words.get(a.hit.item_id) or _words(a.text)
+        words_b = self.words.get(b.hit.item_id) or _words(b.text)
+        smaller = min(len(words_a), len(words_b)) or 1
+        return len(words_a & words_b) / smaller >= SHARED_WORDS * threshold / SAME_SUBJECT
+
+
+def _place_above(mover: Hit, anchor: Hit, why: str) -> None:
+    if mover.score <= anchor.score:
+        mover.score = anchor.score + STEP
+        mover.reasons.append(why)
+
+
+def resolve(
+    hits: list[Hit],
+    chunks: dict[int, ChunkText],
+    keys: list[str],
+    intent: TimeIntent,
+    similarity: Similarity | None,
+    agreement: Similarity | None,
+) -> None:
+    """Mark relations among the best hits and reorder the pairs they decide; `hits` is
+    best first and stays in place (the caller sorts again). `keys` are the query's words,
+    the most specific first; `similarity` and `agreement` compare two hits (cosine;
+    shared query terms)."""
+    sides = [_Side(hit, chunks.get(hit.item_id), keys) for hit in hits[:DEPTH]]
+    close = _Closeness(sides, similarity, agreement)
+    for i, upper in enumerate(sides):
+        for lower in sides[i + 1 :]:
+            if upper.hit.document_id != lower.hit.document_id:
+                _relate(upper, lower, intent, close)
+    _hedge([side for side in sides if side.cues.hedged], sides, close)
+
+
+def _hedge(hedged: list[_Side], sides: list[_Side], close: _Closeness) -> None:
+    """A hedged hit goes below the best plain statement about the same thing, losing at
+    least HEDGED_KEEPS and at most HEDGED_FLOOR of its score. A document is hedged as a
+    whole ("Brainstorm: ..."), so when one of its hits meets a plain statement, its
+    other hedged hits go below that statement too."""
+    plain: dict[int, float] = {}
+    for side in hedged:
+        scores = [
+            other.hit.score
+            for other in sides
+            if not other.cues.hedged
+            and other.hit.document_id != side.hit.document_id
+            and close(side, other, SAME_SUBJECT)
+        ]
+        if scores:
+            plain[side.hit.document_id] = max(plain.get(side.hit.document_id, 0.0), *scores)
+    for side in hedged:
+        statement = plain.get(side.hit.document_id)
+        if statement is None:
+            continue
+        before = side.hit.score
+        side.hit.score = max(min(before * HEDGED_KEEPS, statement - STEP), before * HEDGED_FLOOR)
+        side.hit.reasons.append(
+            f"hedged ({side.cues.hedge_word!r}), below a plain statement (x{side.hit.score / before:.2f})"
+        )
+
+
+def _relate(upper: _Side, lower: _Side, intent: TimeIntent, close: _Closeness) -> None:
+    for newer, older in ((lower, upper), (upper, lower)):
+        if not _newer(newer, older) or newer.cues.hedged:
+            continue
+        if newer.cues.retraction and not older.cues.retraction and close(newer, older, SAME_SUBJECT):
+            older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
+            _place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({newer.cues.retraction!r})")
+            older.hit.reasons.append(f"retracted by item {newer.hit.item_id}")
+            return
+        if newer.cues.correction and not older.cues.correction and close(newer, older, SAME_SUBJECT):
+            older.hit.superseded_by = older.hit.superseded_by or newer.hit.item_id
+            _place_above(newer.hit, older.hit, f"supersedes item {older.hit.item_id} ({newer.cues.correction!r})")
+            older.hit.reasons.append(f"superseded by item {newer.hit.item_id}")
+            return
+        if intent.recent and not newer.cues.hedged and close(newer, older, SAME_STATE):
+            _place_above(newer.hit, older.hit, f"newer ({newer.hit.date}) than item {older.hit.item_id}, asked for now")
+            return
+    if (
+        not (upper.cues.hedged or lower.cues.hedged)
+        and _same_time(upper, lower)
+        and close(upper, lower, SAME_CLAIM)
+        and _disagree(upper.values, lower.values)
+    ):
+        upper.hit.conflicts_with.append(lower.hit.item_id)
+        lower.hit.conflicts_with.append(upper.hit.item_id)
+
+
+def show_both_sides(hits: list[Hit]) -> None:
+    """Lift a conflicting hit into the first CONFLICT_TOP when the one it conflicts with is there.
+
+    `hits` is sorted best first; the lifted hit takes the score just above the hit at
+    the last place, so it shows and the order above it stays.
+    """
+    ranks = {hit.item_id: rank for rank, hit in enumerate(hits)}
+    for hit in hits[CONFLICT_TOP:DEPTH]:
+        partners = [ranks[other] for other in hit.conflicts_with if ranks.get(other, DEPTH) < CONFLICT_TOP - 1]
+        if partners:
+            last = hits[CONFLICT_TOP - 1]
+            hit.score = last.score + STEP
+            hit.reasons.append(f"disagrees with item {hits[min(partners)].item_id}: both sides shown")
+            return
+
+
+def apply_stated(hits: list[Hit], superseded: dict[int, Superseder]) -> None:
+    """Supersessions an agent stated (documents.add `supersedes`): the older hit points at
+    the newer document's best hit (or its first chunk), which goes above it; when the
+    newer one is not among the hits, the older keeps STATED_KEEPS of its score."""
+    best: dict[int, Hit] = {}
+    for hit in hits:
+        best.setdefault(hit.document_id, hit)
+    for hit in hits:
+        by = superseded.get(hit.document_id)
+        if by is None:
+            continue
+        newer = best.get(by.document_id)
+        hit.superseded_by = newer.item_id if newer is not None else by.item_id
+        if newer is not None:
+            _place_above(newer, hit, f"supersedes item {hit.item_id} (stated when it was added)")
+        else:
+            hit.score *= STATED_KEEPS
+        hit.reasons.append(f"superseded by item {hit.superseded_by} (stated when it was added)")

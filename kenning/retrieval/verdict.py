@@ -1,0 +1,135 @@
+"""After fusion: which hits are true now, whether any answer is supported, one hit per place.
+
+The steps, each in its own module, in order:
+
+1. proximity (coverage.py): hits holding the query's words near each other go up;
+2. dates (dates.py): for a question naming a period, hits dated outside it go down;
+3. truth (truth.py): corrections, retractions, "now" questions, hedges and
+   disagreements among the best hits;
+4. crowding (diversity.py): a document's later hits go down;
+5. the floor (floors.py): no hits when the best of them support no answer;
+6. one hit per place (diversity.py): no overlapping lines, no identical copies.
+
+Each step that moves a hit says why in its `reasons` (`ken search --explain`). The store is
+read once more, for the best hits only, in two statements run together: their full text,
+and which of their documents an agent said another supersedes. Which of the query's
+terms and word pairs each of them holds is read from a scratch index of just those
+chunks (store/fts.py `holders_among`); the terms' counts were read alongside the legs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import date
+from functools import partial
+
+import numpy as np
+
+from kenning.api import Hit
+from kenning.config import RetrievalSettings
+from kenning.retrieval import coverage, diversity, floors, truth
+from kenning.retrieval.dates import TimeIntent, favour_periods, speaks_of
+from kenning.store.database import Database
+from kenning.store.hits import chunk_texts
+from kenning.store.links import superseders
+from kenning.store.vector_index import VectorIndex
+
+# Hits read in full for the truth signals and the floor; past them nothing moves.
+JUDGED = 30
+# Candidates kept past `limit` so that dropping repeats still leaves `limit` hits.
+SPARE = 20
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """The query's vector and the index it was compared with (None when the vector leg did not run)."""
+
+    index: VectorIndex
+    query: np.ndarray
+
+    def to_query(self, ids: list[int]) -> dict[int, float]:
+        return self.index.similarities(self.query, ids)
+
+    def between(self, ids: list[int]) -> truth.Similarity:
+        found, matrix = self.index.vectors_for(ids)
+        rows = {item_id: row for row, item_id in enumerate(found)}
+
+        def cosine(a: int, b: int) -> float | None:
+            if a not in rows or b not in rows:
+                return None
+            return float(matrix[rows[a]] @ matrix[rows[b]])
+
+        return cosine
+
+
+async def settle(
+    db: Database,
+    text: str,
+    hits: list[Hit],
+    limit: int,
+    settings: RetrievalSettings,
+    asked: coverage.Asked | None,
+    meaning: Meaning | None,
+) -> tuple[list[Hit], str | None]:
+    """The hits to return, best first, and why there are none when the floor refused them."""
+    if not hits:
+        return [], None
+    judged = hits[:JUDGED]
+    ids = [hit.item_id for hit in hits[: max(JUDGED, limit + SPARE)]]
+    chunks, superseded = await asyncio.gather(
+        chunk_texts(db, ids), superseders(db, list(dict.fromkeys(hit.document_id for hit in judged)))
+    )
+    texts = {item_id: chunk.content for item_id, chunk in chunks.items()}
+    measured = None
+    if asked is not None:
+        measured = await asked.measure(
+            {hit.item_id: (hit.title, hit.section, texts[hit.item_id]) for hit in judged if hit.item_id in texts}
+        )
+    if measured is not None:
+        coverage.reward_proximity(judged, measured)
+    today = date.today()
+    intent = TimeIntent.of(text, today)
+    favour_periods(judged, intent)
+    _sort(hits)
+    between = meaning.between([hit.item_id for hit in hits[: truth.DEPTH]]) if meaning else None
+    agreement = partial(coverage.agreement, measured) if measured is not None else None
+    keys = measured.specific if measured is not None else []
+    truth.resolve(hits, chunks, keys, intent, between, agreement)
+    truth.apply_stated(judged, superseded)
+    # A document's first hit is counted in the order the truth signals left.
+    _sort(hits)
+    diversity.spread(hits)
+    _sort(hits)
+    if asked is None or asked.query.question:
+        truth.show_both_sides(hits)
+        _sort(hits)
+    best = hits[: floors.DEPTH]
+    coverage_best, similarity_best = floors.best_support(
+        best,
+        measured.held if measured is not None else None,
+        meaning.to_query([hit.item_id for hit in best]) if meaning else None,
+    )
+    period = None
+    if intent.periods:
+        period = any(speaks_of(hit, texts.get(hit.item_id, ""), intent.periods, today) for hit in best)
+    support = floors.Support(
+        coverage_best,
+        similarity_best,
+        measured.unknown if measured is not None else [],
+        measured.absent if measured is not None else [],
+        period,
+        question=asked.query.question if asked is not None else True,
+    )
+    refused = floors.refusal(support, settings.min_coverage, settings.support_similarity)
+    if refused:
+        return [], refused
+    chosen = diversity.distinct(hits[: limit + SPARE], texts)[:limit]
+    for hit in chosen:
+        hit.score = round(hit.score, 6)
+    return chosen, None
+
+
+def _sort(hits: list[Hit]) -> None:
+    # Ties go to the more recently modified document.
+    hits.sort(key=lambda hit: (-hit.score, -hit.modified))

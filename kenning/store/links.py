@@ -1,0 +1,55 @@
+"""Links an agent states between documents: this document supersedes that one.
+
+An agent adding a document may say it supersedes others, naming each by the uri it gave
+them, a fetched page's URL, or a file's absolute path. The link is stored with the
+document that states it, under the key the named document is stored by (an agent key,
+a page key, or a file's absolute path), so it holds whether the named document arrives
+before or after, and it goes when the stating document goes. Nothing is deleted: the
+superseded document stays searchable, and its hits carry `superseded_by`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import aiosqlite
+
+from kenning.store.database import Database
+
+SUPERSEDES = "supersedes"
+
+
+async def replace_links(conn: aiosqlite.Connection, document_id: int, kind: str, targets: list[str]) -> None:
+    """The document's links of this kind become `targets` (keys), inside the caller's transaction."""
+    await conn.execute("DELETE FROM document_links WHERE document_id = ? AND kind = ?", (document_id, kind))
+    await conn.executemany(
+        "INSERT OR IGNORE INTO document_links (document_id, kind, target) VALUES (?, ?, ?)",
+        [(document_id, kind, target) for target in targets],
+    )
+
+
+@dataclass(frozen=True)
+class Superseder:
+    """The newest document that states it supersedes another, and its first chunk."""
+
+    document_id: int
+    item_id: int
+
+
+async def superseders(db: Database, document_ids: list[int]) -> dict[int, Superseder]:
+    """For each given document that another states it supersedes, that other (the latest
+    one added, when several do)."""
+    if not document_ids:
+        return {}
+    rows = await db.read(
+        "SELECT d.id, l.document_id, (SELECT i.id FROM items i WHERE i.document_id = coalesce(by.merged_into, by.id)"
+        " ORDER BY i.ord LIMIT 1)"
+        " FROM documents d JOIN sources s ON s.id = d.source_id"
+        " JOIN document_links l ON l.kind = ? AND l.target ="
+        " (CASE WHEN s.kind = 'folder' THEN rtrim(s.root, '/') || '/' || d.path ELSE d.path END)"
+        " JOIN documents by ON by.id = l.document_id"
+        f" WHERE d.id IN ({', '.join('?' * len(document_ids))}) AND l.document_id != d.id"
+        " ORDER BY by.updated_at",
+        [SUPERSEDES, *document_ids],
+    )
+    return {document_id: Superseder(by, item_id) for document_id, by, item_id in rows if item_id is not None}

@@ -1,0 +1,280 @@
+"""Dates written in text: the date a note speaks from, dated lines, and periods a question names.
+
+Ingest reads a document's date from its front matter, its file name or its first heading,
+and refines a chunk's date from dated lines inside it (a changelog entry, a decision log
+line, a chat message); the store's migration backfills the same from stored chunks; the
+query side reads the periods a question names ("in 2025", "Q3 2025", "March 2026",
+"last year"). One parser serves all three, so a date found at ingest and one asked for
+at query time always mean the same span.
+
+Hand-written rather than dateparser/dateutil: those find a date in almost any digits
+(a version, a port, a ticket number), and here only a few unambiguous written forms
+count, each with a known precision (a year, a quarter, a month, a day).
+
+A date is kept as an ISO prefix — `2025`, `2025-09`, `2025-09-18` — whose length is its
+precision, so dates sort and compare as text in SQL and in Python. A quarter is kept as
+its first month.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+
+_MONTHS = {
+    name: number
+    for number in range(1, 13)
+    for name in {calendar.month_name[number].lower(), calendar.month_abbr[number].lower()}
+}
+_MONTHS["sept"] = 9
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_YEAR = r"(?P<year>(?:19|20)\d\d)"
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+
+# Written dates, most precise first; each names its own groups. Digits must not touch
+# other digits, so "12025-01" or a version "2.2025" is not a date.
+_FORMS = [
+    re.compile(rf"(?<!\d){_YEAR}-(?P<month>0[1-9]|1[0-2])-(?P<day>[0-3]\d)(?!\d)"),
+    re.compile(rf"(?<![\w]){_DAY}\s+{_MONTH},?\s+{_YEAR}(?!\d)", re.IGNORECASE),
+    re.compile(rf"(?<![\w]){_MONTH}\s+{_DAY},?\s+{_YEAR}(?!\d)", re.IGNORECASE),
+    re.compile(rf"{_YEAR}\s*[年년]\s*(?P<month>1[0-2]|0?[1-9])\s*[月월](?:\s*(?P<day>[0-3]?\d)\s*[日일])?"),
+    re.compile(rf"(?<!\d){_YEAR}-(?P<month>0[1-9]|1[0-2])(?![\d])"),
+    re.compile(rf"(?<![\w]){_MONTH},?\s+{_YEAR}(?!\d)", re.IGNORECASE),
+    re.compile(rf"(?<![A-Za-z0-9])[Qq](?P<quarter>[1-4])[\s_-]*{_YEAR}(?!\d)"),
+    re.compile(rf"(?<!\d){_YEAR}[\s_-]*[Qq](?P<quarter>[1-4])(?![A-Za-z0-9])"),
+]
+_YEAR_ALONE = re.compile(rf"(?<![\d.]){_YEAR}(?![\d.])")
+
+_FRONT_KEYS = ("updated", "date", "created")
+_FRONT_LINE = re.compile(r"(?P<key>[A-Za-z_-]+)[ \t]*:[ \t]*['\"]?(?P<value>[^'\"\n]*)")
+_HEADING = re.compile(r"#{1,6}[ \t]+(?P<text>.+)")
+# A line that opens with a date: a decision-log entry, a chat message, a dated list item.
+_LINE_OPENING = re.compile(r"[ \t]*(?:\*\*|__)?(?:[-*+>|][ \t]*|\d{1,3}\.[ \t]+)?(?:\*\*|__)?\[?")
+HEADING_SCAN_LINES = 40
+
+
+@dataclass(frozen=True)
+class Period:
+    """A span of days, [start, end)."""
+
+    start: date
+    end: date
+
+    @property
+    def days(self) -> int:
+        return (self.end - self.start).days
+
+
+def _iso(year: int, month: int | None = None, day: int | None = None) -> str | None:
+    if month is None:
+        return f"{year:04d}"
+    if day is None:
+        return f"{year:04d}-{month:02d}"
+    try:
+        return date(year, month, day).isoformat()
+    except ValueError:  # 31 February: not a date
+        return None
+
+
+def _from_match(match: re.Match[str]) -> str | None:
+    groups = match.groupdict()
+    year = int(groups["year"])
+    if groups.get("quarter"):
+        return _iso(year, 3 * int(groups["quarter"]) - 2)
+    month_text = groups.get("month")
+    if month_text is None:
+        return _iso(year)
+    month = int(month_text) if month_text.isdigit() else _MONTHS[month_text.lower().rstrip(".")]
+    day = groups.get("day")
+    return _iso(year, month, int(day) if day else None)
+
+
+def find_date(text: str) -> str | None:
+    """The first written date in the text at the best precision offered, or None."""
+    best: tuple[int, str] | None = None
+    for form in _FORMS:
+        match = form.search(text)
+        if match and (found := _from_match(match)) and (best is None or match.start() < best[0]):
+            best = (match.start(), found)
+    return None if best is None else best[1]
+
+
+def _date_in_name(name: str) -> str | None:
+    found = find_date(name)
+    if found is None and (year := _YEAR_ALONE.search(name)):
+        found = year.group("year")
+    return found
+
+
+def document_date(text: str, name: str) -> tuple[str, str] | None:
+    """(date, where it was found) for a document, or None when it states none.
+
+    Front matter `updated`, `date`, `created` (in that order: a revised note speaks from
+    its revision), then a date in the file name, then one in the first heading.
+    """
+    lines = text.split("\n", HEADING_SCAN_LINES)[:HEADING_SCAN_LINES]
+    body = 0
+    if lines and lines[0].strip() == "---":
+        found: dict[str, str] = {}
+        for index in range(1, len(lines)):
+            if lines[index].strip() in ("---", "..."):
+                body = index + 1
+                break
+            match = _FRONT_LINE.match(lines[index])
+            if match and match.group("key").lower() in _FRONT_KEYS:
+                value = find_date(match.group("value")) or _year_only(match.group("value"))
+                if value:
+                    found.setdefault(match.group("key").lower(), value)
+        for key in _FRONT_KEYS:
+            if key in found:
+                return found[key], "front matter"
+    if named := _date_in_name(name.rsplit(".", 1)[0] if "." in name else name):
+        return named, "file name"
+    for line in lines[body:]:
+        heading = _HEADING.match(line)
+        if heading:
+            stated = find_date(heading.group("text")) or _year_only(heading.group("text"))
+            return (stated, "heading") if stated else None
+    return None
+
+
+def _year_only(text: str) -> str | None:
+    match = _YEAR_ALONE.search(text)
+    return match.group("year") if match else None
+
+
+def _entry_date(text: str) -> str | None:
+    """A heading's date when it dates an entry: a full date anywhere in it ("2.3.0 —
+    2025-06-10"), or a month or year that is all the heading says ("June 2025"). A period
+    a heading is about ("Q2 2025 survey", "advisory FH-SEC-2025-07") dates nothing."""
+    found = find_date(text)
+    if found and len(found) == 10:
+        return found
+    bare = text.strip(" \t#*_[]():.-—")
+    for form in (*_FORMS[4:6], _YEAR_ALONE):
+        match = form.fullmatch(bare)
+        if match:
+            return _from_match(match)
+    return None
+
+
+def line_date(line: str) -> str | None:
+    """The date a line opens with (or a heading's entry date), or None."""
+    heading = _HEADING.match(line)
+    if heading:
+        return _entry_date(heading.group("text"))
+    opening = _LINE_OPENING.match(line)
+    rest = line[opening.end() if opening else 0 :]
+    if not rest[:1].isalnum():
+        return None
+    for form in _FORMS[:6]:
+        match = form.match(rest)
+        if match:
+            return _from_match(match)
+    return None
+
+
+def chunk_date(text: str, section: str) -> str | None:
+    """The latest date among a chunk's dated lines and its section heading, or None.
+
+    A changelog or decision-log chunk speaks from its newest entry; a chunk with no
+    dated line speaks from its document's date.
+    """
+    dates = [found for line in text.split("\n") if (found := line_date(line))]
+    if section and (found := _entry_date(section.rsplit(" > ", 1)[-1])):
+        dates.append(found)
+    return max(dates) if dates else None
+
+
+def from_timestamp(seconds: float) -> str:
+    """A file time as a day, in UTC, so the same file gets the same date on any machine."""
+    return datetime.fromtimestamp(seconds, tz=timezone.utc).date().isoformat()
+
+
+def period(iso: str) -> Period:
+    """The span an ISO prefix (`2025`, `2025-09`, `2025-09-18`) covers."""
+    parts = [int(part) for part in iso.split("-")]
+    if len(parts) == 1:
+        return Period(date(parts[0], 1, 1), date(parts[0] + 1, 1, 1))
+    if len(parts) == 2:
+        year, month = parts
+        return Period(date(year, month, 1), date(year + month // 12, month % 12 + 1, 1))
+    start = date(*parts)
+    return Period(start, date.fromordinal(start.toordinal() + 1))
+
+
+_ISO_PARAM = re.compile(r"(19|20|21)\d\d(-(0[1-9]|1[0-2])(-[0-3]\d)?)?")
+
+
+def parse_iso(text: str) -> str:
+    """A `since`/`until` value as an ISO prefix; ValueError names what is wrong."""
+    value = text.strip()
+    if not _ISO_PARAM.fullmatch(value) or (len(value) == 10 and _iso(*map(int, value.split("-"))) is None):
+        raise ValueError(f"{text!r} is not a date: use YYYY, YYYY-MM or YYYY-MM-DD")
+    return value
+
+
+_RELATIVE = re.compile(r"\b(?P<which>last|this|next|past)\s+(?P<unit>year|month|quarter)\b", re.IGNORECASE)
+_LAST_MONTH_NAME = re.compile(rf"\b(?P<which>last|this)\s+{_MONTH}(?![\w])", re.IGNORECASE)
+
+
+def named_periods(text: str, today: date) -> list[Period]:
+    """The periods a question names: years, quarters, months, and "last year" style spans.
+
+    A full date (a day) is not a period a document speaks from: "is the office closed on
+    2 January" asks about the day, not for notes written on it.
+    """
+    found: list[Period] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(match: re.Match[str], span: Period) -> None:
+        taken.append(match.span())
+        found.append(span)
+
+    def free(match: re.Match[str]) -> bool:
+        return not any(start < match.end() and match.start() < end for start, end in taken)
+
+    for form in _FORMS:
+        for match in form.finditer(text):
+            if _in_identifier(text, match):
+                continue
+            if free(match) and (iso := _from_match(match)):
+                if len(iso) == 10:
+                    taken.append(match.span())
+                    continue
+                span = period(iso)
+                if match.groupdict().get("quarter"):
+                    span = Period(span.start, period(_iso(span.start.year, span.start.month + 2) or iso).end)
+                add(match, span)
+    for match in _YEAR_ALONE.finditer(text):
+        if free(match) and not _in_identifier(text, match):
+            add(match, period(match.group("year")))
+    for match in _RELATIVE.finditer(text):
+        add(match, _relative(match.group("which").lower(), match.group("unit").lower(), today))
+    for match in _LAST_MONTH_NAME.finditer(text):
+        if free(match):
+            month = _MONTHS[match.group("month").lower().rstrip(".")]
+            year = today.year - (1 if match.group("which").lower() == "last" and month >= today.month else 0)
+            add(match, period(_iso(year, month) or str(year)))
+    return found
+
+
+def _in_identifier(text: str, match: re.Match[str]) -> bool:
+    """"FH-SEC-2025-07" names an advisory, not July 2025; "RT-2025" a product."""
+    before = text[match.start() - 1] if match.start() else " "
+    after = text[match.end() : match.end() + 2]
+    return before == "-" or before.isalnum() or (after[:1] == "-" and after[1:].isalnum())
+
+
+def _relative(which: str, unit: str, today: date) -> Period:
+    step = {"last": -1, "past": -1, "this": 0, "next": 1}[which]
+    if unit == "year":
+        return period(str(today.year + step))
+    size = 3 if unit == "quarter" else 1
+    first = (today.month - 1) // size * size  # months since January at the current unit's start
+    index = today.year * 12 + first + step * size
+    start = date(index // 12, index % 12 + 1, 1)
+    end_index = index + size
+    return Period(start, date(end_index // 12, end_index % 12 + 1, 1))

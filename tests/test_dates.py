@@ -1,0 +1,75 @@
+"""Dates as notes write them: what a document speaks from, dated lines, periods asked about."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from kenning.text.dates import Period, chunk_date, document_date, named_periods, parse_iso, period
+
+TODAY = date(2026, 12, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "expected"),
+    [
+        ("---\ndate: 2025-04-10\nupdated: 2025-06-01\n---\n# Refunds", "refunds.md", ("2025-06-01", "front matter")),
+        ("---\ncreated: 18 September 2025\n---\nbody", "x.md", ("2025-09-18", "front matter")),
+        ("# Platform sync\n", "2025-09-18-platform-sync.md", ("2025-09-18", "file name")),
+        ("# Channel export\n", "2025-11-payments-channel.md", ("2025-11", "file name")),
+        ("plain\n", "energy-tariff-2026.md", ("2026", "file name")),
+        ("# Results\n", "2025-q3-results.md", ("2025-07", "file name")),
+        ("# Platform sync, 18 September 2025\n\nNotes.", "sync.md", ("2025-09-18", "heading")),
+        ("# Sync (March 4, 2025)\n", "sync.md", ("2025-03-04", "heading")),
+        ("# 供应商会议 2025年9月18日\n", "会议.md", ("2025-09-18", "heading")),
+        ("# Runbook\n\nRestart it.", "runbook.md", None),
+        ("---\ntitle: x\n---\n# Runbook v1.2\n", "notes.md", None),
+    ],
+)
+def test_a_document_speaks_from_its_front_matter_then_its_name_then_its_first_heading(text, name, expected):
+    assert document_date(text, name) == expected
+
+
+def test_dated_lines_refine_a_chunk_to_its_newest_entry():
+    changelog = "## 2.3.0 — 2025-06-10\n- Idempotency keys.\n\n## 2.2.0 (2025-03-01)\n- Retries."
+    assert chunk_date(changelog, "Changelog") == "2025-06-10"
+    chat = "**[2025-11-03 09:12] Marek:** morning\n**[2025-11-05 14:06] Marek:** update: it moved"
+    assert chunk_date(chat, "") == "2025-11-05"
+    log = "2025-06-10 — Drop iOS 15 support (Tomás)\n- 12 March 2025: kick-off"
+    assert chunk_date(log, "Decisions") == "2025-06-10"
+    assert chunk_date("Body text only.", "Releases > 1.4.0 — 2024-02-01") == "2024-02-01"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["# Q2 2025 customer survey\n- NPS 61", "# Security advisory FH-SEC-2025-07\nPatch it.", "Version 2025-01 ships.",
+     "Revenue was up in 2025."],
+)
+def test_a_period_a_chunk_is_about_does_not_date_it(text):
+    assert chunk_date(text, "") is None
+
+
+def test_periods_a_question_names():
+    assert named_periods("What was revenue in Q3 2025?", TODAY) == [Period(date(2025, 7, 1), date(2025, 10, 1))]
+    assert named_periods("Where was the 2024 offsite?", TODAY) == [period("2024")]
+    assert named_periods("rota in March 2026", TODAY) == [period("2026-03")]
+    assert named_periods("what changed last year", TODAY) == [period("2025")]
+    assert named_periods("the deploys last March", TODAY) == [period("2026-03")]
+    assert named_periods("the deploys last March", date(2026, 2, 1)) == [period("2025-03")]
+    # A day is asked about, not a period notes are written in; an identifier is no date.
+    assert named_periods("Is the office closed on 2 January 2026?", TODAY) == []
+    assert named_periods("Is nginx affected by FH-SEC-2025-07?", TODAY) == []
+
+
+def test_periods_cover_their_whole_span():
+    assert period("2025") == Period(date(2025, 1, 1), date(2026, 1, 1))
+    assert period("2025-12") == Period(date(2025, 12, 1), date(2026, 1, 1))
+    assert period("2025-02-28").days == 1
+
+
+def test_since_and_until_take_only_dates():
+    assert [parse_iso(value) for value in ("2025", "2025-06", "2025-06-30")] == ["2025", "2025-06", "2025-06-30"]
+    for bad in ("2025-13", "2025-02-30", "June", "25", "2025/06"):
+        with pytest.raises(ValueError, match="not a date"):
+            parse_iso(bad)

@@ -1,0 +1,350 @@
+"""Answers that know what is true now, through a real daemon: one folder of notes holding
+a correction, a retraction, a disagreement, last year's price next to this year's, a
+proposal beside a fact, CJK notes, a quoted phrase, a long runbook and two copies of one
+file; every question goes over the socket with all three legs, as a person asks it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.daemon_harness import DaemonProcess, wait_for, write_config
+
+NOTES = {
+    "meetings/2025-03-04-infra-sync.md": """
+        # Infra sync, 4 March 2025
+
+        Present: Tomasz, Ines, Marek
+
+        ## Build cache
+        - Decided: the build cache moves to MinIO on the storage cluster next month.
+        - Tomasz to write the migration plan for the build cache.
+        """,
+    "meetings/2025-03-18-infra-sync.md": """
+        # Infra sync, 18 March 2025
+
+        Present: Tomasz, Ines
+
+        ## Build cache
+        - Correction to the 4 March notes: the build cache moves to Ceph RGW instead of MinIO;
+          MinIO was the option we turned down.
+        """,
+    "reports/2025-05-02-load-test.md": """
+        ---
+        title: Checkout load test
+        date: 2025-05-02
+        ---
+        # Checkout load test
+
+        The checkout service handled 4,800 requests per second at a p99 of 120 ms.
+        """,
+    "reports/2025-05-09-load-test-retraction.md": """
+        ---
+        title: "Retraction: checkout load test"
+        date: 2025-05-09
+        ---
+        # Retraction: checkout load test
+
+        The checkout load test figure of 4,800 requests per second is retracted: the load
+        generator was misconfigured. Please disregard it until the rerun.
+        """,
+    "ops/backup-policy.md": """
+        ---
+        title: Backup policy
+        updated: 2025-06-10
+        ---
+        # Backup policy
+
+        Nightly backups of the billing database are kept for 35 days in the backup bucket.
+        """,
+    "ops/backup-audit.md": """
+        ---
+        title: Backup audit
+        date: 2025-06-20
+        ---
+        # Backup audit
+
+        Finding: billing database backups are kept for 14 days, per the bucket lifecycle rule.
+        """,
+    "pricing/2025-price-list.md": """
+        ---
+        title: Price list 2025
+        date: 2025-01-01
+        ---
+        # Price list 2025
+
+        - Team plan: £12 per seat per month.
+        - Enterprise plan: priced per contract.
+        """,
+    "pricing/2026-price-list.md": """
+        ---
+        title: Price list 2026
+        date: 2026-01-01
+        ---
+        # Price list 2026
+
+        - Team plan: £15 per seat per month.
+        - Enterprise plan: priced per contract.
+        """,
+    "infra/dns.md": """
+        ---
+        title: DNS
+        updated: 2025-02-01
+        ---
+        # DNS
+
+        Our DNS is hosted on Route 53; the zones are managed in Terraform.
+        """,
+    "notes/2025-08-dns-idea.md": """
+        ---
+        title: "Idea: DNS hosting on Cloudflare"
+        date: 2025-08-12
+        ---
+        # Idea: DNS hosting on Cloudflare
+
+        What if we moved DNS hosting? If we were to switch, our DNS would be hosted on
+        Cloudflare, and we might drop Route 53 entirely. Nothing decided.
+        """,
+    "runbooks/storage.md": """
+        # Storage runbook
+
+        ## Disks
+        Check disk usage on the storage nodes every morning.
+        Expand a volume when it passes 80 % full.
+
+        ## Snapshots
+        Snapshots run at 02:00 and are kept for a week.
+        Restore a snapshot with `stctl restore --snapshot ID --target NODE`.
+
+        ## Contacts
+        The storage on-call is in #storage-oncall.
+        """,
+    "suppliers/会议纪要.md": """
+        # 供应商会议纪要
+
+        供应商确认 RT-20 平板的最小订单量是 500 台，交货期为六周。
+        """,
+    "tokyo/オフィス.md": """
+        # 東京オフィスの利用ルール
+
+        東京オフィスは平日の夜十時までに退館してください。
+        """,
+    "seoul/배포.md": """
+        # 배포 절차
+
+        한국 리전 배포는 매주 목요일 오전에 진행합니다.
+        """,
+    "security/break-glass.md": """
+        # Emergency access
+
+        The break glass account for production lives in the sealed envelope in the safe.
+        """,
+    "office/kitchen.md": """
+        # Kitchen
+
+        Please do not break the glass jugs; glass goes in the glass recycling. Take a break
+        away from your desk. Broken glass: tell the office manager. Glass, glass, glass.
+        """,
+    "office/coffee.md": """
+        # Coffee breaks
+
+        The coffee break is at eleven; a glass of water after the break keeps you going.
+        """,
+    "teams/a/charter.md": """
+        # Charter
+
+        The platform guild meets every second Thursday to review the golden paths.
+        """,
+    "teams/b/charter.md": """
+        # Charter
+
+        The platform guild meets every second Thursday to review the golden paths.
+        """,
+}
+
+
+def _write(root: Path) -> None:
+    for name, text in NOTES.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("truth")
+    notes = root / "notes"
+    _write(notes)
+    config = write_config(root / "config.toml", root / "data", [{"name": "notes", "path": notes}])
+    process = DaemonProcess(config, root / "data", root / "daemon.log").start()
+    process.notes = notes
+    process.config = config
+    status = process.wait_idle("notes")
+
+    def embedded() -> bool:
+        embedder = process.call("status")["embedder"]
+        return embedder["job"]["state"] == "idle" and embedder["vectors"] == status["chunks"]
+
+    wait_for(embedded, timeout=60, what="every chunk to be embedded")
+    yield process
+    process.stop()
+
+
+def ask(daemon: DaemonProcess, query: str, **params) -> dict:
+    return daemon.call("search", {"query": query, **params})
+
+
+def docs(result: dict) -> list[str]:
+    return list(dict.fromkeys(Path(hit["path"]).name for hit in result["hits"]))
+
+
+def first_hit(result: dict, name: str) -> dict:
+    return next(hit for hit in result["hits"] if Path(hit["path"]).name == name)
+
+
+def test_a_correction_outranks_the_note_it_corrects_which_stays_findable_and_marked(daemon):
+    result = ask(daemon, "Where is the build cache moving to?")
+    assert docs(result)[:2] == ["2025-03-18-infra-sync.md", "2025-03-04-infra-sync.md"]
+    newer, older = first_hit(result, "2025-03-18-infra-sync.md"), first_hit(result, "2025-03-04-infra-sync.md")
+    assert older["superseded_by"] == newer["item_id"]
+    assert newer["superseded_by"] is None
+    assert newer["date"] == "2025-03-18" and older["date"] == "2025-03-04"
+
+
+def test_a_retraction_is_tied_to_the_claim_it_names_and_ranks_above_it(daemon):
+    result = ask(daemon, "How many requests per second can the checkout service handle?")
+    assert docs(result)[:2] == ["2025-05-09-load-test-retraction.md", "2025-05-02-load-test.md"]
+    notice = first_hit(result, "2025-05-09-load-test-retraction.md")
+    claim = first_hit(result, "2025-05-02-load-test.md")
+    assert claim["retracted_by"] == notice["item_id"]
+    assert any("retracted by" in reason for reason in claim["reasons"])
+
+
+def test_two_notes_that_disagree_both_show_and_name_each_other(daemon):
+    result = ask(daemon, "How long are billing database backups kept?")
+    assert {"backup-policy.md", "backup-audit.md"} <= set(docs(result)[:5])
+    policy, audit = first_hit(result, "backup-policy.md"), first_hit(result, "backup-audit.md")
+    assert audit["item_id"] in policy["conflicts_with"] and policy["item_id"] in audit["conflicts_with"]
+    # Neither corrects the other: nothing is marked as replaced.
+    assert policy["superseded_by"] is None and audit["superseded_by"] is None
+
+
+def test_now_prefers_the_newest_a_named_year_prefers_that_year_and_since_until_filter(daemon):
+    now = ask(daemon, "What is the current price of the Team plan per seat?")
+    assert docs(now)[0] == "2026-price-list.md"
+    then = ask(daemon, "What did the Team plan cost per seat in 2025?")
+    assert docs(then)[0] == "2025-price-list.md"
+    assert first_hit(then, "2025-price-list.md")["date"] == "2025-01-01"
+    since = ask(daemon, "Team plan price per seat", since="2026")
+    assert "2026-price-list.md" in docs(since) and all(hit["date"] >= "2026" for hit in since["hits"])
+    until = ask(daemon, "Team plan price per seat", until="2025-06")
+    assert "2025-price-list.md" in docs(until) and "2026-price-list.md" not in docs(until)
+
+
+def test_since_after_until_is_refused_with_a_clear_error(daemon):
+    with pytest.raises(Exception, match="before since"):
+        ask(daemon, "Team plan", since="2026", until="2025")
+    with pytest.raises(Exception, match="is not a date"):
+        ask(daemon, "Team plan", since="last tuesday")
+
+
+def test_a_proposal_ranks_below_the_plain_statement_of_the_same_thing(daemon):
+    result = ask(daemon, "Where is our DNS hosted?")
+    names = docs(result)
+    assert names.index("dns.md") < names.index("2025-08-dns-idea.md")
+    assert any("hedged" in reason for reason in first_hit(result, "2025-08-dns-idea.md")["reasons"])
+
+
+def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
+    result = ask(daemon, "What is the door code for the Madrid office?")
+    assert result["hits"] == []
+    assert "madrid" in result["abstained"]
+    # A question about a period nothing is dated in or speaks of.
+    result = ask(daemon, "What did the Team plan cost per seat in 2019?")
+    assert result["hits"] == [] and "period" in result["abstained"]
+    # The same words without the missing name are answered.
+    assert ask(daemon, "How do I restore a storage snapshot?")["hits"]
+
+
+def test_a_hit_cites_the_lines_that_hold_the_answer(daemon):
+    result = ask(daemon, "Which command restores a storage snapshot?")
+    hit = first_hit(result, "storage.md")
+    lines = (daemon.notes / "runbooks/storage.md").read_text().split("\n")[hit["line_start"] - 1 : hit["line_end"]]
+    assert any("stctl restore" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("question", "note"),
+    [
+        ("RT-20 平板的最小订单量是多少？", "会议纪要.md"),
+        ("東京オフィスは何時までに退館しますか？", "オフィス.md"),
+        ("한국 리전 배포는 무슨 요일에 합니까?", "배포.md"),
+    ],
+)
+def test_chinese_japanese_and_korean_questions_find_their_note_by_keyword(daemon, question, note):
+    assert docs(ask(daemon, question, legs=["keyword"]))[0] == note
+
+
+def test_a_quoted_phrase_matches_as_a_phrase(daemon):
+    result = ask(daemon, 'Where is the "break glass" account?', legs=["keyword"])
+    assert docs(result) == ["break-glass.md"]
+    # Unquoted, the words match apart too.
+    assert {"kitchen.md", "coffee.md"} <= set(docs(ask(daemon, "break glass", legs=["keyword"])))
+
+
+def test_identical_text_in_two_files_shows_once_with_its_other_location(daemon):
+    result = ask(daemon, "When does the platform guild meet?")
+    charters = [hit for hit in result["hits"] if hit["path"].endswith("charter.md")]
+    assert len(charters) == 1
+    assert [Path(other["path"]).parent.name for other in charters[0]["also_at"]] == [
+        "b" if charters[0]["path"].endswith("a/charter.md") else "a"
+    ]
+
+
+def test_an_agent_document_can_say_which_document_it_supersedes(daemon):
+    daemon.call(
+        "documents.add",
+        {"title": "Wifi", "text": "The guest wifi password is heron-42.", "source_uri": "note://wifi-v1"},
+    )
+    added = daemon.call(
+        "documents.add",
+        {
+            "title": "Wifi",
+            "text": "The guest wifi password is kestrel-77.",
+            "source_uri": "note://wifi-v2",
+            "supersedes": ["note://wifi-v1"],
+            "date": "2025-09",
+        },
+    )
+    result = ask(daemon, "What is the guest wifi password?")
+    old = next(hit for hit in result["hits"] if hit["path"] == "note://wifi-v1")
+    new = next(hit for hit in result["hits"] if hit["path"] == "note://wifi-v2")
+    assert result["hits"].index(new) < result["hits"].index(old)
+    assert old["superseded_by"] == new["item_id"] and new["document_id"] == added["document_id"]
+    assert new["date"] == "2025-09"
+
+
+def test_ken_search_explain_says_why_hits_moved(daemon):
+    shown = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(daemon.config), "search", "--explain",
+         "Where is the build cache moving to?"],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    assert "superseded by #1" in shown
+    assert "moved: supersedes item" in shown
+    refused = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(daemon.config), "search", "--explain",
+         "What is the door code for the Madrid office?"],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    assert "no matches" in refused and "madrid" in refused
+    dated = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(daemon.config), "search", "--since", "2026", "--json",
+         "Team plan price per seat"],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    assert '"2026-01-01"' in dated and '"2025-01-01"' not in dated

@@ -1,0 +1,105 @@
+"""The steps after fusion on hits made by hand: one hit per place, crowding, the floor's
+rules, and the truth signals without vectors (shared words stand in for cosine)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from kenning.api import Hit
+from kenning.retrieval import diversity, floors, truth
+from kenning.retrieval.dates import TimeIntent
+from kenning.store.hits import ChunkText
+
+
+def hit(item_id: int, document_id: int, lines: tuple[int, int] = (1, 5), score: float = 1.0, **fields) -> Hit:
+    start, end = lines
+    return Hit(
+        item_id, document_id, fields.pop("title", "Note"), "", "notes", "default", f"/n/{document_id}.md", "",
+        start, end, 0.0, score=score, **fields,
+    )  # fmt: skip
+
+
+def test_nested_and_overlapping_chunks_of_one_document_show_once():
+    hits = [hit(1, 7, (202, 205)), hit(2, 7, (203, 205)), hit(3, 7, (204, 205)), hit(4, 8, (203, 205))]
+    hits.append(hit(5, 7, (206, 210)))
+    assert [h.item_id for h in diversity.distinct(hits, {})] == [1, 4, 5]
+
+
+def test_identical_text_in_two_files_shows_once_with_the_other_place():
+    texts = {1: "The guild meets\non Thursdays.", 2: "The guild  meets on Thursdays.", 3: "Something else."}
+    kept = diversity.distinct([hit(1, 1), hit(2, 2), hit(3, 3)], texts)
+    assert [h.item_id for h in kept] == [1, 3]
+    assert [(other.item_id, other.path) for other in kept[0].also_at] == [(2, "/n/2.md")]
+
+
+def test_a_documents_later_hits_count_for_less_and_its_best_does_not():
+    hits = [hit(1, 1, score=1.0), hit(2, 1, (6, 9), score=0.9), hit(3, 2, score=0.8), hit(4, 1, (10, 12), score=0.8)]
+    diversity.spread(hits)
+    assert [round(h.score, 3) for h in hits] == [1.0, 0.765, 0.8, 0.578]
+
+
+def test_the_floor_refuses_only_fact_questions_and_says_why():
+    def refusal(**support) -> str | None:
+        return floors.refusal(floors.Support(**{"coverage": 0.9, "similarity": 0.6, **support}), 0.6, 0.4)
+
+    assert refusal() is None
+    assert "'lisbon'" in refusal(unknown=["lisbon"], similarity=0.3)
+    assert refusal(unknown=["lisbon"], similarity=0.8) is None  # very close in meaning
+    assert "period" in refusal(period=False)
+    assert "'motorbike'" in refusal(absent=["motorbike"], similarity=0.45)
+    assert refusal(absent=["city"], similarity=0.6) is None
+    assert "hold 30%" in refusal(coverage=0.3, similarity=0.35)
+    assert refusal(coverage=0.3, similarity=0.45) is None  # a paraphrase close in meaning
+    # A topic, a title, a claim: never refused.
+    assert refusal(question=False, unknown=["lisbon"], similarity=0.1) is None
+    # Without the vector leg only the outright refusals apply.
+    assert refusal(coverage=0.1, similarity=None) is None
+    assert refusal(unknown=["lisbon"], similarity=None) is not None
+
+
+def side(
+    item_id: int, document_id: int, text: str, day: str, score: float, title: str = "Note", lead: str | None = None
+) -> tuple[Hit, ChunkText]:
+    chunk = ChunkText(text, text if lead is None else lead)
+    return hit(item_id, document_id, score=score, date=day, title=title), chunk
+
+
+def resolve(pairs: list[tuple[Hit, ChunkText]], keys: list[str], query: str = "where does the cache move") -> list[Hit]:
+    hits = [h for h, _ in pairs]
+    intent = TimeIntent.of(query, date(2026, 1, 1))
+    truth.resolve(hits, {h.item_id: chunk for h, chunk in pairs}, keys, intent, None, None)
+    return sorted(hits, key=lambda h: -h.score)
+
+
+def test_without_vectors_a_newer_correction_still_goes_above_what_it_corrects():
+    old = side(1, 1, "Decided: the build cache moves to MinIO next month.", "2025-03-04", 0.9)
+    new = side(2, 2, "Correction: the build cache moves to Ceph instead of MinIO.", "2025-03-18", 0.7)
+    ranked = resolve([old, new], ["cache", "build", "moves"])
+    assert [h.item_id for h in ranked] == [2, 1]
+    assert ranked[1].superseded_by == 2 and ranked[0].superseded_by is None
+
+
+def test_an_older_note_cannot_correct_a_newer_one_and_a_draft_cannot_correct_at_all():
+    older_correction = side(1, 1, "Correction: the build cache moves to Ceph instead.", "2025-01-01", 0.7)
+    newer = side(2, 2, "The build cache moves to MinIO.", "2025-06-01", 0.9)
+    assert all(h.superseded_by is None for h in resolve([older_correction, newer], ["cache", "build"]))
+    draft = side(3, 3, "Draft proposal: the build cache moves to Ceph instead.", "2025-09-01", 0.8, title="Proposal")
+    ranked = resolve([newer, draft], ["cache", "build"])
+    assert ranked[0].item_id == 2 and all(h.superseded_by is None for h in ranked)
+
+
+def test_a_correction_far_from_what_the_query_asks_about_is_not_one():
+    old = side(1, 1, "The build cache moves to MinIO next month.", "2025-03-04", 0.9)
+    text = "The build cache moves to Ceph.\nUnrelated: the canteen no longer opens on Fridays."
+    aside = side(2, 2, text, "2025-03-18", 0.7, lead="# Weekly notes\n\nWhat happened this week.")
+    assert all(h.superseded_by is None for h in resolve([old, aside], ["cache", "build"]))
+    # In a document's opening lines the same words speak for the whole note.
+    opening = side(2, 2, text, "2025-03-18", 0.7, lead="# Weekly notes\n\nThis note supersedes the March plan.")
+    assert resolve([old, opening], ["cache", "build"])[1].superseded_by == 2
+
+
+def test_two_statements_of_one_time_giving_different_values_conflict():
+    a = side(1, 1, "Nightly backups of the billing database are kept for 35 days.", "2025-06-10", 0.9)
+    b = side(2, 2, "Billing database backups are kept for 14 days.", "2025-06-20", 0.8)
+    ranked = resolve([a, b], ["backups", "billing", "kept"], "How long are billing backups kept?")
+    assert ranked[0].conflicts_with == [2] and ranked[1].conflicts_with == [1]
