@@ -42,6 +42,9 @@ from kenning.store.vector_index import VectorIndex
 
 LEGS = ("keyword", "vector", "graph")
 MIN_CANDIDATES = 30
+# Below this -bm25 every matched term had its idf clamped by FTS5 (at 1e-6, times at
+# most a column weight of 2 and k1 + 1 per term): see _flatten_common.
+COMMON_TERMS_SCORE = 1e-4
 # The graph walk ranks unscoped: it offers this many times the depth, so that after the
 # scope is applied enough remain.
 GRAPH_OVERSHOOT = 4
@@ -56,6 +59,20 @@ class Vectors:
 
     embedder: Embedder
     index: VectorIndex
+
+
+def _flatten_common(ranking: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """A ranking whose every term is in over half the chunks is a tie, kept in order.
+
+    FTS5 clamps such a term's idf to 1e-6, so the scores differ only by term counts and
+    lengths at the sixth decimal; min-max fusion would stretch that noise to the leg's
+    whole range and let it outvote meaning. In a small library this is common: a long
+    log repeating the query's words fills the index. The leg still says which chunks
+    hold the words; the other legs decide among them.
+    """
+    if ranking and ranking[0][1] < COMMON_TERMS_SCORE:
+        return [(item_id, COMMON_TERMS_SCORE) for item_id, _ in ranking]
+    return ranking
 
 
 class Retriever:
@@ -187,7 +204,7 @@ class Retriever:
         cjk = cjk_expression(query)
         if cjk is not None:
             calls.append(fts.rank(self.db, cjk, depth, scope, index="cjk"))
-        rankings = await asyncio.gather(*calls)
+        rankings = [_flatten_common(ranking) for ranking in await asyncio.gather(*calls)]
         if len(rankings) == 1:
             return rankings[0]
         merged: dict[int, float] = {}

@@ -24,8 +24,6 @@ BM25 = "bm25(items_fts, 2.0, 1.5, 1.0)"
 SNIPPET_TOKENS = 24
 HIGHLIGHT = ("**", "**")
 WINDOWS = (40, 320, 2560)
-# The index's tokenizer (store/migrations.py, m001), for the excerpt table to match it.
-TOKENIZER = "porter unicode61 remove_diacritics 2"
 _IN_SCOPE = "items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id"
 # The tokenizers the migrations gave the two indexes (m001, m006).
 TOKENIZER = "porter unicode61 remove_diacritics 2"
