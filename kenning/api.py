@@ -28,6 +28,7 @@ class Elsewhere:
     """Another place that holds exactly the text of a hit."""
 
     item_id: int
+    document_id: int
     path: str
     line_start: int
     line_end: int

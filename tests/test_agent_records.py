@@ -162,9 +162,12 @@ async def test_a_record_keeps_its_own_copy_of_text_another_source_holds(lib):
     capsule = await lib.memory_add(NewCapsule("Key policy", body, "principle"))
     archived = await lib.archive_add(body)
     assert added.stored == "indexed"
-    hits = (await lib.search("ninety", legs=("keyword",))).hits
-    assert {hit.source for hit in hits} == {"agent", "memory", "archive"}
-    assert {hit.path for hit in hits} >= {f"kenning://memory/{capsule.id}", f"kenning://archive/{archived.handle}"}
+    # Search shows the text once and lists the other copies beside it.
+    [hit] = (await lib.search("ninety", legs=("keyword",))).hits
+    assert {hit.path, *(other.path for other in hit.also_at)} == {
+        "note://policy", f"kenning://memory/{capsule.id}", f"kenning://archive/{archived.handle}"
+    }
+    assert len({hit.document_id, *(other.document_id for other in hit.also_at)}) == 3
 
 
 # -- archives ------------------------------------------------------------------------------

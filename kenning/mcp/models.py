@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 class Elsewhere(BaseModel):
     item_id: int
+    document_id: int
     path: str
     line_start: int
     line_end: int

@@ -48,7 +48,7 @@ def distinct(hits: list[Hit], texts: dict[int, str]) -> list[Hit]:
         key = _fingerprint(text) if text is not None else None
         if key is not None and key in copies:
             first = copies[key]
-            first.also_at.append(Elsewhere(hit.item_id, hit.path, hit.line_start, hit.line_end))
+            first.also_at.append(Elsewhere(hit.item_id, hit.document_id, hit.path, hit.line_start, hit.line_end))
             continue
         if key is not None:
             copies[key] = hit

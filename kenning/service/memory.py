@@ -277,6 +277,10 @@ class Memory:
         best: dict[int, tuple[float, int]] = {}
         for hit in found.hits:
             best.setdefault(hit.document_id, (hit.score, hit.item_id))
+            # The same text kept in another scope is another capsule, as relevant;
+            # freshness and confidence decide between them below.
+            for other in hit.also_at:
+                best.setdefault(other.document_id, (hit.score, other.item_id))
         rows = await capsules.by_documents(self.db, list(best))
         now = time.time()
         half_life = self.settings.memory.half_life_days
