@@ -7,6 +7,8 @@ import signal
 import socket
 import time
 
+import pytest
+from mcp import MCPError
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from tests.mcp_client import data, error_text, ken_mcp
@@ -88,6 +90,14 @@ async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
         assert around["document"]["document_id"] == top["document_id"]
         heading = data(await client.call_tool("get", {"item_id": top["item_id"], "line_start": 1, "line_end": 1}))
         assert heading["lines"]["text"] == "# Services"
+
+        # A host can attach a document the search found as a resource: its whole text.
+        [template] = (await client.list_resource_templates()).resource_templates
+        assert template.uri_template == "kenning://document/{document_id}"
+        read = await client.read_resource(f"kenning://document/{top['document_id']}")
+        assert read.contents[0].text == LAUNCHD.rstrip("\n")
+        with pytest.raises(MCPError, match="no document 999999"):
+            await client.read_resource("kenning://document/999999")
 
         sources = data(await client.call_tool("list_sources", {}))["sources"]
         assert [(s["name"], s["documents"]) for s in sources if s["in_config"]] == [("notes", 2)]

@@ -14,7 +14,7 @@ from mcp.server.mcpserver import MCPServer
 
 from kenning import __version__
 from kenning.config import Settings
-from kenning.mcp import agent_tools, library_tools
+from kenning.mcp import agent_tools, library_tools, resources
 from kenning.mcp.calls import DaemonCalls
 
 _GUIDE = (
@@ -52,6 +52,7 @@ def build_server(settings: Settings) -> MCPServer:
     daemon = DaemonCalls(settings.daemon.socket_path, settings.mcp.timeout)
     library_tools.register(server, daemon, allow_writes)
     agent_tools.register(server, daemon, memory)
+    resources.register(server, daemon)
     return server
 
 

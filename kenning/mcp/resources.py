@@ -1,0 +1,41 @@
+"""Documents as MCP resources: `kenning://document/{document_id}` reads one whole.
+
+A host that shows resources (attach a file to the conversation) can offer the documents a
+search found without a tool call. There is one template rather than a list of every
+document: a library holds tens of thousands, and the ids come from search hits. The text
+is the document's lines as `get` rebuilds them, read a page at a time until the end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+
+from kenning.mcp.calls import DaemonCalls
+
+TEMPLATE = "kenning://document/{document_id}"
+
+
+def register(server: MCPServer, daemon: DaemonCalls) -> None:
+    @server.resource(
+        TEMPLATE,
+        name="document",
+        title="A document of the library",
+        description="The whole text of a document, by the document_id a search hit or get names.",
+        mime_type="text/plain",
+    )
+    async def document(document_id: int) -> str:
+        pages: list[str] = []
+        line: int | None = 1
+        while line is not None:
+            params: dict[str, Any] = {"document_id": document_id, "line_start": line}
+            try:
+                found = await daemon("documents.get", params)
+            except ToolError as exc:  # the daemon's own message: no such document, not running
+                raise ResourceError(str(exc)) from None
+            lines = found["lines"]
+            pages.append(lines["text"])
+            line = lines["next_line"]
+        return "\n".join(pages)
