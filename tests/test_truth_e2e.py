@@ -154,6 +154,26 @@ NOTES = {
 
         The coffee break is at eleven; a glass of water after the break keeps you going.
         """,
+    "projects/heron/kickoff.md": """
+        # Project Heron kickoff
+
+        Project Heron moves the parts catalogue from the warehouse system to the catalog service.
+
+        - Project lead: Dana Whitfield
+        - Sponsor: Ruth Okonjo
+        """,
+    "people/dana-whitfield.md": """
+        # Dana Whitfield
+
+        - Role: Head of Supply Engineering
+        - Based in Glasgow; in Manchester one week a month.
+        """,
+    "people/ruth-okonjo.md": """
+        # Ruth Okonjo
+
+        - Role: Chief Operating Officer
+        - Based in Leeds.
+        """,
     "teams/a/charter.md": """
         # Charter
 
@@ -326,6 +346,19 @@ def test_an_agent_document_can_say_which_document_it_supersedes(daemon):
     assert result["hits"].index(new) < result["hits"].index(old)
     assert old["superseded_by"] == new["item_id"] and new["document_id"] == added["document_id"]
     assert new["date"] == "2025-09"
+
+
+def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
+    def mined() -> bool:
+        return daemon.call("status")["graph"]["job"]["state"] == "idle"
+
+    wait_for(mined, timeout=60, what="entity extraction to finish")
+    result = ask(daemon, "Which city does the lead of Project Heron work from?")
+    # The kickoff names the lead; her page, which never names the project, says the city.
+    assert docs(result)[:2] == ["kickoff.md", "dana-whitfield.md"]
+    assert any("named by the best hit" in reason for reason in first_hit(result, "dana-whitfield.md")["reasons"])
+    # A question the best hit answers itself keeps it first, and takes no hop to a sponsor.
+    assert docs(ask(daemon, "Who sponsors Project Heron?"))[0] == "kickoff.md"
 
 
 def test_ken_search_explain_says_why_hits_moved(daemon):

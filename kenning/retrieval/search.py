@@ -28,6 +28,7 @@ import numpy as np
 from kenning.api import Hit, SearchResult
 from kenning.config import RetrievalSettings
 from kenning.errors import EmbedderUnavailable
+from kenning.retrieval import hop
 from kenning.retrieval.coverage import Asked
 from kenning.retrieval.fusion import Ranked, fuse_rrf, fuse_scores, legs_and_ranks
 from kenning.retrieval.graph import graph_search
@@ -73,6 +74,14 @@ def _flatten_common(ranking: list[tuple[int, float]]) -> list[tuple[int, float]]
     if ranking and ranking[0][1] < COMMON_TERMS_SCORE:
         return [(item_id, COMMON_TERMS_SCORE) for item_id, _ in ranking]
     return ranking
+
+
+def _after_best(hits: list[Hit], page: Hit, found_by: tuple[list[str], dict[str, int]], limit: int) -> list[Hit]:
+    """The hits with `page` second, scored between its neighbours; `limit` of them."""
+    rest = [hit for hit in hits[1:] if hit.item_id != page.item_id]
+    page.legs, page.ranks = found_by
+    page.score = round((hits[0].score + rest[0].score) / 2 if rest else hits[0].score, 6)
+    return [hits[0], page, *rest][:limit]
 
 
 class Retriever:
@@ -155,6 +164,8 @@ class Retriever:
         finally:
             if asked is not None:
                 asked.cancel()
+        if "graph" in legs and (page := await hop.follow(self.db, keywords, hits, scope)) is not None:
+            hits = _after_best(hits, page, found_by.get(page.item_id, (["graph"], {})), limit)
         if snippets and expression is not None:
             highlighted = await fts.snippets(self.db, expression, [hit.item_id for hit in hits if "keyword" in hit.legs])
             for hit in hits:

@@ -9,6 +9,7 @@ the extraction as done, so a crash never leaves a chunk half-mined.
 from __future__ import annotations
 
 import math
+import re
 import time
 import weakref
 from collections import OrderedDict
@@ -202,15 +203,19 @@ async def _replace_graph(conn: aiosqlite.Connection, mined: list[tuple[int, Extr
     await conn.executemany("INSERT INTO relations (source_id, target_id, kind, item_id) VALUES (?, ?, ?, ?)", relations)
 
 
+# "Shenhe Electronics (vendor)": what the page is about, then what kind of thing it is.
+_KIND_SUFFIX = re.compile(r"\s*\([^()]*\)$")
+
+
 async def _titles(conn: aiosqlite.Connection, ids: list[int]) -> dict[int, str]:
-    """Each chunk's title, normalized like an entity name."""
+    """Each chunk's title without a trailing parenthesis, normalized like an entity name."""
     found: dict[int, str] = {}
     for start in range(0, len(ids), SQL_BATCH):
         part = ids[start : start + SQL_BATCH]
         rows = await conn.execute_fetchall(
             f"SELECT id, title FROM items WHERE id IN ({', '.join('?' * len(part))})", part
         )
-        found.update((item_id, normalize_name(title)) for item_id, title in rows)
+        found.update((item_id, normalize_name(_KIND_SUFFIX.sub("", title))) for item_id, title in rows)
     return found
 
 
@@ -461,3 +466,20 @@ async def find_entities(db: Database, query: str, limit: int, chunks_per_entity:
                 )
             )
     return found
+
+
+async def pages_named_by(db: Database, item_id: int) -> list[tuple[str, list[str], list[int]]]:
+    """The entities a chunk mentions that have a page of their own in another document:
+    each entity's normalized name and aliases, and the chunks of the page about it."""
+    rows = await db.read(
+        "SELECT e.norm, (SELECT group_concat(a.norm, char(31)) FROM entity_aliases a WHERE a.entity_id = e.id),"
+        " group_concat(p.item_id) FROM mentions m JOIN entities e ON e.id = m.entity_id"
+        " JOIN mentions p ON p.entity_id = m.entity_id AND p.about = 1 AND p.item_id != m.item_id"
+        " JOIN items pi ON pi.id = p.item_id JOIN items mi ON mi.id = m.item_id"
+        " WHERE m.item_id = ? AND pi.document_id != mi.document_id GROUP BY e.id",
+        (item_id,),
+    )
+    return [
+        (norm, aliases.split("\x1f") if aliases else [], [int(page) for page in pages.split(",")])
+        for norm, aliases, pages in rows
+    ]

@@ -1,0 +1,95 @@
+"""Multi-hop questions: the page about what the best hit names for the question.
+
+"Which city does the lead of Project Lantern work from?" is answered by a page that never
+names Project Lantern (Aisha Okafor's), and found through a note that does ("Project lead:
+Aisha Okafor"). Every leg ranks that note first and the page far down: it shares no word
+with the question but the lead's name, which the question does not know. The line of the
+best hit that holds the question's own words and names someone or something with a page
+of its own (a chunk titled with that entity's name, store/graph.py) is the bridge; the
+page is put right after it.
+
+Only questions that ask for a fact take the hop, and only one page is added, so a clean
+question that the best hit answers itself keeps that answer first and loses one place at
+most below it. The line must hold a word of the question other than its names, where the
+relation is said ("lead", "maintainer", "source system"), unless the names are all it has
+(a table row naming the model asked about).
+"""
+
+from __future__ import annotations
+
+import re
+
+from kenning.api import Hit
+from kenning.retrieval.query import KeywordQuery
+from kenning.store import graph
+from kenning.store.database import Database
+from kenning.store.hits import chunk_texts, load_hits
+from kenning.store.scope import Scope
+from kenning.text.names import normalize_name
+
+_WORD = re.compile(r"\w+")
+# Words that share this much of their start are taken as one ("maintainer", "maintains").
+STEM = 5
+
+
+def _same(word: str, term: str) -> bool:
+    if word == term:
+        return True
+    shorter = min(len(word), len(term))
+    return shorter >= STEM and word[:STEM] == term[:STEM]
+
+
+def _weight(line: str, query: KeywordQuery) -> tuple[int, int]:
+    """How many of the question's other words and of its names a line holds."""
+    words = [word.casefold() for word in _WORD.findall(line)]
+    name_words = {part for name in query.names for part in name.split()}
+    name_words |= {word for phrase in query.phrases for word in phrase}
+    held = [term for term in query.terms if any(_same(word, term) for word in words)]
+    held += [word for phrase in query.phrases for word in phrase if word in words]
+    return len({t for t in held if t not in name_words}), len({t for t in held if t in name_words})
+
+
+def _names_on(line: str, norms: list[str]) -> bool:
+    text = " " + normalize_name(line) + " "
+    return any(re.search(r"(?<!\w)" + re.escape(norm) + r"(?!\w)", text) for norm in norms if norm)
+
+
+async def follow(db: Database, query: KeywordQuery, hits: list[Hit], scope: Scope) -> Hit | None:
+    """The page the best hit names for the question, as a hit to put after it; None
+    when the question is not a fact question, or the best hit names no such page."""
+    if not query.question or not hits:
+        return None
+    bridge = hits[0]
+    pages = await graph.pages_named_by(db, bridge.item_id)
+    if not pages:
+        return None
+    texts = await chunk_texts(db, [bridge.item_id])
+    if bridge.item_id not in texts:
+        return None
+    best: tuple[tuple[int, int], list[int]] | None = None
+    for line in texts[bridge.item_id].content.splitlines():
+        weight = _weight(line, query)
+        if weight == (0, 0):
+            continue
+        for norm, aliases, page in pages:
+            if norm in query.names or not _names_on(line, [norm, *aliases]):
+                continue
+            if best is None or weight > best[0]:
+                best = (weight, page)
+    if best is None:
+        return None
+    shown = {hit.document_id for hit in hits[:1]}
+    loaded = await load_hits(db, best[1], scope)
+    if not loaded:
+        return None
+    page_texts = await chunk_texts(db, list(loaded))
+    # The page's chunk that holds most of the question, its first on a tie.
+    chosen = max(
+        loaded.values(),
+        key=lambda hit: (sum(_weight(page_texts[hit.item_id].content, query)) if hit.item_id in page_texts else 0,
+                         -hit.item_id),
+    )  # fmt: skip
+    if chosen.document_id in shown:
+        return None
+    chosen.reasons.append(f"named by the best hit ({bridge.path}:{bridge.line_start}-{bridge.line_end})")
+    return chosen
