@@ -99,6 +99,13 @@ def test_front_matter_comments_are_not_headings() -> None:
     assert [c.section for c in chunk_document(doc(text))] == ["", "Real"]
 
 
+def test_front_matter_opens_the_first_headings_chunk_instead_of_being_a_hit_alone() -> None:
+    text = "---\ntitle: Aisha Okafor\nupdated: 2025-02-14\n---\n# Aisha Okafor\n\n- Based in Leeds.\n\n## Hours\n08:00-16:30\n"
+    chunks = chunk_document(doc(text))
+    assert [(c.section, c.line_start, c.line_end) for c in chunks] == [("Aisha Okafor", 1, 7), ("Aisha Okafor > Hours", 9, 10)]
+    assert chunks[0].text.startswith("---\ntitle: Aisha Okafor")
+
+
 def test_leading_rule_is_not_mistaken_for_front_matter() -> None:
     text = "---\n\n# First\nbody\n\n---\n# Second\nmore\n"
     assert [c.section for c in chunk_document(doc(text))] == ["", "First", "Second"]

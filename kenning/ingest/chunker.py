@@ -108,6 +108,10 @@ class _Chunker:
                 # child's chunk rather than becoming a chunk of one line.
                 if not body_seen and path and path[-1][0] < level:
                     first = sections.pop()[0]
+                elif not body_seen and not path:
+                    # Only front matter above the first heading: it opens that
+                    # heading's chunk rather than making a hit of its own.
+                    first = sections.pop()[0]
                 else:
                     first = i
                 while path and path[-1][0] >= level:

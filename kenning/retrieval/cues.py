@@ -36,7 +36,7 @@ _CORRECTION = (
 )
 _HEDGE_STRONG = (
     r"if we (?:were to|did|went|moved|switched|chose|decided)|suppose we|supposing|what if|hypothetically"
-    r"|proposal|draft|rfc|brainstorm(?:ing)?|idea:|ideas|not (?:yet )?(?:decided|agreed|adopted|approved|planned)"
+    r"|proposal\b|draft|rfc|brainstorm(?:ing)?|idea:|ideas|not (?:yet )?(?:decided|agreed|adopted|approved|planned)"
     r"|nothing (?:is )?decided|undecided|status: (?:idea|draft|proposal|proposed)|we might|might (?:do|add|move"
     r"|switch|try)|wish ?list"
 )
