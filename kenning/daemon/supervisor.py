@@ -81,6 +81,10 @@ class Daemon:
                     await self.library.reload()
                 except ConfigError as exc:
                     log.error("reload refused, keeping the previous configuration: %s", exc)
+                except Exception:
+                    # A reload that failed midway must not take the daemon down with it:
+                    # the parts it did not reach keep their previous settings.
+                    log.exception("reload failed; the daemon goes on")
             if time.monotonic() >= next_sweep:
                 self.library.periodic_round()
                 next_sweep = time.monotonic() + self.library.settings.daemon.sweep_interval
