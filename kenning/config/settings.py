@@ -122,6 +122,9 @@ class RetrievalSettings(_Strict):
     # its best hits holds this idf-weighted share of its terms, or is this close in meaning.
     min_coverage: Annotated[float, Field(ge=0, le=1)] = 0.6
     support_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.4
+    # Seconds a search waits for its query's embedding; past it the search answers from
+    # the other legs and says why (a hung Ollama must not hold every search).
+    query_embed_timeout: Annotated[float, Field(gt=0, le=60)] = 0.5
 
 
 class LlmSettings(_Strict):
