@@ -37,6 +37,10 @@ class DaemonSettings(_Strict):
     sweep_chunk_budget: Annotated[int, Field(ge=0)] = 0
     # A source stopped by its budget sweeps again after this pause, not a whole interval.
     budget_pause: Annotated[float, Field(gt=0)] = 10.0
+    # A socket connection with no request under way is closed after this many seconds;
+    # a request line begun but not finished within socket_line_timeout is dropped.
+    socket_idle_timeout: Annotated[float, Field(gt=0)] = 60.0
+    socket_line_timeout: Annotated[float, Field(gt=0)] = 30.0
 
     @field_validator("data_dir", "socket", mode="after")
     @classmethod

@@ -60,7 +60,9 @@ class Daemon:
         clear_stale_socket(daemon.socket_path)
         self._install_signal_handlers()
         await self.library.open()
-        self._server = RpcServer(daemon.socket_path, build_methods(self.library))
+        self._server = RpcServer(
+            daemon.socket_path, build_methods(self.library), daemon.socket_idle_timeout, daemon.socket_line_timeout
+        )
         await self._server.start()
         log.info("kenning daemon ready (pid %d, data %s)", os.getpid(), daemon.data_dir)
         self._notifier.ready()
