@@ -26,6 +26,8 @@ from kenning.errors import ConfigError, InvalidRequest, KenningError, NotFound
 
 log = logging.getLogger(__name__)
 
+LARGE_LINE_BYTES = 1 << 20
+
 
 @dataclass(frozen=True)
 class Method:
@@ -127,7 +129,11 @@ class RpcServer:
 
     async def handle_line(self, line: bytes) -> dict | None:
         try:
-            request = decode(line, protocol.PARSE_ERROR)
+            if len(line) > LARGE_LINE_BYTES:
+                # An agent's whole document: megabytes of JSON are decoded off the loop.
+                request = await asyncio.to_thread(decode, line, protocol.PARSE_ERROR)
+            else:
+                request = decode(line, protocol.PARSE_ERROR)
         except BadFrame as exc:
             return protocol.error_response(None, exc.code, str(exc))
         if not isinstance(request, dict):
