@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import itertools
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 
-from kenning.errors import DaemonNotRunning, DaemonTimeout, RpcError
+from kenning.errors import DaemonNotRunning, DaemonTimeout, DaemonUnreachable, KenningError, RpcError
 
 T = TypeVar("T")
 
@@ -33,6 +34,42 @@ def _not_running(socket_path: Path) -> DaemonNotRunning:
     return DaemonNotRunning(
         f"kenning daemon is not running (no answer on {socket_path}); start it with `ken start`"
     )
+
+
+# A daemon whose accept queue is full answers a connect with EAGAIN (Unix sockets do not
+# wait), and one that is restarting with ECONNREFUSED: both pass in a moment, so a
+# connect is tried again briefly before the user is told.
+_BUSY = (BlockingIOError, ConnectionRefusedError, InterruptedError)
+CONNECT_ATTEMPTS = 5
+
+
+def _connect_retrying(connect: Callable[[], T]) -> T:
+    """`connect()`, tried again on _BUSY with exponential backoff (under a second in
+    all); tenacity is only loaded when the first try fails, so `ken` starts fast."""
+    try:
+        return connect()
+    except _BUSY:
+        pass
+    from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+    retrying = Retrying(
+        retry=retry_if_exception_type(_BUSY),
+        wait=wait_exponential(multiplier=0.05, max=0.5),
+        stop=stop_after_attempt(CONNECT_ATTEMPTS),
+        reraise=True,
+    )
+    return retrying(connect)
+
+
+def _unreachable(socket_path: Path, exc: OSError) -> KenningError:
+    if isinstance(exc, (FileNotFoundError, ConnectionRefusedError)):
+        return _not_running(socket_path)
+    if isinstance(exc, PermissionError):
+        return DaemonUnreachable(
+            f"permission denied opening {socket_path}: the daemon there belongs to another user;"
+            " run ken as that user, or start your own (`ken start`)"
+        )
+    return DaemonUnreachable(f"kenning daemon at {socket_path} is not accepting connections ({exc.strerror or exc})")
 
 
 def _result(line: bytes) -> Any:
@@ -54,19 +91,35 @@ class Client:
         return decode(self.call(method, params), result_type)
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        conn.settimeout(self.timeout)
         try:
-            try:
-                conn.connect(str(self.socket_path))
-            except (FileNotFoundError, ConnectionRefusedError):
-                raise _not_running(self.socket_path) from None
+            conn = _connect_retrying(self._open)
+        except OSError as exc:
+            raise _unreachable(self.socket_path, exc) from None
+        try:
             conn.sendall(_request(method, params))
             with conn.makefile("rb") as stream:
                 line = stream.readline()
+        except TimeoutError:
+            raise DaemonTimeout(
+                f"kenning daemon did not answer {method!r} within {self.timeout:g} s (socket {self.socket_path})"
+            ) from None
+        except ConnectionError:
+            # The daemon went away mid-call (reset, broken pipe): the same as no answer.
+            line = b""
         finally:
             conn.close()
         return _result(line)
+
+
+    def _open(self) -> socket.socket:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(self.timeout)
+        try:
+            conn.connect(str(self.socket_path))
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
 
 def decode(result: Any, result_type: type[T]) -> T:
@@ -104,10 +157,18 @@ class AsyncClient:
     async def _exchange(self, request: bytes) -> bytes:
         import asyncio
 
+        from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(_BUSY),
+            wait=wait_exponential(multiplier=0.05, max=0.5),
+            stop=stop_after_attempt(CONNECT_ATTEMPTS),
+            reraise=True,
+        )
         try:
-            reader, writer = await asyncio.open_unix_connection(self.socket_path, limit=MAX_ANSWER_BYTES)
-        except (FileNotFoundError, ConnectionRefusedError):
-            raise _not_running(self.socket_path) from None
+            reader, writer = await retrying(asyncio.open_unix_connection, self.socket_path, limit=MAX_ANSWER_BYTES)
+        except OSError as exc:
+            raise _unreachable(self.socket_path, exc) from None
         try:
             writer.write(request)
             await writer.drain()

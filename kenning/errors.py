@@ -42,6 +42,11 @@ class DaemonNotRunning(KenningError):
     """The CLI found no daemon on the configured socket."""
 
 
+class DaemonUnreachable(KenningError):
+    """The socket is there but cannot be used: permission denied (another user's daemon),
+    or the daemon kept refusing new connections (its queue full) through the retries."""
+
+
 class DaemonTimeout(KenningError):
     """The daemon accepted a request but did not answer it in time."""
 

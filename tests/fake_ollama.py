@@ -21,6 +21,13 @@ The knobs a test flips at runtime:
   down cuts a sleeping request without answering).
 - `embed_requests` and `texts_embedded` count what was asked of /api/embed.
 
+- `mode` makes the server misbehave until it is set back to `None` (switchable while
+  it runs): `"error500"` answers every endpoint with HTTP 500; `"garbage"` answers every
+  endpoint with 200 and a body that is not JSON; `"wrong_dim"` answers /api/embed with
+  vectors one dimension short; `"wrong_count"` with one vector fewer than texts asked;
+  `"hang"` holds /api/embed and /api/chat without an answer until the mode changes or
+  the server stops.
+
 Chat (/api/chat) answers for the models in `chat_models`, a 404 for any other:
 
 - `chat_reply(request_body) -> str` makes the reply's message content; by default an
@@ -126,6 +133,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         fake = self.server.fake
+        if self._misbehaved():
+            return
         if self.path == "/api/tags":
             self._reply(200, {"models": [fake.model_entry(name) for name in fake.models]})
         elif self.path == "/api/version":
@@ -138,7 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self._body()
-        if body is None:
+        if body is None or self._misbehaved():
             return
         if self.path == "/api/embed":
             self._embed(body)
@@ -148,6 +157,25 @@ class _Handler(BaseHTTPRequestHandler):
             self._chat(body)
         else:
             self._reply(404, {"error": f"no route {self.path}"})
+
+    def _misbehaved(self) -> bool:
+        """Answer as the fake's `mode` says, if it says to; True when that was the answer.
+        A request held by `hang` is answered as the mode that follows it says."""
+        fake = self.server.fake
+        if fake.mode == "hang" and self.path in ("/api/embed", "/api/chat"):
+            with fake.lock:
+                fake.hung_requests += 1
+            while fake.mode == "hang":
+                if self.server.stopping.wait(0.05):
+                    self.close_connection = True
+                    return True
+        if fake.mode == "error500":
+            self._reply(500, {"error": "llama runner process has terminated: signal: killed"})
+            return True
+        if fake.mode == "garbage":
+            self._send(200, b"<html>Bad Gateway</html>{not json")
+            return True
+        return False
 
     def _embed(self, body: dict) -> None:
         fake = self.server.fake
@@ -175,12 +203,20 @@ class _Handler(BaseHTTPRequestHandler):
             200,
             {
                 "model": _tagged(model),
-                "embeddings": [hashed_embedding(text, dim) for text in texts],
+                "embeddings": self._shaped([hashed_embedding(text, dim) for text in texts]),
                 "total_duration": 1000,
                 "load_duration": 10,
                 "prompt_eval_count": sum(len(_WORD.findall(text)) for text in texts),
             },
         )
+
+    def _shaped(self, vectors: list[list[float]]) -> list[list[float]]:
+        mode = self.server.fake.mode
+        if mode == "wrong_dim":
+            return [vector[:-1] for vector in vectors]
+        if mode == "wrong_count":
+            return vectors[:-1]
+        return vectors
 
     def _show(self, body: dict) -> None:
         fake = self.server.fake
@@ -267,7 +303,9 @@ class _Handler(BaseHTTPRequestHandler):
         return body
 
     def _reply(self, status: int, payload: dict | None) -> None:
-        data = b"" if payload is None else json.dumps(payload).encode()
+        self._send(status, b"" if payload is None else json.dumps(payload).encode())
+
+    def _send(self, status: int, data: bytes) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
@@ -282,6 +320,9 @@ class FakeOllama:
     def __init__(self, models: dict[str, int] | None = None) -> None:
         self.models: dict[str, int] = dict(DEFAULT_MODELS if models is None else models)
         self.delay = 0.0
+        # None, "error500", "garbage", "wrong_dim", "wrong_count" or "hang" (module docstring).
+        self.mode: str | None = None
+        self.hung_requests = 0
         self.embed_requests = 0
         self.texts_embedded = 0
         self.chat_models: set[str] = set(DEFAULT_CHAT_MODELS)

@@ -298,3 +298,34 @@ async def test_an_edit_keeps_the_ids_vectors_and_entities_of_chunks_whose_text_d
     assert [hit.line_start for hit in await search(db, "opening")] == [1]
     async with db.transaction() as conn:
         await conn.execute("INSERT INTO items_fts(items_fts) VALUES ('integrity-check')")
+
+
+async def test_a_transaction_cancelled_twice_while_begin_waits_leaves_the_writer_usable(db: Database):
+    """Issue 12, item 1: a reload cancels a sweep whose BEGIN IMMEDIATE is still waiting
+    for the file lock, and cancels it again before BEGIN returns. BEGIN then completes on
+    the connection's thread; the writer must not be left inside that transaction."""
+    import asyncio
+
+    blocker = sqlite3.connect(db.path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    entered = asyncio.Event()
+
+    async def write() -> None:
+        async with db.transaction() as conn:
+            entered.set()
+            await conn.execute("INSERT INTO sources (name, root, created_at) VALUES ('x', '/x', 0)")
+
+    task = asyncio.create_task(write())
+    await asyncio.sleep(0.2)  # BEGIN IMMEDIATE is now waiting on the blocker's lock
+    task.cancel()
+    await asyncio.sleep(0.05)
+    task.cancel()
+    await asyncio.sleep(0.05)
+    blocker.execute("COMMIT")
+    blocker.close()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not entered.is_set()
+    async with db.transaction() as conn:
+        await conn.execute("INSERT INTO sources (name, root, created_at) VALUES ('y', '/y', 0)")
+    assert [row[0] for row in await db.read("SELECT name FROM sources")] == ["y"]

@@ -37,6 +37,10 @@ class DaemonSettings(_Strict):
     sweep_chunk_budget: Annotated[int, Field(ge=0)] = 0
     # A source stopped by its budget sweeps again after this pause, not a whole interval.
     budget_pause: Annotated[float, Field(gt=0)] = 10.0
+    # A socket connection with no request under way is closed after this many seconds;
+    # a request line begun but not finished within socket_line_timeout is dropped.
+    socket_idle_timeout: Annotated[float, Field(gt=0)] = 60.0
+    socket_line_timeout: Annotated[float, Field(gt=0)] = 30.0
 
     @field_validator("data_dir", "socket", mode="after")
     @classmethod
@@ -122,6 +126,9 @@ class RetrievalSettings(_Strict):
     # its best hits holds this idf-weighted share of its terms, or is this close in meaning.
     min_coverage: Annotated[float, Field(ge=0, le=1)] = 0.6
     support_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.4
+    # Seconds a search waits for its query's embedding; past it the search answers from
+    # the other legs and says why (a hung Ollama must not hold every search).
+    query_embed_timeout: Annotated[float, Field(gt=0, le=60)] = 0.5
 
 
 class LlmSettings(_Strict):

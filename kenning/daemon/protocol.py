@@ -23,9 +23,20 @@ INTERNAL_ERROR = -32603
 NOT_FOUND = -32001
 CONFIG_ERROR = -32002
 
-# Large enough for an agent's document (MAX_TEXT_CHARS) in one request.
-MAX_LINE_BYTES = 16 << 20
 MAX_TEXT_CHARS = 10_000_000
+# Large enough for an agent's document in one request: MAX_TEXT_CHARS characters of
+# any script, at up to 4 bytes each in UTF-8, and the request around them.
+MAX_LINE_BYTES = 48 << 20
+# A connection with no request under way is closed after IDLE_SECONDS; a request line
+# begun and not finished within LINE_SECONDS is dropped with an error and the
+# connection closed. Defaults of [daemon] socket_idle_timeout / socket_line_timeout.
+IDLE_SECONDS = 60.0
+LINE_SECONDS = 30.0
+# The kernel's queue of connections not yet accepted, and how many asyncio accepts in
+# one turn of the loop (each accept sets up a transport and a task: a turn of 100 held
+# the loop over 100 ms on a busy 2-core machine).
+LISTEN_BACKLOG = 4096
+ACCEPTS_PER_TURN = 32
 
 
 class _Params(BaseModel):

@@ -2,15 +2,16 @@
 
 Requests on one connection are answered in order; connections are independent. Any
 malformed input gets a JSON-RPC error and the connection stays usable, an oversized
-line included: its rest is skipped up to the next newline.
+line included: its rest is skipped up to the next newline. Idle connections and lines
+left half-sent are closed (kenning/daemon/framing.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +21,12 @@ import msgspec
 from pydantic import BaseModel, ValidationError
 
 from kenning.daemon import protocol
+from kenning.daemon.framing import CHUNK_BYTES, BadFrame, Framing, LineReader, decode, oversized_int, valid_id
 from kenning.errors import ConfigError, InvalidRequest, KenningError, NotFound
 
 log = logging.getLogger(__name__)
+
+LARGE_LINE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -41,17 +45,31 @@ def _describe(error: ValidationError) -> str:
 
 
 class RpcServer:
-    def __init__(self, path: Path, methods: dict[str, Method]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        methods: dict[str, Method],
+        idle_seconds: float = protocol.IDLE_SECONDS,
+        line_seconds: float = protocol.LINE_SECONDS,
+    ) -> None:
         self.path = path
         self.methods = methods
+        self.idle_seconds = idle_seconds
+        self.line_seconds = line_seconds
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task] = set()
 
     async def start(self) -> None:
-        self._server = await asyncio.start_unix_server(
-            self._serve, path=str(self.path), limit=protocol.MAX_LINE_BYTES
-        )
+        # asyncio accepts up to `backlog` connections per turn of the loop and listens
+        # with the same number: a burst is taken ACCEPTS_PER_TURN at a time, so the loop
+        # keeps answering, while the kernel queues up to LISTEN_BACKLOG more.
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(self.path))
         os.chmod(self.path, 0o600)
+        self._server = await asyncio.start_unix_server(
+            self._serve, sock=listener, limit=CHUNK_BYTES, backlog=protocol.ACCEPTS_PER_TURN
+        )
+        listener.listen(protocol.LISTEN_BACKLOG)
         log.info("listening on %s", self.path)
 
     async def stop(self, timeout: float = 5.0) -> None:
@@ -75,16 +93,23 @@ class RpcServer:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
+        lines = LineReader(reader, protocol.MAX_LINE_BYTES, self.idle_seconds, self.line_seconds)
         try:
             while True:
-                line = await self._read_line(reader)
-                if line is None:
+                line = await lines.next_line()
+                if line is Framing.OVERSIZED:
                     await self._send(writer, protocol.error_response(
                         None, protocol.INVALID_REQUEST, f"request larger than {protocol.MAX_LINE_BYTES} bytes"
-                    ))
+                    ))  # fmt: skip
                     continue
-                if not line:
+                if line is Framing.STALLED:
+                    await self._send(writer, protocol.error_response(
+                        None, protocol.INVALID_REQUEST, f"request line not completed within {self.line_seconds:g} s"
+                    ))  # fmt: skip
                     break
+                if line is Framing.IDLE or not line:
+                    break
+                assert isinstance(line, bytes)
                 if not line.strip():
                     continue
                 response = await self.handle_line(line)
@@ -97,29 +122,6 @@ class RpcServer:
             writer.close()
 
     @staticmethod
-    async def _read_line(reader: asyncio.StreamReader) -> bytes | None:
-        """One request line; b"" at end of input; None for a line over the limit.
-
-        An oversized line is discarded up to and including its newline, and no further,
-        so the request after it on the same connection is still served.
-        """
-        try:
-            return await reader.readuntil(b"\n")
-        except asyncio.IncompleteReadError as exc:
-            return exc.partial
-        except asyncio.LimitOverrunError as exc:
-            skip = exc.consumed
-        while True:
-            try:
-                await reader.readexactly(skip)
-                await reader.readuntil(b"\n")
-                return None
-            except asyncio.LimitOverrunError as exc:
-                skip = exc.consumed
-            except asyncio.IncompleteReadError:
-                return None
-
-    @staticmethod
     async def _send(writer: asyncio.StreamWriter, message: dict) -> None:
         # Results are the Library's dataclasses; msgspec encodes them as they are.
         writer.write(msgspec.json.encode(message) + b"\n")
@@ -127,12 +129,20 @@ class RpcServer:
 
     async def handle_line(self, line: bytes) -> dict | None:
         try:
-            request = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return protocol.error_response(None, protocol.PARSE_ERROR, f"parse error: {exc}")
+            if len(line) > LARGE_LINE_BYTES:
+                # An agent's whole document: megabytes of JSON are decoded off the loop.
+                request = await asyncio.to_thread(decode, line, protocol.PARSE_ERROR)
+            else:
+                request = decode(line, protocol.PARSE_ERROR)
+        except BadFrame as exc:
+            return protocol.error_response(None, exc.code, str(exc))
         if not isinstance(request, dict):
             return protocol.error_response(None, protocol.INVALID_REQUEST, "a request must be a JSON object")
         request_id = request.get("id")
+        if not valid_id(request_id):
+            return protocol.error_response(
+                None, protocol.INVALID_REQUEST, "id must be a string, an integer of at most 64 bits, or null"
+            )
         if request.get("jsonrpc") != "2.0" or not isinstance(request.get("method"), str):
             return protocol.error_response(
                 request_id, protocol.INVALID_REQUEST, 'a request needs "jsonrpc": "2.0" and a string "method"'
@@ -146,12 +156,20 @@ class RpcServer:
         if method is None:
             known = ", ".join(sorted(self.methods))
             return protocol.error_response(
-                request_id, protocol.METHOD_NOT_FOUND, f"unknown method {name!r}; methods: {known}"
+                request_id, protocol.METHOD_NOT_FOUND, f"unknown method {name[:100]!r}; methods: {known}"
             )
         if raw_params is None:
             raw_params = {}
         if not isinstance(raw_params, dict):
             return protocol.error_response(request_id, protocol.INVALID_PARAMS, "params must be a JSON object")
+        try:
+            too_big = oversized_int(raw_params)
+        except RecursionError:
+            return protocol.error_response(request_id, protocol.INVALID_PARAMS, "params are nested too deeply")
+        if too_big is not None:
+            return protocol.error_response(
+                request_id, protocol.INVALID_PARAMS, f"{too_big}: integers must fit in 64 bits"
+            )
         try:
             params = method.params.model_validate(raw_params)
         except ValidationError as exc:

@@ -60,7 +60,9 @@ class Daemon:
         clear_stale_socket(daemon.socket_path)
         self._install_signal_handlers()
         await self.library.open()
-        self._server = RpcServer(daemon.socket_path, build_methods(self.library))
+        self._server = RpcServer(
+            daemon.socket_path, build_methods(self.library), daemon.socket_idle_timeout, daemon.socket_line_timeout
+        )
         await self._server.start()
         log.info("kenning daemon ready (pid %d, data %s)", os.getpid(), daemon.data_dir)
         self._notifier.ready()
@@ -81,6 +83,10 @@ class Daemon:
                     await self.library.reload()
                 except ConfigError as exc:
                     log.error("reload refused, keeping the previous configuration: %s", exc)
+                except Exception:
+                    # A reload that failed midway must not take the daemon down with it:
+                    # the parts it did not reach keep their previous settings.
+                    log.exception("reload failed; the daemon goes on")
             if time.monotonic() >= next_sweep:
                 self.library.periodic_round()
                 next_sweep = time.monotonic() + self.library.settings.daemon.sweep_interval

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +52,8 @@ COMMON_TERMS_SCORE = 1e-4
 GRAPH_OVERSHOOT = 4
 # The walk mass at which a graph hit counts for 63 % of the leg's weight (1 - 1/e).
 GRAPH_SCALE = 0.02
+# Query embeddings that may overrun their budget at once before searches stop asking.
+MAX_OVERDUE_EMBEDS = 2
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,9 @@ class Retriever:
     def __init__(self, db: Database, settings: RetrievalSettings) -> None:
         self.db = db
         self.settings = settings
+        self._embedding_threads = ThreadPoolExecutor(MAX_OVERDUE_EMBEDS, thread_name_prefix="query-embed")
+        # Query embeddings still running past their budget (see _embed_query).
+        self._overdue: set[Future] = set()
 
     async def search(
         self,
@@ -225,6 +231,24 @@ class Retriever:
                 merged[item_id] = merged.get(item_id, 0.0) + score / best
         return sorted(merged.items(), key=lambda pair: -pair[1])[:depth]
 
+    async def _embed_query(self, embedder: Embedder, query: str) -> np.ndarray:
+        """The query's vector within `query_embed_timeout`, or TimeoutError.
+
+        Query embeddings run on threads of their own, so a hung backend cannot take the
+        threads everything else hands work to. A thread cannot be stopped: one that
+        overruns is remembered until it ends, and while MAX_OVERDUE_EMBEDS are, searches
+        skip the leg without asking again; one still queued is dropped.
+        """
+        budget = self.settings.query_embed_timeout
+        call = self._embedding_threads.submit(embedder.embed, [query])
+        try:
+            return (await asyncio.wait_for(asyncio.wrap_future(call), budget))[0]
+        except TimeoutError:
+            if not call.done():
+                self._overdue.add(call)
+                call.add_done_callback(self._overdue.discard)
+            raise TimeoutError(f"the embedder did not answer within {budget:g} s") from None
+
     async def _vector_leg(
         self, query: str, depth: int, scope: Scope, vectors: Vectors | None, warnings: list[str]
     ) -> tuple[list[tuple[int, float]], np.ndarray | None]:
@@ -238,10 +262,15 @@ class Retriever:
             warnings.append(
                 f"{index.mismatched} stored vectors have another dimension and are skipped; `ken reembed` rebuilds them"
             )
+        if len(self._overdue) >= MAX_OVERDUE_EMBEDS:
+            warnings.append(
+                f"vector leg skipped: the embedder has not answered the last {len(self._overdue)} queries"
+            )
+            return [], None
         allowed_call = asyncio.ensure_future(scope.source_ids(self.db))
         try:
-            vector = (await asyncio.to_thread(vectors.embedder.embed, [query]))[0]
-        except EmbedderUnavailable as exc:
+            vector = await self._embed_query(vectors.embedder, query)
+        except (EmbedderUnavailable, TimeoutError) as exc:
             allowed_call.cancel()
             warnings.append(f"vector leg skipped: {exc}")
             return [], None

@@ -98,7 +98,9 @@ class Folders:
             folder.job.start()
 
     async def stop(self, name: str) -> None:
-        folder = self.running.pop(name)
+        folder = self.running.pop(name, None)
+        if folder is None:  # stopped already (a removal while a reload restarts it)
+            return
         folder.stop_watch.set()
         if folder.resume_handle is not None:
             folder.resume_handle.cancel()

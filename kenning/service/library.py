@@ -103,6 +103,9 @@ class Library:
         self.ledger = Ledger(self.db, settings)
         self.context = ContextPacker(self.db, self.retriever, self.semantic)
         self._tasks: set[asyncio.Task] = set()
+        # A SIGHUP and a `ken reload` may arrive together: one reload at a time, each
+        # stopping and starting the parts the one before it left running.
+        self._reload_lock = asyncio.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -323,6 +326,10 @@ class Library:
 
     async def reload(self) -> ReloadResult:
         """Re-read the config; a bad file raises ConfigError and changes nothing."""
+        async with self._reload_lock:
+            return await self._reload()
+
+    async def _reload(self) -> ReloadResult:
         settings = load_settings(self.config_path)
         if settings.daemon != self.settings.daemon:
             log.warning("[daemon] settings changed; they take effect at the next restart")

@@ -137,18 +137,30 @@ async def configure(conn: aiosqlite.Connection) -> None:
 
 
 async def _finish(operation: Awaitable[T]) -> T:
-    """Await a statement to its end even if the caller is cancelled meanwhile.
+    """Await a statement to its end even if the caller is cancelled meanwhile, however
+    many times.
 
     A statement handed to the connection thread runs whatever happens to the coroutine
     that sent it; returning before it ends would let the next statement (a ROLLBACK, the
-    next transaction's BEGIN) race it. The cancellation is re-raised once it is done.
+    next transaction's BEGIN) race it, or skip the ROLLBACK of a BEGIN that had not
+    returned yet. A second cancellation (a reload stopping a sweep that shutdown is
+    stopping too) must not cut that wait short either. The cancellation is re-raised
+    once the statement is done.
     """
     future = asyncio.ensure_future(operation)
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        await asyncio.wait([future])
-        raise
+    cancelled = False
+    while not future.done():
+        try:
+            await asyncio.shield(future)
+        except asyncio.CancelledError:
+            if future.cancelled():
+                raise
+            cancelled = True
+        except BaseException:
+            break
+    if cancelled:
+        raise asyncio.CancelledError
+    return future.result()
 
 
 class Database:

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 import ollama
-from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import retry, retry_if_exception_type, retry_if_not_exception_type, stop_after_attempt, wait_exponential
 
 from kenning.config import EmbedderSettings
 from kenning.errors import EmbedderUnavailable
@@ -109,6 +109,8 @@ class WordLlamaEmbedder:
 # A server that is down refuses (ConnectError); one killed mid-request resets the
 # connection (ReadError / WriteError): all mean "not reachable", none is a bad request.
 _CONNECTION_ERRORS = (httpx.NetworkError, httpx.ConnectTimeout, httpx.RemoteProtocolError, ConnectionError)
+# ollama's client turns a refused connection into the builtin ConnectionError.
+_REFUSED = (httpx.ConnectError, ConnectionRefusedError, ConnectionError)
 
 
 class OllamaEmbedder:
@@ -131,6 +133,7 @@ class OllamaEmbedder:
         self._lock = threading.Lock()
         self._in_flight = 0
         self._closed = False
+        self._dim: int | None = None
 
     def _client(self) -> ollama.Client:
         client = getattr(self._local, "client", None)
@@ -156,11 +159,22 @@ class OllamaEmbedder:
     def _unreachable(self, exc: Exception) -> EmbedderUnavailable:
         return EmbedderUnavailable(f"ollama not reachable at {self.base_url} ({type(exc).__name__}); is it running?")
 
+    def _misbehaving(self, exc: Exception) -> EmbedderUnavailable:
+        # A 200 whose body is not JSON, or not the shape Ollama documents (ollama's
+        # client raises a JSONDecodeError or a pydantic ValidationError, both ValueErrors):
+        # a proxy's error page, a server mid-upgrade. Like a 5xx, it says nothing about
+        # the texts, so it is the backend being unusable for now, and retried.
+        return EmbedderUnavailable(f"ollama at {self.base_url} answered with something unusable ({type(exc).__name__})")
+
     def check(self) -> None:
         try:
             listed = self._client().list()
         except _CONNECTION_ERRORS + (httpx.TimeoutException,) as exc:
             raise self._unreachable(exc) from None
+        except ollama.ResponseError as exc:
+            raise EmbedderUnavailable(f"ollama error {exc.status_code}: {exc.error}") from None
+        except ValueError as exc:
+            raise self._misbehaving(exc) from None
         names = {entry.model for entry in listed.models}
         if self.model not in names and f"{self.model}:latest" not in names:
             raise EmbedderUnavailable(
@@ -194,13 +208,55 @@ class OllamaEmbedder:
                     f"ollama at {self.base_url} does not have model {self.model!r}; run `ollama pull {self.model}`"
                 ) from None
             raise EmbedderUnavailable(f"ollama error {exc.status_code}: {exc.error}") from None
-        vectors = np.asarray(response.embeddings, dtype=np.float32)
-        if vectors.shape[0] != len(texts):
-            raise EmbedderUnavailable(f"ollama returned {vectors.shape[0]} vectors for {len(texts)} texts")
-        return _normalise(vectors)
+        except ValueError as exc:
+            raise self._misbehaving(exc) from None
+        return _normalise(self._shaped(response.embeddings, len(texts)))
+
+    def _shaped(self, embeddings: object, count: int) -> np.ndarray:
+        """The answer as a (count, dimension) matrix of finite numbers, or
+        EmbedderUnavailable: a vector of the wrong shape must never reach the store or
+        the index, where it would be scored against vectors it cannot be compared with."""
+        try:
+            vectors = np.asarray(embeddings, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise EmbedderUnavailable(f"ollama at {self.base_url} returned embeddings of uneven length") from None
+        if vectors.ndim != 2 or vectors.shape[0] != count:
+            raise EmbedderUnavailable(
+                f"ollama at {self.base_url} returned embeddings shaped {vectors.shape} for {count} texts"
+            )
+        if not np.isfinite(vectors).all():
+            raise EmbedderUnavailable(f"ollama at {self.base_url} returned embeddings that are not finite numbers")
+        expected = self._dimension(vectors.shape[1])
+        if vectors.shape[1] != expected:
+            raise EmbedderUnavailable(
+                f"ollama at {self.base_url} returned {vectors.shape[1]}-dimensional embeddings;"
+                f" model {self.model!r} makes {expected}"
+            )
+        return vectors
+
+    def _dimension(self, seen: int) -> int:
+        """The model's embedding length as /api/show states it (the first answer's when it
+        does not say). Asked again when an answer disagrees, so a model pulled anew under
+        the same name is believed once the server itself says so."""
+        if self._dim is None or self._dim != seen:
+            self._dim = self._stated_dimension() or self._dim or seen
+        return self._dim
+
+    def _stated_dimension(self) -> int | None:
+        try:
+            info = self._client().show(self.model).modelinfo or {}
+        except _CONNECTION_ERRORS + (httpx.TimeoutException,) as exc:
+            raise self._unreachable(exc) from None
+        except ollama.ResponseError as exc:
+            raise EmbedderUnavailable(f"ollama error {exc.status_code}: {exc.error}") from None
+        except ValueError as exc:
+            raise self._misbehaving(exc) from None
+        return next((int(value) for key, value in info.items() if key.endswith(".embedding_length")), None)
 
     @retry(
-        retry=retry_if_exception_type(_CONNECTION_ERRORS),
+        # A refused connection is not retried here: nothing listens, the embed job backs
+        # off as a whole, and a search must learn it within its query_embed_timeout.
+        retry=retry_if_exception_type(_CONNECTION_ERRORS) & retry_if_not_exception_type(_REFUSED),
         wait=wait_exponential(multiplier=0.2, max=2.0),
         stop=stop_after_attempt(3),
         reraise=True,

@@ -299,9 +299,17 @@ class OllamaExtractor:
                     f"ollama at {self.base_url} does not have model {self.model!r}; run `ollama pull {self.model}`",
                     details={"unavailable": True},
                 )
+            if exc.status_code >= 500:
+                # The server cannot serve anything (its runner died, it is overloaded):
+                # the job backs off as a whole rather than failing chunk after chunk.
+                return ExtractionFailed(f"ollama error {exc.status_code}: {exc.error}", details={"unavailable": True})
+            return ExtractionFailed(f"ollama error {exc.status_code}: {exc.error}", retryable=exc.status_code == 429)
+        if isinstance(exc, ValueError):
+            # A 200 whose body is not Ollama's JSON (ollama's client raises a JSONDecodeError
+            # or a pydantic ValidationError): a proxy's error page, not an answer about the chunk.
             return ExtractionFailed(
-                f"ollama error {exc.status_code}: {exc.error}",
-                retryable=exc.status_code >= 500 or exc.status_code == 429,
+                f"ollama at {self.base_url} answered with something unusable ({type(exc).__name__})",
+                details={"unavailable": True},
             )
         if isinstance(exc, PoolClosed):
             return ExtractionFailed("the extractor was closed before the chunk was extracted")

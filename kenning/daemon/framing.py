@@ -1,0 +1,128 @@
+"""Request framing on the socket: one line per request, bounded in size and in time.
+
+A connection may hold at most one line of `max_bytes` in memory: a longer one is
+dropped up to its newline as it arrives (the request after it is still served), so a
+client sending a huge line cannot make the daemon hold more than that. A connection
+with no request under way for `idle_seconds` is closed; a line begun but not finished
+within `line_seconds` is dropped and the connection closed, so half-sent lines do not
+pin memory forever.
+
+Decoding is msgspec's: it refuses nesting deeper than it can walk, integers beyond 64
+bits and the NaN/Infinity literals (not JSON) with an error rather than an exception
+that would end the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from typing import Any
+
+import msgspec
+
+# What a connection's reader reads at a time; asyncio buffers at most twice this.
+CHUNK_BYTES = 1 << 20
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+class Framing(enum.Enum):
+    OVERSIZED = "oversized"  # a line over max_bytes was skipped
+    IDLE = "idle"  # no request began within idle_seconds
+    STALLED = "stalled"  # a line began but did not end within line_seconds
+
+
+class LineReader:
+    def __init__(self, reader: asyncio.StreamReader, max_bytes: int, idle_seconds: float, line_seconds: float) -> None:
+        self._reader = reader
+        self._max = max_bytes
+        self._idle = idle_seconds
+        self._line = line_seconds
+        self._buffer = bytearray()
+        self._scanned = 0  # bytes of the buffer already known to hold no newline
+        self._skipping = False
+
+    async def next_line(self) -> bytes | Framing:
+        """The next line (with its newline; without one for a last line cut short by the
+        end of input), b"" at the end of input, or what went wrong framing it."""
+        loop = asyncio.get_running_loop()
+        deadline: float | None = None
+        while True:
+            end = self._buffer.find(b"\n", self._scanned)
+            if end >= 0:
+                line = bytes(self._buffer[: end + 1])
+                del self._buffer[: end + 1]
+                self._scanned = 0
+                if self._skipping or len(line) > self._max:
+                    self._skipping = False
+                    return Framing.OVERSIZED
+                return line
+            self._scanned = len(self._buffer)
+            if len(self._buffer) > self._max:
+                self._skipping = True
+            if self._skipping:
+                self._buffer.clear()
+                self._scanned = 0
+            if deadline is None and (self._buffer or self._skipping):
+                deadline = loop.time() + self._line
+            try:
+                if deadline is None:
+                    async with asyncio.timeout(self._idle):
+                        chunk = await self._reader.read(CHUNK_BYTES)
+                else:
+                    async with asyncio.timeout_at(deadline):
+                        chunk = await self._reader.read(CHUNK_BYTES)
+            except TimeoutError:
+                return Framing.STALLED if deadline is not None else Framing.IDLE
+            if not chunk:
+                if self._skipping:
+                    self._skipping = False
+                    return Framing.OVERSIZED
+                line, self._buffer = bytes(self._buffer), bytearray()
+                return line
+            self._buffer += chunk
+
+
+class BadFrame(Exception):
+    """A line that is not a JSON-RPC request; `code` is the JSON-RPC error to answer with."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def decode(line: bytes, parse_error: int) -> Any:
+    """The line's JSON value, or BadFrame(parse_error)."""
+    try:
+        return msgspec.json.decode(line)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise BadFrame(parse_error, f"parse error: {exc}") from None
+    except RecursionError:
+        raise BadFrame(parse_error, "parse error: JSON nested too deeply") from None
+
+
+def valid_id(value: Any) -> bool:
+    """JSON-RPC ids are strings, integers or null; an integer must fit in 64 bits so that
+    every client can read it back."""
+    if value is None or isinstance(value, str):
+        return True
+    return isinstance(value, int) and not isinstance(value, bool) and INT64_MIN <= value <= INT64_MAX
+
+
+def oversized_int(value: Any, path: str = "") -> str | None:
+    """Where in `value` an integer beyond 64 bits sits (no field takes one: ids and
+    counts are SQLite integers), or None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if INT64_MIN <= value <= INT64_MAX:
+            return None
+        return path or "params"
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = oversized_int(item, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,106 @@
+"""A misbehaving Ollama (issue 12, items 5 and 6), through the real daemon and a fake
+Ollama over real HTTP: errors, answers that are not JSON, embeddings of the wrong shape
+and a hung embed call. Embedding and extraction must back off and recover by
+themselves, no wrong-shaped vector may reach the index, and searches must answer from
+the other legs within their budget."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
+
+import pytest
+
+from tests.daemon_harness import wait_for
+from tests.fake_ollama import FakeOllama, fake_ollama
+
+
+@pytest.fixture
+def ollama() -> Iterator[FakeOllama]:
+    with fake_ollama() as server:
+        yield server
+
+
+def _config(server: FakeOllama) -> str:
+    return (
+        "[embedder]\n"
+        'backend = "ollama"\n'
+        'model = "fake-embed"\n'
+        f'base_url = "{server.url}"\n'
+        "timeout = 30\n"
+        "[llm]\n"
+        'backend = "ollama"\n'
+        'model = "fake-chat"\n'
+        f'base_url = "{server.url}"\n'
+        "[retrieval]\n"
+        "min_similarity = -1.0\n"
+    )
+
+
+def _dimensions(library) -> set[int]:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db", timeout=10)) as conn:
+        return {dim for (dim,) in conn.execute("SELECT DISTINCT dim FROM vectors")}
+
+
+def _vectors(daemon) -> int:
+    return daemon.call("status")["embedder"]["vectors"] or 0
+
+
+@pytest.mark.parametrize("mode", ["error500", "garbage", "wrong_dim"])
+def test_embedding_and_extraction_recover_after_ollama_misbehaves(library, ollama, mode):
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "wombat.md").write_text("# Wombats\n\nWombats dig burrows with strong claws.\n")
+    library.configure([{"name": "notes", "path": str(notes)}], extra=_config(ollama))
+    daemon = library.daemon()
+    wait_for(lambda: _vectors(daemon) >= 1, timeout=30, what="the first vector")
+    ollama.mode = mode
+    for n in range(3):
+        daemon.call("documents.add", {"title": f"quoll {n}", "text": f"Quolls hunt at night {n}.", "source_uri": f"t://{n}"})
+    embedder = wait_for(
+        lambda: (e := daemon.call("status")["embedder"])["job"]["last_error"] and e, timeout=30, what="a backend error"
+    )
+    assert embedder["vectors"] == 1
+    # A default search (all legs) still answers while the backend misbehaves.
+    answer = daemon.call("search", {"query": "quolls at night"})
+    assert answer["hits"] and answer["warnings"]
+    ollama.mode = None
+    wait_for(lambda: _vectors(daemon) >= 4, timeout=60, what="embedding to resume by itself")
+    wait_for(lambda: daemon.call("status")["graph"]["pending"] == 0, timeout=60, what="extraction to resume")
+    assert daemon.call("status")["embedder"]["job"]["last_error"] is None
+    assert _dimensions(library) == {64}
+    answer = daemon.call("search", {"query": "quolls at night"})
+    assert answer["warnings"] == [] and "vector" in answer["hits"][0]["legs"]
+    assert daemon.stop() == 0
+
+
+def test_a_hung_embed_call_does_not_hold_searches(library, ollama):
+    notes = library.root / "notes"
+    notes.mkdir()
+    for n in range(20):
+        (notes / f"n{n}.md").write_text(f"# Numbat {n}\n\nNumbats eat termites, note {n}.\n")
+    library.configure([{"name": "notes", "path": str(notes)}], extra=_config(ollama))
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    wait_for(lambda: _vectors(daemon) >= 20, timeout=30, what="the notes to be embedded")
+    ollama.mode = "hang"
+
+    def timed_search(_: int) -> tuple[float, dict]:
+        started = time.monotonic()
+        answer = daemon.call("search", {"query": "numbats termites"})
+        return time.monotonic() - started, answer
+
+    for seconds, answer in [timed_search(0), *ThreadPoolExecutor(5).map(timed_search, range(5))]:
+        assert seconds < 2.0
+        assert answer["hits"]
+        assert any("did not answer" in w or "has not answered" in w for w in answer["warnings"]), answer["warnings"]
+    ollama.mode = None
+    wait_for(
+        lambda: not daemon.call("search", {"query": "numbats termites"})["warnings"],
+        timeout=60,
+        what="searches to use the vector leg again",
+    )
+    assert daemon.stop() == 0

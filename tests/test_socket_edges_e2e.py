@@ -1,0 +1,148 @@
+"""The socket's edges (issue 12, item 10) against the real daemon over its real socket:
+pathological JSON, ids and integers beyond 64 bits, idle and half-sent connections, a
+burst of connects, a large CJK document through `ken add-text`, and `ken` run by a user
+who cannot open the socket."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import time
+
+
+
+def _config(library, extra: str = "") -> None:
+    notes = library.root / "notes"
+    notes.mkdir(exist_ok=True)
+    (notes / "a.md").write_text("# Hedgehogs\n\nHedgehogs hibernate in winter.\n")
+    library.configure([{"name": "notes", "path": str(notes)}], extra=extra)
+
+
+def _lines(conn: socket.socket, count: int, timeout: float = 30) -> list[dict]:
+    """Read `count` answer lines from `conn`."""
+    conn.settimeout(timeout)
+    data = b""
+    while data.count(b"\n") < count:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    return [json.loads(line) for line in data.splitlines()]
+
+
+def test_pathological_json_gets_errors_and_the_connection_stays(library):
+    _config(library)
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    search = b'{"jsonrpc": "2.0", "id": 99, "method": "search", "params": {"query": "hedgehogs", "legs": ["keyword"]}}'
+    cases = [
+        (b"[" * 100_000 + b"]" * 100_000, -32700),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "status", "params": {"a": ' + b"[" * 5000 + b"]" * 5000 + b"}}", -32700),
+        (b'{"jsonrpc": "2.0", "id": ' + b"7" * 5000 + b', "method": "status"}', -32700),
+        (b'{"jsonrpc": "2.0", "id": 9223372036854775808, "method": "status"}', -32600),
+        (b'{"jsonrpc": "2.0", "id": NaN, "method": "status"}', -32700),
+        (b'{"jsonrpc": "2.0", "id": Infinity, "method": "status"}', -32700),
+        (b'{"jsonrpc": "2.0", "id": 2.5e400, "method": "status"}', -32700),
+        (b'{"jsonrpc": "2.0", "id": [1], "method": "status"}', -32600),
+        (b'{"jsonrpc": "2.0", "id": 3, "method": "documents.get", "params": {"item_id": 9223372036854775808}}', -32602),
+        (b'{"jsonrpc": "2.0", "id": 4, "method": "documents.get", "params": {"document_id": -9223372036854775809}}', -32602),
+    ]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(str(daemon.socket))
+        for line, code in cases:
+            conn.sendall(line + b"\n" + search + b"\n")
+            error, after = _lines(conn, 2)
+            assert error["error"]["code"] == code, (line[:80], error)
+            assert error["id"] in (None, 3, 4)
+            assert after["id"] == 99 and after["result"]["hits"]
+    assert daemon.proc.poll() is None
+
+
+def test_idle_and_half_sent_connections_time_out(library):
+    _config(library, "socket_idle_timeout = 1\nsocket_line_timeout = 1\n")
+    daemon = library.daemon()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:
+        idle.connect(str(daemon.socket))
+        idle.settimeout(20)
+        started = time.monotonic()
+        assert idle.recv(100) == b""  # closed without a word
+        assert time.monotonic() - started < 10
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as half:
+        half.connect(str(daemon.socket))
+        half.sendall(b'{"jsonrpc": "2.0", "id": 1, "method": "sta')
+        (error,) = _lines(half, 1, timeout=20)
+        assert error["error"]["code"] == -32600 and "not completed" in error["error"]["message"]
+        assert half.recv(100) == b""
+    assert daemon.call("status")["daemon"]["pid"] == daemon.proc.pid
+
+
+def test_a_burst_of_500_connects_is_answered(library):
+    _config(library)
+    daemon = library.daemon()
+    request = b'{"jsonrpc": "2.0", "id": 1, "method": "sources.list"}\n'
+    conns = []
+    for _ in range(500):
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        # With a timeout, as `ken` connects: a full accept queue is EAGAIN at once.
+        conn.settimeout(10)
+        conn.connect(str(daemon.socket))
+        conns.append(conn)
+    for conn in conns:
+        conn.sendall(request)
+    answered = 0
+    pending = {conn.fileno(): conn for conn in conns}
+    deadline = time.monotonic() + 60
+    buffers: dict[int, bytes] = {}
+    while pending and time.monotonic() < deadline:
+        readable, _, _ = select.select(list(pending.values()), [], [], 1)
+        for conn in readable:
+            buffers[conn.fileno()] = buffers.get(conn.fileno(), b"") + conn.recv(1 << 16)
+            if buffers[conn.fileno()].endswith(b"\n"):
+                assert "result" in json.loads(buffers[conn.fileno()])
+                answered += 1
+                del pending[conn.fileno()]
+    for conn in conns:
+        conn.close()
+    assert answered == 500
+
+
+def test_add_text_sends_three_million_cjk_characters(library):
+    _config(library)
+    daemon = library.daemon()
+    text = ("東京の図書館で資料を読む。" * 230_770)[:3_000_000]
+    answer = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "add-text", "--uri", "t://cjk", "--title", "大きい"],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert answer.returncode == 0, answer.stderr
+    assert daemon.call("documents.get", {"uri": "t://cjk", "limit": 1})["total_chunks"] > 100
+
+
+def test_ken_status_by_a_user_who_cannot_open_the_socket_is_one_line(library):
+    """Another user meets a socket they may not write to. The tests run as root, which
+    may open anything, so `ken` runs without root's capabilities (setpriv) against a
+    socket whose mode lets no one write."""
+    _config(library)
+    daemon = library.daemon()
+    os.chmod(daemon.socket, 0)
+    try:
+        answer = subprocess.run(
+            ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--",
+             sys.executable, "-m", "kenning", "--config", str(library.config), "status"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )  # fmt: skip
+    finally:
+        os.chmod(daemon.socket, 0o600)
+    assert answer.returncode == 1
+    assert "Traceback" not in answer.stderr
+    assert answer.stderr.startswith("ken: permission denied") and answer.stderr.count("\n") == 1, answer.stderr
+    assert daemon.call("status")["daemon"]["pid"] == daemon.proc.pid
