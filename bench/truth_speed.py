@@ -31,9 +31,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
-
-from vector_speed import DIM, SEED, build_library, vocabulary
+from vector_speed import SEED, add_random_vectors, build_library, vocabulary
 
 from kenning.config import EmbedderSettings, RetrievalSettings
 from kenning.retrieval import search as search_module
@@ -147,17 +145,7 @@ async def measure(workdir: Path, chunks: int, count: int) -> dict:
     build_library(path, chunks, words, weights)
     add_dates_and_cjk(path)
     embedder = make_embedder(EmbedderSettings())
-    conn = sqlite3.connect(path, isolation_level=None)
-    ids = np.array([row[0] for row in conn.execute("SELECT id FROM items ORDER BY id")], dtype=np.int64)
-    matrix = np.random.default_rng(SEED).standard_normal((len(ids), DIM), dtype=np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    conn.execute("BEGIN")
-    conn.executemany(
-        "INSERT INTO vectors (item_id, signature, dim, vector) VALUES (?, ?, ?, ?)",
-        ((int(item_id), embedder.signature, DIM, row.tobytes()) for item_id, row in zip(ids, matrix)),
-    )
-    conn.execute("COMMIT")
-    conn.close()
+    add_random_vectors(path, embedder.signature)
     db = Database(path)
     await db.open()
     index = await VectorIndex.open(db, embedder.signature)

@@ -83,6 +83,23 @@ def build_library(path: Path, chunks: int, words: list[str], weights: list[float
     conn.close()
 
 
+def add_random_vectors(path: Path, signature: str) -> tuple[np.ndarray, np.ndarray]:
+    """A random unit vector for every chunk of the library at `path`, stored under
+    `signature`: the vector leg's cost depends on the matrix's size, not its meaning."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    ids = np.array([row[0] for row in conn.execute("SELECT id FROM items ORDER BY id")], dtype=np.int64)
+    matrix = np.random.default_rng(SEED).standard_normal((len(ids), DIM), dtype=np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO vectors (item_id, signature, dim, vector) VALUES (?, ?, ?, ?)",
+        ((int(item_id), signature, DIM, row.tobytes()) for item_id, row in zip(ids, matrix)),
+    )
+    conn.execute("COMMIT")
+    conn.close()
+    return ids, matrix
+
+
 def percentiles(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
     return {
@@ -136,18 +153,7 @@ async def measure_size(workdir: Path, chunks: int, query_texts: list[str], words
     log(f"building a library of {chunks:,} chunks")
     build_library(path, chunks, words, weights)
     embedder = make_embedder(EmbedderSettings())
-    conn = sqlite3.connect(path, isolation_level=None)
-    ids = np.array([row[0] for row in conn.execute("SELECT id FROM items ORDER BY id")], dtype=np.int64)
-    rng = np.random.default_rng(SEED)
-    matrix = rng.standard_normal((len(ids), DIM), dtype=np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    conn.execute("BEGIN")
-    conn.executemany(
-        "INSERT INTO vectors (item_id, signature, dim, vector) VALUES (?, ?, ?, ?)",
-        ((int(item_id), embedder.signature, DIM, row.tobytes()) for item_id, row in zip(ids, matrix)),
-    )
-    conn.execute("COMMIT")
-    conn.close()
+    ids, matrix = add_random_vectors(path, embedder.signature)
     db = Database(path)
     await db.open()
     index = await VectorIndex.open(db, embedder.signature)
