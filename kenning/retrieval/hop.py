@@ -78,7 +78,6 @@ async def follow(db: Database, query: KeywordQuery, hits: list[Hit], scope: Scop
                 best = (weight, page)
     if best is None:
         return None
-    shown = {hit.document_id for hit in hits[:1]}
     loaded = await load_hits(db, best[1], scope)
     if not loaded:
         return None
@@ -89,7 +88,5 @@ async def follow(db: Database, query: KeywordQuery, hits: list[Hit], scope: Scop
         key=lambda hit: (sum(_weight(page_texts[hit.item_id].content, query)) if hit.item_id in page_texts else 0,
                          -hit.item_id),
     )  # fmt: skip
-    if chosen.document_id in shown:
-        return None
     chosen.reasons.append(f"named by the best hit ({bridge.path}:{bridge.line_start}-{bridge.line_end})")
     return chosen

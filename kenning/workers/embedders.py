@@ -11,12 +11,20 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import numpy as np
 import ollama
-from tenacity import retry, retry_if_exception_type, retry_if_not_exception_type, stop_after_attempt, wait_exponential
+from tenacity import (
+    retry,
+    retry_if_exception_type,
+    retry_if_not_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
 
 from kenning.config import EmbedderSettings
 from kenning.errors import EmbedderUnavailable
@@ -166,15 +174,22 @@ class OllamaEmbedder:
         # the texts, so it is the backend being unusable for now, and retried.
         return EmbedderUnavailable(f"ollama at {self.base_url} answered with something unusable ({type(exc).__name__})")
 
-    def check(self) -> None:
+    @contextmanager
+    def _metadata_call(self) -> Iterator[None]:
+        """A call about the model (not an embedding): every failure is the backend being
+        unusable for now."""
         try:
-            listed = self._client().list()
+            yield
         except _CONNECTION_ERRORS + (httpx.TimeoutException,) as exc:
             raise self._unreachable(exc) from None
         except ollama.ResponseError as exc:
             raise EmbedderUnavailable(f"ollama error {exc.status_code}: {exc.error}") from None
         except ValueError as exc:
             raise self._misbehaving(exc) from None
+
+    def check(self) -> None:
+        with self._metadata_call():
+            listed = self._client().list()
         names = {entry.model for entry in listed.models}
         if self.model not in names and f"{self.model}:latest" not in names:
             raise EmbedderUnavailable(
@@ -243,14 +258,8 @@ class OllamaEmbedder:
         return self._dim
 
     def _stated_dimension(self) -> int | None:
-        try:
+        with self._metadata_call():
             info = self._client().show(self.model).modelinfo or {}
-        except _CONNECTION_ERRORS + (httpx.TimeoutException,) as exc:
-            raise self._unreachable(exc) from None
-        except ollama.ResponseError as exc:
-            raise EmbedderUnavailable(f"ollama error {exc.status_code}: {exc.error}") from None
-        except ValueError as exc:
-            raise self._misbehaving(exc) from None
         return next((int(value) for key, value in info.items() if key.endswith(".embedding_length")), None)
 
     @retry(
