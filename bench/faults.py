@@ -62,7 +62,7 @@ from kenning.errors import KenningError  # noqa: E402
 from tests.fake_ollama import FakeOllama  # noqa: E402
 
 MiB = 1 << 20
-STALL = re.compile(r"asyncio: Executing .* took (\d+\.\d+) seconds")
+STALL = re.compile(r"loop step took (\d+\.\d+) s, (\d+\.\d+) s of it on the CPU")
 SEARCH = {"query": "wombat burrow paragraph"}
 
 

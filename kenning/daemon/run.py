@@ -9,7 +9,8 @@ write was committed or rolled back by then, and SQLite rolls back any transactio
 stuck thread still holds at the next open.
 
 `KENNING_SLOW_CALLBACK_MS` (set by the test suite) runs the loop in asyncio's debug mode
-and logs every callback that holds the loop longer than that many milliseconds.
+and logs every step that holds the loop longer than that many milliseconds, with the
+CPU time it took (kenning/daemon/stalls.py).
 
 numpy's BLAS is limited to one thread, before anything imports numpy: a vector search
 is one matrix-vector product, and OpenBLAS's spinning helper threads made the search
@@ -33,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kenning.config import Settings
+from kenning.daemon.stalls import report_slow_steps
 from kenning.daemon.supervisor import Daemon
 from kenning.heap import limit_arenas
 from kenning.workers.embedders import load_wordllama
@@ -56,8 +58,7 @@ def serve(settings: Settings, config_path: Path) -> None:
     loop.set_default_executor(executor)
     slow_ms = os.environ.get(SLOW_CALLBACK_ENV)
     if slow_ms:
-        loop.set_debug(True)
-        loop.slow_callback_duration = float(slow_ms) / 1000
+        report_slow_steps(loop, float(slow_ms) / 1000)
     daemon = Daemon(settings, config_path)
     try:
         loop.run_until_complete(daemon.run())

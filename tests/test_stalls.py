@@ -1,0 +1,63 @@
+"""The loop-step report the daemon tests judge stalls by: work on the loop shows as CPU
+time, a step that only waits does not, and steps under the threshold are not logged."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from asyncio import events
+
+import pytest
+
+from kenning.daemon.stalls import report_slow_steps
+
+STEP = re.compile(r"loop step took (\d+\.\d+) s, (\d+\.\d+) s of it on the CPU")
+
+
+def _busy(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def test_a_step_is_reported_with_its_wall_and_cpu_time(monkeypatch: pytest.MonkeyPatch, caplog) -> None:
+    monkeypatch.setattr(events.Handle, "_run", events.Handle._run)  # put back after the test
+    loop = asyncio.new_event_loop()
+    try:
+        report_slow_steps(loop, 0.1)
+
+        async def steps() -> None:
+            _busy(0.15)  # work on the loop
+            await asyncio.sleep(0)
+            time.sleep(0.15)  # a blocking call: time passes, the CPU is idle
+            await asyncio.sleep(0)
+            _busy(0.01)  # under the threshold
+
+        with caplog.at_level(logging.WARNING, logger="kenning.daemon.stalls"):
+            loop.run_until_complete(steps())
+    finally:
+        loop.close()
+    reported = [tuple(float(v) for v in STEP.search(r.getMessage()).groups()) for r in caplog.records]
+    assert len(reported) == 2, caplog.text
+    (busy_wall, busy_cpu), (blocked_wall, blocked_cpu) = reported
+    assert busy_wall >= 0.15 and busy_cpu >= 0.14
+    assert blocked_wall >= 0.15 and blocked_cpu < 0.05
+
+
+def test_another_loop_is_not_timed(monkeypatch: pytest.MonkeyPatch, caplog) -> None:
+    monkeypatch.setattr(events.Handle, "_run", events.Handle._run)
+    watched, other = asyncio.new_event_loop(), asyncio.new_event_loop()
+    try:
+        report_slow_steps(watched, 0.05)
+
+        async def slow() -> None:
+            _busy(0.08)
+
+        with caplog.at_level(logging.WARNING, logger="kenning.daemon.stalls"):
+            other.run_until_complete(slow())
+    finally:
+        watched.close()
+        other.close()
+    assert not caplog.records
