@@ -25,6 +25,7 @@ where it was; nothing is dropped, so the old text stays findable and marked.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from functools import cached_property
 
@@ -106,11 +107,19 @@ def _keyed_values(text: str, keys: list[str]) -> dict[str, set[str]]:
     tokens = _TOKEN.findall(text)
     values = [i for i, token in enumerate(tokens) if token[0].isdigit() or token[0] in "£$€"]
     found: dict[str, set[str]] = {}
+    if not values:
+        return found
+    lowered = text.lower()
     for key in keys:
         stem = key[:5]
+        if stem not in lowered:
+            continue
         for i, token in enumerate(tokens):
             if token.lower().startswith(stem):
-                near = {tokens[v].replace(" ", "") for v in values if abs(v - i) <= VALUE_REACH}
+                near = {
+                    tokens[v].replace(" ", "")
+                    for v in values[bisect_left(values, i - VALUE_REACH) : bisect_right(values, i + VALUE_REACH)]
+                }
                 if near:
                     found.setdefault(key, set()).update(near)
     return found
