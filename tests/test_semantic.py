@@ -457,6 +457,19 @@ async def test_vector_index_refuses_another_dimension(db: Database):
         await index.close()
 
 
+async def test_a_closed_index_lets_go_of_its_vectors_while_something_still_holds_it(db: Database):
+    """A re-embed or a model change closes the old index; its matrix must not stay in
+    memory beside the new one until a full garbage collection happens to run."""
+    ids = await items_in(db, "notes", 50)
+    await vectors.write_vectors(db, "sig", ids, unit_rows(50, 64))
+    index = await VectorIndex.open(db, "sig")
+    assert len(index) == 50
+    await index.close()
+    assert len(index) == 0
+    assert index.search(unit_rows(1, 64)[0], 10) == []
+    assert index.vectors_for(ids)[0] == []
+
+
 async def test_vector_index_grows_past_what_it_loaded_and_compacts_removed_rows(db: Database):
     rows = unit_rows(4000, 16, seed=1)
     source_id = (await sources.sync_sources(db, [("notes", "/n", "default")]))["notes"]

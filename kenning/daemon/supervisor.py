@@ -11,7 +11,6 @@ socket is removed and the data-directory lock released in any case.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 import signal
@@ -65,9 +64,6 @@ class Daemon:
             daemon.socket_path, build_methods(self.library), daemon.socket_idle_timeout, daemon.socket_line_timeout
         )
         await self._server.start()
-        # What start-up built (the store, the index, the jobs) lives as long as the
-        # daemon: later full collections need not walk it (kenning/daemon/run.py).
-        gc.freeze()
         log.info("kenning daemon ready (pid %d, data %s)", os.getpid(), daemon.data_dir)
         self._notifier.ready()
 
