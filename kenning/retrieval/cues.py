@@ -13,9 +13,10 @@ systemd"). A hedge in the title counts double.
 Hand-written patterns rather than a classifier: they are few, they are what people write
 in notes, and a hit's explanation can name the cue that moved it. They run on RE2, as
 redaction does: the one alternation of every cue is read over each of a search's best
-hits, and RE2 does it three times faster than `re` (4.5 ms of a search's time on the
-event loop at 100,000 chunks), with the same matches (bench/truth.py, and 3,400 chunks
-of bench/ingest.py's library compared match for match). The lists were written
+hits, and RE2 does it three times faster than `re` (with `re` it was about 6 ms of a
+2-5 word search's time on the event loop at 100,000 chunks, profiled), with the same
+matches (bench/truth.py, and 3,400 chunks of bench/ingest.py's library compared match
+for match). The lists were written
 from the kinds of notes the truth set holds and checked on its dev split only; words
 that scientific prose uses for its own claims ("we propose", "proposed", "considering",
 "we could") are left out, since on NFCorpus dev they marked one chunk in fifty hedged.
