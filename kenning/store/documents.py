@@ -15,6 +15,7 @@ long as its text is still there.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Literal
@@ -23,7 +24,7 @@ import aiosqlite
 
 from kenning.api import Stored
 from kenning.store import links, ownership
-from kenning.store.database import Database
+from kenning.store.database import Database, on_thread
 from kenning.text import dates
 
 Status = Literal["scanning", "done", "failed", "skipped", "merged"]
@@ -93,8 +94,7 @@ class DocumentMeta:
 
 async def replace_items(db: Database, document_id: int, meta: DocumentMeta, items: list[NewItem]) -> Stored:
     """Store a file's new chunks, all or nothing, through the exact-duplicate gate."""
-    async with db.transaction() as conn:
-        return await _store(conn, document_id, meta, items)
+    return await db.write(_store, document_id, meta, items)
 
 
 async def store_text(
@@ -112,10 +112,16 @@ async def store_text(
     would come back to finish a row left half-done, so there must never be one.
     `supersedes` (agent text) replaces the keys of the documents it states it supersedes.
     """
-    async with db.transaction() as conn:
-        document_id, stored = await write_text(conn, source_id, key, uri, meta, items)
-        if supersedes is not None:
-            await links.replace_links(conn, document_id, links.SUPERSEDES, supersedes)
+    return await db.write(_store_text, source_id, key, uri, meta, items, supersedes)
+
+
+def _store_text(
+    conn: sqlite3.Connection, source_id: int, key: str, uri: str, meta: DocumentMeta, items: list[NewItem],
+    supersedes: list[str] | None,
+) -> tuple[int, Stored]:  # fmt: skip
+    document_id, stored = _write_text(conn, source_id, key, uri, meta, items)
+    if supersedes is not None:
+        links.replace_links(conn, document_id, links.SUPERSEDES, supersedes)
     return document_id, stored
 
 
@@ -124,16 +130,22 @@ async def write_text(
 ) -> tuple[int, Stored]:
     """`store_text` inside the caller's transaction: an agent record (a capsule, an
     archive, a ledger entry) commits its own rows with its document, or neither."""
-    [(document_id,)] = await conn.execute_fetchall(
+    return await on_thread(conn, _write_text, source_id, key, uri, meta, items)
+
+
+def _write_text(
+    conn: sqlite3.Connection, source_id: int, key: str, uri: str, meta: DocumentMeta, items: list[NewItem]
+) -> tuple[int, Stored]:
+    (document_id,) = conn.execute(
         "INSERT INTO documents (source_id, path, uri, status, updated_at) VALUES (?, ?, ?, 'scanning', ?)"
         " ON CONFLICT (source_id, path) DO UPDATE SET status = 'scanning', merged_into = NULL, uri = excluded.uri"
         " RETURNING id",
         (source_id, key, uri, time.time()),
-    )
-    return document_id, await _store(conn, document_id, meta, items)
+    ).fetchone()
+    return document_id, _store(conn, document_id, meta, items)
 
 
-async def _store(conn: aiosqlite.Connection, document_id: int, meta: DocumentMeta, items: list[NewItem]) -> Stored:
+def _store(conn: sqlite3.Connection, document_id: int, meta: DocumentMeta, items: list[NewItem]) -> Stored:
     """The exact-duplicate gate and the write, inside the caller's transaction.
 
     If another source already holds this exact text, the row becomes a location of that
@@ -142,40 +154,40 @@ async def _store(conn: aiosqlite.Connection, document_id: int, meta: DocumentMet
     first (`release`), so superseded text never stays searchable and the other source
     keeps what it holds; a row that holds its text alone is updated in place.
     """
-    [(source_id, kind, held, held_hash)] = await conn.execute_fetchall(
+    source_id, kind, held, held_hash = conn.execute(
         "SELECT d.source_id, s.kind, d.chunk_count, d.text_hash FROM documents d"
         " JOIN sources s ON s.id = d.source_id WHERE d.id = ?",
         (document_id,),
-    )
+    ).fetchone()
     if held and held_hash == meta.text_hash:
         # The row already holds exactly this text (a file rewritten with other bytes, an
         # agent re-adding what it added): its chunks, and every location that shares
         # them, stay as they are.
-        await _record(conn, document_id, meta, "done", None, held)
+        _record(conn, document_id, meta, "done", None, held)
         return "indexed"
-    holder = None if kind in ownership.RECORD_KINDS else await ownership.find_holder(conn, meta.text_hash, source_id)
-    if holder is None and held and not await ownership.has_locations(conn, document_id):
-        await _update_items(conn, document_id, items)
+    holder = None if kind in ownership.RECORD_KINDS else ownership.find_holder(conn, meta.text_hash, source_id)
+    if holder is None and held and not ownership.has_locations(conn, document_id):
+        _update_items(conn, document_id, items)
         status, merged_into, chunk_count, stored = "done", None, len(items), "indexed"
     else:
         # A row holding no chunks has nothing to release and no locations (only a row
         # with chunks is ever a holder): a first ingest skips the trip.
         if held:
-            await ownership.release(conn, document_id)
+            ownership.release(conn, document_id)
         if holder is None:
-            await _insert_items(conn, document_id, list(enumerate(items)))
+            _insert_items(conn, document_id, list(enumerate(items)))
             status, merged_into, chunk_count, stored = "done", None, len(items), "indexed"
         elif ownership.rank(kind) > holder.rank:
-            await ownership.adopt(conn, document_id, holder)
+            ownership.adopt(conn, document_id, holder)
             status, merged_into, chunk_count, stored = "done", None, holder.chunk_count, "adopted"
         else:
             status, merged_into, chunk_count, stored = "merged", holder.document_id, 0, "merged"
-    await _record(conn, document_id, meta, status, merged_into, chunk_count)
+    _record(conn, document_id, meta, status, merged_into, chunk_count)
     return stored
 
 
-async def _insert_items(conn: aiosqlite.Connection, document_id: int, items: list[tuple[int, NewItem]]) -> None:
-    await conn.executemany(
+def _insert_items(conn: sqlite3.Connection, document_id: int, items: list[tuple[int, NewItem]]) -> None:
+    conn.executemany(
         "INSERT INTO items (document_id, ord, title, section, content, line_start, line_end, date)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
@@ -187,13 +199,13 @@ async def _insert_items(conn: aiosqlite.Connection, document_id: int, items: lis
     if with_cjk:
         # The items' ids are known only now; the delete trigger takes these rows away
         # with their items.
-        await conn.executemany(
+        conn.executemany(
             "INSERT INTO items_cjk (rowid, text) SELECT id, ? FROM items WHERE document_id = ? AND ord = ?",
             [(text, document_id, ord_) for ord_, text in with_cjk],
         )
 
 
-async def _update_items(conn: aiosqlite.Connection, document_id: int, items: list[NewItem]) -> None:
+def _update_items(conn: sqlite3.Connection, document_id: int, items: list[NewItem]) -> None:
     """Replace a document's chunks, keeping every old item whose text reappears.
 
     An item is kept when title, section and text are all the same, since all three go
@@ -201,10 +213,10 @@ async def _update_items(conn: aiosqlite.Connection, document_id: int, items: lis
     negative `ord`s first, so no two rows ever share an `ord` mid-way (the table's
     UNIQUE constraint is checked per statement).
     """
-    old = await conn.execute_fetchall(
+    old = conn.execute(
         "SELECT id, ord, title, section, content, line_start, line_end FROM items WHERE document_id = ? ORDER BY ord",
         (document_id,),
-    )
+    ).fetchall()
     reusable: dict[tuple[str, str, str], list[tuple]] = {}
     for row in old:
         reusable.setdefault((row[2], row[3], row[4]), []).append(row)
@@ -219,18 +231,18 @@ async def _update_items(conn: aiosqlite.Connection, document_id: int, items: lis
         if (old_ord, line_start, line_end) != (ord_, item.line_start, item.line_end):
             moved.append((-1 - ord_, item.line_start, item.line_end, item_id))
     gone = [(row[0],) for rows in reusable.values() for row in rows]
-    await conn.executemany("DELETE FROM items WHERE id = ?", gone)
-    await conn.executemany("UPDATE items SET ord = ?, line_start = ?, line_end = ? WHERE id = ?", moved)
-    await _insert_items(conn, document_id, fresh)
+    conn.executemany("DELETE FROM items WHERE id = ?", gone)
+    conn.executemany("UPDATE items SET ord = ?, line_start = ?, line_end = ? WHERE id = ?", moved)
+    _insert_items(conn, document_id, fresh)
     if moved:
-        await conn.execute("UPDATE items SET ord = -1 - ord WHERE document_id = ? AND ord < 0", (document_id,))
+        conn.execute("UPDATE items SET ord = -1 - ord WHERE document_id = ? AND ord < 0", (document_id,))
 
 
-async def _record(
-    conn: aiosqlite.Connection, document_id: int, meta: DocumentMeta, status: str, merged_into: int | None,
+def _record(
+    conn: sqlite3.Connection, document_id: int, meta: DocumentMeta, status: str, merged_into: int | None,
     chunk_count: int,
 ) -> None:  # fmt: skip
-    await conn.execute(
+    conn.execute(
         "UPDATE documents SET status = ?, merged_into = ?, reason = NULL, title = ?, format = ?, mtime = ?,"
         " size = ?, content_hash = ?, text_hash = ?, chunk_count = ?, tags = ?, namespace = ?, etag = ?,"
         " last_modified = ?, date = ?, date_source = ?, updated_at = ? WHERE id = ?",
@@ -246,13 +258,16 @@ async def mark_unindexed(
     db: Database, document_id: int, status: Literal["failed", "skipped"], reason: str, mtime: float, size: int
 ) -> None:
     """A file that failed or was skipped holds no chunks: stale text must not stay searchable."""
-    async with db.transaction() as conn:
-        await ownership.release(conn, document_id)
-        await conn.execute(
-            "UPDATE documents SET status = ?, merged_into = NULL, reason = ?, mtime = ?, size = ?,"
-            " content_hash = NULL, text_hash = NULL, chunk_count = 0, updated_at = ? WHERE id = ?",
-            (status, reason, mtime, size, time.time(), document_id),
-        )
+    await db.write(_unindexed, document_id, status, reason, mtime, size)
+
+
+def _unindexed(conn: sqlite3.Connection, document_id: int, status: str, reason: str, mtime: float, size: int) -> None:
+    ownership.release(conn, document_id)
+    conn.execute(
+        "UPDATE documents SET status = ?, merged_into = NULL, reason = ?, mtime = ?, size = ?,"
+        " content_hash = NULL, text_hash = NULL, chunk_count = 0, updated_at = ? WHERE id = ?",
+        (status, reason, mtime, size, time.time(), document_id),
+    )
 
 
 async def touch(db: Database, document_id: int, mtime: float, size: int) -> None:
@@ -269,17 +284,22 @@ async def delete_documents(db: Database, source_id: int, paths: list[str]) -> in
     """Drop files that are gone; what another source still holds is handed to it."""
     if not paths:
         return 0
-    async with db.transaction() as conn:
-        for path in paths:
-            rows = await conn.execute_fetchall(
-                "SELECT id FROM documents WHERE source_id = ? AND path = ?", (source_id, path)
-            )
-            for (document_id,) in rows:
-                await delete_row(conn, document_id)
+    await db.write(_delete_paths, source_id, paths)
     return len(paths)
+
+
+def _delete_paths(conn: sqlite3.Connection, source_id: int, paths: list[str]) -> None:
+    for path in paths:
+        rows = conn.execute("SELECT id FROM documents WHERE source_id = ? AND path = ?", (source_id, path)).fetchall()
+        for (document_id,) in rows:
+            _delete_row(conn, document_id)
 
 
 async def delete_row(conn: aiosqlite.Connection, document_id: int) -> None:
     """Release a row's items (to an heir, or by deleting them), then the row itself."""
-    await ownership.release(conn, document_id)
-    await conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
+    await on_thread(conn, _delete_row, document_id)
+
+
+def _delete_row(conn: sqlite3.Connection, document_id: int) -> None:
+    ownership.release(conn, document_id)
+    conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))

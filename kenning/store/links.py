@@ -10,19 +10,18 @@ superseded document stays searchable, and its hits carry `superseded_by`.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
-
-import aiosqlite
 
 from kenning.store.database import Database
 
 SUPERSEDES = "supersedes"
 
 
-async def replace_links(conn: aiosqlite.Connection, document_id: int, kind: str, targets: list[str]) -> None:
+def replace_links(conn: sqlite3.Connection, document_id: int, kind: str, targets: list[str]) -> None:
     """The document's links of this kind become `targets` (keys), inside the caller's transaction."""
-    await conn.execute("DELETE FROM document_links WHERE document_id = ? AND kind = ?", (document_id, kind))
-    await conn.executemany(
+    conn.execute("DELETE FROM document_links WHERE document_id = ? AND kind = ?", (document_id, kind))
+    conn.executemany(
         "INSERT OR IGNORE INTO document_links (document_id, kind, target) VALUES (?, ?, ?)",
         [(document_id, kind, target) for target in targets],
     )

@@ -3,8 +3,9 @@
 A document reached through two sources is one set of items owned by one state row (the
 holder); every other source's row for it is `merged` and names the holder in
 `merged_into`. These functions are the only code that moves items between rows, and
-each runs inside the caller's write transaction, so a crash leaves either the old
-ownership or the new one, never items that no row names.
+each runs inside the caller's write transaction (plain sqlite3 on the writer's thread,
+see `Database.write`), so a crash leaves either the old ownership or the new one, never
+items that no row names.
 
 The rules, each of which closes a way a design like this lost data:
 
@@ -24,9 +25,8 @@ The rules, each of which closes a way a design like this lost data:
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
-
-import aiosqlite
 
 from kenning.store.database import Database
 
@@ -51,7 +51,7 @@ class Holder:
     chunk_count: int
 
 
-async def find_holder(conn: aiosqlite.Connection, text_hash: str, source_id: int) -> Holder | None:
+def find_holder(conn: sqlite3.Connection, text_hash: str, source_id: int) -> Holder | None:
     """The document another source already stores with this exact text, if any.
 
     Read inside the write transaction that acts on the answer, so a concurrent source
@@ -59,71 +59,68 @@ async def find_holder(conn: aiosqlite.Connection, text_hash: str, source_id: int
     re-read (`scanning`) still holds its old text until its new text replaces it, so it
     counts: otherwise a copy arriving in that window would be stored a second time.
     """
-    rows = await conn.execute_fetchall(
+    row = conn.execute(
         f"SELECT d.id, d.source_id, {RANK_SQL}, d.chunk_count FROM documents d JOIN sources s ON s.id = d.source_id"
         " WHERE d.text_hash = ? AND d.chunk_count > 0 AND d.status IN ('done', 'scanning')"
         f" AND d.source_id != ? AND s.removing = 0 AND s.kind NOT IN {_RECORDS_SQL}"
         " AND NOT EXISTS (SELECT 1 FROM documents m WHERE m.merged_into = d.id AND m.source_id = ?)"
         " ORDER BY d.id LIMIT 1",
         (text_hash, source_id, source_id),
-    )
-    return Holder(*rows[0]) if rows else None
+    ).fetchone()
+    return Holder(*row) if row else None
 
 
-async def has_locations(conn: aiosqlite.Connection, document_id: int) -> bool:
+def has_locations(conn: sqlite3.Connection, document_id: int) -> bool:
     """Whether another row shares this row's items as a location."""
-    rows = await conn.execute_fetchall("SELECT 1 FROM documents WHERE merged_into = ? LIMIT 1", (document_id,))
-    return bool(rows)
+    return conn.execute("SELECT 1 FROM documents WHERE merged_into = ? LIMIT 1", (document_id,)).fetchone() is not None
 
 
-async def release(conn: aiosqlite.Connection, document_id: int) -> None:
+def release(conn: sqlite3.Connection, document_id: int) -> None:
     """Give up a row's items: to its best surviving location if one exists, else delete them.
 
     Called before a row's items are replaced, before a row is deleted, and before a row
     becomes a location itself. The heir is the highest-ranked location, oldest first.
     """
-    heirs = await conn.execute_fetchall(
+    heir = conn.execute(
         f"SELECT d.id FROM documents d JOIN sources s ON s.id = d.source_id"
         f" WHERE d.merged_into = ? ORDER BY s.removing, {RANK_SQL} DESC, d.id LIMIT 1",
         (document_id,),
-    )
-    if not heirs:
-        await conn.execute("DELETE FROM items WHERE document_id = ?", (document_id,))
+    ).fetchone()
+    if heir is None:
+        conn.execute("DELETE FROM items WHERE document_id = ?", (document_id,))
         return
-    heir_id = heirs[0][0]
-    [(owner_hash, chunk_count)] = await conn.execute_fetchall(
+    heir_id = heir[0]
+    owner_hash, chunk_count = conn.execute(
         "SELECT text_hash, chunk_count FROM documents WHERE id = ?", (document_id,)
-    )
-    await _move_items(conn, document_id, heir_id)
-    await conn.execute(
+    ).fetchone()
+    _move_items(conn, document_id, heir_id)
+    conn.execute(
         "UPDATE documents SET merged_into = ? WHERE merged_into = ? AND id != ?", (heir_id, document_id, heir_id)
     )
     # A near-duplicate heir now holds text that is not exactly its own: forgetting its
     # file's mtime and hash makes the next sweep read the file again (folders); the held
     # copy serves until then.
-    await conn.execute(
+    conn.execute(
         "UPDATE documents SET status = 'done', merged_into = NULL, chunk_count = ?,"
         " mtime = CASE WHEN text_hash IS ? THEN mtime ELSE -1 END,"
         " content_hash = CASE WHEN text_hash IS ? THEN content_hash ELSE NULL END,"
         " text_hash = ? WHERE id = ?",
         (chunk_count, owner_hash, owner_hash, owner_hash, heir_id),
     )
-    await conn.execute("UPDATE documents SET chunk_count = 0 WHERE id = ?", (document_id,))
+    conn.execute("UPDATE documents SET chunk_count = 0 WHERE id = ?", (document_id,))
 
 
-async def adopt(conn: aiosqlite.Connection, document_id: int, holder: Holder) -> None:
+def adopt(conn: sqlite3.Connection, document_id: int, holder: Holder) -> None:
     """The incoming row outranks the holder: it takes the items, the holder becomes its location."""
-    await _move_items(conn, holder.document_id, document_id)
-    await conn.execute(
-        "UPDATE documents SET merged_into = ? WHERE merged_into = ?", (document_id, holder.document_id)
-    )
-    await conn.execute(
+    _move_items(conn, holder.document_id, document_id)
+    conn.execute("UPDATE documents SET merged_into = ? WHERE merged_into = ?", (document_id, holder.document_id))
+    conn.execute(
         "UPDATE documents SET status = 'merged', merged_into = ?, chunk_count = 0 WHERE id = ?",
         (document_id, holder.document_id),
     )
 
 
-async def collapse(conn: aiosqlite.Connection, pairs: list[tuple[int, int]]) -> None:
+def collapse(conn: sqlite3.Connection, pairs: list[tuple[int, int]]) -> None:
     """Make each loser a location of its winner (the near-duplicate sweep's collapse).
 
     A loser's own items go (its locations are re-pointed to the winner first, so none is
@@ -133,16 +130,14 @@ async def collapse(conn: aiosqlite.Connection, pairs: list[tuple[int, int]]) -> 
     """
     if not pairs:
         return
-    await conn.executemany("UPDATE documents SET merged_into = ? WHERE merged_into = ?", pairs)
+    conn.executemany("UPDATE documents SET merged_into = ? WHERE merged_into = ?", pairs)
     losers = [loser for _, loser in pairs]
-    await conn.execute(f"DELETE FROM items WHERE document_id IN ({', '.join('?' * len(losers))})", losers)
-    await conn.executemany(
-        "UPDATE documents SET status = 'merged', merged_into = ?, chunk_count = 0 WHERE id = ?", pairs
-    )
+    conn.execute(f"DELETE FROM items WHERE document_id IN ({', '.join('?' * len(losers))})", losers)
+    conn.executemany("UPDATE documents SET status = 'merged', merged_into = ?, chunk_count = 0 WHERE id = ?", pairs)
 
 
-async def _move_items(conn: aiosqlite.Connection, from_id: int, to_id: int) -> None:
-    await conn.execute("UPDATE items SET document_id = ? WHERE document_id = ?", (to_id, from_id))
+def _move_items(conn: sqlite3.Connection, from_id: int, to_id: int) -> None:
+    conn.execute("UPDATE items SET document_id = ? WHERE document_id = ?", (to_id, from_id))
 
 
 async def dedup_candidates(db: Database) -> tuple[list[tuple], list[tuple[int, int]]]:
@@ -169,31 +164,32 @@ async def collapse_pairs(db: Database, pairs: list[tuple[int, int]]) -> int:
     """
     collapsed = 0
     for start in range(0, len(pairs), COLLAPSE_BATCH):
-        batch = pairs[start : start + COLLAPSE_BATCH]
-        involved = [document_id for pair in batch for document_id in pair]
-        marks = ", ".join("?" * len(involved))
-        async with db.transaction() as conn:
-            rows = await conn.execute_fetchall(
-                "SELECT d.id FROM documents d JOIN sources s ON s.id = d.source_id"
-                f" WHERE d.id IN ({marks}) AND d.status = 'done' AND s.removing = 0",
-                involved,
-            )
-            current = {row[0] for row in rows}
-            # Collapsing must not leave one source holding two of its files as one
-            # document: skip a pair when either side already has a location in the
-            # other's source.
-            crossed = await conn.execute_fetchall(
-                f"SELECT a.id, b.id FROM documents a JOIN documents b WHERE a.id IN ({marks}) AND b.id IN ({marks})"
-                " AND a.id != b.id AND EXISTS"
-                " (SELECT 1 FROM documents m WHERE m.merged_into = a.id AND m.source_id = b.source_id)",
-                [*involved, *involved],
-            )
-            blocked = {frozenset(pair) for pair in crossed}
-            valid = [
-                (winner, loser)
-                for winner, loser in batch
-                if winner in current and loser in current and frozenset((winner, loser)) not in blocked
-            ]
-            await collapse(conn, valid)
-        collapsed += len(valid)
+        collapsed += await db.write(_collapse_checked, pairs[start : start + COLLAPSE_BATCH])
     return collapsed
+
+
+def _collapse_checked(conn: sqlite3.Connection, batch: list[tuple[int, int]]) -> int:
+    involved = [document_id for pair in batch for document_id in pair]
+    marks = ", ".join("?" * len(involved))
+    rows = conn.execute(
+        "SELECT d.id FROM documents d JOIN sources s ON s.id = d.source_id"
+        f" WHERE d.id IN ({marks}) AND d.status = 'done' AND s.removing = 0",
+        involved,
+    ).fetchall()
+    current = {row[0] for row in rows}
+    # Collapsing must not leave one source holding two of its files as one document:
+    # skip a pair when either side already has a location in the other's source.
+    crossed = conn.execute(
+        f"SELECT a.id, b.id FROM documents a JOIN documents b WHERE a.id IN ({marks}) AND b.id IN ({marks})"
+        " AND a.id != b.id AND EXISTS"
+        " (SELECT 1 FROM documents m WHERE m.merged_into = a.id AND m.source_id = b.source_id)",
+        [*involved, *involved],
+    ).fetchall()
+    blocked = {frozenset(pair) for pair in crossed}
+    valid = [
+        (winner, loser)
+        for winner, loser in batch
+        if winner in current and loser in current and frozenset((winner, loser)) not in blocked
+    ]
+    collapse(conn, valid)
+    return len(valid)
