@@ -115,6 +115,10 @@ class Asked:
             if n == 0 and item.words and all(holding[word] for word in item.words):
                 for word in item.words:
                     weights[word] = weights.get(word, 0.0) + _idf(counts.chunks, holding[word]) / len(item.words)
+                if item.label in self.query.names:
+                    # A hyphenated name ("invoice-archiver", "pg-analytics") whose words
+                    # each occur somewhere is still a thing no text names.
+                    unknown.append(item.label)
                 continue
             weights[item.probe] = weights.get(item.probe, 0.0) + _idf(counts.chunks, n)
             if n == 0 and item.label in self.query.names:

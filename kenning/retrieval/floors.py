@@ -6,10 +6,11 @@ its fused score says an answer exists. What decides instead, on the best few hit
 does not depend on the query's own scale:
 
 - names and words no chunk holds: a question naming something the library never
-  mentions ("the Lisbon office", "Project Falcon") is refused unless a hit is very
-  close in meaning (STRONG_SIMILARITY); one using any other word no chunk holds ("my
-  motorbike") unless a hit is close (ABSENT_SIMILARITY);
-- a period asked about ("revenue in Q3 2024") that no best hit is dated in or names;
+  mentions ("the Lisbon office", "Project Falcon", the "invoice-archiver" service) is
+  refused unless a hit is very close in meaning (STRONG_SIMILARITY); one using any
+  other word no chunk holds ("my motorbike") unless a hit is close (ABSENT_SIMILARITY);
+- a period asked about ("revenue in Q3 2024") that no best hit both speaks of and holds
+  the question's words in (a decision log of 2024 does not say what the stipend was);
 - otherwise it is answered when a best hit holds `[retrieval] min_coverage` of its
   idf-weighted terms (retrieval/coverage.py), or is `support_similarity` close in
   meaning: a multi-hop question shares few words with the page that answers it, and a
@@ -21,8 +22,9 @@ you?") is left to the legs: a person exploring a topic wants what is closest, an
 queries share fewer words with what answers them (on NFCorpus dev a floor on every
 query cost ten times what it costs on fact questions alone; on SciFact claims name
 genes the abstracts spell otherwise). The floors were chosen on the truth set's dev
-split, as the trade-off between answerable questions kept and unanswerable ones refused
-(bench/README.md has the curve), and checked on NFCorpus dev and bench/multihop.py.
+split and its `tune` abstention questions, as the trade-off between answerable questions
+kept and unanswerable ones refused (bench/README.md has the curve), and checked on
+NFCorpus dev and bench/multihop.py.
 When a leg did not run, the other decides alone; when neither measure exists (a
 vector-only search), the vector leg's own `min_similarity` is the floor.
 """
@@ -39,6 +41,9 @@ DEPTH = 3
 # no chunk holds, by one this close.
 STRONG_SIMILARITY = 0.7
 ABSENT_SIMILARITY = 0.5
+# A best hit speaking of the period asked about must hold this share of the question's
+# weight to vouch for it.
+PERIOD_COVERAGE = 0.5
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,7 @@ class Support:
     similarity: float | None  # None: no query vector
     unknown: list[str] = field(default_factory=list)  # names the query uses that no chunk holds
     absent: list[str] = field(default_factory=list)  # other words of it no chunk holds
-    period: bool | None = None  # None: no period asked; else whether a best hit speaks of it
+    period: bool | None = None  # None: no period asked; else whether a best hit speaks of it and holds the question
     question: bool = True  # False: a topic or keywords, which the coverage floor leaves alone
 
 
@@ -70,7 +75,7 @@ def refusal(support: Support, min_coverage: float, support_similarity: float) ->
     if support.unknown and (similarity is None or similarity < STRONG_SIMILARITY):
         return "nothing supports an answer: no text mentions " + ", ".join(repr(name) for name in support.unknown)
     if support.period is False:
-        return "nothing supports an answer: no hit is dated in, or names, the period asked about"
+        return "nothing supports an answer: no hit about the question is dated in, or names, the period asked about"
     if similarity is None:
         # Without the vector leg (the embedder is down, or only the keyword leg was
         # asked for) nothing can vouch for a paraphrase: only the outright refusals apply.

@@ -112,7 +112,12 @@ async def settle(
     )
     period = None
     if intent.periods:
-        period = any(speaks_of(hit, texts.get(hit.item_id, ""), intent.periods, today) for hit in best)
+        held = measured.held if measured is not None else {}
+        period = any(
+            speaks_of(hit, texts.get(hit.item_id, ""), intent.periods, today)
+            and (measured is None or held.get(hit.item_id, 0.0) >= floors.PERIOD_COVERAGE)
+            for hit in best
+        )
     support = floors.Support(
         coverage_best,
         similarity_best,
