@@ -60,6 +60,7 @@ def test_periods_a_question_names():
     # A day is asked about, not a period notes are written in; an identifier is no date.
     assert named_periods("Is the office closed on 2 January 2026?", TODAY) == []
     assert named_periods("Is nginx affected by FH-SEC-2025-07?", TODAY) == []
+    assert named_periods("Who curates the air_quality_2019 dataset?", TODAY) == []
 
 
 def test_periods_cover_their_whole_span():

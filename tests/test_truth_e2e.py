@@ -174,6 +174,21 @@ NOTES = {
         - Role: Chief Operating Officer
         - Based in Leeds.
         """,
+    "data/job-events.md": """
+        # job_events dataset
+
+        One row per job status change.
+
+        - Source system: dispatch-ledger (its Postgres database).
+        - Loaded into the warehouse hourly.
+        """,
+    "services/dispatch-ledger.md": """
+        # dispatch-ledger
+
+        Keeps the history of every job.
+
+        - Backups: hourly snapshots, kept for 14 days.
+        """,
     "teams/a/charter.md": """
         # Charter
 
@@ -366,6 +381,10 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     assert any("named by the best hit" in reason for reason in first_hit(result, "dana-whitfield.md")["reasons"])
     # A question the best hit answers itself keeps it first, and takes no hop to a sponsor.
     assert docs(ask(daemon, "Who sponsors Project Heron?"))[0] == "kickoff.md"
+    # A service named by its identifier, which extraction reads as a plain word: the
+    # page titled with it is the hop.
+    result = ask(daemon, "How often is the source system of the job_events dataset backed up?")
+    assert docs(result)[:2] == ["job-events.md", "dispatch-ledger.md"]
 
 
 def test_ken_search_explain_says_why_hits_moved(daemon):

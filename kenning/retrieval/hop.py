@@ -5,8 +5,11 @@ names Project Lantern (Aisha Okafor's), and found through a note that does ("Pro
 Aisha Okafor"). Every leg ranks that note first and the page far down: it shares no word
 with the question but the lead's name, which the question does not know. The line of the
 best hit that holds the question's own words and names someone or something with a page
-of its own (a chunk titled with that entity's name, store/graph.py) is the bridge; the
-page is put right after it.
+of its own (a chunk titled with that entity's name, store/graph.py), or an identifier
+("rota-service", "pg-pay-2") that another document is titled with, is the bridge; the
+page is put right after it. Identifiers are looked up by title because extraction takes
+a lowercase hyphenated word for prose: "Source system: rota-service" names the service's
+page as a wiki link would.
 
 Only questions that ask for a fact take the hop, and only one page is added, so a clean
 question that the best hit answers itself keeps that answer first and loses one place at
@@ -28,6 +31,8 @@ from kenning.store.scope import Scope
 from kenning.text.names import normalize_name
 
 _WORD = re.compile(r"\w+")
+# Words joined by hyphens or underscores: the names of services, clusters, datasets.
+_IDENTIFIER = re.compile(r"(?<![\w-])\w+(?:[-_]\w+)+(?![\w-])")
 # Words that share this much of their start are taken as one ("maintainer", "maintains").
 STEM = 5
 
@@ -60,17 +65,23 @@ async def follow(db: Database, query: KeywordQuery, hits: list[Hit], scope: Scop
     if not query.question or not hits:
         return None
     bridge = hits[0]
-    pages = await graph.pages_named_by(db, bridge.item_id)
-    if not pages:
-        return None
     texts = await chunk_texts(db, [bridge.item_id])
     if bridge.item_id not in texts:
         return None
+    lines = [
+        (line, weight)
+        for line in texts[bridge.item_id].content.splitlines()
+        if (weight := _weight(line, query)) != (0, 0)
+    ]
+    identifiers = {normalize_name(found) for line, _ in lines for found in _IDENTIFIER.findall(line)}
+    pages = await graph.pages_named_by(db, bridge.item_id)
+    named = {norm for norm, _, _ in pages}
+    titled = await graph.pages_titled(db, sorted(identifiers - named - query.names), bridge.document_id)
+    pages += [(name, [], page) for name, page in titled]
+    if not pages:
+        return None
     best: tuple[tuple[int, int], list[int]] | None = None
-    for line in texts[bridge.item_id].content.splitlines():
-        weight = _weight(line, query)
-        if weight == (0, 0):
-            continue
+    for line, weight in lines:
         for norm, aliases, page in pages:
             if norm in query.names or not _names_on(line, [norm, *aliases]):
                 continue

@@ -204,6 +204,8 @@ async def _replace_graph(conn: aiosqlite.Connection, mined: list[tuple[int, Extr
 
 
 # "Shenhe Electronics (vendor)": what the page is about, then what kind of thing it is.
+# Chunks read per identifier when looking for the page titled with it.
+TITLED_ROWS = 200
 _KIND_SUFFIX = re.compile(r"\s*\([^()]*\)$")
 
 
@@ -483,3 +485,23 @@ async def pages_named_by(db: Database, item_id: int) -> list[tuple[str, list[str
         (norm, aliases.split("\x1f") if aliases else [], [int(page) for page in pages.split(",")])
         for norm, aliases, pages in rows
     ]
+
+
+async def pages_titled(db: Database, names: list[str], document_id: int) -> list[tuple[str, list[int]]]:
+    """For each identifier ("rota-service", "pg-pay-2"), the chunks of the other
+    documents titled with it: a page a line names by its title, as a wiki link does,
+    whether or not extraction took the identifier for an entity."""
+    found: list[tuple[str, list[int]]] = []
+    for name in names:
+        words = " ".join(re.findall(r"\w+", name))
+        if not words:
+            continue
+        rows = await db.read(
+            "SELECT i.id, i.title FROM items_fts JOIN items i ON i.id = items_fts.rowid"
+            f" WHERE items_fts MATCH ? AND i.document_id != ? LIMIT {TITLED_ROWS}",
+            ('title : "' + words + '"', document_id),
+        )
+        pages = [item_id for item_id, title in rows if normalize_name(_KIND_SUFFIX.sub("", title)) == name]
+        if pages:
+            found.append((name, pages))
+    return found

@@ -262,10 +262,11 @@ def named_periods(text: str, today: date) -> list[Period]:
 
 
 def _in_identifier(text: str, match: re.Match[str]) -> bool:
-    """"FH-SEC-2025-07" names an advisory, not July 2025; "RT-2025" a product."""
+    """"FH-SEC-2025-07" names an advisory, not July 2025; "RT-2025" a product;
+    "air_quality_2019" a dataset."""
     before = text[match.start() - 1] if match.start() else " "
     after = text[match.end() : match.end() + 2]
-    return before == "-" or before.isalnum() or (after[:1] == "-" and after[1:].isalnum())
+    return before in "-_" or before.isalnum() or (after[:1] in ("-", "_") and after[1:].isalnum())
 
 
 def _relative(which: str, unit: str, today: date) -> Period:
