@@ -34,6 +34,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import TypeVar
 
 from pebble import ProcessExpired, ProcessPool
 
@@ -41,6 +42,8 @@ from kenning.errors import ReaderError, WorkerFailed, WorkerStopped
 from kenning.ingest.convert import ConvertLimits, Converted, convert_file
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # Exit codes of a worker stopped by a signal meant for everyone (a service manager ends
 # the whole process group with SIGTERM; pebble's worker exits 15 on it): the file was
@@ -73,8 +76,12 @@ class ParsePool:
 
     async def convert(self, path: Path, fallback_title: str, limits: ConvertLimits, timeout: float) -> Converted:
         """Raises ReaderError when the file hit a limit, took over `timeout` s or crashed its worker."""
+        return await self.read(convert_file, (path, fallback_title, limits), timeout)
+
+    async def read(self, function: Callable[..., T], args: tuple, timeout: float) -> T:
+        """`function(*args)`, a read of one file, in a worker: its failures as `convert`'s."""
         try:
-            return await self.run(convert_file, (path, fallback_title, limits), timeout)
+            return await self.run(function, args, timeout)
         except MemoryError:
             raise ReaderError(f"ran out of memory: the parse limit is {self.memory_mb} MB") from None
         except TimeoutError:

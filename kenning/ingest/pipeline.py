@@ -1,8 +1,9 @@
 """One file through the pipeline: change check → read → redact → chunk → store.
 
-The cheap checks and the content hash run in a worker thread; reading, redacting and
-chunking run in the parse pool's processes, under its memory and time limits; the store
-calls run on the database threads. The event loop only sequences the steps.
+The cheap checks and the content hash run in a worker thread (in the parse worker itself
+for a file seen for the first time); reading, redacting and chunking run in the parse
+pool's processes, under its memory and time limits; the store calls run on the database
+threads. The event loop only sequences the steps.
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from kenning.config import ChunkingSettings, LimitsSettings
 from kenning.errors import ReaderError
-from kenning.ingest.convert import ConvertLimits
+from kenning.ingest.convert import ConvertLimits, Converted, convert_file
 from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
 from kenning.ingest.readers import ReadLimits, open_regular
 from kenning.ingest.sensitive import is_sensitive_path
@@ -94,21 +96,26 @@ async def ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:
 
 async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:
     found, prior = job.found, job.prior
-    try:
-        digest, resolved = await asyncio.to_thread(_guarded_hash, job, options.max_file_bytes)
-    except ReaderError as exc:
+    timeout = options.limits.parse_timeout
+    if prior is None:
+        # Nothing to compare the hash with: the worker that parses the file hashes it
+        # too, which saves a trip to a hashing thread for every file of a first sweep.
         document_id = await documents.mark_scanning(db, job.source_id, found.rel)
-        return await _fail(db, document_id, found, str(exc))
-    if prior is not None and prior.status in ("done", "merged") and prior.content_hash == digest:
-        # An editor that rewrites the same bytes changes the mtime and nothing else.
-        await documents.touch(db, prior.id, found.mtime, found.size)
-        return Outcome("unchanged")
-
-    document_id = await documents.mark_scanning(db, job.source_id, found.rel)
+        reading = options.parsers.read(_read_unseen, (job, options.max_file_bytes, options.convert_limits), timeout)
+    else:
+        try:
+            digest, resolved = await asyncio.to_thread(_guarded_hash, job, options.max_file_bytes)
+        except ReaderError as exc:
+            document_id = await documents.mark_scanning(db, job.source_id, found.rel)
+            return await _fail(db, document_id, found, str(exc))
+        if prior.status in ("done", "merged") and prior.content_hash == digest:
+            # An editor that rewrites the same bytes changes the mtime and nothing else.
+            await documents.touch(db, prior.id, found.mtime, found.size)
+            return Outcome("unchanged")
+        document_id = await documents.mark_scanning(db, job.source_id, found.rel)
+        reading = _hashed(digest, options.parsers.convert(resolved, found.path.stem, options.convert_limits, timeout))
     try:
-        converted = await options.parsers.convert(
-            resolved, found.path.stem, options.convert_limits, options.limits.parse_timeout
-        )
+        digest, converted = await reading
     except ReaderError as exc:
         log.info("failed %s: %s", found.path, exc)
         return await _fail(db, document_id, found, str(exc))
@@ -147,6 +154,16 @@ def _check_path(job: FileJob) -> Path:
     if job.confine_to_root and not resolved.is_relative_to(job.root.resolve()):
         raise ReaderError("refused: resolves outside the source root")
     return resolved
+
+
+async def _hashed(digest: str, converting: Awaitable[Converted]) -> tuple[str, Converted]:
+    return digest, await converting
+
+
+def _read_unseen(job: FileJob, max_bytes: int, limits: ConvertLimits) -> tuple[str, Converted]:
+    """In a parse worker: the hash and the chunks of a file with no state row yet."""
+    digest, resolved = _guarded_hash(job, max_bytes)
+    return digest, convert_file(resolved, job.found.path.stem, limits)
 
 
 def _guarded_hash(job: FileJob, max_bytes: int) -> tuple[str, Path]:
