@@ -329,30 +329,3 @@ async def test_a_transaction_cancelled_twice_while_begin_waits_leaves_the_writer
     async with db.transaction() as conn:
         await conn.execute("INSERT INTO sources (name, root, created_at) VALUES ('y', '/y', 0)")
     assert [row[0] for row in await db.read("SELECT name FROM sources")] == ["y"]
-
-
-async def test_a_write_whose_caller_is_cancelled_mid_way_commits_whole_and_is_still_heard(db: Database):
-    """A sweep cancelled while its file's store runs on the writer's thread: the store
-    finishes and commits, and its removal reaches the subscribers (the vector index),
-    or the index would keep a vector for an item that is gone."""
-    import asyncio
-    import time
-
-    heard: list[ChangeSet] = []
-    db.subscribe(heard.append)
-    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
-    await index(db, ids["notes"], "a.md", "one", "two")
-    doomed = (await item_rows(db, "a.md"))[0][0]
-    heard.clear()
-
-    def slow_delete(conn: sqlite3.Connection) -> None:
-        time.sleep(0.3)
-        conn.execute("DELETE FROM items WHERE id = ?", (doomed,))
-
-    task = asyncio.create_task(db.write(slow_delete))
-    await asyncio.sleep(0.1)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert doomed not in [row[0] for row in await item_rows(db, "a.md")]
-    assert [changes.removed for changes in heard] == [(doomed,)]

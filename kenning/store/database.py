@@ -244,7 +244,6 @@ class Database:
         never left inside a transaction nobody will finish.
         """
         writer = self._require_writer()
-        rows = None
         async with self._write_lock:
             try:
                 await _finish(writer.execute("BEGIN IMMEDIATE"))
@@ -254,9 +253,6 @@ class Database:
             except BaseException:
                 if writer.in_transaction:
                     await _finish(writer.execute("ROLLBACK"))
-                elif rows is not None:
-                    # COMMIT finished under a cancellation: what it did is published all the same.
-                    self._publish(ChangeSet.from_rows(list(rows)))
                 raise
         self._publish(ChangeSet.from_rows(list(rows)))
 
@@ -270,14 +266,8 @@ class Database:
         """
         writer = self._require_writer()
         async with self._write_lock:
-            trip = asyncio.ensure_future(on_thread(writer, _in_transaction, body, args))
-            try:
-                result, _ = await _finish(trip)
-            finally:
-                # A caller cancelled mid-trip still committed: what it changed is
-                # published all the same, or the vector index would miss it.
-                if trip.done() and not trip.cancelled() and trip.exception() is None:
-                    self._publish(ChangeSet.from_rows(trip.result()[1]))
+            result, rows = await _finish(on_thread(writer, _in_transaction, body, args))
+        self._publish(ChangeSet.from_rows(rows))
         return result
 
     async def write_one(self, sql: str, params: tuple | list = ()) -> list[tuple]:
