@@ -203,10 +203,15 @@ async def _replace_graph(conn: aiosqlite.Connection, mined: list[tuple[int, Extr
     await conn.executemany("INSERT INTO relations (source_id, target_id, kind, item_id) VALUES (?, ?, ?, ?)", relations)
 
 
-# "Shenhe Electronics (vendor)": what the page is about, then what kind of thing it is.
 # Chunks read per identifier when looking for the page titled with it.
 TITLED_ROWS = 200
+# "Shenhe Electronics (vendor)": what the page is about, then what kind of thing it is.
 _KIND_SUFFIX = re.compile(r"\s*\([^()]*\)$")
+
+
+def _title_norm(title: str) -> str:
+    """A chunk's title without a trailing parenthesis, normalized like an entity name."""
+    return normalize_name(_KIND_SUFFIX.sub("", title))
 
 
 async def _titles(conn: aiosqlite.Connection, ids: list[int]) -> dict[int, str]:
@@ -217,7 +222,7 @@ async def _titles(conn: aiosqlite.Connection, ids: list[int]) -> dict[int, str]:
         rows = await conn.execute_fetchall(
             f"SELECT id, title FROM items WHERE id IN ({', '.join('?' * len(part))})", part
         )
-        found.update((item_id, normalize_name(_KIND_SUFFIX.sub("", title))) for item_id, title in rows)
+        found.update((item_id, _title_norm(title)) for item_id, title in rows)
     return found
 
 
@@ -501,7 +506,7 @@ async def pages_titled(db: Database, names: list[str], document_id: int) -> list
             f" WHERE items_fts MATCH ? AND i.document_id != ? LIMIT {TITLED_ROWS}",
             ('title : "' + words + '"', document_id),
         )
-        pages = [item_id for item_id, title in rows if normalize_name(_KIND_SUFFIX.sub("", title)) == name]
+        pages = [item_id for item_id, title in rows if _title_norm(title) == name]
         if pages:
             found.append((name, pages))
     return found
