@@ -129,6 +129,16 @@ async def test_spellings_of_one_name_are_one_entity_and_aliases_resolve_to_it(db
     assert {chunk.item_id for chunk in found.chunks} == {first, second}
 
 
+async def test_a_name_looked_up_before_its_entity_was_mined_is_found_after(db: Database):
+    """Names searches looked up, found or not, are kept until the next commit."""
+    notes = await source(db)
+    document_id, _ = await store_document(db, notes, "a.md", "Maria Chen leads it.")
+    [item] = await item_ids(db, document_id)
+    assert await graph.resolve_names(db, ["maria chen"]) == {}
+    await graph.write_results(db, LLM, [(item, Extraction(entities=(Entity("Maria Chen", "person"),)))])
+    assert (await graph.resolve_names(db, ["maria chen"]))["maria chen"].mentions == 1
+
+
 async def test_relations_are_typed_and_belong_to_their_chunk(db: Database):
     notes = await source(db)
     document_id, _ = await store_document(db, notes, "a.md", "Maria Chen leads Project Falcon.")

@@ -9,7 +9,7 @@ import pytest
 
 import numpy as np
 
-from kenning.store import documents, graph, sources, vectors
+from kenning.store import documents, fts, graph, sources, vectors
 from kenning.store.database import ChangeSet, Database
 from kenning.store.migrations import MIGRATIONS, migrate
 from kenning.store.records import Entity, Extraction
@@ -298,6 +298,22 @@ async def test_an_edit_keeps_the_ids_vectors_and_entities_of_chunks_whose_text_d
     assert [hit.line_start for hit in await search(db, "opening")] == [1]
     async with db.transaction() as conn:
         await conn.execute("INSERT INTO items_fts(items_fts) VALUES ('integrity-check')")
+
+
+async def test_an_answer_read_while_a_write_is_open_is_not_kept_past_its_commit(db: Database):
+    """What searches ask the index (term counts, names) is kept until the next commit
+    (store/until_commit.py). Read while a write has run its statements but not yet
+    committed, the answer is the old one; the commit must drop it."""
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    await index(db, ids["notes"], "a.md", "one walrus")
+    walrus = [fts.Probe('"walrus"')]
+    assert (await fts.term_counts(db, walrus)).matching == [1]
+    await index(db, ids["notes"], "b.md", "two walrus")
+    assert (await fts.term_counts(db, walrus)).matching == [2]
+    async with db.transaction() as conn:
+        await conn.execute("INSERT INTO entities (name, norm, kind) VALUES ('Walrus Keeper', 'walrus keeper', 'person')")
+        assert await graph.resolve_names(db, ["walrus keeper"]) == {}
+    assert (await graph.resolve_names(db, ["walrus keeper"]))["walrus keeper"].name == "Walrus Keeper"
 
 
 async def test_a_transaction_cancelled_twice_while_begin_waits_leaves_the_writer_usable(db: Database):

@@ -14,7 +14,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from kenning.store.database import Database
+from kenning.store import until_commit
+from kenning.store.database import Database, on_thread
 from kenning.store.scope import Scope
 from kenning.text import cjk
 
@@ -30,6 +31,8 @@ TOKENIZER = "porter unicode61 remove_diacritics 2"
 CJK_TOKENIZER = "unicode61"
 # The main index, and the CJK index (one column of bigrams; see kenning/text/cjk.py).
 INDEXES = {"main": ("items_fts", BM25), "cjk": ("items_cjk", "bm25(items_cjk)")}
+# Terms and phrases whose chunk counts are kept until the next commit.
+COUNTED_TERMS = 5_000
 
 
 async def rank(db: Database, expression: str, limit: int, scope: Scope, index: str = "main") -> list[tuple[int, float]]:
@@ -79,13 +82,21 @@ class TermCounts:
 
 
 async def term_counts(db: Database, probes: list[Probe]) -> TermCounts:
-    """One statement for all of them: each count walks that term's list in the index,
-    as bm25 itself does to weigh it."""
-    counts = "".join(
-        f", (SELECT count(*) FROM {INDEXES[p.index][0]} WHERE {INDEXES[p.index][0]} MATCH ?)" for p in probes
-    )
-    [row] = await db.read(f"SELECT (SELECT count(*) FROM items){counts}", [p.expression for p in probes])
-    return TermCounts(row[0], list(row[1:]))
+    """Each count walks that term's list in the index, as bm25 itself does to weigh it, so
+    what was counted is kept until the next commit (store/until_commit.py): queries keep
+    asking about the same words. What is not kept is read in one statement."""
+
+    async def count(keys: list[Probe | None]) -> dict[Probe | None, int]:
+        probed = [key for key in keys if key is not None]
+        counts = "".join(
+            f", (SELECT count(*) FROM {INDEXES[p.index][0]} WHERE {INDEXES[p.index][0]} MATCH ?)" for p in probed
+        )
+        [row] = await db.read(f"SELECT (SELECT count(*) FROM items){counts}", [p.expression for p in probed])
+        return {None: row[0], **dict(zip(probed, row[1:]))}
+
+    # None stands for the library's chunk count, which every idf needs.
+    found = await until_commit.cache(db, "term counts", COUNTED_TERMS).get([None, *probes], count)
+    return TermCounts(found[None], [found[probe] for probe in probes])
 
 
 def holders_among(chunks: dict[int, tuple[str, str, str]], probes: list[Probe]) -> list[set[int]]:
@@ -125,27 +136,29 @@ async def snippets(db: Database, expression: str, ids: list[int]) -> dict[int, s
     The excerpts are made in a small temporary FTS5 table holding only these chunks, with
     the index's own tokenizer, so they are exactly what `snippet()` on the index gives.
     On the index itself every term's whole posting list would be read again for a
-    handful of rows: for a sentence-long query that cost as much as ranking it.
+    handful of rows: for a sentence-long query that cost as much as ranking it. The four
+    statements run in one trip to the reader's thread.
     """
     if not ids:
         return {}
-    marks = ", ".join("?" * len(ids))
     async with db.reader() as conn:
-        await conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.excerpts USING fts5"
-            f" (title, section, content, tokenize = '{TOKENIZER}')"
+        return await on_thread(conn, _excerpts, expression, ids)
+
+
+def _excerpts(conn: sqlite3.Connection, expression: str, ids: list[int]) -> dict[int, str]:
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.excerpts USING fts5 (title, section, content, tokenize = '{TOKENIZER}')"
+    )
+    try:
+        conn.execute(
+            "INSERT INTO temp.excerpts (rowid, title, section, content)"
+            f" SELECT id, title, section, content FROM main.items WHERE id IN ({', '.join('?' * len(ids))})",
+            ids,
         )
-        try:
-            await conn.execute(
-                "INSERT INTO temp.excerpts (rowid, title, section, content)"
-                f" SELECT id, title, section, content FROM main.items WHERE id IN ({marks})",
-                ids,
-            )
-            rows = await conn.execute_fetchall(
-                f"SELECT rowid, snippet(excerpts, 2, ?, ?, '…', {SNIPPET_TOKENS}) FROM temp.excerpts"
-                " WHERE excerpts MATCH ?",
-                [*HIGHLIGHT, expression],
-            )
-        finally:
-            await conn.execute("DELETE FROM temp.excerpts")
+        rows = conn.execute(
+            f"SELECT rowid, snippet(excerpts, 2, ?, ?, '…', {SNIPPET_TOKENS}) FROM temp.excerpts WHERE excerpts MATCH ?",
+            [*HIGHLIGHT, expression],
+        ).fetchall()
+    finally:
+        conn.execute("DELETE FROM temp.excerpts")
     return dict(rows)

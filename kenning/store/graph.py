@@ -11,8 +11,6 @@ from __future__ import annotations
 import math
 import re
 import time
-import weakref
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +18,7 @@ from typing import Any
 import aiosqlite
 
 from kenning.api import EntityChunk, EntityRelation, EntityView
+from kenning.store import until_commit
 from kenning.store.database import Database
 from kenning.store.lookup import display_path
 from kenning.store.records import Extraction, ExtractionFailed
@@ -35,6 +34,11 @@ RELATIONS_SCANNED = 400
 # The extraction signature of chunks whose graph a record's own fields define (ledger
 # entries): no extractor re-mines them, whichever is configured.
 STRUCTURED = "structured"
+# Kept until the next commit (store/until_commit.py): the walk's reads (mentions,
+# neighbours), bounded by the chunk and neighbour ids they hold, and the names
+# queries looked up.
+WALK_IDS = 50_000
+NAMES = 10_000
 
 
 @dataclass(frozen=True)
@@ -253,6 +257,11 @@ async def resolve_names(db: Database, norms: list[str]) -> dict[str, EntityMatch
     """Entities for the given normalized names (own names or aliases), with mention counts."""
     if not norms:
         return {}
+    found = await until_commit.cache(db, "names", NAMES).get(norms, lambda missing: _resolve(db, missing))
+    return {norm: match for norm, match in found.items() if match is not None}
+
+
+async def _resolve(db: Database, norms: list[str]) -> dict[str, EntityMatch | None]:
     marks = ", ".join("?" * len(norms))
     rows = await db.read(
         f"SELECT q.norm, e.id, e.name, e.kind, (SELECT count(*) FROM mentions m WHERE m.entity_id = e.id)"
@@ -261,12 +270,14 @@ async def resolve_names(db: Database, norms: list[str]) -> dict[str, EntityMatch
         " JOIN entities e ON e.id = q.entity_id",
         [*norms, *norms],
     )
-    return {norm: EntityMatch(entity_id, name, kind, count) for norm, entity_id, name, kind, count in rows}
+    found: dict[str, EntityMatch | None] = dict.fromkeys(norms)
+    found.update((norm, EntityMatch(entity_id, name, kind, count)) for norm, entity_id, name, kind, count in rows)
+    return found
 
 
 async def neighbours(db: Database, entity_ids: list[int], per_entity: int) -> dict[int, list[tuple[int, int]]]:
     """Each entity's strongest neighbours (either direction), as (neighbour, relation count)."""
-    return await _walk_cache(db).get("neighbours", entity_ids, per_entity, _neighbours)
+    return await _walked(db, "neighbours", entity_ids, per_entity, _neighbours)
 
 
 async def _neighbours(db: Database, entity_ids: list[int], per_entity: int) -> dict[int, list[tuple[int, int]]]:
@@ -310,7 +321,25 @@ class Mentions:
 
 
 async def mentions(db: Database, entity_ids: list[int], per_entity: int) -> dict[int, Mentions]:
-    return await _walk_cache(db).get("mentions", entity_ids, per_entity, _mentions)
+    return await _walked(db, "mentions", entity_ids, per_entity, _mentions)
+
+
+async def _walked(
+    db: Database,
+    kind: str,
+    entity_ids: list[int],
+    per_entity: int,
+    read: Callable[[Database, list[int], int], Awaitable[dict[int, Any]]],
+) -> dict[int, Any]:
+    """`read` for the entities the walk cache does not hold, in the order asked (the walk
+    breaks ties by it)."""
+
+    async def fetch(keys: list[tuple[str, int, int]]) -> dict[tuple[str, int, int], Any]:
+        found = await read(db, [entity_id for _, entity_id, _ in keys], per_entity)
+        return {key: found[key[1]] for key in keys}
+
+    answers = await _walk_cache(db).get([(kind, entity_id, per_entity) for entity_id in entity_ids], fetch)
+    return {key[1]: value for key, value in answers.items()}
 
 
 async def _mentions(db: Database, entity_ids: list[int], per_entity: int) -> dict[int, Mentions]:
@@ -338,73 +367,12 @@ async def _mentions(db: Database, entity_ids: list[int], per_entity: int) -> dic
     return {entity_id: Mentions(counts.get(entity_id, 0), listed[entity_id]) for entity_id in entity_ids}
 
 
-class _WalkCache:
-    """What the graph leg's walk read about each entity, until the writer commits anything.
-
-    Queries name the same entities again and again, and between commits an entity's
-    mentions and neighbours cannot change; any commit (the writer's count of changed
-    rows moves) empties the cache, so it is never stale, only cold while the library is
-    being written. Bounded by the number of chunk and neighbour ids it holds.
-    """
-
-    MAX_IDS = 200_000
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-        self.version = -1
-        self.entries: OrderedDict[tuple[str, int, int], Any] = OrderedDict()
-        self.held = 0
-
-    async def get(
-        self,
-        kind: str,
-        entity_ids: list[int],
-        per_entity: int,
-        fetch: Callable[[Database, list[int], int], Awaitable[dict[int, Any]]],
-    ) -> dict[int, Any]:
-        version = self.db.total_changes()
-        if version != self.version:
-            self.entries.clear()
-            self.held, self.version = 0, version
-        found: dict[int, Any] = {}
-        missing = []
-        for entity_id in entity_ids:
-            key = (kind, entity_id, per_entity)
-            if key in self.entries:
-                self.entries.move_to_end(key)
-                found[entity_id] = self.entries[key]
-            else:
-                missing.append(entity_id)
-        if missing:
-            fetched = await fetch(self.db, missing, per_entity)
-            found.update(fetched)
-            # A commit while this was read may have changed it: it is used, not kept.
-            if self.db.total_changes() == version:
-                for entity_id, value in fetched.items():
-                    self._keep((kind, entity_id, per_entity), value)
-        # In the order asked: the walk breaks ties by it.
-        return {entity_id: found[entity_id] for entity_id in entity_ids}
-
-    def _keep(self, key: tuple[str, int, int], value: Any) -> None:
-        self.entries[key] = value
-        self.held += _size(value)
-        while self.held > self.MAX_IDS and self.entries:
-            _, dropped = self.entries.popitem(last=False)
-            self.held -= _size(dropped)
+def _walk_cache(db: Database) -> until_commit.UntilCommit:
+    return until_commit.cache(db, "graph walk", WALK_IDS, _size)
 
 
 def _size(value: Any) -> int:
-    return len(value.items) if isinstance(value, Mentions) else len(value)
-
-
-_caches: weakref.WeakKeyDictionary[Database, _WalkCache] = weakref.WeakKeyDictionary()
-
-
-def _walk_cache(db: Database) -> _WalkCache:
-    cache = _caches.get(db)
-    if cache is None:
-        cache = _caches[db] = _WalkCache(db)
-    return cache
+    return max(len(value.items) if isinstance(value, Mentions) else len(value), 1)
 
 
 def specificity(mentions: int) -> float:

@@ -12,11 +12,14 @@ precisions.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
+from kenning.store import until_commit
 from kenning.store.database import Database
 from kenning.store.sources import SOURCE_KIND_OF
+
+# Scopes whose sources are kept until the next commit.
+SCOPES = 256
 
 
 @dataclass(frozen=True)
@@ -70,16 +73,11 @@ class Scope:
         the answer only changes when something is written: it is kept until the writer
         commits again.
         """
-        version = db.total_changes()
-        cached = _source_ids.get(db)
-        if cached is not None and cached[0] == version and self in cached[1]:
-            return cached[1][self]
-        found = await self._read_source_ids(db)
-        if db.total_changes() == version:
-            if cached is None or cached[0] != version:
-                cached = _source_ids[db] = (version, {})
-            cached[1][self] = found
-        return found
+
+        async def read(scopes: list[Scope]) -> dict[Scope, set[int]]:
+            return {scope: await scope._read_source_ids(db) for scope in scopes}
+
+        return (await until_commit.cache(db, "scope sources", SCOPES).get([self], read))[self]
 
     async def _read_source_ids(self, db: Database) -> set[int]:
         clauses, params = ["s.active = 1"], []
@@ -104,7 +102,3 @@ class Scope:
             params,
         )
         return {row[0] for row in rows}
-
-
-# Per database: the writer's change count when read, and the answer per scope.
-_source_ids: weakref.WeakKeyDictionary[Database, tuple[int, dict[Scope, set[int]]]] = weakref.WeakKeyDictionary()
