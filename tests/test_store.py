@@ -316,6 +316,27 @@ async def test_an_answer_read_while_a_write_is_open_is_not_kept_past_its_commit(
     assert (await graph.resolve_names(db, ["walrus keeper"]))["walrus keeper"].name == "Walrus Keeper"
 
 
+async def test_an_idle_library_drops_what_it_kept_for_searches_and_still_answers(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+):
+    import asyncio
+
+    from kenning.store import database
+
+    monkeypatch.setattr(database, "IDLE_RELEASE_S", 0.2)
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    await index(db, ids["notes"], "a.md", "one walrus", "two walrus")
+    walrus = [fts.Probe('"walrus"')]
+    assert (await fts.term_counts(db, walrus)).matching == [2]
+    assert db.caches["term counts"].entries
+    await asyncio.sleep(0.1)
+    assert db.caches["term counts"].entries, "dropped while the library was still in use"
+    await asyncio.sleep(0.5)
+    assert not db.caches["term counts"].entries
+    assert (await fts.term_counts(db, walrus)).matching == [2]
+    assert len(await search(db, "walrus")) == 2
+
+
 async def test_a_transaction_cancelled_twice_while_begin_waits_leaves_the_writer_usable(db: Database):
     """Issue 12, item 1: a reload cancels a sweep whose BEGIN IMMEDIATE is still waiting
     for the file lock, and cancels it again before BEGIN returns. BEGIN then completes on

@@ -14,6 +14,11 @@ into a temporary table, read back just before COMMIT and published to subscriber
 after it. Derived in-memory views (the vector index) and the background jobs learn of
 every change that way, whichever store function made it, including rows removed by a
 foreign-key cascade: no caller has to remember to announce what it did.
+
+Once the library has gone IDLE_RELEASE_S without a read or a write, each connection
+hands back its page cache, what its owners keep for searches is dropped (`on_idle`),
+and the allocator returns free pages: a daemon left running holds what a fresh start
+does, not what its last burst of work needed.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
+from kenning.heap import release_free_memory
 from kenning.store.migrations import migrate
 
 log = logging.getLogger(__name__)
@@ -40,6 +46,7 @@ READERS = 3
 # a long cache mostly holds large one-off programs: after ingesting 100,000 chunks the
 # writer's held 17 MB, more than all four connections' page caches together.
 STATEMENTS = 32
+IDLE_RELEASE_S = 30.0
 
 T = TypeVar("T")
 
@@ -207,6 +214,12 @@ class Database:
         self._subscribers: list[Subscriber] = []
         # Writes seen to their end, committed or not: what store/until_commit.py keys on.
         self.commits = 0
+        # What store/until_commit.py keeps for this database, by name.
+        self.caches: dict[str, Any] = {}
+        self._idle_hooks: list[Callable[[], None]] = []
+        self._quiet_at = 0.0
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._releasing: asyncio.Future | None = None
 
     async def open(self) -> None:
         await asyncio.to_thread(prepare, self.path)
@@ -224,6 +237,11 @@ class Database:
 
     async def close(self) -> None:
         """Readers first, then a checkpoint so the WAL is folded back into the main file."""
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        if self._releasing is not None:
+            await asyncio.gather(self._releasing, return_exceptions=True)
         for reader in self._all_readers:
             await reader.close()
         self._all_readers.clear()
@@ -243,6 +261,39 @@ class Database:
         self._subscribers.append(subscriber)
         return lambda: self._subscribers.remove(subscriber) if subscriber in self._subscribers else None
 
+    def on_idle(self, hook: Callable[[], None]) -> None:
+        """Call `hook` on the event loop each time the library has been idle IDLE_RELEASE_S:
+        for caches that are cheap to fill again."""
+        self._idle_hooks.append(hook)
+
+    def _touch(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._quiet_at = loop.time() + IDLE_RELEASE_S
+        if self._idle_timer is None:
+            self._idle_timer = loop.call_at(self._quiet_at, self._check_idle)
+
+    def _check_idle(self) -> None:
+        loop = asyncio.get_running_loop()
+        if loop.time() < self._quiet_at:
+            self._idle_timer = loop.call_at(self._quiet_at, self._check_idle)
+            return
+        self._idle_timer = None
+        if self._releasing is None or self._releasing.done():
+            self._releasing = asyncio.ensure_future(self._release_memory())
+
+    async def _release_memory(self) -> None:
+        for hook in list(self._idle_hooks):
+            hook()
+        try:
+            for reader in self._all_readers:
+                await reader.execute("PRAGMA shrink_memory")
+            if self._writer is not None:
+                async with self._write_lock:
+                    await self._writer.execute("PRAGMA shrink_memory")
+        except (sqlite3.Error, ValueError) as exc:
+            log.debug("releasing the connections' caches failed: %s", exc)
+        await asyncio.to_thread(release_free_memory)
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
         """BEGIN IMMEDIATE on the writer; commit on success, roll back on any exit else.
@@ -253,6 +304,7 @@ class Database:
         never left inside a transaction nobody will finish.
         """
         writer = self._require_writer()
+        self._touch()
         async with self._write_lock:
             try:
                 await _finish(writer.execute("BEGIN IMMEDIATE"))
@@ -276,6 +328,7 @@ class Database:
         after COMMIT the same way.
         """
         writer = self._require_writer()
+        self._touch()
         async with self._write_lock:
             try:
                 result, rows = await _finish(on_thread(writer, _in_transaction, body, args))
@@ -293,6 +346,7 @@ class Database:
         state rows (documents, sources), never on items or vectors.
         """
         writer = self._require_writer()
+        self._touch()
         async with self._write_lock:
             try:
                 return list(await _finish(writer.execute_fetchall(sql, params)))
@@ -306,6 +360,7 @@ class Database:
 
     @asynccontextmanager
     async def reader(self) -> AsyncIterator[aiosqlite.Connection]:
+        self._touch()
         conn = await self._readers.get()
         try:
             yield conn

@@ -10,12 +10,12 @@ The version is the database's count of commits, which moves only once a commit h
 returned: a read that began before a commit landed may see the old rows, and it is
 then used but not kept. (The writer's count of changed rows moves as soon as a statement
 runs, before its transaction commits, so it cannot tell an answer read from the old
-snapshot from one read from the new.)
+snapshot from one read from the new.) Once the library has been idle a while (see
+store/database.py) they are dropped too, to hand their memory back.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
@@ -60,6 +60,10 @@ class UntilCommit(Generic[K, V]):
                     self._keep(key, value)
         return {key: found[key] for key in keys}
 
+    def clear(self) -> None:
+        self.entries.clear()
+        self.held = 0
+
     def _keep(self, key: K, value: V) -> None:
         if key in self.entries:
             self.held -= self.size(self.entries.pop(key))
@@ -70,16 +74,13 @@ class UntilCommit(Generic[K, V]):
             self.held -= self.size(dropped)
 
 
-_caches: weakref.WeakKeyDictionary[Database, dict[str, UntilCommit]] = weakref.WeakKeyDictionary()
-
-
 def one(_value: object) -> int:
     return 1
 
 
 def cache(db: Database, name: str, budget: int, size: Callable[[V], int] = one) -> UntilCommit:
     """The database's cache called `name`, made on first use."""
-    named = _caches.setdefault(db, {})
-    if name not in named:
-        named[name] = UntilCommit(db, budget, size)
-    return named[name]
+    if name not in db.caches:
+        db.caches[name] = UntilCommit(db, budget, size)
+        db.on_idle(db.caches[name].clear)
+    return db.caches[name]
