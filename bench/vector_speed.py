@@ -29,6 +29,7 @@ import numpy as np
 from kenning.config import EmbedderSettings, RetrievalSettings
 from kenning.retrieval.search import Retriever, Vectors
 from kenning.store.database import Database, prepare
+from kenning.store import vector_index
 from kenning.store.vector_index import VectorIndex
 from kenning.workers.embed import EmbedJob
 from kenning.workers.embedders import make_embedder
@@ -115,29 +116,28 @@ def queries(words: list[str], count: int) -> list[str]:
 
 
 def storage_alternatives(matrix: np.ndarray, query_vectors: np.ndarray) -> dict:
-    """What holding the vectors more compactly would cost per query, and what it keeps.
+    """What each way of holding the vectors costs per query, and what it keeps.
 
-    float16, and int8 with one scale per row, are converted back to float32 a block at a
-    time for the product; recall@30 is against float32's exact top 30.
+    float32 is the exact product. float16 is converted back to float32 a block at a time
+    for the product; int8 with one scale per row is how the index holds them, scanned as
+    the index does (`vector_index._scan`). recall@30 is against float32's exact top 30.
     """
-    halves = matrix.astype(np.float16)
-    scales = np.abs(matrix).max(axis=1, keepdims=True) / 127
-    bytes_ = np.round(matrix / scales).astype(np.int8)
-    decoders = {
-        "float32": lambda rows: matrix[rows],
-        "float16": lambda rows: halves[rows].astype(np.float32),
-        "int8": lambda rows: bytes_[rows].astype(np.float32) * scales[rows],
-    }
     block = 16384
+    halves = matrix.astype(np.float16)
+    rows, scales = vector_index._quantize(matrix)
+    scans = {
+        "float32": lambda vector: matrix @ vector,
+        "float16": lambda vector: np.concatenate(
+            [halves[start : start + block].astype(np.float32) @ vector for start in range(0, len(matrix), block)]
+        ),
+        "int8": lambda vector: vector_index._scan(rows, scales, vector),
+    }
     found: dict[str, dict[str, float]] = {}
-    for name, decode in decoders.items():
+    for name, scan in scans.items():
         samples, overlap = [], []
         for vector in query_vectors[:50]:
             started = time.perf_counter()
-            scores = np.concatenate(
-                [decode(slice(start, start + block)) @ vector for start in range(0, len(matrix), block)]
-            )
-            top = set(np.argpartition(-scores, 30)[:30].tolist())
+            top = set(np.argpartition(-scan(vector), 30)[:30].tolist())
             samples.append((time.perf_counter() - started) * 1000)
             overlap.append(len(top & set(np.argpartition(-(matrix @ vector), 30)[:30].tolist())) / 30)
         found[name] = {

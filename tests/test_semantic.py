@@ -403,6 +403,27 @@ async def test_vectors_are_stored_one_per_item_with_signature_and_dimension(
 # -- the in-memory index --------------------------------------------------------------------
 
 
+async def test_the_vector_leg_ranks_by_exact_cosine_though_the_index_holds_int8(db: Database):
+    """The index keeps a byte per dimension; the hits it returns are rescored with the
+    stored float32 vectors, so near-ties come out in their true order with true scores."""
+    index = await VectorIndex.open(db, "sig")
+    try:
+        ids = await items_in(db, "notes", 200)
+        rows = unit_rows(200, 32, seed=3)
+        await embed_rows(db, index, ids, rows)
+        for query in unit_rows(20, 32, seed=4):
+            exact = rows @ query
+            truth = [(ids[n], float(exact[n])) for n in np.argsort(-exact)[:10]]
+            nearest = await index.nearest(query, 10)
+            assert [item_id for item_id, _ in nearest] == [item_id for item_id, _ in truth]
+            assert [score for _, score in nearest] == pytest.approx([score for _, score in truth], abs=1e-6)
+            approximate = dict(index.search(query, 200))
+            assert all(abs(approximate[item_id] - score) < 0.02 for item_id, score in truth)
+        assert await index.nearest(rows[0], 5, min_similarity=1.1) == []
+    finally:
+        await index.close()
+
+
 async def test_vector_index_follows_written_replaced_and_removed_vectors_and_searches_in_scope(db: Database):
     index = await VectorIndex.open(db, "sig")
     try:

@@ -283,5 +283,5 @@ class Retriever:
             return [], None
         if not allowed:
             return [], vector
-        pairs = await asyncio.to_thread(index.search, vector, depth, allowed, self.settings.min_similarity)
+        pairs = await index.nearest(vector, depth, allowed, self.settings.min_similarity)
         return [(item_id, round(similarity, 6)) for item_id, similarity in pairs], vector

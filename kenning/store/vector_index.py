@@ -13,11 +13,16 @@ searches see, and a search works on a snapshot taken under the lock, so it may s
 row removed an instant before: vector hits are checked against the database before
 they are returned.
 
-Vectors are held as float32. float16 (half the memory) and int8 with a scale (a
-quarter) were measured in bench/vector_speed.py: both keep recall, but numpy converts
-them back to float32 for the product many times slower than it multiplies float32
-itself (at 100,000 rows: int8 4x, float16 12x the float32 search time), so the memory
-they save would be paid on every query.
+Vectors are held as int8 with one float32 scale per row (the row's largest magnitude
+over 127): a quarter of float32's memory, 26 MB instead of 102 at 100,000 chunks of 256
+dimensions. A search converts the matrix to float32 a block of rows at a time into a
+buffer that stays in cache and multiplies that; reading a quarter of the bytes, it
+costs what scanning float32 did (bench/vector_speed.py: 7.4 against 8.2 ms at 100,000
+rows on one thread), where converting the whole matrix per query cost 4x and float16
+12x. Its scores are off by up to about 0.003 of cosine, enough to swap near-ties (2 %
+of the exact top 10 on bench/ingest.py's library), so `nearest` takes RESCORED times as
+many candidates from the scan and scores those exactly with their stored float32
+vectors: one indexed read of a few dozen rows.
 """
 
 from __future__ import annotations
@@ -35,10 +40,15 @@ from kenning.store.database import ChangeSet, Database
 
 log = logging.getLogger(__name__)
 
-STORAGE = np.float32
+STORAGE = np.int8
+LEVELS = 127
+# Candidates the int8 scan hands to exact rescoring, per hit asked for, and how far
+# below the floor a candidate's int8 score may be and still be rescored.
+RESCORED = 2
+SCORE_ERROR = 0.01
+# Rows converted to float32 at a time by a search: 2 MB at 256 dimensions.
+SCAN_ROWS = 2048
 COMPACT_FRACTION = 0.25
-# Above this many rows a search scans with einsum rather than BLAS (see `_scan`).
-EINSUM_ROWS = 32_768
 # Growth slack is handed back once changes have been quiet this long.
 SHRINK_AFTER_SECONDS = 10.0
 MIN_CAPACITY = 1024
@@ -98,6 +108,7 @@ class VectorIndex:
 
     def _empty(self) -> None:
         self._matrix = np.zeros((0, 0), dtype=STORAGE)
+        self._scales = np.zeros(0, dtype=np.float32)
         self._ids = np.zeros(0, dtype=np.int64)
         self._sources = np.zeros(0, dtype=np.int64)
         self._live = np.zeros(0, dtype=bool)
@@ -117,14 +128,15 @@ class VectorIndex:
     def search(
         self, query: np.ndarray, k: int, sources: set[int] | None = None, min_similarity: float = -1.0
     ) -> list[tuple[int, float]]:
-        """Best k (item id, cosine) pairs, optionally only from the given source ids."""
+        """Best k (item id, int8 cosine) pairs, optionally only from the given source ids."""
         with self._lock:
             count = self._count
-            matrix, ids, row_sources = self._matrix[:count], self._ids[:count], self._sources[:count]
+            matrix, scales = self._matrix[:count], self._scales[:count]
+            ids, row_sources = self._ids[:count], self._sources[:count]
             keep = self._live[:count].copy()
         if not count or query.shape[0] != matrix.shape[1]:
             return []
-        scores = _scan(matrix, query.astype(np.float32))
+        scores = _scan(matrix, scales, query.astype(np.float32))
         if sources is not None:
             keep &= np.isin(row_sources, np.fromiter(sources, dtype=np.int64))
         keep &= scores >= min_similarity
@@ -137,8 +149,27 @@ class VectorIndex:
         order = candidates[np.argsort(-scores[candidates], kind="stable")]
         return [(int(ids[row]), float(scores[row])) for row in order]
 
+    async def nearest(
+        self, query: np.ndarray, k: int, sources: set[int] | None = None, min_similarity: float = -1.0
+    ) -> list[tuple[int, float]]:
+        """Best k (item id, cosine) pairs by exact cosine, optionally only from the given
+        source ids; items removed meanwhile are left out."""
+        query = query.astype(np.float32)
+        found = await asyncio.to_thread(self.search, query, k * RESCORED, sources, min_similarity - SCORE_ERROR)
+        if not found:
+            return []
+        rows = await vectors.load_rows(self.db, self.signature, [item_id for item_id, _ in found])
+        exact = {
+            row.item_id: float(np.frombuffer(row.vector, np.float32) @ query) for row in rows if row.dim == len(query)
+        }
+        ranked = sorted(
+            ((item_id, score) for item_id, score in exact.items() if score >= min_similarity), key=lambda pair: -pair[1]
+        )
+        return ranked[:k]
+
     def similarities(self, query: np.ndarray, item_ids: Iterable[int]) -> dict[int, float]:
-        """Cosine of the query with each given item that has a vector here."""
+        """Cosine of the query with each given item that has a vector here, from the int8 rows
+        (within about 0.003): for comparing hits, not for ranking the library."""
         found, rows = self.vectors_for(item_ids)
         if not found or query.shape[0] != rows.shape[1]:
             return {}
@@ -149,8 +180,11 @@ class VectorIndex:
         """The vectors held for these items (those that have one), as a copy."""
         with self._lock:
             found = [(item_id, row) for item_id in item_ids if (row := self._row.get(item_id)) is not None]
-            matrix = self._matrix[[row for _, row in found]] if found else np.zeros((0, self.dim or 0), STORAGE)
-        return [item_id for item_id, _ in found], matrix
+            rows = [row for _, row in found]
+            matrix, scales = self._matrix[rows], self._scales[rows]
+        return [item_id for item_id, _ in found], (matrix.astype(np.float32) * scales[:, None]).reshape(
+            len(found), self.dim or 0
+        )
 
     # -- following the store -----------------------------------------------------------
 
@@ -200,8 +234,9 @@ class VectorIndex:
         if loaded.matrix.ndim == 2 and loaded.matrix.shape[1]:
             self.dim = int(loaded.matrix.shape[1])
         row = {int(item_id): n for n, item_id in enumerate(loaded.ids)}
+        matrix, scales = _quantize(loaded.matrix)
         with self._lock:
-            self._matrix = loaded.matrix.astype(STORAGE, copy=False)
+            self._matrix, self._scales = matrix, scales
             self._ids, self._sources = loaded.ids, loaded.source_ids
             self._live = np.ones(count, dtype=bool)
             self._count, self._dead, self._row = count, 0, row
@@ -237,7 +272,7 @@ class VectorIndex:
         start = self._count
         block = np.frombuffer(b"".join(row.vector for row in rows), dtype=np.float32).reshape(len(rows), -1)
         # Rows past the end are invisible to searches until the count moves past them.
-        self._matrix[start:needed] = block
+        self._matrix[start:needed], self._scales[start:needed] = _quantize(block)
         self._ids[start:needed] = [row.item_id for row in rows]
         self._sources[start:needed] = [row.source_id for row in rows]
         self._live[start:needed] = True
@@ -258,6 +293,8 @@ class VectorIndex:
         matrix = np.zeros((capacity, self.dim or 0), dtype=STORAGE)
         if count:
             matrix[:count] = self._matrix[:count]
+        scales = np.zeros(capacity, dtype=np.float32)
+        scales[:count] = self._scales[:count]
         ids = np.zeros(capacity, dtype=np.int64)
         ids[:count] = self._ids[:count]
         sources = np.zeros(capacity, dtype=np.int64)
@@ -265,7 +302,7 @@ class VectorIndex:
         with self._lock:
             live = np.zeros(capacity, dtype=bool)
             live[:count] = self._live[:count]
-            self._matrix, self._ids, self._sources, self._live = matrix, ids, sources, live
+            self._matrix, self._scales, self._ids, self._sources, self._live = matrix, scales, ids, sources, live
 
     def _has_slack(self) -> bool:
         return len(self._ids) > self._count
@@ -273,35 +310,58 @@ class VectorIndex:
     def _shrink(self) -> None:
         """Drop the growth slack (up to half the matrix) once a burst of writes is over."""
         count = self._count
-        matrix, ids, sources = self._matrix[:count].copy(), self._ids[:count].copy(), self._sources[:count].copy()
+        matrix, scales = self._matrix[:count].copy(), self._scales[:count].copy()
+        ids, sources = self._ids[:count].copy(), self._sources[:count].copy()
         with self._lock:
             live = self._live[:count].copy()
-            self._matrix, self._ids, self._sources, self._live = matrix, ids, sources, live
+            self._matrix, self._scales, self._ids, self._sources, self._live = matrix, scales, ids, sources, live
 
     def _compact(self) -> None:
         with self._lock:
             keep = np.flatnonzero(self._live[: self._count])
-        matrix, ids, sources = self._matrix[keep], self._ids[keep], self._sources[keep]
+        matrix, scales, ids, sources = self._matrix[keep], self._scales[keep], self._ids[keep], self._sources[keep]
         row = {int(item_id): n for n, item_id in enumerate(ids)}
         with self._lock:
             # Removals that arrived since `keep` was taken are this updater's own, and it
             # is busy here: there are none.
-            self._matrix, self._ids, self._sources = matrix, ids, sources
+            self._matrix, self._scales, self._ids, self._sources = matrix, scales, ids, sources
             self._live = np.ones(len(keep), dtype=bool)
             self._count, self._dead, self._row = len(keep), 0, row
 
 
-def _scan(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Every row's dot product with the query.
+def _quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int8 rows and the scale that brings each back to float32 (row = int8 * scale).
 
-    Measured with this numpy's bundled OpenBLAS on one thread: a matrix-vector product
-    over 100,000 rows of 256 floats took 9 ms as BLAS does it and 4 ms through einsum's
-    own loop, which streams the rows; up to some tens of thousands of rows (in cache)
-    BLAS is the faster. Both release the GIL.
+    The scale gives the row back its own length, so what quantizing changes is only its
+    direction, by a fraction of a degree: a vector's similarity to itself stays 1.
     """
-    if len(matrix) > EINSUM_ROWS:
-        return np.einsum("ij,j->i", matrix, query)
-    return matrix @ query
+    if vectors.ndim != 2 or not vectors.shape[1]:
+        return np.zeros((len(vectors), 0), STORAGE), np.zeros(len(vectors), np.float32)
+    steps = np.abs(vectors).max(axis=1) / LEVELS
+    steps[steps == 0] = 1.0
+    rows = np.rint(vectors / steps[:, None]).astype(STORAGE)
+    held = np.linalg.norm(rows.astype(np.float32), axis=1)
+    scales = np.linalg.norm(vectors, axis=1) / np.where(held == 0, 1.0, held)
+    return rows, scales.astype(np.float32)
+
+
+_buffers = threading.local()
+
+
+def _scan(matrix: np.ndarray, scales: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Every row's dot product with the query, SCAN_ROWS rows at a time converted to
+    float32 in this thread's own buffer. Releases the GIL throughout (copy and BLAS)."""
+    buffer = getattr(_buffers, "rows", None)
+    if buffer is None or buffer.shape[1] != matrix.shape[1]:
+        buffer = _buffers.rows = np.empty((SCAN_ROWS, matrix.shape[1]), np.float32)
+    scores = np.empty(len(matrix), np.float32)
+    for start in range(0, len(matrix), SCAN_ROWS):
+        part = matrix[start : start + SCAN_ROWS]
+        rows = buffer[: len(part)]
+        np.copyto(rows, part, casting="unsafe")
+        np.matmul(rows, query, out=scores[start : start + len(part)])
+    scores *= scales
+    return scores
 
 
 def _log_failure(task: asyncio.Task) -> None:
