@@ -13,13 +13,13 @@ searches see, and a search works on a snapshot taken under the lock, so it may s
 row removed an instant before: vector hits are checked against the database before
 they are returned.
 
-Vectors are held as int8 with one float32 scale per row (the row's largest magnitude
-over 127): a quarter of float32's memory, 26 MB instead of 102 at 100,000 chunks of 256
-dimensions. A search converts the matrix to float32 a block of rows at a time into a
-buffer that stays in cache and multiplies that; reading a quarter of the bytes, it
-costs what scanning float32 did (bench/vector_speed.py: 7.4 against 8.2 ms at 100,000
-rows on one thread), where converting the whole matrix per query cost 4x and float16
-12x. Its scores are off by up to about 0.003 of cosine, enough to swap near-ties (2 %
+Vectors are held as int8 with one float32 scale per row: a quarter of float32's memory,
+26 MB instead of 102 at 100,000 chunks of 256 dimensions. A search converts the matrix
+to float32 SCAN_ROWS rows at a time into a buffer that stays in cache and multiplies
+that; reading a quarter of the bytes, at 100,000 rows with one BLAS thread (as the
+daemon runs) it took 5.5 ms where the float32 scan took 7.9 (einsum) or 10.1 (BLAS),
+while converting the whole matrix per query cost 4x (int8) and 12x (float16). Its scores
+are off by up to about 0.003 of cosine, enough to swap near-ties (1-2 %
 of the exact top 10 on bench/ingest.py's library), so `nearest` takes RESCORED times as
 many candidates from the scan and scores those exactly with their stored float32
 vectors: one indexed read of a few dozen rows.
