@@ -74,11 +74,11 @@ class UntilCommit(Generic[K, V]):
             self.held -= self.size(dropped)
 
 
-def one(_value: object) -> int:
+def _one(_value: object) -> int:
     return 1
 
 
-def cache(db: Database, name: str, budget: int, size: Callable[[V], int] = one) -> UntilCommit:
+def cache(db: Database, name: str, budget: int, size: Callable[[V], int] = _one) -> UntilCommit:
     """The database's cache called `name`, made on first use."""
     if name not in db.caches:
         db.caches[name] = UntilCommit(db, budget, size)
