@@ -16,7 +16,7 @@ every change that way, whichever store function made it, including rows removed 
 foreign-key cascade: no caller has to remember to announce what it did.
 
 Once the library has gone IDLE_RELEASE_S without a read or a write, each connection
-hands back its page cache, what its owners keep for searches is dropped (`on_idle`),
+hands back its page cache, what store/until_commit.py keeps for searches is emptied,
 and the allocator returns free pages: a daemon left running holds what a fresh start
 does, not what its last burst of work needed.
 """
@@ -215,9 +215,8 @@ class Database:
         self._subscribers: list[Subscriber] = []
         # Writes seen to their end, committed or not: what store/until_commit.py keys on.
         self.commits = 0
-        # What store/until_commit.py keeps for this database, by name.
+        # What store/until_commit.py keeps for this database, by name; emptied when idle.
         self.caches: dict[str, Any] = {}
-        self._idle_hooks: list[Callable[[], None]] = []
         self._quiet_at = 0.0
         self._idle_timer: asyncio.TimerHandle | None = None
         self._releasing: asyncio.Future | None = None
@@ -260,11 +259,6 @@ class Database:
         self._subscribers.append(subscriber)
         return lambda: self._subscribers.remove(subscriber) if subscriber in self._subscribers else None
 
-    def on_idle(self, hook: Callable[[], None]) -> None:
-        """Call `hook` on the event loop each time the library has been idle IDLE_RELEASE_S:
-        for caches that are cheap to fill again."""
-        self._idle_hooks.append(hook)
-
     def _touch(self) -> None:
         loop = asyncio.get_running_loop()
         self._quiet_at = loop.time() + IDLE_RELEASE_S
@@ -281,8 +275,8 @@ class Database:
             self._releasing = asyncio.ensure_future(self._release_memory())
 
     async def _release_memory(self) -> None:
-        for hook in list(self._idle_hooks):
-            hook()
+        for cache in self.caches.values():
+            cache.clear()
         try:
             for reader in self._all_readers:
                 await reader.execute("PRAGMA shrink_memory")

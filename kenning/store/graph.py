@@ -219,7 +219,7 @@ def _title_norm(title: str) -> str:
 
 
 async def _titles(conn: aiosqlite.Connection, ids: list[int]) -> dict[int, str]:
-    """Each chunk's title without a trailing parenthesis, normalized like an entity name."""
+    """Each chunk's title as `_title_norm` gives it."""
     found: dict[int, str] = {}
     for start in range(0, len(ids), SQL_BATCH):
         part = ids[start : start + SQL_BATCH]

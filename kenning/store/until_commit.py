@@ -82,5 +82,4 @@ def cache(db: Database, name: str, budget: int, size: Callable[[V], int] = _one)
     """The database's cache called `name`, made on first use."""
     if name not in db.caches:
         db.caches[name] = UntilCommit(db, budget, size)
-        db.on_idle(db.caches[name].clear)
     return db.caches[name]
