@@ -237,6 +237,13 @@ def docs(result: dict) -> list[str]:
     return list(dict.fromkeys(Path(hit["path"]).name for hit in result["hits"]))
 
 
+def wait_mined(daemon: DaemonProcess) -> None:
+    def mined() -> bool:
+        return daemon.call("status")["graph"]["job"]["state"] == "idle"
+
+    wait_for(mined, timeout=60, what="entity extraction to finish")
+
+
 def first_hit(result: dict, name: str) -> dict:
     return next(hit for hit in result["hits"] if Path(hit["path"]).name == name)
 
@@ -251,6 +258,9 @@ def test_a_correction_outranks_the_note_it_corrects_which_stays_findable_and_mar
 
 
 def test_a_retraction_is_tied_to_the_claim_it_names_and_ranks_above_it(daemon):
+    # With the graph mined the notice names the claim's page, and the hop to it must keep
+    # the claim's marks.
+    wait_mined(daemon)
     result = ask(daemon, "How many requests per second can the checkout service handle?")
     assert docs(result)[:2] == ["2025-05-09-load-test-retraction.md", "2025-05-02-load-test.md"]
     notice = first_hit(result, "2025-05-09-load-test-retraction.md")
@@ -371,10 +381,7 @@ def test_an_agent_document_can_say_which_document_it_supersedes(daemon):
 
 
 def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
-    def mined() -> bool:
-        return daemon.call("status")["graph"]["job"]["state"] == "idle"
-
-    wait_for(mined, timeout=60, what="entity extraction to finish")
+    wait_mined(daemon)
     result = ask(daemon, "Which city does the lead of Project Heron work from?")
     # The kickoff names the lead; her page, which never names the project, says the city.
     assert docs(result)[:2] == ["kickoff.md", "dana-whitfield.md"]

@@ -80,9 +80,19 @@ def _flatten_common(ranking: list[tuple[int, float]]) -> list[tuple[int, float]]
 
 
 def _after_best(hits: list[Hit], page: Hit, found_by: tuple[list[str], dict[str, int]], limit: int) -> list[Hit]:
-    """The hits with `page` second, scored between its neighbours; `limit` of them."""
+    """The hits with `page` second, scored between its neighbours; `limit` of them.
+
+    A page already among the hits moves as it is, with what the truth signals said of it
+    (a claim the best hit retracts stays marked `retracted_by`)."""
+    if page.item_id == hits[0].item_id:
+        return hits[:limit]
+    known = next((hit for hit in hits if hit.item_id == page.item_id), None)
+    if known is None:
+        page.legs, page.ranks = found_by
+    else:
+        known.reasons += page.reasons
+        page = known
     rest = [hit for hit in hits[1:] if hit.item_id != page.item_id]
-    page.legs, page.ranks = found_by
     page.score = round((hits[0].score + rest[0].score) / 2 if rest else hits[0].score, 6)
     return [hits[0], page, *rest][:limit]
 
