@@ -81,6 +81,20 @@ def test_a_question_for_a_fact_is_told_from_a_topic():
         assert not parse(topic).question, topic
 
 
+def test_the_words_naming_the_kind_of_answer_are_told_apart():
+    assert parse("Which city does the lead of Project Lantern work from?").asked_for == {"city"}
+    assert parse("What time zone does the maintainer work in?").asked_for == {"time", "zone"}
+    assert parse("How many days of sick pay do employees get?").asked_for == {"days"}
+    assert parse("How long are audit logs retained?").asked_for == {"long"}
+    assert parse("In which dispatch-api release were idempotency keys added?").asked_for == {"release"}
+    # The word after the kind is the question's verb unless an auxiliary follows it.
+    assert parse("Which band played at the party?").asked_for == {"band"}
+    # A name is what the question is about, not the kind of answer.
+    assert parse("Which VPN client do new starters install?").asked_for == {"client"}
+    for asked in ("What is the policy on dogs?", "When is payday?", "How much did the offsite cost?"):
+        assert parse(asked).asked_for == frozenset(), asked
+
+
 def test_cjk_runs_are_cut_into_overlapping_pairs():
     assert cjk_expression("最小订单量") == '"最小" OR "小订" OR "订单" OR "单量"'
     assert cjk_expression("RT-12 平板") == '"平板"'

@@ -317,9 +317,15 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     # Notes dated in the period asked about, but about other things.
     result = ask(daemon, "How often did the platform guild meet in 2025?")
     assert result["hits"] == [] and "period" in result["abstained"]
+    # A note dated the day after the period, whose heading names its own year.
+    result = ask(daemon, "What did the Team plan cost per seat in 2024?")
+    assert result["hits"] == [] and "period" in result["abstained"]
     # The same words without the missing name are answered.
     assert ask(daemon, "How do I restore a storage snapshot?")["hits"]
     assert ask(daemon, "How often does the platform guild meet?")["hits"]
+    # Words no text holds that name the kind of answer ("city") or say the relation
+    # ("work from") do not count against the page that answers.
+    assert docs(ask(daemon, "Which city does Dana Whitfield work from?"))[0] == "dana-whitfield.md"
 
 
 def test_a_hit_cites_the_lines_that_hold_the_answer(daemon):

@@ -6,7 +6,9 @@ weighted by bm25's own idf, ln(1 + (N - n + 0.5) / (n + 0.5)), so a word in ever
 counts for almost nothing and a word no chunk holds counts most: a question naming
 something the library has never heard of ("the Lisbon office") is never well covered,
 however many of its other words a chunk shares. bm25 scores are not comparable across
-queries; this share is.
+queries; this share is. In the share the floor weighs, a word naming the kind of answer
+("which city", "what year") counts for a hit that holds it and not against one that
+does not: the text that answers names the value ("works from Tokyo"), not its kind.
 
 Proximity: consecutive content words of the query that stand within a few tokens of each
 other in a hit (FTS5 NEAR) are evidence the hit is about what the query says, not about
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from dataclasses import dataclass
 
 from kenning.api import Hit
@@ -25,6 +28,7 @@ from kenning.retrieval.query import KeywordQuery, quote
 from kenning.store import fts
 from kenning.store.fts import Probe
 from kenning.text import cjk
+from kenning.text.stopwords import GENERIC_VERBS
 from kenning.store.database import Database
 
 # Tokens apart that still count as near, and how many of the query's word pairs to try.
@@ -35,6 +39,12 @@ MAX_PAIRS = 6
 # NFCorpus's dev splits.
 NEAR_BONUS = 0.15
 NEAR_AMONG = 0.9
+# Words that name a period ("2024", "Q3", "June"): what a hit vouching for the period must
+# hold besides them is the rest of the question.
+_PERIOD_WORD = re.compile(
+    r"(?:19|20)\d\d|q[1-4]|h[12]|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
 
 
 @dataclass(frozen=True)
@@ -45,8 +55,14 @@ class Coverage:
     holds: dict[int, dict[Probe, float]]
     # Item id -> share of the query's consecutive word pairs that stand near each other.
     near: dict[int, float]
+    # Item id -> share of the query's weight it holds, where a word naming the kind of
+    # answer counts only if held (the floor's measure); and the same share leaving out
+    # the period's words and those no chunk holds (what a hit vouching for the period
+    # must hold).
+    support: dict[int, float]
+    beside_period: dict[int, float]
     # Names the query uses that no chunk holds ("the Lisbon office"), and other words of
-    # it no chunk holds ("my motorbike").
+    # it no chunk holds ("my motorbike"), not counting the kind of answer asked for.
     unknown: list[str]
     absent: list[str]
     # The query's single words, the most specific (rarest) first.
@@ -106,6 +122,9 @@ class Asked:
         weights: dict[Probe, float] = {}
         unknown: list[str] = []
         absent: list[str] = []
+        # The answer names its value, not its kind ("Tokyo", not "city"), and says the
+        # relation its own way ("based in", not "work from").
+        unlooked = self.query.asked_for | GENERIC_VERBS
         for item in self.items:
             n = holding[item.probe]
             if n == 0 and item.probe.index == "cjk":
@@ -123,7 +142,7 @@ class Asked:
             weights[item.probe] = weights.get(item.probe, 0.0) + _idf(counts.chunks, n)
             if n == 0 and item.label in self.query.names:
                 unknown.append(item.label)
-            elif n == 0 and not cjk.RUN.search(item.label):
+            elif n == 0 and not cjk.RUN.search(item.label) and item.label not in unlooked:
                 # A CJK run the main index holds as one token is the CJK index's to match.
                 absent.append(item.label)
         asked = list(weights)
@@ -135,6 +154,15 @@ class Asked:
             for item_id in ids
         }
         held = {item_id: sum(holds[item_id].values()) / total for item_id in ids}
+        labels = {item.probe: item.label for item in self.items} | {
+            word: part for item in self.items for word, part in zip(item.words, item.label.split())
+        }
+        kind = {probe for probe in weights if labels.get(probe) in self.query.asked_for}
+        # What vouches for a period holds the rest of the question: not the period's own
+        # words, nor words no chunk holds (the absent-word rule judges those).
+        beside = {probe for probe in weights if _PERIOD_WORD.fullmatch(labels.get(probe, "")) or not holding[probe]}
+        support = _shares(holds, weights, kind, set())
+        beside_period = _shares(holds, weights, kind, beside)
         # A pair counts with the weight of its commoner word: "service listen" standing
         # together says little, "label_printer port" much.
         term_weight = {probe.expression: weight for probe, weight in weights.items()}
@@ -146,7 +174,20 @@ class Asked:
         } if total_pairs else {}  # fmt: skip
         terms = [(weights.get(item.probe, 0.0), item.label) for item in self.items if item.label in self.query.terms]
         specific = [label for _, label in sorted(terms, key=lambda pair: -pair[0])]
-        return Coverage(held, holds, near, unknown, absent, specific)
+        return Coverage(held, holds, near, support, beside_period, unknown, absent, specific)
+
+
+def _shares(
+    holds: dict[int, dict[Probe, float]], weights: dict[Probe, float], if_held: set[Probe], left_out: set[Probe]
+) -> dict[int, float]:
+    """Each item's share of the query's weight, where the `if_held` probes count only for
+    an item that holds them and the `left_out` ones not at all."""
+    shares = {}
+    for item_id, held in holds.items():
+        counted = {p: w for p, w in weights.items() if p not in left_out and (p not in if_held or p in held)}
+        total = sum(counted.values())
+        shares[item_id] = sum(w for p, w in counted.items() if p in held) / total if total else 1.0
+    return shares
 
 
 def agreement(coverage: Coverage, a: int, b: int) -> float | None:

@@ -59,10 +59,16 @@ def affinity(iso: str, periods: tuple[Period, ...]) -> float:
 
 
 def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date) -> bool:
-    """The hit is dated in (or just after) one of the periods, or its text names one that overlaps."""
-    if hit.date is not None and affinity(hit.date, periods) > 0:
+    """The hit is dated in one of the periods, or its text names one that overlaps; or it is
+    dated just after one and names no period of its own ("On-call stipend (2025)", dated
+    1 January 2025, is not about 2024; a report of 6 January with no year in it may be)."""
+    near = affinity(hit.date, periods) if hit.date is not None else 0.0
+    if near >= 1.0:
         return True
-    return any(s.start < p.end and p.start < s.end for s in named_periods(text, today) for p in periods)
+    named = named_periods(f"{hit.title}\n{hit.section}\n{text}", today)
+    if any(s.start < p.end and p.start < s.end for s in named for p in periods):
+        return True
+    return near > 0 and not named
 
 
 def favour_periods(hits: list[Hit], intent: TimeIntent) -> None:

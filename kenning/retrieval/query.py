@@ -45,6 +45,19 @@ _COMPOUND = re.compile(r"\w+(?:-\w+)+")
 QUESTION_WORDS = frozenset(
     "current currently latest newest nowadays presently today many much often s t".split()
 )
+# What a question's first words say the answer is ("which city", "what year", "how many
+# seats", "how long"): the kind of thing asked for, which the text that answers names by
+# its value ("works from Tokyo", "joined in 2019") and need not name itself.
+_ASKED_FOR = re.compile(
+    r"\s*(?:(?:in|on|at|for|from|to|with|by|after|before|above|below|under|over|since|until|during|about|of)\s+)?"
+    r"(?:(?:what|which|whose)\s+|how\s+(?:many|much)\s+|how\s+(?=(?:long|often|old|far|big|large|soon)\b))"
+    r"([\w-]+)(?:\s+([\w-]+)(?:\s+([\w-]+))?)?",
+    re.IGNORECASE,
+)
+# A second word belongs to the kind asked for only when the question goes on with one of
+# these ("which message broker is", "what time zone does"); otherwise it is the verb
+# ("which band played at").
+_AUXILIARIES = frozenset("is are was were does do did has have had will would can could should".split())
 @dataclass(frozen=True)
 class KeywordQuery:
     """What the keyword leg searches for: single words and quoted phrases."""
@@ -57,6 +70,8 @@ class KeywordQuery:
     # Whether the text asks for a fact ("Which port...", "How many...") rather than
     # naming a topic; a CJK question is taken for one when it ends in a question mark.
     question: bool = False
+    # Terms that say what kind of thing the answer is ("city" in "which city does...").
+    asked_for: frozenset[str] = frozenset()
 
     @property
     def items(self) -> list[str]:
@@ -112,12 +127,27 @@ def parse(text: str) -> KeywordQuery:
     # mark the style, not names; short words ("vs", "on") may stay lower case in one.
     if len(capitalized) < len([token for token in inner if len(token) > 3]):
         names |= {token.lower() for token in capitalized}
+    kept = tuple(chosen[: max(MAX_TERMS - len(phrases), 0)])
     return KeywordQuery(
-        tuple(chosen[: max(MAX_TERMS - len(phrases), 0)]),
+        kept,
         tuple(phrases[:MAX_TERMS]),
         frozenset(names),
         bool(_FACT_QUESTION.match(text)) or (bool(cjk.RUN.search(text)) and text.rstrip().endswith(("?", "？"))),
+        frozenset(word for word in _asked_for(text) if word in kept and word not in names),
     )
+
+
+def _asked_for(text: str) -> list[str]:
+    """The words right after the question word that name the kind of answer, lower-cased."""
+    match = _ASKED_FOR.match(text)
+    if match is None:
+        return []
+    first, second, after = (word.lower() if word else None for word in match.groups())
+    if first in STOPWORDS:
+        return []
+    if second and second not in STOPWORDS and (after is None or after in _AUXILIARIES):
+        return [first, second]
+    return [first]
 
 
 def fts_expression(text: str) -> str | None:

@@ -107,12 +107,12 @@ async def settle(
     best = hits[: floors.DEPTH]
     coverage_best, similarity_best = floors.best_support(
         best,
-        measured.held if measured is not None else None,
+        measured.support if measured is not None else None,
         meaning.to_query([hit.item_id for hit in best]) if meaning else None,
     )
     period = None
     if intent.periods:
-        held = measured.held if measured is not None else {}
+        held = measured.beside_period if measured is not None else {}
         period = any(
             speaks_of(hit, texts.get(hit.item_id, ""), intent.periods, today)
             and (measured is None or held.get(hit.item_id, 0.0) >= floors.PERIOD_COVERAGE)

@@ -18,3 +18,14 @@ STOPWORDS = frozenset(
     your yours yourself yourselves
     """.split()
 )
+
+# Verbs so general that a question uses them for any relation ("work from", "run on",
+# "use"): the text that answers says the relation its own way ("based in"), so a library
+# never using the verb says nothing about whether it holds the answer.
+GENERIC_VERBS = frozenset(
+    """
+    come comes came coming do does did done get gets got getting give gives gave given go goes went going
+    happen happens happened have has had keep keeps kept live lives lived make makes made need needs
+    needed run runs ran running take takes took taken use uses used using work works worked working
+    """.split()
+)

@@ -1,0 +1,55 @@
+"""How much of a question the best hits hold, read from a real index: the share the
+abstention floor weighs, and the words it does not look for."""
+
+from __future__ import annotations
+
+from kenning.retrieval.coverage import Asked
+from kenning.retrieval.query import parse
+from kenning.store import sources
+from kenning.store.database import Database
+from kenning.store.hits import chunk_texts
+from tests.helpers import store_document
+
+NOTES = {
+    "dana.md": "Dana Whitfield, head of supply engineering, is based in Glasgow.",
+    "offices.md": "Each city office has a kitchen and a quiet room.",
+    "stipend-2025.md": "# On-call stipend (2025)\nEngineers on the rota get £150 per week on call.",
+    "log.md": "## 2024\nOn call rota moved to weekly handovers in 2024.",
+}
+
+
+async def measure(db: Database, question: str, stored: bool = False):
+    if not stored:
+        ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+        for path, text in NOTES.items():
+            await store_document(db, ids["notes"], path, text)
+    async with db.reader() as conn:
+        rows = await conn.execute_fetchall("SELECT i.id, d.path FROM items i JOIN documents d ON d.id = i.document_id")
+    item = {path: item_id for item_id, path in rows}
+    chunks = await chunk_texts(db, list(item.values()))
+    asked = Asked(db, parse(question), question)
+    coverage = await asked.measure({item_id: ("", "", chunk.content) for item_id, chunk in chunks.items()})
+    return coverage, item
+
+
+async def test_the_kind_of_answer_counts_only_where_it_is_held(db: Database):
+    coverage, item = await measure(db, "Which city is Dana Whitfield based in?")
+    dana = item["dana.md"]
+    # "city" is in the library (another note) but not on Dana's page, which answers.
+    assert coverage.held[dana] < 1.0
+    assert coverage.support[dana] == 1.0
+    assert coverage.absent == []
+
+
+async def test_a_verb_for_any_relation_is_not_a_word_the_library_lacks(db: Database):
+    coverage, _ = await measure(db, "Which city does Dana Whitfield work from?")
+    assert coverage.absent == []
+    coverage, _ = await measure(db, "When does Dana's motorbike need tyres?", stored=True)
+    assert coverage.absent == ["motorbike", "tyres"]
+
+
+async def test_what_vouches_for_a_period_must_hold_the_rest_of_the_question(db: Database):
+    coverage, item = await measure(db, "What was the on-call stipend in 2024?")
+    # The log speaks of 2024 and of the rota, not of the stipend.
+    assert coverage.beside_period[item["log.md"]] < 0.5
+    assert coverage.beside_period[item["stipend-2025.md"]] == 1.0
