@@ -6,9 +6,7 @@ weighted by bm25's own idf, ln(1 + (N - n + 0.5) / (n + 0.5)), so a word in ever
 counts for almost nothing and a word no chunk holds counts most: a question naming
 something the library has never heard of ("the Lisbon office") is never well covered,
 however many of its other words a chunk shares. bm25 scores are not comparable across
-queries; this share is. In the share the floor weighs, a word naming the kind of answer
-("which city", "what year") counts for a hit that holds it and not against one that
-does not: the text that answers names the value ("works from Tokyo"), not its kind.
+queries; this share is.
 
 Proximity: consecutive content words of the query that stand within a few tokens of each
 other in a hit (FTS5 NEAR) are evidence the hit is about what the query says, not about
@@ -55,11 +53,8 @@ class Coverage:
     holds: dict[int, dict[Probe, float]]
     # Item id -> share of the query's consecutive word pairs that stand near each other.
     near: dict[int, float]
-    # Item id -> share of the query's weight it holds, where a word naming the kind of
-    # answer counts only if held (the floor's measure); and the same share leaving out
-    # the period's words and those no chunk holds (what a hit vouching for the period
-    # must hold).
-    support: dict[int, float]
+    # Item id -> share of the query's weight it holds leaving out the period's words and
+    # those no chunk holds: what a hit vouching for the period must hold.
     beside_period: dict[int, float]
     # Names the query uses that no chunk holds ("the Lisbon office"), and other words of
     # it no chunk holds ("my motorbike"), not counting the kind of answer asked for.
@@ -157,12 +152,10 @@ class Asked:
         labels = {item.probe: item.label for item in self.items} | {
             word: part for item in self.items for word, part in zip(item.words, item.label.split())
         }
-        kind = {probe for probe in weights if labels.get(probe) in self.query.asked_for}
         # What vouches for a period holds the rest of the question: not the period's own
         # words, nor words no chunk holds (the absent-word rule judges those).
         beside = {probe for probe in weights if _PERIOD_WORD.fullmatch(labels.get(probe, "")) or not holding[probe]}
-        support = _shares(holds, weights, kind, set())
-        beside_period = _shares(holds, weights, kind, beside)
+        beside_period = _shares(holds, weights, beside)
         # A pair counts with the weight of its commoner word: "service listen" standing
         # together says little, "label_printer port" much.
         term_weight = {probe.expression: weight for probe, weight in weights.items()}
@@ -174,20 +167,16 @@ class Asked:
         } if total_pairs else {}  # fmt: skip
         terms = [(weights.get(item.probe, 0.0), item.label) for item in self.items if item.label in self.query.terms]
         specific = [label for _, label in sorted(terms, key=lambda pair: -pair[0])]
-        return Coverage(held, holds, near, support, beside_period, unknown, absent, specific)
+        return Coverage(held, holds, near, beside_period, unknown, absent, specific)
 
 
-def _shares(
-    holds: dict[int, dict[Probe, float]], weights: dict[Probe, float], if_held: set[Probe], left_out: set[Probe]
-) -> dict[int, float]:
-    """Each item's share of the query's weight, where the `if_held` probes count only for
-    an item that holds them and the `left_out` ones not at all."""
-    shares = {}
-    for item_id, held in holds.items():
-        counted = {p: w for p, w in weights.items() if p not in left_out and (p not in if_held or p in held)}
-        total = sum(counted.values())
-        shares[item_id] = sum(w for p, w in counted.items() if p in held) / total if total else 1.0
-    return shares
+def _shares(holds: dict[int, dict[Probe, float]], weights: dict[Probe, float], left_out: set[Probe]) -> dict[int, float]:
+    """Each item's share of the query's weight, not counting `left_out`."""
+    total = sum(weight for probe, weight in weights.items() if probe not in left_out)
+    return {
+        item_id: sum(weight for probe, weight in held.items() if probe not in left_out) / total if total else 1.0
+        for item_id, held in holds.items()
+    }
 
 
 def agreement(coverage: Coverage, a: int, b: int) -> float | None:

@@ -14,9 +14,10 @@ does not depend on the query's own scale:
 - a period asked about ("revenue in Q3 2024") that no best hit both speaks of and holds
   the rest of the question in (a decision log of 2024 does not say what the stipend was);
 - otherwise it is answered when a best hit holds `[retrieval] min_coverage` of its
-  idf-weighted terms (retrieval/coverage.py; a word naming the kind of answer counts
-  only where it is held), or is `support_similarity` close in meaning: a multi-hop
-  question shares few words with the page that answers it, and a paraphrase none.
+  idf-weighted terms (retrieval/coverage.py), or is `support_similarity` close in
+  meaning: a multi-hop question shares few words with the page that answers it, and a
+  paraphrase none. Here the kind of answer counts like any other word: excused, it let
+  "What colour are the RT-10 tablets?" through over notes that never give one.
 
 Only a question that asks for a fact ("Which port...", "How many...", "When does...")
 is judged. A topic, a title, a claim or an open question ("why...", "is X good for

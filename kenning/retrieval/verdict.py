@@ -107,7 +107,7 @@ async def settle(
     best = hits[: floors.DEPTH]
     coverage_best, similarity_best = floors.best_support(
         best,
-        measured.support if measured is not None else None,
+        measured.held if measured is not None else None,
         meaning.to_query([hit.item_id for hit in best]) if meaning else None,
     )
     period = None
