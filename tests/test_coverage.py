@@ -12,9 +12,9 @@ from tests.helpers import store_document
 
 NOTES = {
     "dana.md": "Dana Whitfield, head of supply engineering, is based in Glasgow.",
-    "offices.md": "Each city office has a kitchen and a quiet room.",
     "stipend-2025.md": "# On-call stipend (2025)\nEngineers on the rota get £150 per week on call.",
     "log.md": "## 2024\nOn call rota moved to weekly handovers in 2024.",
+    "retro.md": "Last year the team held a retro every quarter.",
 }
 
 
@@ -52,3 +52,11 @@ async def test_what_vouches_for_a_period_must_hold_the_rest_of_the_question(db: 
     # The log speaks of 2024 and of the rota, not of the stipend.
     assert coverage.beside_period[item["log.md"]] < 0.5
     assert coverage.beside_period[item["stipend-2025.md"]] == 1.0
+
+
+async def test_a_relative_period_is_left_out_like_a_named_one(db: Database):
+    coverage, item = await measure(db, "What was the on-call stipend last year?")
+    # "last" and "year" are the period, which the note holding them does not answer for.
+    assert coverage.beside_period[item["stipend-2025.md"]] == 1.0
+    assert coverage.beside_period[item["retro.md"]] == 0.0
+    assert coverage.absent == []

@@ -91,7 +91,12 @@ def test_the_words_naming_the_kind_of_answer_are_told_apart():
     assert parse("Which band played at the party?").asked_for == {"band"}
     # A name is what the question is about, not the kind of answer.
     assert parse("Which VPN client do new starters install?").asked_for == {"client"}
-    for asked in ("What is the policy on dogs?", "When is payday?", "How much did the offsite cost?"):
+    assert parse("Which service crashed?").asked_for == {"service"}
+    # A name right after the question word is its subject; "what kind of" leads to the kind.
+    assert parse("Which dispatch-api endpoint returns 404?").asked_for == {"endpoint"}
+    assert parse("What kind of database does the ledger use?").asked_for == {"database"}
+    for asked in ("What is the policy on dogs?", "When is payday?", "How much did the offsite cost?",
+                  "Whose laptop was stolen?"):  # fmt: skip
         assert parse(asked).asked_for == frozenset(), asked
 
 

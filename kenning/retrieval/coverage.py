@@ -37,11 +37,12 @@ MAX_PAIRS = 6
 # NFCorpus's dev splits.
 NEAR_BONUS = 0.15
 NEAR_AMONG = 0.9
-# Words that name a period ("2024", "Q3", "June"): what a hit vouching for the period must
-# hold besides them is the rest of the question.
+# Words that name a period ("2024", "Q3", "June", "last year"; text/dates.py reads the
+# period itself): what a hit vouching for the period must hold besides them is the rest
+# of the question, and no chunk holding one is the period rule's to judge.
 _PERIOD_WORD = re.compile(
     r"(?:19|20)\d\d|q[1-4]|h[12]|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+    r"|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|last|this|next|past|years?|months?|quarters?"
 )
 
 
@@ -57,7 +58,8 @@ class Coverage:
     # those no chunk holds: what a hit vouching for the period must hold.
     beside_period: dict[int, float]
     # Names the query uses that no chunk holds ("the Lisbon office"), and other words of
-    # it no chunk holds ("my motorbike"), not counting the kind of answer asked for.
+    # it no chunk holds ("my motorbike"); of the latter, not those naming the kind of
+    # answer, a relation any verb could say, or a period.
     unknown: list[str]
     absent: list[str]
     # The query's single words, the most specific (rarest) first.
@@ -137,7 +139,12 @@ class Asked:
             weights[item.probe] = weights.get(item.probe, 0.0) + _idf(counts.chunks, n)
             if n == 0 and item.label in self.query.names:
                 unknown.append(item.label)
-            elif n == 0 and not cjk.RUN.search(item.label) and item.label not in unlooked:
+            elif (
+                n == 0
+                and not cjk.RUN.search(item.label)
+                and item.label not in unlooked
+                and not _PERIOD_WORD.fullmatch(item.label)
+            ):
                 # A CJK run the main index holds as one token is the CJK index's to match.
                 absent.append(item.label)
         asked = list(weights)

@@ -61,7 +61,10 @@ def affinity(iso: str, periods: tuple[Period, ...]) -> float:
 def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date) -> bool:
     """The hit is dated in one of the periods, or its text names one that overlaps; or it is
     dated just after one and names no period of its own ("On-call stipend (2025)", dated
-    1 January 2025, is not about 2024; a report of 6 January with no year in it may be)."""
+    1 January 2025, is not about 2024; a report of 6 January with no year in it may be).
+    A report dated just after the period that names only other periods ("January 2025
+    report", "Q1 2025 targets") is taken not to speak of it: what it says about the
+    period asked it says by naming it."""
     near = affinity(hit.date, periods) if hit.date is not None else 0.0
     if near >= 1.0:
         return True

@@ -8,9 +8,9 @@ does not depend on the query's own scale:
 - names and words no chunk holds: a question naming something the library never
   mentions ("the Lisbon office", "Project Falcon", the "invoice-archiver" service) is
   refused unless a hit is very close in meaning (STRONG_SIMILARITY); one using any
-  other word no chunk holds ("my motorbike") unless a hit is close (ABSENT_SIMILARITY).
-  A word naming the kind of answer ("which city") and a verb that can say any relation
-  ("work from") are not looked for;
+  other word no chunk holds ("my motorbike") unless a hit is close (ABSENT_SIMILARITY),
+  where a word naming the kind of answer ("which city") or a verb that can say any
+  relation ("work from") is not looked for;
 - a period asked about ("revenue in Q3 2024") that no best hit both speaks of and holds
   the rest of the question in (a decision log of 2024 does not say what the stipend was);
 - otherwise it is answered when a best hit holds `[retrieval] min_coverage` of its

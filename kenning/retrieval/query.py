@@ -10,7 +10,9 @@ where its words stand together, in order; so do words joined by hyphens
 ("billing-exporter"), which name one thing. Words that ask about time ("current",
 "latest") or only shape a question ("how many", "how often", the `s` of a possessive)
 say nothing about which text answers, and are dropped like stopwords; the time they ask
-about is read by retrieval/dates.py.
+about is read by retrieval/dates.py. The words naming the kind of answer ("which city",
+"how many seats") are searched for but marked (`asked_for`): the text that answers may
+name only the value.
 
 Runs of Chinese, Japanese or Korean script have no spaces between words, so the main
 index sees a whole run as one token; `cjk_expression` cuts them as the CJK index does
@@ -50,14 +52,16 @@ QUESTION_WORDS = frozenset(
 # its value ("works from Tokyo", "joined in 2019") and need not name itself.
 _ASKED_FOR = re.compile(
     r"\s*(?:(?:in|on|at|for|from|to|with|by|after|before|above|below|under|over|since|until|during|about|of)\s+)?"
-    r"(?:(?:what|which|whose)\s+|how\s+(?:many|much)\s+|how\s+(?=(?:long|often|old|far|big|large|soon)\b))"
-    r"([\w-]+)(?:\s+([\w-]+)(?:\s+([\w-]+))?)?",
+    r"(?:(?:what|which)\s+|how\s+(?:many|much)\s+|how\s+(?=(?:long|often|old|far|big|large|soon)\b))",
     re.IGNORECASE,
 )
+_AHEAD = re.compile(r"[\w-]+")
 # A second word belongs to the kind asked for only when the question goes on with one of
 # these ("which message broker is", "what time zone does"); otherwise it is the verb
-# ("which band played at").
+# ("which band played at", "which service crashed").
 _AUXILIARIES = frozenset("is are was were does do did has have had will would can could should".split())
+
+
 @dataclass(frozen=True)
 class KeywordQuery:
     """What the keyword leg searches for: single words and quoted phrases."""
@@ -138,16 +142,23 @@ def parse(text: str) -> KeywordQuery:
 
 
 def _asked_for(text: str) -> list[str]:
-    """The words right after the question word that name the kind of answer, lower-cased."""
+    """The words right after the question word that name the kind of answer, lower-cased.
+
+    A hyphenated name there ("which dispatch-api endpoint") is what the question is about,
+    and "what kind of" only leads to the kind; both are read past."""
     match = _ASKED_FOR.match(text)
     if match is None:
         return []
-    first, second, after = (word.lower() if word else None for word in match.groups())
-    if first in STOPWORDS:
+    words = [word.lower() for word in _AHEAD.findall(text, match.end())[:6]]
+    if words and "-" in words[0]:
+        words = words[1:]
+    if words[1:2] == ["of"] and words[0] in ("kind", "kinds", "type", "types", "sort", "sorts"):
+        words = words[2:]
+    if not words or words[0] in STOPWORDS:
         return []
-    if second and second not in STOPWORDS and (after is None or after in _AUXILIARIES):
-        return [first, second]
-    return [first]
+    if len(words) > 2 and words[1] not in STOPWORDS and words[2] in _AUXILIARIES:
+        return words[:2]
+    return words[:1]
 
 
 def fts_expression(text: str) -> str | None:

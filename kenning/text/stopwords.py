@@ -24,8 +24,8 @@ STOPWORDS = frozenset(
 # never using the verb says nothing about whether it holds the answer.
 GENERIC_VERBS = frozenset(
     """
-    come comes came coming do does did done get gets got getting give gives gave given go goes went going
-    happen happens happened have has had keep keeps kept live lives lived make makes made need needs
-    needed run runs ran running take takes took taken use uses used using work works worked working
+    come comes came coming done get gets got getting give gives gave given go goes went going happen
+    happens happened keep keeps kept live lives lived make makes made need needs needed run runs ran
+    running take takes took taken use uses used using work works worked working
     """.split()
 )
