@@ -3,7 +3,10 @@ abstention floor weighs, and the words it does not look for."""
 
 from __future__ import annotations
 
+from datetime import date
+
 from kenning.retrieval.coverage import Asked
+from kenning.retrieval.dates import TimeIntent
 from kenning.retrieval.query import parse
 from kenning.store import sources
 from kenning.store.database import Database
@@ -28,7 +31,8 @@ async def measure(db: Database, question: str, stored: bool = False):
     item = {path: item_id for item_id, path in rows}
     chunks = await chunk_texts(db, list(item.values()))
     asked = Asked(db, parse(question), question)
-    coverage = await asked.measure({item_id: ("", "", chunk.content) for item_id, chunk in chunks.items()})
+    period_words = TimeIntent.of(question, date.today()).words
+    coverage = await asked.measure({item_id: ("", "", chunk.content) for item_id, chunk in chunks.items()}, period_words)
     return coverage, item
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import re
 from dataclasses import dataclass
 
 from kenning.api import Hit
@@ -37,14 +36,6 @@ MAX_PAIRS = 6
 # NFCorpus's dev splits.
 NEAR_BONUS = 0.15
 NEAR_AMONG = 0.9
-# Words that name a period ("2024", "Q3", "June", "last year"; text/dates.py reads the
-# period itself): what a hit vouching for the period must hold besides them is the rest
-# of the question, and no chunk holding one is the period rule's to judge.
-_PERIOD_WORD = re.compile(
-    r"(?:19|20)\d\d|q[1-4]|h[12]|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|last|this|next|past|years?|months?|quarters?"
-)
-
 
 @dataclass(frozen=True)
 class Coverage:
@@ -111,8 +102,13 @@ class Asked:
         if not self.counts.done():
             self.counts.cancel()
 
-    async def measure(self, chunks: dict[int, tuple[str, str, str]]) -> Coverage:
-        """`chunks` are the best hits' (title, section, content)."""
+    async def measure(
+        self, chunks: dict[int, tuple[str, str, str]], period_words: frozenset[str] = frozenset()
+    ) -> Coverage:
+        """`chunks` are the best hits' (title, section, content); `period_words` are the
+        query's words that name the period it asks about (retrieval/dates.py TimeIntent):
+        what a hit vouching for the period must hold besides them is the rest of the
+        question, and no chunk holding one is the period rule's to judge."""
         ids = list(chunks)
         counts = await self.counts
         holding = dict(zip(self.probes, counts.matching))
@@ -143,7 +139,7 @@ class Asked:
                 n == 0
                 and not cjk.RUN.search(item.label)
                 and item.label not in unlooked
-                and not _PERIOD_WORD.fullmatch(item.label)
+                and item.label not in period_words
             ):
                 # A CJK run the main index holds as one token is the CJK index's to match.
                 absent.append(item.label)
@@ -161,7 +157,7 @@ class Asked:
         }
         # What vouches for a period holds the rest of the question: not the period's own
         # words, nor words no chunk holds (the absent-word rule judges those).
-        beside = {probe for probe in weights if _PERIOD_WORD.fullmatch(labels.get(probe, "")) or not holding[probe]}
+        beside = {probe for probe in weights if labels.get(probe) in period_words or not holding[probe]}
         beside_period = _shares(holds, weights, beside)
         # A pair counts with the weight of its commoner word: "service listen" standing
         # together says little, "label_printer port" much.

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from datetime import date
 
 from kenning.api import Hit
-from kenning.text.dates import Period, named_periods, period
+from kenning.text.dates import Period, named_periods, named_spans, period
 
 _RECENT = re.compile(
     r"\b(?:now|nowadays|current(?:ly)?|latest|newest|most recent(?:ly)?|these days|at the moment|at present"
     r"|presently|today|up to date|still)\b",
     re.IGNORECASE,
 )
+_WORD = re.compile(r"\w+")
 # The share of its score a hit dated far from the period keeps; set on the truth set's
 # dev split (bench/README.md).
 OUTSIDE_KEEPS = 0.7
@@ -36,12 +37,16 @@ GRACE_MAX_DAYS = 45
 class TimeIntent:
     recent: bool
     periods: tuple[Period, ...]
+    # The query's words that name its periods, lower-cased ("q3", "2025", "last", "year").
+    words: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, query: str, today: date) -> TimeIntent:
-        periods = tuple(named_periods(query, today))
+        named = named_spans(query, today)
+        periods = tuple(span for _, span in named)
+        words = frozenset(word.lower() for (start, end), _ in named for word in _WORD.findall(query, start, end))
         # A period named wins over "current": "the current price in 2025" asks about 2025.
-        return cls(recent=not periods and bool(_RECENT.search(query)), periods=periods)
+        return cls(recent=not periods and bool(_RECENT.search(query)), periods=periods, words=words)
 
 
 def affinity(iso: str, periods: tuple[Period, ...]) -> float:

@@ -81,15 +81,16 @@ async def settle(
         chunk_texts(db, ids), superseders(db, list(dict.fromkeys(hit.document_id for hit in judged)))
     )
     texts = {item_id: chunk.content for item_id, chunk in chunks.items()}
+    today = date.today()
+    intent = TimeIntent.of(text, today)
     measured = None
     if asked is not None:
         measured = await asked.measure(
-            {hit.item_id: (hit.title, hit.section, texts[hit.item_id]) for hit in judged if hit.item_id in texts}
+            {hit.item_id: (hit.title, hit.section, texts[hit.item_id]) for hit in judged if hit.item_id in texts},
+            intent.words,
         )
     if measured is not None:
         coverage.reward_proximity(judged, measured)
-    today = date.today()
-    intent = TimeIntent.of(text, today)
     favour_periods(judged, intent)
     _sort(hits)
     between = meaning.between([hit.item_id for hit in hits[: truth.DEPTH]]) if meaning else None
@@ -112,10 +113,10 @@ async def settle(
     )
     period = None
     if intent.periods:
-        held = measured.beside_period if measured is not None else {}
+        beside = measured.beside_period if measured is not None else {}
         period = any(
             speaks_of(hit, texts.get(hit.item_id, ""), intent.periods, today)
-            and (measured is None or held.get(hit.item_id, 0.0) >= floors.PERIOD_COVERAGE)
+            and (measured is None or beside.get(hit.item_id, 0.0) >= floors.PERIOD_COVERAGE)
             for hit in best
         )
     support = floors.Support(

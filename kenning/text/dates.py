@@ -220,18 +220,19 @@ _RELATIVE = re.compile(r"\b(?P<which>last|this|next|past)\s+(?P<unit>year|month|
 _LAST_MONTH_NAME = re.compile(rf"\b(?P<which>last|this)\s+{_MONTH}(?![\w])", re.IGNORECASE)
 
 
-def named_periods(text: str, today: date) -> list[Period]:
-    """The periods a question names: years, quarters, months, and "last year" style spans.
+def named_spans(text: str, today: date) -> list[tuple[tuple[int, int], Period]]:
+    """The periods a question names, each with where it is named: years, quarters, months,
+    and "last year" style spans.
 
     A full date (a day) is not a period a document speaks from: "is the office closed on
     2 January" asks about the day, not for notes written on it.
     """
-    found: list[Period] = []
+    found: list[tuple[tuple[int, int], Period]] = []
     taken: list[tuple[int, int]] = []
 
     def add(match: re.Match[str], span: Period) -> None:
         taken.append(match.span())
-        found.append(span)
+        found.append((match.span(), span))
 
     def free(match: re.Match[str]) -> bool:
         return not any(start < match.end() and match.start() < end for start, end in taken)
@@ -259,6 +260,11 @@ def named_periods(text: str, today: date) -> list[Period]:
             year = today.year - (1 if match.group("which").lower() == "last" and month >= today.month else 0)
             add(match, period(_iso(year, month) or str(year)))
     return found
+
+
+def named_periods(text: str, today: date) -> list[Period]:
+    """The periods a question names (see `named_spans`)."""
+    return [span for _, span in named_spans(text, today)]
 
 
 def _in_identifier(text: str, match: re.Match[str]) -> bool:
