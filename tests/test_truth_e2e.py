@@ -326,6 +326,13 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     # Words no text holds that name the kind of answer ("city") or say the relation
     # ("work from") do not count against the page that answers.
     assert docs(ask(daemon, "Which city does Dana Whitfield work from?"))[0] == "dana-whitfield.md"
+    # Her page is about her but states no year, and the backup notes hold numbers but
+    # none of copies: neither question has an answer.
+    result = ask(daemon, "What year did Dana Whitfield join?")
+    assert result["hits"] == [] and "a year" in result["abstained"]
+    result = ask(daemon, "How many copies of the billing database backups are kept?")
+    assert result["hits"] == [] and "a number" in result["abstained"]
+    assert docs(ask(daemon, "How many days are billing database backups kept for?"))[0] in ("backup-policy.md", "backup-audit.md")
 
 
 def test_a_hit_cites_the_lines_that_hold_the_answer(daemon):

@@ -173,6 +173,21 @@ class Asked:
         return Coverage(held, holds, near, beside_period, unknown, absent, specific)
 
 
+def about_subject(coverage: Coverage, ids: list[int], left_out: frozenset[str]) -> list[int]:
+    """Of these items, those holding the query's most specific word that any of them
+    holds, leaving out `left_out` (the kind of answer, the period's words): the hits
+    about what the question is about, not about the rest of its words ("Biscuit" in
+    "What colour is Biscuit's coat?", not "colour"). All of them when none holds one."""
+    for label in coverage.specific:
+        if label in left_out:
+            continue
+        probe = Probe(quote(label))
+        holding = [item_id for item_id in ids if probe in coverage.holds.get(item_id, {})]
+        if holding:
+            return holding
+    return ids
+
+
 def _shares(holds: dict[int, dict[Probe, float]], weights: dict[Probe, float], left_out: set[Probe]) -> dict[int, float]:
     """Each item's share of the query's weight, not counting `left_out`."""
     total = sum(weight for probe, weight in weights.items() if probe not in left_out)

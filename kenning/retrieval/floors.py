@@ -13,6 +13,9 @@ does not depend on the query's own scale:
   relation ("work from") is not looked for;
 - a period asked about ("revenue in Q3 2024") that no best hit both speaks of and holds
   the rest of the question in (a decision log of 2024 does not say what the stipend was);
+- a kind of value asked for ("What year did...", "How many vans...") that no best hit
+  about the question's subject states (retrieval/values.py): the page about a person
+  holds the question's words and meaning whether or not it says when she joined;
 - otherwise it is answered when a best hit holds `[retrieval] min_coverage` of its
   idf-weighted terms (retrieval/coverage.py), or is `support_similarity` close in
   meaning: a multi-hop question shares few words with the page that answers it, and a
@@ -56,6 +59,7 @@ class Support:
     unknown: list[str] = field(default_factory=list)  # names the query uses that no chunk holds
     absent: list[str] = field(default_factory=list)  # other words of it no chunk holds
     period: bool | None = None  # None: no period asked; else whether a best hit speaks of it and holds the question
+    unstated: str | None = None  # the kind of value asked for ("a year") when no best hit about it states one
     question: bool = True  # False: a topic or keywords, which the coverage floor leaves alone
 
 
@@ -79,6 +83,8 @@ def refusal(support: Support, min_coverage: float, support_similarity: float) ->
         return "nothing supports an answer: no text mentions " + ", ".join(repr(name) for name in support.unknown)
     if support.period is False:
         return "nothing supports an answer: no hit about the question is dated in, or names, the period asked about"
+    if support.unstated:
+        return f"nothing supports an answer: the question asks for {support.unstated} and no best hit about it states one"
     if similarity is None:
         # Without the vector leg (the embedder is down, or only the keyword leg was
         # asked for) nothing can vouch for a paraphrase: only the outright refusals apply.

@@ -28,7 +28,7 @@ import numpy as np
 
 from kenning.api import Hit
 from kenning.config import RetrievalSettings
-from kenning.retrieval import coverage, diversity, floors, truth
+from kenning.retrieval import coverage, diversity, floors, truth, values
 from kenning.retrieval.dates import TimeIntent, favour_periods, speaks_of
 from kenning.store.database import Database
 from kenning.store.hits import chunk_texts
@@ -119,13 +119,22 @@ async def settle(
             and (measured is None or beside.get(hit.item_id, 0.0) >= floors.PERIOD_COVERAGE)
             for hit in best
         )
+    question = asked.query.question if asked is not None else True
+    unstated = None
+    if question and (wanted := values.wanted(text)) is not None:
+        about = [hit.item_id for hit in best]
+        if measured is not None and not wanted.near:
+            about = coverage.about_subject(measured, about, asked.query.asked_for | intent.words)
+        if not any(values.states(wanted, texts.get(item_id, "")) for item_id in about):
+            unstated = wanted.kind
     support = floors.Support(
         coverage_best,
         similarity_best,
         measured.unknown if measured is not None else [],
         measured.absent if measured is not None else [],
         period,
-        question=asked.query.question if asked is not None else True,
+        unstated,
+        question,
     )
     refused = floors.refusal(support, settings.min_coverage, settings.support_similarity)
     if refused:

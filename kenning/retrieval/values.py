@@ -1,0 +1,182 @@
+"""The kind of value a fact question asks for, and whether a hit states one.
+
+"What year did Noor Haddad join?", "How many vans does the Leeds depot have?", "What
+colour is Biscuit's coat?": each is answered only by text that states a value of its
+kind (a year, a number of vans, a colour). The floors' other measures cannot see that:
+the page about Noor Haddad holds most of the question's words and is close to it in
+meaning whether or not it says when she joined. So when a question asks for one of the
+kinds below, the best hits about its subject must state one, or the floor refuses.
+
+Only kinds a value's written form gives away are judged: a year, a date, a time of day,
+a colour, a port, a version, an amount of money, a count. "Who", "where" and "which
+city" are left alone: any capitalised word could be their answer. What the note's own
+date says is not a statement (front matter, a dated title), and a count or a port is
+not a date: "9 October 2025" holds no number of technicians. A count, a port and a
+version must stand within NEAR_TOKENS of the words naming what is counted ("12 vans",
+"vans: 12", "PostgreSQL 15"), since most notes hold some number. The forms were chosen
+on the truth set's dev and tune splits (bench/truth.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kenning.text.stopwords import STOPWORDS
+
+NEAR_TOKENS = 6
+VERSION_TOKENS = 2
+
+_NUMBER_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen"
+    " eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million dozen"
+    " half quarter single couple"
+).split()
+_COLOURS = (
+    "red orange yellow green blue purple violet pink brown black white grey gray beige cream navy teal turquoise"
+    " magenta silver gold golden ivory maroon olive charcoal lilac lavender tan khaki sage mustard coral amber"
+    " ginger tabby tortoiseshell brindle chocolate copper bronze indigo cyan crimson scarlet burgundy mint peach"
+).split()
+_MONTH_NAMES = (
+    "january february march april may june july august september october november december"
+    " jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
+_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday weekday weekend".split()
+
+_YEAR = r"(?<![\d.])(?:19|20)\d\d(?!\d|\.\d)"
+_DATES = re.compile(
+    rf"{_YEAR}(?:-\d\d(?:-\d\d)?)?|\b(?:{'|'.join(_MONTH_NAMES)})\b\.?|\b(?:{'|'.join(_WEEKDAYS)})s?\b"
+    r"|\b[0-3]?\d(?:st|nd|rd|th)\b|\bQ[1-4]\b",
+    re.IGNORECASE,
+)
+_TIME = re.compile(
+    r"\b[0-2]?\d[:.][0-5]\d\b|\b1?\d\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight|morning|afternoon|evening|lunchtime)s?\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(rf"(?<![\w.])\d[\d,.]*|\b(?:{'|'.join(_NUMBER_WORDS)})\b", re.IGNORECASE)
+_MONEY = re.compile(
+    r"[£$€¥]\s?\d|\d[\d,.]*\s?(?:k|m|bn)?\s?(?:gbp|usd|eur|euros?|dollars?|pounds?|pence|p)\b|\b(?:gbp|usd|eur)\s?\d"
+    r"|\bfree\b",
+    re.IGNORECASE,
+)
+_FRONT_MATTER = re.compile(r"\A---\n(?:.*\n)*?(?:---|\.\.\.)\n")
+_TOKEN = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class _Kind:
+    name: str
+    asks: re.Pattern[str]
+    value: re.Pattern[str]
+    # How many tokens from the words naming what it measures the value may stand (0:
+    # anywhere in the hit); a version follows its name ("PostgreSQL 15", "Java 17").
+    near: int = 0
+    after: bool = False
+    # Whether a date or a time cannot be the value (a count, a port, a version, a price).
+    undated: bool = False
+
+
+_KINDS = (
+    _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
+    _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+zones?\b)", re.I), _TIME),
+    _Kind("a colour", re.compile(r"\bwhat\s+colou?rs?\b", re.I), re.compile(rf"\b(?:{'|'.join(_COLOURS)})\b|#[0-9a-f]{{6}}\b", re.I)),
+    _Kind(
+        "a port",
+        re.compile(r"\b(?:what|which)\s+(?P<near>port)\b", re.I),
+        re.compile(r"(?<![\w.-])\d{2,5}(?![\w-]|\.\d)"),
+        NEAR_TOKENS,
+        undated=True,
+    ),
+    _Kind(
+        "a version",
+        re.compile(r"\b(?:what|which)\s+(?P<near>(?:[\w-]+\s+)?version)\b", re.I),
+        re.compile(r"(?<![\w.-])v?\d+(?:\.\d+)*(?![\w-])", re.I),
+        VERSION_TOKENS,
+        after=True,
+        undated=True,
+    ),
+    _Kind(
+        "a fee or rate",
+        re.compile(r"\b(?:what|which)\b.*\b(?:fee|fees|rate|commission)\b(?!\s+limits?\b)", re.I),
+        re.compile(f"{_MONEY.pattern}|\\d\\s?%", re.I),
+        undated=True,
+    ),
+    _Kind(
+        "an amount",
+        re.compile(
+            r"\bhow\s+much\b.*\b(?:cost|costs|charge|charges|pay|paid|spend|spent)\b|\b(?:what|which)\b.*\b(?:price|cost|bill)\b",
+            re.I,
+        ),
+        _MONEY,
+        undated=True,
+    ),
+    _Kind(
+        "a number",
+        re.compile(r"\bhow\s+(?:many|much)\s+(?P<near>[\w-]+(?:\s+[\w-]+)?)", re.I),
+        _NUMBER,
+        NEAR_TOKENS,
+        undated=True,
+    ),
+    _Kind("a date", re.compile(r"^\s*when\b", re.I), re.compile(f"{_DATES.pattern}|{_TIME.pattern}", re.I)),
+)
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """The kind of value a question asks for, and the words it must stand near (none:
+    anywhere in the hit)."""
+
+    kind: str
+    value: re.Pattern[str]
+    near: tuple[str, ...] = ()
+    distance: int = 0
+    # Whether the value must follow those words rather than stand either side of them.
+    after: bool = False
+    undated: bool = False
+
+
+def wanted(question: str) -> Wanted | None:
+    """What the question asks for, when its form gives one away; None otherwise."""
+    for kind in _KINDS:
+        match = kind.asks.search(question)
+        if match is None:
+            continue
+        near: tuple[str, ...] = ()
+        if kind.near:
+            words = [word.lower() for word in _TOKEN.findall(match.group("near"))]
+            near = tuple(word for word in words if word not in STOPWORDS) or tuple(words)
+        return Wanted(kind.name, kind.value, near, kind.near, kind.after, kind.undated)
+    return None
+
+
+def states(wanted: Wanted, text: str) -> bool:
+    """Whether the text states a value of the kind wanted (near its words, where it must be)."""
+    text = _FRONT_MATTER.sub("", text)
+    if wanted.undated:
+        text = _TIME.sub(" ", _DATES.sub(" ", text))
+    values = [match.start() for match in wanted.value.finditer(text)]
+    if not values or not wanted.near:
+        return bool(values)
+    tokens = [(match.start(), match.group().lower()) for match in _TOKEN.finditer(text)]
+    spots = [n for n, (_, token) in enumerate(tokens) if any(_same_word(token, word) for word in wanted.near)]
+    if not spots:
+        return False
+    for start in values:
+        position = sum(1 for offset, _ in tokens if offset < start)
+        if any(0 < position - spot <= wanted.distance or (not wanted.after and 0 <= spot - position <= wanted.distance) for spot in spots):
+            return True
+    return False
+
+
+def _same_word(token: str, word: str) -> bool:
+    """"van" and "vans", "technician" and "technicians": the same word, told apart by an
+    ending only."""
+    return _stem(token) == _stem(word)
+
+
+def _stem(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word

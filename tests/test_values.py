@@ -1,0 +1,85 @@
+"""The kind of value a fact question asks for, and whether a hit states one
+(kenning/retrieval/values.py): what the floor refuses when the page about the subject
+never gives the value asked for."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.retrieval.values import states, wanted
+
+PERSON = """---
+title: Noor Haddad
+updated: 2025-02-28
+---
+# Noor Haddad
+
+- Job title: Staff Site Reliability Engineer
+- Based in London, in Bristol every other week.
+"""
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("What year did Noor Haddad join Fernhill?", "a year"),
+        ("Since which year has Cartotile been our supplier?", "a year"),
+        ("What time is the Mobile Apps team's standup?", "a time of day"),
+        ("What colour is the hall painted?", "a colour"),
+        ("Which port does the notifier service listen on?", "a port"),
+        ("Which PostgreSQL version does pg-analytics run?", "a version"),
+        ("How much does the window cleaner cost?", "an amount"),
+        ("What is the chargeback fee on card payments?", "a fee or rate"),
+        ("How many vans does the Leeds depot have?", "a number"),
+        ("When does the Textwell contract end?", "a date"),
+    ],
+)
+def test_the_form_of_a_question_names_the_kind_of_value_it_asks_for(question, kind):
+    found = wanted(question)
+    assert found is not None and found.kind == kind
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who approved ADR-0030?",
+        "Which city is Brookfield Energy based in?",
+        "What time zone does Kofi work in?",
+        "What is the dispatch API rate limit per customer?",
+    ],
+)
+def test_kinds_any_capitalised_word_could_answer_are_not_judged(question):
+    assert wanted(question) is None
+
+
+def test_a_note_s_own_date_is_not_a_year_it_states():
+    year = wanted("What year did Noor Haddad join Fernhill?")
+    assert not states(year, PERSON)
+    assert states(year, PERSON + "- Joined Fernhill in 2019.\n")
+
+
+def test_a_count_must_stand_near_what_is_counted_and_a_date_is_not_one():
+    vans = wanted("How many vans does the Leeds depot have?")
+    assert not states(vans, "# Leeds depot, 9 October 2025\n\n14 technicians work from the Leeds depot.")
+    assert states(vans, "# Leeds depot\n\nThe depot runs 12 vans and two trailers.")
+    assert states(vans, "# Leeds depot\n\n- Vans: twelve, all electric.")
+
+
+def test_a_version_and_a_port_are_numbers_beside_their_names():
+    version = wanted("Which PostgreSQL version runs on pg-pay-2?")
+    assert states(version, "pg-pay-2 runs PostgreSQL 15.4 on three nodes.")
+    assert not states(version, "pg-pay-2 runs PostgreSQL on three nodes, updated 2025-03-01.")
+    assert not states(wanted("Which Java version does rota-service run on?"), "| rota-service | Workforce | 2 | Java |")
+    port = wanted("Which port does the notifier listen on?")
+    assert states(port, "The notifier listens on port 8443.")
+    assert not states(port, "The notifier sends 4000 emails an hour to customers across the UK. Its port is set by the platform team.")
+
+
+def test_times_colours_and_amounts_are_read_in_their_written_forms():
+    assert states(wanted("What time is the data team standup?"), "Standup moved to 09:45.")
+    assert states(wanted("What time is the data team standup?"), "Standup is at 10am on Meet.")
+    assert not states(wanted("What time is the data team standup?"), "Standup is on Google Meet.")
+    assert states(wanted("What colour is the hall painted?"), "The hall is painted sage green.")
+    assert not states(wanted("What colour is Biscuit's coat?"), "Biscuit hurt his tail on the walk.")
+    assert states(wanted("How much does the window cleaner cost?"), "He charges £25 a visit.")
+    assert not states(wanted("How much does the window cleaner cost?"), "He comes every 4 weeks.")
