@@ -133,21 +133,18 @@ class VectorIndex:
             count = self._count
             matrix, scales = self._matrix[:count], self._scales[:count]
             ids, row_sources = self._ids[:count], self._sources[:count]
-            keep = self._live[:count].copy()
+            excluded = ~self._live[:count]
         if not count or query.shape[0] != matrix.shape[1]:
             return []
         scores = _scan(matrix, scales, query.astype(np.float32))
         if sources is not None:
-            keep &= np.isin(row_sources, np.fromiter(sources, dtype=np.int64))
-        keep &= scores >= min_similarity
-        candidates = np.flatnonzero(keep)
-        if not len(candidates):
+            excluded |= ~_among(row_sources, sources)
+        excluded |= scores < min_similarity
+        kept = count - int(np.count_nonzero(excluded))
+        if not kept:
             return []
-        if len(candidates) > k:
-            best = np.argpartition(-scores[candidates], k - 1)[:k]
-            candidates = candidates[best]
-        order = candidates[np.argsort(-scores[candidates], kind="stable")]
-        return [(int(ids[row]), float(scores[row])) for row in order]
+        scores[excluded] = -np.inf
+        return [(int(ids[row]), float(scores[row])) for row in _best(scores, min(k, kept))]
 
     async def nearest(
         self, query: np.ndarray, k: int, sources: set[int] | None = None, min_similarity: float = -1.0
@@ -348,20 +345,55 @@ def _quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 _buffers = threading.local()
 
 
+def _buffer(name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """This thread's float32 scratch array of at least `shape`, viewed at `shape`.
+
+    A search's whole-library arrays (a score per row) are past the heap's mmap
+    threshold (kenning/heap.py): allocated afresh, each would be mapped, faulted in page
+    by page and unmapped again on every query. Searches run in worker threads, so each
+    thread keeps its own."""
+    buffer = getattr(_buffers, name, None)
+    if buffer is None or buffer.shape[1:] != shape[1:] or len(buffer) < shape[0]:
+        buffer = np.empty(shape, np.float32)
+        setattr(_buffers, name, buffer)
+    return buffer[: shape[0]]
+
+
 def _scan(matrix: np.ndarray, scales: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Every row's dot product with the query, SCAN_ROWS rows at a time converted to
-    float32 in this thread's own buffer. Releases the GIL throughout (copy and BLAS)."""
-    buffer = getattr(_buffers, "rows", None)
-    if buffer is None or buffer.shape[1] != matrix.shape[1]:
-        buffer = _buffers.rows = np.empty((SCAN_ROWS, matrix.shape[1]), np.float32)
-    scores = np.empty(len(matrix), np.float32)
+    float32 in this thread's own buffer. Releases the GIL throughout (copy and BLAS).
+    The scores are in this thread's buffer too, until its next scan."""
+    block = _buffer("rows", (SCAN_ROWS, matrix.shape[1]))
+    scores = _buffer("scores", (len(matrix),))
     for start in range(0, len(matrix), SCAN_ROWS):
         part = matrix[start : start + SCAN_ROWS]
-        rows = buffer[: len(part)]
+        rows = block[: len(part)]
         np.copyto(rows, part, casting="unsafe")
         np.matmul(rows, query, out=scores[start : start + len(part)])
     scores *= scales
     return scores
+
+
+def _among(row_sources: np.ndarray, sources: set[int]) -> np.ndarray:
+    """Which rows belong to one of the sources: a lookup in a table indexed by source id,
+    where np.isin sorted or compared the whole column (4 ms at 100,000 rows, against 0.5)."""
+    top = int(row_sources.max()) if len(row_sources) else 0
+    allowed = np.zeros(top + 1, dtype=bool)
+    allowed[np.fromiter((source for source in sources if 0 <= source <= top), dtype=np.int64)] = True
+    return allowed[row_sources]
+
+
+def _best(scores: np.ndarray, k: int) -> np.ndarray:
+    """The rows of the k highest scores, best first (ties by row).
+
+    The k-th score is found by partitioning a copy in place, then only the rows at or
+    above it are sorted: argpartition over every row built an index array of the whole
+    library per query."""
+    work = _buffer("best", (len(scores),))
+    np.negative(scores, out=work)
+    work.partition(k - 1)
+    rows = np.flatnonzero(scores >= -work[k - 1])
+    return rows[np.argsort(-scores[rows], kind="stable")[:k]]
 
 
 def _log_failure(task: asyncio.Task) -> None:
