@@ -401,6 +401,9 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     assert any("named by the best hit" in reason for reason in first_hit(result, "dana-whitfield.md")["reasons"])
     # A question the best hit answers itself keeps it first, and takes no hop to a sponsor.
     assert docs(ask(daemon, "Who sponsors Project Heron?"))[0] == "kickoff.md"
+    # Neither the kickoff nor the lead's page states a year.
+    result = ask(daemon, "What year did the lead of Project Heron join?")
+    assert result["hits"] == [] and "a year" in result["abstained"]
     # A service named by its identifier, which extraction reads as a plain word: the
     # page titled with it is the hop.
     result = ask(daemon, "How often is the source system of the job_events dataset backed up?")

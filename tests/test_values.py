@@ -32,6 +32,7 @@ updated: 2025-02-28
         ("What is the chargeback fee on card payments?", "a fee or rate"),
         ("How many vans does the Leeds depot have?", "a number"),
         ("When does the Textwell contract end?", "a date"),
+        ("How much money does the owning project of session_store have?", "an amount"),
     ],
 )
 def test_the_form_of_a_question_names_the_kind_of_value_it_asks_for(question, kind):
@@ -46,6 +47,7 @@ def test_the_form_of_a_question_names_the_kind_of_value_it_asks_for(question, ki
         "Which city is Brookfield Energy based in?",
         "What time zone does Kofi work in?",
         "What is the dispatch API rate limit per customer?",
+        "What time range is covered by the main dataset of Project Fjord?",
     ],
 )
 def test_kinds_any_capitalised_word_could_answer_are_not_judged(question):
@@ -65,7 +67,15 @@ def test_a_count_must_stand_near_what_is_counted_and_a_date_is_not_one():
     assert states(vans, "# Leeds depot\n\n- Vans: twelve, all electric.")
 
 
+def test_a_headcount_is_read_in_whichever_word_the_note_uses():
+    employees = wanted("How many employees does the funder of Project Condor have?")
+    assert states(employees, "Kallio Research is a regional fund. About 3,615 people work there.")
+    assert states(wanted("How many people does Stellan Foundation employ?"), "Staff: roughly 2,306.")
+    assert not states(employees, "Kallio Research was founded in 1979 and has 4 offices in the north of England.")
+
+
 def test_a_version_and_a_port_are_numbers_beside_their_names():
+    assert states(wanted("What version is TileKit at?"), "The latest version is 0.19.11.")
     version = wanted("Which PostgreSQL version runs on pg-pay-2?")
     assert states(version, "pg-pay-2 runs PostgreSQL 15.4 on three nodes.")
     assert not states(version, "pg-pay-2 runs PostgreSQL on three nodes, updated 2025-03-01.")
@@ -83,3 +93,6 @@ def test_times_colours_and_amounts_are_read_in_their_written_forms():
     assert not states(wanted("What colour is Biscuit's coat?"), "Biscuit hurt his tail on the walk.")
     assert states(wanted("How much does the window cleaner cost?"), "He charges £25 a visit.")
     assert not states(wanted("How much does the window cleaner cost?"), "He comes every 4 weeks.")
+    contract = wanted("When does the Textwell contract end?")
+    assert states(contract, "The contract ends in May.") and states(contract, "Renewal: 31 March 2027.")
+    assert not states(contract, "The contract may end early if either side gives notice.")

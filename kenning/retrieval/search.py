@@ -23,6 +23,7 @@ import asyncio
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -176,7 +177,8 @@ class Retriever:
         hits = [hit for hit in hits if hit.score >= self.settings.min_score]
         meaning = Meaning(vectors.index, query_vector) if vectors is not None and query_vector is not None else None
         try:
-            hits, abstained = await settle(self.db, query, hits, limit, self.settings, asked, meaning)
+            follow = partial(hop.follow, self.db, keywords, scope=scope) if "graph" in legs else None
+            hits, abstained = await settle(self.db, query, hits, limit, self.settings, asked, meaning, follow)
         finally:
             if asked is not None:
                 asked.cancel()

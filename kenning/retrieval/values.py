@@ -11,10 +11,16 @@ Only kinds a value's written form gives away are judged: a year, a date, a time 
 a colour, a port, a version, an amount of money, a count. "Who", "where" and "which
 city" are left alone: any capitalised word could be their answer. What the note's own
 date says is not a statement (front matter, a dated title), and a count or a port is
-not a date: "9 October 2025" holds no number of technicians. A count, a port and a
-version must stand within NEAR_TOKENS of the words naming what is counted ("12 vans",
-"vans: 12", "PostgreSQL 15"), since most notes hold some number. The forms were chosen
-on the truth set's dev and tune splits (bench/truth.py).
+not a date: "9 October 2025" holds no number of technicians. A count and a port must
+stand within NEAR_TOKENS of the words naming what is counted ("12 vans", "vans: 12"; a
+headcount may say people, staff or employees whichever the question said), and a version
+just after its name ("PostgreSQL 15"), since most notes hold some number.
+
+Which hits may state it is retrieval/verdict.py's to say: the best few about the
+question's subject, and pages only the graph walk reached (the far page of a question
+through a link). The forms were chosen on the truth set's dev and tune splits
+(bench/truth.py) and checked on bench/multihop.py, whose questions ask for the same kinds
+through a link.
 """
 
 from __future__ import annotations
@@ -37,15 +43,16 @@ _COLOURS = (
     " magenta silver gold golden ivory maroon olive charcoal lilac lavender tan khaki sage mustard coral amber"
     " ginger tabby tortoiseshell brindle chocolate copper bronze indigo cyan crimson scarlet burgundy mint peach"
 ).split()
+# "May" only with its capital: the verb is far commoner.
 _MONTH_NAMES = (
-    "january february march april may june july august september october november december"
+    "january february march april june july august september october november december"
     " jan feb mar apr jun jul aug sep sept oct nov dec"
 ).split()
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday weekday weekend".split()
 
 _YEAR = r"(?<![\d.])(?:19|20)\d\d(?!\d|\.\d)"
 _DATES = re.compile(
-    rf"{_YEAR}(?:-\d\d(?:-\d\d)?)?|\b(?:{'|'.join(_MONTH_NAMES)})\b\.?|\b(?:{'|'.join(_WEEKDAYS)})s?\b"
+    rf"{_YEAR}(?:-\d\d(?:-\d\d)?)?|\b(?:{'|'.join(_MONTH_NAMES)})\b\.?|\b(?-i:May)\b|\b(?:{'|'.join(_WEEKDAYS)})s?\b"
     r"|\b[0-3]?\d(?:st|nd|rd|th)\b|\bQ[1-4]\b",
     re.IGNORECASE,
 )
@@ -59,8 +66,11 @@ _MONEY = re.compile(
     r"|\bfree\b",
     re.IGNORECASE,
 )
+_WHEN = re.compile(f"{_DATES.pattern}|{_TIME.pattern}", re.IGNORECASE)
 _FRONT_MATTER = re.compile(r"\A---\n(?:.*\n)*?(?:---|\.\.\.)\n")
 _TOKEN = re.compile(r"\w+")
+# A headcount is written with any of these, whichever the question used.
+_PEOPLE = frozenset("people employees staff headcount persons workers members".split())
 
 
 @dataclass(frozen=True)
@@ -72,20 +82,21 @@ class _Kind:
     # anywhere in the hit); a version follows its name ("PostgreSQL 15", "Java 17").
     near: int = 0
     after: bool = False
-    # Whether a date or a time cannot be the value (a count, a port, a version, a price).
-    undated: bool = False
+    # Written forms that cannot be the value and are read past: a date or a time is no
+    # count, port or price; a date is no version ("0.19" may be a time, not "5.2").
+    unlike: re.Pattern[str] | None = None
 
 
 _KINDS = (
     _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
-    _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+zones?\b)", re.I), _TIME),
+    _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I), _TIME),
     _Kind("a colour", re.compile(r"\bwhat\s+colou?rs?\b", re.I), re.compile(rf"\b(?:{'|'.join(_COLOURS)})\b|#[0-9a-f]{{6}}\b", re.I)),
     _Kind(
         "a port",
         re.compile(r"\b(?:what|which)\s+(?P<near>port)\b", re.I),
         re.compile(r"(?<![\w.-])\d{2,5}(?![\w-]|\.\d)"),
         NEAR_TOKENS,
-        undated=True,
+        unlike=_WHEN,
     ),
     _Kind(
         "a version",
@@ -93,31 +104,32 @@ _KINDS = (
         re.compile(r"(?<![\w.-])v?\d+(?:\.\d+)*(?![\w-])", re.I),
         VERSION_TOKENS,
         after=True,
-        undated=True,
+        unlike=_DATES,
     ),
     _Kind(
         "a fee or rate",
         re.compile(r"\b(?:what|which)\b.*\b(?:fee|fees|rate|commission)\b(?!\s+limits?\b)", re.I),
         re.compile(f"{_MONEY.pattern}|\\d\\s?%", re.I),
-        undated=True,
+        unlike=_WHEN,
     ),
     _Kind(
         "an amount",
         re.compile(
-            r"\bhow\s+much\b.*\b(?:cost|costs|charge|charges|pay|paid|spend|spent)\b|\b(?:what|which)\b.*\b(?:price|cost|bill)\b",
+            r"\bhow\s+much\b.*\b(?:cost|costs|charge|charges|pay|paid|spend|spent|money|budget)\b"
+            r"|\b(?:what|which)\b.*\b(?:price|cost|bill|budget)\b",
             re.I,
         ),
         _MONEY,
-        undated=True,
+        unlike=_WHEN,
     ),
     _Kind(
         "a number",
         re.compile(r"\bhow\s+(?:many|much)\s+(?P<near>[\w-]+(?:\s+[\w-]+)?)", re.I),
         _NUMBER,
         NEAR_TOKENS,
-        undated=True,
+        unlike=_WHEN,
     ),
-    _Kind("a date", re.compile(r"^\s*when\b", re.I), re.compile(f"{_DATES.pattern}|{_TIME.pattern}", re.I)),
+    _Kind("a date", re.compile(r"^\s*when\b", re.I), _WHEN),
 )
 
 
@@ -132,7 +144,7 @@ class Wanted:
     distance: int = 0
     # Whether the value must follow those words rather than stand either side of them.
     after: bool = False
-    undated: bool = False
+    unlike: re.Pattern[str] | None = None
 
 
 def wanted(question: str) -> Wanted | None:
@@ -145,15 +157,17 @@ def wanted(question: str) -> Wanted | None:
         if kind.near:
             words = [word.lower() for word in _TOKEN.findall(match.group("near"))]
             near = tuple(word for word in words if word not in STOPWORDS) or tuple(words)
-        return Wanted(kind.name, kind.value, near, kind.near, kind.after, kind.undated)
+            if _PEOPLE.intersection(near):
+                near = tuple(dict.fromkeys((*near, *_PEOPLE)))
+        return Wanted(kind.name, kind.value, near, kind.near, kind.after, kind.unlike)
     return None
 
 
 def states(wanted: Wanted, text: str) -> bool:
     """Whether the text states a value of the kind wanted (near its words, where it must be)."""
     text = _FRONT_MATTER.sub("", text)
-    if wanted.undated:
-        text = _TIME.sub(" ", _DATES.sub(" ", text))
+    if wanted.unlike is not None:
+        text = wanted.unlike.sub(" ", text)
     values = [match.start() for match in wanted.value.finditer(text)]
     if not values or not wanted.near:
         return bool(values)

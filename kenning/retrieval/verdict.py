@@ -20,6 +20,7 @@ chunks (store/fts.py `holders_among`); the terms' counts were read alongside the
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date
 from functools import partial
@@ -39,6 +40,12 @@ from kenning.store.vector_index import VectorIndex
 JUDGED = 30
 # Candidates kept past `limit` so that dropping repeats still leaves `limit` hits.
 SPARE = 20
+# How far down a page the graph walk alone found may state the value a question asks for.
+LINKED = 10
+
+
+# The hop: the page the best of these hits names for the question, or None.
+Follow = Callable[[list[Hit]], Awaitable[Hit | None]]
 
 
 @dataclass(frozen=True)
@@ -71,8 +78,12 @@ async def settle(
     settings: RetrievalSettings,
     asked: coverage.Asked | None,
     meaning: Meaning | None,
+    follow: Follow | None = None,
 ) -> tuple[list[Hit], str | None]:
-    """The hits to return, best first, and why there are none when the floor refused them."""
+    """The hits to return, best first, and why there are none when the floor refused them.
+
+    `follow` finds the page the best hit names (the hop), which may state the value a
+    question asks for when the best hits do not."""
     if not hits:
         return [], None
     judged = hits[:JUDGED]
@@ -125,7 +136,12 @@ async def settle(
         about = [hit.item_id for hit in best]
         if measured is not None and not wanted.near:
             about = coverage.about_subject(measured, about, asked.query.asked_for | intent.words)
-        if not any(values.states(wanted, texts.get(item_id, "")) for item_id in about):
+        # A page only the graph walk reached is about what the question links to (the
+        # far page of "the maintainer of DeltaHub"), whatever words it holds.
+        about += [hit.item_id for hit in hits[:LINKED] if hit.legs == ["graph"] and hit.item_id not in about]
+        if not any(values.states(wanted, texts.get(item_id, "")) for item_id in about) and not await _named_states(
+            db, hits, follow, wanted, texts
+        ):
             unstated = wanted.kind
     support = floors.Support(
         coverage_best,
@@ -143,6 +159,21 @@ async def settle(
     for hit in chosen:
         hit.score = round(hit.score, 6)
     return chosen, None
+
+
+async def _named_states(
+    db: Database, hits: list[Hit], follow: Follow | None, wanted: values.Wanted, texts: dict[int, str]
+) -> bool:
+    """Whether the page the best hit names for the question (retrieval/hop.py, which the
+    search puts second) states the value: the far page of a question through a link."""
+    page = await follow(hits) if follow is not None else None
+    if page is None:
+        return False
+    text = texts.get(page.item_id)
+    if text is None:
+        chunk = (await chunk_texts(db, [page.item_id])).get(page.item_id)
+        text = chunk.content if chunk is not None else ""
+    return values.states(wanted, text)
 
 
 def _sort(hits: list[Hit]) -> None:
