@@ -7,7 +7,8 @@ The steps, each in its own module, in order:
 3. truth (truth.py): corrections, retractions, "now" questions, hedges and
    disagreements among the best hits;
 4. crowding (diversity.py): a document's later hits go down;
-5. the floor (floors.py): no hits when the best of them support no answer;
+5. the floor (floors.py): no hits when the best of them support no answer, or none that
+   may answer states the kind of value asked for (values.py);
 6. one hit per place (diversity.py): no overlapping lines, no identical copies.
 
 Each step that moves a hit says why in its `reasons` (`ken search --explain`). The store is
@@ -131,18 +132,7 @@ async def settle(
             for hit in best
         )
     question = asked.query.question if asked is not None else True
-    unstated = None
-    if question and (wanted := values.wanted(text)) is not None:
-        about = [hit.item_id for hit in best]
-        if measured is not None and not wanted.near:
-            about = coverage.about_subject(measured, about, asked.query.asked_for | intent.words)
-        # A page only the graph walk reached is about what the question links to (the
-        # far page of "the maintainer of DeltaHub"), whatever words it holds.
-        about += [hit.item_id for hit in hits[:LINKED] if hit.legs == ["graph"] and hit.item_id not in about]
-        if not any(values.states(wanted, texts.get(item_id, "")) for item_id in about) and not await _named_states(
-            db, hits, follow, wanted, texts
-        ):
-            unstated = wanted.kind
+    unstated = await _unstated(db, text, hits, texts, measured, asked, intent, follow) if question else None
     support = floors.Support(
         coverage_best,
         similarity_best,
@@ -161,19 +151,38 @@ async def settle(
     return chosen, None
 
 
-async def _named_states(
-    db: Database, hits: list[Hit], follow: Follow | None, wanted: values.Wanted, texts: dict[int, str]
-) -> bool:
-    """Whether the page the best hit names for the question (retrieval/hop.py, which the
-    search puts second) states the value: the far page of a question through a link."""
+async def _unstated(
+    db: Database,
+    text: str,
+    hits: list[Hit],
+    texts: dict[int, str],
+    measured: coverage.Coverage | None,
+    asked: coverage.Asked | None,
+    intent: TimeIntent,
+    follow: Follow | None,
+) -> str | None:
+    """The kind of value the question asks for (retrieval/values.py) when no hit that may
+    answer it states one: the best few about its subject, pages only the graph walk
+    reached (what the question links to: the far page of "the maintainer of DeltaHub",
+    whatever words it holds), and the page the best hit names, which the search puts
+    second."""
+    wanted = values.wanted(text)
+    if wanted is None:
+        return None
+    about = [hit.item_id for hit in hits[: floors.DEPTH]]
+    if measured is not None and asked is not None and not wanted.near:
+        about = coverage.about_subject(measured, about, asked.query.asked_for | intent.words)
+    about += [hit.item_id for hit in hits[:LINKED] if hit.legs == ["graph"] and hit.item_id not in about]
+    if any(values.states(wanted, texts.get(item_id, "")) for item_id in about):
+        return None
     page = await follow(hits) if follow is not None else None
     if page is None:
-        return False
-    text = texts.get(page.item_id)
-    if text is None:
+        return wanted.kind
+    named = texts.get(page.item_id)
+    if named is None:
         chunk = (await chunk_texts(db, [page.item_id])).get(page.item_id)
-        text = chunk.content if chunk is not None else ""
-    return values.states(wanted, text)
+        named = chunk.content if chunk is not None else ""
+    return None if values.states(wanted, named) else wanted.kind
 
 
 def _sort(hits: list[Hit]) -> None:
