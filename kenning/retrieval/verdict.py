@@ -32,6 +32,7 @@ from kenning.api import Hit
 from kenning.config import RetrievalSettings
 from kenning.retrieval import coverage, diversity, floors, truth, values
 from kenning.retrieval.dates import TimeIntent, favour_periods, speaks_of
+from kenning.retrieval.query import parse
 from kenning.store.database import Database
 from kenning.store.hits import chunk_texts
 from kenning.store.links import superseders
@@ -132,7 +133,10 @@ async def settle(
             for hit in best
         )
     question = asked.query.question if asked is not None else True
-    unstated = await _unstated(db, text, hits, texts, measured, asked, intent, follow) if question else None
+    # Without the keyword leg every query is judged as a question by the other floors;
+    # the kind of value is read only from one that is worded as one.
+    worded = asked.query.question if asked is not None else parse(text).question
+    unstated = await _unstated(db, text, hits, texts, measured, asked, intent, follow) if worded else None
     support = floors.Support(
         coverage_best,
         similarity_best,
