@@ -31,7 +31,6 @@ updated: 2025-02-28
         ("How much does the window cleaner cost?", "an amount"),
         ("What is the chargeback fee on card payments?", "a fee or rate"),
         ("How many vans does the Leeds depot have?", "a number"),
-        ("When does the Textwell contract end?", "a date"),
         ("How much money does the owning project of session_store have?", "an amount"),
     ],
 )
@@ -48,6 +47,7 @@ def test_the_form_of_a_question_names_the_kind_of_value_it_asks_for(question, ki
         "What time zone does Kofi work in?",
         "What is the dispatch API rate limit per customer?",
         "What time range is covered by the main dataset of Project Fjord?",
+        "When can I run the billing migration?",
     ],
 )
 def test_kinds_any_capitalised_word_could_answer_are_not_judged(question):
@@ -93,6 +93,6 @@ def test_times_colours_and_amounts_are_read_in_their_written_forms():
     assert not states(wanted("What colour is Biscuit's coat?"), "Biscuit hurt his tail on the walk.")
     assert states(wanted("How much does the window cleaner cost?"), "He charges £25 a visit.")
     assert not states(wanted("How much does the window cleaner cost?"), "He comes every 4 weeks.")
-    contract = wanted("When does the Textwell contract end?")
-    assert states(contract, "The contract ends in May.") and states(contract, "Renewal: 31 March 2027.")
-    assert not states(contract, "The contract may end early if either side gives notice.")
+    technicians = wanted("How many technicians does Marlow Gas have?")
+    assert not states(technicians, "# Marlow Gas call, 9 October 2025\n\nTechnicians joined the call on 12 May.")
+    assert states(technicians, "Marlow Gas may add 40 technicians in May.")

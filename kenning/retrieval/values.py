@@ -7,11 +7,13 @@ the page about Noor Haddad holds most of the question's words and is close to it
 meaning whether or not it says when she joined. So when a question asks for one of the
 kinds below, the best hits about its subject must state one, or the floor refuses.
 
-Only kinds a value's written form gives away are judged: a year, a date, a time of day,
-a colour, a port, a version, an amount of money, a count. "Who", "where" and "which
-city" are left alone: any capitalised word could be their answer. What the note's own
-date says is not a statement (front matter, a dated title), and a count or a port is
-not a date: "9 October 2025" holds no number of technicians. A count and a port must
+Only kinds a value's written form gives away are judged: a year, a time of day, a
+colour, a port, a version, a fee or rate, an amount of money, a count. "Who", "where"
+and "which city" are left alone, since any capitalised word could be their answer. So is
+"when", which an event answers as often as a date ("When can I run the billing
+migration?": "never during the nightly invoice batch"). The note's own date is not a
+statement (front matter, a dated title), and a count or a port is not a date: "9 October
+2025" holds no number of technicians. A count and a port must
 stand within NEAR_TOKENS of the words naming what is counted ("12 vans", "vans: 12"; a
 headcount may say people, staff or employees whichever the question said), and a version
 just after its name ("PostgreSQL 15"), since most notes hold some number.
@@ -51,9 +53,10 @@ _MONTH_NAMES = (
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday weekday weekend".split()
 
 _YEAR = r"(?<![\d.])(?:19|20)\d\d(?!\d|\.\d)"
+_MONTH = rf"(?:\b(?:{'|'.join(_MONTH_NAMES)})\b\.?|\b(?-i:May)\b)"
 _DATES = re.compile(
-    rf"{_YEAR}(?:-\d\d(?:-\d\d)?)?|\b(?:{'|'.join(_MONTH_NAMES)})\b\.?|\b(?-i:May)\b|\b(?:{'|'.join(_WEEKDAYS)})s?\b"
-    r"|\b[0-3]?\d(?:st|nd|rd|th)\b|\bQ[1-4]\b",
+    rf"{_YEAR}(?:-\d\d(?:-\d\d)?)?|\b[0-3]?\d(?:st|nd|rd|th)?\s+{_MONTH}|{_MONTH}\s+[0-3]?\d(?:st|nd|rd|th)?\b|{_MONTH}"
+    rf"|\b(?:{'|'.join(_WEEKDAYS)})s?\b|\b[0-3]?\d(?:st|nd|rd|th)\b|\bQ[1-4]\b",
     re.IGNORECASE,
 )
 _TIME = re.compile(
@@ -129,7 +132,6 @@ _KINDS = (
         NEAR_TOKENS,
         unlike=_WHEN,
     ),
-    _Kind("a date", re.compile(r"^\s*when\b", re.I), _WHEN),
 )
 
 
