@@ -18,6 +18,7 @@ that chunk as retryable. A relation whose endpoint is not one of the listed enti
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -199,7 +200,12 @@ class OllamaChatWorker:
         self._client: ollama.AsyncClient | None = None
 
     async def start(self) -> None:
-        self._client = ollama.AsyncClient(host=self.base_url, timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT))
+        # Making a client builds an SSL context from the CA bundle: 50 ms of CPU here, and
+        # over the loop's 100 ms budget on a loaded machine (the shutdown e2e test caught
+        # it), so it is made in a worker thread; nothing in it belongs to a loop yet.
+        self._client = await asyncio.to_thread(
+            ollama.AsyncClient, host=self.base_url, timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT)
+        )
 
     def alive(self) -> bool:
         return self._client is not None
