@@ -23,7 +23,6 @@ import asyncio
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 
@@ -175,14 +174,24 @@ class Retriever:
         # Ties go to the more recently modified document.
         hits.sort(key=lambda hit: (-hit.score, -hit.modified))
         hits = [hit for hit in hits if hit.score >= self.settings.min_score]
+        # The floor may ask for the hop's page before the hop itself puts it second: it
+        # is looked up once for a given best hit.
+        followed: dict[int, Hit | None] = {}
+
+        async def follow(best: list[Hit]) -> Hit | None:
+            if "graph" not in legs or not best:
+                return None
+            if best[0].item_id not in followed:
+                followed[best[0].item_id] = await hop.follow(self.db, keywords, best, scope)
+            return followed[best[0].item_id]
+
         meaning = Meaning(vectors.index, query_vector) if vectors is not None and query_vector is not None else None
         try:
-            follow = partial(hop.follow, self.db, keywords, scope=scope) if "graph" in legs else None
             hits, abstained = await settle(self.db, query, hits, limit, self.settings, asked, meaning, follow)
         finally:
             if asked is not None:
                 asked.cancel()
-        if "graph" in legs and (page := await hop.follow(self.db, keywords, hits, scope)) is not None:
+        if (page := await follow(hits)) is not None:
             hits = _after_best(hits, page, found_by.get(page.item_id, (["graph"], {})), limit)
         if snippets and expression is not None:
             highlighted = await fts.snippets(self.db, expression, [hit.item_id for hit in hits if "keyword" in hit.legs])

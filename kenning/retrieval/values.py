@@ -28,6 +28,7 @@ through a link.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from kenning.text.stopwords import STOPWORDS
@@ -82,8 +83,9 @@ class _Kind:
     asks: re.Pattern[str]
     value: re.Pattern[str]
     # How many tokens from the words naming what it measures the value may stand (0:
-    # anywhere in the hit); a version follows its name ("PostgreSQL 15", "Java 17").
-    near: int = 0
+    # anywhere in the hit), and whether it must follow them: a version follows its name
+    # ("PostgreSQL 15", "Java 17").
+    distance: int = 0
     after: bool = False
     # Written forms that cannot be the value and are read past: a date or a time is no
     # count, port or price; a date is no version ("0.19" may be a time, not "5.2").
@@ -141,12 +143,8 @@ class Wanted:
     anywhere in the hit)."""
 
     kind: str
-    value: re.Pattern[str]
-    near: tuple[str, ...] = ()
-    distance: int = 0
-    # Whether the value must follow those words rather than stand either side of them.
-    after: bool = False
-    unlike: re.Pattern[str] | None = None
+    near: tuple[str, ...]
+    form: _Kind
 
 
 def wanted(question: str) -> Wanted | None:
@@ -156,31 +154,32 @@ def wanted(question: str) -> Wanted | None:
         if match is None:
             continue
         near: tuple[str, ...] = ()
-        if kind.near:
+        if kind.distance:
             words = [word.lower() for word in _TOKEN.findall(match.group("near"))]
             near = tuple(word for word in words if word not in STOPWORDS) or tuple(words)
             if _PEOPLE.intersection(near):
                 near = tuple(dict.fromkeys((*near, *_PEOPLE)))
-        return Wanted(kind.name, kind.value, near, kind.near, kind.after, kind.unlike)
+        return Wanted(kind.name, near, kind)
     return None
 
 
 def states(wanted: Wanted, text: str) -> bool:
     """Whether the text states a value of the kind wanted (near its words, where it must be)."""
+    form = wanted.form
     text = _FRONT_MATTER.sub("", text)
-    if wanted.unlike is not None:
-        text = wanted.unlike.sub(" ", text)
-    values = [match.start() for match in wanted.value.finditer(text)]
+    if form.unlike is not None:
+        text = form.unlike.sub(" ", text)
+    values = [match.start() for match in form.value.finditer(text)]
     if not values or not wanted.near:
         return bool(values)
-    tokens = [(match.start(), match.group().lower()) for match in _TOKEN.finditer(text)]
-    spots = [n for n, (_, token) in enumerate(tokens) if any(_same_word(token, word) for word in wanted.near)]
-    if not spots:
-        return False
+    tokens = list(_TOKEN.finditer(text))
+    offsets = [token.start() for token in tokens]
+    spots = [n for n, token in enumerate(tokens) if any(_same_word(token.group().lower(), word) for word in wanted.near)]
     for start in values:
-        position = sum(1 for offset, _ in tokens if offset < start)
-        if any(0 < position - spot <= wanted.distance or (not wanted.after and 0 <= spot - position <= wanted.distance) for spot in spots):
-            return True
+        position = bisect_left(offsets, start)
+        for spot in spots:
+            if 0 < position - spot <= form.distance or (not form.after and 0 <= spot - position <= form.distance):
+                return True
     return False
 
 

@@ -135,7 +135,7 @@ async def settle(
     question = asked.query.question if asked is not None else True
     # Without the keyword leg every query is judged as a question by the other floors;
     # the kind of value is read only from one that is worded as one.
-    worded = asked.query.question if asked is not None else parse(text).question
+    worded = question if asked is not None else parse(text).question
     unstated = await _unstated(db, text, hits, texts, measured, asked, intent, follow) if worded else None
     support = floors.Support(
         coverage_best,
