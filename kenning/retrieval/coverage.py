@@ -10,23 +10,28 @@ queries; this share is.
 
 Proximity: consecutive content words of the query that stand within a few tokens of each
 other in a hit (FTS5 NEAR) are evidence the hit is about what the query says, not about
-its words one at a time. Both are read from the index for the best hits only, in one
-statement, after the legs have run; the term counts run alongside the legs.
+its words one at a time. Both are read for the best hits only, from a scratch index of
+them (store/scratch.py), after the legs have run; the term counts run alongside the legs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from kenning.api import Hit
 from kenning.retrieval.query import KeywordQuery, quote
-from kenning.store import fts
+from kenning.store import fts, scratch
+from kenning.store.database import Database
 from kenning.store.fts import Probe
+from kenning.store.hits import chunk_texts
 from kenning.text import cjk
 from kenning.text.stopwords import GENERIC_VERBS
-from kenning.store.database import Database
+
+T = TypeVar("T")
 
 # Tokens apart that still count as near, and how many of the query's word pairs to try.
 NEAR_DISTANCE = 6
@@ -89,7 +94,10 @@ def _idf(chunks: int, holding: int) -> float:
 
 
 class Asked:
-    """What a query asks the keyword indexes, with their counts read while the legs run."""
+    """What a query asks the keyword indexes, with their counts read while the legs run.
+
+    The best hits are asked in a scratch index of their own (store/scratch.py), which then
+    gives the returned hits' excerpts; `close` hands it back."""
 
     def __init__(self, db: Database, query: KeywordQuery, text: str) -> None:
         self.db = db
@@ -97,10 +105,40 @@ class Asked:
         self.items = _items(query, text)
         self.probes = list(dict.fromkeys(p for item in self.items for p in (item.probe, *item.words)))
         self.counts = asyncio.ensure_future(fts.term_counts(db, self.probes))
+        self._scratch: scratch.Scratch | None = None
+        # A call that was cancelled may still be running in its thread.
+        self._in_use = False
 
-    def cancel(self) -> None:
+    def close(self) -> None:
         if not self.counts.done():
             self.counts.cancel()
+        if self._scratch is not None and not self._in_use:
+            scratch.give_back(self._scratch)
+        self._scratch = None
+
+    async def _in_scratch(self, call: Callable[[scratch.Scratch], T]) -> T:
+        if self._scratch is None:
+            self._scratch = scratch.take()
+        self._in_use = True
+        result = call(self._scratch)
+        self._in_use = False
+        return result
+
+    async def excerpts(self, expression: str, hits: list[Hit]) -> dict[int, str]:
+        """Highlighted excerpts of these hits where the expression's terms occur in them
+        (the keyword index's `snippet()`), from the scratch index; the few hits the best
+        ones did not include are read and added."""
+        if not hits:
+            return {}
+        missing = [hit for hit in hits if self._scratch is None or not self._scratch.holds(hit.item_id)]
+        texts = await chunk_texts(self.db, [hit.item_id for hit in missing]) if missing else {}
+        added = {hit.item_id: (hit.title, hit.section, texts[hit.item_id].content) for hit in missing if hit.item_id in texts}
+
+        def excerpts(index: scratch.Scratch) -> dict[int, str]:
+            index.add(added)
+            return index.excerpts(expression, [hit.item_id for hit in hits])
+
+        return await self._in_scratch(excerpts)
 
     async def measure(
         self, chunks: dict[int, tuple[str, str, str]], period_words: frozenset[str] = frozenset()
@@ -145,7 +183,13 @@ class Asked:
                 absent.append(item.label)
         asked = list(weights)
         pairs = _pairs(self.query)
-        found = await asyncio.to_thread(fts.holders_among, chunks, asked + [_near(pair) for pair in pairs])
+        probes = asked + [_near(pair) for pair in pairs]
+
+        def holders(index: scratch.Scratch) -> list[set[int]]:
+            index.add(chunks)
+            return index.holders(probes)
+
+        found = await self._in_scratch(holders)
         total = sum(weights.values()) or 1.0
         holds = {
             item_id: {probe: weights[probe] for probe, holders in zip(asked, found) if item_id in holders}

@@ -139,7 +139,7 @@ class Retriever:
             for call in leg_calls.values():
                 call.cancel()
             if asked is not None:
-                asked.cancel()
+                asked.close()
             raise
         if "vector" in answers:
             answers["vector"], query_vector = answers["vector"]
@@ -188,15 +188,15 @@ class Retriever:
         meaning = Meaning(vectors.index, query_vector) if vectors is not None and query_vector is not None else None
         try:
             hits, abstained = await settle(self.db, query, hits, limit, self.settings, asked, meaning, follow)
+            if (page := await follow(hits)) is not None:
+                hits = _after_best(hits, page, found_by.get(page.item_id, (["graph"], {})), limit)
+            if snippets and asked is not None and expression is not None:
+                highlighted = await asked.excerpts(expression, [hit for hit in hits if "keyword" in hit.legs])
+                for hit in hits:
+                    hit.snippet = highlighted.get(hit.item_id) or hit.snippet
         finally:
             if asked is not None:
-                asked.cancel()
-        if (page := await follow(hits)) is not None:
-            hits = _after_best(hits, page, found_by.get(page.item_id, (["graph"], {})), limit)
-        if snippets and expression is not None:
-            highlighted = await fts.snippets(self.db, expression, [hit.item_id for hit in hits if "keyword" in hit.legs])
-            for hit in hits:
-                hit.snippet = highlighted.get(hit.item_id) or hit.snippet
+                asked.close()
         return SearchResult(hits, warnings, abstained)
 
     def _fuse(

@@ -15,7 +15,7 @@ Each step that moves a hit says why in its `reasons` (`ken search --explain`). T
 read once more, for the best hits only, in two statements run together: their full text,
 and which of their documents an agent said another supersedes. Which of the query's
 terms and word pairs each of them holds is read from a scratch index of just those
-chunks (store/fts.py `holders_among`); the terms' counts were read alongside the legs.
+chunks (store/scratch.py); the terms' counts were read alongside the legs.
 """
 
 from __future__ import annotations
