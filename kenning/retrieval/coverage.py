@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
 from kenning.api import Hit
 from kenning.retrieval.query import KeywordQuery, quote
@@ -31,7 +29,6 @@ from kenning.store.hits import chunk_texts
 from kenning.text import cjk
 from kenning.text.stopwords import GENERIC_VERBS
 
-T = TypeVar("T")
 
 # Tokens apart that still count as near, and how many of the query's word pairs to try.
 NEAR_DISTANCE = 6
@@ -97,7 +94,9 @@ class Asked:
     """What a query asks the keyword indexes, with their counts read while the legs run.
 
     The best hits are asked in a scratch index of their own (store/scratch.py), which then
-    gives the returned hits' excerpts; `close` hands it back."""
+    gives the returned hits' excerpts; `close` hands it back. Indexing a search's 30 best
+    hits takes about 2 ms, and a hop to a worker thread and back cost more than asking
+    the index, so it is filled and asked on the event loop."""
 
     def __init__(self, db: Database, query: KeywordQuery, text: str) -> None:
         self.db = db
@@ -106,39 +105,33 @@ class Asked:
         self.probes = list(dict.fromkeys(p for item in self.items for p in (item.probe, *item.words)))
         self.counts = asyncio.ensure_future(fts.term_counts(db, self.probes))
         self._scratch: scratch.Scratch | None = None
-        # A call that was cancelled may still be running in its thread.
-        self._in_use = False
 
     def close(self) -> None:
         if not self.counts.done():
             self.counts.cancel()
-        if self._scratch is not None and not self._in_use:
+        if self._scratch is not None:
             scratch.give_back(self._scratch)
         self._scratch = None
 
-    async def _in_scratch(self, call: Callable[[scratch.Scratch], T]) -> T:
+    def index(self, chunks: dict[int, tuple[str, str, str]]) -> scratch.Scratch:
+        """Add these chunks (title, section, content) to the ones the query is asked of."""
         if self._scratch is None:
             self._scratch = scratch.take()
-        self._in_use = True
-        result = call(self._scratch)
-        self._in_use = False
-        return result
+        self._scratch.add(chunks)
+        return self._scratch
+
+    def indexed(self, item_id: int) -> bool:
+        return self._scratch is not None and self._scratch.holds(item_id)
 
     async def excerpts(self, expression: str, hits: list[Hit]) -> dict[int, str]:
         """Highlighted excerpts of these hits where the expression's terms occur in them
-        (the keyword index's `snippet()`), from the scratch index; the few hits the best
-        ones did not include are read and added."""
+        (the keyword index's `snippet()`); the few hits not indexed yet are read and added."""
         if not hits:
             return {}
-        missing = [hit for hit in hits if self._scratch is None or not self._scratch.holds(hit.item_id)]
+        missing = [hit for hit in hits if not self.indexed(hit.item_id)]
         texts = await chunk_texts(self.db, [hit.item_id for hit in missing]) if missing else {}
         added = {hit.item_id: (hit.title, hit.section, texts[hit.item_id].content) for hit in missing if hit.item_id in texts}
-
-        def excerpts(index: scratch.Scratch) -> dict[int, str]:
-            index.add(added)
-            return index.excerpts(expression, [hit.item_id for hit in hits])
-
-        return await self._in_scratch(excerpts)
+        return self.index(added).excerpts(expression, [hit.item_id for hit in hits])
 
     async def measure(
         self, chunks: dict[int, tuple[str, str, str]], period_words: frozenset[str] = frozenset()
@@ -183,13 +176,7 @@ class Asked:
                 absent.append(item.label)
         asked = list(weights)
         pairs = _pairs(self.query)
-        probes = asked + [_near(pair) for pair in pairs]
-
-        def holders(index: scratch.Scratch) -> list[set[int]]:
-            index.add(chunks)
-            return index.holders(probes)
-
-        found = await self._in_scratch(holders)
+        found = self.index(chunks).holders(asked + [_near(pair) for pair in pairs])
         total = sum(weights.values()) or 1.0
         holds = {
             item_id: {probe: weights[probe] for probe, holders in zip(asked, found) if item_id in holders}

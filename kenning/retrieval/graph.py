@@ -16,6 +16,7 @@ they are loaded, with the other legs' hits.
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 
 from kenning.store import graph
 from kenning.store.database import Database
@@ -124,5 +125,6 @@ async def graph_search(db: Database, query: str, limit: int) -> list[tuple[int, 
     if not seeds:
         return []
     scores = await _walk(db, seeds)
-    best = sorted(scores, key=lambda item_id: -scores[item_id])[:limit]
-    return [(item_id, round(scores[item_id], 6)) for item_id in best]
+    # Best first, ties in the order the walk reached them (a stable sort, reversed).
+    best = sorted(scores.items(), key=itemgetter(1), reverse=True)[:limit]
+    return [(item_id, round(score, 6)) for item_id, score in best]

@@ -99,7 +99,7 @@ def _same_time(a: _Side, b: _Side) -> bool:
 
 
 def _words(text: str) -> set[str]:
-    return {word for word in (w.lower() for w in _WORD.findall(text)) if len(word) > 2 and word not in STOPWORDS}
+    return {word for word in set(_WORD.findall(text.lower())) if len(word) > 2} - STOPWORDS
 
 
 def _keyed_values(text: str, keys: list[str]) -> dict[str, set[str]]:

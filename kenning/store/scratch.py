@@ -13,8 +13,8 @@ The chunks' text is held in an ordinary table the main index reads its content f
 and the CJK index holds no content at all: emptying both is one 'delete-all' each rather
 than tokenizing every chunk again to delete it.
 
-A Scratch is used by one search at a time, from whichever worker thread runs its step;
-its calls block, so run them in a thread.
+A Scratch is used by one search at a time; its calls take a few milliseconds of CPU and
+no I/O.
 """
 
 from __future__ import annotations
@@ -44,8 +44,7 @@ def take() -> Scratch:
 
 
 def give_back(scratch: Scratch) -> None:
-    """Empty the index and keep it for another search. Only for one no thread is using:
-    a search cancelled while its scratch was in use lets it go instead."""
+    """Empty the index and keep it for another search."""
     scratch.clear()
     with _kept_lock:
         if len(_kept) < KEPT:
@@ -56,6 +55,7 @@ def give_back(scratch: Scratch) -> None:
 
 class Scratch:
     def __init__(self) -> None:
+        # Kept indexes may next serve a search on another thread's event loop.
         self._conn = sqlite3.connect(":memory:", check_same_thread=False)
         self._conn.executescript(
             "CREATE TABLE chunks (id INTEGER PRIMARY KEY, title TEXT, section TEXT, content TEXT);"
