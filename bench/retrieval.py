@@ -274,7 +274,7 @@ async def check_snippets_inert(indexes: dict[str, KenningIndex], collections: di
             with_snippets = await indexes[name].hits(text, settings, HYBRID, CHUNK_LIMIT)
             bare = await indexes[name].hits(text, settings, HYBRID, CHUNK_LIMIT, snippets=False)
             if [(h.item_id, h.score) for h in with_snippets] != [(h.item_id, h.score) for h in bare]:
-                raise RuntimeError(f"skipping snippets changed a {name} ranking; without_snippets() is unsafe")
+                raise RuntimeError(f"skipping snippets changed a {name} ranking; snippets=False is unsafe")
 
 
 async def mean_ms(queries: Iterable[str], search: Callable[[str], Awaitable[object]]) -> float:
