@@ -29,7 +29,6 @@ from kenning.store.hits import chunk_texts
 from kenning.text import cjk
 from kenning.text.stopwords import GENERIC_VERBS
 
-
 # Tokens apart that still count as near, and how many of the query's word pairs to try.
 NEAR_DISTANCE = 6
 MAX_PAIRS = 6
@@ -130,7 +129,9 @@ class Asked:
             return {}
         missing = [hit for hit in hits if not self.indexed(hit.item_id)]
         texts = await chunk_texts(self.db, [hit.item_id for hit in missing]) if missing else {}
-        added = {hit.item_id: (hit.title, hit.section, texts[hit.item_id].content) for hit in missing if hit.item_id in texts}
+        added = {
+            hit.item_id: (hit.title, hit.section, texts[hit.item_id].content) for hit in missing if hit.item_id in texts
+        }
         return self.index(added).excerpts(expression, [hit.item_id for hit in hits])
 
     async def measure(
