@@ -16,7 +16,9 @@ they are loaded, with the other legs' hits.
 from __future__ import annotations
 
 import re
-from operator import itemgetter
+from dataclasses import dataclass
+
+import numpy as np
 
 from kenning.store import graph
 from kenning.store.database import Database
@@ -46,23 +48,47 @@ _WORD = re.compile(r"[\w][\w.+#-]*[\w+#]|[\w]", re.UNICODE)
 _CJK_RUNS = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[\u30a0-\u30ff]+")
 
 
-async def _walk(db: Database, seeds: dict[int, float]) -> dict[int, float]:
+@dataclass(frozen=True)
+class Reached:
+    """The chunks a walk reached: ids, the weight each took, and where in the walk each
+    was first reached (the tie-break)."""
+
+    ids: np.ndarray
+    scores: np.ndarray
+    first: np.ndarray
+
+    def best(self, limit: int) -> list[tuple[int, float]]:
+        """The best `limit` (item id, score) pairs, ties in the order first reached."""
+        count = min(limit, len(self.ids))
+        if count <= 0:
+            return []
+        kth = np.partition(self.scores, len(self.scores) - count)[len(self.scores) - count]
+        rows = np.flatnonzero(self.scores >= kth)
+        rows = rows[np.lexsort((self.first[rows], -self.scores[rows]))][:count]
+        return [(int(self.ids[row]), round(float(self.scores[row]), 6)) for row in rows]
+
+
+async def _walk(db: Database, seeds: dict[int, float]) -> Reached:
     """Spread each seed's weight over the chunks that mention it, and over its neighbours.
 
     A short random walk: an entity hands its weight to its chunks split evenly (so a hub
     named in hundreds of chunks gives each very little), and, decayed, to its neighbours
     in proportion to how often they are related. A chunk whose title is the entity — the
-    page about it — takes a larger share.
+    page about it — takes a larger share. The shares are added up in the order they were
+    handed out (np.bincount adds in input order), so a chunk's score is the same sum a
+    loop over the chunks would make.
     """
-    scores: dict[int, float] = {}
+    reached: list[np.ndarray] = []
+    shares: list[np.ndarray] = []
     frontier = dict(seeds)
     visited = set(seeds)
     for depth in range(MAX_DEPTH + 1):
         mentioned = await graph.mentions(db, list(frontier), ITEMS_PER_ENTITY)
         for entity_id, weight in frontier.items():
-            share = weight / max(mentioned[entity_id].count, 1) * (SEED_SHARE if depth == 0 else 1.0)
-            for item_id, about in mentioned[entity_id].items:
-                scores[item_id] = scores.get(item_id, 0.0) + share * (ABOUT_BOOST if about else 1.0)
+            found = mentioned[entity_id]
+            share = weight / max(found.count, 1) * (SEED_SHARE if depth == 0 else 1.0)
+            reached.append(found.items)
+            shares.append(np.where(found.about, share * ABOUT_BOOST, share))
         # A hub (named in hundreds of chunks) hands each neighbour almost nothing, and
         # listing its relations would cost more than the whole rest of the walk.
         onward = [entity_id for entity_id in frontier if mentioned[entity_id].count <= HUB_MENTIONS]
@@ -78,7 +104,8 @@ async def _walk(db: Database, seeds: dict[int, float]) -> dict[int, float]:
         # The strongest few go on: past them each entity adds little but its lookups.
         frontier = dict(sorted(following.items(), key=lambda pair: -pair[1])[:FRONTIER_LIMIT])
         visited |= frontier.keys()
-    return scores
+    ids, first, order = np.unique(np.concatenate(reached), return_index=True, return_inverse=True)
+    return Reached(ids, np.bincount(order, weights=np.concatenate(shares), minlength=len(ids)), first)
 
 
 def candidates(query: str) -> list[str]:
@@ -124,7 +151,4 @@ async def graph_search(db: Database, query: str, limit: int) -> list[tuple[int, 
     }
     if not seeds:
         return []
-    scores = await _walk(db, seeds)
-    # Best first, ties in the order the walk reached them (a stable sort, reversed).
-    best = sorted(scores.items(), key=itemgetter(1), reverse=True)[:limit]
-    return [(item_id, round(score, 6)) for item_id, score in best]
+    return (await _walk(db, seeds)).best(limit)

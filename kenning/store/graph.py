@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiosqlite
+import numpy as np
 
 from kenning.api import EntityChunk, EntityRelation, EntityView
 from kenning.store import until_commit
@@ -313,11 +314,14 @@ async def _neighbours(db: Database, entity_ids: list[int], per_entity: int) -> d
 
 @dataclass(frozen=True)
 class Mentions:
-    """How many chunks mention an entity, and the newest of them with whether each is
-    the page about it (its title is the entity's name)."""
+    """How many chunks mention an entity, and the newest of them (ids, newest first) with
+    whether each is the page about it (its title is the entity's name). Arrays, so the
+    walk spreads an entity's weight over its chunks in one step rather than a Python
+    loop per chunk on the event loop."""
 
     count: int
-    items: list[tuple[int, bool]]
+    items: np.ndarray
+    about: np.ndarray
 
 
 async def mentions(db: Database, entity_ids: list[int], per_entity: int) -> dict[int, Mentions]:
@@ -361,10 +365,19 @@ async def _mentions(db: Database, entity_ids: list[int], per_entity: int) -> dic
             )
         )
         rows = await conn.execute_fetchall(newest)
-    listed: dict[int, list[tuple[int, bool]]] = {entity_id: [] for entity_id in entity_ids}
-    for entity_id, item_id, about in rows:
-        listed[entity_id].append((item_id, bool(about)))
-    return {entity_id: Mentions(counts.get(entity_id, 0), listed[entity_id]) for entity_id in entity_ids}
+    # Each entity's rows come together, in the order asked (one subquery after another).
+    table = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    starts = np.flatnonzero(np.r_[True, table[1:, 0] != table[:-1, 0]]) if len(table) else np.empty(0, np.int64)
+    blocks = {int(table[start, 0]): table[start:end] for start, end in zip(starts, [*starts[1:], len(table)])}
+    none = np.empty((0, 3), np.int64)
+    return {
+        entity_id: Mentions(
+            counts.get(entity_id, 0),
+            (block := blocks.get(entity_id, none))[:, 1].copy(),
+            block[:, 2] != 0,
+        )
+        for entity_id in entity_ids
+    }
 
 
 def _walk_cache(db: Database) -> until_commit.UntilCommit:
