@@ -6,7 +6,17 @@ from datetime import date
 
 import pytest
 
-from kenning.text.dates import Period, chunk_date, document_date, named_periods, parse_iso, period
+from kenning.api import Hit
+from kenning.retrieval.dates import speaks_of
+from kenning.text.dates import (
+    Period,
+    chunk_date,
+    document_date,
+    named_periods,
+    parse_iso,
+    period,
+    periods_without_year,
+)
 
 TODAY = date(2026, 12, 1)
 
@@ -61,6 +71,32 @@ def test_periods_a_question_names():
     assert named_periods("Is the office closed on 2 January 2026?", TODAY) == []
     assert named_periods("Is nginx affected by FH-SEC-2025-07?", TODAY) == []
     assert named_periods("Who curates the air_quality_2019 dataset?", TODAY) == []
+
+
+def test_a_period_named_without_its_year_is_the_one_nearest_the_note():
+    september = date(2025, 9, 4)
+    assert periods_without_year("- Noor: incident commander rota for Q4.", september) == [
+        Period(date(2025, 10, 1), date(2026, 1, 1))
+    ]
+    assert periods_without_year("Renewal is due in January.", date(2025, 11, 20)) == [period("2026-01")]
+    assert periods_without_year("The H2 plan", september) == [Period(date(2025, 7, 1), date(2026, 1, 1))]
+    assert periods_without_year("Q3 2024 numbers", september) == []
+    # "may" and "March" in other senses are not months.
+    assert periods_without_year("We may ship it; Marching band; mar", september) == []
+
+
+def _hit(day: str) -> Hit:
+    return Hit(1, 1, "Platform sync", "", "notes", "default", "sync.md", "", 14, 16, 0.0, date=day)
+
+
+def test_a_note_speaks_of_a_quarter_it_names_without_its_year():
+    q4 = (Period(date(2025, 10, 1), date(2026, 1, 1)),)
+    text = "- Noor: incident commander rota for Q4."
+    assert speaks_of(_hit("2025-09-04"), text, q4, TODAY)
+    # The same line in a note of 2024 speaks of 2024's Q4, and a note naming none of it
+    # does not speak of it.
+    assert not speaks_of(_hit("2024-09-04"), text, q4, TODAY)
+    assert not speaks_of(_hit("2025-09-04"), "- Noor: incident commander rota.", q4, TODAY)
 
 
 def test_periods_cover_their_whole_span():

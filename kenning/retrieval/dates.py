@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from kenning.api import Hit
-from kenning.text.dates import Period, named_periods, named_spans, period
+from kenning.text.dates import Period, named_periods, named_spans, period, periods_without_year
 
 _RECENT = re.compile(
     r"\b(?:now|nowadays|current(?:ly)?|latest|newest|most recent(?:ly)?|these days|at the moment|at present"
@@ -64,8 +64,10 @@ def affinity(iso: str, periods: tuple[Period, ...]) -> float:
 
 
 def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date) -> bool:
-    """The hit is dated in one of the periods, or its text names one that overlaps; or it is
-    dated just after one and names no period of its own ("On-call stipend (2025)", dated
+    """The hit is dated in one of the periods, or its text names one that overlaps (a
+    quarter or month named without a year is the one nearest the hit's date: the
+    September meeting's "rota for Q4"); or it is dated just after one and names no
+    period of its own ("On-call stipend (2025)", dated
     1 January 2025, is not about 2024; a report of 6 January with no year in it may be).
     A report dated just after the period that names only other periods ("January 2025
     report", "Q1 2025 targets") is taken not to speak of it: what it says about the
@@ -73,7 +75,10 @@ def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date) -> 
     near = affinity(hit.date, periods) if hit.date is not None else 0.0
     if near >= 1.0:
         return True
-    named = named_periods(f"{hit.title}\n{hit.section}\n{text}", today)
+    written = f"{hit.title}\n{hit.section}\n{text}"
+    named = named_periods(written, today)
+    if hit.date is not None and len(hit.date) >= 7:
+        named += periods_without_year(written, period(hit.date).start)
     if any(s.start < p.end and p.start < s.end for s in named for p in periods):
         return True
     return near > 0 and not named

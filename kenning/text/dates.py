@@ -267,6 +267,43 @@ def named_periods(text: str, today: date) -> list[Period]:
     return [span for _, span in named_spans(text, today)]
 
 
+# A quarter, a half or a month named without its year ("the rota for Q4", "in March"). A
+# month counts only capitalised and written out, and never "May", which starts sentences
+# as a verb.
+_BARE = re.compile(
+    r"(?<![A-Za-z0-9])(?:(?P<half>H[12])|[Qq](?P<quarter>[1-4])"
+    r"|(?P<month>January|February|March|April|June|July|August|September|October|November|December))(?![\w])"
+)
+
+
+def periods_without_year(text: str, written: date) -> list[Period]:
+    """The quarters, halves and months a note names without a year, each taken as the one
+    nearest the day the note was written: the September meeting's "rota for Q4" is for
+    that year's Q4, a November note's "due in January" for the next January."""
+    named = [span for span, _ in named_spans(text, written)]
+    found: list[Period] = []
+    for match in _BARE.finditer(text):
+        if any(start < match.end() and match.start() < end for start, end in named):
+            continue
+        if match.group("month"):
+            first, months = _MONTHS[match.group("month").lower()], 1
+        else:
+            size = 6 if match.group("half") else 3
+            first, months = (int((match.group("half") or "Q" + match.group("quarter"))[1]) - 1) * size + 1, size
+        spans = [
+            Period(date(year, first, 1), date(year + (first + months - 1) // 12, (first + months - 1) % 12 + 1, 1))
+            for year in (written.year - 1, written.year, written.year + 1)
+        ]
+        found.append(min(spans, key=lambda span: _distance(span, written)))
+    return found
+
+
+def _distance(span: Period, day: date) -> int:
+    if day < span.start:
+        return (span.start - day).days
+    return max((day - span.end).days + 1, 0)
+
+
 def _in_identifier(text: str, match: re.Match[str]) -> bool:
     """"FH-SEC-2025-07" names an advisory, not July 2025; "RT-2025" a product;
     "air_quality_2019" a dataset."""
