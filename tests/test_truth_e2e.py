@@ -157,10 +157,18 @@ NOTES = {
     "projects/heron/kickoff.md": """
         # Project Heron kickoff
 
-        Project Heron moves the parts catalogue from the warehouse system to the catalog service.
+        Project Heron moves the parts catalogue from the warehouse system to the
+        catalog service.
 
         - Project lead: Dana Whitfield
         - Sponsor: Ruth Okonjo
+        """,
+    "services/catalog.md": """
+        # catalog
+
+        Serves the parts catalogue to the technicians' app.
+
+        - Database: the pg-parts cluster, in Frankfurt.
         """,
     "people/dana-whitfield.md": """
         # Dana Whitfield
@@ -408,6 +416,10 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # page titled with it is the hop.
     result = ask(daemon, "How often is the source system of the job_events dataset backed up?")
     assert docs(result)[:2] == ["job-events.md", "dispatch-ledger.md"]
+    # "the catalog service", in a sentence wrapped over two lines, names the page titled
+    # "catalog".
+    result = ask(daemon, "Which database holds the service that Project Heron moves the parts catalogue to?")
+    assert docs(result)[:2] == ["kickoff.md", "catalog.md"]
 
 
 def test_ken_search_explain_says_why_hits_moved(daemon):

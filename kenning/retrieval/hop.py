@@ -9,7 +9,9 @@ of its own (a chunk titled with that entity's name, store/graph.py), or an ident
 ("rota-service", "pg-pay-2") that another document is titled with, is the bridge; the
 page is put right after it. Identifiers are looked up by title because extraction takes
 a lowercase hyphenated word for prose: "Source system: rota-service" names the service's
-page as a wiki link would.
+page as a wiki link would, and so does "the ledger service" the page titled "ledger". A
+paragraph's hard-wrapped lines are read as one line, since a sentence says its link
+whole.
 
 Only questions that ask for a fact take the hop, and only one page is added, so a clean
 question that the best hit answers itself keeps that answer first and loses one place at
@@ -33,6 +35,13 @@ from kenning.text.names import normalize_name
 _WORD = re.compile(r"\w+")
 # Words joined by hyphens or underscores: the names of services, clusters, datasets.
 _IDENTIFIER = re.compile(r"(?<![\w-])\w+(?:[-_]\w+)+(?![\w-])")
+# "the ledger service", "the Core Dispatch team": a name and the kind of thing it is,
+# whose page is titled with the name alone.
+_KIND_NAMED = re.compile(
+    r"\b(?:the|our|a|an)\s+((?:[\w-]+\s+)?[\w-]+)\s+"
+    r"(?:service|team|cluster|database|app|system|project|dataset|queue|pipeline|library|repo)\b",
+    re.IGNORECASE,
+)
 # Words that share this much of their start are taken as one ("maintainer", "maintains").
 STEM = 5
 
@@ -54,6 +63,30 @@ def _weight(line: str, query: KeywordQuery) -> tuple[int, int]:
     return len({t for t in held if t not in name_words}), len({t for t in held if t in name_words})
 
 
+# A line that starts a new unit of text rather than continuing the one above: a list
+# item, a heading, a table row, a quote, a fence, a "Key: value" line (front matter, a
+# note's fields); and a line after a blank.
+_STARTS = re.compile(r"\s*(?:[-*+>#|]|\d{1,3}[.)]\s|```|~~~|[A-Za-z][\w ()/-]{0,40}:\s)")
+
+
+def _statements(content: str) -> list[str]:
+    """The chunk's lines, with a paragraph's hard-wrapped lines joined back into one:
+    "moves billing from the invoicing module to" / "the ledger service" says where
+    billing moves only when read as one line."""
+    units: list[str] = []
+    joinable = False
+    for line in content.splitlines():
+        if not line.strip():
+            joinable = False
+            continue
+        if joinable and not _STARTS.match(line):
+            units[-1] += " " + line.strip()
+        else:
+            units.append(line)
+        joinable = not line.lstrip().startswith(("#", "|", "```", "~~~", "---"))
+    return units
+
+
 def _names_on(line: str, norms: list[str]) -> bool:
     text = " " + normalize_name(line) + " "
     return any(re.search(r"(?<!\w)" + re.escape(norm) + r"(?!\w)", text) for norm in norms if norm)
@@ -70,10 +103,14 @@ async def follow(db: Database, query: KeywordQuery, hits: list[Hit], scope: Scop
         return None
     lines = [
         (line, weight)
-        for line in texts[bridge.item_id].content.splitlines()
+        for line in _statements(texts[bridge.item_id].content)
         if (weight := _weight(line, query)) != (0, 0)
     ]
     identifiers = {normalize_name(found) for line, _ in lines for found in _IDENTIFIER.findall(line)}
+    # "the new ledger service" may name the ledger's page, or the new ledger's.
+    identifiers |= {
+        normalize_name(name) for line, _ in lines for found in _KIND_NAMED.findall(line) for name in (found, found.split()[-1])
+    }
     pages = await graph.pages_named_by(db, bridge.item_id)
     named = {norm for norm, _, _ in pages}
     titled = await graph.pages_titled(db, sorted(identifiers - named - query.names), bridge.document_id)
