@@ -100,6 +100,14 @@ def test_the_words_naming_the_kind_of_answer_are_told_apart():
         assert parse(asked).asked_for == frozenset(), asked
 
 
+def test_a_word_in_a_verbs_place_is_the_relation_asked_about():
+    assert parse("Which neighbours could I borrow a ladder from?").relating == {"borrow"}
+    assert parse("Where do we park bikes at the Bristol office?").relating == {"park"}
+    # Not after a modal and a person: a subject, or an object.
+    assert parse("When does Dana's motorbike need tyres?").relating == frozenset()
+    assert parse("Which port does the notifier listen on?").relating == frozenset()
+
+
 def test_cjk_runs_are_cut_into_overlapping_pairs():
     assert cjk_expression("最小订单量") == '"最小" OR "小订" OR "订单" OR "单量"'
     assert cjk_expression("RT-12 平板") == '"平板"'

@@ -152,8 +152,9 @@ class Asked:
         unknown: list[str] = []
         absent: list[str] = []
         # The answer names its value, not its kind ("Tokyo", not "city"), and says the
-        # relation its own way ("based in", not "work from").
-        unlooked = self.query.asked_for | GENERIC_VERBS
+        # relation its own way ("based in", not "work from"; "they have a ladder", not
+        # "could I borrow").
+        unlooked = self.query.asked_for | self.query.relating | GENERIC_VERBS
         for item in self.items:
             n = holding[item.probe]
             if n == 0 and item.probe.index == "cjk":

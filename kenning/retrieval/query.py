@@ -60,6 +60,11 @@ _AHEAD = re.compile(r"[\w-]+")
 # these ("which message broker is", "what time zone does"); otherwise it is the verb
 # ("which band played at", "which service crashed").
 _AUXILIARIES = frozenset("is are was were does do did has have had will would can could should".split())
+# A word after a modal or "do" and a person is a verb: "could I borrow", "do we park".
+_RELATING = re.compile(
+    r"\b(?:can|could|do|does|did|should|would|will|must|may|might|shall)\s+(?:i|we|you|they|he|she|one)\s+(\w+)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,9 @@ class KeywordQuery:
     question: bool = False
     # Terms that say what kind of thing the answer is ("city" in "which city does...").
     asked_for: frozenset[str] = frozenset()
+    # Terms in a verb's place ("borrow" in "could I borrow", "park" in "where do we
+    # park"): the relation asked about, which the text that answers may say its own way.
+    relating: frozenset[str] = frozenset()
 
     @property
     def items(self) -> list[str]:
@@ -138,6 +146,7 @@ def parse(text: str) -> KeywordQuery:
         frozenset(names),
         bool(_FACT_QUESTION.match(text)) or (bool(cjk.RUN.search(text)) and text.rstrip().endswith(("?", "？"))),
         frozenset(word for word in _asked_for(text) if word in kept and word not in names),
+        frozenset(match.lower() for match in _RELATING.findall(text) if match.lower() in kept) - names,
     )
 
 
