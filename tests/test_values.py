@@ -72,6 +72,10 @@ def test_a_headcount_is_read_in_whichever_word_the_note_uses():
     assert states(employees, "Kallio Research is a regional fund. About 3,615 people work there.")
     assert states(wanted("How many people does Stellan Foundation employ?"), "Staff: roughly 2,306.")
     assert not states(employees, "Kallio Research was founded in 1979 and has 4 offices in the north of England.")
+    # A rota or a team counts its people by their role.
+    people = wanted("How many people are on the platform on-call rota?")
+    assert states(people, "- 2026-01-20 — Platform on-call grows to 8 engineers (Priya)")
+    assert not states(people, "- 2026-01-20 — Platform on-call moves to 8-hour shifts (Priya)")
 
 
 def test_a_version_and_a_port_are_numbers_beside_their_names():

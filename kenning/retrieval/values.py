@@ -73,8 +73,11 @@ _MONEY = re.compile(
 _WHEN = re.compile(f"{_DATES.pattern}|{_TIME.pattern}", re.IGNORECASE)
 _FRONT_MATTER = re.compile(r"\A---\n(?:.*\n)*?(?:---|\.\.\.)\n")
 _TOKEN = re.compile(r"\w+")
-# A headcount is written with any of these, whichever the question used.
-_PEOPLE = frozenset("people employees staff headcount persons workers members".split())
+# A headcount is written with any of these, whichever the question used: "how many
+# people" is answered by "8 engineers".
+_PEOPLE = frozenset(
+    "people employees staff headcount persons workers members engineers developers technicians agents hires".split()
+)
 
 
 @dataclass(frozen=True)
