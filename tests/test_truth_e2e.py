@@ -413,7 +413,6 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # they answer it, which neither floor alone would let through.
     result = ask(daemon, "How many weeks a month is the lead of Project Heron in Manchester?")
     assert docs(result)[:2] == ["kickoff.md", "dana-whitfield.md"]
-    assert any("answers with the best hit" in reason for reason in first_hit(result, "dana-whitfield.md")["reasons"])
     # Neither the kickoff nor the lead's page states a year.
     result = ask(daemon, "What year did the lead of Project Heron join?")
     assert result["hits"] == [] and "a year" in result["abstained"]

@@ -152,7 +152,7 @@ async def settle(
         and follow is not None
         and floors.below_floors(support, settings.min_coverage, settings.support_similarity)
     ):
-        support = await _linked(db, hits, texts, measured, asked, follow, support, settings)
+        support = replace(support, linked=await _linked(db, hits, texts, measured, asked, follow))
     refused = floors.refusal(support, settings.min_coverage, settings.support_similarity)
     if refused:
         return [], refused
@@ -198,22 +198,17 @@ async def _unstated(
 
 async def _linked(
     db: Database, hits: list[Hit], texts: dict[int, str], measured: coverage.Coverage, asked: coverage.Asked,
-    follow: Follow, support: floors.Support, settings: RetrievalSettings,
-) -> floors.Support:
-    """The support with how much of what the best hit lacks of the question the page it
-    names holds; the page says so when that is what lets the question through."""
+    follow: Follow,
+) -> float | None:
+    """How much of what the best hit lacks of the question the page it names holds."""
     page = await follow(hits)
     if page is None:
-        return support
+        return None
     text = texts.get(page.item_id)
     if text is None:
         chunk = (await chunk_texts(db, [page.item_id])).get(page.item_id)
         text = chunk.content if chunk is not None else ""
-    share = asked.linked(measured, hits[0].item_id, page.item_id, (page.title, page.section, text))
-    linked = replace(support, linked=share)
-    if share is not None and floors.refusal(linked, settings.min_coverage, settings.support_similarity) is None:
-        page.reasons.append(f"answers with the best hit: holds {share:.0%} of what it lacks of the question")
-    return linked
+    return asked.linked(measured, hits[0].item_id, page.item_id, (page.title, page.section, text))
 
 
 def _sort(hits: list[Hit]) -> None:
