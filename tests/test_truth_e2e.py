@@ -409,10 +409,6 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     assert any("named by the best hit" in reason for reason in first_hit(result, "dana-whitfield.md")["reasons"])
     # A question the best hit answers itself keeps it first, and takes no hop to a sponsor.
     assert docs(ask(daemon, "Who sponsors Project Heron?"))[0] == "kickoff.md"
-    # The kickoff holds little of this question and the lead's page the rest: together
-    # they answer it, which neither floor alone would let through.
-    result = ask(daemon, "How many weeks a month is the lead of Project Heron in Manchester?")
-    assert docs(result)[:2] == ["kickoff.md", "dana-whitfield.md"]
     # Neither the kickoff nor the lead's page states a year.
     result = ask(daemon, "What year did the lead of Project Heron join?")
     assert result["hits"] == [] and "a year" in result["abstained"]
@@ -446,4 +442,3 @@ def test_ken_search_explain_says_why_hits_moved(daemon):
         capture_output=True, text=True, timeout=60, check=True,
     ).stdout  # fmt: skip
     assert '"2026-01-01"' in dated and '"2025-01-01"' not in dated
-

@@ -56,10 +56,6 @@ class Coverage:
     absent: list[str]
     # The query's single words, the most specific (rarest) first.
     specific: list[str]
-    # What a text that answers must hold itself: each term or phrase some chunk holds,
-    # with its weight; not the words naming the kind of answer, a relation any verb could
-    # say, or the period asked about.
-    looked_for: dict[Probe, float]
 
 
 @dataclass(frozen=True)
@@ -207,23 +203,7 @@ class Asked:
         } if total_pairs else {}  # fmt: skip
         terms = [(weights.get(item.probe, 0.0), item.label) for item in self.items if item.label in self.query.terms]
         specific = [label for _, label in sorted(terms, key=lambda pair: -pair[0])]
-        looked_for = {
-            probe: weight
-            for probe, weight in weights.items()
-            if holding[probe] and labels.get(probe) not in unlooked and labels.get(probe) not in period_words
-        }
-        return Coverage(held, holds, near, beside_period, unknown, absent, specific, looked_for)
-
-    def linked(self, coverage: Coverage, bridge: int, page: int, fields: tuple[str, str, str]) -> float | None:
-        """The share of what the bridge hit does not hold of the question that the page it
-        names holds: "the incident commander of INC-2291" is the bridge's, "based in"
-        the commander's page's. None when the bridge lacks nothing that can be looked for."""
-        rest = [probe for probe in coverage.looked_for if probe not in coverage.holds.get(bridge, {})]
-        total = sum(coverage.looked_for[probe] for probe in rest)
-        if not total:
-            return None
-        found = self.index({page: fields}).holders(rest)
-        return sum(coverage.looked_for[probe] for probe, holders in zip(rest, found) if page in holders) / total
+        return Coverage(held, holds, near, beside_period, unknown, absent, specific)
 
 
 def about_subject(coverage: Coverage, ids: list[int], left_out: frozenset[str]) -> list[int]:

@@ -20,12 +20,7 @@ does not depend on the query's own scale:
   idf-weighted terms (retrieval/coverage.py), or is `support_similarity` close in
   meaning: a multi-hop question shares few words with the page that answers it, and a
   paraphrase none. Here the kind of answer counts like any other word: excused, it let
-  "What colour are the RT-10 tablets?" through over notes that never give one;
-- or, when only those two floors refuse, when the page the best hit names for the
-  question (retrieval/hop.py) holds `LINKED_COVERAGE` of what the best hit lacks of it:
-  "the incident commander of INC-2291" is the incident's, "based in" the commander's
-  page's. The page must hold the rest itself, so a link whose far page does not say
-  ("Who is the manager of the comms lead...", her page naming no manager) stays refused.
+  "What colour are the RT-10 tablets?" through over notes that never give one.
 
 Only a question that asks for a fact ("Which port...", "How many...", "When does...")
 is judged. A topic, a title, a claim or an open question ("why...", "is X good for
@@ -42,7 +37,7 @@ vector-only search), the vector leg's own `min_similarity` is the floor.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kenning.api import Hit
 
@@ -55,9 +50,6 @@ ABSENT_SIMILARITY = 0.5
 # A best hit speaking of the period asked about must hold this share of the question's
 # weight to vouch for it.
 PERIOD_COVERAGE = 0.5
-# A page the best hit names must hold this share of what the best hit lacks of the
-# question to answer it with the best hit: a multi-hop question holds little of itself.
-LINKED_COVERAGE = 0.5
 
 
 @dataclass(frozen=True)
@@ -69,9 +61,6 @@ class Support:
     period: bool | None = None  # None: no period asked; else whether a best hit speaks of it and holds the question
     unstated: str | None = None  # the kind of value asked for ("a year") when no best hit about it states one
     question: bool = True  # False: a topic or keywords, which the coverage floor leaves alone
-    # The share of what the best hit lacks of the question that the page it names holds
-    # (retrieval/hop.py); None when no page is named, or it was not asked.
-    linked: float | None = None
 
 
 def best_support(
@@ -82,14 +71,6 @@ def best_support(
     return (
         None if coverage is None else max((coverage.get(item_id, 0.0) for item_id in top), default=0.0),
         None if similarity is None else max((similarity.get(item_id, -1.0) for item_id in top), default=-1.0),
-    )
-
-
-def below_floors(support: Support, min_coverage: float, support_similarity: float) -> bool:
-    """Whether the coverage and similarity floors, and only they, refuse the question."""
-    return (
-        refusal(support, min_coverage, support_similarity) is not None
-        and refusal(replace(support, coverage=1.0), min_coverage, support_similarity) is None
     )
 
 
@@ -111,8 +92,6 @@ def refusal(support: Support, min_coverage: float, support_similarity: float) ->
     if support.absent and similarity < ABSENT_SIMILARITY:
         return "nothing supports an answer: no text mentions " + ", ".join(repr(word) for word in support.absent)
     if coverage is not None and coverage >= min_coverage:
-        return None
-    if support.linked is not None and support.linked >= LINKED_COVERAGE:
         return None
     if similarity >= support_similarity:
         return None

@@ -31,16 +31,15 @@ from kenning.store.database import Database
 from kenning.store.hits import chunk_texts, load_hits
 from kenning.store.scope import Scope
 from kenning.text.names import normalize_name
-from kenning.text.stopwords import STOPWORDS
 
 _WORD = re.compile(r"\w+")
 # Words joined by hyphens or underscores: the names of services, clusters, datasets.
 _IDENTIFIER = re.compile(r"(?<![\w-])\w+(?:[-_]\w+)+(?![\w-])")
-# "the ledger service", "Owner: Mobile Platform team": a name and the kind of thing it
-# is, whose page is titled with the name, or with both.
+# "the ledger service", "the Core Dispatch team": a name and the kind of thing it is,
+# whose page is titled with the name alone.
 _KIND_NAMED = re.compile(
-    r"((?:[\w-]+\s+)?[\w-]+)\s+"
-    r"(service|team|cluster|database|app|system|project|dataset|queue|pipeline|library|repo)\b",
+    r"\b(?:the|our|a|an)\s+((?:[\w-]+\s+)?[\w-]+)\s+"
+    r"(?:service|team|cluster|database|app|system|project|dataset|queue|pipeline|library|repo)\b",
     re.IGNORECASE,
 )
 # Words that share this much of their start are taken as one ("maintainer", "maintains").
@@ -108,14 +107,10 @@ async def follow(db: Database, query: KeywordQuery, hits: list[Hit], scope: Scop
         if (weight := _weight(line, query)) != (0, 0)
     ]
     identifiers = {normalize_name(found) for line, _ in lines for found in _IDENTIFIER.findall(line)}
-    # "the new ledger service" may name the ledger's page, the new ledger's, or the
-    # page titled "new ledger service".
+    # "the new ledger service" may name the ledger's page, or the new ledger's.
     identifiers |= {
-        normalize_name(name)
-        for line, _ in lines
-        for found, kind in _KIND_NAMED.findall(line)
-        for name in (found, found.split()[-1], f"{found} {kind}")
-    } - STOPWORDS
+        normalize_name(name) for line, _ in lines for found in _KIND_NAMED.findall(line) for name in (found, found.split()[-1])
+    }
     pages = await graph.pages_named_by(db, bridge.item_id)
     named = {norm for norm, _, _ in pages}
     titled = await graph.pages_titled(db, sorted(identifiers - named - query.names), bridge.document_id)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date
 from functools import partial
 
@@ -146,13 +146,6 @@ async def settle(
         unstated,
         question,
     )
-    if (
-        measured is not None
-        and asked is not None
-        and follow is not None
-        and floors.below_floors(support, settings.min_coverage, settings.support_similarity)
-    ):
-        support = replace(support, linked=await _linked(db, hits, texts, measured, asked, follow))
     refused = floors.refusal(support, settings.min_coverage, settings.support_similarity)
     if refused:
         return [], refused
@@ -194,21 +187,6 @@ async def _unstated(
         chunk = (await chunk_texts(db, [page.item_id])).get(page.item_id)
         named = chunk.content if chunk is not None else ""
     return None if values.states(wanted, named) else wanted.kind
-
-
-async def _linked(
-    db: Database, hits: list[Hit], texts: dict[int, str], measured: coverage.Coverage, asked: coverage.Asked,
-    follow: Follow,
-) -> float | None:
-    """How much of what the best hit lacks of the question the page it names holds."""
-    page = await follow(hits)
-    if page is None:
-        return None
-    text = texts.get(page.item_id)
-    if text is None:
-        chunk = (await chunk_texts(db, [page.item_id])).get(page.item_id)
-        text = chunk.content if chunk is not None else ""
-    return asked.linked(measured, hits[0].item_id, page.item_id, (page.title, page.section, text))
 
 
 def _sort(hits: list[Hit]) -> None:
