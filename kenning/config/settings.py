@@ -124,8 +124,8 @@ class RetrievalSettings(_Strict):
     min_score: Annotated[float, Field(ge=0)] = 0.0
     # The abstention floor (kenning/retrieval/floors.py): a query is answered when one of
     # its best hits holds this idf-weighted share of its terms, or is this close in meaning.
-    min_coverage: Annotated[float, Field(ge=0, le=1)] = 0.6
-    support_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.4
+    min_coverage: Annotated[float, Field(ge=0, le=1)] = 0.3
+    support_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.5
     # Seconds a search waits for its query's embedding; past it the search answers from
     # the other legs and says why (a hung Ollama must not hold every search).
     query_embed_timeout: Annotated[float, Field(gt=0, le=60)] = 0.5
