@@ -55,6 +55,9 @@ def test_the_floor_refuses_only_fact_questions_and_says_why():
     # Without the vector leg only the outright refusals apply.
     assert refusal(coverage=0.1, similarity=None) is None
     assert refusal(unknown=["lisbon"], similarity=None) is not None
+    # Without the keyword leg the vector leg's own floor decides, whatever the cosine.
+    assert refusal(coverage=None, similarity=0.35) is None
+    assert "'lisbon'" in refusal(coverage=None, unknown=["lisbon"], similarity=0.42)
 
 
 def side(

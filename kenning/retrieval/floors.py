@@ -31,8 +31,9 @@ genes the abstracts spell otherwise). The floors were chosen on the truth set's 
 split and its `tune` abstention questions, as the trade-off between answerable questions
 kept and unanswerable ones refused (bench/README.md has the curve), and checked on
 NFCorpus dev and bench/multihop.py.
-When a leg did not run, the other decides alone; when neither measure exists (a
-vector-only search), the vector leg's own `min_similarity` is the floor.
+When a leg did not run, only the outright refusals apply: without the vector leg
+nothing can vouch for a paraphrase, and without the keyword leg (a vector-only search)
+the vector leg's own `min_similarity` is the floor.
 """
 
 from __future__ import annotations
@@ -91,11 +92,13 @@ def refusal(support: Support, min_coverage: float, support_similarity: float) ->
         return None
     if support.absent and similarity < ABSENT_SIMILARITY:
         return "nothing supports an answer: no text mentions " + ", ".join(repr(word) for word in support.absent)
-    if coverage is not None and coverage >= min_coverage:
+    if coverage is None:
+        # Without the keyword leg (a vector-only search) nothing says how much of the
+        # question a hit holds, and the vector leg's own `min_similarity` is the floor.
         return None
-    if similarity >= support_similarity:
+    if coverage >= min_coverage or similarity >= support_similarity:
         return None
-    held = "" if coverage is None else f"the best hits hold {coverage:.0%} of the query's weight"
-    held += "" if coverage is None else f" (floor {min_coverage:.0%}); "
-    closest = f"their closest meaning is cosine {similarity:.2f} (floor {support_similarity:.2f})"
-    return f"nothing supports an answer: {held}{closest}"
+    return (
+        f"nothing supports an answer: the best hits hold {coverage:.0%} of the query's weight"
+        f" (floor {min_coverage:.0%}); their closest meaning is cosine {similarity:.2f} (floor {support_similarity:.2f})"
+    )
