@@ -55,8 +55,9 @@ FTS_PIECE_CHARS = 1200
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 MIN_PER_CLASS = 15
 # dev and test are the set's two halves; tune holds extra abstention questions, written
-# after the first floors failed to carry from dev to test, and answerable clean and
-# multi-hop ones that keep the floors honest, to choose the floors on along with dev.
+# after the first floors failed to carry from dev to test, and answerable clean,
+# multi-hop and citation ones that keep the floors honest, to choose the floors on along
+# with dev.
 # "all" is dev and test.
 SPLITS = ("dev", "tune", "test")
 TUNED_CLASSES = ("abstention", "clean", "multi-hop", "citation")

@@ -83,6 +83,9 @@ def test_a_period_named_without_its_year_is_the_one_nearest_the_note():
     assert periods_without_year("Q3 2024 numbers", september) == []
     # "may" and "March" in other senses are not months.
     assert periods_without_year("We may ship it; Marching band; mar", september) == []
+    # A month or quarter that has its year, or sits in a date or an identifier, is not bare.
+    for written in ("Signed on March 3, 2024.", "Due 15 January 2027.", "Q4 of 2024", "see sales_q1", "report-Q3.pdf"):
+        assert periods_without_year(written, september) == [], written
 
 
 def _hit(day: str) -> Hit:
@@ -97,6 +100,10 @@ def test_a_note_speaks_of_a_quarter_it_names_without_its_year():
     # does not speak of it.
     assert not speaks_of(_hit("2024-09-04"), text, q4, TODAY)
     assert not speaks_of(_hit("2025-09-04"), "- Noor: incident commander rota.", q4, TODAY)
+    # A report written just after the period still speaks of it when what it names
+    # without a year lies elsewhere ("the April review").
+    y2024 = (period("2024"),)
+    assert speaks_of(_hit("2025-01-06"), "Year closed with 40 signups; see the April review.", y2024, TODAY)
 
 
 def test_periods_cover_their_whole_span():

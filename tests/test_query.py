@@ -103,6 +103,7 @@ def test_the_words_naming_the_kind_of_answer_are_told_apart():
 def test_a_word_in_a_verbs_place_is_the_relation_asked_about():
     assert parse("Which neighbours could I borrow a ladder from?").relating == {"borrow"}
     assert parse("Where do we park bikes at the Bristol office?").relating == {"park"}
+    assert parse("What time do we usually meet?").relating == {"meet"}
     # Not after a modal and a person: a subject, or an object.
     assert parse("When does Dana's motorbike need tyres?").relating == frozenset()
     assert parse("Which port does the notifier listen on?").relating == frozenset()

@@ -410,7 +410,7 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # A question the best hit answers itself keeps it first, and takes no hop to a sponsor.
     assert docs(ask(daemon, "Who sponsors Project Heron?"))[0] == "kickoff.md"
     # The kickoff holds about half of this question and the lead's page the answer: a
-    # multi-hop question holds little of itself, so the coverage floor lets half do.
+    # multi-hop question holds little of itself, which the coverage floor allows for.
     result = ask(daemon, "How many weeks a month is the lead of Project Heron in Manchester?")
     assert docs(result)[:2] == ["kickoff.md", "dana-whitfield.md"]
     # Neither the kickoff nor the lead's page states a year.

@@ -77,9 +77,10 @@ def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date) -> 
         return True
     written = f"{hit.title}\n{hit.section}\n{text}"
     named = named_periods(written, today)
-    if hit.date is not None and len(hit.date) >= 7:
-        named += periods_without_year(written, period(hit.date).start)
-    if any(s.start < p.end and p.start < s.end for s in named for p in periods):
+    # A period named without its year counts only for what it overlaps: a report of 6
+    # January that mentions "the April review" still speaks of the year before.
+    undated = periods_without_year(written, period(hit.date).start) if hit.date and len(hit.date) >= 7 else []
+    if any(s.start < p.end and p.start < s.end for s in named + undated for p in periods):
         return True
     return near > 0 and not named
 

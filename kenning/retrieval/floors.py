@@ -9,8 +9,8 @@ does not depend on the query's own scale:
   mentions ("the Lisbon office", "Project Falcon", the "invoice-archiver" service) is
   refused unless a hit is very close in meaning (STRONG_SIMILARITY); one using any
   other word no chunk holds ("my motorbike") unless a hit is close (ABSENT_SIMILARITY),
-  where a word naming the kind of answer ("which city") or a verb that can say any
-  relation ("work from") is not looked for;
+  where a word naming the kind of answer ("which city"), a verb that can say any
+  relation ("work from") or one in a verb's place ("could I borrow") is not looked for;
 - a period asked about ("revenue in Q3 2024") that no best hit both speaks of and holds
   the rest of the question in (a decision log of 2024 does not say what the stipend was);
 - a kind of value asked for ("What year did...", "How many vans...") that no best hit
@@ -28,9 +28,9 @@ you?") is left to the legs: a person exploring a topic wants what is closest, an
 queries share fewer words with what answers them (on NFCorpus dev a floor on every
 query cost ten times what it costs on fact questions alone; on SciFact claims name
 genes the abstracts spell otherwise). The floors were chosen on the truth set's dev
-split and its `tune` abstention questions, as the trade-off between answerable questions
-kept and unanswerable ones refused (bench/README.md has the curve), and checked on
-NFCorpus dev and bench/multihop.py.
+and `tune` splits (abstention, clean, multi-hop and citation questions), as the most
+refusal that keeps 0.95 of the answerable questions (bench/README.md has the curve), and
+checked on NFCorpus dev and bench/multihop.py.
 When a leg did not run, only the outright refusals apply: without the vector leg
 nothing can vouch for a paraphrase, and without the keyword leg (a vector-only search)
 the vector leg's own `min_similarity` is the floor.

@@ -64,9 +64,10 @@ def _weight(line: str, query: KeywordQuery) -> tuple[int, int]:
 
 
 # A line that starts a new unit of text rather than continuing the one above: a list
-# item, a heading, a table row, a quote, a fence, a "Key: value" line (front matter, a
-# note's fields); and a line after a blank.
-_STARTS = re.compile(r"\s*(?:[-*+>#|]|\d{1,3}[.)]\s|```|~~~|[A-Za-z][\w ()/-]{0,40}:\s)")
+# item, a heading or its underline, a table row, a quote, a fence, a "Key: value" line
+# (front matter, a note's fields), a dated log line or a chat message; and a line after
+# a blank.
+_STARTS = re.compile(r"\s*(?:[-*+>#|=\[]|\d{1,3}[.)]\s|\d{4}-\d\d-\d\d|```|~~~|[A-Za-z][\w ()/-]{0,40}:\s)")
 
 
 def _statements(content: str) -> list[str]:
@@ -83,7 +84,7 @@ def _statements(content: str) -> list[str]:
             units[-1] += " " + line.strip()
         else:
             units.append(line)
-        joinable = not line.lstrip().startswith(("#", "|", "```", "~~~", "---"))
+        joinable = not line.lstrip().startswith(("#", "|", "```", "~~~", "---", "==="))
     return units
 
 

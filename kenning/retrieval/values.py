@@ -76,7 +76,7 @@ _TOKEN = re.compile(r"\w+")
 # A headcount is written with any of these, whichever the question used: "how many
 # people" is answered by "8 engineers".
 _PEOPLE = frozenset(
-    "people employees staff headcount persons workers members engineers developers technicians agents hires".split()
+    "people employees staff headcount persons workers members engineers developers technicians hires".split()
 )
 
 

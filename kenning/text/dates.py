@@ -271,8 +271,9 @@ def named_periods(text: str, today: date) -> list[Period]:
 # month counts only capitalised and written out, and never "May", which starts sentences
 # as a verb.
 _BARE = re.compile(
-    r"(?<![A-Za-z0-9])(?:(?P<half>H[12])|[Qq](?P<quarter>[1-4])"
-    r"|(?P<month>January|February|March|April|June|July|August|September|October|November|December))(?![\w])"
+    r"(?<![\w-])(?:(?P<half>H[12])|[Qq](?P<quarter>[1-4])"
+    r"|(?P<month>January|February|March|April|June|July|August|September|October|November|December))"
+    r"(?![\w-])(?!,?\s+(?:of\s+)?(?:19|20)\d\d)"
 )
 
 
@@ -280,7 +281,8 @@ def periods_without_year(text: str, written: date) -> list[Period]:
     """The quarters, halves and months a note names without a year, each taken as the one
     nearest the day the note was written: the September meeting's "rota for Q4" is for
     that year's Q4, a November note's "due in January" for the next January."""
-    named = [span for span, _ in named_spans(text, written)]
+    # Written dates of any precision, days included: "March 3, 2024" names no bare March.
+    named = [match.span() for form in _FORMS for match in form.finditer(text)]
     found: list[Period] = []
     for match in _BARE.finditer(text):
         if any(start < match.end() and match.start() < end for start, end in named):
