@@ -100,5 +100,6 @@ def refusal(support: Support, min_coverage: float, support_similarity: float) ->
         return None
     return (
         f"nothing supports an answer: the best hits hold {coverage:.0%} of the query's weight"
-        f" (floor {min_coverage:.0%}); their closest meaning is cosine {similarity:.2f} (floor {support_similarity:.2f})"
+        f" (floor {min_coverage:.0%}); their closest meaning is cosine {similarity:.2f}"
+        f" (floor {support_similarity:.2f})"
     )

@@ -110,7 +110,10 @@ async def follow(db: Database, query: KeywordQuery, hits: list[Hit], scope: Scop
     identifiers = {normalize_name(found) for line, _ in lines for found in _IDENTIFIER.findall(line)}
     # "the new ledger service" may name the ledger's page, or the new ledger's.
     identifiers |= {
-        normalize_name(name) for line, _ in lines for found in _KIND_NAMED.findall(line) for name in (found, found.split()[-1])
+        normalize_name(name)
+        for line, _ in lines
+        for found in _KIND_NAMED.findall(line)
+        for name in (found, found.split()[-1])
     }
     pages = await graph.pages_named_by(db, bridge.item_id)
     named = {norm for norm, _, _ in pages}

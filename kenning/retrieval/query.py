@@ -62,7 +62,8 @@ _AHEAD = re.compile(r"[\w-]+")
 _AUXILIARIES = frozenset("is are was were does do did has have had will would can could should".split())
 # A word after a modal or "do" and a person is a verb: "could I borrow", "do we park".
 _RELATING = re.compile(
-    r"\b(?:can|could|do|does|did|should|would|will|must|may|might|shall)\s+(?:i|we|you|they|he|she|one)\s+(?:\w+ly\s+)?(\w+)",
+    r"\b(?:can|could|do|does|did|should|would|will|must|may|might|shall)\s+(?:i|we|you|they|he|she|one)\s+"
+    r"(?:\w+ly\s+)?(\w+)",
     re.IGNORECASE,
 )
 

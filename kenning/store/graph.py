@@ -365,19 +365,12 @@ async def _mentions(db: Database, entity_ids: list[int], per_entity: int) -> dic
             )
         )
         rows = await conn.execute_fetchall(newest)
-    # Each entity's rows come together, in the order asked (one subquery after another).
     table = np.array(rows, dtype=np.int64).reshape(-1, 3)
-    starts = np.flatnonzero(np.r_[True, table[1:, 0] != table[:-1, 0]]) if len(table) else np.empty(0, np.int64)
-    blocks = {int(table[start, 0]): table[start:end] for start, end in zip(starts, [*starts[1:], len(table)])}
-    none = np.empty((0, 3), np.int64)
-    return {
-        entity_id: Mentions(
-            counts.get(entity_id, 0),
-            (block := blocks.get(entity_id, none))[:, 1].copy(),
-            block[:, 2] != 0,
-        )
-        for entity_id in entity_ids
-    }
+    found: dict[int, Mentions] = {}
+    for entity_id in entity_ids:
+        own = table[table[:, 0] == entity_id]
+        found[entity_id] = Mentions(counts.get(entity_id, 0), own[:, 1], own[:, 2] != 0)
+    return found
 
 
 def _walk_cache(db: Database) -> until_commit.UntilCommit:

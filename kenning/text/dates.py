@@ -271,7 +271,7 @@ def named_periods(text: str, today: date) -> list[Period]:
 # month counts only capitalised and written out, and never "May", which starts sentences
 # as a verb.
 _BARE = re.compile(
-    r"(?<![\w-])(?:(?P<half>H[12])|[Qq](?P<quarter>[1-4])"
+    r"(?<![\w-])(?:H(?P<half>[12])|[Qq](?P<quarter>[1-4])"
     r"|(?P<month>January|February|March|April|June|July|August|September|October|November|December))"
     r"(?![\w-])(?!,?\s+(?:of\s+)?(?:19|20)\d\d)"
 )
@@ -288,12 +288,15 @@ def periods_without_year(text: str, written: date) -> list[Period]:
         if any(start < match.end() and match.start() < end for start, end in named):
             continue
         if match.group("month"):
-            first, months = _MONTHS[match.group("month").lower()], 1
+            first, last = (_MONTHS[match.group("month").lower()],) * 2
+        elif match.group("quarter"):
+            first = int(match.group("quarter")) * 3 - 2
+            last = first + 2
         else:
-            size = 6 if match.group("half") else 3
-            first, months = (int((match.group("half") or "Q" + match.group("quarter"))[1]) - 1) * size + 1, size
+            first = int(match.group("half")) * 6 - 5
+            last = first + 5
         spans = [
-            Period(date(year, first, 1), date(year + (first + months - 1) // 12, (first + months - 1) % 12 + 1, 1))
+            Period(period(f"{year}-{first:02d}").start, period(f"{year}-{last:02d}").end)
             for year in (written.year - 1, written.year, written.year + 1)
         ]
         found.append(min(spans, key=lambda span: _distance(span, written)))
