@@ -67,6 +67,10 @@ def test_periods_a_question_names():
     assert named_periods("what changed last year", TODAY) == [period("2025")]
     assert named_periods("the deploys last March", TODAY) == [period("2026-03")]
     assert named_periods("the deploys last March", date(2026, 2, 1)) == [period("2025-03")]
+    h1 = Period(date(2026, 1, 1), date(2026, 7, 1))
+    assert named_periods("the data team's plan for H1 2026", TODAY) == [h1]
+    assert named_periods("hires in 2025 H2", TODAY) == [Period(date(2025, 7, 1), date(2026, 1, 1))]
+    assert named_periods("in the first half of 2026", TODAY) == [h1]
     # A day is asked about, not a period notes are written in; an identifier is no date.
     assert named_periods("Is the office closed on 2 January 2026?", TODAY) == []
     assert named_periods("Is nginx affected by FH-SEC-2025-07?", TODAY) == []
@@ -104,6 +108,15 @@ def test_a_note_speaks_of_a_quarter_it_names_without_its_year():
     # without a year lies elsewhere ("the April review").
     y2024 = (period("2024"),)
     assert speaks_of(_hit("2025-01-06"), "Year closed with 40 signups; see the April review.", y2024, TODAY)
+
+
+def test_a_note_whose_title_names_another_period_does_not_speak_of_the_one_it_was_written_in():
+    h1 = (Period(date(2026, 1, 1), date(2026, 7, 1)),)
+    plan = Hit(1, 1, "Data team plan, H2 2026", "", "notes", "default", "plan.md", "", 1, 9, 0.0, date="2026-06-22")
+    assert not speaks_of(plan, "- Forecasting model for technician demand.", h1, TODAY)
+    # Unless its text names the period asked about too.
+    assert speaks_of(plan, "- Carried over from H1 2026: the forecasting model.", h1, TODAY)
+    assert speaks_of(_hit("2026-06-22"), "- Forecasting model for technician demand.", h1, TODAY)
 
 
 def test_periods_cover_their_whole_span():

@@ -197,6 +197,16 @@ NOTES = {
 
         - Backups: hourly snapshots, kept for 14 days.
         """,
+    "plans/support-roadmap.md": """
+        ---
+        title: Support desk roadmap, H2 2025
+        date: 2025-06-18
+        ---
+        # Support desk roadmap, H2 2025
+
+        - Hire two more support engineers.
+        - Move the help centre articles into the portal.
+        """,
     "teams/a/charter.md": """
         # Charter
 
@@ -328,6 +338,11 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     # A note dated the day after the period, whose heading names its own year.
     result = ask(daemon, "What did the Team plan cost per seat in 2024?")
     assert result["hits"] == [] and "period" in result["abstained"]
+    # A note written in the first half of 2025 whose title names the second half is
+    # about the second.
+    result = ask(daemon, "What is on the support desk roadmap for the first half of 2025?")
+    assert result["hits"] == [] and "period" in result["abstained"]
+    assert docs(ask(daemon, "What is on the support desk roadmap for H2 2025?"))[0] == "support-roadmap.md"
     # The same words without the missing name are answered.
     assert ask(daemon, "How do I restore a storage snapshot?")["hits"]
     assert ask(daemon, "How often does the platform guild meet?")["hits"]

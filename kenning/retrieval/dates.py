@@ -64,25 +64,36 @@ def affinity(iso: str, periods: tuple[Period, ...]) -> float:
 
 
 def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date) -> bool:
-    """The hit is dated in one of the periods, or its text names one that overlaps (a
-    quarter or month named without a year is the one nearest the hit's date: the
-    September meeting's "rota for Q4"); or it is dated just after one and names no
-    period of its own ("On-call stipend (2025)", dated
-    1 January 2025, is not about 2024; a report of 6 January with no year in it may be).
+    """The hit's text names a period that overlaps one of them (a quarter or month named
+    without a year is the one nearest the hit's date: the September meeting's "rota for
+    Q4"); or its title names no period of its own (not "Data team plan, H2 2026", written
+    in June, for H1) and it is dated in one of them, or just after one with no period
+    named anywhere in it ("On-call stipend (2025)", dated 1 January 2025, is not about
+    2024; a report of 6 January with no year in it may be).
     A report dated just after the period that names only other periods ("January 2025
     report", "Q1 2025 targets") is taken not to speak of it: what it says about the
     period asked it says by naming it."""
-    near = affinity(hit.date, periods) if hit.date is not None else 0.0
-    if near >= 1.0:
-        return True
     written = f"{hit.title}\n{hit.section}\n{text}"
     named = named_periods(written, today)
     # A period named without its year counts only for what it overlaps: a report of 6
     # January that mentions "the April review" still speaks of the year before.
-    undated = periods_without_year(written, period(hit.date).start) if hit.date and len(hit.date) >= 7 else []
-    if any(s.start < p.end and p.start < s.end for s in named + undated for p in periods):
+    if _overlap(named + _without_year(written, hit.date), periods):
         return True
-    return near > 0 and not named
+    if named_periods(hit.title, today) or _without_year(hit.title, hit.date):
+        # "Data team plan, H2 2026", written in June, is about the second half.
+        return False
+    near = affinity(hit.date, periods) if hit.date is not None else 0.0
+    return near >= 1.0 or (near > 0 and not named)
+
+
+def _without_year(text: str, dated: str | None) -> list[Period]:
+    """The quarters, halves and months the text names without a year, each the one
+    nearest the note's date (when it has a month or a day)."""
+    return periods_without_year(text, period(dated).start) if dated and len(dated) >= 7 else []
+
+
+def _overlap(named: list[Period], periods: tuple[Period, ...]) -> bool:
+    return any(s.start < p.end and p.start < s.end for s in named for p in periods)
 
 
 def favour_periods(hits: list[Hit], intent: TimeIntent) -> None:

@@ -46,6 +46,13 @@ _FORMS = [
     re.compile(rf"(?<!\d){_YEAR}[\s_-]*[Qq](?P<quarter>[1-4])(?![A-Za-z0-9])"),
 ]
 _YEAR_ALONE = re.compile(rf"(?<![\d.]){_YEAR}(?![\d.])")
+# Half years, which a question may name ("H1 2026", "2025 H2", "the second half of 2025")
+# but a note is not dated by.
+_HALVES = [
+    re.compile(rf"(?<![A-Za-z0-9])[Hh](?P<half>[12])[\s_-]*{_YEAR}(?!\d)"),
+    re.compile(rf"(?<!\d){_YEAR}[\s_-]*[Hh](?P<half>[12])(?![A-Za-z0-9])"),
+    re.compile(rf"\b(?P<half>first|second)\s+half\s+of\s+{_YEAR}(?!\d)", re.IGNORECASE),
+]
 
 _FRONT_KEYS = ("updated", "date", "created")
 _FRONT_LINE = re.compile(r"(?P<key>[A-Za-z_-]+)[ \t]*:[ \t]*['\"]?(?P<value>[^'\"\n]*)")
@@ -221,8 +228,8 @@ _LAST_MONTH_NAME = re.compile(rf"\b(?P<which>last|this)\s+{_MONTH}(?![\w])", re.
 
 
 def named_spans(text: str, today: date) -> list[tuple[tuple[int, int], Period]]:
-    """The periods a question names, each with where it is named: years, quarters, months,
-    and "last year" style spans.
+    """The periods a question names, each with where it is named: years, halves, quarters,
+    months, and "last year" style spans.
 
     A full date (a day) is not a period a document speaks from: "is the office closed on
     2 January" asks about the day, not for notes written on it.
@@ -249,6 +256,12 @@ def named_spans(text: str, today: date) -> list[tuple[tuple[int, int], Period]]:
                 if match.groupdict().get("quarter"):
                     span = Period(span.start, period(_iso(span.start.year, span.start.month + 2) or iso).end)
                 add(match, span)
+    for form in _HALVES:
+        for match in form.finditer(text):
+            if free(match) and not _in_identifier(text, match):
+                first = 1 if match.group("half").lower() in ("1", "first") else 7
+                year = match.group("year")
+                add(match, Period(period(f"{year}-{first:02d}").start, period(f"{year}-{first + 5:02d}").end))
     for match in _YEAR_ALONE.finditer(text):
         if free(match) and not _in_identifier(text, match):
             add(match, period(match.group("year")))
