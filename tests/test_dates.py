@@ -119,6 +119,17 @@ def test_a_note_whose_title_names_another_period_does_not_speak_of_the_one_it_wa
     assert speaks_of(_hit("2026-06-22"), "- Forecasting model for technician demand.", h1, TODAY)
 
 
+def test_a_note_names_a_period_for_what_the_same_line_says():
+    q2 = (Period(date(2025, 4, 1), date(2025, 7, 1)),)
+    results = Hit(1, 1, "Q3 2025 results", "", "notes", "default", "q3.md", "", 1, 4, 0.0, date="2025-10-10")
+    text = "- Revenue: £4.1m (Q2 2025: £3.8m).\n- Gross margin: 78 %."
+    assert speaks_of(results, text, q2, TODAY, ("revenue",))
+    assert not speaks_of(results, text, q2, TODAY, ("gross", "margin"))
+    # A sentence wrapped over two lines is read as one.
+    wrapped = "Revenue rose to £4.1m, up from\n£3.8m in Q2 2025."
+    assert speaks_of(results, wrapped, q2, TODAY, ("revenue",))
+
+
 def test_periods_cover_their_whole_span():
     assert period("2025") == Period(date(2025, 1, 1), date(2026, 1, 1))
     assert period("2025-12") == Period(date(2025, 12, 1), date(2026, 1, 1))

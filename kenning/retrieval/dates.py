@@ -17,6 +17,7 @@ from datetime import date
 
 from kenning.api import Hit
 from kenning.text.dates import Period, named_periods, named_spans, period, periods_without_year
+from kenning.text.statements import same_word, statements
 
 _RECENT = re.compile(
     r"\b(?:now|nowadays|current(?:ly)?|latest|newest|most recent(?:ly)?|these days|at the moment|at present"
@@ -63,27 +64,39 @@ def affinity(iso: str, periods: tuple[Period, ...]) -> float:
     return best
 
 
-def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date) -> bool:
-    """The hit's text names a period that overlaps one of them (a quarter or month named
-    without a year is the one nearest the hit's date: the September meeting's "rota for
-    Q4"); or its title names no period of its own (not "Data team plan, H2 2026", written
-    in June, for H1) and it is dated in one of them, or just after one with no period
-    named anywhere in it ("On-call stipend (2025)", dated 1 January 2025, is not about
-    2024; a report of 6 January with no year in it may be).
-    A report dated just after the period that names only other periods ("January 2025
-    report", "Q1 2025 targets") is taken not to speak of it: what it says about the
-    period asked it says by naming it."""
-    written = f"{hit.title}\n{hit.section}\n{text}"
-    named = named_periods(written, today)
+def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date, words: tuple[str, ...] = ()) -> bool:
+    """The hit's title or heading names a period that overlaps one of them, or a line of
+    its text does that also holds one of `words` (the rest of the question): the Q3
+    results say "Revenue: £4.1m (Q2 2025: £3.8m)", which tells Q2's revenue but not its
+    margin. A quarter or month named without a year is the one nearest the hit's date
+    (the September meeting's "rota for Q4"). Else, its title names no period of its own
+    (not "Data team plan, H2 2026", written in June, for H1) and it is dated in one of
+    them, or just after one with no period named anywhere in it ("On-call stipend
+    (2025)", dated 1 January 2025, is not about 2024; a report of 6 January with no year
+    in it may be). A report dated just after the period that names only other periods
+    ("January 2025 report", "Q1 2025 targets") is taken not to speak of it: what it says
+    about the period asked it says by naming it."""
+    heading = f"{hit.title}\n{hit.section}"
     # A period named without its year counts only for what it overlaps: a report of 6
     # January that mentions "the April review" still speaks of the year before.
-    if _overlap(named + _without_year(written, hit.date), periods):
+    if _overlap(named_periods(heading, today) + _without_year(heading, hit.date), periods):
         return True
+    for line in statements(text):
+        if _overlap(named_periods(line, today) + _without_year(line, hit.date), periods) and _holds(line, words):
+            return True
     if named_periods(hit.title, today) or _without_year(hit.title, hit.date):
         # "Data team plan, H2 2026", written in June, is about the second half.
         return False
     near = affinity(hit.date, periods) if hit.date is not None else 0.0
-    return near >= 1.0 or (near > 0 and not named)
+    return near >= 1.0 or (near > 0 and not named_periods(f"{heading}\n{text}", today))
+
+
+def _holds(line: str, words: tuple[str, ...]) -> bool:
+    """The line holds one of the words (any line does when there are none)."""
+    if not words:
+        return True
+    tokens = [token.casefold() for token in _WORD.findall(line)]
+    return any(same_word(token, word) for token in tokens for word in words)
 
 
 def _without_year(text: str, dated: str | None) -> list[Period]:

@@ -31,6 +31,7 @@ from kenning.store.database import Database
 from kenning.store.hits import chunk_texts, load_hits
 from kenning.store.scope import Scope
 from kenning.text.names import normalize_name
+from kenning.text.statements import same_word, statements
 
 _WORD = re.compile(r"\w+")
 # Words joined by hyphens or underscores: the names of services, clusters, datasets.
@@ -42,50 +43,14 @@ _KIND_NAMED = re.compile(
     r"(?:service|team|cluster|database|app|system|project|dataset|queue|pipeline|library|repo)\b",
     re.IGNORECASE,
 )
-# Words that share this much of their start are taken as one ("maintainer", "maintains").
-STEM = 5
-
-
-def _same(word: str, term: str) -> bool:
-    if word == term:
-        return True
-    shorter = min(len(word), len(term))
-    return shorter >= STEM and word[:STEM] == term[:STEM]
-
-
 def _weight(line: str, query: KeywordQuery) -> tuple[int, int]:
     """How many of the question's other words and of its names a line holds."""
     words = [word.casefold() for word in _WORD.findall(line)]
     name_words = {part for name in query.names for part in name.split()}
     name_words |= {word for phrase in query.phrases for word in phrase}
-    held = [term for term in query.terms if any(_same(word, term) for word in words)]
+    held = [term for term in query.terms if any(same_word(word, term) for word in words)]
     held += [word for phrase in query.phrases for word in phrase if word in words]
     return len({t for t in held if t not in name_words}), len({t for t in held if t in name_words})
-
-
-# A line that starts a new unit of text rather than continuing the one above: a list
-# item, a heading or its underline, a table row, a quote, a fence, a "Key: value" line
-# (front matter, a note's fields), a dated log line or a chat message; and a line after
-# a blank.
-_STARTS = re.compile(r"\s*(?:[-*+>#|=\[]|\d{1,3}[.)]\s|\d{4}-\d\d-\d\d|```|~~~|[A-Za-z][\w ()/-]{0,40}:\s)")
-
-
-def _statements(content: str) -> list[str]:
-    """The chunk's lines, with a paragraph's hard-wrapped lines joined back into one:
-    "moves billing from the invoicing module to" / "the ledger service" says where
-    billing moves only when read as one line."""
-    units: list[str] = []
-    joinable = False
-    for line in content.splitlines():
-        if not line.strip():
-            joinable = False
-            continue
-        if joinable and not _STARTS.match(line):
-            units[-1] += " " + line.strip()
-        else:
-            units.append(line)
-        joinable = not line.lstrip().startswith(("#", "|", "```", "~~~", "---", "==="))
-    return units
 
 
 def _names_on(line: str, norms: list[str]) -> bool:
@@ -104,7 +69,7 @@ async def follow(db: Database, query: KeywordQuery, hits: list[Hit], scope: Scop
         return None
     lines = [
         (line, weight)
-        for line in _statements(texts[bridge.item_id].content)
+        for line in statements(texts[bridge.item_id].content)
         if (weight := _weight(line, query)) != (0, 0)
     ]
     identifiers = {normalize_name(found) for line, _ in lines for found in _IDENTIFIER.findall(line)}

@@ -127,8 +127,10 @@ async def settle(
     period = None
     if intent.periods:
         beside = measured.beside_period if measured is not None else {}
+        # The rest of the question, which a line naming the period must hold some of.
+        rest = tuple(term for term in asked.query.terms if term not in intent.words) if asked is not None else ()
         period = any(
-            speaks_of(hit, texts.get(hit.item_id, ""), intent.periods, today)
+            speaks_of(hit, texts.get(hit.item_id, ""), intent.periods, today, rest)
             and (measured is None or beside.get(hit.item_id, 0.0) >= floors.PERIOD_COVERAGE)
             for hit in best
         )

@@ -1,0 +1,43 @@
+"""A chunk read as statements, and words taken as one: what the hop and the period rule
+read line by line.
+
+A sentence says its link or its period whole, but notes hard-wrap paragraphs: "moves
+billing from the invoicing module to" / "the ledger service" says where billing moves
+only when read as one line.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A line that starts a new unit of text rather than continuing the one above: a list
+# item, a heading or its underline, a table row, a quote, a fence, a "Key: value" line
+# (front matter, a note's fields), a dated log line or a chat message; and a line after
+# a blank.
+_STARTS = re.compile(r"\s*(?:[-*+>#|=\[]|\d{1,3}[.)]\s|\d{4}-\d\d-\d\d|```|~~~|[A-Za-z][\w ()/-]{0,40}:\s)")
+# Words that share this much of their start are taken as one ("maintainer", "maintains").
+STEM = 5
+
+
+def statements(content: str) -> list[str]:
+    """The chunk's lines, with a paragraph's hard-wrapped lines joined back into one."""
+    units: list[str] = []
+    joinable = False
+    for line in content.splitlines():
+        if not line.strip():
+            joinable = False
+            continue
+        if joinable and not _STARTS.match(line):
+            units[-1] += " " + line.strip()
+        else:
+            units.append(line)
+        joinable = not line.lstrip().startswith(("#", "|", "```", "~~~", "---", "==="))
+    return units
+
+
+def same_word(word: str, term: str) -> bool:
+    """Lower-cased `word` and `term` are one word, told apart by an ending at most."""
+    if word == term:
+        return True
+    shorter = min(len(word), len(term))
+    return shorter >= STEM and word[:STEM] == term[:STEM]
