@@ -181,6 +181,7 @@ NOTES = {
 
         - Role: Chief Operating Officer
         - Based in Leeds.
+        - Phone: 0113 496 0571
         """,
     "data/job-events.md": """
         # job_events dataset
@@ -366,6 +367,9 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     # none of copies: neither question has an answer.
     result = ask(daemon, "What year did Dana Whitfield join?")
     assert result["hits"] == [] and "a year" in result["abstained"]
+    assert docs(ask(daemon, "What is Ruth Okonjo's phone number?"))[0] == "ruth-okonjo.md"
+    result = ask(daemon, "What is Dana Whitfield's phone number?")
+    assert result["hits"] == [] and "a phone number" in result["abstained"]
     result = ask(daemon, "How many copies of the billing database backups are kept?")
     assert result["hits"] == [] and "a number" in result["abstained"]
     assert docs(ask(daemon, "How many days are billing database backups kept for?"))[0] in ("backup-policy.md", "backup-audit.md")

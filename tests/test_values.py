@@ -32,6 +32,10 @@ updated: 2025-02-28
         ("What is the chargeback fee on card payments?", "a fee or rate"),
         ("How many vans does the Leeds depot have?", "a number"),
         ("How much money does the owning project of session_store have?", "an amount"),
+        ("What is the support phone number for Gold plan customers?", "a phone number"),
+        ("Which email address do I send receipts to?", "an email address"),
+        ("What is the street address of the Bristol office?", "a street address"),
+        ("What is our Placely account ID?", "an identifier"),
     ],
 )
 def test_the_form_of_a_question_names_the_kind_of_value_it_asks_for(question, kind):
@@ -100,3 +104,20 @@ def test_times_colours_and_amounts_are_read_in_their_written_forms():
     technicians = wanted("How many technicians does Marlow Gas have?")
     assert not states(technicians, "# Marlow Gas call, 9 October 2025\n\nTechnicians joined the call on 12 May.")
     assert states(technicians, "Marlow Gas may add 40 technicians in May.")
+
+
+def test_contact_details_and_identifiers_are_read_in_their_written_forms():
+    phone = wanted("What is the support phone number for Gold plan customers?")
+    assert states(phone, "Gold plan: call 0117 496 0123, 24 hours a day.")
+    # A date has as many digits as a phone number.
+    assert not states(phone, "Gold plan launched on 2025-09-18 with 4 seats.")
+    email = wanted("Which email address do I send receipts to?")
+    assert states(email, "Send receipts to expenses@fernhill.example within a month.")
+    assert not states(email, "Receipts go to the finance team.")
+    address = wanted("What is the street address of the Bristol office?")
+    assert states(address, "Bristol office: 4 Temple Quay, BS1 6DZ.")
+    assert states(address, "Berlin: Torstraße 12, 10119 Berlin.")
+    assert not states(address, "The Bristol office is by the station, on the third floor.")
+    account = wanted("What is our Placely account ID?")
+    assert states(account, "- Account: PLC-20417 (billing contact Kofi).")
+    assert not states(account, "- Rate limit on the Placely API: 2 requests per second.")

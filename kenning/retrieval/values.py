@@ -8,7 +8,8 @@ meaning whether or not it says when she joined. So when a question asks for one 
 kinds below, the best hits about its subject must state one, or the floor refuses.
 
 Only kinds a value's written form gives away are judged: a year, a time of day, a
-colour, a port, a version, a fee or rate, an amount of money, a count. "Who", "where"
+colour, a port, a version, a fee or rate, an amount of money, a phone number, an email
+address, a street address, an account or customer identifier, a count. "Who", "where"
 and "which city" are left alone, since any capitalised word could be their answer. So is
 "when", which an event answers as often as a date ("When can I run the billing
 migration?": "never during the nightly invoice batch"). The note's own date is not a
@@ -95,6 +96,21 @@ class _Kind:
     unlike: re.Pattern[str] | None = None
 
 
+_PHONE = re.compile(r"(?<![\w.+-])\+?\d(?:[ ()-]*\d){6,14}(?![\w.])")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_STREET_WORDS = (
+    "street st road rd avenue ave lane ln way place square sq drive dr court ct row hill terrace crescent close"
+    " gardens parade walk quay wharf boulevard blvd strasse straße"
+).split()
+_ADDRESS = re.compile(
+    rf"\b\d+[a-z]?,?\s+(?:[A-Z][\w'-]*\s+){{1,3}}(?:{'|'.join(_STREET_WORDS)})\b\.?"
+    r"|\b[A-ZÄÖÜ][\w-]*(?:straße|strasse|weg|platz|gasse|allee)\s+\d+|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b"
+    r"|〒\s?\d{3}-?\d{4}",
+    re.IGNORECASE,
+)
+# An identifier written with digits: "ACC-20417", "4471-0093", "cus_8812".
+_IDENTIFIER = re.compile(r"(?<![\w.-])(?=[\w-]*\d)[A-Za-z0-9][\w-]{3,}(?![\w-])")
+
 _KINDS = (
     _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
     _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I), _TIME),
@@ -131,6 +147,29 @@ _KINDS = (
         unlike=_WHEN,
     ),
     _Kind(
+        "a phone number",
+        re.compile(r"\b(?P<kind>(?:phone|telephone|mobile|fax)\s+(?:number|no))\b", re.I),
+        _PHONE,
+        unlike=_DATES,
+    ),
+    _Kind("an email address", re.compile(r"\b(?:what|which)\b.*\b(?P<kind>e-?mail(?:\s+address)?)\b", re.I), _EMAIL),
+    _Kind(
+        "a street address",
+        re.compile(r"\b(?P<kind>(?:street|postal|post|home|office|delivery|shipping)\s+address|post\s*code)\b", re.I),
+        _ADDRESS,
+    ),
+    _Kind(
+        "an identifier",
+        re.compile(
+            r"\b(?:what|which)\b.*\b(?P<near>account|customer|client|merchant|member(?:ship)?|policy|vat|tax|registration)"
+            r"\s+(?P<kind>id|number|no|reference|ref)\b",
+            re.I,
+        ),
+        _IDENTIFIER,
+        NEAR_TOKENS,
+        unlike=_WHEN,
+    ),
+    _Kind(
         "a number",
         re.compile(r"\bhow\s+(?:many|much)\s+(?P<near>[\w-]+(?:\s+[\w-]+)?)", re.I),
         _NUMBER,
@@ -148,6 +187,8 @@ class Wanted:
     kind: str
     near: tuple[str, ...]
     form: _Kind
+    # The question's words that name the kind ("phone number"): not what it is about.
+    naming: frozenset[str] = frozenset()
 
 
 def wanted(question: str) -> Wanted | None:
@@ -162,7 +203,8 @@ def wanted(question: str) -> Wanted | None:
             near = tuple(word for word in words if word not in STOPWORDS) or tuple(words)
             if _PEOPLE.intersection(near):
                 near = tuple(dict.fromkeys((*near, *_PEOPLE)))
-        return Wanted(kind.name, near, kind)
+        naming = match.groupdict().get("kind") or ""
+        return Wanted(kind.name, near, kind, frozenset(word.lower() for word in _TOKEN.findall(naming)))
     return None
 
 

@@ -177,7 +177,7 @@ async def _unstated(
         return None
     about = [hit.item_id for hit in hits[: floors.DEPTH]]
     if measured is not None and asked is not None and not wanted.near:
-        about = coverage.about_subject(measured, about, asked.query.asked_for | intent.words)
+        about = coverage.about_subject(measured, about, asked.query.asked_for | intent.words | wanted.naming)
     about += [hit.item_id for hit in hits[:LINKED] if hit.legs == ["graph"] and hit.item_id not in about]
     if any(values.states(wanted, texts.get(item_id, "")) for item_id in about):
         return None
