@@ -17,7 +17,7 @@ NOTES = {
     "dana.md": "Dana Whitfield, head of supply engineering, is based in Glasgow.",
     "stipend-2025.md": "# On-call stipend (2025)\nEngineers on the rota get £150 per week on call.",
     "log.md": "## 2024\nOn call rota moved to weekly handovers in 2024.",
-    "retro.md": "Last year the team held a retro every quarter.",
+    "retro.md": "Last year the team held a retro every quarter to agree on actions.",
 }
 
 
@@ -59,6 +59,13 @@ async def test_what_vouches_for_a_period_must_hold_the_rest_of_the_question(db: 
     # The log speaks of 2024 and of the rota, not of the stipend.
     assert coverage.beside_period[item["log.md"]] < 0.5
     assert coverage.beside_period[item["stipend-2025.md"]] == 1.0
+
+
+async def test_the_verb_after_did_we_is_left_out_of_what_vouches_for_a_period(db: Database):
+    # The stipend note says what was agreed without the word "agree".
+    coverage, item = await measure(db, "What stipend did we agree for 2025?")
+    assert coverage.beside_period[item["stipend-2025.md"]] == 1.0
+    assert coverage.beside_period[item["retro.md"]] == 0.0
 
 
 async def test_a_relative_period_is_left_out_like_a_named_one(db: Database):

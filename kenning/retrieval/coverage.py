@@ -189,8 +189,14 @@ class Asked:
             word: part for item in self.items for word, part in zip(item.words, item.label.split())
         }
         # What vouches for a period holds the rest of the question: not the period's own
-        # words, nor words no chunk holds (the absent-word rule judges those).
-        beside = {probe for probe in weights if labels.get(probe) in period_words or not holding[probe]}
+        # words, nor words no chunk holds (the absent-word rule judges those), nor the
+        # verb after "did we", which the text may say its own way ("did we win": "New
+        # customers: 12").
+        beside = {
+            probe
+            for probe in weights
+            if labels.get(probe) in period_words or labels.get(probe) in self.query.relating or not holding[probe]
+        }
         beside_period = _shares(holds, weights, beside)
         # A pair counts with the weight of its commoner word: "service listen" standing
         # together says little, "label_printer port" much.
