@@ -104,9 +104,12 @@ def test_a_word_in_a_verbs_place_is_the_relation_asked_about():
     assert parse("Which neighbours could I borrow a ladder from?").relating == {"borrow"}
     assert parse("Where do we park bikes at the Bristol office?").relating == {"park"}
     assert parse("What time do we usually meet?").relating == {"meet"}
+    assert parse("Who was to draw up the incident commander rota for Q4?").relating == {"draw"}
+    assert parse("Who will chair the review board?").relating == {"chair"}
     # Not after a modal and a person: a subject, or an object.
     assert parse("When does Dana's motorbike need tyres?").relating == frozenset()
     assert parse("Which port does the notifier listen on?").relating == frozenset()
+    assert parse("Who is the lead of the board?").relating == frozenset()
 
 
 def test_cjk_runs_are_cut_into_overlapping_pairs():

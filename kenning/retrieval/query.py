@@ -60,9 +60,12 @@ _AHEAD = re.compile(r"[\w-]+")
 # these ("which message broker is", "what time zone does"); otherwise it is the verb
 # ("which band played at", "which service crashed").
 _AUXILIARIES = frozenset("is are was were does do did has have had will would can could should".split())
-# A word after a modal or "do" and a person is a verb: "could I borrow", "do we park".
+# A word after a modal or "do" and a person, after "who" and a modal, or after "was to"
+# is a verb: "could I borrow", "do we park", "who will chair", "who was to draw up".
 _RELATING = re.compile(
-    r"\b(?:can|could|do|does|did|should|would|will|must|may|might|shall)\s+(?:i|we|you|they|he|she|one)\s+"
+    r"\b(?:(?:can|could|do|does|did|should|would|will|must|may|might|shall)\s+(?:i|we|you|they|he|she|one)"
+    r"|who\s+(?:can|could|should|would|will|must|may|might|shall)"
+    r"|(?:was|were|is|are|am)\s+(?:to|going\s+to|supposed\s+to|meant\s+to))\s+"
     r"(?:\w+ly\s+)?(\w+)",
     re.IGNORECASE,
 )
