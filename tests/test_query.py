@@ -67,6 +67,9 @@ def test_question_words_and_time_words_carry_no_topic():
 def test_names_are_capitalised_words_inside_a_sentence_and_hyphenated_words():
     assert parse("Who is the lead of Project Falcon?").names == {"project", "falcon"}
     assert parse("Which port does billing-exporter use?").names == {"billing exporter"}
+    # With a function word in it, a hyphenated word is the language's, not a name.
+    shut_off = parse("Where is the shut-off valve for the mains water?")
+    assert shut_off.names == frozenset() and shut_off.phrases == (("shut", "off"),)
     # A title capitalises every word: that is style, not names.
     assert parse("Breast Cancer Survival and Soy").names == frozenset()
     assert parse("Flaxseeds vs. Chia Seeds").names == frozenset()

@@ -40,7 +40,8 @@ _FACT_QUESTION = re.compile(
     r"|do|does|did|can|could|should|would|is|are|was|were)\b)\b",
     re.IGNORECASE,
 )
-# Words joined by hyphens ("billing-exporter", "pg-main", "Wi-Fi"): one name, searched as a phrase.
+# Words joined by hyphens ("billing-exporter", "pg-main", "Wi-Fi"): one name, searched as a
+# phrase; with a function word in it ("shut-off", "follow-up"), a phrase but no name.
 _COMPOUND = re.compile(r"\w+(?:-\w+)+")
 # Not stopwords everywhere (the extractor may take "Current" for part of a name), but in
 # a question they carry no topic.
@@ -134,7 +135,8 @@ def parse(text: str) -> KeywordQuery:
         # With a phrase to search for, stopwords and question words are not needed to
         # give the query something to match.
         chosen = [term for term in chosen if term not in STOPWORDS and term not in QUESTION_WORDS]
-    names = {" ".join(words) for words in compounds}
+    # "shut-off", "follow-up", "out-of-hours" are words of the language, not names.
+    names = {" ".join(words) for words in compounds if not STOPWORDS.intersection(words)}
     words = [token for token in _TOKEN.findall(rest) if token.lower() in chosen]
     first = _TOKEN.search(text)
     inner = [token for token in words if first is None or token != first.group()]
