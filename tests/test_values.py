@@ -71,6 +71,15 @@ def test_a_count_must_stand_near_what_is_counted_and_a_date_is_not_one():
     assert states(vans, "# Leeds depot\n\n- Vans: twelve, all electric.")
 
 
+def test_a_count_stands_on_the_same_line_as_what_it_counts():
+    floors = wanted("How many floors does the Kanda Square building have?")
+    itinerary = "## Tokyo (5 nights)\n\n- Hotel: Mitsui Garden Ginza, 13th floor, river view."
+    assert not states(floors, itinerary)
+    assert states(floors, "The Kanda Square building has 14 floors above ground.")
+    # A sentence wrapped over two lines is one line.
+    assert states(floors, "The Kanda Square building has\n14 floors above ground.")
+
+
 def test_a_headcount_is_read_in_whichever_word_the_note_uses():
     employees = wanted("How many employees does the funder of Project Condor have?")
     assert states(employees, "Kallio Research is a regional fund. About 3,615 people work there.")

@@ -14,10 +14,10 @@ and "which city" are left alone, since any capitalised word could be their answe
 "when", which an event answers as often as a date ("When can I run the billing
 migration?": "never during the nightly invoice batch"). The note's own date is not a
 statement (front matter, a dated title), and a count or a port is not a date: "9 October
-2025" holds no number of technicians. A count and a port must
-stand within NEAR_TOKENS of the words naming what is counted ("12 vans", "vans: 12"; a
-headcount may say people, staff or employees whichever the question said), and a version
-just after its name ("PostgreSQL 15"), since most notes hold some number.
+2025" holds no number of technicians. A count and a port must stand within NEAR_TOKENS
+of the words naming what is counted, on the same line ("12 vans", "vans: 12"; a
+headcount may say people, staff or employees whichever the question said), and a
+version just after its name ("PostgreSQL 15"), since most notes hold some number.
 
 Which hits may state it is retrieval/verdict.py's to say: the best few about the
 question's subject, and pages only the graph walk reached (the far page of a question
@@ -32,6 +32,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
+from kenning.text.statements import statements
 from kenning.text.stopwords import STOPWORDS
 
 NEAR_TOKENS = 6
@@ -209,17 +210,25 @@ def wanted(question: str) -> Wanted | None:
 
 
 def states(wanted: Wanted, text: str) -> bool:
-    """Whether the text states a value of the kind wanted (near its words, where it must be)."""
+    """Whether the text states a value of the kind wanted (near its words, on the same
+    line, where it must be)."""
     form = wanted.form
     text = _FRONT_MATTER.sub("", text)
     if form.unlike is not None:
         text = form.unlike.sub(" ", text)
-    values = [match.start() for match in form.value.finditer(text)]
-    if not values or not wanted.near:
-        return bool(values)
-    tokens = list(_TOKEN.finditer(text))
+    if not wanted.near:
+        return form.value.search(text) is not None
+    # "Tokyo (5 nights)" over "Hotel: ..., 13th floor" counts no floors.
+    return any(_near(form, wanted.near, line) for line in statements(text))
+
+
+def _near(form: _Kind, near: tuple[str, ...], line: str) -> bool:
+    values = [match.start() for match in form.value.finditer(line)]
+    if not values:
+        return False
+    tokens = list(_TOKEN.finditer(line))
     offsets = [token.start() for token in tokens]
-    spots = [n for n, token in enumerate(tokens) if any(_same_word(token.group().lower(), word) for word in wanted.near)]
+    spots = [n for n, token in enumerate(tokens) if any(_same_word(token.group().lower(), word) for word in near)]
     for start in values:
         position = bisect_left(offsets, start)
         for spot in spots:
