@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from dataclasses import dataclass
 
 from kenning.api import Hit
@@ -28,6 +29,9 @@ from kenning.store.fts import Probe
 from kenning.store.hits import chunk_texts
 from kenning.text import cjk
 from kenning.text.stopwords import GENERIC_VERBS
+
+# A hyphenated name held by at most this many chunks is looked for in them as written.
+SPELLED_OUT = 20
 
 # Tokens apart that still count as near, and how many of the query's word pairs to try.
 NEAR_DISTANCE = 6
@@ -134,6 +138,19 @@ class Asked:
         }
         return self.index(added).excerpts(expression, [hit.item_id for hit in hits])
 
+    async def _unwritten(self, holding: dict[Probe, int]) -> set[str]:
+        """The hyphenated names the index matches only through stemming: no chunk it
+        matches writes "billing-exporter" (or "billing_exporter", "BillingExporter"), only
+        "billing export". A name many chunks hold is taken as written."""
+        found: set[str] = set()
+        for item in self.items:
+            if item.words and item.label in self.query.names and 0 < holding[item.probe] <= SPELLED_OUT:
+                written = re.compile(r"(?<!\w)" + r"[-_ ]?".join(map(re.escape, item.label.split())) + r"(?!\w)", re.I)
+                texts = await fts.matching_texts(self.db, item.probe.expression, SPELLED_OUT)
+                if not any(written.search(text) for text in texts):
+                    found.add(item.label)
+        return found
+
     async def measure(
         self, chunks: dict[int, tuple[str, str, str]], period_words: frozenset[str] = frozenset()
     ) -> Coverage:
@@ -144,6 +161,7 @@ class Asked:
         ids = list(chunks)
         counts = await self.counts
         holding = dict(zip(self.probes, counts.matching))
+        unwritten = await self._unwritten(holding)
         weights: dict[Probe, float] = {}
         unknown: list[str] = []
         absent: list[str] = []
@@ -166,7 +184,7 @@ class Asked:
                     unknown.append(item.label)
                 continue
             weights[item.probe] = weights.get(item.probe, 0.0) + _idf(counts.chunks, n)
-            if n == 0 and item.label in self.query.names:
+            if (n == 0 or item.label in unwritten) and item.label in self.query.names:
                 unknown.append(item.label)
             elif (
                 n == 0

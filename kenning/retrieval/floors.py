@@ -6,7 +6,8 @@ its fused score says an answer exists. What decides instead, on the best few hit
 does not depend on the query's own scale:
 
 - names and words no chunk holds: a question naming something the library never
-  mentions ("the Lisbon office", "Project Falcon", the "invoice-archiver" service) is
+  mentions ("the Lisbon office", "Project Falcon", the "invoice-archiver" service, which
+  "invoice archive" does not name) is
   refused unless a hit is very close in meaning (STRONG_SIMILARITY); one using any
   other word no chunk holds ("my motorbike") unless a hit is close (ABSENT_SIMILARITY),
   where a word naming the kind of answer ("which city"), a verb that can say any

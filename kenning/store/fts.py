@@ -94,3 +94,15 @@ async def term_counts(db: Database, probes: list[Probe]) -> TermCounts:
     # None stands for the library's chunk count, which every idf needs.
     found = await until_commit.cache(db, "term counts", COUNTED_TERMS).get([None, *probes], count)
     return TermCounts(found[None], [found[probe] for probe in probes])
+
+
+async def matching_texts(db: Database, expression: str, limit: int) -> list[str]:
+    """The title, section and text of up to `limit` chunks the main index matches: what it
+    matched through stemming can then be read as written ("billing export" for
+    "billing exporter")."""
+    rows = await db.read(
+        "SELECT i.title, i.section, i.content FROM items_fts JOIN items i ON i.id = items_fts.rowid"
+        " WHERE items_fts MATCH ? LIMIT ?",
+        [expression, limit],
+    )
+    return ["\n".join(row) for row in rows]
