@@ -20,8 +20,8 @@ headcount may say people, staff or employees whichever the question said), and a
 version just after its name ("PostgreSQL 15"), since most notes hold some number.
 
 Which hits may state it is retrieval/verdict.py's to say: the best few about the
-question's subject, and pages only the graph walk reached (the far page of a question
-through a link). The forms were chosen on the truth set's dev and tune splits
+question's subject, and the page the best hit names (the far page of a question through
+a link). The forms were chosen on the truth set's dev and tune splits
 (bench/truth.py) and checked on bench/multihop.py, whose questions ask for the same kinds
 through a link.
 """

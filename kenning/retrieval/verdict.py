@@ -42,8 +42,6 @@ from kenning.store.vector_index import VectorIndex
 JUDGED = 30
 # Candidates kept past `limit` so that dropping repeats still leaves `limit` hits.
 SPARE = 20
-# How far down a page the graph walk alone found may state the value a question asks for.
-LINKED = 10
 
 
 # The hop: the page the best of these hits names for the question, or None.
@@ -168,17 +166,17 @@ async def _unstated(
     follow: Follow | None,
 ) -> str | None:
     """The kind of value the question asks for (retrieval/values.py) when no hit that may
-    answer it states one: the best few about its subject, pages only the graph walk
-    reached (what the question links to: the far page of "the maintainer of DeltaHub",
-    whatever words it holds), and the page the best hit names, which the search puts
-    second."""
+    answer it states one: the best few about its subject, and the page the best hit
+    names (what the question links to: the far page of "the maintainer of DeltaHub",
+    whatever words it holds), which the search puts second. Pages the graph walk alone
+    reached further down are not asked: its tail reaches notes that hold some time or
+    number about anything ("before 10:00" for the window cleaner's visits)."""
     wanted = values.wanted(text)
     if wanted is None:
         return None
     about = [hit.item_id for hit in hits[: floors.DEPTH]]
     if measured is not None and asked is not None and not wanted.near:
         about = coverage.about_subject(measured, about, asked.query.asked_for | intent.words | wanted.naming)
-    about += [hit.item_id for hit in hits[:LINKED] if hit.legs == ["graph"] and hit.item_id not in about]
     if any(values.states(wanted, texts.get(item_id, "")) for item_id in about):
         return None
     page = await follow(hits) if follow is not None else None
