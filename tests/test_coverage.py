@@ -68,6 +68,27 @@ async def test_the_verb_after_did_we_is_left_out_of_what_vouches_for_a_period(db
     assert coverage.beside_period[item["retro.md"]] == 0.0
 
 
+async def test_the_verb_is_kept_when_it_is_all_the_rest_of_the_question(db: Database):
+    coverage, item = await measure(db, "What did we agree in 2025?")
+    assert coverage.beside_period[item["stipend-2025.md"]] == 0.0
+
+
+async def test_a_period_s_own_name_is_not_a_name_no_text_holds(db: Database):
+    coverage, _ = await measure(db, "What was the stipend in H1 2025?")
+    assert coverage.unknown == []
+
+
+async def test_a_hyphenated_name_matched_only_through_stemming_is_unknown(db: Database):
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    await store_document(db, ids["notes"], "export.md", "The billing export runs nightly.")
+    await store_document(db, ids["notes"], "router.md", "The edge-router listens on port 8443.")
+    coverage, _ = await measure(db, "Which port does the billing-exporter service listen on?", stored=True)
+    assert coverage.unknown == ["billing exporter"]
+    # A plural of a name written in the singular is the same name.
+    coverage, _ = await measure(db, "Which port do the edge-routers listen on?", stored=True)
+    assert coverage.unknown == []
+
+
 async def test_a_relative_period_is_left_out_like_a_named_one(db: Database):
     coverage, item = await measure(db, "What was the on-call stipend last year?")
     # "last" and "year" are the period, which the note holding them does not answer for.

@@ -117,6 +117,11 @@ def test_a_note_whose_title_names_another_period_does_not_speak_of_the_one_it_wa
     # Unless its text names the period asked about too.
     assert speaks_of(plan, "- Carried over from H1 2026: the forecasting model.", h1, TODAY)
     assert speaks_of(_hit("2026-06-22"), "- Forecasting model for technician demand.", h1, TODAY)
+    # A year far from the note's date names a product, and "this quarter" in a title was
+    # not written today.
+    for title in ("SQL Server 2019 upgrade plan", "This quarter's priorities"):
+        note = Hit(1, 1, title, "", "notes", "default", "n.md", "", 1, 9, 0.0, date="2026-03-02")
+        assert speaks_of(note, "- Move the reporting database first.", h1, TODAY), title
 
 
 def test_a_note_names_a_period_for_what_the_same_line_says():
@@ -128,6 +133,10 @@ def test_a_note_names_a_period_for_what_the_same_line_says():
     # A sentence wrapped over two lines is read as one.
     wrapped = "Revenue rose to £4.1m, up from\n£3.8m in Q2 2025."
     assert speaks_of(results, wrapped, q2, TODAY, ("revenue",))
+    # A heading or a table's header row frames the lines under it.
+    assert speaks_of(results, "### Q2 2025\n\n- Margin: 71 %", q2, TODAY, ("margin",))
+    table = "| Quarter | Revenue | Margin |\n|---|---|---|\n| Q2 2025 | £3.8m | 71 % |"
+    assert speaks_of(results, table, q2, TODAY, ("margin",))
 
 
 def test_periods_cover_their_whole_span():

@@ -70,6 +70,8 @@ def test_names_are_capitalised_words_inside_a_sentence_and_hyphenated_words():
     # With a function word in it, a hyphenated word is the language's, not a name.
     shut_off = parse("Where is the shut-off valve for the mains water?")
     assert shut_off.names == frozenset() and shut_off.phrases == (("shut", "off"),)
+    assert parse("Which port does orders-to-ledger use?").names == {"orders to ledger"}
+    assert parse("Is node-a in me-south-1?").names == {"node a", "me south 1"}
     # A title capitalises every word: that is style, not names.
     assert parse("Breast Cancer Survival and Soy").names == frozenset()
     assert parse("Flaxseeds vs. Chia Seeds").names == frozenset()

@@ -78,6 +78,11 @@ def test_a_count_stands_on_the_same_line_as_what_it_counts():
     assert states(floors, "The Kanda Square building has 14 floors above ground.")
     # A sentence wrapped over two lines is one line.
     assert states(floors, "The Kanda Square building has\n14 floors above ground.")
+    # A table's header row, or a list's lead-in, names what the rows count.
+    vans = wanted("How many vans does the Leeds depot have?")
+    assert states(vans, "| Depot | Vans |\n|---|---|\n| Leeds | 12 |")
+    port = wanted("Which port does the metrics endpoint use?")
+    assert states(port, "Ports:\n- 9187 (metrics)\n- 9188 (admin)")
 
 
 def test_a_headcount_is_read_in_whichever_word_the_note_uses():
@@ -118,6 +123,7 @@ def test_times_colours_and_amounts_are_read_in_their_written_forms():
 def test_contact_details_and_identifiers_are_read_in_their_written_forms():
     phone = wanted("What is the support phone number for Gold plan customers?")
     assert states(phone, "Gold plan: call 0117 496 0123, 24 hours a day.")
+    assert states(phone, "Gold plan: call (415) 555-2014.")
     # A date has as many digits as a phone number.
     assert not states(phone, "Gold plan launched on 2025-09-18 with 4 seats.")
     email = wanted("Which email address do I send receipts to?")
@@ -127,6 +133,12 @@ def test_contact_details_and_identifiers_are_read_in_their_written_forms():
     assert states(address, "Bristol office: 4 Temple Quay, BS1 6DZ.")
     assert states(address, "Berlin: Torstraße 12, 10119 Berlin.")
     assert not states(address, "The Bristol office is by the station, on the third floor.")
+    assert not states(address, "It took 2 days to close the ticket on the way out.")
     account = wanted("What is our Placely account ID?")
     assert states(account, "- Account: PLC-20417 (billing contact Kofi).")
     assert not states(account, "- Rate limit on the Placely API: 2 requests per second.")
+    assert states(account, "- Account: INV-2025-0042")
+    assert not states(account, "- Account opened 2025-01-10")
+    # An email provider, or what an email said, is not an address.
+    assert wanted("What email provider do we use?") is None
+    assert wanted("What did Priya's email say about the launch?") is None

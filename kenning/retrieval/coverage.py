@@ -80,6 +80,18 @@ def _items(query: KeywordQuery, text: str) -> list[_Item]:
     return items
 
 
+def _written(name: str) -> re.Pattern[str]:
+    """A hyphenated name as it may be written: its parts joined by a hyphen of any kind,
+    an underscore, a space or a line break, or by nothing ("BillingExporter"), the last
+    one maybe plural."""
+    parts = name.split()
+    # The question's plural of a name written in the singular ("edge-routers").
+    if len(parts[-1]) > 3 and parts[-1].endswith("s") and not parts[-1].endswith("ss"):
+        parts[-1] = parts[-1][:-1]
+    parts = [re.escape(part) for part in parts]
+    return re.compile(r"(?<!\w)" + r"[-_\s\u2010-\u2015]*".join(parts) + r"(?:e?s)?(?!\w)", re.IGNORECASE)
+
+
 def _pairs(query: KeywordQuery) -> list[tuple[str, str]]:
     words = list(query.terms)
     return list(zip(words, words[1:]))[:MAX_PAIRS]
@@ -142,14 +154,15 @@ class Asked:
         """The hyphenated names the index matches only through stemming: no chunk it
         matches writes "billing-exporter" (or "billing_exporter", "BillingExporter"), only
         "billing export". A name many chunks hold is taken as written."""
-        found: set[str] = set()
-        for item in self.items:
-            if item.words and item.label in self.query.names and 0 < holding[item.probe] <= SPELLED_OUT:
-                written = re.compile(r"(?<!\w)" + r"[-_ ]?".join(map(re.escape, item.label.split())) + r"(?!\w)", re.I)
-                texts = await fts.matching_texts(self.db, item.probe.expression, SPELLED_OUT)
-                if not any(written.search(text) for text in texts):
-                    found.add(item.label)
-        return found
+        if not self.query.question:
+            return set()
+        names = [
+            item.label
+            for item in self.items
+            if item.words and item.label in self.query.names and 0 < holding[item.probe] <= SPELLED_OUT
+        ]
+        texts = await asyncio.gather(*(fts.matching_texts(self.db, quote(name), SPELLED_OUT) for name in names))
+        return {name for name, found in zip(names, texts) if not any(_written(name).search(text) for text in found)}
 
     async def measure(
         self, chunks: dict[int, tuple[str, str, str]], period_words: frozenset[str] = frozenset()
@@ -184,7 +197,8 @@ class Asked:
                     unknown.append(item.label)
                 continue
             weights[item.probe] = weights.get(item.probe, 0.0) + _idf(counts.chunks, n)
-            if (n == 0 or item.label in unwritten) and item.label in self.query.names:
+            if (n == 0 or item.label in unwritten) and item.label in self.query.names and item.label not in period_words:
+                # A period's own name ("H1") is the period rule's.
                 unknown.append(item.label)
             elif (
                 n == 0
@@ -210,11 +224,11 @@ class Asked:
         # words, nor words no chunk holds (the absent-word rule judges those), nor the
         # verb after "did we", which the text may say its own way ("did we win": "New
         # customers: 12").
-        beside = {
-            probe
-            for probe in weights
-            if labels.get(probe) in period_words or labels.get(probe) in self.query.relating or not holding[probe]
-        }
+        beside = {probe for probe in weights if labels.get(probe) in period_words or not holding[probe]}
+        relation = {probe for probe in weights if labels.get(probe) in self.query.relating}
+        if set(weights) - beside - relation:
+            # Unless it is all the rest: "How much did we spend in H1 2025?" asks about spending.
+            beside |= relation
         beside_period = _shares(holds, weights, beside)
         # A pair counts with the weight of its commoner word: "service listen" standing
         # together says little, "label_printer port" much.

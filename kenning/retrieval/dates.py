@@ -17,7 +17,7 @@ from datetime import date
 
 from kenning.api import Hit
 from kenning.text.dates import Period, named_periods, named_spans, period, periods_without_year
-from kenning.text.statements import same_word, statements
+from kenning.text.statements import framed, same_word
 
 _RECENT = re.compile(
     r"\b(?:now|nowadays|current(?:ly)?|latest|newest|most recent(?:ly)?|these days|at the moment|at present"
@@ -32,6 +32,9 @@ OUTSIDE_KEEPS = 0.7
 # GRACE_MAX_DAYS), counts as written about it.
 GRACE_SHARE = 0.5
 GRACE_MAX_DAYS = 45
+# A period a title names counts as what the note is about when it lies this close to the
+# note's date.
+TITLE_REACH_DAYS = 366
 
 
 @dataclass(frozen=True)
@@ -66,9 +69,9 @@ def affinity(iso: str, periods: tuple[Period, ...]) -> float:
 
 def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date, words: tuple[str, ...] = ()) -> bool:
     """The hit's title or heading names a period that overlaps one of them, or a line of
-    its text does that also holds one of `words` (the rest of the question): the Q3
-    results say "Revenue: £4.1m (Q2 2025: £3.8m)", which tells Q2's revenue but not its
-    margin. A quarter or month named without a year is the one nearest the hit's date
+    its text does that also holds one of `words` (the rest of the question), read with
+    the heading, table header or lead-in that frames it: the Q3 results say "Revenue:
+    £4.1m (Q2 2025: £3.8m)", which tells Q2's revenue but not its margin. A quarter or month named without a year is the one nearest the hit's date
     (the September meeting's "rota for Q4"). Else, its title names no period of its own
     (not "Data team plan, H2 2026", written in June, for H1) and it is dated in one of
     them, or just after one with no period named anywhere in it ("On-call stipend
@@ -77,18 +80,36 @@ def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date, wor
     ("January 2025 report", "Q1 2025 targets") is taken not to speak of it: what it says
     about the period asked it says by naming it."""
     heading = f"{hit.title}\n{hit.section}"
+    # "This quarter" and "last month" are read from the day the note was written.
+    written = period(hit.date).start if hit.date else today
     # A period named without its year counts only for what it overlaps: a report of 6
     # January that mentions "the April review" still speaks of the year before.
-    if _overlap(named_periods(heading, today) + _without_year(heading, hit.date), periods):
+    if _overlap(named_periods(heading, written) + _without_year(heading, hit.date), periods):
         return True
-    for line in statements(text):
-        if _overlap(named_periods(line, today) + _without_year(line, hit.date), periods) and _holds(line, words):
+    # Dates are read (what costs here) only on the lines holding the rest of the question.
+    lines = [f"{frame}\n{unit}" for frame, unit in framed(text)] if words else [text]
+    for line in lines:
+        if _holds(line, words) and _overlap(named_periods(line, written) + _without_year(line, hit.date), periods):
             return True
-    if named_periods(hit.title, today) or _without_year(hit.title, hit.date):
+    if _titled(hit):
         # "Data team plan, H2 2026", written in June, is about the second half.
         return False
     near = affinity(hit.date, periods) if hit.date is not None else 0.0
-    return near >= 1.0 or (near > 0 and not named_periods(f"{heading}\n{text}", today))
+    return near >= 1.0 or (near > 0 and not named_periods(f"{heading}\n{text}", written))
+
+
+def _titled(hit: Hit) -> list[Period]:
+    """The periods the title names that lie within a year of the note's date, "this" and
+    "last" read from that date: "Price list 2025" names its year, "SQL Server 2019
+    upgrade" a product, and "This quarter's priorities" the quarter it was written in."""
+    if hit.date is None:
+        return []
+    written = period(hit.date)
+    return [
+        span
+        for span in named_periods(hit.title, written.start) + _without_year(hit.title, hit.date)
+        if (written.start - span.end).days <= TITLE_REACH_DAYS and (span.start - written.end).days <= TITLE_REACH_DAYS
+    ]
 
 
 def _holds(line: str, words: tuple[str, ...]) -> bool:

@@ -41,7 +41,8 @@ _FACT_QUESTION = re.compile(
     re.IGNORECASE,
 )
 # Words joined by hyphens ("billing-exporter", "pg-main", "Wi-Fi"): one name, searched as a
-# phrase; with a function word in it ("shut-off", "follow-up"), a phrase but no name.
+# phrase; a verb or noun with its particle ("shut-off", "follow-up", "out-of-hours") is a
+# phrase but no name.
 _COMPOUND = re.compile(r"\w+(?:-\w+)+")
 # Not stopwords everywhere (the extractor may take "Current" for part of a name), but in
 # a question they carry no topic.
@@ -135,8 +136,7 @@ def parse(text: str) -> KeywordQuery:
         # With a phrase to search for, stopwords and question words are not needed to
         # give the query something to match.
         chosen = [term for term in chosen if term not in STOPWORDS and term not in QUESTION_WORDS]
-    # "shut-off", "follow-up", "out-of-hours" are words of the language, not names.
-    names = {" ".join(words) for words in compounds if not STOPWORDS.intersection(words)}
+    names = {" ".join(words) for words in compounds if not _phrasal(words)}
     words = [token for token in _TOKEN.findall(rest) if token.lower() in chosen]
     first = _TOKEN.search(text)
     inner = [token for token in words if first is None or token != first.group()]
@@ -154,6 +154,17 @@ def parse(text: str) -> KeywordQuery:
         frozenset(word for word in _asked_for(text) if word in kept and word not in names),
         frozenset(match.lower() for match in _RELATING.findall(text) if match.lower() in kept) - names,
     )
+
+
+_PARTICLES = frozenset("off up in on out down over back away about through".split())
+
+
+def _phrasal(words: tuple[str, ...]) -> bool:
+    """"shut-off", "check-in", "out-of-hours": a word of the language with its particle,
+    not a name ("orders-to-ledger", "node-a", "me-south-1" are names)."""
+    if any(any(ch.isdigit() for ch in word) or len(word) == 1 for word in words):
+        return False
+    return (len(words) == 2 and words[1] in _PARTICLES) or words[0] in _PARTICLES
 
 
 def _asked_for(text: str) -> list[str]:

@@ -15,7 +15,8 @@ and "which city" are left alone, since any capitalised word could be their answe
 migration?": "never during the nightly invoice batch"). The note's own date is not a
 statement (front matter, a dated title), and a count or a port is not a date: "9 October
 2025" holds no number of technicians. A count and a port must stand within NEAR_TOKENS
-of the words naming what is counted, on the same line ("12 vans", "vans: 12"; a
+of the words naming what is counted, on the same line or under them ("12 vans", "vans:
+12", a table's "Vans" column; a
 headcount may say people, staff or employees whichever the question said), and a
 version just after its name ("PostgreSQL 15"), since most notes hold some number.
 
@@ -32,7 +33,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from kenning.text.statements import statements
+from kenning.text.statements import framed
 from kenning.text.stopwords import STOPWORDS
 
 NEAR_TOKENS = 6
@@ -97,20 +98,26 @@ class _Kind:
     unlike: re.Pattern[str] | None = None
 
 
-_PHONE = re.compile(r"(?<![\w.+-])\+?\d(?:[ ()-]*\d){6,14}(?![\w.])")
+# Not a date written with hyphens ("2025-09-18"), which has as many digits.
+_PHONE = re.compile(r"(?<![\w.+-])(?!\d{4}-\d\d-\d\d(?!\d))\+?\(?\d(?:[ ()-]*\d){6,14}(?!\w|\.\d)")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _STREET_WORDS = (
     "street st road rd avenue ave lane ln way place square sq drive dr court ct row hill terrace crescent close"
     " gardens parade walk quay wharf boulevard blvd strasse straße"
 ).split()
+# A number and a capitalised street name ("4 Temple Quay", "1600 Pennsylvania Ave"), a
+# German-style street and number, a UK postcode, a Japanese postal mark.
 _ADDRESS = re.compile(
-    rf"\b\d+[a-z]?,?\s+(?:[A-Z][\w'-]*\s+){{1,3}}(?:{'|'.join(_STREET_WORDS)})\b\.?"
-    r"|\b[A-ZÄÖÜ][\w-]*(?:straße|strasse|weg|platz|gasse|allee)\s+\d+|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b"
-    r"|〒\s?\d{3}-?\d{4}",
-    re.IGNORECASE,
+    rf"\b\d+[a-z]?,?\s+(?:[A-Z][\w'-]*\s+){{1,3}}(?i:{'|'.join(_STREET_WORDS)})\b\.?"
+    r"|\b[A-ZÄÖÜ][\w-]*(?:straße|strasse|weg|platz|gasse|allee|gracht)\s+\d+"
+    r"|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b|〒\s?\d{3}-?\d{4}"
 )
-# An identifier written with digits: "ACC-20417", "4471-0093", "cus_8812".
-_IDENTIFIER = re.compile(r"(?<![\w.-])(?=[\w-]*\d)[A-Za-z0-9][\w-]{3,}(?![\w-])")
+# An identifier: letters and digits together ("ACC-20417", "cus_8812", "INV-2025-0042"),
+# or a run of five digits or more ("4471-0093"); not a date.
+_IDENTIFIER = re.compile(
+    r"(?<![\w.-])(?!\d{4}-\d\d-\d\d(?![\w-]))"
+    r"(?:(?=[\w-]*[A-Za-z])(?=[\w-]*\d)[A-Za-z0-9][\w-]{3,}|\d[\d-]{3,}\d)(?![\w-])"
+)
 
 _KINDS = (
     _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
@@ -151,9 +158,12 @@ _KINDS = (
         "a phone number",
         re.compile(r"\b(?P<kind>(?:phone|telephone|mobile|fax)\s+(?:number|no))\b", re.I),
         _PHONE,
-        unlike=_DATES,
     ),
-    _Kind("an email address", re.compile(r"\b(?:what|which)\b.*\b(?P<kind>e-?mail(?:\s+address)?)\b", re.I), _EMAIL),
+    _Kind(
+        "an email address",
+        re.compile(r"\b(?P<kind>e-?mail\s+address)\b|(?:'s|s')\s+(?P<kind2>e-?mail)\b(?!\s+(?:say|said|says)\b)", re.I),
+        _EMAIL,
+    ),
     _Kind(
         "a street address",
         re.compile(r"\b(?P<kind>(?:street|postal|post|home|office|delivery|shipping)\s+address|post\s*code)\b", re.I),
@@ -163,12 +173,11 @@ _KINDS = (
         "an identifier",
         re.compile(
             r"\b(?:what|which)\b.*\b(?P<near>account|customer|client|merchant|member(?:ship)?|policy|vat|tax|registration)"
-            r"\s+(?P<kind>id|number|no|reference|ref)\b",
+            r"\s+(?P<kind>id|number|no\.|reference|ref)(?!\w)",
             re.I,
         ),
         _IDENTIFIER,
         NEAR_TOKENS,
-        unlike=_WHEN,
     ),
     _Kind(
         "a number",
@@ -204,7 +213,8 @@ def wanted(question: str) -> Wanted | None:
             near = tuple(word for word in words if word not in STOPWORDS) or tuple(words)
             if _PEOPLE.intersection(near):
                 near = tuple(dict.fromkeys((*near, *_PEOPLE)))
-        naming = match.groupdict().get("kind") or ""
+        groups = match.groupdict()
+        naming = groups.get("kind") or groups.get("kind2") or ""
         return Wanted(kind.name, near, kind, frozenset(word.lower() for word in _TOKEN.findall(naming)))
     return None
 
@@ -218,12 +228,16 @@ def states(wanted: Wanted, text: str) -> bool:
         text = form.unlike.sub(" ", text)
     if not wanted.near:
         return form.value.search(text) is not None
-    # "Tokyo (5 nights)" over "Hotel: ..., 13th floor" counts no floors.
-    return any(_near(form, wanted.near, line) for line in statements(text))
+    # "Tokyo (5 nights)" over "Hotel: ..., 13th floor" counts no floors; "| Depot | Vans |"
+    # over "| Leeds | 12 |" counts Leeds's vans.
+    return any(_near(form, wanted.near, frame, unit) for frame, unit in framed(text))
 
 
-def _near(form: _Kind, near: tuple[str, ...], line: str) -> bool:
-    values = [match.start() for match in form.value.finditer(line)]
+def _near(form: _Kind, near: tuple[str, ...], frame: str, unit: str) -> bool:
+    """A value in the unit near the words, which the unit or its frame may hold."""
+    line = f"{frame}\n{unit}" if frame else unit
+    skip = len(line) - len(unit)
+    values = [skip + match.start() for match in form.value.finditer(unit)]
     if not values:
         return False
     tokens = list(_TOKEN.finditer(line))

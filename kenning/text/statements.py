@@ -1,5 +1,5 @@
-"""A chunk read as statements, and words taken as one: what the hop and the period rule
-read line by line.
+"""A chunk read as statements, and words taken as one: what the hop, the period rule and
+the value check read line by line.
 
 A sentence says its link or its period whole, but notes hard-wrap paragraphs: "moves
 billing from the invoicing module to" / "the ledger service" says where billing moves
@@ -33,6 +33,33 @@ def statements(content: str) -> list[str]:
             units.append(line)
         joinable = not line.lstrip().startswith(("#", "|", "```", "~~~", "---", "==="))
     return units
+
+
+def framed(content: str) -> list[tuple[str, str]]:
+    """Each statement, with what frames it in the chunk: the nearest heading above it, a
+    table row's header row, a list item's lead-in line ("Ports:"). "### Q1 2025" over
+    "- Margin: 71 %" says Q1's margin; "| Depot | Vans |" over "| Leeds | 12 |" counts
+    Leeds's vans."""
+    out: list[tuple[str, str]] = []
+    heading = header = lead = ""
+    for unit in statements(content):
+        line = unit.lstrip()
+        if line.startswith("#"):
+            heading, header, lead = line, "", ""
+            out.append(("", unit))
+            continue
+        if line.startswith("|"):
+            header = header or line
+            frame = (heading, header) if header != line else (heading,)
+        elif line.startswith(("-", "*", "+")) or line[:1].isdigit():
+            header = ""
+            frame = (heading, lead)
+        else:
+            header = ""
+            lead = line if line.endswith(":") else ""
+            frame = (heading,)
+        out.append(("\n".join(part for part in frame if part), unit))
+    return out
 
 
 def same_word(word: str, term: str) -> bool:
