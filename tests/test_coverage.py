@@ -44,6 +44,12 @@ async def test_a_word_naming_the_kind_of_answer_is_not_a_word_the_library_lacks(
     assert coverage.absent == ["birthday"]
 
 
+async def test_the_words_naming_a_kind_of_value_are_not_words_the_library_lacks(db: Database):
+    # The note that answers gives the number, not the words "phone number".
+    coverage, _ = await measure(db, "What is Dana Whitfield's phone number?")
+    assert coverage.absent == []
+
+
 async def test_a_verb_for_any_relation_is_not_a_word_the_library_lacks(db: Database):
     coverage, _ = await measure(db, "Which city does Dana Whitfield work from?")
     assert coverage.absent == []

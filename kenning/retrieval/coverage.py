@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from kenning.api import Hit
+from kenning.retrieval import values
 from kenning.retrieval.query import KeywordQuery, quote
 from kenning.store import fts, scratch
 from kenning.store.database import Database
@@ -117,6 +118,10 @@ class Asked:
         self.db = db
         self.query = query
         self.items = _items(query, text)
+        # The words naming the kind of value asked for ("phone number"), which the text
+        # that answers gives only as a value.
+        wanted = values.wanted(text) if query.question else None
+        self.naming = wanted.naming if wanted is not None else frozenset()
         self.probes = list(dict.fromkeys(p for item in self.items for p in (item.probe, *item.words)))
         self.counts = asyncio.ensure_future(fts.term_counts(db, self.probes))
         self._scratch: scratch.Scratch | None = None
@@ -178,10 +183,10 @@ class Asked:
         weights: dict[Probe, float] = {}
         unknown: list[str] = []
         absent: list[str] = []
-        # The answer names its value, not its kind ("Tokyo", not "city"), and says the
-        # relation its own way ("based in", not "work from"; "they have a ladder", not
+        # The answer names its value, not its kind ("Tokyo", not "city"; a number, not
+        # "phone number"), and says the relation its own way ("based in", not "work from"; "they have a ladder", not
         # "could I borrow").
-        unlooked = self.query.asked_for | self.query.relating | GENERIC_VERBS
+        unlooked = self.query.asked_for | self.naming | self.query.relating | GENERIC_VERBS
         for item in self.items:
             n = holding[item.probe]
             if n == 0 and item.probe.index == "cjk":
