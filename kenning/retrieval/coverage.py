@@ -118,10 +118,9 @@ class Asked:
         self.db = db
         self.query = query
         self.items = _items(query, text)
-        # The words naming the kind of value asked for ("phone number"), which the text
-        # that answers gives only as a value.
-        wanted = values.wanted(text) if query.question else None
-        self.naming = wanted.naming if wanted is not None else frozenset()
+        # The kind of value a fact question asks for; the words naming it ("phone
+        # number") are not looked for, since the text that answers gives only a value.
+        self.wanted = values.wanted(text) if query.question else None
         self.probes = list(dict.fromkeys(p for item in self.items for p in (item.probe, *item.words)))
         self.counts = asyncio.ensure_future(fts.term_counts(db, self.probes))
         self._scratch: scratch.Scratch | None = None
@@ -184,9 +183,10 @@ class Asked:
         unknown: list[str] = []
         absent: list[str] = []
         # The answer names its value, not its kind ("Tokyo", not "city"; a number, not
-        # "phone number"), and says the relation its own way ("based in", not "work from"; "they have a ladder", not
-        # "could I borrow").
-        unlooked = self.query.asked_for | self.naming | self.query.relating | GENERIC_VERBS
+        # "phone number"), and says the relation its own way ("based in", not "work
+        # from"; "they have a ladder", not "could I borrow").
+        naming = self.wanted.naming if self.wanted is not None else frozenset()
+        unlooked = self.query.asked_for | naming | self.query.relating | GENERIC_VERBS
         for item in self.items:
             n = holding[item.probe]
             if n == 0 and item.probe.index == "cjk":
@@ -202,7 +202,8 @@ class Asked:
                     unknown.append(item.label)
                 continue
             weights[item.probe] = weights.get(item.probe, 0.0) + _idf(counts.chunks, n)
-            if (n == 0 or item.label in unwritten) and item.label in self.query.names and item.label not in period_words:
+            named = item.label in self.query.names and item.label not in period_words
+            if named and (n == 0 or item.label in unwritten):
                 # A period's own name ("H1") is the period rule's.
                 unknown.append(item.label)
             elif (

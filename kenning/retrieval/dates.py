@@ -71,8 +71,9 @@ def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date, wor
     """The hit's title or heading names a period that overlaps one of them, or a line of
     its text does that also holds one of `words` (the rest of the question), read with
     the heading, table header or lead-in that frames it: the Q3 results say "Revenue:
-    £4.1m (Q2 2025: £3.8m)", which tells Q2's revenue but not its margin. A quarter or month named without a year is the one nearest the hit's date
-    (the September meeting's "rota for Q4"). Else, its title names no period of its own
+    £4.1m (Q2 2025: £3.8m)", which tells Q2's revenue but not its margin. A quarter or
+    month named without a year is the one nearest the hit's date (the September
+    meeting's "rota for Q4"). Else, its title names no period of its own
     (not "Data team plan, H2 2026", written in June, for H1) and it is dated in one of
     them, or just after one with no period named anywhere in it ("On-call stipend
     (2025)", dated 1 January 2025, is not about 2024; a report of 6 January with no year

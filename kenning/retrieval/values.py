@@ -16,9 +16,9 @@ migration?": "never during the nightly invoice batch"). The note's own date is n
 statement (front matter, a dated title), and a count or a port is not a date: "9 October
 2025" holds no number of technicians. A count and a port must stand within NEAR_TOKENS
 of the words naming what is counted, on the same line or under them ("12 vans", "vans:
-12", a table's "Vans" column; a
-headcount may say people, staff or employees whichever the question said), and a
-version just after its name ("PostgreSQL 15"), since most notes hold some number.
+12", a table's "Vans" column; a headcount may say people, staff or employees whichever
+the question said), and a version just after its name ("PostgreSQL 15"), since most
+notes hold some number.
 
 Which hits may state it is retrieval/verdict.py's to say: the best few about the
 question's subject, and the page the best hit names (the far page of a question through

@@ -171,7 +171,8 @@ async def _unstated(
     whatever words it holds), which the search puts second. Pages the graph walk alone
     reached further down are not asked: its tail reaches notes that hold some time or
     number about anything ("before 10:00" for the window cleaner's visits)."""
-    wanted = values.wanted(text)
+    # The search's keyword side read it already; a vector-only search reads it here.
+    wanted = asked.wanted if asked is not None else values.wanted(text)
     if wanted is None:
         return None
     about = [hit.item_id for hit in hits[: floors.DEPTH]]
