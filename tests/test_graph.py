@@ -153,7 +153,7 @@ async def test_relations_are_typed_and_belong_to_their_chunk(db: Database):
     [chunk] = maria.chunks
     assert chunk.item_id == item and chunk.source == "notes" and chunk.path.endswith("a.md")
     ids = await graph.resolve_names(db, ["maria chen", "project falcon"])
-    links = await graph.neighbours(db, [ids["maria chen"].id], per_entity=5)
+    links = await graph.reading_graph(db, lambda reads: reads.neighbours([ids["maria chen"].id], per_entity=5))
     assert links == {ids["maria chen"].id: [(ids["project falcon"].id, 1)]}
 
 

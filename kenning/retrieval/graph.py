@@ -8,9 +8,10 @@ scores each chunk by the entities it mentions, weighted by depth and by how spec
 each entity is (one named in a few chunks counts for more than one named in thousands).
 
 Everything is read from SQLite per query through indexed lookups, so there is no graph
-to load: start-up does not grow with the library, and the event loop only awaits. The
-walk does not know the search's scope: the hits it leads to are checked against it when
-they are loaded, with the other legs' hits.
+to load: start-up does not grow with the library. The walk runs whole on a reader's
+thread (store/graph.py GraphReads), reads and arithmetic, so the event loop only awaits
+it. The walk does not know the search's scope: the hits it leads to are checked against
+it when they are loaded, with the other legs' hits.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class Reached:
         return [(int(self.ids[row]), round(float(self.scores[row]), 6)) for row in rows]
 
 
-async def _walk(db: Database, seeds: dict[int, float]) -> Reached:
+def _walk(reads: graph.GraphReads, seeds: dict[int, float]) -> Reached:
     """Spread each seed's weight over the chunks that mention it, and over its neighbours.
 
     A short random walk: an entity hands its weight to its chunks split evenly (so a hub
@@ -83,7 +84,7 @@ async def _walk(db: Database, seeds: dict[int, float]) -> Reached:
     frontier = dict(seeds)
     visited = set(seeds)
     for depth in range(MAX_DEPTH + 1):
-        mentioned = await graph.mentions(db, list(frontier), ITEMS_PER_ENTITY)
+        mentioned = reads.mentions(list(frontier), ITEMS_PER_ENTITY)
         for entity_id, weight in frontier.items():
             found = mentioned[entity_id]
             share = weight / max(found.count, 1) * (SEED_SHARE if depth == 0 else 1.0)
@@ -94,7 +95,7 @@ async def _walk(db: Database, seeds: dict[int, float]) -> Reached:
         onward = [entity_id for entity_id in frontier if mentioned[entity_id].count <= HUB_MENTIONS]
         if depth == MAX_DEPTH or not onward:
             break
-        links = await graph.neighbours(db, onward, NEIGHBOURS_PER_ENTITY)
+        links = reads.neighbours(onward, NEIGHBOURS_PER_ENTITY)
         following: dict[int, float] = {}
         for entity_id, others in links.items():
             total = sum(count for _, count in others) or 1
@@ -139,7 +140,14 @@ def candidates(query: str) -> list[str]:
 
 async def graph_search(db: Database, query: str, limit: int) -> list[tuple[int, float]]:
     """Best `limit` (item id, walk score) pairs reached through the graph, best first."""
-    matches = await graph.resolve_names(db, candidates(query))
+    names = candidates(query)
+    if not names:
+        return []
+    return await graph.reading_graph(db, lambda reads: _search(reads, names, limit))
+
+
+def _search(reads: graph.GraphReads, names: list[str], limit: int) -> list[tuple[int, float]]:
+    matches = reads.resolve_names(names)
     if not matches:
         return []
     # A name inside a longer matched name ("york" in "new york city") is not its own seed.
@@ -151,4 +159,4 @@ async def graph_search(db: Database, query: str, limit: int) -> list[tuple[int, 
     }
     if not seeds:
         return []
-    return (await _walk(db, seeds)).best(limit)
+    return _walk(reads, seeds).best(limit)

@@ -12,10 +12,15 @@ then used but not kept. (The writer's count of changed rows moves as soon as a s
 runs, before its transaction commits, so it cannot tell an answer read from the old
 snapshot from one read from the new.) Once the library has been idle a while (see
 store/database.py) they are dropped too, to hand their memory back.
+
+A cache may be asked from the event loop (`get`) and from a reader's own thread
+(`get_now`, for work done there in one trip, such as the graph walk), so its entries
+are touched under a lock; the reads themselves run outside it.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
@@ -36,33 +41,54 @@ class UntilCommit(Generic[K, V]):
         self.version = -1
         self.entries: OrderedDict[K, V] = OrderedDict()
         self.held = 0
+        self._lock = threading.Lock()
 
     async def get(self, keys: list[K], fetch: Callable[[list[K]], Awaitable[dict[K, V]]]) -> dict[K, V]:
         """The answer for every key, in the order asked; `fetch` reads those not kept and
         must answer each of them."""
-        version = self.db.commits
-        if version != self.version:
-            self.entries.clear()
-            self.held, self.version = 0, version
-        found: dict[K, V] = {}
-        missing = []
-        for key in keys:
-            if key in self.entries:
-                self.entries.move_to_end(key)
-                found[key] = self.entries[key]
-            else:
-                missing.append(key)
+        version, found, missing = self._kept(keys)
         if missing:
             fetched = await fetch(missing)
             found.update(fetched)
+            self._keep_all(version, fetched)
+        return {key: found[key] for key in keys}
+
+    def get_now(self, keys: list[K], fetch: Callable[[list[K]], dict[K, V]]) -> dict[K, V]:
+        """`get` for a caller on a worker thread, whose `fetch` reads synchronously."""
+        version, found, missing = self._kept(keys)
+        if missing:
+            fetched = fetch(missing)
+            found.update(fetched)
+            self._keep_all(version, fetched)
+        return {key: found[key] for key in keys}
+
+    def _kept(self, keys: list[K]) -> tuple[int, dict[K, V], list[K]]:
+        """The commit count now, what is kept for these keys, and the keys missing."""
+        with self._lock:
+            version = self.db.commits
+            if version != self.version:
+                self.entries.clear()
+                self.held, self.version = 0, version
+            found: dict[K, V] = {}
+            missing = []
+            for key in keys:
+                if key in self.entries:
+                    self.entries.move_to_end(key)
+                    found[key] = self.entries[key]
+                else:
+                    missing.append(key)
+        return version, found, missing
+
+    def _keep_all(self, version: int, fetched: dict[K, V]) -> None:
+        with self._lock:
             if self.db.commits == version == self.version:
                 for key, value in fetched.items():
                     self._keep(key, value)
-        return {key: found[key] for key in keys}
 
     def clear(self) -> None:
-        self.entries.clear()
-        self.held = 0
+        with self._lock:
+            self.entries.clear()
+            self.held = 0
 
     def _keep(self, key: K, value: V) -> None:
         if key in self.entries:
