@@ -17,7 +17,7 @@ from datetime import date
 
 from kenning.api import Hit
 from kenning.text.dates import Period, named_periods, named_spans, period, periods_without_year
-from kenning.text.statements import framed, same_word
+from kenning.text.statements import framed, word_among
 
 _RECENT = re.compile(
     r"\b(?:now|nowadays|current(?:ly)?|latest|newest|most recent(?:ly)?|these days|at the moment|at present"
@@ -117,8 +117,8 @@ def _holds(line: str, words: tuple[str, ...]) -> bool:
     """The line holds one of the words (any line does when there are none)."""
     if not words:
         return True
-    tokens = [token.casefold() for token in _WORD.findall(line)]
-    return any(same_word(token, word) for token in tokens for word in words)
+    among = word_among([token.casefold() for token in _WORD.findall(line)])
+    return any(among(word) for word in words)
 
 
 def _without_year(text: str, dated: str | None) -> list[Period]:

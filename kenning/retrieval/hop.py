@@ -31,7 +31,7 @@ from kenning.store.database import Database
 from kenning.store.hits import chunk_texts, load_hits
 from kenning.store.scope import Scope
 from kenning.text.names import normalize_name
-from kenning.text.statements import same_word, statements
+from kenning.text.statements import statements, word_among
 
 _WORD = re.compile(r"\w+")
 # Words joined by hyphens or underscores: the names of services, clusters, datasets.
@@ -48,7 +48,8 @@ def _weight(line: str, query: KeywordQuery) -> tuple[int, int]:
     words = [word.casefold() for word in _WORD.findall(line)]
     name_words = {part for name in query.names for part in name.split()}
     name_words |= {word for phrase in query.phrases for word in phrase}
-    held = [term for term in query.terms if any(same_word(word, term) for word in words)]
+    among = word_among(words)
+    held = [term for term in query.terms if among(term)]
     held += [word for phrase in query.phrases for word in phrase if word in words]
     return len({t for t in held if t not in name_words}), len({t for t in held if t in name_words})
 

@@ -9,6 +9,7 @@ only when read as one line.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # A line that starts a new unit of text rather than continuing the one above: a list
 # item, a heading or its underline, a table row, a quote, a fence, a "Key: value" line
@@ -62,9 +63,11 @@ def framed(content: str) -> list[tuple[str, str]]:
     return out
 
 
-def same_word(word: str, term: str) -> bool:
-    """Lower-cased `word` and `term` are one word, told apart by an ending at most."""
-    if word == term:
-        return True
-    shorter = min(len(word), len(term))
-    return shorter >= STEM and word[:STEM] == term[:STEM]
+def word_among(words: list[str]) -> Callable[[str], bool]:
+    """Whether a lower-cased term is one of these lower-cased words, told apart by an
+    ending at most (both at least STEM letters, sharing the first STEM). Two set lookups
+    per term, where comparing it with every word of a line cost a call per pair."""
+    exact = set(words)
+    stems = {word[:STEM] for word in words if len(word) >= STEM}
+    return lambda term: term in exact or (len(term) >= STEM and term[:STEM] in stems)
+
