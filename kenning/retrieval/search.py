@@ -1,10 +1,11 @@
 """Search entry point: runs the retrieval legs and fuses them into ranked, cited hits.
 
 The legs run concurrently, each on its own reader (SQLite and numpy release the GIL
-while they work), and each returns item ids and scores only. What a hit cites is then
-loaded once for the union of their candidates, which is also where the scope is checked
-for the legs that do not apply it themselves; snippets are made only for the hits
-returned. A search therefore costs about its slowest leg, not the sum of them.
+while they work), and each returns item ids and scores only. What a hit cites is loaded
+for each leg's candidates as soon as that leg answers, while the slower legs still run
+(an item found twice is loaded once); that is also where the scope is checked for the
+legs that do not apply it themselves. Snippets are made only for the hits returned. A
+search therefore costs about its slowest leg, not the sum of them.
 
 The caller picks the legs (all three by default: keyword, vector, graph). The vector
 leg runs when an index for the current embedder exists and the query can be embedded;
@@ -23,6 +24,7 @@ import asyncio
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -133,8 +135,28 @@ class Retriever:
             leg_calls["vector"] = asyncio.ensure_future(self._vector_leg(query, depth, scope, vectors, warnings))
         if "graph" in legs and self.settings.graph_weight > 0:
             leg_calls["graph"] = asyncio.ensure_future(graph_search(self.db, query, depth * GRAPH_OVERSHOOT))
+        # Each leg's hits are loaded as soon as it answers, while the others still run; an
+        # item two legs found is loaded once.
+        loaded: dict[int, Hit] = {}
+        requested: set[int] = set()
+
+        async def load(ids: list[int]) -> None:
+            fresh = [item_id for item_id in dict.fromkeys(ids) if item_id not in requested]
+            requested.update(fresh)
+            loaded.update(await load_hits(self.db, fresh, scope))
+
+        async def answer_and_load(leg: str, call: asyncio.Future) -> Any:
+            answer = await call
+            pairs = answer[0] if leg == "vector" else answer
+            # The graph's overshoot is loaded only as far as the scope needs it:
+            # unscoped, its first `depth` nearly always survive.
+            await load([item_id for item_id, _ in (pairs[:depth] if leg == "graph" else pairs)])
+            return answer
+
         try:
-            answers = dict(zip(leg_calls, await asyncio.gather(*leg_calls.values())))
+            answers = dict(
+                zip(leg_calls, await asyncio.gather(*(answer_and_load(leg, call) for leg, call in leg_calls.items())))
+            )
         except BaseException:
             for call in leg_calls.values():
                 call.cancel()
@@ -143,20 +165,15 @@ class Retriever:
             raise
         if "vector" in answers:
             answers["vector"], query_vector = answers["vector"]
-        # The graph's overshoot is loaded only as far as the scope needs it: unscoped, its
-        # first `depth` nearly always survive.
         walked = answers.pop("graph", [])
-        candidates = dict.fromkeys(item_id for pairs in answers.values() for item_id, _ in pairs)
-        candidates.update(dict.fromkeys(item_id for item_id, _ in walked[:depth]))
-        loaded = await load_hits(self.db, list(candidates), scope)
         if "graph" in leg_calls:
             kept = [pair for pair in walked[:depth] if pair[0] in loaded]
             for start in range(depth, len(walked), depth):
                 if len(kept) >= depth:
                     break
-                more = await load_hits(self.db, [item_id for item_id, _ in walked[start : start + depth]], scope)
-                loaded.update(more)
-                kept += [pair for pair in walked[start : start + depth] if pair[0] in more]
+                more = walked[start : start + depth]
+                await load([item_id for item_id, _ in more])
+                kept += [pair for pair in more if pair[0] in loaded]
             answers["graph"] = kept[:depth]
         # Removed since a leg ranked it, or (graph) out of scope.
         scored = {leg: [(item_id, score) for item_id, score in pairs if item_id in loaded] for leg, pairs in answers.items()}
