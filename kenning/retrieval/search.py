@@ -192,16 +192,22 @@ class Retriever:
         hits.sort(key=lambda hit: (-hit.score, -hit.modified))
         hits = [hit for hit in hits if hit.score >= self.settings.min_score]
         # The floor may ask for the hop's page before the hop itself puts it second: it
-        # is looked up once for a given best hit.
-        followed: dict[int, Hit | None] = {}
+        # is looked up once for a given best hit. It is started for the best hit as fused,
+        # to run alongside the truth stages, which most often leave that hit first.
+        followed: dict[int, asyncio.Future] = {}
+
+        def hop_from(best: Hit) -> asyncio.Future:
+            if best.item_id not in followed:
+                followed[best.item_id] = asyncio.ensure_future(hop.follow(self.db, keywords, [best], scope))
+            return followed[best.item_id]
 
         async def follow(best: list[Hit]) -> Hit | None:
             if "graph" not in legs or not best:
                 return None
-            if best[0].item_id not in followed:
-                followed[best[0].item_id] = await hop.follow(self.db, keywords, best, scope)
-            return followed[best[0].item_id]
+            return await hop_from(best[0])
 
+        if "graph" in legs and hits and keywords.question:
+            hop_from(hits[0])
         meaning = Meaning(vectors.index, query_vector) if vectors is not None and query_vector is not None else None
         try:
             hits, abstained = await settle(self.db, query, hits, limit, self.settings, asked, meaning, follow)
@@ -214,6 +220,11 @@ class Retriever:
         finally:
             if asked is not None:
                 asked.close()
+            for call in followed.values():
+                if not call.done():
+                    call.cancel()
+                elif not call.cancelled():
+                    call.exception()  # a hop no one waited for may fail unseen
         return SearchResult(hits, warnings, abstained)
 
     def _fuse(
