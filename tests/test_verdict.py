@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date
 
 from kenning.api import Hit
-from kenning.retrieval import diversity, floors, truth
+from kenning.retrieval import diversity, floors, truth, values
 from kenning.retrieval.dates import TimeIntent
 from kenning.store.hits import ChunkText
 
@@ -70,7 +70,8 @@ def side(
 def resolve(pairs: list[tuple[Hit, ChunkText]], keys: list[str], query: str = "where does the cache move") -> list[Hit]:
     hits = [h for h, _ in pairs]
     intent = TimeIntent.of(query, date(2026, 1, 1))
-    truth.resolve(hits, {h.item_id: chunk for h, chunk in pairs}, keys, intent, None, None)
+    numbers_answer = not values.asks_for_person(query)
+    truth.resolve(hits, {h.item_id: chunk for h, chunk in pairs}, keys, intent, None, None, numbers_answer)
     return sorted(hits, key=lambda h: -h.score)
 
 
@@ -106,3 +107,13 @@ def test_two_statements_of_one_time_giving_different_values_conflict():
     b = side(2, 2, "Billing database backups are kept for 14 days.", "2025-06-20", 0.8)
     ranked = resolve([a, b], ["backups", "billing", "kept"], "How long are billing backups kept?")
     assert ranked[0].conflicts_with == [2] and ranked[1].conflicts_with == [1]
+
+
+def test_numbers_near_a_who_questions_words_are_not_a_disagreement_about_who():
+    people = side(1, 1, "Ruth Okafor runs the billing team. Her phone is 0113 496 0571.", "2025-06-10", 0.9)
+    service = side(2, 2, "The billing exporter listens on port 9187. Ruth Okafor's team runs it.", "2025-06-12", 0.8)
+    keys = ["billing", "runs"]
+    assert all(h.conflicts_with == [] for h in resolve([people, service], keys, "Who runs the billing exporter?"))
+    # Asked for a number, the same two notes disagree.
+    ranked = resolve([people, service], keys, "What number is given for the billing team?")
+    assert ranked[0].conflicts_with == [2]

@@ -167,17 +167,20 @@ def resolve(
     intent: TimeIntent,
     similarity: Similarity | None,
     agreement: Similarity | None,
+    numbers_answer: bool = True,
 ) -> None:
     """Mark relations among the best hits and reorder the pairs they decide; `hits` is
     best first and stays in place (the caller sorts again). `keys` are the query's words,
     the most specific first; `similarity` and `agreement` compare two hits (cosine;
-    shared query terms)."""
+    shared query terms). Without `numbers_answer` (the question asks who), different
+    numbers near its words are not a disagreement about its answer: a phone number
+    beside "billing" in one note and a port beside it in another."""
     sides = [_Side(hit, chunks.get(hit.item_id), keys) for hit in hits[:DEPTH]]
     close = _Closeness(sides, similarity, agreement)
     for i, upper in enumerate(sides):
         for lower in sides[i + 1 :]:
             if upper.hit.document_id != lower.hit.document_id:
-                _relate(upper, lower, intent, close)
+                _relate(upper, lower, intent, close, numbers_answer)
     _hedge([side for side in sides if side.cues.hedged], sides, close)
 
 
@@ -208,7 +211,7 @@ def _hedge(hedged: list[_Side], sides: list[_Side], close: _Closeness) -> None:
         )
 
 
-def _relate(upper: _Side, lower: _Side, intent: TimeIntent, close: _Closeness) -> None:
+def _relate(upper: _Side, lower: _Side, intent: TimeIntent, close: _Closeness, numbers_answer: bool) -> None:
     for newer, older in ((lower, upper), (upper, lower)):
         if not _newer(newer, older) or newer.cues.hedged:
             continue
@@ -226,7 +229,8 @@ def _relate(upper: _Side, lower: _Side, intent: TimeIntent, close: _Closeness) -
             _place_above(newer.hit, older.hit, f"newer ({newer.hit.date}) than item {older.hit.item_id}, asked for now")
             return
     if (
-        not (upper.cues.hedged or lower.cues.hedged)
+        numbers_answer
+        and not (upper.cues.hedged or lower.cues.hedged)
         and _same_time(upper, lower)
         and close(upper, lower, SAME_CLAIM)
         and _disagree(upper.values, lower.values)

@@ -189,6 +189,15 @@ _KINDS = (
 )
 
 
+# A question asking for a person: its answer is a name, never a number.
+_PERSON = re.compile(r"^\W*(?:who|whom|whose)\b", re.I)
+
+
+def asks_for_person(question: str) -> bool:
+    """The question asks who: numbers near its words are not its answer."""
+    return _PERSON.search(question) is not None
+
+
 @dataclass(frozen=True)
 class Wanted:
     """The kind of value a question asks for, and the words it must stand near (none:
