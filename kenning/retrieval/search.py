@@ -206,7 +206,7 @@ class Retriever:
                 return None
             return await hop_from(best[0])
 
-        if "graph" in legs and hits and keywords.question:
+        if "graph" in legs and hits:
             hop_from(hits[0])
         meaning = Meaning(vectors.index, query_vector) if vectors is not None and query_vector is not None else None
         try:

@@ -267,7 +267,9 @@ class GraphReads:
     loop's CPU per hybrid search went from 12.8 to 10.6 ms with the walk in one trip.
     What is read is kept until the next commit, as before (store/until_commit.py)."""
 
-    def __init__(self, conn: sqlite3.Connection, names: until_commit.UntilCommit, walked: until_commit.UntilCommit):
+    def __init__(
+        self, conn: sqlite3.Connection, names: until_commit.UntilCommit, walked: until_commit.UntilCommit
+    ) -> None:
         self.conn = conn
         self._names = names
         self._walked = walked

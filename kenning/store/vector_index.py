@@ -398,19 +398,26 @@ def _best(scores: np.ndarray, k: int) -> np.ndarray:
     above it are sorted: 0.15 ms at 100,000 rows, where partitioning a copy of the
     scores took 0.7. When fewer than k groups hold a row in scope, the copy is
     partitioned instead."""
-    groups = len(scores) // GROUP
-    if groups >= k:
-        maxima = scores[: groups * GROUP].reshape(groups, GROUP).max(axis=1)
-        if len(scores) > groups * GROUP:
-            maxima = np.append(maxima, scores[groups * GROUP :].max())
-        threshold = np.partition(maxima, len(maxima) - k)[len(maxima) - k]
-    if groups < k or threshold == -np.inf:
+    threshold = _group_bound(scores, k)
+    if threshold == -np.inf:
         work = _buffer("best", (len(scores),))
         np.negative(scores, out=work)
         work.partition(k - 1)
         threshold = -work[k - 1]
     rows = np.flatnonzero(scores >= threshold)
     return rows[np.argsort(-scores[rows], kind="stable")[:k]]
+
+
+def _group_bound(scores: np.ndarray, k: int) -> float:
+    """The k-th best maximum of the GROUP-row groups; -inf when fewer than k groups hold
+    a row in scope."""
+    groups = len(scores) // GROUP
+    if groups < k:
+        return -np.inf
+    maxima = scores[: groups * GROUP].reshape(groups, GROUP).max(axis=1)
+    if len(scores) > groups * GROUP:
+        maxima = np.append(maxima, scores[groups * GROUP :].max())
+    return float(np.partition(maxima, len(maxima) - k)[len(maxima) - k])
 
 
 def _log_failure(task: asyncio.Task) -> None:
