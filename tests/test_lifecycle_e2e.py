@@ -85,6 +85,9 @@ def test_start_refuses_a_broken_config_and_reports_a_daemon_that_dies(detached, 
     died = ken(config, "start")
     assert died.returncode == 1
     assert "exited with status" in died.stderr and "can be read by other users" in died.stderr
+    # A second failed start shows its own lines, not the first one's as well.
+    again = ken(config, "start")
+    assert again.returncode == 1 and again.stderr.count("can be read by other users") == 1
 
 
 def test_service_install_without_a_manager_runs_the_daemon_detached(detached):

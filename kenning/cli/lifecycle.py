@@ -191,6 +191,8 @@ def start_detached(ctx: Context) -> int:
         log.replace(log.with_name(log.name + ".1"))
     with open(log, "ab") as out:
         os.chmod(log, 0o600)
+        # What this start wrote is what explains its failure; earlier runs' lines are not.
+        ours = out.tell()
         process = subprocess.Popen(
             daemon_command(ctx),
             stdin=subprocess.DEVNULL,
@@ -204,13 +206,19 @@ def start_detached(ctx: Context) -> int:
         if answering(ctx) is not None:
             return process.pid
         if process.poll() is not None:
-            raise KenningError(f"the daemon exited with status {process.returncode}:\n{_tail(log)}")
+            raise KenningError(f"the daemon exited with status {process.returncode}:\n{_tail(log, ours)}")
         time.sleep(0.2)
-    raise KenningError(f"the daemon did not answer within {START_TIMEOUT:.0f}s; its log ({log}):\n{_tail(log)}")
+    raise KenningError(f"the daemon did not answer within {START_TIMEOUT:.0f}s; its log ({log}):\n{_tail(log, ours)}")
 
 
-def _tail(log: Path, lines: int = 15) -> str:
-    text = log.read_text(errors="replace") if log.exists() else ""
+def _tail(log: Path, start: int, lines: int = 15) -> str:
+    """The last lines the log gained from byte `start` on."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(start)
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return ""
     return "\n".join("  " + line for line in text.splitlines()[-lines:])
 
 
