@@ -124,6 +124,15 @@ NOTES = {
         ## Contacts
         The storage on-call is in #storage-oncall.
         """,
+    "runbooks/archive-db.md": """
+        # Archive database
+
+        The archive database holds closed tickets, old invoices and the audit records of
+        the archive service. Restoring the archive database from a dump needs the DBA's key.
+
+        ## Restore drill
+        We restore last night's dump into a scratch server on the first Tuesday of each month.
+        """,
     "suppliers/会议纪要.md": """
         # 供应商会议纪要
 
@@ -383,6 +392,9 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     assert docs(ask(daemon, "What is Ruth Okonjo's phone number?"))[0] == "ruth-okonjo.md"
     result = ask(daemon, "What is Dana Whitfield's phone number?")
     assert result["hits"] == [] and "a phone number" in result["abstained"]
+    # Her page says nothing about time at all, so nothing says when she joined.
+    result = ask(daemon, "When did Ruth Okonjo join?")
+    assert result["hits"] == [] and "a date or time" in result["abstained"]
     result = ask(daemon, "How many copies of the billing database backups are kept?")
     assert result["hits"] == [] and "a number" in result["abstained"]
     assert docs(ask(daemon, "How many days are billing database backups kept for?"))[0] in ("backup-policy.md", "backup-audit.md")
@@ -393,6 +405,12 @@ def test_a_hit_cites_the_lines_that_hold_the_answer(daemon):
     hit = first_hit(result, "storage.md")
     lines = (daemon.notes / "runbooks/storage.md").read_text().split("\n")[hit["line_start"] - 1 : hit["line_end"]]
     assert any("stctl restore" in line for line in lines)
+    # Asked when, the runbook is cited at the lines that say when, not at its
+    # introduction, which holds more of the question's words.
+    result = ask(daemon, "When do we practise restoring the archive database?")
+    hit = first_hit(result, "archive-db.md")
+    assert hit["section"].endswith("Restore drill")
+    assert any("states a date or time" in reason for reason in hit["reasons"])
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kenning.retrieval.values import states, wanted
+from kenning.api import Hit
+from kenning.retrieval.values import states, stating_first, wanted
 
 PERSON = """---
 title: Noor Haddad
@@ -51,7 +52,6 @@ def test_the_form_of_a_question_names_the_kind_of_value_it_asks_for(question, ki
         "What time zone does Kofi work in?",
         "What is the dispatch API rate limit per customer?",
         "What time range is covered by the main dataset of Project Fjord?",
-        "When can I run the billing migration?",
     ],
 )
 def test_kinds_any_capitalised_word_could_answer_are_not_judged(question):
@@ -142,3 +142,34 @@ def test_contact_details_and_identifiers_are_read_in_their_written_forms():
     # An email provider, or what an email said, is not an address.
     assert wanted("What email provider do we use?") is None
     assert wanted("What did Priya's email say about the launch?") is None
+
+
+def test_when_is_answered_by_a_date_a_recurrence_or_an_event_but_not_by_nothing_about_time():
+    when = wanted("When can I run the billing migration?")
+    assert when is not None and when.kind == "a date or time"
+    assert states(when, "Never during the nightly invoice batch.")
+    assert states(when, "We restore the dump on the first Monday of every month.")
+    assert states(when, "The contract ends on 30 June 2026.")
+    assert not states(when, "- Role: Chief Operating Officer\n- Based in Leeds.")
+    # The note's own date says when it was written, not when the thing happens.
+    assert not states(when, "---\ndate: 2025-06-10\n---\n# Billing migration\n\nOwned by the payments team.")
+
+
+def _hit(item_id: int, document_id: int, score: float) -> Hit:
+    return Hit(item_id, document_id, "", "", "notes", "", f"/n/{document_id}.md", "", 1, 5, 0.0, score=score)
+
+
+def test_a_document_s_chunk_that_states_the_value_asked_for_is_cited_before_one_that_does_not():
+    when = wanted("When do we practise restoring the archive database?")
+    intro, drill, other = _hit(1, 10, 0.9), _hit(2, 10, 0.6), _hit(3, 20, 0.7)
+    texts = {
+        1: "# Archive database\n\nThe archive database holds closed tickets.",
+        2: "## Restore drill\n\nWe restore it on the first Tuesday of each month.",
+        3: "# Archive service\n\nThe archive service writes to the archive database.",
+    }
+    stating_first([intro, other, drill], texts, when)
+    assert (drill.score, intro.score, other.score) == (0.9, 0.6, 0.7)
+    assert "states a date or time" in drill.reasons[0]
+    # A document whose best chunk states it already keeps its order.
+    stating_first([drill, intro], texts, when)
+    assert (drill.score, intro.score) == (0.9, 0.6)

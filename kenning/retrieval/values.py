@@ -9,12 +9,14 @@ kinds below, the best hits about its subject must state one, or the floor refuse
 
 Only kinds a value's written form gives away are judged: a year, a time of day, a
 colour, a port, a version, a fee or rate, an amount of money, a phone number, an email
-address, a street address, an account or customer identifier, a count. "Who", "where"
-and "which city" are left alone, since any capitalised word could be their answer. So is
-"when", which an event answers as often as a date ("When can I run the billing
-migration?": "never during the nightly invoice batch"). The note's own date is not a
-statement (front matter, a dated title), and a count or a port is not a date: "9 October
-2025" holds no number of technicians. A count and a port must stand within NEAR_TOKENS
+address, a street address, an account or customer identifier, a count, and what answers
+"when". "Who", "where" and "which city" are left alone, since any capitalised word could
+be their answer. "When" is answered by an event as often as by a date ("When can I run
+the billing migration?": "never during the nightly invoice batch"), so any word that
+places a thing in time counts (a date, a day, a recurrence, "after", "during"): only a
+page that says nothing about time fails it. The note's own date is not a statement
+(front matter, a dated title), and a count or a port is not a date: "9 October 2025"
+holds no number of technicians. A count and a port must stand within NEAR_TOKENS
 of the words naming what is counted, on the same line or under them ("12 vans", "vans:
 12", a table's "Vans" column; a headcount may say people, staff or employees whichever
 the question said), and a version just after its name ("PostgreSQL 15"), since most
@@ -22,7 +24,8 @@ notes hold some number.
 
 Which hits may state it is retrieval/verdict.py's to say: the best few about the
 question's subject, and the page the best hit names (the far page of a question through
-a link). The forms were chosen on the truth set's dev and tune splits
+a link). Within one document, the chunk that states it is cited before one that does
+not (`stating_first`). The forms were chosen on the truth set's dev and tune splits
 (bench/truth.py) and checked on bench/multihop.py, whose questions ask for the same kinds
 through a link.
 """
@@ -33,6 +36,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
+from kenning.api import Hit
 from kenning.text.statements import framed
 from kenning.text.stopwords import STOPWORDS
 
@@ -119,7 +123,17 @@ _IDENTIFIER = re.compile(
     r"(?:(?=[\w-]*[A-Za-z])(?=[\w-]*\d)[A-Za-z0-9][\w-]{3,}|\d[\d-]{3,}\d)(?![\w-])"
 )
 
+# What can answer "when": a date, a day, a time, a season of the year, a duration or
+# a recurrence, or an event it is tied to ("after the freeze", "before go-live").
+_TIMING = re.compile(
+    rf"{_WHEN.pattern}"
+    r"|\b(?:after|before|during|until|till|once|while|every|each|daily|weekly|monthly|quarterly|yearly|annually"
+    r"|never|always|today|tomorrow|tonight|yesterday|now|soon|later|spring|summer|autumn|fall|winter"
+    r"|days?|weeks?|months?|years?|hours?|minutes?|fortnight(?:ly)?|end|start|beginning)\b",
+    re.IGNORECASE,
+)
 _KINDS = (
+    _Kind("a date or time", re.compile(r"^\W*when\b", re.I), _TIMING),
     _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
     _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I), _TIME),
     _Kind("a colour", re.compile(r"\bwhat\s+colou?rs?\b", re.I), re.compile(rf"\b(?:{'|'.join(_COLOURS)})\b|#[0-9a-f]{{6}}\b", re.I)),
@@ -272,3 +286,21 @@ def _stem(word: str) -> str:
     if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
         return word[:-1]
     return word
+
+
+def stating_first(hits: list[Hit], texts: dict[int, str], wanted: Wanted) -> None:
+    """Within one document, the best chunk that states the kind of value asked for takes
+    the place of the document's best chunk when that one states none: the runbook's
+    "Restore drill" section, not its introduction, answers "When do we practise
+    restoring...?", and a citation must point at the lines that say it. Other documents
+    keep their places. `hits` is best first (the caller sorts again)."""
+    first: dict[int, Hit] = {}
+    for hit in hits:
+        best = first.setdefault(hit.document_id, hit)
+        if best is hit or best.item_id not in texts or hit.item_id not in texts:
+            continue
+        if states(wanted, texts[best.item_id]) or not states(wanted, texts[hit.item_id]):
+            continue
+        best.score, hit.score = hit.score, best.score
+        hit.reasons.append(f"states {wanted.kind}, which the question asks for; the document's first hit does not")
+        first[hit.document_id] = hit

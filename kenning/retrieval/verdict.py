@@ -6,6 +6,8 @@ The steps, each in its own module, in order:
 2. dates (dates.py): for a question naming a period, hits dated outside it go down;
 3. truth (truth.py): corrections, retractions, "now" questions, hedges and
    disagreements among the best hits;
+3b. the answer's lines (values.py): for a question asking for a kind of value, a
+   document's chunk that states one goes before its chunks that do not;
 4. crowding (diversity.py): a document's later hits go down;
 5. the floor (floors.py): no hits when the best of them support no answer, or none that
    may answer states the kind of value asked for (values.py);
@@ -109,6 +111,10 @@ async def settle(
     keys = measured.specific if measured is not None else []
     truth.resolve(hits, chunks, keys, intent, between, agreement, not values.asks_for_person(text))
     truth.apply_stated(judged, superseded)
+    # The search's keyword side read it already; a vector-only search reads it here.
+    wanted = asked.wanted if asked is not None else values.wanted(text)
+    if wanted is not None:
+        values.stating_first(judged, texts, wanted)
     # A document's first hit is counted in the order the truth signals left.
     _sort(hits)
     diversity.spread(hits)
@@ -136,7 +142,7 @@ async def settle(
     # Without the keyword leg every query is judged as a question by the other floors;
     # the kind of value is read only from one that is worded as one.
     worded = question if asked is not None else parse(text).question
-    unstated = await _unstated(db, text, hits, texts, measured, asked, intent, follow) if worded else None
+    unstated = await _unstated(db, wanted, hits, texts, measured, asked, intent, follow) if worded else None
     support = floors.Support(
         coverage_best,
         similarity_best,
@@ -157,7 +163,7 @@ async def settle(
 
 async def _unstated(
     db: Database,
-    text: str,
+    wanted: values.Wanted | None,
     hits: list[Hit],
     texts: dict[int, str],
     measured: coverage.Coverage | None,
@@ -171,8 +177,6 @@ async def _unstated(
     whatever words it holds), which the search puts second. Pages the graph walk alone
     reached further down are not asked: its tail reaches notes that hold some time or
     number about anything ("before 10:00" for the window cleaner's visits)."""
-    # The search's keyword side read it already; a vector-only search reads it here.
-    wanted = asked.wanted if asked is not None else values.wanted(text)
     if wanted is None:
         return None
     about = [hit.item_id for hit in hits[: floors.DEPTH]]
