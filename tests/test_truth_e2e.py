@@ -127,7 +127,7 @@ NOTES = {
     "runbooks/archive-db.md": """
         # Archive database
 
-        The archive database holds closed tickets, old invoices and the audit records of
+        The archive database holds every closed ticket, old invoices and the audit records of
         the archive service. Restoring the archive database from a dump needs the DBA's key.
 
         ## Restore drill

@@ -151,6 +151,12 @@ def test_when_is_answered_by_a_date_a_recurrence_or_an_event_but_not_by_nothing_
     assert states(when, "We restore the dump on the first Monday of every month.")
     assert states(when, "The contract ends on 30 June 2026.")
     assert not states(when, "- Role: Chief Operating Officer\n- Based in Leeds.")
+    # Any word that may place it in time keeps the question answered; what is cited
+    # first must surely say when, a word that can count time only where it does.
+    vague = "The orders database keeps every order and each refund; see the end-to-end test."
+    assert states(when, vague) and not states(when, vague, surely=True)
+    assert states(when, "Backups are kept for 3 years, and checked every other week.", surely=True)
+    assert states(when, "At the end of month three you have a review.", surely=True)
     # The note's own date says when it was written, not when the thing happens.
     assert not states(when, "---\ndate: 2025-06-10\n---\n# Billing migration\n\nOwned by the payments team.")
 
@@ -163,7 +169,7 @@ def test_a_document_s_chunk_that_states_the_value_asked_for_is_cited_before_one_
     when = wanted("When do we practise restoring the archive database?")
     intro, drill, other = _hit(1, 10, 0.9), _hit(2, 10, 0.6), _hit(3, 20, 0.7)
     texts = {
-        1: "# Archive database\n\nThe archive database holds closed tickets.",
+        1: "# Archive database\n\nThe archive database holds every closed ticket.",
         2: "## Restore drill\n\nWe restore it on the first Tuesday of each month.",
         3: "# Archive service\n\nThe archive service writes to the archive database.",
     }

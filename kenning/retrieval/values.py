@@ -13,8 +13,9 @@ address, a street address, an account or customer identifier, a count, and what 
 "when". "Who", "where" and "which city" are left alone, since any capitalised word could
 be their answer. "When" is answered by an event as often as by a date ("When can I run
 the billing migration?": "never during the nightly invoice batch"), so any word that
-places a thing in time counts (a date, a day, a recurrence, "after", "during"): only a
-page that says nothing about time fails it. The note's own date is not a statement
+may place a thing in time counts (a date, a day, a recurrence, "after", "during"): only
+a page that says nothing about time is refused. Which of a document's chunks is cited
+first asks more: that it surely says when (`surely`). The note's own date is not a statement
 (front matter, a dated title), and a count or a port is not a date: "9 October 2025"
 holds no number of technicians. A count and a port must stand within NEAR_TOKENS
 of the words naming what is counted, on the same line or under them ("12 vans", "vans:
@@ -100,6 +101,8 @@ class _Kind:
     # Written forms that cannot be the value and are read past: a date or a time is no
     # count, port or price; a date is no version ("0.19" may be a time, not "5.2").
     unlike: re.Pattern[str] | None = None
+    # A narrower form that surely states the value where `value` only may (see "when").
+    surely: re.Pattern[str] | None = None
 
 
 # Not a date written with hyphens ("2025-09-18"), which has as many digits.
@@ -123,17 +126,30 @@ _IDENTIFIER = re.compile(
     r"(?:(?=[\w-]*[A-Za-z])(?=[\w-]*\d)[A-Za-z0-9][\w-]{3,}|\d[\d-]{3,}\d)(?![\w-])"
 )
 
-# What can answer "when": a date, a day, a time, a season of the year, a duration or
-# a recurrence, or an event it is tied to ("after the freeze", "before go-live").
-_TIMING = re.compile(
+# What may answer "when": a date, a day, a time, a season, a duration or a recurrence,
+# or an event it is tied to ("after the freeze", "during the batch"). Any word that can
+# place a thing in time keeps a question from being refused, since a refusal must be
+# sure; the lines to cite must surely say when, so there a unit of time counts only as
+# one ("every month", "for two weeks", not "every order") and "end" only as "the end of".
+_MAY_PLACE_IN_TIME = re.compile(
     rf"{_WHEN.pattern}"
     r"|\b(?:after|before|during|until|till|once|while|every|each|daily|weekly|monthly|quarterly|yearly|annually"
     r"|never|always|today|tomorrow|tonight|yesterday|now|soon|later|spring|summer|autumn|fall|winter"
     r"|days?|weeks?|months?|years?|hours?|minutes?|fortnight(?:ly)?|end|start|beginning)\b",
     re.IGNORECASE,
 )
+_UNITS = r"(?:seconds?|minutes?|hours?|days?|nights?|weeks?|fortnights?|months?|quarters?|years?|mornings?|afternoons?|evenings?|weekends?)"
+_PLACES_IN_TIME = re.compile(
+    rf"{_WHEN.pattern}"
+    rf"|\b(?:every|each|this|next|last|per|a|an|once\s+a|for|within|in)\s+(?:other\s+|few\s+|couple\s+of\s+)?{_UNITS}\b"
+    rf"|(?<![\w.])(?:\d+|{'|'.join(_NUMBER_WORDS)})[\s-]+{_UNITS}\b"
+    r"|\b(?:hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annually|overnight|today|tomorrow"
+    r"|tonight|yesterday|soon|later|never|spring|summer|autumn|winter|after|before|during|until|till|once)\b"
+    r"|\b(?:end|start|beginning|middle)\s+of\b",
+    re.IGNORECASE,
+)
 _KINDS = (
-    _Kind("a date or time", re.compile(r"^\W*when\b", re.I), _TIMING),
+    _Kind("a date or time", re.compile(r"^\W*when\b", re.I), _MAY_PLACE_IN_TIME, surely=_PLACES_IN_TIME),
     _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
     _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I), _TIME),
     _Kind("a colour", re.compile(r"\bwhat\s+colou?rs?\b", re.I), re.compile(rf"\b(?:{'|'.join(_COLOURS)})\b|#[0-9a-f]{{6}}\b", re.I)),
@@ -242,15 +258,16 @@ def wanted(question: str) -> Wanted | None:
     return None
 
 
-def states(wanted: Wanted, text: str) -> bool:
-    """Whether the text states a value of the kind wanted (near its words, on the same
-    line, where it must be)."""
+def states(wanted: Wanted, text: str, surely: bool = False) -> bool:
+    """Whether the text may state a value of the kind wanted (near its words, on the same
+    line, where it must be); with `surely`, whether it surely does."""
     form = wanted.form
     text = _FRONT_MATTER.sub("", text)
     if form.unlike is not None:
         text = form.unlike.sub(" ", text)
     if not wanted.near:
-        return form.value.search(text) is not None
+        value = form.surely if surely and form.surely is not None else form.value
+        return value.search(text) is not None
     # "Tokyo (5 nights)" over "Hotel: ..., 13th floor" counts no floors; "| Depot | Vans |"
     # over "| Leeds | 12 |" counts Leeds's vans.
     return any(_near(form, wanted.near, frame, unit) for frame, unit in framed(text))
@@ -299,7 +316,7 @@ def stating_first(hits: list[Hit], texts: dict[int, str], wanted: Wanted) -> Non
         best = first.setdefault(hit.document_id, hit)
         if best is hit or best.item_id not in texts or hit.item_id not in texts:
             continue
-        if states(wanted, texts[best.item_id]) or not states(wanted, texts[hit.item_id]):
+        if states(wanted, texts[best.item_id], surely=True) or not states(wanted, texts[hit.item_id], surely=True):
             continue
         best.score, hit.score = hit.score, best.score
         hit.reasons.append(f"states {wanted.kind}, which the question asks for; the document's first hit does not")
