@@ -155,8 +155,18 @@ def test_when_is_answered_by_a_date_a_recurrence_or_an_event_but_not_by_nothing_
     # first must surely say when, a word that can count time only where it does.
     vague = "The orders database keeps every order and each refund; see the end-to-end test."
     assert states(when, vague) and not states(when, vague, surely=True)
-    assert states(when, "Backups are kept for 3 years, and checked every other week.", surely=True)
-    assert states(when, "At the end of month three you have a review.", surely=True)
+    for prose in ("Named after the river.", "Spring Boot 3 and a second replica.", "See the start of the file."):
+        assert not states(when, prose, surely=True)
+    for sure in (
+        "Backups are kept for 3 years, and checked every other week.",
+        "At the end of the month you have a review.",
+        "Backups run nightly.",
+        "The job runs twice a week, for 30 seconds.",
+    ):
+        # What surely says when may say it too: a page the citation prefers is never refused.
+        assert states(when, sure, surely=True) and states(when, sure)
+    # A "when" question that names a narrower kind asks for that one.
+    assert wanted("When is the standup, what time?").kind == "a time of day"
     # The note's own date says when it was written, not when the thing happens.
     assert not states(when, "---\ndate: 2025-06-10\n---\n# Billing migration\n\nOwned by the payments team.")
 
@@ -175,7 +185,7 @@ def test_a_document_s_chunk_that_states_the_value_asked_for_is_cited_before_one_
     }
     stating_first([intro, other, drill], texts, when)
     assert (drill.score, intro.score, other.score) == (0.9, 0.6, 0.7)
-    assert "states a date or time" in drill.reasons[0]
+    assert "states a date or time" in drill.reasons[0] and "below item 2" in intro.reasons[0]
     # A document whose best chunk states it already keeps its order.
     stating_first([drill, intro], texts, when)
     assert (drill.score, intro.score) == (0.9, 0.6)

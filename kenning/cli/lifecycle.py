@@ -212,10 +212,11 @@ def start_detached(ctx: Context) -> int:
 
 
 def _tail(log: Path, start: int, lines: int = 15) -> str:
-    """The last lines the log gained from byte `start` on."""
+    """The last lines the log gained from byte `start` on (all of it if another start
+    rotated it meanwhile)."""
     try:
         with open(log, "rb") as f:
-            f.seek(start)
+            f.seek(start if start <= os.fstat(f.fileno()).st_size else 0)
             text = f.read().decode(errors="replace")
     except OSError:
         return ""

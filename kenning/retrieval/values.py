@@ -126,30 +126,33 @@ _IDENTIFIER = re.compile(
     r"(?:(?=[\w-]*[A-Za-z])(?=[\w-]*\d)[A-Za-z0-9][\w-]{3,}|\d[\d-]{3,}\d)(?![\w-])"
 )
 
-# What may answer "when": a date, a day, a time, a season, a duration or a recurrence,
-# or an event it is tied to ("after the freeze", "during the batch"). Any word that can
-# place a thing in time keeps a question from being refused, since a refusal must be
-# sure; the lines to cite must surely say when, so there a unit of time counts only as
-# one ("every month", "for two weeks", not "every order") and "end" only as "the end of".
-_MAY_PLACE_IN_TIME = re.compile(
-    rf"{_WHEN.pattern}"
-    r"|\b(?:after|before|during|until|till|once|while|every|each|daily|weekly|monthly|quarterly|yearly|annually"
-    r"|never|always|today|tomorrow|tonight|yesterday|now|soon|later|spring|summer|autumn|fall|winter"
-    r"|days?|weeks?|months?|years?|hours?|minutes?|fortnight(?:ly)?|end|start|beginning)\b",
-    re.IGNORECASE,
-)
-_UNITS = r"(?:seconds?|minutes?|hours?|days?|nights?|weeks?|fortnights?|months?|quarters?|years?|mornings?|afternoons?|evenings?|weekends?)"
+# What places a thing in time, surely: a date, a day, a time, a recurrence ("every
+# month", "twice a week"), a duration ("for two weeks", "3 days"), "nightly", "during
+# the batch", "the end of the month". A unit of time counts only as one ("every order",
+# "the end of the file" and "Spring Boot" place nothing). The lines to cite for "when"
+# must say it this surely.
+_UNITS = r"(?:minutes?|hours?|days?|nights?|weeks?|fortnights?|months?|years?|mornings?|afternoons?|evenings?|weekends?)"
 _PLACES_IN_TIME = re.compile(
     rf"{_WHEN.pattern}"
-    rf"|\b(?:every|each|this|next|last|per|a|an|once\s+a|for|within|in)\s+(?:other\s+|few\s+|couple\s+of\s+)?{_UNITS}\b"
-    rf"|(?<![\w.])(?:\d+|{'|'.join(_NUMBER_WORDS)})[\s-]+{_UNITS}\b"
+    rf"|\b(?:every|each|this|next|last|per|for|within)\s+(?:an?\s+|other\s+|few\s+|couple\s+of\s+)?{_UNITS}\b"
+    rf"|\b(?:once|twice|\w+\s+times)\s+an?\s+{_UNITS}\b"
+    rf"|(?<![\w.])(?:\d+|{'|'.join(_NUMBER_WORDS)})[\s-]+(?:{_UNITS}|seconds?|quarters?)\b"
     r"|\b(?:hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annually|overnight|today|tomorrow"
-    r"|tonight|yesterday|soon|later|never|spring|summer|autumn|winter|after|before|during|until|till|once)\b"
-    r"|\b(?:end|start|beginning|middle)\s+of\b",
+    r"|tonight|yesterday|during|until|till)\b"
+    rf"|\b(?:end|start|beginning|middle)\s+of\s+(?:the\s+|each\s+|every\s+|this\s+|next\s+|last\s+)?{_UNITS}\b",
+    re.IGNORECASE,
+)
+# What may place it in time: any of the above, or any word that can ("after the
+# freeze", "when CI is green", "months"). An event answers "when" as often as a date
+# does, and a refusal must be sure, so only a page with none of these is refused.
+_MAY_PLACE_IN_TIME = re.compile(
+    rf"{_PLACES_IN_TIME.pattern}"
+    r"|\b(?:after|before|once|while|when|whenever|since|upon|every|each|never|always|now|soon|later"
+    r"|spring|summer|autumn|fall|winter|seconds?|quarters?|end|start|beginning)\b"
+    rf"|\b{_UNITS}\b",
     re.IGNORECASE,
 )
 _KINDS = (
-    _Kind("a date or time", re.compile(r"^\W*when\b", re.I), _MAY_PLACE_IN_TIME, surely=_PLACES_IN_TIME),
     _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
     _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I), _TIME),
     _Kind("a colour", re.compile(r"\bwhat\s+colou?rs?\b", re.I), re.compile(rf"\b(?:{'|'.join(_COLOURS)})\b|#[0-9a-f]{{6}}\b", re.I)),
@@ -216,6 +219,9 @@ _KINDS = (
         NEAR_TOKENS,
         unlike=_WHEN,
     ),
+    # Last: a "when" question that also names a narrower kind ("When is standup, what
+    # time?") asks for that one.
+    _Kind("a date or time", re.compile(r"^\W*when\b", re.I), _MAY_PLACE_IN_TIME, surely=_PLACES_IN_TIME),
 )
 
 
@@ -320,4 +326,5 @@ def stating_first(hits: list[Hit], texts: dict[int, str], wanted: Wanted) -> Non
             continue
         best.score, hit.score = hit.score, best.score
         hit.reasons.append(f"states {wanted.kind}, which the question asks for; the document's first hit does not")
+        best.reasons.append(f"below item {hit.item_id} of its document, which states {wanted.kind}")
         first[hit.document_id] = hit

@@ -4,14 +4,14 @@ The steps, each in its own module, in order:
 
 1. proximity (coverage.py): hits holding the query's words near each other go up;
 2. dates (dates.py): for a question naming a period, hits dated outside it go down;
-3. truth (truth.py): corrections, retractions, "now" questions, hedges and
+3. the answer's lines (values.py): for a question asking for a kind of value, a
+   document's chunk that states one takes the place of its best chunk that does not;
+4. truth (truth.py): corrections, retractions, "now" questions, hedges and
    disagreements among the best hits;
-3b. the answer's lines (values.py): for a question asking for a kind of value, a
-   document's chunk that states one goes before its chunks that do not;
-4. crowding (diversity.py): a document's later hits go down;
-5. the floor (floors.py): no hits when the best of them support no answer, or none that
+5. crowding (diversity.py): a document's later hits go down;
+6. the floor (floors.py): no hits when the best of them support no answer, or none that
    may answer states the kind of value asked for (values.py);
-6. one hit per place (diversity.py): no overlapping lines, no identical copies.
+7. one hit per place (diversity.py): no overlapping lines, no identical copies.
 
 Each step that moves a hit says why in its `reasons` (`ken search --explain`). The store is
 read once more, for the best hits only, in two statements run together: their full text,
@@ -106,15 +106,18 @@ async def settle(
         coverage.reward_proximity(judged, measured)
     favour_periods(judged, intent)
     _sort(hits)
+    # The search's keyword side read it already (for questions); a vector-only search
+    # reads it here.
+    wanted = asked.wanted if asked is not None else values.wanted(text) if parse(text).question else None
+    if wanted is not None:
+        # Before the truth signals, which then weigh the chunk that says the value.
+        values.stating_first(hits[:JUDGED], texts, wanted)
+        _sort(hits)
     between = meaning.between([hit.item_id for hit in hits[: truth.DEPTH]]) if meaning else None
     agreement = partial(coverage.agreement, measured) if measured is not None else None
     keys = measured.specific if measured is not None else []
     truth.resolve(hits, chunks, keys, intent, between, agreement, not values.asks_for_person(text))
     truth.apply_stated(judged, superseded)
-    # The search's keyword side read it already; a vector-only search reads it here.
-    wanted = asked.wanted if asked is not None else values.wanted(text)
-    if wanted is not None:
-        values.stating_first(judged, texts, wanted)
     # A document's first hit is counted in the order the truth signals left.
     _sort(hits)
     diversity.spread(hits)
