@@ -4,6 +4,7 @@ rules, and the truth signals without vectors (shared words stand in for cosine).
 from __future__ import annotations
 
 from datetime import date
+from functools import partial
 
 from kenning.api import Hit
 from kenning.retrieval import diversity, floors, truth, values
@@ -71,7 +72,9 @@ def resolve(pairs: list[tuple[Hit, ChunkText]], keys: list[str], query: str = "w
     hits = [h for h, _ in pairs]
     intent = TimeIntent.of(query, date(2026, 1, 1))
     numbers_answer = not values.asks_for_person(query)
-    truth.resolve(hits, {h.item_id: chunk for h, chunk in pairs}, keys, intent, None, None, numbers_answer)
+    wanted = values.wanted(query)
+    answer_at = partial(values.value_at, wanted) if wanted is not None else None
+    truth.resolve(hits, {h.item_id: chunk for h, chunk in pairs}, keys, intent, None, None, numbers_answer, answer_at)
     return sorted(hits, key=lambda h: -h.score)
 
 
@@ -117,3 +120,15 @@ def test_numbers_near_a_who_questions_words_are_not_a_disagreement_about_who():
     # Asked for a number, the same two notes disagree.
     ranked = resolve([people, service], keys, "What number is given for the billing team?")
     assert ranked[0].conflicts_with == [2]
+
+
+def test_only_values_of_the_kind_asked_for_disagree():
+    people = side(1, 1, "Ruth Okafor runs the billing team. Her phone is 0113 496 0571.", "2025-06-10", 0.9)
+    service = side(2, 2, "The billing exporter listens on port 9187 and runs at 02:00.", "2025-06-12", 0.8)
+    keys = ["billing", "runs"]
+    # A phone number and a port say nothing about when it runs.
+    assert all(h.conflicts_with == [] for h in resolve([people, service], keys, "When does the billing exporter run?"))
+    # Two times for it do disagree.
+    other = side(3, 3, "The billing exporter runs at 04:00 since the move.", "2025-06-15", 0.7)
+    ranked = resolve([service, other], keys, "When does the billing exporter run?")
+    assert ranked[0].conflicts_with == [3] and ranked[1].conflicts_with == [2]

@@ -65,6 +65,8 @@ VALUE_REACH = 10
 KEYS = 2
 
 Similarity = Callable[[int, int], float | None]
+# Whether a value of the kind the question asks for is written at this offset of a text.
+AnswerAt = Callable[[str, int], bool]
 # The share of the query's weight held by the lesser of two hits that the other must hold too.
 AGREEMENT = 0.5
 
@@ -72,7 +74,7 @@ AGREEMENT = 0.5
 class _Side:
     """One of the best hits, with what its text says about itself."""
 
-    def __init__(self, hit: Hit, chunk: ChunkText | None, keys: list[str]) -> None:
+    def __init__(self, hit: Hit, chunk: ChunkText | None, keys: list[str], answer_at: AnswerAt | None) -> None:
         span = period(hit.date) if hit.date else None
         self.hit = hit
         self.text = chunk.content if chunk else hit.snippet
@@ -81,10 +83,11 @@ class _Side:
         self.start = span.start.toordinal() if span else None
         self.end = span.end.toordinal() if span else None
         self._keys = keys[:KEYS]
+        self._answer_at = answer_at
 
     @cached_property
     def values(self) -> dict[str, set[str]]:
-        return _keyed_values(self.text, self._keys)
+        return _keyed_values(self.text, self._keys, self._answer_at)
 
 
 def _newer(a: _Side, b: _Side) -> bool:
@@ -102,10 +105,18 @@ def _words(text: str) -> set[str]:
     return {word for word in set(_WORD.findall(text.lower())) if len(word) > 2} - STOPWORDS
 
 
-def _keyed_values(text: str, keys: list[str]) -> dict[str, set[str]]:
-    """For each query word, the values (numbers) within VALUE_REACH tokens of it in the text."""
-    tokens = _TOKEN.findall(text)
-    values = [i for i, token in enumerate(tokens) if token[0].isdigit() or token[0] in "£$€"]
+def _keyed_values(text: str, keys: list[str], answer_at: AnswerAt | None = None) -> dict[str, set[str]]:
+    """For each query word, the values (numbers) within VALUE_REACH tokens of it in the
+    text; with `answer_at`, only values of the kind the question asks for (a time, not a
+    phone number's digits, for "When...")."""
+    matches = list(_TOKEN.finditer(text))
+    tokens = [match.group() for match in matches]
+    values = [
+        i
+        for i, match in enumerate(matches)
+        if (match.group()[0].isdigit() or match.group()[0] in "£$€")
+        and (answer_at is None or answer_at(text, match.start()))
+    ]
     found: dict[str, set[str]] = {}
     if not values:
         return found
@@ -168,14 +179,17 @@ def resolve(
     similarity: Similarity | None,
     agreement: Similarity | None,
     numbers_answer: bool = True,
+    answer_at: AnswerAt | None = None,
 ) -> None:
     """Mark relations among the best hits and reorder the pairs they decide; `hits` is
     best first and stays in place (the caller sorts again). `keys` are the query's words,
     the most specific first; `similarity` and `agreement` compare two hits (cosine;
     shared query terms). Without `numbers_answer` (the question asks who), different
     numbers near its words are not a disagreement about its answer: a phone number
-    beside "billing" in one note and a port beside it in another."""
-    sides = [_Side(hit, chunks.get(hit.item_id), keys) for hit in hits[:DEPTH]]
+    beside "billing" in one note and a port beside it in another. With `answer_at`, only
+    values of the kind the question asks for are compared: for "When does the
+    billing-exporter run?", its "02:00", not the people note's phone number."""
+    sides = [_Side(hit, chunks.get(hit.item_id), keys, answer_at) for hit in hits[:DEPTH]]
     close = _Closeness(sides, similarity, agreement)
     for i, upper in enumerate(sides):
         for lower in sides[i + 1 :]:

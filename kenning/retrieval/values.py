@@ -311,6 +311,15 @@ def _stem(word: str) -> str:
     return word
 
 
+def value_at(wanted: Wanted, text: str, position: int) -> bool:
+    """Whether a value of the kind wanted is written from `position` on: "14 June" or
+    "02:00" for "When...", not the first digits of "0113 496 0571"."""
+    form = wanted.form
+    if form.unlike is not None and form.unlike.match(text, position):
+        return False
+    return form.value.match(text, position) is not None
+
+
 def stating_first(hits: list[Hit], texts: dict[int, str], wanted: Wanted) -> None:
     """Within one document, the best chunk that states the kind of value asked for takes
     the place of the document's best chunk when that one states none: the runbook's

@@ -116,7 +116,8 @@ async def settle(
     between = meaning.between([hit.item_id for hit in hits[: truth.DEPTH]]) if meaning else None
     agreement = partial(coverage.agreement, measured) if measured is not None else None
     keys = measured.specific if measured is not None else []
-    truth.resolve(hits, chunks, keys, intent, between, agreement, not values.asks_for_person(text))
+    answer_at = partial(values.value_at, wanted) if wanted is not None else None
+    truth.resolve(hits, chunks, keys, intent, between, agreement, not values.asks_for_person(text), answer_at)
     truth.apply_stated(judged, superseded)
     # A document's first hit is counted in the order the truth signals left.
     _sort(hits)
