@@ -4,7 +4,6 @@ rules, and the truth signals without vectors (shared words stand in for cosine).
 from __future__ import annotations
 
 from datetime import date
-from functools import partial
 
 from kenning.api import Hit
 from kenning.retrieval import diversity, floors, truth, values
@@ -71,10 +70,8 @@ def side(
 def resolve(pairs: list[tuple[Hit, ChunkText]], keys: list[str], query: str = "where does the cache move") -> list[Hit]:
     hits = [h for h, _ in pairs]
     intent = TimeIntent.of(query, date(2026, 1, 1))
-    numbers_answer = not values.asks_for_person(query)
-    wanted = values.wanted(query)
-    answer_at = partial(values.value_at, wanted) if wanted is not None else None
-    truth.resolve(hits, {h.item_id: chunk for h, chunk in pairs}, keys, intent, None, None, numbers_answer, answer_at)
+    answer_at = values.answers_at(query, values.wanted(query))
+    truth.resolve(hits, {h.item_id: chunk for h, chunk in pairs}, keys, intent, None, None, answer_at)
     return sorted(hits, key=lambda h: -h.score)
 
 

@@ -178,23 +178,20 @@ def resolve(
     intent: TimeIntent,
     similarity: Similarity | None,
     agreement: Similarity | None,
-    numbers_answer: bool = True,
     answer_at: AnswerAt | None = None,
 ) -> None:
     """Mark relations among the best hits and reorder the pairs they decide; `hits` is
     best first and stays in place (the caller sorts again). `keys` are the query's words,
     the most specific first; `similarity` and `agreement` compare two hits (cosine;
-    shared query terms). Without `numbers_answer` (the question asks who), different
-    numbers near its words are not a disagreement about its answer: a phone number
-    beside "billing" in one note and a port beside it in another. With `answer_at`, only
-    values of the kind the question asks for are compared: for "When does the
-    billing-exporter run?", its "02:00", not the people note's phone number."""
+    shared query terms). With `answer_at`, only the values it accepts are compared (see
+    retrieval/values.py `answers_at`): for "When does the billing-exporter run?", its
+    "02:00", not the people note's phone number."""
     sides = [_Side(hit, chunks.get(hit.item_id), keys, answer_at) for hit in hits[:DEPTH]]
     close = _Closeness(sides, similarity, agreement)
     for i, upper in enumerate(sides):
         for lower in sides[i + 1 :]:
             if upper.hit.document_id != lower.hit.document_id:
-                _relate(upper, lower, intent, close, numbers_answer)
+                _relate(upper, lower, intent, close)
     _hedge([side for side in sides if side.cues.hedged], sides, close)
 
 
@@ -225,7 +222,7 @@ def _hedge(hedged: list[_Side], sides: list[_Side], close: _Closeness) -> None:
         )
 
 
-def _relate(upper: _Side, lower: _Side, intent: TimeIntent, close: _Closeness, numbers_answer: bool) -> None:
+def _relate(upper: _Side, lower: _Side, intent: TimeIntent, close: _Closeness) -> None:
     for newer, older in ((lower, upper), (upper, lower)):
         if not _newer(newer, older) or newer.cues.hedged:
             continue
@@ -243,8 +240,7 @@ def _relate(upper: _Side, lower: _Side, intent: TimeIntent, close: _Closeness, n
             _place_above(newer.hit, older.hit, f"newer ({newer.hit.date}) than item {older.hit.item_id}, asked for now")
             return
     if (
-        numbers_answer
-        and not (upper.cues.hedged or lower.cues.hedged)
+        not (upper.cues.hedged or lower.cues.hedged)
         and _same_time(upper, lower)
         and close(upper, lower, SAME_CLAIM)
         and _disagree(upper.values, lower.values)

@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from kenning.api import Hit
 from kenning.text.statements import framed
@@ -229,9 +231,16 @@ _KINDS = (
 _PERSON = re.compile(r"^\W*(?:who|whom|whose)\b", re.I)
 
 
-def asks_for_person(question: str) -> bool:
-    """The question asks who: numbers near its words are not its answer."""
-    return _PERSON.search(question) is not None
+def answers_at(question: str, wanted: Wanted | None) -> Callable[[str, int], bool] | None:
+    """Which of a text's values can answer the question, for the truth signals to compare:
+    those of the kind it asks for (`value_at`), none for a question asking who (a phone
+    number beside "billing" in one note and a port beside it in another do not disagree
+    about who runs billing), any for the rest (None)."""
+    if wanted is not None:
+        return partial(value_at, wanted)
+    if _PERSON.search(question):
+        return lambda text, position: False
+    return None
 
 
 @dataclass(frozen=True)

@@ -106,9 +106,11 @@ async def settle(
         coverage.reward_proximity(judged, measured)
     favour_periods(judged, intent)
     _sort(hits)
-    # The search's keyword side read it already (for questions); a vector-only search
-    # reads it here.
-    wanted = asked.wanted if asked is not None else values.wanted(text) if parse(text).question else None
+    # Without the keyword leg every query is judged as a question by the other floors;
+    # the kind of value is read only from one that is worded as one (the keyword side
+    # read it already).
+    worded = asked.query.question if asked is not None else parse(text).question
+    wanted = None if not worded else asked.wanted if asked is not None else values.wanted(text)
     if wanted is not None:
         # Before the truth signals, which then weigh the chunk that says the value.
         values.stating_first(hits[:JUDGED], texts, wanted)
@@ -116,8 +118,7 @@ async def settle(
     between = meaning.between([hit.item_id for hit in hits[: truth.DEPTH]]) if meaning else None
     agreement = partial(coverage.agreement, measured) if measured is not None else None
     keys = measured.specific if measured is not None else []
-    answer_at = partial(values.value_at, wanted) if wanted is not None else None
-    truth.resolve(hits, chunks, keys, intent, between, agreement, not values.asks_for_person(text), answer_at)
+    truth.resolve(hits, chunks, keys, intent, between, agreement, values.answers_at(text, wanted))
     truth.apply_stated(judged, superseded)
     # A document's first hit is counted in the order the truth signals left.
     _sort(hits)
@@ -143,10 +144,7 @@ async def settle(
             for hit in best
         )
     question = asked.query.question if asked is not None else True
-    # Without the keyword leg every query is judged as a question by the other floors;
-    # the kind of value is read only from one that is worded as one.
-    worded = question if asked is not None else parse(text).question
-    unstated = await _unstated(db, wanted, hits, texts, measured, asked, intent, follow) if worded else None
+    unstated = await _unstated(db, wanted, hits, texts, measured, asked, intent, follow)
     support = floors.Support(
         coverage_best,
         similarity_best,
