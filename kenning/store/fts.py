@@ -12,10 +12,11 @@ exact answer. Expressions come from retrieval/query.py, which quotes every token
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 
 from kenning.store import until_commit
-from kenning.store.database import Database
+from kenning.store.database import Database, on_thread
 from kenning.store.scope import Scope
 
 # Column weights for bm25(): a term in a title or heading says more about a chunk
@@ -33,32 +34,40 @@ COUNTED_TERMS = 5_000
 
 
 async def rank(db: Database, expression: str, limit: int, scope: Scope, index: str = "main") -> list[tuple[int, float]]:
-    """Best `limit` (item id, score) in scope, best first; the score is -bm25 (higher is better)."""
+    """Best `limit` (item id, score) in scope, best first; the score is -bm25 (higher is better).
+
+    Every round runs on the reader's thread in one trip: between two statements the
+    thread would otherwise wait for the event loop, which during a hybrid search is
+    busy with the other legs' answers."""
+    async with db.reader() as conn:
+        return await on_thread(conn, _rank, expression, limit, scope, index)
+
+
+def _rank(conn: sqlite3.Connection, expression: str, limit: int, scope: Scope, index: str) -> list[tuple[int, float]]:
     table, bm25 = INDEXES[index]
     where, params = scope.where()
-    async with db.reader() as conn:
-        for window in WINDOWS:
-            window = max(window, 4 * limit)
-            ranked = dict(
-                await conn.execute_fetchall(
-                    f"SELECT rowid, {bm25} AS rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
-                    (expression, window),
-                )
-            )
-            if not ranked:
-                return []
-            rows = await conn.execute_fetchall(
-                f"SELECT i.id FROM {_IN_SCOPE} WHERE i.id IN ({', '.join('?' * len(ranked))}) AND {where}",
-                [*ranked, *params],
-            )
-            kept = sorted((ranked[item_id], item_id) for (item_id,) in rows)
-            if len(kept) >= limit or len(ranked) < window:
-                return [(item_id, -score) for score, item_id in kept[:limit]]
-        rows = await conn.execute_fetchall(
-            f"SELECT i.id, {bm25} AS rank FROM {table} JOIN {_IN_SCOPE}"
-            f" WHERE i.id = {table}.rowid AND {table} MATCH ? AND {where} ORDER BY rank LIMIT ?",
-            [expression, *params, limit],
+    for window in WINDOWS:
+        window = max(window, 4 * limit)
+        ranked = dict(
+            conn.execute(
+                f"SELECT rowid, {bm25} AS rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
+                (expression, window),
+            ).fetchall()
         )
+        if not ranked:
+            return []
+        rows = conn.execute(
+            f"SELECT i.id FROM {_IN_SCOPE} WHERE i.id IN ({', '.join('?' * len(ranked))}) AND {where}",
+            [*ranked, *params],
+        ).fetchall()
+        kept = sorted((ranked[item_id], item_id) for (item_id,) in rows)
+        if len(kept) >= limit or len(ranked) < window:
+            return [(item_id, -score) for score, item_id in kept[:limit]]
+    rows = conn.execute(
+        f"SELECT i.id, {bm25} AS rank FROM {table} JOIN {_IN_SCOPE}"
+        f" WHERE i.id = {table}.rowid AND {table} MATCH ? AND {where} ORDER BY rank LIMIT ?",
+        [expression, *params, limit],
+    ).fetchall()
     return [(item_id, -score) for item_id, score in rows]
 
 
