@@ -159,10 +159,8 @@ class VectorIndex:
         found = await asyncio.to_thread(self.search, query, k * RESCORED, sources, min_similarity - SCORE_ERROR)
         if not found:
             return []
-        rows = await vectors.load_rows(self.db, self.signature, [item_id for item_id, _ in found])
-        exact = {
-            row.item_id: float(np.frombuffer(row.vector, np.float32) @ query) for row in rows if row.dim == len(query)
-        }
+        stored = await vectors.stored_vectors(self.db, self.signature, len(query), [item_id for item_id, _ in found])
+        exact = {item_id: float(np.frombuffer(vector, np.float32) @ query) for item_id, vector in stored.items()}
         ranked = sorted(
             ((item_id, score) for item_id, score in exact.items() if score >= min_similarity), key=lambda pair: -pair[1]
         )

@@ -97,6 +97,22 @@ async def load_rows(db: Database, signature: str, item_ids: list[int]) -> list[V
     return found
 
 
+async def stored_vectors(db: Database, signature: str, dim: int, item_ids: list[int]) -> dict[int, bytes]:
+    """These items' float32 vectors of this signature and dimension (those that have one),
+    for exact rescoring: read by key alone, without the joins that find each one's source."""
+    found: dict[int, bytes] = {}
+    async with db.reader() as conn:
+        for start in range(0, len(item_ids), SQL_BATCH):
+            part = item_ids[start : start + SQL_BATCH]
+            rows = await conn.execute_fetchall(
+                "SELECT item_id, vector FROM vectors WHERE signature = ? AND dim = ?"
+                f" AND item_id IN ({', '.join('?' * len(part))})",
+                [signature, dim, *part],
+            )
+            found.update(rows)
+    return found
+
+
 async def delete_vectors(db: Database, signature: str) -> int:
     """Forget every vector of this signature (a re-embed makes them again)."""
     async with db.transaction() as conn:
