@@ -59,6 +59,8 @@ STEP = 1e-4
 _WORD = re.compile(r"\w+")
 # A number with its currency or unit, or a word.
 _TOKEN = re.compile(r"[£$€]?\d[\d,.:]*\d(?:\s?%)?|[£$€]?\d(?:\s?%)?|\w+")
+# What a value starts with: a digit or a currency sign.
+_VALUE_START = re.compile(r"[\d£$€]")
 # How many tokens from a query word a value may stand and still be its value, and how
 # many of the query's most specific words a disagreement is looked for at.
 VALUE_REACH = 10
@@ -108,28 +110,36 @@ def _words(text: str) -> set[str]:
 def _keyed_values(text: str, keys: list[str], answer_at: AnswerAt | None = None) -> dict[str, set[str]]:
     """For each query word, the values (numbers) within VALUE_REACH tokens of it in the
     text; with `answer_at`, only values of the kind the question asks for (a time, not a
-    phone number's digits, for "When...")."""
-    matches = list(_TOKEN.finditer(text))
-    tokens = [match.group() for match in matches]
-    values = [
-        i
-        for i, match in enumerate(matches)
-        if (match.group()[0].isdigit() or match.group()[0] in "£$€")
-        and (answer_at is None or answer_at(text, match.start()))
-    ]
-    found: dict[str, set[str]] = {}
-    if not values:
-        return found
+    phone number's digits, for "When...").
+
+    Most of the best hits' texts hold none of the words or no number at all, and are
+    not cut into tokens; a value's kind is asked only when it stands near a word."""
     lowered = text.lower()
-    for key in keys:
-        stem = key[:5]
-        if stem not in lowered:
-            continue
-        for i, token in enumerate(tokens):
-            if token.lower().startswith(stem):
+    stems = [(key, key[:5]) for key in keys if key[:5] in lowered]
+    if not stems or _VALUE_START.search(text) is None:
+        return {}
+    matches = list(_TOKEN.finditer(text))
+    numbers = [i for i, match in enumerate(matches) if _VALUE_START.match(match.group())]
+    if not numbers:
+        return {}
+    lowered_tokens = [match.group().lower() for match in matches]
+    kinds: dict[int, bool] = {}
+
+    def answers(i: int) -> bool:
+        if answer_at is None:
+            return True
+        if i not in kinds:
+            kinds[i] = answer_at(text, matches[i].start())
+        return kinds[i]
+
+    found: dict[str, set[str]] = {}
+    for key, stem in stems:
+        for i, token in enumerate(lowered_tokens):
+            if token.startswith(stem):
                 near = {
-                    tokens[v].replace(" ", "")
-                    for v in values[bisect_left(values, i - VALUE_REACH) : bisect_right(values, i + VALUE_REACH)]
+                    matches[v].group().replace(" ", "")
+                    for v in numbers[bisect_left(numbers, i - VALUE_REACH) : bisect_right(numbers, i + VALUE_REACH)]
+                    if answers(v)
                 }
                 if near:
                     found.setdefault(key, set()).update(near)
