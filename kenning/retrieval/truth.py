@@ -113,25 +113,20 @@ def _keyed_values(text: str, keys: list[str], answer_at: AnswerAt | None = None)
     phone number's digits, for "When...").
 
     Most of the best hits' texts hold none of the words or no number at all, and are
-    not cut into tokens; a value's kind is asked only when it stands near a word."""
+    not cut into tokens."""
     lowered = text.lower()
     stems = [(key, key[:5]) for key in keys if key[:5] in lowered]
     if not stems or _VALUE_START.search(text) is None:
         return {}
     matches = list(_TOKEN.finditer(text))
-    numbers = [i for i, match in enumerate(matches) if _VALUE_START.match(match.group())]
+    numbers = [
+        i
+        for i, match in enumerate(matches)
+        if _VALUE_START.match(match.group()) and (answer_at is None or answer_at(text, match.start()))
+    ]
     if not numbers:
         return {}
     lowered_tokens = [match.group().lower() for match in matches]
-    kinds: dict[int, bool] = {}
-
-    def answers(i: int) -> bool:
-        if answer_at is None:
-            return True
-        if i not in kinds:
-            kinds[i] = answer_at(text, matches[i].start())
-        return kinds[i]
-
     found: dict[str, set[str]] = {}
     for key, stem in stems:
         for i, token in enumerate(lowered_tokens):
@@ -139,7 +134,6 @@ def _keyed_values(text: str, keys: list[str], answer_at: AnswerAt | None = None)
                 near = {
                     matches[v].group().replace(" ", "")
                     for v in numbers[bisect_left(numbers, i - VALUE_REACH) : bisect_right(numbers, i + VALUE_REACH)]
-                    if answers(v)
                 }
                 if near:
                     found.setdefault(key, set()).update(near)

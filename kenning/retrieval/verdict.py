@@ -106,11 +106,13 @@ async def settle(
         coverage.reward_proximity(judged, measured)
     favour_periods(judged, intent)
     _sort(hits)
-    # Without the keyword leg every query is judged as a question by the other floors;
-    # the kind of value is read only from one that is worded as one (the keyword side
-    # read it already).
-    worded = asked.query.question if asked is not None else parse(text).question
-    wanted = None if not worded else asked.wanted if asked is not None else values.wanted(text)
+    # The kind of value is read only from a query worded as a question: the keyword side
+    # read it already; without that leg every query is judged as a question by the
+    # other floors, so the wording is read here.
+    if asked is not None:
+        wanted = asked.wanted
+    else:
+        wanted = values.wanted(text) if parse(text).question else None
     if wanted is not None:
         # Before the truth signals, which then weigh the chunk that says the value.
         values.stating_first(hits[:JUDGED], texts, wanted)
