@@ -27,7 +27,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from kenning.config import ChunkingSettings, EmbedderSettings, SourceSettings
+from kenning.config import ChunkingSettings, EmbedderSettings, LimitsSettings, SourceSettings
+from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.pipeline import IngestOptions
 from kenning.ingest.scan import FolderScanner
 from kenning.store import lookup, sources
@@ -102,9 +103,11 @@ async def measure(root: Path, name: str, lines: list[str], edit: Callable[[list[
     path.write_text("\n".join(lines))
     db = Database(root / "kenning.db")
     await db.open()
+    parsers = ParsePool(workers=1, memory_mb=512)
     try:
         ids = await sources.sync_sources(db, [("notes", str(folder), "default")])
-        scanner = FolderScanner(db, ids["notes"], SourceSettings(name="notes", path=folder), IngestOptions(ChunkingSettings(), 1 << 26))
+        options = IngestOptions(ChunkingSettings(), LimitsSettings(), 1 << 26, parsers)
+        scanner = FolderScanner(db, ids["notes"], SourceSettings(name="notes", path=folder), options)
         settings = EmbedderSettings()
         embedder = make_embedder(settings)
         job = EmbedJob(db, embedder, settings.max_chars)
@@ -122,6 +125,7 @@ async def measure(root: Path, name: str, lines: list[str], edit: Callable[[list[
         cited = unchanged[len(unchanged) // 2] if unchanged else None
         resolved = cited is not None and (await lookup.get_item(db, cited)).content == before[cited]
     finally:
+        await parsers.stop()
         await db.close()
     changed_texts = len(set(after.values()) - set(before.values()))
     return {
