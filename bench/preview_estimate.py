@@ -2,8 +2,8 @@
 
 For each folder (by default the system documentation tree and this Python's standard
 library), it runs the preview exactly as `ken sources add` does (timed), then reads and
-chunks every file the preview counted with the pipeline's own reader and chunker (the
-real count; redaction is skipped, it does not move line breaks) and prints both and the
+chunks every file the preview counted with the pipeline's own conversion (reader,
+redaction, chunker, the per-file chunk limit: the real count) and prints both and the
 error. Target: within ±15%. The baseline row is the old estimate (file size over the
 chunk step), computed in the same run.
 
@@ -23,21 +23,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kenning.config import Settings, SourceSettings  # noqa: E402
 from kenning.errors import ReaderError  # noqa: E402
-from kenning.ingest.chunker import chunk_document  # noqa: E402
+from kenning.ingest.convert import ConvertLimits, convert_file  # noqa: E402
 from kenning.ingest.preview import kept_files, preview  # noqa: E402
-from kenning.ingest.readers import read_file  # noqa: E402
+from kenning.ingest.readers import ReadLimits  # noqa: E402
+from kenning.ingest.walk import WalkReport  # noqa: E402
 
 TARGET = 0.15
 
 
 def real_chunks(paths: list[Path], settings: Settings, max_bytes: int) -> int:
+    limits = ConvertLimits(
+        read=ReadLimits(max_file_bytes=max_bytes, max_text_chars=settings.limits.max_text_chars),
+        target_chars=settings.chunking.target_chars,
+        overlap_chars=settings.chunking.overlap_chars,
+        max_chunks=settings.limits.max_chunks_per_file,
+    )
     total = 0
     for path in paths:
         try:
-            parsed = read_file(path, max_bytes=max_bytes)
+            total += len(convert_file(path, path.stem, limits).items)
         except ReaderError:
             continue
-        total += len(chunk_document(parsed, settings.chunking.target_chars, settings.chunking.overlap_chars))
     return total
 
 
@@ -63,7 +69,7 @@ def main() -> None:
         started = time.perf_counter()
         result = preview(source, settings)
         seconds = time.perf_counter() - started
-        kept, _, _ = kept_files(source, settings)
+        kept, _, _ = kept_files(source, settings, WalkReport())
         real = real_chunks([item.path for item in kept], settings, max_bytes)
         old = size_only([(item.path.suffix.lower(), item.size) for item in kept if item.size <= max_bytes], settings)
         error = result.estimated_chunks / real - 1 if real else 0.0
