@@ -15,6 +15,15 @@ import pytest
 from tests.daemon_harness import DaemonProcess, wait_for, write_config
 
 NOTES = {
+    "runbooks/build-cache.md": """
+        ---
+        date: 2025-01-10
+        ---
+        # Build cache runbook
+
+        The build cache holds CI artefacts for seven days. Where a build is stuck on a stale
+        artefact, clear the build cache with `cache-clear --all` from any CI runner.
+        """,
     "meetings/2025-03-04-infra-sync.md": """
         # Infra sync, 4 March 2025
 
@@ -299,6 +308,11 @@ def test_a_correction_outranks_the_note_it_corrects_which_stays_findable_and_mar
     assert older["superseded_by"] == newer["item_id"]
     assert newer["superseded_by"] is None
     assert newer["date"] == "2025-03-18" and older["date"] == "2025-03-04"
+    # An older page about the build cache that names nothing the correction names (the
+    # March notes, MinIO, Ceph) is not what it corrects.
+    runbook = first_hit(result, "build-cache.md")
+    assert runbook["superseded_by"] is None
+    assert not any("superseded" in reason for reason in runbook["reasons"])
 
 
 def test_a_retraction_is_tied_to_the_claim_it_names_and_ranks_above_it(daemon):

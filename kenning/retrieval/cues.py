@@ -24,6 +24,7 @@ that scientific prose uses for its own claims ("we propose", "proposed", "consid
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -55,6 +56,8 @@ _CUES = re2.compile(
     rf"\b(?:(?P<retraction>{_RETRACTION})|(?P<correction>{_CORRECTION})"
     rf"|(?P<strong>{_HEDGE_STRONG})|(?P<weak>{_HEDGE_WEAK}))"
 )
+# A front matter line's key.
+_KEY = re.compile(r"^\s*[\w-]+:\s")
 # Weak hedges in a chunk's body count this much each; a chunk is hedged at 1.
 WEAK = 0.15
 HEDGED = 1.0
@@ -70,6 +73,10 @@ class Cues:
     retraction: str | None
     hedge: float
     hedge_word: str | None
+    # The line each of the first two stands on (the title, a line of the document's
+    # opening, or one of the chunk's): what is corrected or taken back is named there.
+    correction_line: str
+    retraction_line: str
 
     @property
     def hedged(self) -> bool:
@@ -96,18 +103,29 @@ def _opening(lead: str) -> str:
     return "\n".join(lines[: end + OPENING_LINES])
 
 
-def _on_topic(matches: list[re2._Match], text: str, keys: list[str]) -> str | None:
+def _line(text: str, match: re2._Match) -> str:
+    """The line the match stands on, without a front matter key ("title: ..."), which is
+    no word of the note's."""
+    start = text.rfind("\n", 0, match.start()) + 1
+    end = text.find("\n", match.end())
+    return _KEY.sub("", text[start : end if end >= 0 else len(text)], count=1)
+
+
+def cue_words(text: str) -> set[str]:
+    """The words of every cue in a lower-cased text ("instead", "no", "longer")."""
+    return {word for match in _CUES.finditer(text) for word in match.group().split()}
+
+
+def _on_topic(matches: list[re2._Match], text: str, keys: list[str]) -> tuple[str | None, str]:
     """The first cue in a line that also names one of the query's words (by its first
-    letters, so "restarting" names "restart"): a correction elsewhere in a long chunk is
-    about something else. `text` is lower-cased, as the keys are."""
+    letters, so "restarting" names "restart"), and that line: a correction elsewhere in
+    a long chunk is about something else. `text` is lower-cased, as the keys are."""
     stems = [key[:STEM] for key in keys]
     for match in matches:
-        start = text.rfind("\n", 0, match.start()) + 1
-        end = text.find("\n", match.end())
-        line = text[start : end if end >= 0 else len(text)]
+        line = _line(text, match)
         if not stems or any(stem in line for stem in stems):
-            return match.group()
-    return None
+            return match.group(), line
+    return None, ""
 
 
 def read(title: str, text: str, lead: str = "", keys: list[str] | None = None) -> Cues:
@@ -123,15 +141,23 @@ def read(title: str, text: str, lead: str = "", keys: list[str] | None = None) -
     hedge_word = next((found["strong"][0] for found in (heading, body) if found["strong"]), None)
     hedge_word = hedge_word or (body["weak"][0] if body["weak"] else None)
 
-    def said(kind: str) -> str | None:
-        for found in (heading, opening):
-            if found[kind]:
-                return found[kind][0].group()
+    def said(kind: str) -> tuple[str | None, str]:
+        # A note that says what it is in its title or opening names what it takes back
+        # there, and again where its text says so ("the threshold ... is £250, not £500").
+        told = [_line(text, match) for match in body[kind]]
+        if heading[kind]:
+            return heading[kind][0].group(), "\n".join([title.lower(), *told])
+        if opening[kind]:
+            return opening[kind][0].group(), "\n".join([_line(lead, opening[kind][0]), *told])
         return _on_topic(body[kind], text, keys or [])
 
+    correction, correction_line = said("correction")
+    retraction, retraction_line = said("retraction")
     return Cues(
-        correction=said("correction"),
-        retraction=said("retraction"),
+        correction=correction,
+        retraction=retraction,
         hedge=hedge,
         hedge_word=hedge_word.group() if hedge_word else None,
+        correction_line=correction_line,
+        retraction_line=retraction_line,
     )
