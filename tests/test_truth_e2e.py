@@ -15,6 +15,20 @@ import pytest
 from tests.daemon_harness import DaemonProcess, wait_for, write_config
 
 NOTES = {
+    "ops/dead-letters.md": """
+        # Dead letters
+
+        The Field Ops team checks the dead letter queue for rota events every morning and
+        re-drives what it can.
+        """,
+    "ops/ownership.md": """
+        # Who owns what
+
+        | service | owner team |
+        |---|---|
+        | rostering-api | Field Ops |
+        | price-engine | Commerce |
+        """,
     "runbooks/build-cache.md": """
         ---
         date: 2025-01-10
@@ -501,6 +515,11 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # "catalog".
     result = ask(daemon, "Which database holds the service that Project Heron moves the parts catalogue to?")
     assert docs(result)[:2] == ["kickoff.md", "catalog.md"]
+    # A team with no page of its own: the hop is the other note that names it and holds
+    # what the best hit does not say ("service", "owned").
+    result = ask(daemon, "Which service is owned by the team that checks the dead letter queue for rota events?")
+    assert docs(result)[:2] == ["dead-letters.md", "ownership.md"]
+    assert any("names 'field ops'" in reason for reason in first_hit(result, "ownership.md")["reasons"])
 
 
 def test_ken_search_explain_says_why_hits_moved(daemon):
