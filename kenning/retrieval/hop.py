@@ -29,6 +29,7 @@ relation is said ("lead", "maintainer", "source system"), unless the names are a
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from kenning.api import Hit
@@ -39,6 +40,7 @@ from kenning.store.hits import chunk_texts, load_hits
 from kenning.store.scope import Scope
 from kenning.text.names import normalize_name
 from kenning.text.statements import statements, word_among
+from kenning.text.stopwords import GENERIC_VERBS
 
 _WORD = re.compile(r"\w+")
 # Chunks naming a thing with no page of its own that are read for the one to follow.
@@ -102,8 +104,7 @@ async def follow(db: Database, query: KeywordQuery, hits: list[Hit], scope: Scop
             if best is None or weight > best[0]:
                 best = (weight, page)
     if best is None:
-        unpaged = identifiers - named - {name for name, _ in titled} - query.names
-        return await _mentioning(db, query, bridge, lines, unpaged, scope)
+        return await _mentioning(db, query, bridge, lines, named | {name for name, _ in titled}, scope)
     loaded = await load_hits(db, best[1], scope)
     if not loaded:
         return None
@@ -119,27 +120,44 @@ async def follow(db: Database, query: KeywordQuery, hits: list[Hit], scope: Scop
 
 
 async def _mentioning(
-    db: Database, query: KeywordQuery, bridge: Hit, lines: list[tuple[str, tuple[int, int]]], names: set[str], scope: Scope
+    db: Database, query: KeywordQuery, bridge: Hit, lines: list[tuple[str, tuple[int, int]]], paged: set[str], scope: Scope
 ) -> Hit | None:
-    """Where the bridge's line names something with no page of its own ("The Core
+    """Where the bridge's best line names something with no page of its own ("The Core
     Dispatch team checks the dead letter queue"), the best chunk of another document
-    that names it too and holds the question's words the line does not ("Which
-    service is owned by..."): the catalogue's row "dispatch-api | Core Dispatch"."""
+    that names it too and holds at least half of the question's words the line does not
+    ("Which service is owned by..."): the catalogue's row "dispatch-api | Core
+    Dispatch". A name is an identifier or a capitalised name of a team, service or the
+    like, and not one the question says itself."""
     for line, _ in sorted(lines, key=lambda pair: pair[1], reverse=True):
-        on_line = [name for name in sorted(names) if _names_on(line, [name])]
-        if not on_line:
+        names = {normalize_name(found) for found in _IDENTIFIER.findall(line)}
+        names |= {normalize_name(found) for found in _KIND_NAMED.findall(line) if found[:1].isupper()}
+        names = {
+            name
+            for name in names - paged - query.names
+            if any(char.isalpha() for char in name) and not set(name.split()) <= set(query.terms)
+        }
+        if not names:
             continue
         among = word_among([word.casefold() for word in _WORD.findall(line)])
-        rest = [term for term in query.terms if not among(term) and term not in query.names]
+        # Not what any text may say its own way, nor the period asked about.
+        rest = [
+            term
+            for term in query.terms
+            if not among(term) and term not in query.names and term not in GENERIC_VERBS and term.isalpha()
+        ]
         if not rest:
             return None
         either = " OR ".join(quote(term) for term in rest)
-        for name in on_line:
-            ranked = await fts.rank(db, f"{quote(name)} AND ({either})", MENTIONS, scope)
-            loaded = await load_hits(db, [item_id for item_id, _ in ranked], scope)
-            for item_id, _ in ranked:
+        for name in sorted(names):
+            ranked = [item_id for item_id, _ in await fts.rank(db, f"{quote(name)} AND ({either})", MENTIONS, scope)]
+            loaded, texts = await asyncio.gather(load_hits(db, ranked, scope), chunk_texts(db, ranked))
+            for item_id in ranked:
                 hit = loaded.get(item_id)
-                if hit is not None and hit.document_id != bridge.document_id:
+                if hit is None or hit.document_id == bridge.document_id or item_id not in texts:
+                    continue
+                # One shared word ("customer") would tie any note naming it to the question.
+                holds = word_among([word.casefold() for word in _WORD.findall(texts[item_id].content)])
+                if 2 * sum(map(holds, rest)) >= len(rest):
                     hit.reasons.append(
                         f"names {name!r} as the best hit does ({bridge.path}:{bridge.line_start}-{bridge.line_end})"
                     )
