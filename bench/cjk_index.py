@@ -31,7 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from kenning.config import ChunkingSettings, RetrievalSettings, SourceSettings
+from kenning.config import ChunkingSettings, LimitsSettings, RetrievalSettings, SourceSettings
+from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.pipeline import IngestOptions
 from kenning.ingest.scan import FolderScanner
 from kenning.retrieval.search import Retriever
@@ -82,8 +83,12 @@ async def ingest(root: Path) -> Path:
     try:
         [source_id] = (await sources.sync_sources(db, [("truth", str(docs), "default")])).values()
         settings = SourceSettings(name="truth", path=docs, max_files=10**6)
-        scanner = FolderScanner(db, source_id, settings, IngestOptions(ChunkingSettings(), 50 * 1024 * 1024))
-        await scanner.sweep()
+        parsers = ParsePool(workers=2, memory_mb=512)
+        options = IngestOptions(ChunkingSettings(), LimitsSettings(), 50 * 1024 * 1024, parsers)
+        try:
+            await FolderScanner(db, source_id, settings, options).sweep()
+        finally:
+            await parsers.stop()
     finally:
         await db.close()
     return docs

@@ -91,18 +91,20 @@ def make_queries(words: list[str], count: int) -> dict[str, list[str]]:
 
 @contextmanager
 def without_truth_stages():
-    """Search as it was before the truth stages: no term counts, and sort-and-cut after fusion."""
+    """Search as it was before the truth stages: no term counts, and sort-and-cut after
+    fusion. Snippets are made as a search makes them (from the scratch index of the
+    returned hits), so both modes pay for them alike."""
     settle, asked = search_module.settle, search_module.Asked
 
-    async def sort_and_cut(db, text, hits, limit, settings, asked, meaning):
+    async def sort_and_cut(db, text, hits, limit, settings, asked, meaning, follow=None):
         return hits[:limit], None
 
-    class NoCounts:
-        def __init__(self, *args) -> None:
-            pass
-
-        def cancel(self) -> None:
-            pass
+    class NoCounts(asked):
+        def __init__(self, db, query, text) -> None:
+            self.db, self.query, self.items, self.wanted, self.probes = db, query, [], None, []
+            self.counts = asyncio.get_running_loop().create_future()
+            self.counts.set_result(None)
+            self._scratch = None
 
     search_module.settle, search_module.Asked = sort_and_cut, NoCounts
     try:
