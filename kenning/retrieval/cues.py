@@ -142,13 +142,15 @@ def read(title: str, text: str, lead: str = "", keys: list[str] | None = None) -
     hedge_word = hedge_word or (body["weak"][0] if body["weak"] else None)
 
     def said(kind: str) -> tuple[str | None, str]:
-        # A note that says what it is in its title or opening names what it takes back
-        # there, and again where its text says so ("the threshold ... is £250, not £500").
+        # A note whose title says what it is names what it takes back there, and again
+        # where its text says so ("the threshold ... is £250, not £500"); a line of its
+        # opening names it on that line, and the note's other lines with a cue are about
+        # other things ("one queue per customer" under the corrected decision).
         told = [_line(text, match) for match in body[kind]]
         if heading[kind]:
             return heading[kind][0].group(), "\n".join([title.lower(), *told])
         if opening[kind]:
-            return opening[kind][0].group(), "\n".join([_line(lead, opening[kind][0]), *told])
+            return opening[kind][0].group(), _line(lead, opening[kind][0])
         return _on_topic(body[kind], text, keys or [])
 
     correction, correction_line = said("correction")
