@@ -520,6 +520,9 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     result = ask(daemon, "Which service is owned by the team that checks the dead letter queue for rota events?")
     assert docs(result)[:2] == ["dead-letters.md", "ownership.md"]
     assert any("names 'field ops'" in reason for reason in first_hit(result, "ownership.md")["reasons"])
+    # Nothing else naming the team holds what the line leaves out: no hop.
+    result = ask(daemon, "Which laptop model does the team that checks the dead letter queue for rota events get?")
+    assert not any("as the best hit does" in reason for hit in result["hits"] for reason in hit["reasons"])
 
 
 def test_ken_search_explain_says_why_hits_moved(daemon):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date
 
 from kenning.api import Hit
-from kenning.retrieval import diversity, floors, truth, values
+from kenning.retrieval import cues, diversity, floors, truth, values
 from kenning.retrieval.dates import TimeIntent
 from kenning.store.hits import ChunkText
 
@@ -98,8 +98,48 @@ def test_a_correction_far_from_what_the_query_asks_about_is_not_one():
     aside = side(2, 2, text, "2025-03-18", 0.7, lead="# Weekly notes\n\nWhat happened this week.")
     assert all(h.superseded_by is None for h in resolve([old, aside], ["cache", "build"]))
     # In a document's opening lines the same words speak for the whole note.
+    plan = side(1, 1, "March plan: the build cache moves to MinIO next month.", "2025-03-04", 0.9, title="Plan")
     opening = side(2, 2, text, "2025-03-18", 0.7, lead="# Weekly notes\n\nThis note supersedes the March plan.")
-    assert resolve([old, opening], ["cache", "build"])[1].superseded_by == 2
+    assert resolve([plan, opening], ["cache", "build"])[1].superseded_by == 2
+
+
+def test_a_correction_supersedes_only_what_names_something_its_line_names():
+    keys = ["cache", "build", "moves"]
+
+    def notes() -> tuple[Hit, ChunkText]:
+        return side(1, 1, "Decided: the build cache moves to MinIO next month.", "2025-03-04", 0.9, title="Infra sync")
+
+    def runbook() -> tuple[Hit, ChunkText]:
+        text = "The build cache moves old artefacts out after seven days."
+        return side(2, 2, text, "2025-01-10", 0.8, title="Runbook")
+
+    def newer(text: str, title: str) -> tuple[Hit, ChunkText]:
+        return side(3, 3, text, "2025-03-18", 0.7, title=title)
+
+    def superseded(*pairs: tuple[Hit, ChunkText]) -> dict[int, int | None]:
+        return {h.item_id: h.superseded_by for h in resolve(list(pairs), keys)}
+
+    correction = newer("Correction to the 4 March notes: the build cache moves to Ceph instead of MinIO.", "Infra sync")
+    assert superseded(notes(), runbook(), correction) == {1: 3, 2: None, 3: None}
+    # A title naming nothing but the question's words may mean any older note about them;
+    # the chunk's lines with a cue count with it ("not MinIO as written" names MinIO).
+    plain = newer("The build cache moves to Ceph.", "Correction: build cache")
+    assert superseded(runbook(), plain) == {2: 3, 3: None}
+    told = newer("The build cache moves to Ceph, not MinIO as written.", "Correction: build cache")
+    assert superseded(notes(), runbook(), told) == {1: 3, 2: None, 3: None}
+
+
+def test_what_a_cue_is_said_in():
+    # In a title, the title and the chunk's lines with a cue of that kind.
+    line = "refunds over £250 need finance approval, not £500 as written."
+    said = cues.read("Update: refund threshold", line)
+    assert said.correction_context.split("\n") == ["update: refund threshold", line]
+    assert cues.cue_words(said.correction_context) == {"update", "not", "as", "written"}
+    # In the front matter, without its key; in the body, the line as it stands.
+    lead = '---\ntitle: "Correction: payout schedule"\n---\nPayouts run weekly.'
+    assert cues.read("Payouts", "payouts run weekly.", lead).correction_context == '"correction: payout schedule"'
+    body = cues.read("Notes", "intro\n\nthreshold: no longer £500, now £250", "", ["threshold"])
+    assert (body.correction, body.correction_context) == ("no longer", "threshold: no longer £500, now £250")
 
 
 def test_two_statements_of_one_time_giving_different_values_conflict():

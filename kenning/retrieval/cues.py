@@ -58,6 +58,7 @@ _CUES = re2.compile(
 )
 # A front matter line's key.
 _KEY = re.compile(r"^\s*[\w-]+:\s")
+_WORD = re.compile(r"\w+")
 # Weak hedges in a chunk's body count this much each; a chunk is hedged at 1.
 WEAK = 0.15
 HEDGED = 1.0
@@ -73,10 +74,11 @@ class Cues:
     retraction: str | None
     hedge: float
     hedge_word: str | None
-    # The line each of the first two stands on (the title, a line of the document's
-    # opening, or one of the chunk's): what is corrected or taken back is named there.
-    correction_line: str
-    retraction_line: str
+    # Where each of the first two was said, which names what is corrected or taken
+    # back: the line it stands on (in the document's opening, or in the chunk), or for a
+    # title, the title and the chunk's lines with a cue of that kind.
+    correction_context: str
+    retraction_context: str
 
     @property
     def hedged(self) -> bool:
@@ -94,6 +96,14 @@ def _found(text: str) -> dict[str, list[re2._Match]]:
     return found
 
 
+def _front_matter_end(text: str) -> int:
+    """Where a text's front matter ends (0 when it has none)."""
+    if not text.startswith("---\n"):
+        return 0
+    found = re.search(r"^(?:---|\.\.\.)$", text[4:], re.MULTILINE)
+    return 4 + found.end() if found else 0
+
+
 def _opening(lead: str) -> str:
     """A document's front matter and first lines: where a note says what it is."""
     lines = lead.split("\n")
@@ -104,16 +114,24 @@ def _opening(lead: str) -> str:
 
 
 def _line(text: str, match: re2._Match) -> str:
-    """The line the match stands on, without a front matter key ("title: ..."), which is
-    no word of the note's."""
+    """The line the match stands on; in the front matter, without its key ("title: ..."),
+    which is no word of the note's."""
     start = text.rfind("\n", 0, match.start()) + 1
     end = text.find("\n", match.end())
-    return _KEY.sub("", text[start : end if end >= 0 else len(text)], count=1)
+    line = text[start : end if end >= 0 else len(text)]
+    return _KEY.sub("", line, count=1) if start < _front_matter_end(text) else line
 
 
 def cue_words(text: str) -> set[str]:
-    """The words of every cue in a lower-cased text ("instead", "no", "longer")."""
-    return {word for match in _CUES.finditer(text) for word in match.group().split()}
+    """The words of every cue in a lower-cased text ("instead", "no", "longer"); of "not
+    ... as written", not the words between, which say what was not written."""
+    words: set[str] = set()
+    for match in _CUES.finditer(text):
+        found = _WORD.findall(match.group())
+        if found[0] == "not" and "as" in found[1:]:
+            found = ["not", "as", found[-1]]
+        words.update(found)
+    return words
 
 
 def _on_topic(matches: list[re2._Match], text: str, keys: list[str]) -> tuple[str | None, str]:
@@ -146,20 +164,20 @@ def read(title: str, text: str, lead: str = "", keys: list[str] | None = None) -
         # where its text says so ("the threshold ... is £250, not £500"); a line of its
         # opening names it on that line, and the note's other lines with a cue are about
         # other things ("one queue per customer" under the corrected decision).
-        told = [_line(text, match) for match in body[kind]]
         if heading[kind]:
+            told = [_line(text, match) for match in body[kind]]
             return heading[kind][0].group(), "\n".join([title.lower(), *told])
         if opening[kind]:
             return opening[kind][0].group(), _line(lead, opening[kind][0])
         return _on_topic(body[kind], text, keys or [])
 
-    correction, correction_line = said("correction")
-    retraction, retraction_line = said("retraction")
+    correction, correction_context = said("correction")
+    retraction, retraction_context = said("retraction")
     return Cues(
         correction=correction,
         retraction=retraction,
         hedge=hedge,
         hedge_word=hedge_word.group() if hedge_word else None,
-        correction_line=correction_line,
-        retraction_line=retraction_line,
+        correction_context=correction_context,
+        retraction_context=retraction_context,
     )

@@ -43,8 +43,10 @@ from kenning.text.statements import statements, word_among
 from kenning.text.stopwords import GENERIC_VERBS
 
 _WORD = re.compile(r"\w+")
-# Chunks naming a thing with no page of its own that are read for the one to follow.
+# Chunks naming a thing with no page of its own that are read for the one to follow,
+# and how many such names of the best line are tried.
 MENTIONS = 5
+NAMED_UNPAGED = 3
 # Words joined by hyphens or underscores: the names of services, clusters, datasets.
 _IDENTIFIER = re.compile(r"(?<![\w-])\w+(?:[-_]\w+)+(?![\w-])")
 # "the ledger service", "the Core Dispatch team": a name and the kind of thing it is,
@@ -120,22 +122,21 @@ async def follow(db: Database, query: KeywordQuery, hits: list[Hit], scope: Scop
 
 
 async def _mentioning(
-    db: Database, query: KeywordQuery, bridge: Hit, lines: list[tuple[str, tuple[int, int]]], paged: set[str], scope: Scope
+    db: Database,
+    query: KeywordQuery,
+    bridge: Hit,
+    lines: list[tuple[str, tuple[int, int]]],
+    paged: set[str],
+    scope: Scope,
 ) -> Hit | None:
     """Where the bridge's best line names something with no page of its own ("The Core
     Dispatch team checks the dead letter queue"), the best chunk of another document
-    that names it too and holds at least half of the question's words the line does not
-    ("Which service is owned by..."): the catalogue's row "dispatch-api | Core
-    Dispatch". A name is an identifier or a capitalised name of a team, service or the
-    like, and not one the question says itself."""
+    that names it too and holds half or more of the question's words the line does not
+    ("Which service is owned by..."; with one or two such words, one): the catalogue's
+    row "dispatch-api | Core Dispatch"."""
+    name_words = {word for name in query.names for word in _WORD.findall(name)}
     for line, _ in sorted(lines, key=lambda pair: pair[1], reverse=True):
-        names = {normalize_name(found) for found in _IDENTIFIER.findall(line)}
-        names |= {normalize_name(found) for found in _KIND_NAMED.findall(line) if found[:1].isupper()}
-        names = {
-            name
-            for name in names - paged - query.names
-            if any(char.isalpha() for char in name) and not set(name.split()) <= set(query.terms)
-        }
+        names = _unpaged_names(line, paged, query, name_words)
         if not names:
             continue
         among = word_among([word.casefold() for word in _WORD.findall(line)])
@@ -143,19 +144,18 @@ async def _mentioning(
         rest = [
             term
             for term in query.terms
-            if not among(term) and term not in query.names and term not in GENERIC_VERBS and term.isalpha()
+            if not among(term) and term not in name_words and term not in GENERIC_VERBS and term.isalpha()
         ]
         if not rest:
             return None
         either = " OR ".join(quote(term) for term in rest)
-        for name in sorted(names):
+        for name in names:
             ranked = [item_id for item_id, _ in await fts.rank(db, f"{quote(name)} AND ({either})", MENTIONS, scope)]
             loaded, texts = await asyncio.gather(load_hits(db, ranked, scope), chunk_texts(db, ranked))
             for item_id in ranked:
                 hit = loaded.get(item_id)
                 if hit is None or hit.document_id == bridge.document_id or item_id not in texts:
                     continue
-                # One shared word ("customer") would tie any note naming it to the question.
                 holds = word_among([word.casefold() for word in _WORD.findall(texts[item_id].content)])
                 if 2 * sum(map(holds, rest)) >= len(rest):
                     hit.reasons.append(
@@ -164,3 +164,24 @@ async def _mentioning(
                     return hit
         return None
     return None
+
+
+def _unpaged_names(line: str, paged: set[str], query: KeywordQuery, name_words: set[str]) -> list[str]:
+    """What a line names that has no page, surest first and at most NAMED_UNPAGED: a
+    capitalised team, service or the like ("the Core Dispatch team"), an identifier with
+    a digit or an underscore ("sms_gateway", "eu-west-2"), then any hyphenated one
+    ("rota-service", but also "re-drives": only the question's words decide between
+    them). Not one the question says itself ("the job queue" names "job")."""
+    kinds = [
+        [found for found in _KIND_NAMED.findall(line) if found[:1].isupper()],
+        [found for found in _IDENTIFIER.findall(line) if re.search(r"[\d_]", found)],
+        _IDENTIFIER.findall(line),
+    ]
+    said = set(query.terms) | name_words
+    names = []
+    for found in (normalize_name(found) for kind in kinds for found in kind):
+        words = _WORD.findall(found)
+        if found in paged or found in names or not any(word.isalpha() for word in words) or set(words) <= said:
+            continue
+        names.append(found)
+    return names[:NAMED_UNPAGED]

@@ -107,14 +107,15 @@ class _Side:
         the document it corrects: "This ADR supersedes ADR-0012")."""
         return word_among(list(_words(f"{self.hit.title}\n{self.text}")))
 
-    def names(self, line: str, older: _Side) -> bool:
-        """Whether the older text names something the line of this one's correction or
-        retraction names besides the query's words: "Correction to the 4 Sept notes: the
-        job queue migration target is NATS JetStream" corrects notes about the
-        migration, not the dead letter queue's page that a question about job queues also
-        finds. A line of nothing but the query's words and the cue ("Correction: refund
-        approval threshold") names nothing more, and any text about them may be meant."""
-        told = _words(line) - cues.cue_words(line) - GENERIC_VERBS
+    def ties_to(self, context: str, older: _Side) -> bool:
+        """Whether the older text names something that the place this one corrects or
+        retracts in (`context`, see cues.Cues) names besides the query's words:
+        "Correction to the 4 Sept notes: the job queue migration target is NATS
+        JetStream" corrects notes about the migration, not the dead letter queue's page
+        that a question about job queues also finds. A place naming nothing but the
+        query's words and the cue ("Correction: refund approval threshold") names
+        nothing more, and any text about them may be meant."""
+        told = _words(context) - cues.cue_words(context) - GENERIC_VERBS
         own = [word for word in told if not _YEAR.fullmatch(word) and not self._asked(word)]
         return not own or any(older.words(word) for word in own)
 
@@ -262,7 +263,7 @@ def _relate(upper: _Side, lower: _Side, intent: TimeIntent, close: _Closeness) -
             said.retraction
             and not older.cues.retraction
             and close(newer, older, SAME_SUBJECT)
-            and newer.names(said.retraction_line, older)
+            and newer.ties_to(said.retraction_context, older)
         ):
             older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
             _place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
@@ -272,7 +273,7 @@ def _relate(upper: _Side, lower: _Side, intent: TimeIntent, close: _Closeness) -
             said.correction
             and not older.cues.correction
             and close(newer, older, SAME_SUBJECT)
-            and newer.names(said.correction_line, older)
+            and newer.ties_to(said.correction_context, older)
         ):
             older.hit.superseded_by = older.hit.superseded_by or newer.hit.item_id
             _place_above(newer.hit, older.hit, f"supersedes item {older.hit.item_id} ({said.correction!r})")
