@@ -154,6 +154,8 @@ def test_numbers_near_a_who_questions_words_are_not_a_disagreement_about_who():
     service = side(2, 2, "The billing exporter listens on port 9187. Ruth Okafor's team runs it.", "2025-06-12", 0.8)
     keys = ["billing", "runs"]
     assert all(h.conflicts_with == [] for h in resolve([people, service], keys, "Who runs the billing exporter?"))
+    # Nor about which team: its answer is a name too.
+    assert all(h.conflicts_with == [] for h in resolve([people, service], keys, "Which team runs the billing exporter?"))
     # Asked for a number, the same two notes disagree.
     ranked = resolve([people, service], keys, "What number is given for the billing team?")
     assert ranked[0].conflicts_with == [2]

@@ -227,15 +227,22 @@ _KINDS = (
 )
 
 
-# A question asking for a person: its answer is a name, never a number.
-_PERSON = re.compile(r"^\W*(?:who|whom|whose)\b", re.I)
+# A question asking for a person, or for a team, a place or another thing known by its
+# name: its answer is a name, never a number.
+_PERSON = re.compile(
+    r"^\W*(?:who|whom|whose)\b|^\W*(?:which|what)\s+(?:team|person|people|service|city|town|country|office|company"
+    r"|vendor|supplier|provider|tool|customer|manager|engineer|owner)s?\b",
+    re.I,
+)
 
 
 def answers_at(question: str, wanted: Wanted | None) -> Callable[[str, int], bool] | None:
     """Which of a text's values can answer the question, for the truth signals to compare:
-    those of the kind it asks for (`value_at`), none for a question asking who (a phone
-    number beside "billing" in one note and a port beside it in another do not disagree
-    about who runs billing), any for the rest (None)."""
+    those of the kind it asks for (`value_at`), none for a question asking who or which
+    team, place or the like (a phone number beside "billing" in one note and a port
+    beside it in another do not disagree about who runs billing; "every morning at
+    09:00" and "daily at 11:00" do not about which team checks a queue), any for the
+    rest (None)."""
     if wanted is not None:
         return partial(value_at, wanted)
     if _PERSON.search(question):
