@@ -96,21 +96,17 @@ def _found(text: str) -> dict[str, list[re2._Match]]:
     return found
 
 
-def _front_matter_end(text: str) -> int:
-    """Where a text's front matter ends (0 when it has none)."""
-    if not text.startswith("---\n"):
-        return 0
-    found = re.search(r"^(?:---|\.\.\.)$", text[4:], re.MULTILINE)
-    return 4 + found.end() if found else 0
+def _front_matter_lines(lines: list[str]) -> int:
+    """How many of a text's first lines are its front matter (0 when it has none)."""
+    if lines and lines[0].strip() == "---":
+        return next((i + 1 for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
+    return 0
 
 
 def _opening(lead: str) -> str:
     """A document's front matter and first lines: where a note says what it is."""
     lines = lead.split("\n")
-    end = 0
-    if lines and lines[0].strip() == "---":
-        end = next((i + 1 for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
-    return "\n".join(lines[: end + OPENING_LINES])
+    return "\n".join(lines[: _front_matter_lines(lines) + OPENING_LINES])
 
 
 def _line(text: str, match: re2._Match) -> str:
@@ -119,7 +115,9 @@ def _line(text: str, match: re2._Match) -> str:
     start = text.rfind("\n", 0, match.start()) + 1
     end = text.find("\n", match.end())
     line = text[start : end if end >= 0 else len(text)]
-    return _KEY.sub("", line, count=1) if start < _front_matter_end(text) else line
+    if text.startswith("---") and text.count("\n", 0, start) < _front_matter_lines(text.split("\n")):
+        return _KEY.sub("", line, count=1)
+    return line
 
 
 def cue_words(text: str) -> set[str]:

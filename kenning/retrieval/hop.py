@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 
 from kenning.api import Hit
 from kenning.retrieval.query import KeywordQuery, quote
@@ -56,11 +57,19 @@ _KIND_NAMED = re.compile(
     r"(?:service|team|cluster|database|app|system|project|dataset|queue|pipeline|library|repo)\b",
     re.IGNORECASE,
 )
+def _name_words(query: KeywordQuery) -> set[str]:
+    return {part for name in query.names for part in name.split()}
+
+
+def _holder(text: str) -> Callable[[str], bool]:
+    """Whether the text holds a word of the question (told apart by an ending at most)."""
+    return word_among([word.casefold() for word in _WORD.findall(text)])
+
+
 def _weight(line: str, query: KeywordQuery) -> tuple[int, int]:
     """How many of the question's other words and of its names a line holds."""
     words = [word.casefold() for word in _WORD.findall(line)]
-    name_words = {part for name in query.names for part in name.split()}
-    name_words |= {word for phrase in query.phrases for word in phrase}
+    name_words = _name_words(query) | {word for phrase in query.phrases for word in phrase}
     among = word_among(words)
     held = [term for term in query.terms if among(term)]
     held += [word for phrase in query.phrases for word in phrase if word in words]
@@ -134,12 +143,12 @@ async def _mentioning(
     that names it too and holds half or more of the question's words the line does not
     ("Which service is owned by..."; with one or two such words, one): the catalogue's
     row "dispatch-api | Core Dispatch"."""
-    name_words = {word for name in query.names for word in _WORD.findall(name)}
+    name_words = _name_words(query)
     for line, _ in sorted(lines, key=lambda pair: pair[1], reverse=True):
         names = _unpaged_names(line, paged, query, name_words)
         if not names:
             continue
-        among = word_among([word.casefold() for word in _WORD.findall(line)])
+        among = _holder(line)
         # Not what any text may say its own way, nor the period asked about.
         rest = [
             term
@@ -156,8 +165,7 @@ async def _mentioning(
                 hit = loaded.get(item_id)
                 if hit is None or hit.document_id == bridge.document_id or item_id not in texts:
                     continue
-                holds = word_among([word.casefold() for word in _WORD.findall(texts[item_id].content)])
-                if 2 * sum(map(holds, rest)) >= len(rest):
+                if 2 * sum(map(_holder(texts[item_id].content), rest)) >= len(rest):
                     hit.reasons.append(
                         f"names {name!r} as the best hit does ({bridge.path}:{bridge.line_start}-{bridge.line_end})"
                     )

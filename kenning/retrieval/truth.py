@@ -94,12 +94,16 @@ class _Side:
         self.start = span.start.toordinal() if span else None
         self.end = span.end.toordinal() if span else None
         self._keys = keys[:KEYS]
-        self._asked = word_among(keys)
+        self._all_keys = keys
         self._answer_at = answer_at
 
     @cached_property
     def values(self) -> dict[str, set[str]]:
         return _keyed_values(self.text, self._keys, self._answer_at)
+
+    @cached_property
+    def _asked(self) -> Callable[[str], bool]:
+        return word_among(self._all_keys)
 
     @cached_property
     def words(self) -> Callable[[str], bool]:

@@ -229,7 +229,7 @@ _KINDS = (
 
 # A question asking for a person, or for a team, a place or another thing known by its
 # name: its answer is a name, never a number.
-_PERSON = re.compile(
+_ANSWERED_BY_NAME = re.compile(
     r"^\W*(?:who|whom|whose)\b|^\W*(?:which|what)\s+(?:team|person|people|service|city|town|country|office|company"
     r"|vendor|supplier|provider|tool|customer|manager|engineer|owner)s?\b",
     re.I,
@@ -245,7 +245,7 @@ def answers_at(question: str, wanted: Wanted | None) -> Callable[[str, int], boo
     rest (None)."""
     if wanted is not None:
         return partial(value_at, wanted)
-    if _PERSON.search(question):
+    if _ANSWERED_BY_NAME.search(question):
         return lambda text, position: False
     return None
 
