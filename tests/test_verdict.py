@@ -67,11 +67,17 @@ def side(
     return hit(item_id, document_id, score=score, date=day, title=title), chunk
 
 
-def resolve(pairs: list[tuple[Hit, ChunkText]], keys: list[str], query: str = "where does the cache move") -> list[Hit]:
+def resolve(
+    pairs: list[tuple[Hit, ChunkText]],
+    keys: list[str],
+    query: str = "where does the cache move",
+    common: frozenset[str] = frozenset(),
+) -> list[Hit]:
     hits = [h for h, _ in pairs]
     intent = TimeIntent.of(query, date(2026, 1, 1))
     answer_at = values.answers_at(query, values.wanted(query))
-    truth.resolve(hits, {h.item_id: chunk for h, chunk in pairs}, keys, intent, None, None, answer_at)
+    sides = truth.read(hits, {h.item_id: chunk for h, chunk in pairs}, keys, answer_at)
+    truth.resolve(sides, intent, None, None, common.__contains__)
     return sorted(hits, key=lambda h: -h.score)
 
 
@@ -127,6 +133,24 @@ def test_a_correction_supersedes_only_what_names_something_its_line_names():
     assert superseded(runbook(), plain) == {2: 3, 3: None}
     told = newer("The build cache moves to Ceph, not MinIO as written.", "Correction: build cache")
     assert superseded(notes(), runbook(), told) == {1: 3, 2: None, 3: None}
+
+
+def test_a_word_much_of_the_library_holds_ties_no_correction_to_a_note():
+    keys = ["cache", "build"]
+    portal = "The build cache of the customer portal is emptied nightly."
+    correction = "Correction: the build cache for customer uploads moves to Ceph."
+
+    def superseded(common: frozenset[str]) -> dict[int, int | None]:
+        older = side(1, 1, portal, "2025-01-10", 0.9, title="Portal")
+        newer = side(2, 2, correction, "2025-03-18", 0.7, title="Infra sync")
+        return {h.item_id: h.superseded_by for h in resolve([older, newer], keys, common=common)}
+
+    assert superseded(frozenset()) == {1: 2, 2: None}
+    # "customer" in every twelfth chunk names no note: the correction's own subject
+    # (uploads, Ceph) is not the portal's.
+    assert superseded(frozenset({"customer"})) == {1: None, 2: None}
+    newer, chunk = side(2, 2, correction, "2025-03-18", 0.7)
+    assert truth.naming_words(truth.read([newer], {2: chunk}, keys)) == {"customer", "uploads", "moves", "ceph"}
 
 
 def test_what_a_cue_is_said_in():

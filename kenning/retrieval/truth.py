@@ -14,7 +14,9 @@ there are no vectors). For such a pair:
   more than a quarter of the pairs linked without this were a correction and a page
   that merely shared the question's words (a decision log's "Unleash instead of our
   own" line and last year's offsite): 128 pairs before, 81 after, every link the set
-  means kept;
+  means kept. A word that many chunks of the library hold (`common`, more than
+  COMMON_SHARE of them: "customer", "test", "date") names nothing in particular and
+  ties nothing: 81 pairs became 73, every link the set means kept;
 - when the question asks for the current state, the newer of the two is placed above;
 - a hedged chunk (a proposal, a draft, "if we were to") goes below the best plain
   statement about the same thing among the best hits;
@@ -56,6 +58,8 @@ SAME_CLAIM = 0.45
 SHARED_WORDS = 0.3
 # Two statements this many days apart or closer are of one time: neither replaces the other.
 SAME_TIME_DAYS = 60
+# A word held by more than this share of the library's chunks names nothing in particular.
+COMMON_SHARE = 1 / 12
 CONFLICT_TOP = 5
 # A hit whose document an agent said is superseded, when the newer one is not among the hits.
 STATED_KEEPS = 0.5
@@ -111,16 +115,20 @@ class _Side:
         the document it corrects: "This ADR supersedes ADR-0012")."""
         return word_among(list(_words(f"{self.hit.title}\n{self.text}")))
 
-    def ties_to(self, context: str, older: _Side) -> bool:
-        """Whether the older text names something that the place this one corrects or
-        retracts in (`context`, see cues.Cues) names besides the query's words:
-        "Correction to the 4 Sept notes: the job queue migration target is NATS
-        JetStream" corrects notes about the migration, not the dead letter queue's page
-        that a question about job queues also finds. A place naming nothing but the
-        query's words and the cue ("Correction: refund approval threshold") names
-        nothing more, and any text about them may be meant."""
+    def naming(self, context: str) -> list[str]:
+        """The words of the place it corrects or retracts in (`context`, see cues.Cues)
+        that may name what it means, besides the query's words, the cue and years."""
         told = _words(context) - cues.cue_words(context) - GENERIC_VERBS
-        own = [word for word in told if not _YEAR.fullmatch(word) and not self._asked(word)]
+        return [word for word in told if not _YEAR.fullmatch(word) and not self._asked(word)]
+
+    def ties_to(self, context: str, older: _Side, common: Callable[[str], bool]) -> bool:
+        """Whether the older text names something that the place this one corrects or
+        retracts in names: "Correction to the 4 Sept notes: the job queue migration
+        target is NATS JetStream" corrects notes about the migration, not the dead letter
+        queue's page that a question about job queues also finds. A place naming nothing
+        but the query's words, the cue and `common` words ("Correction: refund approval
+        threshold") names nothing more, and any text about them may be meant."""
+        own = [word for word in self.naming(context) if not common(word)]
         return not own or any(older.words(word) for word in own)
 
 
@@ -207,27 +215,42 @@ def _place_above(mover: Hit, anchor: Hit, why: str) -> None:
         mover.reasons.append(why)
 
 
+def read(hits: list[Hit], chunks: dict[int, ChunkText], keys: list[str], answer_at: AnswerAt | None = None) -> list[_Side]:
+    """The best hits as the truth signals see them. `keys` are the query's words, the most
+    specific first. With `answer_at`, only the values it accepts are compared (see
+    retrieval/values.py `answers_at`): for "When does the billing-exporter run?", its
+    "02:00", not the people note's phone number."""
+    return [_Side(hit, chunks.get(hit.item_id), keys, answer_at) for hit in hits[:DEPTH]]
+
+
+def naming_words(sides: list[_Side]) -> set[str]:
+    """The words by which a correction or retraction among them may name what it means:
+    how many chunks hold each decides whether it is `common`."""
+    words: set[str] = set()
+    for side in sides:
+        if side.cues.correction:
+            words.update(side.naming(side.cues.correction_context))
+        if side.cues.retraction:
+            words.update(side.naming(side.cues.retraction_context))
+    return words
+
+
 def resolve(
-    hits: list[Hit],
-    chunks: dict[int, ChunkText],
-    keys: list[str],
+    sides: list[_Side],
     intent: TimeIntent,
     similarity: Similarity | None,
     agreement: Similarity | None,
-    answer_at: AnswerAt | None = None,
+    common: Callable[[str], bool] = lambda word: False,
 ) -> None:
-    """Mark relations among the best hits and reorder the pairs they decide; `hits` is
-    best first and stays in place (the caller sorts again). `keys` are the query's words,
-    the most specific first; `similarity` and `agreement` compare two hits (cosine;
-    shared query terms). With `answer_at`, only the values it accepts are compared (see
-    retrieval/values.py `answers_at`): for "When does the billing-exporter run?", its
-    "02:00", not the people note's phone number."""
-    sides = [_Side(hit, chunks.get(hit.item_id), keys, answer_at) for hit in hits[:DEPTH]]
+    """Mark relations among the best hits (`read`) and reorder the pairs they decide; the
+    hits keep their places in the caller's list (which it sorts again). `similarity`
+    and `agreement` compare two hits (cosine; shared query terms); `common` says which
+    words are held by too much of the library to tie a correction to what it means."""
     close = _Closeness(sides, similarity, agreement)
     for i, upper in enumerate(sides):
         for lower in sides[i + 1 :]:
             if upper.hit.document_id != lower.hit.document_id:
-                _relate(upper, lower, intent, close)
+                _relate(upper, lower, intent, close, common)
     _hedge([side for side in sides if side.cues.hedged], sides, close)
 
 
@@ -258,7 +281,7 @@ def _hedge(hedged: list[_Side], sides: list[_Side], close: _Closeness) -> None:
         )
 
 
-def _relate(upper: _Side, lower: _Side, intent: TimeIntent, close: _Closeness) -> None:
+def _relate(upper: _Side, lower: _Side, intent: TimeIntent, close: _Closeness, common: Callable[[str], bool]) -> None:
     for newer, older in ((lower, upper), (upper, lower)):
         if not _newer(newer, older) or newer.cues.hedged:
             continue
@@ -267,7 +290,7 @@ def _relate(upper: _Side, lower: _Side, intent: TimeIntent, close: _Closeness) -
             said.retraction
             and not older.cues.retraction
             and close(newer, older, SAME_SUBJECT)
-            and newer.ties_to(said.retraction_context, older)
+            and newer.ties_to(said.retraction_context, older, common)
         ):
             older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
             _place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
@@ -277,7 +300,7 @@ def _relate(upper: _Side, lower: _Side, intent: TimeIntent, close: _Closeness) -
             said.correction
             and not older.cues.correction
             and close(newer, older, SAME_SUBJECT)
-            and newer.ties_to(said.correction_context, older)
+            and newer.ties_to(said.correction_context, older, common)
         ):
             older.hit.superseded_by = older.hit.superseded_by or newer.hit.item_id
             _place_above(newer.hit, older.hit, f"supersedes item {older.hit.item_id} ({said.correction!r})")

@@ -34,8 +34,10 @@ from kenning.api import Hit
 from kenning.config import RetrievalSettings
 from kenning.retrieval import coverage, diversity, floors, truth, values
 from kenning.retrieval.dates import TimeIntent, favour_periods, speaks_of
-from kenning.retrieval.query import parse
+from kenning.retrieval.query import parse, quote
+from kenning.store import fts
 from kenning.store.database import Database
+from kenning.store.fts import Probe
 from kenning.store.hits import chunk_texts
 from kenning.store.links import superseders
 from kenning.store.vector_index import VectorIndex
@@ -70,6 +72,16 @@ class Meaning:
             return float(matrix[rows[a]] @ matrix[rows[b]])
 
         return cosine
+
+
+async def _common(db: Database, words: set[str]) -> Callable[[str], bool]:
+    """Which of these words more than truth.COMMON_SHARE of the library's chunks hold."""
+    if not words:
+        return lambda word: False
+    ordered = sorted(words)
+    counts = await fts.term_counts(db, [Probe(quote(word)) for word in ordered])
+    common = {word for word, n in zip(ordered, counts.matching) if n > counts.chunks * truth.COMMON_SHARE}
+    return common.__contains__
 
 
 async def settle(
@@ -120,7 +132,8 @@ async def settle(
     between = meaning.between([hit.item_id for hit in hits[: truth.DEPTH]]) if meaning else None
     agreement = partial(coverage.agreement, measured) if measured is not None else None
     keys = measured.specific if measured is not None else []
-    truth.resolve(hits, chunks, keys, intent, between, agreement, values.answers_at(text, wanted))
+    sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted))
+    truth.resolve(sides, intent, between, agreement, await _common(db, truth.naming_words(sides)))
     truth.apply_stated(judged, superseded)
     # A document's first hit is counted in the order the truth signals left.
     _sort(hits)
