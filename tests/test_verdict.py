@@ -173,6 +173,26 @@ def test_two_statements_of_one_time_giving_different_values_conflict():
     assert ranked[0].conflicts_with == [2] and ranked[1].conflicts_with == [1]
 
 
+def test_dates_are_no_disagreement_unless_the_question_asks_for_one():
+    def conflicts(texts: tuple[str, str], query: str) -> list[list[int]]:
+        keys = [word for word in ("session", "cache", "job", "queue") if word in query]
+        a = side(1, 1, texts[0], "2025-09-04", 0.9)
+        b = side(2, 2, texts[1], "2025-09-20", 0.8)
+        return [h.conflicts_with for h in resolve([a, b], keys, query)]
+
+    written = "Session cache: 2 GB of Redis, reviewed on 4 Sept."
+    same = "updated: 2025-09-20\nSession cache: 2 GB of Redis."
+    bigger = "updated: 2025-09-20\nSession cache: 4 GB of Redis."
+    assert conflicts((written, same), "How big is the session cache?") == [[], []]
+    assert conflicts((written, bigger), "How big is the session cache?") == [[2], [1]]
+    # Asked when, the dates are what differs.
+    assert conflicts((written, same), "When was the session cache reviewed?") == [[2], [1]]
+    # Asked where, the answer is a place's name: times beside the words are no disagreement.
+    times = ("The job queue is checked every morning at 09:00 by support.", "The job queue is checked daily at 11:00.")
+    assert conflicts(times, "Where is the job queue?") == [[], []]
+    assert conflicts(times, "How often is the job queue checked?") == [[2], [1]]
+
+
 def test_numbers_near_a_who_questions_words_are_not_a_disagreement_about_who():
     people = side(1, 1, "Ruth Okafor runs the billing team. Her phone is 0113 496 0571.", "2025-06-10", 0.9)
     service = side(2, 2, "The billing exporter listens on port 9187. Ruth Okafor's team runs it.", "2025-06-12", 0.8)

@@ -37,7 +37,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 
 from kenning.api import Hit
 from kenning.text.statements import framed
@@ -230,24 +230,38 @@ _KINDS = (
 # A question asking for a person, or for a team, a place or another thing known by its
 # name: its answer is a name, never a number.
 _ANSWERED_BY_NAME = re.compile(
-    r"^\W*(?:who|whom|whose)\b|^\W*(?:which|what)\s+(?:team|person|people|service|city|town|country|office|company"
+    r"^\W*(?:who|whom|whose|where)\b|^\W*(?:which|what)\s+(?:team|person|people|service|city|town|country|office|company"
     r"|vendor|supplier|provider|tool|customer|manager|engineer|owner)s?\b",
     re.I,
 )
 
 
-def answers_at(question: str, wanted: Wanted | None) -> Callable[[str, int], bool] | None:
+def answers_at(question: str, wanted: Wanted | None) -> Callable[[str, int], bool]:
     """Which of a text's values can answer the question, for the truth signals to compare:
-    those of the kind it asks for (`value_at`), none for a question asking who or which
+    those of the kind it asks for (`value_at`); none for a question asking who or which
     team, place or the like (a phone number beside "billing" in one note and a port
     beside it in another do not disagree about who runs billing; "every morning at
-    09:00" and "daily at 11:00" do not about which team checks a queue), any for the
-    rest (None)."""
+    09:00" and "daily at 11:00" do not about which team checks a queue); for the rest,
+    any but a date (`_beside_dates`)."""
     if wanted is not None:
         return partial(value_at, wanted)
     if _ANSWERED_BY_NAME.search(question):
         return lambda text, position: False
-    return None
+    return _beside_dates
+
+
+def _beside_dates(text: str, position: int) -> bool:
+    """Whether the value at `position` is no date nor part of one ("2025-09-03", "4 Sept",
+    "Q3"): when a note was written or a thing happened is not what two notes disagree
+    about for a question that asks for no date ("Where is the job queue moving to?" is
+    not answered by the meeting note's "4 Sept" against the queue page's "updated:
+    2025-09-03")."""
+    return not any(start <= position < end for start, end in _date_spans(text))
+
+
+@lru_cache(maxsize=64)
+def _date_spans(text: str) -> list[tuple[int, int]]:
+    return [match.span() for match in _DATES.finditer(text)]
 
 
 @dataclass(frozen=True)
