@@ -86,7 +86,7 @@ AnswerAt = Callable[[str, int], bool]
 AGREEMENT = 0.5
 
 
-class _Side:
+class Side:
     """One of the best hits, with what its text says about itself."""
 
     def __init__(self, hit: Hit, chunk: ChunkText | None, keys: list[str], answer_at: AnswerAt | None) -> None:
@@ -121,7 +121,7 @@ class _Side:
         told = _words(context) - cues.cue_words(context) - GENERIC_VERBS
         return [word for word in told if not _YEAR.fullmatch(word) and not self._asked(word)]
 
-    def ties_to(self, context: str, older: _Side, common: Callable[[str], bool]) -> bool:
+    def ties_to(self, context: str, older: Side, common: Callable[[str], bool]) -> bool:
         """Whether the older text names something that the place this one corrects or
         retracts in names: "Correction to the 4 Sept notes: the job queue migration
         target is NATS JetStream" corrects notes about the migration, not the dead letter
@@ -132,12 +132,12 @@ class _Side:
         return not own or any(older.words(word) for word in own)
 
 
-def _newer(a: _Side, b: _Side) -> bool:
+def _newer(a: Side, b: Side) -> bool:
     """a speaks from a later time than b, with no overlap between their dates."""
     return a.start is not None and b.end is not None and a.start >= b.end
 
 
-def _same_time(a: _Side, b: _Side) -> bool:
+def _same_time(a: Side, b: Side) -> bool:
     if a.start is None or b.start is None:
         return True
     return abs(a.start - b.start) <= SAME_TIME_DAYS
@@ -189,12 +189,12 @@ class _Closeness:
     """Pairwise closeness of the best hits: agreement on the query's terms, and their texts'
     cosine when vectors exist, else shared words."""
 
-    def __init__(self, sides: list[_Side], similarity: Similarity | None, agreement: Similarity | None) -> None:
+    def __init__(self, sides: list[Side], similarity: Similarity | None, agreement: Similarity | None) -> None:
         self.similarity = similarity
         self.agreement = agreement
         self.words = {side.hit.item_id: _words(side.text) for side in sides} if similarity is None else {}
 
-    def __call__(self, a: _Side, b: _Side, threshold: float) -> bool:
+    def __call__(self, a: Side, b: Side, threshold: float) -> bool:
         if self.agreement is not None:
             shared = self.agreement(a.hit.item_id, b.hit.item_id)
             if shared is not None and shared < AGREEMENT:
@@ -215,15 +215,17 @@ def _place_above(mover: Hit, anchor: Hit, why: str) -> None:
         mover.reasons.append(why)
 
 
-def read(hits: list[Hit], chunks: dict[int, ChunkText], keys: list[str], answer_at: AnswerAt | None = None) -> list[_Side]:
+def read(
+    hits: list[Hit], chunks: dict[int, ChunkText], keys: list[str], answer_at: AnswerAt | None = None
+) -> list[Side]:
     """The best hits as the truth signals see them. `keys` are the query's words, the most
     specific first. With `answer_at`, only the values it accepts are compared (see
     retrieval/values.py `answers_at`): for "When does the billing-exporter run?", its
     "02:00", not the people note's phone number."""
-    return [_Side(hit, chunks.get(hit.item_id), keys, answer_at) for hit in hits[:DEPTH]]
+    return [Side(hit, chunks.get(hit.item_id), keys, answer_at) for hit in hits[:DEPTH]]
 
 
-def naming_words(sides: list[_Side]) -> set[str]:
+def naming_words(sides: list[Side]) -> set[str]:
     """The words by which a correction or retraction among them may name what it means:
     how many chunks hold each decides whether it is `common`."""
     words: set[str] = set()
@@ -236,7 +238,7 @@ def naming_words(sides: list[_Side]) -> set[str]:
 
 
 def resolve(
-    sides: list[_Side],
+    sides: list[Side],
     intent: TimeIntent,
     similarity: Similarity | None,
     agreement: Similarity | None,
@@ -254,7 +256,7 @@ def resolve(
     _hedge([side for side in sides if side.cues.hedged], sides, close)
 
 
-def _hedge(hedged: list[_Side], sides: list[_Side], close: _Closeness) -> None:
+def _hedge(hedged: list[Side], sides: list[Side], close: _Closeness) -> None:
     """A hedged hit goes below the best plain statement about the same thing, losing at
     least HEDGED_KEEPS and at most HEDGED_FLOOR of its score. A document is hedged as a
     whole ("Brainstorm: ..."), so when one of its hits meets a plain statement, its
@@ -281,7 +283,9 @@ def _hedge(hedged: list[_Side], sides: list[_Side], close: _Closeness) -> None:
         )
 
 
-def _relate(upper: _Side, lower: _Side, intent: TimeIntent, close: _Closeness, common: Callable[[str], bool]) -> None:
+def _relate(
+    upper: Side, lower: Side, intent: TimeIntent, close: _Closeness, common: Callable[[str], bool]
+) -> None:
     for newer, older in ((lower, upper), (upper, lower)):
         if not _newer(newer, older) or newer.cues.hedged:
             continue

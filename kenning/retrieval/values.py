@@ -230,7 +230,8 @@ _KINDS = (
 # A question asking for a person, or for a team, a place or another thing known by its
 # name: its answer is a name, never a number.
 _ANSWERED_BY_NAME = re.compile(
-    r"^\W*(?:who|whom|whose|where)\b|^\W*(?:which|what)\s+(?:team|person|people|service|city|town|country|office|company"
+    r"^\W*(?:who|whom|whose|where)\b"
+    r"|^\W*(?:which|what)\s+(?:team|person|people|service|city|town|country|office|company"
     r"|vendor|supplier|provider|tool|customer|manager|engineer|owner)s?\b",
     re.I,
 )

@@ -15,9 +15,11 @@ The steps, each in its own module, in order:
 
 Each step that moves a hit says why in its `reasons` (`ken search --explain`). The store is
 read once more, for the best hits only, in two statements run together: their full text,
-and which of their documents an agent said another supersedes. Which of the query's
-terms and word pairs each of them holds is read from a scratch index of just those
-chunks (store/scratch.py); the terms' counts were read alongside the legs.
+and which of their documents an agent said another supersedes; and, only when one of
+them corrects or retracts, how many chunks hold the words that say what it means.
+Which of the query's terms and word pairs each of them holds is read from a scratch
+index of just those chunks (store/scratch.py); the terms' counts were read alongside
+the legs.
 """
 
 from __future__ import annotations
