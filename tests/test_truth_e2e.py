@@ -94,6 +94,16 @@ NOTES = {
 
         Finding: billing database backups are kept for 14 days, per the bucket lifecycle rule.
         """,
+    "ops/2025-07-01-sensor-logs.md": """
+        # Sensor logs, 1 July 2025
+
+        From 1 July the van sensor logs ship to the Loki cluster through the Vector agent.
+        """,
+    "ops/2025-07-20-sensor-logs-check.md": """
+        # Sensor logs check, 20 July 2025
+
+        Checked on 20 July: the van sensor logs ship to the Loki cluster through the Vector agent.
+        """,
     "pricing/2025-price-list.md": """
         ---
         title: Price list 2025
@@ -348,6 +358,13 @@ def test_two_notes_that_disagree_both_show_and_name_each_other(daemon):
     assert audit["item_id"] in policy["conflicts_with"] and policy["item_id"] in audit["conflicts_with"]
     # Neither corrects the other: nothing is marked as replaced.
     assert policy["superseded_by"] is None and audit["superseded_by"] is None
+
+
+def test_two_notes_saying_the_same_on_different_days_do_not_disagree(daemon):
+    # The dates in their lines are when each was written, not a value they differ on.
+    result = ask(daemon, "How do the van sensor logs ship?")
+    assert {"2025-07-01-sensor-logs.md", "2025-07-20-sensor-logs-check.md"} <= set(docs(result)[:3])
+    assert all(hit["conflicts_with"] == [] for hit in result["hits"][:3])
 
 
 def test_now_prefers_the_newest_a_named_year_prefers_that_year_and_since_until_filter(daemon):
