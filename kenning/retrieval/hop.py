@@ -57,6 +57,8 @@ _KIND_NAMED = re.compile(
     r"(?:service|team|cluster|database|app|system|project|dataset|queue|pipeline|library|repo)\b",
     re.IGNORECASE,
 )
+
+
 def _name_words(query: KeywordQuery) -> set[str]:
     return {part for name in query.names for part in name.split()}
 

@@ -115,20 +115,30 @@ class Side:
         the document it corrects: "This ADR supersedes ADR-0012")."""
         return word_among(list(_words(f"{self.hit.title}\n{self.text}")))
 
-    def naming(self, context: str) -> list[str]:
-        """The words of the place it corrects or retracts in (`context`, see cues.Cues)
-        that may name what it means, besides the query's words, the cue and years."""
+    def _naming(self, context: str) -> list[str]:
         told = _words(context) - cues.cue_words(context) - GENERIC_VERBS
         return [word for word in told if not _YEAR.fullmatch(word) and not self._asked(word)]
 
-    def ties_to(self, context: str, older: Side, common: Callable[[str], bool]) -> bool:
+    @cached_property
+    def correction_names(self) -> list[str]:
+        """The words of the place it corrects in (see cues.Cues) that may name what it
+        means, besides the query's words, the cue and years; none without a correction."""
+        return self._naming(self.cues.correction_context)
+
+    @cached_property
+    def retraction_names(self) -> list[str]:
+        """The same for the place it retracts in."""
+        return self._naming(self.cues.retraction_context)
+
+    def ties_to(self, names: list[str], older: Side, common: Callable[[str], bool]) -> bool:
         """Whether the older text names something that the place this one corrects or
-        retracts in names: "Correction to the 4 Sept notes: the job queue migration
-        target is NATS JetStream" corrects notes about the migration, not the dead letter
-        queue's page that a question about job queues also finds. A place naming nothing
-        but the query's words, the cue and `common` words ("Correction: refund approval
-        threshold") names nothing more, and any text about them may be meant."""
-        own = [word for word in self.naming(context) if not common(word)]
+        retracts in names (`names`): "Correction to the 4 Sept notes: the job queue
+        migration target is NATS JetStream" corrects notes about the migration, not the
+        dead letter queue's page that a question about job queues also finds. A place
+        naming nothing but the query's words, the cue and `common` words ("Correction:
+        refund approval threshold") names nothing more, and any text about them may be
+        meant."""
+        own = [word for word in names if not common(word)]
         return not own or any(older.words(word) for word in own)
 
 
@@ -228,13 +238,7 @@ def read(
 def naming_words(sides: list[Side]) -> set[str]:
     """The words by which a correction or retraction among them may name what it means:
     how many chunks hold each decides whether it is `common`."""
-    words: set[str] = set()
-    for side in sides:
-        if side.cues.correction:
-            words.update(side.naming(side.cues.correction_context))
-        if side.cues.retraction:
-            words.update(side.naming(side.cues.retraction_context))
-    return words
+    return {word for side in sides for word in (*side.correction_names, *side.retraction_names)}
 
 
 def resolve(
@@ -294,7 +298,7 @@ def _relate(
             said.retraction
             and not older.cues.retraction
             and close(newer, older, SAME_SUBJECT)
-            and newer.ties_to(said.retraction_context, older, common)
+            and newer.ties_to(newer.retraction_names, older, common)
         ):
             older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
             _place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
@@ -304,7 +308,7 @@ def _relate(
             said.correction
             and not older.cues.correction
             and close(newer, older, SAME_SUBJECT)
-            and newer.ties_to(said.correction_context, older, common)
+            and newer.ties_to(newer.correction_names, older, common)
         ):
             older.hit.superseded_by = older.hit.superseded_by or newer.hit.item_id
             _place_above(newer.hit, older.hit, f"supersedes item {older.hit.item_id} ({said.correction!r})")
