@@ -166,6 +166,24 @@ def test_what_a_cue_is_said_in():
     assert (body.correction, body.correction_context) == ("no longer", "threshold: no longer £500, now £250")
 
 
+def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
+    def kinds(text: str) -> tuple[str | None, str | None, bool]:
+        said = cues.read("Notes", text)
+        return said.correction, said.retraction, said.hedged
+
+    assert kinds("it turns out the replica port is 5433.") == ("it turns out", None, False)
+    assert kinds("typo in yesterday's note: the cutoff is 17:00.") == ("typo in", None, False)
+    assert kinds("scratch that, we keep the old vendor.") == ("scratch that", None, False)
+    assert kinds("please ignore what i posted about the budget.") == (None, "ignore what", False)
+    assert kinds("the office move was shelved.") == (None, "was shelved", False)
+    assert kinds("strawman for the new rota, not final.")[2]
+    # Declaring an incident that turns out minor, a typo fix as a first task, consumers
+    # that do not rely on order: no cue.
+    assert kinds("declaring one that turns out to be minor is fine.") == (None, None, False)
+    assert kinds("ship something small: a typo fix is perfect.") == (None, None, False)
+    assert kinds("use it for topics whose consumers do not rely on order.") == (None, None, False)
+
+
 def test_two_statements_of_one_time_giving_different_values_conflict():
     a = side(1, 1, "Nightly backups of the billing database are kept for 35 days.", "2025-06-10", 0.9)
     b = side(2, 2, "Billing database backups are kept for 14 days.", "2025-06-20", 0.8)
