@@ -36,7 +36,7 @@ _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 # Written dates, most precise first; each names its own groups. Digits must not touch
 # other digits, so "12025-01" or a version "2.2025" is not a date.
 _FORMS = [
-    re.compile(rf"(?<!\d){_YEAR}-(?P<month>0[1-9]|1[0-2])-(?P<day>[0-3]\d)(?!\d)"),
+    re.compile(rf"(?<!\d){_YEAR}(?P<sep>[-/.])(?P<month>0[1-9]|1[0-2])(?P=sep)(?P<day>[0-3]\d)(?!\d)"),
     re.compile(rf"(?<![\w]){_DAY}\s+{_MONTH},?\s+{_YEAR}(?!\d)", re.IGNORECASE),
     re.compile(rf"(?<![\w]){_MONTH}\s+{_DAY},?\s+{_YEAR}(?!\d)", re.IGNORECASE),
     re.compile(rf"{_YEAR}\s*[年년]\s*(?P<month>1[0-2]|0?[1-9])\s*[月월](?:\s*(?P<day>[0-3]?\d)\s*[日일])?"),
@@ -54,7 +54,13 @@ _HALVES = [
     re.compile(rf"\b(?P<half>first|second)\s+half\s+of\s+{_YEAR}(?!\d)", re.IGNORECASE),
 ]
 
-_FRONT_KEYS = ("updated", "date", "created")
+# Front matter keys that date a note, by rank: a revised note speaks from its revision.
+# Site generators and editors write the same three under other names.
+_FRONT_KEYS = {
+    **dict.fromkeys(("updated", "last_updated", "last_modified", "modified", "lastmod"), 0),
+    **dict.fromkeys(("date", "published"), 1),
+    "created": 2,
+}
 _FRONT_LINE = re.compile(r"(?P<key>[A-Za-z_-]+)[ \t]*:[ \t]*['\"]?(?P<value>[^'\"\n]*)")
 _HEADING = re.compile(r"#{1,6}[ \t]+(?P<text>.+)")
 # A line that opens with a date: a decision-log entry, a chat message, a dated list item.
@@ -118,8 +124,9 @@ def _date_in_name(name: str) -> str | None:
 def document_date(text: str, name: str) -> tuple[str, str] | None:
     """(date, where it was found) for a document, or None when it states none.
 
-    Front matter `updated`, `date`, `created` (in that order: a revised note speaks from
-    its revision), then a date in the file name, then one in the first heading.
+    Front matter `updated`, `date`, `created` or one of their other names (in that order:
+    a revised note speaks from its revision), then a date in the file name, then one in
+    the first heading.
     """
     lines = text.split("\n", HEADING_SCAN_LINES)[:HEADING_SCAN_LINES]
     body = 0
@@ -134,9 +141,8 @@ def document_date(text: str, name: str) -> tuple[str, str] | None:
                 value = find_date(match.group("value")) or _year_only(match.group("value"))
                 if value:
                     found.setdefault(match.group("key").lower(), value)
-        for key in _FRONT_KEYS:
-            if key in found:
-                return found[key], "front matter"
+        if found:
+            return found[min(found, key=_FRONT_KEYS.__getitem__)], "front matter"
     if named := _date_in_name(name.rsplit(".", 1)[0] if "." in name else name):
         return named, "file name"
     for line in lines[body:]:
