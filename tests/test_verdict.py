@@ -8,6 +8,7 @@ from datetime import date
 from kenning.api import Hit
 from kenning.retrieval import cues, diversity, floors, truth, values
 from kenning.retrieval.dates import TimeIntent
+from kenning.retrieval.query import parse
 from kenning.store.hits import ChunkText
 
 
@@ -76,7 +77,8 @@ def resolve(
     hits = [h for h, _ in pairs]
     intent = TimeIntent.of(query, date(2026, 1, 1))
     answer_at = values.answers_at(query, values.wanted(query))
-    sides = truth.read(hits, {h.item_id: chunk for h, chunk in pairs}, keys, answer_at)
+    names = parse(query).names - intent.words
+    sides = truth.read(hits, {h.item_id: chunk for h, chunk in pairs}, keys, answer_at, names)
     truth.resolve(sides, intent, None, None, common.__contains__)
     return sorted(hits, key=lambda h: -h.score)
 
@@ -189,6 +191,20 @@ def test_two_statements_of_one_time_giving_different_values_conflict():
     b = side(2, 2, "Billing database backups are kept for 14 days.", "2025-06-20", 0.8)
     ranked = resolve([a, b], ["backups", "billing", "kept"], "How long are billing backups kept?")
     assert ranked[0].conflicts_with == [2] and ranked[1].conflicts_with == [1]
+
+
+def test_values_about_another_named_thing_are_no_disagreement():
+    def conflicts(query: str, title: str = "Note") -> list[list[int]]:
+        other = side(1, 1, "Postgres for payments, apart from pg-main.\n- Backups: every 4 hours.", "2025-06-10", 0.9, title)
+        named = side(2, 2, "Base backups of pg-main are taken every 24 hours.", "2025-06-12", 0.8)
+        return [h.conflicts_with for h in resolve([other, named], ["backups", "base"], query)]
+
+    asked = "How often are base backups of pg-main taken?"
+    assert conflicts(asked) == [[], []]
+    # Under a title naming it, a page speaks of it throughout; asked of nothing named,
+    # any page may disagree.
+    assert conflicts(asked, title="pg-main") == [[2], [1]]
+    assert conflicts("How often are base backups taken?") == [[2], [1]]
 
 
 def test_dates_are_no_disagreement_unless_the_question_asks_for_one():

@@ -81,7 +81,7 @@ def _items(query: KeywordQuery, text: str) -> list[_Item]:
     return items
 
 
-def _written(name: str) -> re.Pattern[str]:
+def written(name: str) -> re.Pattern[str]:
     """A hyphenated name as it may be written: its parts joined by a hyphen of any kind,
     an underscore, a space or a line break, or by nothing ("BillingExporter"), the last
     one maybe plural."""
@@ -166,7 +166,7 @@ class Asked:
             if item.words and item.label in self.query.names and 0 < holding[item.probe] <= SPELLED_OUT
         ]
         texts = await asyncio.gather(*(fts.matching_texts(self.db, quote(name), SPELLED_OUT) for name in names))
-        return {name for name, found in zip(names, texts) if not any(_written(name).search(text) for text in found)}
+        return {name for name, found in zip(names, texts) if not any(written(name).search(text) for text in found)}
 
     async def measure(
         self, chunks: dict[int, tuple[str, str, str]], period_words: frozenset[str] = frozenset()

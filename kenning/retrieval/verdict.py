@@ -134,7 +134,9 @@ async def settle(
     between = meaning.between([hit.item_id for hit in hits[: truth.DEPTH]]) if meaning else None
     agreement = partial(coverage.agreement, measured) if measured is not None else None
     keys = measured.specific if measured is not None else []
-    sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted))
+    # The names the question asks about, not the period it names ("Q3").
+    names = (asked.query.names if asked is not None else parse(text).names) - set(intent.words)
+    sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names)
     truth.resolve(sides, intent, between, agreement, await _common(db, truth.naming_words(sides)))
     truth.apply_stated(judged, superseded)
     # A document's first hit is counted in the order the truth signals left.
