@@ -312,3 +312,18 @@ async def test_an_heir_holding_near_duplicate_text_is_read_again(db: Database, t
     states = await documents.file_states(db, ids["b"])
     # Neither the mtime nor the hash matches the file any more, so the sweep reads it.
     assert states["survey (1).md"].mtime == -1 and states["survey (1).md"].content_hash is None
+
+
+async def test_many_copies_of_one_text_do_not_hide_the_documents_behind_them(db: Database):
+    ids = await setup(db, "a")
+    for n in range(40):
+        await store_document(db, ids["a"], f"copy{n}.md", "quokka licence header")
+    for n in range(5):
+        text = f"report {n}: the quokka survey counted {n + 3} animals near the ferry, among other wildlife notes"
+        await store_document(db, ids["a"], f"report{n}.md", text)
+    hits = await search(db, "quokka")
+    # One hit for the forty copies, naming the other 39, and every report besides.
+    assert len(hits) == 6
+    [copy] = [hit for hit in hits if hit.also_at]
+    assert len(copy.also_at) == 39
+    assert {hit.path for hit in hits if not hit.also_at} == {f"/a/report{n}.md" for n in range(5)}

@@ -46,6 +46,10 @@ from kenning.store.vector_index import VectorIndex
 
 LEGS = ("keyword", "vector", "graph")
 MIN_CANDIDATES = 30
+# When copies fill the legs' offer, the search runs again with this many times the depth,
+# up to MAX_DEPTH candidates per leg.
+DEEPER = 4
+MAX_DEPTH = 1000
 # Below this -bm25 every matched term had its idf clamped by FTS5 (at 1e-6, times at
 # most a column weight of 2 and k1 + 1 per term): see _flatten_common.
 COMMON_TERMS_SCORE = 1e-4
@@ -120,8 +124,33 @@ class Retriever:
         since: str | None = None,
         until: str | None = None,
     ) -> SearchResult:
+        """The best `limit` hits for the query, cited, or none and why.
+
+        Each leg offers `depth` candidates. Identical copies and overlapping chunks show
+        as one hit, so when they fill a leg's offer (forty copies of one licence header)
+        and fewer than `limit` hits are left, the search runs again with a deeper offer:
+        the text the copies pushed out is found, and every copy is listed in `also_at`.
+        """
         scope = Scope(source, namespace, kinds, since, until)
         depth = max(limit * 3, MIN_CANDIDATES)
+        while True:
+            result, full = await self._search(query, limit, scope, legs, vectors, snippets, depth)
+            if len(result.hits) >= limit or result.abstained or not full or depth >= MAX_DEPTH:
+                return result
+            depth *= DEEPER
+
+    async def _search(
+        self,
+        query: str,
+        limit: int,
+        scope: Scope,
+        legs: tuple[str, ...],
+        vectors: Vectors | None,
+        snippets: bool,
+        depth: int,
+    ) -> tuple[SearchResult, bool]:
+        """One search with each leg offering `depth` candidates, and whether some leg
+        offered that many (so more may lie beyond)."""
         keywords = parse(query)
         expression = keywords.expression
         warnings: list[str] = []
@@ -165,6 +194,7 @@ class Retriever:
             raise
         if "vector" in answers:
             answers["vector"], query_vector = answers["vector"]
+        full = any(len(pairs) >= depth for leg, pairs in answers.items() if leg != "graph")
         walked = answers.pop("graph", [])
         if "graph" in leg_calls:
             kept = [pair for pair in walked[:depth] if pair[0] in loaded]
@@ -225,7 +255,7 @@ class Retriever:
                     call.cancel()
                 elif not call.cancelled():
                     call.exception()  # a hop no one waited for may fail unseen
-        return SearchResult(hits, warnings, abstained)
+        return SearchResult(hits, warnings, abstained), full
 
     def _fuse(
         self,

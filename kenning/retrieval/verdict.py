@@ -46,8 +46,6 @@ from kenning.store.vector_index import VectorIndex
 
 # Hits read in full for the truth signals and the floor; past them nothing moves.
 JUDGED = 30
-# Candidates kept past `limit` so that dropping repeats still leaves `limit` hits.
-SPARE = 20
 
 
 # The hop: the page the best of these hits names for the question, or None.
@@ -103,7 +101,8 @@ async def settle(
     if not hits:
         return [], None
     judged = hits[:JUDGED]
-    ids = [hit.item_id for hit in hits[: max(JUDGED, limit + SPARE)]]
+    # Every candidate's text: identical copies anywhere among them show as one hit.
+    ids = [hit.item_id for hit in hits]
     chunks, superseded = await asyncio.gather(
         chunk_texts(db, ids), superseders(db, list(dict.fromkeys(hit.document_id for hit in judged)))
     )
@@ -176,7 +175,7 @@ async def settle(
     refused = floors.refusal(support, settings.min_coverage, settings.support_similarity)
     if refused:
         return [], refused
-    chosen = diversity.distinct(hits[: limit + SPARE], texts)[:limit]
+    chosen = diversity.distinct(hits, texts)[:limit]
     for hit in chosen:
         hit.score = round(hit.score, 6)
     return chosen, None
