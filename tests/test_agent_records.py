@@ -1,8 +1,9 @@
 """Agent records through the Library in process, on a real SQLite file with the real
 embedder: the capsule dedup rules (vectors, and trigrams while the embedder is down),
-decay and curation, archive retention, ledger folding and the render budget, and lines
-rebuilt from chunks (long lines the chunker cut too), the same by `documents.read` and
-`documents.get`. The same paths over the socket and MCP are in test_agent_mcp_e2e.py.
+decay and curation, archive retention, ledger folding, redaction and the render budget,
+and lines rebuilt from chunks (long lines the chunker cut too), the same by
+`documents.read` and `documents.get`. The same paths over the socket and MCP are in
+test_agent_mcp_e2e.py.
 """
 
 from __future__ import annotations
@@ -256,6 +257,55 @@ async def test_ledger_entries_survive_as_documents_with_their_keys(lib):
     assert stored is not None and stored.keys == ["deploy@ci01"]
     page = await lib.get(uri=f"kenning://ledger/{added.entry.id}", line_start=1)
     assert page.lines is not None and page.lines.text.startswith("credentials: deploy@ci01 — password=")
+
+
+def bytes_under(directory: Path) -> bytes:
+    """Every file the library wrote, the database's WAL included."""
+    return b"".join(path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file())
+
+
+async def test_a_url_with_credentials_is_stored_redacted_and_a_malformed_one_is_refused(tmp_path):
+    library = await opened(tmp_path)
+    try:
+        added = await library.ledger_add("urls", {"url": "https://deploy:s3cr3t@Git.Example.com/repo.git"})
+        entry = added.entry
+        assert entry.fields == {"url": "https://deploy:[REDACTED]@Git.Example.com/repo.git"}
+        key = "https://git.example.com/repo.git"
+        assert (entry.identity, entry.aliases) == (key, [key])
+        # The same URL with other credentials, or none, is the same entry; over http it is another.
+        plain = await library.ledger_add("urls", {"url": "https://git.example.com/repo.git", "note": "mirror"})
+        other = await library.ledger_add("urls", {"url": "http://user:pass@git.example.com/repo.git"})
+        assert (plain.status, plain.entry.id, other.status) == ("merged", entry.id, "created")
+        for bad in ("http://[::1/", "http://[abc]/", "https://user:pw@/"):
+            with pytest.raises(InvalidRequest, match="url"):
+                await library.ledger_add("urls", {"url": bad})
+            with pytest.raises(InvalidRequest, match="url"):
+                await library.ledger_remove(section="urls", fields={"url": bad})
+        by_url = {"url": "http://other:pw@GIT.example.com/repo.git"}
+        assert (await library.ledger_remove(section="urls", fields=by_url)).id == other.entry.id
+        assert [e.id for e in (await library.ledger_list()).entries] == [entry.id]
+    finally:
+        await library.close()
+    stored = bytes_under(tmp_path / "data")
+    assert b"s3cr3t" not in stored and b"user:pass" not in stored
+
+
+async def test_a_secret_named_field_is_redacted_in_storage_listing_and_render(tmp_path):
+    library = await opened(tmp_path)
+    try:
+        fields = {"account": "svc", "host": "db9", "password": "Tr0ub4dor&3horse", "token": "Xk9#mP2$vL8qR4wZ7tY"}
+        added = await library.ledger_add("credentials", {**fields, "password_hint": "the usual", "role": "read"})
+        hidden = {"account": "svc", "host": "db9", "password": "[REDACTED]", "token": "[REDACTED]"}
+        assert added.entry.fields == {**hidden, "password_hint": "the usual", "role": "read"}
+        assert (await library.ledger_list("credentials")).entries[0].fields == added.entry.fields
+        block = (await library.ledger_render(sections=("credentials",))).text
+        assert "- svc@db9 — password=[REDACTED]; token=[REDACTED]; password_hint=the usual; role=read" in block
+        page = await library.get(uri=f"kenning://ledger/{added.entry.id}", line_start=1)
+        assert page.lines is not None and "password=[REDACTED]" in page.lines.text
+    finally:
+        await library.close()
+    stored = bytes_under(tmp_path / "data")
+    assert b"Tr0ub4dor" not in stored and b"Xk9#mP2" not in stored
 
 
 # -- reading lines back ------------------------------------------------------------------------

@@ -7,6 +7,10 @@ any other entries the add shows to be the same thing; fields are enriched (a lat
 replaces an earlier one, except an identity value, whose new value becomes an alias);
 evidence references accumulate. Correcting a fact is remove then add.
 
+Values are redacted as they arrive, like any stored text. A password or token can look
+like any word, though, and only its field's name gives it away, so a field the redactor
+would take for a secret in an assignment (`password: "..."`) keeps none of its value.
+
 `render` writes the ledger as one deterministic text block under a byte budget: sections
 in priority order, entries in the order they were first recorded, each kept if it still
 fits (a large entry is skipped, not a stopping point), and a closing note counting what
@@ -21,7 +25,7 @@ import time
 from kenning.api import LedgerAdded, LedgerEntry, LedgerList, LedgerRemoved, LedgerRender
 from kenning.config import Settings
 from kenning.errors import InvalidRequest, NotFound
-from kenning.ingest.redact import redact
+from kenning.ingest.redact import MARK, redact
 from kenning.ingest.text_docs import Labels, prepare_text
 from kenning.service import ledger_schema as schema
 from kenning.service.handles import random_handle
@@ -33,6 +37,8 @@ from kenning.text.names import normalize_name
 URI_PREFIX = "kenning://ledger/"
 MAX_EVIDENCE = 50
 MAX_REF_CHARS = 300
+# A literal the redactor hides under a secret name, to ask it whether a name is one.
+_PROBE = "hunter2"
 
 
 def view(row: EntryRow) -> LedgerEntry:
@@ -61,7 +67,7 @@ class Ledger:
         self, section: str, fields: dict[str, str], owner: str = "agent", evidence: tuple[str, ...] = ()
     ) -> LedgerAdded:
         spec = schema.section(section)
-        incoming = {name: redact(value) for name, value in schema.clean_fields(fields).items()}
+        incoming = _redacted(fields)
         wanted = schema.keys(spec, incoming)
         refs = [redact(ref.strip())[:MAX_REF_CHARS] for ref in evidence if ref.strip()]
         async with self._lock:
@@ -142,7 +148,7 @@ class Ledger:
                 if section is None or not fields:
                     raise InvalidRequest("give an entry id, or a section and the entry's identity fields")
                 spec = schema.section(section)
-                incoming = {name: redact(value) for name, value in schema.clean_fields(fields).items()}
+                incoming = _redacted(fields)
                 found = await ledger.matching(self.db, spec.name, schema.keys(spec, incoming))
                 if not found:
                     raise NotFound(f"no {spec.name} entry answers to {', '.join(schema.keys(spec, incoming))}")
@@ -165,6 +171,18 @@ class Ledger:
         chosen = [name for name in schema.PRIORITY if not sections or name in sections]
         by_section = {name: [row for row in rows if row.section == name] for name in chosen}
         return render(by_section, budget)
+
+
+def _redacted(fields: dict[str, str]) -> dict[str, str]:
+    """The fields cleaned, with the secrets the module docstring describes hidden."""
+    return {
+        name: MARK if _secret_name(name) else redact(value) for name, value in schema.clean_fields(fields).items()
+    }
+
+
+def _secret_name(name: str) -> bool:
+    assignment = f'{name}: "{_PROBE}"'
+    return redact(assignment) != assignment
 
 
 async def _entity_name(db: Database, names: list[str]) -> str:

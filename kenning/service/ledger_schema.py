@@ -19,8 +19,9 @@ them are the entry's aliases, and an add matching any alias merges into that ent
 
 Sections are listed in render priority: conclusions before enumeration. Values are
 normalised before they become keys: IP addresses canonical, host names lower case
-without a trailing dot, ports as `22` or `53/udp`, URLs with scheme and host lower case,
-paths without doubled or trailing slashes, free text with case and runs of space folded.
+without a trailing dot, ports as `22` or `53/udp`, URLs with scheme and host lower case
+and without user or password, paths without doubled or trailing slashes, free text with
+case and runs of space folded.
 A `host` that names a known host entry also answers to that host's other names, so
 `web01:22` and `10.0.0.5:22` are one service once the host entry links the two.
 """
@@ -65,6 +66,8 @@ MAX_VALUE_CHARS = 2000
 _PORT = re.compile(r"^(\d{1,5})(?:/(tcp|udp|sctp))?$", re.IGNORECASE)
 _SLASHES = re.compile(r"/{2,}")
 _SPACES = re.compile(r"\s+")
+# A URL's authority up to its last `@`: the userinfo, whatever characters it holds.
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
 
 
 def section(name: str) -> Section:
@@ -97,8 +100,13 @@ def _ip(value: str) -> str:
 
 
 def _url(value: str) -> str:
-    parts = urlsplit(value)
-    if not parts.scheme or not parts.netloc:
+    """The URL without its user and password: they say who reached the resource, not which
+    one it is, and a redacted password (`user:[REDACTED]@`) would read as an IPv6 host."""
+    try:
+        parts = urlsplit(_USERINFO.sub(r"\1", value))
+    except ValueError as exc:
+        raise InvalidRequest(f"url {value!r} is not a valid URL: {exc}") from None
+    if not parts.scheme or not parts.hostname:
         raise InvalidRequest(f"url {value!r} needs a scheme and a host, like https://example.com/path")
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", parts.query, ""))
 
