@@ -13,6 +13,7 @@ from kenning.store import documents
 from kenning.store.database import Database
 from kenning.store.documents import DocumentMeta, NewItem
 from kenning.store.texthash import text_hash
+from kenning.text import cjk
 
 
 async def search(
@@ -30,7 +31,10 @@ async def store_document(
 ) -> tuple[int, Stored]:
     """Index a document's chunks as the ingest pipeline does; returns its id and what became of it."""
     document_id = await documents.mark_scanning(db, source_id, path)
-    items = [NewItem(title, "Section", text, n + 1, n + 1) for n, text in enumerate(texts)]
+    items = [
+        NewItem(title, "Section", text, n + 1, n + 1, cjk=cjk.index_text(title, "Section", text))
+        for n, text in enumerate(texts)
+    ]
     meta = DocumentMeta(title, "markdown", mtime, 1, f"bytes:{path}:{texts}", text_hash(texts))
     return document_id, await documents.replace_items(db, document_id, meta, items)
 

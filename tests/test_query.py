@@ -121,3 +121,6 @@ def test_cjk_runs_are_cut_into_overlapping_pairs():
     assert cjk_expression("最小订单量") == '"最小" OR "小订" OR "订单" OR "单量"'
     assert cjk_expression("RT-12 平板") == '"平板"'
     assert cjk_expression("no cjk here") is None
+    # Quoted, the pieces are one phrase; mixed with other words, the main index judges it.
+    assert cjk_expression('"鍵署名" 設定') == '"鍵署 署名" OR "設定"'
+    assert cjk_expression('"部署脚本 deploy"') is None

@@ -146,6 +146,15 @@ async def test_a_write_interrupted_midway_rolls_back_and_keeps_the_old_chunks(db
     assert len(await search(db, "pangolin")) == 1
 
 
+async def test_a_quoted_cjk_phrase_matches_only_where_its_characters_stand_together(db: Database):
+    ids = await sources.sync_sources(db, [("notes", "/notes", "default")])
+    await store_document(db, ids["notes"], "keys.md", "署名鍵はサーバーに保管する。")
+    await store_document(db, ids["notes"], "party.md", "来月、鍵署名パーティーを開く。")
+    assert {hit.path for hit in await search(db, "鍵署名")} == {"/notes/keys.md", "/notes/party.md"}
+    assert [hit.path for hit in await search(db, '"鍵署名"')] == ["/notes/party.md"]
+    assert [hit.path for hit in await search(db, '"署名鍵" 保管')] == ["/notes/keys.md"]
+
+
 async def test_deleting_documents_removes_their_chunks_from_the_index(db: Database):
     ids = await sources.sync_sources(db, [("notes", "/n", "default")])
     await index(db, ids["notes"], "a.md", "ibex one")

@@ -193,5 +193,16 @@ def fts_expression(text: str) -> str | None:
 
 
 def cjk_expression(text: str) -> str | None:
-    """The query's CJK runs cut as the CJK index cuts them, OR-joined; None without any."""
-    return _or(list(dict.fromkeys(cjk.pieces(text)))[:MAX_TERMS])
+    """The query's CJK runs cut as the CJK index cuts them, OR-joined; None without any.
+
+    A quoted phrase of CJK text is one FTS5 phrase of its pieces, which the index holds
+    in order, so "鍵署名" matches only where those characters stand together. A quoted
+    phrase that mixes in other words is left to the main index: this one holds only the
+    CJK runs, and could not tell "部署脚本 deploy" from "deploy script 部署脚本"."""
+    items: list[str] = []
+    for match in _QUOTED.finditer(text):
+        quoted = match.group(1)
+        if cjk.RUN.search(quoted) and not _TOKEN.search(cjk.RUN.sub(" ", quoted)):
+            items.append(" ".join(cjk.pieces(quoted)))
+    items += cjk.pieces(_QUOTED.sub(" ", text))
+    return _or(list(dict.fromkeys(items))[:MAX_TERMS])
