@@ -137,6 +137,18 @@ def test_a_correction_supersedes_only_what_names_something_its_line_names():
     assert superseded(notes(), runbook(), told) == {1: 3, 2: None, 3: None}
 
 
+def test_a_question_naming_what_a_correction_puts_aside_still_finds_the_correction():
+    # "build cache MinIO": MinIO is the question's word, and what "instead of" puts aside.
+    keys = ["cache", "build", "minio"]
+    old = side(1, 1, "The build cache lives on MinIO in the storage rack.", "2025-03-04", 0.9, title="Build cache")
+    other = side(2, 2, "MinIO buckets for the build cache are listed here.", "2025-01-10", 0.8, title="Buckets")
+    text = "Correction: the build cache moves to Ceph instead of MinIO as of October."
+    new = side(3, 3, text, "2025-10-01", 0.5, title="Infra")
+    ranked = resolve([old, other, new], keys, "build cache MinIO")
+    assert ranked[0].item_id == 3
+    assert {h.item_id: h.superseded_by for h in ranked} == {1: 3, 2: 3, 3: None}
+
+
 def test_a_word_much_of_the_library_holds_ties_no_correction_to_a_note():
     keys = ["cache", "build"]
     portal = "The build cache of the customer portal is emptied nightly."

@@ -73,6 +73,12 @@ STEP = 1e-4
 _WORD = re.compile(r"\w+")
 # A year names when, not what: "2024" in a decision log's line is no subject it shares.
 _YEAR = re.compile(r"(?:19|20)\d\d")
+# What a correction or retraction puts aside, named in the few words after it: "moves to
+# Ceph instead of MinIO", "no longer on MinIO", "disregard the MinIO note".
+_PUT_ASIDE = re.compile(
+    r"\b(?:instead of|rather than|in place of|no longer|replac(?:es|ing)|disregard|do not use|don't use)"
+    r"((?:\W+\w+){1,3})"
+)
 # A number with its currency or unit, or a word.
 _TOKEN = re.compile(r"[£$€]?\d[\d,.:]*\d(?:\s?%)?|[£$€]?\d(?:\s?%)?|\w+")
 # What a value starts with: a digit or a currency sign.
@@ -98,7 +104,7 @@ class Side:
         chunk: ChunkText | None,
         keys: list[str],
         answer_at: AnswerAt | None,
-        names: tuple[re.Pattern[str], ...] = (),
+        names: frozenset[str] = frozenset(),
     ) -> None:
         span = period(hit.date) if hit.date else None
         self.hit = hit
@@ -113,8 +119,12 @@ class Side:
         self._names = names
 
     @cached_property
+    def _written(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(map(coverage.written, self._names))
+
+    @cached_property
     def values(self) -> dict[str, set[str]]:
-        if not self._names or any(name.search(f"{self.hit.title}\n{self.hit.section}") for name in self._names):
+        if not self._names or any(name.search(f"{self.hit.title}\n{self.hit.section}") for name in self._written):
             return _keyed_values(self.text, self._keys, self._answer_at)
         return _keyed_values(self.text, self._keys, self._about_names)
 
@@ -126,7 +136,7 @@ class Side:
             return False
         end = text.find("\n", position)
         line = text[text.rfind("\n", 0, position) + 1 : end if end >= 0 else len(text)]
-        return any(name.search(line) for name in self._names)
+        return any(name.search(line) for name in self._written)
 
     @cached_property
     def _asked(self) -> Callable[[str], bool]:
@@ -139,8 +149,13 @@ class Side:
         return word_among(list(_words(f"{self.hit.title}\n{self.text}")))
 
     def _naming(self, context: str) -> list[str]:
+        """The words of `context` besides the query's, the cue, generic verbs and years;
+        and the names the query asks about that it puts aside ("instead of MinIO" asked
+        about MinIO), which name the old statement whatever the question said."""
         told = _words(context) - cues.cue_words(context) - GENERIC_VERBS
-        return [word for word in told if not _YEAR.fullmatch(word) and not self._asked(word)]
+        named = {word for name in self._names for word in name.split()}
+        aside = {word for match in _PUT_ASIDE.finditer(context) for word in _words(match.group(1)) if word in named}
+        return [word for word in told if not _YEAR.fullmatch(word) and (word in aside or not self._asked(word))]
 
     @cached_property
     def correction_names(self) -> list[str]:
@@ -261,8 +276,7 @@ def read(
     "02:00", not the people note's phone number. `names` are the names the question
     asks about (query.py's `names`): where it names some, only values on a line naming one
     of them, or in a document or section titled with one, disagree."""
-    written = tuple(map(coverage.written, names))
-    return [Side(hit, chunks.get(hit.item_id), keys, answer_at, written) for hit in hits[:DEPTH]]
+    return [Side(hit, chunks.get(hit.item_id), keys, answer_at, names) for hit in hits[:DEPTH]]
 
 
 def naming_words(sides: list[Side]) -> set[str]:
