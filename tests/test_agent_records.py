@@ -95,6 +95,37 @@ async def test_with_the_embedder_down_near_identical_capsules_are_refused_by_tri
         await library.close()
 
 
+async def test_titles_apart_only_in_punctuation_are_two_capsules_and_a_title_must_show(lib):
+    """Punctuation once fell out of the title key: "C#" overwrote "C++", and "\\x00",
+    "\\u200b" and "🔑" all shared the empty key."""
+    bodies = {
+        "C++": "C++ templates are instantiated at compile time.",
+        "C#": "C# services run on the .NET 8 runtime.",
+        "Go": "Go binaries link statically by default.",
+        "go!": "The release channel posts go! when a deploy may start.",
+        "🔑": "Signing keys rotate every ninety days.",
+    }
+    added = {title: await lib.memory_add(NewCapsule(title, body, scope="langs")) for title, body in bodies.items()}
+    assert {title: done.status for title, done in added.items()} == dict.fromkeys(bodies, "created")
+    # Case and spacing still make one title.
+    again_body = "C++ modules replace header files."
+    again = await lib.memory_add(NewCapsule("  c++ ", again_body, scope="langs"))
+    assert (again.status, again.id) == ("updated", added["C++"].id)
+    kept = {capsule.title: capsule.body for capsule in (await lib.memory_list(scope="langs")).capsules}
+    updated = {title: body for title, body in bodies.items() if title != "C++"} | {"c++": again_body}
+    assert kept == updated
+
+    for title in ("\u200b", " \ufeff\u200d ", "\u2060\t"):
+        with pytest.raises(InvalidRequest, match="not blank"):
+            await lib.memory_add(NewCapsule(title, "A body for nothing.", scope="langs"))
+    for title in ("\x00", "Red \x1b[31malert"):
+        with pytest.raises(InvalidRequest, match="control characters"):
+            await lib.memory_add(NewCapsule(title, "A body for nothing.", scope="langs"))
+    assert (await lib.memory_list(scope="langs")).total == len(updated)
+    # A document's title that shows nothing is as blank as an empty one.
+    assert (await lib.add_text(TextDocument("\u200b\u200d", "Zero width.", "mem://zw"))).title == "untitled"
+
+
 async def test_superseding_keeps_history_out_of_search_and_bad_links_change_nothing(lib):
     old = await lib.memory_add(NewCapsule("Staging database port", "Staging Postgres listens on 5433.", "fact"))
     new = await lib.memory_add(

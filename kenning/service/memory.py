@@ -6,7 +6,8 @@ kind filter narrows to them), plus its own row (kind, scope, confidence, use, li
 Write-time dedup, in this order, under one lock so two writers cannot both pass a check:
 1. `supersedes` names a current capsule: the new one replaces it (the old one keeps its
    row, marked, and leaves the index).
-2. The same title (redacted, normalised) in the same scope: that capsule is updated.
+2. The same title (redacted; case and spacing aside, punctuation not: "C++" is not
+   "C#") in the same scope: that capsule is updated.
 3. A capsule of the same kind in the same scope at least `duplicate_similarity` alike
    (cosine of the daemon's embedder over title and body; trigram Jaccard of the bodies
    >= `duplicate_trigram` while vectors are not ready): refused with its id, nothing
@@ -30,7 +31,7 @@ from kenning.api import Capsule, CapsuleHit, CapsuleList, Forgotten, Recalled, R
 from kenning.config import Settings
 from kenning.errors import EmbedderUnavailable, InvalidRequest, NotFound
 from kenning.ingest.redact import redact
-from kenning.ingest.text_docs import Labels, prepare_text
+from kenning.ingest.text_docs import Labels, check_title, prepare_text, visible
 from kenning.retrieval.search import Retriever
 from kenning.service.handles import random_handle
 from kenning.service.semantic import Semantic
@@ -38,7 +39,7 @@ from kenning.store import capsules, lookup, sources
 from kenning.store import vectors as vector_store
 from kenning.store.capsules import CapsuleDocument, CapsuleRow
 from kenning.store.database import Database
-from kenning.text.likeness import jaccard, normalized, trigrams
+from kenning.text.likeness import jaccard, title_key, trigrams
 from kenning.workers.embedders import embedding_text
 
 log = logging.getLogger(__name__)
@@ -131,22 +132,25 @@ class Memory:
             return await self._remember(new)
 
     async def _remember(self, new: NewCapsule) -> Remembered:
-        title = redact(" ".join(new.title.split())).strip()
+        spaced = " ".join(new.title.split())
+        check_title(spaced)
+        title = redact(spaced).strip()
         body = redact(new.body.strip())
-        if not title or not body:
+        # A title of format characters alone ("\u200b") is as blank as one of spaces.
+        if not visible(title) or not body:
             raise InvalidRequest("a capsule needs a title and a body that are not blank")
-        title_key = normalized(title)
+        key = title_key(title)
         # Everything stored is redacted, a scope too (it becomes the document's namespace).
         new = replace(new, scope=redact(new.scope.strip()) or "default")
         old = await self._supersedable(new.supersedes) if new.supersedes is not None else None
-        same_title = await capsules.current_by_title(self.db, new.scope, title_key)
+        same_title = await capsules.current_by_title(self.db, new.scope, key)
         if same_title is not None and (old is None or same_title.id != old.id):
             if old is not None:
                 raise InvalidRequest(
                     f"capsule {same_title.id} already has the title {same_title.title!r} in scope {new.scope!r};"
                     f" give the new capsule another title, or supersede {same_title.id}"
                 )
-            return await self._update(same_title, new, title, body, title_key)
+            return await self._update(same_title, new, title, body, key)
         candidates = [
             row for row in await capsules.current(self.db, new.scope, new.kind) if old is None or row.id != old.id
         ]
@@ -171,7 +175,7 @@ class Memory:
         now = time.time()
         row = CapsuleRow(
             id=await self._fresh_id(), document_id=None, kind=new.kind, scope=new.scope, title=title,
-            title_key=title_key, body=body, tags=tuple(new.tags), confidence=new.confidence,
+            title_key=key, body=body, tags=tuple(new.tags), confidence=new.confidence,
             source_ref=redact(new.source) if new.source else None, created_at=now, updated_at=now,
             last_used_at=None, uses=0, supersedes=old.id if old else None, superseded_by=None,
             vector=likeness.vector, signature=likeness.signature,
@@ -186,10 +190,10 @@ class Memory:
             )
         return Remembered("created", row.id, title, f"stored as {row.id}")
 
-    async def _update(self, row: CapsuleRow, new: NewCapsule, title: str, body: str, title_key: str) -> Remembered:
+    async def _update(self, row: CapsuleRow, new: NewCapsule, title: str, body: str, key: str) -> Remembered:
         likeness = await self._likeness(title, body, [])
         updated = replace(
-            row, kind=new.kind, title=title, title_key=title_key, body=body, tags=tuple(new.tags),
+            row, kind=new.kind, title=title, title_key=key, body=body, tags=tuple(new.tags),
             confidence=new.confidence, source_ref=redact(new.source) if new.source else row.source_ref,
             updated_at=time.time(), vector=likeness.vector, signature=likeness.signature,
         )  # fmt: skip

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from kenning.store.texthash import text_hash
 from kenning.text import cjk, dates
+from kenning.text.likeness import title_key
 
 log = logging.getLogger(__name__)
 
@@ -428,6 +429,15 @@ def m009_covering_relations(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX relations_target ON relations (target_id, source_id)")
 
 
+def m010_capsule_title_keys(conn: sqlite3.Connection) -> None:
+    """Capsule title keys that keep punctuation (`likeness.title_key`): under the old
+    ones "C++" and "C#" were one title, so adding either overwrote the other. A new key
+    tells apart only titles an old key joined, never joins two an old key told apart, so
+    the current capsules of a scope, whose old keys all differ, keep keys that differ."""
+    keys = [(title_key(title), capsule_id) for capsule_id, title in conn.execute("SELECT id, title FROM capsules")]
+    conn.executemany("UPDATE capsules SET title_key = ? WHERE id = ?", keys)
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -438,6 +448,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m007_cjk_index,
     m008_document_links,
     m009_covering_relations,
+    m010_capsule_title_keys,
 )
 
 

@@ -43,6 +43,15 @@ def normalized(text: str) -> str:
     return _NON_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
 
+def title_key(title: str) -> str:
+    """What two capsule titles share when they are one title: case and spacing aside,
+    but not punctuation, which `normalized` drops ("C++", "C#" and "C" are three titles).
+
+    NFKC, as in `normalized`, folds only other forms of one character (full-width
+    letters, ligatures): so two titles with one key also have one `normalized` text."""
+    return " ".join(unicodedata.normalize("NFKC", title).casefold().split())
+
+
 def trigrams(text: str) -> frozenset[str]:
     padded = f"  {normalized(text)} "
     return frozenset(padded[i : i + 3] for i in range(len(padded) - 2))
