@@ -18,6 +18,16 @@ NOT_FOUND = -32001  # docs/protocol.md
 # Formats whose line numbers are the file's own: an editor opens them at a cited line.
 # PDF, DOCX and HTML are cited in the text kenning extracted (`ken get` shows it).
 FILE_LINE_FORMATS = frozenset({"markdown", "code", "data", "text"})
+# C0 and C1 controls, and the Unicode line and paragraph separators.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """Control characters as escapes (`\\n`, `\\x1b`). A file name may hold a newline,
+    and a title read from a file or a page anything: printed raw, it would make a line
+    of its own, which `vim -q <(ken search X --format paths)` reads as another hit, or
+    reach the terminal as an escape sequence."""
+    return _CONTROL.sub(lambda found: found[0].encode("unicode_escape").decode(), text)
 
 
 @main.command()
@@ -105,7 +115,7 @@ def search(
         click.echo(click.style(f"note: {warning}", fg="yellow"), err=True)
     if output == "paths":
         for hit in result.hits:
-            click.echo(f"{hit.path}:{hit.line_start}: {hit.title}" + (f" — {hit.section}" if hit.section else ""))
+            click.echo(f"{one_line(hit.path)}:{hit.line_start}: {one_line(hit.title)}{_section(hit)}")
         return
     if not result.hits:
         click.echo("no matches", err=output == "md")
@@ -121,10 +131,13 @@ def search(
             _text_hit(rank, hit, numbers, explain)
 
 
+def _section(hit: api.Hit) -> str:
+    return f" — {one_line(hit.section)}" if hit.section else ""
+
+
 def _text_hit(rank: int, hit: api.Hit, numbers: dict[int, int], explain: bool) -> None:
-    heading = click.style(hit.title, bold=True) + (f" — {hit.section}" if hit.section else "")
-    click.echo(f"{rank:>2}. {heading}")
-    where = click.style(f"{hit.path}:{hit.line_start}", fg="cyan")
+    click.echo(f"{rank:>2}. {click.style(one_line(hit.title), bold=True)}{_section(hit)}")
+    where = click.style(f"{one_line(hit.path)}:{hit.line_start}", fg="cyan")
     dated = f"  {hit.date}" if hit.date else ""
     click.echo(
         f"    {where}  lines {hit.line_start}-{hit.line_end}  [{hit.source}]{dated}"
@@ -136,17 +149,17 @@ def _text_hit(rank: int, hit: api.Hit, numbers: dict[int, int], explain: bool) -
         click.echo("    ranks: " + ", ".join(f"{leg} #{position}" for leg, position in hit.ranks.items()))
         for reason in hit.reasons:
             click.echo(f"    moved: {reason}")
-    click.echo("    " + _highlight(" ".join(hit.snippet.split())))
+    click.echo("    " + _highlight(one_line(" ".join(hit.snippet.split()))))
 
 
 def _markdown_hit(rank: int, hit: api.Hit, numbers: dict[int, int]) -> None:
-    heading = f"**{hit.title}**" + (f" — {hit.section}" if hit.section else "")
-    click.echo(f"{rank}. {heading}  ")
+    click.echo(f"{rank}. **{one_line(hit.title)}**{_section(hit)}  ")
     dated = f" · {hit.date}" if hit.date else ""
-    click.echo(f"   `{hit.path}:{hit.line_start}-{hit.line_end}` · {hit.source}{dated} · item {hit.item_id}  ")
+    where = f"{one_line(hit.path)}:{hit.line_start}-{hit.line_end}"
+    click.echo(f"   `{where}` · {hit.source}{dated} · item {hit.item_id}  ")
     for note in _truth_notes(hit, numbers):
         click.echo(f"   _{note}_  ")
-    click.echo(f"   {' '.join(hit.snippet.split())}")
+    click.echo(f"   {one_line(' '.join(hit.snippet.split()))}")
 
 
 def _truth_notes(hit: api.Hit, numbers: dict[int, int]) -> list[str]:
@@ -161,7 +174,7 @@ def _truth_notes(hit: api.Hit, numbers: dict[int, int]) -> list[str]:
     if hit.conflicts_with:
         notes.append("disagrees with " + ", ".join(name(other) for other in hit.conflicts_with))
     for other in hit.also_at:
-        notes.append(f"same text in {other.path}:{other.line_start}-{other.line_end}")
+        notes.append(f"same text in {one_line(other.path)}:{other.line_start}-{other.line_end}")
     return notes
 
 

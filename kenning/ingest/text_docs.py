@@ -17,12 +17,15 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 import time
+import unicodedata
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
 from kenning.api import AddedDocument
 from kenning.config import ChunkingSettings
+from kenning.errors import InvalidRequest
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.items import new_items
 from kenning.ingest.readers import ReadResult
@@ -37,6 +40,11 @@ from kenning.text import dates
 MAX_URI_CHARS = 2000
 MAX_TAGS = 32
 MAX_TAG_CHARS = 64
+# C0 and C1 controls, and the Unicode line and paragraph separators.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# What shows nothing on its own: spaces, controls, and format characters (zero-width
+# space and joiners, direction marks, the byte order mark).
+_INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,24 @@ class TextDocument:
     date: str | None = None
     # Documents this one replaces: other agent documents' uris, page URLs, file paths.
     supersedes: tuple[str, ...] = ()
+
+
+def check_title(title: str) -> None:
+    """A title is one line of plain text. Hits, citations, MCP answers and `ken search
+    --format paths` show it on one line, where a newline would print a line of its own (a
+    forged `path:line:` for `vim -q`) and an escape sequence would reach a terminal.
+    The CLI escapes what it prints, but not every reader of a title does, so an agent's
+    is refused here, and the agent learns why, where cleaning it quietly would store a
+    title it never sent."""
+    if found := _CONTROL.search(title):
+        raise InvalidRequest(
+            f"a title is one line of text without control characters; this one holds U+{ord(found[0]):04X}"
+        )
+
+
+def visible(text: str) -> bool:
+    """Whether some character of the text shows."""
+    return any(unicodedata.category(char) not in _INVISIBLE for char in text)
 
 
 def agent_key(source_uri: str) -> str:
@@ -66,6 +92,7 @@ def stored_keys(named: str) -> list[str]:
 
 
 async def add_text(db: Database, document: TextDocument, chunking: ChunkingSettings) -> AddedDocument:
+    check_title(document.title)
     source_id = await sources.aggregate_source(db, "agent")
     return await _store(
         db,
@@ -116,8 +143,9 @@ class Labels:
         # Tags are redacted before they are cut to length, so a cut cannot break a
         # secret's shape and let it through.
         tags = [redact(tag.strip())[:MAX_TAG_CHARS] for tag in self.tags if tag.strip()][:MAX_TAGS]
+        title = redact(self.title).strip()
         return Labels(
-            redact(self.title).strip() or "untitled",
+            title if visible(title) else "untitled",
             redact(self.uri)[:MAX_URI_CHARS],
             tuple(tags),
             None if self.namespace is None else redact(self.namespace),
