@@ -5,13 +5,16 @@ found exactly once, by every source that holds it, and the file and its index ar
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import numpy as np
 
 import pytest
 
-from kenning.config import DedupSettings
+from kenning.config import ChunkingSettings, DedupSettings
 from kenning.ingest.dedup import near_dup_sweep
+from kenning.ingest.text_docs import TextDocument, add_text
+from kenning.service.reading import fetch
 from kenning.store import documents, lookup, sources, vectors
 from kenning.store.database import Database
 from kenning.store.vector_index import VectorIndex
@@ -279,6 +282,27 @@ async def test_an_agent_re_adding_the_same_text_keeps_one_copy(db: Database):
     await store_document(db, agent, "uri:okapi", *TEXT)
     await check(db, "okapi", 1)
     assert await holders(db, "okapi") == {"agent", "web"}
+
+
+async def test_an_agent_re_adding_its_text_under_a_new_title_retitles_the_copy(db: Database):
+    """The same text under a new title was taken for the same document: the answer said
+    the new title while documents.get and every hit kept the old one."""
+    web = await sources.aggregate_source(db, "url")
+    document = TextDocument("Old title", "The platypus lays eggs.\n", "test://platypus")
+    first = await add_text(db, document, ChunkingSettings())
+    contents = [content for (content,) in await db.read("SELECT content FROM items ORDER BY ord")]
+    await store_document(db, web, "url:https://example.com/platypus", *contents, title="Platypus page")
+    assert await holders(db, "platypus") == {"agent", "web"}
+
+    again = await add_text(db, replace(document, title="New title"), ChunkingSettings())
+    assert (again.document_id, again.title, again.stored) == (first.document_id, "New title", "indexed")
+    fetched = await fetch(db, uri="test://platypus")
+    assert fetched.document.title == "New title"
+    assert {item.title for item in fetched.items} == {"New title"}
+    [hit] = await check(db, "platypus", 1)
+    assert hit.title == "New title"
+    # Still one copy, which the page shares.
+    assert await holders(db, "platypus") == {"agent", "web"}
 
 
 async def test_a_collapse_never_joins_two_files_of_one_source(db: Database):

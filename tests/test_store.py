@@ -113,6 +113,39 @@ def test_upgrading_a_v4_library_dates_its_documents_and_indexes_its_cjk_text(tmp
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
+def test_upgrading_a_v9_library_keys_capsule_titles_with_their_punctuation(tmp_path: Path):
+    """Keys were the title without punctuation: "C++" held "c", so adding "C#" or "C"
+    updated it. Current capsules keep keys of their own; a superseded one may share its
+    old key with a current one, and keeps a key of its own too."""
+    conn = sqlite3.connect(tmp_path / "v9.db", isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    migrate(conn, MIGRATIONS[:9])
+    conn.execute("INSERT INTO sources (id, name, kind, root, created_at) VALUES (1, 'memory', 'capsule', '', 0)")
+    capsules = [
+        ("m-1", 1, "C++", "c"),
+        ("m-2", 2, "Go!", "go"),
+        ("m-3", None, "Go", "go"),
+        ("m-4", 3, "Ｍixed Case", "mixed case"),
+    ]
+    for capsule_id, document_id, title, old_key in capsules:
+        if document_id is not None:
+            conn.execute(
+                "INSERT INTO documents (id, source_id, path, status, updated_at) VALUES (?, 1, ?, 'done', 0)",
+                (document_id, f"capsule:{capsule_id}"),
+            )
+        conn.execute(
+            "INSERT INTO capsules (id, document_id, kind, scope, title, title_key, body, confidence, created_at,"
+            " updated_at, superseded_by) VALUES (?, ?, 'fact', 'langs', ?, ?, 'body', 1, 0, 0, ?)",
+            (capsule_id, document_id, title, old_key, None if document_id else "m-2"),
+        )
+
+    assert migrate(conn) == len(MIGRATIONS)
+
+    keys = dict(conn.execute("SELECT title, title_key FROM capsules").fetchall())
+    assert keys == {"C++": "c++", "Go!": "go!", "Go": "go", "Ｍixed Case": "mixed case"}
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
 def test_a_failing_migration_leaves_the_previous_version(tmp_path: Path):
     def m002_broken(conn: sqlite3.Connection) -> None:
         conn.execute("CREATE TABLE half_done (x)")

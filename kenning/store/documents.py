@@ -162,7 +162,9 @@ def _store(conn: sqlite3.Connection, document_id: int, meta: DocumentMeta, items
     if held and held_hash == meta.text_hash:
         # The row already holds exactly this text (a file rewritten with other bytes, an
         # agent re-adding what it added): its chunks, and every location that shares
-        # them, stay as they are.
+        # them, stay as they are. Only under a new title (an agent re-adding it renamed)
+        # are they written again: a chunk's title is part of what finds and embeds it.
+        _update_items(conn, document_id, items)
         _record(conn, document_id, meta, "done", None, held)
         return "indexed"
     holder = None if kind in ownership.RECORD_KINDS else ownership.find_holder(conn, meta.text_hash, source_id)
