@@ -58,6 +58,16 @@ async def test_a_verb_for_any_relation_is_not_a_word_the_library_lacks(db: Datab
     # A verb after "could I" is the relation, which the answer may say its own way.
     coverage, _ = await measure(db, "Which rota could I swap to?", stored=True)
     assert coverage.absent == []
+    # So is one right after the kind of answer, or before the preposition a question ends on.
+    coverage, _ = await measure(db, "Which engineer leads the supply team?", stored=True)
+    assert coverage.absent == []
+    coverage, _ = await measure(db, "What city is Dana Whitfield stationed in?", stored=True)
+    assert coverage.absent == []
+
+
+async def test_a_word_that_relates_but_names_nothing_is_not_a_word_the_library_lacks(db: Database):
+    coverage, _ = await measure(db, "Which cities besides Glasgow is Dana Whitfield based in?")
+    assert coverage.absent == []
 
 
 async def test_what_vouches_for_a_period_must_hold_the_rest_of_the_question(db: Database):

@@ -111,10 +111,14 @@ def test_a_word_in_a_verbs_place_is_the_relation_asked_about():
     assert parse("What time do we usually meet?").relating == {"meet"}
     assert parse("Who was to draw up the incident commander rota for Q4?").relating == {"draw"}
     assert parse("Who will chair the review board?").relating == {"chair"}
-    # Not after a modal and a person: a subject, or an object.
+    # Before the preposition a question ends on, and right after a one-word kind of answer.
+    assert parse("Which port does the notifier listen on?").relating == {"listen"}
+    assert parse("What city is Brookfield Energy based in?").relating == {"based"}
+    assert parse("Which company supplies the internet line at Millhaven Central?").relating == {"supplies"}
+    # Not a subject or an object: "motorbike", "ladder" after its article, "lead".
     assert parse("When does Dana's motorbike need tyres?").relating == frozenset()
-    assert parse("Which port does the notifier listen on?").relating == frozenset()
     assert parse("Who is the lead of the board?").relating == frozenset()
+    assert parse("Which message broker is used for jobs?").relating == frozenset()
 
 
 def test_cjk_runs_are_cut_into_overlapping_pairs():

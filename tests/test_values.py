@@ -83,6 +83,17 @@ def test_a_count_stands_on_the_same_line_as_what_it_counts():
     assert states(vans, "| Depot | Vans |\n|---|---|\n| Leeds | 12 |")
     port = wanted("Which port does the metrics endpoint use?")
     assert states(port, "Ports:\n- 9187 (metrics)\n- 9188 (admin)")
+    # A row whose first cell names them gives its value, however long the label.
+    borrowers = wanted("How many active borrowers does the library service have?")
+    kpis = "| Measure | Value |\n|---|---|\n| Active borrowers (used a card in the last 12 months) | 18,240 |"
+    assert states(borrowers, kpis)
+    assert not states(borrowers, "| Measure | Value |\n|---|---|\n| New members | 1,515 |")
+
+
+def test_how_much_with_nothing_counted_asks_for_no_kind():
+    assert wanted("How much is my mobile phone contract a month now?") is None
+    assert wanted("How many are on the rota?") is None
+    assert wanted("How many vans does the Leeds depot have?") is not None
 
 
 def test_a_headcount_is_read_in_whichever_word_the_note_uses():

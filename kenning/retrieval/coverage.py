@@ -29,7 +29,7 @@ from kenning.store.database import Database
 from kenning.store.fts import Probe
 from kenning.store.hits import chunk_texts
 from kenning.text import cjk
-from kenning.text.stopwords import GENERIC_VERBS
+from kenning.text.stopwords import FUNCTION_WORDS, GENERIC_VERBS
 
 # A hyphenated name held by at most this many chunks is looked for in them as written.
 SPELLED_OUT = 20
@@ -186,7 +186,7 @@ class Asked:
         # "phone number"), and says the relation its own way ("based in", not "work
         # from"; "they have a ladder", not "could I borrow").
         naming = self.wanted.naming if self.wanted is not None else frozenset()
-        unlooked = self.query.asked_for | naming | self.query.relating | GENERIC_VERBS
+        unlooked = self.query.asked_for | naming | self.query.relating | GENERIC_VERBS | FUNCTION_WORDS
         for item in self.items:
             n = holding[item.probe]
             if n == 0 and item.probe.index == "cjk":

@@ -11,8 +11,9 @@ does not depend on the query's own scale:
   refused unless a hit is very close in meaning (STRONG_SIMILARITY); one using any
   other word no chunk holds ("my motorbike") unless a hit is close (ABSENT_SIMILARITY),
   where a word naming the kind of answer ("which city"), a verb that can say any
-  relation ("work from") or one in a verb's place ("could I borrow", "who was to draw
-  up") is not looked for;
+  relation ("work from"), one in a verb's place ("could I borrow", "who was to draw
+  up", "which company supplies", "does it listen on") or one that relates but names
+  nothing ("besides") is not looked for;
 - a period asked about ("revenue in Q3 2024") that no best hit both speaks of and holds
   the rest of the question in (a decision log of 2024 does not say what the stipend was);
 - a kind of value asked for ("What year did...", "How many vans...") that no best hit

@@ -58,6 +58,7 @@ _ASKED_FOR = re.compile(
     re.IGNORECASE,
 )
 _AHEAD = re.compile(r"[\w-]+")
+_SUPERLATIVES = frozenset("best most least worst first last highest lowest".split())
 # A second word belongs to the kind asked for only when the question goes on with one of
 # these ("which message broker is", "what time zone does"); otherwise it is the verb
 # ("which band played at", "which service crashed").
@@ -69,6 +70,14 @@ _RELATING = re.compile(
     r"|who\s+(?:can|could|should|would|will|must|may|might|shall)"
     r"|(?:was|were|is|are|am)\s+(?:to|going\s+to|supposed\s+to|meant\s+to))\s+"
     r"(?:\w+ly\s+)?(\w+)",
+    re.IGNORECASE,
+)
+# So is the word before a preposition the question ends on, unless an article makes it
+# a thing: "does billing-exporter listen on?", "is Brookfield Energy based in?", not
+# "borrow a ladder from?".
+_STRANDED = re.compile(
+    r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )(?<!\bour )(?<!\byour )\b(\w+)\s+"
+    r"(?:on|in|at|to|from|for|with|by|about|into|onto|under|over|through)\W*$",
     re.IGNORECASE,
 )
 
@@ -152,8 +161,19 @@ def parse(text: str) -> KeywordQuery:
         frozenset(names),
         bool(_FACT_QUESTION.match(text)) or (bool(cjk.RUN.search(text)) and text.rstrip().endswith(("?", "？"))),
         frozenset(word for word in _asked_for(text) if word in kept and word not in names),
-        frozenset(match.lower() for match in _RELATING.findall(text) if match.lower() in kept) - names,
+        frozenset(word for word in _relating(text) if word in kept) - names,
     )
+
+
+def _relating(text: str) -> list[str]:
+    """The words in a verb's place, lower-cased: after a modal and a person, before a
+    stranded preposition, and right after the kind of answer when no auxiliary comes
+    between ("which company supplies", "which branch scored")."""
+    words = [match.lower() for match in _RELATING.findall(text)]
+    words += [match.group(1).lower() for match in _STRANDED.finditer(text)]
+    if len(_asked_for(text)) == 1 and (after := _after_kind(text)):
+        words.append(after)
+    return words
 
 
 _PARTICLES = frozenset("off up in on out down over back away about through".split())
@@ -168,7 +188,18 @@ def _phrasal(words: tuple[str, ...]) -> bool:
 
 
 def _asked_for(text: str) -> list[str]:
-    """The words right after the question word that name the kind of answer, lower-cased.
+    """The words right after the question word that name the kind of answer, lower-cased:
+    one, or two when an auxiliary follows them ("which message broker is")."""
+    words = _ahead(text)
+    if not words or words[0] in STOPWORDS:
+        return []
+    if len(words) > 2 and words[1] not in STOPWORDS and words[2] in _AUXILIARIES:
+        return words[:2]
+    return words[:1]
+
+
+def _ahead(text: str) -> list[str]:
+    """The words after the question word, lower-cased, from the kind of answer on.
 
     A hyphenated name there ("which dispatch-api endpoint") is what the question is about,
     and "what kind of" only leads to the kind; both are read past."""
@@ -180,11 +211,17 @@ def _asked_for(text: str) -> list[str]:
         words = words[1:]
     if words[1:2] == ["of"] and words[0] in ("kind", "kinds", "type", "types", "sort", "sorts"):
         words = words[2:]
-    if not words or words[0] in STOPWORDS:
-        return []
-    if len(words) > 2 and words[1] not in STOPWORDS and words[2] in _AUXILIARIES:
-        return words[:2]
-    return words[:1]
+    return words
+
+
+def _after_kind(text: str) -> str | None:
+    """The verb right after a one-word kind of answer: "supplies" in "which company
+    supplies the line", "scored" in "which branch scored best", where a function word or
+    a superlative follows it; not "members" in "how many new members joined"."""
+    words = _ahead(text)
+    if len(words) < 3 or words[1] in STOPWORDS or words[1] in _AUXILIARIES or "-" in words[1]:
+        return None
+    return words[1] if words[2] in STOPWORDS or words[2] in _SUPERLATIVES else None
 
 
 def fts_expression(text: str) -> str | None:

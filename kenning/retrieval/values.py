@@ -286,7 +286,11 @@ def wanted(question: str) -> Wanted | None:
         near: tuple[str, ...] = ()
         if kind.distance:
             words = [word.lower() for word in _TOKEN.findall(match.group("near"))]
-            near = tuple(word for word in words if word not in STOPWORDS) or tuple(words)
+            near = tuple(word for word in words if word not in STOPWORDS)
+            if not near:
+                # "How much is my phone contract" names no thing counted: its answer may
+                # be a price, a size or a share, so no kind is judged.
+                continue
             if _PEOPLE.intersection(near):
                 near = tuple(dict.fromkeys((*near, *_PEOPLE)))
         groups = match.groupdict()
@@ -311,7 +315,12 @@ def states(wanted: Wanted, text: str, surely: bool = False) -> bool:
 
 
 def _near(form: _Kind, near: tuple[str, ...], frame: str, unit: str) -> bool:
-    """A value in the unit near the words, which the unit or its frame may hold."""
+    """A value in the unit near the words, which the unit or its frame may hold; in a
+    table row, any value of the row whose first cell names them ("| Active borrowers
+    (used a card in the last 12 months) | 18,240 |")."""
+    cells = unit.strip().strip("|").split("|") if unit.lstrip().startswith("|") else []
+    if len(cells) > 1 and any(_same_word(token.lower(), word) for token in _TOKEN.findall(cells[0]) for word in near):
+        return any(form.value.search(cell) for cell in cells[1:])
     line = f"{frame}\n{unit}" if frame else unit
     skip = len(line) - len(unit)
     values = [skip + match.start() for match in form.value.finditer(unit)]

@@ -29,3 +29,14 @@ GENERIC_VERBS = frozenset(
     running take takes took taken use uses used using work works worked working
     """.split()
 )
+
+# Words that relate or qualify but name nothing ("besides English", "set aside", "via
+# the portal"). Kept in queries, since they can still rank a phrase, but a library never
+# using one says nothing about whether it holds the answer.
+FUNCTION_WORDS = frozenset(
+    """
+    aside besides beside among amongst across along alongside around behind beyond despite except inside
+    outside toward towards upon via within without whether also else ever yet per onto unlike versus
+    instead rather
+    """.split()
+)
