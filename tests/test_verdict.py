@@ -137,6 +137,24 @@ def test_a_correction_supersedes_only_what_names_something_its_line_names():
     assert superseded(notes(), runbook(), told) == {1: 3, 2: None, 3: None}
 
 
+def test_a_correction_naming_the_time_of_the_note_it_corrects_is_tied_to_it():
+    keys = ["saturday", "saltcote", "time"]
+
+    def april() -> tuple[Hit, ChunkText]:
+        text = "1. Saturday hours: Saltcote will close at 17:00 on Saturdays.\n2. Printers: no longer leased."
+        return side(1, 1, text, "2025-04-02", 0.9, title="Branch managers")
+
+    def newer(line: str) -> tuple[Hit, ChunkText]:
+        return side(2, 2, f"1. {line}\n2. Summer reading starts in July.", "2025-05-07", 0.5, title="Branch managers")
+
+    # The April note corrects something of its own (the printers), which alone would keep
+    # it from being corrected in turn: naming April ties them.
+    by_date = newer("Correction to the April notes: Saltcote will close at 16:00 on Saturdays.")
+    assert {h.item_id: h.superseded_by for h in resolve([april(), by_date], keys)} == {1: 2, 2: None}
+    other_year = newer("Correction: Saltcote will close at 16:00 on Saturdays from April 2027.")
+    assert {h.item_id: h.superseded_by for h in resolve([april(), other_year], keys)} == {1: None, 2: None}
+
+
 def test_a_question_naming_what_a_correction_puts_aside_still_finds_the_correction():
     # "build cache MinIO": MinIO is the question's word, and what "instead of" puts aside.
     keys = ["cache", "build", "minio"]

@@ -16,7 +16,10 @@ there are no vectors). For such a pair:
   own" line and last year's offsite): 128 pairs before, 81 after, every link the set
   means kept. A word that many chunks of the library hold (`common`, more than
   COMMON_SHARE of them: "customer", "test", "date") names nothing in particular and
-  ties nothing: 81 pairs became 73, every link the set means kept;
+  ties nothing: 81 pairs became 73, every link the set means kept. An older text that
+  corrects or retracts something itself is tied only by its date ("Correction to the
+  April notes", "this replaces the June arrangement"): meeting notes correct one item
+  and state the next, and a single shared word tied four wrong pairs on dev and tune;
 - when the question asks for the current state, the newer of the two is placed above;
 - a hedged chunk (a proposal, a draft, "if we were to") goes below the best plain
   statement about the same thing among the best hits;
@@ -45,7 +48,7 @@ from kenning.retrieval import coverage, cues
 from kenning.retrieval.dates import TimeIntent
 from kenning.store.hits import ChunkText
 from kenning.store.links import Superseder
-from kenning.text.dates import period
+from kenning.text.dates import named_periods, period, periods_without_year
 from kenning.text.statements import word_among
 from kenning.text.stopwords import GENERIC_VERBS, STOPWORDS
 
@@ -109,6 +112,7 @@ class Side:
         span = period(hit.date) if hit.date else None
         self.hit = hit
         self.text = chunk.content if chunk else hit.snippet
+        self._lead = chunk.lead if chunk else ""
         self.cues = cues.read(hit.title, self.text, chunk.lead if chunk else "", keys)
         # The first and last day its date covers, as ordinals.
         self.start = span.start.toordinal() if span else None
@@ -167,6 +171,32 @@ class Side:
     def retraction_names(self) -> list[str]:
         """The same for the place it retracts in."""
         return self._naming(self.cues.retraction_context)
+
+    def dates(self, context: str, older: Side) -> bool:
+        """Whether the place it corrects or retracts in names the time the older text
+        speaks from: "Correction to the April notes", "this replaces the June
+        arrangement", "the report of 19 January is withdrawn". A note named by its date
+        is the one meant, whatever else it says; "March 2027 was the old passport" names
+        no March 2025 note."""
+        if not context or self.hit.date is None or older.start is None or older.end is None:
+            return False
+        written = period(self.hit.date).start
+        told = self._as_written(context)
+        return any(
+            span.start.toordinal() < older.end and older.start < span.end.toordinal()
+            for span in (*named_periods(told, written), *periods_without_year(told, written))
+        )
+
+    def _as_written(self, context: str) -> str:
+        """The lines of a (lower-cased) cue context as the note writes them: a month
+        counts only capitalised."""
+        whole = f"{self.hit.title}\n{self._lead}\n{self.text}"
+        lowered = whole.lower()
+        lines = []
+        for line in context.split("\n"):
+            at = lowered.find(line) if line else -1
+            lines.append(whole[at : at + len(line)] if at >= 0 else line)
+        return "\n".join(lines)
 
     def ties_to(self, names: list[str], older: Side, common: Callable[[str], bool]) -> bool:
         """Whether the older text names something that the place this one corrects or
@@ -340,9 +370,11 @@ def _relate(
         said = newer.cues
         if (
             said.retraction
-            and not older.cues.retraction
             and close(newer, older, SAME_SUBJECT)
-            and newer.ties_to(newer.retraction_names, older, common)
+            and (
+                newer.dates(said.retraction_context, older)
+                or (not older.cues.retraction and newer.ties_to(newer.retraction_names, older, common))
+            )
         ):
             older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
             _place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
@@ -350,9 +382,11 @@ def _relate(
             return
         if (
             said.correction
-            and not older.cues.correction
             and close(newer, older, SAME_SUBJECT)
-            and newer.ties_to(newer.correction_names, older, common)
+            and (
+                newer.dates(said.correction_context, older)
+                or (not older.cues.correction and newer.ties_to(newer.correction_names, older, common))
+            )
         ):
             older.hit.superseded_by = older.hit.superseded_by or newer.hit.item_id
             _place_above(newer.hit, older.hit, f"supersedes item {older.hit.item_id} ({said.correction!r})")
