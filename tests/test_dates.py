@@ -75,6 +75,9 @@ def test_periods_a_question_names():
     assert named_periods("the data team's plan for H1 2026", TODAY) == [h1]
     assert named_periods("hires in 2025 H2", TODAY) == [Period(date(2025, 7, 1), date(2026, 1, 1))]
     assert named_periods("in the first half of 2026", TODAY) == [h1]
+    q2 = Period(date(2025, 4, 1), date(2025, 7, 1))
+    assert named_periods("self-service in the second quarter of 2025", TODAY) == [q2]
+    assert named_periods("new members in the 2nd quarter 2025", TODAY) == [q2]
     # A day is asked about, not a period notes are written in; an identifier is no date.
     assert named_periods("Is the office closed on 2 January 2026?", TODAY) == []
     assert named_periods("Is nginx affected by FH-SEC-2025-07?", TODAY) == []
@@ -154,3 +157,10 @@ def test_since_and_until_take_only_dates():
     for bad in ("2025-13", "2025-02-30", "June", "25", "2025/06"):
         with pytest.raises(ValueError, match="not a date"):
             parse_iso(bad)
+    # Years that look right but are out of range are told the range, not just "not a date".
+    for far in ("9999", "0001", "1899", "2200-01"):
+        with pytest.raises(ValueError, match="years 1900 to 2199"):
+            parse_iso(far)
+    with pytest.raises(ValueError) as caught:
+        parse_iso("2" * 100_000)
+    assert len(str(caught.value)) < 200

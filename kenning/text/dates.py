@@ -53,6 +53,11 @@ _HALVES = [
     re.compile(rf"(?<!\d){_YEAR}[\s_-]*[Hh](?P<half>[12])(?![A-Za-z0-9])"),
     re.compile(rf"\b(?P<half>first|second)\s+half\s+of\s+{_YEAR}(?!\d)", re.IGNORECASE),
 ]
+# A quarter in words ("the second quarter of 2025"), which a question may name.
+_QUARTER_WORDS = re.compile(
+    rf"\b(?P<nth>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\s+(?:of\s+)?{_YEAR}(?!\d)", re.IGNORECASE
+)
+_NTH = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 
 # Front matter keys that date a note, by rank: a revised note speaks from its revision.
 # Site generators and editors write the same three under other names.
@@ -225,7 +230,8 @@ def parse_iso(text: str) -> str:
     """A `since`/`until` value as an ISO prefix; ValueError names what is wrong."""
     value = text.strip()
     if not _ISO_PARAM.fullmatch(value) or (len(value) == 10 and _iso(*map(int, value.split("-"))) is None):
-        raise ValueError(f"{text!r} is not a date: use YYYY, YYYY-MM or YYYY-MM-DD")
+        shown = repr(text) if len(text) <= 40 else f"{text[:40]!r}..."
+        raise ValueError(f"{shown} is not a date: use YYYY, YYYY-MM or YYYY-MM-DD, in the years 1900 to 2199")
     return value
 
 
@@ -268,6 +274,11 @@ def named_spans(text: str, today: date) -> list[tuple[tuple[int, int], Period]]:
                 first = 1 if match.group("half").lower() in ("1", "first") else 7
                 year = match.group("year")
                 add(match, Period(period(f"{year}-{first:02d}").start, period(f"{year}-{first + 5:02d}").end))
+    for match in _QUARTER_WORDS.finditer(text):
+        if free(match):
+            first = _NTH[match.group("nth").lower()] * 3 - 2
+            year = match.group("year")
+            add(match, Period(period(f"{year}-{first:02d}").start, period(f"{year}-{first + 2:02d}").end))
     for match in _YEAR_ALONE.finditer(text):
         if free(match) and not _in_identifier(text, match):
             add(match, period(match.group("year")))
