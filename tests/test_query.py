@@ -72,6 +72,10 @@ def test_names_are_capitalised_words_inside_a_sentence_and_hyphenated_words():
     assert shut_off.names == frozenset() and shut_off.phrases == (("shut", "off"),)
     assert parse("Which port does orders-to-ledger use?").names == {"orders to ledger"}
     assert parse("Is node-a in me-south-1?").names == {"node a", "me south 1"}
+    # So is a modifier: "full-time", "self-service", "Polish-language".
+    assert parse("How many full-time staff use self-service kiosks?").names == frozenset()
+    assert parse("Which release got a Polish-language interface?").names == frozenset()
+    assert parse("When does the invoice-archiver run?").names == {"invoice archiver"}
     # A title capitalises every word: that is style, not names.
     assert parse("Breast Cancer Survival and Soy").names == frozenset()
     assert parse("Flaxseeds vs. Chia Seeds").names == frozenset()

@@ -177,14 +177,29 @@ def _relating(text: str) -> list[str]:
 
 
 _PARTICLES = frozenset("off up in on out down over back away about through".split())
+# The parts that make a compound a modifier of the language ("self-service", "full-time",
+# "Polish-language", "cloud-based"), whichever words they join.
+_MODIFIER_HEADS = frozenset(
+    "self non multi cross semi anti well full part long short high low".split()
+)
+_MODIFIER_TAILS = frozenset(
+    "based free related specific wide level friendly language style only like owned led made sized scale time term"
+    " proof ready facing".split()
+)
 
 
 def _phrasal(words: tuple[str, ...]) -> bool:
-    """"shut-off", "check-in", "out-of-hours": a word of the language with its particle,
-    not a name ("orders-to-ledger", "node-a", "me-south-1" are names)."""
+    """"shut-off", "check-in", "out-of-hours", "full-time", "Polish-language": a word of
+    the language (a verb with its particle, a modifier), not a name ("orders-to-ledger",
+    "node-a", "me-south-1", "invoice-archiver" are names)."""
     if any(any(ch.isdigit() for ch in word) or len(word) == 1 for word in words):
         return False
-    return (len(words) == 2 and words[1] in _PARTICLES) or words[0] in _PARTICLES
+    return (
+        (len(words) == 2 and words[1] in _PARTICLES)
+        or words[0] in _PARTICLES
+        or words[0] in _MODIFIER_HEADS
+        or words[-1] in _MODIFIER_TAILS
+    )
 
 
 def _asked_for(text: str) -> list[str]:
