@@ -1,7 +1,8 @@
 """The socket's edges (issue 12, item 10) against the real daemon over its real socket:
 pathological JSON, ids and integers beyond 64 bits, idle and half-sent connections, a
-burst of connects, a large CJK document through `ken add-text`, and `ken` run by a user
-who cannot open the socket."""
+burst of connects, a large CJK document through `ken add-text`, `ken` run by a user
+who cannot open the socket, and params that are wrong in type, empty, far too long or out
+of range (-32602 naming the field, the value echoed short if at all)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ import subprocess
 import sys
 import time
 
+import pytest
+
+from kenning.errors import RpcError
 
 
 def _config(library, extra: str = "") -> None:
@@ -146,3 +150,93 @@ def test_ken_status_by_a_user_who_cannot_open_the_socket_is_one_line(library):
     assert "Traceback" not in answer.stderr
     assert answer.stderr.startswith("ken: permission denied") and answer.stderr.count("\n") == 1, answer.stderr
     assert daemon.call("status")["daemon"]["pid"] == daemon.proc.pid
+
+
+def _error(daemon, method: str, params: dict) -> tuple[int, str]:
+    """The code and message of the error `method` answers `params` with."""
+    with pytest.raises(RpcError) as caught:
+        daemon.call(method, params)
+    return caught.value.code, str(caught.value)
+
+
+def test_params_of_the_wrong_type_are_named_not_coerced(library):
+    """A string or a bool where a number belongs, or a string where a bool does, was read
+    as the value it resembles ("3" as 3, true as 1, "yes" as true)."""
+    _config(library)
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    item_id = daemon.search("hedgehogs")[0]["item_id"]
+    wrong = [
+        ("search", {"query": "hedgehogs", "limit": "3"}, "limit"),
+        ("search", {"query": "hedgehogs", "limit": True}, "limit"),
+        ("search", {"query": "hedgehogs", "limit": 3.0}, "limit"),  # JSON integers only, as pydantic's strict JSON
+        ("documents.get", {"item_id": str(item_id)}, "item_id"),
+        ("documents.get", {"item_id": True}, "item_id"),
+        ("memory.add", {"title": "Naps", "body": "Hedgehogs nap.", "force": "yes"}, "force"),
+        ("memory.add", {"title": "Naps", "body": "Hedgehogs nap.", "confidence": "0.5"}, "confidence"),
+        ("sources.scan", {"name": "notes", "wait": 1}, "wait"),
+        ("ledger.add", {"section": "findings", "fields": {"title": True}}, "fields.title"),
+    ]
+    for method, params, field in wrong:
+        code, message = _error(daemon, method, params)
+        assert code == -32602 and message.startswith(field), (method, params, message)
+    # JSON's own types still pass: integers, an integer for a float, arrays for lists.
+    assert daemon.search("hedgehogs", limit=3, kind=["file"])[0]["item_id"] == item_id
+    added = daemon.call("memory.add", {"title": "Naps", "body": "Hedgehogs nap.", "confidence": 1, "tags": ["sleep"]})
+    assert added["status"] == "created"
+
+
+def test_an_empty_legs_list_is_refused(library):
+    """No legs ran no search and answered no hits, while an empty `kind` means every kind."""
+    _config(library)
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    code, message = _error(daemon, "search", {"query": "hedgehogs", "legs": []})
+    assert code == -32602 and message.startswith("legs") and "keyword, vector" in message, message
+    assert daemon.search("hedgehogs", kind=[])
+
+
+def test_names_are_bounded_and_errors_echo_them_short(library):
+    """A 1 MB source came back whole in the not-found error; so did a long unknown
+    parameter name, and every one of a long list of bad items."""
+    _config(library)
+    daemon = library.daemon()
+    huge = [
+        ("search", {"query": "hedgehogs", "source": "s" * 1_000_000}, "source"),
+        ("search", {"query": "hedgehogs", "namespace": "n" * 100_000}, "namespace"),
+        ("context.pack", {"task": "hedgehogs", "namespace": "n" * 100_000}, "namespace"),
+        ("sources.scan", {"name": "s" * 100_000}, "name"),
+        ("sources.remove", {"name": "s" * 100_000}, "name"),
+        ("search", {"query": "hedgehogs", "since": "2" * 100_000}, "since"),
+        ("search", {"query": "hedgehogs", "k" * 100_000: 1}, "k" * 64 + "..."),
+        ("ledger.add", {"section": "findings", "fields": {"f" * 100_000: "x"}}, "fields." + "f" * 64 + "..."),
+        ("search", {"query": "hedgehogs", "kind": ["bogus"] * 20_000}, "kind.0"),
+    ]
+    for method, params, field in huge:
+        code, message = _error(daemon, method, params)
+        assert code == -32602 and message.startswith(field) and len(message) < 1000, (method, field, message[:300])
+    # The longest names allowed are still looked up.
+    assert _error(daemon, "search", {"query": "hedgehogs", "source": "s" * 64})[0] == -32001
+    assert _error(daemon, "search", {"query": "hedgehogs", "namespace": "n" * 200})[0] == -32001
+
+
+def test_dates_out_of_range_name_the_range(library):
+    """9999, 0001 and 1899 look like years; the error said they were not dates at all."""
+    _config(library)
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    for year in ("9999", "0001", "1899", "2200-01"):
+        code, message = _error(daemon, "search", {"query": "hedgehogs", "since": year})
+        assert code == -32602 and "1900 to 2199" in message, message
+    assert daemon.search("hedgehogs", since="1900", until="2199")
+
+
+def test_a_line_past_the_end_is_invalid_params_from_get_and_read(library):
+    """documents.get answered -32602 and documents.read -32001 for the same lines."""
+    _config(library)
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    document_id = daemon.search("hedgehogs")[0]["document_id"]
+    for method in ("documents.get", "documents.read"):
+        code, message = _error(daemon, method, {"document_id": document_id, "line_start": 50})
+        assert code == -32602 and "50" in message, (method, message)

@@ -49,8 +49,14 @@ def one_line(text: str) -> str:
     type=click.Choice(["file", "page", "agent", "capsule", "archive", "ledger"]),
     help="Only these kinds of document (repeatable): folder files, fetched pages, agent text, capsules, ...",
 )
-@click.option("--since", metavar="DATE", help="Only text dated from DATE on (YYYY, YYYY-MM or YYYY-MM-DD).")
-@click.option("--until", metavar="DATE", help="Only text dated up to DATE, inclusive (YYYY, YYYY-MM or YYYY-MM-DD).")
+@click.option(
+    "--since", metavar="DATE", help="Only text dated from DATE on (YYYY, YYYY-MM or YYYY-MM-DD; years 1900-2199)."
+)
+@click.option(
+    "--until",
+    metavar="DATE",
+    help="Only text dated up to DATE, inclusive (YYYY, YYYY-MM or YYYY-MM-DD; years 1900-2199).",
+)
 @click.option(
     "--explain", is_flag=True, help="Show each leg's rank for every hit, and why it moved (date, correction, floor...)."
 )
@@ -403,7 +409,9 @@ def entities(ctx: Context, query: str, limit: int, as_json: bool) -> None:
 @click.option("--title", required=True, help="The document's title, shown in hits.")
 @click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
 @click.option("--namespace", help="Namespace for this document (default: the agent source's).")
-@click.option("--date", metavar="DATE", help="The date the text speaks from (YYYY, YYYY-MM or YYYY-MM-DD).")
+@click.option(
+    "--date", metavar="DATE", help="The date the text speaks from (YYYY, YYYY-MM or YYYY-MM-DD; years 1900-2199)."
+)
 @click.option(
     "--supersedes", "supersedes", multiple=True, metavar="URI",
     help="A document this one replaces: its URI, a page URL or a file path (repeatable).",

@@ -1,12 +1,15 @@
 """The socket protocol: JSON-RPC 2.0, one JSON object per line, each way.
 
 Params are pydantic models because this is an edge: a client's typo comes back as an
-"invalid params" error naming the field, and the daemon goes on serving.
+"invalid params" error naming the field, and the daemon goes on serving. They are strict:
+JSON has its own types, so "3" or true where a number belongs, or "yes" where a bool
+does, is a mistake to name rather than a value to guess at. Every string a client names
+is bounded, so an error that echoes one stays short.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -40,7 +43,18 @@ ACCEPTS_PER_TURN = 32
 
 
 class _Params(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+T = TypeVar("T")
+# A JSON array, kept as a tuple. Strict validation takes only a Python tuple there, and
+# JSON decodes to lists; the items stay strict.
+Array = Annotated[tuple[T, ...], Field(strict=False)]
+# Source names are config names (SOURCE_NAME_PATTERN, up to 64 characters) or reserved ones.
+SourceName = Annotated[str, Field(min_length=1, max_length=64)]
+# The config does not bound namespaces (agents' are up to 64 characters): 200 is past any real one.
+Namespace = Annotated[str, Field(min_length=1, max_length=200)]
+Leg = Literal["keyword", "vector", "graph"]
 
 
 class NoParams(_Params):
@@ -51,16 +65,23 @@ def _iso_date(value: str | None) -> str | None:
     return None if value is None else dates.parse_iso(value)
 
 
+def _some_legs(legs: tuple[Leg, ...]) -> tuple[Leg, ...]:
+    # An empty list ran no leg and found nothing, silently; leaving `legs` out runs all three.
+    if not legs:
+        raise ValueError("name at least one of keyword, vector and graph, or leave legs out for all three")
+    return legs
+
+
 IsoDate = Annotated[str | None, AfterValidator(_iso_date)]
 
 
 class SearchParams(_Params):
     query: Annotated[str, Field(min_length=1, max_length=4000)]
     limit: Annotated[int, Field(ge=1, le=200)] = 10
-    source: str | None = None
-    namespace: str | None = None
-    legs: tuple[Literal["keyword", "vector", "graph"], ...] = ("keyword", "vector", "graph")
-    kind: tuple[DocumentKind, ...] = ()
+    source: SourceName | None = None
+    namespace: Namespace | None = None
+    legs: Annotated[Array[Leg], AfterValidator(_some_legs)] = ("keyword", "vector", "graph")
+    kind: Array[DocumentKind] = ()
     # Only chunks whose date overlaps this range (YYYY, YYYY-MM or YYYY-MM-DD, inclusive).
     since: IsoDate = None
     until: IsoDate = None
@@ -73,7 +94,7 @@ class SearchParams(_Params):
 
 
 class ScanParams(_Params):
-    name: str
+    name: SourceName
     wait: bool = False
 
 
@@ -81,12 +102,12 @@ class AddTextParams(_Params):
     title: Annotated[str, Field(min_length=1, max_length=500)]
     text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)]
     source_uri: Annotated[str, Field(min_length=1, max_length=4000)]
-    tags: Annotated[tuple[Annotated[str, Field(max_length=200)], ...], Field(max_length=64)] = ()
+    tags: Annotated[Array[Annotated[str, Field(max_length=200)]], Field(max_length=64)] = ()
     namespace: Annotated[str, Field(min_length=1, max_length=64)] | None = None
     # The date the text speaks from, when the agent knows it (YYYY, YYYY-MM or YYYY-MM-DD).
     date: IsoDate = None
     # Documents this one replaces, by the uri they were added under, a page URL or a file path.
-    supersedes: Annotated[tuple[Annotated[str, Field(min_length=1, max_length=4000)], ...], Field(max_length=32)] = ()
+    supersedes: Annotated[Array[Annotated[str, Field(min_length=1, max_length=4000)]], Field(max_length=32)] = ()
 
 
 class UrlParams(_Params):
@@ -99,7 +120,7 @@ class EntitiesParams(_Params):
 
 
 class SourceNameParams(_Params):
-    name: str
+    name: SourceName
 
 
 class DocumentParams(_Params):
@@ -146,7 +167,7 @@ class ReadParams(_Params):
 # -- agent records ------------------------------------------------------------------------
 
 Scope = Annotated[str, Field(min_length=1, max_length=64)]
-Tags = Annotated[tuple[Annotated[str, Field(max_length=64)], ...], Field(max_length=32)]
+Tags = Annotated[Array[Annotated[str, Field(max_length=64)]], Field(max_length=32)]
 Handle = Annotated[str, Field(min_length=1, max_length=40)]
 
 
@@ -166,7 +187,7 @@ class MemoryRecallParams(_Params):
     query: Annotated[str, Field(min_length=1, max_length=4000)]
     limit: Annotated[int, Field(ge=1, le=50)] = 5
     scope: Scope | None = None
-    kind: tuple[CapsuleKind, ...] = ()
+    kind: Array[CapsuleKind] = ()
 
 
 class CapsuleParams(_Params):
@@ -212,7 +233,7 @@ class LedgerAddParams(_Params):
     section: Annotated[str, Field(min_length=1, max_length=40)]
     fields: LedgerFields
     owner: Annotated[str, Field(min_length=1, max_length=100)] = "agent"
-    evidence: Annotated[tuple[Annotated[str, Field(min_length=1, max_length=300)], ...], Field(max_length=20)] = ()
+    evidence: Annotated[Array[Annotated[str, Field(min_length=1, max_length=300)]], Field(max_length=20)] = ()
 
 
 class LedgerRemoveParams(_Params):
@@ -229,7 +250,7 @@ class LedgerRemoveParams(_Params):
 
 class LedgerRenderParams(_Params):
     budget: Annotated[int, Field(ge=200, le=1_000_000)] | None = None
-    sections: tuple[Annotated[str, Field(max_length=40)], ...] = ()
+    sections: Array[Annotated[str, Field(max_length=40)]] = ()
 
 
 class LedgerListParams(_Params):
@@ -239,9 +260,9 @@ class LedgerListParams(_Params):
 class ContextPackParams(_Params):
     task: Annotated[str, Field(min_length=1, max_length=4000)]
     budget: Annotated[int, Field(ge=500, le=2_000_000)] = 16_000
-    source: str | None = None
-    namespace: str | None = None
-    kind: tuple[DocumentKind, ...] = ()
+    source: SourceName | None = None
+    namespace: Namespace | None = None
+    kind: Array[DocumentKind] = ()
 
 
 def error_response(request_id: Any, code: int, message: str) -> dict:

@@ -54,7 +54,7 @@ from kenning.api import (
     Status,
 )
 from kenning.config import Settings, load_settings
-from kenning.errors import NotFound
+from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.text_docs import TextDocument, add_page, add_text, page_key
 from kenning.retrieval.search import LEGS, Retriever
@@ -376,8 +376,9 @@ class Library:
         last = await document_text.last_line(self.db, found.id)
         first, end = max(line_start, 1), min(line_end or last, last)
         if first > end:
+            # The document is there; the lines are not: as documents.get and an offset past the end.
             asked = f"{line_start}-{line_end or ''}"
-            raise NotFound(f"{named} has {last} lines of indexed text; lines {asked} are past them")
+            raise InvalidRequest(f"{named} has {last} lines of indexed text; lines {asked} are past them")
         lines = await document_text.read_lines(self.db, found.id, first, end)
         info = await document_text.describe(self.db, found.id)
         async with self.db.reader() as conn:
