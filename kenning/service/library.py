@@ -196,6 +196,10 @@ class Library:
                 entry.capped = progress.capped
                 entry.pending = progress.pending
                 entry.total = total
+                if progress.running:
+                    # A changed file keeps its row, "done", until it is read again: while a
+                    # sweep runs, what it has still to read is not processed.
+                    entry.processed = min(entry.processed, max(total - progress.pending, 0))
                 entry.percent = round(100.0 * min(entry.processed, total) / total, 1) if total else 100.0
                 entry.chunks_per_sweep = self.folders.budget.allowance(folder.scanner.source_budget)
                 entry.deferred = progress.deferred
