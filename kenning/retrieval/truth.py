@@ -69,8 +69,11 @@ COMMON_SHARE = 1 / 12
 CONFLICT_TOP = 5
 # A hit whose document an agent said is superseded, when the newer one is not among the hits.
 STATED_KEEPS = 0.5
+# A hedged hit keeps at most HEDGED_KEEPS of its score, and at least HEDGED_FLOOR: 0.5
+# left a draft that holds more of the question's words above the plain statement on the
+# held-out set; 0.3 changed nothing on the truth set, NFCorpus or SciFact.
 HEDGED_KEEPS = 0.75
-HEDGED_FLOOR = 0.5
+HEDGED_FLOOR = 0.3
 STEP = 1e-4
 
 _WORD = re.compile(r"\w+")
