@@ -137,6 +137,19 @@ def test_a_correction_supersedes_only_what_names_something_its_line_names():
     assert superseded(notes(), runbook(), told) == {1: 3, 2: None, 3: None}
 
 
+def test_putting_aside_what_the_question_names_ties_however_far_apart_the_vectors_are():
+    old = side(1, 1, "The build cache lives on MinIO in the storage rack.", "2025-03-04", 0.9, title="Build cache plan")
+    new = side(2, 2, "Correction: the build cache moves to Ceph instead of MinIO.", "2025-10-01", 0.7, title="Infra notes")
+    hits = [old[0], new[0]]
+    sides = truth.read(hits, {1: old[1], 2: new[1]}, ["build", "cache", "minio"], None, frozenset({"minio"}))
+
+    def far(a: int, b: int) -> float:
+        return 0.2  # two short notes under other titles
+
+    truth.resolve(sides, TimeIntent.of("build cache MinIO", date(2026, 1, 1)), far, None)
+    assert old[0].superseded_by == 2
+
+
 def test_a_correction_naming_the_time_of_the_note_it_corrects_is_tied_to_it():
     keys = ["saturday", "saltcote", "time"]
 

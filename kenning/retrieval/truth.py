@@ -160,9 +160,14 @@ class Side:
         and the names the query asks about that it puts aside ("instead of MinIO" asked
         about MinIO), which name the old statement whatever the question said."""
         told = _words(context) - cues.cue_words(context) - GENERIC_VERBS
-        named = {word for name in self._names for word in name.split()}
-        aside = {word for match in _PUT_ASIDE.finditer(context) for word in _words(match.group(1)) if word in named}
+        aside = self.put_aside(context)
         return [word for word in told if not _YEAR.fullmatch(word) and (word in aside or not self._asked(word))]
+
+    def put_aside(self, context: str) -> set[str]:
+        """The words of the names the query asks about that `context` puts aside ("instead
+        of MinIO", asked about MinIO)."""
+        named = {word for name in self._names for word in name.split()}
+        return {word for match in _PUT_ASIDE.finditer(context) for word in _words(match.group(1)) if word in named}
 
     @cached_property
     def correction_names(self) -> list[str]:
@@ -383,13 +388,18 @@ def _relate(
             _place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
             older.hit.reasons.append(f"retracted by item {newer.hit.item_id}")
             return
-        if (
-            said.correction
-            and close(newer, older, SAME_SUBJECT)
-            and (
-                newer.dates(said.correction_context, older)
-                or (not older.cues.correction and newer.ties_to(newer.correction_names, older, common))
+        if said.correction and (
+            (
+                close(newer, older, SAME_SUBJECT)
+                and (
+                    newer.dates(said.correction_context, older)
+                    or (not older.cues.correction and newer.ties_to(newer.correction_names, older, common))
+                )
             )
+            # Putting aside what the question names, in so many words, says what it
+            # corrects however far apart the two texts' vectors are (short notes with
+            # other titles can sit at cosine 0.2).
+            or (not older.cues.correction and any(map(older.words, newer.put_aside(said.correction_context))))
         ):
             older.hit.superseded_by = older.hit.superseded_by or newer.hit.item_id
             _place_above(newer.hit, older.hit, f"supersedes item {older.hit.item_id} ({said.correction!r})")
