@@ -12,14 +12,13 @@ import click
 from kenning import api
 from kenning.cli.app import Context, json_option, main, pass_context, print_json
 from kenning.errors import KenningError, RpcError
+from kenning.text.controls import CONTROL
 
 NOT_FOUND = -32001  # docs/protocol.md
 
 # Formats whose line numbers are the file's own: an editor opens them at a cited line.
 # PDF, DOCX and HTML are cited in the text kenning extracted (`ken get` shows it).
 FILE_LINE_FORMATS = frozenset({"markdown", "code", "data", "text"})
-# C0 and C1 controls, and the Unicode line and paragraph separators.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def one_line(text: str) -> str:
@@ -27,7 +26,7 @@ def one_line(text: str) -> str:
     and a title read from a file or a page anything: printed raw, it would make a line
     of its own, which `vim -q <(ken search X --format paths)` reads as another hit, or
     reach the terminal as an escape sequence."""
-    return _CONTROL.sub(lambda found: found[0].encode("unicode_escape").decode(), text)
+    return CONTROL.sub(lambda found: found[0].encode("unicode_escape").decode(), text)
 
 
 @main.command()

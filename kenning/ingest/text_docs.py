@@ -17,7 +17,6 @@ import asyncio
 import hashlib
 import json
 import os
-import re
 import time
 import unicodedata
 from dataclasses import dataclass
@@ -36,12 +35,11 @@ from kenning.store.documents import DocumentMeta, NewItem
 from kenning.store.texthash import text_hash
 from kenning.store.records import FetchedPage
 from kenning.text import dates
+from kenning.text.controls import CONTROL
 
 MAX_URI_CHARS = 2000
 MAX_TAGS = 32
 MAX_TAG_CHARS = 64
-# C0 and C1 controls, and the Unicode line and paragraph separators.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # What shows nothing on its own: spaces, controls, and format characters (zero-width
 # space and joiners, direction marks, the byte order mark).
 _INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
@@ -67,7 +65,7 @@ def check_title(title: str) -> None:
     The CLI escapes what it prints, but not every reader of a title does, so an agent's
     is refused here, and the agent learns why, where cleaning it quietly would store a
     title it never sent."""
-    if found := _CONTROL.search(title):
+    if found := CONTROL.search(title):
         raise InvalidRequest(
             f"a title is one line of text without control characters; this one holds U+{ord(found[0]):04X}"
         )
