@@ -137,7 +137,7 @@ class Retriever:
             result, full = await self._search(query, limit, scope, legs, vectors, snippets, depth)
             if len(result.hits) >= limit or result.abstained or not full or depth >= MAX_DEPTH:
                 return result
-            depth *= DEEPER
+            depth = min(depth * DEEPER, MAX_DEPTH)
 
     async def _search(
         self,
