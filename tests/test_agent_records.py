@@ -321,6 +321,21 @@ async def test_a_url_with_credentials_is_stored_redacted_and_a_malformed_one_is_
     assert b"s3cr3t" not in stored and b"user:pass" not in stored
 
 
+async def test_free_text_identities_fold_case_and_sentence_punctuation_but_not_symbols(tmp_path):
+    library = await opened(tmp_path)
+    try:
+        sharp = await library.ledger_add("findings", {"title": "C#", "detail": "services on .NET 8"})
+        plain = await library.ledger_add("findings", {"title": "C", "detail": "the firmware"})
+        again = await library.ledger_add("findings", {"title": "  c#. ", "detail": "and the admin tool"})
+        assert (plain.status, again.status, again.entry.id) == ("created", "merged", sharp.entry.id)
+        details = {e.identity: e.fields["detail"] for e in (await library.ledger_list("findings")).entries}
+        assert details == {"C#": "and the admin tool", "C": "the firmware"}
+        with pytest.raises(InvalidRequest, match="names nothing"):
+            await library.ledger_add("next_steps", {"text": "!!!"})
+    finally:
+        await library.close()
+
+
 async def test_a_secret_named_field_is_redacted_in_storage_listing_and_render(tmp_path):
     library = await opened(tmp_path)
     try:

@@ -21,7 +21,9 @@ Sections are listed in render priority: conclusions before enumeration. Values a
 normalised before they become keys: IP addresses canonical, host names lower case
 without a trailing dot, ports as `22` or `53/udp`, URLs with scheme and host lower case
 and without user or password, paths without doubled or trailing slashes, free text with
-case and runs of space folded.
+case, runs of space and the sentence punctuation around it folded ("C#" stays apart from
+"C"; text of punctuation alone is refused). Keys stored before symbols were kept stay as
+they were: such an entry is met again only by the form it was keyed under.
 A `host` that names a known host entry also answers to that host's other names, so
 `web01:22` and `10.0.0.5:22` are one service once the host entry links the two.
 """
@@ -30,12 +32,12 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from kenning.errors import InvalidRequest
 from kenning.store.records import Entity, Extraction, Relation
-from kenning.text.names import normalize_name
 
 
 @dataclass(frozen=True)
@@ -117,8 +119,18 @@ def _path(value: str) -> str:
     return path.rstrip("/") or "/"
 
 
+# What may stand around free text without changing what it names: quotes, brackets and
+# sentence punctuation. Not "#", "+" or "*": "C#" is not "C".
+_TEXT_EDGES = " \t\n\"'`.,;:!?()[]{}<>"
+
+
 def _text(value: str) -> str:
-    return normalize_name(value)
+    """Free text as a key: NFKC, case and spacing folded, sentence punctuation at its edges
+    dropped ("Rotate the keys." is "rotate the keys"), any other symbol kept."""
+    key = _SPACES.sub(" ", unicodedata.normalize("NFKC", value)).strip(_TEXT_EDGES).casefold()
+    if not key:
+        raise InvalidRequest(f"{value[:40]!r} names nothing: give a word or a symbol, not only punctuation")
+    return key
 
 
 NORMALIZERS = {
