@@ -155,23 +155,26 @@ def parse(text: str) -> KeywordQuery:
     if len(capitalized) < len([token for token in inner if len(token) > 3]):
         names |= {token.lower() for token in capitalized}
     kept = tuple(chosen[: max(MAX_TERMS - len(phrases), 0)])
+    ahead = _ahead(text)
+    kind = _asked_for(ahead)
     return KeywordQuery(
         kept,
         tuple(phrases[:MAX_TERMS]),
         frozenset(names),
         bool(_FACT_QUESTION.match(text)) or (bool(cjk.RUN.search(text)) and text.rstrip().endswith(("?", "？"))),
-        frozenset(word for word in _asked_for(text) if word in kept and word not in names),
-        frozenset(word for word in _relating(text) if word in kept) - names,
+        frozenset(word for word in kind if word in kept and word not in names),
+        frozenset(word for word in _relating(text, ahead, kind) if word in kept) - names,
     )
 
 
-def _relating(text: str) -> list[str]:
+def _relating(text: str, ahead: list[str], kind: list[str]) -> list[str]:
     """The words in a verb's place, lower-cased: after a modal and a person, before a
-    stranded preposition, and right after the kind of answer when no auxiliary comes
-    between ("which company supplies", "which branch scored")."""
+    stranded preposition, and right after a one-word kind of answer (`kind`, read from
+    `ahead`) when no auxiliary comes between ("which company supplies", "which branch
+    scored")."""
     words = [match.lower() for match in _RELATING.findall(text)]
     words += [match.group(1).lower() for match in _STRANDED.finditer(text)]
-    if len(_asked_for(text)) == 1 and (after := _after_kind(text)):
+    if len(kind) == 1 and (after := _after_kind(ahead)):
         words.append(after)
     return words
 
@@ -202,10 +205,9 @@ def _phrasal(words: tuple[str, ...]) -> bool:
     )
 
 
-def _asked_for(text: str) -> list[str]:
-    """The words right after the question word that name the kind of answer, lower-cased:
-    one, or two when an auxiliary follows them ("which message broker is")."""
-    words = _ahead(text)
+def _asked_for(words: list[str]) -> list[str]:
+    """Of the words after the question word (`_ahead`), those that name the kind of
+    answer: one, or two when an auxiliary follows them ("which message broker is")."""
     if not words or words[0] in STOPWORDS:
         return []
     if len(words) > 2 and words[1] not in STOPWORDS and words[2] in _AUXILIARIES:
@@ -229,11 +231,11 @@ def _ahead(text: str) -> list[str]:
     return words
 
 
-def _after_kind(text: str) -> str | None:
-    """The verb right after a one-word kind of answer: "supplies" in "which company
-    supplies the line", "scored" in "which branch scored best", where a function word or
-    a superlative follows it; not "members" in "how many new members joined"."""
-    words = _ahead(text)
+def _after_kind(words: list[str]) -> str | None:
+    """Of the words after the question word (`_ahead`), the verb right after a one-word
+    kind of answer: "supplies" in "which company supplies the line", "scored" in "which
+    branch scored best", where a function word or a superlative follows it; not
+    "members" in "how many new members joined"."""
     if len(words) < 3 or words[1] in STOPWORDS or words[1] in _AUXILIARIES or "-" in words[1]:
         return None
     return words[1] if words[2] in STOPWORDS or words[2] in _SUPERLATIVES else None

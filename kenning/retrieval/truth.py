@@ -116,7 +116,7 @@ class Side:
         self.hit = hit
         self.text = chunk.content if chunk else hit.snippet
         self._lead = chunk.lead if chunk else ""
-        self.cues = cues.read(hit.title, self.text, chunk.lead if chunk else "", keys)
+        self.cues = cues.read(hit.title, self.text, self._lead, keys)
         # The first and last day its date covers, as ordinals.
         self.start = span.start.toordinal() if span else None
         self.end = span.end.toordinal() if span else None
@@ -369,6 +369,24 @@ def _hedge(hedged: list[Side], sides: list[Side], close: _Closeness) -> None:
         )
 
 
+def _means(
+    newer: Side,
+    older: Side,
+    context: str,
+    names: list[str],
+    older_says_so: str | None,
+    close: _Closeness,
+    common: Callable[[str], bool],
+) -> bool:
+    """Whether the place `newer` corrects or retracts in (`context`, naming `names`)
+    means the older text, about the same thing: by naming its date, or, unless the older
+    text corrects or retracts something itself (`older_says_so`), by naming something it
+    names."""
+    if not close(newer, older, SAME_SUBJECT):
+        return False
+    return newer.dates(context, older) or (not older_says_so and newer.ties_to(names, older, common))
+
+
 def _relate(
     upper: Side, lower: Side, intent: TimeIntent, close: _Closeness, common: Callable[[str], bool]
 ) -> None:
@@ -376,26 +394,15 @@ def _relate(
         if not _newer(newer, older) or newer.cues.hedged:
             continue
         said = newer.cues
-        if (
-            said.retraction
-            and close(newer, older, SAME_SUBJECT)
-            and (
-                newer.dates(said.retraction_context, older)
-                or (not older.cues.retraction and newer.ties_to(newer.retraction_names, older, common))
-            )
+        if said.retraction and _means(
+            newer, older, said.retraction_context, newer.retraction_names, older.cues.retraction, close, common
         ):
             older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
             _place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
             older.hit.reasons.append(f"retracted by item {newer.hit.item_id}")
             return
         if said.correction and (
-            (
-                close(newer, older, SAME_SUBJECT)
-                and (
-                    newer.dates(said.correction_context, older)
-                    or (not older.cues.correction and newer.ties_to(newer.correction_names, older, common))
-                )
-            )
+            _means(newer, older, said.correction_context, newer.correction_names, older.cues.correction, close, common)
             # Putting aside what the question names, in so many words, says what it
             # corrects however far apart the two texts' vectors are (short notes with
             # other titles can sit at cosine 0.2).

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import unicodedata
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from kenning.errors import InvalidRequest
 from kenning.store.records import Entity, Extraction, Relation
+from kenning.text.likeness import title_key
 
 
 @dataclass(frozen=True)
@@ -125,9 +125,9 @@ _TEXT_EDGES = " \t\n\"'`.,;:!?()[]{}<>"
 
 
 def _text(value: str) -> str:
-    """Free text as a key: NFKC, case and spacing folded, sentence punctuation at its edges
-    dropped ("Rotate the keys." is "rotate the keys"), any other symbol kept."""
-    key = _SPACES.sub(" ", unicodedata.normalize("NFKC", value)).strip(_TEXT_EDGES).casefold()
+    """Free text as a key: a capsule title's key (case and spacing folded, symbols kept),
+    without the sentence punctuation at its edges ("Rotate the keys." is "rotate the keys")."""
+    key = title_key(value).strip(_TEXT_EDGES)
     if not key:
         raise InvalidRequest(f"{value[:40]!r} names nothing: give a word or a symbol, not only punctuation")
     return key

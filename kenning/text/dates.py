@@ -272,13 +272,11 @@ def named_spans(text: str, today: date) -> list[tuple[tuple[int, int], Period]]:
         for match in form.finditer(text):
             if free(match) and not _in_identifier(text, match):
                 first = 1 if match.group("half").lower() in ("1", "first") else 7
-                year = match.group("year")
-                add(match, Period(period(f"{year}-{first:02d}").start, period(f"{year}-{first + 5:02d}").end))
+                add(match, _months(int(match.group("year")), first, first + 5))
     for match in _QUARTER_WORDS.finditer(text):
         if free(match):
             first = _NTH[match.group("nth").lower()] * 3 - 2
-            year = match.group("year")
-            add(match, Period(period(f"{year}-{first:02d}").start, period(f"{year}-{first + 2:02d}").end))
+            add(match, _months(int(match.group("year")), first, first + 2))
     for match in _YEAR_ALONE.finditer(text):
         if free(match) and not _in_identifier(text, match):
             add(match, period(match.group("year")))
@@ -325,12 +323,14 @@ def periods_without_year(text: str, written: date) -> list[Period]:
         else:
             first = int(match.group("half")) * 6 - 5
             last = first + 5
-        spans = [
-            Period(period(f"{year}-{first:02d}").start, period(f"{year}-{last:02d}").end)
-            for year in (written.year - 1, written.year, written.year + 1)
-        ]
+        spans = [_months(year, first, last) for year in (written.year - 1, written.year, written.year + 1)]
         found.append(min(spans, key=lambda span: _distance(span, written)))
     return found
+
+
+def _months(year: int, first: int, last: int) -> Period:
+    """The months `first` to `last` of a year, as one span: a quarter, a half."""
+    return Period(period(f"{year}-{first:02d}").start, period(f"{year}-{last:02d}").end)
 
 
 def _distance(span: Period, day: date) -> int:
