@@ -13,9 +13,7 @@ does not depend on the query's own scale:
   where a word naming the kind of answer ("which city"), a verb that can say any
   relation ("work from"), one in a verb's place ("could I borrow", "who was to draw
   up", "which company supplies", "does it listen on") or one that relates but names
-  nothing ("besides") is not looked for; a word no chunk holds that a name's possessive
-  asks about ("Priya Raman's birthday") is refused however close the hit, since the name
-  alone makes the page about it close;
+  nothing ("besides") is not looked for;
 - a period asked about ("revenue in Q3 2024") that no best hit both speaks of and holds
   the rest of the question in (a decision log of 2024 does not say what the stipend was);
 - a kind of value asked for ("What year did...", "How many vans...") that no best hit
@@ -67,7 +65,6 @@ class Support:
     period: bool | None = None  # None: no period asked; else whether a best hit speaks of it and holds the question
     unstated: str | None = None  # the kind of value asked for ("a year") when no best hit about it states one
     question: bool = True  # False: a topic or keywords, which the coverage floor leaves alone
-    owned: list[str] = field(default_factory=list)  # absent words a name's possessive asks about
 
 
 def best_support(
@@ -88,10 +85,6 @@ def refusal(support: Support, min_coverage: float, support_similarity: float) ->
         return None
     if support.unknown and (similarity is None or similarity < STRONG_SIMILARITY):
         return "nothing supports an answer: no text mentions " + ", ".join(repr(name) for name in support.unknown)
-    if support.owned:
-        # The name makes the page about it close in meaning, so closeness cannot vouch
-        # for "Priya Raman's birthday" when no text says "birthday".
-        return "nothing supports an answer: no text mentions " + ", ".join(repr(word) for word in support.owned)
     if support.period is False:
         return "nothing supports an answer: no hit about the question is dated in, or names, the period asked about"
     if support.unstated:

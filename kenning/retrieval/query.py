@@ -75,9 +75,6 @@ _RELATING = re.compile(
 # So is the word before a preposition the question ends on, unless an article makes it
 # a thing: "does billing-exporter listen on?", "is Brookfield Energy based in?", not
 # "borrow a ladder from?".
-# A capitalised word's possessive and the up to three words after it; the word must be
-# one of the question's names ("What's the deadline" names nothing).
-_OWNED = re.compile(r"\b([A-Z][\w-]*)(?:'s|s')\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)")
 _STRANDED = re.compile(
     r"(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\bmy )(?<!\bour )(?<!\byour )\b(\w+)\s+"
     r"(?:on|in|at|to|from|for|with|by|about|into|onto|under|over|through)\W*$",
@@ -102,9 +99,6 @@ class KeywordQuery:
     # Terms in a verb's place ("borrow" in "could I borrow", "park" in "where do we
     # park"): the relation asked about, which the text that answers may say its own way.
     relating: frozenset[str] = frozenset()
-    # Words naming what a name's possessive asks about ("birthday" in "Priya Raman's
-    # birthday"): the name alone makes the page about it close in meaning.
-    owned: frozenset[str] = frozenset()
 
     @property
     def items(self) -> list[str]:
@@ -170,10 +164,6 @@ def parse(text: str) -> KeywordQuery:
         bool(_FACT_QUESTION.match(text)) or (bool(cjk.RUN.search(text)) and text.rstrip().endswith(("?", "？"))),
         frozenset(word for word in kind if word in kept and word not in names),
         frozenset(word for word in _relating(text, ahead, kind) if word in kept) - names,
-        frozenset(
-            word for match in _OWNED.finditer(text) if match.group(1).lower() in names for word in match.group(2).split()
-        )
-        - names,
     )
 
 

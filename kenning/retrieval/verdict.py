@@ -171,7 +171,6 @@ async def settle(
         period,
         unstated,
         question,
-        [word for word in measured.absent if word in asked.query.owned] if measured is not None and asked else [],
     )
     refused = floors.refusal(support, settings.min_coverage, settings.support_similarity)
     if refused:
