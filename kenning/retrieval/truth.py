@@ -163,10 +163,14 @@ class Side:
         aside = self.put_aside(context)
         return [word for word in told if not _YEAR.fullmatch(word) and (word in aside or not self._asked(word))]
 
+    @cached_property
+    def _name_words(self) -> frozenset[str]:
+        return frozenset(word for name in self._names for word in name.split())
+
     def put_aside(self, context: str) -> set[str]:
         """The words of the names the query asks about that `context` puts aside ("instead
         of MinIO", asked about MinIO)."""
-        named = {word for name in self._names for word in name.split()}
+        named = self._name_words
         return {word for match in _PUT_ASIDE.finditer(context) for word in _words(match.group(1)) if word in named}
 
     @cached_property
