@@ -57,6 +57,20 @@ def test_quoted_words_and_hyphenated_names_are_phrases(fts):
     assert matches(fts, '"break glass"') == ["the break glass account"]
 
 
+def test_a_number_is_found_however_it_is_written(fts):
+    fts.executemany(
+        "INSERT INTO t(body) VALUES (?)",
+        [("At the end of month three you have a probation review",), ("Reviews happen on the 3rd floor",),
+         ("Pay day is the end of every month",), ("Allow three days for a refund",)],
+    )  # fmt: skip
+    found = matches(fts, "What comes at the end of the third month?")
+    assert found[0] == "At the end of month three you have a probation review"
+    assert "Reviews happen on the 3rd floor" in found
+    assert matches(fts, "refund in 3 days")[0] == "Allow three days for a refund"
+    # "first" as often means the earliest: only "1st" stands in for it.
+    assert parse("the first review").expression == '("first" OR "1st") OR "review"'
+
+
 def test_question_words_and_time_words_carry_no_topic():
     assert parse("How many employees does Fernhill have now?").terms == ("employees", "fernhill")
     assert parse("What is the latest version of the app?").terms == ("version", "app")

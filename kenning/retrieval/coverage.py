@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from kenning.api import Hit
 from kenning.retrieval import values
-from kenning.retrieval.query import KeywordQuery, quote
+from kenning.retrieval.query import KeywordQuery, quote, term_probe
 from kenning.store import fts, scratch
 from kenning.store.database import Database
 from kenning.store.fts import Probe
@@ -76,7 +76,7 @@ class _Item:
 
 def _items(query: KeywordQuery, text: str) -> list[_Item]:
     items = [_Item(" ".join(p), Probe(quote(" ".join(p))), tuple(Probe(quote(w)) for w in p)) for p in query.phrases]
-    items += [_Item(term, Probe(quote(term))) for term in query.terms]
+    items += [_Item(term, Probe(term_probe(term))) for term in query.terms]
     items += [_Item(piece, Probe(quote(piece), "cjk")) for piece in dict.fromkeys(cjk.pieces(text))]
     return items
 
@@ -239,7 +239,7 @@ class Asked:
         # A pair counts with the weight of its commoner word: "service listen" standing
         # together says little, "label_printer port" much.
         term_weight = {probe.expression: weight for probe, weight in weights.items()}
-        pair_weights = [min(term_weight.get(quote(a), 0.0), term_weight.get(quote(b), 0.0)) for a, b in pairs]
+        pair_weights = [min(term_weight.get(term_probe(a), 0.0), term_weight.get(term_probe(b), 0.0)) for a, b in pairs]
         total_pairs = sum(pair_weights)
         near = {
             item_id: sum(w for w, holders in zip(pair_weights, found[len(asked) :]) if item_id in holders) / total_pairs
@@ -258,7 +258,7 @@ def about_subject(coverage: Coverage, ids: list[int], left_out: frozenset[str]) 
     for label in coverage.specific:
         if label in left_out:
             continue
-        probe = Probe(quote(label))
+        probe = Probe(term_probe(label))
         holding = [item_id for item_id in ids if probe in coverage.holds.get(item_id, {})]
         if holding:
             return holding

@@ -12,7 +12,8 @@ where its words stand together, in order; so do words joined by hyphens
 say nothing about which text answers, and are dropped like stopwords; the time they ask
 about is read by retrieval/dates.py. The words naming the kind of answer ("which city",
 "how many seats") are searched for but marked (`asked_for`): the text that answers may
-name only the value.
+name only the value. A number up to twelve is searched for in its other written forms
+too ("the third month" finds "month three", "3 days" finds "three days").
 
 Runs of Chinese, Japanese or Korean script have no spaces between words, so the main
 index sees a whole run as one token; `cjk_expression` cuts them as the CJK index does
@@ -58,6 +59,8 @@ _ASKED_FOR = re.compile(
     re.IGNORECASE,
 )
 _AHEAD = re.compile(r"[\w-]+")
+_CARDINALS = "one two three four five six seven eight nine ten eleven twelve".split()
+_ORDINALS = "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split()
 _SUPERLATIVES = frozenset("best most least worst first last highest lowest".split())
 # A second word belongs to the kind asked for only when the question goes on with one of
 # these ("which message broker is", "what time zone does"); otherwise it is the verb
@@ -101,18 +104,39 @@ class KeywordQuery:
     relating: frozenset[str] = frozenset()
 
     @property
-    def items(self) -> list[str]:
-        """Each term and phrase as one FTS5 string (a phrase's words joined by spaces)."""
-        return [" ".join(phrase) for phrase in self.phrases] + list(self.terms)
-
-    @property
     def expression(self) -> str | None:
         """None when the query holds no searchable token at all (only punctuation)."""
-        return _or(self.items)
+        items = [quote(" ".join(phrase)) for phrase in self.phrases] + [term_probe(term) for term in self.terms]
+        return " OR ".join(items) or None
 
 
 def quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
+
+
+def _number_forms() -> dict[str, tuple[str, ...]]:
+    """Each number's other written forms: "3" and "three", "third" and "3rd" and "three".
+    "first" means the earliest as often as the number one, and keeps only "1st"."""
+    forms: dict[str, tuple[str, ...]] = {}
+    for n, (cardinal, ordinal) in enumerate(zip(_CARDINALS, _ORDINALS), 1):
+        short = f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n, 'th')}"
+        forms[cardinal] = (str(n),)
+        forms[str(n)] = (cardinal,)
+        forms[ordinal] = (short,) if n == 1 else (short, cardinal)
+        forms[short] = (ordinal,) if n == 1 else (ordinal, cardinal)
+    return forms
+
+
+_NUMBER_FORMS = _number_forms()
+
+
+def term_probe(term: str) -> str:
+    """A term as the keyword indexes are asked for it: quoted, or with its other written
+    forms when it is a number ("(\"third\" OR \"3rd\" OR \"three\")")."""
+    forms = _NUMBER_FORMS.get(term)
+    if forms is None:
+        return quote(term)
+    return "(" + " OR ".join(quote(form) for form in (term, *forms)) + ")"
 
 
 def _or(items: list[str]) -> str | None:
