@@ -75,6 +75,30 @@ NOTES = {
         The checkout load test figure of 4,800 requests per second is retracted: the load
         generator was misconfigured. Please disregard it until the rerun.
         """,
+    "stock/2025-03-09-weeding.md": """
+        ---
+        title: Weeding guidance
+        date: 2025-03-09
+        ---
+        # Weeding guidance, spring 2025
+
+        Branches should take adult non-fiction off the shelves once it is more than eight
+        years old and has had no loans in the last two years.
+        """,
+    "policies/collections.md": """
+        ---
+        title: Collections policy
+        updated: 2025-04-20
+        ---
+        # Collections policy
+
+        ## Donations
+        - We take recent, clean paperbacks only; the rest goes to the Friends' sale.
+
+        ## Weeding
+        - Update, 20 April 2025: the weeding guidance of 9 March is withdrawn. Hold all
+          weeding until the stock audit finishes.
+        """,
     "ops/backup-policy.md": """
         ---
         title: Backup policy
@@ -349,6 +373,15 @@ def test_a_retraction_is_tied_to_the_claim_it_names_and_ranks_above_it(daemon):
     claim = first_hit(result, "2025-05-02-load-test.md")
     assert claim["retracted_by"] == notice["item_id"]
     assert any("retracted by" in reason for reason in claim["reasons"])
+
+
+def test_a_notice_sharing_no_word_with_the_question_is_tied_to_the_claim_it_names(daemon):
+    result = ask(daemon, "At what age should adult non-fiction be taken off the shelves?")
+    assert docs(result)[:2] == ["collections.md", "2025-03-09-weeding.md"]
+    notice, claim = first_hit(result, "collections.md"), first_hit(result, "2025-03-09-weeding.md")
+    assert claim["retracted_by"] == notice["item_id"]
+    assert "withdrawn" in notice["snippet"]
+    assert any("naming it" in reason for reason in notice["reasons"])
 
 
 def test_two_notes_that_disagree_both_show_and_name_each_other(daemon):

@@ -240,7 +240,7 @@ class Retriever:
             hop_from(hits[0])
         meaning = Meaning(vectors.index, query_vector) if vectors is not None and query_vector is not None else None
         try:
-            hits, abstained = await settle(self.db, query, hits, limit, self.settings, asked, meaning, follow)
+            hits, abstained = await settle(self.db, query, hits, limit, self.settings, asked, meaning, scope, follow)
             if (page := await follow(hits)) is not None:
                 hits = _after_best(hits, page, found_by.get(page.item_id, (["graph"], {})), limit)
             if snippets and asked is not None and expression is not None:

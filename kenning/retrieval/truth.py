@@ -199,6 +199,14 @@ class Side:
             for span in (*named_periods(told, written), *periods_without_year(told, written))
         )
 
+    def names_time(self, context: str) -> bool:
+        """Whether the place it corrects or retracts in names a time at all."""
+        if self.hit.date is None:
+            return False
+        written = period(self.hit.date).start
+        told = self._as_written(context)
+        return bool(named_periods(told, written) or periods_without_year(told, written))
+
     def _as_written(self, context: str) -> str:
         """The lines of a (lower-cased) cue context as the note writes them: a month
         counts only capitalised."""
@@ -222,7 +230,7 @@ class Side:
         return not own or any(older.words(word) for word in own)
 
 
-def _newer(a: Side, b: Side) -> bool:
+def speaks_later(a: Side, b: Side) -> bool:
     """a speaks from a later time than b, with no overlap between their dates."""
     return a.start is not None and b.end is not None and a.start >= b.end
 
@@ -299,7 +307,7 @@ class _Closeness:
         return len(words_a & words_b) / smaller >= SHARED_WORDS * threshold / SAME_SUBJECT
 
 
-def _place_above(mover: Hit, anchor: Hit, why: str) -> None:
+def place_above(mover: Hit, anchor: Hit, why: str) -> None:
     if mover.score <= anchor.score:
         mover.score = anchor.score + STEP
         mover.reasons.append(why)
@@ -395,14 +403,14 @@ def _relate(
     upper: Side, lower: Side, intent: TimeIntent, close: _Closeness, common: Callable[[str], bool]
 ) -> None:
     for newer, older in ((lower, upper), (upper, lower)):
-        if not _newer(newer, older) or newer.cues.hedged:
+        if not speaks_later(newer, older) or newer.cues.hedged:
             continue
         said = newer.cues
         if said.retraction and _means(
             newer, older, said.retraction_context, newer.retraction_names, older.cues.retraction, close, common
         ):
             older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
-            _place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
+            place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
             older.hit.reasons.append(f"retracted by item {newer.hit.item_id}")
             return
         if said.correction and (
@@ -413,11 +421,11 @@ def _relate(
             or (not older.cues.correction and any(map(older.words, newer.put_aside(said.correction_context))))
         ):
             older.hit.superseded_by = older.hit.superseded_by or newer.hit.item_id
-            _place_above(newer.hit, older.hit, f"supersedes item {older.hit.item_id} ({said.correction!r})")
+            place_above(newer.hit, older.hit, f"supersedes item {older.hit.item_id} ({said.correction!r})")
             older.hit.reasons.append(f"superseded by item {newer.hit.item_id}")
             return
         if intent.recent and not newer.cues.hedged and close(newer, older, SAME_STATE):
-            _place_above(newer.hit, older.hit, f"newer ({newer.hit.date}) than item {older.hit.item_id}, asked for now")
+            place_above(newer.hit, older.hit, f"newer ({newer.hit.date}) than item {older.hit.item_id}, asked for now")
             return
     if (
         not (upper.cues.hedged or lower.cues.hedged)
@@ -459,7 +467,7 @@ def apply_stated(hits: list[Hit], superseded: dict[int, Superseder]) -> None:
         newer = best.get(by.document_id)
         hit.superseded_by = newer.item_id if newer is not None else by.item_id
         if newer is not None:
-            _place_above(newer, hit, f"supersedes item {hit.item_id} (stated when it was added)")
+            place_above(newer, hit, f"supersedes item {hit.item_id} (stated when it was added)")
         else:
             hit.score *= STATED_KEEPS
         hit.reasons.append(f"superseded by item {hit.superseded_by} (stated when it was added)")

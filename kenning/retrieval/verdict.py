@@ -7,7 +7,8 @@ The steps, each in its own module, in order:
 3. the answer's lines (values.py): for a question asking for a kind of value, a
    document's chunk that states one takes the place of its best chunk that does not;
 4. truth (truth.py): corrections, retractions, "now" questions, hedges and
-   disagreements among the best hits;
+   disagreements among the best hits; and notices that retract one of the best while
+   sharing no word with the query, found by what they call it (notices.py);
 5. crowding (diversity.py): a document's later hits go down;
 6. the floor (floors.py): no hits when the best of them support no answer, or none that
    may answer states the kind of value asked for (values.py);
@@ -16,7 +17,8 @@ The steps, each in its own module, in order:
 Each step that moves a hit says why in its `reasons` (`ken search --explain`). The store is
 read once more, for the best hits only, in two statements run together: their full text,
 and which of their documents an agent said another supersedes; and, only when one of
-them corrects or retracts, how many chunks hold the words that say what it means.
+them corrects or retracts, how many chunks hold the words that say what it means; and
+the keyword index, for notices that name the best three by their titles.
 Which of the query's terms and word pairs each of them holds is read from a scratch
 index of just those chunks (store/scratch.py); the terms' counts were read alongside
 the legs.
@@ -34,7 +36,7 @@ import numpy as np
 
 from kenning.api import Hit
 from kenning.config import RetrievalSettings
-from kenning.retrieval import coverage, diversity, floors, truth, values
+from kenning.retrieval import coverage, diversity, floors, notices, truth, values
 from kenning.retrieval.dates import TimeIntent, favour_periods, speaks_of
 from kenning.retrieval.query import parse, quote
 from kenning.store import fts
@@ -42,6 +44,7 @@ from kenning.store.database import Database
 from kenning.store.fts import Probe
 from kenning.store.hits import chunk_texts
 from kenning.store.links import superseders
+from kenning.store.scope import Scope
 from kenning.store.vector_index import VectorIndex
 
 # Hits read in full for the truth signals and the floor; past them nothing moves.
@@ -92,6 +95,7 @@ async def settle(
     settings: RetrievalSettings,
     asked: coverage.Asked | None,
     meaning: Meaning | None,
+    scope: Scope,
     follow: Follow | None = None,
 ) -> tuple[list[Hit], str | None]:
     """The hits to return, best first, and why there are none when the floor refused them.
@@ -138,6 +142,9 @@ async def settle(
     sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names)
     truth.resolve(sides, intent, between, agreement, await _common(db, truth.naming_words(sides)))
     truth.apply_stated(judged, superseded)
+    _sort(hits)
+    for notice in await notices.tie(db, hits, chunks, scope):
+        texts[notice.item_id] = chunks[notice.item_id].content
     # A document's first hit is counted in the order the truth signals left.
     _sort(hits)
     diversity.spread(hits)
