@@ -151,7 +151,9 @@ def _text_hit(rank: int, hit: api.Hit, numbers: dict[int, int], explain: bool) -
     for note in _truth_notes(hit, numbers):
         click.echo("    " + click.style(note, fg="yellow"))
     if explain:
-        click.echo("    ranks: " + ", ".join(f"{leg} #{position}" for leg, position in hit.ranks.items()))
+        # A notice found by what it names (retrieval/notices.py) was ranked by no leg.
+        if hit.ranks:
+            click.echo("    ranks: " + ", ".join(f"{leg} #{position}" for leg, position in hit.ranks.items()))
         for reason in hit.reasons:
             click.echo(f"    moved: {reason}")
     click.echo("    " + _highlight(one_line(" ".join(hit.snippet.split()))))
