@@ -57,16 +57,19 @@ def test_quoted_words_and_hyphenated_names_are_phrases(fts):
     assert matches(fts, '"break glass"') == ["the break glass account"]
 
 
-def test_a_number_is_found_however_it_is_written(fts):
+def test_an_ordinal_is_found_however_it_is_written(fts):
     fts.executemany(
         "INSERT INTO t(body) VALUES (?)",
         [("At the end of month three you have a probation review",), ("Reviews happen on the 3rd floor",),
-         ("Pay day is the end of every month",), ("Allow three days for a refund",)],
+         ("Pay day is the end of every month",), ("The third floor has the quiet room",)],
     )  # fmt: skip
     found = matches(fts, "What comes at the end of the third month?")
     assert found[0] == "At the end of month three you have a probation review"
     assert "Reviews happen on the 3rd floor" in found
-    assert matches(fts, "refund in 3 days")[0] == "Allow three days for a refund"
+    floors = {"The third floor has the quiet room", "Reviews happen on the 3rd floor"}
+    assert set(matches(fts, "where is the 3rd floor")[:2]) == floors
+    # A cardinal keeps its own form.
+    assert parse("3 days").expression == '"3" OR "days"'
     # "first" as often means the earliest: only "1st" stands in for it.
     assert parse("the first review").expression == '("first" OR "1st") OR "review"'
 
