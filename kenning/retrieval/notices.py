@@ -80,9 +80,9 @@ def names_claim(notice: truth.Side, claim: truth.Side, pairs: list[tuple[str, st
 
 
 async def tie(db: Database, hits: list[Hit], chunks: dict[int, ChunkText], scope: Scope) -> list[Hit]:
-    """Find the notices that retract the best CLAIMS hits and are not among the hits,
-    mark and place them (see the module's docstring). `hits`, sorted best first, gains
-    the notices, and `chunks` their text; they are returned too."""
+    """Find the notices that retract the best CLAIMS hits, mark and place them (see the
+    module's docstring). `hits` is sorted best first; a notice among them moves, one
+    that is not joins them and `chunks` gains its text. Those that joined are returned."""
     claims = [hit for hit in hits[:CLAIMS] if hit.retracted_by is None and hit.item_id in chunks]
     pairs = {hit.item_id: title_pairs(hit.title) for hit in claims}
     asked = list(dict.fromkeys(pair for found in pairs.values() for pair in found))
@@ -90,29 +90,30 @@ async def tie(db: Database, hits: list[Hit], chunks: dict[int, ChunkText], scope
         return []
     named = " OR ".join(quote(" ".join(pair)) for pair in asked)
     cue = " OR ".join(quote(word) for word in _RETRACTION_WORDS)
-    known = {hit.item_id for hit in hits}
-    ranked = [
-        item_id for item_id, _ in await fts.rank(db, f"({named}) AND ({cue})", CANDIDATES, scope) if item_id not in known
-    ]
-    loaded, texts = await asyncio.gather(load_hits(db, ranked, scope), chunk_texts(db, ranked))
+    ranked = [item_id for item_id, _ in await fts.rank(db, f"({named}) AND ({cue})", CANDIDATES, scope)]
+    present = {hit.item_id: hit for hit in hits}
+    fresh = [item_id for item_id in ranked if item_id not in present]
+    loaded, texts = await asyncio.gather(load_hits(db, fresh, scope), chunk_texts(db, fresh))
     found: list[Hit] = []
     for item_id in ranked:
-        notice = loaded.get(item_id)
-        if notice is None or item_id not in texts:
+        notice = present.get(item_id) or loaded.get(item_id)
+        text = chunks.get(item_id) or texts.get(item_id)
+        if notice is None or text is None:
             continue
         for claim in claims:
             if claim.retracted_by is not None or notice.document_id == claim.document_id:
                 continue
             words = [word for pair in pairs[claim.item_id] for word in pair]
-            said = truth.Side(notice, texts[item_id], words, None)
+            said = truth.Side(notice, text, words, None)
             older = truth.Side(claim, chunks[claim.item_id], words, None)
             if truth.speaks_later(said, older) and names_claim(said, older, pairs[claim.item_id]):
-                notice.legs = ["keyword"]
                 claim.retracted_by = item_id
                 truth.place_above(notice, claim, f"retracts item {claim.item_id} ({said.cues.retraction!r}), naming it")
                 claim.reasons.append(f"retracted by item {item_id}, which names it")
-                chunks[item_id] = texts[item_id]
-                found.append(notice)
+                if item_id not in present:
+                    notice.legs = ["keyword"]
+                    chunks[item_id] = text
+                    found.append(notice)
                 break
     hits += found
     return found
