@@ -70,8 +70,9 @@ def test_an_ordinal_is_found_however_it_is_written(fts):
     assert set(matches(fts, "where is the 3rd floor")[:2]) == floors
     # A cardinal keeps its own form.
     assert parse("3 days").expression == '"3" OR "days"'
-    # "first" as often means the earliest: only "1st" stands in for it.
+    # "first" as often means the earliest, "second" a unit of time: only "1st" and "2nd".
     assert parse("the first review").expression == '("first" OR "1st") OR "review"'
+    assert parse("requests per second").expression == '"requests" OR "per" OR ("second" OR "2nd")'
 
 
 def test_question_words_and_time_words_carry_no_topic():

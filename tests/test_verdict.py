@@ -294,29 +294,31 @@ def test_only_values_of_the_kind_asked_for_disagree():
     assert ranked[0].conflicts_with == [3] and ranked[1].conflicts_with == [2]
 
 
-def test_a_notice_names_a_claim_by_two_words_of_its_title_and_its_date_if_any():
+def test_a_notice_names_a_claim_by_two_words_of_its_title_and_its_time_or_all_of_a_long_title():
     from kenning.retrieval import notices
 
     assert notices.title_pairs("Weeding guidance, spring 2026") == [("weeding", "guidance"), ("guidance", "spring")]
     assert notices.title_pairs("Visits 2025") == []
-    claim_hit, claim_text = side(1, 1, "Weed adult non-fiction older than eight years.", "2026-03-09", 0.9)
+    title = "Weeding guidance, spring 2026"
+    claim_hit, claim_text = side(1, 1, "Weed adult non-fiction older than eight years.", "2026-03-09", 0.9, title=title)
     claim = truth.Side(claim_hit, claim_text, ["weeding", "guidance"], None)
-    pairs = notices.title_pairs("Weeding guidance, spring 2026")
 
-    def names(line: str) -> bool:
+    def names(line: str, of: truth.Side = claim) -> bool:
         hit, text = side(2, 2, f"## Weeding\n- {line}", "2026-04-20", 0.5)
-        return notices.names_claim(truth.Side(hit, text, ["weeding", "guidance"], None), claim, pairs)
+        keys = [word for pair in notices.title_pairs(of.hit.title) for word in pair]
+        return notices.names_claim(truth.Side(hit, text, keys, None), of, notices.title_pairs(of.hit.title))
 
     assert names("Update: the weeding guidance of 9 March is withdrawn.")
+    assert names("Update, 20 April 2026: the weeding guidance of 9 March 2026 is withdrawn.")
+    assert names("The weeding guidance of 2026-03-09 is withdrawn.")
+    assert names("The spring weeding guidance is withdrawn until the audit.")  # every word of its title
     assert not names("The weeding guidance is withdrawn until the audit.")  # which one?
     assert not names("Update: the weeding guidance of 2 February is withdrawn.")  # another note
-    assert not names("The guidance on weeding is withdrawn.")  # not what the note is called
+    assert not names("The guidance on weeding of 9 March is withdrawn.")  # not what the note is called
     assert not names("Update: the weeding guidance of 9 March is now on the intranet.")  # takes nothing back
-    # Every word of its title names it without a date; two of them may name its subject.
-    runbook_hit, runbook_text = side(3, 3, "Restart it with systemctl.", "2026-03-09", 0.9, title="Restart the billing service")
-    runbook = truth.Side(runbook_hit, runbook_text, ["billing", "service"], None)
-    for line, meant in (("Disregard the billing service alert from last night.", False),
-                        ("Do not use the restart the billing service runbook.", True)):  # fmt: skip
-        hit, text = side(4, 4, line, "2026-04-20", 0.5)
-        notice = truth.Side(hit, text, ["billing", "service"], None)
-        assert notices.names_claim(notice, runbook, notices.title_pairs(runbook_hit.title)) is meant
+    assert not names("If we were to withdraw the weeding guidance of 9 March, what then?")  # a hedge
+    # A title of two words is named by its time: the pair alone may name the subject.
+    page_hit, page_text = side(3, 3, "Runs on pg-main.", "2026-03-09", 0.9, title="Billing service")
+    page = truth.Side(page_hit, page_text, ["billing", "service"], None)
+    assert not names("Disregard the billing service alert from last night.", page)
+    assert names("Disregard the billing service page of 9 March: it is out of date.", page)

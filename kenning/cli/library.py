@@ -146,7 +146,7 @@ def _text_hit(rank: int, hit: api.Hit, numbers: dict[int, int], explain: bool) -
     dated = f"  {hit.date}" if hit.date else ""
     click.echo(
         f"    {where}  lines {hit.line_start}-{hit.line_end}  [{hit.source}]{dated}"
-        f"  {'+'.join(hit.legs)} {hit.score:.4f}  item {hit.item_id}"
+        f"  {' '.join(filter(None, ['+'.join(hit.legs), f'{hit.score:.4f}']))}  item {hit.item_id}"
     )
     for note in _truth_notes(hit, numbers):
         click.echo("    " + click.style(note, fg="yellow"))

@@ -116,14 +116,15 @@ def quote(text: str) -> str:
 
 def _number_forms() -> dict[str, tuple[str, ...]]:
     """Each ordinal's other written forms: "third" and "3rd" and "three". "first" means
-    the earliest as often as the number one, and keeps only "1st". A cardinal keeps its
+    the earliest and "second" a unit of time as often as a number: they keep only "1st"
+    and "2nd". A cardinal keeps its
     own form: "3" for "three" as well cost SciFact's claims, full of digits, nDCG@10
     0.7117 -> 0.7113 (bench/README.md), and gained nothing on the truth set."""
     forms: dict[str, tuple[str, ...]] = {}
     for n, (cardinal, ordinal) in enumerate(zip(_CARDINALS, _ORDINALS), 1):
         short = f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n, 'th')}"
-        forms[ordinal] = (short,) if n == 1 else (short, cardinal)
-        forms[short] = (ordinal,) if n == 1 else (ordinal, cardinal)
+        forms[ordinal] = (short,) if n <= 2 else (short, cardinal)
+        forms[short] = (ordinal,) if n <= 2 else (ordinal, cardinal)
     return forms
 
 

@@ -48,7 +48,7 @@ from kenning.retrieval import coverage, cues
 from kenning.retrieval.dates import TimeIntent
 from kenning.store.hits import ChunkText
 from kenning.store.links import Superseder
-from kenning.text.dates import named_periods, period, periods_without_year
+from kenning.text.dates import Period, named_periods, period, periods_without_year, written_days
 from kenning.text.statements import word_among
 from kenning.text.stopwords import GENERIC_VERBS, STOPWORDS
 
@@ -190,22 +190,20 @@ class Side:
         arrangement", "the report of 19 January is withdrawn". A note named by its date
         is the one meant, whatever else it says; "March 2027 was the old passport" names
         no March 2025 note."""
-        if not context or self.hit.date is None or older.start is None or older.end is None:
+        if older.start is None or older.end is None:
             return False
-        written = period(self.hit.date).start
-        told = self._as_written(context)
         return any(
-            span.start.toordinal() < older.end and older.start < span.end.toordinal()
-            for span in (*named_periods(told, written), *periods_without_year(told, written))
+            span.start.toordinal() < older.end and older.start < span.end.toordinal() for span in self.times(context)
         )
 
-    def names_time(self, context: str) -> bool:
-        """Whether the place it corrects or retracts in names a time at all."""
-        if self.hit.date is None:
-            return False
+    def times(self, context: str) -> list[Period]:
+        """The times the place it corrects or retracts in names, read as of its date: a
+        month without its year is the nearest one, and a day may be written out."""
+        if not context or self.hit.date is None:
+            return []
         written = period(self.hit.date).start
         told = self._as_written(context)
-        return bool(named_periods(told, written) or periods_without_year(told, written))
+        return [*named_periods(told, written), *periods_without_year(told, written), *written_days(told)]
 
     def _as_written(self, context: str) -> str:
         """The lines of a (lower-cased) cue context as the note writes them: a month
@@ -308,6 +306,8 @@ class _Closeness:
 
 
 def place_above(mover: Hit, anchor: Hit, why: str) -> None:
+    """Put `mover` just above `anchor` unless it is there already, saying why; nothing
+    else moves."""
     if mover.score <= anchor.score:
         mover.score = anchor.score + STEP
         mover.reasons.append(why)

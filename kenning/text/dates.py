@@ -119,6 +119,17 @@ def find_date(text: str) -> str | None:
     return None if best is None else best[1]
 
 
+def written_days(text: str) -> list[Period]:
+    """The days a text writes out in full ("9 March 2026", "March 9, 2026", "2026-03-09"):
+    a notice names the note it takes back by its day as often as by its month."""
+    days = []
+    for form in _FORMS[:3]:
+        for match in form.finditer(text):
+            if (found := _from_match(match)) is not None:
+                days.append(period(found))
+    return days
+
+
 def _date_in_name(name: str) -> str | None:
     found = find_date(name)
     if found is None and (year := _YEAR_ALONE.search(name)):
