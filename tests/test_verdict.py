@@ -322,3 +322,15 @@ def test_a_notice_names_a_claim_by_two_words_of_its_title_and_its_time_or_all_of
     page = truth.Side(page_hit, page_text, ["billing", "service"], None)
     assert not names("Disregard the billing service alert from last night.", page)
     assert names("Disregard the billing service page of 9 March: it is out of date.", page)
+
+
+def test_crowding_never_puts_a_retraction_below_the_claim_it_takes_back():
+    # The policy's "Weeding" line (its second hit) withdraws the guidance.
+    policy_best, notice, claim = hit(1, 1, score=0.9), hit(2, 1, (17, 19), score=0.71), hit(3, 2, score=0.7)
+    claim.retracted_by = notice.item_id
+    hits = [policy_best, notice, claim]
+    diversity.spread(hits)
+    assert notice.score < claim.score
+    truth.keep_above(hits)
+    assert notice.score > claim.score
+    assert any("which it takes back" in reason for reason in notice.reasons)

@@ -437,6 +437,16 @@ def _relate(
         lower.hit.conflicts_with.append(upper.hit.item_id)
 
 
+def keep_above(hits: list[Hit]) -> None:
+    """Put each correction or retraction back above what it takes back when crowding
+    (retrieval/diversity.py) lowered it as its document's second or later hit."""
+    found = {hit.item_id: hit for hit in hits}
+    for hit in hits:
+        for later in (hit.retracted_by, hit.superseded_by):
+            if (newer := found.get(later)) is not None:
+                place_above(newer, hit, f"kept above item {hit.item_id}, which it takes back")
+
+
 def show_both_sides(hits: list[Hit]) -> None:
     """Lift a conflicting hit into the first CONFLICT_TOP when the one it conflicts with is there.
 

@@ -9,7 +9,8 @@ The steps, each in its own module, in order:
 4. truth (truth.py): corrections, retractions, "now" questions, hedges and
    disagreements among the best hits; and notices that retract one of the best while
    sharing no word with the query, found by what they call it (notices.py);
-5. crowding (diversity.py): a document's later hits go down;
+5. crowding (diversity.py): a document's later hits go down, but never below a hit
+   they correct or retract;
 6. the floor (floors.py): no hits when the best of them support no answer, or none that
    may answer states the kind of value asked for (values.py);
 7. one hit per place (diversity.py): no overlapping lines, no identical copies.
@@ -148,6 +149,7 @@ async def settle(
     # A document's first hit is counted in the order the truth signals left.
     _sort(hits)
     diversity.spread(hits)
+    truth.keep_above(hits)
     _sort(hits)
     if asked is None or asked.query.question:
         truth.show_both_sides(hits)
