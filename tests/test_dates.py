@@ -16,6 +16,7 @@ from kenning.text.dates import (
     parse_iso,
     period,
     periods_without_year,
+    written_days,
 )
 
 TODAY = date(2026, 12, 1)
@@ -164,3 +165,11 @@ def test_since_and_until_take_only_dates():
     with pytest.raises(ValueError) as caught:
         parse_iso("2" * 100_000)
     assert len(str(caught.value)) < 200
+
+
+def test_days_written_out_name_a_time_but_not_the_day_a_line_opens_with():
+    days = written_days("Update, 20 April 2026: the guidance of 9 March 2026 (and of 2026-03-02) is withdrawn.")
+    assert sorted(str(day.start) for day in days) == ["2026-03-02", "2026-03-09", "2026-04-20"]
+    assert written_days("- 2026-03-02: the cache moves to Ceph instead of MinIO") == []
+    assert written_days("see advisory FH-2026-03-09") == []
+    assert written_days("due 31 February 2026") == []

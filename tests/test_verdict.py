@@ -334,3 +334,14 @@ def test_crowding_never_puts_a_retraction_below_the_claim_it_takes_back():
     truth.keep_above(hits)
     assert notice.score > claim.score
     assert any("which it takes back" in reason for reason in notice.reasons)
+
+
+def test_crowding_keeps_a_chain_of_corrections_in_order():
+    # a corrects b, which corrects c; a and b are each their document's second hit.
+    first_a, a, first_b, b, c = hit(1, 1, score=1.0), hit(2, 1, (9, 12), score=0.99), hit(3, 2, score=0.995), hit(
+        4, 2, (9, 12), score=0.985), hit(5, 3, score=0.98)  # fmt: skip
+    b.superseded_by, c.superseded_by = a.item_id, b.item_id
+    hits = [first_a, first_b, a, b, c]
+    diversity.spread(hits)
+    truth.keep_above(hits)
+    assert a.score > b.score > c.score

@@ -439,12 +439,21 @@ def _relate(
 
 def keep_above(hits: list[Hit]) -> None:
     """Put each correction or retraction back above what it takes back when crowding
-    (retrieval/diversity.py) lowered it as its document's second or later hit."""
+    (retrieval/diversity.py) lowered it as its document's second or later hit. Lifting
+    one may put it above its own correction (A corrects B, which corrects C), so the
+    pass repeats until nothing moves, at most once per hit (two hits an agent said
+    supersede each other would move forever)."""
     found = {hit.item_id: hit for hit in hits}
-    for hit in hits:
-        for later in (hit.retracted_by, hit.superseded_by):
-            if (newer := found.get(later)) is not None:
-                place_above(newer, hit, f"kept above item {hit.item_id}, which it takes back")
+    for _ in hits:
+        moved = False
+        for hit in hits:
+            for later in (hit.retracted_by, hit.superseded_by):
+                newer = found.get(later)
+                if newer is not None and newer is not hit and newer.score <= hit.score:
+                    place_above(newer, hit, f"kept above item {hit.item_id}, which it takes back")
+                    moved = True
+        if not moved:
+            return
 
 
 def show_both_sides(hits: list[Hit]) -> None:

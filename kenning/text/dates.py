@@ -121,10 +121,16 @@ def find_date(text: str) -> str | None:
 
 def written_days(text: str) -> list[Period]:
     """The days a text writes out in full ("9 March 2026", "March 9, 2026", "2026-03-09"):
-    a notice names the note it takes back by its day as often as by its month."""
+    a notice names the note it takes back by its day as often as by its month. Not the
+    day a line opens with, which dates that line (a log's entry, "- 2026-03-02: cache
+    moves to Ceph"), nor one inside an identifier ("FH-2026-03-09")."""
     days = []
     for form in _FORMS[:3]:
         for match in form.finditer(text):
+            start = text.rfind("\n", 0, match.start()) + 1
+            opening = _LINE_OPENING.match(text, start)
+            if match.start() == (opening.end() if opening else start) or _in_identifier(text, match):
+                continue
             if (found := _from_match(match)) is not None:
                 days.append(period(found))
     return days
