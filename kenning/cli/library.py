@@ -144,9 +144,10 @@ def _text_hit(rank: int, hit: api.Hit, numbers: dict[int, int], explain: bool) -
     click.echo(f"{rank:>2}. {click.style(one_line(hit.title), bold=True)}{_section(hit)}")
     where = click.style(f"{one_line(hit.path)}:{hit.line_start}", fg="cyan")
     dated = f"  {hit.date}" if hit.date else ""
+    legs = f"{'+'.join(hit.legs)} " if hit.legs else ""
     click.echo(
         f"    {where}  lines {hit.line_start}-{hit.line_end}  [{hit.source}]{dated}"
-        f"  {' '.join(filter(None, ['+'.join(hit.legs), f'{hit.score:.4f}']))}  item {hit.item_id}"
+        f"  {legs}{hit.score:.4f}  item {hit.item_id}"
     )
     for note in _truth_notes(hit, numbers):
         click.echo("    " + click.style(note, fg="yellow"))

@@ -83,11 +83,7 @@ async def tie(db: Database, hits: list[Hit], chunks: dict[int, ChunkText], scope
     """Find the notices that retract the best CLAIMS hits, mark and place them (see the
     module's docstring). `hits` is sorted best first; a notice among them moves, one
     that is not joins them and `chunks` gains its text. Those that joined are returned."""
-    claims = [
-        hit
-        for hit in hits[:CLAIMS]
-        if hit.retracted_by is None and hit.date and hit.item_id in chunks
-    ]
+    claims = [hit for hit in hits[:CLAIMS] if hit.retracted_by is None and hit.date and hit.item_id in chunks]
     pairs = {hit.item_id: title_pairs(hit.title) for hit in claims}
     asked = list(dict.fromkeys(pair for found in pairs.values() for pair in found))
     if not asked:
@@ -95,7 +91,7 @@ async def tie(db: Database, hits: list[Hit], chunks: dict[int, ChunkText], scope
     named = " OR ".join(quote(" ".join(pair)) for pair in asked)
     # Only what speaks from after the earliest claim: the claims' own chunks, which hold
     # their titles, do not crowd the notices out.
-    after = min(period(hit.date).end for hit in claims if hit.date).isoformat()
+    after = min(period(hit.date).end for hit in claims if hit.date is not None).isoformat()
     later = dataclasses.replace(scope, since=max(scope.since or after, after))
     ranked = [item_id for item_id, _ in await fts.rank(db, named, CANDIDATES, later)]
     present = {hit.item_id: hit for hit in hits}

@@ -117,9 +117,9 @@ def quote(text: str) -> str:
 def _number_forms() -> dict[str, tuple[str, ...]]:
     """Each ordinal's other written forms: "third" and "3rd" and "three". "first" means
     the earliest and "second" a unit of time as often as a number: they keep only "1st"
-    and "2nd". A cardinal keeps its
-    own form: "3" for "three" as well cost SciFact's claims, full of digits, nDCG@10
-    0.7117 -> 0.7113 (bench/README.md), and gained nothing on the truth set."""
+    and "2nd". A cardinal keeps its own form: "3" for "three" as well cost SciFact's
+    claims, full of digits, nDCG@10 0.7117 -> 0.7113 (bench/README.md), and gained
+    nothing on the truth set."""
     forms: dict[str, tuple[str, ...]] = {}
     for n, (cardinal, ordinal) in enumerate(zip(_CARDINALS, _ORDINALS), 1):
         short = f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n, 'th')}"

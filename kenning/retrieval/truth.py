@@ -193,10 +193,10 @@ class Side:
         if older.start is None or older.end is None:
             return False
         return any(
-            span.start.toordinal() < older.end and older.start < span.end.toordinal() for span in self.times(context)
+            span.start.toordinal() < older.end and older.start < span.end.toordinal() for span in self._times(context)
         )
 
-    def times(self, context: str) -> list[Period]:
+    def _times(self, context: str) -> list[Period]:
         """The times the place it corrects or retracts in names, read as of its date: a
         month without its year is the nearest one, and a day may be written out."""
         if not context or self.hit.date is None:
@@ -305,12 +305,14 @@ class _Closeness:
         return len(words_a & words_b) / smaller >= SHARED_WORDS * threshold / SAME_SUBJECT
 
 
-def place_above(mover: Hit, anchor: Hit, why: str) -> None:
+def place_above(mover: Hit, anchor: Hit, why: str) -> bool:
     """Put `mover` just above `anchor` unless it is there already, saying why; nothing
-    else moves."""
-    if mover.score <= anchor.score:
-        mover.score = anchor.score + STEP
-        mover.reasons.append(why)
+    else moves. Whether it moved."""
+    if mover.score > anchor.score:
+        return False
+    mover.score = anchor.score + STEP
+    mover.reasons.append(why)
+    return True
 
 
 def read(
@@ -449,9 +451,8 @@ def keep_above(hits: list[Hit]) -> None:
         for hit in hits:
             for later in (hit.retracted_by, hit.superseded_by):
                 newer = found.get(later)
-                if newer is not None and newer is not hit and newer.score <= hit.score:
-                    place_above(newer, hit, f"kept above item {hit.item_id}, which it takes back")
-                    moved = True
+                if newer is not None and newer is not hit:
+                    moved |= place_above(newer, hit, f"kept above item {hit.item_id}, which it takes back")
         if not moved:
             return
 
