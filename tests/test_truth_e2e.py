@@ -148,6 +148,25 @@ NOTES = {
         - Team plan: £15 per seat per month.
         - Enterprise plan: priced per contract.
         """,
+    "events/2025-10-harbour-fair-report.md": """
+        ---
+        title: Harbour Fair 2025 report
+        date: 2025-10-20
+        ---
+        # Harbour Fair 2025: report
+
+        - Held 10 to 12 October 2025 on the quay.
+        - Tickets: 1,800 sold, 300 more than in 2024.
+        """,
+    "events/2026-harbour-fair.md": """
+        ---
+        title: Harbour Fair 2026
+        date: 2026-03-02
+        ---
+        # Harbour Fair 2026: save the date
+
+        The Harbour Fair returns to the quay in October 2026. Tickets go on sale in September.
+        """,
     "infra/dns.md": """
         ---
         title: DNS
@@ -476,6 +495,10 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     result = ask(daemon, "How many copies of the billing database backups are kept?")
     assert result["hits"] == [] and "a number" in result["abstained"]
     assert docs(ask(daemon, "How many days are billing database backups kept for?"))[0] in ("backup-policy.md", "backup-audit.md")
+    # Last year's report counts last year's tickets; nothing counts this year's.
+    assert docs(ask(daemon, "How many tickets were sold for the 2025 Harbour Fair?"))[0] == "2025-10-harbour-fair-report.md"
+    result = ask(daemon, "How many tickets were sold for the 2026 Harbour Fair?")
+    assert result["hits"] == [] and "a number" in result["abstained"]
 
 
 def test_a_hit_cites_the_lines_that_hold_the_answer(daemon):

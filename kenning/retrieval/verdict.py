@@ -161,17 +161,20 @@ async def settle(
         meaning.to_query([hit.item_id for hit in best]) if meaning else None,
     )
     period = None
+    # The best hits that speak of the period asked about (all of them when none is asked).
+    of_period = [hit.item_id for hit in best]
     if intent.periods:
         beside = measured.beside_period if measured is not None else {}
         # The rest of the question, which a line naming the period must hold some of.
         rest = tuple(term for term in asked.query.terms if term not in intent.words) if asked is not None else ()
+        of_period = [
+            hit.item_id for hit in best if speaks_of(hit, texts.get(hit.item_id, ""), intent.periods, today, rest)
+        ]
         period = any(
-            speaks_of(hit, texts.get(hit.item_id, ""), intent.periods, today, rest)
-            and (measured is None or beside.get(hit.item_id, 0.0) >= floors.PERIOD_COVERAGE)
-            for hit in best
+            measured is None or beside.get(hit_id, 0.0) >= floors.PERIOD_COVERAGE for hit_id in of_period
         )
     question = asked.query.question if asked is not None else True
-    unstated = await _unstated(db, wanted, hits, texts, measured, asked, intent, follow)
+    unstated = await _unstated(db, wanted, hits, texts, measured, asked, intent, follow, of_period)
     support = floors.Support(
         coverage_best,
         similarity_best,
@@ -199,16 +202,19 @@ async def _unstated(
     asked: coverage.Asked | None,
     intent: TimeIntent,
     follow: Follow | None,
+    of_period: list[int],
 ) -> str | None:
     """The kind of value the question asks for (retrieval/values.py) when no hit that may
-    answer it states one: the best few about its subject, and the page the best hit
+    answer it states one: the best few about its subject and, when the question names a
+    period, speaking of it (the 2025 festival report's ticket scans say nothing of 2026's
+    tickets; `of_period` holds those best hits), and the page the best hit
     names (what the question links to: the far page of "the maintainer of DeltaHub",
     whatever words it holds), which the search puts second. Pages the graph walk alone
     reached further down are not asked: its tail reaches notes that hold some time or
     number about anything ("before 10:00" for the window cleaner's visits)."""
     if wanted is None:
         return None
-    about = [hit.item_id for hit in hits[: floors.DEPTH]]
+    about = of_period
     if measured is not None and asked is not None and not wanted.near:
         about = coverage.about_subject(measured, about, asked.query.asked_for | intent.words | wanted.naming)
     if any(values.states(wanted, texts.get(item_id, "")) for item_id in about):
