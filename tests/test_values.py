@@ -105,6 +105,11 @@ def test_a_headcount_is_read_in_whichever_word_the_note_uses():
     people = wanted("How many people are on the platform on-call rota?")
     assert states(people, "- 2026-01-20 — Platform on-call grows to 8 engineers (Priya)")
     assert not states(people, "- 2026-01-20 — Platform on-call moves to 8-hour shifts (Priya)")
+    # People coming to a place are counted as its visitors, visits or attendance.
+    came = wanted("How many people came through the door at the Leeds branch in May?")
+    assert states(came, "| Month | Visits |\n|---|---|\n| May | 3,210 |")
+    assert states(came, "Attendance: 2,300 across 24 events.")
+    assert not states(came, "The Leeds branch has 3 meeting rooms and 40 public PCs.")
 
 
 def test_a_version_and_a_port_are_numbers_beside_their_names():

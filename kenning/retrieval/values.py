@@ -19,8 +19,8 @@ first asks more: that it surely says when (`surely`). The note's own date is not
 (front matter, a dated title), and a count or a port is not a date: "9 October 2025"
 holds no number of technicians. A count and a port must stand within NEAR_TOKENS
 of the words naming what is counted, on the same line or under them ("12 vans", "vans:
-12", a table's "Vans" column; a headcount may say people, staff or employees whichever
-the question said), and a version just after its name ("PostgreSQL 15"), since most
+12", a table's "Vans" column; a headcount may say people, staff, visits or attendance
+whichever the question said), and a version just after its name ("PostgreSQL 15"), since most
 notes hold some number.
 
 Which hits may state it is retrieval/verdict.py's to say: the best few about the
@@ -84,9 +84,10 @@ _WHEN = re.compile(f"{_DATES.pattern}|{_TIME.pattern}", re.IGNORECASE)
 _FRONT_MATTER = re.compile(r"\A---\n(?:.*\n)*?(?:---|\.\.\.)\n")
 _TOKEN = re.compile(r"\w+")
 # A headcount is written with any of these, whichever the question used: "how many
-# people" is answered by "8 engineers".
+# people" is answered by "8 engineers", and "how many people came" by "Visits: 3,210".
 _PEOPLE = frozenset(
-    "people employees staff headcount persons workers members engineers developers technicians hires".split()
+    "people employees staff headcount persons workers members engineers developers technicians hires"
+    " visitors visits footfall attendees attendance participants guests users customers".split()
 )
 
 
