@@ -17,8 +17,9 @@ does not depend on the query's own scale:
 - a period asked about ("revenue in Q3 2024") that no best hit both speaks of and holds
   the rest of the question in (a decision log of 2024 does not say what the stipend was);
 - a kind of value asked for ("What year did...", "How many vans...") that no best hit
-  about the question's subject states (retrieval/values.py): the page about a person
-  holds the question's words and meaning whether or not it says when she joined;
+  about the question's subject (and the period it names, if any) states
+  (retrieval/values.py): the page about a person holds the question's words and meaning
+  whether or not it says when she joined;
 - otherwise it is answered when a best hit holds `[retrieval] min_coverage` of its
   idf-weighted terms (retrieval/coverage.py), or is `support_similarity` close in
   meaning: a multi-hop question shares few words with the page that answers it, and a

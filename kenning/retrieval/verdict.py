@@ -219,14 +219,15 @@ async def _unstated(
         about = coverage.about_subject(measured, about, asked.query.asked_for | intent.words | wanted.naming)
     if any(values.states(wanted, texts.get(item_id, "")) for item_id in about):
         return None
+    kind = f"{wanted.kind} for the period it names" if intent.periods else wanted.kind
     page = await follow(hits) if follow is not None else None
     if page is None:
-        return wanted.kind
+        return kind
     named = texts.get(page.item_id)
     if named is None:
         chunk = (await chunk_texts(db, [page.item_id])).get(page.item_id)
         named = chunk.content if chunk is not None else ""
-    return None if values.states(wanted, named) else wanted.kind
+    return None if values.states(wanted, named) else kind
 
 
 def _sort(hits: list[Hit]) -> None:
