@@ -363,6 +363,19 @@ async def test_a_paraphrase_is_found_by_the_vector_leg_where_the_keyword_leg_fin
     assert first == ids["car.md"] and best_cosine > runner_up + 0.2
 
 
+async def test_a_hit_no_keyword_matched_opens_its_snippet_after_the_front_matter(
+    db: Database, semantics: list[Running], no_network
+):
+    ids = await corpus(db)
+    source_id = (await sources.sync_sources(db, [("notes", "/n", "default")]))["notes"]
+    front = "---\ntitle: Winter\ndate: 2026-01-05\n---\nThe engine refused to turn over on icy mornings"
+    [winter] = await add_document(db, source_id, "winter.md", front)
+    semantic = await start_semantic(db, semantics, EmbedderSettings())
+    hits = {hit.item_id: hit for hit in (await semantic.search(PARAPHRASE, legs=("vector",))).hits}
+    assert hits[winter].snippet == "The engine refused to turn over on icy mornings"
+    assert hits[ids["car.md"]].snippet == CORPUS["car.md"]
+
+
 # -- what is stored -------------------------------------------------------------------------
 
 

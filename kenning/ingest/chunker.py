@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kenning.ingest.readers import ReadResult
+from kenning.text.frontmatter import front_matter_lines
 
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_YAML_KEY = re.compile(r"[\w-]+[ \t]*:")
 
 # One pattern for every language family: the chunker only sees a ReadResult, not the
 # file's extension, and a keyword at column 0 means "definition" in all of them.
@@ -87,7 +87,7 @@ class _Chunker:
         fence = ""
         blank_before = True
         body_seen = False
-        for i in range(_front_matter_end(lines), len(lines)):
+        for i in range(front_matter_lines(lines), len(lines)):
             line = lines[i]
             if not line or line.isspace():
                 blank_before = True
@@ -312,16 +312,3 @@ def _split_line(line: str, target: int) -> Iterator[str]:
         if piece:
             yield piece
         pos = stop
-
-
-def _front_matter_end(lines: list[str]) -> int:
-    """Index after a YAML front matter block, whose '# comments' are not headings.
-
-    A leading '---' is also a markdown rule, so a 'key:' line must follow it.
-    """
-    if len(lines) < 2 or lines[0].rstrip() != "---" or not _YAML_KEY.match(lines[1]):
-        return 0
-    for i in range(2, len(lines)):
-        if lines[i].rstrip() in ("---", "..."):
-            return i + 1
-    return 0

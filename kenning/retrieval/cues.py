@@ -34,6 +34,8 @@ from functools import lru_cache
 
 import re2
 
+from kenning.text.frontmatter import front_matter_lines
+
 _RETRACTION = (
     r"retract(?:ed|ion|s)?|withdr[ae]wn?|withdraws|withdrawing|disregard|do not use|don't use|ignore (?:the|my|that"
     r"|this|previous|it|what)|rescind(?:ed)?|fell through|called off|(?:issued|published|posted|sent) in error"
@@ -104,17 +106,10 @@ def _found(text: str) -> dict[str, list[re2._Match]]:
     return found
 
 
-def _front_matter_lines(lines: list[str]) -> int:
-    """How many of a text's first lines are its front matter (0 when it has none)."""
-    if lines and lines[0].strip() == "---":
-        return next((i + 1 for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
-    return 0
-
-
 def _opening(lead: str) -> str:
     """A document's front matter and first lines: where a note says what it is."""
     lines = lead.split("\n")
-    return "\n".join(lines[: _front_matter_lines(lines) + OPENING_LINES])
+    return "\n".join(lines[: front_matter_lines(lines) + OPENING_LINES])
 
 
 def _line(text: str, match: re2._Match) -> str:
@@ -123,7 +118,7 @@ def _line(text: str, match: re2._Match) -> str:
     start = text.rfind("\n", 0, match.start()) + 1
     end = text.find("\n", match.end())
     line = text[start : end if end >= 0 else len(text)]
-    if text.startswith("---") and text.count("\n", 0, start) < _front_matter_lines(text.split("\n")):
+    if text.startswith("---") and text.count("\n", 0, start) < front_matter_lines(text.split("\n")):
         return _KEY.sub("", line, count=1)
     return line
 

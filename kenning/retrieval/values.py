@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 
 from kenning.api import Hit
+from kenning.text.frontmatter import body
 from kenning.text.statements import framed
 from kenning.text.stopwords import STOPWORDS
 
@@ -81,7 +82,6 @@ _MONEY = re.compile(
     re.IGNORECASE,
 )
 _WHEN = re.compile(f"{_DATES.pattern}|{_TIME.pattern}", re.IGNORECASE)
-_FRONT_MATTER = re.compile(r"\A---\n(?:.*\n)*?(?:---|\.\.\.)\n")
 _TOKEN = re.compile(r"\w+")
 # A headcount is written with any of these, whichever the question used: "how many
 # people" is answered by "8 engineers", and "how many people came" by "Visits: 3,210".
@@ -304,7 +304,7 @@ def states(wanted: Wanted, text: str, surely: bool = False) -> bool:
     """Whether the text may state a value of the kind wanted (near its words, on the same
     line, where it must be); with `surely`, whether it surely does."""
     form = wanted.form
-    text = _FRONT_MATTER.sub("", text)
+    text = body(text)
     if form.unlike is not None:
         text = form.unlike.sub(" ", text)
     if not wanted.near:

@@ -10,14 +10,17 @@ from kenning.api import Hit
 from kenning.store.database import Database
 from kenning.store.lookup import display_path
 from kenning.store.scope import Scope
+from kenning.text.frontmatter import body
 
 EXCERPT_CHARS = 200
+# Read past a front matter block this long, so the fallback snippet opens with the body.
+FRONT_MATTER_CHARS = 600
 SQL_BATCH = 900
 
 # Columns selected for a hit, in the order `_hit` reads them.
 _COLUMNS = (
     "i.id, d.id, i.title, s.name, coalesce(d.namespace, s.namespace), s.root, d.path, i.section, i.line_start,"
-    f" i.line_end, d.mtime, d.uri, substr(i.content, 1, {EXCERPT_CHARS}), coalesce(i.date, d.date)"
+    f" i.line_end, d.mtime, d.uri, substr(i.content, 1, {EXCERPT_CHARS + FRONT_MATTER_CHARS}), coalesce(i.date, d.date)"
 )
 _JOINS = "items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id"
 
@@ -27,7 +30,7 @@ def _hit(row: tuple) -> Hit:
         item_id=row[0],
         document_id=row[1],
         title=row[2],
-        snippet=" ".join(row[12].split()),
+        snippet=_opening(row[12]),
         source=row[3],
         namespace=row[4],
         path=display_path(row[5], row[6], row[11]),
@@ -37,6 +40,13 @@ def _hit(row: tuple) -> Hit:
         modified=row[10],
         date=row[13],
     )
+
+
+def _opening(lead: str) -> str:
+    """A chunk's first words, after its front matter ("title: ... date: ... ---" says
+    nothing the hit's title and date do not), on one line."""
+    text = body(lead).strip() or lead
+    return " ".join(text[:EXCERPT_CHARS].split())
 
 
 async def load_hits(db: Database, ids: list[int], scope: Scope) -> dict[int, Hit]:

@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 
+from kenning.text.frontmatter import front_matter_lines
+
 _MONTHS = {
     name: number
     for number in range(1, 13)
@@ -151,20 +153,16 @@ def document_date(text: str, name: str) -> tuple[str, str] | None:
     the first heading.
     """
     lines = text.split("\n", HEADING_SCAN_LINES)[:HEADING_SCAN_LINES]
-    body = 0
-    if lines and lines[0].strip() == "---":
-        found: dict[str, str] = {}
-        for index in range(1, len(lines)):
-            if lines[index].strip() in ("---", "..."):
-                body = index + 1
-                break
-            match = _FRONT_LINE.match(lines[index])
-            if match and match.group("key").lower() in _FRONT_KEYS:
-                value = find_date(match.group("value")) or _year_only(match.group("value"))
-                if value:
-                    found.setdefault(match.group("key").lower(), value)
-        if found:
-            return found[min(found, key=_FRONT_KEYS.__getitem__)], "front matter"
+    body = front_matter_lines(lines)
+    found: dict[str, str] = {}
+    for line in lines[1 : body - 1]:
+        match = _FRONT_LINE.match(line)
+        if match and match.group("key").lower() in _FRONT_KEYS:
+            value = find_date(match.group("value")) or _year_only(match.group("value"))
+            if value:
+                found.setdefault(match.group("key").lower(), value)
+    if found:
+        return found[min(found, key=_FRONT_KEYS.__getitem__)], "front matter"
     if named := _date_in_name(name.rsplit(".", 1)[0] if "." in name else name):
         return named, "file name"
     for line in lines[body:]:
