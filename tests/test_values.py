@@ -94,6 +94,11 @@ def test_how_much_with_nothing_counted_asks_for_no_kind():
     assert wanted("How much is my mobile phone contract a month now?") is None
     assert wanted("How many are on the rota?") is None
     assert wanted("How many vans does the Leeds depot have?") is not None
+    # A verb right after "how much" says the question measures a change, not a number of
+    # libraries.
+    assert wanted("By how much did library visits grow in 2025?") is None
+    assert wanted("How many people did we hire in 2025?").kind == "a number"
+    assert wanted("How much are tickets for the festival?").kind == "a number"
 
 
 def test_a_headcount_is_read_in_whichever_word_the_note_uses():

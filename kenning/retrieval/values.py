@@ -215,9 +215,15 @@ _KINDS = (
         _IDENTIFIER,
         NEAR_TOKENS,
     ),
+    # A verb right after "how much" or "how many" leaves nothing counted: "By how much
+    # did library visits grow?" measures a change, not a number of libraries.
     _Kind(
         "a number",
-        re.compile(r"\bhow\s+(?:many|much)\s+(?P<near>[\w-]+(?:\s+[\w-]+)?)", re.I),
+        re.compile(
+            r"\bhow\s+(?:many|much)\s+(?!(?:did|does|do|has|have|had|will|would|can|could|should)\b)"
+            r"(?P<near>[\w-]+(?:\s+[\w-]+)?)",
+            re.I,
+        ),
         _NUMBER,
         NEAR_TOKENS,
         unlike=_WHEN,
