@@ -40,6 +40,14 @@ TODAY = date(2026, 12, 1)
         ("# Retro 2025.03.14\n", "retro.md", ("2025-03-14", "heading")),
         ("# Runbook\n\nRestart it.", "runbook.md", None),
         ("---\ntitle: x\n---\n# Runbook v1.2\n", "notes.md", None),
+        # A "Date:" line in the body (a quoted email) is no front matter.
+        ("# Standup\nDate: 2024-03-05\nWe met.\n", "2025-01-10-standup.md", ("2025-01-10", "file name")),
+        ("Some intro\nUpdated: 3 March 2023\nmore\n# Plan for 2025\n", "plan.md", ("2025", "heading")),
+        # Front matter whose first key holds a space, opened by a comment, or running long.
+        ("---\nDate Created: x\ndate: 2024-02-01\n---\nbody", "x.md", ("2024-02-01", "front matter")),
+        ("---\n# exported\n\ndate: 2024-02-01\n---\nbody", "x.md", ("2024-02-01", "front matter")),
+        ("---\n" + "tag: a\n" * 60 + "updated: 2024-02-01\n---\n# Notes 2019\n", "x.md", ("2024-02-01", "front matter")),
+        ("---\ntitle: x\n---\n" + "line\n" * 30 + "# Plan for 2025\n", "plan.md", ("2025", "heading")),
     ],
 )
 def test_a_document_speaks_from_its_front_matter_then_its_name_then_its_first_heading(text, name, expected):

@@ -115,6 +115,10 @@ def test_a_headcount_is_read_in_whichever_word_the_note_uses():
     assert states(came, "| Month | Visits |\n|---|---|\n| May | 3,210 |")
     assert states(came, "Attendance: 2,300 across 24 events.")
     assert not states(came, "The Leeds branch has 3 meeting rooms and 40 public PCs.")
+    # Who works somewhere is not counted by who comes: the staff are not the visitors.
+    assert not states(wanted("How many staff work at the Leeds branch?"), "Visits: 3,210 in May. 40 public PCs.")
+    assert not states(wanted("How many customers does the Leeds depot serve?"), "Leeds: 12 technicians, 8 vans.")
+    assert states(wanted("How many staff work at the Leeds branch?"), "Leeds: 12 technicians, 8 vans.")
 
 
 def test_a_version_and_a_port_are_numbers_beside_their_names():

@@ -83,11 +83,14 @@ _MONEY = re.compile(
 )
 _WHEN = re.compile(f"{_DATES.pattern}|{_TIME.pattern}", re.IGNORECASE)
 _TOKEN = re.compile(r"\w+")
-# A headcount is written with any of these, whichever the question used: "how many
-# people" is answered by "8 engineers", and "how many people came" by "Visits: 3,210".
-_PEOPLE = frozenset(
-    "people employees staff headcount persons workers members engineers developers technicians hires"
-    " visitors visits footfall attendees attendance participants guests users customers".split()
+# A headcount is written in other words than the question's: "how many people" is
+# answered by "8 engineers", and "how many people came" by "Visits: 3,210". A word for
+# people in general takes either group; one for who works somewhere, or for who comes
+# or uses something, only its own: the staff are not counted by the visitors.
+_ANYONE = frozenset("people persons headcount members".split())
+_PEOPLE = (
+    frozenset("employees staff workers engineers developers technicians hires".split()),
+    frozenset("visitors visits footfall attendees attendance participants guests users customers".split()),
 )
 
 
@@ -298,12 +301,21 @@ def wanted(question: str) -> Wanted | None:
                 # "How much is my phone contract" names no thing counted: its answer may
                 # be a price, a size or a share, so no kind is judged.
                 continue
-            if _PEOPLE.intersection(near):
-                near = tuple(dict.fromkeys((*near, *_PEOPLE)))
+            near = _headcount(near)
         groups = match.groupdict()
         naming = groups.get("kind") or groups.get("kind2") or ""
         return Wanted(kind.name, near, kind, frozenset(word.lower() for word in _TOKEN.findall(naming)))
     return None
+
+
+def _headcount(near: tuple[str, ...]) -> tuple[str, ...]:
+    """The words a count of the people the question names may be written with."""
+    groups = [group for group in _PEOPLE if group.intersection(near)]
+    if _ANYONE.intersection(near):
+        groups = list(_PEOPLE)
+    if not groups:
+        return near
+    return tuple(dict.fromkeys((*near, *_ANYONE, *(word for group in groups for word in sorted(group)))))
 
 
 def states(wanted: Wanted, text: str, surely: bool = False) -> bool:

@@ -72,6 +72,8 @@ _FRONT_LINE = re.compile(r"(?P<key>[A-Za-z_-]+)[ \t]*:[ \t]*['\"]?(?P<value>[^'\
 _HEADING = re.compile(r"#{1,6}[ \t]+(?P<text>.+)")
 # A line that opens with a date: a decision-log entry, a chat message, a dated list item.
 _LINE_OPENING = re.compile(r"[ \t]*(?:\*\*|__)?(?:[-*+>|][ \t]*|\d{1,3}\.[ \t]+)?(?:\*\*|__)?\[?")
+# How far front matter may run, and how far past it the first heading is looked for.
+FRONT_MATTER_SCAN_LINES = 200
 HEADING_SCAN_LINES = 40
 
 
@@ -152,10 +154,10 @@ def document_date(text: str, name: str) -> tuple[str, str] | None:
     a revised note speaks from its revision), then a date in the file name, then one in
     the first heading.
     """
-    lines = text.split("\n", HEADING_SCAN_LINES)[:HEADING_SCAN_LINES]
+    lines = text.split("\n", FRONT_MATTER_SCAN_LINES)[:FRONT_MATTER_SCAN_LINES]
     body = front_matter_lines(lines)
     found: dict[str, str] = {}
-    for line in lines[1 : body - 1]:
+    for line in lines[1 : body - 1] if body else ():
         match = _FRONT_LINE.match(line)
         if match and match.group("key").lower() in _FRONT_KEYS:
             value = find_date(match.group("value")) or _year_only(match.group("value"))
@@ -165,7 +167,7 @@ def document_date(text: str, name: str) -> tuple[str, str] | None:
         return found[min(found, key=_FRONT_KEYS.__getitem__)], "front matter"
     if named := _date_in_name(name.rsplit(".", 1)[0] if "." in name else name):
         return named, "file name"
-    for line in lines[body:]:
+    for line in lines[body : body + HEADING_SCAN_LINES]:
         heading = _HEADING.match(line)
         if heading:
             stated = find_date(heading.group("text")) or _year_only(heading.group("text"))

@@ -1,0 +1,32 @@
+"""Where a note's front matter ends, as every stage that sets it apart reads it."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.text.frontmatter import body, front_matter_lines
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ("---\ntitle: Boiler\ndate: 2025-01-01\n---\n# Boiler", 4),
+        ("---\r\ntitle: Boiler\r\n---\r\nbody", 3),
+        ("---\nDate Created: 2025-01-01\n...\nbody", 3),
+        ('---\n"title": Boiler\n---\nbody', 3),
+        ("---\n# exported by the wiki\n\ntitle: Boiler\n---\nbody", 5),
+        # A rule, not front matter: no key follows it, or the block never closes.
+        ("---\nWe moved the boiler.\n---\nbody", 0),
+        ("---\ntitle: Boiler\nbody without a closing fence", 0),
+        ("# Boiler\n---\ntitle: x\n---", 0),
+        ("", 0),
+    ],
+)
+def test_front_matter_ends_at_its_closing_fence(text, lines):
+    assert front_matter_lines(text.split("\n")) == lines
+
+
+def test_the_body_is_what_follows_the_front_matter_or_the_whole_text():
+    assert body("---\ntitle: Boiler\n---\nThe boiler is a Vaillant.") == "The boiler is a Vaillant."
+    assert body("---\ntitle: Boiler\n---") == ""
+    assert body("The boiler is a Vaillant.\n---\n") == "The boiler is a Vaillant.\n---\n"
