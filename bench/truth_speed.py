@@ -97,7 +97,7 @@ def without_truth_stages():
     settle, asked = search_module.settle, search_module.Asked
 
     async def sort_and_cut(db, text, hits, limit, settings, asked, meaning, scope, follow=None):
-        return hits[:limit], None
+        return hits[:limit], None, []
 
     class NoCounts(asked):
         def __init__(self, db, query, text) -> None:

@@ -73,6 +73,9 @@ class SearchResult:
     warnings: list[str] = field(default_factory=list)
     # Why nothing came back although some chunks matched: no hit supported an answer.
     abstained: str | None = None
+    # When it abstained, the best hits the floor judged and held back: what matched,
+    # for a person or an agent to look at, not to answer from.
+    withheld: list[Hit] = field(default_factory=list)
 
 
 @dataclass

@@ -63,6 +63,10 @@ async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
         assert top["section"].endswith("Restarting")
         assert top["line_start"] <= 7 <= top["line_end"]
         assert "**kickstart**" in top["snippet"]
+        # A fact nothing states: no hits, why, and what matched held back for a look.
+        refused = data(await client.call_tool("search", {"query": "Which port does the launchd daemon listen on?"}))
+        assert refused["hits"] == [] and refused["abstained"]
+        assert str(notes / "launchd.md") in [hit["path"] for hit in refused["withheld"]]
 
         page = data(await client.call_tool("get", {"item_id": top["item_id"]}))
         assert page["document"]["path"] == str(notes / "launchd.md")

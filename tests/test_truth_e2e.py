@@ -499,6 +499,9 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     assert docs(ask(daemon, "How many tickets were sold for the 2025 Harbour Fair?"))[0] == "2025-10-harbour-fair-report.md"
     result = ask(daemon, "How many tickets were sold for the 2026 Harbour Fair?")
     assert result["hits"] == [] and "a number for the period it names" in result["abstained"]
+    # The hits the floor judged come back apart, for a second look.
+    assert "2026-harbour-fair.md" in [Path(hit["path"]).name for hit in result["withheld"]]
+    assert ask(daemon, "How many tickets were sold for the 2025 Harbour Fair?")["withheld"] == []
 
 
 def test_a_hit_cites_the_lines_that_hold_the_answer(daemon):
@@ -612,6 +615,17 @@ def test_ken_search_explain_says_why_hits_moved(daemon):
         capture_output=True, text=True, timeout=60, check=True,
     ).stdout  # fmt: skip
     assert "no matches" in refused and "madrid" in refused
+    # What the floor held back is there to look at, with --explain.
+    held = [
+        subprocess.run(
+            [sys.executable, "-m", "kenning", "--config", str(daemon.config), "search", *explain,
+             "How many tickets were sold for the 2026 Harbour Fair?"],
+            capture_output=True, text=True, timeout=60, check=True,
+        ).stdout  # fmt: skip
+        for explain in ((), ("--explain",))
+    ]
+    assert "--explain shows the" in held[0] and "2026-harbour-fair.md" not in held[0]
+    assert "held back:" in held[1] and "2026-harbour-fair.md" in held[1]
     dated = subprocess.run(
         [sys.executable, "-m", "kenning", "--config", str(daemon.config), "search", "--since", "2026", "--json",
          "Team plan price per seat"],

@@ -57,7 +57,10 @@ def one_line(text: str) -> str:
     help="Only text dated up to DATE, inclusive (YYYY, YYYY-MM or YYYY-MM-DD; years 1900-2199).",
 )
 @click.option(
-    "--explain", is_flag=True, help="Show each leg's rank for every hit, and why it moved (date, correction, floor...)."
+    "--explain",
+    is_flag=True,
+    help="Show each leg's rank for every hit, and why it moved (date, correction, floor...); when nothing"
+    " supports an answer, the best hits held back.",
 )
 @click.option(
     "--format",
@@ -126,7 +129,14 @@ def search(
         click.echo("no matches", err=output == "md")
         if result.abstained:
             why = result.abstained if explain else "some text matched, but nothing supports an answer"
+            if result.withheld and not explain and output == "text":
+                why += f"; --explain shows the {len(result.withheld)} best it held back"
             click.echo(f"  ({why})", err=output == "md")
+        if explain and output == "text" and result.withheld:
+            click.echo("held back:")
+            numbers = {hit.item_id: rank for rank, hit in enumerate(result.withheld, start=1)}
+            for rank, hit in enumerate(result.withheld, start=1):
+                _text_hit(rank, hit, numbers, explain)
         return
     numbers = {hit.item_id: rank for rank, hit in enumerate(result.hits, start=1)}
     for rank, hit in enumerate(result.hits, start=1):

@@ -42,6 +42,10 @@ class SearchResult(BaseModel):
     abstained: str | None = Field(
         None, description="why no hits came back although some text matched: none of it supported an answer"
     )
+    withheld: list[Hit] = Field(
+        [],
+        description="when it abstained, the best matches it held back: to look at, not to answer from",
+    )
 
 
 class Chunk(BaseModel):

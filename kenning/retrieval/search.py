@@ -240,12 +240,15 @@ class Retriever:
             hop_from(hits[0])
         meaning = Meaning(vectors.index, query_vector) if vectors is not None and query_vector is not None else None
         try:
-            hits, abstained = await settle(self.db, query, hits, limit, self.settings, asked, meaning, scope, follow)
+            hits, abstained, withheld = await settle(
+                self.db, query, hits, limit, self.settings, asked, meaning, scope, follow
+            )
             if (page := await follow(hits)) is not None:
                 hits = _after_best(hits, page, found_by.get(page.item_id, (["graph"], {})), limit)
             if snippets and asked is not None and expression is not None:
-                highlighted = await asked.excerpts(expression, [hit for hit in hits if "keyword" in hit.legs])
-                for hit in hits:
+                shown = hits + withheld
+                highlighted = await asked.excerpts(expression, [hit for hit in shown if "keyword" in hit.legs])
+                for hit in shown:
                     hit.snippet = highlighted.get(hit.item_id) or hit.snippet
         finally:
             if asked is not None:
@@ -255,7 +258,7 @@ class Retriever:
                     call.cancel()
                 elif not call.cancelled():
                     call.exception()  # a hop no one waited for may fail unseen
-        return SearchResult(hits, warnings, abstained), full
+        return SearchResult(hits, warnings, abstained, withheld), full
 
     def _fuse(
         self,

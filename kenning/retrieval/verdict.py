@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date
 from functools import partial
+from typing import NamedTuple
 
 import numpy as np
 
@@ -88,6 +89,13 @@ async def _common(db: Database, words: set[str]) -> Callable[[str], bool]:
     return common.__contains__
 
 
+class Settled(NamedTuple):
+    hits: list[Hit]
+    abstained: str | None
+    # The best hits the floor judged, when it refused them.
+    withheld: list[Hit]
+
+
 async def settle(
     db: Database,
     text: str,
@@ -98,13 +106,14 @@ async def settle(
     meaning: Meaning | None,
     scope: Scope,
     follow: Follow | None = None,
-) -> tuple[list[Hit], str | None]:
-    """The hits to return, best first, and why there are none when the floor refused them.
+) -> Settled:
+    """The hits to return, best first, or why there are none when the floor refused
+    them, with the best few it held back.
 
     `follow` finds the page the best hit names (the hop), which may state the value a
     question asks for when the best hits do not."""
     if not hits:
-        return [], None
+        return Settled([], None, [])
     judged = hits[:JUDGED]
     # Every candidate's text: identical copies anywhere among them show as one hit.
     ids = [hit.item_id for hit in hits]
@@ -185,12 +194,10 @@ async def settle(
         question,
     )
     refused = floors.refusal(support, settings.min_coverage, settings.support_similarity)
-    if refused:
-        return [], refused
-    chosen = diversity.distinct(hits, texts)[:limit]
+    chosen = best if refused else diversity.distinct(hits, texts)[:limit]
     for hit in chosen:
         hit.score = round(hit.score, 6)
-    return chosen, None
+    return Settled([] if refused else chosen, refused, chosen if refused else [])
 
 
 async def _unstated(
