@@ -49,3 +49,17 @@ def test_a_handed_back_index_holds_nothing_of_the_last_search():
     again.add({1: ("Rota", "", "The rota changes on Mondays.")})
     assert again.holders([Probe('"zanzibar"'), Probe('"rota"')]) == [set(), {1}]
     scratch.give_back(again)
+
+
+def test_an_excerpt_is_taken_after_the_front_matter_and_the_chunk_still_holds_it():
+    index = scratch.take()
+    index.add({
+        1: ("Ferry", "", "---\ntitle: Ferry times\nupdated: 2026-04-01\n---\n# Ferry times\n\nThe night ferry leaves at 21:40."),
+        2: ("Rota", "", "---\ntitle: Rota\nowner: Mariam\n---\n# Rota\n\nThe rota changes on Mondays."),
+    })  # fmt: skip
+    excerpts = index.excerpts('"ferry" OR "mariam"', [1, 2])
+    assert excerpts[1].startswith("# **Ferry** times") and "updated" not in excerpts[1]
+    # A word only the front matter holds still matches; the excerpt opens the body.
+    assert excerpts[2].startswith("# Rota")
+    assert index.holders([Probe('"mariam"'), Probe('"updated"')]) == [{2}, {1}]
+    scratch.give_back(index)

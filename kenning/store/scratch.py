@@ -11,7 +11,10 @@ Creating the FTS5 tables cost as much as filling them with a search's 30 best hi
 ms against 1.2), so indexes are kept, a few at a time, and emptied for the next search.
 The chunks' text is held in an ordinary table the main index reads its content from,
 and the CJK index holds no content at all: emptying both is one 'delete-all' each rather
-than tokenizing every chunk again to delete it.
+than tokenizing every chunk again to delete it. A chunk that opens with front matter
+also has its text after it indexed, as a column of its own, for its excerpt: a snippet
+taken there does not open with "title: ... date: ... ---", and what the chunk holds is
+the same either way.
 
 A Scratch is used by one search at a time; its calls take a few milliseconds of CPU and
 no I/O.
@@ -24,6 +27,7 @@ import threading
 
 from kenning.store.fts import CJK_TOKENIZER, INDEXES, TOKENIZER, Probe
 from kenning.text import cjk
+from kenning.text.frontmatter import body
 
 SNIPPET_TOKENS = 24
 HIGHLIGHT = ("**", "**")
@@ -58,8 +62,8 @@ class Scratch:
         # Kept indexes may next serve a search on another thread's event loop.
         self._conn = sqlite3.connect(":memory:", check_same_thread=False)
         self._conn.executescript(
-            "CREATE TABLE chunks (id INTEGER PRIMARY KEY, title TEXT, section TEXT, content TEXT);"
-            "CREATE VIRTUAL TABLE items_fts USING fts5 (title, section, content,"
+            "CREATE TABLE chunks (id INTEGER PRIMARY KEY, title TEXT, section TEXT, content TEXT, body TEXT);"
+            "CREATE VIRTUAL TABLE items_fts USING fts5 (title, section, content, body,"
             f" content = 'chunks', content_rowid = 'id', tokenize = '{TOKENIZER}');"
             f"CREATE VIRTUAL TABLE items_cjk USING fts5 (text, content = '', tokenize = '{CJK_TOKENIZER}');"
         )
@@ -70,15 +74,21 @@ class Scratch:
 
     def add(self, chunks: dict[int, tuple[str, str, str]]) -> None:
         """Index these chunks (title, section, content); those already held are skipped."""
-        rows = [(item_id, *fields) for item_id, fields in chunks.items() if item_id not in self._held]
+        rows = [
+            (item_id, *fields, _after_front_matter(fields[2]))
+            for item_id, fields in chunks.items()
+            if item_id not in self._held
+        ]
         if not rows:
             return
         with self._conn:
-            self._conn.executemany("INSERT INTO chunks (id, title, section, content) VALUES (?, ?, ?, ?)", rows)
-            self._conn.executemany("INSERT INTO items_fts (rowid, title, section, content) VALUES (?, ?, ?, ?)", rows)
+            self._conn.executemany("INSERT INTO chunks (id, title, section, content, body) VALUES (?, ?, ?, ?, ?)", rows)
+            self._conn.executemany(
+                "INSERT INTO items_fts (rowid, title, section, content, body) VALUES (?, ?, ?, ?, ?)", rows
+            )
             self._conn.executemany(
                 "INSERT INTO items_cjk (rowid, text) VALUES (?, ?)",
-                [(row[0], text) for row in rows if (text := cjk.index_text(*row[1:]))],
+                [(row[0], text) for row in rows if (text := cjk.index_text(*row[1:4]))],
             )
         self._held.update(row[0] for row in rows)
 
@@ -96,7 +106,7 @@ class Scratch:
         if not ids:
             return {}
         rows = self._conn.execute(
-            f"SELECT rowid, snippet(items_fts, 2, ?, ?, '…', {SNIPPET_TOKENS}) FROM items_fts"
+            f"SELECT rowid, snippet(items_fts, iif(body != '', 3, 2), ?, ?, '…', {SNIPPET_TOKENS}) FROM items_fts"
             f" WHERE items_fts MATCH ? AND rowid IN ({', '.join('?' * len(ids))})",
             [*HIGHLIGHT, expression, *ids],
         )
@@ -111,3 +121,10 @@ class Scratch:
 
     def close(self) -> None:
         self._conn.close()
+
+
+def _after_front_matter(content: str) -> str:
+    """A chunk's text after its front matter, which its excerpt is taken from; empty when
+    it has none (the excerpt is then taken from the whole text, not indexed twice)."""
+    after = body(content)
+    return after if len(after) < len(content) else ""
