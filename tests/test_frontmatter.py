@@ -14,9 +14,14 @@ from kenning.text.frontmatter import body, front_matter_lines
         ("---\r\ntitle: Boiler\r\n---\r\nbody", 3),
         ("---\nDate Created: 2025-01-01\n...\nbody", 3),
         ('---\n"title": Boiler\n---\nbody', 3),
+        ("---\ndate:2025-01-01\n---\nbody", 3),
         ("---\n# exported by the wiki\n\ntitle: Boiler\n---\nbody", 5),
-        # A rule, not front matter: no key follows it, or the block never closes.
+        ("---\ntags:\n  - home\n  - boiler\nsummary: >\n  Two lines\n  of it.\n---\nbody", 8),
+        # A rule, not front matter: no key follows it, prose stands before the fence, or
+        # the block never closes.
         ("---\nWe moved the boiler.\n---\nbody", 0),
+        ("---\n# Weekly notes\n\nAgenda: budget, hiring\n\n## Budget\nThe office has 14 staff.\n\n---\nmore", 0),
+        ("---\nWe met on Tuesday at 10:30 to plan.\n---\nbody", 0),
         ("---\ntitle: Boiler\nbody without a closing fence", 0),
         ("# Boiler\n---\ntitle: x\n---", 0),
         ("", 0),

@@ -543,6 +543,11 @@ def test_identical_text_in_two_files_shows_once_with_its_other_location(daemon):
     assert [Path(other["path"]).parent.name for other in charters[0]["also_at"]] == [
         "b" if charters[0]["path"].endswith("a/charter.md") else "a"
     ]
+    # What a refusal holds back shows the same way, and no more of it than asked for.
+    refused = ask(daemon, "How many members does the platform guild have?", limit=1)
+    assert refused["hits"] == [] and refused["abstained"]
+    [held] = refused["withheld"]
+    assert held["path"].endswith("charter.md") and len(held["also_at"]) == 1
 
 
 def test_an_agent_document_can_say_which_document_it_supersedes(daemon):

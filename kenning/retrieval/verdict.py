@@ -194,7 +194,7 @@ async def settle(
         question,
     )
     refused = floors.refusal(support, settings.min_coverage, settings.support_similarity)
-    chosen = best if refused else diversity.distinct(hits, texts)[:limit]
+    chosen = diversity.distinct(best if refused else hits, texts)[:limit]
     for hit in chosen:
         hit.score = round(hit.score, 6)
     return Settled([] if refused else chosen, refused, chosen if refused else [])

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 
-from kenning.text.frontmatter import front_matter_lines
+from kenning.text.frontmatter import MAX_LINES, front_matter_lines
 
 _MONTHS = {
     name: number
@@ -72,8 +72,7 @@ _FRONT_LINE = re.compile(r"(?P<key>[A-Za-z_-]+)[ \t]*:[ \t]*['\"]?(?P<value>[^'\
 _HEADING = re.compile(r"#{1,6}[ \t]+(?P<text>.+)")
 # A line that opens with a date: a decision-log entry, a chat message, a dated list item.
 _LINE_OPENING = re.compile(r"[ \t]*(?:\*\*|__)?(?:[-*+>|][ \t]*|\d{1,3}\.[ \t]+)?(?:\*\*|__)?\[?")
-# How far front matter may run, and how far past it the first heading is looked for.
-FRONT_MATTER_SCAN_LINES = 200
+# How far past the front matter the first heading is looked for.
 HEADING_SCAN_LINES = 40
 
 
@@ -154,7 +153,7 @@ def document_date(text: str, name: str) -> tuple[str, str] | None:
     a revised note speaks from its revision), then a date in the file name, then one in
     the first heading.
     """
-    lines = text.split("\n", FRONT_MATTER_SCAN_LINES)[:FRONT_MATTER_SCAN_LINES]
+    lines = text.split("\n", MAX_LINES + HEADING_SCAN_LINES)[: MAX_LINES + HEADING_SCAN_LINES]
     body = front_matter_lines(lines)
     found: dict[str, str] = {}
     for line in lines[1 : body - 1] if body else ():

@@ -1,31 +1,43 @@
 """Where a note's front matter ends: the `key: value` block between `---` fences that
 opens many markdown notes (`...` may close it too).
 
-A leading `---` is also a markdown rule, so a `key:` line must follow it, after any
-blank or `# comment` lines; a key may hold spaces or stand in quotes (`Date Created:`,
-`"title":`). One reading for every stage that treats the block apart from the note's
+A leading `---` is also a markdown rule, so the block counts only when every line up to
+the closing fence reads as YAML (a `key: value`, a `- item`, an indented continuation, a
+`# comment` or a blank) and one of them is a key; a key may hold a few words or stand
+in quotes (`Date Created:`, `"title":`). A note that opens with a rule, a heading and
+prose is body. One reading for every stage that treats the block apart from the note's
 body: the chunker (its `# comments` are not headings), the document's date, the cue
 patterns (a note's opening says what it is), the kinds of value (a note's own date is
-not a value it states) and the snippet that opens a hit.
+not a value it states) and the snippets of a hit.
 """
 
 from __future__ import annotations
 
 import re
 
-_KEY = re.compile(r"""\s*["']?[\w][\w \t.-]*["']?[ \t]*:""")
-_SKIPPED = re.compile(r"\s*(?:#.*)?$")
+# How far the closing fence is looked for.
+MAX_LINES = 200
+# A key of one word ("date:", "date:2025-01-01"), or of a few followed by a space as
+# YAML has it ("Date Created: ...", not "at 10:30").
+_KEY = re.compile(
+    r"""\s*["']?[A-Za-z_][\w.-]*["']?[ \t]*:|\s*["']?[A-Za-z_][\w.-]*(?:[ \t][\w.-]+){1,3}["']?[ \t]*:(?:[ \t]|$)"""
+)
+_OTHER = re.compile(r"\s*$|\s*#|\s+\S|-(?:[ \t]|$)")
 
 
 def front_matter_lines(lines: list[str]) -> int:
-    """How many of the first lines are front matter, fences included (0 when none, or
-    when the block does not close within them)."""
+    """How many of the first lines are front matter, fences included (0 when none)."""
     if not lines or lines[0].rstrip() != "---":
         return 0
-    first = next((line for line in lines[1:] if not _SKIPPED.match(line)), "")
-    if not _KEY.match(first):
-        return 0
-    return next((i + 1 for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), 0)
+    keyed = False
+    for number, line in enumerate(lines[1:MAX_LINES], start=1):
+        if line.rstrip() in ("---", "..."):
+            return number + 1 if keyed else 0
+        if _KEY.match(line):
+            keyed = True
+        elif not _OTHER.match(line):
+            return 0
+    return 0
 
 
 def body(text: str) -> str:
