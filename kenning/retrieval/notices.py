@@ -45,21 +45,21 @@ _WORD = re.compile(r"\w+")
 _NUMBER = re.compile(r"\d")
 
 
+def _naming(word: str) -> bool:
+    """Whether a title's (lower-cased) word may name the note: neither a function word
+    nor one with a digit ("2026", "Q3"), which says when rather than what."""
+    return word not in STOPWORDS and not _NUMBER.search(word)
+
+
 def _title_words(title: str) -> list[str]:
-    """A title's words that may name it: lower-cased, neither a function word nor one
-    with a digit ("2026", "Q3"), which says when rather than what."""
-    return [word for word in map(str.lower, _WORD.findall(title)) if word not in STOPWORDS and not _NUMBER.search(word)]
+    return [word for word in map(str.lower, _WORD.findall(title)) if _naming(word)]
 
 
 def title_pairs(title: str) -> list[tuple[str, str]]:
-    """Two words standing together in a title, neither a function word: how a note names
-    another ("the weeding guidance", "the Oakridge shelving quote")."""
+    """Two naming words standing together in a title, neither a single letter: how a
+    note names another ("the weeding guidance", "the Oakridge shelving quote")."""
     words = [word.lower() for word in _WORD.findall(title)]
-    return [
-        (a, b)
-        for a, b in zip(words, words[1:])
-        if a not in STOPWORDS and b not in STOPWORDS and not _NUMBER.search(a + b) and len(a) > 1 and len(b) > 1
-    ]
+    return [(a, b) for a, b in zip(words, words[1:]) if _naming(a) and _naming(b) and len(a) > 1 and len(b) > 1]
 
 
 def _pattern(pair: tuple[str, str]) -> re.Pattern[str]:
