@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kenning.cli.lifecycle import daemon_pid
+from kenning.cli.lifecycle import daemon_pid, log_path
+from kenning.config.paths import default_data_dir, state_dir
 from tests.daemon_harness import wait_for
 
 
@@ -48,8 +49,10 @@ def test_start_stop_restart_without_a_service_manager(detached, tmp_path, isolat
     assert "kenning is running" in started.stdout and "in the background" in started.stdout
     first = daemon_pid(detached.data_dir)
     assert first and f"pid {first}" in started.stdout
-    log = isolated_home / ".local" / "state" / "kenning" / "kenning.log"
-    assert "kenning daemon ready" in log.read_text()
+    # A library with a data_dir of its own logs beside its index, not to the default log.
+    log = detached.data_dir / "kenning.log"
+    assert f"log: {log})" in started.stdout and "kenning daemon ready" in log.read_text()
+    assert not (isolated_home / ".local" / "state" / "kenning" / "kenning.log").exists()
     # `ken start` returned once the daemon answers, so a command right after it works.
     assert ken(config, "status").returncode == 0
 
@@ -71,6 +74,11 @@ def test_start_stop_restart_without_a_service_manager(detached, tmp_path, isolat
     assert not (detached.data_dir / "kenning.sock").exists()
     assert "kenning is not running" in ken(config, "stop").stdout
     assert ken(config, "status").returncode == 1
+
+
+def test_each_library_has_a_log_of_its_own(isolated_home):
+    assert log_path(default_data_dir()) == state_dir() / "kenning.log"
+    assert log_path(isolated_home / "work-library") == isolated_home / "work-library" / "kenning.log"
 
 
 def test_start_refuses_a_broken_config_and_reports_a_daemon_that_dies(detached, tmp_path):

@@ -4,8 +4,9 @@ Where a user service manager runs (systemd --user on Linux, launchd on macOS) an
 is installed in it, these commands go through it, so its view of the service stays true
 and it restarts a daemon that dies. Elsewhere (containers, WSL without systemd, a
 session without a user bus) the daemon runs as a detached process whose output goes to
-a log in the state directory. Either way, "running" means what the user cares about:
-something answers on the socket.
+a log in the state directory (or, for a library with a `data_dir` of its own, beside
+its index). Either way, "running" means what the user cares about: something answers
+on the socket.
 
 The daemon is run as `python -m kenning` with this `ken`'s own interpreter, so
 restarting after an upgrade runs the new code.
@@ -27,7 +28,7 @@ from pathlib import Path
 import click
 
 from kenning.cli.app import Context, main, pass_context
-from kenning.config.paths import LOCK_NAME, state_dir
+from kenning.config.paths import LOCK_NAME, default_data_dir, state_dir
 from kenning.errors import DaemonNotRunning, KenningError
 
 UNIT = "kenning.service"
@@ -179,13 +180,17 @@ def _launchd_domain() -> str:
 # -- start and stop -----------------------------------------------------------------------
 
 
-def log_path() -> Path:
-    return state_dir() / "kenning.log"
+def log_path(data_dir: Path) -> Path:
+    """The default library logs to the state directory; a library kept elsewhere (another
+    config's `data_dir`) logs beside its index, so two libraries never share a log."""
+    if data_dir.resolve() == default_data_dir().resolve():
+        return state_dir() / "kenning.log"
+    return data_dir / "kenning.log"
 
 
 def start_detached(ctx: Context) -> int:
     """Run the daemon as a process of its own session, its output appended to the log."""
-    log = log_path()
+    log = log_path(ctx.locations.data_dir)
     log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     if log.exists() and log.stat().st_size > LOG_ROTATE_BYTES:
         log.replace(log.with_name(log.name + ".1"))
@@ -254,9 +259,9 @@ def start(ctx: Context) -> str:
     if found.installed and found.name == "launchd":
         _run(["launchctl", "kickstart", f"{_launchd_domain()}/{LABEL}"])
         status = wait_answering(ctx, "launchctl kickstart")
-        return f"kenning is running (pid {status['pid']}, launchd agent; log: {log_path()})"
+        return f"kenning is running (pid {status['pid']}, launchd agent; log: {log_path(ctx.locations.data_dir)})"
     pid = start_detached(ctx)
-    return f"kenning is running (pid {pid}, in the background; log: {log_path()})"
+    return f"kenning is running (pid {pid}, in the background; log: {log_path(ctx.locations.data_dir)})"
 
 
 def stop(ctx: Context) -> str:
@@ -293,7 +298,8 @@ def start_command(ctx: Context) -> None:
     """Start the daemon in the background and wait until it answers.
 
     Uses the systemd user service or launchd agent when `ken service install` set one
-    up; otherwise runs it as a detached process logging to ~/.local/state/kenning/kenning.log.
+    up; otherwise runs it as a detached process logging to ~/.local/state/kenning/kenning.log
+    (a library with a data_dir of its own logs to kenning.log there).
 
     \b
     Examples:
@@ -381,7 +387,7 @@ def service_install(ctx: Context) -> None:
         click.echo(f"installed {found.unit_path}; kenning is running (pid {status['pid']})")
         click.echo("logs: journalctl --user -u kenning · to keep it running after you log out: loginctl enable-linger")
         return
-    log = log_path()
+    log = log_path(ctx.locations.data_dir)
     log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     found.unit_path.write_text(launchd_plist(command, log))
     _run(["launchctl", "bootout", f"{_launchd_domain()}/{LABEL}"], check=False)
@@ -449,4 +455,5 @@ def service_status(ctx: Context) -> None:
         click.echo(f"daemon: pid {pid} holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}")
     else:
         click.echo("daemon: not running")
-    click.echo(f"log: {'journalctl --user -u kenning' if found.name == 'systemd' and found.installed else log_path()}")
+    journal = found.name == "systemd" and found.installed
+    click.echo(f"log: {'journalctl --user -u kenning' if journal else log_path(ctx.locations.data_dir)}")
