@@ -150,6 +150,16 @@ def test_putting_aside_what_the_question_names_ties_however_far_apart_the_vector
     assert old[0].superseded_by == 2
 
 
+def test_a_proposal_at_the_foot_of_the_scale_stays_below_the_statement():
+    # Score fusion gives its last candidate a score of 0; a hedge found there once
+    # failed the whole search with a division by zero.
+    fact = side(1, 1, "The build cache lives on MinIO in the storage rack.", "2025-03-04", 0.9)
+    idea = side(2, 2, "Proposal: what if the build cache lived on Ceph in the storage rack?", "2025-04-01", 0.0)
+    ranked = resolve([fact, idea], ["cache", "build", "storage"])
+    assert [(h.item_id, h.score) for h in ranked] == [(1, 0.9), (2, 0.0)]
+    assert ranked[1].superseded_by is None
+
+
 def test_a_correction_naming_the_time_of_the_note_it_corrects_is_tied_to_it():
     keys = ["saturday", "saltcote", "time"]
 

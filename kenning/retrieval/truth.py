@@ -374,9 +374,10 @@ def _hedge(hedged: list[Side], sides: list[Side], close: _Closeness) -> None:
             plain[side.hit.document_id] = max(plain.get(side.hit.document_id, 0.0), *scores)
     for side in hedged:
         statement = plain.get(side.hit.document_id)
-        if statement is None:
-            continue
         before = side.hit.score
+        if statement is None or before <= 0:
+            # Score fusion puts its last candidate at 0: already below any statement.
+            continue
         side.hit.score = max(min(before * HEDGED_KEEPS, statement - STEP), before * HEDGED_FLOOR)
         side.hit.reasons.append(
             f"hedged ({side.cues.hedge_word!r}), below a plain statement (x{side.hit.score / before:.2f})"
