@@ -97,6 +97,8 @@ def test_names_are_capitalised_words_inside_a_sentence_and_hyphenated_words():
     # A title capitalises every word: that is style, not names.
     assert parse("Breast Cancer Survival and Soy").names == frozenset()
     assert parse("Flaxseeds vs. Chia Seeds").names == frozenset()
+    # A sentence capitalises an abbreviation too: a ship's prefix is no sign of a title.
+    assert parse("Who is the master of MV Guillemot?").names == {"mv", "guillemot"}
 
 
 def test_a_question_for_a_fact_is_told_from_a_topic():

@@ -176,8 +176,11 @@ def parse(text: str) -> KeywordQuery:
     inner = [token for token in words if first is None or token != first.group()]
     capitalized = [token for token in inner if token[0].isupper()]
     # In a title ("Breast Cancer Survival and Soy", "Flaxseeds vs. Chia Seeds") capitals
-    # mark the style, not names; short words ("vs", "on") may stay lower case in one.
-    if len(capitalized) < len([token for token in inner if len(token) > 3]):
+    # mark the style, not names; short words ("vs", "on") may stay lower case in one, and
+    # a short word in capitals ("MV Guillemot", "the UK team") is an abbreviation, which a
+    # sentence capitalises too.
+    longer = [token for token in inner if len(token) > 3]
+    if len([token for token in capitalized if len(token) > 3]) < len(longer):
         names |= {token.lower() for token in capitalized}
     kept = tuple(chosen[: max(MAX_TERMS - len(phrases), 0)])
     ahead = _ahead(text)
