@@ -1,5 +1,5 @@
 """How much of a question the best hits hold, read from a real index: the share the
-abstention floor weighs, and the words it does not look for."""
+abstention floor weighs, and the names no text holds."""
 
 from __future__ import annotations
 
@@ -34,40 +34,6 @@ async def measure(db: Database, question: str, stored: bool = False):
     period_words = TimeIntent.of(question, date.today()).words
     coverage = await asked.measure({item_id: ("", "", chunk.content) for item_id, chunk in chunks.items()}, period_words)
     return coverage, item
-
-
-async def test_a_word_naming_the_kind_of_answer_is_not_a_word_the_library_lacks(db: Database):
-    coverage, _ = await measure(db, "Which country is Dana Whitfield based in?")
-    # No note says "country"; the page that answers names Glasgow.
-    assert coverage.absent == []
-    coverage, _ = await measure(db, "When is Dana Whitfield's birthday?", stored=True)
-    assert coverage.absent == ["birthday"]
-
-
-async def test_the_words_naming_a_kind_of_value_are_not_words_the_library_lacks(db: Database):
-    # The note that answers gives the number, not the words "phone number".
-    coverage, _ = await measure(db, "What is Dana Whitfield's phone number?")
-    assert coverage.absent == []
-
-
-async def test_a_verb_for_any_relation_is_not_a_word_the_library_lacks(db: Database):
-    coverage, _ = await measure(db, "Which city does Dana Whitfield work from?")
-    assert coverage.absent == []
-    coverage, _ = await measure(db, "When does Dana's motorbike need tyres?", stored=True)
-    assert coverage.absent == ["motorbike", "tyres"]
-    # A verb after "could I" is the relation, which the answer may say its own way.
-    coverage, _ = await measure(db, "Which rota could I swap to?", stored=True)
-    assert coverage.absent == []
-    # So is one right after the kind of answer, or before the preposition a question ends on.
-    coverage, _ = await measure(db, "Which engineer leads the supply team?", stored=True)
-    assert coverage.absent == []
-    coverage, _ = await measure(db, "What city is Dana Whitfield stationed in?", stored=True)
-    assert coverage.absent == []
-
-
-async def test_a_word_that_relates_but_names_nothing_is_not_a_word_the_library_lacks(db: Database):
-    coverage, _ = await measure(db, "Which cities besides Glasgow is Dana Whitfield based in?")
-    assert coverage.absent == []
 
 
 async def test_what_vouches_for_a_period_must_hold_the_rest_of_the_question(db: Database):
@@ -110,4 +76,3 @@ async def test_a_relative_period_is_left_out_like_a_named_one(db: Database):
     # "last" and "year" are the period, which the note holding them does not answer for.
     assert coverage.beside_period[item["stipend-2025.md"]] == 1.0
     assert coverage.beside_period[item["retro.md"]] == 0.0
-    assert coverage.absent == []

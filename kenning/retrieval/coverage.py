@@ -29,7 +29,6 @@ from kenning.store.database import Database
 from kenning.store.fts import Probe
 from kenning.store.hits import chunk_texts
 from kenning.text import cjk
-from kenning.text.stopwords import FUNCTION_WORDS, GENERIC_VERBS
 
 # A hyphenated name held by at most this many chunks is looked for in them as written.
 SPELLED_OUT = 20
@@ -54,11 +53,8 @@ class Coverage:
     # Item id -> share of the query's weight it holds leaving out the period's words and
     # those no chunk holds: what a hit vouching for the period must hold.
     beside_period: dict[int, float]
-    # Names the query uses that no chunk holds ("the Lisbon office"), and other words of
-    # it no chunk holds ("my motorbike"); of the latter, not those naming the kind of
-    # answer, a relation any verb could say, or a period.
+    # Names the query uses that no chunk holds ("the Lisbon office").
     unknown: list[str]
-    absent: list[str]
     # The query's single words, the most specific (rarest) first.
     specific: list[str]
 
@@ -118,8 +114,8 @@ class Asked:
         self.db = db
         self.query = query
         self.items = _items(query, text)
-        # The kind of value a fact question asks for; the words naming it ("phone
-        # number") are not looked for, since the text that answers gives only a value.
+        # The kind of value a fact question asks for (retrieval/values.py); the words
+        # naming it ("phone number") say what the answer is, not what it is about.
         self.wanted = values.wanted(text) if query.question else None
         self.probes = list(dict.fromkeys(p for item in self.items for p in (item.probe, *item.words)))
         self.counts = asyncio.ensure_future(fts.term_counts(db, self.probes))
@@ -181,12 +177,6 @@ class Asked:
         unwritten = await self._unwritten(holding)
         weights: dict[Probe, float] = {}
         unknown: list[str] = []
-        absent: list[str] = []
-        # The answer names its value, not its kind ("Tokyo", not "city"; a number, not
-        # "phone number"), and says the relation its own way ("based in", not "work
-        # from"; "they have a ladder", not "could I borrow").
-        naming = self.wanted.naming if self.wanted is not None else frozenset()
-        unlooked = self.query.asked_for | naming | self.query.relating | GENERIC_VERBS | FUNCTION_WORDS
         for item in self.items:
             n = holding[item.probe]
             if n == 0 and item.probe.index == "cjk":
@@ -206,14 +196,6 @@ class Asked:
             if named and (n == 0 or item.label in unwritten):
                 # A period's own name ("H1") is the period rule's.
                 unknown.append(item.label)
-            elif (
-                n == 0
-                and not cjk.RUN.search(item.label)
-                and item.label not in unlooked
-                and item.label not in period_words
-            ):
-                # A CJK run the main index holds as one token is the CJK index's to match.
-                absent.append(item.label)
         asked = list(weights)
         pairs = _pairs(self.query)
         found = self.index(chunks).holders(asked + [_near(pair) for pair in pairs])
@@ -227,9 +209,8 @@ class Asked:
             word: part for item in self.items for word, part in zip(item.words, item.label.split())
         }
         # What vouches for a period holds the rest of the question: not the period's own
-        # words, nor words no chunk holds (the absent-word rule judges those), nor the
-        # verb after "did we", which the text may say its own way ("did we win": "New
-        # customers: 12").
+        # words, nor words no chunk holds (which no hit could hold), nor the verb after
+        # "did we", which the text may say its own way ("did we win": "New customers: 12").
         beside = {probe for probe in weights if labels.get(probe) in period_words or not holding[probe]}
         relation = {probe for probe in weights if labels.get(probe) in self.query.relating}
         if set(weights) - beside - relation:
@@ -247,7 +228,7 @@ class Asked:
         } if total_pairs else {}  # fmt: skip
         terms = [(weights.get(item.probe, 0.0), item.label) for item in self.items if item.label in self.query.terms]
         specific = [label for _, label in sorted(terms, key=lambda pair: -pair[0])]
-        return Coverage(held, holds, near, beside_period, unknown, absent, specific)
+        return Coverage(held, holds, near, beside_period, unknown, specific)
 
 
 def about_subject(coverage: Coverage, ids: list[int], left_out: frozenset[str]) -> list[int]:

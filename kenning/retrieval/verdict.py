@@ -188,7 +188,6 @@ async def settle(
         coverage_best,
         similarity_best,
         measured.unknown if measured is not None else [],
-        measured.absent if measured is not None else [],
         period,
         unstated,
         question,

@@ -20,23 +20,12 @@ STOPWORDS = frozenset(
 )
 
 # Verbs so general that a question uses them for any relation ("work from", "run on",
-# "use"): the text that answers says the relation its own way ("based in"), so a library
-# never using the verb says nothing about whether it holds the answer.
+# "use"): the text that answers says the relation its own way ("based in"), and they name
+# nothing a note could be told by.
 GENERIC_VERBS = frozenset(
     """
     come comes came coming done get gets got getting give gives gave given go goes went going happen
     happens happened keep keeps kept live lives lived make makes made need needs needed run runs ran
     running take takes took taken use uses used using work works worked working
-    """.split()
-)
-
-# Words that relate or qualify but name nothing ("besides English", "set aside", "via
-# the portal"). Kept in queries, since they can still rank a phrase, but a library never
-# using one says nothing about whether it holds the answer.
-FUNCTION_WORDS = frozenset(
-    """
-    aside besides beside among amongst across along alongside around behind beyond despite except inside
-    outside toward towards upon via within without whether also else ever yet per onto unlike versus
-    instead rather
     """.split()
 )
