@@ -101,6 +101,15 @@ def test_how_much_with_nothing_counted_asks_for_no_kind():
     assert wanted("How much are tickets for the festival?").kind == "a number"
 
 
+def test_how_much_of_a_thing_is_a_number_beside_it_or_a_sum_of_money_anywhere():
+    grant = wanted("How much grant was awarded for the new slipway?")
+    assert states(grant, "The Fund has withdrawn the £1.2m award for the new slipway.")
+    assert states(grant, "Grant: 1.2 million.")
+    assert not states(grant, "The slipway opens in 2027; 40 cars a day may land there.")
+    # "How many" counts things, which a sum of money does not.
+    assert not states(wanted("How many slipways were awarded?"), "The £1.2m award for the new slip.")
+
+
 def test_a_headcount_is_read_in_whichever_word_the_note_uses():
     employees = wanted("How many employees does the funder of Project Condor have?")
     assert states(employees, "Kallio Research is a regional fund. About 3,615 people work there.")
@@ -140,6 +149,10 @@ def test_times_colours_and_amounts_are_read_in_their_written_forms():
     assert not states(wanted("What colour is Biscuit's coat?"), "Biscuit hurt his tail on the walk.")
     assert states(wanted("How much does the window cleaner cost?"), "He charges £25 a visit.")
     assert not states(wanted("How much does the window cleaner cost?"), "He comes every 4 weeks.")
+    # Pounds and pence with a dot are a price, not half past two.
+    bicycle = wanted("How much does it cost to bring a bicycle on the ferry?")
+    assert states(bicycle, "- Bicycles: £2.50 per single journey.") and states(bicycle, "Bikes: 12.50 euros.")
+    assert not states(wanted("What time does the office open?"), "A locker costs £9.15 a day.")
     technicians = wanted("How many technicians does Marlow Gas have?")
     assert not states(technicians, "# Marlow Gas call, 9 October 2025\n\nTechnicians joined the call on 12 May.")
     assert states(technicians, "Marlow Gas may add 40 technicians in May.")

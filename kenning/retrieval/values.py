@@ -71,8 +71,10 @@ _DATES = re.compile(
     rf"|\b(?:{'|'.join(_WEEKDAYS)})s?\b|\b[0-3]?\d(?:st|nd|rd|th)\b|\bQ[1-4]\b",
     re.IGNORECASE,
 )
+# "£2.50" and "12.50 euros" are prices, not times.
 _TIME = re.compile(
-    r"\b[0-2]?\d[:.][0-5]\d\b|\b1?\d\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight|morning|afternoon|evening|lunchtime)s?\b",
+    r"(?<![£$€¥])\b[0-2]?\d[:.][0-5]\d\b(?!\s?(?:gbp|usd|eur|euros?|dollars?|pounds?|pence|p)\b)"
+    r"|\b1?\d\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight|morning|afternoon|evening|lunchtime)s?\b",
     re.IGNORECASE,
 )
 _NUMBER = re.compile(rf"(?<![\w.])\d[\d,.]*|\b(?:{'|'.join(_NUMBER_WORDS)})\b", re.IGNORECASE)
@@ -109,6 +111,8 @@ class _Kind:
     unlike: re.Pattern[str] | None = None
     # A narrower form that surely states the value where `value` only may (see "when").
     surely: re.Pattern[str] | None = None
+    # A form that states the value wherever it stands in the hit, near the words or not.
+    anywhere: re.Pattern[str] | None = None
 
 
 # Not a date written with hyphens ("2025-09-18"), which has as many digits.
@@ -158,6 +162,7 @@ _MAY_PLACE_IN_TIME = re.compile(
     rf"|\b{_UNITS}\b",
     re.IGNORECASE,
 )
+_NOT_A_VERB = r"(?!(?:did|does|do|has|have|had|will|would|can|could|should)\b)"
 _KINDS = (
     _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
     _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I), _TIME),
@@ -222,14 +227,20 @@ _KINDS = (
     # did library visits grow?" measures a change, not a number of libraries.
     _Kind(
         "a number",
-        re.compile(
-            r"\bhow\s+(?:many|much)\s+(?!(?:did|does|do|has|have|had|will|would|can|could|should)\b)"
-            r"(?P<near>[\w-]+(?:\s+[\w-]+)?)",
-            re.I,
-        ),
+        re.compile(rf"\bhow\s+many\s+{_NOT_A_VERB}(?P<near>[\w-]+(?:\s+[\w-]+)?)", re.I),
         _NUMBER,
         NEAR_TOKENS,
         unlike=_WHEN,
+    ),
+    # "How much" of a thing is a number beside it, or a sum of money anywhere: "How much
+    # grant was awarded?" is answered by "withdrawn the £1.2m award".
+    _Kind(
+        "a number",
+        re.compile(rf"\bhow\s+much\s+{_NOT_A_VERB}(?P<near>[\w-]+(?:\s+[\w-]+)?)", re.I),
+        _NUMBER,
+        NEAR_TOKENS,
+        unlike=_WHEN,
+        anywhere=_MONEY,
     ),
     # Last: a "when" question that also names a narrower kind ("When is standup, what
     # time?") asks for that one.
@@ -328,6 +339,8 @@ def states(wanted: Wanted, text: str, surely: bool = False) -> bool:
     if not wanted.near:
         value = form.surely if surely and form.surely is not None else form.value
         return value.search(text) is not None
+    if form.anywhere is not None and form.anywhere.search(text):
+        return True
     # "Tokyo (5 nights)" over "Hotel: ..., 13th floor" counts no floors; "| Depot | Vans |"
     # over "| Leeds | 12 |" counts Leeds's vans.
     return any(_near(form, wanted.near, frame, unit) for frame, unit in framed(text))
