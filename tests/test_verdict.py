@@ -176,6 +176,28 @@ def test_a_correction_naming_the_time_of_the_note_it_corrects_is_tied_to_it():
     assert {h.item_id: h.superseded_by for h in resolve([april(), other_year], keys)} == {1: None, 2: None}
 
 
+def test_a_correction_is_tied_to_the_older_note_that_says_the_value_it_replaces():
+    keys = ["staff", "day", "autumn"]
+    question = "Where is the autumn all-staff day?"
+
+    def may() -> tuple[Hit, ChunkText]:
+        # It corrects an item of its own, which alone would keep it from being corrected.
+        text = (
+            "1. Correction to the April notes: Saltcote closes at 16:00.\n"
+            "2. Autumn all-staff day: Friday 24 October at the Oakridge community room."
+        )
+        return side(1, 1, text, "2025-05-07", 0.9, title="Branch managers")
+
+    def september(old: str) -> tuple[Hit, ChunkText]:
+        text = f"1. All-staff day update: the venue is now the Brackley community room instead of {old}."
+        return side(2, 2, f"{text}\n2. Autumn stock check starts 1 October.", "2025-09-24", 0.6, title="Branch managers")
+
+    ranked = resolve([may(), september("Oakridge")], keys, question)
+    assert [h.item_id for h in ranked] == [2, 1] and ranked[1].superseded_by == 2
+    # Replacing a value the older note does not say ties nothing.
+    assert all(h.superseded_by is None for h in resolve([may(), september("Wrenfield")], keys, question))
+
+
 def test_a_question_naming_what_a_correction_puts_aside_still_finds_the_correction():
     # "build cache MinIO": MinIO is the question's word, and what "instead of" puts aside.
     keys = ["cache", "build", "minio"]

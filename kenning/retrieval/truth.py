@@ -16,10 +16,13 @@ there are no vectors). For such a pair:
   own" line and last year's offsite): 128 pairs before, 81 after, every link the set
   means kept. A word that many chunks of the library hold (`common`, more than
   COMMON_SHARE of them: "customer", "test", "date") names nothing in particular and
-  ties nothing: 81 pairs became 73, every link the set means kept. An older text that
+  ties nothing (an old value a correction replaces ties however common it is): 81
+  pairs became 73, every link the set means kept. An older text that
   corrects or retracts something itself is tied only by its date ("Correction to the
-  April notes", "this replaces the June arrangement"): meeting notes correct one item
-  and state the next, and a single shared word tied four wrong pairs on dev and tune;
+  April notes", "this replaces the June arrangement") or by the old value the newer one
+  replaces ("the venue is now the community hall instead of Oakridge", where the May
+  notes, which also correct an April item, say Oakridge): meeting notes correct one
+  item and state the next, and a single shared word tied four wrong pairs on dev and tune;
 - when the question asks for the current state, the newer of the two is placed above;
 - a hedged chunk (a proposal, a draft, "if we were to") goes below the best plain
   statement about the same thing among the best hits;
@@ -85,6 +88,8 @@ _PUT_ASIDE = re.compile(
     r"\b(?:instead of|rather than|in place of|no longer|replac(?:es|ing)|disregard|do not use|don't use)"
     r"((?:\W+\w+){1,3})"
 )
+# The old value a correction replaces, in the few words after it ("instead of Oakridge").
+_REPLACED = re.compile(r"\b(?:instead of|rather than|in place of)((?:\W+\w+){1,3})")
 # A number with its currency or unit, or a word.
 _TOKEN = re.compile(r"[£$€]?\d[\d,.:]*\d(?:\s?%)?|[£$€]?\d(?:\s?%)?|\w+")
 # What a value starts with: a digit or a currency sign.
@@ -172,6 +177,12 @@ class Side:
         of MinIO", asked about MinIO)."""
         named = self._name_words
         return {word for match in _PUT_ASIDE.finditer(context) for word in _words(match.group(1)) if word in named}
+
+    def replaced(self, context: str) -> set[str]:
+        """The words of the old value `context` replaces: "the venue is now the community
+        hall instead of Oakridge"."""
+        told = {word for match in _REPLACED.finditer(context) for word in _words(match.group(1))}
+        return {word for word in told - STOPWORDS - GENERIC_VERBS if not word.isdigit()}
 
     @cached_property
     def correction_names(self) -> list[str]:
@@ -422,6 +433,9 @@ def _relate(
             # corrects however far apart the two texts' vectors are (short notes with
             # other titles can sit at cosine 0.2).
             or (not older.cues.correction and any(map(older.words, newer.put_aside(said.correction_context))))
+            # So does the old value it replaces, in an older text about the same thing,
+            # whatever else that text corrects and however common the value.
+            or (close(newer, older, SAME_SUBJECT) and any(map(older.words, newer.replaced(said.correction_context))))
         ):
             older.hit.superseded_by = older.hit.superseded_by or newer.hit.item_id
             place_above(newer.hit, older.hit, f"supersedes item {older.hit.item_id} ({said.correction!r})")
