@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date
 
 from kenning.api import Hit
-from kenning.retrieval import cues, diversity, floors, truth, values
+from kenning.retrieval import coverage, cues, diversity, floors, truth, values
 from kenning.retrieval.dates import TimeIntent
 from kenning.retrieval.query import parse
 from kenning.store.hits import ChunkText
@@ -37,6 +37,19 @@ def test_a_documents_later_hits_count_for_less_and_its_best_does_not():
     hits = [hit(1, 1, score=1.0), hit(2, 1, (6, 9), score=0.9), hit(3, 2, score=0.8), hit(4, 1, (10, 12), score=0.8)]
     diversity.spread(hits)
     assert [round(h.score, 3) for h in hits] == [1.0, 0.765, 0.8, 0.578]
+
+
+def test_a_documents_chunk_holding_more_of_the_query_is_cited_first():
+    # A chat export's first line names the channel and the month; the message that
+    # answers holds the rest of the question.
+    header, message = hit(1, 7, (1, 1), score=0.9), hit(2, 7, (3, 15), score=0.6)
+    other, later = hit(3, 8, score=0.8), hit(4, 7, (16, 20), score=0.5)
+    held = {1: 0.34, 2: 0.74, 3: 0.5, 4: 0.2}
+    coverage.cite_fullest([header, other, message, later], coverage.Coverage(held, {}, {}, {}, [], []))
+    assert [(h.item_id, h.score) for h in sorted([header, message, other, later], key=lambda h: -h.score)] == [
+        (2, 0.9), (3, 0.8), (1, 0.6), (4, 0.5)
+    ]
+    assert "holds more of the query" in message.reasons[0]
 
 
 def test_the_floor_refuses_only_fact_questions_and_says_why():

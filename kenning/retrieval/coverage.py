@@ -278,3 +278,23 @@ def reward_proximity(hits: list[Hit], coverage: Coverage) -> None:
         if share and coverage.held.get(hit.item_id, 0.0) >= NEAR_AMONG * best:
             hit.score += NEAR_BONUS * share * scale
             hit.reasons.append(f"query words near each other (+{NEAR_BONUS * share * scale:.3f})")
+
+
+def cite_fullest(hits: list[Hit], coverage: Coverage) -> None:
+    """Within one document, the chunk holding more of the query's weight than the
+    document's best chunk takes that one's place: a chat export's first line names the
+    channel and the month the question names, a runbook's introduction the task, and the
+    message or the step that answers holds the rest of the question. Other documents
+    keep their places. `hits` is best first (the caller sorts again)."""
+    held = coverage.held
+    first: dict[int, Hit] = {}
+    for hit in hits:
+        if hit.item_id not in held:
+            continue
+        best = first.setdefault(hit.document_id, hit)
+        if best is hit or held[hit.item_id] <= held[best.item_id]:
+            continue
+        best.score, hit.score = hit.score, best.score
+        hit.reasons.append(f"holds more of the query than item {best.item_id}, its document's best hit before")
+        best.reasons.append(f"below item {hit.item_id} of its document, which holds more of the query")
+        first[hit.document_id] = hit

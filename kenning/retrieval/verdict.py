@@ -4,8 +4,9 @@ The steps, each in its own module, in order:
 
 1. proximity (coverage.py): hits holding the query's words near each other go up;
 2. dates (dates.py): for a question naming a period, hits dated outside it go down;
-3. the answer's lines (values.py): for a question asking for a kind of value, a
-   document's chunk that states one takes the place of its best chunk that does not;
+3. the answer's lines: a document's chunk that holds more of the query (coverage.py),
+   or, for a question asking for a kind of value, that states one (values.py), takes
+   the place of its best chunk;
 4. truth (truth.py): corrections, retractions, "now" questions, hedges and
    disagreements among the best hits; and notices that retract one of the best while
    sharing no word with the query, found by what they call it (notices.py);
@@ -133,6 +134,10 @@ async def settle(
         coverage.reward_proximity(judged, measured)
     favour_periods(judged, intent)
     _sort(hits)
+    if measured is not None:
+        # Before the kind of value, which may then prefer a chunk that states one.
+        coverage.cite_fullest(hits[:JUDGED], measured)
+        _sort(hits)
     # The kind of value is read only from a query worded as a question: the keyword side
     # read it already; without that leg every query is judged as a question by the
     # other floors, so the wording is read here.
