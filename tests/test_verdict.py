@@ -252,6 +252,10 @@ def test_what_a_cue_is_said_in():
     assert cues.read("Payouts", "payouts run weekly.", lead).correction_context == '"correction: payout schedule"'
     body = cues.read("Notes", "intro\n\nthreshold: no longer £500, now £250", "", ["threshold"])
     assert (body.correction, body.correction_context) == ("no longer", "threshold: no longer £500, now £250")
+    # A line naming only the thing asked about corrects something else about it.
+    cafe = "- d-14: cafe lease at skerrivaig not renewed; vending machines instead."
+    assert cues.read("Decision log", cafe, "", ["skerrivaig", "office", "open"]).correction is None
+    assert cues.read("Decision log", cafe, "", ["skerrivaig", "cafe"]).correction == "instead"
 
 
 def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
