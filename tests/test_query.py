@@ -99,6 +99,8 @@ def test_names_are_capitalised_words_inside_a_sentence_and_hyphenated_words():
     assert parse("Flaxseeds vs. Chia Seeds").names == frozenset()
     # A sentence capitalises an abbreviation too: a ship's prefix is no sign of a title.
     assert parse("Who is the master of MV Guillemot?").names == {"mv", "guillemot"}
+    # A title before a person's name is no part of the name a note gives.
+    assert parse("Which ship does Captain Ally Munro command?").names == {"ally", "munro"}
 
 
 def test_a_question_for_a_fact_is_told_from_a_topic():

@@ -31,6 +31,8 @@ from kenning.text.stopwords import STOPWORDS
 MAX_TERMS = 32
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+# A title before a person's name.
+_HONORIFIC = re.compile(r"\b(Captain|Capt|Doctor|Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Professor|Sir|Dame|Rev|Reverend)\.?\s+(?=[A-Z])")
 _QUOTED = re.compile(r"[\"“”„]([^\"“”„]+)[\"“”„]")
 # A question that asks for a fact ("Which port...", "When does...", "How many...", "How do
 # I..."): one a note either states or does not. "Why", "should", "is X good for you" and
@@ -182,6 +184,8 @@ def parse(text: str) -> KeywordQuery:
     longer = [token for token in inner if len(token) > 3]
     if len([token for token in capitalized if len(token) > 3]) < len(longer):
         names |= {token.lower() for token in capitalized}
+    # "Captain" in "Captain Ally Munro" is the person's title, which a note may not use.
+    names -= {match.group(1).lower() for match in _HONORIFIC.finditer(text)}
     kept = tuple(chosen[: max(MAX_TERMS - len(phrases), 0)])
     ahead = _ahead(text)
     kind = _asked_for(ahead)
