@@ -25,6 +25,7 @@ RUNS = [
     (["cjk_index.py"], "bigram"),
     (["truth.py", "--check"], "abstention"),
     (["truth.py", "--check", "--data", str(ROOT / "bench" / "truth_heldout")], "abstention"),
+    (["truth.py", "--check", "--data", str(ROOT / "bench" / "truth_fresh")], "abstention"),
     (["truth_speed.py", "--chunks", "2000", "--queries", "10"], "hybrid, no truth stages"),
     (["vector_speed.py", "--sizes", "2000", "--queries", "10", "--reembed", "0"], "vector index search"),
     (["redact_speed.py", "--sizes", "0.02", "--show", "1"], "pathological inputs"),
