@@ -147,6 +147,10 @@ def test_times_colours_and_amounts_are_read_in_their_written_forms():
     assert not states(wanted("What time is the data team standup?"), "Standup is on Google Meet.")
     assert states(wanted("What colour is the hall painted?"), "The hall is painted sage green.")
     assert not states(wanted("What colour is Biscuit's coat?"), "Biscuit hurt his tail on the walk.")
+    # A colour's word in a set phrase gives no thing's colour.
+    car = wanted("What colour is the family's Skoda Octavia?")
+    assert not states(car, "- Winter tyres in the loft; black ice on the hill road most of January.")
+    assert not states(car, "The gearbox is a black box to us.") and states(car, "The Octavia is black.")
     assert states(wanted("How much does the window cleaner cost?"), "He charges £25 a visit.")
     assert not states(wanted("How much does the window cleaner cost?"), "He comes every 4 weeks.")
     # Pounds and pence with a dot are a price, not half past two.

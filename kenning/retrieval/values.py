@@ -57,6 +57,8 @@ _COLOURS = (
     " magenta silver gold golden ivory maroon olive charcoal lilac lavender tan khaki sage mustard coral amber"
     " ginger tabby tortoiseshell brindle chocolate copper bronze indigo cyan crimson scarlet burgundy mint peach"
 ).split()
+# A colour's word in a set phrase that gives no thing's colour: "black ice on the hill road".
+_NOT_A_COLOUR = r"(?![\s-]+(?:ice|tape|box|list|market|friday|belt|paper|noise|chip|standard|lining|sheep|spots?)\b)"
 # "May" only with its capital: the verb is far commoner.
 _MONTH_NAMES = (
     "january february march april june july august september october november december"
@@ -166,7 +168,7 @@ _NOT_A_VERB = r"(?!(?:did|does|do|has|have|had|will|would|can|could|should)\b)"
 _KINDS = (
     _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
     _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I), _TIME),
-    _Kind("a colour", re.compile(r"\bwhat\s+colou?rs?\b", re.I), re.compile(rf"\b(?:{'|'.join(_COLOURS)})\b|#[0-9a-f]{{6}}\b", re.I)),
+    _Kind("a colour", re.compile(r"\bwhat\s+colou?rs?\b", re.I), re.compile(rf"\b(?:{'|'.join(_COLOURS)})\b{_NOT_A_COLOUR}|#[0-9a-f]{{6}}\b", re.I)),
     _Kind(
         "a port",
         re.compile(r"\b(?:what|which)\s+(?P<near>port)\b", re.I),
