@@ -32,7 +32,9 @@ MAX_TERMS = 32
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 # A title before a person's name.
-_HONORIFIC = re.compile(r"\b(Captain|Capt|Doctor|Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Professor|Sir|Dame|Rev|Reverend)\.?\s+(?=[A-Z])")
+_HONORIFIC = re.compile(
+    r"\b(Captain|Capt|Doctor|Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Professor|Sir|Dame|Rev|Reverend)\.?\s+(?=[A-Z])"
+)
 _QUOTED = re.compile(r"[\"“”„]([^\"“”„]+)[\"“”„]")
 # A question that asks for a fact ("Which port...", "When does...", "How many...", "How do
 # I..."): one a note either states or does not. "Why", "should", "is X good for you" and

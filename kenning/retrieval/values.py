@@ -168,7 +168,11 @@ _NOT_A_VERB = r"(?!(?:did|does|do|has|have|had|will|would|can|could|should)\b)"
 _KINDS = (
     _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
     _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I), _TIME),
-    _Kind("a colour", re.compile(r"\bwhat\s+colou?rs?\b", re.I), re.compile(rf"\b(?:{'|'.join(_COLOURS)})\b{_NOT_A_COLOUR}|#[0-9a-f]{{6}}\b", re.I)),
+    _Kind(
+        "a colour",
+        re.compile(r"\bwhat\s+colou?rs?\b", re.I),
+        re.compile(rf"\b(?:{'|'.join(_COLOURS)})\b{_NOT_A_COLOUR}|#[0-9a-f]{{6}}\b", re.I),
+    ),
     _Kind(
         "a port",
         re.compile(r"\b(?:what|which)\s+(?P<near>port)\b", re.I),
