@@ -274,6 +274,11 @@ def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
     assert kinds("declaring one that turns out to be minor is fine.") == (None, None, False)
     assert kinds("ship something small: a typo fix is perfect.") == (None, None, False)
     assert kinds("use it for topics whose consumers do not rely on order.") == (None, None, False)
+    # What someone else has not agreed is a fact; what is not agreed yet is a hedge.
+    notice = "the winter service is withdrawn. the council has not agreed winter use of the pier."
+    assert kinds(notice) == (None, "withdrawn", False)
+    assert kinds("the new rota is not agreed yet.")[2] and kinds("status: not decided.")[2]
+    assert kinds("the rota is not yet agreed.")[2]
 
 
 def test_two_statements_of_one_time_giving_different_values_conflict():

@@ -24,6 +24,9 @@ A second round added what people commonly write that the set's notes do not ("it
 out", "scratch that", "ignore what I said", "strawman"), each narrowed until the set's
 notes held no false match: a job "rescheduled" or "cancelled" is an event, not a
 correction; "a typo fix" and consumers that "do not rely on order" take nothing back.
+What someone "has not agreed" is a fact, not a hedge: only what "is not agreed" or "not
+yet agreed" is (a notice withdrawing a winter service because the council has not agreed
+winter use of its pier was read as hedged, and so retracted nothing).
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ _CORRECTION = (
 )
 _HEDGE_STRONG = (
     r"if we (?:were to|did|went|moved|switched|chose|decided)|suppose we|supposing|what if|hypothetically"
-    r"|proposal\b|draft|rfc|brainstorm(?:ing)?|idea:|ideas|not (?:yet )?(?:decided|agreed|adopted|approved|planned)"
+    r"|proposal\b|draft|rfc|brainstorm(?:ing)?|idea:|ideas|not yet (?:decided|agreed|adopted|approved|planned)"
+    r"|(?:is|are|was|were|been|be|'s|status:)\s+not\s+(?:decided|agreed|adopted|approved|planned)"
     r"|nothing (?:is )?decided|undecided|status: (?:idea|draft|proposal|proposed)|we might|might (?:do|add|move"
     r"|switch|try)|wish ?list|straw ?man|just an idea|not final|to be (?:decided|confirmed)|tb[cd]\b"
     r"|on the table|pending (?:approval|sign-off)"
