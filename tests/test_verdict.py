@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
+
 from kenning.api import Hit
 from kenning.retrieval import coverage, cues, diversity, floors, truth, values
 from kenning.retrieval.dates import TimeIntent
@@ -159,6 +161,24 @@ def test_putting_aside_what_the_question_names_ties_however_far_apart_the_vector
 
     truth.resolve(sides, TimeIntent.of("build cache MinIO", date(2026, 1, 1)), far, None)
     assert old[0].superseded_by == 2
+
+
+def test_a_proposal_goes_below_every_statement_of_the_same_thing_its_floor_allows():
+    keys = ["tarsa", "boat", "crossing"]
+
+    def idea() -> tuple[Hit, ChunkText]:
+        text = "What if the boat to Tarsa were a fast craft? The crossing to Tarsa would take 55 minutes."
+        return side(1, 1, text, "2026-03-01", 0.9, title="Route ideas")
+
+    # The pier page holds the question's words; the route page states the crossing time.
+    text = "Port Mhor pier: the boat to Tarsa berths at the north face; the crossing to Tarsa would end there."
+    pier = side(2, 2, text, "2025-05-20", 0.8, title="Port Mhor")
+    route = side(3, 3, "Route 2: the boat to Tarsa. Crossing time to Tarsa: 1 hour 40 minutes.", "2025-10-18", 0.5)
+    assert [h.item_id for h in resolve([idea(), pier, route], keys)] == [2, 3, 1]
+    # It keeps HEDGED_FLOOR of its score, above a statement further down than that.
+    far = side(4, 4, "The boat to Tarsa: crossing to Tarsa notes.", "2025-01-10", 0.1, title="Notes")
+    ranked = resolve([idea(), far], keys)
+    assert ranked[0].item_id == 1 and ranked[0].score == pytest.approx(0.9 * truth.HEDGED_FLOOR)
 
 
 def test_a_proposal_at_the_foot_of_the_scale_stays_below_the_statement():

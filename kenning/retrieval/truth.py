@@ -24,8 +24,8 @@ there are no vectors). For such a pair:
   notes, which also correct an April item, say Oakridge): meeting notes correct one
   item and state the next, and a single shared word tied four wrong pairs on dev and tune;
 - when the question asks for the current state, the newer of the two is placed above;
-- a hedged chunk (a proposal, a draft, "if we were to") goes below the best plain
-  statement about the same thing among the best hits;
+- a hedged chunk (a proposal, a draft, "if we were to") goes below the plain
+  statements about the same thing among the best hits;
 - two chunks of about the same time that neither correct nor hedge, and that give
   different values next to the same word of the query ("12,400 active technicians" and
   "active technicians: 9,800"), disagree: each carries `conflicts_with` the other, and
@@ -368,11 +368,13 @@ def resolve(
 
 
 def _hedge(hedged: list[Side], sides: list[Side], close: _Closeness) -> None:
-    """A hedged hit goes below the best plain statement about the same thing, losing at
-    least HEDGED_KEEPS and at most HEDGED_FLOOR of its score. A document is hedged as a
-    whole ("Brainstorm: ..."), so when one of its hits meets a plain statement, its
-    other hedged hits go below that statement too."""
-    plain: dict[int, float] = {}
+    """A hedged hit goes below every plain statement about the same thing that it
+    outranks, keeping at most HEDGED_KEEPS and at least HEDGED_FLOOR of its score: below
+    only the best of them, a route proposal stayed above the route's page, under the
+    pier's page that held more of the question's words. A document is hedged as a whole
+    ("Brainstorm: ..."), so when one of its hits meets plain statements, its other hedged
+    hits go below them too."""
+    plain: dict[int, list[float]] = {}
     for side in hedged:
         scores = [
             other.hit.score
@@ -381,11 +383,13 @@ def _hedge(hedged: list[Side], sides: list[Side], close: _Closeness) -> None:
             and other.hit.document_id != side.hit.document_id
             and close(side, other, SAME_SUBJECT)
         ]
-        if scores:
-            plain[side.hit.document_id] = max(plain.get(side.hit.document_id, 0.0), *scores)
+        plain.setdefault(side.hit.document_id, []).extend(scores)
     for side in hedged:
-        statement = plain.get(side.hit.document_id)
+        scores = plain[side.hit.document_id]
         before = side.hit.score
+        # The lowest statement it outranks and can go below within its floor.
+        reachable = [score for score in scores if before * HEDGED_FLOOR <= score - STEP and score < before]
+        statement = min(reachable) if reachable else max(scores, default=None)
         if statement is None or before <= 0:
             # Score fusion puts its last candidate at 0: already below any statement.
             continue
