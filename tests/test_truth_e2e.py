@@ -209,6 +209,14 @@ NOTES = {
         ## Restore drill
         We restore last night's dump into a scratch server on the first Tuesday of each month.
         """,
+    "fares/2026-02-20-supplement-notice.md": """
+        ---
+        date: 2026-02-20
+        ---
+        # Supplements from 1 April 2026
+
+        From 1 April 2026 a campervan supplement of £15 per single journey applies.
+        """,
     "suppliers/会议纪要.md": """
         # 供应商会议纪要
 
@@ -429,6 +437,14 @@ def test_now_prefers_the_newest_a_named_year_prefers_that_year_and_since_until_f
     assert "2026-price-list.md" in docs(since) and all(hit["date"] >= "2026" for hit in since["hits"])
     until = ask(daemon, "Team plan price per seat", until="2025-06")
     assert "2025-price-list.md" in docs(until) and "2026-price-list.md" not in docs(until)
+
+
+def test_a_date_a_note_looks_ahead_to_is_not_the_date_it_speaks_from(daemon):
+    # Written on 20 February about April: its heading's date is not when it was written.
+    result = ask(daemon, "campervan supplement per single journey")
+    assert first_hit(result, "2026-02-20-supplement-notice.md")["date"] == "2026-02-20"
+    until = ask(daemon, "campervan supplement per single journey", until="2026-02")
+    assert "2026-02-20-supplement-notice.md" in docs(until)
 
 
 def test_since_after_until_is_refused_with_a_clear_error(daemon):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from kenning.api import Hit
 from kenning.store.database import Database
 from kenning.store.lookup import display_path
-from kenning.store.scope import Scope
+from kenning.store.scope import CHUNK_DATE, Scope
 from kenning.text.frontmatter import body
 
 EXCERPT_CHARS = 200
@@ -20,7 +20,7 @@ SQL_BATCH = 900
 # Columns selected for a hit, in the order `_hit` reads them.
 _COLUMNS = (
     "i.id, d.id, i.title, s.name, coalesce(d.namespace, s.namespace), s.root, d.path, i.section, i.line_start,"
-    f" i.line_end, d.mtime, d.uri, substr(i.content, 1, {EXCERPT_CHARS + FRONT_MATTER_CHARS}), coalesce(i.date, d.date)"
+    f" i.line_end, d.mtime, d.uri, substr(i.content, 1, {EXCERPT_CHARS + FRONT_MATTER_CHARS}), {CHUNK_DATE}"
 )
 _JOINS = "items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id"
 

@@ -21,6 +21,15 @@ from kenning.store.sources import SOURCE_KIND_OF
 # Scopes whose sources are kept until the next commit.
 SCOPES = 256
 
+# The date a chunk `i` of document `d` speaks from: its dated lines' (a changelog entry, a
+# chat message), unless they come after the date its document states it was written,
+# which makes them dates it looks ahead to (a notice of 20 February headed "Supplements
+# from 1 April"); else its document's.
+CHUNK_DATE = (
+    "(CASE WHEN i.date IS NOT NULL AND (d.date IS NULL OR d.date_source = 'modified'"
+    " OR substr(i.date, 1, length(d.date)) <= d.date) THEN i.date ELSE d.date END)"
+)
+
 
 @dataclass(frozen=True)
 class Scope:
@@ -58,10 +67,10 @@ class Scope:
         )
         params = [*owner_params, *located_params]
         if self.since is not None:
-            clause += " AND coalesce(i.date, d.date) >= substr(?, 1, length(coalesce(i.date, d.date)))"
+            clause += f" AND {CHUNK_DATE} >= substr(?, 1, length({CHUNK_DATE}))"
             params.append(self.since)
         if self.until is not None:
-            clause += " AND substr(coalesce(i.date, d.date), 1, length(?)) <= ?"
+            clause += f" AND substr({CHUNK_DATE}, 1, length(?)) <= ?"
             params += [self.until, self.until]
         return clause, params
 
