@@ -50,7 +50,8 @@ class Hit:
     line_end: int
     modified: float
     # The date the chunk speaks from, as an ISO prefix whose length is its precision
-    # (`2025`, `2025-09`, `2025-09-18`): its document's, or a dated line's inside it.
+    # (`2025`, `2025-09`, `2025-09-18`): its document's, or a dated line's inside it
+    # that is not later than the date its document states.
     date: str | None = None
     score: float = 0.0
     legs: list[str] = field(default_factory=list)
