@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from kenning.api import Hit
-from kenning.retrieval import values
+from kenning.retrieval import diversity, values
 from kenning.retrieval.query import KeywordQuery, quote, term_probe
 from kenning.store import fts, scratch
 from kenning.store.database import Database
@@ -287,14 +287,5 @@ def cite_fullest(hits: list[Hit], coverage: Coverage) -> None:
     message or the step that answers holds the rest of the question. Other documents
     keep their places. `hits` is best first (the caller sorts again)."""
     held = coverage.held
-    first: dict[int, Hit] = {}
-    for hit in hits:
-        if hit.item_id not in held:
-            continue
-        best = first.setdefault(hit.document_id, hit)
-        if best is hit or held[hit.item_id] <= held[best.item_id]:
-            continue
-        best.score, hit.score = hit.score, best.score
-        hit.reasons.append(f"holds more of the query than item {best.item_id}, its document's best hit before")
-        best.reasons.append(f"below item {hit.item_id} of its document, which holds more of the query")
-        first[hit.document_id] = hit
+    measured = [hit for hit in hits if hit.item_id in held]
+    diversity.lead_with(measured, lambda hit, best: held[hit.item_id] > held[best.item_id], "holds more of the query")

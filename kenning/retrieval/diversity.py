@@ -8,11 +8,14 @@ document crowding the others out.
 - A document's second and later hits keep a shrinking share of their score
   (SAME_DOCUMENT_KEEPS per hit before them), so a long note that matches everywhere
   does not fill the page while another document answers too; its best hit is untouched.
+- Which of a document's chunks leads it is the answer's lines' to say (`lead_with`):
+  the chunk that holds more of the question, or states the value it asks for.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 from kenning.api import Elsewhere, Hit
 
@@ -34,6 +37,21 @@ def spread(hits: list[Hit]) -> None:
             hit.score *= keep
             hit.reasons.append(f"hit {before + 1} of its document (x{keep:.2f})")
         seen[hit.document_id] = before + 1
+
+
+def lead_with(hits: list[Hit], better: Callable[[Hit, Hit], bool], why: str) -> None:
+    """Within each document, a hit `better` than the one leading it so far takes that
+    one's score and place; other documents keep theirs. `why` says what it does that the
+    other does not ("states a year"). `hits` is best first (the caller sorts again)."""
+    first: dict[int, Hit] = {}
+    for hit in hits:
+        best = first.setdefault(hit.document_id, hit)
+        if best is hit or not better(hit, best):
+            continue
+        best.score, hit.score = hit.score, best.score
+        hit.reasons.append(f"{why}, unlike item {best.item_id}, its document's best hit before")
+        best.reasons.append(f"below item {hit.item_id} of its document, which {why}")
+        first[hit.document_id] = hit
 
 
 def distinct(hits: list[Hit], texts: dict[int, str]) -> list[Hit]:

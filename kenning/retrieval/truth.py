@@ -84,12 +84,12 @@ _WORD = re.compile(r"\w+")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 # What a correction or retraction puts aside, named in the few words after it: "moves to
 # Ceph instead of MinIO", "no longer on MinIO", "disregard the MinIO note".
+_REPLACING = r"instead of|rather than|in place of"
 _PUT_ASIDE = re.compile(
-    r"\b(?:instead of|rather than|in place of|no longer|replac(?:es|ing)|disregard|do not use|don't use)"
-    r"((?:\W+\w+){1,3})"
+    rf"\b(?:{_REPLACING}|no longer|replac(?:es|ing)|disregard|do not use|don't use)((?:\W+\w+){{1,3}})"
 )
 # The old value a correction replaces, in the few words after it ("instead of Oakridge").
-_REPLACED = re.compile(r"\b(?:instead of|rather than|in place of)((?:\W+\w+){1,3})")
+_REPLACED = re.compile(rf"\b(?:{_REPLACING})((?:\W+\w+){{1,3}})")
 # A number with its currency or unit, or a word.
 _TOKEN = re.compile(r"[£$€]?\d[\d,.:]*\d(?:\s?%)?|[£$€]?\d(?:\s?%)?|\w+")
 # What a value starts with: a digit or a currency sign.

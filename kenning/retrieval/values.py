@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 
 from kenning.api import Hit
+from kenning.retrieval import diversity
 from kenning.text.frontmatter import body
 from kenning.text.statements import framed
 from kenning.text.stopwords import STOPWORDS
@@ -164,7 +165,9 @@ _MAY_PLACE_IN_TIME = re.compile(
     rf"|\b{_UNITS}\b",
     re.IGNORECASE,
 )
-_NOT_A_VERB = r"(?!(?:did|does|do|has|have|had|will|would|can|could|should)\b)"
+# What "how many" or "how much" counts: the word or two after it, unless a verb stands
+# there.
+_COUNTED = r"\s+(?!(?:did|does|do|has|have|had|will|would|can|could|should)\b)(?P<near>[\w-]+(?:\s+[\w-]+)?)"
 _KINDS = (
     _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
     _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I), _TIME),
@@ -233,7 +236,7 @@ _KINDS = (
     # did library visits grow?" measures a change, not a number of libraries.
     _Kind(
         "a number",
-        re.compile(rf"\bhow\s+many\s+{_NOT_A_VERB}(?P<near>[\w-]+(?:\s+[\w-]+)?)", re.I),
+        re.compile(rf"\bhow\s+many{_COUNTED}", re.I),
         _NUMBER,
         NEAR_TOKENS,
         unlike=_WHEN,
@@ -242,7 +245,7 @@ _KINDS = (
     # grant was awarded?" is answered by "withdrawn the £1.2m award".
     _Kind(
         "a number",
-        re.compile(rf"\bhow\s+much\s+{_NOT_A_VERB}(?P<near>[\w-]+(?:\s+[\w-]+)?)", re.I),
+        re.compile(rf"\bhow\s+much{_COUNTED}", re.I),
         _NUMBER,
         NEAR_TOKENS,
         unlike=_WHEN,
@@ -404,14 +407,10 @@ def stating_first(hits: list[Hit], texts: dict[int, str], wanted: Wanted) -> Non
     "Restore drill" section, not its introduction, answers "When do we practise
     restoring...?", and a citation must point at the lines that say it. Other documents
     keep their places. `hits` is best first (the caller sorts again)."""
-    first: dict[int, Hit] = {}
-    for hit in hits:
-        best = first.setdefault(hit.document_id, hit)
-        if best is hit or best.item_id not in texts or hit.item_id not in texts:
-            continue
-        if states(wanted, texts[best.item_id], surely=True) or not states(wanted, texts[hit.item_id], surely=True):
-            continue
-        best.score, hit.score = hit.score, best.score
-        hit.reasons.append(f"states {wanted.kind}, which the question asks for; the document's first hit does not")
-        best.reasons.append(f"below item {hit.item_id} of its document, which states {wanted.kind}")
-        first[hit.document_id] = hit
+
+    def better(hit: Hit, best: Hit) -> bool:
+        if best.item_id not in texts or hit.item_id not in texts:
+            return False
+        return states(wanted, texts[hit.item_id], surely=True) and not states(wanted, texts[best.item_id], surely=True)
+
+    diversity.lead_with(hits, better, f"states {wanted.kind}")
