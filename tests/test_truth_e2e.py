@@ -508,6 +508,10 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     # Her page says nothing about time at all, so nothing says when she joined.
     result = ask(daemon, "When did Ruth Okonjo join?")
     assert result["hits"] == [] and "a date or time" in result["abstained"]
+    # Her page places her weeks in Manchester in time, and says nothing of a birthday.
+    assert docs(ask(daemon, "When is Dana Whitfield in Manchester?"))[0] == "dana-whitfield.md"
+    result = ask(daemon, "When is Dana Whitfield's birthday?")
+    assert result["hits"] == [] and "a date or time" in result["abstained"]
     result = ask(daemon, "How many copies of the billing database backups are kept?")
     assert result["hits"] == [] and "a number" in result["abstained"]
     assert docs(ask(daemon, "How many days are billing database backups kept for?"))[0] in ("backup-policy.md", "backup-audit.md")

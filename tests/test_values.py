@@ -189,24 +189,32 @@ def test_contact_details_and_identifiers_are_read_in_their_written_forms():
 def test_when_is_answered_by_a_date_a_recurrence_or_an_event_but_not_by_nothing_about_time():
     when = wanted("When can I run the billing migration?")
     assert when is not None and when.kind == "a date or time"
-    assert states(when, "Never during the nightly invoice batch.")
-    assert states(when, "We restore the dump on the first Monday of every month.")
-    assert states(when, "The contract ends on 30 June 2026.")
-    assert not states(when, "- Role: Chief Operating Officer\n- Based in Leeds.")
+    assert states(when, "# Billing migration\n\nNever during the nightly invoice batch.")
+    assert states(when, "Migrations: we run them on the first Monday of every month.")
+    assert states(when, "The billing contract ends on 30 June 2026.")
+    assert not states(when, "# Billing migration\n\n- Owner: Chief Operating Officer\n- Based in Leeds.")
     # Any word that may place it in time keeps the question answered; what is cited
     # first must surely say when, a word that can count time only where it does.
-    vague = "The orders database keeps every order and each refund; see the end-to-end test."
+    vague = "The billing database keeps every order and each refund; see the end-to-end test."
     assert states(when, vague) and not states(when, vague, surely=True)
     for prose in ("Named after the river.", "Spring Boot 3 and a second replica.", "See the start of the file."):
         assert not states(when, prose, surely=True)
     for sure in (
-        "Backups are kept for 3 years, and checked every other week.",
-        "At the end of the month you have a review.",
-        "Backups run nightly.",
-        "The job runs twice a week, for 30 seconds.",
+        "Billing backups are kept for 3 years, and checked every other week.",
+        "At the end of the month you have a billing review.",
+        "Migrations run nightly.",
+        "The billing job runs twice a week, for 30 seconds.",
     ):
         # What surely says when may say it too: a page the citation prefers is never refused.
         assert states(when, sure, surely=True) and states(when, sure)
+    # The time must be said of what the question asks to place, named in the question's
+    # own words but its names: a person's page that dates her joining and her weekly
+    # sync says nothing of her birthday; a word of it, said any way, will do.
+    birthday = wanted("When is Priya Raman's birthday?")
+    assert birthday.near == ("birthday",)
+    person = "# Priya Raman\n\n- Joined 2019 as the fourth engineer.\n- Chairs the weekly platform sync."
+    assert states(when, person.replace("platform sync", "billing sync")) and not states(birthday, person)
+    assert states(birthday, person + "\n- Birthdays: 14 March.")
     # A "when" question that names a narrower kind asks for that one.
     assert wanted("When is the standup, what time?").kind == "a time of day"
     # The note's own date says when it was written, not when the thing happens.

@@ -14,7 +14,12 @@ address, a street address, an account or customer identifier, a count, and what 
 be their answer. "When" is answered by an event as often as by a date ("When can I run
 the billing migration?": "never during the nightly invoice batch"), so any word that
 may place a thing in time counts (a date, a day, a recurrence, "after", "during"): only
-a page that says nothing about time is refused. Which of a document's chunks is cited
+a page that says nothing about time, or nothing of the thing to be placed in it, is
+refused. The thing is the question's words but its names: a person's page that says when she
+joined and which day she chairs the sync does not answer "When is Priya Raman's
+birthday?" unless it names a birthday. Any of those words will do ("contract" of "When
+does the Textwell contract end?" lets "contract since 2023" through), since the page may
+say it its own way. Which of a document's chunks is cited
 first asks more: that it surely says when (`surely`). The note's own date is not a statement
 (front matter, a dated title), and a count or a port is not a date: "9 October 2025"
 holds no number of technicians. A count and a port must stand within NEAR_TOKENS
@@ -41,8 +46,9 @@ from functools import lru_cache, partial
 
 from kenning.api import Hit
 from kenning.retrieval import diversity
+from kenning.retrieval.query import QUESTION_WORDS, parse
 from kenning.text.frontmatter import body
-from kenning.text.statements import framed
+from kenning.text.statements import framed, word_among
 from kenning.text.stopwords import STOPWORDS
 
 NEAR_TOKENS = 6
@@ -116,6 +122,10 @@ class _Kind:
     surely: re.Pattern[str] | None = None
     # A form that states the value wherever it stands in the hit, near the words or not.
     anywhere: re.Pattern[str] | None = None
+    # Whether the hit must also name what the question asks to place (its words but
+    # its names): "When is Priya Raman's birthday?" is not answered by her page's
+    # "Joined 2019", which says nothing of a birthday.
+    event: bool = False
 
 
 # Not a date written with hyphens ("2025-09-18"), which has as many digits.
@@ -253,7 +263,7 @@ _KINDS = (
     ),
     # Last: a "when" question that also names a narrower kind ("When is standup, what
     # time?") asks for that one.
-    _Kind("a date or time", re.compile(r"^\W*when\b", re.I), _MAY_PLACE_IN_TIME, surely=_PLACES_IN_TIME),
+    _Kind("a date or time", re.compile(r"^\W*when\b", re.I), _MAY_PLACE_IN_TIME, surely=_PLACES_IN_TIME, event=True),
 )
 
 
@@ -314,7 +324,9 @@ def wanted(question: str) -> Wanted | None:
         if match is None:
             continue
         near: tuple[str, ...] = ()
-        if kind.distance:
+        if kind.event:
+            near = _event(question)
+        elif kind.distance:
             words = [word.lower() for word in _TOKEN.findall(match.group("near"))]
             near = tuple(word for word in words if word not in STOPWORDS)
             if not near:
@@ -326,6 +338,19 @@ def wanted(question: str) -> Wanted | None:
         naming = groups.get("kind") or groups.get("kind2") or ""
         return Wanted(kind.name, near, kind, frozenset(word.lower() for word in _TOKEN.findall(naming)))
     return None
+
+
+def _event(question: str) -> tuple[str, ...]:
+    """The question's words but its names and the words shaping it: what a "when"
+    question asks to place in time ("birthday" of "When is Priya Raman's birthday?")."""
+    query = parse(question)
+    return tuple(
+        dict.fromkeys(
+            word
+            for word in (token.lower() for token in _TOKEN.findall(question))
+            if word not in STOPWORDS and word not in QUESTION_WORDS and word not in query.names and word != "when"
+        )
+    )
 
 
 def _headcount(near: tuple[str, ...]) -> tuple[str, ...]:
@@ -345,9 +370,12 @@ def states(wanted: Wanted, text: str, surely: bool = False) -> bool:
     text = body(text)
     if form.unlike is not None:
         text = form.unlike.sub(" ", text)
+    value = form.surely if surely and form.surely is not None else form.value
     if not wanted.near:
-        value = form.surely if surely and form.surely is not None else form.value
         return value.search(text) is not None
+    if form.event:
+        named = word_among(list(wanted.near))
+        return value.search(text) is not None and any(named(token.lower()) for token in _TOKEN.findall(text))
     if form.anywhere is not None and form.anywhere.search(text):
         return True
     # "Tokyo (5 nights)" over "Hotel: ..., 13th floor" counts no floors; "| Depot | Vans |"

@@ -226,7 +226,9 @@ async def _unstated(
     if wanted is None:
         return None
     about = of_period
-    if measured is not None and asked is not None and not wanted.near:
+    # A count, a port or the like must stand near the words naming what it measures,
+    # which ties it to the subject; any other kind is asked of the hits about it.
+    if measured is not None and asked is not None and not wanted.form.distance:
         about = coverage.about_subject(measured, about, asked.query.asked_for | intent.words | wanted.naming)
     if any(values.states(wanted, texts.get(item_id, "")) for item_id in about):
         return None
