@@ -322,6 +322,19 @@ NOTES = {
 
         The platform guild meets every second Thursday to review the golden paths.
         """,
+    "news/2025-12-12-newsletter.md": """
+        # Staff newsletter, December 2025
+
+        The staff ceilidh at the Drill Hall drew 140 people, our biggest yet.
+        Staff travel free on all routes; partners of staff pay half the adult fare.
+        """,
+    "news/2026-01-16-newsletter.md": """
+        # Staff newsletter, January 2026
+
+        ## Staff travel: correction
+        Correction to the staff travel policy of January 2025: partners of staff now travel free
+        instead of paying half the adult fare.
+        """,
     "teams/b/charter.md": """
         # Charter
 
@@ -425,6 +438,15 @@ def test_two_notes_saying_the_same_on_different_days_do_not_disagree(daemon):
     result = ask(daemon, "How do the van sensor logs ship?")
     assert {"2025-07-01-sensor-logs.md", "2025-07-20-sensor-logs-check.md"} <= set(docs(result)[:3])
     assert all(hit["conflicts_with"] == [] for hit in result["hits"][:3])
+
+
+def test_a_correction_naming_only_the_year_asked_about_corrects_nothing_asked(daemon):
+    # January's correction of December's travel line shares "staff" and "2025" with the
+    # question: the year is the period asked about, not its subject, and the travel
+    # rules are no ceilidh.
+    result = ask(daemon, "How many people came to the December 2025 staff ceilidh?")
+    assert docs(result)[0] == "2025-12-12-newsletter.md"
+    assert first_hit(result, "2025-12-12-newsletter.md")["superseded_by"] is None
 
 
 def test_now_prefers_the_newest_a_named_year_prefers_that_year_and_since_until_filter(daemon):

@@ -272,6 +272,15 @@ def test_what_a_cue_is_said_in():
     assert cues.read("Payouts", "payouts run weekly.", lead).correction_context == '"correction: payout schedule"'
     body = cues.read("Notes", "intro\n\nthreshold: no longer £500, now £250", "", ["threshold"])
     assert (body.correction, body.correction_context) == ("no longer", "threshold: no longer £500, now £250")
+    # A section under the title speaks for itself, not for the whole note: a
+    # changelog's first entry and a newsletter's first item take nothing back for the
+    # rest of it.
+    changelog = "---\ntitle: Fares changelog\n---\n# Fares changelog\n\nNewest last.\n## 2024\n- family ticket withdrawn."
+    assert cues.read("Fares changelog", "## 2025\n- staff travel rules rewritten.", changelog).retraction is None
+    assert cues.read("Fares changelog", changelog, changelog, ["staff", "travel"]).retraction is None
+    assert cues.read("Fares changelog", changelog, changelog, ["family", "ticket"]).retraction == "withdrawn"
+    notice = "# Retraction: Q2 NPS\n\nThe Q2 NPS figure was wrong.\n## Details\nSee below."
+    assert cues.read("Retraction: Q2 NPS", "## Details\nSee below.", notice).retraction == "retraction"
     # A line naming only the thing asked about corrects something else about it.
     cafe = "- d-14: cafe lease at skerrivaig not renewed; vending machines instead."
     assert cues.read("Decision log", cafe, "", ["skerrivaig", "office", "open"]).correction is None

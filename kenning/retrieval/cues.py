@@ -5,8 +5,8 @@ Three kinds: a correction ("correction", "no longer", "was wrong", "instead",
 "disregard", "do not use") takes something back, often with nothing in its place; a
 hedge ("if we were to", "suppose", "proposal", "draft", "we might") states a
 possibility, not a fact. A correction or retraction cue in the title or the first lines
-of a document ("Retraction: Q2 NPS", "This ADR supersedes ADR-0012") speaks for the
-whole note, and every chunk of it carries it; one further down counts only on a line
+of a document above its first section ("Retraction: Q2 NPS", "This ADR supersedes
+ADR-0012") speaks for the whole note, and every chunk of it carries it; one further down counts only on a line
 that names what the query asks about ("update: the ledger no longer runs under
 systemd"). A hedge in the title counts double.
 
@@ -111,9 +111,16 @@ def _found(text: str) -> dict[str, list[re2._Match]]:
 
 
 def _opening(lead: str) -> str:
-    """A document's front matter and first lines: where a note says what it is."""
+    """A document's front matter and first lines, up to its second heading: where a note
+    says what it is. A section below the title speaks for itself: a changelog's first
+    entry ("family ticket withdrawn") takes nothing back for the whole changelog."""
     lines = lead.split("\n")
-    return "\n".join(lines[: front_matter_lines(lines) + OPENING_LINES])
+    start = front_matter_lines(lines)
+    opening = lines[start : start + OPENING_LINES]
+    headings = [n for n, line in enumerate(opening) if line.startswith("#")]
+    if len(headings) > 1:
+        opening = opening[: headings[1]]
+    return "\n".join(lines[:start] + opening)
 
 
 def _line(text: str, match: re2._Match) -> str:

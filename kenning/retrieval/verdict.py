@@ -151,7 +151,9 @@ async def settle(
         _sort(hits)
     between = meaning.between([hit.item_id for hit in hits[: truth.DEPTH]]) if meaning else None
     agreement = partial(coverage.agreement, measured) if measured is not None else None
-    keys = measured.specific if measured is not None else []
+    # The period asked about is no part of the subject: "staff" and "2025" on one line of
+    # a January newsletter's travel correction do not make it about the 2025 ceilidh.
+    keys = [key for key in measured.specific if key not in intent.words] if measured is not None else []
     # The names the question asks about, not the period it names ("Q3").
     names = (asked.query.names if asked is not None else parse(text).names) - set(intent.words)
     sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names)
