@@ -30,6 +30,8 @@ updated: 2025-02-28
         ("Which port does the notifier service listen on?", "a port"),
         ("Which PostgreSQL version does pg-analytics run?", "a version"),
         ("How much does the window cleaner cost?", "an amount"),
+        ("What salary does the Operations Manager earn?", "an amount"),
+        ("What was the yearly rent for the depot in 2024?", "an amount"),
         ("What is the chargeback fee on card payments?", "a fee or rate"),
         ("How many vans does the Leeds depot have?", "a number"),
         ("How much money does the owning project of session_store have?", "an amount"),
@@ -181,6 +183,8 @@ def test_contact_details_and_identifiers_are_read_in_their_written_forms():
     assert not states(account, "- Rate limit on the Placely API: 2 requests per second.")
     assert states(account, "- Account: INV-2025-0042")
     assert not states(account, "- Account opened 2025-01-10")
+    # A rent's review date is a date, not a sum.
+    assert wanted("What is the rent review date for the depot?") is None
     # An email provider, or what an email said, is not an address.
     assert wanted("What email provider do we use?") is None
     assert wanted("What did Priya's email say about the launch?") is None

@@ -207,11 +207,14 @@ _KINDS = (
         re.compile(f"{_MONEY.pattern}|\\d\\s?%", re.I),
         unlike=_WHEN,
     ),
+    # A sum named by what it pays for ("What salary...", "the yearly rent"); not what
+    # merely concerns it ("the rent review date").
     _Kind(
         "an amount",
         re.compile(
             r"\bhow\s+much\b.*\b(?:cost|costs|charge|charges|pay|paid|spend|spent|money|budget)\b"
-            r"|\b(?:what|which)\b.*\b(?:price|cost|bill|budget)\b",
+            r"|\b(?:what|which)\b.*\b(?:price|cost|bill|budget|salary|wages?|rent|fares?|stipend|allowance|premium|deposit)\b"
+            r"(?!\s+(?:review|date|day|deadline|zones?|increase|rise|cap|policy|rules?)\b)",
             re.I,
         ),
         _MONEY,
