@@ -530,7 +530,7 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     # Her page says nothing about time at all, so nothing says when she joined.
     result = ask(daemon, "When did Ruth Okonjo join?")
     assert result["hits"] == [] and "a date or time" in result["abstained"]
-    # Her page places her weeks in Manchester in time, and says nothing of a birthday.
+    # Her page places her weeks in Manchester in time, and no note names a birthday.
     assert docs(ask(daemon, "When is Dana Whitfield in Manchester?"))[0] == "dana-whitfield.md"
     result = ask(daemon, "When is Dana Whitfield's birthday?")
     assert result["hits"] == [] and "a date or time" in result["abstained"]

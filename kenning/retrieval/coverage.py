@@ -57,6 +57,8 @@ class Coverage:
     unknown: list[str]
     # The query's single words, the most specific (rarest) first.
     specific: list[str]
+    # The query's single words no chunk holds.
+    absent: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -228,7 +230,8 @@ class Asked:
         } if total_pairs else {}  # fmt: skip
         terms = [(weights.get(item.probe, 0.0), item.label) for item in self.items if item.label in self.query.terms]
         specific = [label for _, label in sorted(terms, key=lambda pair: -pair[0])]
-        return Coverage(held, holds, near, beside_period, unknown, specific)
+        absent = frozenset(item.label for item in self.items if item.label in self.query.terms and not holding[item.probe])
+        return Coverage(held, holds, near, beside_period, unknown, specific, absent)
 
 
 def about_subject(coverage: Coverage, ids: list[int], left_out: frozenset[str]) -> list[int]:

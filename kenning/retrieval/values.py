@@ -14,13 +14,14 @@ address, a street address, an account or customer identifier, a count, and what 
 be their answer. "When" is answered by an event as often as by a date ("When can I run
 the billing migration?": "never during the nightly invoice batch"), so any word that
 may place a thing in time counts (a date, a day, a recurrence, "after", "during"): only
-a page that says nothing about time, or nothing of the thing to be placed in it, is
-refused. The thing is the question's words but its names: a person's page that says when she
-joined and which day she chairs the sync does not answer "When is Priya Raman's
-birthday?" unless it names a birthday. Any of those words will do ("contract" of "When
-does the Textwell contract end?" lets "contract since 2023" through), since the page may
-say it its own way. Which of a document's chunks is cited
-first asks more: that it surely says when (`surely`). The note's own date is not a statement
+a page that says nothing about time is refused, or a question about a thing no text
+names at all. That thing is the question's words but its names (`Wanted.event`): a
+person's page that dates when she joined says nothing of "When is Priya Raman's
+birthday?" if no note names a birthday. A page that names none of those words while
+some other note does may still say it its own way: "It has been around since 1990"
+answers "When was Falcon Ridge Partners founded?" (bench/multihop.py); requiring the
+page to name one refused that and no more abstention questions than this does. Which
+of a document's chunks is cited first asks more: that it surely says when (`surely`). The note's own date is not a statement
 (front matter, a dated title), and a count or a port is not a date: "9 October 2025"
 holds no number of technicians. A count and a port must stand within NEAR_TOKENS
 of the words naming what is counted, on the same line or under them ("12 vans", "vans:
@@ -48,7 +49,7 @@ from kenning.api import Hit
 from kenning.retrieval import diversity
 from kenning.retrieval.query import QUESTION_WORDS, parse
 from kenning.text.frontmatter import body
-from kenning.text.statements import framed, word_among
+from kenning.text.statements import framed
 from kenning.text.stopwords import STOPWORDS
 
 NEAR_TOKENS = 6
@@ -122,9 +123,8 @@ class _Kind:
     surely: re.Pattern[str] | None = None
     # A form that states the value wherever it stands in the hit, near the words or not.
     anywhere: re.Pattern[str] | None = None
-    # Whether the hit must also name what the question asks to place (its words but
-    # its names): "When is Priya Raman's birthday?" is not answered by her page's
-    # "Joined 2019", which says nothing of a birthday.
+    # Whether the question's words but its names say what is to be placed in time
+    # (`Wanted.event`).
     event: bool = False
 
 
@@ -318,6 +318,9 @@ class Wanted:
     form: _Kind
     # The question's words that name the kind ("phone number"): not what it is about.
     naming: frozenset[str] = frozenset()
+    # For "when", the words naming what is to be placed in time ("birthday" of "When is
+    # Priya Raman's birthday?"): when no text holds any of them, no text says when it is.
+    event: tuple[str, ...] = ()
 
 
 def wanted(question: str) -> Wanted | None:
@@ -327,9 +330,7 @@ def wanted(question: str) -> Wanted | None:
         if match is None:
             continue
         near: tuple[str, ...] = ()
-        if kind.event:
-            near = _event(question)
-        elif kind.distance:
+        if kind.distance:
             words = [word.lower() for word in _TOKEN.findall(match.group("near"))]
             near = tuple(word for word in words if word not in STOPWORDS)
             if not near:
@@ -339,13 +340,14 @@ def wanted(question: str) -> Wanted | None:
             near = _headcount(near)
         groups = match.groupdict()
         naming = groups.get("kind") or groups.get("kind2") or ""
-        return Wanted(kind.name, near, kind, frozenset(word.lower() for word in _TOKEN.findall(naming)))
+        event = _event(question) if kind.event else ()
+        return Wanted(kind.name, near, kind, frozenset(word.lower() for word in _TOKEN.findall(naming)), event)
     return None
 
 
 def _event(question: str) -> tuple[str, ...]:
     """The question's words but its names and the words shaping it: what a "when"
-    question asks to place in time ("birthday" of "When is Priya Raman's birthday?")."""
+    question asks to place in time."""
     query = parse(question)
     return tuple(
         dict.fromkeys(
@@ -373,12 +375,9 @@ def states(wanted: Wanted, text: str, surely: bool = False) -> bool:
     text = body(text)
     if form.unlike is not None:
         text = form.unlike.sub(" ", text)
-    value = form.surely if surely and form.surely is not None else form.value
     if not wanted.near:
+        value = form.surely if surely and form.surely is not None else form.value
         return value.search(text) is not None
-    if form.event:
-        named = word_among(list(wanted.near))
-        return value.search(text) is not None and any(named(token.lower()) for token in _TOKEN.findall(text))
     if form.anywhere is not None and form.anywhere.search(text):
         return True
     # "Tokyo (5 nights)" over "Hotel: ..., 13th floor" counts no floors; "| Depot | Vans |"

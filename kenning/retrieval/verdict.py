@@ -227,6 +227,8 @@ async def _unstated(
     number about anything ("before 10:00" for the window cleaner's visits)."""
     if wanted is None:
         return None
+    if wanted.event and measured is not None and set(wanted.event) <= measured.absent:
+        return f"{wanted.kind} of {' '.join(repr(word) for word in wanted.event)}, which no text names,"
     about = of_period
     # A count, a port or the like must stand near the words naming what it measures,
     # which ties it to the subject; any other kind is asked of the hits about it.
