@@ -29,6 +29,11 @@ updated: 2025-02-28
         ("What colour is the hall painted?", "a colour"),
         ("Which port does the notifier service listen on?", "a port"),
         ("Which PostgreSQL version does pg-analytics run?", "a version"),
+        ("What is the top speed of the Gannet?", "a speed"),
+        ("How deep is the water alongside the pier?", "a length"),
+        ("What is the gross tonnage of the Gannet?", "a weight"),
+        ("What is the fuel tank capacity of the Fulmar?", "a volume"),
+        ("What is the maximum attachment size?", "a size"),
         ("How much does the window cleaner cost?", "an amount"),
         ("What salary does the Operations Manager earn?", "an amount"),
         ("What was the yearly rent for the depot in 2024?", "an amount"),
@@ -188,6 +193,22 @@ def test_contact_details_and_identifiers_are_read_in_their_written_forms():
     # An email provider, or what an email said, is not an address.
     assert wanted("What email provider do we use?") is None
     assert wanted("What did Priya's email say about the launch?") is None
+
+
+def test_a_measure_is_a_number_beside_what_it_measures_or_one_written_in_its_units():
+    speed = wanted("How fast is the internet connection at Central?")
+    assert speed.near == ("fast", "speed")
+    assert states(speed, "- Millhaven Central: 500 Mbps leased line from Westnet Fibre.")
+    assert states(speed, "Line speed: 500 down, 50 up.")
+    # A ship's page giving its length and tonnage says nothing of its top speed.
+    ship = "# MV Gannet\n\n| Gross tonnage | 1,860 |\n- Built 1998, 49.9 m long."
+    assert not states(wanted("What is the top speed of MV Gannet?"), ship)
+    assert states(wanted("What is the gross tonnage of MV Gannet?"), ship)
+    assert states(wanted("How long is MV Gannet, and how wide?"), ship)
+    # "How long" asks for a time as often as a length, so it is not judged; a million
+    # is no metre.
+    assert wanted("How long is MV Gannet?") is None
+    assert not states(wanted("How deep is the harbour?"), "The harbour cost 5 million to dredge.")
 
 
 def test_when_is_answered_by_a_date_a_recurrence_or_an_event_but_not_by_nothing_about_time():

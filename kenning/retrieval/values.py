@@ -9,8 +9,9 @@ kinds below, the best hits about its subject must state one, or the floor refuse
 
 Only kinds a value's written form gives away are judged: a year, a time of day, a
 colour, a port, a version, a fee or rate, an amount of money, a phone number, an email
-address, a street address, an account or customer identifier, a count, and what answers
-"when". "Who", "where" and "which city" are left alone, since any capitalised word could
+address, a street address, an account or customer identifier, a count, a measure (a
+length, speed, weight, volume or size: a number beside the word for it, "Gross tonnage:
+1,860", or one written in its units, "500 Mbps"), and what answers "when". "Who", "where" and "which city" are left alone, since any capitalised word could
 be their answer. "When" is answered by an event as often as by a date ("When can I run
 the billing migration?": "never during the nightly invoice batch"), so any word that
 may place a thing in time counts (a date, a day, a recurrence, "after", "during"): only
@@ -175,6 +176,20 @@ _MAY_PLACE_IN_TIME = re.compile(
     rf"|\b{_UNITS}\b",
     re.IGNORECASE,
 )
+# A measure, by what it measures: the nouns and adjectives that ask for it ("What is the
+# top speed...", "How deep...") and the units it is written in ("12 knots", "4.5 m").
+# "How long" is left out: it asks for a time as often as a length.
+_LENGTH_UNITS = r"mm|cm|m|metres?|meters?|km|kilometres?|ft|feet|foot|inch(?:es)?|miles?|nm|nautical\s+miles?|fathoms?|yards?"
+_MEASURES = (
+    ("a length", "length|depth|draught|draft|height|width|breadth|beam|thickness|diameter|distance",
+     "deep|tall|high|wide|thick", _LENGTH_UNITS),
+    ("a speed", "speed", "fast", r"knots?|kts|kn|mph|km/h|kph|m/s|mbps|gbps|mb/s|gb/s|rpm"),
+    ("a weight", "weight|tonnage|displacement", "heavy", r"kg|kilos?|kilograms?|g|grams?|t|tonnes?|tons?|lbs?|gt|dwt"),
+    ("a volume", "capacity|volume", "", r"litres?|liters?|l|ml|m3|m³|gallons?|cubic\s+\w+"),
+    ("a size", "size", "", rf"kb|mb|gb|tb|bytes?|kib|mib|gib|m2|m²|sq\.?\s?(?:m|ft)|square\s+\w+|acres?|hectares?|{_LENGTH_UNITS}"),
+)
+# What the adjective of a measure asks for, by the noun a note may write it with.
+_MEASURED = {"deep": "depth", "tall": "height", "high": "height", "wide": "width", "thick": "thickness", "fast": "speed", "heavy": "weight"}
 # What "how many" or "how much" counts: the word or two after it, unless a verb stands
 # there.
 _COUNTED = r"\s+(?!(?:did|does|do|has|have|had|will|would|can|could|should)\b)(?P<near>[\w-]+(?:\s+[\w-]+)?)"
@@ -244,6 +259,20 @@ _KINDS = (
         ),
         _IDENTIFIER,
         NEAR_TOKENS,
+    ),
+    *(
+        _Kind(
+            name,
+            re.compile(
+                rf"\b(?:what|which)\b.*?\b(?P<near>{nouns})\b" + (rf"|\bhow\s+(?P<adjective>{adjectives})\b" if adjectives else ""),
+                re.I,
+            ),
+            _NUMBER,
+            NEAR_TOKENS,
+            unlike=_WHEN,
+            anywhere=re.compile(rf"(?<![\w.])\d[\d,.]*\s?(?:{units})(?![\w/²³])", re.I),
+        )
+        for name, nouns, adjectives, units in _MEASURES
     ),
     # A verb right after "how much" or "how many" leaves nothing counted: "By how much
     # did library visits grow?" measures a change, not a number of libraries.
@@ -331,7 +360,9 @@ def wanted(question: str) -> Wanted | None:
             continue
         near: tuple[str, ...] = ()
         if kind.distance:
-            words = [word.lower() for word in _TOKEN.findall(match.group("near"))]
+            adjective = match.groupdict().get("adjective")
+            found = f"{adjective} {_MEASURED[adjective.lower()]}" if adjective else match.group("near")
+            words = [word.lower() for word in _TOKEN.findall(found)]
             near = tuple(word for word in words if word not in STOPWORDS)
             if not near:
                 # "How much is my phone contract" names no thing counted: its answer may
