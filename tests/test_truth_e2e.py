@@ -335,6 +335,16 @@ NOTES = {
         Correction to the staff travel policy of January 2025: partners of staff now travel free
         instead of paying half the adult fare.
         """,
+    "pilots/web-checkin.md": """
+        # Web check-in pilot
+
+        We are doing a soft launch of web check-in from 8 September: no posters, just a link.
+        """,
+    "notices/winter-service.md": """
+        # Winter service withdrawn
+
+        The winter service is withdrawn: the service will not run, and service updates follow.
+        """,
     "teams/b/charter.md": """
         # Charter
 
@@ -576,6 +586,12 @@ def test_a_quoted_phrase_matches_as_a_phrase(daemon):
     assert docs(result) == ["break-glass.md"]
     # Unquoted, the words match apart too.
     assert {"kitchen.md", "coffee.md"} <= set(docs(ask(daemon, "break glass", legs=["keyword"])))
+    # Every leg's hit that lacks the quoted words goes below the one that holds them,
+    # however often it says the question's other words.
+    result = ask(daemon, 'Which service had a "soft launch"?')
+    assert docs(result)[0] == "web-checkin.md"
+    notice = first_hit(result, "winter-service.md")
+    assert any("lacks the quoted 'soft launch'" in reason for reason in notice["reasons"])
 
 
 def test_identical_text_in_two_files_shows_once_with_its_other_location(daemon):

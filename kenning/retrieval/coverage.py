@@ -234,6 +234,10 @@ class Asked:
         return Coverage(held, holds, near, beside_period, unknown, specific, absent)
 
 
+# Where a hit lacking the quoted phrases goes: just below the last that holds them.
+QUOTED_BELOW = 0.99
+
+
 def about_subject(coverage: Coverage, ids: list[int], left_out: frozenset[str]) -> list[int]:
     """Of these items, those holding the query's most specific word that any of them
     holds, leaving out `left_out` (the kind of answer, the period's words): the hits
@@ -281,6 +285,27 @@ def reward_proximity(hits: list[Hit], coverage: Coverage) -> None:
         if share and coverage.held.get(hit.item_id, 0.0) >= NEAR_AMONG * best:
             hit.score += NEAR_BONUS * share * scale
             hit.reasons.append(f"query words near each other (+{NEAR_BONUS * share * scale:.3f})")
+
+
+def quoted_first(hits: list[Hit], coverage: Coverage, quoted: frozenset[str]) -> None:
+    """A hit holding every phrase the person put in quotes ranks above every hit that
+    does not: quotes say the words must stand so ("Which service had a "soft launch"?"
+    is not answered by the notice that says "service" three times). Unless no chunk holds
+    them, where their words stood in for them and nothing is moved. `hits` are those
+    judged; the caller sorts again."""
+    probes = [Probe(quote(phrase)) for phrase in quoted]
+    holding = [hit for hit in hits if all(probe in coverage.holds.get(hit.item_id, {}) for probe in probes)]
+    lacking = [hit for hit in hits if hit.item_id in coverage.holds and hit not in holding]
+    if not probes or not holding or not lacking:
+        return
+    lowest = min(hit.score for hit in holding)
+    highest = max(hit.score for hit in lacking)
+    if highest < lowest:
+        return
+    keep = QUOTED_BELOW * lowest / highest if highest > 0 else 0.0
+    for hit in lacking:
+        hit.score *= keep
+        hit.reasons.append(f"lacks the quoted {', '.join(repr(phrase) for phrase in sorted(quoted))} (x{keep:.2f})")
 
 
 def cite_fullest(hits: list[Hit], coverage: Coverage) -> None:

@@ -106,6 +106,8 @@ class KeywordQuery:
     # Terms in a verb's place ("borrow" in "could I borrow", "park" in "where do we
     # park"): the relation asked about, which the text that answers may say its own way.
     relating: frozenset[str] = frozenset()
+    # The phrases the person put in quotes, words joined by spaces: what they want held.
+    quoted: frozenset[str] = frozenset()
 
     @property
     def expression(self) -> str | None:
@@ -165,6 +167,7 @@ def parse(text: str) -> KeywordQuery:
         words = tuple(token.lower() for token in _TOKEN.findall(match.group(1)))
         if len(words) > 1 and words not in phrases:
             phrases.append(words)
+    quoted = list(phrases)
     rest = _QUOTED.sub(lambda match: " " if len(_TOKEN.findall(match.group(1))) > 1 else match.group(1), text)
     compounds = [tuple(part.lower() for part in match.group().split("-")) for match in _COMPOUND.finditer(rest)]
     phrases += [words for words in dict.fromkeys(compounds) if words not in phrases]
@@ -198,6 +201,7 @@ def parse(text: str) -> KeywordQuery:
         bool(_FACT_QUESTION.match(text)) or (bool(cjk.RUN.search(text)) and text.rstrip().endswith(("?", "？"))),
         frozenset(word for word in kind if word in kept and word not in names),
         frozenset(word for word in _relating(text, ahead, kind) if word in kept) - names,
+        frozenset(" ".join(words) for words in quoted),
     )
 
 

@@ -4,6 +4,7 @@ The steps, each in its own module, in order:
 
 1. proximity (coverage.py): hits holding the query's words near each other go up;
 2. dates (dates.py): for a question naming a period, hits dated outside it go down;
+   then hits lacking a phrase the person quoted go below those holding it (coverage.py);
 3. the answer's lines: a document's chunk that holds more of the query (coverage.py),
    or, for a question asking for a kind of value, that states one (values.py), takes
    the place of its best chunk;
@@ -133,6 +134,8 @@ async def settle(
     if measured is not None:
         coverage.reward_proximity(judged, measured)
     favour_periods(judged, intent)
+    if measured is not None and asked is not None:
+        coverage.quoted_first(judged, measured, asked.query.quoted)
     _sort(hits)
     if measured is not None:
         # Before the kind of value, which may then prefer a chunk that states one.
