@@ -10,7 +10,8 @@ import pytest
 from kenning.api import Hit
 from kenning.retrieval import coverage, cues, diversity, floors, truth, values
 from kenning.retrieval.dates import TimeIntent
-from kenning.retrieval.query import parse
+from kenning.retrieval.query import parse, quote
+from kenning.store.fts import Probe
 from kenning.store.hits import ChunkText
 
 
@@ -259,6 +260,21 @@ def test_a_word_much_of_the_library_holds_ties_no_correction_to_a_note():
     assert superseded(frozenset({"customer"})) == {1: None, 2: None}
     newer, chunk = side(2, 2, correction, "2025-03-18", 0.7)
     assert truth.naming_words(truth.read([newer], {2: chunk}, keys)) == {"customer", "uploads", "moves", "ceph"}
+
+
+def test_hits_holding_the_quoted_phrase_go_above_those_that_do_not_even_from_zero():
+    # Score fusion's last candidate scores 0: the one holding the phrase still goes first.
+    notice, pilot, other = hit(1, 10, score=0.8), hit(2, 20, score=0.0), hit(3, 30, score=0.5)
+    phrase = Probe(quote("soft launch"))
+    holds = {1: {Probe(quote("service")): 1.0}, 2: {phrase: 3.0}, 3: {}}
+    measured = coverage.Coverage({1: 0.25, 2: 0.75, 3: 0.0}, holds, {}, {}, [], [])
+    coverage.quoted_first([notice, pilot, other], measured, frozenset({"soft launch"}))
+    assert pilot.score > notice.score > other.score
+    assert "holds the quoted 'soft launch'" in pilot.reasons[0] and notice.reasons == []
+    # Nothing moves when no hit holds the phrase.
+    pilot.score = 0.0
+    coverage.quoted_first([notice, pilot], coverage.Coverage({}, {1: {}, 2: {}}, {}, {}, [], []), frozenset({"soft launch"}))
+    assert (notice.score, pilot.score) == (0.8, 0.0)
 
 
 def test_what_a_cue_is_said_in():

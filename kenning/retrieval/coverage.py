@@ -234,8 +234,8 @@ class Asked:
         return Coverage(held, holds, near, beside_period, unknown, specific, absent)
 
 
-# Where a hit lacking the quoted phrases goes: just below the last that holds them.
-QUOTED_BELOW = 0.99
+# How far the last hit holding the quoted phrases goes above the best that does not.
+QUOTED_STEP = 1e-3
 
 
 def about_subject(coverage: Coverage, ids: list[int], left_out: frozenset[str]) -> list[int]:
@@ -288,24 +288,24 @@ def reward_proximity(hits: list[Hit], coverage: Coverage) -> None:
 
 
 def quoted_first(hits: list[Hit], coverage: Coverage, quoted: frozenset[str]) -> None:
-    """A hit holding every phrase the person put in quotes ranks above every hit that
-    does not: quotes say the words must stand so ("Which service had a "soft launch"?"
-    is not answered by the notice that says "service" three times). Unless no chunk holds
-    them, where their words stood in for them and nothing is moved. `hits` are those
-    judged; the caller sorts again."""
+    """Hits holding every phrase the person put in quotes rank above every hit that does
+    not: quotes say the words must stand so ("Which service had a "soft launch"?" is not
+    answered by the notice that says "service" three times). Unless no chunk holds them,
+    where their words stood in for them and nothing is moved. They go up rather than the
+    others down: score fusion puts its last candidate at 0, and nothing goes below that.
+    `hits` are those judged; the caller sorts again."""
     probes = [Probe(quote(phrase)) for phrase in quoted]
     holding = [hit for hit in hits if all(probe in coverage.holds.get(hit.item_id, {}) for probe in probes)]
-    lacking = [hit for hit in hits if hit.item_id in coverage.holds and hit not in holding]
+    lacking = [hit.score for hit in hits if hit.item_id in coverage.holds and hit not in holding]
     if not probes or not holding or not lacking:
         return
-    lowest = min(hit.score for hit in holding)
-    highest = max(hit.score for hit in lacking)
-    if highest < lowest:
+    lift = max(lacking) - min(hit.score for hit in holding)
+    if lift < 0:
         return
-    keep = QUOTED_BELOW * lowest / highest if highest > 0 else 0.0
-    for hit in lacking:
-        hit.score *= keep
-        hit.reasons.append(f"lacks the quoted {', '.join(repr(phrase) for phrase in sorted(quoted))} (x{keep:.2f})")
+    lift += QUOTED_STEP
+    for hit in holding:
+        hit.score += lift
+        hit.reasons.append(f"holds the quoted {', '.join(repr(phrase) for phrase in sorted(quoted))} (+{lift:.3f})")
 
 
 def cite_fullest(hits: list[Hit], coverage: Coverage) -> None:
