@@ -41,6 +41,8 @@ MAX_PAIRS = 6
 # NFCorpus's dev splits.
 NEAR_BONUS = 0.15
 NEAR_AMONG = 0.9
+# How far the last hit holding the quoted phrases goes above the best that does not.
+QUOTED_STEP = 1e-3
 
 @dataclass(frozen=True)
 class Coverage:
@@ -234,9 +236,6 @@ class Asked:
         return Coverage(held, holds, near, beside_period, unknown, specific, absent)
 
 
-# How far the last hit holding the quoted phrases goes above the best that does not.
-QUOTED_STEP = 1e-3
-
 
 def about_subject(coverage: Coverage, ids: list[int], left_out: frozenset[str]) -> list[int]:
     """Of these items, those holding the query's most specific word that any of them
@@ -295,8 +294,10 @@ def quoted_first(hits: list[Hit], coverage: Coverage, quoted: frozenset[str]) ->
     others down: score fusion puts its last candidate at 0, and nothing goes below that.
     `hits` are those judged; the caller sorts again."""
     probes = [Probe(quote(phrase)) for phrase in quoted]
-    holding = [hit for hit in hits if all(probe in coverage.holds.get(hit.item_id, {}) for probe in probes)]
-    lacking = [hit.score for hit in hits if hit.item_id in coverage.holds and hit not in holding]
+    measured = [hit for hit in hits if hit.item_id in coverage.holds]
+    holds_all = {hit.item_id: all(probe in coverage.holds[hit.item_id] for probe in probes) for hit in measured}
+    holding = [hit for hit in measured if holds_all[hit.item_id]]
+    lacking = [hit.score for hit in measured if not holds_all[hit.item_id]]
     if not probes or not holding or not lacking:
         return
     lift = max(lacking) - min(hit.score for hit in holding)

@@ -6,9 +6,9 @@ Three kinds: a correction ("correction", "no longer", "was wrong", "instead",
 hedge ("if we were to", "suppose", "proposal", "draft", "we might") states a
 possibility, not a fact. A correction or retraction cue in the title or the first lines
 of a document above its first section ("Retraction: Q2 NPS", "This ADR supersedes
-ADR-0012") speaks for the whole note, and every chunk of it carries it; one further down counts only on a line
-that names what the query asks about ("update: the ledger no longer runs under
-systemd"). A hedge in the title counts double.
+ADR-0012") speaks for the whole note, and every chunk of it carries it; one further
+down counts only on a line that names what the query asks about ("update: the ledger no
+longer runs under systemd"). A hedge in the title counts double.
 
 Hand-written patterns rather than a classifier: they are few, they are what people write
 in notes, and a hit's explanation can name the cue that moved it. They run on RE2, as
