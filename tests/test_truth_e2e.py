@@ -292,6 +292,22 @@ NOTES = {
 
         - Backups: hourly snapshots, kept for 14 days.
         """,
+    "services/catalogue-label-printer.md": """
+        # Service catalogue: label_printer
+
+        - Service: label_printer, the service that prints depot labels
+        - Owning project: Project Lapwing
+        """,
+    "services/label-printer.md": """
+        # label_printer
+
+        label_printer prints the parcel labels in the depots. It is written in Go.
+        """,
+    "projects/lapwing.md": """
+        # Project Lapwing
+
+        Project Lapwing replaces the depot scanners. Target launch is Q3 2026.
+        """,
     "plans/support-roadmap.md": """
         ---
         title: Support desk roadmap, H2 2025
@@ -649,6 +665,9 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # page titled with it is the hop.
     result = ask(daemon, "How often is the source system of the job_events dataset backed up?")
     assert docs(result)[:2] == ["job-events.md", "dispatch-ledger.md"]
+    # The page the question names itself is no hop: the catalogue row's project is.
+    result = ask(daemon, "What is the target launch date of the owning project of the label_printer service?")
+    assert docs(result)[:2] == ["catalogue-label-printer.md", "lapwing.md"]
     # "the catalog service", in a sentence wrapped over two lines, names the page titled
     # "catalog".
     result = ask(daemon, "Which database holds the service that Project Heron moves the parts catalogue to?")
