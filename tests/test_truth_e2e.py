@@ -308,6 +308,22 @@ NOTES = {
 
         Project Lapwing replaces the depot scanners. Target launch is Q3 2026.
         """,
+    "people/ines-varga.md": """
+        # Ines Varga
+
+        Ines Varga is a data engineer on the Billing team. Ines reports to Marta Quist.
+        Before joining us, Ines worked at Orla Freight for six years.
+        """,
+    "people/marta-quist.md": """
+        # Marta Quist
+
+        Marta Quist leads the Billing team. She is based in Dublin.
+        """,
+    "partners/orla-freight.md": """
+        # Orla Freight
+
+        Orla Freight is a shipping company headquartered in Cork.
+        """,
     "plans/support-roadmap.md": """
         ---
         title: Support desk roadmap, H2 2025
@@ -668,6 +684,12 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # The page the question names itself is no hop: the catalogue row's project is.
     result = ask(daemon, "What is the target launch date of the owning project of the label_printer service?")
     assert docs(result)[:2] == ["catalogue-label-printer.md", "lapwing.md"]
+    # The bridge's paragraph names two pages; its sentence that holds the question's words
+    # says which one the question links to.
+    result = ask(daemon, "Where is the company Ines Varga worked at before joining headquartered?")
+    assert docs(result)[:2] == ["ines-varga.md", "orla-freight.md"]
+    result = ask(daemon, "Which team does the person Ines Varga reports to lead?")
+    assert docs(result)[:2] == ["ines-varga.md", "marta-quist.md"]
     # "the catalog service", in a sentence wrapped over two lines, names the page titled
     # "catalog".
     result = ask(daemon, "Which database holds the service that Project Heron moves the parts catalogue to?")

@@ -36,6 +36,26 @@ def statements(content: str) -> list[str]:
     return units
 
 
+# Where one sentence ends and the next begins: end punctuation, then space and a
+# capital, a digit or an opening quote.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
+# A word ending in a full stop that does not end a sentence ("Dr. Obi", "e.g. Kafka").
+_ABBREVIATION = re.compile(r"(?:\b(?:Dr|Mr|Mrs|Ms|Mx|St|Prof|Capt|Rev|No|Nos|vs|approx|e\.g|i\.e|etc|cf|incl|ca)|\b[A-Z])\.$")
+
+
+def sentences(statement: str) -> list[str]:
+    """A statement's sentences: a paragraph names several things, and its sentence that
+    holds the question's words says which one the question links to ("Malik's manager
+    is Ayla Kaur. Previously Malik worked at Bluewater Institute.")."""
+    out: list[str] = []
+    for piece in _SENTENCE_END.split(statement):
+        if out and _ABBREVIATION.search(out[-1]):
+            out[-1] += " " + piece
+        else:
+            out.append(piece)
+    return out
+
+
 def framed(content: str) -> list[tuple[str, str]]:
     """Each statement, with what frames it in the chunk: the nearest heading above it, a
     table row's header row, a list item's lead-in line ("Ports:"). "### Q1 2025" over
