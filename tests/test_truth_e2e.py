@@ -324,6 +324,27 @@ NOTES = {
 
         Orla Freight is a shipping company headquartered in Cork.
         """,
+    "people/tove-lind.md": """
+        # Tove Lind
+
+        Tove Lind is a data engineer on the Growth team. Before joining, Tove spent seven
+        years at Harbour Analytics.
+        """,
+    "partners/harbour-analytics.md": """
+        # Harbour Analytics
+
+        Harbour Analytics is a consultancy in Leith.
+        """,
+    "people/2025-02-org-chart-update.md": """
+        # Org chart update, February 2025
+
+        From now on Tove Lind is on platform-core. Questions go to the people team.
+        """,
+    "teams/platform-core.md": """
+        # platform-core
+
+        Sits at Quayside House, fourth floor.
+        """,
     "plans/support-roadmap.md": """
         ---
         title: Support desk roadmap, H2 2025
@@ -667,7 +688,7 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     result = ask(daemon, "Which city does the lead of Project Heron work from?")
     # The kickoff names the lead; her page, which never names the project, says the city.
     assert docs(result)[:2] == ["kickoff.md", "dana-whitfield.md"]
-    assert any("named by the best hit" in reason for reason in first_hit(result, "dana-whitfield.md")["reasons"])
+    assert any("named by the hit above it" in reason for reason in first_hit(result, "dana-whitfield.md")["reasons"])
     # A question the best hit answers itself keeps it first, and takes no hop to a sponsor.
     assert docs(ask(daemon, "Who sponsors Project Heron?"))[0] == "kickoff.md"
     # The kickoff holds about half of this question and the lead's page the answer: a
@@ -690,6 +711,13 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     assert docs(result)[:2] == ["ines-varga.md", "orla-freight.md"]
     result = ask(daemon, "Which team does the person Ines Varga reports to lead?")
     assert docs(result)[:2] == ["ines-varga.md", "marta-quist.md"]
+    # The link is in the note below the best hit: her own page names her old team, and
+    # the org chart update her new one. Its page goes right after it.
+    result = ask(daemon, "Where is the team Tove Lind works on based?")
+    found = docs(result)
+    assert found[found.index("2025-02-org-chart-update.md") + 1] == "platform-core.md"
+    [linked] = [reason for reason in first_hit(result, "platform-core.md")["reasons"] if "named by" in reason]
+    assert "2025-02-org-chart-update.md" in linked
     # "the catalog service", in a sentence wrapped over two lines, names the page titled
     # "catalog".
     result = ask(daemon, "Which database holds the service that Project Heron moves the parts catalogue to?")
@@ -701,7 +729,7 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     assert any("names 'field ops'" in reason for reason in first_hit(result, "ownership.md")["reasons"])
     # Nothing else naming the team holds what the line leaves out: no hop.
     result = ask(daemon, "Which laptop model does the team that checks the dead letter queue for rota events get?")
-    assert not any("as the best hit does" in reason for hit in result["hits"] for reason in hit["reasons"])
+    assert not any("as the hit above it does" in reason for hit in result["hits"] for reason in hit["reasons"])
 
 
 def test_ken_search_explain_says_why_hits_moved(daemon):

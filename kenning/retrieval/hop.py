@@ -35,9 +35,15 @@ the service already. On bench/multihop.py this put the answer page in the top 10
 more of its 150 two-hop questions; one single-hop question, answered by its subject's
 page, has it third rather than second.
 
-Only questions that ask for a fact take the hop, and only one page is added, so a clean
-question that the best hit answers itself keeps that answer first and loses one place at
-most below it. The line must hold a word of the question other than its names, where the
+Only questions that ask for a fact take the hop. It is taken from the best hit, whose
+page goes second, and from the next document's best hit, whose page goes after it unless
+the hits hold that page already: the note that links the question on is often not the
+best hit but the update below it ("From now on Eric Hoffmann reports to Luca Virtanen"
+under Eric's own page, which names no manager). That second hop put the answer page in
+bench/multihop.py's top 10 for 10 more of its two-hop questions and moved nothing on the
+truth sets; letting it move a page already among the hits put a retracted claim above
+the policy it contradicts. So a clean question that the best hit answers itself keeps
+that answer first and loses two places at most below it. The line must hold a word of the question other than its names, where the
 relation is said ("lead", "maintainer", "source system"), unless the names are all it has
 (a table row naming the model asked about).
 """
@@ -148,7 +154,7 @@ async def follow(db: Database, query: KeywordQuery, hits: list[Hit], scope: Scop
         key=lambda hit: (sum(_weight(page_texts[hit.item_id].content, query)) if hit.item_id in page_texts else 0,
                          -hit.item_id),
     )  # fmt: skip
-    chosen.reasons.append(f"named by the best hit ({bridge.path}:{bridge.line_start}-{bridge.line_end})")
+    chosen.reasons.append(f"named by the hit above it ({bridge.path}:{bridge.line_start}-{bridge.line_end})")
     return chosen
 
 
@@ -189,7 +195,7 @@ async def _mentioning(
                     continue
                 if 2 * sum(map(_holder(texts[item_id].content), rest)) >= len(rest):
                     hit.reasons.append(
-                        f"names {name!r} as the best hit does ({bridge.path}:{bridge.line_start}-{bridge.line_end})"
+                        f"names {name!r} as the hit above it does ({bridge.path}:{bridge.line_start}-{bridge.line_end})"
                     )
                     return hit
         return None

@@ -85,12 +85,13 @@ def _flatten_common(ranking: list[tuple[int, float]]) -> list[tuple[int, float]]
     return ranking
 
 
-def _after_best(hits: list[Hit], page: Hit, found_by: tuple[list[str], dict[str, int]], limit: int) -> list[Hit]:
-    """The hits with `page` second, scored between its neighbours; `limit` of them.
+def _after(hits: list[Hit], bridge: Hit, page: Hit, found_by: tuple[list[str], dict[str, int]], limit: int) -> list[Hit]:
+    """The hits with `page` right after `bridge`, the hit that names it, scored between
+    its neighbours; `limit` of them.
 
     A page already among the hits moves as it is, with what the truth signals said of it
     (a claim the best hit retracts stays marked `retracted_by`)."""
-    if page.item_id == hits[0].item_id:
+    if page.item_id == bridge.item_id:
         return hits[:limit]
     known = next((hit for hit in hits if hit.item_id == page.item_id), None)
     if known is None:
@@ -98,9 +99,10 @@ def _after_best(hits: list[Hit], page: Hit, found_by: tuple[list[str], dict[str,
     else:
         known.reasons += page.reasons
         page = known
-    rest = [hit for hit in hits[1:] if hit.item_id != page.item_id]
-    page.score = round((hits[0].score + rest[0].score) / 2 if rest else hits[0].score, 6)
-    return [hits[0], page, *rest][:limit]
+    others = [hit for hit in hits if hit.item_id != page.item_id]
+    at = others.index(bridge) + 1
+    page.score = round((bridge.score + others[at].score) / 2 if at < len(others) else bridge.score, 6)
+    return [*others[:at], page, *others[at:]][:limit]
 
 
 class Retriever:
@@ -244,7 +246,18 @@ class Retriever:
                 self.db, query, hits, limit, self.settings, asked, meaning, scope, follow
             )
             if (page := await follow(hits)) is not None:
-                hits = _after_best(hits, page, found_by.get(page.item_id, (["graph"], {})), limit)
+                hits = _after(hits, hits[0], page, found_by.get(page.item_id, (["graph"], {})), limit)
+            # The next document's best hit may be the note that links the question on
+            # (an org chart update naming someone's new manager, a grant agreement naming
+            # a project's sponsor), while the best hit names an older or another link.
+            # Its page goes after it only when the hits do not hold it already, where
+            # the truth signals placed it.
+            if "graph" in legs and hits:
+                skip = {hits[0].document_id} | ({page.document_id} if page is not None else set())
+                if (second := next((hit for hit in hits if hit.document_id not in skip), None)) is not None:
+                    more = await hop_from(second)
+                    if more is not None and all(hit.item_id != more.item_id for hit in hits):
+                        hits = _after(hits, second, more, found_by.get(more.item_id, (["graph"], {})), limit)
             if snippets and asked is not None and expression is not None:
                 shown = hits + withheld
                 highlighted = await asked.excerpts(expression, [hit for hit in shown if "keyword" in hit.legs])
