@@ -338,10 +338,10 @@ NOTES = {
     "people/2025-02-org-chart-update.md": """
         # Org chart update, February 2025
 
-        From now on Tove Lind is on platform-core. Questions go to the people team.
+        From now on Tove Lind is on ledger-core. Questions go to the people team.
         """,
-    "teams/platform-core.md": """
-        # platform-core
+    "teams/ledger-core.md": """
+        # ledger-core
 
         Sits at Quayside House, fourth floor.
         """,
@@ -715,8 +715,8 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # the org chart update her new one. Its page goes right after it.
     result = ask(daemon, "Where is the team Tove Lind works on based?")
     found = docs(result)
-    assert found[found.index("2025-02-org-chart-update.md") + 1] == "platform-core.md"
-    [linked] = [reason for reason in first_hit(result, "platform-core.md")["reasons"] if "named by" in reason]
+    assert found[found.index("2025-02-org-chart-update.md") + 1] == "ledger-core.md"
+    [linked] = [reason for reason in first_hit(result, "ledger-core.md")["reasons"] if "named by" in reason]
     assert "2025-02-org-chart-update.md" in linked
     # "the catalog service", in a sentence wrapped over two lines, names the page titled
     # "catalog".
