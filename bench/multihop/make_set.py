@@ -3,6 +3,10 @@
     .venv/bin/python bench/multihop/make_set.py           # rewrite bench/multihop/data/
     .venv/bin/python bench/multihop/make_set.py --check   # regenerate elsewhere, compare with the committed copy
     .venv/bin/python bench/multihop/make_set.py --out DIR # write somewhere else
+    .venv/bin/python bench/multihop/make_set.py --out DIR --seed 7
+                                                     # another world, unseen: a change
+                                                     # built on the committed set is
+                                                     # checked on it
 
 A seeded world of people, projects, organisations, towns, software libraries, services
 and datasets is written out as short markdown wiki pages. A multi-hop question names an
@@ -1555,8 +1559,8 @@ the public domain under CC0 1.0
 """
 
 
-def build(out: Path) -> dict[str, int]:
-    rng = random.Random(SEED)
+def build(out: Path, seed: int = SEED) -> dict[str, int]:
+    rng = random.Random(seed)
     world = build_world(rng)
     book = Book(rng)
     for person in world.people:
@@ -1615,7 +1619,7 @@ def build(out: Path) -> dict[str, int]:
     chains = len({q.kind for q in multi})
     (out / "README.md").write_text(
         README.format(
-            seed=SEED,
+            seed=seed,
             docs=len(book.pages),
             kb=round(total / 1000),
             questions=len(questions),
@@ -1673,16 +1677,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=OUT, help=f"where to write (default {OUT})")
     parser.add_argument("--check", action="store_true", help="regenerate in a temp dir and compare with --out")
+    parser.add_argument("--seed", type=int, default=SEED, help=f"the world's seed (default {SEED}, the committed set)")
     args = parser.parse_args()
     if args.check:
         with tempfile.TemporaryDirectory() as tmp:
-            build(Path(tmp))
+            build(Path(tmp), args.seed)
             differ = compare(Path(tmp), args.out)
         if differ:
             sys.exit(f"{len(differ)} files differ from a fresh build, e.g. {', '.join(differ[:5])}")
         print(f"{args.out}: identical to a fresh build")
         return
-    stats = build(args.out)
+    stats = build(args.out, args.seed)
     print(
         f"wrote {stats['docs']} pages ({stats['bytes'] / 1000:.0f} KB), {stats['multi_hop']} multi-hop questions"
         f" over {stats['chains']} relation/attribute pairings, {stats['single_hop']} single-hop, to {args.out}"
