@@ -64,6 +64,13 @@ def test_a_name_at_a_sentence_start_counts_once_the_chunk_names_it_elsewhere() -
     assert {"Maria Chen", "NASA"} <= names("Maria Chen arrived. NASA called.").keys()
 
 
+def test_a_heading_of_one_capitalised_word_names_what_the_page_is_about() -> None:
+    assert "Skerrivaig" in names("# Skerrivaig\n\nIsland port and our second office.")
+    # A section label is no name, nor is a heading's first word in a longer heading.
+    assert not names("# Summary\n\nWe met twice.")
+    assert "Build" not in names("# Build cache runbook\n\nClear it weekly.")
+
+
 def test_common_words_split_a_run_of_capitals() -> None:
     found = names("We met at The Bank of England. However Maria Chen was late.")
     assert {"Bank of England", "Maria Chen"} <= found.keys()
@@ -212,7 +219,7 @@ async def test_the_extractor_returns_one_result_per_text() -> None:
     assert [type(result) for result in results] == [Extraction] * 3
     assert results[0] == extract_text(texts[0])
     assert results[1] == Extraction()
-    assert extractor.signature == "offline:v1"
+    assert extractor.signature == "offline:v2"
 
 
 async def test_one_failing_chunk_does_not_fail_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -42,8 +42,11 @@ best hit but the update below it ("From now on Eric Hoffmann reports to Luca Vir
 under Eric's own page, which names no manager). That second hop put the answer page in
 bench/multihop.py's top 10 for 10 more of its two-hop questions and moved nothing on the
 truth sets; letting it move a page already among the hits put a retracted claim above
-the policy it contradicts. So a clean question that the best hit answers itself keeps
-that answer first and loses two places at most below it. The line must hold a word of the question other than its names, where the
+the policy it contradicts. Its linking sentence must itself hold something of the
+question: a note below the best hit that names a port in passing pushed the answer to
+"How do the ships get electricity overnight at Ardnish?" out of the top five. So a
+clean question that the best hit answers itself keeps that answer first and loses two
+places at most below it. The line must hold a word of the question other than its names, where the
 relation is said ("lead", "maintainer", "source system"), unless the names are all it has
 (a table row naming the model asked about).
 """
@@ -104,9 +107,15 @@ def _names_on(line: str, norms: list[str]) -> bool:
     return any(re.search(r"(?<!\w)" + re.escape(norm) + r"(?!\w)", text) for norm in norms if norm)
 
 
-async def follow(db: Database, query: KeywordQuery, hits: list[Hit], scope: Scope) -> Hit | None:
+async def follow(
+    db: Database, query: KeywordQuery, hits: list[Hit], scope: Scope, said_there: bool = False
+) -> Hit | None:
     """The page the best hit names for the question, as a hit to put after it; None
-    when the question is not a fact question, or the best hit names no such page."""
+    when the question is not a fact question, or the best hit names no such page.
+
+    `said_there`: the sentence naming the page must itself hold a word or a name of the
+    question, not only its paragraph: what a hit below the best says in passing ("The
+    Skerrivaig cafe closed in 2025") is no link."""
     if not query.question or not hits:
         return None
     bridge = hits[0]
@@ -139,6 +148,8 @@ async def follow(db: Database, query: KeywordQuery, hits: list[Hit], scope: Scop
     for line, weight in lines:
         for norm, aliases, page in pages:
             if set(_WORD.findall(norm)) <= said or not _names_on(line, [norm, *aliases]):
+                continue
+            if said_there and weight[:2] == (0, 0):
                 continue
             if best is None or weight > best[0]:
                 best = (weight, page)

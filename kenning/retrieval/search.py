@@ -251,11 +251,12 @@ class Retriever:
             # (an org chart update naming someone's new manager, a grant agreement naming
             # a project's sponsor), while the best hit names an older or another link.
             # Its page goes after it only when the hits do not hold it already, where
-            # the truth signals placed it.
+            # the truth signals placed it, and when the sentence naming it says something
+            # of the question itself (retrieval/hop.py).
             if "graph" in legs and hits:
                 skip = {hits[0].document_id} | ({page.document_id} if page is not None else set())
                 if (second := next((hit for hit in hits if hit.document_id not in skip), None)) is not None:
-                    more = await hop_from(second)
+                    more = await hop.follow(self.db, keywords, [second], scope, said_there=True)
                     if more is not None and all(hit.item_id != more.item_id for hit in hits):
                         hits = _after(hits, second, more, found_by.get(more.item_id, (["graph"], {})), limit)
             if snippets and asked is not None and expression is not None:

@@ -33,7 +33,8 @@ from kenning.text.stopwords import STOPWORDS
 
 log = logging.getLogger(__name__)
 
-SIGNATURE = "offline:v1"
+# v2: a heading of one capitalised word is the name of what the page is about.
+SIGNATURE = "offline:v2"
 # A batch of 256 chunks takes well under a second; this only catches a stuck worker.
 BATCH_TIMEOUT_SECONDS = 120.0
 MAX_ENTITIES = 40
@@ -246,7 +247,11 @@ def extract_text(text: str) -> Extraction:
     compact word list can name every sentence opener. Runs of several capitalised
     words count anywhere, so "Maria Chen leads ..." still names her, and so do words
     no common word is shaped like (NASA, ReadResult, HTTP_PROXY). The cost: a name
-    written once, only at a sentence start ("Python is ..."), is missed.
+    written once, only at a sentence start ("Python is ..."), is missed. Except where
+    it is the whole heading the chunk opens with ("# Varnholm", "# Skerrivaig"): that
+    names what the page is about, and without it a town's page was no page of the
+    town's (store/graph.py), so no hop could reach it. A heading word that is a section
+    label ("# Introduction", "# Summary") is still no name.
     """
     mentions: list[Mention] = []
     members: list[tuple[str, str]] = []  # (dotted name, its owner)
@@ -256,6 +261,7 @@ def extract_text(text: str) -> Extraction:
     sentence = index = 0
     opening = True
     titled = _TITLE.match(text) is not None
+    heading = text.split("\n", 1)[0].lstrip("#").strip() if titled else ""
     lead, lead_index = "", -1  # "Breast" of "Breast cancer is ...": a phrase's first word
     for _url, words, name, end, start, mark, ident, call, tick, han in _TOKEN.findall(text):
         index += _STEP
@@ -267,7 +273,7 @@ def extract_text(text: str) -> Extraction:
             # A title-cased heading ("A Potential Environmental Risk Factor") is one
             # long run of capitals; in a title, only short runs are names.
             if not (titled and sentence == 0 and name.count(" ") >= _TITLE_NAME_WORDS):
-                _name(name, index, sentence, opening, mentions)
+                _name(name, index, sentence, opening and not (sentence == 0 and name == heading), mentions)
             if opening and name[1:].islower():
                 lead, lead_index = name.lower(), index
         elif end:
