@@ -345,6 +345,21 @@ NOTES = {
 
         Sits at Quayside House, fourth floor.
         """,
+    "vessels/tern.md": """
+        # MV Tern
+
+        Passenger ferry, built 2004.
+
+        - Summer: the island run.
+        - Winter lay-up berth: Portnahaven inner basin, checked daily.
+        """,
+    "ports/portnahaven.md": """
+        # Portnahaven
+
+        Island port with a fuel berth.
+
+        - Harbour master: Ewan Rose
+        """,
     "plans/support-roadmap.md": """
         ---
         title: Support desk roadmap, H2 2025
@@ -718,6 +733,10 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     assert found[found.index("2025-02-org-chart-update.md") + 1] == "ledger-core.md"
     [linked] = [reason for reason in first_hit(result, "ledger-core.md")["reasons"] if "named by" in reason]
     assert "2025-02-org-chart-update.md" in linked
+    # A capitalised word after a colon, which extraction takes for a sentence opener,
+    # still names the page titled with it.
+    result = ask(daemon, "Who is the harbour master where MV Tern is laid up in winter?")
+    assert docs(result)[:2] == ["tern.md", "portnahaven.md"]
     # "the catalog service", in a sentence wrapped over two lines, names the page titled
     # "catalog".
     result = ask(daemon, "Which database holds the service that Project Heron moves the parts catalogue to?")

@@ -10,7 +10,9 @@ of its own (a chunk titled with that entity's name, store/graph.py), or an ident
 page is put right after it. Identifiers are looked up by title because extraction
 takes a lowercase hyphenated word for prose: "Source system: rota-service" names the
 service's page as a wiki link would, and so does "the ledger service" the page titled
-"ledger".
+"ledger". Capitalised words are looked up among the names with a page, because
+extraction takes a lone one at a line's start or after a colon for a sentence opener:
+"Winter lay-up berth: Skerrivaig inner basin" names Skerrivaig's page.
 
 The line is a sentence, its paragraph's hard-wrapped lines read as one. A paragraph
 about a person names her manager, her team and her former employer, and the sentence
@@ -72,6 +74,10 @@ _WORD = re.compile(r"\w+")
 # and how many such names of the best line are tried.
 MENTIONS = 5
 NAMED_UNPAGED = 3
+# Capitalised names a bridge's lines write that are looked up among the pages.
+CALLED = 100
+# A run of capitalised words ("Skerrivaig inner basin" starts one).
+_CAPITALISED = re.compile(r"\b[A-Z][\w'&-]*(?:[ \t]+[A-Z][\w'&-]*)*")
 # Words joined by hyphens or underscores: the names of services, clusters, datasets.
 _IDENTIFIER = re.compile(r"(?<![\w-])\w+(?:[-_]\w+)+(?![\w-])")
 # "the ledger service", "the Core Dispatch team": a name and the kind of thing it is,
@@ -102,9 +108,19 @@ def _weight(line: str, query: KeywordQuery) -> tuple[int, int]:
     return len({t for t in held if t not in name_words}), len({t for t in held if t in name_words})
 
 
-def _names_on(line: str, norms: list[str]) -> bool:
+def _capitalised(line: str) -> list[str]:
+    """Each run of capitalised words on a line and its leading words ("Skerrivaig",
+    "Skerrivaig Inner"): a name the graph has a page for, whether or not extraction
+    read it as one here."""
+    runs = [match.split()[:4] for match in _CAPITALISED.findall(line)]
+    return [" ".join(words[:end]) for words in runs for end in range(1, len(words) + 1)]
+
+
+def _named_at(line: str, norms: list[str]) -> int | None:
+    """Where on the line (normalized) the first of these names stands, or None."""
     text = " " + normalize_name(line) + " "
-    return any(re.search(r"(?<!\w)" + re.escape(norm) + r"(?!\w)", text) for norm in norms if norm)
+    found = [match.start() for norm in norms if norm and (match := re.search(r"(?<!\w)" + re.escape(norm) + r"(?!\w)", text))]
+    return min(found) if found else None
 
 
 async def follow(
@@ -142,17 +158,23 @@ async def follow(
     named = {norm for norm, _, _ in pages}
     titled = await graph.pages_titled(db, sorted(identifiers - named - query.names), bridge.document_id)
     pages += [(name, [], page) for name, page in titled]
+    capitalised = {normalize_name(name) for line, _ in lines for name in _capitalised(line)}
+    have = {norm for norm, _, _ in pages}
+    pages += await graph.pages_called(db, sorted(capitalised - have - query.names)[:CALLED], bridge.document_id)
     # Words of the question: a page whose name is all of them is what the question names.
     said = set(query.terms) | _name_words(query)
-    best: tuple[tuple[int, ...], list[int]] | None = None
-    for line, weight in lines:
+    # The line holding most of the question, its first on a tie; on it, the page named
+    # first ("Sanne came to us from Orchard Lane Capital and works in Varnholm").
+    best: tuple[tuple[tuple[int, ...], int, int], list[int]] | None = None
+    for index, (line, weight) in enumerate(lines):
+        if said_there and weight[:2] == (0, 0):
+            continue
         for norm, aliases, page in pages:
-            if set(_WORD.findall(norm)) <= said or not _names_on(line, [norm, *aliases]):
+            if set(_WORD.findall(norm)) <= said or (at := _named_at(line, [norm, *aliases])) is None:
                 continue
-            if said_there and weight[:2] == (0, 0):
-                continue
-            if best is None or weight > best[0]:
-                best = (weight, page)
+            key = (weight, -index, -at)
+            if best is None or key > best[0]:
+                best = (key, page)
     if best is None:
         return await _mentioning(db, query, bridge, lines, named | {name for name, _ in titled}, scope)
     loaded = await load_hits(db, best[1], scope)

@@ -12,7 +12,7 @@ import math
 import re
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -477,6 +477,29 @@ async def pages_named_by(db: Database, item_id: int) -> list[tuple[str, list[str
         " WHERE m.item_id = ? AND pi.document_id != mi.document_id GROUP BY e.id",
         (item_id,),
     )
+    return _pages(rows)
+
+
+async def pages_called(db: Database, norms: list[str], document_id: int) -> list[tuple[str, list[str], list[int]]]:
+    """The entities with these normalized names or aliases that have a page of their
+    own outside this document, as `pages_named_by` gives them: a name a chunk writes
+    where extraction did not take it for one ("Winter lay-up berth: Skerrivaig inner
+    basin", a capitalised word after a colon) still names the page."""
+    if not norms:
+        return []
+    marks = ", ".join("?" * len(norms))
+    rows = await db.read(
+        "SELECT e.norm, (SELECT group_concat(a.norm, char(31)) FROM entity_aliases a WHERE a.entity_id = e.id),"
+        " group_concat(p.item_id) FROM entities e JOIN mentions p ON p.entity_id = e.id AND p.about = 1"
+        " JOIN items pi ON pi.id = p.item_id"
+        f" WHERE (e.norm IN ({marks}) OR e.id IN (SELECT entity_id FROM entity_aliases WHERE norm IN ({marks})))"
+        " AND pi.document_id != ? GROUP BY e.id",
+        [*norms, *norms, document_id],
+    )
+    return _pages(rows)
+
+
+def _pages(rows: Iterable[Any]) -> list[tuple[str, list[str], list[int]]]:
     return [
         (norm, aliases.split("\x1f") if aliases else [], [int(page) for page in pages.split(",")])
         for norm, aliases, pages in rows
