@@ -119,8 +119,8 @@ def _capitalised(line: str) -> list[str]:
 def _named_at(line: str, norms: list[str]) -> int | None:
     """Where on the line (normalized) the first of these names stands, or None."""
     text = " " + normalize_name(line) + " "
-    found = [match.start() for norm in norms if norm and (match := re.search(r"(?<!\w)" + re.escape(norm) + r"(?!\w)", text))]
-    return min(found) if found else None
+    found = [re.search(r"(?<!\w)" + re.escape(norm) + r"(?!\w)", text) for norm in norms if norm]
+    return min((match.start() for match in found if match), default=None)
 
 
 async def follow(
@@ -159,8 +159,9 @@ async def follow(
     titled = await graph.pages_titled(db, sorted(identifiers - named - query.names), bridge.document_id)
     pages += [(name, [], page) for name, page in titled]
     capitalised = {normalize_name(name) for line, _ in lines for name in _capitalised(line)}
-    have = {norm for norm, _, _ in pages}
-    pages += await graph.pages_called(db, sorted(capitalised - have - query.names)[:CALLED], bridge.document_id)
+    paged = {norm for norm, _, _ in pages}
+    pages += await graph.pages_called(db, sorted(capitalised - paged - query.names)[:CALLED], bridge.document_id)
+    paged |= {norm for norm, _, _ in pages}
     # Words of the question: a page whose name is all of them is what the question names.
     said = set(query.terms) | _name_words(query)
     # The line holding most of the question, its first on a tie; on it, the page named
@@ -176,7 +177,7 @@ async def follow(
             if best is None or key > best[0]:
                 best = (key, page)
     if best is None:
-        return await _mentioning(db, query, bridge, lines, named | {name for name, _ in titled}, scope)
+        return await _mentioning(db, query, bridge, lines, paged, scope)
     loaded = await load_hits(db, best[1], scope)
     if not loaded:
         return None

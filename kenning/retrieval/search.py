@@ -85,7 +85,9 @@ def _flatten_common(ranking: list[tuple[int, float]]) -> list[tuple[int, float]]
     return ranking
 
 
-def _after(hits: list[Hit], bridge: Hit, page: Hit, found_by: tuple[list[str], dict[str, int]], limit: int) -> list[Hit]:
+def _after(
+    hits: list[Hit], bridge: Hit, page: Hit, found_by: tuple[list[str], dict[str, int]], limit: int
+) -> list[Hit]:
     """The hits with `page` right after `bridge`, the hit that names it, scored between
     its neighbours; `limit` of them.
 

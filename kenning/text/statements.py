@@ -40,7 +40,9 @@ def statements(content: str) -> list[str]:
 # capital, a digit or an opening quote.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 # A word ending in a full stop that does not end a sentence ("Dr. Obi", "e.g. Kafka").
-_ABBREVIATION = re.compile(r"(?:\b(?:Dr|Mr|Mrs|Ms|Mx|St|Prof|Capt|Rev|No|Nos|vs|approx|e\.g|i\.e|etc|cf|incl|ca)|\b[A-Z])\.$")
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:Dr|Mr|Mrs|Ms|Mx|St|Prof|Capt|Rev|No|Nos|vs|approx|e\.g|i\.e|etc|cf|incl|ca)|\b[A-Z])\.$"
+)
 
 
 def sentences(statement: str) -> list[str]:
