@@ -232,9 +232,10 @@ class Asked:
         } if total_pairs else {}  # fmt: skip
         terms = [(weights.get(item.probe, 0.0), item.label) for item in self.items if item.label in self.query.terms]
         specific = [label for _, label in sorted(terms, key=lambda pair: -pair[0])]
-        absent = frozenset(item.label for item in self.items if item.label in self.query.terms and not holding[item.probe])
+        absent = frozenset(
+            item.label for item in self.items if item.label in self.query.terms and not holding[item.probe]
+        )
         return Coverage(held, holds, near, beside_period, unknown, specific, absent)
-
 
 
 def about_subject(coverage: Coverage, ids: list[int], left_out: frozenset[str]) -> list[int]:

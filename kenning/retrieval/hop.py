@@ -116,10 +116,10 @@ def _capitalised(line: str) -> list[str]:
     return [" ".join(words[:end]) for words in runs for end in range(1, len(words) + 1)]
 
 
-def _named_at(line: str, norms: list[str]) -> int | None:
-    """Where on the line (normalized) the first of these names stands, or None."""
-    text = " " + normalize_name(line) + " "
-    found = [re.search(r"(?<!\w)" + re.escape(norm) + r"(?!\w)", text) for norm in norms if norm]
+def _named_at(normalized: str, norms: list[str]) -> int | None:
+    """Where on a line (normalized, padded with spaces) the first of these names stands,
+    or None."""
+    found = [re.search(r"(?<!\w)" + re.escape(norm) + r"(?!\w)", normalized) for norm in norms if norm]
     return min((match.start() for match in found if match), default=None)
 
 
@@ -164,14 +164,16 @@ async def follow(
     paged |= {norm for norm, _, _ in pages}
     # Words of the question: a page whose name is all of them is what the question names.
     said = set(query.terms) | _name_words(query)
+    candidates = [(norm, aliases, page) for norm, aliases, page in pages if not set(_WORD.findall(norm)) <= said]
     # The line holding most of the question, its first on a tie; on it, the page named
     # first ("Sanne came to us from Orchard Lane Capital and works in Varnholm").
     best: tuple[tuple[tuple[int, ...], int, int], list[int]] | None = None
     for index, (line, weight) in enumerate(lines):
         if said_there and weight[:2] == (0, 0):
             continue
-        for norm, aliases, page in pages:
-            if set(_WORD.findall(norm)) <= said or (at := _named_at(line, [norm, *aliases])) is None:
+        normalized = f" {normalize_name(line)} "
+        for norm, aliases, page in candidates:
+            if (at := _named_at(normalized, [norm, *aliases])) is None:
                 continue
             key = (weight, -index, -at)
             if best is None or key > best[0]:

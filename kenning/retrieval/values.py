@@ -11,24 +11,25 @@ Only kinds a value's written form gives away are judged: a year, a time of day, 
 colour, a port, a version, a fee or rate, an amount of money, a phone number, an email
 address, a street address, an account or customer identifier, a count, a measure (a
 length, speed, weight, volume or size: a number beside the word for it, "Gross tonnage:
-1,860", or one written in its units, "500 Mbps"), and what answers "when". "Who", "where" and "which city" are left alone, since any capitalised word could
-be their answer. "When" is answered by an event as often as by a date ("When can I run
-the billing migration?": "never during the nightly invoice batch"), so any word that
-may place a thing in time counts (a date, a day, a recurrence, "after", "during"): only
-a page that says nothing about time is refused, or a question about a thing no text
-names at all. That thing is the question's words but its names (`Wanted.event`): a
-person's page that dates when she joined says nothing of "When is Priya Raman's
-birthday?" if no note names a birthday. A page that names none of those words while
-some other note does may still say it its own way: "It has been around since 1990"
-answers "When was Falcon Ridge Partners founded?" (bench/multihop.py); requiring the
-page to name one refused that and no more abstention questions than this does. Which
-of a document's chunks is cited first asks more: that it surely says when (`surely`). The note's own date is not a statement
-(front matter, a dated title), and a count or a port is not a date: "9 October 2025"
-holds no number of technicians. A count and a port must stand within NEAR_TOKENS
-of the words naming what is counted, on the same line or under them ("12 vans", "vans:
-12", a table's "Vans" column; a headcount may say people, staff, visits or attendance
-whichever the question said), and a version just after its name ("PostgreSQL 15"),
-since most notes hold some number.
+1,860", or one written in its units, "500 Mbps"), and what answers "when". "Who",
+"where" and "which city" are left alone, since any capitalised word could be their
+answer. "When" is answered by an event as often as by a date ("When can I run the
+billing migration?": "never during the nightly invoice batch"), so any word that may
+place a thing in time counts (a date, a day, a recurrence, "after", "during"): only a
+page that says nothing about time is refused, or a question about a thing no text names
+at all. That thing is the question's words but its names (`Wanted.event`): a person's
+page that dates when she joined says nothing of "When is Priya Raman's birthday?" if no
+note names a birthday. A page that names none of those words while some other note does
+may still say it its own way: "It has been around since 1990" answers "When was Falcon
+Ridge Partners founded?" (bench/multihop.py); requiring the page to name one refused
+that and no more abstention questions than this does. Which of a document's chunks is
+cited first asks more: that it surely says when (`surely`). The note's own date is not
+a statement (front matter, a dated title), and a count or a port is not a date: "9
+October 2025" holds no number of technicians. A count and a port must stand within
+NEAR_TOKENS of the words naming what is counted, on the same line or under them ("12
+vans", "vans: 12", a table's "Vans" column; a headcount may say people, staff, visits or
+attendance whichever the question said), and a version just after its name ("PostgreSQL
+15"), since most notes hold some number.
 
 Which hits may state it is retrieval/verdict.py's to say: the best few about the
 question's subject, and the page the best hit names (the far page of a question through
@@ -179,17 +180,23 @@ _MAY_PLACE_IN_TIME = re.compile(
 # A measure, by what it measures: the nouns and adjectives that ask for it ("What is the
 # top speed...", "How deep...") and the units it is written in ("12 knots", "4.5 m").
 # "How long" is left out: it asks for a time as often as a length.
-_LENGTH_UNITS = r"mm|cm|m|metres?|meters?|km|kilometres?|ft|feet|foot|inch(?:es)?|miles?|nm|nautical\s+miles?|fathoms?|yards?"
+_LENGTH_UNITS = (
+    r"mm|cm|m|metres?|meters?|km|kilometres?|ft|feet|foot|inch(?:es)?|miles?|nm|nautical\s+miles?|fathoms?|yards?"
+)
 _MEASURES = (
     ("a length", "length|depth|draught|draft|height|width|breadth|beam|thickness|diameter|distance",
      "deep|tall|high|wide|thick", _LENGTH_UNITS),
     ("a speed", "speed", "fast", r"knots?|kts|kn|mph|km/h|kph|m/s|mbps|gbps|mb/s|gb/s|rpm"),
     ("a weight", "weight|tonnage|displacement", "heavy", r"kg|kilos?|kilograms?|g|grams?|t|tonnes?|tons?|lbs?|gt|dwt"),
     ("a volume", "capacity|volume", "", r"litres?|liters?|l|ml|m3|m³|gallons?|cubic\s+\w+"),
-    ("a size", "size", "", rf"kb|mb|gb|tb|bytes?|kib|mib|gib|m2|m²|sq\.?\s?(?:m|ft)|square\s+\w+|acres?|hectares?|{_LENGTH_UNITS}"),
+    ("a size", "size", "",
+     rf"kb|mb|gb|tb|bytes?|kib|mib|gib|m2|m²|sq\.?\s?(?:m|ft)|square\s+\w+|acres?|hectares?|{_LENGTH_UNITS}"),
 )
 # What the adjective of a measure asks for, by the noun a note may write it with.
-_MEASURED = {"deep": "depth", "tall": "height", "high": "height", "wide": "width", "thick": "thickness", "fast": "speed", "heavy": "weight"}
+_MEASURED = {
+    "deep": "depth", "tall": "height", "high": "height", "wide": "width", "thick": "thickness", "fast": "speed",
+    "heavy": "weight",
+}
 # What "how many" or "how much" counts: the word or two after it, unless a verb stands
 # there.
 _COUNTED = r"\s+(?!(?:did|does|do|has|have|had|will|would|can|could|should)\b)(?P<near>[\w-]+(?:\s+[\w-]+)?)"
@@ -228,7 +235,8 @@ _KINDS = (
         "an amount",
         re.compile(
             r"\bhow\s+much\b.*\b(?:cost|costs|charge|charges|pay|paid|spend|spent|money|budget)\b"
-            r"|\b(?:what|which)\b.*\b(?:price|cost|bill|budget|salary|wages?|rent|fares?|stipend|allowance|premium|deposit)\b"
+            r"|\b(?:what|which)\b.*\b"
+            r"(?:price|cost|bill|budget|salary|wages?|rent|fares?|stipend|allowance|premium|deposit)\b"
             r"(?!\s+(?:review|date|day|deadline|zones?|increase|rise|cap|policy|rules?)\b)",
             re.I,
         ),
@@ -264,7 +272,8 @@ _KINDS = (
         _Kind(
             name,
             re.compile(
-                rf"\b(?:what|which)\b.*?\b(?P<near>{nouns})\b" + (rf"|\bhow\s+(?P<adjective>{adjectives})\b" if adjectives else ""),
+                rf"\b(?:what|which)\b.*?\b(?P<near>{nouns})\b"
+                + (rf"|\bhow\s+(?P<adjective>{adjectives})\b" if adjectives else ""),
                 re.I,
             ),
             _NUMBER,
