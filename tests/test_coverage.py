@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from kenning.retrieval.coverage import Asked
+from kenning.retrieval.coverage import Asked, not_namesakes
 from kenning.retrieval.dates import TimeIntent
 from kenning.retrieval.query import parse
 from kenning.store import sources
@@ -76,3 +76,19 @@ async def test_a_relative_period_is_left_out_like_a_named_one(db: Database):
     # "last" and "year" are the period, which the note holding them does not answer for.
     assert coverage.beside_period[item["stipend-2025.md"]] == 1.0
     assert coverage.beside_period[item["retro.md"]] == 0.0
+
+
+def test_a_page_about_a_namesake_is_not_about_what_the_question_names():
+    texts = {
+        1: "# Mobile Platform team\nWe build the device layer under the technician app.\n- Standup 09:45.",
+        2: "# Mobile Apps team\nWe build the screens technicians use.",
+        3: "# Release train\nThe release train leaves every other Wednesday.",
+    }
+    question = "What time is the Mobile Apps team's standup?"
+    names = parse(question).names
+    assert not_namesakes([1, 2, 3], texts, question, names) == [2, 3]
+    # With no page holding the name whole, nothing tells a namesake from a paraphrase.
+    assert not_namesakes([1, 3], texts, question, names) == [1, 3]
+    # A plural the page writes in the singular is still the name.
+    texts[2] = "# Mobile App team\nWe build the screens technicians use."
+    assert not_namesakes([1, 2, 3], texts, question, names) == [2, 3]

@@ -277,6 +277,20 @@ NOTES = {
         - Based in Leeds.
         - Phone: 0113 496 0571
         """,
+    "teams/tablet-apps.md": """
+        # Tablet Apps team
+
+        We build the screens technicians use: job list, forms, signatures.
+
+        - Releases every two weeks on Wednesday.
+        """,
+    "teams/tablet-platform.md": """
+        # Tablet Platform team
+
+        We build the device layer under the technician app: offline storage and sync.
+
+        - Standup 09:45 on Google Meet.
+        """,
     "data/job-events.md": """
         # job_events dataset
 
@@ -608,6 +622,10 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     # Her page says nothing about time at all, so nothing says when she joined.
     result = ask(daemon, "When did Ruth Okonjo join?")
     assert result["hits"] == [] and "a date or time" in result["abstained"]
+    # The Tablet Platform team's standup time is not the Tablet Apps team's.
+    assert docs(ask(daemon, "What time is the Tablet Platform team's standup?"))[0] == "tablet-platform.md"
+    result = ask(daemon, "What time is the Tablet Apps team's standup?")
+    assert result["hits"] == [] and "a time of day" in result["abstained"]
     # Her page places her weeks in Manchester in time, and no note names a birthday.
     assert docs(ask(daemon, "When is Dana Whitfield in Manchester?"))[0] == "dana-whitfield.md"
     result = ask(daemon, "When is Dana Whitfield's birthday?")

@@ -253,6 +253,34 @@ def about_subject(coverage: Coverage, ids: list[int], left_out: frozenset[str]) 
     return ids
 
 
+# Capitalised words in a row, on one line: a name of several words ("Mobile Apps").
+_RUN = re.compile(r"\b[A-Z]\w*(?:[ \t]+[A-Z]\w*)+")
+
+
+def not_namesakes(ids: list[int], texts: dict[int, str], question: str, names: frozenset[str]) -> list[int]:
+    """Of these items, all but those about a namesake of a name of several words the
+    question uses, when one of them holds the name whole: the Mobile Platform team's
+    page holds "Mobile" but is not about the Mobile Apps team, and a time it states is
+    not their standup's. The words are compared as written, not stemmed as the index
+    does: "Apps" is not the "app" of "technician app"."""
+    for match in _RUN.finditer(question):
+        words = [word.lower() for word in match.group().split() if word.lower() in names]
+        if len(words) < 2:
+            continue
+        whole = written(" ".join(words))
+        if not any(whole.search(texts.get(item_id, "")) for item_id in ids):
+            continue
+        ids = [item_id for item_id in ids if not _namesake(texts.get(item_id, ""), whole, set(words))]
+    return ids
+
+
+def _namesake(text: str, whole: re.Pattern[str], words: set[str]) -> bool:
+    """Whether the text names something else with one of these words and not the name itself."""
+    if whole.search(text):
+        return False
+    return any(words.intersection(word.lower() for word in run.group().split()) for run in _RUN.finditer(text))
+
+
 def _shares(holds: dict[int, dict[Probe, float]], weights: dict[Probe, float], left_out: set[Probe]) -> dict[int, float]:
     """Each item's share of the query's weight, not counting `left_out`."""
     total = sum(weight for probe, weight in weights.items() if probe not in left_out)

@@ -193,7 +193,7 @@ async def settle(
             measured is None or beside.get(hit_id, 0.0) >= floors.PERIOD_COVERAGE for hit_id in of_period
         )
     question = asked.query.question if asked is not None else True
-    unstated = await _unstated(db, wanted, hits, texts, measured, asked, intent, follow, of_period)
+    unstated = await _unstated(db, wanted, hits, texts, measured, asked, intent, follow, of_period, text)
     support = floors.Support(
         coverage_best,
         similarity_best,
@@ -219,6 +219,7 @@ async def _unstated(
     intent: TimeIntent,
     follow: Follow | None,
     of_period: list[int],
+    text: str,
 ) -> str | None:
     """The kind of value the question asks for (retrieval/values.py) when no hit that may
     answer it states one: the best few about its subject and, when the question names a
@@ -227,12 +228,15 @@ async def _unstated(
     names (what the question links to: the far page of "the maintainer of DeltaHub",
     whatever words it holds), which the search puts second. Pages the graph walk alone
     reached further down are not asked: its tail reaches notes that hold some time or
-    number about anything ("before 10:00" for the window cleaner's visits)."""
+    number about anything ("before 10:00" for the window cleaner's visits). Nor is a
+    best hit about a namesake of what the question names (`coverage.not_namesakes`)."""
     if wanted is None:
         return None
     if wanted.event and measured is not None and set(wanted.event) <= measured.absent:
         return f"{wanted.kind} of {' '.join(repr(word) for word in wanted.event)}, which no text names,"
     about = of_period
+    if asked is not None:
+        about = coverage.not_namesakes(about, texts, text, asked.query.names)
     # A count, a port or the like must stand near the words naming what it measures,
     # which ties it to the subject; any other kind is asked of the hits about it.
     if measured is not None and asked is not None and not wanted.form.distance:
