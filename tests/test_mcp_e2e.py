@@ -175,6 +175,56 @@ async def test_with_writes_allowed_an_agent_adds_a_document_that_search_then_cit
     assert daemon.search("quokka")[0]["document_id"] == added["document_id"]
 
 
+async def test_an_agent_document_says_when_it_speaks_from_and_what_it_replaces(library):
+    library.configure([], "[mcp]\nallow_writes = true\n")
+    library.daemon()
+
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        old = data(
+            await client.call_tool(
+                "add_document",
+                {
+                    "title": "Gizmo settings",
+                    "text": "The gizmo flux setting is 40 on every line.\n",
+                    "uri": "agent://gizmo/v1",
+                    "date": "2025-01-01",
+                },
+            )
+        )
+        new = data(
+            await client.call_tool(
+                "add_document",
+                {
+                    "title": "Gizmo settings, revised",
+                    "text": "The gizmo flux setting is 55 on every line.\n",
+                    "uri": "agent://gizmo/v2",
+                    "supersedes": ["agent://gizmo/v1"],
+                },
+            )
+        )
+        hits = data(await client.call_tool("search", {"query": "gizmo flux setting"}))["hits"]
+        assert [hit["document_id"] for hit in hits] == [new["document_id"], old["document_id"]]
+        assert hits[1]["date"] == "2025-01-01"
+        assert hits[1]["superseded_by"] == hits[0]["item_id"]
+
+
+async def test_an_argument_a_tool_does_not_take_is_refused_not_ignored(library):
+    library.configure([], "[mcp]\nallow_writes = true\n")
+    daemon = library.daemon()
+
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert all(tool.input_schema.get("additionalProperties") is False for tool in tools.values())
+        # A misspelt filter would otherwise search the whole library without a word.
+        message = error_text(await client.call_tool("search", {"query": "gizmo", "namespaces": "work"}))
+        assert "namespaces" in message
+        message = error_text(
+            await client.call_tool("add_document", {"title": "t", "text": "x", "uri": "note://x", "supercedes": ["a"]})
+        )
+        assert "supercedes" in message
+    assert daemon.call("status")["library"]["documents"] == 0
+
+
 async def test_without_a_daemon_every_tool_answers_at_once_with_one_clear_error(library):
     library.configure([], "[mcp]\nallow_writes = true\ntimeout = 30\n")
     calls = {

@@ -153,10 +153,31 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
         ],
         tags: Annotated[tuple[Annotated[str, Field(max_length=200)], ...], Field(max_length=64)] = (),
         namespace: Annotated[str | None, Field(min_length=1, max_length=64)] = None,
+        date: Annotated[
+            str | None,
+            Field(
+                pattern=DATE,
+                description="the date the text speaks from (YYYY, YYYY-MM or YYYY-MM-DD); otherwise a date its front"
+                " matter or first heading states, else now",
+            ),
+        ] = None,
+        supersedes: Annotated[
+            tuple[Annotated[str, Field(min_length=1, max_length=4000)], ...],
+            Field(
+                max_length=32,
+                description="documents this one replaces: uris of added documents, URLs of fetched pages or absolute"
+                " file paths; their hits then rank below this one's and carry superseded_by",
+            ),
+        ] = (),
     ) -> Annotated[CallToolResult, Added]:
         """Store text in the library (the `agent` source), so that search finds it and cites
-        it by its uri. Credentials in the text are redacted before it is stored."""
+        it by its uri. Credentials in the text are redacted before it is stored. Say what
+        it replaces with `supersedes`, and when it speaks from with `date`."""
         params: dict[str, Any] = {"title": title, "text": text, "source_uri": uri, "tags": list(tags)}
         if namespace is not None:
             params["namespace"] = namespace
+        if date is not None:
+            params["date"] = date
+        if supersedes:
+            params["supersedes"] = list(supersedes)
         return answer(Added.model_validate(await daemon("documents.add", params)))

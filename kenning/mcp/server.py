@@ -11,6 +11,7 @@ import logging
 import sys
 
 from mcp.server.mcpserver import MCPServer
+from pydantic import ConfigDict
 
 from kenning import __version__
 from kenning.config import Settings
@@ -53,7 +54,21 @@ def build_server(settings: Settings) -> MCPServer:
     library_tools.register(server, daemon, allow_writes)
     agent_tools.register(server, daemon, memory)
     resources.register(server, daemon)
+    _refuse_unknown_arguments(server)
     return server
+
+
+def _refuse_unknown_arguments(server: MCPServer) -> None:
+    """An argument a tool does not take is an error, as an unknown param is on the socket:
+    an agent's misspelt `namespaces` would otherwise search the whole library without a
+    word. The SDK's argument models ignore extra keys and offer no setting for it, so each
+    tool's model is replaced by a subclass that forbids them, and its published schema
+    says so (`additionalProperties: false`)."""
+    for tool in server._tool_manager.list_tools():
+        model = tool.fn_metadata.arg_model
+        strict = type(model.__name__, (model,), {"model_config": ConfigDict(**model.model_config, extra="forbid")})
+        tool.fn_metadata.arg_model = strict
+        tool.parameters = strict.model_json_schema(by_alias=True)
 
 
 def serve(settings: Settings) -> None:
