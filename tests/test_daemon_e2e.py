@@ -9,6 +9,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import docx
@@ -129,6 +130,23 @@ def test_edits_renames_and_deletions_are_followed(library, tmp_path):
 
     (notes / "sub").rename(tmp_path / "moved-away")
     wait_for(lambda: daemon.search("gondolas") == [], timeout=10, what="moved-out directory to be dropped")
+
+
+def test_a_watched_folder_holding_the_daemons_own_log_does_not_index_it_or_sweep_forever(library, tmp_path):
+    # The folder the daemon's output goes to (tmp_path/daemon0.log) is the source itself,
+    # as when someone runs `ken daemon >> ~/notes/kenning.log` or watches their home.
+    (tmp_path / "walrus.md").write_text("# Walrus\n\nThe walrus sleeps on the ice.\n")
+    library.configure([{"name": "home", "path": tmp_path}])
+    daemon = library.daemon()
+    state = daemon.wait_idle("home")
+    assert state["passed_over"] == {"kenning's own file": 1}
+    assert len(daemon.search("walrus")) == 1
+    # Every sweep logs a line, which is a change under the folder: had the log been read,
+    # each line would ask for another sweep.
+    swept = daemon.log().count("source home: swept")
+    time.sleep(2)
+    assert daemon.log().count("source home: swept") == swept
+    assert daemon.search("swept") == []
 
 
 def test_sensitive_files_and_escaping_symlinks_are_never_read(library, tmp_path):

@@ -6,8 +6,10 @@ import asyncio
 import shutil
 from pathlib import Path
 
+from watchfiles import Change
+
 from kenning.ingest.walk import WalkRules
-from kenning.ingest.watch import watch_folder
+from kenning.ingest.watch import ChangeFilter, watch_folder
 
 
 class Changes:
@@ -60,3 +62,16 @@ async def test_a_root_deleted_and_made_again_is_watched_again(tmp_path: Path) ->
     await changes.next()
     stop.set()
     await asyncio.wait_for(task, 5)
+
+
+def test_a_file_kenning_writes_is_no_change_even_through_a_linked_root(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    linked = tmp_path / "linked"
+    linked.symlink_to(real)
+    log = real / "kenning.log"
+    log.write_text("")
+    for root in (real, linked):
+        changed = ChangeFilter(root, WalkRules(exclude=(log,)))
+        assert not changed(Change.modified, str(root / "kenning.log"))
+        assert changed(Change.modified, str(root / "notes.log"))

@@ -111,6 +111,7 @@ OUTSIDE_ROOT = "link outside the root"
 SPECIAL = "not a regular file"
 UNREADABLE = "unreadable or vanished"
 BAD_NAME = "name is not valid UTF-8"
+OWN = "kenning's own file"
 # Counted, not passed over: the sweep keeps these and marks them failed, with the size,
 # without reading them; the cap leaves the oldest for when max_files allows.
 TOO_BIG = "too big"
@@ -144,6 +145,9 @@ class WalkRules:
 
     ignore: tuple[str, ...] = ()
     confine_to_root: bool = True
+    # kenning's own directories and files (its data directory, the log it writes to),
+    # which a watched folder may hold: indexing its own log would log a sweep, which
+    # changes the log, which asks for another sweep.
     exclude: tuple[Path, ...] = ()
     # Files larger than this are still listed but counted as too big in the report;
     # 0 counts none.
@@ -203,6 +207,8 @@ def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list
             # UTF-8 (odd\xff.md) cannot be one, so it is reported instead of failing
             # the sweep at the first write.
             reason = _refusal(name, rel, ignored, kiro) if _utf8(name) else BAD_NAME
+            if reason is None and exclude and os.path.join(dirpath, name) in exclude:
+                reason = OWN
             if reason is None:
                 item = _inspect(root, real_root, dirpath, name, rel, rules.confine_to_root)
                 if isinstance(item, str):

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from watchfiles import Change, watch
@@ -38,7 +40,9 @@ class ChangeFilter:
 
     def __init__(self, root: Path, rules: WalkRules) -> None:
         self.root = root
-        self.rules = rules
+        # Events name paths under the root as given, which may be a link to the real
+        # folder: what is excluded is compared in that form too.
+        self.rules = replace(rules, exclude=(*rules.exclude, *_under(root, rules.exclude)))
         self.kiroignore_path = root / ".kiroignore"
         self.kiroignore = KiroIgnore.load(root)
 
@@ -48,6 +52,13 @@ class ChangeFilter:
             self.kiroignore = KiroIgnore.load(self.root)
             return True
         return is_candidate(self.root, candidate, self.rules, self.kiroignore)
+
+
+def _under(root: Path, paths: tuple[Path, ...]) -> list[Path]:
+    """These paths, those inside the root's real folder written under the root as given."""
+    real_root = os.path.realpath(root)
+    real = [os.path.realpath(path) for path in paths]
+    return [root / os.path.relpath(path, real_root) for path in real if Path(path).is_relative_to(real_root)]
 
 
 async def watch_folder(

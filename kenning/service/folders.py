@@ -9,9 +9,13 @@ changed, a resumed sweep after a chunk budget ran out, FTS segment merging.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
+import os
+import stat
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kenning.config import Settings, SourceSettings
 from kenning.heap import release_free_memory
@@ -43,6 +47,24 @@ class Folder:
     resume_handle: asyncio.TimerHandle | None = None
 
 
+def own_output() -> tuple[Path, ...]:
+    """The files this process's stdout and stderr append to: the log `ken start` opens for
+    it, or where `ken daemon >> file` sends it. The path is asked of the open descriptor
+    (macOS's F_GETPATH, Linux's /proc), since nothing else names a redirect's target."""
+    found: list[Path] = []
+    for fd in (1, 2):
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+            if hasattr(fcntl, "F_GETPATH"):
+                found.append(Path(os.fsdecode(fcntl.fcntl(fd, fcntl.F_GETPATH, bytes(1024)).rstrip(b"\0"))))
+            else:
+                found.append(Path(os.readlink(f"/proc/self/fd/{fd}")))
+        except OSError:
+            continue
+    return tuple(dict.fromkeys(found))
+
+
 class Folders:
     def __init__(
         self, db: Database, settings: Settings, activity: IngestActivity, dedup: NearDupJob, parsers: ParsePool
@@ -57,6 +79,7 @@ class Folders:
         self.next_sweep_at = time.time() + settings.daemon.sweep_interval
         self._rounds = 0
         self._merge_lock = asyncio.Lock()
+        self.output = own_output()
 
     async def apply(self, settings: Settings) -> None:
         """Start, restart or stop folders so that they match `settings`."""
@@ -82,7 +105,7 @@ class Folders:
                 ids[name],
                 source,
                 options,
-                exclude=(settings.daemon.data_dir,),
+                exclude=(settings.daemon.data_dir, *self.output),
                 on_ingesting=lambda busy, name=name: self.activity.report(name, busy),
                 default_budget=settings.daemon.folder_chunk_budget,
                 shared_budget=self.budget,
