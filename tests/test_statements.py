@@ -1,7 +1,7 @@
 """Reading a chunk as statements and sentences: what the hop, the period rule and the
 value check read line by line."""
 
-from kenning.text.statements import sentences, statements
+from kenning.text.statements import sentences, statements, word_among
 
 
 def test_a_hard_wrapped_paragraph_is_one_statement_and_a_list_item_its_own():
@@ -24,3 +24,9 @@ def test_a_paragraph_splits_into_sentences_but_not_at_an_abbreviation_or_a_versi
     assert sentences("It is built on top of e.g. Kafka or J. R. Smith's queue.") == [
         "It is built on top of e.g. Kafka or J. R. Smith's queue."
     ]
+
+
+def test_words_told_apart_by_an_ending_are_one_word():
+    among = word_among(["project", "lead", "maintains", "running"])
+    assert among("leading") and among("maintainer") and among("run") and among("project")
+    assert not among("lean") and not among("main") and not among("runway")

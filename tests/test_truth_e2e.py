@@ -722,6 +722,11 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # The kickoff names the lead; her page, which never names the project, says the city.
     assert docs(result)[:2] == ["kickoff.md", "dana-whitfield.md"]
     assert any("named by the hit above it" in reason for reason in first_hit(result, "dana-whitfield.md")["reasons"])
+    # "leading" is the "lead" of "Project lead: Dana Whitfield", told apart by an ending.
+    assert docs(ask(daemon, "Which city does the person leading Project Heron work from?"))[:2] == [
+        "kickoff.md",
+        "dana-whitfield.md",
+    ]
     # A question the best hit answers itself keeps it first, and takes no hop to a sponsor.
     assert docs(ask(daemon, "Who sponsors Project Heron?"))[0] == "kickoff.md"
     # The kickoff holds about half of this question and the lead's page the answer: a

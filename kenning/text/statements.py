@@ -11,6 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import Stemmer
+
+# Snowball English, the Porter stemmer's successor: the keyword index stems with Porter.
+_STEMMER = Stemmer.Stemmer("english")
+
 # A line that starts a new unit of text rather than continuing the one above: a list
 # item, a heading or its underline, a table row, a quote, a fence, a "Key: value" line
 # (front matter, a note's fields), a dated log line or a chat message; and a line after
@@ -87,9 +92,14 @@ def framed(content: str) -> list[tuple[str, str]]:
 
 def word_among(words: list[str]) -> Callable[[str], bool]:
     """Whether a lower-cased term is one of these lower-cased words, told apart by an
-    ending at most (both at least STEM letters, sharing the first STEM). Two set lookups
-    per term, where comparing it with every word of a line cost a call per pair."""
+    ending at most: both at least STEM letters sharing the first STEM ("maintainer",
+    "maintains"), or the same stem ("leading" and "lead", "running" and "run", too short
+    to share five letters). A few set lookups per term, where comparing it with every
+    word of a line cost a call per pair."""
     exact = set(words)
-    stems = {word[:STEM] for word in words if len(word) >= STEM}
-    return lambda term: term in exact or (len(term) >= STEM and term[:STEM] in stems)
+    prefixes = {word[:STEM] for word in exact if len(word) >= STEM}
+    stems = set(_STEMMER.stemWords(list(exact)))
+    return lambda term: (
+        term in exact or (len(term) >= STEM and term[:STEM] in prefixes) or _STEMMER.stemWord(term) in stems
+    )
 
