@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from types import SimpleNamespace
 
+from kenning import api
+from kenning.cli.follow import work_rows
 from kenning.config import EmbedderSettings
 from kenning.service.jobs import job_status
 from kenning.store import sources, vectors
@@ -76,3 +79,15 @@ def test_a_sweep_in_flight_reports_its_file_rate_and_time_left(library, tmp_path
     assert seen, "never saw the sweep mid-way"
     assert all(s["eta_seconds"] >= 1 and s["rate_per_second"] > 0 for s in seen)
     assert daemon.source_status("notes")["rate_per_second"] is None  # not reading any more
+
+
+def test_the_progress_board_says_extraction_is_up_to_date_only_when_no_chunk_waits():
+    def status(pending: int) -> SimpleNamespace:
+        embedder = SimpleNamespace(vectors=10, job=api.JobStatus(state="idle"))
+        graph = api.GraphStatus("offline", "offline:v2", None, 351, 20, 0, pending, api.JobStatus(state="idle"))
+        return SimpleNamespace(sources=[], embedder=embedder, graph=graph)
+
+    [_, extraction] = work_rows(status(1754), None)
+    assert extraction.detail == "351 entities, 1754 chunks waiting"
+    [_, extraction] = work_rows(status(0), None)
+    assert extraction.detail == "351 entities, up to date"

@@ -73,7 +73,9 @@ def work_rows(status: api.Status, names: set[str] | None) -> list[Row]:
     ]
     embedder = status.embedder
     rows.append(job_row("embedding", "embedding", embedder.job, f"{embedder.vectors or 0} vectors, up to date"))
-    rows.append(job_row("extraction", "entities", status.graph.job, f"{status.graph.entities} entities, up to date"))
+    # An idle extraction job may not have picked up the chunks a sweep just wrote.
+    waiting = f"{status.graph.pending} chunks waiting" if status.graph.pending else "up to date"
+    rows.append(job_row("extraction", "entities", status.graph.job, f"{status.graph.entities} entities, {waiting}"))
     return rows
 
 
