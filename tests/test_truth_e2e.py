@@ -562,9 +562,9 @@ def test_a_date_a_note_looks_ahead_to_is_not_the_date_it_speaks_from(daemon):
 
 
 def test_since_after_until_is_refused_with_a_clear_error(daemon):
-    with pytest.raises(Exception, match="before since"):
+    with pytest.raises(Exception, match="^until 2025 is before since 2026"):
         ask(daemon, "Team plan", since="2026", until="2025")
-    with pytest.raises(Exception, match="is not a date"):
+    with pytest.raises(Exception, match="^since: 'last tuesday' is not a date"):
         ask(daemon, "Team plan", since="last tuesday")
 
 

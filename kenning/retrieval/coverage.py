@@ -311,8 +311,10 @@ def reward_proximity(hits: list[Hit], coverage: Coverage) -> None:
     for hit in hits:
         share = coverage.near.get(hit.item_id, 0.0)
         if share and coverage.held.get(hit.item_id, 0.0) >= NEAR_AMONG * best:
-            hit.score += NEAR_BONUS * share * scale
-            hit.reasons.append(f"query words near each other (+{NEAR_BONUS * share * scale:.3f})")
+            bonus = NEAR_BONUS * share * scale
+            hit.score += bonus
+            # Two significant figures: under rank fusion a bonus is a few ten-thousandths.
+            hit.reasons.append(f"query words near each other (+{bonus:.2g})")
 
 
 def quoted_first(hits: list[Hit], coverage: Coverage, quoted: frozenset[str]) -> None:
