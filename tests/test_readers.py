@@ -62,6 +62,14 @@ def test_markdown_title_is_first_h1_outside_code_fences(tmp_path: Path) -> None:
     assert result.text.endswith("body\n")
 
 
+def test_markdown_front_matter_title_comes_before_the_first_h1(tmp_path: Path) -> None:
+    path = write(tmp_path / "skerrivaig.md", '---\ntitle: "Skerrivaig port and office"\n---\n# Skerrivaig\n\nbody\n')
+    assert read_file(path).title == "Skerrivaig port and office"
+    # A rule and a "title:" line in prose are no front matter.
+    path = write(tmp_path / "notes.md", "---\nWe kept the old title: Harbour.\n---\n# Harbour notes\n")
+    assert read_file(path).title == "Harbour notes"
+
+
 def test_markdown_without_h1_is_titled_by_stem(tmp_path: Path) -> None:
     assert read_file(write(tmp_path / "todo.markdown", "## only h2\n")).title == "todo"
 

@@ -368,6 +368,9 @@ NOTES = {
         - Winter lay-up berth: Portnahaven inner basin, checked daily.
         """,
     "ports/portnahaven.md": """
+        ---
+        title: Portnahaven port and office
+        ---
         # Portnahaven
 
         Island port with a fuel berth.
@@ -760,6 +763,8 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # still names the page titled with it.
     result = ask(daemon, "Who is the harbour master where MV Tern is laid up in winter?")
     assert docs(result)[:2] == ["tern.md", "portnahaven.md"]
+    # Its front matter titles the port's page, and its heading still says what it is about.
+    assert first_hit(result, "portnahaven.md")["title"] == "Portnahaven port and office"
     # "the catalog service", in a sentence wrapped over two lines, names the page titled
     # "catalog".
     result = ask(daemon, "Which database holds the service that Project Heron moves the parts catalogue to?")

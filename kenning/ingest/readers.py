@@ -30,6 +30,7 @@ from docx.table import Table
 from lxml import etree
 
 from kenning.errors import ReaderError
+from kenning.text import frontmatter
 from kenning.text.html import first_h1, html_to_markdown
 
 logger = logging.getLogger(__name__)
@@ -279,7 +280,7 @@ def _convert(stem: str, suffix: str, data: bytes, limits: ReadLimits) -> ReadRes
         return _read_html(stem, data)
     text = decode_text(data)
     if suffix in _MARKDOWN_EXTENSIONS:
-        return ReadResult(text, first_h1(text) or stem, "markdown", "markdown")
+        return ReadResult(text, frontmatter.title(text) or first_h1(text) or stem, "markdown", "markdown")
     if suffix in CODE_EXTENSIONS:
         return ReadResult(text, stem, "code", "code")
     if suffix in _DATA_EXTENSIONS:

@@ -199,7 +199,7 @@ async def _replace_graph(conn: aiosqlite.Connection, mined: list[tuple[int, Extr
                 local[norm] = known[norm]
                 for alias in aliases.get(norm, ()):
                     local.setdefault(alias, known[norm])
-        about = known.get(titles.get(item_id, ""))
+        about = next((known[norm] for norm in titles.get(item_id, ()) if norm in known), None)
         mentions.extend((entity_id, item_id, entity_id == about) for entity_id in set(local.values()))
         for relation in extraction.relations:
             source = local.get(normalize_name(relation.source))
@@ -219,20 +219,26 @@ TITLED_ROWS = 200
 _KIND_SUFFIX = re.compile(r"\s*\([^()]*\)$")
 
 
+# Between the headings of a chunk's section path ("Skerrivaig > Access").
+SECTION_SEPARATOR = " > "
+
+
 def _title_norm(title: str) -> str:
     """A chunk's title without a trailing parenthesis, normalized like an entity name."""
     return normalize_name(_KIND_SUFFIX.sub("", title))
 
 
-async def _titles(conn: aiosqlite.Connection, ids: list[int]) -> dict[int, str]:
-    """Each chunk's title as `_title_norm` gives it."""
-    found: dict[int, str] = {}
+async def _titles(conn: aiosqlite.Connection, ids: list[int]) -> dict[int, tuple[str, str]]:
+    """Each chunk's title and its document's first heading, as `_title_norm` gives them:
+    a note's front matter may title it "Skerrivaig port and office" over "# Skerrivaig"."""
+    found: dict[int, tuple[str, str]] = {}
     for start in range(0, len(ids), SQL_BATCH):
         part = ids[start : start + SQL_BATCH]
         rows = await conn.execute_fetchall(
-            f"SELECT id, title FROM items WHERE id IN ({', '.join('?' * len(part))})", part
+            f"SELECT id, title, section FROM items WHERE id IN ({', '.join('?' * len(part))})", part
         )
-        found.update((item_id, _title_norm(title)) for item_id, title in rows)
+        for item_id, title, section in rows:
+            found[item_id] = (_title_norm(title), _title_norm(section.split(SECTION_SEPARATOR)[0]))
     return found
 
 

@@ -23,6 +23,7 @@ _KEY = re.compile(
     r"""\s*["']?[A-Za-z_][\w.-]*["']?[ \t]*:|\s*["']?[A-Za-z_][\w.-]*(?:[ \t][\w.-]+){1,3}["']?[ \t]*:(?:[ \t]|$)"""
 )
 _OTHER = re.compile(r"\s*$|\s*#|\s+\S|-(?:[ \t]|$)")
+_TITLE = re.compile(r"""["']?title["']?[ \t]*:[ \t]*(?P<title>.*\S)""", re.IGNORECASE)
 
 
 def front_matter_lines(lines: list[str]) -> int:
@@ -47,3 +48,17 @@ def body(text: str) -> str:
     lines = text.split("\n")
     skip = front_matter_lines(lines)
     return "\n".join(lines[skip:]) if skip else text
+
+
+def title(text: str) -> str | None:
+    """The `title:` its front matter gives, unquoted; None when it gives none."""
+    if not text.startswith("---"):
+        return None
+    lines = text.split("\n", MAX_LINES)
+    for line in lines[1 : front_matter_lines(lines) - 1]:
+        if match := _TITLE.match(line):
+            value = match.group("title").strip()
+            if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1].strip()
+            return value or None
+    return None
