@@ -129,7 +129,7 @@ def _source_root(name: str, path: Path, checks: list[Check]) -> None:
             Check(
                 PROBLEM,
                 f"source {name}",
-                f"{path} is gone; its index is kept but nothing new is read",
+                f"{path} is gone; its index is kept, and the daemon indexes it again once it is back",
                 f"mount or restore it, or `ken sources remove {name}`",
             )
         )
