@@ -144,6 +144,10 @@ def test_unknown_namespace_is_an_error_like_an_unknown_source(library, tmp_path)
     wrong = ken(library.config, "search", "quokka", "--namespace", "hom")
     assert wrong.returncode == 1
     assert "unknown namespace 'hom'; namespaces: home" in wrong.stderr
+    # An empty filter, as a script's unset variable passes it, is refused, not dropped.
+    for option in ("--namespace", "--source", "--since", "--until"):
+        empty = ken(library.config, "search", "quokka", option, "")
+        assert empty.returncode == 1 and option.removeprefix("--") in empty.stderr, (option, empty.stderr)
 
 
 def test_missing_config_is_an_error_and_no_color_is_respected(tmp_path):

@@ -102,18 +102,14 @@ def search(
       vim -q <(ken search retry --format paths)    # hits as a quickfix list
     """
     params: dict[str, Any] = {"query": query, "limit": limit}
-    if source:
-        params["source"] = source
-    if namespace:
-        params["namespace"] = namespace
+    # An empty filter (a script's unset variable) is the daemon's to refuse: taken for
+    # no filter, it would search the whole library without a word.
+    filters = {"source": source, "namespace": namespace, "since": since, "until": until}
+    params.update((key, value) for key, value in filters.items() if value is not None)
     if legs:
         params["legs"] = list(legs)
     if kinds:
         params["kind"] = list(kinds)
-    if since:
-        params["since"] = since
-    if until:
-        params["until"] = until
     result = ctx.fetch("search", api.SearchResult, params)
     output = "json" if as_json else output
     if output == "json":
