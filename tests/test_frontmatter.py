@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kenning.text.frontmatter import body, front_matter_lines
+from kenning.text.frontmatter import body, front_matter_lines, title
 
 
 @pytest.mark.parametrize(
@@ -35,3 +35,19 @@ def test_the_body_is_what_follows_the_front_matter_or_the_whole_text():
     assert body("---\ntitle: Boiler\n---\nThe boiler is a Vaillant.") == "The boiler is a Vaillant."
     assert body("---\ntitle: Boiler\n---") == ""
     assert body("The boiler is a Vaillant.\n---\n") == "The boiler is a Vaillant.\n---\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("---\ntitle: Boiler service\ndate: 2025-01-01\n---\n# Boiler", "Boiler service"),
+        ("---\r\n\"title\": 'Boiler: the 2025 service'\r\n---\r\nbody", "Boiler: the 2025 service"),
+        # A folded block, an empty title, a nested one, and no front matter: the heading decides.
+        ("---\ntitle: >\n  Boiler\n  service\n---\nbody", None),
+        ('---\ntitle: ""\n---\nbody', None),
+        ("---\nog:\n  title: Boiler\n---\nbody", None),
+        ("We kept the title: Boiler.\n", None),
+    ],
+)
+def test_the_title_front_matter_gives(text, expected):
+    assert title(text) == expected

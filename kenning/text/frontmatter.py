@@ -51,13 +51,16 @@ def body(text: str) -> str:
 
 
 def title(text: str) -> str | None:
-    """The `title:` its front matter gives, unquoted; None when it gives none."""
+    """The `title:` its front matter gives on its own line, unquoted; None when it gives
+    none (a folded `title: >` block among them: the heading is title enough)."""
     if not text.startswith("---"):
         return None
     lines = text.split("\n", MAX_LINES)
     for line in lines[1 : front_matter_lines(lines) - 1]:
         if match := _TITLE.match(line):
             value = match.group("title").strip()
+            if value[0] in ">|":
+                return None
             if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
                 value = value[1:-1].strip()
             return value or None
