@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 from kenning import api
 from kenning.cli.follow import work_rows
+from kenning.cli.status_view import source_lines
 from kenning.config import EmbedderSettings
 from kenning.service.jobs import job_status
 from kenning.store import sources, vectors
@@ -91,3 +92,15 @@ def test_the_progress_board_says_extraction_is_up_to_date_only_when_no_chunk_wai
     assert extraction.detail == "351 entities, 1754 chunks waiting"
     [_, extraction] = work_rows(status(0), None)
     assert extraction.detail == "351 entities, up to date"
+
+
+def test_status_says_a_folder_it_cannot_read_is_not_being_watched():
+    def source(last_error: str | None) -> api.SourceStatus:
+        return api.SourceStatus(
+            "notes", "folder", "/mnt/usb/notes", "default", True, 0, 0, 0, 0, 0, 0, 0, 1.0, last_error, 0, total=0, percent=100.0
+        )
+
+    [first, *rest] = source_lines(source("cannot read /mnt/usb/notes: No such file or directory"))
+    assert first.endswith("(cannot read the folder)")
+    assert any("No such file or directory" in line for line in rest)
+    assert source_lines(source(None))[0].endswith("(watching)")

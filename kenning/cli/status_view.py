@@ -107,7 +107,14 @@ def source_lines(source: api.SourceStatus) -> list[str]:
     if source.kind != "folder":
         label = AGGREGATE_LABELS.get(source.kind, source.kind)
         return [f"{name}  ({label})", f"  documents: {source.holds} · chunks: {source.chunks}"]
-    state = "scanning" if source.scanning else ("watching" if source.active else "not in config")
+    if source.scanning:
+        state = "scanning"
+    elif not source.active:
+        state = "not in config"
+    else:
+        # The last sweep could not read the folder (gone, unmounted, no permission): the
+        # daemon looks for it again, but nothing in it is being followed now.
+        state = "cannot read the folder" if source.last_error else "watching"
     lines = [f"{name}  {source.path}  ({state})"]
     if source.total is not None:
         line = f"  files: {source.processed}/{source.total} done ({source.percent:g}%)"
