@@ -18,6 +18,7 @@ NOTES = {
     "stipend-2025.md": "# On-call stipend (2025)\nEngineers on the rota get £150 per week on call.",
     "log.md": "## 2024\nOn call rota moved to weekly handovers in 2024.",
     "retro.md": "Last year the team held a retro every quarter to agree on actions.",
+    "herbs.md": "The herbs grow well on the kitchen windowsill.",
 }
 
 
@@ -48,6 +49,13 @@ async def test_the_verb_after_did_we_is_left_out_of_what_vouches_for_a_period(db
     coverage, item = await measure(db, "What stipend did we agree for 2025?")
     assert coverage.beside_period[item["stipend-2025.md"]] == 1.0
     assert coverage.beside_period[item["retro.md"]] == 0.0
+
+
+async def test_the_verb_after_did_and_its_subject_is_left_out_too(db: Database):
+    # "£150 per week" says how much, not "grow".
+    coverage, item = await measure(db, "By how much did the on-call stipend grow in 2025?")
+    assert coverage.beside_period[item["stipend-2025.md"]] == 1.0
+    assert coverage.beside_period[item["herbs.md"]] == 0.0
 
 
 async def test_the_verb_is_kept_when_it_is_all_the_rest_of_the_question(db: Database):

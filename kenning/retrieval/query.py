@@ -79,6 +79,14 @@ _RELATING = re.compile(
     r"(?:\w+ly\s+)?(\w+)",
     re.IGNORECASE,
 )
+# And, after "did" and what it asks about, the first word a preposition follows: "did
+# library visits grow in 2025", "did the Team plan cost per seat". Not a last word: in
+# "does the motorbike need tyres?" that is the object.
+_DID = re.compile(
+    r"\b(?:did|does|do)\s+(?!(?:i|we|you|they|he|she|one)\b)(?:[\w-]+\s+){1,4}?(\w+)"
+    r"(?=\s+(?:in|on|at|to|from|for|with|by|about|of|into|during|per|since|before|after|over|across|between|within)\b)",
+    re.IGNORECASE,
+)
 # So is the word before a preposition the question ends on, unless an article makes it
 # a thing: "does billing-exporter listen on?", "is Brookfield Energy based in?", not
 # "borrow a ladder from?".
@@ -206,12 +214,13 @@ def parse(text: str) -> KeywordQuery:
 
 
 def _relating(text: str, ahead: list[str], kind: list[str]) -> list[str]:
-    """The words in a verb's place, lower-cased: after a modal and a person, before a
-    stranded preposition, and right after a one-word kind of answer (`kind`, read from
+    """The words in a verb's place, lower-cased: after a modal and a person, after "did"
+    and its subject, before a stranded preposition, and right after a one-word kind of answer (`kind`, read from
     `ahead`) when no auxiliary comes between ("which company supplies", "which branch
     scored")."""
     words = [match.lower() for match in _RELATING.findall(text)]
     words += [match.group(1).lower() for match in _STRANDED.finditer(text)]
+    words += [match.lower() for match in _DID.findall(text)]
     if len(kind) == 1 and (after := _after_kind(ahead)):
         words.append(after)
     return words
