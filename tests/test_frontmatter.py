@@ -47,6 +47,8 @@ def test_the_body_is_what_follows_the_front_matter_or_the_whole_text():
         ('---\ntitle: ""\n---\nbody', None),
         ("---\nog:\n  title: Boiler\n---\nbody", None),
         ("We kept the title: Boiler.\n", None),
+        # A rule, then prose: no front matter, whatever line starts with "title:".
+        ("---\nIntro prose.\ntitle: Wrong\n---\n# Boiler", None),
     ],
 )
 def test_the_title_front_matter_gives(text, expected):

@@ -65,8 +65,8 @@ def test_markdown_title_is_first_h1_outside_code_fences(tmp_path: Path) -> None:
 def test_markdown_front_matter_title_comes_before_the_first_h1(tmp_path: Path) -> None:
     path = write(tmp_path / "skerrivaig.md", '---\ntitle: "Skerrivaig port and office"\n---\n# Skerrivaig\n\nbody\n')
     assert read_file(path).title == "Skerrivaig port and office"
-    # A rule and a "title:" line in prose are no front matter.
-    path = write(tmp_path / "notes.md", "---\nWe kept the old title: Harbour.\n---\n# Harbour notes\n")
+    # A rule and prose, then a "Title:" line, are no front matter.
+    path = write(tmp_path / "notes.md", "---\nWe kept the old one.\nTitle: Harbour\n---\n# Harbour notes\n")
     assert read_file(path).title == "Harbour notes"
 
 

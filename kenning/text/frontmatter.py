@@ -56,7 +56,10 @@ def title(text: str) -> str | None:
     if not text.startswith("---"):
         return None
     lines = text.split("\n", MAX_LINES)
-    for line in lines[1 : front_matter_lines(lines) - 1]:
+    fenced = front_matter_lines(lines)
+    if not fenced:
+        return None
+    for line in lines[1 : fenced - 1]:
         if match := _TITLE.match(line):
             value = match.group("title").strip()
             if value[0] in ">|":
