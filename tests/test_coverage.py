@@ -97,6 +97,9 @@ def test_a_page_about_a_namesake_is_not_about_what_the_question_names():
     assert not_namesakes([1, 2, 3], texts, question, names) == [2, 3]
     # With no page holding the name whole, nothing tells a namesake from a paraphrase.
     assert not_namesakes([1, 3], texts, question, names) == [1, 3]
+    # A later chunk of the Apps team's page, under its title, that names the other team.
+    texts[4] = "Mobile Apps team\nMobile Apps team > Rituals\nStandup 10:00, with the Mobile Platform team on Fridays."
+    assert not_namesakes([1, 2, 4], texts, question, names) == [2, 4]
     # A plural the page writes in the singular is still the name.
     texts[2] = "# Mobile App team\nWe build the screens technicians use."
     assert not_namesakes([1, 2, 3], texts, question, names) == [2, 3]

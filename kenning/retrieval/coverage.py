@@ -261,8 +261,10 @@ def not_namesakes(ids: list[int], texts: dict[int, str], question: str, names: f
     """Of these items, all but those about a namesake of a name of several words the
     question uses, when one of them holds the name whole: the Mobile Platform team's
     page holds "Mobile" but is not about the Mobile Apps team, and a time it states is
-    not their standup's. The words are compared as written, not stemmed as the index
-    does: "Apps" is not the "app" of "technician app"."""
+    not their standup's. `texts` hold each item's title and headings with its text, so
+    a later chunk of the Mobile Apps page that mentions the Platform team is still about
+    the Apps team. The words are compared as written, not stemmed as the index does:
+    "Apps" is not the "app" of "technician app"."""
     for match in _RUN.finditer(question):
         words = [word.lower() for word in match.group().split() if word.lower() in names]
         if len(words) < 2:

@@ -236,7 +236,9 @@ async def _unstated(
         return f"{wanted.kind} of {' '.join(repr(word) for word in wanted.event)}, which no text names,"
     about = of_period
     if asked is not None:
-        about = coverage.not_namesakes(about, texts, text, asked.query.names)
+        # A chunk's title and headings name what it is about as much as its text does.
+        headed = {hit.item_id: f"{hit.title}\n{hit.section}\n{texts.get(hit.item_id, '')}" for hit in hits[:JUDGED]}
+        about = coverage.not_namesakes(about, headed, text, asked.query.names)
     # A count, a port or the like must stand near the words naming what it measures,
     # which ties it to the subject; any other kind is asked of the hits about it.
     if measured is not None and asked is not None and not wanted.form.distance:
