@@ -145,6 +145,9 @@ def test_a_word_in_a_verbs_place_is_the_relation_asked_about():
     # note dated in 2025 to say "grow" ("Visits: up 18% on 2024").
     assert parse("By how much did library visits grow in 2025?").relating == {"grow"}
     assert parse("What did the Team plan cost per seat in 2019?").relating == {"cost"}
+    assert parse("By how much did the number of visitors grow in 2025?").relating == {"grow"}
+    assert parse("How much did the price of coffee rise in 2024?").relating == {"rise"}
+    assert parse("When did Ruth join the board in 2021?").relating == frozenset()
     # Not a subject or an object: "motorbike", "tyres", "ladder" after its article, "lead".
     assert parse("When does Dana's motorbike need tyres?").relating == frozenset()
     assert parse("When does the motorbike need tyres?").relating == frozenset()

@@ -80,11 +80,14 @@ _RELATING = re.compile(
     re.IGNORECASE,
 )
 # And, after "did" and what it asks about, the first word a preposition follows: "did
-# library visits grow in 2025", "did the Team plan cost per seat". Not a last word: in
-# "does the motorbike need tyres?" that is the object.
+# library visits grow in 2025", "did the Team plan cost per seat", "did the price of
+# coffee rise in 2024". Not a word an article, a possessive or "of" makes a thing ("join
+# the board in", "the number of visitors"), nor a last word: in "does the motorbike need
+# tyres?" that is the object.
 _DID = re.compile(
-    r"\b(?:did|does|do)\s+(?!(?:i|we|you|they|he|she|one)\b)(?:[\w-]+\s+){1,4}?(\w+)"
-    r"(?=\s+(?:in|on|at|to|from|for|with|by|about|of|into|during|per|since|before|after|over|across|between|within)\b)",
+    r"\b(?:did|does|do)\s+(?!(?:i|we|you|they|he|she|one)\b)(?:[\w-]+\s+){1,4}?"
+    r"(?<!\bthe )(?<!\ba )(?<!\ban )(?<!\bour )(?<!\bmy )(?<!\byour )(?<!\btheir )(?<!\bits )(?<!\bof )(\w+)"
+    r"(?=\s+(?:in|on|at|to|from|for|with|by|about|into|during|per|since|before|after|over|across|between|within)\b)",
     re.IGNORECASE,
 )
 # So is the word before a preposition the question ends on, unless an article makes it
