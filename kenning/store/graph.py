@@ -229,16 +229,19 @@ def _title_norm(title: str) -> str:
 
 
 async def _titles(conn: aiosqlite.Connection, ids: list[int]) -> dict[int, tuple[str, str]]:
-    """Each chunk's title and its document's first heading, as `_title_norm` gives them:
-    a note's front matter may title it "Skerrivaig port and office" over "# Skerrivaig"."""
+    """Each chunk's title and its document's first heading (the outermost heading of its
+    first chunk), as `_title_norm` gives them: a note's front matter may title it
+    "Skerrivaig port and office" over "# Skerrivaig"."""
     found: dict[int, tuple[str, str]] = {}
     for start in range(0, len(ids), SQL_BATCH):
         part = ids[start : start + SQL_BATCH]
         rows = await conn.execute_fetchall(
-            f"SELECT id, title, section FROM items WHERE id IN ({', '.join('?' * len(part))})", part
+            "SELECT i.id, i.title, (SELECT f.section FROM items f WHERE f.document_id = i.document_id"
+            f" ORDER BY f.ord LIMIT 1) FROM items i WHERE i.id IN ({', '.join('?' * len(part))})",
+            part,
         )
-        for item_id, title, section in rows:
-            found[item_id] = (_title_norm(title), _title_norm(section.split(SECTION_SEPARATOR)[0]))
+        for item_id, title, first in rows:
+            found[item_id] = (_title_norm(title), _title_norm((first or "").split(SECTION_SEPARATOR)[0]))
     return found
 
 
