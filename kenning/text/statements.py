@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 import Stemmer
 
-# Snowball English, the Porter stemmer's successor: the keyword index stems with Porter.
+# Snowball English, the Porter stemmer's successor; the keyword index stems with Porter
+# itself, which differs on a few words ("news", "skies").
 _STEMMER = Stemmer.Stemmer("english")
+# The same words recur from line to line and query to query.
+_stem = lru_cache(maxsize=1 << 16)(_STEMMER.stemWord)
 
 # A line that starts a new unit of text rather than continuing the one above: a list
 # item, a heading or its underline, a table row, a quote, a fence, a "Key: value" line
@@ -98,8 +102,6 @@ def word_among(words: list[str]) -> Callable[[str], bool]:
     word of a line cost a call per pair."""
     exact = set(words)
     prefixes = {word[:STEM] for word in exact if len(word) >= STEM}
-    stems = set(_STEMMER.stemWords(list(exact)))
-    return lambda term: (
-        term in exact or (len(term) >= STEM and term[:STEM] in prefixes) or _STEMMER.stemWord(term) in stems
-    )
+    stems = {_stem(word) for word in exact}
+    return lambda term: term in exact or (len(term) >= STEM and term[:STEM] in prefixes) or _stem(term) in stems
 
