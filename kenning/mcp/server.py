@@ -62,11 +62,13 @@ def _refuse_unknown_arguments(server: MCPServer) -> None:
     """An argument a tool does not take is an error, as an unknown param is on the socket:
     an agent's misspelt `namespaces` would otherwise search the whole library without a
     word. The SDK's argument models ignore extra keys and offer no setting for it, so each
-    tool's model is replaced by a subclass that forbids them, and its published schema
-    says so (`additionalProperties: false`)."""
+    tool's model is replaced by a subclass that forbids them (FuncMetadata reads its
+    model anew on each call), and its published schema says so (`additionalProperties:
+    false`). The SDK lists its Tool objects only through the server's private tool
+    manager; `mcp` is pinned below 3 and tests/test_mcp_e2e.py fails if that changes."""
     for tool in server._tool_manager.list_tools():
         model = tool.fn_metadata.arg_model
-        strict = type(model.__name__, (model,), {"model_config": ConfigDict(**model.model_config, extra="forbid")})
+        strict = type(model.__name__, (model,), {"model_config": ConfigDict({**model.model_config, "extra": "forbid"})})
         tool.fn_metadata.arg_model = strict
         tool.parameters = strict.model_json_schema(by_alias=True)
 
