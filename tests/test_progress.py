@@ -89,7 +89,7 @@ def test_the_progress_board_says_extraction_is_up_to_date_only_when_no_chunk_wai
         return SimpleNamespace(sources=[], embedder=embedder, graph=graph)
 
     [_, extraction] = work_rows(status(1754), None)
-    assert extraction.detail == "351 entities, 1754 chunks waiting"
+    assert extraction.detail == "351 entities, 1754 chunks waiting" and extraction.total is None
     [_, extraction] = work_rows(status(0), None)
     assert extraction.detail == "351 entities, up to date"
 
@@ -97,8 +97,9 @@ def test_the_progress_board_says_extraction_is_up_to_date_only_when_no_chunk_wai
 def test_status_says_a_folder_it_cannot_read_is_not_being_watched():
     def source(last_error: str | None) -> api.SourceStatus:
         return api.SourceStatus(
-            "notes", "folder", "/mnt/usb/notes", "default", True, 0, 0, 0, 0, 0, 0, 0, 1.0, last_error, 0, total=0, percent=100.0
-        )
+            "notes", "folder", "/mnt/usb/notes", "default", True, 0, 0, 0, 0, 0, 0, 0, 1.0, last_error, 0,
+            total=0, percent=100.0,
+        )  # fmt: skip
 
     [first, *rest] = source_lines(source("cannot read /mnt/usb/notes: No such file or directory"))
     assert first.endswith("(cannot read the folder)")

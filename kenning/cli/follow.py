@@ -73,9 +73,13 @@ def work_rows(status: api.Status, names: set[str] | None) -> list[Row]:
     ]
     embedder = status.embedder
     rows.append(job_row("embedding", "embedding", embedder.job, f"{embedder.vectors or 0} vectors, up to date"))
-    # An idle extraction job may not have picked up the chunks a sweep just wrote.
-    waiting = f"{status.graph.pending} chunks waiting" if status.graph.pending else "up to date"
-    rows.append(job_row("extraction", "entities", status.graph.job, f"{status.graph.entities} entities, {waiting}"))
+    graph = status.graph
+    if graph.job.state == "idle" and graph.pending:
+        # The job has not picked up the chunks a sweep just wrote: no full bar for it.
+        waiting = f"{graph.entities} entities, {graph.pending} chunks waiting"
+        rows.append(Row("extraction", "entities", 0, None, waiting))
+    else:
+        rows.append(job_row("extraction", "entities", graph.job, f"{graph.entities} entities, up to date"))
     return rows
 
 

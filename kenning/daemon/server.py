@@ -50,8 +50,11 @@ def _describe(error: ValidationError) -> str:
     parts = []
     for item in items[:DESCRIBED_ERRORS]:
         where = ".".join(_name(p) for p in item["loc"])
-        # pydantic words a validator's own message "Value error, ...": the message is enough.
-        message = "unknown parameter" if item["type"] == "extra_forbidden" else item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            message = "unknown parameter"
+        else:
+            # pydantic words a validator's own message "Value error, ...": the message is enough.
+            message = item["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
         parts.append(f"{where}: {message}" if where else message)
     if len(items) > DESCRIBED_ERRORS:
         parts.append(f"and {len(items) - DESCRIBED_ERRORS} more")
