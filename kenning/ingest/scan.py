@@ -161,7 +161,11 @@ class FolderScanner:
         finally:
             if todo and self.on_ingesting is not None:
                 self.on_ingesting(False)
-        log.info(
+        # A sweep that changed nothing is not news, and a line logged for it would be a
+        # change in any watched folder the log sits in, asking for another sweep.
+        changed = any(counts[key] for key in ("indexed", "merged", "failed", "deleted"))
+        log.log(
+            logging.INFO if changed else logging.DEBUG,
             "source %s: swept %d files (%d indexed, %d failed, %d deleted, %d chunks)",
             self.settings.name,
             len(found),
