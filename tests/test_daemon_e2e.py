@@ -136,10 +136,13 @@ def test_a_watched_folder_holding_the_daemons_own_log_does_not_index_it_or_sweep
     # The folder the daemon's output goes to (tmp_path/daemon0.log) is the source itself,
     # as when someone runs `ken daemon >> ~/notes/kenning.log` or watches their home.
     (tmp_path / "walrus.md").write_text("# Walrus\n\nThe walrus sleeps on the ice.\n")
+    # A hard link to the log is the same file under another name.
+    (tmp_path / "daemon0.log").touch()
+    os.link(tmp_path / "daemon0.log", tmp_path / "mirror.log")
     library.configure([{"name": "home", "path": tmp_path}])
     daemon = library.daemon()
     state = daemon.wait_idle("home")
-    assert state["passed_over"] == {"kenning's own file": 1}
+    assert state["passed_over"] == {"kenning's own file": 2}
     assert len(daemon.search("walrus")) == 1
     # Every sweep logs a line, which is a change under the folder: had the log been read,
     # each line would ask for another sweep.

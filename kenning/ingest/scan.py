@@ -82,6 +82,7 @@ class FolderScanner:
     settings: SourceSettings
     options: IngestOptions
     exclude: tuple[Path, ...] = ()
+    own_files: frozenset[tuple[int, int]] = frozenset()
     on_ingesting: Callable[[bool], None] | None = None
     default_budget: int = 0
     shared_budget: SweepBudget = field(default_factory=SweepBudget)
@@ -93,7 +94,10 @@ class FolderScanner:
     @property
     def rules(self) -> WalkRules:
         return WalkRules(
-            ignore=self.settings.ignore, confine_to_root=self.settings.confine_to_root, exclude=self.exclude
+            ignore=self.settings.ignore,
+            confine_to_root=self.settings.confine_to_root,
+            exclude=self.exclude,
+            own_files=self.own_files,
         )
 
     @property

@@ -146,9 +146,13 @@ class WalkRules:
     ignore: tuple[str, ...] = ()
     confine_to_root: bool = True
     # kenning's own directories and files (its data directory, the log it writes to),
-    # which a watched folder may hold: indexing its own log would log a sweep, which
-    # changes the log, which asks for another sweep.
+    # which a watched folder may hold: the walk does not enter the directories, and the
+    # watcher ignores events under any of them. Indexing its own log would log a sweep,
+    # which changes the log, which asks for another sweep.
     exclude: tuple[Path, ...] = ()
+    # The (device, inode) of the files kenning writes to, which the walk skips however
+    # it reaches them.
+    own_files: frozenset[tuple[int, int]] = frozenset()
     # Files larger than this are still listed but counted as too big in the report;
     # 0 counts none.
     max_file_bytes: int = 0
@@ -207,10 +211,8 @@ def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list
             # UTF-8 (odd\xff.md) cannot be one, so it is reported instead of failing
             # the sweep at the first write.
             reason = _refusal(name, rel, ignored, kiro) if _utf8(name) else BAD_NAME
-            if reason is None and exclude and os.path.join(dirpath, name) in exclude:
-                reason = OWN
             if reason is None:
-                item = _inspect(root, real_root, dirpath, name, rel, rules.confine_to_root)
+                item = _inspect(root, real_root, dirpath, name, rel, rules)
                 if isinstance(item, str):
                     reason = item
                 else:
@@ -298,7 +300,7 @@ def _utf8(name: str) -> bool:
     return True
 
 
-def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, confine: bool) -> Discovered | str:
+def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, rules: WalkRules) -> Discovered | str:
     """Stat one file and apply the checks that need the disk; a string is why it is skipped.
 
     Works on strings until a file is kept: path objects cost more than the stat.
@@ -316,6 +318,8 @@ def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, con
         return UNREADABLE
     if not stat.S_ISREG(info.st_mode):
         return SPECIAL
+    if (info.st_dev, info.st_ino) in rules.own_files:
+        return OWN
     path = root / rel
     # Without a link on the way (directory links are never followed), the real path
     # is the resolved root plus rel, so only linked files or a linked root need more.
@@ -323,7 +327,7 @@ def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, con
     if is_sensitive_path(path) or (resolved is not path and is_sensitive_path(resolved)):
         log.debug("skipping sensitive path %s", path)
         return SENSITIVE
-    if confine and linked and not resolved.is_relative_to(real_root):
+    if rules.confine_to_root and linked and not resolved.is_relative_to(real_root):
         log.debug("skipping %s: it resolves outside the source root", path)
         return OUTSIDE_ROOT
     return Discovered(path=path, rel=rel, mtime=info.st_mtime, size=info.st_size)

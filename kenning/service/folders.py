@@ -47,22 +47,28 @@ class Folder:
     resume_handle: asyncio.TimerHandle | None = None
 
 
-def own_output() -> tuple[Path, ...]:
-    """The files this process's stdout and stderr append to: the log `ken start` opens for
-    it, or where `ken daemon >> file` sends it. The path is asked of the open descriptor
-    (macOS's F_GETPATH, Linux's /proc), since nothing else names a redirect's target."""
-    found: list[Path] = []
+def own_output() -> tuple[tuple[Path, ...], frozenset[tuple[int, int]]]:
+    """The files this process's stdout and stderr append to (the log `ken start` opens
+    for it, or where `ken daemon >> file` sends it): their paths, for the watcher, which
+    judges events by path, and their (device, inode), for the walk, which then skips
+    them however it reaches them (a hard link, another spelling of the path). The path
+    is asked of the open descriptor (macOS's F_GETPATH, Linux's /proc), since nothing
+    else names a redirect's target."""
+    paths: list[Path] = []
+    identities: set[tuple[int, int]] = set()
     for fd in (1, 2):
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
                 continue
+            identities.add((info.st_dev, info.st_ino))
             if hasattr(fcntl, "F_GETPATH"):
-                found.append(Path(os.fsdecode(fcntl.fcntl(fd, fcntl.F_GETPATH, bytes(1024)).rstrip(b"\0"))))
+                paths.append(Path(os.fsdecode(fcntl.fcntl(fd, fcntl.F_GETPATH, bytes(1024)).rstrip(b"\0"))))
             else:
-                found.append(Path(os.readlink(f"/proc/self/fd/{fd}")))
+                paths.append(Path(os.readlink(f"/proc/self/fd/{fd}")))
         except OSError:
             continue
-    return tuple(dict.fromkeys(found))
+    return tuple(dict.fromkeys(paths)), frozenset(identities)
 
 
 class Folders:
@@ -79,7 +85,7 @@ class Folders:
         self.next_sweep_at = time.time() + settings.daemon.sweep_interval
         self._rounds = 0
         self._merge_lock = asyncio.Lock()
-        self.output = own_output()
+        self.output, self.output_files = own_output()
 
     async def apply(self, settings: Settings) -> None:
         """Start, restart or stop folders so that they match `settings`."""
@@ -106,6 +112,7 @@ class Folders:
                 source,
                 options,
                 exclude=(settings.daemon.data_dir, *self.output),
+                own_files=self.output_files,
                 on_ingesting=lambda busy, name=name: self.activity.report(name, busy),
                 default_budget=settings.daemon.folder_chunk_budget,
                 shared_budget=self.budget,
