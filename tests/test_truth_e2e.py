@@ -291,6 +291,33 @@ NOTES = {
 
         - Standup 09:45 on Google Meet.
         """,
+    "teams/route-apps.md": """
+        # Route Apps team
+
+        We build the driver screens.
+
+        - Screen 1: the route list, stop detail, proof of delivery and signature capture for drivers.
+        - Screen 2: the route list, stop detail, proof of delivery and signature capture for drivers.
+        - Screen 3: the route list, stop detail, proof of delivery and signature capture for drivers.
+        - Screen 4: the route list, stop detail, proof of delivery and signature capture for drivers.
+        - Screen 5: the route list, stop detail, proof of delivery and signature capture for drivers.
+        - Screen 6: the route list, stop detail, proof of delivery and signature capture for drivers.
+        - Screen 7: the route list, stop detail, proof of delivery and signature capture for drivers.
+        - Screen 8: the route list, stop detail, proof of delivery and signature capture for drivers.
+        - Screen 9: the route list, stop detail, proof of delivery and signature capture for drivers.
+        - Screen 10: the route list, stop detail, proof of delivery and signature capture for drivers.
+        - Screen 11: the route list, stop detail, proof of delivery and signature capture for drivers.
+        - Screen 12: the route list, stop detail, proof of delivery and signature capture for drivers.
+
+        ## Rituals
+
+        - Standup 10:15 daily; on Fridays the Route Platform team joins it.
+        """,
+    "teams/route-platform.md": """
+        # Route Platform team
+
+        - Standup 09:05 in the small meeting room.
+        """,
     "data/job-events.md": """
         # job_events dataset
 
@@ -629,6 +656,9 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     assert docs(ask(daemon, "What time is the Tablet Platform team's standup?"))[0] == "tablet-platform.md"
     result = ask(daemon, "What time is the Tablet Apps team's standup?")
     assert result["hits"] == [] and "a time of day" in result["abstained"]
+    # A later chunk of the Route Apps page that names the Route Platform team is still
+    # about the Route Apps team, under its title.
+    assert docs(ask(daemon, "What time is the Route Apps team's standup?"))[0] == "route-apps.md"
     # Her page places her weeks in Manchester in time, and no note names a birthday.
     assert docs(ask(daemon, "When is Dana Whitfield in Manchester?"))[0] == "dana-whitfield.md"
     result = ask(daemon, "When is Dana Whitfield's birthday?")
