@@ -237,7 +237,11 @@ async def _unstated(
     about = of_period
     if asked is not None:
         # A chunk's title and headings name what it is about as much as its text does.
-        headed = {hit.item_id: f"{hit.title}\n{hit.section}\n{texts.get(hit.item_id, '')}" for hit in hits[:JUDGED]}
+        headed = {
+            hit.item_id: f"{hit.title}\n{hit.section}\n{texts.get(hit.item_id, '')}"
+            for hit in hits[:JUDGED]
+            if hit.item_id in about
+        }
         about = coverage.not_namesakes(about, headed, text, asked.query.names)
     # A count, a port or the like must stand near the words naming what it measures,
     # which ties it to the subject; any other kind is asked of the hits about it.
