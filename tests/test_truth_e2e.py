@@ -379,6 +379,24 @@ NOTES = {
         - Summer: the island run.
         - Winter lay-up berth: Portnahaven inner basin, checked daily.
         """,
+    "people/crew-list.md": """
+        # Crew list
+
+        | name | rank | vessel |
+        |---|---|---|
+        | Ailsa Grant | Engineer-mate | MV Petrel |
+        | Ally Munro | Master | MV Skua |
+        """,
+    "vessels/skua.md": """
+        # MV Skua
+
+        Main engines: two Volvo Penta D13, fitted in 2019.
+        """,
+    "vessels/petrel.md": """
+        # MV Petrel
+
+        Main engines: one Caterpillar C18, fitted in 2016.
+        """,
     "ports/portnahaven.md": """
         ---
         title: Portnahaven port and office
@@ -780,6 +798,10 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     assert docs(result)[:2] == ["tern.md", "portnahaven.md"]
     # Its front matter titles the port's page, and its heading still says what it is about.
     assert first_hit(result, "portnahaven.md")["title"] == "Portnahaven port and office"
+    # The row naming the captain links to his ship; the engineer's row holds "engine" but
+    # states the kind of answer, not where the question goes next.
+    result = ask(daemon, "What engines are fitted to the ship Captain Ally Munro commands?")
+    assert docs(result)[:2] == ["crew-list.md", "skua.md"]
     # "the catalog service", in a sentence wrapped over two lines, names the page titled
     # "catalog".
     result = ask(daemon, "Which database holds the service that Project Heron moves the parts catalogue to?")

@@ -101,12 +101,17 @@ def _holder(text: str) -> Callable[[str], bool]:
     return word_among([word.casefold() for word in _WORD.findall(text)])
 
 
-def _weight(line: str, query: KeywordQuery) -> tuple[int, int]:
-    """How many of the question's other words and of its names a line holds."""
+def _weight(line: str, query: KeywordQuery, linking: bool = False) -> tuple[int, int]:
+    """How many of the question's other words and of its names a line holds.
+
+    `linking`: leave out the words naming the kind of answer ("engines" in "What engines
+    are fitted to the ship Ally Munro commands?"). A line holding them states an answer
+    of its own, it does not say where to look: "Ailsa Grant | Engineer-mate | MV Puffin"
+    is not the row that names Ally Munro's ship."""
     words = [word.casefold() for word in _WORD.findall(line)]
     name_words = _name_words(query) | {word for phrase in query.phrases for word in phrase}
     among = word_among(words)
-    held = [term for term in query.terms if among(term)]
+    held = [term for term in query.terms if among(term) and not (linking and term in query.asked_for)]
     held += [word for phrase in query.phrases for word in phrase if word in words]
     return len({t for t in held if t not in name_words}), len({t for t in held if t in name_words})
 
@@ -144,7 +149,7 @@ async def follow(
     # A sentence that holds the question's words comes first; one that holds none ("It is
     # built on top of conf_loader.") still speaks of what its paragraph does.
     lines = [
-        (line, (*_weight(line, query), *weight))
+        (line, (*_weight(line, query, linking=True), *weight))
         for statement in statements(texts[bridge.item_id].content)
         if (weight := _weight(statement, query)) != (0, 0)
         for line in sentences(statement)
