@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 
 from kenning.api import Hit
-from kenning.retrieval.dates import speaks_of
+from kenning.retrieval.dates import TimeIntent, speaks_of
 from kenning.text.dates import (
     Period,
     chunk_date,
@@ -181,3 +181,24 @@ def test_days_written_out_name_a_time_but_not_the_day_a_line_opens_with():
     assert written_days("- 2026-03-02: the cache moves to Ceph instead of MinIO") == []
     assert written_days("see advisory FH-2026-03-09") == []
     assert written_days("due 31 February 2026") == []
+
+
+@pytest.mark.parametrize(
+    ("question", "clause"),
+    [
+        # The period says which vessel the question goes through.
+        (
+            "When is the next dry dock for the vessel whose bow thruster failed in March 2026?",
+            {"bow", "thruster", "failed", "in"},
+        ),
+        ("What was the budget of the project that launched in 2024?", {"launched", "in"}),
+        # "that" after a preposition points; the period is the question's own.
+        ("What did we decide at that meeting in March 2025?", set()),
+        # A second question, not a clause.
+        ("Which team owns billing and who led it in 2024?", set()),
+        # The period stands outside the clause.
+        ("In 2025, what did the team that runs billing spend?", set()),
+    ],
+)
+def test_a_period_in_a_relative_clause_is_read_as_the_clause(question: str, clause: set[str]) -> None:
+    assert TimeIntent.of(question, TODAY).clause == clause

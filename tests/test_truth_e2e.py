@@ -397,6 +397,20 @@ NOTES = {
 
         Main engines: one Caterpillar C18, fitted in 2016.
         """,
+    "incidents/2026-03-03-bow-thruster.md": """
+        # Bow thruster failure
+
+        MV Skua's bow thruster failed while berthing at Portnahaven; she ran without it for a week.
+        """,
+    "yard/drydock-plan.md": """
+        ---
+        date: 2026-01-20
+        ---
+        # Dry dock plan
+
+        - MV Skua: next dry dock 14 October 2026, at Leith.
+        - MV Petrel: next dry dock 2 February 2027.
+        """,
     "ports/portnahaven.md": """
         ---
         title: Portnahaven port and office
@@ -802,6 +816,13 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # states the kind of answer, not where the question goes next.
     result = ask(daemon, "What engines are fitted to the ship Captain Ally Munro commands?")
     assert docs(result)[:2] == ["crew-list.md", "skua.md"]
+    # The period is named in a relative clause: it says which vessel, through the March
+    # incident, and the plan that answers was written in January.
+    result = ask(daemon, "When is the next dry dock for the vessel whose bow thruster failed in March 2026?")
+    assert not result["abstained"] and "drydock-plan.md" in docs(result)[:3]
+    # A period the question asks about itself still wants a note that speaks of it.
+    result = ask(daemon, "When was MV Skua's dry dock in 2024?")
+    assert result["hits"] == [] and "period" in result["abstained"]
     # "the catalog service", in a sentence wrapped over two lines, names the page titled
     # "catalog".
     result = ask(daemon, "Which database holds the service that Project Heron moves the parts catalogue to?")

@@ -25,6 +25,11 @@ _RECENT = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"\w+")
+# A relative clause on a thing the question goes through: "the vessel whose bow thruster
+# failed", "the ferry that runs". Not "that" after a preposition ("at that meeting"),
+# where it points, nor a second question ("and who leads it").
+_CLAUSE = re.compile(r"(\w+)\s+(?:whose|that|which|who)\b", re.IGNORECASE)
+_NOT_A_CLAUSE = frozenset("at in on of for from to by about with and or but".split())
 # The share of its score a hit dated far from the period keeps; set on the truth set's
 # dev split (bench/README.md).
 OUTSIDE_KEEPS = 0.7
@@ -43,14 +48,22 @@ class TimeIntent:
     periods: tuple[Period, ...]
     # The query's words that name its periods, lower-cased ("q3", "2025", "last", "year").
     words: frozenset[str] = frozenset()
+    # When every period is named in a relative clause ("the vessel whose bow thruster
+    # failed in March 2026"), the clause's other words, lower-cased: the period tells
+    # which thing the question goes through, not when its answer was written.
+    clause: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, query: str, today: date) -> TimeIntent:
         named = named_spans(query, today)
         periods = tuple(span for _, span in named)
         words = frozenset(word.lower() for (start, end), _ in named for word in _WORD.findall(query, start, end))
+        opened = [match.end() for match in _CLAUSE.finditer(query) if match.group(1).lower() not in _NOT_A_CLAUSE]
+        clause: frozenset[str] = frozenset()
+        if named and opened and all(start >= opened[0] for (start, _), _ in named):
+            clause = frozenset(word.lower() for word in _WORD.findall(query, opened[0])) - words
         # A period named wins over "current": "the current price in 2025" asks about 2025.
-        return cls(recent=not periods and bool(_RECENT.search(query)), periods=periods, words=words)
+        return cls(recent=not periods and bool(_RECENT.search(query)), periods=periods, words=words, clause=clause)
 
 
 def affinity(iso: str, periods: tuple[Period, ...]) -> float:

@@ -184,14 +184,25 @@ async def settle(
     of_period = [hit.item_id for hit in best]
     if intent.periods:
         beside = measured.beside_period if measured is not None else {}
-        # The rest of the question, which a line naming the period must hold some of.
-        rest = tuple(term for term in asked.query.terms if term not in intent.words) if asked is not None else ()
+        # The rest of the question, which a line naming the period must hold some of: of
+        # a relative clause naming it, the clause.
+        rest: tuple[str, ...] = ()
+        if asked is not None:
+            rest = tuple(term for term in asked.query.terms if term not in intent.words)
+            rest = tuple(term for term in rest if term in intent.clause) if intent.clause else rest
         of_period = [
             hit.item_id for hit in best if speaks_of(hit, texts.get(hit.item_id, ""), intent.periods, today, rest)
         ]
-        period = any(
-            measured is None or beside.get(hit_id, 0.0) >= floors.PERIOD_COVERAGE for hit_id in of_period
-        )
+        if intent.clause:
+            # The note that speaks of the period is the one the question goes through
+            # ("the vessel whose bow thruster failed in March 2026"): it holds the clause,
+            # and the page that answers may be dated any time.
+            period = bool(of_period)
+            of_period = [hit.item_id for hit in best]
+        else:
+            period = any(
+                measured is None or beside.get(hit_id, 0.0) >= floors.PERIOD_COVERAGE for hit_id in of_period
+            )
     question = asked.query.question if asked is not None else True
     unstated = await _unstated(db, wanted, hits, texts, measured, asked, intent, follow, of_period, text)
     support = floors.Support(
