@@ -411,6 +411,18 @@ NOTES = {
         - MV Skua: next dry dock 14 October 2026, at Leith.
         - MV Petrel: next dry dock 2 February 2027.
         """,
+    "home/car.md": """
+        # Car
+
+        - Estate car, bought used in 2023.
+        - MOT and servicing at Brackenfield Motors; MOT due every May.
+        """,
+    "home/contacts.md": """
+        # Contacts
+
+        - Dr Lewis (surgery): 01632 960 555
+        - Brackenfield Motors (garage): 01632 960 118
+        """,
     "ports/portnahaven.md": """
         ---
         title: Portnahaven port and office
@@ -823,6 +835,14 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # A period the question asks about itself still wants a note that speaks of it.
     result = ask(daemon, "When was MV Skua's dry dock in 2024?")
     assert result["hits"] == [] and "period" in result["abstained"]
+    # A garage with no page of its own: the contacts list's row that names it, holds a
+    # word of the question and gives a phone number is the hop.
+    result = ask(daemon, "What's the phone number of the garage that does our car's MOT?")
+    assert not result["abstained"] and docs(result)[:2] == ["car.md", "contacts.md"]
+    assert any("names 'brackenfield motors'" in reason for reason in first_hit(result, "contacts.md")["reasons"])
+    # No row naming it gives an email address.
+    result = ask(daemon, "What's the email address of the garage that does our car's MOT?")
+    assert result["hits"] == [] and "an email" in result["abstained"]
     # "the catalog service", in a sentence wrapped over two lines, names the page titled
     # "catalog".
     result = ask(daemon, "Which database holds the service that Project Heron moves the parts catalogue to?")

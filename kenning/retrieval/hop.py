@@ -28,7 +28,13 @@ dead letter queue") is followed to the best chunk of another document that names
 and holds the question's words the line does not ("Which service is owned by..."): the
 catalogue's row "dispatch-api | Core Dispatch". On the truth set's tune split this
 answered one more multi-hop question and moved no other; bench/multihop.py, whose pages
-are all titled, is unchanged.
+are all titled, is unchanged. For a question asking for a kind of value, a run of
+capitalised words the line names with no page ("MOT and servicing at Lochside Motors")
+is followed too, but only to a line that names it, holds a word of the question and
+states that kind of value: the contacts list's "Lochside Motors (garage): 01999 412
+880"; and only from the best hit. Without the question's word on that line, and from
+the note below the best hit too, it answered two unanswerable questions of the tune
+split and one of the third set (bench/README.md).
 
 The page is never one the question names itself ("the owning project of the
 export_worker service"): a service catalogue's row "export_worker was built for Project
@@ -59,10 +65,12 @@ two worlds: the sentence that holds the question's words often names nothing wit
 from __future__ import annotations
 
 import asyncio
+import calendar
 import re
 from collections.abc import Callable
 
 from kenning.api import Hit
+from kenning.retrieval import values
 from kenning.retrieval.query import KeywordQuery, quote
 from kenning.store import fts, graph
 from kenning.store.database import Database
@@ -77,6 +85,12 @@ _WORD = re.compile(r"\w+")
 # and how many such names of the best line are tried.
 MENTIONS = 5
 NAMED_UNPAGED = 3
+# Chunks naming a thing with no page of its own that are read for a line stating the
+# kind of value asked for.
+STATING = 20
+_CALENDAR = frozenset(
+    name.casefold() for names in (calendar.month_name, calendar.month_abbr, calendar.day_name) for name in names if name
+)
 # Capitalised names a bridge's lines write that are looked up among the pages.
 CALLED = 100
 # A run of capitalised words ("Skerrivaig inner basin" starts one).
@@ -132,14 +146,20 @@ def _named_at(normalized: str, norms: list[str]) -> int | None:
 
 
 async def follow(
-    db: Database, query: KeywordQuery, hits: list[Hit], scope: Scope, said_there: bool = False
+    db: Database,
+    query: KeywordQuery,
+    hits: list[Hit],
+    scope: Scope,
+    said_there: bool = False,
+    wanted: values.Wanted | None = None,
 ) -> Hit | None:
     """The page the best hit names for the question, as a hit to put after it; None
     when the question is not a fact question, or the best hit names no such page.
 
     `said_there`: the sentence naming the page must itself hold a word or a name of the
     question, not only its paragraph: what a hit below the best says in passing ("The
-    Skerrivaig cafe closed in 2025") is no link."""
+    Skerrivaig cafe closed in 2025") is no link. `wanted`: the kind of value the question
+    asks for, which a line of another note naming what has no page may state."""
     if not query.question or not hits:
         return None
     bridge = hits[0]
@@ -187,7 +207,7 @@ async def follow(
             if best is None or key > best[0]:
                 best = (key, page)
     if best is None:
-        return await _mentioning(db, query, bridge, lines, paged, scope)
+        return await _mentioning(db, query, bridge, lines, paged, scope, wanted)
     loaded = await load_hits(db, best[1], scope)
     if not loaded:
         return None
@@ -209,15 +229,23 @@ async def _mentioning(
     lines: list[tuple[str, tuple[int, ...]]],
     paged: set[str],
     scope: Scope,
+    wanted: values.Wanted | None,
 ) -> Hit | None:
     """Where the bridge's best line names something with no page of its own ("The Core
     Dispatch team checks the dead letter queue"), the best chunk of another document
     that names it too and holds half or more of the question's words the line does not
     ("Which service is owned by..."; with one or two such words, one): the catalogue's
-    row "dispatch-api | Core Dispatch"."""
+    row "dispatch-api | Core Dispatch". Or, for a question asking for a kind of value,
+    the best chunk with a line that names it and states one: "Lochside Motors (garage):
+    01999 412 880" in the contacts note, for the phone number of the garage the car's
+    note names. A register or a contacts list is no page about what it lists, and says
+    what it says of each in a row of its own words."""
     name_words = _name_words(query)
+    # Capitalised names already followed from an earlier line, in vain.
+    tried: set[str] = set()
     for line, _ in sorted(lines, key=lambda pair: pair[1], reverse=True):
         names = _unpaged_names(line, paged, query, name_words)
+        names = [(name, capitals) for name, capitals in names if not capitals or (wanted and name not in tried)]
         if not names:
             continue
         among = _holder(line)
@@ -227,41 +255,95 @@ async def _mentioning(
             for term in query.terms
             if not among(term) and term not in name_words and term not in GENERIC_VERBS and term.isalpha()
         ]
-        if not rest:
+        if not rest and wanted is None:
             return None
-        either = " OR ".join(quote(term) for term in rest)
-        for name in names:
-            ranked = [item_id for item_id, _ in await fts.rank(db, f"{quote(name)} AND ({either})", MENTIONS, scope)]
-            loaded, texts = await asyncio.gather(load_hits(db, ranked, scope), chunk_texts(db, ranked))
-            for item_id in ranked:
-                hit = loaded.get(item_id)
-                if hit is None or hit.document_id == bridge.document_id or item_id not in texts:
-                    continue
-                if 2 * sum(map(_holder(texts[item_id].content), rest)) >= len(rest):
-                    hit.reasons.append(
-                        f"names {name!r} as the hit above it does ({bridge.path}:{bridge.line_start}-{bridge.line_end})"
-                    )
-                    return hit
-        return None
+        for name, capitals in names:
+            found = await _naming(db, name, capitals, rest, bridge, scope, wanted)
+            if found is not None:
+                found.reasons.append(
+                    f"names {name!r} as the hit above it does ({bridge.path}:{bridge.line_start}-{bridge.line_end})"
+                )
+                return found
+        if not all(capitals for _, capitals in names):
+            return None
+        tried.update(name for name, _ in names)
     return None
 
 
-def _unpaged_names(line: str, paged: set[str], query: KeywordQuery, name_words: set[str]) -> list[str]:
+async def _naming(
+    db: Database, name: str, capitals: bool, rest: list[str], bridge: Hit, scope: Scope, wanted: values.Wanted | None
+) -> Hit | None:
+    """Another document's best chunk that names `name` and holds half or more of `rest`,
+    or, failing that, has a line naming it that states the value `wanted` and holds a
+    word of `rest` ("Lochside Motors (garage): 01999 412 880"; "PadoTicket: licence
+    £18,400 a year"). `capitals`: the name is a run of capitalised words, which only the
+    second may follow."""
+    if rest and not capitals:
+        either = " OR ".join(quote(term) for term in rest)
+        ranked = [item_id for item_id, _ in await fts.rank(db, f"{quote(name)} AND ({either})", MENTIONS, scope)]
+        loaded, texts = await asyncio.gather(load_hits(db, ranked, scope), chunk_texts(db, ranked))
+        for item_id in ranked:
+            hit = loaded.get(item_id)
+            if hit is None or hit.document_id == bridge.document_id or item_id not in texts:
+                continue
+            if 2 * sum(map(_holder(texts[item_id].content), rest)) >= len(rest):
+                return hit
+    if wanted is None:
+        return None
+    ranked = [item_id for item_id, _ in await fts.rank(db, quote(name), STATING, scope)]
+    loaded, texts = await asyncio.gather(load_hits(db, ranked, scope), chunk_texts(db, ranked))
+    for item_id in ranked:
+        hit = loaded.get(item_id)
+        if hit is None or hit.document_id == bridge.document_id or item_id not in texts:
+            continue
+        naming = [line for line in statements(texts[item_id].content) if _named_at(f" {normalize_name(line)} ", [name])]
+        if any(values.states(wanted, line) and _holds_any(line, rest) for line in naming):
+            return hit
+    return None
+
+
+def _capitalised_names(line: str) -> list[str]:
+    """The runs of capitalised words a line writes past its first word ("Lochside
+    Motors", "PadoTicket"), which opens a sentence whatever it is, longest first; not
+    the name of a month or a day ("MOT due every May")."""
+    opening = re.match(r"[\s\-*|>#\d.)]*", line)
+    start = opening.end() if opening else 0
+    runs = [
+        match.group()
+        for match in _CAPITALISED.finditer(line)
+        if match.start() > start and not set(match.group().casefold().split()) <= _CALENDAR
+    ]
+    return sorted(runs, key=lambda run: -len(run.split()))
+
+
+def _holds_any(line: str, words: list[str]) -> bool:
+    """The line holds one of the words (told apart by an ending at most), or there are none."""
+    return not words or any(map(_holder(line), words))
+
+
+def _unpaged_names(line: str, paged: set[str], query: KeywordQuery, name_words: set[str]) -> list[tuple[str, bool]]:
     """What a line names that has no page, surest first and at most NAMED_UNPAGED: a
     capitalised team, service or the like ("the Core Dispatch team"), an identifier with
     a digit or an underscore ("sms_gateway", "eu-west-2"), then any hyphenated one
     ("rota-service", but also "re-drives": only the question's words decide between
-    them). Not one the question says itself ("the job queue" names "job")."""
+    them), then a run of capitalised words ("Lochside Motors"), marked True. Not one the
+    question says itself ("the job queue" names "job").
+
+    A run of capitalised words is followed only to a line stating the kind of value
+    asked for: the chunks holding "PadoTicket" and "year" are any notes about the
+    system, a row of the register stating what it costs a year is what was asked."""
     kinds = [
         [found for found in _KIND_NAMED.findall(line) if found[:1].isupper()],
         [found for found in _IDENTIFIER.findall(line) if re.search(r"[\d_]", found)],
         _IDENTIFIER.findall(line),
     ]
     said = set(query.terms) | name_words
-    names = []
-    for found in (normalize_name(found) for kind in kinds for found in kind):
+    names: list[tuple[str, bool]] = []
+    spelled = [(found, False) for kind in kinds for found in kind] + [(found, True) for found in _capitalised_names(line)]
+    for found, capitals in ((normalize_name(found), capitals) for found, capitals in spelled):
         words = _WORD.findall(found)
-        if found in paged or found in names or not any(word.isalpha() for word in words) or set(words) <= said:
+        seen = found in paged or any(found == name for name, _ in names)
+        if seen or not any(word.isalpha() for word in words) or set(words) <= said:
             continue
-        names.append(found)
+        names.append((found, capitals))
     return names[:NAMED_UNPAGED]

@@ -229,10 +229,13 @@ class Retriever:
         # is looked up once for a given best hit. It is started for the best hit as fused,
         # to run alongside the truth stages, which most often leave that hit first.
         followed: dict[int, asyncio.Future] = {}
+        wanted = asked.wanted if asked is not None else None
 
         def hop_from(best: Hit) -> asyncio.Future:
             if best.item_id not in followed:
-                followed[best.item_id] = asyncio.ensure_future(hop.follow(self.db, keywords, [best], scope))
+                followed[best.item_id] = asyncio.ensure_future(
+                    hop.follow(self.db, keywords, [best], scope, wanted=wanted)
+                )
             return followed[best.item_id]
 
         async def follow(best: list[Hit]) -> Hit | None:
