@@ -411,6 +411,12 @@ NOTES = {
         - MV Skua: next dry dock 14 October 2026, at Leith.
         - MV Petrel: next dry dock 2 February 2027.
         """,
+    "newsletters/2026-07-newsletter.md": """
+        # Staff newsletter, July 2026
+
+        ## Photo competition
+        The staff photo competition was won by Ailsa Grant with a shot of the harbour at dawn.
+        """,
     "home/car.md": """
         # Car
 
@@ -840,6 +846,10 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     result = ask(daemon, "What's the phone number of the garage that does our car's MOT?")
     assert not result["abstained"] and docs(result)[:2] == ["car.md", "contacts.md"]
     assert any("names 'brackenfield motors'" in reason for reason in first_hit(result, "contacts.md")["reasons"])
+    # A person with no page: the crew list's row naming her, under a header that names
+    # the kind of thing asked for, says which vessel.
+    result = ask(daemon, "Which vessel does the winner of the staff photo competition work on?")
+    assert docs(result)[:2] == ["2026-07-newsletter.md", "crew-list.md"]
     # No row naming it gives an email address.
     result = ask(daemon, "What's the email address of the garage that does our car's MOT?")
     assert result["hits"] == [] and "an email" in result["abstained"]

@@ -31,8 +31,9 @@ answered one more multi-hop question and moved no other; bench/multihop.py, whos
 are all titled, is unchanged. For a question asking for a kind of value, a run of
 capitalised words the line names with no page ("MOT and servicing at Lochside Motors")
 is followed too, but only to a line that names it, holds a word of the question and
-states that kind of value: the contacts list's "Lochside Motors (garage): 01999 412
-880"; and only from the best hit. Without the question's word on that line, and from
+states that kind of value (the contacts list's "Lochside Motors (garage): 01999 412
+880") or, under its table's header, the kind of thing asked for ("Which vessel..."); and
+only from the best hit. Without the question's word on that line, and from
 the note below the best hit too, it answered two unanswerable questions of the tune
 split and one of the third set (bench/README.md).
 
@@ -68,6 +69,7 @@ import asyncio
 import calendar
 import re
 from collections.abc import Callable
+from functools import partial
 
 from kenning.api import Hit
 from kenning.retrieval import values
@@ -77,7 +79,7 @@ from kenning.store.database import Database
 from kenning.store.hits import chunk_texts, load_hits
 from kenning.store.scope import Scope
 from kenning.text.names import normalize_name
-from kenning.text.statements import sentences, statements, word_among
+from kenning.text.statements import framed, sentences, statements, word_among
 from kenning.text.stopwords import GENERIC_VERBS
 
 _WORD = re.compile(r"\w+")
@@ -207,7 +209,10 @@ async def follow(
             if best is None or key > best[0]:
                 best = (key, page)
     if best is None:
-        return await _mentioning(db, query, bridge, lines, paged, scope, wanted)
+        # What the note below the best hit names in passing is followed no further
+        # than to a page, or a note holding the question's words.
+        answers = None if said_there else _answering(query, wanted)
+        return await _mentioning(db, query, bridge, lines, paged, scope, answers)
     loaded = await load_hits(db, best[1], scope)
     if not loaded:
         return None
@@ -229,23 +234,25 @@ async def _mentioning(
     lines: list[tuple[str, tuple[int, ...]]],
     paged: set[str],
     scope: Scope,
-    wanted: values.Wanted | None,
+    answers: Callable[[str], bool] | None,
 ) -> Hit | None:
     """Where the bridge's best line names something with no page of its own ("The Core
     Dispatch team checks the dead letter queue"), the best chunk of another document
     that names it too and holds half or more of the question's words the line does not
     ("Which service is owned by..."; with one or two such words, one): the catalogue's
-    row "dispatch-api | Core Dispatch". Or, for a question asking for a kind of value,
-    the best chunk with a line that names it and states one: "Lochside Motors (garage):
-    01999 412 880" in the contacts note, for the phone number of the garage the car's
-    note names. A register or a contacts list is no page about what it lists, and says
-    what it says of each in a row of its own words."""
+    row "dispatch-api | Core Dispatch". Or, where the question asks for a kind of value
+    or names the kind of thing it wants (`answers`), the best chunk with a line that
+    names it and answers: "Lochside Motors (garage): 01999 412 880" in the contacts
+    note, for the phone number of the garage the car's note names; "| Morven Shaw |
+    Deckhand | MV Gannet |" under "| name | rank | vessel |", for the vessel the
+    competition's winner works on. A register or a list is no page about what it lists,
+    and says what it says of each in a row of its own words."""
     name_words = _name_words(query)
     # Capitalised names already followed from an earlier line, in vain.
     tried: set[str] = set()
     for line, _ in sorted(lines, key=lambda pair: pair[1], reverse=True):
         names = _unpaged_names(line, paged, query, name_words)
-        names = [(name, capitals) for name, capitals in names if not capitals or (wanted and name not in tried)]
+        names = [(name, capitals) for name, capitals in names if not capitals or (answers and name not in tried)]
         if not names:
             continue
         among = _holder(line)
@@ -255,10 +262,10 @@ async def _mentioning(
             for term in query.terms
             if not among(term) and term not in name_words and term not in GENERIC_VERBS and term.isalpha()
         ]
-        if not rest and wanted is None:
+        if not rest and answers is None:
             return None
         for name, capitals in names:
-            found = await _naming(db, name, capitals, rest, bridge, scope, wanted)
+            found = await _naming(db, name, capitals, rest, bridge, scope, answers)
             if found is not None:
                 found.reasons.append(
                     f"names {name!r} as the hit above it does ({bridge.path}:{bridge.line_start}-{bridge.line_end})"
@@ -271,13 +278,19 @@ async def _mentioning(
 
 
 async def _naming(
-    db: Database, name: str, capitals: bool, rest: list[str], bridge: Hit, scope: Scope, wanted: values.Wanted | None
+    db: Database,
+    name: str,
+    capitals: bool,
+    rest: list[str],
+    bridge: Hit,
+    scope: Scope,
+    answers: Callable[[str], bool] | None,
 ) -> Hit | None:
     """Another document's best chunk that names `name` and holds half or more of `rest`,
-    or, failing that, has a line naming it that states the value `wanted` and holds a
-    word of `rest` ("Lochside Motors (garage): 01999 412 880"; "PadoTicket: licence
-    £18,400 a year"). `capitals`: the name is a run of capitalised words, which only the
-    second may follow."""
+    or, failing that, has a line naming it that `answers` and holds a word of `rest`
+    ("Lochside Motors (garage): 01999 412 880"; "PadoTicket: licence £18,400 a year").
+    `capitals`: the name is a run of capitalised words, which only the second may
+    follow."""
     if rest and not capitals:
         either = " OR ".join(quote(term) for term in rest)
         ranked = [item_id for item_id, _ in await fts.rank(db, f"{quote(name)} AND ({either})", MENTIONS, scope)]
@@ -288,7 +301,7 @@ async def _naming(
                 continue
             if 2 * sum(map(_holder(texts[item_id].content), rest)) >= len(rest):
                 return hit
-    if wanted is None:
+    if answers is None:
         return None
     ranked = [item_id for item_id, _ in await fts.rank(db, quote(name), STATING, scope)]
     loaded, texts = await asyncio.gather(load_hits(db, ranked, scope), chunk_texts(db, ranked))
@@ -296,9 +309,25 @@ async def _naming(
         hit = loaded.get(item_id)
         if hit is None or hit.document_id == bridge.document_id or item_id not in texts:
             continue
-        naming = [line for line in statements(texts[item_id].content) if _named_at(f" {normalize_name(line)} ", [name])]
-        if any(values.states(wanted, line) and _holds_any(line, rest) for line in naming):
+        naming = [
+            f"{frame}\n{unit}" for frame, unit in framed(texts[item_id].content)
+            if _named_at(f" {normalize_name(unit)} ", [name])
+        ]
+        if any(answers(line) and _holds_any(line, rest) for line in naming):
             return hit
+    return None
+
+
+def _answering(query: KeywordQuery, wanted: values.Wanted | None) -> Callable[[str], bool] | None:
+    """Whether a line, with what frames it, answers the question: states the kind of
+    value it asks for, or holds the word naming the kind of thing ("| name | rank |
+    vessel |" over a crew list's row, for "Which vessel..."); None when the question
+    says neither."""
+    if wanted is not None:
+        return partial(values.states, wanted)
+    if query.asked_for:
+        kinds = sorted(query.asked_for)
+        return lambda line: any(map(_holder(line), kinds))
     return None
 
 
