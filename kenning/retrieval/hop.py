@@ -121,13 +121,15 @@ def _weight(line: str, query: KeywordQuery, linking: bool = False) -> tuple[int,
     """How many of the question's other words and of its names a line holds.
 
     `linking`: leave out the words naming the kind of answer ("engines" in "What engines
-    are fitted to the ship Ally Munro commands?"). A line holding them states an answer
-    of its own, it does not say where to look: "Ailsa Grant | Engineer-mate | MV Puffin"
-    is not the row that names Ally Munro's ship."""
+    are fitted to the ship Ally Munro commands?") unless the line names the question's
+    subject too. A line holding them about something else states an answer of its own,
+    it does not say where to look: "Ailsa Grant | Engineer-mate | MV Puffin" is not the
+    row that names Ally Munro's ship."""
     words = [word.casefold() for word in _WORD.findall(line)]
     name_words = _name_words(query) | {word for phrase in query.phrases for word in phrase}
     among = word_among(words)
-    held = [term for term in query.terms if among(term) and not (linking and term in query.asked_for)]
+    elsewhere = linking and not any(word in name_words for word in words)
+    held = [term for term in query.terms if among(term) and not (elsewhere and term in query.asked_for)]
     held += [word for phrase in query.phrases for word in phrase if word in words]
     return len({t for t in held if t not in name_words}), len({t for t in held if t in name_words})
 
