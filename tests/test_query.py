@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from kenning.retrieval.query import cjk_expression, fts_expression, parse, terms
+from kenning.retrieval.query import cjk_expression, fts_expression, parse, phrasal, terms
 
 
 @pytest.fixture
@@ -162,3 +162,17 @@ def test_cjk_runs_are_cut_into_overlapping_pairs():
     # Quoted, the pieces are one phrase; mixed with other words, the main index judges it.
     assert cjk_expression('"鍵署名" 設定') == '"鍵署 署名" OR "設定"'
     assert cjk_expression('"部署脚本 deploy"') is None
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (("self", "service"), True),
+        (("full", "time"), True),
+        (("check", "in"), True),
+        (("invoice", "archiver"), False),
+        (("me", "south", "1"), False),
+    ],
+)
+def test_a_hyphenated_word_of_the_language_is_told_from_a_name(words: tuple[str, ...], expected: bool) -> None:
+    assert phrasal(words) is expected

@@ -417,6 +417,20 @@ NOTES = {
         ## Photo competition
         The staff photo competition was won by Ailsa Grant with a shot of the harbour at dawn.
         """,
+    "reports/2026-q2-kpis.md": """
+        # Q2 2026 KPIs
+
+        - Active borrowers: 41,200.
+        - Loans through self-service kiosks: 63%.
+        """,
+    "systems/kiosks.md": """
+        # Kiosks
+
+        The self-service kiosks run on the library system; borrowers sign in with their card.
+        Each kiosk has a receipt printer, a card reader and a scanner for barcodes.
+        Paper rolls are kept in the staff room; the supplier visits every quarter.
+        A kiosk that shows a red light needs a restart from the switch at the back.
+        """,
     "home/car.md": """
         # Car
 
@@ -850,6 +864,10 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # the kind of thing asked for, says which vessel.
     result = ask(daemon, "Which vessel does the winner of the staff photo competition work on?")
     assert docs(result)[:2] == ["2026-07-newsletter.md", "crew-list.md"]
+    # "self-service" is a word of the language, not a name to follow to the kiosks note.
+    result = ask(daemon, "How many active borrowers does the library service have?")
+    assert docs(result)[0] == "2026-q2-kpis.md"
+    assert not any("self-service" in reason for hit in result["hits"] for reason in hit["reasons"])
     # No row naming it gives an email address.
     result = ask(daemon, "What's the email address of the garage that does our car's MOT?")
     assert result["hits"] == [] and "an email" in result["abstained"]

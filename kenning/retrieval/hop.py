@@ -73,7 +73,7 @@ from functools import partial
 
 from kenning.api import Hit
 from kenning.retrieval import values
-from kenning.retrieval.query import KeywordQuery, quote
+from kenning.retrieval.query import KeywordQuery, phrasal, quote
 from kenning.store import fts, graph
 from kenning.store.database import Database
 from kenning.store.hits import chunk_texts, load_hits
@@ -366,7 +366,8 @@ def _unpaged_names(line: str, paged: set[str], query: KeywordQuery, name_words: 
     kinds = [
         [found for found in _KIND_NAMED.findall(line) if found[:1].isupper()],
         [found for found in _IDENTIFIER.findall(line) if re.search(r"[\d_]", found)],
-        _IDENTIFIER.findall(line),
+        # Not a word of the language ("self-service", "full-time", "check-in").
+        [found for found in _IDENTIFIER.findall(line) if not phrasal(tuple(re.split(r"[-_]", found.lower())))],
     ]
     said = set(query.terms) | name_words
     names: list[tuple[str, bool]] = []

@@ -188,7 +188,7 @@ def parse(text: str) -> KeywordQuery:
         # With a phrase to search for, stopwords and question words are not needed to
         # give the query something to match.
         chosen = [term for term in chosen if term not in STOPWORDS and term not in QUESTION_WORDS]
-    names = {" ".join(words) for words in compounds if not _phrasal(words)}
+    names = {" ".join(words) for words in compounds if not phrasal(words)}
     words = [token for token in _TOKEN.findall(rest) if token.lower() in chosen]
     first = _TOKEN.search(text)
     inner = [token for token in words if first is None or token != first.group()]
@@ -241,7 +241,7 @@ _MODIFIER_TAILS = frozenset(
 )
 
 
-def _phrasal(words: tuple[str, ...]) -> bool:
+def phrasal(words: tuple[str, ...]) -> bool:
     """"shut-off", "check-in", "out-of-hours", "full-time", "Polish-language": a word of
     the language (a verb with its particle, a modifier), not a name ("orders-to-ledger",
     "node-a", "me-south-1", "invoice-archiver" are names)."""
