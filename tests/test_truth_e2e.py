@@ -431,6 +431,29 @@ NOTES = {
         Paper rolls are kept in the staff room; the supplier visits every quarter.
         A kiosk that shows a red light needs a restart from the switch at the back.
         """,
+    "changelogs/rota-api-CHANGELOG.md": """
+        # Changelog: rota-api
+
+        All notable changes to the rota-api service. Dates are release dates to production.
+
+        ## 2025.11.0 (2025-11-19)
+
+        - Shift swaps can be approved from the mobile app by the duty manager on call.
+        - Fix: overnight shifts crossing midnight were shown on the wrong day in exports.
+        - Faster rota search for large depots, with a new index on shift references.
+
+        ## 2025.07.0 (2025-07-15)
+
+        - Availability endpoint for each technician, with holidays and training days.
+        - Customer-specific shift templates that depots can copy and adapt.
+        - Dependency updates across the board, and a newer base image for the service.
+
+        ## 2025.04.0 (2025-04-08)
+
+        - Shift attachments can be listed and deleted through the API by their owners.
+        - Error responses now carry an error code and a request id for support tickets.
+        - Webhook signing secrets can be rotated without downtime or lost deliveries.
+        """,
     "home/car.md": """
         # Car
 
@@ -630,6 +653,18 @@ def test_now_prefers_the_newest_a_named_year_prefers_that_year_and_since_until_f
     assert "2026-price-list.md" in docs(since) and all(hit["date"] >= "2026" for hit in since["hits"])
     until = ask(daemon, "Team plan price per seat", until="2025-06")
     assert "2025-price-list.md" in docs(until) and "2026-price-list.md" not in docs(until)
+
+
+def test_a_changelogs_entry_for_the_period_asked_is_cited(daemon):
+    # The introduction holds the question's words; the July entry, dated by its heading,
+    # holds none of them but says what the release added.
+    result = ask(daemon, "Which rota-api release went to production in July 2025, and what did it add?")
+    first = result["hits"][0]
+    assert Path(first["path"]).name == "rota-api-CHANGELOG.md" and first["date"] == "2025-07-15"
+    assert any("in the period asked about" in reason for reason in first["reasons"])
+    # No entry is dated in 2023: the period is still refused.
+    result = ask(daemon, "Which rota-api release went to production in March 2023?")
+    assert result["hits"] == [] and "period" in result["abstained"]
 
 
 def test_a_date_a_note_looks_ahead_to_is_not_the_date_it_speaks_from(daemon):

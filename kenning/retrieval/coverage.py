@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kenning.api import Hit
@@ -342,12 +343,22 @@ def quoted_first(hits: list[Hit], coverage: Coverage, quoted: frozenset[str]) ->
         hit.reasons.append(f"holds the quoted {', '.join(repr(phrase) for phrase in sorted(quoted))} (+{lift:.3f})")
 
 
-def cite_fullest(hits: list[Hit], coverage: Coverage) -> None:
+def cite_fullest(hits: list[Hit], coverage: Coverage, of_period: Callable[[Hit], bool] | None = None) -> None:
     """Within one document, the chunk holding more of the query's weight than the
     document's best chunk takes that one's place: a chat export's first line names the
     channel and the month the question names, a runbook's introduction the task, and the
     message or the step that answers holds the rest of the question. Other documents
-    keep their places. `hits` is best first (the caller sorts again)."""
+    keep their places. `hits` is best first (the caller sorts again).
+
+    `of_period`: whether a chunk is dated in the period the question names; one that is
+    keeps its place before one that is not (a changelog's entry for July before its
+    introduction, which names the service and says what the dates mean)."""
     held = coverage.held
+
+    def better(hit: Hit, best: Hit) -> bool:
+        if of_period is not None and of_period(best) and not of_period(hit):
+            return False
+        return held[hit.item_id] > held[best.item_id]
+
     measured = [hit for hit in hits if hit.item_id in held]
-    diversity.lead_with(measured, lambda hit, best: held[hit.item_id] > held[best.item_id], "holds more of the query")
+    diversity.lead_with(measured, better, "holds more of the query")

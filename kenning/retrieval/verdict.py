@@ -30,6 +30,7 @@ the legs.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date
@@ -41,16 +42,18 @@ import numpy as np
 from kenning.api import Hit
 from kenning.config import RetrievalSettings
 from kenning.retrieval import coverage, diversity, floors, notices, truth, values
-from kenning.retrieval.dates import TimeIntent, favour_periods, speaks_of
-from kenning.retrieval.query import parse, quote
+from kenning.retrieval.dates import TimeIntent, affinity, favour_periods, speaks_of
+from kenning.retrieval.query import KeywordQuery, parse, quote
 from kenning.store import fts
 from kenning.store.database import Database
 from kenning.store.fts import Probe
-from kenning.store.hits import chunk_texts
+from kenning.store.hits import chunk_texts, load_hits, own_dates
 from kenning.store.links import superseders
 from kenning.store.scope import Scope
 from kenning.store.vector_index import VectorIndex
+from kenning.text.statements import word_among
 
+_WORD = re.compile(r"\w+")
 # Hits read in full for the truth signals and the floor; past them nothing moves.
 JUDGED = 30
 
@@ -125,6 +128,20 @@ async def settle(
     texts = {item_id: chunk.content for item_id, chunk in chunks.items()}
     today = date.today()
     intent = TimeIntent.of(text, today)
+    # An entry of the period asked about stands for its document's best hit, which holds
+    # the question's words where the entry may hold none.
+    standing_for: dict[int, int] = {}
+    if intent.periods and not intent.clause:
+        present = {hit.item_id for hit in hits}
+        for entry, best in await _entries_of_period(db, hits, intent, scope, asked.query if asked else parse(text)):
+            if entry.item_id not in present:
+                hits.append(entry)
+            standing_for[entry.item_id] = best.item_id
+        if standing_for:
+            _sort(hits)
+            judged = hits[:JUDGED]
+            chunks.update(await chunk_texts(db, [hit.item_id for hit in judged if hit.item_id not in chunks]))
+            texts.update((item_id, chunk.content) for item_id, chunk in chunks.items())
     measured = None
     if asked is not None:
         measured = await asked.measure(
@@ -139,7 +156,8 @@ async def settle(
     _sort(hits)
     if measured is not None:
         # Before the kind of value, which may then prefer a chunk that states one.
-        coverage.cite_fullest(hits[:JUDGED], measured)
+        dated_in = (lambda hit: hit.date is not None and affinity(hit.date, intent.periods) >= 1) if intent.periods else None
+        coverage.cite_fullest(hits[:JUDGED], measured, dated_in)
         _sort(hits)
     # The kind of value is read only from a query worded as a question: the keyword side
     # read it already; without that leg every query is judged as a question by the
@@ -174,10 +192,14 @@ async def settle(
         truth.show_both_sides(hits)
         _sort(hits)
     best = hits[: floors.DEPTH]
+    held = None
+    if measured is not None:
+        held = measured.held | {
+            entry: max(measured.held.get(entry, 0.0), measured.held.get(best_id, 0.0))
+            for entry, best_id in standing_for.items()
+        }
     coverage_best, similarity_best = floors.best_support(
-        best,
-        measured.held if measured is not None else None,
-        meaning.to_query([hit.item_id for hit in best]) if meaning else None,
+        best, held, meaning.to_query([hit.item_id for hit in best]) if meaning else None
     )
     period = None
     # The best hits that speak of the period asked about (all of them when none is asked).
@@ -201,7 +223,10 @@ async def settle(
             of_period = [hit.item_id for hit in best]
         else:
             period = any(
-                measured is None or beside.get(hit_id, 0.0) >= floors.PERIOD_COVERAGE for hit_id in of_period
+                measured is None
+                or max(beside.get(hit_id, 0.0), beside.get(standing_for.get(hit_id, hit_id), 0.0))
+                >= floors.PERIOD_COVERAGE
+                for hit_id in of_period
             )
     question = asked.query.question if asked is not None else True
     unstated = await _unstated(db, wanted, hits, texts, measured, asked, intent, follow, of_period, text)
@@ -269,6 +294,56 @@ async def _unstated(
         chunk = (await chunk_texts(db, [page.item_id])).get(page.item_id)
         named = chunk.content if chunk is not None else ""
     return None if values.states(wanted, named) else kind
+
+
+async def _entries_of_period(
+    db: Database, hits: list[Hit], intent: TimeIntent, scope: Scope, query: KeywordQuery
+) -> list[tuple[Hit, Hit]]:
+    """For each of the best documents whose best hit is not dated in the period asked
+    about, its chunk that is, by a date of its own, with that best hit: "Which
+    dispatch-api release went to production in July 2025?" finds the changelog by its
+    name and words, whose best chunk is its introduction; the entry headed "2025.07.0
+    (2025-07-15)" holds none of the question's other words, and the legs rank it far
+    down or not at all. Of several such chunks, the one holding most of the question's
+    words. It takes the document's best hit's score, which the period then lowers for
+    the best hit alone. Entries the legs did not find are loaded; the caller adds them."""
+    leading: dict[int, Hit] = {}
+    for hit in hits:
+        if len(leading) == floors.DEPTH:
+            break
+        leading.setdefault(hit.document_id, hit)
+    outside = {doc: hit for doc, hit in leading.items() if hit.date is None or affinity(hit.date, intent.periods) < 1}
+    inside: dict[int, list[int]] = {}
+    for item_id, document_id, dated in await own_dates(db, sorted(outside)):
+        if dated and affinity(dated, intent.periods) >= 1:
+            inside.setdefault(document_id, []).append(item_id)
+    ids = [item_id for dated in inside.values() for item_id in dated]
+    if not ids:
+        return []
+    found = {hit.item_id: hit for hit in hits}
+    loaded, texts = await asyncio.gather(
+        load_hits(db, [item_id for item_id in ids if item_id not in found], scope), chunk_texts(db, ids)
+    )
+
+    def held(hit: Hit) -> int:
+        words = _WORD.findall(f"{hit.title}\n{hit.section}\n{texts[hit.item_id].content}".casefold())
+        return sum(map(word_among(words), query.terms))
+
+    entries: list[tuple[Hit, Hit]] = []
+    for doc, dated in inside.items():
+        candidates = [found.get(item_id) or loaded[item_id] for item_id in dated if item_id in found or item_id in loaded]
+        candidates = [hit for hit in candidates if hit.item_id in texts]
+        if not candidates:
+            continue
+        # The first of those holding most of the question's words.
+        entry = max(candidates, key=held)
+        best = outside[doc]
+        entry.score = max(entry.score, best.score)
+        entry.reasons.append(
+            f"dated {entry.date} in the period asked about, unlike item {best.item_id}, its document's best hit"
+        )
+        entries.append((entry, best))
+    return entries
 
 
 def _sort(hits: list[Hit]) -> None:

@@ -66,6 +66,19 @@ async def load_hits(db: Database, ids: list[int], scope: Scope) -> dict[int, Hit
     return found
 
 
+async def own_dates(db: Database, document_ids: list[int]) -> list[tuple[int, int, str]]:
+    """(item id, document id, date as a hit shows it) for the chunks of these documents
+    that carry a date of their own: a changelog's entry, a decision log's dated line."""
+    if not document_ids:
+        return []
+    rows = await db.read(
+        f"SELECT i.id, i.document_id, {CHUNK_DATE} FROM items i JOIN documents d ON d.id = i.document_id"
+        f" WHERE i.document_id IN ({', '.join('?' * len(document_ids))}) AND i.date IS NOT NULL ORDER BY i.ord",
+        document_ids,
+    )
+    return [(row[0], row[1], row[2]) for row in rows]
+
+
 # A document's first chunks: its front matter often makes a chunk of its own.
 LEAD_CHUNKS = 2
 
