@@ -3,7 +3,9 @@
 The steps, each in its own module, in order:
 
 1. proximity (coverage.py): hits holding the query's words near each other go up;
-2. dates (dates.py): for a question naming a period, hits dated outside it go down;
+2. dates (dates.py): for a question naming a period, a best document's chunk dated in
+   it by a date of its own (a changelog's entry) takes the score of that document's
+   best hit, and stands for it before the floor; hits dated outside the period go down;
    then hits lacking a phrase the person quoted go below those holding it (coverage.py);
 3. the answer's lines: a document's chunk that holds more of the query (coverage.py),
    or, for a question asking for a kind of value, that states one (values.py), takes
@@ -21,8 +23,9 @@ Each step that moves a hit says why in its `reasons` (`ken search --explain`). T
 read once more, for the best hits only, in two statements run together: their full text,
 and which of their documents an agent said another supersedes; and, only when one of
 them corrects or retracts, how many chunks hold the words that say what it means; and
-the keyword index, for notices that name the best three by their titles.
-Which of the query's terms and word pairs each of them holds is read from a scratch
+the keyword index, for notices that name the best three by their titles; and, for a
+question naming a period, which chunks of the best three documents carry a date of
+their own. Which of the query's terms and word pairs each of them holds is read from a scratch
 index of just those chunks (store/scratch.py); the terms' counts were read alongside
 the legs.
 """
