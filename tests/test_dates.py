@@ -202,3 +202,15 @@ def test_days_written_out_name_a_time_but_not_the_day_a_line_opens_with():
 )
 def test_a_period_in_a_relative_clause_is_read_as_the_clause(question: str, clause: set[str]) -> None:
     assert TimeIntent.of(question, TODAY).clause == clause
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is it true that a rota-api release went to production in March 2023?",
+        "Tell me which rota-api release went out in July 2025",
+        "What did the minutes of that meeting in March 2025 say?",
+    ],
+)
+def test_that_or_which_outside_a_noun_phrase_opens_no_clause(question: str) -> None:
+    assert TimeIntent.of(question, TODAY).clause == frozenset()
