@@ -80,11 +80,12 @@ from kenning.store.hits import chunk_texts, load_hits
 from kenning.store.scope import Scope
 from kenning.text.names import normalize_name
 from kenning.text.statements import framed, sentences, statements, word_among
-from kenning.text.stopwords import GENERIC_VERBS
+from kenning.text.stopwords import GENERIC_VERBS, STOPWORDS
 
 _WORD = re.compile(r"\w+")
 # Chunks naming a thing with no page of its own that are read for the one to follow,
-# and how many such names of the best line are tried.
+# how many such names of the best line are tried, and how many capitalised names of
+# the bridge's lines in all.
 MENTIONS = 5
 NAMED_UNPAGED = 3
 # Chunks naming a thing with no page of its own that are read for a line stating the
@@ -255,6 +256,9 @@ async def _mentioning(
     for line, _ in sorted(lines, key=lambda pair: pair[1], reverse=True):
         names = _unpaged_names(line, paged, query, name_words)
         names = [(name, capitals) for name, capitals in names if not capitals or (answers and name not in tried)]
+        # At most NAMED_UNPAGED capitalised names over all the lines.
+        left = NAMED_UNPAGED - len(tried)
+        names = [pair for pair in names if not pair[1] or (left := left - 1) >= 0]
         if not names:
             continue
         among = _holder(line)
@@ -289,7 +293,7 @@ async def _naming(
     answers: Callable[[str], bool] | None,
 ) -> Hit | None:
     """Another document's best chunk that names `name` and holds half or more of `rest`,
-    or, failing that, has a line naming it that `answers` and holds a word of `rest`
+    or, failing that, has a line naming it that `answers` and holds a word of `rest` (if any)
     ("Lochside Motors (garage): 01999 412 880"; "PadoTicket: licence £18,400 a year").
     `capitals`: the name is a run of capitalised words, which only the second may
     follow."""
@@ -334,17 +338,25 @@ def _answering(query: KeywordQuery, wanted: values.Wanted | None) -> Callable[[s
 
 
 def _capitalised_names(line: str) -> list[str]:
-    """The runs of capitalised words a line writes past its first word ("Lochside
-    Motors", "PadoTicket"), which opens a sentence whatever it is, longest first; not
+    """The runs of capitalised words a line writes ("Lochside Motors", "PadoTicket"),
+    longest first; of a run opening the line, the words after its first, which opens a
+    sentence whatever it is ("At Lochside Motors the MOT..."). Not a function word or a
+    short abbreviation ("I", "OK", "HR": a search for it matches almost every chunk), nor
     the name of a month or a day ("MOT due every May")."""
     opening = re.match(r"[\s\-*|>#\d.)]*", line)
     start = opening.end() if opening else 0
-    runs = [
-        match.group()
-        for match in _CAPITALISED.finditer(line)
-        if match.start() > start and not set(match.group().casefold().split()) <= _CALENDAR
-    ]
+    runs = []
+    for match in _CAPITALISED.finditer(line):
+        words = match.group().split()[1:] if match.start() <= start else match.group().split()
+        while words and _too_common(words[0]):
+            words = words[1:]
+        if words and not (len(words) == 1 and _too_common(words[0])) and not {w.casefold() for w in words} <= _CALENDAR:
+            runs.append(" ".join(words))
     return sorted(runs, key=lambda run: -len(run.split()))
+
+
+def _too_common(word: str) -> bool:
+    return word.casefold() in STOPWORDS or (word.isupper() and len(word) <= 3) or len(word) == 1
 
 
 def _holds_any(line: str, words: list[str]) -> bool:
