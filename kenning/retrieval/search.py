@@ -31,7 +31,7 @@ import numpy as np
 from kenning.api import Hit, SearchResult
 from kenning.config import RetrievalSettings
 from kenning.errors import EmbedderUnavailable
-from kenning.retrieval import hop
+from kenning.retrieval import hop, values
 from kenning.retrieval.coverage import Asked
 from kenning.retrieval.fusion import Ranked, fuse_rrf, fuse_scores, legs_and_ranks
 from kenning.retrieval.graph import graph_search
@@ -229,7 +229,8 @@ class Retriever:
         # is looked up once for a given best hit. It is started for the best hit as fused,
         # to run alongside the truth stages, which most often leave that hit first.
         followed: dict[int, asyncio.Future] = {}
-        wanted = asked.wanted if asked is not None else None
+        # Without the keyword leg the wording is read here, as the floor reads it.
+        wanted = asked.wanted if asked is not None else values.wanted(query) if keywords.question else None
 
         def hop_from(best: Hit) -> asyncio.Future:
             if best.item_id not in followed:
