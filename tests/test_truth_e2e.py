@@ -662,6 +662,9 @@ def test_a_changelogs_entry_for_the_period_asked_is_cited(daemon):
     first = result["hits"][0]
     assert Path(first["path"]).name == "rota-api-CHANGELOG.md" and first["date"] == "2025-07-15"
     assert any("in the period asked about" in reason for reason in first["reasons"])
+    # "true that" opens no relative clause: the period is the question's own.
+    result = ask(daemon, "Is it true that a rota-api release went to production in July 2025?")
+    assert result["hits"][0]["date"] == "2025-07-15"
     # No entry is dated in 2023: the period is still refused.
     result = ask(daemon, "Which rota-api release went to production in March 2023?")
     assert result["hits"] == [] and "period" in result["abstained"]
@@ -894,6 +897,9 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # word of the question and gives a phone number is the hop.
     result = ask(daemon, "What's the phone number of the garage that does our car's MOT?")
     assert not result["abstained"] and docs(result)[:2] == ["car.md", "contacts.md"]
+    assert any("names 'brackenfield motors'" in reason for reason in first_hit(result, "contacts.md")["reasons"])
+    # The same without the keyword leg: the hop reads the kind of value from the wording.
+    result = ask(daemon, "What's the phone number of the garage that does our car's MOT?", legs=["vector", "graph"])
     assert any("names 'brackenfield motors'" in reason for reason in first_hit(result, "contacts.md")["reasons"])
     # A person with no page: the crew list's row naming her, under a header that names
     # the kind of thing asked for, says which vessel.

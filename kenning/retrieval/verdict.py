@@ -3,7 +3,7 @@
 The steps, each in its own module, in order:
 
 1. proximity (coverage.py): hits holding the query's words near each other go up;
-2. dates (dates.py): for a question naming a period, a best document's chunk dated in
+2. dates (dates.py): for a query naming a period, a best document's chunk dated in
    it by a date of its own (a changelog's entry) takes the score of that document's
    best hit, and stands for it before the floor; hits dated outside the period go down;
    then hits lacking a phrase the person quoted go below those holding it (coverage.py);
@@ -24,7 +24,7 @@ read once more, for the best hits only, in two statements run together: their fu
 and which of their documents an agent said another supersedes; and, only when one of
 them corrects or retracts, how many chunks hold the words that say what it means; and
 the keyword index, for notices that name the best three by their titles; and, for a
-question naming a period, which chunks of the best three documents carry a date of
+query naming a period, which chunks of the best three documents carry a date of
 their own. Which of the query's terms and word pairs each of them holds is read from a scratch
 index of just those chunks (store/scratch.py); the terms' counts were read alongside
 the legs.
@@ -36,7 +36,7 @@ import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from functools import partial
 from typing import NamedTuple
 
@@ -50,7 +50,7 @@ from kenning.retrieval.query import KeywordQuery, parse, quote
 from kenning.store import fts
 from kenning.store.database import Database
 from kenning.store.fts import Probe
-from kenning.store.hits import chunk_texts, load_hits, own_dates
+from kenning.store.hits import ChunkText, chunk_texts, load_hits, own_dates
 from kenning.store.links import superseders
 from kenning.store.scope import Scope
 from kenning.store.vector_index import VectorIndex
@@ -136,7 +136,9 @@ async def settle(
     standing_for: dict[int, int] = {}
     if intent.periods and not intent.clause:
         present = {hit.item_id for hit in hits}
-        for entry, best in await _entries_of_period(db, hits, intent, scope, asked.query if asked else parse(text)):
+        entries, read = await _entries_of_period(db, hits, intent, scope, asked.query if asked else parse(text))
+        chunks.update(read)
+        for entry, best in entries:
             if entry.item_id not in present:
                 hits.append(entry)
             standing_for[entry.item_id] = best.item_id
@@ -301,7 +303,7 @@ async def _unstated(
 
 async def _entries_of_period(
     db: Database, hits: list[Hit], intent: TimeIntent, scope: Scope, query: KeywordQuery
-) -> list[tuple[Hit, Hit]]:
+) -> tuple[list[tuple[Hit, Hit]], dict[int, ChunkText]]:
     """For each of the best documents whose best hit is not dated in the period asked
     about, its chunk that is, by a date of its own, with that best hit: "Which
     dispatch-api release went to production in July 2025?" finds the changelog by its
@@ -309,7 +311,8 @@ async def _entries_of_period(
     (2025-07-15)" holds none of the question's other words, and the legs rank it far
     down or not at all. Of several such chunks, the one holding most of the question's
     words. It takes the document's best hit's score, which the period then lowers for
-    the best hit alone. Entries the legs did not find are loaded; the caller adds them."""
+    the best hit alone (when it is dated). Entries the legs did not find are loaded; the
+    caller adds them. Also the texts read of the chunks dated in the period."""
     leading: dict[int, Hit] = {}
     for hit in hits:
         if len(leading) == floors.DEPTH:
@@ -317,12 +320,14 @@ async def _entries_of_period(
         leading.setdefault(hit.document_id, hit)
     outside = {doc: hit for doc, hit in leading.items() if hit.date is None or affinity(hit.date, intent.periods) < 1}
     inside: dict[int, list[int]] = {}
-    for item_id, document_id, dated in await own_dates(db, sorted(outside)):
+    first = min(period.start.year for period in intent.periods)
+    last = max((period.end - timedelta(days=1)).year for period in intent.periods)
+    for item_id, document_id, dated in await own_dates(db, sorted(outside), first, last):
         if dated and affinity(dated, intent.periods) >= 1:
             inside.setdefault(document_id, []).append(item_id)
     ids = [item_id for dated in inside.values() for item_id in dated]
     if not ids:
-        return []
+        return [], {}
     found = {hit.item_id: hit for hit in hits}
     loaded, texts = await asyncio.gather(
         load_hits(db, [item_id for item_id in ids if item_id not in found], scope), chunk_texts(db, ids)
@@ -346,7 +351,7 @@ async def _entries_of_period(
             f"dated {entry.date} in the period asked about, unlike item {best.item_id}, its document's best hit"
         )
         entries.append((entry, best))
-    return entries
+    return entries, texts
 
 
 def _sort(hits: list[Hit]) -> None:

@@ -66,15 +66,21 @@ async def load_hits(db: Database, ids: list[int], scope: Scope) -> dict[int, Hit
     return found
 
 
-async def own_dates(db: Database, document_ids: list[int]) -> list[tuple[int, int, str]]:
+# Dated chunks read for one search's period entries, at most: a chat export has one a day.
+OWN_DATES = 200
+
+
+async def own_dates(db: Database, document_ids: list[int], first_year: int, last_year: int) -> list[tuple[int, int, str]]:
     """(item id, document id, date as a hit shows it) for the chunks of these documents
-    that carry a date of their own: a changelog's entry, a decision log's dated line."""
+    that carry a date of their own (a changelog's entry, a decision log's dated line) in
+    these years, in document order, at most OWN_DATES."""
     if not document_ids:
         return []
     rows = await db.read(
-        f"SELECT i.id, i.document_id, {CHUNK_DATE} FROM items i JOIN documents d ON d.id = i.document_id"
-        f" WHERE i.document_id IN ({', '.join('?' * len(document_ids))}) AND i.date IS NOT NULL ORDER BY i.ord",
-        document_ids,
+        f"SELECT i.id, i.document_id, {CHUNK_DATE} AS dated FROM items i JOIN documents d ON d.id = i.document_id"
+        f" WHERE i.document_id IN ({', '.join('?' * len(document_ids))}) AND i.date IS NOT NULL"
+        f" AND substr(dated, 1, 4) BETWEEN ? AND ? ORDER BY i.document_id, i.ord LIMIT {OWN_DATES}",
+        [*document_ids, f"{first_year:04d}", f"{last_year:04d}"],
     )
     return [(row[0], row[1], row[2]) for row in rows]
 
