@@ -390,7 +390,10 @@ NOTES = {
     "vessels/skua.md": """
         # MV Skua
 
-        Main engines: two Volvo Penta D13, fitted in 2019.
+        Our newest ship, fitted out in 2020 and commanded by the island run's senior master.
+
+        ## Particulars
+        - Main engines: two Volvo Penta D13.
         """,
     "vessels/petrel.md": """
         # MV Petrel
@@ -886,6 +889,8 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # states the kind of answer, not where the question goes next.
     result = ask(daemon, "What engines are fitted to the ship Captain Ally Munro commands?")
     assert docs(result)[:2] == ["crew-list.md", "skua.md"]
+    # Of the ship's page, the chunk that names the kind of thing asked is the one cited.
+    assert first_hit(result, "skua.md")["section"].endswith("Particulars")
     # The period is named in a relative clause: it says which vessel, through the March
     # incident, and the plan that answers was written in January.
     result = ask(daemon, "When is the next dry dock for the vessel whose bow thruster failed in March 2026?")

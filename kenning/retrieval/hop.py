@@ -220,12 +220,16 @@ async def follow(
     if not loaded:
         return None
     page_texts = await chunk_texts(db, list(loaded))
-    # The page's chunk that holds most of the question, its first on a tie.
-    chosen = max(
-        loaded.values(),
-        key=lambda hit: (sum(_weight(page_texts[hit.item_id].content, query)) if hit.item_id in page_texts else 0,
-                         -hit.item_id),
-    )  # fmt: skip
+    answers = _answering(query, wanted)
+
+    def fit(hit: Hit) -> tuple[bool, int, int]:
+        text = page_texts[hit.item_id].content if hit.item_id in page_texts else ""
+        return answers is not None and answers(text), sum(_weight(text, query)), -hit.item_id
+
+    # The page's chunk that states the kind of value asked, or names the kind of thing
+    # ("Main engines: 2 x Yanmar" for "What engines..."), then that holds most of the
+    # question, its first on a tie.
+    chosen = max(loaded.values(), key=fit)
     chosen.reasons.append(f"named by the hit above it ({bridge.path}:{bridge.line_start}-{bridge.line_end})")
     return chosen
 
