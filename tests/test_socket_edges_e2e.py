@@ -64,6 +64,13 @@ def test_pathological_json_gets_errors_and_the_connection_stays(library):
             assert error["id"] in (None, 3, 4)
             assert after["id"] == 99 and after["result"]["hits"]
     assert daemon.proc.poll() is None
+    # A lone surrogate escape is named as such, not as a line cut short.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(str(daemon.socket))
+        conn.sendall(b'{"jsonrpc": "2.0", "id": 5, "method": "search", "params": {"query": "\\ud800"}}\n')
+        [error] = _lines(conn, 1)
+        assert error["error"]["code"] == -32700
+        assert error["error"]["message"] == "parse error: \\ud800 is half of a UTF-16 surrogate pair, not a character"
 
 
 def test_idle_and_half_sent_connections_time_out(library):

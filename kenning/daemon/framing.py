@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import re
 from typing import Any
 
 import msgspec
@@ -95,11 +96,20 @@ class BadFrame(Exception):
         self.code = code
 
 
+# A UTF-16 surrogate escape ("\ud800"): half of a pair, which alone is no character.
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
 def decode(line: bytes, parse_error: int) -> Any:
-    """The line's JSON value, or BadFrame(parse_error)."""
+    """The line's JSON value, or BadFrame(parse_error). msgspec calls a lone surrogate
+    escape "Input data was truncated", which sends a client looking for a cut line; the
+    error names the escape instead."""
     try:
         return msgspec.json.decode(line)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        if (found := _SURROGATE.search(line)) is not None:
+            escape = found.group().decode()
+            raise BadFrame(parse_error, f"parse error: {escape} is half of a UTF-16 surrogate pair, not a character") from None
         raise BadFrame(parse_error, f"parse error: {exc}") from None
     except RecursionError:
         raise BadFrame(parse_error, "parse error: JSON nested too deeply") from None
