@@ -108,8 +108,8 @@ def decode(line: bytes, parse_error: int) -> Any:
         return msgspec.json.decode(line)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         if (found := _SURROGATE.search(line)) is not None:
-            escape = found.group().decode()
-            raise BadFrame(parse_error, f"parse error: {escape} is half of a UTF-16 surrogate pair, not a character") from None
+            message = f"parse error: {found.group().decode()} is half of a UTF-16 surrogate pair, not a character"
+            raise BadFrame(parse_error, message) from None
         raise BadFrame(parse_error, f"parse error: {exc}") from None
     except RecursionError:
         raise BadFrame(parse_error, "parse error: JSON nested too deeply") from None
