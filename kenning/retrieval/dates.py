@@ -17,7 +17,7 @@ from datetime import date
 
 from kenning.api import Hit
 from kenning.text.dates import Period, named_periods, named_spans, period, periods_without_year
-from kenning.text.statements import framed, word_among
+from kenning.text.statements import framed, holds_any
 
 _RECENT = re.compile(
     r"\b(?:now|nowadays|current(?:ly)?|latest|newest|most recent(?:ly)?|these days|at the moment|at present"
@@ -108,7 +108,7 @@ def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date, wor
     # Dates are read (what costs here) only on the lines holding the rest of the question.
     lines = [f"{frame}\n{unit}" for frame, unit in framed(text)] if words else [text]
     for line in lines:
-        if _holds(line, words) and _overlap(named_periods(line, written) + _without_year(line, hit.date), periods):
+        if holds_any(line, words) and _overlap(named_periods(line, written) + _without_year(line, hit.date), periods):
             return True
     if _titled(hit):
         # "Data team plan, H2 2026", written in June, is about the second half.
@@ -129,14 +129,6 @@ def _titled(hit: Hit) -> list[Period]:
         for span in named_periods(hit.title, written.start) + _without_year(hit.title, hit.date)
         if (written.start - span.end).days <= TITLE_REACH_DAYS and (span.start - written.end).days <= TITLE_REACH_DAYS
     ]
-
-
-def _holds(line: str, words: tuple[str, ...]) -> bool:
-    """The line holds one of the words (any line does when there are none)."""
-    if not words:
-        return True
-    among = word_among([token.casefold() for token in _WORD.findall(line)])
-    return any(among(word) for word in words)
 
 
 def _without_year(text: str, dated: str | None) -> list[Period]:

@@ -79,7 +79,7 @@ from kenning.store.database import Database
 from kenning.store.hits import chunk_texts, load_hits
 from kenning.store.scope import Scope
 from kenning.text.names import normalize_name
-from kenning.text.statements import framed, sentences, statements, word_among
+from kenning.text.statements import framed, holder, holds_any, sentences, statements, word_among
 from kenning.text.stopwords import GENERIC_VERBS, STOPWORDS
 
 _WORD = re.compile(r"\w+")
@@ -111,11 +111,6 @@ _KIND_NAMED = re.compile(
 
 def _name_words(query: KeywordQuery) -> set[str]:
     return {part for name in query.names for part in name.split()}
-
-
-def _holder(text: str) -> Callable[[str], bool]:
-    """Whether the text holds a word of the question (told apart by an ending at most)."""
-    return word_among([word.casefold() for word in _WORD.findall(text)])
 
 
 def _weight(line: str, query: KeywordQuery, linking: bool = False) -> tuple[int, int]:
@@ -265,7 +260,7 @@ async def _mentioning(
         names = [pair for pair in names if not pair[1] or (left := left - 1) >= 0]
         if not names:
             continue
-        among = _holder(line)
+        among = holder(line)
         # Not what any text may say its own way, nor the period asked about.
         rest = [
             term
@@ -309,7 +304,7 @@ async def _naming(
             hit = loaded.get(item_id)
             if hit is None or hit.document_id == bridge.document_id or item_id not in texts:
                 continue
-            if 2 * sum(map(_holder(texts[item_id].content), rest)) >= len(rest):
+            if 2 * sum(map(holder(texts[item_id].content), rest)) >= len(rest):
                 return hit
     if answers is None:
         return None
@@ -323,7 +318,7 @@ async def _naming(
             f"{frame}\n{unit}" for frame, unit in framed(texts[item_id].content)
             if _named_at(f" {normalize_name(unit)} ", [name])
         ]
-        if any(answers(line) and _holds_any(line, rest) for line in naming):
+        if any(answers(line) and holds_any(line, rest) for line in naming):
             return hit
     return None
 
@@ -337,7 +332,7 @@ def _answering(query: KeywordQuery, wanted: values.Wanted | None) -> Callable[[s
         return partial(values.states, wanted)
     if query.asked_for:
         kinds = sorted(query.asked_for)
-        return lambda line: any(map(_holder(line), kinds))
+        return partial(holds_any, terms=kinds)
     return None
 
 
@@ -361,11 +356,6 @@ def _capitalised_names(line: str) -> list[str]:
 
 def _too_common(word: str) -> bool:
     return word.casefold() in STOPWORDS or (word.isupper() and len(word) <= 3) or len(word) == 1
-
-
-def _holds_any(line: str, words: list[str]) -> bool:
-    """The line holds one of the words (told apart by an ending at most), or there are none."""
-    return not words or any(map(_holder(line), words))
 
 
 def _unpaged_names(line: str, paged: set[str], query: KeywordQuery, name_words: set[str]) -> list[tuple[str, bool]]:

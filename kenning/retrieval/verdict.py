@@ -33,7 +33,6 @@ the legs.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -54,9 +53,8 @@ from kenning.store.hits import ChunkText, chunk_texts, load_hits, own_dates
 from kenning.store.links import superseders
 from kenning.store.scope import Scope
 from kenning.store.vector_index import VectorIndex
-from kenning.text.statements import word_among
+from kenning.text.statements import holder
 
-_WORD = re.compile(r"\w+")
 # Hits read in full for the truth signals and the floor; past them nothing moves.
 JUDGED = 30
 
@@ -334,8 +332,7 @@ async def _entries_of_period(
     )
 
     def held(hit: Hit) -> int:
-        words = _WORD.findall(f"{hit.title}\n{hit.section}\n{texts[hit.item_id].content}".casefold())
-        return sum(map(word_among(words), query.terms))
+        return sum(map(holder(f"{hit.title}\n{hit.section}\n{texts[hit.item_id].content}"), query.terms))
 
     entries: list[tuple[Hit, Hit]] = []
     for doc, dated in inside.items():

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import Stemmer
 
+_WORDS = re.compile(r"\w+")
 # Snowball English, the Porter stemmer's successor; the keyword index stems with Porter
 # itself, which differs on a few words ("news", "skies").
 _STEMMER = Stemmer.Stemmer("english")
@@ -92,6 +93,16 @@ def framed(content: str) -> list[tuple[str, str]]:
             frame = (heading,)
         out.append(("\n".join(part for part in frame if part), unit))
     return out
+
+
+def holder(text: str) -> Callable[[str], bool]:
+    """Whether the text holds a lower-cased term, told apart by an ending at most (`word_among`)."""
+    return word_among([word.casefold() for word in _WORDS.findall(text)])
+
+
+def holds_any(text: str, terms: list[str] | tuple[str, ...]) -> bool:
+    """The text holds one of the terms (`holder`); any text does when there are none."""
+    return not terms or any(map(holder(text), terms))
 
 
 def word_among(words: list[str]) -> Callable[[str], bool]:
