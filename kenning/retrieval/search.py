@@ -229,7 +229,8 @@ class Retriever:
         # is looked up once for a given best hit. It is started for the best hit as fused,
         # to run alongside the truth stages, which most often leave that hit first.
         followed: dict[int, asyncio.Future] = {}
-        # Without the keyword leg the wording is read here, as the floor reads it.
+        # The kind of value asked, read only from a query worded as a question: the
+        # keyword side read it already; without that leg the wording is read here.
         wanted = asked.wanted if asked is not None else values.wanted(query) if keywords.question else None
 
         def hop_from(best: Hit) -> asyncio.Future:
@@ -249,7 +250,7 @@ class Retriever:
         meaning = Meaning(vectors.index, query_vector) if vectors is not None and query_vector is not None else None
         try:
             hits, abstained, withheld = await settle(
-                self.db, query, hits, limit, self.settings, asked, meaning, scope, follow
+                self.db, query, hits, limit, self.settings, asked, wanted, meaning, scope, follow
             )
             if (page := await follow(hits)) is not None:
                 hits = _after(hits, hits[0], page, found_by.get(page.item_id, (["graph"], {})), limit)

@@ -109,6 +109,7 @@ async def settle(
     limit: int,
     settings: RetrievalSettings,
     asked: coverage.Asked | None,
+    wanted: values.Wanted | None,
     meaning: Meaning | None,
     scope: Scope,
     follow: Follow | None = None,
@@ -116,8 +117,9 @@ async def settle(
     """The hits to return, best first, or why there are none when the floor refused
     them, with the best few it held back.
 
-    `follow` finds the page the best hit names (the hop), which may state the value a
-    question asks for when the best hits do not."""
+    `wanted` is the kind of value the query asks for, read only from a query worded as
+    a question (retrieval/values.py). `follow` finds the page the best hit names (the
+    hop), which may state the value a question asks for when the best hits do not."""
     if not hits:
         return Settled([], None, [])
     judged = hits[:JUDGED]
@@ -162,13 +164,6 @@ async def settle(
         dated_in = (lambda hit: hit.date is not None and affinity(hit.date, intent.periods) >= 1) if intent.periods else None
         coverage.cite_fullest(hits[:JUDGED], measured, dated_in)
         _sort(hits)
-    # The kind of value is read only from a query worded as a question: the keyword side
-    # read it already; without that leg every query is judged as a question by the
-    # other floors, so the wording is read here.
-    if asked is not None:
-        wanted = asked.wanted
-    else:
-        wanted = values.wanted(text) if parse(text).question else None
     if wanted is not None:
         # Before the truth signals, which then weigh the chunk that says the value.
         values.stating_first(hits[:JUDGED], texts, wanted)
