@@ -206,16 +206,15 @@ async def follow(
             key = (weight, -index, -at)
             if best is None or key > best[0]:
                 best = (key, page)
+    answers = _answering(query, wanted)
     if best is None:
         # What the note below the best hit names in passing is followed no further
         # than to a page, or a note holding the question's words.
-        answers = None if said_there else _answering(query, wanted)
-        return await _mentioning(db, query, bridge, lines, paged, scope, answers)
+        return await _mentioning(db, query, bridge, lines, paged, scope, None if said_there else answers)
     loaded = await load_hits(db, best[1], scope)
     if not loaded:
         return None
     page_texts = await chunk_texts(db, list(loaded))
-    answers = _answering(query, wanted)
 
     def fit(hit: Hit) -> tuple[bool, int, int]:
         text = page_texts[hit.item_id].content if hit.item_id in page_texts else ""

@@ -143,10 +143,10 @@ async def settle(
                 hits.append(entry)
             standing_for[entry.item_id] = best.item_id
         if standing_for:
+            # Every hit's text was read above, and every entry's by `_entries_of_period`.
+            texts.update((item_id, chunk.content) for item_id, chunk in read.items())
             _sort(hits)
             judged = hits[:JUDGED]
-            chunks.update(await chunk_texts(db, [hit.item_id for hit in judged if hit.item_id not in chunks]))
-            texts.update((item_id, chunk.content) for item_id, chunk in chunks.items())
     measured = None
     if asked is not None:
         measured = await asked.measure(
