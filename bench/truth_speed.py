@@ -96,7 +96,7 @@ def without_truth_stages():
     returned hits), so both modes pay for them alike."""
     settle, asked = search_module.settle, search_module.Asked
 
-    async def sort_and_cut(db, text, hits, limit, settings, asked, meaning, scope, follow=None):
+    async def sort_and_cut(db, text, hits, limit, settings, asked, wanted, meaning, scope, follow=None):
         return hits[:limit], None, []
 
     class NoCounts(asked):
