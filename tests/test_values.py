@@ -26,6 +26,8 @@ updated: 2025-02-28
         ("What year did Noor Haddad join Fernhill?", "a year"),
         ("Since which year has Cartotile been our supplier?", "a year"),
         ("What time is the Mobile Apps team's standup?", "a time of day"),
+        ("What are the opening hours of the Carrick booking office?", "opening or working hours"),
+        ("What hours does the head of engineering work?", "opening or working hours"),
         ("What colour is the hall painted?", "a colour"),
         ("Which port does the notifier service listen on?", "a port"),
         ("Which PostgreSQL version does pg-analytics run?", "a version"),
@@ -59,6 +61,7 @@ def test_the_form_of_a_question_names_the_kind_of_value_it_asks_for(question, ki
         "What time zone does Kofi work in?",
         "What is the dispatch API rate limit per customer?",
         "What time range is covered by the main dataset of Project Fjord?",
+        "Who is the escalation contact for the ledger outside business hours?",
     ],
 )
 def test_kinds_any_capitalised_word_could_answer_are_not_judged(question):
@@ -135,6 +138,9 @@ def test_a_headcount_is_read_in_whichever_word_the_note_uses():
     assert not states(wanted("How many staff work at the Leeds branch?"), "Visits: 3,210 in May. 40 public PCs.")
     assert not states(wanted("How many customers does the Leeds depot serve?"), "Leeds: 12 technicians, 8 vans.")
     assert states(wanted("How many staff work at the Leeds branch?"), "Leeds: 12 technicians, 8 vans.")
+    # Who lives somewhere is its population.
+    assert states(wanted("How many people live in Østerhavn?"), "It has a population of about 351,700.")
+    assert not states(wanted("How many staff live in Østerhavn?"), "It has a population of about 351,700.")
 
 
 def test_a_version_and_a_port_are_numbers_beside_their_names():
@@ -208,6 +214,11 @@ def test_a_measure_is_a_number_beside_what_it_measures_or_one_written_in_its_uni
     # "How long" asks for a time as often as a length, so it is not judged; a million
     # is no metre.
     assert wanted("How long is MV Gannet?") is None
+    # A dataset's size is its rows or records.
+    assert states(wanted("What is the size of Hospital Bed Occupancy?"), "The dataset has 1.3 million rows.")
+    hours = wanted("What are the opening hours of the Carrick booking office?")
+    assert states(hours, "Monday to Saturday: 07:00-19:00") and states(hours, "Open 9am to 5pm, closed Sundays.")
+    assert not states(hours, "The booking office is on the ground floor, left of the main doors.")
     assert not states(wanted("How deep is the harbour?"), "The harbour cost 5 million to dredge.")
 
 

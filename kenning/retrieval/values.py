@@ -7,8 +7,8 @@ the page about Noor Haddad holds most of the question's words and is close to it
 meaning whether or not it says when she joined. So when a question asks for one of the
 kinds below, the best hits about its subject must state one, or the floor refuses.
 
-Only kinds a value's written form gives away are judged: a year, a time of day, a
-colour, a port, a version, a fee or rate, an amount of money, a phone number, an email
+Only kinds a value's written form gives away are judged: a year, a time of day,
+opening or working hours, a colour, a port, a version, a fee or rate, an amount of money, a phone number, an email
 address, a street address, an account or customer identifier, a count, a measure (a
 length, speed, weight, volume or size: a number beside the word for it, "Gross tonnage:
 1,860", or one written in its units, "500 Mbps"), and what answers "when". "Who",
@@ -99,12 +99,14 @@ _WHEN = re.compile(f"{_DATES.pattern}|{_TIME.pattern}", re.IGNORECASE)
 _TOKEN = re.compile(r"\w+")
 # A headcount is written in other words than the question's: "how many people" is
 # answered by "8 engineers", and "how many people came" by "Visits: 3,210". A word for
-# people in general takes either group; one for who works somewhere, or for who comes
-# or uses something, only its own: the staff are not counted by the visitors.
+# people in general takes any group; one for who works somewhere, who comes or uses
+# something, or who lives somewhere, only its own: the staff are not counted by the
+# visitors.
 _ANYONE = frozenset("people persons headcount members".split())
 _PEOPLE = (
     frozenset("employees staff workers engineers developers technicians hires".split()),
     frozenset("visitors visits footfall attendees attendance participants guests users customers".split()),
+    frozenset("population inhabitants residents".split()),
 )
 
 
@@ -190,7 +192,8 @@ _MEASURES = (
     ("a weight", "weight|tonnage|displacement", "heavy", r"kg|kilos?|kilograms?|g|grams?|t|tonnes?|tons?|lbs?|gt|dwt"),
     ("a volume", "capacity|volume", "", r"litres?|liters?|l|ml|m3|m³|gallons?|cubic\s+\w+"),
     ("a size", "size", "",
-     rf"kb|mb|gb|tb|bytes?|kib|mib|gib|m2|m²|sq\.?\s?(?:m|ft)|square\s+\w+|acres?|hectares?|{_LENGTH_UNITS}"),
+     rf"kb|mb|gb|tb|bytes?|kib|mib|gib|m2|m²|sq\.?\s?(?:m|ft)|square\s+\w+|acres?|hectares?|{_LENGTH_UNITS}"
+     r"|(?:thousand|million|billion|k|m|bn)?\s?(?:rows|records|entries|pages)"),
 )
 # What the adjective of a measure asks for, by the noun a note may write it with.
 _MEASURED = {
@@ -203,6 +206,17 @@ _COUNTED = r"\s+(?!(?:did|does|do|has|have|had|will|would|can|could|should)\b)(?
 _KINDS = (
     _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
     _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I), _TIME),
+    # Opening or working hours are written as times ("07:00-19:00", "9am to 5pm"), or
+    # as a day the place is shut or never shut.
+    _Kind(
+        "opening or working hours",
+        re.compile(
+            r"^\W*(?:what|which)\s+(?:are\s+(?:the\s+|its\s+|their\s+)?)?(?P<kind>(?:(?:opening|working|core)\s+)?hours)\b"
+            r"|^\W*(?:what|which)\b[^?]*?(?<!outside\s)(?<!after\s)\b(?P<kind2>(?:opening|working|core)\s+(?:hours|times))\b",
+            re.I,
+        ),
+        re.compile(rf"{_TIME.pattern}|\b24\s?(?:/|x)\s?7\b|\b24\s+hours\b|\bclosed\b", re.I),
+    ),
     _Kind(
         "a colour",
         re.compile(r"\bwhat\s+colou?rs?\b", re.I),
