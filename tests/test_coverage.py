@@ -103,3 +103,20 @@ def test_a_page_about_a_namesake_is_not_about_what_the_question_names():
     # A plural the page writes in the singular is still the name.
     texts[2] = "# Mobile App team\nWe build the screens technicians use."
     assert not_namesakes([1, 2, 3], texts, question, names) == [2, 3]
+
+
+def test_a_page_naming_the_thing_asked_about_under_another_name_is_about_that_one():
+    texts = {
+        1: "# Ardnish booking office\nOpening hours: 07:00-19:00.\nThe Lowmoor office sells island tickets.",
+        2: "# Carrick pier\nThe Carrick booking office moves next spring.",
+        3: "# Booking\nEvery booking office takes cards.",
+    }
+    question = "What are the opening hours of the Carrick booking office?"
+    assert not_namesakes([1, 2, 3], texts, question, parse(question).names) == [2, 3]
+    # A page naming it too is about it as well.
+    texts[1] += "\nCarrick tickets are sold here."
+    assert not_namesakes([1, 2, 3], texts, question, parse(question).names) == [1, 2, 3]
+    # The same name in the plural or singular is no other name.
+    question = "What time does the Harbours team meet?"
+    texts[4] = "# Harbour team\nWe meet at 09:00."
+    assert not_namesakes([4], texts, question, parse(question).names) == [4]

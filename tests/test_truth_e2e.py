@@ -537,6 +537,33 @@ NOTES = {
 
         The platform guild meets every second Thursday to review the golden paths.
         """,
+    "offices/ardnish-desk.md": """
+        # Ardnish booking office
+
+        Opening hours: Monday to Saturday 07:00-19:00, Sunday 09:30-16:00.
+
+        Island tickets: the Lowmoor office sells them in its own hours.
+        """,
+    "offices/lowmoor.md": """
+        # Lowmoor
+
+        The Lowmoor office opens 08:00-17:00 on weekdays, by the slipway.
+        """,
+    "offices/carrick-pier.md": """
+        # Carrick pier
+
+        The Carrick booking office moves into the old waiting room next spring.
+        """,
+    "customers/kingsbridge-water.md": """
+        # Kingsbridge Water
+
+        Water utility in the South West, a customer since 2023. Main contact: Bea Lind.
+        """,
+    "customers/halden-rail.md": """
+        # Halden Rail
+
+        Rail maintenance contractor. Halden Rail licenses 250 seats for its technicians.
+        """,
 }
 
 
@@ -763,6 +790,15 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     # The hits the floor judged come back apart, for a second look.
     assert "2026-harbour-fair.md" in [Path(hit["path"]).name for hit in result["withheld"]]
     assert ask(daemon, "How many tickets were sold for the 2025 Harbour Fair?")["withheld"] == []
+    # The Ardnish office's hours are not the Carrick office's, nor are those of the office
+    # its page names.
+    assert docs(ask(daemon, "What are the opening hours of the Ardnish booking office?"))[0] == "ardnish-desk.md"
+    result = ask(daemon, "What are the opening hours of the Carrick booking office?")
+    assert result["hits"] == [] and "opening or working hours" in result["abstained"]
+    # Nor are Halden Rail's seats Kingsbridge Water's, though they stand beside "seats".
+    assert docs(ask(daemon, "How many seats does Halden Rail license?"))[0] == "halden-rail.md"
+    result = ask(daemon, "How many seats does Kingsbridge Water license?")
+    assert result["hits"] == [] and "a number" in result["abstained"]
 
 
 def test_a_hit_cites_the_lines_that_hold_the_answer(daemon):

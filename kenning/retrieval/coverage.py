@@ -20,6 +20,7 @@ import asyncio
 import math
 import re
 from collections.abc import Callable
+from itertools import takewhile
 from dataclasses import dataclass
 
 from kenning.api import Hit
@@ -30,6 +31,7 @@ from kenning.store.database import Database
 from kenning.store.fts import Probe
 from kenning.store.hits import chunk_texts
 from kenning.text import cjk
+from kenning.text.stopwords import STOPWORDS
 
 # A hyphenated name held by at most this many chunks is looked for in them as written.
 SPELLED_OUT = 20
@@ -274,7 +276,36 @@ def not_namesakes(ids: list[int], texts: dict[int, str], question: str, names: f
         if not any(whole.search(texts.get(item_id, "")) for item_id in ids):
             continue
         ids = [item_id for item_id in ids if not _namesake(texts.get(item_id, ""), whole, set(words))]
+    for match in _NAMED_THING.finditer(question):
+        name = match.group("name")
+        # The head ends at the first word that names nothing ("the Leeds depot have").
+        head = " ".join(takewhile(lambda word: word not in STOPWORDS, match.group("head").split()))
+        if " " in name or name.lower() not in names or not head:
+            # A name of several words is a namesake's only by the rule above.
+            continue
+        ids = [item_id for item_id in ids if not _another(texts.get(item_id, ""), written(name.lower()), head)]
     return ids
+
+
+# A name and the common noun after it: "the Carrick booking office", "the Leeds depot".
+_NAMED_THING = re.compile(r"\b(?P<name>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)\s+(?P<head>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\b")
+
+
+def _another(text: str, name: re.Pattern[str], head: str) -> bool:
+    """Whether the text names the thing the question's head noun names under another
+    name, and never under the question's: the Ardnish booking office's page, to "What
+    are the opening hours of the Carrick booking office?". A capitalised word opening a
+    sentence may be any word ("Every booking office..."), and names only in a heading."""
+    if name.search(text):
+        return False
+    spelled = r"\s+".join(re.escape(word) for word in head.split())
+    other = re.compile(rf"(?P<opening>^[\s\-*>|]*|[.!?:]\s+)?\b(?P<name>[A-Z][\w-]*)\s+{spelled}s?(?!\w)")
+    for line in text.splitlines():
+        heading = line.lstrip().startswith("#")
+        for match in other.finditer(line):
+            if match.group("name").lower() not in STOPWORDS and (heading or match.group("opening") is None):
+                return True
+    return False
 
 
 def _namesake(text: str, whole: re.Pattern[str], words: set[str]) -> bool:

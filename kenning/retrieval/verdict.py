@@ -277,14 +277,30 @@ async def _unstated(
             if hit.item_id in about
         }
         about = coverage.not_namesakes(about, headed, text, asked.query.names)
-    # A count, a port or the like must stand near the words naming what it measures,
-    # which ties it to the subject; any other kind is asked of the hits about it.
-    if measured is not None and asked is not None and not wanted.form.distance:
-        about = coverage.about_subject(measured, about, asked.query.asked_for | intent.words | wanted.naming)
+    # The best hit is the far end of a link as often as its subject ("the courier we
+    # use for Scotland"), and is asked unless it is about a namesake.
+    best = [hits[0].item_id] if hits[0].item_id in about else []
+    if measured is not None and asked is not None:
+        if not wanted.form.distance:
+            # Any other kind is asked of the hits about the subject, which, when the
+            # question names nothing, the best hit is as much as any.
+            left_out = asked.query.asked_for | intent.words | wanted.naming
+            unnamed = best if not asked.query.names - intent.words else []
+            about = unnamed + coverage.about_subject(measured, about, left_out)
+        else:
+            # A count, a port or the like must stand near the words naming what it
+            # measures, but "250 seats" on Halden Rail's page are not Kingsbridge Water's:
+            # the other hits must hold the rarest of the question's names, or be pages the
+            # best hit names (Project Beryl's page names the dataset it uses).
+            names = asked.query.names - intent.words
+            named = _named_by(hits[0], [hit for hit in hits[:JUDGED] if hit.item_id in about], texts) if best else []
+            about = best + named + coverage.about_subject(measured, about, frozenset(measured.specific) - names)
     if any(values.states(wanted, texts.get(item_id, "")) for item_id in about):
         return None
     kind = f"{wanted.kind} for the period it names" if intent.periods else wanted.kind
-    page = await follow(hits) if follow is not None else None
+    # The page a namesake names is not the question's: the Ardnish booking office's page
+    # names Skerrivaig's office, whose hours are not the Carrick office's.
+    page = await follow(hits) if follow is not None and best else None
     if page is None:
         return kind
     named = texts.get(page.item_id)
@@ -292,6 +308,16 @@ async def _unstated(
         chunk = (await chunk_texts(db, [page.item_id])).get(page.item_id)
         named = chunk.content if chunk is not None else ""
     return None if values.states(wanted, named) else kind
+
+
+def _named_by(hit: Hit, others: list[Hit], texts: dict[int, str]) -> list[int]:
+    """Those of the other hits whose title this hit's text names."""
+    text = texts.get(hit.item_id, "")
+    return [
+        other.item_id
+        for other in others
+        if other.document_id != hit.document_id and other.title and coverage.written(other.title).search(text)
+    ]
 
 
 async def _entries_of_period(
