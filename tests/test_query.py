@@ -103,6 +103,15 @@ def test_names_are_capitalised_words_inside_a_sentence_and_hyphenated_words():
     assert parse("Which ship does Captain Ally Munro command?").names == {"ally", "munro"}
 
 
+def test_a_thing_of_the_askers_own_named_by_one_word_is_told_from_a_longer_one():
+    assert parse("What tyre pressure does my motorbike need?").owned == {"motorbike"}
+    assert parse("When is our boat's next service?").owned == {"boat"}
+    assert parse("Where do I park my bike?").owned == {"bike"}
+    # "vegetable" says which plot, and "car" which insurance.
+    assert parse("When is the yearly payment for my vegetable plot due?").owned == frozenset()
+    assert parse("When is my car insurance due for renewal?").owned == frozenset()
+
+
 def test_a_question_for_a_fact_is_told_from_a_topic():
     for asked in ("How do I restart the ledger?", "Which port does it use", "When is payday?", "How many seats?"):
         assert parse(asked).question, asked

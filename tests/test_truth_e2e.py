@@ -726,6 +726,10 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     result = ask(daemon, "What is the door code for the Madrid office?")
     assert result["hits"] == []
     assert "madrid" in result["abstained"]
+    # A thing of the asker's own that no note names: the car's page is not about it.
+    assert docs(ask(daemon, "When is my car's MOT due?"))[0] == "car.md"
+    result = ask(daemon, "When is my motorbike's MOT due?")
+    assert result["hits"] == [] and "motorbike" in result["abstained"]
     # A question about a period nothing is dated in or speaks of.
     result = ask(daemon, "What did the Team plan cost per seat in 2019?")
     assert result["hits"] == [] and "period" in result["abstained"]

@@ -58,7 +58,8 @@ class Coverage:
     # Item id -> share of the query's weight it holds leaving out the period's words and
     # those no chunk holds: what a hit vouching for the period must hold.
     beside_period: dict[int, float]
-    # Names the query uses that no chunk holds ("the Lisbon office").
+    # Names the query uses that no chunk holds ("the Lisbon office"), and things of the
+    # asker's own ("my motorbike").
     unknown: list[str]
     # The query's single words, the most specific (rarest) first.
     specific: list[str]
@@ -199,7 +200,7 @@ class Asked:
                     unknown.append(item.label)
                 continue
             weights[item.probe] = weights.get(item.probe, 0.0) + _idf(counts.chunks, n)
-            named = item.label in self.query.names and item.label not in period_words
+            named = (item.label in self.query.names or item.label in self.query.owned) and item.label not in period_words
             if named and (n == 0 or item.label in unwritten):
                 # A period's own name ("H1") is the period rule's.
                 unknown.append(item.label)

@@ -7,13 +7,14 @@ does not depend on the query's own scale:
 
 - names no chunk holds: a question naming something the library never mentions ("the
   Lisbon office", "Project Falcon", the "invoice-archiver" service, which "invoice
-  archive" does not name) is refused unless a hit is very close in meaning
-  (STRONG_SIMILARITY). Any other word no chunk holds is left to the coverage floor
-  below: it is as often the asker's own word for what the notes call otherwise ("diesel"
-  for marine gas oil, "hourly rate" for "£/hr") as a thing the library lacks ("my
-  motorbike"). Refusing those unless a hit was close in meaning refused 4 answerable
-  questions of the held-out set's blind half and 7 of a third set for every one or two
-  unanswerable ones it caught (bench/README.md);
+  archive" does not name), or a thing of the asker's own in one word ("my motorbike":
+  the car's page gives a tyre pressure too) is refused unless a hit is very close in
+  meaning (STRONG_SIMILARITY). Any other word no chunk holds is left to the coverage
+  floor below: it is as often the asker's own word for what the notes call otherwise
+  ("diesel" for marine gas oil, "hourly rate" for "£/hr") as a thing the library lacks.
+  Refusing those unless a hit was close in meaning refused 4 answerable questions of the
+  held-out set's blind half and 7 of a third set for every one or two unanswerable ones
+  it caught (bench/README.md);
 - a period asked about ("revenue in Q3 2024") that no best hit both speaks of and holds
   the rest of the question in (a decision log of 2024 does not say what the stipend was);
 - a kind of value asked for ("What year did...", "How many vans...") that no best hit
@@ -59,7 +60,7 @@ PERIOD_COVERAGE = 0.5
 class Support:
     coverage: float | None  # None: the keyword leg did not run
     similarity: float | None  # None: no query vector
-    unknown: list[str] = field(default_factory=list)  # names the query uses that no chunk holds
+    unknown: list[str] = field(default_factory=list)  # names (or things of the asker's own) no chunk holds
     period: bool | None = None  # None: no period asked; else whether a best hit speaks of it and holds the question
     unstated: str | None = None  # the kind of value asked for ("a year") when no best hit about it states one
     question: bool = True  # False: a topic or keywords, which the coverage floor leaves alone

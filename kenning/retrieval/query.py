@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 from kenning.text import cjk
-from kenning.text.stopwords import STOPWORDS
+from kenning.text.stopwords import GENERIC_VERBS, STOPWORDS
 
 MAX_TERMS = 32
 
@@ -100,6 +100,17 @@ _STRANDED = re.compile(
 )
 
 
+# One word after "my" or "our" that is the whole of what is owned: the question's words
+# go on with a function word, a verb that can say anything, or stop ("my motorbike
+# need", "our boat's"; not "my vegetable plot").
+_OWNED = re.compile(
+    r"\b(?:my|our|your|their)\s+(\w+)(?=\s*(?:[^\w\s]|$)|\s+(?:"
+    + "|".join(sorted(STOPWORDS | GENERIC_VERBS))
+    + r")\b)",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class KeywordQuery:
     """What the keyword leg searches for: single words and quoted phrases."""
@@ -119,6 +130,9 @@ class KeywordQuery:
     relating: frozenset[str] = frozenset()
     # The phrases the person put in quotes, words joined by spaces: what they want held.
     quoted: frozenset[str] = frozenset()
+    # A thing of the asker's own, named by one word ("my motorbike", "our boat's"): a
+    # name of theirs, which no note about something else answers for.
+    owned: frozenset[str] = frozenset()
 
     @property
     def expression(self) -> str | None:
@@ -213,6 +227,7 @@ def parse(text: str) -> KeywordQuery:
         frozenset(word for word in kind if word in kept and word not in names),
         frozenset(word for word in _relating(text, ahead, kind) if word in kept) - names,
         frozenset(" ".join(words) for words in quoted),
+        frozenset(word for word in (match.group(1).lower() for match in _OWNED.finditer(text)) if word in kept),
     )
 
 
