@@ -62,6 +62,9 @@ def test_the_form_of_a_question_names_the_kind_of_value_it_asks_for(question, ki
         "What is the dispatch API rate limit per customer?",
         "What time range is covered by the main dataset of Project Fjord?",
         "Who is the escalation contact for the ledger outside business hours?",
+        "What number do I call outside normal working hours?",
+        "What hours did Priya log last week?",
+        "What is the maximum number of working hours per week?",
     ],
 )
 def test_kinds_any_capitalised_word_could_answer_are_not_judged(question):
@@ -138,9 +141,10 @@ def test_a_headcount_is_read_in_whichever_word_the_note_uses():
     assert not states(wanted("How many staff work at the Leeds branch?"), "Visits: 3,210 in May. 40 public PCs.")
     assert not states(wanted("How many customers does the Leeds depot serve?"), "Leeds: 12 technicians, 8 vans.")
     assert states(wanted("How many staff work at the Leeds branch?"), "Leeds: 12 technicians, 8 vans.")
-    # Who lives somewhere is its population.
+    # Who lives somewhere is its population, which counts no one working there.
     assert states(wanted("How many people live in Østerhavn?"), "It has a population of about 351,700.")
-    assert not states(wanted("How many staff live in Østerhavn?"), "It has a population of about 351,700.")
+    depot = "Leeds depot. The city has a population of 812,000."
+    assert not states(wanted("How many people work at the Leeds depot?"), depot)
 
 
 def test_a_version_and_a_port_are_numbers_beside_their_names():
@@ -218,7 +222,11 @@ def test_a_measure_is_a_number_beside_what_it_measures_or_one_written_in_its_uni
     assert states(wanted("What is the size of Hospital Bed Occupancy?"), "The dataset has 1.3 million rows.")
     hours = wanted("What are the opening hours of the Carrick booking office?")
     assert states(hours, "Monday to Saturday: 07:00-19:00") and states(hours, "Open 9am to 5pm, closed Sundays.")
+    assert states(hours, "Open Mon-Fri 9-5.") and states(hours, "Open 0900-1700 on weekdays.")
+    assert states(hours, "Sundays: closed") and states(hours, "Open 24/7.")
     assert not states(hours, "The booking office is on the ground floor, left of the main doors.")
+    assert not states(hours, "The ticket was closed by Priya within 24 hours.")
+    assert not states(hours, "There will be no winter sailings to Carrick in 2025-26.")
     assert not states(wanted("How deep is the harbour?"), "The harbour cost 5 million to dredge.")
 
 

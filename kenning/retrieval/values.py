@@ -7,14 +7,14 @@ the page about Noor Haddad holds most of the question's words and is close to it
 meaning whether or not it says when she joined. So when a question asks for one of the
 kinds below, the best hits about its subject must state one, or the floor refuses.
 
-Only kinds a value's written form gives away are judged: a year, a time of day,
-opening or working hours, a colour, a port, a version, a fee or rate, an amount of money, a phone number, an email
-address, a street address, an account or customer identifier, a count, a measure (a
-length, speed, weight, volume or size: a number beside the word for it, "Gross tonnage:
-1,860", or one written in its units, "500 Mbps"), and what answers "when". "Who",
-"where" and "which city" are left alone, since any capitalised word could be their
-answer. "When" is answered by an event as often as by a date ("When can I run the
-billing migration?": "never during the nightly invoice batch"), so any word that may
+Only kinds a value's written form gives away are judged: a year, a time of day, opening
+or working hours, a colour, a port, a version, a fee or rate, an amount of money, a
+phone number, an email address, a street address, an account or customer identifier, a
+count, a measure (a length, speed, weight, volume or size: a number beside the word for
+it, "Gross tonnage: 1,860", or one written in its units, "500 Mbps"), and what answers
+"when". "Who", "where" and "which city" are left alone, since any capitalised word could
+be their answer. "When" is answered by an event as often as by a date ("When can I run
+the billing migration?": "never during the nightly invoice batch"), so any word that may
 place a thing in time counts (a date, a day, a recurrence, "after", "during"): only a
 page that says nothing about time is refused, or a question about a thing no text names
 at all. That thing is the question's words but its names (`Wanted.event`): a person's
@@ -23,13 +23,13 @@ note names a birthday. A page that names none of those words while some other no
 may still say it its own way: "It has been around since 1990" answers "When was Falcon
 Ridge Partners founded?" (bench/multihop.py); requiring the page to name one refused
 that and no more abstention questions than this does. Which of a document's chunks is
-cited first asks more: that it surely says when (`surely`). The note's own date is not
-a statement (front matter, a dated title), and a count or a port is not a date: "9
-October 2025" holds no number of technicians. A count and a port must stand within
-NEAR_TOKENS of the words naming what is counted, on the same line or under them ("12
-vans", "vans: 12", a table's "Vans" column; a headcount may say people, staff, visits or
-attendance whichever the question said), and a version just after its name ("PostgreSQL
-15"), since most notes hold some number.
+cited first asks more: that it surely says when (`surely`). The note's own date in its
+front matter is not a statement, and a count or a port is not a date: "9 October 2025"
+holds no number of technicians. A count and a port must stand within NEAR_TOKENS of the
+words naming what is counted, on the same line or under them ("12 vans", "vans: 12", a
+table's "Vans" column; a headcount may say people, staff, visits or attendance whichever
+the question said), and a version just after its name ("PostgreSQL 15"), since most
+notes hold some number.
 
 Which hits may state it is retrieval/verdict.py's to say: the best few about the
 question's subject, and the page the best hit names (the far page of a question through
@@ -99,15 +99,17 @@ _WHEN = re.compile(f"{_DATES.pattern}|{_TIME.pattern}", re.IGNORECASE)
 _TOKEN = re.compile(r"\w+")
 # A headcount is written in other words than the question's: "how many people" is
 # answered by "8 engineers", and "how many people came" by "Visits: 3,210". A word for
-# people in general takes any group; one for who works somewhere, who comes or uses
-# something, or who lives somewhere, only its own: the staff are not counted by the
-# visitors.
+# people in general takes either group; one for who works somewhere, or for who comes
+# or uses something, only its own: the staff are not counted by the visitors.
 _ANYONE = frozenset("people persons headcount members".split())
 _PEOPLE = (
     frozenset("employees staff workers engineers developers technicians hires".split()),
     frozenset("visitors visits footfall attendees attendance participants guests users customers".split()),
-    frozenset("population inhabitants residents".split()),
 )
+# Who lives somewhere, counted only when the question says so ("How many people live
+# in Østerhavn?"): a city's population is no depot's workforce.
+_RESIDENTS = frozenset("population inhabitants residents".split())
+_LIVING = frozenset("live lives living inhabit".split()) | _RESIDENTS
 
 
 @dataclass(frozen=True)
@@ -193,7 +195,7 @@ _MEASURES = (
     ("a volume", "capacity|volume", "", r"litres?|liters?|l|ml|m3|m³|gallons?|cubic\s+\w+"),
     ("a size", "size", "",
      rf"kb|mb|gb|tb|bytes?|kib|mib|gib|m2|m²|sq\.?\s?(?:m|ft)|square\s+\w+|acres?|hectares?|{_LENGTH_UNITS}"
-     r"|(?:thousand|million|billion|k|m|bn)?\s?(?:rows|records|entries|pages)"),
+     r"|(?:thousand|million|billion|k|m|bn)?\s?(?:rows|records|entries)"),
 )
 # What the adjective of a measure asks for, by the noun a note may write it with.
 _MEASURED = {
@@ -206,16 +208,29 @@ _COUNTED = r"\s+(?!(?:did|does|do|has|have|had|will|would|can|could|should)\b)(?
 _KINDS = (
     _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
     _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I), _TIME),
-    # Opening or working hours are written as times ("07:00-19:00", "9am to 5pm"), or
-    # as a day the place is shut or never shut.
+    # Opening or working hours, asked for as such ("What are the opening hours of...",
+    # "What hours does Aisha work?"; not "the overtime rate for working hours" or "What
+    # hours did Priya log?"), are written as times or a range of them ("07:00-19:00",
+    # "9 to 5", "0900-1700"), round the clock, or the days the place is shut.
     _Kind(
         "opening or working hours",
         re.compile(
-            r"^\W*(?:what|which)\s+(?:are\s+(?:the\s+|its\s+|their\s+)?)?(?P<kind>(?:(?:opening|working|core)\s+)?hours)\b"
-            r"|^\W*(?:what|which)\b[^?]*?(?<!outside\s)(?<!after\s)\b(?P<kind2>(?:opening|working|core)\s+(?:hours|times))\b",
+            r"^\W*(?:what|which)\s+(?:are\s+(?:the\s+|its\s+|their\s+)?)?"
+            r"(?P<kind>(?:(?:opening|working|core)\s+)?hours)\b(?!\s+(?:did|was|were|has|have|had)\b)"
+            r"|^\W*(?:what|which)\s+(?:are|were)\b[^?]*?"
+            r"(?<!outside\s)(?<!before\s)(?<!after\s)(?<!during\s)(?<!beyond\s)(?<!of\s)(?<!for\s)(?<!in\s)"
+            r"\b(?P<kind2>(?:opening|working|core)\s+(?:hours|times))\b",
             re.I,
         ),
-        re.compile(rf"{_TIME.pattern}|\b24\s?(?:/|x)\s?7\b|\b24\s+hours\b|\bclosed\b", re.I),
+        re.compile(
+            rf"{_TIME.pattern}|\b\d{{1,2}}(?:[:.h]?\d\d)?\s*(?:-|–|to|until|till)\s*\d{{1,2}}(?:[:.h]?\d\d)?\b"
+            r"|\b24\s?(?:/|x)\s?7\b|\b24\s+hours\s+a\s+day\b|\bround\s+the\s+clock\b"
+            rf"|\b(?:{'|'.join(_WEEKDAYS)}|weekends?|(?:bank\s+)?holidays?)s?\W{{0,3}}closed\b"
+            rf"|\bclosed\s+(?:on\s+|at\s+)?(?:{'|'.join(_WEEKDAYS)}|weekends?|(?:bank\s+)?holidays?)",
+            re.I,
+        ),
+        # A year or a span of years is no time ("no winter sailings in 2025-26").
+        unlike=re.compile(rf"{_YEAR}(?:\s*[-–/]\s*(?:\d\d){{1,2}}(?!\d))?"),
     ),
     _Kind(
         "a colour",
@@ -417,6 +432,8 @@ def _headcount(near: tuple[str, ...]) -> tuple[str, ...]:
     groups = [group for group in _PEOPLE if group.intersection(near)]
     if _ANYONE.intersection(near):
         groups = list(_PEOPLE)
+    if _LIVING.intersection(near):
+        groups.append(_RESIDENTS)
     if not groups:
         return near
     return tuple(dict.fromkeys((*near, *_ANYONE, *(word for group in groups for word in sorted(group)))))
