@@ -100,13 +100,13 @@ _STRANDED = re.compile(
 )
 
 
-# One word after "my" or "our" that is the whole of what is owned: the question's words
-# go on with a function word, a verb that can say anything, or stop ("my motorbike
-# need", "our boat's"; not "my vegetable plot").
+# One word after "my", "our", "your" or "their" that is the whole of what is owned: the
+# question's words go on with its possessive, a function word, a verb that can say
+# anything, or stop ("my motorbike's", "my motorbike need"; not "my vegetable plot").
 _OWNED = re.compile(
-    r"\b(?:my|our|your|their)\s+(\w+)(?=\s*(?:[^\w\s]|$)|\s+(?:"
+    r"\b(?:my|our|your|their)\s+(\w+)(?:(?P<possessive>['\u2019]s\b)|(?=\s*(?:[^\w\s]|$)|\s+(?:"
     + "|".join(sorted(STOPWORDS | GENERIC_VERBS))
-    + r")\b)",
+    + r")\b))",
     re.IGNORECASE,
 )
 
@@ -219,16 +219,30 @@ def parse(text: str) -> KeywordQuery:
     kept = tuple(chosen[: max(MAX_TERMS - len(phrases), 0)])
     ahead = _ahead(text)
     kind = _asked_for(ahead)
+    asked_for = frozenset(word for word in kind if word in kept and word not in names)
     return KeywordQuery(
         kept,
         tuple(phrases[:MAX_TERMS]),
         frozenset(names),
         bool(_FACT_QUESTION.match(text)) or (bool(cjk.RUN.search(text)) and text.rstrip().endswith(("?", "？"))),
-        frozenset(word for word in kind if word in kept and word not in names),
+        asked_for,
         frozenset(word for word in _relating(text, ahead, kind) if word in kept) - names,
         frozenset(" ".join(words) for words in quoted),
-        frozenset(word for word in (match.group(1).lower() for match in _OWNED.finditer(text)) if word in kept),
+        _owned(text, kept, asked_for),
     )
+
+
+def _owned(text: str, kept: tuple[str, ...], asked_for: frozenset[str]) -> frozenset[str]:
+    """The things of the asker's own the question asks something of: a word after "my"
+    with its possessive ("my motorbike's MOT"), or in a question naming the kind of
+    answer it wants ("What tyre pressure does my motorbike need?"). "my salary" and "our
+    revenue" are what is asked for, which the notes may call otherwise ("Base pay")."""
+    owned = set()
+    for match in _OWNED.finditer(text):
+        word = match.group(1).lower()
+        if word in kept and word not in asked_for and (match.group("possessive") or asked_for):
+            owned.add(word)
+    return frozenset(owned)
 
 
 def _relating(text: str, ahead: list[str], kind: list[str]) -> list[str]:
