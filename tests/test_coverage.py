@@ -120,3 +120,10 @@ def test_a_page_naming_the_thing_asked_about_under_another_name_is_about_that_on
     question = "What time does the Harbours team meet?"
     texts[4] = "# Harbour team\nWe meet at 09:00."
     assert not_namesakes([4], texts, question, parse(question).names) == [4]
+    # Nor is the name with or without its accents, and a verb after a name names no thing.
+    question = "What are the opening hours of the Zürich booking office?"
+    texts[5] = "# Zurich booking office\nOpen 9-5."
+    assert not_namesakes([5], texts, question, parse(question).names) == [5]
+    question = "Which port does Redis listen on?"
+    texts[6] = "Valkey listens on 6380."
+    assert not_namesakes([6], texts, question, parse(question).names) == [6]

@@ -558,6 +558,12 @@ NOTES = {
         # Kingsbridge Water
 
         Water utility in the South West, a customer since 2023. Main contact: Bea Lind.
+        Their licences renew every May.
+        """,
+    "customers/licences.md": """
+        # Licences
+
+        Halden Rail: 250 seats, renewed each March.
         """,
     "customers/halden-rail.md": """
         # Halden Rail
@@ -799,7 +805,8 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     assert docs(ask(daemon, "What are the opening hours of the Ardnish booking office?"))[0] == "ardnish-desk.md"
     result = ask(daemon, "What are the opening hours of the Carrick booking office?")
     assert result["hits"] == [] and "opening or working hours" in result["abstained"]
-    # Nor are Halden Rail's seats Kingsbridge Water's, though they stand beside "seats".
+    # Nor are Halden Rail's seats Kingsbridge Water's, though they stand beside "seats",
+    # and "their licences" names no page titled "Licences".
     assert docs(ask(daemon, "How many seats does Halden Rail license?"))[0] == "halden-rail.md"
     result = ask(daemon, "How many seats does Kingsbridge Water license?")
     assert result["hits"] == [] and "a number" in result["abstained"]

@@ -19,9 +19,10 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import unicodedata
 from collections.abc import Callable
-from itertools import takewhile
 from dataclasses import dataclass
+from itertools import takewhile
 
 from kenning.api import Hit
 from kenning.retrieval import diversity, values
@@ -277,36 +278,75 @@ def not_namesakes(ids: list[int], texts: dict[int, str], question: str, names: f
         if not any(whole.search(texts.get(item_id, "")) for item_id in ids):
             continue
         ids = [item_id for item_id in ids if not _namesake(texts.get(item_id, ""), whole, set(words))]
-    for match in _NAMED_THING.finditer(question):
-        name = match.group("name")
-        # The head ends at the first word that names nothing ("the Leeds depot have").
-        head = " ".join(takewhile(lambda word: word not in STOPWORDS, match.group("head").split()))
-        if " " in name or name.lower() not in names or not head:
-            # A name of several words is a namesake's only by the rule above.
-            continue
-        ids = [item_id for item_id in ids if not _another(texts.get(item_id, ""), written(name.lower()), head)]
+    for name, head in _named_things(question):
+        if name.lower() in names:
+            ids = [item_id for item_id in ids if not _another(texts.get(item_id, ""), name, head)]
     return ids
 
 
-# A name and the common noun after it: "the Carrick booking office", "the Leeds depot".
-_NAMED_THING = re.compile(r"\b(?P<name>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)\s+(?P<head>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\b")
+# A word and what may open a name: one letter of any script, then letters, digits or hyphens.
+_WORD = re.compile(r"[^\W\d_][\w-]*|\S")
+_DETERMINERS = frozenset("the a an our your their its this that".split())
 
 
-def _another(text: str, name: re.Pattern[str], head: str) -> bool:
+def _named_things(question: str) -> list[tuple[str, str]]:
+    """Each name of one word the question puts between a determiner and a common noun,
+    with the noun (and the one after it): "the Carrick booking office" gives ("Carrick",
+    "booking office"). A name of several words ("the Mobile Apps team") is a namesake's
+    only by `_namesake`; a name with no determiner before it is as often the subject of a
+    verb ("does Redis listen on")."""
+    tokens = _WORD.findall(question)
+    things = []
+    for at, token in enumerate(tokens[:-2]):
+        if token.lower() not in _DETERMINERS:
+            continue
+        end = at + 1
+        while end < len(tokens) and tokens[end][0].isupper():
+            end += 1
+        head = list(takewhile(lambda word: word[0].islower() and word not in STOPWORDS, tokens[end : end + 2]))
+        if end == at + 2 and head:
+            things.append((tokens[at + 1], " ".join(head)))
+    return things
+
+
+def _fold(text: str) -> str:
+    """Accents dropped, as the keyword index drops them: "Zürich" is "Zurich"."""
+    return "".join(char for char in unicodedata.normalize("NFKD", text) if not unicodedata.combining(char))
+
+
+def _another(text: str, name: str, head: str) -> bool:
     """Whether the text names the thing the question's head noun names under another
     name, and never under the question's: the Ardnish booking office's page, to "What
     are the opening hours of the Carrick booking office?". A capitalised word opening a
-    sentence may be any word ("Every booking office..."), and names only in a heading."""
-    if name.search(text):
+    sentence may be any word ("Every booking office..."), and names only in a heading;
+    the caller puts the chunk's title and section before its text as headings."""
+    text = _fold(text)
+    if written(_fold(name).lower()).search(text):
         return False
-    spelled = r"\s+".join(re.escape(word) for word in head.split())
-    other = re.compile(rf"(?P<opening>^[\s\-*>|]*|[.!?:]\s+)?\b(?P<name>[A-Z][\w-]*)\s+{spelled}s?(?!\w)")
+    words = head.split()
+    if len(words[-1]) > 3 and words[-1].endswith("s") and not words[-1].endswith("ss"):
+        words[-1] = words[-1][:-1]
+    noun = r"[ \t]+".join(re.escape(word) for word in words)
+    spelled = re.compile(rf"(?<!\S){noun}(?:e?s)?(?![\w-])", re.IGNORECASE)
     for line in text.splitlines():
         heading = line.lstrip().startswith("#")
-        for match in other.finditer(line):
-            if match.group("name").lower() not in STOPWORDS and (heading or match.group("opening") is None):
+        markers = _MARKERS.match(line).end()
+        for match in spelled.finditer(line):
+            # The word before the noun, looked for just before it: a line is read once.
+            other = _LAST_WORD.search(line, max(0, match.start() - 64), match.start())
+            if other is None or not other.group(1)[0].isupper() or other.group(1).lower() in STOPWORDS:
+                continue
+            ahead = line[max(0, other.start(1) - 8) : other.start(1)].rstrip()
+            opening = other.start(1) <= markers or ahead.endswith((".", "!", "?", ":"))
+            if heading or not opening:
                 return True
     return False
+
+
+# What opens a line before its first word: a heading's hashes, a list's or a quote's
+# marker, a table's bar, a number.
+_MARKERS = re.compile(r"[\s\-*>|+#]*(?:\d+[.)]\s*)?")
+_LAST_WORD = re.compile(r"([^\W\d_][\w-]*)[ \t]+$")
 
 
 def _namesake(text: str, whole: re.Pattern[str], words: set[str]) -> bool:

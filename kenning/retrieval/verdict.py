@@ -33,6 +33,7 @@ the legs.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -263,44 +264,51 @@ async def _unstated(
     whatever words it holds), which the search puts second. Pages the graph walk alone
     reached further down are not asked: its tail reaches notes that hold some time or
     number about anything ("before 10:00" for the window cleaner's visits). Nor is a
-    best hit about a namesake of what the question names (`coverage.not_namesakes`)."""
+    best hit about a namesake of what the question names (`coverage.not_namesakes`), nor
+    the page a namesake names. A count must also stand on a page about the question's
+    named subject, or on the best hit or a page it names: the words it stands beside
+    ("seats") are as often another customer's."""
     if wanted is None:
         return None
     if wanted.event and measured is not None and set(wanted.event) <= measured.absent:
         return f"{wanted.kind} of {' '.join(repr(word) for word in wanted.event)}, which no text names,"
     about = of_period
+    # Whether the best hit is about what the question names: a namesake's page, and the
+    # page it names, say nothing of the question's subject (the Ardnish booking office's
+    # page names Skerrivaig's office, whose hours are not the Carrick office's).
+    namesake = False
     if asked is not None:
         # A chunk's title and headings name what it is about as much as its text does.
         headed = {
-            hit.item_id: f"{hit.title}\n{hit.section}\n{texts.get(hit.item_id, '')}"
+            hit.item_id: f"# {hit.title}\n# {hit.section}\n{texts.get(hit.item_id, '')}"
             for hit in hits[:JUDGED]
-            if hit.item_id in about
+            if hit.item_id in about or hit is hits[0]
         }
-        about = coverage.not_namesakes(about, headed, text, asked.query.names)
-    # The best hit is the far end of a link as often as its subject ("the courier we
-    # use for Scotland"), and is asked unless it is about a namesake.
+        kept = coverage.not_namesakes(list(dict.fromkeys([hits[0].item_id, *about])), headed, text, asked.query.names)
+        namesake = hits[0].item_id not in kept
+        about = [item_id for item_id in about if item_id in kept]
+    # The best hit, when it speaks of the period asked about: it is the far end of a
+    # link as often as its subject ("the courier we use for Scotland").
     best = [hits[0].item_id] if hits[0].item_id in about else []
     if measured is not None and asked is not None:
+        names = asked.query.names - intent.words
         if not wanted.form.distance:
-            # Any other kind is asked of the hits about the subject, which, when the
-            # question names nothing, the best hit is as much as any.
+            # Any other kind is asked of the hits about the subject, and of the best hit
+            # when the question names nothing that says what the subject is.
             left_out = asked.query.asked_for | intent.words | wanted.naming
-            unnamed = best if not asked.query.names - intent.words else []
-            about = unnamed + coverage.about_subject(measured, about, left_out)
+            about = (best if not names else []) + coverage.about_subject(measured, about, left_out)
         else:
             # A count, a port or the like must stand near the words naming what it
             # measures, but "250 seats" on Halden Rail's page are not Kingsbridge Water's:
-            # the other hits must hold the rarest of the question's names, or be pages the
-            # best hit names (Project Beryl's page names the dataset it uses).
-            names = asked.query.names - intent.words
-            named = _named_by(hits[0], [hit for hit in hits[:JUDGED] if hit.item_id in about], texts) if best else []
-            about = best + named + coverage.about_subject(measured, about, frozenset(measured.specific) - names)
+            # when the question names something, the other hits must hold the rarest of
+            # its names or be pages the best hit names (Project Beryl's page names the
+            # dataset it uses).
+            linked = _named_by(hits[0], [hit for hit in hits[:JUDGED] if hit.item_id in about], texts) if best else []
+            about = best + linked + coverage.about_subject(measured, about, frozenset(measured.specific) - names)
     if any(values.states(wanted, texts.get(item_id, "")) for item_id in about):
         return None
     kind = f"{wanted.kind} for the period it names" if intent.periods else wanted.kind
-    # The page a namesake names is not the question's: the Ardnish booking office's page
-    # names Skerrivaig's office, whose hours are not the Carrick office's.
-    page = await follow(hits) if follow is not None and best else None
+    page = await follow(hits) if follow is not None and not namesake else None
     if page is None:
         return kind
     named = texts.get(page.item_id)
@@ -311,13 +319,23 @@ async def _unstated(
 
 
 def _named_by(hit: Hit, others: list[Hit], texts: dict[int, str]) -> list[int]:
-    """Those of the other hits whose title this hit's text names."""
+    """Those of the other hits whose page this hit names by its title, written as a name
+    is, capitals and all: "It uses Forest Plot Measurements" links Project Beryl's page
+    to the dataset's, which counts its records, while "their licences renew" names no
+    page titled "Licences". A title of one word names it only inside a sentence, where a
+    capital is no sentence's opening ("Notes: ..." is not the page "Notes")."""
     text = texts.get(hit.item_id, "")
-    return [
-        other.item_id
-        for other in others
-        if other.document_id != hit.document_id and other.title and coverage.written(other.title).search(text)
-    ]
+    linked = []
+    for other in others:
+        title = other.title.strip()
+        if other.document_id == hit.document_id or not title or title == title.lower():
+            continue
+        spelled = re.compile(r"(?<![\w-])" + r"\s+".join(re.escape(word) for word in title.split()) + r"(?![\w-])")
+        for match in spelled.finditer(text):
+            if " " in title or not re.search(r"(?:^|[.!?:]\s|\n)[\s\-*>#|]*$", text[max(0, match.start() - 8) : match.start()]):
+                linked.append(other.item_id)
+                break
+    return linked
 
 
 async def _entries_of_period(
