@@ -64,7 +64,7 @@ def test_memory_commands_refuse_a_duplicate_with_status_1(library):
     shown = ken(library, "memory", "show", first["id"])
     assert "Never run the billing migration" in shown.stdout and "used 2 times" in shown.stdout
     assert "likely duplicates (0)" in ken(library, "memory", "curate").stdout
-    assert "agent: 1 capsules" in ken(library, "status").stdout
+    assert "agent: 1 capsule" in ken(library, "status").stdout
     assert ken(library, "memory", "forget", first["id"]).returncode == 0
     assert ken_json(library, "memory", "list")["total"] == 0
 

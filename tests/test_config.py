@@ -157,4 +157,4 @@ def test_ken_sources_add_counts_the_files_it_will_pass_over(tmp_path):
     [line] = [line for line in result.output.splitlines() if "passed over" in line]
     assert line.startswith("  4 files passed over: ")
     assert {"2 unsupported type", "1 compressed (unsupported inside)", "1 hidden"} == set(line.split(": ")[1].split(", "))
-    assert "1 folders not entered" in result.output
+    assert "1 folder not entered" in result.output

@@ -14,6 +14,7 @@ import click
 from kenning import api
 from kenning.cli.app import Context, json_option, main, pass_context, print_json
 from kenning.errors import KenningError
+from kenning.text.counts import counted
 
 # Pages of archived text asked for at a time when printing a whole archive.
 RECALL_PAGE = 1_000_000
@@ -160,7 +161,7 @@ def memory_list(ctx: Context, scope: str | None, kind: str | None, superseded: b
     for capsule in result.capsules:
         replaced = f"  (superseded by {capsule.superseded_by})" if capsule.superseded_by else ""
         click.echo(f"{capsule.id}  {capsule.title}  [{capsule.kind}, {capsule.scope}]{replaced}")
-    click.echo(f"{len(result.capsules)} of {result.total} capsules")
+    click.echo(f"{len(result.capsules)} of {counted(result.total, 'capsule')}")
 
 
 @memory.command("show")

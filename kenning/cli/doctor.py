@@ -25,6 +25,7 @@ from kenning.cli.app import Context, main, pass_context
 from kenning.cli.lifecycle import daemon_pid
 from kenning.cli.status_view import ago, megabytes
 from kenning.errors import ConfigError, DaemonNotRunning, KenningError
+from kenning.text.counts import counted
 
 OK, NOTE, PROBLEM = "ok", "note", "problem"
 # Below this, or below the database's own size (what `ken compact` needs), disk is short.
@@ -79,7 +80,7 @@ def _config(ctx: Context, checks: list[Check]):
         checks.append(Check(PROBLEM, "config", str(exc), f"fix the named setting in {ctx.config_path}"))
         return None
     if ctx.config_path.exists():
-        checks.append(Check(OK, "config", f"{ctx.config_path} ({len(settings.sources)} sources)"))
+        checks.append(Check(OK, "config", f"{ctx.config_path} ({counted(len(settings.sources), 'source')})"))
     return settings
 
 
@@ -199,7 +200,7 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
             Check(
                 OK,
                 "embedder",
-                f"{status.embedder.backend} {status.embedder.model}, {status.embedder.vectors} vectors, {job.state}",
+                f"{status.embedder.backend} {status.embedder.model}, {counted(status.embedder.vectors, 'vector')}, {job.state}",
             )
         )
     if status.graph.job.state == "waiting":
@@ -262,7 +263,7 @@ def _index(status: api.Status, settings, ctx: Context, checks: list[Check]) -> N
                 Check(
                     PROBLEM,
                     f"source {source.name}",
-                    f"removed from the config, but its index ({source.holds} documents) is kept and not searched",
+                    f"removed from the config, but its index ({counted(source.holds, 'document')}) is kept and not searched",
                     f"ken sources remove {source.name} (or add it back to the config)",
                 )
             )
@@ -286,7 +287,7 @@ def _index(status: api.Status, settings, ctx: Context, checks: list[Check]) -> N
                 Check(
                     NOTE,
                     f"source {source.name}",
-                    f"{source.failed} files could not be read",
+                    f"{counted(source.failed, 'file')} could not be read",
                     "ken status lists them with the reason",
                 )
             )

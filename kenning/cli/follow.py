@@ -22,6 +22,7 @@ import click
 from kenning import api
 from kenning.cli.app import Context, no_color
 from kenning.cli.status_view import ago, job_figures, status_lines
+from kenning.text.counts import counted
 
 POLL_SECONDS = 0.5
 PLAIN_EVERY_SECONDS = 5.0
@@ -72,14 +73,14 @@ def work_rows(status: api.Status, names: set[str] | None) -> list[Row]:
         if source.kind == "folder" and source.active and (names is None or source.name in names)
     ]
     embedder = status.embedder
-    rows.append(job_row("embedding", "embedding", embedder.job, f"{embedder.vectors or 0} vectors, up to date"))
+    rows.append(job_row("embedding", "embedding", embedder.job, f"{counted(embedder.vectors or 0, 'vector')}, up to date"))
     graph = status.graph
     if graph.job.state == "idle" and graph.pending:
         # The job has not picked up the chunks a sweep just wrote: no full bar for it.
-        waiting = f"{graph.entities} entities, {graph.pending} chunks waiting"
+        waiting = f"{counted(graph.entities, 'entity', 'entities')}, {counted(graph.pending, 'chunk')} waiting"
         rows.append(Row("extraction", "entities", 0, None, waiting))
     else:
-        rows.append(job_row("extraction", "entities", graph.job, f"{graph.entities} entities, up to date"))
+        rows.append(job_row("extraction", "entities", graph.job, f"{counted(graph.entities, 'entity', 'entities')}, up to date"))
     return rows
 
 

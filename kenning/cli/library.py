@@ -13,6 +13,7 @@ from kenning import api
 from kenning.cli.app import Context, json_option, main, pass_context, print_json
 from kenning.errors import KenningError, RpcError
 from kenning.text.controls import CONTROL
+from kenning.text.counts import counted
 
 NOT_FOUND = -32001  # docs/protocol.md
 
@@ -402,7 +403,7 @@ def entities(ctx: Context, query: str, limit: int, as_json: bool) -> None:
         return
     for entity in result.entities:
         aliases = f" (also: {', '.join(entity.aliases)})" if entity.aliases else ""
-        click.echo(click.style(entity.name, bold=True) + f"  {entity.kind} · {entity.mentions} chunks{aliases}")
+        click.echo(click.style(entity.name, bold=True) + f"  {entity.kind} · {counted(entity.mentions, 'chunk')}{aliases}")
         for relation in entity.relations[:10]:
             arrow = "→" if relation.direction == "out" else "←"
             times = f", {relation.chunks} chunks" if relation.chunks > 1 else ""
@@ -466,7 +467,7 @@ def _stored_line(result: api.AddedDocument) -> str:
         return (
             f"document {result.document_id} {result.title!r}: same text is already stored; recorded as another location"
         )
-    return f"document {result.document_id} {result.title!r}: {result.chunks} chunks indexed"
+    return f"document {result.document_id} {result.title!r}: {counted(result.chunks, 'chunk')} indexed"
 
 
 @main.command("add-url")

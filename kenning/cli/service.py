@@ -8,6 +8,7 @@ import click
 from kenning import api
 from kenning.cli.app import Context, json_option, main, pass_context, print_json
 from kenning.cli.status_view import megabytes, status_lines
+from kenning.text.counts import counted
 
 
 @main.command()
@@ -63,7 +64,7 @@ def reload(ctx: Context) -> None:
     result = ctx.fetch("reload", api.ReloadResult)
     added = ", ".join(result.added) or "none"
     removed = ", ".join(result.removed) or "none"
-    click.echo(f"reloaded: {len(result.sources)} sources (added: {added}; removed: {removed})")
+    click.echo(f"reloaded: {counted(len(result.sources), 'source')} (added: {added}; removed: {removed})")
 
 
 @main.command()
@@ -77,7 +78,8 @@ def dedup(ctx: Context) -> None:
     """
     result = ctx.fetch("dedup", api.DedupResult, timeout=None)
     click.echo(
-        f"compared {result.documents} documents in {result.seconds:.2f}s: {result.collapsed} near-duplicates collapsed"
+        f"compared {counted(result.documents, 'document')} in {result.seconds:.2f}s:"
+        f" {counted(result.collapsed, 'near-duplicate')} collapsed"
     )
 
 
@@ -91,7 +93,7 @@ def reembed(ctx: Context) -> None:
       ken reembed && ken status --watch
     """
     result = ctx.fetch("reembed", api.ReembedResult)
-    click.echo(f"dropped {result.dropped} vectors; re-embedding in the background (see `ken status --watch`)")
+    click.echo(f"dropped {counted(result.dropped, 'vector')}; re-embedding in the background (see `ken status --watch`)")
 
 
 @main.command()

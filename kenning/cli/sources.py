@@ -13,6 +13,7 @@ from kenning.cli.app import Context, json_option, main, pass_context, print_json
 from kenning.cli.follow import follow_removal, in_background, wait_until_searchable
 from kenning.cli.status_view import megabytes
 from kenning.errors import DaemonNotRunning, KenningError
+from kenning.text.counts import counted
 
 
 @main.group()
@@ -51,9 +52,9 @@ def sources_list(ctx: Context, as_json: bool) -> None:
             note = {"agent": "  (agent documents)", "url": "  (fetched pages)"}.get(source.kind, "")
         shared = f", {source.shared} shared" if source.shared else ""
         click.echo(
-            f"{source.name}\t{source.path}\tnamespace={source.namespace}\t{source.documents} documents{shared}{note}"
+            f"{source.name}\t{source.path}\tnamespace={source.namespace}\t{counted(source.documents, 'document')}{shared}{note}"
         )
-    click.echo(f"library: {result.library_documents} documents (a shared document counts once)")
+    click.echo(f"library: {counted(result.library_documents, 'document')} (a shared document counts once)")
 
 
 @sources.command("add")
@@ -188,7 +189,7 @@ def sources_remove(ctx: Context, name: str, yes: bool) -> None:
     result: api.RemovedSource = outcome["result"]
     freed = f"; the database shrank by {megabytes(result.bytes_freed)}" if result.bytes_freed else ""
     click.echo(
-        f"removed source {name!r}: {result.documents_removed} documents dropped or handed to other sources{freed}"
+        f"removed source {name!r}: {counted(result.documents_removed, 'document')} dropped or handed to other sources{freed}"
     )
 
 

@@ -11,6 +11,7 @@ import time
 import click
 
 from kenning import api
+from kenning.text.counts import counted
 
 
 def status_lines(status: api.Status) -> list[str]:
@@ -20,7 +21,7 @@ def status_lines(status: api.Status) -> list[str]:
         database_line(info),
         embedder_line(status.embedder),
         graph_line(status.graph),
-        f"library: {status.library.documents} documents (each counted once)",
+        f"library: {counted(status.library.documents, 'document')} (each counted once)",
     ]
     if status.agent is not None:
         lines.append(agent_line(status.agent))
@@ -60,7 +61,7 @@ def job_figures(job: api.JobStatus) -> str:
 
 def embedder_line(embedder: api.EmbedderStatus) -> str:
     job = embedder.job
-    vectors = "loading" if embedder.vectors is None else f"{embedder.vectors} vectors"
+    vectors = "loading" if embedder.vectors is None else counted(embedder.vectors, "vector")
     line = f"embedder: {embedder.backend} {embedder.model} · {vectors} · {job.state}"
     if job.state in ("embedding", "deferred"):
         line += " " + job_figures(job)
@@ -73,7 +74,7 @@ def agent_line(records: api.AgentRecords) -> str:
     age = f"{records.archive_max_age_days:g} days" if records.archive_max_age_days else "no age limit"
     size = f"{records.archive_max_total_mb:g} MB" if records.archive_max_total_mb else "no size limit"
     line = (
-        f"agent: {records.capsules} capsules{superseded} · {records.archives} archives"
+        f"agent: {counted(records.capsules, 'capsule')}{superseded} · {counted(records.archives, 'archive')}"
         f" ({megabytes(records.archive_bytes)}; keeps {age}, {size})"
     )
     if records.archives_pruned:
@@ -83,9 +84,9 @@ def agent_line(records: api.AgentRecords) -> str:
 
 def graph_line(report: api.GraphStatus) -> str:
     job = report.job
-    line = f"graph: {report.extractor} · {report.entities} entities · {report.relations} relations · {job.state}"
+    line = f"graph: {report.extractor} · {counted(report.entities, 'entity', 'entities')} · {counted(report.relations, 'relation')} · {job.state}"
     if report.pending:
-        line += f" · {report.pending} chunks waiting"
+        line += f" · {counted(report.pending, 'chunk')} waiting"
         if job.rate_per_second:
             line += f" at {job.rate_per_second:.0f}/s"
     if report.failed:
@@ -136,7 +137,7 @@ def source_lines(source: api.SourceStatus) -> list[str]:
         line += f" · next in {ago(max(source.next_sweep_at - time.time(), 0))}"
     lines.append(line)
     if source.deferred:
-        lines.append(f"  {source.deferred} files wait for the next sweep (chunk budget)")
+        lines.append(f"  {counted(source.deferred, 'file')} {'waits' if source.deferred == 1 else 'wait'} for the next sweep (chunk budget)")
     if source.passed_over:
         reasons = ", ".join(f"{count} {reason}" for reason, count in source.passed_over.items())
         lines.append(f"  passed over: {reasons}")

@@ -22,6 +22,7 @@ from kenning.errors import ReaderError
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.readers import ReadLimits, read_file
 from kenning.ingest.walk import CAPPED, Discovered, WalkReport, WalkRules, newest, walk
+from kenning.text.counts import counted
 
 # Share of a file's bytes that becomes text, by format, for a type no file of which
 # could be sampled in time: rough, from typical files.
@@ -165,24 +166,31 @@ def _guess(size: int, suffix: str, chunking: ChunkingSettings) -> int:
 
 def describe(result: Preview, source: SourceSettings, settings: Settings) -> list[str]:
     """The lines `ken sources add` shows before it asks."""
-    lines = [f"{source.path}: {result.files} files to index"]
+    lines = [f"{source.path}: {counted(result.files, 'file')} to index"]
     if result.over_cap:
-        lines.append(f"  {result.over_cap} more files are over max_files = {source.max_files} (the oldest are left out)")
+        are = "is" if result.over_cap == 1 else "are"
+        lines.append(
+            f"  {counted(result.over_cap, 'more file')} {are} over max_files = {source.max_files} (the oldest are left out)"
+        )
     if result.too_large:
-        lines.append(f"  {result.too_large} files are larger than max_file_mb = {settings.daemon.max_file_mb:g} and will be skipped")
+        are = "is" if result.too_large == 1 else "are"
+        lines.append(
+            f"  {counted(result.too_large, 'file')} {are} larger than max_file_mb = {settings.daemon.max_file_mb:g}"
+            " and will be skipped"
+        )
     if result.skipped:
         reasons = ", ".join(f"{count} {reason}" for reason, count in result.skipped.items())
-        lines.append(f"  {sum(result.skipped.values())} files passed over: {reasons}")
+        lines.append(f"  {counted(sum(result.skipped.values()), 'file')} passed over: {reasons}")
     if result.skipped_dirs:
-        lines.append(f"  {result.skipped_dirs} folders not entered (hidden, build or dependency trees, ignored)")
-    lines.append(f"  about {result.estimated_chunks} chunks (estimated from a sample of the files)")
+        lines.append(f"  {counted(result.skipped_dirs, 'folder')} not entered (hidden, build or dependency trees, ignored)")
+    lines.append(f"  about {counted(result.estimated_chunks, 'chunk')} (estimated from a sample of the files)")
     if settings.llm.backend == "ollama":
-        lines.append(f"  about {result.estimated_llm_calls} LLM calls to {settings.llm.model} for entity extraction")
+        lines.append(f"  about {counted(result.estimated_llm_calls, 'LLM call')} to {settings.llm.model} for entity extraction")
     else:
         lines.append("  no LLM calls: entities come from the offline extractor")
     if result.chunks_per_sweep:
         lines.append(
-            f"  {result.chunks_per_sweep} chunks per sweep, so about {result.estimated_sweeps} sweeps to finish"
+            f"  {counted(result.chunks_per_sweep, 'chunk')} per sweep, so about {counted(result.estimated_sweeps, 'sweep')} to finish"
         )
     else:
         lines.append("  no chunk budget: everything is indexed in the first sweep")

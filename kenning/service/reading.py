@@ -9,6 +9,7 @@ from kenning.api import DocumentInfo, Fetched, LineRange
 from kenning.errors import InvalidRequest, NotFound
 from kenning.store import document_text, lookup
 from kenning.store.database import Database
+from kenning.text.counts import counted
 
 # A range of lines is answered up to this many characters; `next_line` continues it.
 MAX_LINE_CHARS = 200_000
@@ -62,7 +63,7 @@ async def fetch(
     start = offset or 0
     if start >= total:
         raise InvalidRequest(
-            f"offset {start} is past the end: document {holder} has {total} chunks (ord 0-{total - 1})"
+            f"offset {start} is past the end: document {holder} has {counted(total, 'chunk')} (ord 0-{total - 1})"
         )
     items, _ = await lookup.document_page(db, holder, start, limit)
     end = start + len(items)
