@@ -323,28 +323,29 @@ def _another(text: str, name: str, head: str) -> bool:
     text = _fold(text)
     if written(_fold(name).lower()).search(text):
         return False
-    words = head.split()
-    if len(words[-1]) > 3 and words[-1].endswith("s") and not words[-1].endswith("ss"):
-        words[-1] = words[-1][:-1]
-    noun = r"[ \t]+".join(re.escape(word) for word in words)
-    spelled = re.compile(rf"(?<!\S){noun}(?:e?s)?(?![\w-])", re.IGNORECASE)
+    noun = written(head)
     for line in text.splitlines():
         heading = line.lstrip().startswith("#")
-        markers = _MARKERS.match(line).end()
-        for match in spelled.finditer(line):
+        for match in noun.finditer(line):
             # The word before the noun, looked for just before it: a line is read once.
             other = _LAST_WORD.search(line, max(0, match.start() - 64), match.start())
             if other is None or not other.group(1)[0].isupper() or other.group(1).lower() in STOPWORDS:
                 continue
-            ahead = line[max(0, other.start(1) - 8) : other.start(1)].rstrip()
-            opening = other.start(1) <= markers or ahead.endswith((".", "!", "?", ":"))
-            if heading or not opening:
+            if heading or not opens_sentence(line, other.start(1)):
                 return True
     return False
 
 
-# What opens a line before its first word: a heading's hashes, a list's or a quote's
-# marker, a table's bar, a number.
+def opens_sentence(text: str, position: int) -> bool:
+    """Whether the word at `position` opens a sentence, where a capital says nothing:
+    only a heading's hashes, a list's or a quote's marker, a table's bar or a number
+    stand before it on its line, or the end of a sentence or a colon does."""
+    start = text.rfind("\n", 0, position) + 1
+    if position <= _MARKERS.match(text, start).end():
+        return True
+    return text[max(start, position - 8) : position].rstrip().endswith((".", "!", "?", ":"))
+
+
 _MARKERS = re.compile(r"[\s\-*>|+#]*(?:\d+[.)]\s*)?")
 _LAST_WORD = re.compile(r"([^\W\d_][\w-]*)[ \t]+$")
 

@@ -331,10 +331,8 @@ def _named_by(hit: Hit, others: list[Hit], texts: dict[int, str]) -> list[int]:
         if other.document_id == hit.document_id or not title or title == title.lower():
             continue
         spelled = re.compile(r"(?<![\w-])" + r"\s+".join(re.escape(word) for word in title.split()) + r"(?![\w-])")
-        for match in spelled.finditer(text):
-            if " " in title or not re.search(r"(?:^|[.!?:]\s|\n)[\s\-*>#|]*$", text[max(0, match.start() - 8) : match.start()]):
-                linked.append(other.item_id)
-                break
+        if any(" " in title or not coverage.opens_sentence(text, match.start()) for match in spelled.finditer(text)):
+            linked.append(other.item_id)
     return linked
 
 
