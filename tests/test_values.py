@@ -84,6 +84,15 @@ def test_a_count_must_stand_near_what_is_counted_and_a_date_is_not_one():
     assert states(vans, "# Leeds depot\n\n- Vans: twelve, all electric.")
 
 
+def test_a_count_of_days_of_something_counts_that_thing_not_any_days():
+    sick = wanted("How many days of sick pay do employees get?")
+    assert not states(sick, "# Holiday\n\nEveryone gets 25 days of holiday a year plus bank holidays.")
+    assert not states(sick, "# Pension\n\n- Fernhill pays a pension contribution of 5 % of salary.")
+    assert states(sick, "# Sickness\n\nSick pay: 10 days a year at full pay.")
+    lock = wanted("After how many minutes of inactivity must a laptop lock its screen?")
+    assert states(lock, "Laptops must lock the screen after 5 minutes of inactivity.")
+
+
 def test_a_count_stands_on_the_same_line_as_what_it_counts():
     floors = wanted("How many floors does the Kanda Square building have?")
     itinerary = "## Tokyo (5 nights)\n\n- Hotel: Mitsui Garden Ginza, 13th floor, river view."

@@ -203,8 +203,13 @@ _MEASURED = {
     "heavy": "weight",
 }
 # What "how many" or "how much" counts: the word or two after it, unless a verb stands
-# there.
-_COUNTED = r"\s+(?!(?:did|does|do|has|have|had|will|would|can|could|should)\b)(?P<near>[\w-]+(?:\s+[\w-]+)?)"
+# there; after a unit of time, the first word of what it is of ("How many days of sick
+# pay...": "25 days" of holiday, or what Fernhill "pays" into a pension, is no count of
+# them; "15 minutes of inactivity" is).
+_COUNTED = (
+    r"\s+(?!(?:did|does|do|has|have|had|will|would|can|could|should)\b)"
+    rf"(?:{_UNITS}\s+of\s+(?:the\s+|an?\s+)?(?P<of>[\w-]+)|(?P<near>[\w-]+(?:\s+[\w-]+)?))"
+)
 _KINDS = (
     _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
     _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I), _TIME),
@@ -397,9 +402,10 @@ def wanted(question: str) -> Wanted | None:
         if match is None:
             continue
         near: tuple[str, ...] = ()
+        groups = match.groupdict()
         if kind.distance:
-            adjective = match.groupdict().get("adjective")
-            found = f"{adjective} {_MEASURED[adjective.lower()]}" if adjective else match.group("near")
+            adjective = groups.get("adjective")
+            found = f"{adjective} {_MEASURED[adjective.lower()]}" if adjective else groups.get("near") or groups["of"]
             words = [word.lower() for word in _TOKEN.findall(found)]
             near = tuple(word for word in words if word not in STOPWORDS)
             if not near:
@@ -407,7 +413,6 @@ def wanted(question: str) -> Wanted | None:
                 # be a price, a size or a share, so no kind is judged.
                 continue
             near = _headcount(near)
-        groups = match.groupdict()
         naming = groups.get("kind") or groups.get("kind2") or ""
         event = _event(question) if kind.event else ()
         return Wanted(kind.name, near, kind, frozenset(word.lower() for word in _TOKEN.findall(naming)), event)
