@@ -257,6 +257,28 @@ NOTES = {
         - Project lead: Dana Whitfield
         - Sponsor: Ruth Okonjo
         """,
+    "projects/compost/pilot.md": """
+        # Compost bins pilot
+
+        - Lead: Morag Keir.
+        - Start: April, at the Elm Street depot.
+        """,
+    "people/morag-keir.md": """
+        # Morag Keir
+
+        - Works Tuesday to Friday; Mondays off.
+        """,
+    "routes/route-9.md": """
+        # Route 9 (summer only)
+
+        - Vessel: MV Petrel
+        - Calls only at Lochan pier; no other port is served by this summer route.
+        """,
+    "vessels/petrel.md": """
+        # MV Petrel
+
+        - Built 1998; 40 cars.
+        """,
     "services/catalog.md": """
         # catalog
 
@@ -957,6 +979,13 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     # the kind of thing asked for, says which vessel.
     result = ask(daemon, "Which vessel does the winner of the staff photo competition work on?")
     assert docs(result)[:2] == ["2026-07-newsletter.md", "crew-list.md"]
+    # The note says "Lead" where the question says "running": no line holding the
+    # question's words names a page, and the page it names first is the link.
+    result = ask(daemon, "Which days does the person running the compost bins pilot work?")
+    assert docs(result)[:2] == ["pilot.md", "morag-keir.md"]
+    # But not when the line holding the question names the link by no page's name.
+    result = ask(daemon, "Who is the pier master at the port that only the summer route calls at?")
+    assert docs(result)[0] == "route-9.md" and "petrel.md" not in docs(result)[:2]
     # "self-service" is a word of the language, not a name to follow to the kiosks note.
     result = ask(daemon, "How many active borrowers does the library service have?")
     assert docs(result)[0] == "2026-q2-kpis.md"
