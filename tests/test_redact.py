@@ -100,6 +100,21 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         # High-entropy values assigned to secret-ish names, even as bare words.
         ("api_key = qWeRtYuIoPaSdFgHjKlZxCvBnMpL", f"api_key = {MARK}"),
         ("auth_token = AbCdEfGhIjKlMnOpQrStUvWxYz then", f"auth_token = {MARK} then"),
+        # What a red-team pass found stored verbatim: names run together, a shell's
+        # environment, flags and tools' own options, XML, netrc, triple quotes.
+        ("PGPASSWORD=hunter3 psql -h db", f"PGPASSWORD={MARK} psql -h db"),
+        ("DBPASSWORD=s3cr3t!", f"DBPASSWORD={MARK}"),
+        ("adminpassword: s3cr3t!", f"adminpassword: {MARK}"),
+        ("pass: hunter6x", f"pass: {MARK}"),
+        ("password=letmein", f"password={MARK}"),
+        ('password = """hunter3"""', f'password = """{MARK}"""'),
+        ("pg_dump --password hunter3x db", f"pg_dump --password {MARK} db"),
+        ("sshpass -p hunter3x ssh deploy@host", f"sshpass -p {MARK} ssh deploy@host"),
+        ("mysql -u root -phunter3x shop", f"mysql -u root -p{MARK} shop"),
+        ("curl -u admin:S3cretPass1 https://x.example", f"curl -u admin:{MARK} https://x.example"),
+        ("<password>hunter3x</password>", f"<password>{MARK}</password>"),
+        ("machine h.example login me password Sup3rS3cret", f"machine h.example login me password {MARK}"),
+        ("login me\npassword Sup3rS3cret\n", f"login me\npassword {MARK}\n"),
     ],
 )
 def test_secret_formats_are_masked(text, expected):
@@ -142,6 +157,15 @@ def test_secret_formats_are_masked(text, expected):
         "private_key: ed25519.Ed25519PrivateKey",
         "credentials = '{0}:{1}'.format(user, passwd)",
         'KEY_BEGIN = b"-----BEGIN OPENSSH PRIVATE KEY-----"\nKEY_END = b"-----END OPENSSH PRIVATE KEY-----"',
+        # A call's argument, a flag that takes no secret, a prompting `-p`, prose.
+        "conn = connect(password=pw)",
+        "mysql -u root -p shop",
+        "run --no-password --password-file /run/secrets/db",
+        "bypass: the ring road",
+        "'pass': 'The \"pass\" statement'",
+        "Password reset\n",
+        "the user and password combination.",
+        "<passwordHint>your first pet</passwordHint>",
     ],
 )
 def test_ordinary_text_and_code_are_not_masked(text):
@@ -151,6 +175,9 @@ def test_ordinary_text_and_code_are_not_masked(text):
 def test_a_private_key_cut_short_loses_its_body_lines():
     text = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nAAAAB3NzaC1yc2EA\n\nThe rest of the page.\n"
     assert redact(text) == f"-----BEGIN RSA PRIVATE KEY-----\n{MARK}\n{MARK}\n\nThe rest of the page.\n"
+    # Pasted into one long line.
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 10
+    assert redact(f"-----BEGIN PRIVATE KEY-----\n{body}") == f"-----BEGIN PRIVATE KEY-----\n{MARK}"
 
 
 def test_a_private_key_inside_a_json_string_is_masked():

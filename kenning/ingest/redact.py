@@ -19,8 +19,11 @@ flags the BEGIN line; the secret is the block under it, and a pasted block may b
 short: ``_pem_spans``); assignments of secret-named keys in any syntax, JSON, YAML, INI,
 .env, code, command-line flags and query strings, with the checks that tell a literal
 from a variable, a call, a type or a placeholder (``_assigned_secret``); Authorization
-and Bearer credentials; URL signatures (``sig=``); and token formats it has no plugin for
-(``_OWN_TOKENS``).
+and Bearer credentials; URL signatures (``sig=``); what no ``name = value`` spells (a flag
+and its value, ``sshpass -p``, ``mysql -pX``, ``curl -u user:X``, XML elements, netrc
+lines: ``_command_line_spans``); and token formats it has no plugin for (``_OWN_TOKENS``).
+On this interpreter's standard library (bench/redact_speed.py) the forms added after a
+red-team pass changed 56 more lines, all of them netrc passwords in test_netrc.py.
 
 Linear time. Every regex, the library's included, runs on RE2 (google-re2), whose
 automata take time linear in the text whatever the pattern, so no input can make one
@@ -231,6 +234,26 @@ _AUTHORIZATION = _re2(
     r"((?:bearer|basic|digest|token|bot|apikey|sso-key|negotiate|ntlm)[ \t]+)?([^\s\"',;]+)"
 )
 _BEARER = _re2(r"(?i)\bbearer[ \t]+([A-Za-z0-9._~+/=-]{16,})")
+# A secret-named flag and its value after a space: `--password hunter3x`, `--api-key X`.
+_FLAG = _re2(
+    r"(?i)(?:^|[ \t])(--[\w-]*(?:pass|pwd|secret|token|key|credential)[\w-]*)[ \t]+(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`]+)"
+)
+# Tools that take a password on their command line in a form of their own: `sshpass -p
+# X`, `mysql -pX` (`mysql -p db` asks for it), `curl -u user:X`.
+_COMMAND_PASSWORDS = (
+    _re2(r"\bsshpass[ \t]+-p[ \t]*([^\s\"']+)"),
+    _re2(r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?[ \t]-p([^\s\"'-][^\s\"']*)"),
+    _re2(r"\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t]*[\"']?[^\s:\"']+:([^\s\"'@]+)"),
+)
+# `<password>X</password>` in XML and its kin.
+_ELEMENT = _re2(
+    r"(?i)<([\w:.-]*(?:pass|pwd|secret|token|key|credential)[\w:.-]*)>([^<\n]+)</([\w:.-]+)>"
+)
+# netrc: `machine host login me password X`, or `password X` alone on its line.
+_NETRC = (
+    _re2(r"(?im)^[ \t]*(?:machine|default)\b[^\n]*?[ \t]password[ \t]+(\S+)"),
+    _re2(r"(?im)^[ \t]*password[ \t]+(\S+)[ \t]*$"),
+)
 
 _SECRET_NAME = re.compile(
     "(?:"
@@ -257,8 +280,12 @@ _NOT_SECRET_SUFFIXES = frozenset(
 )
 # In a URL, short names are credentials: `?key=`, `&pass=`, `&auth=`.
 _URL_SECRET_NAMES = frozenset({"key", "apikey", "pass", "pw", "pwd", "auth", "token"})
-# Secret only as the whole name: docker's and npm's `auth`, not `SERVER_AUTH` or `auth_hdr`.
-_WHOLE_SECRET_NAMES = frozenset({"auth"})
+# Secret only as the whole name: docker's and npm's `auth`, not `SERVER_AUTH` or `auth_hdr`;
+# `pass: hunter6x`, not `bypass`.
+_WHOLE_SECRET_NAMES = frozenset({"auth", "pass"})
+# A name run together with what it is for ends with one of these: `PGPASSWORD`,
+# `adminpassword`, `csrftoken`.
+_SECRET_ENDINGS = ("password", "passwd", "secret", "token")
 _NOT_VALUES = frozenset(
     "none null nil true false undefined str string bytes int bool boolean float any object optional "
     "required self this bearer basic".split()
@@ -296,6 +323,40 @@ def _assignment_spans(data: bytes) -> Iterator[Span]:
     for match in _BEARER.finditer(data):
         if _has_digit(match.group(1).decode("ascii")):
             yield match.span(1)
+    yield from _command_line_spans(data)
+
+
+def _command_line_spans(data: bytes) -> Iterator[Span]:
+    """Secrets that no `name = value` spells: flags followed by a value, the password
+    options of common tools, XML elements and netrc lines."""
+    for match in _FLAG.finditer(data):
+        name = match.group(1).decode("utf-8", "replace").lstrip("-")
+        start, end = match.span(2)
+        value = data[start:end].decode("utf-8", "replace")
+        if value[:1] in "\"'":
+            start, end, value = start + 1, end - 1, value[1:-1]
+        if not name.lower().startswith("no-") and _is_secret_name(name, False) and _is_quoted_secret(value):
+            yield start, end
+    for pattern in _COMMAND_PASSWORDS:
+        for match in pattern.finditer(data):
+            if _is_quoted_secret(match.group(1).decode("utf-8", "replace")):
+                yield match.span(1)
+    for match in _ELEMENT.finditer(data):
+        name = match.group(1).decode("utf-8", "replace")
+        value = match.group(2).decode("utf-8", "replace")
+        if match.group(3) == match.group(1) and _is_secret_name(name.rsplit(":", 1)[-1], False):
+            if _is_quoted_secret(value.strip()):
+                yield match.span(2)
+    machine, alone = _NETRC
+    for match in machine.finditer(data):
+        if _is_quoted_secret(match.group(1).decode("utf-8", "replace")):
+            yield match.span(1)
+    for match in alone.finditer(data):
+        # Alone on its line a word is as likely a heading ("Password reset"): only a
+        # value with a digit or a symbol in it.
+        value = match.group(1).decode("utf-8", "replace")
+        if not value.rstrip(".,;:!?").isalpha() and _is_quoted_secret(value):
+            yield match.span(1)
 
 
 def _assigned_secret(data: bytes, match: re2._Match) -> Span | None:
@@ -309,12 +370,22 @@ def _assigned_secret(data: bytes, match: re2._Match) -> Span | None:
     key = data[key_start : match.start(1)]
     before_key = data[key_start - 1 : key_start]
     in_url = before_key != b"" and before_key in b"?&#;"
-    # In a query string or a command-line flag (`--password=...`) every value is a
+    # In a query string, a command-line flag (`--password=...`) or a shell's environment
+    # (`PGPASSWORD=hunter3 psql`: an upper-case name, `=` unspaced) every value is a
     # literal; elsewhere a bare word may be code, and a value followed by more words prose.
-    literal_place = in_url or key.startswith(b"-")
+    env = match.group(2) == b"=" and not (match.group(1) or match.group(3)) and not any(c in _LOWER for c in key)
+    literal_place = in_url or key.startswith(b"-") or env
     if not _is_secret_name(key.rstrip(b"\"']").decode("utf-8", "replace"), in_url):
         return None
     quote = data[value_start : value_start + 1]
+    if data[value_start : value_start + 3] in (b'"""', b"'''"):
+        # `password = """hunter3"""`: the value is what the triple quotes close on its line.
+        line_end = data.find(b"\n", value_start)
+        close = data.find(data[value_start : value_start + 3], value_start + 3, None if line_end < 0 else line_end)
+        if close < 0:
+            return None
+        value = data[value_start + 3 : close].decode("utf-8", "replace")
+        return (value_start + 3, close) if _is_quoted_secret(value) else None
     if quote in _QUOTES:
         if value_end - value_start < 2 or data[value_end - 1 : value_end] != quote:
             return None  # no closing quote on the line: not a string literal
@@ -324,6 +395,8 @@ def _assigned_secret(data: bytes, match: re2._Match) -> Span | None:
             return None  # `auth = "Basic " + encoded`, `"%s" % token`
         value_start, value_end = value_start + 1, value_end - 1
         value = data[value_start:value_end].decode("utf-8", "replace")
+        if key.strip(b"\"'").lower() == b"pass" and any(char.isspace() for char in value):
+            return None  # `'pass': 'The "pass" statement'`: a word that is more than a name
         return (value_start, value_end) if _is_quoted_secret(value) else None
     value = data[value_start:value_end].decode("utf-8", "replace")
     if _is_random(value):
@@ -333,7 +406,8 @@ def _assigned_secret(data: bytes, match: re2._Match) -> Span | None:
     if not _ends_value(data, value_end):
         return None
     key_quoted = (before_key != b"" and before_key in _QUOTES) or key[-1:] in _QUOTES
-    return (value_start, value_end) if _is_bare_secret(value, match, key, key_quoted) else None
+    ends_line = value_end == len(data) or data[value_end] in b"\r\n#;&"
+    return (value_start, value_end) if _is_bare_secret(value, match, key, key_quoted, ends_line) else None
 
 
 def _continues_expression(data: bytes, end: int) -> bool:
@@ -370,7 +444,7 @@ def _is_secret_name(key: str, in_url: bool) -> bool:
     if words[-1] in _NOT_SECRET_SUFFIXES:
         return False
     pairs = [a + "_" + b for a, b in zip(words, words[1:])]
-    return any(_SECRET_NAME.fullmatch(word) for word in (*words, *pairs))
+    return any(_SECRET_NAME.fullmatch(word) or word.endswith(_SECRET_ENDINGS) for word in (*words, *pairs))
 
 
 def _ends_value(data: bytes, end: int) -> bool:
@@ -398,8 +472,11 @@ def _is_placeholder(value: str) -> bool:
     )
 
 
-def _is_bare_secret(value: str, match: re2._Match, key: bytes, key_quoted: bool) -> bool:
-    """Whether an unquoted value is a literal rather than code, a type or a placeholder."""
+def _is_bare_secret(value: str, match: re2._Match, key: bytes, key_quoted: bool, ends_line: bool) -> bool:
+    """Whether an unquoted value is a literal rather than code, a type or a placeholder.
+    `ends_line`: nothing but a comment or a field's end follows it, as in an INI file or
+    a note (`password=letmein`), where a call's argument (`connect(password=pw)`) has
+    more."""
     if _is_placeholder(value) or _has_code(value) or not any(char.isalnum() for char in value):
         return False
     if value.replace(".", "").isdigit():
@@ -413,7 +490,7 @@ def _is_bare_secret(value: str, match: re2._Match, key: bytes, key_quoted: bool)
     # literal in .env and YAML files (`DB_PASSWORD=postgres`, `secret: letmein`).
     separator, spaced = match.group(2), bool(match.group(1) or match.group(3))
     if separator == b"=" and not spaced:
-        return not any(char in _LOWER for char in key)
+        return ends_line or not any(char in _LOWER for char in key)
     # A quoted key is JSON or a dict, where a bare word can only be a variable.
     return separator == b":" and not key_quoted and value[0].isalpha() and value.islower()
 
@@ -427,7 +504,8 @@ def _is_random(value: str) -> bool:
 
 _PEM_MARKER = _re2(r"(?:-{4,5} ?(BEGIN|END) (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)? ?-{4,5})|Private-Lines: \d+")
 _MAX_KEY_BYTES = 64 * 1024
-_BODY_LINE = re.compile(rb"[A-Za-z0-9+/=]{1,100}")
+# Base64 lines of any length: a key pasted into one line is still a key.
+_BODY_LINE = re.compile(rb"[A-Za-z0-9+/=]+")
 _HEADER_LINE = re.compile(rb"[A-Za-z][A-Za-z-]{0,40}: .{0,200}")
 
 
