@@ -46,6 +46,24 @@ def test_archive_from_stdin_and_recall_to_stdout_exactly(library, tmp_path):
     missing = ken(library, "recall", "a-nothing1")
     assert missing.returncode == 1 and "no archive a-nothing1" in missing.stderr
 
+    def ken_bytes(*args: str, stdin: bytes) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "kenning", "--config", str(library.config), *args],
+            check=False, capture_output=True, input=stdin, timeout=60,
+        )  # fmt: skip
+
+    # CRLF line endings come back as they went in.
+    crlf = ken_bytes("archive", "--title", "windows log", stdin=b"first\r\nsecond\r\n")
+    assert crlf.returncode == 0, crlf.stderr
+    back = ken_bytes("recall", crlf.stdout.split()[0].decode(), stdin=b"")
+    assert back.stdout == b"first\r\nsecond\r\n"
+    # Bytes that are not UTF-8 are refused with a one-line error, and nothing is stored.
+    for command in (["archive"], ["add-text", "--uri", "u:latin1", "--title", "t"], ["memory", "add", "--title", "t"]):
+        refused = ken_bytes(*command, stdin=b"caf\xe9 au lait\n")
+        assert refused.returncode == 1 and b"not UTF-8 text (byte 0xe9 at offset 3)" in refused.stderr
+        assert b"Traceback" not in refused.stderr
+    assert len(ken_json(library, "archive", "list")["archives"]) == 2
+
 
 def test_memory_commands_refuse_a_duplicate_with_status_1(library):
     library.configure([])

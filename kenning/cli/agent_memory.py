@@ -12,19 +12,13 @@ from typing import Any
 import click
 
 from kenning import api
-from kenning.cli.app import Context, json_option, main, pass_context, print_json
-from kenning.errors import KenningError
+from kenning.cli.app import Context, json_option, main, pass_context, print_json, stdin_text
 from kenning.text.counts import counted
 
+_NO_BODY = "no text on standard input; pipe the capsule's body in"
+_NO_ARCHIVE_TEXT = "no text on standard input; pipe the text to archive in"
 # Pages of archived text asked for at a time when printing a whole archive.
 RECALL_PAGE = 1_000_000
-
-
-def _stdin_text(what: str) -> str:
-    text = click.get_text_stream("stdin").read()
-    if not text.strip():
-        raise KenningError(f"no text on standard input; pipe the {what} in")
-    return text
 
 
 def _fields(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -89,7 +83,7 @@ def memory_add(
       echo "Deploys go out on Thursdays." | ken memory add --title "Deploy day" --supersedes m-k3vq7xha
     """
     params = _given(
-        title=title, body=body if body is not None else _stdin_text("capsule's body"), kind=kind, scope=scope,
+        title=title, body=body if body is not None else stdin_text(_NO_BODY), kind=kind, scope=scope,
         tags=list(tags), confidence=confidence, source=source, supersedes=supersedes, force=force or None,
     )  # fmt: skip
     result = ctx.fetch("memory.add", api.Remembered, params)
@@ -253,7 +247,7 @@ def archive(click_ctx: click.Context, title: str | None, tags: tuple[str, ...], 
         return
     ctx = click_ctx.find_object(Context)
     assert ctx is not None
-    params = _given(text=_stdin_text("text to archive"), title=title, tags=list(tags))
+    params = _given(text=stdin_text(_NO_ARCHIVE_TEXT), title=title, tags=list(tags))
     result = ctx.fetch("archive.add", api.Archived, params)
     if as_json:
         print_json(result)

@@ -135,6 +135,24 @@ def print_json(value: Any) -> None:
     click.echo(msgspec.json.format(msgspec.json.encode(value), indent=2).decode())
 
 
+def stdin_text(missing: str) -> str:
+    """Standard input exactly as given: read as bytes, so CRLF line endings stay as they
+    were (an archive promises the text back as stored), and decoded as UTF-8 strictly,
+    so other bytes are an error rather than a traceback or a silent substitution.
+    `missing` is the error when it holds no text."""
+    data = click.get_binary_stream("stdin").read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise KenningError(
+            f"standard input is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start});"
+            " convert it first, e.g. iconv -f latin1 -t utf-8"
+        ) from None
+    if not text.strip():
+        raise KenningError(missing)
+    return text
+
+
 def json_option(function: Any) -> Any:
     return click.option("--json", "as_json", is_flag=True, help="Print the daemon's answer as JSON.")(function)
 

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from kenning import api
-from kenning.cli.app import Context, json_option, main, pass_context, print_json
+from kenning.cli.app import Context, json_option, main, pass_context, print_json, stdin_text
 from kenning.errors import KenningError, RpcError
 from kenning.text.controls import CONTROL
 from kenning.text.counts import counted
@@ -445,9 +445,7 @@ def add_text(
       pbpaste | ken add-text --uri clip://1 --title "Clipboard" --tag scratch
       ken add-text --uri notes://plan --title "Plan v2" --date 2026-11 --supersedes notes://plan-v1 < plan.md
     """
-    text = click.get_text_stream("stdin").read()
-    if not text.strip():
-        raise KenningError("no text on standard input; pipe the document in: ken add-text --uri U --title T < file")
+    text = stdin_text("no text on standard input; pipe the document in: ken add-text --uri U --title T < file")
     params: dict[str, Any] = {"title": title, "text": text, "source_uri": uri, "tags": list(tags)}
     if namespace:
         params["namespace"] = namespace
