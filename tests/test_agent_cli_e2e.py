@@ -5,6 +5,8 @@ outlives a kill -9."""
 from __future__ import annotations
 
 import json
+import os
+import pty
 import signal
 import subprocess
 import sys
@@ -119,3 +121,46 @@ def test_context_prints_a_pack_within_the_budget(library):
     assert done.stdout.startswith("# Context for: when is the pager handed over\n")
     assert "Hand the pager over on Mondays at 10:00 in #ops." in done.stdout
     assert len(done.stdout.encode()) <= 600
+
+
+def on_a_terminal(library, *args: str) -> bytes:
+    """What `ken` prints when its standard output is a terminal (a pseudo-terminal here)."""
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "kenning", "--config", str(library.config), *args],
+            check=False, stdout=follower, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=60,
+        )  # fmt: skip
+        os.close(follower)
+        follower = -1
+        assert done.returncode == 0
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the follower is closed and everything was read
+                break
+            if not chunk:
+                break
+            out += chunk
+        return out
+    finally:
+        if follower >= 0:
+            os.close(follower)
+        os.close(leader)
+
+
+def test_escape_sequences_in_stored_text_reach_a_terminal_as_escapes(library):
+    library.configure([])
+    library.daemon()
+    hostile = "before \x1b]0;PWNED\x07 after \x1b[2J end\n"
+    added = ken(library, "add-text", "--uri", "ansi://1", "--title", "Hostile", stdin=hostile)
+    assert added.returncode == 0, added.stderr
+    archived = ken(library, "archive", "--title", "hostile log", stdin=hostile)
+    handle = archived.stdout.split()[0]
+    for command in (["get", "ansi://1"], ["recall", handle]):
+        shown = on_a_terminal(library, *command)
+        assert b"\x1b]0;" not in shown and b"\x1b[2J" not in shown
+        assert b"before \\x1b]0;PWNED\\x07 after \\x1b[2J end" in shown
+    # Piped, the text comes back as stored.
+    assert ken(library, "recall", handle).stdout == hostile

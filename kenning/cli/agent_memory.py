@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from kenning import api
-from kenning.cli.app import Context, json_option, main, pass_context, print_json, stdin_text
+from kenning.cli.app import Context, for_terminal, json_option, main, pass_context, print_json, stdin_text
 from kenning.text.counts import counted
 
 _NO_BODY = "no text on standard input; pipe the capsule's body in"
@@ -126,10 +126,10 @@ def memory_recall(
 
 
 def _echo_capsule(capsule: api.Capsule, extra: str = "") -> None:
-    heading = click.style(capsule.title, bold=True)
-    click.echo(f"{capsule.id}  {heading}  [{capsule.kind}, {capsule.scope}]{extra}")
+    heading = click.style(for_terminal(capsule.title), bold=True)
+    click.echo(f"{capsule.id}  {heading}  [{capsule.kind}, {for_terminal(capsule.scope)}]{extra}")
     for line in capsule.body.splitlines():
-        click.echo(f"    {line}")
+        click.echo(f"    {for_terminal(line)}")
 
 
 @memory.command("list")
@@ -154,7 +154,7 @@ def memory_list(ctx: Context, scope: str | None, kind: str | None, superseded: b
         return
     for capsule in result.capsules:
         replaced = f"  (superseded by {capsule.superseded_by})" if capsule.superseded_by else ""
-        click.echo(f"{capsule.id}  {capsule.title}  [{capsule.kind}, {capsule.scope}]{replaced}")
+        click.echo(for_terminal(f"{capsule.id}  {capsule.title}  [{capsule.kind}, {capsule.scope}]") + replaced)
     click.echo(f"{len(result.capsules)} of {counted(result.total, 'capsule')}")
 
 
@@ -177,7 +177,7 @@ def memory_show(ctx: Context, capsule_id: str, as_json: bool) -> None:
     tags = f" · tags: {', '.join(capsule.tags)}" if capsule.tags else ""
     click.echo(f"  confidence {capsule.confidence:g} · used {capsule.uses} times{tags}")
     if capsule.source:
-        click.echo(f"  source: {capsule.source}")
+        click.echo(f"  source: {for_terminal(capsule.source)}")
     if capsule.supersedes:
         click.echo(f"  replaces {capsule.supersedes}")
     if capsule.superseded_by:
@@ -216,7 +216,7 @@ def memory_curate(ctx: Context, scope: str | None, as_json: bool) -> None:
         return
     click.echo(f"stale ({len(result.stale)}):")
     for entry in result.stale:
-        click.echo(f"  {entry.id}  {entry.title}  idle {entry.idle_days:g} days, used {entry.uses} times")
+        click.echo(for_terminal(f"  {entry.id}  {entry.title}  idle {entry.idle_days:g} days, used {entry.uses} times"))
     for name, pairs in (("likely duplicates", result.duplicates), ("contradiction candidates", result.contradictions)):
         click.echo(f"{name} ({len(pairs)}):")
         for pair in pairs:
@@ -302,7 +302,7 @@ def recall(ctx: Context, handle: str, offset: int, limit: int | None, as_json: b
     while position is not None and (remaining is None or remaining > 0):
         asked = min(remaining, RECALL_PAGE) if remaining is not None else RECALL_PAGE
         page = ctx.fetch("archive.recall", api.ArchivePage, {"handle": handle, "offset": position, "limit": asked})
-        sys.stdout.write(page.text)
+        sys.stdout.write(for_terminal(page.text))
         position = page.next_offset
         if remaining is not None:
             remaining -= len(page.text)
@@ -347,7 +347,7 @@ def ledger_add(
         print_json(result)
         return
     entry = result.entry
-    click.echo(f"{entry.id}  {result.status}: {entry.section} {entry.identity}")
+    click.echo(for_terminal(f"{entry.id}  {result.status}: {entry.section} {entry.identity}"))
 
 
 @ledger.command("remove")
@@ -385,7 +385,7 @@ def ledger_render(ctx: Context, budget: int | None, sections: tuple[str, ...], a
     if as_json:
         print_json(result)
     else:
-        sys.stdout.write(result.text)
+        sys.stdout.write(for_terminal(result.text))
 
 
 @ledger.command("list")
@@ -406,11 +406,11 @@ def ledger_list(ctx: Context, section: str | None, as_json: bool) -> None:
         return
     for entry in result.entries:
         fields = "; ".join(f"{name}={value}" for name, value in entry.fields.items())
-        click.echo(f"{entry.id}  {entry.section}  {entry.identity}  ({entry.owner})  {fields}")
+        click.echo(for_terminal(f"{entry.id}  {entry.section}  {entry.identity}  ({entry.owner})  {fields}"))
         if len(entry.aliases) > 1:
-            click.echo(f"    aliases: {', '.join(entry.aliases)}")
+            click.echo(for_terminal(f"    aliases: {', '.join(entry.aliases)}"))
         if entry.evidence:
-            click.echo(f"    evidence: {', '.join(entry.evidence)}")
+            click.echo(for_terminal(f"    evidence: {', '.join(entry.evidence)}"))
 
 
 # -- context packs ---------------------------------------------------------------------------
@@ -453,4 +453,4 @@ def context(
     if as_json:
         print_json(result)
     else:
-        sys.stdout.write(result.text)
+        sys.stdout.write(for_terminal(result.text))

@@ -13,6 +13,7 @@ need more of the config than that (bench/cli_start.py measures it).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from importlib import import_module
 from pathlib import Path
@@ -133,6 +134,21 @@ def print_json(value: Any) -> None:
     import msgspec
 
     click.echo(msgspec.json.format(msgspec.json.encode(value), indent=2).decode())
+
+
+# What a terminal would act on rather than show: C0 and C1 controls but tab and newline
+# (an escape sequence can retitle the window, write a link, clear the screen), a carriage
+# return that ends no line, and the bidirectional overrides that reorder what is shown.
+_UNSHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
+
+
+def for_terminal(text: str) -> str:
+    """Text from the library as printed: on a terminal, what it would act on as escapes
+    (`\\x1b`); piped, as stored, since `ken recall > file` must give the text back exactly.
+    A note or an agent's document may hold anything."""
+    if not sys.stdout.isatty():
+        return text
+    return _UNSHOWN.sub(lambda found: found[0].encode("unicode_escape").decode(), text)
 
 
 def stdin_text(missing: str) -> str:

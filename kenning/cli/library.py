@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from kenning import api
-from kenning.cli.app import Context, json_option, main, pass_context, print_json, stdin_text
+from kenning.cli.app import Context, for_terminal, json_option, main, pass_context, print_json, stdin_text
 from kenning.errors import KenningError, RpcError
 from kenning.text.controls import CONTROL
 from kenning.text.counts import counted
@@ -226,9 +226,10 @@ def show(ctx: Context, item_id: int, context: int | None, as_json: bool) -> None
     if as_json:
         print_json({"item": item, "context": around} if around is not None else item)
         return
-    click.echo(click.style(item.title, bold=True) + (f" — {item.section}" if item.section else ""))
+    section = f" — {one_line(item.section)}" if item.section else ""
+    click.echo(click.style(one_line(item.title), bold=True) + section)
     click.echo(
-        click.style(f"{item.path}:{item.line_start}", fg="cyan")
+        click.style(f"{one_line(item.path)}:{item.line_start}", fg="cyan")
         + f"  lines {item.line_start}-{item.line_end}  [{item.source}]"
     )
     if item.format not in FILE_LINE_FORMATS:
@@ -236,10 +237,10 @@ def show(ctx: Context, item_id: int, context: int | None, as_json: bool) -> None
     if len(item.locations) > 1:
         click.echo("held by:")
         for location in item.locations:
-            click.echo(f"  [{location.source}] {location.path}")
+            click.echo(f"  [{location.source}] {one_line(location.path)}")
     click.echo()
     if around is None:
-        click.echo(item.content)
+        click.echo(for_terminal(item.content))
         return
     _numbered(around, marked=(item.line_start, item.line_end))
 
@@ -249,7 +250,7 @@ def _numbered(text: api.DocumentText, marked: tuple[int, int] | None = None) -> 
     for number, line in enumerate(text.lines, start=text.line_start):
         inside = marked is not None and marked[0] <= number <= marked[1]
         gutter = f"{number:>{width}}{'>' if inside else ' '} "
-        click.echo(click.style(gutter, fg="cyan" if inside else None, dim=not inside) + line)
+        click.echo(click.style(gutter, fg="cyan" if inside else None, dim=not inside) + for_terminal(line))
 
 
 def _line_range(value: str | None) -> tuple[int, int | None]:
@@ -318,7 +319,8 @@ def get(ctx: Context, document: str, lines: str | None, numbers: bool | None, as
         note = "" if text.format in FILE_LINE_FORMATS else f" · text extracted from {text.format}"
         click.echo(
             click.style(
-                f"{text.title} · {text.path} · lines {text.line_start}-{text.line_end} of {text.last_line}{note}",
+                f"{one_line(text.title)} · {one_line(text.path)} · lines {text.line_start}-{text.line_end}"
+                f" of {text.last_line}{note}",
                 dim=True,
             ),
             err=True,
@@ -327,7 +329,7 @@ def get(ctx: Context, document: str, lines: str | None, numbers: bool | None, as
         _numbered(text)
     else:
         for line in text.lines:
-            click.echo(line)
+            click.echo(for_terminal(line))
 
 
 # Editors that take `+LINE FILE` (vi, vim, nvim, nano, emacs, micro, kak, helix) are the
@@ -409,7 +411,7 @@ def entities(ctx: Context, query: str, limit: int, as_json: bool) -> None:
             times = f", {relation.chunks} chunks" if relation.chunks > 1 else ""
             click.echo(f"  {arrow} {relation.kind} {relation.other}  (item {relation.item_id}{times})")
         for chunk in entity.chunks:
-            where = f"{chunk.path}:{chunk.line_start}-{chunk.line_end}"
+            where = f"{one_line(chunk.path)}:{chunk.line_start}-{chunk.line_end}"
             click.echo(f"  · {click.style(where, fg='cyan')}  [{chunk.source}]  item {chunk.item_id}")
 
 
