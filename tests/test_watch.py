@@ -75,3 +75,23 @@ def test_a_file_kenning_writes_is_no_change_even_through_a_linked_root(tmp_path)
         changed = ChangeFilter(root, WalkRules(exclude=(log,)))
         assert not changed(Change.modified, str(root / "kenning.log"))
         assert changed(Change.modified, str(root / "notes.log"))
+
+
+async def test_a_file_name_that_is_not_utf8_leaves_the_folder_watched(tmp_path: Path, caplog) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    changes, stop = Changes(), asyncio.Event()
+    # A retry far longer than the test waits: the folder must be watched again at once.
+    task = asyncio.create_task(watch_folder(root, WalkRules(), changes, stop, debounce_ms=50, retry_seconds=600))
+    await asyncio.sleep(0.5)
+    with open(bytes(root) + b"/bad\xffname.md", "wb") as handle:
+        handle.write(b"x\n")
+    await changes.next()
+    await asyncio.sleep(0.5)
+    changes.count = 0
+    (root / "after.md").write_text("written after the odd name\n")
+    await changes.next()
+    assert changes.count >= 1
+    assert "does not exist" not in caplog.text
+    stop.set()
+    await asyncio.wait_for(task, 5)
