@@ -188,20 +188,22 @@ def test_every_command_has_an_example_and_every_option_help():
 
 
 def test_search_prints_one_line_per_hit_whatever_names_and_titles_hold(library, tmp_path):
-    """A file's name (and so its title) or an agent's uri may hold a newline or an escape
-    sequence. Printed raw, `--format paths` made a line of its own of each, a hit that
-    `vim -q` would open (here .bashrc or /etc/passwd), and escapes reached the terminal."""
+    """A file's name (and so its title) may hold a newline or an escape sequence. Printed
+    raw, `--format paths` made a line of its own of it, a hit that `vim -q` would open
+    (here .bashrc), and escapes reached the terminal. An agent's title or uri holding
+    one is refused."""
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "okapi\n.bashrc:1: okapi\x1b[2J.txt").write_text("The okapi hides in the forest.\n")
     library.configure([{"name": "notes", "path": notes}])
     daemon = library.daemon()
     daemon.wait_idle("notes")
-    daemon.call(
-        "documents.add",
-        {"title": "Okapi notes", "text": "An okapi eats leaves.\n", "source_uri": "mem://okapi\r\n/etc/passwd:1: x"},
-    )
-    # A title is one line: one holding a control character is refused, nothing stored.
+    # A title or a uri is one line: one holding a control character is refused, nothing stored.
+    with pytest.raises(RpcError, match="U\\+000D"):
+        daemon.call(
+            "documents.add",
+            {"title": "Okapi notes", "text": "An okapi eats leaves.\n", "source_uri": "mem://okapi\r\n/etc/passwd:1: x"},
+        )
     with pytest.raises(RpcError, match="U\\+000A"):
         daemon.call("documents.add", {"title": "Okapi\n/etc/passwd:1: x", "text": "okapi", "source_uri": "mem://2"})
 
@@ -210,11 +212,10 @@ def test_search_prints_one_line_per_hit_whatever_names_and_titles_hold(library, 
     assert sorted(paths.stdout.split("\n")) == [
         "",
         f"{notes}/okapi\\n.bashrc:1: okapi\\x1b[2J.txt:1: okapi\\n.bashrc:1: okapi\\x1b[2J",
-        "mem://okapi\\r\\n/etc/passwd:1: x:1: Okapi notes",
     ]
     markdown = ken(library.config, "search", "okapi", "--format", "md", "--leg", "keyword")
     assert markdown.returncode == 0, markdown.stderr
-    assert [line[:3] for line in markdown.stdout.split("\n")] == ["1. ", "   ", "   ", "2. ", "   ", "   ", ""]
+    assert [line[:3] for line in markdown.stdout.split("\n")] == ["1. ", "   ", "   ", ""]
     text = ken(library.config, "search", "okapi", "--leg", "keyword")
     assert text.returncode == 0, text.stderr
     for raw in ("\x1b", "\r", "\n/etc/passwd", "\n.bashrc"):

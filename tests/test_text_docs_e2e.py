@@ -180,15 +180,15 @@ def test_agent_documents(library, tmp_path):
     assert other["document_id"] != first["document_id"]
     assert sorted(h["path"] for h in daemon.search("chamois")) == ["mem://trip/1", "mem://trip/2"]
 
-    # A uri that names a real file is a label: the file is never opened.
+    # A uri naming a file's place would cite that file for text it does not hold, and
+    # kenning:// names what kenning keeps itself: both are refused, nothing stored, and
+    # the file is never opened.
     secret = tmp_path / "diary.txt"
     secret.write_text("The safe code word is zeppelinmoth.\n")
-    labelled = add_text(library, str(secret), "Diary", "Only the quince jam recipe.\n")
-    assert daemon.search("zeppelinmoth") == []
-    [hit] = daemon.search("quince")
-    assert hit["path"] == str(secret)
-    stored = daemon.call("documents.get", {"document_id": labelled["document_id"]})["items"]
-    assert "".join(item["content"] for item in stored).strip() == "Only the quince jam recipe."
+    for uri in (str(secret), f"file://{secret}", "kenning://memory/m-forged1"):
+        said = refused(library, "add-text", "--uri", uri, "--title", "Diary", stdin="Only the quince jam recipe.\n")
+        assert "file's place" in said or "kenning://" in said
+    assert daemon.search("zeppelinmoth") == [] and daemon.search("quince") == []
 
     # Credentials are redacted before storage.
     creds = "Deploy notes for the osprey cluster.\naws key AKIAIOSFODNN7EXAMPLE\npassword = hunter2hunter2\n"

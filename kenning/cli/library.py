@@ -416,7 +416,9 @@ def entities(ctx: Context, query: str, limit: int, as_json: bool) -> None:
 
 
 @main.command("add-text")
-@click.option("--uri", required=True, help="Identity label of the document (never opened); same URI replaces it.")
+@click.option(
+    "--uri", required=True, help="Identity label of the document (never opened; not a file path); same URI replaces it."
+)
 @click.option("--title", required=True, help="The document's title, shown in hits.")
 @click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
 @click.option("--namespace", help="Namespace for this document (default: the agent source's).")

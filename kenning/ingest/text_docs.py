@@ -17,6 +17,7 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 import time
 import unicodedata
 from dataclasses import dataclass
@@ -71,6 +72,26 @@ def check_title(title: str) -> None:
         )
 
 
+def check_uri(uri: str) -> None:
+    """An agent document's uri is a label shown where a citation's path is: a file path
+    or a `file:` URL would cite a file that does not hold the text (`ken search --format
+    paths` printing a real note's path beside an agent's words), and `kenning:` names
+    what kenning itself keeps (capsules, archives, the ledger). A control character is
+    refused as in a title."""
+    if found := CONTROL.search(uri):
+        raise InvalidRequest(f"a uri is one line without control characters; this one holds U+{ord(found[0]):04X}")
+    lowered = uri.strip().lower()
+    # "/notes/keys.md", "~/notes", "file:///...", "C:\\notes" or "C:/notes".
+    drive = re.match(r"[a-z]:[\\/](?!/)", lowered)
+    if lowered.startswith(("/", "~", "file:")) or drive:
+        raise InvalidRequest(
+            f"{uri!r} is a file's place; an agent document's uri is a label of its own"
+            " (e.g. notes://standup/2024-05-02), and a file is indexed by adding its folder as a source"
+        )
+    if lowered.startswith("kenning:"):
+        raise InvalidRequest(f"{uri!r}: kenning:// uris name what kenning keeps itself; choose another scheme")
+
+
 def visible(text: str) -> bool:
     """Whether some character of the text shows."""
     return any(unicodedata.category(char) not in _INVISIBLE for char in text)
@@ -91,6 +112,7 @@ def stored_keys(named: str) -> list[str]:
 
 async def add_text(db: Database, document: TextDocument, chunking: ChunkingSettings) -> AddedDocument:
     check_title(document.title)
+    check_uri(document.source_uri)
     source_id = await sources.aggregate_source(db, "agent")
     return await _store(
         db,

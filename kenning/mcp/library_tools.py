@@ -148,7 +148,8 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
             Field(
                 min_length=1,
                 max_length=4000,
-                description="identity label, never opened or fetched; the same uri again replaces that document",
+                description="identity label, never opened or fetched (e.g. notes://standup/2024-05-02; not a file path,"
+                " a file: URL or kenning://); the same uri again replaces that document",
             ),
         ],
         tags: Annotated[tuple[Annotated[str, Field(max_length=200)], ...], Field(max_length=64)] = (),
