@@ -301,6 +301,13 @@ def test_what_a_cue_is_said_in():
     cafe = "- d-14: cafe lease at skerrivaig not renewed; vending machines instead."
     assert cues.read("Decision log", cafe, "", ["skerrivaig", "office", "open"]).correction is None
     assert cues.read("Decision log", cafe, "", ["skerrivaig", "cafe"]).correction == "instead"
+    # A hedge below a note's opening is about its own line: the draft timetable says
+    # nothing of when the ops meeting is held. In the opening it speaks for the note.
+    minutes = "# ops meeting, 4 sept\n\npresent: ewan, shona\n\n## items\n\n- ops meeting moves to thursdays.\n- winter timetable draft circulated."
+    assert not cues.read("Ops meeting", minutes, minutes, ["ops", "meeting", "day"]).hedged
+    assert cues.read("Ops meeting", minutes, minutes, ["winter", "timetable"]).hedged
+    draft = "# draft: winter timetable\n\n- sailings at 07:00 and 16:00."
+    assert cues.read("Winter timetable", draft, draft, ["sailings", "times"]).hedged
 
 
 def test_cues_as_people_write_them_and_the_same_words_doing_other_work():

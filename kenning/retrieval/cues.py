@@ -8,7 +8,11 @@ possibility, not a fact. A correction or retraction cue in the title or the firs
 of a document above its first section ("Retraction: Q2 NPS", "This ADR supersedes
 ADR-0012") speaks for the whole note, and every chunk of it carries it; one further
 down counts only on a line that names what the query asks about ("update: the ledger no
-longer runs under systemd"). A hedge in the title counts double.
+longer runs under systemd"), and so does a strong hedge: meeting notes whose one item says
+"winter timetable draft circulated" were read as hedged about every other item (on the
+third truth set, the notes that moved the ops meeting to Thursdays had their score
+scaled by 0.35 for it; no figure of the truth sets changed). A hedge in the title
+counts double.
 
 Hand-written patterns rather than a classifier: they are few, they are what people write
 in notes, and a hit's explanation can name the cue that moved it. They run on RE2, as
@@ -157,9 +161,13 @@ def _on_topic(matches: list[re2._Match], text: str, keys: list[str]) -> tuple[st
     stems = [key[:STEM] for key in keys]
     for match in matches:
         line = _line(text, match)
-        if sum(stem in line for stem in stems) >= min(2, len(stems)):
+        if _names(line, stems):
             return match.group(), line
     return None, ""
+
+
+def _names(line: str, stems: list[str]) -> bool:
+    return sum(stem in line for stem in stems) >= min(2, len(stems))
 
 
 def read(title: str, text: str, lead: str = "", keys: list[str] | None = None) -> Cues:
@@ -171,8 +179,13 @@ def read(title: str, text: str, lead: str = "", keys: list[str] | None = None) -
     opening_end = len(_opening(lead))
     opening = {kind: [m for m in matches if m.end() <= opening_end] for kind, matches in in_lead.items()}
     lead_strong = len(in_lead["strong"]) if lead != text else 0
-    hedge = 2 * len(heading["strong"]) + max(len(body["strong"]), lead_strong) + WEAK * len(body["weak"])
-    hedge_word = next((found["strong"][0] for found in (heading, body) if found["strong"]), None)
+    # Below the opening, a hedge is about the line it stands on: "Winter timetable draft
+    # circulated" in the ops meeting's notes hedges nothing of when the meeting is held.
+    stems = [key[:STEM] for key in keys or []]
+    in_opening = opening_end if lead == text else 0
+    strong = [m for m in body["strong"] if m.end() <= in_opening or _names(_line(text, m), stems)]
+    hedge = 2 * len(heading["strong"]) + max(len(strong), lead_strong) + WEAK * len(body["weak"])
+    hedge_word = next((found[0] for found in (heading["strong"], strong) if found), None)
     hedge_word = hedge_word or (body["weak"][0] if body["weak"] else None)
 
     def said(kind: str) -> tuple[str | None, str]:
