@@ -36,6 +36,8 @@ LABEL = "com.kenning.daemon"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
 LOG_ROTATE_BYTES = 10 << 20
+# Less free space than this beside the log, and a silent exit is put down to a full disk.
+FULL_DISK_BYTES = 1 << 20
 
 
 # -- is it running ------------------------------------------------------------------------
@@ -211,9 +213,22 @@ def start_detached(ctx: Context) -> int:
         if answering(ctx) is not None:
             return process.pid
         if process.poll() is not None:
-            raise KenningError(f"the daemon exited with status {process.returncode}:\n{_tail(log, ours)}")
+            told = _tail(log, ours) or _silent(log)
+            raise KenningError(f"the daemon exited with status {process.returncode}:\n{told}")
         time.sleep(0.2)
     raise KenningError(f"the daemon did not answer within {START_TIMEOUT:.0f}s; its log ({log}):\n{_tail(log, ours)}")
+
+
+def _silent(log: Path) -> str:
+    """Why a daemon that exited left nothing in its log: most often a full disk, which
+    takes the log's lines along with the database's."""
+    try:
+        full = shutil.disk_usage(log.parent).free < FULL_DISK_BYTES
+    except OSError:
+        full = False
+    if full:
+        return f"  the disk holding {log.parent} is full: free some space and start again (nothing indexed is lost)"
+    return f"  nothing reached its log ({log}); `ken daemon` runs it in this terminal to show why"
 
 
 def _tail(log: Path, start: int, lines: int = 15) -> str:

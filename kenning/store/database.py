@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
+from kenning.errors import KenningError
 from kenning.heap import release_free_memory
 from kenning.store.migrations import migrate
 
@@ -222,7 +223,15 @@ class Database:
         self._releasing: asyncio.Future | None = None
 
     async def open(self) -> None:
-        await asyncio.to_thread(prepare, self.path)
+        try:
+            await asyncio.to_thread(prepare, self.path)
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode == sqlite3.SQLITE_FULL:
+                raise KenningError(
+                    f"the disk holding {self.path.parent} is full ({exc}): free some space and start again;"
+                    " nothing indexed is lost"
+                ) from exc
+            raise
         self._writer = await aiosqlite.connect(self.path, isolation_level=None, cached_statements=WRITER_STATEMENTS)
         await configure(self._writer)
         for statement in _CHANGE_TRACKING:

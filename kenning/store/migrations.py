@@ -481,7 +481,10 @@ def migrate(conn: sqlite3.Connection, migrations: tuple[Callable[[sqlite3.Connec
                 conn.execute(f"PRAGMA user_version = {number}")
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite has rolled back already on some errors (a full disk): the
+                # error to report is that one, not a ROLLBACK with nothing to undo.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
     finally:
         conn.execute("PRAGMA foreign_keys = ON")
