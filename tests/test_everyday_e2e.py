@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -220,3 +222,21 @@ def test_search_prints_one_line_per_hit_whatever_names_and_titles_hold(library, 
     assert text.returncode == 0, text.stderr
     for raw in ("\x1b", "\r", "\n/etc/passwd", "\n.bashrc"):
         assert raw not in text.stdout
+
+
+def test_a_note_holding_the_searched_word_ranks_above_one_only_near_it_in_meaning(library, tmp_path):
+    """A keyword-only hit and a vector-only hit each score their leg's weight; the one
+    that holds the word goes first, however new the other is."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "fm.md").write_text('---\ntitle: "deploy notes"\n---\nfrontmatter marmot2\n')
+    newer = notes / "x.md"
+    newer.write_text("dir secret marmot4\n")
+    os.utime(newer, (time.time() + 60, time.time() + 60))
+    library.configure([])
+    library.daemon()
+    added = ken(library.config, "sources", "add", str(notes), "--yes", "--wait")
+    assert added.returncode == 0, added.stderr
+    found = ken(library.config, "search", "marmot2", "--format", "paths")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines()[0].startswith(f"{notes}/fm.md:")

@@ -16,8 +16,18 @@ survive, by the caller.
 
 from __future__ import annotations
 
+from kenning.api import Hit
+
 # Each leg's candidates, best first.
 Ranked = dict[str, list[int]]
+
+
+def in_rank_order(hits: list[Hit]) -> None:
+    """Best first. Of two hits scored alike, the one the keyword leg found goes first,
+    since it holds the query's words (a keyword-only hit and a vector-only one both
+    score the weight of their one leg: "marmot2" must find the note that says
+    marmot2 before the one that says marmot4); then the more recently modified."""
+    hits.sort(key=lambda hit: (-hit.score, "keyword" not in hit.legs, -hit.modified))
 
 
 def legs_and_ranks(ranked: Ranked) -> dict[int, tuple[list[str], dict[str, int]]]:

@@ -33,7 +33,7 @@ from kenning.config import RetrievalSettings
 from kenning.errors import EmbedderUnavailable
 from kenning.retrieval import hop, values
 from kenning.retrieval.coverage import Asked
-from kenning.retrieval.fusion import Ranked, fuse_rrf, fuse_scores, legs_and_ranks
+from kenning.retrieval.fusion import Ranked, fuse_rrf, fuse_scores, in_rank_order, legs_and_ranks
 from kenning.retrieval.graph import graph_search
 from kenning.retrieval.query import KeywordQuery, cjk_expression, parse
 from kenning.retrieval.verdict import Meaning, settle
@@ -222,8 +222,7 @@ class Retriever:
             hit.score = round(score, 6)
             hit.legs, hit.ranks = found_by[item_id]
             hits.append(hit)
-        # Ties go to the more recently modified document.
-        hits.sort(key=lambda hit: (-hit.score, -hit.modified))
+        in_rank_order(hits)
         hits = [hit for hit in hits if hit.score >= self.settings.min_score]
         # The floor may ask for the hop's page before the hop itself puts it second: it
         # is looked up once for a given best hit. It is started for the best hit as fused,

@@ -46,6 +46,7 @@ from kenning.api import Hit
 from kenning.config import RetrievalSettings
 from kenning.retrieval import coverage, diversity, floors, notices, truth, values
 from kenning.retrieval.dates import TimeIntent, affinity, favour_periods, speaks_of
+from kenning.retrieval.fusion import in_rank_order
 from kenning.retrieval.query import KeywordQuery, parse, quote
 from kenning.store import fts
 from kenning.store.database import Database
@@ -146,7 +147,7 @@ async def settle(
         if standing_for:
             # Every hit's text was read above, and every entry's by `_entries_of_period`.
             texts.update((item_id, chunk.content) for item_id, chunk in read.items())
-            _sort(hits)
+            in_rank_order(hits)
             judged = hits[:JUDGED]
     measured = None
     if asked is not None:
@@ -159,16 +160,16 @@ async def settle(
     favour_periods(judged, intent)
     if measured is not None and asked is not None:
         coverage.quoted_first(judged, measured, asked.query.quoted)
-    _sort(hits)
+    in_rank_order(hits)
     if measured is not None:
         # Before the kind of value, which may then prefer a chunk that states one.
         dated_in = (lambda hit: hit.date is not None and affinity(hit.date, intent.periods) >= 1) if intent.periods else None
         coverage.cite_fullest(hits[:JUDGED], measured, dated_in)
-        _sort(hits)
+        in_rank_order(hits)
     if wanted is not None:
         # Before the truth signals, which then weigh the chunk that says the value.
         values.stating_first(hits[:JUDGED], texts, wanted)
-        _sort(hits)
+        in_rank_order(hits)
     between = meaning.between([hit.item_id for hit in hits[: truth.DEPTH]]) if meaning else None
     agreement = partial(coverage.agreement, measured) if measured is not None else None
     # The period asked about is no part of the subject: "staff" and "2025" on one line of
@@ -179,17 +180,17 @@ async def settle(
     sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names)
     truth.resolve(sides, intent, between, agreement, await _common(db, truth.naming_words(sides)))
     truth.apply_stated(judged, superseded)
-    _sort(hits)
+    in_rank_order(hits)
     for notice in await notices.tie(db, hits, chunks, scope):
         texts[notice.item_id] = chunks[notice.item_id].content
     # A document's first hit is counted in the order the truth signals left.
-    _sort(hits)
+    in_rank_order(hits)
     diversity.spread(hits)
     truth.keep_above(hits)
-    _sort(hits)
+    in_rank_order(hits)
     if asked is None or asked.query.question:
         truth.show_both_sides(hits)
-        _sort(hits)
+        in_rank_order(hits)
     best = hits[: floors.DEPTH]
     held = None
     if measured is not None:
@@ -387,7 +388,3 @@ async def _entries_of_period(
         entries.append((entry, best))
     return entries, texts
 
-
-def _sort(hits: list[Hit]) -> None:
-    # Ties go to the more recently modified document.
-    hits.sort(key=lambda hit: (-hit.score, -hit.modified))
