@@ -76,6 +76,21 @@ def test_start_stop_restart_without_a_service_manager(detached, tmp_path, isolat
     assert ken(config, "status").returncode == 1
 
 
+def test_starts_at_once_all_report_the_one_daemon_that_runs(detached):
+    config = detached.configure([])
+    starts = [
+        subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(config), "start"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        for _ in range(3)
+    ]
+    outputs = [start.communicate(timeout=90) for start in starts]
+    assert [start.returncode for start in starts] == [0, 0, 0], outputs
+    running = daemon_pid(detached.data_dir)
+    assert running and all(f"pid {running}" in out for out, _ in outputs)
+
+
 def test_each_library_has_a_log_of_its_own(isolated_home):
     assert log_path(default_data_dir()) == state_dir() / "kenning.log"
     assert log_path(isolated_home / "work-library") == isolated_home / "work-library" / "kenning.log"

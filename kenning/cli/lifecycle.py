@@ -210,9 +210,12 @@ def start_detached(ctx: Context) -> int:
         )
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
-        if answering(ctx) is not None:
-            return process.pid
-        if process.poll() is not None:
+        if (status := answering(ctx)) is not None:
+            # Two starts at once: one daemon takes the lock and the other leaves, so the
+            # pid is the one that answers, not necessarily the one started here.
+            return int(status.get("pid", process.pid))
+        if process.poll() is not None and daemon_pid(ctx.locations.data_dir) is None:
+            # (While another daemon holds the lock, it is the one to wait for.)
             told = _tail(log, ours) or _silent(log)
             raise KenningError(f"the daemon exited with status {process.returncode}:\n{told}")
         time.sleep(0.2)
