@@ -211,9 +211,14 @@ def start_detached(ctx: Context) -> int:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if (status := answering(ctx)) is not None:
-            # Two starts at once: one daemon takes the lock and the other leaves, so the
-            # pid is the one that answers, not necessarily the one started here.
-            return int(status.get("pid", process.pid))
+            # Two starts at once: one daemon takes the lock and the others leave. The pid
+            # is the one that answers; one started here that is not it, and may still be
+            # starting, is stopped, lest it take the lock over later.
+            pid = int(status.get("pid", process.pid))
+            if pid != process.pid and process.poll() is None:
+                process.terminate()
+                process.wait(timeout=STOP_TIMEOUT)
+            return pid
         if process.poll() is not None and daemon_pid(ctx.locations.data_dir) is None:
             # (While another daemon holds the lock, it is the one to wait for.)
             told = _tail(log, ours) or _silent(log)
