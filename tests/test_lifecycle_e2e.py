@@ -112,6 +112,19 @@ def test_start_refuses_a_broken_config_and_reports_a_daemon_that_dies(detached, 
     again = ken(config, "start")
     assert again.returncode == 1 and again.stderr.count("can be read by other users") == 1
 
+    # A directory everyone shares, as /tmp is, is not to be chmod-ed: the advice is to
+    # move the socket, and doctor says the same.
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    os.chmod(detached.data_dir, 0o700)
+    config = detached.configure([], extra=f'socket = "{shared}/k.sock"')
+    refused = ken(config, "start")
+    assert refused.returncode == 1 and f"{shared} is shared with other users" in refused.stderr
+    assert "chmod" not in refused.stderr
+    doctor = ken(config, "doctor")
+    assert f"socket: {shared} is shared with other users" in doctor.stdout and "chmod 700" not in doctor.stdout
+
 
 def test_service_install_without_a_manager_runs_the_daemon_detached(detached):
     config = detached.configure([])

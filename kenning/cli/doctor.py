@@ -91,6 +91,10 @@ def _data_dir(path: Path, checks: list[Check]) -> None:
     info = path.stat()
     if not stat.S_ISDIR(info.st_mode):
         checks.append(Check(PROBLEM, "data directory", f"{path} is not a directory", "set [daemon] data_dir elsewhere"))
+    elif _shared(info):
+        checks.append(
+            Check(PROBLEM, "data directory", f"{path} is shared with other users", _OWN_DIRECTORY.format("data_dir"))
+        )
     elif info.st_uid != os.getuid():
         checks.append(
             Check(
@@ -120,8 +124,19 @@ def _socket(path: Path, checks: list[Check]) -> None:
         )
         return
     parent = path.parent
-    if parent.exists() and parent.stat().st_mode & 0o077:
+    if parent.exists() and _shared(parent.stat()):
+        checks.append(Check(PROBLEM, "socket", f"{parent} is shared with other users", _OWN_DIRECTORY.format("socket")))
+    elif parent.exists() and parent.stat().st_mode & 0o077:
         checks.append(Check(PROBLEM, "socket", f"{parent} can be read by other users", f"chmod 700 {parent}"))
+
+
+# /tmp and its kin belong to everyone: chmod or chown of one would break the others.
+_OWN_DIRECTORY = "set [daemon] {} to a place in a directory of your own"
+
+
+def _shared(info: os.stat_result) -> bool:
+    """A directory others may write in, kept so by its sticky bit (/tmp)."""
+    return bool(info.st_mode & stat.S_ISVTX and info.st_mode & 0o002)
 
 
 def _source_root(name: str, path: Path, checks: list[Check]) -> None:

@@ -29,6 +29,12 @@ def private_dir(path: Path) -> None:
     if not stat.S_ISDIR(info.st_mode):
         raise KenningError(f"{path} is not a directory")
     if info.st_mode & 0o077:
+        if info.st_mode & stat.S_ISVTX and info.st_mode & 0o002:
+            # /tmp and its kin are everyone's: making one private would break the others.
+            raise KenningError(
+                f"{path} is shared with other users; the socket and index must live in a private directory:"
+                f" set [daemon] data_dir / socket to a directory of your own (e.g. {path / 'kenning'})"
+            )
         raise KenningError(
             f"{path} can be read by other users; the socket and index must live in a private directory"
             f" (chmod 700 {path}, or set [daemon] data_dir / socket elsewhere)"
