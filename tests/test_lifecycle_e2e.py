@@ -124,6 +124,11 @@ def test_start_refuses_a_broken_config_and_reports_a_daemon_that_dies(detached, 
     assert "chmod" not in refused.stderr
     doctor = ken(config, "doctor")
     assert f"socket: {shared} is shared with other users" in doctor.stdout and "chmod 700" not in doctor.stdout
+    # A socket path too long for one: said once, and no daemon is asked on it.
+    config = detached.configure([], extra=f'socket = "{tmp_path / ("x" * 120) / "k.sock"}"')
+    doctor = ken(config, "doctor")
+    assert doctor.returncode == 1 and "is longer than a unix socket path may be" in doctor.stdout
+    assert "daemon:" not in doctor.stdout
 
 
 def test_service_install_without_a_manager_runs_the_daemon_detached(detached):

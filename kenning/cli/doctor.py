@@ -53,7 +53,8 @@ def run_checks(ctx: Context) -> list[Check]:
     _socket(daemon.socket_path, checks)
     for source in settings.sources:
         _source_root(source.name, source.path, checks)
-    status = _daemon(ctx, checks)
+    # No daemon can listen on a socket path too long for one (reported above).
+    status = _daemon(ctx, checks) if len(os.fsencode(daemon.socket_path)) <= MAX_SOCKET_PATH else None
     if settings.embedder.backend == "ollama":
         _ollama("embedder", settings.embedder.base_url, settings.embedder.model_name, checks)
     if settings.llm.backend == "ollama":
