@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+from kenning.daemon.protocol import MAX_CONNECTIONS
 from kenning.errors import RpcError
 
 
@@ -119,6 +120,33 @@ def test_a_burst_of_500_connects_is_answered(library):
     for conn in conns:
         conn.close()
     assert answered == 500
+
+
+def test_past_the_connection_cap_a_connection_is_told_busy_and_the_daemon_keeps_serving(library):
+    _config(library)
+    daemon = library.daemon()
+    request = b'{"jsonrpc": "2.0", "id": 1, "method": "sources.list"}\n'
+    held = []
+    try:
+        for _ in range(MAX_CONNECTIONS):
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.connect(str(daemon.socket))
+            conn.sendall(request)  # answered: the daemon holds it as one of its connections
+            assert "result" in _lines(conn, 1)[0]
+            held.append(conn)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as extra:
+            extra.connect(str(daemon.socket))
+            [busy] = _lines(extra, 1)
+            assert busy["error"]["code"] == -32003 and "busy" in busy["error"]["message"]
+            assert extra.recv(1) == b""  # and closed
+        for conn in held[:10]:
+            conn.close()
+        time.sleep(0.5)
+        assert daemon.call("status")["daemon"]["pid"]
+        assert daemon.log().count("turning new ones away") == 1
+    finally:
+        for conn in held:
+            conn.close()
 
 
 def test_add_text_sends_three_million_cjk_characters(library):

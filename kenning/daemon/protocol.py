@@ -25,6 +25,7 @@ INTERNAL_ERROR = -32603
 # Application errors, in the range JSON-RPC leaves to servers.
 NOT_FOUND = -32001
 CONFIG_ERROR = -32002
+BUSY = -32003
 
 MAX_TEXT_CHARS = 10_000_000
 # Large enough for an agent's document in one request: MAX_TEXT_CHARS characters of
@@ -40,6 +41,10 @@ LINE_SECONDS = 30.0
 # the loop over 100 ms on a busy 2-core machine).
 LISTEN_BACKLOG = 4096
 ACCEPTS_PER_TURN = 32
+# Connections open at once; past it a new one gets BUSY and is closed. Each holds a file
+# descriptor, and 20,000 idle ones took the daemon past its limit: it could open no
+# file, no database page and no log line ("Too many open files").
+MAX_CONNECTIONS = 512
 
 
 class _Params(BaseModel):

@@ -75,6 +75,8 @@ class RpcServer:
         self.line_seconds = line_seconds
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task] = set()
+        # Whether connections are being turned away (MAX_CONNECTIONS), to log it once.
+        self._full = False
 
     async def start(self) -> None:
         # asyncio accepts up to `backlog` connections per turn of the loop and listens
@@ -109,6 +111,10 @@ class RpcServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
+        if len(self._connections) >= protocol.MAX_CONNECTIONS:
+            await self._turn_away(writer)
+            return
+        self._full = False
         self._connections.add(task)
         lines = LineReader(reader, protocol.MAX_LINE_BYTES, self.idle_seconds, self.line_seconds)
         try:
@@ -136,6 +142,19 @@ class RpcServer:
             pass
         finally:
             self._connections.discard(task)
+            writer.close()
+
+    async def _turn_away(self, writer: asyncio.StreamWriter) -> None:
+        """Answer BUSY and close: the descriptors the daemon needs for its files stay free."""
+        if not self._full:
+            self._full = True  # said once per crowd, not once per connection
+            log.warning("%d connections are open; turning new ones away until some close", len(self._connections))
+        try:
+            message = f"busy: {protocol.MAX_CONNECTIONS} connections are open; try again when others close"
+            await self._send(writer, protocol.error_response(None, protocol.BUSY, message))
+        except (ConnectionResetError, BrokenPipeError):
+            pass
+        finally:
             writer.close()
 
     @staticmethod
