@@ -96,10 +96,13 @@ def configure_logging(level: str) -> None:
     logging.basicConfig(
         level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
-    # aiosqlite logs every statement at debug level, httpx every request, and pdfminer
+    # aiosqlite logs every statement at debug level, httpx every request, watchfiles
+    # every batch of events it filters out (the log's own writes, when the data directory
+    # is inside a watched folder: a line that makes another, ten a second), and pdfminer
     # warns about every damaged PDF object; they drown kenning's own lines (a bad file is
     # reported once, as its failure reason).
     logging.getLogger("aiosqlite").setLevel(logging.INFO)
+    logging.getLogger("watchfiles").setLevel(logging.INFO)
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
