@@ -199,6 +199,16 @@ def test_agent_documents(library, tmp_path):
     content = ken_json(library, "show", str(hit["item_id"]))["content"]
     assert "AKIAIOSFODNN7EXAMPLE" not in content and "hunter2hunter2" not in content
     assert content.count("[REDACTED]") == 2
+    # A uri holding a credential is shown redacted, and found by the raw one it was added
+    # under; two that redact alike stay two documents, each found by its own.
+    first = add_text(library, "mem://s1?password=hunter7x", "Session", "The tapir sleeps.\n")
+    second = add_text(library, "mem://s1?password=hunter8x", "Session", "The tapir wakes.\n")
+    assert first["uri"] == second["uri"] == "mem://s1?password=[REDACTED]"
+    for raw, said in (("mem://s1?password=hunter7x", "sleeps"), ("mem://s1?password=hunter8x", "wakes")):
+        got = ken(library, "get", raw)
+        assert got.returncode == 0 and said in got.stdout, got.stderr
+    missing = ken(library, "get", "mem://s9?password=hunter9x")
+    assert missing.returncode == 1 and "hunter9x" not in missing.stderr
 
     # A namespace of its own.
     add_text(library, "mem://paper", "Paper", "Notes on the axolotl.\n", "--namespace", "research")

@@ -56,7 +56,8 @@ from kenning.api import (
 from kenning.config import Settings, load_settings
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.parse_pool import ParsePool
-from kenning.ingest.text_docs import TextDocument, add_page, add_text, page_key
+from kenning.ingest.redact import redact
+from kenning.ingest.text_docs import TextDocument, add_page, add_text, agent_key, page_key
 from kenning.retrieval.search import LEGS, Retriever
 from kenning.service import reading
 from kenning.service.archive import Archive
@@ -371,7 +372,11 @@ class Library:
             found, named = await document_text.find_by_path(self.db, path), path
         else:
             assert uri is not None
-            found, named = await document_text.find_by_uri(self.db, uri), uri
+            # By the raw uri it was added under first: the stored one is redacted.
+            keyed = await lookup.find_keyed(self.db, [agent_key(uri), page_key(uri)])
+            by_key = document_text.find_by_id(self.db, keyed) if keyed else document_text.find_by_uri(self.db, uri)
+            found = await by_key
+            named = redact(uri)
         if found is None:
             raise NotFound(f"{named} is not in the library; `ken search` finds what is")
         if found.status != "done":

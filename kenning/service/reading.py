@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from kenning.api import DocumentInfo, Fetched, LineRange
 from kenning.errors import InvalidRequest, NotFound
+from kenning.ingest.redact import redact
+from kenning.ingest.text_docs import agent_key, page_key
 from kenning.store import document_text, lookup
 from kenning.store.database import Database
 from kenning.text.counts import counted
@@ -30,9 +32,11 @@ async def resolve(
         if found is None:
             raise NotFound(f"no document {document_id}")
         return found
-    found = await lookup.find_document(db, uri=uri, path=path)
+    found = await lookup.find_keyed(db, [agent_key(uri), page_key(uri)]) if uri is not None else None
     if found is None:
-        raise NotFound(f"no indexed document at {uri or path}")
+        found = await lookup.find_document(db, uri=uri, path=path)
+    if found is None:
+        raise NotFound(f"no indexed document at {redact(uri or path or '')}")
     return found
 
 

@@ -145,6 +145,19 @@ async def find_document(db: Database, *, uri: str | None = None, path: str | Non
         return await _named(conn, "uri = ?", (uri,))
 
 
+async def find_keyed(db: Database, keys: list[str]) -> int | None:
+    """The document an agent's text or a fetched page is stored under by one of these
+    identity keys (the hash of the raw uri it was added with, the URL asked for): the
+    uri a hit shows is redacted, so an agent holding the raw one finds its document by
+    that, and two uris that redact alike are still two documents."""
+    async with db.reader() as conn:
+        for key in keys:
+            where = "path = ? AND source_id IN (SELECT id FROM sources WHERE kind != 'folder')"
+            if (found := await _named(conn, where, (key,))) is not None:
+                return found
+    return None
+
+
 async def _named(conn: aiosqlite.Connection, where: str, params: tuple) -> int | None:
     rows = await conn.execute_fetchall(
         f"SELECT coalesce(merged_into, id) FROM documents WHERE {where} AND status IN ('done', 'merged')"
