@@ -374,8 +374,8 @@ class Library:
             assert uri is not None
             # By the raw uri it was added under first: the stored one is redacted.
             keyed = await lookup.find_keyed(self.db, [agent_key(uri), page_key(uri)])
-            by_key = document_text.find_by_id(self.db, keyed) if keyed else document_text.find_by_uri(self.db, uri)
-            found = await by_key
+            finding = document_text.find_by_id(self.db, keyed) if keyed else document_text.find_by_uri(self.db, uri)
+            found = await finding
             named = redact(uri)
         if found is None:
             raise NotFound(f"{named} is not in the library; `ken search` finds what is")
