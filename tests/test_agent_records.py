@@ -147,6 +147,8 @@ async def test_superseding_keeps_history_out_of_search_and_bad_links_change_noth
     assert (await lib.memory_list(superseded=True)).total == before
     await lib.memory_forget(old.id)
     assert (await lib.memory_list(superseded=True)).total == before - 1
+    # What replaced it names no capsule that is gone.
+    assert (await lib.memory_show(new.id)).supersedes is None
 
 
 async def test_disuse_lowers_a_capsule_and_a_use_lifts_it_again(lib):

@@ -207,6 +207,8 @@ async def forget(db: Database, capsule_id: str) -> CapsuleRow | None:
             return None
         row = _row(rows[0])
         await conn.execute("DELETE FROM capsules WHERE id = ?", (capsule_id,))
+        # The capsule that replaced it no longer names one that is gone.
+        await conn.execute("UPDATE capsules SET supersedes = NULL WHERE supersedes = ?", (capsule_id,))
         if row.document_id is not None:
             await documents.delete_row(conn, row.document_id)
     return row
