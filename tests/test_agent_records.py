@@ -392,3 +392,17 @@ async def test_documents_read_and_get_give_the_same_lines(lib):
     assert around.lines == ["", PACKED_LINE] and (around.line_start, around.last_line) == (packed - 1, len(lines))
     got = await lib.get(document_id=added.document_id, line_start=packed, line_end=packed + 5)
     assert got.lines is not None and (got.lines.text, got.lines.line_end) == (f"{PACKED_LINE}\n\n## End", len(lines))
+
+
+async def test_two_documents_each_superseding_the_other_leave_the_later_word_standing(lib):
+    first = await lib.add_text(
+        TextDocument("Door code", "The side door code is heron.", "note://door-a", supersedes=("note://door-b",))
+    )
+    later = await lib.add_text(
+        TextDocument("Door code", "The side door code is kestrel.", "note://door-b", supersedes=("note://door-a",))
+    )
+    hits = (await lib.search("side door code", legs=("keyword",))).hits
+    by_document = {hit.document_id: hit for hit in hits}
+    assert by_document[later.document_id].superseded_by is None
+    assert by_document[first.document_id].superseded_by is not None
+    assert hits[0].document_id == later.document_id

@@ -5,7 +5,9 @@ them, a fetched page's URL, or a file's absolute path. The link is stored with t
 document that states it, under the key the named document is stored by (an agent key,
 a page key, or a file's absolute path), so it holds whether the named document arrives
 before or after, and it goes when the stating document goes. Nothing is deleted: the
-superseded document stays searchable, and its hits carry `superseded_by`.
+superseded document stays searchable, and its hits carry `superseded_by`. Two documents
+that each say they supersede the other leave the later word standing: the one updated
+last is current.
 """
 
 from __future__ import annotations
@@ -46,9 +48,13 @@ async def superseders(db: Database, document_ids: list[int]) -> dict[int, Supers
         " FROM documents d JOIN sources s ON s.id = d.source_id"
         " JOIN document_links l ON l.kind = ? AND l.target ="
         " (CASE WHEN s.kind = 'folder' THEN rtrim(s.root, '/') || '/' || d.path ELSE d.path END)"
-        " JOIN documents by ON by.id = l.document_id"
+        " JOIN documents by ON by.id = l.document_id JOIN sources bs ON bs.id = by.source_id"
         f" WHERE d.id IN ({', '.join('?' * len(document_ids))}) AND l.document_id != d.id"
+        # Two that each say they supersede the other: the later word stands.
+        " AND NOT EXISTS (SELECT 1 FROM document_links back WHERE back.document_id = d.id AND back.kind = ?"
+        " AND d.updated_at > by.updated_at AND back.target ="
+        " (CASE WHEN bs.kind = 'folder' THEN rtrim(bs.root, '/') || '/' || by.path ELSE by.path END))"
         " ORDER BY by.updated_at",
-        [SUPERSEDES, *document_ids],
+        [SUPERSEDES, *document_ids, SUPERSEDES],
     )
     return {document_id: Superseder(by, item_id) for document_id, by, item_id in rows if item_id is not None}
