@@ -264,6 +264,10 @@ def test_dates_out_of_range_name_the_range(library):
         code, message = _error(daemon, "search", {"query": "hedgehogs", "since": year})
         assert code == -32602 and "1900 to 2199" in message, message
     assert daemon.search("hedgehogs", since="1900", until="2199")
+    # Nothing is converted: a date with a space or a newline around it is not one.
+    for padded in (" 2026", "2026\n"):
+        code, _ = _error(daemon, "search", {"query": "hedgehogs", "since": padded})
+        assert code == -32602
 
 
 def test_a_line_past_the_end_is_invalid_params_from_get_and_read(library):

@@ -105,6 +105,8 @@ def search(
     params: dict[str, Any] = {"query": query, "limit": limit}
     # An empty filter (a script's unset variable) is the daemon's to refuse: taken for
     # no filter, it would search the whole library without a word.
+    # What a shell hands over may carry a space ("--since ' 2025'"); the daemon takes none.
+    since, until = (value.strip() if value is not None else None for value in (since, until))
     filters = {"source": source, "namespace": namespace, "since": since, "until": until}
     params.update((key, value) for key, value in filters.items() if value is not None)
     if legs:

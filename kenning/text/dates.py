@@ -243,8 +243,9 @@ _ISO_PARAM = re.compile(r"(19|20|21)\d\d(-(0[1-9]|1[0-2])(-[0-3]\d)?)?")
 
 
 def parse_iso(text: str) -> str:
-    """A `since`/`until` value as an ISO prefix; ValueError names what is wrong."""
-    value = text.strip()
+    """A `since`/`until` value as an ISO prefix; ValueError names what is wrong. Taken as
+    given, spaces and all: the protocol converts nothing."""
+    value = text
     if not _ISO_PARAM.fullmatch(value) or (len(value) == 10 and _iso(*map(int, value.split("-"))) is None):
         shown = repr(text) if len(text) <= 40 else f"{text[:40]!r}..."
         raise ValueError(f"{shown} is not a date: use YYYY, YYYY-MM or YYYY-MM-DD, in the years 1900 to 2199")
