@@ -118,7 +118,7 @@ async def test_titles_apart_only_in_punctuation_are_two_capsules_and_a_title_mus
     for title in ("\u200b", " \ufeff\u200d ", "\u2060\t"):
         with pytest.raises(InvalidRequest, match="not blank"):
             await lib.memory_add(NewCapsule(title, "A body for nothing.", scope="langs"))
-    for title in ("\x00", "Red \x1b[31malert"):
+    for title in ("\x00", "Red \x1b[31malert", "invoice\u202egpj.exe"):
         with pytest.raises(InvalidRequest, match="control characters"):
             await lib.memory_add(NewCapsule(title, "A body for nothing.", scope="langs"))
     assert (await lib.memory_list(scope="langs")).total == len(updated)
