@@ -7,6 +7,8 @@ import pytest
 from kenning.ingest.redact import MARK, redact
 
 GITHUB = "ghp_" + "a1B2" * 9
+# A Kubernetes Secret's base64 of a PEM key: random-looking under a name holding only "key".
+K8S_KEY = "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2UUlCQURBTkJna3Foa2lHOXcwQkFRRUZBQVND"
 STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
 JWT = (
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
@@ -115,6 +117,27 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         ("<password>hunter3x</password>", f"<password>{MARK}</password>"),
         ("machine h.example login me password Sup3rS3cret", f"machine h.example login me password {MARK}"),
         ("login me\npassword Sup3rS3cret\n", f"login me\npassword {MARK}\n"),
+        # A second pass: more on the line after the value, structured secrets, more shapes.
+        ("user=admin password=LibpqPw123 sslmode=require", f"user=admin password={MARK} sslmode=require"),
+        ("level=info user=bob password=letmein ip=1.2.3.4", f"level=info user=bob password={MARK} ip=1.2.3.4"),
+        ("login with password=Hunter22x then click OK", f"login with password={MARK} then click OK"),
+        ("api_key=AbC123xyz789 (rotate monthly)", f"api_key={MARK} (rotate monthly)"),
+        ("tls.key: " + K8S_KEY, f"tls.key: {MARK}"),
+        ("ansible_become_pass: Hunter22x", f"ansible_become_pass: {MARK}"),
+        ('psk="WifiPass123"', f'psk="{MARK}"'),
+        ("redis://:RedisOnlyPw44@cache:6379", f"redis://:{MARK}@cache:6379"),
+        ("CREATE USER bob WITH PASSWORD 'SqlPw9988';", f"CREATE USER bob WITH PASSWORD '{MARK}';"),
+        ("GRANT ALL TO x IDENTIFIED BY 'SqlPw7766';", f"GRANT ALL TO x IDENTIFIED BY '{MARK}';"),
+        ("- name: DB_PASSWORD\n  value: K8sEnvPw1\n", f"- name: DB_PASSWORD\n  value: {MARK}\n"),
+        ('{"name":"Authorization","value":"Basic YWxpY2U6c2VjcmV0"}', f'{{"name":"Authorization","value":"{MARK}"}}'),
+        ('<add key="DbPassword" value="DotNetPw3"/>', f'<add key="DbPassword" value="{MARK}"/>'),
+        ("Cookie: session=abc123def456; theme=dark", f"Cookie: {MARK}"),
+        ('ConvertTo-SecureString "PsPw4455" -AsPlainText', f'ConvertTo-SecureString "{MARK}" -AsPlainText'),
+        ("password: |\n  BlockPw1\n  BlockPw2\nuser: bob", f"password: |\n  {MARK}\n  {MARK}\nuser: bob"),
+        ("root:$6$saltsalt$abcdefghijklmnopqrstuvwxyz0123:19000:0:::", f"root:$6${MARK}:19000:0:::"),
+        ("sk_test_" + "4eC39HqLyjWDarjtT1zdp7dc", MARK),
+        ("whsec_" + "abcdefghijklmnopqrstuvwxyz123456", MARK),
+        ("hvs." + "CAESIJlWh1S8hWJtj0Vq9uXu2cYZ", MARK),
     ],
 )
 def test_secret_formats_are_masked(text, expected):
@@ -166,6 +189,13 @@ def test_secret_formats_are_masked(text, expected):
         "Password reset\n",
         "the user and password combination.",
         "<passwordHint>your first pet</passwordHint>",
+        "level=info msg=started user=bob",
+        "f(password=pw, timeout=3)",
+        "- name: LOG_LEVEL\n  value: debug",
+        '{"name": "token_type", "value": "bearer"}',
+        "To rotate, set password=<new> and restart",
+        "sort_key: name",
+        "cost: $5 a month, $6 a year; echo $1$2",
     ],
 )
 def test_ordinary_text_and_code_are_not_masked(text):

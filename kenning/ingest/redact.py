@@ -23,7 +23,11 @@ and Bearer credentials; URL signatures (``sig=``); what no ``name = value`` spel
 and its value, ``sshpass -p``, ``mysql -pX``, ``curl -u user:X``, XML elements, netrc
 lines: ``_command_line_spans``); and token formats it has no plugin for (``_OWN_TOKENS``).
 On this interpreter's standard library (bench/redact_speed.py) the forms added after a
-red-team pass changed 56 more lines, all of them netrc passwords in test_netrc.py.
+red-team pass changed 56 more lines, all of them netrc passwords in test_netrc.py; a
+second pass's (a value with more after it on its line, as in connection strings and
+logfmt; name/value pairs; YAML blocks; cookies; SQL and PowerShell passwords; crypt
+hashes; more token formats; a random value under any name holding "key") 4 more, cookie
+examples in http/cookies.py.
 
 Linear time. Every regex, the library's included, runs on RE2 (google-re2), whose
 automata take time linear in the text whatever the pattern, so no input can make one
@@ -162,6 +166,16 @@ _OWN_TOKENS = (
     r"npm_[A-Za-z0-9]{36}",
     r"ya29\.[0-9A-Za-z_-]{20,}",
     r"GOCSPX-[0-9A-Za-z_-]{20,}",
+    r"[sr]k_(?:test|live)_[0-9A-Za-z]{20,}",
+    r"whsec_[0-9A-Za-z+/=]{20,}",
+    r"shp(?:at|ss|ca|pa)_[0-9a-fA-F]{32}",
+    r"do[por]_v1_[0-9a-f]{64}",
+    r"hv[sbr]\.[0-9A-Za-z_-]{20,}",
+    r"AGE-SECRET-KEY-1[0-9A-Z]{58}",
+    # crypt(3) hashes as shadow and htpasswd files keep them (the group is what is masked).
+    r"\$2[aby]\$\d\d\$([./A-Za-z0-9]{53})",
+    r"\$(?:1|5|6|apr1)\$((?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{16,})",
+    r"\$y\$([./A-Za-z0-9]+\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{16,})",
 )
 
 _TOKENS = [*_library_patterns(), *(_TokenPattern(_re2(pattern)) for pattern in _OWN_TOKENS)]
@@ -220,7 +234,7 @@ def _secret_in(data: bytes, match: re2._Match) -> Span:
 # RE2's automaton large and slow (15 MB/s instead of 300 here), so lengths are checked
 # after the match instead.
 _ASSIGNMENT = _re2(
-    r"(?i)(?:pass|pwd|secret|token|key|credential|contrase|auth)[\w.\-\x{80}-\x{10FFFF}]*"
+    r"(?i)(?:pass|pwd|psk|secret|token|key|credential|contrase|auth)[\w.\-\x{80}-\x{10FFFF}]*"
     r"[\"'\]]{0,2}([ \t]*)(:=|=>|=|:)([ \t]*)(\"[^\"\n]*\"?|'[^'\n]*'?|`[^`\n]*`?|[^\s\"'`,;&]+)"
 )
 # Name characters, and every byte of a non-ASCII one (`contraseña`).
@@ -249,6 +263,26 @@ _COMMAND_PASSWORDS = (
 _ELEMENT = _re2(
     r"(?i)<([\w:.-]*(?:pass|pwd|secret|token|key|credential)[\w:.-]*)>([^<\n]+)</([\w:.-]+)>"
 )
+# A URL's password with no user before it: `redis://:pw@host`.
+_URL_EMPTY_USER = _re2(r"(?i)\b[a-z][a-z0-9+.-]*://:([^@\s/]+)@")
+# SQL: `CREATE USER u WITH PASSWORD 'x'`, `IDENTIFIED BY 'x'`; PowerShell's
+# `ConvertTo-SecureString "x" -AsPlainText`.
+_QUOTED_AFTER = _re2(
+    r"(?i)\b(?:password|identified\s+by)\s+'([^'\n]+)'"
+    r"|\bconvertto-securestring\s+(?:-string\s+)?[\"']([^\"'\n]+)[\"']"
+)
+# A secret given as a name and a value: `{"name": "DB_PASSWORD", "value": "x"}`, a
+# Kubernetes `- name: DB_PASSWORD` / `value: x`, a HAR header, .NET's `<add
+# key="DbPassword" value="x"/>`.
+_NAME_VALUE = _re2(
+    r"(?i)[\"']?\b(?:name|key)[\"']?[ \t]*[:=][ \t]*[\"']?([\w.-]+)[\"']?[ \t]*,?[ \t]*\n?[ \t]*-?[ \t]*"
+    r"[\"']?value[\"']?[ \t]*[:=][ \t]*(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^\s\"',}]+))"
+)
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"})
+# A cookie header's value: sessions.
+_COOKIE = _re2(r"(?im)^[ \t]*(?:cookie|set-cookie)[ \t]*:[ \t]*([^\n]+)")
+# A YAML block scalar under a secret name: `password: |` and the lines indented below it.
+_BLOCK = _re2(r"(?m)^([ \t]*)([\w.-]*(?:pass|pwd|secret|token|key|credential)[\w.-]*):[ \t]*[|>][-+0-9]*[ \t]*$")
 # netrc: `machine host login me password X`, or `password X` alone on its line.
 _NETRC = (
     _re2(r"(?im)^[ \t]*(?:machine|default)\b[^\n]*?[ \t]password[ \t]+(\S+)"),
@@ -263,6 +297,7 @@ _SECRET_NAME = re.compile(
             "token",
             "credentials?",
             "passphrase",
+            "psk",
             "(?:access|app|master|encryption|signing|session|shared|consumer|subscription|deploy|webhook)_?key",
         )
     )
@@ -291,6 +326,8 @@ _NOT_VALUES = frozenset(
     "required self this bearer basic".split()
 )
 _TOKEN_LIKE = re.compile(r"[A-Za-z0-9+/=_\-]{20,4096}")
+# Another `name=` after a value and a space, as in logfmt and connection strings.
+_NEXT_FIELD = re.compile(rb"[ \t]+[\w.-]+=")
 _IDENTIFIER = re.compile(r"[A-Za-z_]+")
 _REFERENCE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _COLOR = re.compile(r"#[0-9A-Fa-f]{3,8}")
@@ -326,6 +363,22 @@ def _assignment_spans(data: bytes) -> Iterator[Span]:
     yield from _command_line_spans(data)
 
 
+def _indented_below(data: bytes, start: int, indent: int) -> Iterator[Span]:
+    """The lines after `start` indented deeper than `indent`: a YAML block's body."""
+    position = data.find(b"\n", start)
+    limit = min(len(data), start + _MAX_KEY_BYTES)
+    while 0 <= position < limit:
+        begin = position + 1
+        end = data.find(b"\n", begin)
+        end = len(data) if end < 0 else end
+        line = data[begin:end]
+        if line.strip() and len(line) - len(line.lstrip(b" \t")) <= indent:
+            return
+        if line.strip():
+            yield begin + len(line) - len(line.lstrip(b" \t")), end
+        position = end if end < len(data) else -1
+
+
 def _command_line_spans(data: bytes) -> Iterator[Span]:
     """Secrets that no `name = value` spells: flags followed by a value, the password
     options of common tools, XML elements and netrc lines."""
@@ -347,6 +400,27 @@ def _command_line_spans(data: bytes) -> Iterator[Span]:
         if match.group(3) == match.group(1) and _is_secret_name(name.rsplit(":", 1)[-1], False):
             if _is_quoted_secret(value.strip()):
                 yield match.span(2)
+    for match in _URL_EMPTY_USER.finditer(data):
+        if _is_quoted_secret(match.group(1).decode("utf-8", "replace")):
+            yield match.span(1)
+    for match in _QUOTED_AFTER.finditer(data):
+        group = 1 if match.start(1) >= 0 else 2
+        if _is_quoted_secret(match.group(group).decode("utf-8", "replace")):
+            yield match.span(group)
+    for match in _NAME_VALUE.finditer(data):
+        name = match.group(1).decode("utf-8", "replace")
+        if name.lower() in _SECRET_HEADERS or _is_secret_name(name, False):
+            group = next(g for g in (2, 3, 4) if match.start(g) >= 0)
+            if _is_quoted_secret(match.group(group).decode("utf-8", "replace")):
+                yield match.span(group)
+    for match in _COOKIE.finditer(data):
+        yield match.span(1)
+    covered = 0  # a block inside a block's body is masked with it: each line read once
+    for match in _BLOCK.finditer(data):
+        if match.start() >= covered and _is_secret_name(match.group(2).decode("utf-8", "replace"), False):
+            for span in _indented_below(data, match.end(), len(match.group(1))):
+                covered = span[1]
+                yield span
     machine, alone = _NETRC
     for match in machine.finditer(data):
         if _is_quoted_secret(match.group(1).decode("utf-8", "replace")):
@@ -376,7 +450,10 @@ def _assigned_secret(data: bytes, match: re2._Match) -> Span | None:
     env = match.group(2) == b"=" and not (match.group(1) or match.group(3)) and not any(c in _LOWER for c in key)
     literal_place = in_url or key.startswith(b"-") or env
     if not _is_secret_name(key.rstrip(b"\"']").decode("utf-8", "replace"), in_url):
-        return None
+        # A name that only holds "key" or "token" (`tls.key`, `cache_key`): a random-looking
+        # value is still a secret (a base64 private key in a Kubernetes Secret).
+        bare = data[value_start:value_end].strip(b"\"'`").decode("utf-8", "replace")
+        return (value_start, value_end) if _is_random(bare) else None
     quote = data[value_start : value_start + 1]
     if data[value_start : value_start + 3] in (b'"""', b"'''"):
         # `password = """hunter3"""`: the value is what the triple quotes close on its line.
@@ -404,7 +481,15 @@ def _assigned_secret(data: bytes, match: re2._Match) -> Span | None:
     if literal_place:
         return (value_start, value_end) if _is_quoted_secret(value) else None
     if not _ends_value(data, value_end):
-        return None
+        # More on the line after `name=value`: a connection string, a logfmt line or a
+        # sentence ("password=LibpqPw123 sslmode=require", "login with password=Hunter22x
+        # then ..."). A value with a digit or a symbol is a literal there, a word one
+        # when another `name=` follows; prose after `name: word` is prose.
+        unspaced = match.group(2) == b"=" and not (match.group(1) or match.group(3))
+        if not unspaced or _has_code(value) or _REFERENCE.fullmatch(value) or _is_placeholder(value):
+            return None
+        literal = not _IDENTIFIER.fullmatch(value) or _NEXT_FIELD.match(data, value_end) is not None
+        return (value_start, value_end) if literal and _is_quoted_secret(value) else None
     key_quoted = (before_key != b"" and before_key in _QUOTES) or key[-1:] in _QUOTES
     ends_line = value_end == len(data) or data[value_end] in b"\r\n#;&"
     return (value_start, value_end) if _is_bare_secret(value, match, key, key_quoted, ends_line) else None
@@ -443,6 +528,8 @@ def _is_secret_name(key: str, in_url: bool) -> bool:
         return True
     if words[-1] in _NOT_SECRET_SUFFIXES:
         return False
+    if len(words) > 1 and words[-1] == "pass":
+        return True  # `ansible_become_pass`, `db_pass`; alone, `pass` is a secret only whole
     pairs = [a + "_" + b for a, b in zip(words, words[1:])]
     return any(_SECRET_NAME.fullmatch(word) or word.endswith(_SECRET_ENDINGS) for word in (*words, *pairs))
 
