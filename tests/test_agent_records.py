@@ -147,6 +147,9 @@ async def test_superseding_keeps_history_out_of_search_and_bad_links_change_noth
     assert (await lib.memory_list(superseded=True)).total == before
     await lib.memory_forget(old.id)
     assert (await lib.memory_list(superseded=True)).total == before - 1
+    # Tags are redacted as everything stored is.
+    tagged = await lib.memory_add(NewCapsule("Kingfisher roost", "By the weir.", tags=("password=MemTagPw1",)))
+    assert (await lib.memory_show(tagged.id)).tags == ["password=[REDACTED]"]
     # What replaced it names no capsule that is gone.
     assert (await lib.memory_show(new.id)).supersedes is None
 

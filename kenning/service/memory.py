@@ -140,8 +140,8 @@ class Memory:
         if not visible(title) or not body:
             raise InvalidRequest("a capsule needs a title and a body that are not blank")
         key = title_key(title)
-        # Everything stored is redacted, a scope too (it becomes the document's namespace).
-        new = replace(new, scope=redact(new.scope.strip()) or "default")
+        # Everything stored is redacted, a scope (it becomes the document's namespace) and tags too.
+        new = replace(new, scope=redact(new.scope.strip()) or "default", tags=tuple(redact(tag) for tag in new.tags))
         old = await self._supersedable(new.supersedes) if new.supersedes is not None else None
         same_title = await capsules.current_by_title(self.db, new.scope, key)
         if same_title is not None and (old is None or same_title.id != old.id):
