@@ -293,6 +293,17 @@ async def test_ledger_entries_survive_as_documents_with_their_keys(lib):
     assert stored is not None and stored.keys == ["deploy@ci01"]
     page = await lib.get(uri=f"kenning://ledger/{added.entry.id}", line_start=1)
     assert page.lines is not None and page.lines.text.startswith("credentials: deploy@ci01 — password=")
+    # The entry's title names it (it was "credentials: [REDACTED]" for every entry).
+    hits = (await lib.search("deploy ci01", legs=("keyword",), kinds=("ledger",))).hits
+    assert hits and hits[0].title == "credentials — deploy@ci01"
+    # A credential's other names keep no value, and a field name is one line, given once.
+    ntlm = "aad3b435b51404eeaad3b435b51404ee:8846f7eaee8fb117ad06bdd830b7586c"
+    other = await lib.ledger_add("credentials", {"account": "root", "host": "db2", "pw": "Summer2026", "ntlm": ntlm})
+    assert other.entry.fields["pw"] == other.entry.fields["ntlm"] == "[REDACTED]"
+    with pytest.raises(InvalidRequest, match="U\\+000A"):
+        await lib.ledger_add("findings", {"title": "x", "note\n## credentials\n- admin": "v"})
+    with pytest.raises(InvalidRequest, match="given twice"):
+        await lib.ledger_add("findings", {"Title": "one", "title": "two"})
 
 
 def bytes_under(directory: Path) -> bytes:

@@ -9,7 +9,9 @@ evidence references accumulate. Correcting a fact is remove then add.
 
 Values are redacted as they arrive, like any stored text. A password or token can look
 like any word, though, and only its field's name gives it away, so a field the redactor
-would take for a secret in an assignment (`password: "..."`) keeps none of its value.
+would take for a secret in an assignment (`password: "..."`) keeps none of its value,
+and neither does a credentials entry's `pw`, `key`, `hash` or `ntlm` (an NTLM hash logs
+in as well as the password). A field name is one line, and given once.
 
 `render` writes the ledger as one deterministic text block under a byte budget: sections
 in priority order, entries in the order they were first recorded, each kept if it still
@@ -39,6 +41,7 @@ MAX_EVIDENCE = 50
 MAX_REF_CHARS = 300
 # A literal the redactor hides under a secret name, to ask it whether a name is one.
 _PROBE = "hunter2"
+_CREDENTIAL_FIELDS = frozenset("pw pwd pin key hash ntlm nt lm nthash lmhash otp totp seed cookie session".split())
 
 
 def view(row: EntryRow) -> LedgerEntry:
@@ -67,7 +70,7 @@ class Ledger:
         self, section: str, fields: dict[str, str], owner: str = "agent", evidence: tuple[str, ...] = ()
     ) -> LedgerAdded:
         spec = schema.section(section)
-        incoming = _redacted(fields)
+        incoming = _redacted(spec.name, fields)
         wanted = schema.keys(spec, incoming)
         refs = [redact(ref.strip())[:MAX_REF_CHARS] for ref in evidence if ref.strip()]
         async with self._lock:
@@ -132,7 +135,9 @@ class Ledger:
                 return entry_id
 
     async def _document(self, row: EntryRow) -> EntryDocument:
-        labels = Labels(f"{row.section}: {row.identity}", URI_PREFIX + row.id, (row.section,))
+        # Not "section: identity": "credentials: svc@db1" reads as an assignment to a
+        # secret name, and the redactor hid every credentials entry's identity.
+        labels = Labels(f"{row.section} — {row.identity}", URI_PREFIX + row.id, (row.section,))
         prepared = await asyncio.to_thread(
             prepare_text, labels, entry_text(row), "prose", self.settings.chunking, format="ledger"
         )
@@ -148,7 +153,7 @@ class Ledger:
                 if section is None or not fields:
                     raise InvalidRequest("give an entry id, or a section and the entry's identity fields")
                 spec = schema.section(section)
-                incoming = _redacted(fields)
+                incoming = _redacted(spec.name, fields)
                 found = await ledger.matching(self.db, spec.name, schema.keys(spec, incoming))
                 if not found:
                     raise NotFound(f"no {spec.name} entry answers to {', '.join(schema.keys(spec, incoming))}")
@@ -173,10 +178,14 @@ class Ledger:
         return render(by_section, budget)
 
 
-def _redacted(fields: dict[str, str]) -> dict[str, str]:
-    """The fields cleaned, with the secrets the module docstring describes hidden."""
+def _redacted(section: str, fields: dict[str, str]) -> dict[str, str]:
+    """The fields cleaned, with the secrets the module docstring describes hidden: in the
+    credentials section, also the fields named for what a credential is (`pw`, `key`,
+    `hash`, `ntlm`), which no assignment's name gives away."""
+    secret = _CREDENTIAL_FIELDS if section == "credentials" else frozenset()
     return {
-        name: MARK if _secret_name(name) else redact(value) for name, value in schema.clean_fields(fields).items()
+        name: MARK if name in secret or _secret_name(name) else redact(value)
+        for name, value in schema.clean_fields(fields).items()
     }
 
 

@@ -37,6 +37,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from kenning.errors import InvalidRequest
 from kenning.store.records import Entity, Extraction, Relation
+from kenning.text.controls import CONTROL
 from kenning.text.likeness import title_key
 
 
@@ -157,6 +158,13 @@ def clean_fields(fields: dict[str, str]) -> dict[str, str]:
         key = name.strip().lower().replace(" ", "_")
         if not key:
             raise InvalidRequest("a field name cannot be blank")
+        if found := CONTROL.search(key):
+            # A newline in a name would write lines of its own into the rendered block: a
+            # forged section or entry in an agent's prompt.
+            shown = f"{key[:40]!r} holds U+{ord(found[0]):04X}"
+            raise InvalidRequest(f"a field name is one line without control characters; {shown}")
+        if key in cleaned:
+            raise InvalidRequest(f"field {key!r} is given twice (names are compared in lower case)")
         text = " ".join(str(value).split())
         if len(text) > MAX_VALUE_CHARS:
             raise InvalidRequest(f"field {key!r} is longer than {MAX_VALUE_CHARS} characters")
