@@ -465,3 +465,15 @@ async def test_the_job_defers_to_a_running_ingest(db: Database):
         await wait_until(lambda: _none_pending(db))
     finally:
         await builder.stop()
+
+
+async def test_the_mark_redaction_leaves_is_no_entity(db: Database):
+    """Every note that held a secret would otherwise share one entity, "REDACTED", and
+    the graph leg would walk from any of them to all the others."""
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    await store_document(db, ids["notes"], "a.md", "Deploy with Mara Quinn.\npassword = [REDACTED]")
+    await store_document(db, ids["notes"], "b.md", "The kiln log.\ntoken: [REDACTED]")
+    await extract_offline(db, [row[0] for row in await rows(db, "SELECT id FROM items")])
+    names = {row[0] for row in await rows(db, "SELECT name FROM entities")}
+    assert "Mara Quinn" in names and not any("REDACTED" in name.upper() for name in names)
+

@@ -23,7 +23,7 @@ import pytest
 from tests.daemon_harness import DaemonProcess, wait_for
 from tests.fake_ollama import FakeOllama, fake_ollama
 
-OFFLINE = "offline:v2"
+OFFLINE = "offline:v3"
 LLM = "ollama:fake-chat:v1"
 MARKER = "Zanzibar Protocol"
 GARBLE = "garblemark"

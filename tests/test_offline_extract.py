@@ -219,7 +219,7 @@ async def test_the_extractor_returns_one_result_per_text() -> None:
     assert [type(result) for result in results] == [Extraction] * 3
     assert results[0] == extract_text(texts[0])
     assert results[1] == Extraction()
-    assert extractor.signature == "offline:v2"
+    assert extractor.signature == "offline:v3"
 
 
 async def test_one_failing_chunk_does_not_fail_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:

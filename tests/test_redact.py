@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kenning.ingest.redact import MARK, redact
+from kenning.ingest.redact import redact
+from kenning.text.redacted import MARK
 
 GITHUB = "ghp_" + "a1B2" * 9
 # A Kubernetes Secret's base64 of a PEM key: random-looking under a name holding only "key".

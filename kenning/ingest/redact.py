@@ -53,7 +53,8 @@ from detect_secrets.plugins.ip_public import IPPublicDetector
 from detect_secrets.plugins.keyword import DENYLIST
 from detect_secrets.plugins.private_key import PrivateKeyDetector
 
-MARK = "[REDACTED]"
+from kenning.text.redacted import MARK
+
 _MARK = MARK.encode()
 
 Span = tuple[int, int]

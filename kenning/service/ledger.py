@@ -27,7 +27,7 @@ import time
 from kenning.api import LedgerAdded, LedgerEntry, LedgerList, LedgerRemoved, LedgerRender
 from kenning.config import Settings
 from kenning.errors import InvalidRequest, NotFound
-from kenning.ingest.redact import MARK, redact
+from kenning.ingest.redact import redact
 from kenning.ingest.text_docs import Labels, prepare_text
 from kenning.service import ledger_schema as schema
 from kenning.service.handles import random_handle
@@ -35,6 +35,7 @@ from kenning.store import graph, ledger, sources
 from kenning.store.database import Database
 from kenning.store.ledger import EntryDocument, EntryRow
 from kenning.text.names import normalize_name
+from kenning.text.redacted import MARK
 
 URI_PREFIX = "kenning://ledger/"
 MAX_EVIDENCE = 50

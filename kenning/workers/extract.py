@@ -21,6 +21,7 @@ from kenning.heap import release_free_memory
 from kenning.store import graph
 from kenning.store.database import Database
 from kenning.store.records import Extraction, ExtractionFailed
+from kenning.text.redacted import MARK
 from kenning.workers.llm_extract import OllamaExtractor
 from kenning.workers.job import Job
 from kenning.workers.offline_extract import OfflineExtractor, Processes
@@ -62,7 +63,9 @@ def chunk_text(item: graph.PendingItem) -> str:
     parts = [part for part in (item.title, item.section) if part]
     if len(parts) == 2 and parts[0] == parts[1]:
         parts.pop()
-    return f"# {' / '.join(parts)}\n\n{item.content}" if parts else item.content
+    # Where redaction hid a secret there is nothing to name (kenning/text/redacted.py).
+    content = item.content.replace(MARK, " ")
+    return f"# {' / '.join(parts)}\n\n{content}" if parts else content
 
 
 class ExtractJob(Job):
