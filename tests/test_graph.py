@@ -476,4 +476,3 @@ async def test_the_mark_redaction_leaves_is_no_entity(db: Database):
     await extract_offline(db, [row[0] for row in await rows(db, "SELECT id FROM items")])
     names = {row[0] for row in await rows(db, "SELECT name FROM entities")}
     assert "Mara Quinn" in names and not any("REDACTED" in name.upper() for name in names)
-
