@@ -210,6 +210,11 @@ def test_html_title_links_kept_images_dropped_lines_unwrapped(tmp_path: Path) ->
     assert long_paragraph in result.text.split("\n")
 
 
+def test_html_entities_are_the_characters_they_name(tmp_path: Path) -> None:
+    result = read_file(write(tmp_path / "e.html", "<p>caf&eacute; &uuml;ber &mdash; &ldquo;q&rdquo; and café</p>"))
+    assert "café über — “q” and café" in result.text
+
+
 def test_html_without_title_uses_first_heading(tmp_path: Path) -> None:
     result = read_file(write(tmp_path / "x.htm", "<h1>Only Heading</h1><p>t</p>"))
     assert result.title == "Only Heading"

@@ -26,6 +26,9 @@ def html_to_markdown(source: str) -> tuple[str, str]:
     converter.ignore_images = True
     converter.ignore_links = False
     converter.body_width = 0
+    # Entities as the characters they name ("caf&eacute;" is "café", as written literally),
+    # not html2text's ASCII stand-ins ("cafe", "--" for an em dash).
+    converter.unicode_snob = True
     text = converter.handle(source).replace("\r\n", "\n").replace("\r", "\n").strip("\n")
     match = _HTML_TITLE.search(source)
     title = " ".join(html.unescape(match.group(1)).split()) if match else ""
