@@ -60,8 +60,9 @@ def replay(hits: list[dict], sizes: dict[str, int], floor: float, budget: int) -
     if not seen:
         return []
     top = max(seen.values())
-    # A list line is about 110 bytes plus the path; a block's header about 60 plus path and title.
-    used = 200 + sum(110 + len(doc) for doc in seen)
+    # A list line is about 110 bytes plus the path; a block's header about 60 plus path and
+    # title. Room is kept for the lines of the notes past the floor only.
+    used = 200 + sum(110 + len(doc) for doc, score in seen.items() if score >= floor * top)
     inlined = []
     for doc, score in seen.items():
         if score < floor * top:

@@ -420,3 +420,17 @@ async def test_two_documents_each_superseding_the_other_leave_the_later_word_sta
     assert by_document[later.document_id].superseded_by is None
     assert by_document[first.document_id].superseded_by is not None
     assert hits[0].document_id == later.document_id
+
+
+async def test_weak_documents_with_long_titles_do_not_keep_the_answer_out_of_a_pack(lib):
+    answer = TextDocument("Kestrel pump priming", "Prime the Kestrel pump: open valve 3, run 30 s.", "note://prime")
+    await lib.add_text(answer)
+    for n in range(11):
+        title = f"Pump room inventory {n} " + "with a very long descriptive title " * 13
+        await lib.add_text(TextDocument(title, f"Spare parts for the pump room, shelf {n}.", f"note://shelf-{n}"))
+    pack = await lib.context_pack("how do I prime the Kestrel pump", 4000)
+    assert [document.title for document in pack.inlined] == ["Kestrel pump priming"]
+    assert "open valve 3" in pack.text and pack.bytes <= 4000
+    # Too small for even the list: what was left out is said.
+    tiny = await lib.context_pack("how do I prime the Kestrel pump", 500)
+    assert tiny.bytes <= 500 and "left out" in tiny.text

@@ -8,12 +8,15 @@ best first. The decision rule, measured on the truth set (bench/context_pack.py)
    of the top document's, so a weakly related note never takes a place in the prompt
    because it happens to be short.
 3. Going down the list, a document is inlined if the pack, with it inlined and every
-   document not inlined listed in one line, still fits the budget. A document too large
-   for what is left is listed and the next one is tried: size decides only after
-   relevance, and one large document does not shut smaller relevant ones out.
+   other document past the floor listed in one line, still fits the budget. A document
+   too large for what is left is listed and the next one is tried: size decides only
+   after relevance, and one large document does not shut smaller relevant ones out.
+   Documents under the floor get no room kept for them: eleven weak notes with long
+   titles kept the one note that answered out of a 4,000-byte pack.
 4. Every other considered document is listed with one line: title, path and the lines
    of its best hit, its document id and size, so the agent can `get` or `search` it.
-   If even the list does not fit, its least relevant lines are dropped.
+   If the list does not fit, its least relevant lines are dropped, and a last line
+   says how many.
 
 The format is fixed and the order is the search's (ties by document id), so the same
 library, task and budget give the same bytes.
@@ -29,6 +32,7 @@ from kenning.service.reading import whole_text
 from kenning.service.semantic import Semantic
 from kenning.store import lookup
 from kenning.store.database import Database
+from kenning.text.counts import counted
 
 MAX_DOCUMENTS = 12
 RELATIVE_FLOOR = 0.5
@@ -59,6 +63,13 @@ def _list_line(document: PackedDocument) -> str:
 
 
 LIST_HEADER = "## Also relevant, not inlined (get(document_id=...) reads one; search finds more)\n"
+
+
+def _left_out(count: int) -> str:
+    """The pack's last line when documents did not fit even as a line each."""
+    if not count:
+        return ""
+    return f"[{counted(count, 'more document')} left out; a larger budget or search shows them]\n"
 
 
 def _size(text: str) -> int:
@@ -97,7 +108,8 @@ class ContextPacker:
         header = _header(task)
         for candidate in ordered:
             candidate.packed.bytes = sizes.get(candidate.packed.document_id, 0)
-        listing = _size(LIST_HEADER) + sum(_size(_list_line(c.packed)) for c in ordered) if ordered else 0
+        relevant = [c for c in ordered if c.packed.score >= RELATIVE_FLOOR * top]
+        listing = _size(LIST_HEADER) + sum(_size(_list_line(c.packed)) for c in relevant) if relevant else 0
         used = _size(header) + listing
         for candidate in ordered:
             document = candidate.packed
@@ -117,11 +129,15 @@ class ContextPacker:
         listed = [c for c in ordered if c.block is None]
         body = header + "".join(c.block for c in inlined if c.block)
         lines = [_list_line(c.packed) for c in listed]
-        # Without room for the whole list, its least relevant lines go.
-        while lines and _size(body) + _size(LIST_HEADER) + sum(map(_size, lines)) > budget:
+        # Without room for the whole list, its least relevant lines go, and a line says so.
+        left_out = 0
+        while lines and _size(body) + _size(LIST_HEADER) + sum(map(_size, lines)) + _size(_left_out(left_out)) > budget:
             lines.pop()
             listed.pop()
+            left_out += 1
         text = body + (LIST_HEADER + "".join(lines) if lines else "")
+        if left_out and _size(text) + _size(_left_out(left_out)) <= budget:
+            text += _left_out(left_out)
         return ContextPack(
             text, _size(text), budget, [c.packed for c in inlined], [c.packed for c in listed], found.warnings
         )
