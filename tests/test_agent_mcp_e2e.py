@@ -84,6 +84,10 @@ async def test_remember_recall_supersede_forget(library):
         assert page["lines"]["text"] == "Drain the API, run the quokka schema migrations, deploy, then undrain."
 
         assert (await call(client, "forget", id=newer["id"]))["id"] == newer["id"]
+        # What the forgotten capsule replaced is current again; forgotten too, nothing is left.
+        recalled = await call(client, "recall_memory", query="quokka migrations", scope="shop")
+        assert [h["capsule"]["id"] for h in recalled["capsules"]] == [first["id"]]
+        assert (await call(client, "forget", id=first["id"]))["id"] == first["id"]
         assert (await call(client, "recall_memory", query="quokka migrations", scope="shop"))["capsules"] == []
         assert f"no capsule {newer['id']}" in error_text(await client.call_tool("forget", {"id": newer["id"]}))
 

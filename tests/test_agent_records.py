@@ -434,3 +434,28 @@ async def test_weak_documents_with_long_titles_do_not_keep_the_answer_out_of_a_p
     # Too small for even the list: what was left out is said.
     tiny = await lib.context_pack("how do I prime the Kestrel pump", 500)
     assert tiny.bytes <= 500 and "left out" in tiny.text
+
+
+async def test_forgetting_a_capsule_takes_it_out_of_its_chain_of_replacements(lib):
+    first = await lib.memory_add(NewCapsule("Deploy day", "Deploys go out on Tuesdays.", "decision", scope="projA"))
+    second = await lib.memory_add(
+        NewCapsule("Deploy day", "Deploys go out on Wednesdays.", "decision", scope="projA", supersedes=first.id)
+    )
+    third = await lib.memory_add(
+        NewCapsule("Deploy day", "Deploys go out on Thursdays.", "decision", scope="projA", supersedes=second.id)
+    )
+    # The middle one forgotten: the first is replaced by the third, which names it.
+    await lib.memory_forget(second.id)
+    assert (await lib.memory_show(first.id)).superseded_by == third.id
+    assert (await lib.memory_show(third.id)).supersedes == first.id
+    # The newest forgotten: what it replaced is current again, and found.
+    await lib.memory_forget(third.id)
+    revived = await lib.memory_show(first.id)
+    assert revived.superseded_by is None and revived.document_id is not None
+    recalled = await lib.memory_recall("when do deploys go out", scope="projA")
+    assert [hit.capsule.id for hit in recalled.capsules] == [first.id]
+    # And it can be replaced again.
+    again = await lib.memory_add(
+        NewCapsule("Deploy day", "Deploys go out on Fridays.", "decision", scope="projA", supersedes=first.id)
+    )
+    assert again.status == "superseded"

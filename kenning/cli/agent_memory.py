@@ -188,7 +188,7 @@ def memory_show(ctx: Context, capsule_id: str, as_json: bool) -> None:
 @click.argument("capsule_id")
 @pass_context
 def memory_forget(ctx: Context, capsule_id: str) -> None:
-    """Delete a capsule for good.
+    """Delete a capsule for good; the capsule it replaced, if any, is current again.
 
     \b
     Examples:

@@ -131,7 +131,8 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_memory: bool) -> None
     async def forget(
         id: Annotated[str, Field(min_length=1, max_length=40, description="a capsule id, m-...")],
     ) -> Annotated[CallToolResult, Forgotten]:
-        """Delete a memory capsule for good (to replace one, remember with supersedes instead)."""
+        """Delete a memory capsule for good (to replace one, remember with supersedes instead);
+        the capsule it replaced, if any, is current again."""
         return answer(Forgotten.model_validate(await daemon("memory.forget", {"id": id})))
 
     @server.tool(annotations=ADDS)

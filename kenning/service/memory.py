@@ -317,10 +317,25 @@ class Memory:
         return CapsuleList([view(row) for row in rows], total)
 
     async def forget(self, capsule_id: str) -> Forgotten:
+        """Forgetting the current capsule of a chain of replacements makes the one it
+        replaced current again (unless another current capsule has taken its title): the
+        knowledge it stood in for is not forgotten with it."""
         async with self._lock:
-            row = await capsules.forget(self.db, capsule_id)
-        if row is None:
+            row = await capsules.get(self.db, capsule_id)
+            if row is None:
+                raise NotFound(f"no capsule {capsule_id}; `ken memory list` shows them")
+            previous = await capsules.get(self.db, row.supersedes) if row.supersedes is not None else None
+            revived = None
+            if previous is not None and row.superseded_by is None and previous.superseded_by == row.id:
+                taken = await capsules.current_by_title(self.db, previous.scope, previous.title_key)
+                if taken is None or taken.id == row.id:
+                    revived = (previous.id, await self._document(previous))
+            forgotten = await capsules.forget(self.db, capsule_id, revived)
+        if forgotten is None:
             raise NotFound(f"no capsule {capsule_id}; `ken memory list` shows them")
+        row, document_id = forgotten
+        if document_id is not None:
+            await self._embed_now(document_id)
         return Forgotten(row.id, row.title)
 
     async def vectors_for(self, rows: list[CapsuleRow]) -> tuple[dict[str, np.ndarray], str | None]:

@@ -199,19 +199,38 @@ async def mark_used(db: Database, capsule_ids: list[str]) -> None:
         )
 
 
-async def forget(db: Database, capsule_id: str) -> CapsuleRow | None:
-    """Delete a capsule and its document; returns what was deleted (None: no such capsule)."""
+async def forget(
+    db: Database, capsule_id: str, revived: tuple[str, CapsuleDocument] | None = None
+) -> tuple[CapsuleRow, int | None] | None:
+    """Delete a capsule and its document, and take it out of its chain of replacements:
+    what it replaced is replaced by what replaced it, and what replaced it names what it
+    replaced. `revived`: the capsule it replaced, current again, with its document (the
+    caller's when no other current capsule has its title). Returns what was deleted and
+    the revived capsule's document id (None: no such capsule)."""
     async with db.transaction() as conn:
         rows = await conn.execute_fetchall(f"SELECT {_COLUMNS} FROM capsules WHERE id = ?", (capsule_id,))
         if not rows:
             return None
         row = _row(rows[0])
         await conn.execute("DELETE FROM capsules WHERE id = ?", (capsule_id,))
-        # The capsule that replaced it no longer names one that is gone.
-        await conn.execute("UPDATE capsules SET supersedes = NULL WHERE supersedes = ?", (capsule_id,))
         if row.document_id is not None:
             await documents.delete_row(conn, row.document_id)
-    return row
+        await conn.execute("UPDATE capsules SET supersedes = ? WHERE supersedes = ?", (row.supersedes, capsule_id))
+        revived_document = None
+        if row.superseded_by is not None:
+            await conn.execute(
+                "UPDATE capsules SET superseded_by = ? WHERE superseded_by = ?", (row.superseded_by, capsule_id)
+            )
+        elif revived is not None:
+            previous, document = revived
+            revived_document, _ = await documents.write_text(
+                conn, document.source_id, document_key(previous), document.uri, document.meta, document.items
+            )
+            await conn.execute(
+                "UPDATE capsules SET superseded_by = NULL, superseded_at = NULL, document_id = ? WHERE id = ?",
+                (revived_document, previous),
+            )
+    return row, revived_document
 
 
 async def counts(db: Database) -> tuple[int, int]:
