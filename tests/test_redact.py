@@ -139,6 +139,9 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         ("sk_test_" + "4eC39HqLyjWDarjtT1zdp7dc", MARK),
         ("whsec_" + "abcdefghijklmnopqrstuvwxyz123456", MARK),
         ("hvs." + "CAESIJlWh1S8hWJtj0Vq9uXu2cYZ", MARK),
+        ('{"secret": {"value": "NestPw1"}, "user": "bob"}', f'{{"secret": {{"value": "{MARK}"}}, "user": "bob"}}'),
+        ('{"apiKeys": ["k1abc", "k2def"]}', f'{{"apiKeys": ["{MARK}", "{MARK}"]}}'),
+        ("db.example.com:5432:app:alice:PgPassPw9", f"db.example.com:5432:app:alice:{MARK}"),
     ],
 )
 def test_secret_formats_are_masked(text, expected):
@@ -197,6 +200,8 @@ def test_secret_formats_are_masked(text, expected):
         "To rotate, set password=<new> and restart",
         "sort_key: name",
         "cost: $5 a month, $6 a year; echo $1$2",
+        '{"secretsManager": {"region": "eu-west-1"}}',
+        "uptime 12:30:45:12:00",
     ],
 )
 def test_ordinary_text_and_code_are_not_masked(text):

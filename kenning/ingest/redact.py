@@ -26,8 +26,9 @@ On this interpreter's standard library (bench/redact_speed.py) the forms added a
 red-team pass changed 56 more lines, all of them netrc passwords in test_netrc.py; a
 second pass's (a value with more after it on its line, as in connection strings and
 logfmt; name/value pairs; YAML blocks; cookies; SQL and PowerShell passwords; crypt
-hashes; more token formats; a random value under any name holding "key") 4 more, cookie
-examples in http/cookies.py.
+hashes; more token formats; a random value under any name holding "key"; the strings
+of an object or list under a secret name; .pgpass lines) 4 more, cookie examples in
+http/cookies.py.
 
 Linear time. Every regex, the library's included, runs on RE2 (google-re2), whose
 automata take time linear in the text whatever the pattern, so no input can make one
@@ -284,6 +285,14 @@ _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "
 _COOKIE = _re2(r"(?im)^[ \t]*(?:cookie|set-cookie)[ \t]*:[ \t]*([^\n]+)")
 # A YAML block scalar under a secret name: `password: |` and the lines indented below it.
 _BLOCK = _re2(r"(?m)^([ \t]*)([\w.-]*(?:pass|pwd|secret|token|key|credential)[\w.-]*):[ \t]*[|>][-+0-9]*[ \t]*$")
+# A secret name whose value is an object or a list: `"secret": {"value": "x"}`,
+# `"apiKeys": ["x", "y"]`; its string values are the secrets.
+_NESTED = _re2(r"(?i)[\"']([\w.-]*(?:pass|pwd|secret|token|key|credential)[\w.-]*)[\"'][ \t]*:[ \t]*([\[{])")
+_JSON_TOKEN = re.compile(rb'"((?:[^"\\\n]|\\.)*)"|[\[\]{}]')
+# How far an object or list under a secret name is read.
+_MAX_NESTED_BYTES = 16 * 1024
+# .pgpass: `host:port:database:user:password`.
+_PGPASS = _re2(r"(?m)^[\w.*-]+:(?:\d+|\*):[\w.*-]+:[\w.*@-]+:(\S+)$")
 # netrc: `machine host login me password X`, or `password X` alone on its line.
 _NETRC = (
     _re2(r"(?im)^[ \t]*(?:machine|default)\b[^\n]*?[ \t]password[ \t]+(\S+)"),
@@ -364,6 +373,29 @@ def _assignment_spans(data: bytes) -> Iterator[Span]:
     yield from _command_line_spans(data)
 
 
+def _nested_values(data: bytes, opening: int) -> tuple[list[Span], int]:
+    """The string values (not the keys) inside the object or list opening at `opening`,
+    up to its closing bracket or _MAX_NESTED_BYTES, and where the reading stopped. One
+    regex finds each next string or bracket, so Python runs per token, not per byte."""
+    spans: list[Span] = []
+    depth, position = 0, opening
+    limit = min(len(data), opening + _MAX_NESTED_BYTES)
+    while (found := _JSON_TOKEN.search(data, position, limit)) is not None:
+        position = found.end()
+        token = found.group()
+        if token[:1] == b'"':
+            after = data[position : position + 64].lstrip(b" \t\r\n")
+            if not after.startswith(b":") and _is_quoted_secret(found.group(1).decode("utf-8", "replace")):
+                spans.append(found.span(1))
+        elif token in (b"{", b"["):
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                break
+    return spans, max(position, opening + 1)
+
+
 def _indented_below(data: bytes, start: int, indent: int) -> Iterator[Span]:
     """The lines after `start` indented deeper than `indent`: a YAML block's body."""
     position = data.find(b"\n", start)
@@ -422,6 +454,15 @@ def _command_line_spans(data: bytes) -> Iterator[Span]:
             for span in _indented_below(data, match.end(), len(match.group(1))):
                 covered = span[1]
                 yield span
+    nested_end = 0  # an object inside one already read is not read again: each byte once
+    for match in _NESTED.finditer(data):
+        if match.start() >= nested_end and _is_secret_name(match.group(1).decode("utf-8", "replace"), False):
+            values, nested_end = _nested_values(data, match.end() - 1)
+            yield from values
+    for match in _PGPASS.finditer(data):
+        value = match.group(1).decode("utf-8", "replace")
+        if not value.replace(":", "").isdigit() and _is_quoted_secret(value):  # not a time, "12:30:45:12:00"
+            yield match.span(1)
     machine, alone = _NETRC
     for match in machine.finditer(data):
         if _is_quoted_secret(match.group(1).decode("utf-8", "replace")):
