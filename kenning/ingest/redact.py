@@ -489,7 +489,8 @@ def _assigned_secret(data: bytes, match: re2._Match) -> Span | None:
     # In a query string, a command-line flag (`--password=...`) or a shell's environment
     # (`PGPASSWORD=hunter3 psql`: an upper-case name, `=` unspaced) every value is a
     # literal; elsewhere a bare word may be code, and a value followed by more words prose.
-    env = match.group(2) == b"=" and not (match.group(1) or match.group(3)) and not any(c in _LOWER for c in key)
+    unspaced = match.group(2) == b"=" and not (match.group(1) or match.group(3))
+    env = unspaced and not any(c in _LOWER for c in key)
     literal_place = in_url or key.startswith(b"-") or env
     if not _is_secret_name(key.rstrip(b"\"']").decode("utf-8", "replace"), in_url):
         # A name that only holds "key" or "token" (`tls.key`, `cache_key`): a random-looking
@@ -527,7 +528,6 @@ def _assigned_secret(data: bytes, match: re2._Match) -> Span | None:
         # sentence ("password=LibpqPw123 sslmode=require", "login with password=Hunter22x
         # then ..."). A value with a digit or a symbol is a literal there, a word one
         # when another `name=` follows; prose after `name: word` is prose.
-        unspaced = match.group(2) == b"=" and not (match.group(1) or match.group(3))
         if not unspaced or _has_code(value) or _REFERENCE.fullmatch(value) or _is_placeholder(value):
             return None
         literal = not _IDENTIFIER.fullmatch(value) or _NEXT_FIELD.match(data, value_end) is not None
