@@ -24,6 +24,7 @@ from kenning import __version__, api
 from kenning.cli.app import Context, main, pass_context
 from kenning.cli.lifecycle import daemon_pid
 from kenning.cli.status_view import ago, megabytes
+from kenning.config.paths import shared_by_all
 from kenning.errors import ConfigError, DaemonNotRunning, KenningError
 from kenning.text.counts import counted
 
@@ -92,7 +93,7 @@ def _data_dir(path: Path, checks: list[Check]) -> None:
     info = path.stat()
     if not stat.S_ISDIR(info.st_mode):
         checks.append(Check(PROBLEM, "data directory", f"{path} is not a directory", "set [daemon] data_dir elsewhere"))
-    elif _shared(info):
+    elif shared_by_all(info):
         checks.append(
             Check(PROBLEM, "data directory", f"{path} is shared with other users", _OWN_DIRECTORY.format("data_dir"))
         )
@@ -125,19 +126,13 @@ def _socket(path: Path, checks: list[Check]) -> None:
         )
         return
     parent = path.parent
-    if parent.exists() and _shared(parent.stat()):
+    if parent.exists() and shared_by_all(parent.stat()):
         checks.append(Check(PROBLEM, "socket", f"{parent} is shared with other users", _OWN_DIRECTORY.format("socket")))
     elif parent.exists() and parent.stat().st_mode & 0o077:
         checks.append(Check(PROBLEM, "socket", f"{parent} can be read by other users", f"chmod 700 {parent}"))
 
 
-# /tmp and its kin belong to everyone: chmod or chown of one would break the others.
 _OWN_DIRECTORY = "set [daemon] {} to a place in a directory of your own"
-
-
-def _shared(info: os.stat_result) -> bool:
-    """A directory others may write in, kept so by its sticky bit (/tmp)."""
-    return bool(info.st_mode & stat.S_ISVTX and info.st_mode & 0o002)
 
 
 def _source_root(name: str, path: Path, checks: list[Check]) -> None:

@@ -8,6 +8,7 @@ settings model and the light client path (`locate.py`) agree on them.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -59,3 +60,10 @@ def config_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     if env:
         return Path(env).expanduser()
     return default_config_path()
+
+
+def shared_by_all(info: os.stat_result) -> bool:
+    """A directory everyone may write in, kept so by its sticky bit (/tmp and its kin):
+    the data directory or socket does not belong there, and no chmod of it is the fix,
+    since it would break everyone else's use of it."""
+    return bool(info.st_mode & stat.S_ISVTX and info.st_mode & 0o002)

@@ -14,7 +14,7 @@ import socket
 import stat
 from pathlib import Path
 
-from kenning.config.paths import LOCK_NAME
+from kenning.config.paths import LOCK_NAME, shared_by_all
 from kenning.errors import DaemonAlreadyRunning, KenningError
 
 log = logging.getLogger(__name__)
@@ -29,8 +29,7 @@ def private_dir(path: Path) -> None:
     if not stat.S_ISDIR(info.st_mode):
         raise KenningError(f"{path} is not a directory")
     if info.st_mode & 0o077:
-        if info.st_mode & stat.S_ISVTX and info.st_mode & 0o002:
-            # /tmp and its kin are everyone's: making one private would break the others.
+        if shared_by_all(info):
             raise KenningError(
                 f"{path} is shared with other users; the socket and index must live in a private directory:"
                 f" set [daemon] data_dir / socket to a directory of your own (e.g. {path / 'kenning'})"
