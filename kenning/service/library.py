@@ -57,7 +57,7 @@ from kenning.config import Settings, load_settings
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.redact import redact
-from kenning.ingest.text_docs import TextDocument, add_page, add_text, agent_key, page_key
+from kenning.ingest.text_docs import TextDocument, add_page, add_text, page_key, stored_keys
 from kenning.retrieval.search import LEGS, Retriever
 from kenning.service import reading
 from kenning.service.archive import Archive
@@ -373,7 +373,7 @@ class Library:
         else:
             assert uri is not None
             # By the raw uri it was added under first: the stored one is redacted.
-            keyed = await lookup.find_keyed(self.db, [agent_key(uri), page_key(uri)])
+            keyed = await lookup.find_keyed(self.db, stored_keys(uri))
             finding = document_text.find_by_id(self.db, keyed) if keyed else document_text.find_by_uri(self.db, uri)
             found = await finding
             named = redact(uri)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from kenning.api import DocumentInfo, Fetched, LineRange
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.redact import redact
-from kenning.ingest.text_docs import agent_key, page_key
+from kenning.ingest.text_docs import stored_keys
 from kenning.store import document_text, lookup
 from kenning.store.database import Database
 from kenning.text.counts import counted
@@ -32,7 +32,7 @@ async def resolve(
         if found is None:
             raise NotFound(f"no document {document_id}")
         return found
-    found = await lookup.find_keyed(db, [agent_key(uri), page_key(uri)]) if uri is not None else None
+    found = await lookup.find_keyed(db, stored_keys(uri)) if uri is not None else None
     if found is None:
         found = await lookup.find_document(db, uri=uri, path=path)
     if found is None:
