@@ -656,7 +656,7 @@ async def test_replaced_and_deleted_documents_leave_no_ghost_vectors(
 
     # a file that now fails to read holds no chunks, and no vectors either
     document_id = await scalar(db, "SELECT id FROM documents WHERE path = 'stocks.md'")
-    await documents.mark_unindexed(db, document_id, "failed", "unreadable", 1.0, 1)
+    await documents.mark_unindexed(db, document_id, "failed", "unreadable", 1.0, 1, None)
     await index.settled()
     assert ids["stocks.md"] not in indexed_ids()
     assert indexed_ids() == set(await item_ids(db))

@@ -19,6 +19,12 @@ from kenning.store.documents import NewItem
 from kenning.store.texthash import text_hash
 from kenning.text import dates
 
+# Bump when a reader, the redactor or the chunker changes what a file's chunks hold: every
+# document records the reading it was stored under (`ConvertLimits.reading`), and a sweep
+# reads again those stored under another, so an upgrade that redacts more leaves no
+# secret in text read before it.
+READER_VERSION = 1
+
 
 @dataclass(frozen=True)
 class ConvertLimits:
@@ -28,6 +34,15 @@ class ConvertLimits:
     target_chars: int
     overlap_chars: int
     max_chunks: int
+
+    @property
+    def reading(self) -> str:
+        """What a file's chunks depend on besides its bytes: this code's reading and the
+        limits and sizes it was read with (a larger chunk size changes every chunk)."""
+        return (
+            f"v{READER_VERSION}:{self.target_chars}/{self.overlap_chars}:{self.max_chunks}"
+            f":{self.read.max_file_bytes}/{self.read.max_text_chars}"
+        )
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,8 @@ class FileJob:
     found: Discovered
     prior: FileState | None
     confine_to_root: bool
+    # How the file would be read now (`ConvertLimits.reading`).
+    reading: str
 
 
 @dataclass(frozen=True)
@@ -74,10 +76,12 @@ class IngestOptions:
 def needs_look(job: FileJob) -> bool:
     """mtime and size first: the cheap test that keeps an idle sweep from reading files.
 
-    A row left in `scanning` is a file a crash interrupted, so it is always looked at.
+    A row left in `scanning` is a file a crash interrupted, and one stored under another
+    reading (an older kenning's redaction, other chunk sizes) holds what this one would
+    not store, so both are always looked at.
     """
     prior = job.prior
-    if prior is None or prior.status == "scanning":
+    if prior is None or prior.status == "scanning" or prior.reading != job.reading:
         return True
     return prior.mtime != job.found.mtime or prior.size != job.found.size
 
@@ -107,8 +111,8 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
             digest, resolved = await asyncio.to_thread(_guarded_hash, job, options.max_file_bytes)
         except ReaderError as exc:
             document_id = await documents.mark_scanning(db, job.source_id, found.rel)
-            return await _fail(db, document_id, found, str(exc))
-        if prior.status in ("done", "merged") and prior.content_hash == digest:
+            return await _fail(db, document_id, job, str(exc))
+        if prior.status in ("done", "merged") and prior.content_hash == digest and prior.reading == job.reading:
             # An editor that rewrites the same bytes changes the mtime and nothing else.
             await documents.touch(db, prior.id, found.mtime, found.size)
             return Outcome("unchanged")
@@ -118,18 +122,18 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
         digest, converted = await reading
     except ReaderError as exc:
         log.info("failed %s: %s", found.path, exc)
-        return await _fail(db, document_id, found, str(exc))
+        return await _fail(db, document_id, job, str(exc))
     except ParseInterrupted as exc:
         log.info("deferred %s: %s", found.path, exc)
         return Outcome("deferred", reason=str(exc))
     if not converted.items:
         reason = "no text to index"
-        await documents.mark_unindexed(db, document_id, "skipped", reason, found.mtime, found.size)
+        await documents.mark_unindexed(db, document_id, "skipped", reason, found.mtime, found.size, job.reading)
         return Outcome("skipped", reason=reason)
     date, date_source = converted.stated or (dates.from_timestamp(found.mtime), "modified")
     meta = DocumentMeta(
         converted.title, converted.format, found.mtime, found.size, digest, converted.text_digest,
-        date=date, date_source=date_source,
+        date=date, date_source=date_source, reading=job.reading,
     )  # fmt: skip
     stored = await documents.replace_items(db, document_id, meta, converted.items)
     if stored == "merged":
@@ -137,8 +141,9 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
     return Outcome("indexed", chunks=len(converted.items), document_id=document_id)
 
 
-async def _fail(db: Database, document_id: int, found: Discovered, reason: str) -> Outcome:
-    await documents.mark_unindexed(db, document_id, "failed", reason, found.mtime, found.size)
+async def _fail(db: Database, document_id: int, job: FileJob, reason: str) -> Outcome:
+    found = job.found
+    await documents.mark_unindexed(db, document_id, "failed", reason, found.mtime, found.size, job.reading)
     return Outcome("failed", reason=reason)
 
 

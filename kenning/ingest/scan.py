@@ -151,10 +151,21 @@ class FolderScanner:
         progress.discovered = len(found)
         progress.capped = len(found) - len(kept)
         progress.passed_over = {reason: n for reason, n in report.files.most_common() if reason != CAPPED}
+        reading = self.options.convert_limits.reading
         jobs = [
-            FileJob(self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root) for item in kept
+            FileJob(self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root, reading)
+            for item in kept
         ]
         todo = [job for job in jobs if needs_look(job)]
+        again = sum(
+            1 for job in todo if job.prior and job.prior.status != "scanning" and job.prior.reading != reading
+        )
+        if again:
+            log.info(
+                "source %s: reading %d files again, stored by an older kenning or other chunk settings",
+                self.settings.name,
+                again,
+            )
         counts["unchanged"] = len(jobs) - len(todo)
         progress.to_check, progress.checked, progress.pending = len(todo), 0, len(todo)
         progress.reading_since = time.monotonic()

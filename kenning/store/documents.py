@@ -38,6 +38,9 @@ class FileState:
     mtime: float
     size: int
     content_hash: str | None
+    # How the file was read (ingest/convert.py `ConvertLimits.reading`); None for rows
+    # stored before readings were recorded, or never read.
+    reading: str | None
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ class NewItem:
 async def file_states(db: Database, source_id: int) -> dict[str, FileState]:
     async with db.reader() as conn:
         cursor = await conn.execute(
-            "SELECT id, path, status, mtime, size, content_hash FROM documents WHERE source_id = ?",
+            "SELECT id, path, status, mtime, size, content_hash, reading FROM documents WHERE source_id = ?",
             (source_id,),
         )
         return {row[1]: FileState(*row) for row in await cursor.fetchall()}
@@ -90,6 +93,8 @@ class DocumentMeta:
     # The date the document speaks from (an ISO prefix) and where it was read.
     date: str | None = None
     date_source: str | None = None
+    # How a file was read (folders only: agent text and pages are stored as given).
+    reading: str | None = None
 
 
 async def replace_items(db: Database, document_id: int, meta: DocumentMeta, items: list[NewItem]) -> Stored:
@@ -247,28 +252,37 @@ def _record(
     conn.execute(
         "UPDATE documents SET status = ?, merged_into = ?, reason = NULL, title = ?, format = ?, mtime = ?,"
         " size = ?, content_hash = ?, text_hash = ?, chunk_count = ?, tags = ?, namespace = ?, etag = ?,"
-        " last_modified = ?, date = ?, date_source = ?, updated_at = ? WHERE id = ?",
+        " last_modified = ?, date = ?, date_source = ?, reading = ?, updated_at = ? WHERE id = ?",
         (
             status, merged_into, meta.title, meta.format, meta.mtime, meta.size, meta.content_hash,
             meta.text_hash, chunk_count, meta.tags, meta.namespace, meta.etag, meta.last_modified, meta.date,
-            meta.date_source, time.time(), document_id,
+            meta.date_source, meta.reading, time.time(), document_id,
         ),
     )
 
 
 async def mark_unindexed(
-    db: Database, document_id: int, status: Literal["failed", "skipped"], reason: str, mtime: float, size: int
+    db: Database,
+    document_id: int,
+    status: Literal["failed", "skipped"],
+    reason: str,
+    mtime: float,
+    size: int,
+    reading: str | None,
 ) -> None:
-    """A file that failed or was skipped holds no chunks: stale text must not stay searchable."""
-    await db.write(_unindexed, document_id, status, reason, mtime, size)
+    """A file that failed or was skipped holds no chunks: stale text must not stay
+    searchable. `reading` is how it was read: another may take what this one refused."""
+    await db.write(_unindexed, document_id, status, reason, mtime, size, reading)
 
 
-def _unindexed(conn: sqlite3.Connection, document_id: int, status: str, reason: str, mtime: float, size: int) -> None:
+def _unindexed(
+    conn: sqlite3.Connection, document_id: int, status: str, reason: str, mtime: float, size: int, reading: str | None
+) -> None:
     ownership.release(conn, document_id)
     conn.execute(
         "UPDATE documents SET status = ?, merged_into = NULL, reason = ?, mtime = ?, size = ?,"
-        " content_hash = NULL, text_hash = NULL, chunk_count = 0, updated_at = ? WHERE id = ?",
-        (status, reason, mtime, size, time.time(), document_id),
+        " content_hash = NULL, text_hash = NULL, chunk_count = 0, reading = ?, updated_at = ? WHERE id = ?",
+        (status, reason, mtime, size, reading, time.time(), document_id),
     )
 
 

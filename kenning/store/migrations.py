@@ -438,6 +438,14 @@ def m010_capsule_title_keys(conn: sqlite3.Connection) -> None:
     conn.executemany("UPDATE capsules SET title_key = ? WHERE id = ?", keys)
 
 
+def m011_document_readings(conn: sqlite3.Connection) -> None:
+    """How each file was read (ingest/convert.py `ConvertLimits.reading`). Rows stored
+    before have none, so the first sweep after the upgrade reads every file again under
+    the current redaction; chunks whose text comes back the same keep their ids, vectors
+    and extractions."""
+    conn.execute("ALTER TABLE documents ADD COLUMN reading TEXT")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -449,6 +457,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m008_document_links,
     m009_covering_relations,
     m010_capsule_title_keys,
+    m011_document_readings,
 )
 
 
