@@ -824,6 +824,13 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     refused(daemon, "How many seats does Kingsbridge Water license?", "a number")
 
 
+def test_a_value_of_the_kind_asked_for_says_the_word_asking_for_it(daemon):
+    # The notice never says "cost", nor anything close: its price says it.
+    assert docs(ask(daemon, "How much does it cost to bring a campervan?"))[0] == "2026-02-20-supplement-notice.md"
+    # Notes that give no colour gain nothing from the word "colour".
+    refused(daemon, "What colour are the RT-20 tablets?", "a colour")
+
+
 def test_a_hit_cites_the_lines_that_hold_the_answer(daemon):
     result = ask(daemon, "Which command restores a storage snapshot?")
     hit = first_hit(result, "storage.md")

@@ -21,7 +21,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import takewhile
 
 from kenning.api import Hit
@@ -66,6 +66,8 @@ class Coverage:
     specific: list[str]
     # The query's single words no chunk holds.
     absent: frozenset[str] = frozenset()
+    # Each of the query's single words -> its share of the query's weight.
+    shares: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -240,7 +242,8 @@ class Asked:
         absent = frozenset(
             item.label for item in self.items if item.label in self.query.terms and not holding[item.probe]
         )
-        return Coverage(held, holds, near, beside_period, unknown, specific, absent)
+        shares = {item.label: weights[item.probe] / total for item in self.items if item.probe in weights}
+        return Coverage(held, holds, near, beside_period, unknown, specific, absent, shares)
 
 
 def about_subject(coverage: Coverage, ids: list[int], left_out: frozenset[str]) -> list[int]:

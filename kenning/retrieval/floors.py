@@ -24,8 +24,10 @@ does not depend on the query's own scale:
 - otherwise it is answered when a best hit holds `[retrieval] min_coverage` of its
   idf-weighted terms (retrieval/coverage.py), or is `support_similarity` close in
   meaning: a multi-hop question shares few words with the page that answers it, and a
-  paraphrase none. Here the kind of answer counts like any other word: excused, it let
-  "What colour are the RT-10 tablets?" through over notes that never give one.
+  paraphrase none. Here the word asking for a kind of value ("cost", "year", "colour")
+  is held by a best hit that states a value of that kind ("Bicycles: £2.50"), and
+  otherwise counts like any other word: excused outright, it let "What colour are the
+  RT-10 tablets?" through over notes that never give one.
 
 Only a question that asks for a fact ("Which port...", "How many...", "When does...")
 is judged. A topic, a title, a claim or an open question ("why...", "is X good for

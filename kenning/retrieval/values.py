@@ -211,8 +211,16 @@ _COUNTED = (
     rf"(?:{_UNITS}\s+of\s+(?:the\s+|an?\s+)?(?P<of>[\w-]+)|(?P<near>[\w-]+(?:\s+[\w-]+)?))"
 )
 _KINDS = (
-    _Kind("a year", re.compile(r"\b(?:what|which)\s+year\b|\bsince\s+(?:when|which\s+year)\b", re.I), re.compile(_YEAR)),
-    _Kind("a time of day", re.compile(r"\b(?:what|which)\s+time\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I), _TIME),
+    _Kind(
+        "a year",
+        re.compile(r"\b(?:what|which)\s+(?P<kind>year)\b|\bsince\s+(?:when|which\s+(?P<kind2>year))\b", re.I),
+        re.compile(_YEAR),
+    ),
+    _Kind(
+        "a time of day",
+        re.compile(r"\b(?:what|which)\s+(?P<kind>time)\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I),
+        _TIME,
+    ),
     # Opening or working hours, asked for as such ("What are the opening hours of...",
     # "What hours does Aisha work?"; not "the overtime rate for working hours" or "What
     # hours did Priya log?"), are written as times or a range of them ("07:00-19:00",
@@ -239,7 +247,7 @@ _KINDS = (
     ),
     _Kind(
         "a colour",
-        re.compile(r"\bwhat\s+colou?rs?\b", re.I),
+        re.compile(r"\bwhat\s+(?P<kind>colou?rs?)\b", re.I),
         re.compile(rf"\b(?:{'|'.join(_COLOURS)})\b{_NOT_A_COLOUR}|#[0-9a-f]{{6}}\b", re.I),
     ),
     _Kind(
@@ -259,7 +267,7 @@ _KINDS = (
     ),
     _Kind(
         "a fee or rate",
-        re.compile(r"\b(?:what|which)\b.*\b(?:fee|fees|rate|commission)\b(?!\s+limits?\b)", re.I),
+        re.compile(r"\b(?:what|which)\b.*\b(?P<kind>fee|fees|rate|commission)\b(?!\s+limits?\b)", re.I),
         re.compile(f"{_MONEY.pattern}|\\d\\s?%", re.I),
         unlike=_WHEN,
     ),
@@ -268,9 +276,9 @@ _KINDS = (
     _Kind(
         "an amount",
         re.compile(
-            r"\bhow\s+much\b.*\b(?:cost|costs|charge|charges|pay|paid|spend|spent|money|budget)\b"
+            r"\bhow\s+much\b.*\b(?P<kind>cost|costs|charge|charges|pay|paid|spend|spent|money|budget)\b"
             r"|\b(?:what|which)\b.*\b"
-            r"(?:price|cost|bill|budget|salary|wages?|rent|fares?|stipend|allowance|premium|deposit)\b"
+            r"(?P<kind2>price|cost|bill|budget|salary|wages?|rent|fares?|stipend|allowance|premium|deposit)\b"
             r"(?!\s+(?:review|date|day|deadline|zones?|increase|rise|cap|policy|rules?)\b)",
             re.I,
         ),
@@ -388,7 +396,9 @@ class Wanted:
     kind: str
     near: tuple[str, ...]
     form: _Kind
-    # The question's words that name the kind ("phone number"): not what it is about.
+    # The question's words that name the kind ("phone number", "cost", "year"): not
+    # what it is about, and held by a text that states a value of the kind in its own
+    # words ("How much does it cost to bring a bicycle?": "Bicycles: £2.50").
     naming: frozenset[str] = frozenset()
     # For "when", the words naming what is to be placed in time ("birthday" of "When is
     # Priya Raman's birthday?"): when no text holds any of them, no text says when it is.

@@ -47,7 +47,7 @@ from kenning.config import RetrievalSettings
 from kenning.retrieval import coverage, diversity, floors, notices, truth, values
 from kenning.retrieval.dates import TimeIntent, affinity, favour_periods, speaks_of
 from kenning.retrieval.fusion import in_rank_order
-from kenning.retrieval.query import KeywordQuery, parse, quote
+from kenning.retrieval.query import KeywordQuery, parse, quote, term_probe
 from kenning.store import fts
 from kenning.store.database import Database
 from kenning.store.fts import Probe
@@ -198,6 +198,8 @@ async def settle(
             entry: max(measured.held.get(entry, 0.0), measured.held.get(best_id, 0.0))
             for entry, best_id in standing_for.items()
         }
+    if held is not None and measured is not None and wanted is not None:
+        held = _held_as_values(held, best, texts, wanted, measured)
     coverage_best, similarity_best = floors.best_support(
         best, held, meaning.to_query([hit.item_id for hit in best]) if meaning else None
     )
@@ -243,6 +245,24 @@ async def settle(
     for hit in chosen:
         hit.score = round(hit.score, 6)
     return Settled([] if refused else chosen, refused, chosen if refused else [])
+
+
+def _held_as_values(
+    held: dict[int, float], best: list[Hit], texts: dict[int, str], wanted: values.Wanted, measured: coverage.Coverage
+) -> dict[int, float]:
+    """Each best hit's share of the question, counting the words that name the kind of
+    value asked for as held by a hit that states one: "Bicycles: £2.50 per single
+    journey" answers "How much does it cost to bring a bicycle on the ferry?" without
+    the word "cost", while "What colour are the RT-10 tablets?" gains nothing from
+    notes that give no colour."""
+    if not wanted.naming:
+        return held
+    raised = dict(held)
+    for hit in best:
+        unheld = [word for word in wanted.naming if Probe(term_probe(word)) not in measured.holds.get(hit.item_id, {})]
+        if unheld and values.states(wanted, texts.get(hit.item_id, "")):
+            raised[hit.item_id] = raised.get(hit.item_id, 0.0) + sum(measured.shares.get(word, 0.0) for word in unheld)
+    return raised
 
 
 async def _unstated(
