@@ -1,9 +1,12 @@
-"""A library stored by an older reading is read again: a real daemon, a real folder, the
+"""How a file's text is read: a library stored by an older reading is read again, and a
+word is found however its characters were written. A real daemon, a real folder, the
 real SQLite file an older kenning would have left."""
 
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
+from pathlib import Path
 
 from kenning.text.redacted import MARK
 
@@ -64,4 +67,33 @@ def test_new_chunk_sizes_take_effect_on_files_already_indexed(library, tmp_path)
     after = len(item_ids(library, "herd.md"))
     assert after > 2 * before, (before, after)
     assert daemon.source_status("notes")["chunks"] == after
+    daemon.stop()
+
+
+def test_a_word_is_found_however_its_characters_were_written(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    nfd = unicodedata.normalize("NFD", "Résumé")
+    (notes / "cv.md").write_text(f"# {nfd}\n\nThe {nfd.lower()} of the wombat keeper.\n")
+    (notes / "pdf-text.md").write_text("# Network\n\nThe ﬁrewall conﬁguration for the oﬃce.\n")
+    (notes / "wide.md").write_text("# Outage\n\nThe ｓｅｒｖｅｒ named ｐｅｌｉｃａｎ went down.\n")
+    (notes / "page.md").write_text("# Rocks\n\nPolished gran\u00adite and a joi\u200dner's bench.\n")
+    korean = unicodedata.normalize("NFD", "프로젝트 일정 검토")
+    (notes / "plan.md").write_text(f"# Plan\n\n{korean} 회의\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+
+    def found(query: str) -> list[str]:
+        return [Path(hit["path"]).name for hit in daemon.search(query)]
+
+    assert found("résumé wombat") == ["cv.md"]
+    assert found(unicodedata.normalize("NFD", "résumé wombat")) == ["cv.md"]
+    assert found("firewall configuration office") == ["pdf-text.md"]
+    assert found("server pelican") == ["wide.md"]
+    assert found("granite joiner") == ["page.md"]
+    assert found("일정 검토") == ["plan.md"]
+    # The lines cited are still the file's lines.
+    [hit] = daemon.search("pelican")
+    assert (hit["line_start"], hit["line_end"]) == (1, 3)
     daemon.stop()

@@ -43,6 +43,7 @@ from kenning.store.hits import load_hits
 from kenning.store.records import Embedder
 from kenning.store.scope import Scope
 from kenning.store.vector_index import VectorIndex
+from kenning.text.unicode import normalized
 
 LEGS = ("keyword", "vector", "graph")
 MIN_CANDIDATES = 30
@@ -136,6 +137,8 @@ class Retriever:
         the text the copies pushed out is found, and every copy is listed in `also_at`.
         """
         scope = Scope(source, namespace, kinds, since, until)
+        # In the form the text was indexed in (text/unicode.py).
+        query = normalized(query)
         depth = max(limit * 3, MIN_CANDIDATES)
         while True:
             result, full = await self._search(query, limit, scope, legs, vectors, snippets, depth)
