@@ -40,6 +40,12 @@ def test_invalid_utf8_falls_back_to_latin1() -> None:
     assert decode_text("café naïve".encode("latin-1")) == "café naïve"
 
 
+def test_one_stray_byte_leaves_the_rest_of_a_utf8_file_as_written() -> None:
+    data = "café in Zürich\n".encode() + b"price \x80 5\n" + "crème brûlée\n".encode()
+    assert decode_text(data) == "café in Zürich\nprice € 5\ncrème brûlée\n"
+    assert decode_text(b"\xef\xbb\xbf" + data).startswith("café in Zürich\nprice € 5")
+
+
 def test_crlf_and_lone_cr_become_newlines() -> None:
     assert decode_text(b"a\r\nb\rc\n") == "a\nb\nc\n"
 

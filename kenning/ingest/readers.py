@@ -127,14 +127,14 @@ def decode_text(data: bytes) -> str:
 
     UTF-16 without a BOM is recognised by its NUL bytes all falling on one side of each
     pair, and then only kept if it decodes to printable text; any other NUL-bearing data
-    is binary. Bytes that are not UTF-8 are read as Windows-1252, the usual legacy
+    is binary. A byte that is not part of UTF-8 is read as Windows-1252, the usual legacy
     encoding, else latin-1, which maps every byte; so the share of control characters is
     what tells text from noise.
     """
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         text = data.decode("utf-16", errors="replace")
     elif data.startswith(b"\xef\xbb\xbf"):
-        text = data[3:].decode("utf-8", errors="replace")
+        text = _decode_legacy(data[3:])
     elif b"\0" in data[:_SNIFF_BYTES]:
         encoding = _utf16_without_bom(data[:_SNIFF_BYTES])
         if encoding is None:
@@ -164,13 +164,16 @@ def _utf16_without_bom(sample: bytes) -> str | None:
     return None
 
 
+# A byte that is no part of UTF-8, as surrogateescape leaves it, to what it is in
+# Windows-1252 (or in latin-1, for the five bytes Windows-1252 leaves undefined).
+_LEGACY = {0xDC80 + i: bytes([0x80 + i]).decode("cp1252", errors="ignore") or chr(0x80 + i) for i in range(128)}
+
+
 def _decode_legacy(data: bytes) -> str:
-    for encoding in ("utf-8", "cp1252"):
-        try:
-            return data.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    return data.decode("latin-1")
+    """UTF-8, each byte that is not read as Windows-1252: one stray byte in a UTF-8 file
+    (a paste from an old file) must not turn every "é" in it into "Ã©", and a file
+    written in Windows-1252 reads the same as decoded whole."""
+    return data.decode("utf-8", errors="surrogateescape").translate(_LEGACY)
 
 
 def _mostly_controls(sample: str) -> bool:
