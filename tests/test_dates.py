@@ -91,6 +91,10 @@ def test_periods_a_question_names():
     assert named_periods("Is the office closed on 2 January 2026?", TODAY) == []
     assert named_periods("Is nginx affected by FH-SEC-2025-07?", TODAY) == []
     assert named_periods("Who curates the air_quality_2019 dataset?", TODAY) == []
+    # "may" and "mar" after "this" are a verb and a noun, not months.
+    assert named_periods("Who said this may break the payroll export?", TODAY) == []
+    assert named_periods("this mar on the hull", TODAY) == []
+    assert named_periods("the deploys this May", TODAY) == [period("2026-05")]
 
 
 def test_a_period_named_without_its_year_is_the_one_nearest_the_note():

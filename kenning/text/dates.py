@@ -253,7 +253,13 @@ def parse_iso(text: str) -> str:
 
 
 _RELATIVE = re.compile(r"\b(?P<which>last|this|next|past)\s+(?P<unit>year|month|quarter)\b", re.IGNORECASE)
-_LAST_MONTH_NAME = re.compile(rf"\b(?P<which>last|this)\s+{_MONTH}(?![\w])", re.IGNORECASE)
+# "last March", "this Sept"; a month in lower case only written out, and never "may":
+# "this may break the export" names no May.
+_LAST_MONTH_NAME = re.compile(
+    r"\b(?P<which>(?i:last|this))\s+(?P<month>"
+    r"(?i:january|february|march|april|june|july|august|september|october|november|december)"
+    r"|May|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?(?![\w])"
+)
 
 
 def named_spans(text: str, today: date) -> list[tuple[tuple[int, int], Period]]:
