@@ -1,0 +1,35 @@
+"""Short notes as people write them when something might change: a real daemon on a small
+folder, every leg."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+NOTES = {
+    "2025-05-02-laptop-policy.md": "---\ndate: 2025-05-02\n---\n# Laptop policy\n\nStaff laptops are replaced every four years.\n",
+    "2025-05-06-laptop-options.md": (
+        "---\ndate: 2025-05-06\n---\n# Laptop refresh options\n\n"
+        "Option B: staff laptops replaced every three years. Under evaluation by finance.\n"
+    ),
+    "2025-05-07-laptop-costs.md": (
+        "---\ndate: 2025-05-07\n---\n# Laptop costs\n\n"
+        "In a scenario where staff laptops are replaced every two years, the hardware budget would double.\n"
+    ),
+}
+
+
+def test_an_option_and_a_scenario_rank_below_the_policy(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name, text in NOTES.items():
+        (notes / name).write_text(text)
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+
+    def first(query: str) -> str:
+        return Path(daemon.call("search", {"query": query})["hits"][0]["path"]).name
+
+    # An option under evaluation and a scenario are not the policy.
+    assert first("How often are staff laptops replaced?") == "2025-05-02-laptop-policy.md"
+    daemon.stop()
