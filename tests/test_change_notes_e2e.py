@@ -18,7 +18,7 @@ NOTES = {
 }
 
 
-def test_an_option_and_a_scenario_rank_below_the_policy(library, tmp_path):
+def test_an_option_and_a_scenario_rank_below_the_policy_and_count_no_laptops(library, tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()
     for name, text in NOTES.items():
@@ -32,4 +32,9 @@ def test_an_option_and_a_scenario_rank_below_the_policy(library, tmp_path):
 
     # An option under evaluation and a scenario are not the policy.
     assert first("How often are staff laptops replaced?") == "2025-05-02-laptop-policy.md"
+    # "every four years" counts years: no note says how many laptops there are, and
+    # three notes giving other periods do not disagree about a count of laptops.
+    result = daemon.call("search", {"query": "How many staff laptops are there?"})
+    assert result["hits"] == [] and "a number" in result["abstained"]
+    assert not any(hit["conflicts_with"] for hit in result["withheld"])
     daemon.stop()

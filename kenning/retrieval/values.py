@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 
 from kenning.api import Hit
@@ -161,11 +161,13 @@ _IDENTIFIER = re.compile(
 # "the end of the file" and "Spring Boot" place nothing). The lines to cite for "when"
 # must say it this surely.
 _UNITS = r"(?:minutes?|hours?|days?|nights?|weeks?|fortnights?|months?|years?|mornings?|afternoons?|evenings?|weekends?)"
+# A length of time: "four years", "3-day".
+_DURATION = rf"(?<![\w.])(?:\d+|{'|'.join(_NUMBER_WORDS)})[\s-]+(?:{_UNITS}|seconds?|quarters?)\b"
 _PLACES_IN_TIME = re.compile(
     rf"{_WHEN.pattern}"
     rf"|\b(?:every|each|this|next|last|per|for|within)\s+(?:an?\s+|other\s+|few\s+|couple\s+of\s+)?{_UNITS}\b"
     rf"|\b(?:once|twice|\w+\s+times)\s+an?\s+{_UNITS}\b"
-    rf"|(?<![\w.])(?:\d+|{'|'.join(_NUMBER_WORDS)})[\s-]+(?:{_UNITS}|seconds?|quarters?)\b"
+    rf"|{_DURATION}"
     r"|\b(?:hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|yearly|annually|overnight|today|tomorrow"
     r"|tonight|yesterday|during|until|till)\b"
     rf"|\b(?:end|start|beginning|middle)\s+of\s+(?:the\s+|each\s+|every\s+|this\s+|next\s+|last\s+)?{_UNITS}\b",
@@ -181,6 +183,8 @@ _MAY_PLACE_IN_TIME = re.compile(
     rf"|\b{_UNITS}\b",
     re.IGNORECASE,
 )
+_TIME_UNIT = re.compile(rf"{_UNITS}|seconds?|quarters?", re.IGNORECASE)
+_WHEN_OR_DURATION = re.compile(rf"{_WHEN.pattern}|{_DURATION}", re.IGNORECASE)
 # A measure, by what it measures: the nouns and adjectives that ask for it ("What is the
 # top speed...", "How deep...") and the units it is written in ("12 knots", "4.5 m").
 # "How long" is left out: it asks for a time as often as a length.
@@ -423,6 +427,10 @@ def wanted(question: str) -> Wanted | None:
                 # be a price, a size or a share, so no kind is judged.
                 continue
             near = _headcount(near)
+            if kind.name == "a number" and not groups.get("of") and not any(map(_TIME_UNIT.fullmatch, near)):
+                # "replaced every four years" counts years, not the laptops beside it; a
+                # question counting days ("How many days of sick pay...") keeps them.
+                kind = replace(kind, unlike=_WHEN_OR_DURATION)
         naming = groups.get("kind") or groups.get("kind2") or ""
         event = _event(question) if kind.event else ()
         return Wanted(kind.name, near, kind, frozenset(word.lower() for word in _TOKEN.findall(naming)), event)
