@@ -448,10 +448,14 @@ async def test_forgetting_a_capsule_takes_it_out_of_its_chain_of_replacements(li
     await lib.memory_forget(second.id)
     assert (await lib.memory_show(first.id)).superseded_by == third.id
     assert (await lib.memory_show(third.id)).supersedes == first.id
-    # The newest forgotten: what it replaced is current again, and found.
+    # The newest forgotten: what it replaced is current again, and found, under a document
+    # id of its own: the forgotten one's names nothing from now on.
+    forgotten_document = (await lib.memory_show(third.id)).document_id
     await lib.memory_forget(third.id)
     revived = await lib.memory_show(first.id)
-    assert revived.superseded_by is None and revived.document_id is not None
+    assert revived.superseded_by is None and revived.document_id not in (None, forgotten_document)
+    with pytest.raises(NotFound):
+        await lib.get(document_id=forgotten_document)
     recalled = await lib.memory_recall("when do deploys go out", scope="projA")
     assert [hit.capsule.id for hit in recalled.capsules] == [first.id]
     # And it can be replaced again.

@@ -13,9 +13,11 @@ import time
 from pathlib import Path
 
 import docx
+import pytest
 from fpdf import FPDF
 
 from kenning.daemon.protocol import MAX_LINE_BYTES
+from kenning.errors import RpcError
 from tests.daemon_harness import wait_for
 
 
@@ -130,6 +132,28 @@ def test_edits_renames_and_deletions_are_followed(library, tmp_path):
 
     (notes / "sub").rename(tmp_path / "moved-away")
     wait_for(lambda: daemon.search("gondolas") == [], timeout=10, what="moved-out directory to be dropped")
+
+
+def test_a_deleted_files_document_id_is_never_given_to_another_file(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Alpha\n\nThe walrus sleeps.\n")
+    (notes / "b.md").write_text("# Beta\n\nThe pelican dives.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    # The newest id is the one SQLite would hand out again.
+    last = max((daemon.search(word)[0] for word in ("walrus", "pelican")), key=lambda hit: hit["document_id"])
+
+    Path(last["path"]).unlink()
+    wait_for(lambda: daemon.search(last["title"]) == [], timeout=10, what="deletion to be followed")
+    (notes / "c.md").write_text("# Gamma\n\nThe heron waits.\n")
+    [heron] = wait_for(lambda: daemon.search("heron"), timeout=10, what="new file to be indexed")
+
+    assert heron["document_id"] != last["document_id"]
+    with pytest.raises(RpcError, match="no document") as gone:
+        daemon.call("documents.get", {"document_id": last["document_id"]})
+    assert gone.value.code == -32001
 
 
 def test_a_watched_folder_holding_the_daemons_own_log_does_not_index_it_or_sweep_forever(library, tmp_path):

@@ -146,6 +146,84 @@ def test_upgrading_a_v9_library_keys_capsule_titles_with_their_punctuation(tmp_p
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
+def test_upgrading_a_v11_library_keeps_every_document_id_and_never_gives_one_out_again(tmp_path: Path):
+    """Document ids were a plain rowid: the largest one deleted was handed to the next
+    document, so `ken get 3` came to show another file. The rebuild keeps every id and
+    everything that names one; afterwards a deleted document's id stays unused."""
+    conn = sqlite3.connect(tmp_path / "v11.db", isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    migrate(conn, MIGRATIONS[:11])
+    for source_id, name, kind in ((1, "notes", "folder"), (2, "memory", "capsule"), (3, "archive", "archive"),
+                                  (4, "ledger", "ledger"), (5, "agent", "agent")):  # fmt: skip
+        conn.execute(
+            "INSERT INTO sources (id, name, kind, root, created_at) VALUES (?, ?, ?, '/r', 0)", (source_id, name, kind)
+        )
+    rows = [
+        (1, 1, "a.md", None, "done", None, 1, "2025-01-02"),
+        (2, 5, "copy", "agent://copy", "merged", 1, 0, None),
+        (3, 2, "capsule:m-1", "kenning://capsule/m-1", "done", None, 1, None),
+        (4, 3, "archive:a-1", "kenning://archive/a-1", "done", None, 1, None),
+        (5, 4, "ledger:l-1", "kenning://ledger/l-1", "done", None, 1, None),
+        (6, 5, "agent-note", "agent://note", "done", None, 1, None),
+    ]
+    for document_id, source_id, path, uri, status, merged_into, chunks, date in rows:
+        conn.execute(
+            "INSERT INTO documents (id, source_id, path, uri, title, status, merged_into, chunk_count, text_hash,"
+            " updated_at, date, reading) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 'r1')",
+            (document_id, source_id, path, uri, f"title {document_id}", status, merged_into, chunks,
+             f"h{document_id}", date),
+        )  # fmt: skip
+        if chunks:
+            conn.execute(
+                "INSERT INTO items (document_id, ord, title, content, line_start, line_end)"
+                " VALUES (?, 0, 't', ?, 1, 1)",
+                (document_id, f"narwhal text of document {document_id}"),
+            )
+    conn.execute("INSERT INTO vectors (item_id, signature, dim, vector) VALUES (1, 's', 1, x'00000000')")
+    conn.execute("INSERT INTO entities (id, name, norm) VALUES (1, 'Narwhal', 'narwhal')")
+    conn.execute("INSERT INTO mentions (entity_id, item_id) VALUES (1, 1)")
+    conn.execute(
+        "INSERT INTO capsules (id, document_id, kind, scope, title, title_key, body, confidence, created_at,"
+        " updated_at) VALUES ('m-1', 3, 'fact', 'default', 'Cap', 'cap', 'body', 1, 0, 0)"
+    )
+    conn.execute(
+        "INSERT INTO archives (handle, document_id, title, chars, bytes, digest, created_at)"
+        " VALUES ('a-1', 4, 'Arc', 4, 4, 'd1', 0)"
+    )
+    conn.execute("INSERT INTO archive_segments (handle, seq, text) VALUES ('a-1', 0, 'text')")
+    conn.execute(
+        "INSERT INTO ledger_entries (id, document_id, section, identity, fields, owner, created_at, updated_at)"
+        " VALUES ('l-1', 5, 'hosts', 'h', '{}', 'agent', 0, 0)"
+    )
+    conn.execute("INSERT INTO ledger_keys (section, key, entry_id) VALUES ('hosts', 'h', 'l-1')")
+    conn.execute("INSERT INTO document_links (document_id, kind, target) VALUES (6, 'supersedes', 'agent://old')")
+    tables = ("documents", "items", "items_fts", "vectors", "mentions", "capsules", "archives", "archive_segments",
+              "ledger_entries", "ledger_keys", "document_links")  # fmt: skip
+    before = {table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() for table in tables}
+    indexes = "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'documents' ORDER BY name"
+    indexes_before = conn.execute(indexes).fetchall()
+
+    assert migrate(conn) == len(MIGRATIONS)
+
+    assert {table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() for table in tables} == before
+    assert conn.execute(indexes).fetchall() == indexes_before
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.execute("DELETE FROM documents WHERE id = 6")
+    [(new_id,)] = conn.execute(
+        "INSERT INTO documents (source_id, path, status, updated_at) VALUES (1, 'b.md', 'done', 0) RETURNING id"
+    ).fetchall()
+    assert new_id == 7
+    assert conn.execute("SELECT count(*) FROM document_links").fetchone() == (0,)
+    conn.execute("DELETE FROM documents WHERE id IN (3, 4, 5)")
+    assert [conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in ("capsules", "archives", "archive_segments", "ledger_entries", "ledger_keys")] == [0] * 5
+    conn.execute("DELETE FROM documents WHERE id = 2")
+    conn.execute("DELETE FROM documents WHERE id = 1")
+    assert conn.execute("SELECT count(*) FROM vectors").fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM mentions").fetchone() == (0,)
+
+
 def test_a_failing_migration_leaves_the_previous_version(tmp_path: Path):
     def m002_broken(conn: sqlite3.Connection) -> None:
         conn.execute("CREATE TABLE half_done (x)")

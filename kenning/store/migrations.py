@@ -446,6 +446,61 @@ def m011_document_readings(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE documents ADD COLUMN reading TEXT")
 
 
+def m012_document_ids_autoincrement(conn: sqlite3.Connection) -> None:
+    """Document ids are never given out twice, as item ids never are.
+
+    A citation (`ken get 5`, `kenning://document/5`) names a document by id; with a plain
+    INTEGER PRIMARY KEY, SQLite hands a deleted file's id (or a forgotten capsule's) to
+    the next document stored, so the citation silently came to name other text. The
+    table is rebuilt as m004 rebuilt it (foreign keys are off while migrations run), every
+    row keeping its id, so the items, capsules, archives, ledger entries, links and
+    `merged_into` that name a document still name it. Copying the rows in seeds
+    sqlite_sequence with the largest id stored; ids freed above it before this migration
+    ran are not recorded anywhere, so those alone may be given out once more.
+    """
+    conn.execute(
+        """
+        CREATE TABLE documents_new (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            uri TEXT,
+            title TEXT NOT NULL DEFAULT '',
+            format TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL CHECK (status IN ('scanning', 'done', 'failed', 'skipped', 'merged')),
+            reason TEXT,
+            mtime REAL NOT NULL DEFAULT 0,
+            size INTEGER NOT NULL DEFAULT 0,
+            content_hash TEXT,
+            text_hash TEXT,
+            merged_into INTEGER REFERENCES documents(id),
+            chunk_count INTEGER NOT NULL DEFAULT 0,
+            tags TEXT NOT NULL DEFAULT '[]',
+            namespace TEXT,
+            etag TEXT,
+            last_modified TEXT,
+            updated_at REAL NOT NULL,
+            date TEXT,
+            date_source TEXT,
+            reading TEXT,
+            UNIQUE (source_id, path),
+            CHECK ((status = 'merged') = (merged_into IS NOT NULL))
+        )
+        """
+    )
+    columns = (
+        "id, source_id, path, uri, title, format, status, reason, mtime, size, content_hash, text_hash, merged_into,"
+        " chunk_count, tags, namespace, etag, last_modified, updated_at, date, date_source, reading"
+    )
+    conn.execute(f"INSERT INTO documents_new ({columns}) SELECT {columns} FROM documents")
+    conn.execute("DROP TABLE documents")
+    conn.execute("ALTER TABLE documents_new RENAME TO documents")
+    conn.execute("CREATE INDEX documents_status ON documents (source_id, status)")
+    conn.execute("CREATE INDEX documents_text_hash ON documents (text_hash) WHERE chunk_count > 0")
+    conn.execute("CREATE INDEX documents_merged ON documents (merged_into) WHERE merged_into IS NOT NULL")
+    conn.execute("CREATE INDEX documents_uri ON documents (uri) WHERE uri IS NOT NULL")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -458,6 +513,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m009_covering_relations,
     m010_capsule_title_keys,
     m011_document_readings,
+    m012_document_ids_autoincrement,
 )
 
 
