@@ -113,6 +113,11 @@ class EmbedderStatus:
     vectors: int | None  # None while the index loads
     dimension: int | None
     job: JobStatus
+    # The length of the vectors the model makes now, once the embedder has learnt it, and
+    # the stored vectors left out of the index for another length: either differing from
+    # `dimension` means the vector leg cannot score them until they are embedded again.
+    model_dimension: int | None = None
+    mismatched: int = 0
 
 
 @dataclass

@@ -26,7 +26,7 @@ from kenning.store import documents, sources, vectors
 from kenning.store.database import Database
 from kenning.store.vector_index import VectorIndex
 from kenning.workers.embedders import OllamaEmbedder, WordLlamaEmbedder
-from tests.fake_ollama import FakeOllama, fake_ollama
+from tests.fake_ollama import FakeOllama, fake_ollama, hashed_embedding
 from tests.helpers import store_document
 
 PARAPHRASE = "car engine fails in winter"
@@ -666,14 +666,15 @@ async def test_replaced_and_deleted_documents_leave_no_ghost_vectors(
 # -- an embedder that changes under the same name ---------------------------------------------
 
 
-async def test_vectors_of_another_dimension_are_refused_reported_and_rebuilt_by_reembed(
+async def test_a_model_pulled_anew_with_another_dimension_is_embedded_again_by_itself(
     db: Database, semantics: list[Running], ollama: FakeOllama
 ):
-    """A server that swaps the model behind a name: same signature, new dimension."""
+    """A server that swaps the model behind a name: same signature, new dimension. The old
+    vectors can never be scored against a query again, so they are rebuilt unasked."""
     ids = await corpus(db)
     settings = ollama_settings(ollama)
     semantic = await start_semantic(db, semantics, settings)
-    assert semantic.status().dimension == 64
+    assert (semantic.status().dimension, semantic.status().model_dimension) == (64, 64)
 
     ollama.models["fake-embed"] = 32
     result = await semantic.search("orchestra symphony")
@@ -681,29 +682,44 @@ async def test_vectors_of_another_dimension_are_refused_reported_and_rebuilt_by_
     assert result.hits[0].legs == ["keyword"]
     assert any("query embeds to 32 dimensions but the index holds 64" in w for w in result.warnings)
 
-    # new items embed at 32 under the same signature: stored, but kept out of the 64-d index
-    source_id = (await sources.sync_sources(db, [("notes", "/n", "default")]))["notes"]
-    for name in ("x.md", "y.md", "z.md"):
-        await add_document(db, source_id, name, f"freshly written note {name}")
-    semantic.semantic.wake()
-    deadline = time.monotonic() + 20
-    while await vectors.count_stale(db, semantic.embedder.signature):
-        assert time.monotonic() < deadline, semantic.status()
-        await asyncio.sleep(0.02)
-    assert semantic.status().vectors == len(CORPUS)
-
-    # on the next start the most common dimension wins and the rest are counted
-    await semantic.semantic.stop()
-    semantic = await start_semantic(db, semantics, settings, catch_up=False)
-    assert (semantic.status().dimension, semantic.index.mismatched) == (64, 3)
-    result = await semantic.search("orchestra symphony")
-    assert any("3 stored vectors have another dimension" in w for w in result.warnings)
-
-    dropped = await semantic.semantic.reembed()
-    assert dropped == len(CORPUS) + 3
     status = await caught_up(db, semantic)
-    assert (status.dimension, status.vectors, semantic.index.mismatched) == (32, len(CORPUS) + 3, 0)
+    assert (status.dimension, status.model_dimension, status.vectors, status.mismatched) == (32, 32, len(CORPUS), 0)
     result = await semantic.search("orchestra symphony")
     assert result.warnings == []
     assert result.hits[0].item_id == ids["music.md"] and result.hits[0].legs == ["keyword", "vector"]
     assert await scalar(db, "SELECT count(DISTINCT dim) FROM vectors") == 1
+
+    # pulled anew while nothing ran: the next start rebuilds before anything is asked
+    await semantic.semantic.stop()
+    ollama.models["fake-embed"] = 48
+    semantic = await start_semantic(db, semantics, settings)
+    assert (semantic.status().dimension, semantic.index.mismatched) == (48, 0)
+    assert (await semantic.search("orchestra symphony")).warnings == []
+
+
+async def test_vectors_of_two_dimensions_are_reported_until_the_model_can_be_asked(
+    db: Database, semantics: list[Running], ollama: FakeOllama
+):
+    """A library left with vectors of two dimensions under one signature (by a kenning that
+    did not rebuild them) and Ollama down at start: the most common dimension is loaded,
+    the rest counted, and once the model answers again they are all embedded anew."""
+    ids = await corpus(db)
+    settings = ollama_settings(ollama)
+    semantic = await start_semantic(db, semantics, settings)
+    await semantic.semantic.stop()
+    async with db.transaction() as conn:
+        for name in ("car.md", "garden.md"):
+            vector = np.asarray(hashed_embedding(CORPUS[name], 32), dtype=np.float32).tobytes()
+            await conn.execute("UPDATE vectors SET dim = 32, vector = ? WHERE item_id = ?", (vector, ids[name]))
+    ollama.down = True
+    semantic = await start_semantic(db, semantics, settings, catch_up=False)
+    status = semantic.status()
+    assert (status.dimension, status.model_dimension, status.mismatched) == (64, None, 2)
+
+    ollama.down = False
+    ollama.models["fake-embed"] = 32
+    await semantic.search("orchestra symphony")
+    status = await caught_up(db, semantic)
+    assert (status.dimension, status.model_dimension, status.mismatched) == (32, 32, 0)
+    result = await semantic.search("orchestra symphony")
+    assert result.warnings == [] and result.hits[0].legs == ["keyword", "vector"]

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kenning.workers.embed import PAGE_SIZE
 from tests.daemon_harness import DaemonProcess, wait_for
-from tests.fake_ollama import FakeOllama, fake_ollama
+from tests.fake_ollama import FakeOllama, fake_ollama, hashed_embedding
 
 SIGNATURE = "ollama:fake-embed:r1:c2000"
 NEW_SIGNATURE = "ollama:fake-embed-2:r1:c2000"
@@ -299,3 +302,57 @@ def test_ollama_down_mid_run_new_files_still_indexed_and_vectors_catch_up(librar
     assert result["warnings"] == []
     assert result["hits"][0]["path"] == str(notes / "heron.md")
     assert {"keyword", "vector"} <= set(result["hits"][0]["legs"])
+
+
+def ken(library, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), *args],
+        capture_output=True, text=True, timeout=60,
+    )
+
+
+def test_a_model_pulled_anew_with_another_dimension_is_reported_and_embedded_again(library, tmp_path, ollama):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "walrus.md").write_text("# Walrus\n\nThe walrus basks on arctic ice floes.\n")
+    (notes / "garden.md").write_text("# Garden\n\nTomatoes and basil grow along the fence.\n")
+    library.configure([{"name": "notes", "path": notes}], extra=embedder_config(ollama))
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    wait_embedded(daemon, library, SIGNATURE)
+    items = item_count(library)
+
+    # `ollama pull` of a model of the same name that makes 24-dimensional vectors
+    ollama.models["fake-embed"] = 24
+    result = daemon.call("search", {"query": "walrus"})
+    assert any("the query embeds to 24 dimensions but the index holds 64" in w for w in result["warnings"])
+    status = wait_embedded(daemon, library, SIGNATURE)
+    assert (status["dimension"], status["model_dimension"], status["mismatched"]) == (24, 24, 0)
+    assert vector_tally(library) == {(SIGNATURE, 24): items}
+    result = daemon.call("search", {"query": "walrus"})
+    assert result["warnings"] == [] and "vector" in result["hits"][0]["legs"]
+    assert ken(library, "doctor").returncode == 0
+
+    # A library left with vectors of the old dimension (by a kenning that did not rebuild
+    # them), started while Ollama is down: nothing can rebuild them yet, so it is said.
+    daemon.stop()
+    [(item_id,)] = query(library, "SELECT min(item_id) FROM vectors")
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
+        conn.execute(
+            "UPDATE vectors SET dim = 64, vector = ? WHERE item_id = ?",
+            (np.asarray(hashed_embedding("walrus", 64), dtype=np.float32).tobytes(), item_id),
+        )
+    ollama.down = True
+    daemon = library.daemon()
+    assert embedder_status(daemon)["mismatched"] == 1
+    shown = ken(library, "status")
+    assert "1 stored vector of another dimension are left out of the vector leg" in shown.stdout
+    doctor = ken(library, "doctor")
+    assert doctor.returncode == 1
+    assert "1 stored vector of another dimension" in doctor.stdout and "ken reembed" in doctor.stdout
+
+    ollama.down = False
+    daemon.call("search", {"query": "walrus"})
+    status = wait_embedded(daemon, library, SIGNATURE)
+    assert (status["dimension"], status["mismatched"]) == (24, 0)
+    assert ken(library, "doctor").returncode == 0

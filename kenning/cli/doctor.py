@@ -23,7 +23,7 @@ import click
 from kenning import __version__, api
 from kenning.cli.app import Context, main, pass_context
 from kenning.cli.lifecycle import daemon_pid
-from kenning.cli.status_view import ago, megabytes
+from kenning.cli.status_view import ago, dimension_problem, megabytes
 from kenning.config.paths import shared_by_all
 from kenning.errors import ConfigError, DaemonNotRunning, KenningError
 from kenning.text.counts import counted
@@ -213,6 +213,12 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
                 "embedder",
                 f"{status.embedder.backend} {status.embedder.model}, {counted(status.embedder.vectors, 'vector')}, {job.state}",
             )
+        )
+    # Apart from the job's state, which stays idle while the index holds vectors that no
+    # query of the current model can be scored against.
+    if problem := dimension_problem(status.embedder):
+        checks.append(
+            Check(PROBLEM, "vectors", problem, "ken reembed (embeds every chunk again with the current model)")
         )
     if status.graph.job.state == "waiting":
         checks.append(

@@ -28,6 +28,8 @@ def status_lines(status: api.Status) -> list[str]:
     for job in (status.embedder.job, status.graph.job):
         if job.last_error:
             lines.append(click.style(f"  {job.last_error}", fg="yellow"))
+    if problem := dimension_problem(status.embedder):
+        lines.append(click.style(f"  {problem}; `ken reembed` embeds them again", fg="yellow"))
     if not status.sources:
         lines.append("no sources yet: add one with `ken sources add PATH`")
     for source in status.sources:
@@ -66,6 +68,21 @@ def embedder_line(embedder: api.EmbedderStatus) -> str:
     if job.state in ("embedding", "deferred"):
         line += " " + job_figures(job)
     return line
+
+
+def dimension_problem(embedder: api.EmbedderStatus) -> str | None:
+    """Why stored vectors cannot be scored against a query (the model behind the name was
+    pulled anew with another length), or None. The daemon re-embeds by itself once it
+    notices; until it does, the vector leg is off, which no job state would show."""
+    held, made = embedder.dimension, embedder.model_dimension
+    if held and made and held != made:
+        return (
+            f"{embedder.model} makes {made}-dimensional vectors but the index holds {held}-dimensional ones,"
+            " so the vector leg is off"
+        )
+    if embedder.mismatched:
+        return f"{counted(embedder.mismatched, 'stored vector')} of another dimension are left out of the vector leg"
+    return None
 
 
 def agent_line(records: api.AgentRecords) -> str:

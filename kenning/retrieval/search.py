@@ -383,7 +383,7 @@ class Retriever:
         if index.dim is not None and vector.shape[0] != index.dim:
             warnings.append(
                 f"vector leg skipped: the query embeds to {vector.shape[0]} dimensions but the index holds"
-                f" {index.dim}; `ken reembed` rebuilds it for the current embedder"
+                f" {index.dim}; the library is embedded again with the current model in the background"
             )
             return [], None
         if not allowed:

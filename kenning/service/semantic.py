@@ -3,6 +3,12 @@
 Changing the embedder swaps all three together. Between the swap and the new index
 being loaded the vector leg is off, so a query is never scored against vectors from
 another model; keyword search answers meanwhile.
+
+A model pulled anew under the same name with another embedding length keeps the
+signature (the length is the server's to say), yet no query of it can be scored against
+the vectors already stored. So the unit is brought up again as soon as the embedder
+learns a length other than the index's, and bringing up drops the vectors of any other
+length: their items are embedded again in the background, as after a change of model.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ class Semantic:
         self.vectors: Vectors | None = None
         self.check_error: str | None = None
         self._bring_up: asyncio.Task | None = None
+        self._restart: asyncio.Task | None = None
         # Set whenever embedding has nothing it can do now; the near-duplicate sweep waits on it.
         self.idle = asyncio.Event()
 
@@ -45,10 +52,11 @@ class Semantic:
         self._bring_up.add_done_callback(_log_failure)
 
     async def stop(self) -> None:
-        task, self._bring_up = self._bring_up, None
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        for task in (self._bring_up, self._restart):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        self._bring_up = None
         if self.job is not None:
             await self.job.stop()
             self.job = None
@@ -92,24 +100,54 @@ class Semantic:
             signature=signature_for(self.settings),
             vectors=len(index) if index is not None else None,
             dimension=index.dim if index is not None else None,
+            model_dimension=self.vectors.embedder.dim if self.vectors is not None else None,
+            mismatched=index.mismatched if index is not None else 0,
             job=job,
         )
 
     async def _start(self, settings: EmbedderSettings) -> None:
         embedder = make_embedder(settings)
+        dim = None
         try:
             await asyncio.to_thread(embedder.check)
+            dim = await asyncio.to_thread(embedder.dimension)
             self.check_error = None
         except EmbedderUnavailable as exc:
             # Not fatal: ingest and keyword search go on, and the job retries.
             self.check_error = str(exc)
             log.warning("embedder not ready: %s", exc)
         index = await VectorIndex.open(self.db, embedder.signature)
+        if dim is not None and (index.mismatched or index.dim not in (None, dim)):
+            await index.close()
+            dropped = await vectors.drop_other_dimensions(self.db, embedder.signature, dim)
+            log.warning(
+                "%s makes %d-dimensional vectors now; %d stored vectors of another dimension are dropped"
+                " and embedded again in the background",
+                settings.model_name, dim, dropped,
+            )
+            index = await VectorIndex.open(self.db, embedder.signature)
+        loop = asyncio.get_running_loop()
+        embedder.on_dimension = lambda learnt: loop.call_soon_threadsafe(self._dimension_learnt, learnt)
         self.vectors = Vectors(embedder, index)
         self.job = EmbedJob(self.db, embedder, settings.max_chars, self.quiet, self.idle)
         self.job.last_error = self.check_error
         self.job.start()
         log.info("vector index ready: %d vectors for %s", len(index), embedder.signature)
+
+    def _dimension_learnt(self, dim: int) -> None:
+        index = self.vectors.index if self.vectors is not None else None
+        if index is None or index.dim in (None, dim) or (self._restart is not None and not self._restart.done()):
+            return
+        log.warning(
+            "%s now makes %d-dimensional vectors, the index holds %d; re-embedding in the background",
+            self.settings.model_name, dim, index.dim,
+        )
+        self._restart = asyncio.create_task(self._bring_up_again(), name="embedder restart")
+        self._restart.add_done_callback(_log_failure)
+
+    async def _bring_up_again(self) -> None:
+        await self.stop()
+        self.start()
 
 
 def _log_failure(task: asyncio.Task) -> None:

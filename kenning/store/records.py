@@ -7,6 +7,7 @@ stage imports another to share a type.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -66,13 +67,19 @@ class Embedder(Protocol):
     """A backend that turns texts into L2-normalised float32 rows.
 
     `signature` names everything that changes a vector; a stored vector with another
-    signature is stale. Calls block and run in worker threads.
+    signature is stale. Calls block and run in worker threads. `dim` is the length of
+    the vectors it makes, once known; `on_dimension`, when set, is called (from the
+    calling thread) with each length it learns, a first one included.
     """
 
     signature: str
     batch_size: int
+    dim: int | None
+    on_dimension: Callable[[int], None] | None
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
+
+    def dimension(self) -> int: ...
 
     def check(self) -> None: ...
 

@@ -120,6 +120,22 @@ async def delete_vectors(db: Database, signature: str) -> int:
         return cursor.rowcount
 
 
+async def drop_other_dimensions(db: Database, signature: str, dim: int) -> int:
+    """Forget this signature's vectors that are not `dim` long; returns how many items lost one.
+
+    They were made by another model behind the same name (an Ollama model pulled anew),
+    so no query of the current one can be scored against them: dropped, their items are
+    stale and embedded again. Capsules' vectors of that length go too, which memory
+    dedup would otherwise try to compare with the current model's."""
+    async with db.transaction() as conn:
+        cursor = await conn.execute("DELETE FROM vectors WHERE signature = ? AND dim != ?", (signature, dim))
+        await conn.execute(
+            "UPDATE capsules SET vector = NULL, signature = NULL WHERE signature = ? AND length(vector) != ?",
+            (signature, 4 * dim),
+        )
+        return cursor.rowcount
+
+
 async def load_vectors(db: Database, signature: str) -> LoadedVectors:
     """Every current vector with its item's source, for the in-memory index.
 

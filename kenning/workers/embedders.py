@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -91,6 +91,8 @@ class WordLlamaEmbedder:
         self.dim = settings.dim
         self.batch_size = settings.batch_size
         self.signature = signature_for(settings)
+        # Its dimension is a setting, part of the signature: it never changes under it.
+        self.on_dimension: Callable[[int], None] | None = None
         self._loaded = None
         self._lock = threading.Lock()
 
@@ -105,6 +107,9 @@ class WordLlamaEmbedder:
             self._load()
         except Exception as exc:
             raise EmbedderUnavailable(f"wordllama model {self.model!r} ({self.dim}-d) cannot load: {exc}") from exc
+
+    def dimension(self) -> int:
+        return self.dim
 
     def embed(self, texts: list[str]) -> np.ndarray:
         model = self._load()
@@ -141,7 +146,12 @@ class OllamaEmbedder:
         self._lock = threading.Lock()
         self._in_flight = 0
         self._closed = False
-        self._dim: int | None = None
+        # The model's embedding length, once known. The signature leaves it out (it is
+        # the server's to say, not the config's), so a model pulled anew under the same
+        # name with another length keeps the signature: `on_dimension` hears of every
+        # length learnt, so the owner can tell its stored vectors are from another model.
+        self.dim: int | None = None
+        self.on_dimension: Callable[[int], None] | None = None
 
     def _client(self) -> ollama.Client:
         client = getattr(self._local, "client", None)
@@ -249,13 +259,29 @@ class OllamaEmbedder:
             )
         return vectors
 
+    def dimension(self) -> int:
+        """The model's embedding length as /api/show states it now, else as an embedding
+        shows it; EmbedderUnavailable when the server cannot be asked."""
+        stated = self._stated_dimension()
+        if stated is None:
+            return int(self.embed(["kenning"]).shape[1])
+        self._learn(stated)
+        return stated
+
     def _dimension(self, seen: int) -> int:
         """The model's embedding length as /api/show states it (the first answer's when it
         does not say). Asked again when an answer disagrees, so a model pulled anew under
         the same name is believed once the server itself says so."""
-        if self._dim is None or self._dim != seen:
-            self._dim = self._stated_dimension() or self._dim or seen
-        return self._dim
+        if self.dim is None or self.dim != seen:
+            self._learn(self._stated_dimension() or self.dim or seen)
+        assert self.dim is not None
+        return self.dim
+
+    def _learn(self, dim: int) -> None:
+        if dim != self.dim:
+            self.dim = dim
+            if self.on_dimension is not None:
+                self.on_dimension(dim)
 
     def _stated_dimension(self) -> int | None:
         with self._metadata_call():
