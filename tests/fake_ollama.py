@@ -136,7 +136,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self._misbehaved():
             return
         if self.path == "/api/tags":
-            self._reply(200, {"models": [fake.model_entry(name) for name in fake.models]})
+            # Every model pulled, embedding and chat alike, as Ollama lists them.
+            names = [*fake.models, *sorted(set(fake.chat_models) - set(fake.models))]
+            self._reply(200, {"models": [fake.model_entry(name) for name in names]})
         elif self.path == "/api/version":
             self._reply(200, {"version": "0.0.0-fake"})
         else:

@@ -210,6 +210,42 @@ def test_a_malformed_reply_fails_one_chunk_and_leaves_it_searchable(library, tmp
     assert daemon.call("status")["daemon"]["pid"] == daemon.proc.pid
 
 
+def test_a_model_answering_garbage_leaves_offline_entities_and_doctor_says_so(library, tmp_path, ollama):
+    ollama.chat_reply = lambda request: "Sure! Here are the entities: Maria Chen, Falcon."
+    notes = write_files(tmp_path / "notes", {name: FILES[name] for name in ("falcon.md", "office.md")})
+    library.configure([{"name": "notes", "path": notes}], extra=llm_config(ollama))
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    chunks = query(library, "SELECT count(*) FROM items")[0][0]
+
+    status = wait_for(
+        lambda: (s := wait_extracted(daemon, LLM))["failed"] == chunks and s, timeout=30, what="every chunk to fail"
+    )
+    assert "malformed" in status["job"]["last_error"]
+    assert query(library, "SELECT DISTINCT signature, status FROM extractions") == [(LLM, "failed")]
+    # The graph leg still joins the two notes through the person both name.
+    maria = entity(daemon, "Maria Chen")
+    assert maria is not None and maria["mentions"] == 2
+    doctor = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "doctor"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert doctor.returncode == 1
+    assert f"{chunks} chunks failed with fake-chat, the last with:" in doctor.stdout and "malformed" in doctor.stdout
+
+    # The model behaves again and the retries come due: its answers replace the stand-ins.
+    ollama.chat_reply = tiny_model
+    with closing(sqlite3.connect(library.data_dir / "kenning.db", timeout=10)) as conn, conn:
+        conn.execute("UPDATE extractions SET retry_at = 0")
+    (notes / "boats.md").write_text(FILES["boats.md"])
+    status = wait_for(
+        lambda: (s := wait_extracted(daemon, LLM))["failed"] == 0 and s, timeout=30, what="the retries to succeed"
+    )
+    assert status["job"]["last_error"] is None
+    marker = entity(daemon, MARKER)
+    assert marker is not None and marker["mentions"] == chunks + 1
+
+
 def test_while_ollama_is_down_new_chunks_get_an_offline_graph_until_it_returns(library, tmp_path, ollama):
     notes = write_files(tmp_path / "notes", {name: FILES[name] for name in ("falcon.md", "office.md")})
     library.configure([{"name": "notes", "path": notes}], extra=llm_config(ollama))

@@ -229,6 +229,21 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
                 "see [llm] in the config; the offline extractor covers new chunks meanwhile",
             )
         )
+    elif status.graph.failed:
+        # The backend answers, but not usably for these chunks (a model that will not keep
+        # to the JSON asked for): the job stays idle between retries, so only this shows
+        # it; a problem while the latest answers still fail, a note once one has done well.
+        last = status.graph.job.last_error
+        checks.append(
+            Check(
+                PROBLEM if last else NOTE,
+                "entity extraction",
+                f"{counted(status.graph.failed, 'chunk')} failed with {status.graph.model}"
+                + (f", the last with: {last}" if last else ""),
+                "they have the offline extractor's entities meanwhile and are retried with backoff;"
+                " if the count keeps growing, set another [llm] model (or backend = \"offline\")",
+            )
+        )
     return status
 
 

@@ -90,10 +90,17 @@ async def unmined_page(db: Database, after: int, limit: int) -> list[PendingItem
 
 
 async def write_results(
-    db: Database, signature: str, results: list[tuple[int, Extraction | ExtractionFailed]]
+    db: Database,
+    signature: str,
+    results: list[tuple[int, Extraction | ExtractionFailed]],
+    stand_ins: dict[int, Extraction] | None = None,
 ) -> int:
     """Record a page of extraction results in one transaction; returns how many chunks
     were still there to take them (a chunk replaced while it was mined takes nothing).
+
+    `stand_ins` are other extractions (the offline extractor's) for chunks that failed
+    here: a failed chunk that has no graph at all takes its stand-in's, so the graph leg
+    finds it meanwhile, and stays failed, so it is retried and a good answer replaces it.
 
     The statements are per page, not per chunk or entity: every statement is a trip to
     the database thread, and those trips, not SQLite, would set the pace.
@@ -104,9 +111,12 @@ async def write_results(
     async with db.transaction() as conn:
         alive = await _existing(conn, [item_id for item_id, _ in results])
         mined = [(item_id, r) for item_id, r in results if item_id in alive and isinstance(r, Extraction)]
+        failed = [item_id for item_id, r in results if item_id in alive and isinstance(r, ExtractionFailed)]
         for item_id, result in results:
             if item_id in alive and isinstance(result, ExtractionFailed):
                 await _record_failure(conn, item_id, signature, result.reason, now)
+        if stand_ins and (bare := await _without_mentions(conn, [i for i in failed if i in stand_ins])):
+            await _replace_graph(conn, [(item_id, stand_ins[item_id]) for item_id in bare])
         if mined:
             await _replace_graph(conn, mined)
             await conn.executemany(
@@ -139,6 +149,17 @@ async def _existing(conn: aiosqlite.Connection, ids: list[int]) -> set[int]:
         rows = await conn.execute_fetchall(f"SELECT id FROM items WHERE id IN ({', '.join('?' * len(part))})", part)
         found.update(row[0] for row in rows)
     return found
+
+
+async def _without_mentions(conn: aiosqlite.Connection, ids: list[int]) -> list[int]:
+    held: set[int] = set()
+    for start in range(0, len(ids), SQL_BATCH):
+        part = ids[start : start + SQL_BATCH]
+        rows = await conn.execute_fetchall(
+            f"SELECT DISTINCT item_id FROM mentions WHERE item_id IN ({', '.join('?' * len(part))})", part
+        )
+        held.update(row[0] for row in rows)
+    return [item_id for item_id in ids if item_id not in held]
 
 
 async def _record_failure(conn: aiosqlite.Connection, item_id: int, signature: str, reason: str, now: float) -> None:

@@ -3,10 +3,12 @@
 Pages in id order, each page's results committed in one transaction, yielding to a
 sweep that is ingesting (the lifecycle is workers/job.py). A chunk whose
 extraction fails keeps its indexed text and any graph it had; the failure is recorded
-and retried later with backoff. When the configured LLM cannot serve at all (Ollama
-down, model not pulled) the job backs off as a whole, and chunks that have no graph yet
-get one from the offline extractor meanwhile, so the graph leg works in any case; they
-stay queued for the LLM, which replaces that graph when it is back.
+and retried later with backoff; one that has no graph yet gets the offline extractor's
+meanwhile (a model that keeps answering malformed JSON must not leave chunks out of the
+graph leg). When the configured LLM cannot serve at all (Ollama down, model not pulled)
+the job backs off as a whole, and chunks that have no graph yet get one from the offline
+extractor meanwhile, so the graph leg works in any case; they stay queued for the LLM,
+which replaces that graph when it is back.
 """
 
 from __future__ import annotations
@@ -110,7 +112,11 @@ class ExtractJob(Job):
             if unavailable and len(unavailable) == len(results):
                 await self._cover_offline()
                 raise BackendUnavailable(unavailable[0].reason)
-            await graph.write_results(self.db, signature, [(item.id, r) for item, r in zip(page, results)])
+            failed_items = [item for item, r in zip(page, results) if isinstance(r, ExtractionFailed)]
+            await graph.write_results(
+                self.db, signature, [(item.id, r) for item, r in zip(page, results)],
+                await self._stand_ins(failed_items, signature),
+            )  # fmt: skip
             failures = [r for r in results if isinstance(r, ExtractionFailed)]
             self.failed += len(failures)
             if failures:
@@ -122,6 +128,14 @@ class ExtractJob(Job):
             after = page[-1].id
         log.info("extracted %d chunks with %s (%d failed)", progress.done, signature, self.failed)
         await asyncio.to_thread(release_free_memory)
+
+    async def _stand_ins(self, items: list[graph.PendingItem], signature: str) -> dict[int, Extraction]:
+        """The offline extractor's entities for chunks the LLM failed on (write_results
+        gives them only to chunks with no graph)."""
+        if not items or signature == self._offline.signature:
+            return {}
+        results = await self._offline.extract([chunk_text(item) for item in items])
+        return {item.id: r for item, r in zip(items, results) if isinstance(r, Extraction)}
 
     async def _cover_offline(self) -> None:
         """Give every chunk that has no graph at all one from the offline extractor."""
