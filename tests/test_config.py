@@ -42,6 +42,12 @@ def test_a_missing_file_means_defaults_with_no_sources(tmp_path, isolated_home):
         ("[chunking]\ntarget_chars = 500\noverlap_chars = 600\n", "overlap_chars must be smaller"),
         ('[mcp]\nallow_writes = "yes please"\n', "mcp.allow_writes"),
         ("[daemon\n", "not valid TOML"),
+        # TOML's inf and nan are floats, and inf passes every lower bound.
+        ("[daemon]\nmax_file_mb = inf\n", "daemon.max_file_mb: Input should be a finite number"),
+        ("[daemon]\nsweep_interval = inf\n", "daemon.sweep_interval: Input should be a finite number"),
+        ("[archive]\nmax_age_days = inf\n", "archive.max_age_days: Input should be a finite number"),
+        ("[retrieval]\nkeyword_weight = inf\n", "retrieval.keyword_weight: Input should be a finite number"),
+        ("[memory]\nhalf_life_days = nan\n", "memory.half_life_days: Input should be a finite number"),
     ],
 )
 def test_mistakes_are_refused_with_the_key_named(tmp_path, text, named):

@@ -21,7 +21,10 @@ RESERVED_SOURCE_NAMES = frozenset({"agent", "web", "memory", "archive", "ledger"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # TOML spells inf and nan. inf passes every lower bound (an infinite max_file_mb
+    # crashed the daemon's start, an infinite weight emptied every search), and nan was
+    # refused as below a bound. No setting here means anything by either.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class DaemonSettings(_Strict):
