@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ from click.testing import CliRunner
 
 from kenning.cli import main
 from kenning.config import SourceSettings, add_source, config_path, load_settings
+from kenning.config.locate import Locations, locate
 from kenning.errors import ConfigError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -48,6 +51,10 @@ def test_a_missing_file_means_defaults_with_no_sources(tmp_path, isolated_home):
         ("[archive]\nmax_age_days = inf\n", "archive.max_age_days: Input should be a finite number"),
         ("[retrieval]\nkeyword_weight = inf\n", "retrieval.keyword_weight: Input should be a finite number"),
         ("[memory]\nhalf_life_days = nan\n", "memory.half_life_days: Input should be a finite number"),
+        # An empty path would mean whichever directory the reading process runs in.
+        ('[daemon]\ndata_dir = ""\n', "daemon.data_dir: is empty"),
+        ('[daemon]\nsocket = ""\n', "daemon.socket: is empty"),
+        ('[[sources]]\nname = "a"\npath = ""\n', "sources['a'].path: is empty"),
     ],
 )
 def test_mistakes_are_refused_with_the_key_named(tmp_path, text, named):
@@ -55,6 +62,38 @@ def test_mistakes_are_refused_with_the_key_named(tmp_path, text, named):
     path.write_text(text)
     with pytest.raises(ConfigError, match=re.escape(named)):
         load_settings(path)
+
+
+def test_relative_paths_are_taken_from_the_config_files_directory(tmp_path, monkeypatch):
+    config = tmp_path / "lib" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[daemon]\ndata_dir = "data"\nsocket = "run/k.sock"\n[[sources]]\nname = "n"\npath = "../docs"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    settings = load_settings(Path("../lib/config.toml"))
+    assert settings.daemon.data_dir == tmp_path / "lib" / "data"
+    assert settings.daemon.socket_path == tmp_path / "lib" / "run" / "k.sock"
+    assert settings.sources[0].path.resolve() == tmp_path / "docs"
+    # The light path every daemon-talking command takes finds the same socket.
+    assert locate(Path("../lib/config.toml")) == Locations(tmp_path / "lib" / "data", tmp_path / "lib" / "run" / "k.sock")
+
+
+def test_ken_run_from_another_directory_reaches_a_daemon_configured_with_relative_paths(library, monkeypatch):
+    (library.root / "notes").mkdir()
+    (library.root / "notes" / "owls.md").write_text("# Owls\n\nBarn owls hunt voles at night.\n")
+    library.config.write_text('[daemon]\ndata_dir = "data"\n[[sources]]\nname = "notes"\npath = "notes"\n')
+    for folder in ("daemon-cwd", "user-cwd"):
+        (library.root / folder).mkdir()
+    monkeypatch.chdir(library.root / "daemon-cwd")
+    library.daemon().wait_idle("notes")
+    found = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", "../config.toml", "search", "voles", "--format", "paths"],
+        cwd=library.root / "user-cwd", capture_output=True, text=True,
+    )
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith(f"{library.root / 'notes' / 'owls.md'}:")
+    assert not (library.root / "daemon-cwd" / "data").exists()
 
 
 def test_adding_a_source_keeps_comments_and_validates(tmp_path):

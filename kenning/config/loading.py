@@ -79,8 +79,12 @@ def load_settings(path: Path) -> Settings:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
+    return _validate(raw, path)
+
+
+def _validate(raw: dict, path: Path) -> Settings:
     try:
-        return Settings.model_validate(raw)
+        return Settings.model_validate(raw, context={"config_dir": path.parent})
     except ValidationError as exc:
         raise ConfigError(_describe(exc, path, raw)) from None
 
@@ -131,11 +135,7 @@ def remove_source(path: Path, name: str) -> bool:
 def _replace(path: Path, document: tomlkit.TOMLDocument) -> None:
     """Validate the edited config, then swap it in atomically: a bad edit changes nothing."""
     text = tomlkit.dumps(document)
-    raw = tomllib.loads(text)
-    try:
-        Settings.model_validate(raw)
-    except ValidationError as exc:
-        raise ConfigError(_describe(exc, path, raw)) from None
+    _validate(tomllib.loads(text), path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")

@@ -3,8 +3,8 @@
 Every `ken` command that only talks to the daemon needs just these two paths, and the
 full settings model (pydantic) costs more to import than the rest of such a command
 takes. So they are read here with tomllib alone, with the same defaults and the same
-`~` handling as `DaemonSettings` (both come from paths.py). A file this cannot make
-sense of is left to `load_settings`, whose error names the bad key.
+handling of `~` and of relative paths as `DaemonSettings` (both come from paths.py). A
+file this cannot make sense of is left to `load_settings`, whose error names the bad key.
 """
 
 from __future__ import annotations
@@ -36,5 +36,8 @@ def locate(config: Path) -> Locations | None:
     data_dir, socket = table.get("data_dir"), table.get("socket")
     if not isinstance(data_dir, str | None) or not isinstance(socket, str | None):
         return None
-    home = user_path(data_dir) if data_dir else default_data_dir()
-    return Locations(home, socket_path(home, user_path(socket) if socket else None))
+    try:
+        home = user_path(data_dir, config.parent) if data_dir is not None else default_data_dir()
+        return Locations(home, socket_path(home, user_path(socket, config.parent) if socket is not None else None))
+    except ValueError:
+        return None

@@ -43,9 +43,19 @@ def state_dir() -> Path:
     return _xdg("XDG_STATE_HOME", ".local/state") / APP
 
 
-def user_path(value: str | os.PathLike[str]) -> Path:
-    """A path from the config file as kenning uses it: `~` expanded, made absolute."""
-    return Path(value).expanduser().absolute()
+def user_path(value: str | os.PathLike[str], base: Path | None = None) -> Path:
+    """A path from the config file as kenning uses it: `~` expanded, and a relative one
+    taken from `base`, the config file's directory. Every process reading the config
+    (the daemon, `ken` run from any directory) so finds the same place; without a base,
+    from the current directory.
+
+    An empty path is refused (ValueError): it would quietly mean whichever directory the
+    reader runs in."""
+    if not os.fspath(value):
+        raise ValueError("is empty; name a directory (a relative path is taken from the config file's directory)")
+    path = Path(value).expanduser()
+    # abspath, not absolute(): `--config ../lib/config.toml` names the folder lib, not other/../lib.
+    return path.absolute() if base is None else Path(os.path.abspath(base)) / path
 
 
 def socket_path(data_dir: Path, socket: Path | None) -> Path:

@@ -6,10 +6,11 @@ must come back as one clear line naming the key, not as a traceback.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from kenning.config.paths import DB_NAME, default_data_dir, socket_path, user_path
 
@@ -20,6 +21,20 @@ PSEUDO_FILESYSTEMS = (Path("/proc"), Path("/sys"), Path("/dev"))
 RESERVED_SOURCE_NAMES = frozenset({"agent", "web", "memory", "archive", "ledger"})
 
 
+def _config_path(value: object, info: ValidationInfo) -> object:
+    """Resolve a path as written in the config file (`load_settings` passes the file's
+    directory as `config_dir` in the validation context); anything but a path is left
+    for pydantic to refuse."""
+    if not isinstance(value, str | os.PathLike):
+        return value
+    base = (info.context or {}).get("config_dir")
+    return user_path(value, base)
+
+
+# A path from the config file: `~` expanded, relative to the config file's directory.
+ConfigPath = Annotated[Path, BeforeValidator(_config_path)]
+
+
 class _Strict(BaseModel):
     # TOML spells inf and nan. inf passes every lower bound (an infinite max_file_mb
     # crashed the daemon's start, an infinite weight emptied every search), and nan was
@@ -28,8 +43,8 @@ class _Strict(BaseModel):
 
 
 class DaemonSettings(_Strict):
-    data_dir: Path = Field(default_factory=default_data_dir)
-    socket: Path | None = None
+    data_dir: ConfigPath = Field(default_factory=default_data_dir)
+    socket: ConfigPath | None = None
     log_level: str = "info"
     sweep_interval: Annotated[float, Field(gt=0)] = 300.0
     debounce_ms: Annotated[int, Field(ge=50, le=60_000)] = 800
@@ -44,11 +59,6 @@ class DaemonSettings(_Strict):
     # a request line begun but not finished within socket_line_timeout is dropped.
     socket_idle_timeout: Annotated[float, Field(gt=0)] = 60.0
     socket_line_timeout: Annotated[float, Field(gt=0)] = 30.0
-
-    @field_validator("data_dir", "socket", mode="after")
-    @classmethod
-    def _expand(cls, value: Path | None) -> Path | None:
-        return user_path(value) if value is not None else None
 
     @field_validator("log_level")
     @classmethod
@@ -205,7 +215,7 @@ class LedgerSettings(_Strict):
 
 class SourceSettings(_Strict):
     name: Annotated[str, Field(pattern=SOURCE_NAME_PATTERN)]
-    path: Path
+    path: ConfigPath
     namespace: str = "default"
     ignore: tuple[str, ...] = ()
     max_files: Annotated[int, Field(ge=1)] = 5000
@@ -214,8 +224,7 @@ class SourceSettings(_Strict):
 
     @field_validator("path", mode="after")
     @classmethod
-    def _expand(cls, value: Path) -> Path:
-        path = user_path(value)
+    def _not_the_system(cls, path: Path) -> Path:
         # Checked as written and with links resolved, so /proc/self or a link to /
         # is refused too.
         for form in (path, path.resolve()):
