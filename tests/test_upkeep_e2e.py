@@ -134,6 +134,23 @@ def test_doctor_names_each_problem_with_its_fix(library, tmp_path):
     assert typo.returncode == 1 and "did you mean embedder?" in typo.stdout
 
 
+def test_doctor_run_elsewhere_agrees_with_a_daemon_started_on_a_relative_config(library, monkeypatch):
+    library.configure([])
+    monkeypatch.chdir(library.root)
+    library.config = Path("config.toml")
+    library.daemon()
+    elsewhere = library.root / "elsewhere"
+    elsewhere.mkdir()
+    doctor = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", "../config.toml", "doctor"],
+        cwd=elsewhere, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert "ok      daemon: pid" in doctor.stdout, doctor.stdout
+    assert "daemon config" not in doctor.stdout
+    status = json.loads(ken(Path("config.toml"), "status", "--json").stdout)
+    assert status["daemon"]["config"] == str(library.root / "config.toml")
+
+
 def test_a_sweep_that_deletes_many_files_gives_their_space_back(library, tmp_path):
     big = big_folder(tmp_path / "big", files=110)
     library.configure([{"name": "big", "path": big}])

@@ -185,7 +185,7 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
         )
     else:
         checks.append(Check(OK, "daemon", f"pid {info.pid}, up {ago(info.uptime_seconds)}, kenning {info.version}"))
-    if Path(info.config).absolute() != ctx.config_path.absolute():
+    if Path(info.config).resolve() != ctx.config_path.resolve():
         checks.append(
             Check(
                 PROBLEM,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 
 import click
 
@@ -23,7 +25,8 @@ def daemon(ctx: Context) -> None:
     """
     from kenning.daemon.run import serve
 
-    serve(ctx.settings, ctx.config_path)
+    # Absolute: `ken status` and `ken doctor` show and compare it from other directories.
+    serve(ctx.settings, Path(os.path.abspath(ctx.config_path)))
 
 
 @main.command()
