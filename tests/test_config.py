@@ -55,6 +55,8 @@ def test_a_missing_file_means_defaults_with_no_sources(tmp_path, isolated_home):
         ('[daemon]\ndata_dir = ""\n', "daemon.data_dir: is empty"),
         ('[daemon]\nsocket = ""\n', "daemon.socket: is empty"),
         ('[[sources]]\nname = "a"\npath = ""\n', "sources['a'].path: is empty"),
+        ('[daemon]\ndata_dir = "~nosuchuser/d"\n', "daemon.data_dir: ~nosuchuser/d: no home directory is known for ~nosuchuser"),
+        ('[[sources]]\nname = "a"\npath = "~nosuchuser/x"\n', "sources['a'].path: ~nosuchuser/x: no home directory"),
     ],
 )
 def test_mistakes_are_refused_with_the_key_named(tmp_path, text, named):
@@ -94,6 +96,21 @@ def test_ken_run_from_another_directory_reaches_a_daemon_configured_with_relativ
     assert found.returncode == 0, found.stderr
     assert found.stdout.startswith(f"{library.root / 'notes' / 'owls.md'}:")
     assert not (library.root / "daemon-cwd" / "data").exists()
+
+
+def test_an_unknown_users_home_is_a_config_error_for_the_cli_and_for_reload(library):
+    library.configure([])
+    daemon = library.daemon()
+    library.config.write_text(library.config.read_text() + '[[sources]]\nname = "n"\npath = "~nosuchuser/docs"\n')
+    reload = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "reload"], capture_output=True, text=True
+    )
+    assert reload.returncode == 1
+    assert reload.stderr.count("\n") == 1 and "sources['n'].path: ~nosuchuser/docs: no home directory" in reload.stderr
+    assert daemon.call("status")["sources"] == []
+    library.config.write_text('[daemon]\ndata_dir = "~nosuchuser/data"\n')
+    status = CliRunner().invoke(main, ["--config", str(library.config), "status"])
+    assert status.exit_code == 1 and "daemon.data_dir: ~nosuchuser/data: no home directory" in status.output
 
 
 def test_adding_a_source_keeps_comments_and_validates(tmp_path):

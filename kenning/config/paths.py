@@ -49,11 +49,16 @@ def user_path(value: str | os.PathLike[str], base: Path | None = None) -> Path:
     (the daemon, `ken` run from any directory) so finds the same place; without a base,
     from the current directory.
 
-    An empty path is refused (ValueError): it would quietly mean whichever directory the
-    reader runs in."""
+    Refused with ValueError, which the settings report as the key's error: an empty path
+    (it would quietly mean whichever directory the reader runs in), and `~user` for a
+    user this machine does not know."""
     if not os.fspath(value):
         raise ValueError("is empty; name a directory (a relative path is taken from the config file's directory)")
-    path = Path(value).expanduser()
+    try:
+        path = Path(value).expanduser()
+    except RuntimeError:
+        user = Path(value).parts[0]
+        raise ValueError(f"{value}: no home directory is known for {user}") from None
     # abspath, not absolute(): `--config ../lib/config.toml` names the folder lib, not other/../lib.
     return path.absolute() if base is None else Path(os.path.abspath(base)) / path
 
