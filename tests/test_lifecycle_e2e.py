@@ -131,6 +131,23 @@ def test_start_refuses_a_broken_config_and_reports_a_daemon_that_dies(detached, 
     assert "daemon:" not in doctor.stdout
 
 
+@pytest.mark.parametrize("through", ["a-file", "/proc"])
+def test_a_data_directory_that_cannot_be_made_is_one_line_naming_it(tmp_path, through):
+    (tmp_path / "a-file").write_text("not a folder\n")
+    data_dir = tmp_path / "a-file" / "kenning" if through == "a-file" else Path("/proc/kenning-data")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[daemon]\ndata_dir = "{data_dir}"\n')
+    refused = ken(config, "daemon", timeout=30)
+    assert refused.returncode == 1
+    last = refused.stderr.splitlines()[-1]
+    assert last.startswith(f"ken: cannot create the directory {data_dir}: "), refused.stderr
+    assert "Traceback" not in refused.stderr
+    if through == "a-file":
+        assert f"{tmp_path / 'a-file'} is a file, not a directory" in last
+        doctor = ken(config, "doctor")
+        assert f"PROBLEM data directory: {data_dir} cannot be created: {tmp_path / 'a-file'} is a file" in doctor.stdout
+
+
 def test_service_install_without_a_manager_runs_the_daemon_detached(detached):
     config = detached.configure([])
     installed = ken(config, "service", "install")

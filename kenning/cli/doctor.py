@@ -24,7 +24,7 @@ from kenning import __version__, api
 from kenning.cli.app import Context, main, pass_context
 from kenning.cli.lifecycle import daemon_pid
 from kenning.cli.status_view import ago, dimension_problem, megabytes
-from kenning.config.paths import shared_by_all
+from kenning.config.paths import cannot_create, shared_by_all
 from kenning.errors import ConfigError, DaemonNotRunning, KenningError
 from kenning.text.counts import counted
 
@@ -88,7 +88,13 @@ def _config(ctx: Context, checks: list[Check]):
 
 def _data_dir(path: Path, checks: list[Check]) -> None:
     if not path.exists():
-        checks.append(Check(NOTE, "data directory", f"{path} does not exist yet; the daemon creates it", "ken start"))
+        blocked = cannot_create(path)
+        if blocked:
+            checks.append(
+                Check(PROBLEM, "data directory", f"{path} cannot be created: {blocked}", "set [daemon] data_dir elsewhere")
+            )
+        else:
+            checks.append(Check(NOTE, "data directory", f"{path} does not exist yet; the daemon creates it", "ken start"))
         return
     info = path.stat()
     if not stat.S_ISDIR(info.st_mode):

@@ -82,3 +82,15 @@ def shared_by_all(info: os.stat_result) -> bool:
     the data directory or socket does not belong there, and no chmod of it is the fix,
     since it would break everyone else's use of it."""
     return bool(info.st_mode & stat.S_ISVTX and info.st_mode & 0o002)
+
+
+def cannot_create(path: Path) -> str | None:
+    """Why the directory `path` cannot be made, as far as can be told without trying:
+    the nearest part of it that exists is a file, or a directory this user may not
+    write in. None when nothing is seen in the way."""
+    existing = next(parent for parent in path.absolute().parents if parent.exists())
+    if not existing.is_dir():
+        return f"{existing} is a file, not a directory"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable by this user"
+    return None

@@ -14,7 +14,7 @@ import socket
 import stat
 from pathlib import Path
 
-from kenning.config.paths import LOCK_NAME, shared_by_all
+from kenning.config.paths import LOCK_NAME, cannot_create, shared_by_all
 from kenning.errors import DaemonAlreadyRunning, KenningError
 
 log = logging.getLogger(__name__)
@@ -23,7 +23,13 @@ log = logging.getLogger(__name__)
 def private_dir(path: Path) -> None:
     """Create `path` as 0700, or insist that an existing one is not open to others."""
     if not path.exists():
-        path.mkdir(parents=True, mode=0o700)
+        try:
+            path.mkdir(parents=True, mode=0o700)
+        except OSError as exc:
+            reason = cannot_create(path) or exc.strerror or str(exc)
+            raise KenningError(
+                f"cannot create the directory {path}: {reason}; set [daemon] data_dir / socket elsewhere"
+            ) from None
         return
     info = path.stat()
     if not stat.S_ISDIR(info.st_mode):
