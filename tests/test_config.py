@@ -149,6 +149,30 @@ def test_ken_sources_add_without_a_daemon_writes_the_config(tmp_path):
     assert again.exit_code == 1 and "already a source" in again.output
 
 
+def test_ken_sources_add_and_remove_write_through_a_linked_config_and_keep_its_mode(tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    real = tmp_path / "dotfiles" / "kenning.toml"
+    real.parent.mkdir()
+    real.write_text("# mine\n[daemon]\nlog_level = \"info\"\n")
+    real.chmod(0o600)
+    link = tmp_path / "config.toml"
+    link.symlink_to(real)
+    added = CliRunner().invoke(main, ["--config", str(link), "sources", "add", str(folder), "--yes"])
+    assert added.exit_code == 0, added.output
+    assert link.is_symlink() and [s.name for s in load_settings(real).sources] == ["notes"]
+    assert real.stat().st_mode & 0o777 == 0o600 and "# mine" in real.read_text()
+    removed = CliRunner().invoke(main, ["--config", str(link), "sources", "remove", "notes", "--yes"])
+    assert "removed 'notes' from" in removed.output
+    assert link.is_symlink() and load_settings(real).sources == ()
+    assert real.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in real.parent.iterdir()) == ["kenning.toml"]
+    # A config the command creates is private from the start.
+    fresh = tmp_path / "fresh.toml"
+    CliRunner().invoke(main, ["--config", str(fresh), "sources", "add", str(folder), "--yes"])
+    assert fresh.stat().st_mode & 0o777 == 0o600
+
+
 def test_ken_sources_add_previews_the_cost_and_adds_nothing_until_confirmed(tmp_path):
     folder = tmp_path / "big"
     folder.mkdir()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
+import tempfile
 import tomllib
 import typing
 from pathlib import Path
@@ -133,10 +135,24 @@ def remove_source(path: Path, name: str) -> bool:
 
 
 def _replace(path: Path, document: tomlkit.TOMLDocument) -> None:
-    """Validate the edited config, then swap it in atomically: a bad edit changes nothing."""
+    """Validate the edited config, then swap it in atomically: a bad edit changes nothing.
+
+    The swap happens at a symlink's target (a config kept in a dotfiles repository and
+    linked into place stays linked, and its target is what changes), and the file keeps
+    its mode: a config made 0600 stays private."""
     text = tomlkit.dumps(document)
     _validate(tomllib.loads(text), path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # mkstemp makes the file 0600: the text is never readable by more than the result
+    # allows, and a config this command creates is the user's alone, like the data directory.
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        if target.exists():
+            os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
