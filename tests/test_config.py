@@ -149,6 +149,21 @@ def test_ken_sources_add_without_a_daemon_writes_the_config(tmp_path):
     assert again.exit_code == 1 and "already a source" in again.output
 
 
+def test_ken_sources_add_and_remove_keep_sources_written_inline_inline(tmp_path):
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text(f'sources = [{{name = "n1", path = "{tmp_path / "one"}"}}]  # mine\n[daemon]\nlog_level = "debug"\n')
+    added = CliRunner().invoke(main, ["--config", str(config), "sources", "add", str(tmp_path / "two"), "--yes"])
+    assert added.exit_code == 0, added.output
+    settings = load_settings(config)
+    assert [s.name for s in settings.sources] == ["n1", "two"] and settings.daemon.log_level == "debug"
+    assert config.read_text().startswith("sources = [") and "# mine" in config.read_text()
+    CliRunner().invoke(main, ["--config", str(config), "sources", "remove", "n1", "--yes"])
+    assert [s.name for s in load_settings(config).sources] == ["two"]
+    assert "[[sources]]" not in config.read_text()
+
+
 def test_ken_sources_add_and_remove_write_through_a_linked_config_and_keep_its_mode(tmp_path):
     folder = tmp_path / "notes"
     folder.mkdir()

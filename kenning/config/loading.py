@@ -17,6 +17,7 @@ from pathlib import Path
 
 import tomlkit
 from pydantic import ValidationError
+from tomlkit.items import Array
 
 from kenning.config.settings import Settings, SourceSettings
 from kenning.errors import ConfigError
@@ -92,9 +93,16 @@ def _validate(raw: dict, path: Path) -> Settings:
 
 
 def add_source(path: Path, source: SourceSettings) -> None:
-    """Append a [[sources]] table, validating the result before the file is replaced."""
+    """Append a [[sources]] table (an inline one where the file writes its sources inline),
+    validating the result before the file is replaced."""
     document = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
-    entry = tomlkit.table()
+    sources = document.get("sources")
+    if sources is None:
+        sources = tomlkit.aot()
+        document["sources"] = sources
+    # Sources written inline (`sources = [{name = ...}]`) take an inline table: a
+    # [[sources]] table appended into that array would not be TOML.
+    entry = tomlkit.inline_table() if isinstance(sources, Array) else tomlkit.table()
     entry["name"] = source.name
     entry["path"] = str(source.path)
     entry["namespace"] = source.namespace
@@ -104,16 +112,12 @@ def add_source(path: Path, source: SourceSettings) -> None:
     if source.chunk_budget is not None:
         entry["chunk_budget"] = source.chunk_budget
     entry["confine_to_root"] = source.confine_to_root
-    sources = document.get("sources")
-    if sources is None:
-        sources = tomlkit.aot()
-        document["sources"] = sources
     sources.append(entry)
     _replace(path, document)
 
 
 def remove_source(path: Path, name: str) -> bool:
-    """Drop the [[sources]] table of that name; returns whether the file had one."""
+    """Drop the source of that name; returns whether the file had one."""
     if not path.exists():
         return False
     document = tomlkit.parse(path.read_text(encoding="utf-8"))
@@ -123,7 +127,11 @@ def remove_source(path: Path, name: str) -> bool:
     kept = [entry for entry in sources if entry.get("name") != name]
     if len(kept) == len(sources):
         return False
-    if kept:
+    if isinstance(sources, Array):
+        # Inline, edited in place: the array keeps its layout, and the rest their comments.
+        for index in reversed([i for i, entry in enumerate(sources) if entry.get("name") == name]):
+            del sources[index]
+    elif kept:
         table = tomlkit.aot()
         for entry in kept:
             table.append(entry)
