@@ -188,6 +188,39 @@ def test_ken_sources_add_and_remove_write_through_a_linked_config_and_keep_its_m
     assert fresh.stat().st_mode & 0o777 == 0o600
 
 
+def test_ken_sources_add_names_a_folder_in_ascii_dropping_accents(tmp_path):
+    folder = tmp_path / "Café Notes"
+    folder.mkdir()
+    config = tmp_path / "config.toml"
+    result = CliRunner().invoke(main, ["--config", str(config), "sources", "add", str(folder), "--yes"])
+    assert result.exit_code == 0, result.output
+    assert [s.name for s in load_settings(config).sources] == ["Cafe-Notes"]
+
+
+@pytest.mark.parametrize(
+    ("folder", "name", "message"),
+    [
+        ("Документы", None, "cannot make a source name from the folder name 'Документы'; give one with --name"),
+        ("メモ", None, "cannot make a source name from the folder name 'メモ'; give one with --name"),
+        ("memory", None, "the name 'memory' is reserved for kenning's own sources; pick another with --name"),
+        ("agent", None, "the name 'agent' is reserved for kenning's own sources; pick another with --name"),
+        ("notes", "ledger", "the name 'ledger' is reserved for kenning's own sources; pick another with --name"),
+        ("notes", "my notes", "'my notes' cannot be a source name: it must start with a letter or digit"),
+    ],
+)
+def test_ken_sources_add_asks_for_name_before_the_preview_when_it_cannot_use_one(tmp_path, folder, name, message):
+    (tmp_path / folder).mkdir()
+    (tmp_path / folder / "a.md").write_text("# A note\n")
+    config = tmp_path / "config.toml"
+    args = ["--config", str(config), "sources", "add", str(tmp_path / folder), "--yes"]
+    result = CliRunner().invoke(main, [*args, *(["--name", name] if name else [])])
+    assert result.exit_code == 1
+    # One line, before the preview: the folder is not walked for a name that cannot be used.
+    assert result.output.startswith(f"ken: {message}") and result.output.count("\n") == 1
+    assert "--name" in result.output
+    assert not config.exists()
+
+
 def test_ken_sources_add_previews_the_cost_and_adds_nothing_until_confirmed(tmp_path):
     folder = tmp_path / "big"
     folder.mkdir()

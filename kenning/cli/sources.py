@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
+import unicodedata
 from pathlib import Path
 
 import click
@@ -59,7 +61,7 @@ def sources_list(ctx: Context, as_json: bool) -> None:
 
 @sources.command("add")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--name", help="Source name (default: the folder's name).")
+@click.option("--name", help="Source name: letters, digits, . _ - (default: made from the folder's name).")
 @click.option("--namespace", default="default", show_default=True, help="Namespace to search it under.")
 @click.option("--ignore", multiple=True, help="Glob to leave out, relative to the folder (repeatable).")
 @click.option(
@@ -102,11 +104,14 @@ def sources_add(
     from pydantic import ValidationError
 
     from kenning.config import SourceSettings, add_source
+    from kenning.config.settings import RESERVED_SOURCE_NAMES
     from kenning.ingest.preview import describe, preview
 
     ctx.creates_config()
     path = path.resolve()
-    name = name or "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in path.name).strip("-._") or "folder"
+    name = name or _name_for(path)
+    if name in RESERVED_SOURCE_NAMES:
+        raise KenningError(f"the name {name!r} is reserved for kenning's own sources; pick another with --name")
     settings = ctx.settings
     if settings.source(name) is not None:
         raise KenningError(f"a source named {name!r} already exists in {ctx.config_path}; pick another with --name")
@@ -123,6 +128,11 @@ def sources_add(
             confine_to_root=not no_confine,
         )
     except ValidationError as exc:
+        if any(error["loc"] == ("name",) for error in exc.errors()):
+            raise KenningError(
+                f"{name!r} cannot be a source name: it must start with a letter or digit and hold only"
+                " letters, digits, '.', '_' and '-' (at most 64); pick one with --name"
+            ) from None
         problems = "; ".join(
             f"{'.'.join(map(str, error['loc']))}: {error['msg'].removeprefix('Value error, ')}" for error in exc.errors()
         )
@@ -149,6 +159,17 @@ def sources_add(
         )
         return
     click.echo(f"{name}: {wait_until_searchable(ctx, {name}, since)}")
+
+
+def _name_for(folder: Path) -> str:
+    """A source name from the folder's name, in the letters names allow: accents dropped
+    (café → cafe), anything else between them a '-'. A name in another script (Документы,
+    メモ) leaves nothing to go on, so the user is asked for one."""
+    ascii_name = unicodedata.normalize("NFKD", folder.name).encode("ascii", "ignore").decode()
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", ascii_name)[:64].strip("-._")
+    if not name:
+        raise KenningError(f"cannot make a source name from the folder name {folder.name!r}; give one with --name")
+    return name
 
 
 @sources.command("remove")
