@@ -89,6 +89,30 @@ def test_memory_commands_refuse_a_duplicate_with_status_1(library):
     assert ken_json(library, "memory", "list")["total"] == 0
 
 
+def test_sources_remove_refuses_kennings_own_sources_and_keeps_what_they_hold(library):
+    library.configure([])
+    daemon = library.daemon()
+    daemon.call("memory.add", {"title": "Naps", "body": "Hedgehogs nap in the afternoon."})
+    daemon.call("archive.add", {"text": "pytest: 12 passed", "title": "test run"})
+    daemon.call("ledger.add", {"section": "hosts", "fields": {"hostname": "web01"}})
+    daemon.call("documents.add", {"title": "Plan", "text": "Ship the owl tracker.", "source_uri": "t://plan"})
+    before = {s["name"]: s["holds"] for s in daemon.call("status")["sources"]}
+    for name, instead in (
+        ("memory", "ken memory forget ID"),
+        ("archive", "max_age_days"),
+        ("ledger", "ken ledger remove ID"),
+        ("agent", "under its URI replaces it"),
+    ):
+        refused = ken(library, "sources", "remove", name, "--yes")
+        assert refused.returncode == 1
+        assert refused.stderr.startswith(f"ken: {name!r} is kenning's own source of ") and instead in refused.stderr
+        # The refusal is all it says: no progress bar claiming a removal.
+        assert refused.stderr.count("\n") == 1 and refused.stdout == ""
+    after = {s["name"]: s["holds"] for s in daemon.call("status")["sources"]}
+    assert after == before and all(after[name] == 1 for name in ("memory", "archive", "ledger", "agent"))
+    assert [c["title"] for c in ken_json(library, "memory", "list")["capsules"]] == ["Naps"]
+
+
 def test_a_ledger_entry_outlives_kill_9_and_renders_as_a_block(library):
     library.configure([])
     daemon = library.daemon()

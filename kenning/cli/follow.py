@@ -226,8 +226,9 @@ def in_background(call: Callable[[], Any]) -> tuple[threading.Thread, dict[str, 
     return thread, outcome
 
 
-def follow_removal(ctx: Context, name: str, total: int, thread: threading.Thread) -> None:
-    """A bar of the documents the removal has dropped, read from the source's counts."""
+def follow_removal(ctx: Context, name: str, total: int, thread: threading.Thread, outcome: dict[str, Any]) -> None:
+    """A bar of the documents the removal has dropped, read from the source's counts;
+    full at the end only when the removal went through (a refused one removed nothing)."""
     started = time.monotonic()
     with Board(err=True) as board:
         while thread.is_alive():
@@ -249,4 +250,5 @@ def follow_removal(ctx: Context, name: str, total: int, thread: threading.Thread
                     )
                 ]
             )
-        board.show([Row("remove", f"removing {name}", total, total or None, f"{total}/{total} documents")])
+        if "error" not in outcome:
+            board.show([Row("remove", f"removing {name}", total, total or None, f"{total}/{total} documents")])

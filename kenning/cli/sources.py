@@ -203,7 +203,7 @@ def sources_remove(ctx: Context, name: str, yes: bool) -> None:
     thread, outcome = in_background(
         lambda: ctx.fetch("sources.remove", api.RemovedSource, {"name": name}, timeout=None)
     )
-    follow_removal(ctx, name, total, thread)
+    follow_removal(ctx, name, total, thread, outcome)
     thread.join()
     if "error" in outcome:
         raise outcome["error"]

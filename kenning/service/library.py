@@ -80,6 +80,16 @@ log = logging.getLogger(__name__)
 
 Leg = Literal["keyword", "vector", "graph"]
 
+# kenning's own sources that keep what agents wrote, of which there is no other copy:
+# `sources.remove` would delete every capsule, archive or ledger entry at once, so each
+# goes its own way. Fetched pages (the web source) can be fetched again, so it may go.
+_KEPT_WHOLE = {
+    "agent": ("documents agents added", "adding one again under its URI replaces it"),
+    "capsule": ("memory capsules", "forget one with `ken memory forget ID`"),
+    "archive": ("archived outputs", "they expire by [archive] max_age_days and max_total_mb"),
+    "ledger": ("ledger entries", "remove one with `ken ledger remove ID`"),
+}
+
 
 class Library:
     def __init__(self, settings: Settings, config_path: Path) -> None:
@@ -315,6 +325,11 @@ class Library:
         row = next((row for row in await source_store.list_sources(self.db) if row.name == name), None)
         if row is None:
             raise NotFound(f"unknown source {name!r}; see `ken sources list`")
+        if row.kind in _KEPT_WHOLE:
+            what, instead = _KEPT_WHOLE[row.kind]
+            raise InvalidRequest(
+                f"{name!r} is kenning's own source of {what}, not one you added; it cannot be removed ({instead})"
+            )
         if self.settings.source(name) is not None:
             self.settings = self.settings.model_copy(
                 update={"sources": tuple(s for s in self.settings.sources if s.name != name)}
