@@ -1,11 +1,19 @@
-"""Short notes as people write them when something might change: a real daemon on a small
-folder, every leg."""
+"""Short notes as people write them when something changes or might: a real daemon on a
+small folder, every leg."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 NOTES = {
+    "2025-02-03-standup.md": (
+        "---\ndate: 2025-02-03\n---\n# Team rituals\n\n"
+        "The platform team standup is at 09:30 every weekday in room Fjord. Retro is every second Friday.\n"
+    ),
+    "2025-09-01-standup-change.md": (
+        "---\ndate: 2025-09-01\n---\n# Calendar changes\n\n"
+        "From 1 September the platform team standup moves to 10:15, in room Delta.\n"
+    ),
     "2025-05-02-laptop-policy.md": "---\ndate: 2025-05-02\n---\n# Laptop policy\n\nStaff laptops are replaced every four years.\n",
     "2025-05-06-laptop-options.md": (
         "---\ndate: 2025-05-06\n---\n# Laptop refresh options\n\n"
@@ -18,7 +26,7 @@ NOTES = {
 }
 
 
-def test_an_option_and_a_scenario_rank_below_the_policy_and_count_no_laptops(library, tmp_path):
+def test_a_change_note_answers_now_and_options_and_scenarios_rank_as_what_they_are(library, tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()
     for name, text in NOTES.items():
@@ -30,6 +38,9 @@ def test_an_option_and_a_scenario_rank_below_the_policy_and_count_no_laptops(lib
     def first(query: str) -> str:
         return Path(daemon.call("search", {"query": query})["hits"][0]["path"]).name
 
+    # A short note of a change, titled otherwise, says what holds now.
+    assert first("Which room is the platform team standup in now?") == "2025-09-01-standup-change.md"
+    assert first("What time is the platform team standup now?") == "2025-09-01-standup-change.md"
     # An option under evaluation and a scenario are not the policy.
     assert first("How often are staff laptops replaced?") == "2025-05-02-laptop-policy.md"
     # "every four years" counts years: no note says how many laptops there are, and

@@ -23,7 +23,9 @@ there are no vectors). For such a pair:
   replaces ("the venue is now the community hall instead of Oakridge", where the May
   notes, which also correct an April item, say Oakridge): meeting notes correct one
   item and state the next, and a single shared word tied four wrong pairs on dev and tune;
-- when the question asks for the current state, the newer of the two is placed above;
+- when the question asks for the current state, the newer of the two is placed above
+  when their texts are close (SAME_STATE), or about the same thing and giving different
+  values beside the same word of the query;
 - a hedged chunk (a proposal, a draft, "if we were to") goes below the plain
   statements about the same thing among the best hits;
 - two chunks of about the same time that neither correct nor hedge, and that give
@@ -445,7 +447,14 @@ def _relate(
             place_above(newer.hit, older.hit, f"supersedes item {older.hit.item_id} ({said.correction!r})")
             older.hit.reasons.append(f"superseded by item {newer.hit.item_id}")
             return
-        if intent.recent and not newer.cues.hedged and close(newer, older, SAME_STATE):
+        if intent.recent and not newer.cues.hedged and (
+            close(newer, older, SAME_STATE)
+            # A short note of a change sits further from the page it changes ("Calendar
+            # changes: the standup moves to 10:15" against "Team rituals", cosine 0.36):
+            # about the same thing and giving another value beside the same word of the
+            # question, it says what holds now.
+            or (close(newer, older, SAME_SUBJECT) and _disagree(newer.values, older.values))
+        ):
             place_above(newer.hit, older.hit, f"newer ({newer.hit.date}) than item {older.hit.item_id}, asked for now")
             return
     if (
