@@ -55,6 +55,7 @@ def test_a_missing_file_means_defaults_with_no_sources(tmp_path, isolated_home):
         ('[daemon]\ndata_dir = ""\n', "daemon.data_dir: is empty"),
         ('[daemon]\nsocket = ""\n', "daemon.socket: is empty"),
         ('[[sources]]\nname = "a"\npath = ""\n', "sources['a'].path: is empty"),
+        ('[[sources]]\nname = "a"\npath = "  "\n', "sources['a'].path: is empty"),
         ('[daemon]\ndata_dir = "~nosuchuser/d"\n', "daemon.data_dir: ~nosuchuser/d: no home directory is known for ~nosuchuser"),
         ('[[sources]]\nname = "a"\npath = "~nosuchuser/x"\n', "sources['a'].path: ~nosuchuser/x: no home directory"),
     ],

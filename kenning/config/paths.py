@@ -49,10 +49,11 @@ def user_path(value: str | os.PathLike[str], base: Path | None = None) -> Path:
     (the daemon, `ken` run from any directory) so finds the same place; without a base,
     from the current directory.
 
-    Refused with ValueError, which the settings report as the key's error: an empty path
-    (it would quietly mean whichever directory the reader runs in), and `~user` for a
-    user this machine does not know."""
-    if not os.fspath(value):
+    Refused with ValueError, which the settings report as the key's error: an empty or
+    blank path (it would quietly mean whichever directory the reader runs in, or a folder
+    named by spaces beside the config), and `~user` for a user this machine does not
+    know."""
+    if not os.fspath(value).strip():
         raise ValueError("is empty; name a directory (a relative path is taken from the config file's directory)")
     try:
         path = Path(value).expanduser()
