@@ -370,6 +370,24 @@ async def test_a_secret_named_field_is_redacted_in_storage_listing_and_render(tm
     assert b"Tr0ub4dor" not in stored and b"Xk9#mP2" not in stored
 
 
+async def test_a_secret_spelled_in_full_width_letters_is_redacted_wherever_an_agent_puts_it(tmp_path):
+    wide = "ｐａｓｓｗｏｒｄ＝Ｓ3ｃｒｅｔＶａｌｕｅ99"
+    library = await opened(tmp_path)
+    try:
+        await library.add_text(TextDocument(f"{wide} for the loris box", f"The loris box.\n{wide}\n", "note://loris"))
+        await library.memory_add(NewCapsule(f"Loris {wide}", f"Open the loris box with {wide}.", "fact"))
+        archived = await library.archive_add(f"Session log\nlogin {wide} worked\n", title=f"log {wide}")
+        recalled = (await library.archive_recall(archived.handle)).text
+        assert "S3cret" not in recalled and "Ｓ3ｃｒｅｔ" not in recalled and "[REDACTED]" in recalled
+        assert (await library.search("S3cretValue99", legs=("keyword",))).hits == []
+        found = await library.search("loris box", legs=("keyword",))
+        assert found.hits and all("S3cret" not in hit.title and "S3cret" not in hit.snippet for hit in found.hits)
+    finally:
+        await library.close()
+    stored = bytes_under(tmp_path / "data")
+    assert b"S3cret" not in stored and "Ｓ3ｃｒｅｔ".encode() not in stored
+
+
 # -- reading lines back ------------------------------------------------------------------------
 
 

@@ -18,13 +18,12 @@ from kenning.ingest.redact import redact
 from kenning.store.documents import NewItem
 from kenning.store.texthash import text_hash
 from kenning.text import dates
-from kenning.text.unicode import normalized
 
 # Bump when a reader, the redactor or the chunker changes what a file's chunks hold: every
 # document records the reading it was stored under (`ConvertLimits.reading`), and a sweep
 # reads again those stored under another, so an upgrade that redacts more leaves no
 # secret in text read before it.
-READER_VERSION = 2
+READER_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -58,12 +57,14 @@ class Converted:
 
 def convert_file(path: Path, fallback_title: str, limits: ConvertLimits) -> Converted:
     parsed = read_file(path, limits.read)
-    # Normalised first: a secret's name in full-width letters is still its name.
-    text = redact(normalized(parsed.text))
-    # The redacted form is what gets stored, the document's title included, even when
-    # that title is the file's name: the path itself stays as it is, since it is the
-    # document's identity and what a citation must open.
-    title = redact(normalized(parsed.title.strip() or fallback_title))
+    # The redacted form (folded, text/unicode.py) is what gets stored, the document's
+    # title included, even when that title is the file's name: the path itself stays as
+    # it is, since it is the document's identity and what a citation must open.
+    text = redact(parsed.text)
+    if len(text) > limits.read.max_text_chars:
+        # Folding can lengthen it: "ﷺ" is eighteen letters.
+        raise ReaderError(f"text passes the {limits.read.max_text_chars}-character limit once its letters are folded")
+    title = redact(parsed.title.strip() or fallback_title)
     redacted = ReadResult(text=text, title=title, kind=parsed.kind, format=parsed.format, page_starts=parsed.page_starts)
     chunks = chunk_document(redacted, target_chars=limits.target_chars, overlap_chars=limits.overlap_chars)
     if len(chunks) > limits.max_chunks:

@@ -55,6 +55,7 @@ from detect_secrets.plugins.keyword import DENYLIST
 from detect_secrets.plugins.private_key import PrivateKeyDetector
 
 from kenning.text.redacted import MARK
+from kenning.text.unicode import normalized
 
 _MARK = MARK.encode()
 
@@ -716,9 +717,13 @@ def _body_after(data: bytes, start: int, limit: int) -> Iterator[Span]:
 
 
 def redact(text: str) -> str:
-    """``text`` with every credential found replaced by ``MARK``, line for line."""
+    """``text`` with every credential found replaced by ``MARK``, line for line.
+
+    Folded first (text/unicode.py): a secret's name in full-width letters is its name,
+    and what is stored is the folded text, so no other spelling of it is left to find."""
     if not text:
         return text
+    text = normalized(text)
     data = text.encode("utf-8", "surrogatepass")
     spans = [*_token_spans(data), *_assignment_spans(data)]
     if b"PRIVATE KEY" in data or b"Private-Lines:" in data:

@@ -37,7 +37,6 @@ from kenning.store.texthash import text_hash
 from kenning.store.records import FetchedPage
 from kenning.text import dates
 from kenning.text.controls import CONTROL
-from kenning.text.unicode import normalized
 
 MAX_URI_CHARS = 2000
 MAX_TAGS = 32
@@ -232,18 +231,12 @@ def prepare_text(
     worker thread."""
     clean = redact(text)
     shown = labels.redacted()
-    # The chunks hold the normalised text, so search finds a word however it was typed;
-    # `clean` keeps the agent's own characters, which an archive gives back exactly.
-    # Normalised before redaction, as a file's text is: full-width letters spell a
-    # secret's name too.
-    plain = normalized(text)
-    title = normalized(shown.title)
     chunks = chunk_document(
-        ReadResult(text=clean if plain == text else redact(plain), title=title, kind=kind, format="text"),
+        ReadResult(text=clean, title=shown.title, kind=kind, format="text"),
         target_chars=chunking.target_chars,
         overlap_chars=chunking.overlap_chars,
     )
-    items = new_items(title, chunks)
+    items = new_items(shown.title, chunks)
     stated = dates.document_date(clean, labels.uri.rstrip("/").rsplit("/", 1)[-1])
     now = time.time()
     given = (date, stated) if format == "agent" else (stated, date)

@@ -36,6 +36,7 @@ from kenning.store.database import Database
 from kenning.store.ledger import EntryDocument, EntryRow
 from kenning.text.names import normalize_name
 from kenning.text.redacted import MARK
+from kenning.text.unicode import normalized
 
 URI_PREFIX = "kenning://ledger/"
 MAX_EVIDENCE = 50
@@ -191,7 +192,7 @@ def _redacted(section: str, fields: dict[str, str]) -> dict[str, str]:
 
 
 def _secret_name(name: str) -> bool:
-    assignment = f'{name}: "{_PROBE}"'
+    assignment = normalized(f'{name}: "{_PROBE}"')
     return redact(assignment) != assignment
 
 
