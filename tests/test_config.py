@@ -77,9 +77,15 @@ def test_relative_paths_are_taken_from_the_config_files_directory(tmp_path, monk
     settings = load_settings(Path("../lib/config.toml"))
     assert settings.daemon.data_dir == tmp_path / "lib" / "data"
     assert settings.daemon.socket_path == tmp_path / "lib" / "run" / "k.sock"
-    assert settings.sources[0].path.resolve() == tmp_path / "docs"
+    # Shown and cited without the "..".
+    assert settings.sources[0].path == tmp_path / "docs"
     # The light path every daemon-talking command takes finds the same socket.
     assert locate(Path("../lib/config.toml")) == Locations(tmp_path / "lib" / "data", tmp_path / "lib" / "run" / "k.sock")
+    # A link to the config (a dotfiles checkout) names the same library as the file.
+    link = elsewhere / "config.toml"
+    link.symlink_to(config)
+    assert load_settings(link).daemon.data_dir == tmp_path / "lib" / "data"
+    assert locate(link) == locate(config)
 
 
 def test_ken_run_from_another_directory_reaches_a_daemon_configured_with_relative_paths(library, monkeypatch):

@@ -19,6 +19,7 @@ import tomlkit
 from pydantic import ValidationError
 from tomlkit.items import Array
 
+from kenning.config.paths import config_dir
 from kenning.config.settings import Settings, SourceSettings
 from kenning.errors import ConfigError
 
@@ -87,7 +88,7 @@ def load_settings(path: Path) -> Settings:
 
 def _validate(raw: dict, path: Path) -> Settings:
     try:
-        return Settings.model_validate(raw, context={"config_dir": path.parent})
+        return Settings.model_validate(raw, context={"config_dir": config_dir(path)})
     except ValidationError as exc:
         raise ConfigError(_describe(exc, path, raw)) from None
 

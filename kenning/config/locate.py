@@ -13,7 +13,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from kenning.config.paths import default_data_dir, socket_path, user_path
+from kenning.config.paths import config_dir, default_data_dir, socket_path, user_path
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def locate(config: Path) -> Locations | None:
     if not isinstance(data_dir, str | None) or not isinstance(socket, str | None):
         return None
     try:
-        home = user_path(data_dir, config.parent) if data_dir is not None else default_data_dir()
-        return Locations(home, socket_path(home, user_path(socket, config.parent) if socket is not None else None))
+        home = user_path(data_dir, config_dir(config)) if data_dir is not None else default_data_dir()
+        return Locations(home, socket_path(home, user_path(socket, config_dir(config)) if socket is not None else None))
     except ValueError:
         return None

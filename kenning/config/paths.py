@@ -60,8 +60,15 @@ def user_path(value: str | os.PathLike[str], base: Path | None = None) -> Path:
     except RuntimeError:
         user = Path(value).parts[0]
         raise ValueError(f"{value}: no home directory is known for {user}") from None
-    # abspath, not absolute(): `--config ../lib/config.toml` names the folder lib, not other/../lib.
-    return path.absolute() if base is None else Path(os.path.abspath(base)) / path
+    # abspath, not absolute(): `--config ../lib/config.toml` names the folder lib, not
+    # other/../lib, and `data_dir = "../data"` is shown and cited without the "..".
+    return path.absolute() if base is None else Path(os.path.abspath(Path(base) / path))
+
+
+def config_dir(config: Path) -> Path:
+    """The directory a config's relative paths are taken from: its target's, when the
+    config is a link (a dotfiles checkout), so the link and the file name one library."""
+    return Path(os.path.realpath(config)).parent
 
 
 def socket_path(data_dir: Path, socket: Path | None) -> Path:
