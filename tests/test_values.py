@@ -93,6 +93,15 @@ def test_a_count_of_days_of_something_counts_that_thing_not_any_days():
     assert states(lock, "Laptops must lock the screen after 5 minutes of inactivity.")
 
 
+def test_how_often_a_thing_happens_counts_no_things_but_a_length_asked_for_is_the_amount():
+    laptops = wanted("How many staff laptops are there?")
+    assert not states(laptops, "Staff laptops are replaced every four years.")
+    assert states(laptops, "We have 40 staff laptops, replaced every 4 years.")
+    assert states(wanted("How much annual leave do staff get?"), "Staff get 25 days of annual leave a year.")
+    assert states(wanted("How much notice must staff give?"), "Staff must give four weeks' notice.")
+    assert states(wanted("How many days of sick pay do employees get?"), "Staff get 10 days of sick pay.")
+
+
 def test_a_count_stands_on_the_same_line_as_what_it_counts():
     floors = wanted("How many floors does the Kanda Square building have?")
     itinerary = "## Tokyo (5 nights)\n\n- Hotel: Mitsui Garden Ginza, 13th floor, river view."

@@ -184,7 +184,7 @@ _MAY_PLACE_IN_TIME = re.compile(
     re.IGNORECASE,
 )
 _TIME_UNIT = re.compile(rf"{_UNITS}|seconds?|quarters?", re.IGNORECASE)
-_WHEN_OR_DURATION = re.compile(rf"{_WHEN.pattern}|{_DURATION}", re.IGNORECASE)
+_WHEN_OR_RECURRENCE = re.compile(rf"{_WHEN.pattern}|\b(?:every|each)\s+{_DURATION}", re.IGNORECASE)
 # A measure, by what it measures: the nouns and adjectives that ask for it ("What is the
 # top speed...", "How deep...") and the units it is written in ("12 knots", "4.5 m").
 # "How long" is left out: it asks for a time as often as a length.
@@ -392,6 +392,13 @@ def _date_spans(text: str) -> list[tuple[int, int]]:
     return [match.span() for match in _DATES.finditer(text)]
 
 
+# Words asking for a kind of value without saying what the value is of.
+_GENERIC_NAMING = frozenset(
+    "cost costs charge charges pay paid spend spent money price fee fees rate year time colour color colours colors"
+    " hours".split()
+)
+
+
 @dataclass(frozen=True)
 class Wanted:
     """The kind of value a question asks for, and the words it must stand near (none:
@@ -407,6 +414,12 @@ class Wanted:
     # For "when", the words naming what is to be placed in time ("birthday" of "When is
     # Priya Raman's birthday?"): when no text holds any of them, no text says when it is.
     event: tuple[str, ...] = ()
+
+    @property
+    def said_by_any_value(self) -> frozenset[str]:
+        """The naming words any value of the kind says: "£2.50" says what something costs,
+        but no sum says it is a deposit or a salary (a rent is neither)."""
+        return self.naming & _GENERIC_NAMING
 
 
 def wanted(question: str) -> Wanted | None:
@@ -428,9 +441,10 @@ def wanted(question: str) -> Wanted | None:
                 continue
             near = _headcount(near)
             if kind.name == "a number" and not groups.get("of") and not any(map(_TIME_UNIT.fullmatch, near)):
-                # "replaced every four years" counts years, not the laptops beside it; a
-                # question counting days ("How many days of sick pay...") keeps them.
-                kind = replace(kind, unlike=_WHEN_OR_DURATION)
+                # "replaced every four years" says how often, and counts no laptops beside
+                # it; a length of time that is itself the amount asked ("25 days of annual
+                # leave" for "How much annual leave...") stays.
+                kind = replace(kind, unlike=_WHEN_OR_RECURRENCE)
         naming = groups.get("kind") or groups.get("kind2") or ""
         event = _event(question) if kind.event else ()
         return Wanted(kind.name, near, kind, frozenset(word.lower() for word in _TOKEN.findall(naming)), event)
@@ -520,9 +534,16 @@ def value_at(wanted: Wanted, text: str, position: int) -> bool:
     """Whether a value of the kind wanted is written from `position` on: "14 June" or
     "02:00" for "When...", not the first digits of "0113 496 0571"."""
     form = wanted.form
-    if form.unlike is not None and form.unlike.match(text, position):
+    if form.unlike is not None and any(start <= position < end for start, end in _spans(form.unlike, text)):
         return False
     return form.value.match(text, position) is not None
+
+
+@lru_cache(maxsize=64)
+def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+    """Where a form that cannot be the value stands ("every four years" from its "every"),
+    read once per text for all the values in it."""
+    return [match.span() for match in pattern.finditer(text)]
 
 
 def stating_first(hits: list[Hit], texts: dict[int, str], wanted: Wanted) -> None:

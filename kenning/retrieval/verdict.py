@@ -254,12 +254,13 @@ def _held_as_values(
     value asked for as held by a hit that states one: "Bicycles: £2.50 per single
     journey" answers "How much does it cost to bring a bicycle on the ferry?" without
     the word "cost", while "What colour are the RT-10 tablets?" gains nothing from
-    notes that give no colour."""
-    if not wanted.naming:
+    notes that give no colour, and "What is the deposit..." nothing from a rent."""
+    said = wanted.said_by_any_value
+    if not said:
         return held
     raised = dict(held)
     for hit in best:
-        unheld = [word for word in wanted.naming if Probe(term_probe(word)) not in measured.holds.get(hit.item_id, {})]
+        unheld = [word for word in said if Probe(term_probe(word)) not in measured.holds.get(hit.item_id, {})]
         if unheld and values.states(wanted, texts.get(hit.item_id, "")):
             raised[hit.item_id] = raised.get(hit.item_id, 0.0) + sum(measured.shares.get(word, 0.0) for word in unheld)
     return raised
