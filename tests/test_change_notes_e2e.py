@@ -14,6 +14,10 @@ NOTES = {
         "---\ndate: 2025-09-01\n---\n# Calendar changes\n\n"
         "From 1 September the platform team standup moves to 10:15, in room Delta.\n"
     ),
+    "2025-09-01-data-team.md": (
+        "---\ndate: 2025-09-01\n---\n# Data team calendar\n\n"
+        "From 1 September the data team standup moves to 11:00, in room Atlas.\n"
+    ),
     "2025-05-02-laptop-policy.md": "---\ndate: 2025-05-02\n---\n# Laptop policy\n\nStaff laptops are replaced every four years.\n",
     "2025-05-06-laptop-options.md": (
         "---\ndate: 2025-05-06\n---\n# Laptop refresh options\n\n"
@@ -41,6 +45,11 @@ def test_a_change_note_answers_now_and_options_and_scenarios_rank_as_what_they_a
     # A short note of a change, titled otherwise, says what holds now.
     assert first("Which room is the platform team standup in now?") == "2025-09-01-standup-change.md"
     assert first("What time is the platform team standup now?") == "2025-09-01-standup-change.md"
+    # The data team's standup moving says nothing of the platform team's.
+    assert first("When is the data team standup now?") == "2025-09-01-data-team.md"
+    hits = daemon.call("search", {"query": "Which room is the platform team standup in now?"})["hits"]
+    names = [Path(hit["path"]).name for hit in hits]
+    assert names.index("2025-02-03-standup.md") < names.index("2025-09-01-data-team.md")
     # An option under evaluation and a scenario are not the policy.
     assert first("How often are staff laptops replaced?") == "2025-05-02-laptop-policy.md"
     # "every four years" counts years: no note says how many laptops there are, and

@@ -31,8 +31,10 @@ correction; "a typo fix" and consumers that "do not rely on order" take nothing 
 What someone "has not agreed" is a fact, not a hedge: only what "is not agreed" or "not
 yet agreed" is (a notice withdrawing a winter service because the council has not agreed
 winter use of its pier was read as hedged, and so retracted nothing). A third round came
-from notes a red-team pass wrote: "Option B:", "in a scenario where", "under evaluation"
-are hedges; no figure of the truth sets moved. A change announced as "the standup moves
+from notes a red-team pass wrote: what is "under evaluation by" someone is a hedge (an
+option "under evaluation" alone may be a compound a study evaluated, and "Option B:" or
+"in a scenario where" stand in decided ADRs and runbooks); no figure of the truth sets
+moved. A change announced as "the standup moves
 to 10:15" is not a correction: meeting notes announce moves ("the build cache moves to
 MinIO") that a later note corrects, and a note that corrects is itself tied only by its
 date or the value it replaced.
@@ -69,7 +71,7 @@ _HEDGE_STRONG = (
     r"|(?:is|are|was|were|been|be|'s|status:)\s+not\s+(?:decided|agreed|adopted|approved|planned)"
     r"|nothing (?:is )?decided|undecided|status: (?:idea|draft|proposal|proposed)|we might|might (?:do|add|move"
     r"|switch|try)|wish ?list|straw ?man|just an idea|not final|to be (?:decided|confirmed)|tb[cd]\b"
-    r"|on the table|pending (?:approval|sign-off)|option [a-z1-9]:|in a scenario|under (?:evaluation|consideration)"
+    r"|on the table|pending (?:approval|sign-off)|under (?:evaluation|consideration) by"
 )
 _HEDGE_WEAK = r"(?:might|maybe|perhaps|could|possibly|would|if)\b"
 # One pass over a text finds every cue; where two kinds could start at one place, the

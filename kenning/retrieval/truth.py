@@ -24,8 +24,8 @@ there are no vectors). For such a pair:
   notes, which also correct an April item, say Oakridge): meeting notes correct one
   item and state the next, and a single shared word tied four wrong pairs on dev and tune;
 - when the question asks for the current state, the newer of the two is placed above
-  when their texts are close (SAME_STATE), or about the same thing and giving different
-  values beside the same word of the query;
+  when their texts are close (SAME_STATE), or about the same thing, the newer holding
+  every word of the query the older holds and giving another value beside one of them;
 - a hedged chunk (a proposal, a draft, "if we were to") goes below the plain
   statements about the same thing among the best hits;
 - two chunks of about the same time that neither correct nor hedge, and that give
@@ -228,6 +228,10 @@ class Side:
             at = lowered.find(line) if line else -1
             lines.append(whole[at : at + len(line)] if at >= 0 else line)
         return "\n".join(lines)
+
+    def holds_what_is_asked_of(self, other: Side) -> bool:
+        """Whether it holds every word of the question the other text holds."""
+        return all(self.words(key) for key in self._all_keys if other.words(key))
 
     def ties_to(self, names: list[str], older: Side, common: Callable[[str], bool]) -> bool:
         """Whether the older text names something that the place this one corrects or
@@ -451,9 +455,14 @@ def _relate(
             close(newer, older, SAME_STATE)
             # A short note of a change sits further from the page it changes ("Calendar
             # changes: the standup moves to 10:15" against "Team rituals", cosine 0.36):
-            # about the same thing and giving another value beside the same word of the
-            # question, it says what holds now.
-            or (close(newer, older, SAME_SUBJECT) and _disagree(newer.values, older.values))
+            # holding every word of the question the older one holds, and giving another
+            # value beside one of them, it says what holds now. The data team's standup
+            # moving says nothing of the platform team's.
+            or (
+                close(newer, older, SAME_SUBJECT)
+                and newer.holds_what_is_asked_of(older)
+                and _disagree(newer.values, older.values)
+            )
         ):
             place_above(newer.hit, older.hit, f"newer ({newer.hit.date}) than item {older.hit.item_id}, asked for now")
             return
