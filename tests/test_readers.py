@@ -44,6 +44,8 @@ def test_one_stray_byte_leaves_the_rest_of_a_utf8_file_as_written() -> None:
     data = "café in Zürich\n".encode() + b"price \x80 5\n" + "crème brûlée\n".encode()
     assert decode_text(data) == "café in Zürich\nprice € 5\ncrème brûlée\n"
     assert decode_text(b"\xef\xbb\xbf" + data).startswith("café in Zürich\nprice € 5")
+    # A Windows-1252 file whose "ß“" happens to be a valid UTF-8 pair is still read whole.
+    assert decode_text("„Das ist ein Fuß“ – Ölß\n".encode("cp1252")) == "„Das ist ein Fuß“ – Ölß\n"
 
 
 def test_crlf_and_lone_cr_become_newlines() -> None:

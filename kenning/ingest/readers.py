@@ -167,13 +167,27 @@ def _utf16_without_bom(sample: bytes) -> str | None:
 # A byte that is no part of UTF-8, as surrogateescape leaves it, to what it is in
 # Windows-1252 (or in latin-1, for the five bytes Windows-1252 leaves undefined).
 _LEGACY = {0xDC80 + i: bytes([0x80 + i]).decode("cp1252", errors="ignore") or chr(0x80 + i) for i in range(128)}
+# The same, for text decoded as latin-1 (which maps every byte to the code point of its value).
+_LATIN1_TO_CP1252 = {0x80 + i: _LEGACY[0xDC80 + i] for i in range(128)}
+_STRAY = re.compile("[\udc80-\udcff]")
 
 
 def _decode_legacy(data: bytes) -> str:
-    """UTF-8, each byte that is not read as Windows-1252: one stray byte in a UTF-8 file
-    (a paste from an old file) must not turn every "é" in it into "Ã©", and a file
-    written in Windows-1252 reads the same as decoded whole."""
-    return data.decode("utf-8", errors="surrogateescape").translate(_LEGACY)
+    """UTF-8; failing that, Windows-1252, unless it is mostly UTF-8 with a few stray
+    bytes (a paste from an old file), which are read as Windows-1252 one by one: one
+    such byte must not turn every "é" of the file into "Ã©". A file written in
+    Windows-1252 holds more bytes that are no UTF-8 than pairs that happen to be ("ß“"
+    is a valid two-byte sequence), and is read whole as such."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    escaped = data.decode("utf-8", errors="surrogateescape")
+    stray = len(_STRAY.findall(escaped))
+    multibyte = len(escaped) - len(escaped.encode("ascii", errors="ignore")) - stray
+    if multibyte > stray:
+        return escaped.translate(_LEGACY)
+    return data.decode("latin-1").translate(_LATIN1_TO_CP1252)
 
 
 def _mostly_controls(sample: str) -> bool:
