@@ -95,6 +95,7 @@ def test_periods_a_question_names():
     assert named_periods("Who said this may break the payroll export?", TODAY) == []
     assert named_periods("this mar on the hull", TODAY) == []
     assert named_periods("the deploys this May", TODAY) == [period("2026-05")]
+    assert named_periods("invoices last may", TODAY) == [period("2026-05")]
 
 
 def test_a_period_named_without_its_year_is_the_one_nearest_the_note():

@@ -21,7 +21,9 @@ def test_the_blocks_read_hold_every_character_that_is_folded():
 
 
 def test_letters_in_another_dress_are_folded_and_values_are_kept():
-    assert normalized("ﬁrewall ｐｅｌｉｃａｎ gran\u00adite joi\u200dner ｶﾀｶﾅ") == "firewall pelican granite joiner カタカナ"
+    assert normalized("ﬁrewall ｐｅｌｉｃａｎ gran\u00adite joi\u200bner ｶﾀｶﾅ") == "firewall pelican granite joiner カタカナ"
+    # The joiners spell words.
+    assert normalized("می\u200cخواهم") == "می\u200cخواهم"
     assert normalized(unicodedata.normalize("NFD", "résumé 프로젝트")) == "résumé 프로젝트"
     # What states a value is left as written.
     assert normalized("10⁶ rows, 3½ hours, 40 m², ① first") == "10⁶ rows, 3½ hours, 40 m², ① first"

@@ -253,12 +253,10 @@ def parse_iso(text: str) -> str:
 
 
 _RELATIVE = re.compile(r"\b(?P<which>last|this|next|past)\s+(?P<unit>year|month|quarter)\b", re.IGNORECASE)
-# "last March", "this Sept"; a month in lower case only written out, and never "may":
-# "this may break the export" names no May.
+# "last March", "this Sept", "last may"; but "this may" and "this mar" in lower case are
+# a verb and a noun ("this may break the export").
 _LAST_MONTH_NAME = re.compile(
-    r"\b(?P<which>(?i:last|this))\s+(?P<month>"
-    r"(?i:january|february|march|april|june|july|august|september|october|november|december)"
-    r"|May|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?(?![\w])"
+    rf"\b(?P<which>last|this(?!\s+(?-i:may|mar)\b))\s+{_MONTH}(?![\w])", re.IGNORECASE
 )
 
 

@@ -5,7 +5,7 @@ ways one word reaches a file: "résumé" typed with combining accents (as macOS 
 file text and Korean syllables), the ligatures of text taken out of a PDF ("ﬁrewall"),
 full-width Latin from East Asian input methods ("ｓｅｒｖｅｒ"), half-width katakana,
 Arabic presentation forms, a no-break space, and invisible marks inside a word (a soft
-hyphen from HTML's `&shy;`, zero-width spaces and joiners). Each made a word unfindable
+hyphen from HTML's `&shy;`, a zero-width space). Each made a word unfindable
 by the same word typed plainly, and a secret's name spelled in full-width letters
 escaped redaction.
 
@@ -23,9 +23,10 @@ from __future__ import annotations
 import unicodedata
 from functools import cache
 
-# Soft hyphen, zero-width space, non-joiner and joiner, word joiner, and a byte-order
-# mark inside the text (zero-width no-break space).
-_INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
+# Soft hyphen, zero-width space, word joiner, and a byte-order mark inside the text
+# (zero-width no-break space). Not the zero-width joiner and non-joiner, which spell
+# Persian and Indic words and join emoji.
+_INVISIBLE = "\u00ad\u200b\u2060\ufeff"
 # Decomposition tags whose mapping is the same letters or digits in another dress.
 _SAME_VALUE = frozenset(
     "<wide> <narrow> <font> <compat> <initial> <medial> <final> <isolated> <noBreak> <vertical>".split()
