@@ -387,7 +387,7 @@ async def build_store(library: StoreLibrary, path: Path) -> list[int]:
             items = [NewItem(doc.name, "", text, n + 1, n + 1) for n, text in enumerate(doc.texts)]
             size = sum(len(text) for text in doc.texts)
             meta = DocumentMeta(doc.name, "markdown", 1.0, size, f"bench:{position}", text_hash(doc.texts))
-            stored = await documents.replace_items(db, document_id, meta, items)
+            stored, _ = await documents.replace_items(db, document_id, meta, items)
             if stored != "indexed":
                 raise RuntimeError(f"document {position} was {stored} at ingest: the texts are not distinct")
             doc_ids.append(document_id)

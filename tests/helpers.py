@@ -36,7 +36,8 @@ async def store_document(
         for n, text in enumerate(texts)
     ]
     meta = DocumentMeta(title, "markdown", mtime, 1, f"bytes:{path}:{texts}", text_hash(texts))
-    return document_id, await documents.replace_items(db, document_id, meta, items)
+    stored, _ = await documents.replace_items(db, document_id, meta, items)
+    return document_id, stored
 
 
 def make_pdf(path: Path, pages: list[list[str]]) -> Path:

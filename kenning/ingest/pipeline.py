@@ -44,8 +44,17 @@ class FileJob:
     found: Discovered
     prior: FileState | None
     confine_to_root: bool
-    # How the file would be read now (`ConvertLimits.reading`).
+    # How the file would be read now (`ConvertLimits.reading`), and with which limits
+    # (`IngestOptions.retry`): a file that failed or was skipped is read again when
+    # either changes, one that is indexed only when the first does.
     reading: str
+    retry: str
+
+    @property
+    def expected(self) -> str:
+        """What its row must record for it to be left alone."""
+        indexed = self.prior is not None and self.prior.status in ("done", "merged")
+        return self.reading if indexed else self.retry
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,16 @@ class IngestOptions:
     parsers: ParsePool
 
     @property
+    def retry(self) -> str:
+        """A file's reading with every limit that can make it fail: raising one reads
+        again the files it failed (a parse timeout, a PDF past the memory limit)."""
+        limits = self.limits
+        return (
+            f"{self.convert_limits.reading}:{self.max_file_bytes}/{limits.max_text_chars}/{limits.max_chunks_per_file}"
+            f":{limits.parse_timeout}/{limits.parse_memory_mb}"
+        )
+
+    @property
     def convert_limits(self) -> ConvertLimits:
         return ConvertLimits(
             read=ReadLimits(max_file_bytes=self.max_file_bytes, max_text_chars=self.limits.max_text_chars),
@@ -78,10 +97,10 @@ def needs_look(job: FileJob) -> bool:
 
     A row left in `scanning` is a file a crash interrupted, and one stored under another
     reading (an older kenning's redaction, other chunk sizes) holds what this one would
-    not store, so both are always looked at.
+    not store, and one that failed under other limits may pass now, so all are looked at.
     """
     prior = job.prior
-    if prior is None or prior.status == "scanning" or prior.reading != job.reading:
+    if prior is None or prior.status == "scanning" or prior.reading != job.expected:
         return True
     return prior.mtime != job.found.mtime or prior.size != job.found.size
 
@@ -128,22 +147,26 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
         return Outcome("deferred", reason=str(exc))
     if not converted.items:
         reason = "no text to index"
-        await documents.mark_unindexed(db, document_id, "skipped", reason, found.mtime, found.size, job.reading)
+        await documents.mark_unindexed(db, document_id, "skipped", reason, found.mtime, found.size, job.retry)
         return Outcome("skipped", reason=reason)
     date, date_source = converted.stated or (dates.from_timestamp(found.mtime), "modified")
     meta = DocumentMeta(
         converted.title, converted.format, found.mtime, found.size, digest, converted.text_digest,
         date=date, date_source=date_source, reading=job.reading,
     )  # fmt: skip
-    stored = await documents.replace_items(db, document_id, meta, converted.items)
+    stored, fresh = await documents.replace_items(db, document_id, meta, converted.items)
     if stored == "merged":
         return Outcome("merged", document_id=document_id)
-    return Outcome("indexed", chunks=len(converted.items), document_id=document_id)
+    if stored == "indexed" and not fresh and job.prior is not None and job.prior.status == "done":
+        # Read again and come out the same (an upgrade's re-read): nothing to embed, to
+        # spend a budget on, or to look for near-duplicates of.
+        return Outcome("unchanged", document_id=document_id)
+    return Outcome("indexed", chunks=fresh, document_id=document_id)
 
 
 async def _fail(db: Database, document_id: int, job: FileJob, reason: str) -> Outcome:
     found = job.found
-    await documents.mark_unindexed(db, document_id, "failed", reason, found.mtime, found.size, job.reading)
+    await documents.mark_unindexed(db, document_id, "failed", reason, found.mtime, found.size, job.retry)
     return Outcome("failed", reason=reason)
 
 

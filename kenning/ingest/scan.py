@@ -151,18 +151,18 @@ class FolderScanner:
         progress.discovered = len(found)
         progress.capped = len(found) - len(kept)
         progress.passed_over = {reason: n for reason, n in report.files.most_common() if reason != CAPPED}
-        reading = self.options.convert_limits.reading
+        reading, retry = self.options.convert_limits.reading, self.options.retry
         jobs = [
-            FileJob(self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root, reading)
+            FileJob(self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root, reading, retry)
             for item in kept
         ]
         todo = [job for job in jobs if needs_look(job)]
         again = sum(
-            1 for job in todo if job.prior and job.prior.status != "scanning" and job.prior.reading != reading
+            1 for job in todo if job.prior and job.prior.status != "scanning" and job.prior.reading != job.expected
         )
         if again:
             log.info(
-                "source %s: reading %d files again, stored by an older kenning or other chunk settings",
+                "source %s: reading %d files again, stored by an older kenning, other chunk sizes or other limits",
                 self.settings.name,
                 again,
             )

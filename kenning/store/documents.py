@@ -97,8 +97,12 @@ class DocumentMeta:
     reading: str | None = None
 
 
-async def replace_items(db: Database, document_id: int, meta: DocumentMeta, items: list[NewItem]) -> Stored:
-    """Store a file's new chunks, all or nothing, through the exact-duplicate gate."""
+async def replace_items(
+    db: Database, document_id: int, meta: DocumentMeta, items: list[NewItem]
+) -> tuple[Stored, int]:
+    """Store a file's new chunks, all or nothing, through the exact-duplicate gate; with
+    how many of them are new (a file read again whose chunks come out the same has none
+    to embed, and spends no sweep's chunk budget)."""
     return await db.write(_store, document_id, meta, items)
 
 
@@ -147,10 +151,11 @@ def _write_text(
         " RETURNING id",
         (source_id, key, uri, time.time()),
     ).fetchone()
-    return document_id, _store(conn, document_id, meta, items)
+    stored, _ = _store(conn, document_id, meta, items)
+    return document_id, stored
 
 
-def _store(conn: sqlite3.Connection, document_id: int, meta: DocumentMeta, items: list[NewItem]) -> Stored:
+def _store(conn: sqlite3.Connection, document_id: int, meta: DocumentMeta, items: list[NewItem]) -> tuple[Stored, int]:
     """The exact-duplicate gate and the write, inside the caller's transaction.
 
     If another source already holds this exact text, the row becomes a location of that
@@ -169,12 +174,13 @@ def _store(conn: sqlite3.Connection, document_id: int, meta: DocumentMeta, items
         # agent re-adding what it added): its chunks, and every location that shares
         # them, stay as they are. Only under a new title (an agent re-adding it renamed)
         # are they written again: a chunk's title is part of what finds and embeds it.
-        _update_items(conn, document_id, items)
+        fresh = _update_items(conn, document_id, items)
         _record(conn, document_id, meta, "done", None, held)
-        return "indexed"
+        return "indexed", fresh
     holder = None if kind in ownership.RECORD_KINDS else ownership.find_holder(conn, meta.text_hash, source_id)
+    fresh = 0
     if holder is None and held and not ownership.has_locations(conn, document_id):
-        _update_items(conn, document_id, items)
+        fresh = _update_items(conn, document_id, items)
         status, merged_into, chunk_count, stored = "done", None, len(items), "indexed"
     else:
         # A row holding no chunks has nothing to release and no locations (only a row
@@ -183,14 +189,14 @@ def _store(conn: sqlite3.Connection, document_id: int, meta: DocumentMeta, items
             ownership.release(conn, document_id)
         if holder is None:
             _insert_items(conn, document_id, list(enumerate(items)))
-            status, merged_into, chunk_count, stored = "done", None, len(items), "indexed"
+            status, merged_into, chunk_count, stored, fresh = "done", None, len(items), "indexed", len(items)
         elif ownership.rank(kind) > holder.rank:
             ownership.adopt(conn, document_id, holder)
             status, merged_into, chunk_count, stored = "done", None, holder.chunk_count, "adopted"
         else:
             status, merged_into, chunk_count, stored = "merged", holder.document_id, 0, "merged"
     _record(conn, document_id, meta, status, merged_into, chunk_count)
-    return stored
+    return stored, fresh
 
 
 def _insert_items(conn: sqlite3.Connection, document_id: int, items: list[tuple[int, NewItem]]) -> None:
@@ -212,8 +218,9 @@ def _insert_items(conn: sqlite3.Connection, document_id: int, items: list[tuple[
         )
 
 
-def _update_items(conn: sqlite3.Connection, document_id: int, items: list[NewItem]) -> None:
-    """Replace a document's chunks, keeping every old item whose text reappears.
+def _update_items(conn: sqlite3.Connection, document_id: int, items: list[NewItem]) -> int:
+    """Replace a document's chunks, keeping every old item whose text reappears; returns
+    how many are new.
 
     An item is kept when title, section and text are all the same, since all three go
     into its vector and its extraction. Kept items whose position moved are parked at
@@ -243,6 +250,7 @@ def _update_items(conn: sqlite3.Connection, document_id: int, items: list[NewIte
     _insert_items(conn, document_id, fresh)
     if moved:
         conn.execute("UPDATE items SET ord = -1 - ord WHERE document_id = ? AND ord < 0", (document_id,))
+    return len(fresh)
 
 
 def _record(
