@@ -247,6 +247,16 @@ async def test_replacing_a_document_swaps_its_chunks_in_the_index(db: Database):
     assert (hit.path, hit.line_start) == ("/n/a.md", 1)
 
 
+async def test_reading_a_file_again_uses_up_no_document_id(db: Database):
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    first, _ = await store_document(db, ids["notes"], "a.md", "okapi")
+    for _ in range(3):
+        again, _ = await store_document(db, ids["notes"], "a.md", "okapi forest")
+        assert again == first
+    second, _ = await store_document(db, ids["notes"], "b.md", "quokka")
+    assert second == first + 1
+
+
 async def test_a_write_interrupted_midway_rolls_back_and_keeps_the_old_chunks(db: Database):
     ids = await sources.sync_sources(db, [("notes", "/n", "default")])
     document_id = await index(db, ids["notes"], "a.md", "original pangolin text")

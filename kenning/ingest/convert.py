@@ -22,7 +22,9 @@ from kenning.text import dates
 # Bump when a reader, the redactor or the chunker changes what a file's chunks hold: every
 # document records the reading it was stored under (`ConvertLimits.reading`), and a sweep
 # reads again those stored under another, so an upgrade that redacts more leaves no
-# secret in text read before it.
+# secret in text read before it. A chunk whose text comes out the same keeps its id, its
+# vector and its CJK index rows, and takes its date anew: a change to CJK indexing alone
+# needs a migration.
 READER_VERSION = 3
 
 

@@ -3,7 +3,8 @@
 packs all read it here.
 
 kenning stores no second copy of a document's text: its chunks are slices of the
-(redacted) extracted text, each with the line range it covers, so the lines a citation
+extracted text (folded and redacted, text/unicode.py and ingest/redact.py, line for
+line the original), each with the line range it covers, so the lines a citation
 names can be put back together from the chunks that cover them. What cannot come back
 exactly: a line no chunk covers (blank or white space between chunks) comes back empty,
 and a line longer than a chunk, which the chunker cut into pieces, loses its indentation

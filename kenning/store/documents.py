@@ -67,13 +67,26 @@ async def file_states(db: Database, source_id: int) -> dict[str, FileState]:
 
 async def mark_scanning(db: Database, source_id: int, path: str, uri: str | None = None) -> int:
     """Returns the document id. A row that was a location of another document stops being one."""
-    [(document_id,)] = await db.write_one(
-        "INSERT INTO documents (source_id, path, uri, status, updated_at) VALUES (?, ?, ?, 'scanning', ?)"
-        " ON CONFLICT (source_id, path) DO UPDATE SET status = 'scanning', merged_into = NULL, reason = NULL,"
-        " uri = coalesce(excluded.uri, uri), updated_at = excluded.updated_at RETURNING id",
-        (source_id, path, uri, time.time()),
-    )
-    return document_id
+    return await db.write(_scanning, source_id, path, uri)
+
+
+def _scanning(conn: sqlite3.Connection, source_id: int, path: str, uri: str | None) -> int:
+    """The row for this place, marked `scanning`; a new one only when there is none. An
+    upsert would do in one statement, but its insert takes an id from the AUTOINCREMENT
+    counter even when it updates, and every read of a file would use one up."""
+    now = time.time()
+    row = conn.execute(
+        "UPDATE documents SET status = 'scanning', merged_into = NULL, reason = NULL, uri = coalesce(?, uri),"
+        " updated_at = ? WHERE source_id = ? AND path = ? RETURNING id",
+        (uri, now, source_id, path),
+    ).fetchone()
+    if row is None:
+        row = conn.execute(
+            "INSERT INTO documents (source_id, path, uri, status, updated_at) VALUES (?, ?, ?, 'scanning', ?)"
+            " RETURNING id",
+            (source_id, path, uri, now),
+        ).fetchone()
+    return row[0]
 
 
 @dataclass(frozen=True)
@@ -145,12 +158,7 @@ async def write_text(
 def _write_text(
     conn: sqlite3.Connection, source_id: int, key: str, uri: str, meta: DocumentMeta, items: list[NewItem]
 ) -> tuple[int, Stored]:
-    (document_id,) = conn.execute(
-        "INSERT INTO documents (source_id, path, uri, status, updated_at) VALUES (?, ?, ?, 'scanning', ?)"
-        " ON CONFLICT (source_id, path) DO UPDATE SET status = 'scanning', merged_into = NULL, uri = excluded.uri"
-        " RETURNING id",
-        (source_id, key, uri, time.time()),
-    ).fetchone()
+    document_id = _scanning(conn, source_id, key, uri)
     stored, _ = _store(conn, document_id, meta, items)
     return document_id, stored
 
@@ -225,28 +233,34 @@ def _update_items(conn: sqlite3.Connection, document_id: int, items: list[NewIte
     An item is kept when title, section and text are all the same, since all three go
     into its vector and its extraction. Kept items whose position moved are parked at
     negative `ord`s first, so no two rows ever share an `ord` mid-way (the table's
-    UNIQUE constraint is checked per statement).
+    UNIQUE constraint is checked per statement). A kept item takes the date it is read
+    with now (a newer reading may date its lines otherwise); its CJK index rows stay.
     """
     old = conn.execute(
-        "SELECT id, ord, title, section, content, line_start, line_end FROM items WHERE document_id = ? ORDER BY ord",
+        "SELECT id, ord, title, section, content, date, line_start, line_end FROM items WHERE document_id = ?"
+        " ORDER BY ord",
         (document_id,),
     ).fetchall()
     reusable: dict[tuple[str, str, str], list[tuple]] = {}
     for row in old:
         reusable.setdefault((row[2], row[3], row[4]), []).append(row)
     moved: list[tuple[int, int, int, int]] = []
+    redated: list[tuple[str | None, int]] = []
     fresh: list[tuple[int, NewItem]] = []
     for ord_, item in enumerate(items):
         candidates = reusable.get((item.title, item.section, item.content))
         if not candidates:
             fresh.append((ord_, item))
             continue
-        item_id, old_ord, *_, line_start, line_end = candidates.pop(0)
+        item_id, old_ord, *_, date, line_start, line_end = candidates.pop(0)
         if (old_ord, line_start, line_end) != (ord_, item.line_start, item.line_end):
             moved.append((-1 - ord_, item.line_start, item.line_end, item_id))
+        if date != item.date:
+            redated.append((item.date, item_id))
     gone = [(row[0],) for rows in reusable.values() for row in rows]
     conn.executemany("DELETE FROM items WHERE id = ?", gone)
     conn.executemany("UPDATE items SET ord = ?, line_start = ?, line_end = ? WHERE id = ?", moved)
+    conn.executemany("UPDATE items SET date = ? WHERE id = ?", redated)
     _insert_items(conn, document_id, fresh)
     if moved:
         conn.execute("UPDATE items SET ord = -1 - ord WHERE document_id = ? AND ord < 0", (document_id,))
