@@ -16,6 +16,7 @@ from kenning.text.dates import (
     parse_iso,
     period,
     periods_without_year,
+    title_heading,
     written_days,
 )
 
@@ -62,6 +63,18 @@ def test_dated_lines_refine_a_chunk_to_its_newest_entry():
     log = "2025-06-10 — Drop iOS 15 support (Tomás)\n- 12 March 2025: kick-off"
     assert chunk_date(log, "Decisions") == "2025-06-10"
     assert chunk_date("Body text only.", "Releases > 1.4.0 — 2024-02-01") == "2024-02-01"
+
+
+def test_the_title_of_a_note_dated_elsewhere_dates_no_chunk():
+    note = "---\ndate: 2025-07-10\n---\n# Addendum to the contact report (2 June 2025)\n\nThe cause is retracted.\n"
+    title = title_heading(note, document_date(note, "addendum"))
+    assert title == "Addendum to the contact report (2 June 2025)"
+    body = note.split("---\n", 2)[2]
+    assert chunk_date(body, title, title) is None
+    assert chunk_date(body, title) == "2025-06-02"
+    # A note dated by its heading alone has no other date for its title to contradict.
+    meeting = "# Ops meeting 2025-09-04\n\n- Thursdays from now on.\n"
+    assert title_heading(meeting, document_date(meeting, "ops")) is None
 
 
 @pytest.mark.parametrize(

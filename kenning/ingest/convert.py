@@ -25,7 +25,7 @@ from kenning.text import dates
 # secret in text read before it. A chunk whose text comes out the same keeps its id, its
 # vector and its CJK index rows, and takes its date anew: a change to CJK indexing alone
 # needs a migration.
-READER_VERSION = 3
+READER_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def convert_file(path: Path, fallback_title: str, limits: ConvertLimits) -> Conv
     chunks = chunk_document(redacted, target_chars=limits.target_chars, overlap_chars=limits.overlap_chars)
     if len(chunks) > limits.max_chunks:
         raise ReaderError(f"makes {len(chunks)} chunks, over the {limits.max_chunks}-chunk limit per file")
-    items = new_items(title, chunks)
     # The fallback title is the file's stem as the walk found it (not a link's target).
     stated = dates.document_date(text, fallback_title)
+    items = new_items(title, chunks, dates.title_heading(text, stated))
     return Converted(title, parsed.format, items, text_hash(item.content for item in items), stated)

@@ -8,7 +8,9 @@ from kenning.store.documents import NewItem
 from kenning.text import cjk, dates
 
 
-def new_items(title: str, chunks: list[Chunk]) -> list[NewItem]:
+def new_items(title: str, chunks: list[Chunk], heading: str | None = None) -> list[NewItem]:
+    """`heading` is the document's first heading when its date is stated elsewhere
+    (`dates.title_heading`), whose own date dates no chunk."""
     return [
         NewItem(
             title,
@@ -16,7 +18,7 @@ def new_items(title: str, chunks: list[Chunk]) -> list[NewItem]:
             chunk.text,
             chunk.line_start,
             chunk.line_end,
-            date=dates.chunk_date(chunk.text, chunk.section),
+            date=dates.chunk_date(chunk.text, chunk.section, heading),
             cjk=cjk.index_text(title, chunk.section, chunk.text),
         )
         for chunk in chunks

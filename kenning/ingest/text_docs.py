@@ -236,8 +236,8 @@ def prepare_text(
         target_chars=chunking.target_chars,
         overlap_chars=chunking.overlap_chars,
     )
-    items = new_items(shown.title, chunks)
     stated = dates.document_date(clean, labels.uri.rstrip("/").rsplit("/", 1)[-1])
+    items = new_items(shown.title, chunks, dates.title_heading(clean, stated))
     now = time.time()
     given = (date, stated) if format == "agent" else (stated, date)
     day, date_source = next((found for found in given if found), (dates.from_timestamp(now), "added"))

@@ -210,16 +210,38 @@ def line_date(line: str) -> str | None:
     return None
 
 
-def chunk_date(text: str, section: str) -> str | None:
+def chunk_date(text: str, section: str, title: str | None = None) -> str | None:
     """The latest date among a chunk's dated lines and its section heading, or None.
 
     A changelog or decision-log chunk speaks from its newest entry; a chunk with no
-    dated line speaks from its document's date.
+    dated line speaks from its document's date. `title` is the document's first heading
+    when the document states its date elsewhere (`title_heading`): a date in it names
+    what the note is about, not an entry ("Addendum to the Port Mhor contact report (2
+    June 2025)", written in July).
     """
-    dates = [found for line in text.split("\n") if (found := line_date(line))]
-    if section and (found := _entry_date(section.rsplit(" > ", 1)[-1])):
+    dates = [found for line in text.split("\n") if not _is_heading(line, title) and (found := line_date(line))]
+    entry = section.rsplit(" > ", 1)[-1] if section else ""
+    if entry and entry != title and (found := _entry_date(entry)):
         dates.append(found)
     return max(dates) if dates else None
+
+
+def _is_heading(line: str, text: str | None) -> bool:
+    heading = _HEADING.match(line) if text else None
+    return heading is not None and heading.group("text").strip() == text
+
+
+def title_heading(text: str, stated: tuple[str, str] | None) -> str | None:
+    """The document's first heading, when the document states its date in its front
+    matter or file name (for `chunk_date`); None otherwise."""
+    if stated is None or stated[1] == "heading":
+        return None
+    lines = text.split("\n", MAX_LINES + HEADING_SCAN_LINES)[: MAX_LINES + HEADING_SCAN_LINES]
+    body = front_matter_lines(lines)
+    for line in lines[body : body + HEADING_SCAN_LINES]:
+        if heading := _HEADING.match(line):
+            return heading.group("text").strip()
+    return None
 
 
 def from_timestamp(seconds: float) -> str:
