@@ -384,12 +384,7 @@ def _beside_dates(text: str, position: int) -> bool:
     about for a question that asks for no date ("Where is the job queue moving to?" is
     not answered by the meeting note's "4 Sept" against the queue page's "updated:
     2025-09-03")."""
-    return not any(start <= position < end for start, end in _date_spans(text))
-
-
-@lru_cache(maxsize=64)
-def _date_spans(text: str) -> list[tuple[int, int]]:
-    return [match.span() for match in _DATES.finditer(text)]
+    return not _within(_DATES, text, position)
 
 
 # Words asking for a kind of value without saying what the value is of.
@@ -534,15 +529,20 @@ def value_at(wanted: Wanted, text: str, position: int) -> bool:
     """Whether a value of the kind wanted is written from `position` on: "14 June" or
     "02:00" for "When...", not the first digits of "0113 496 0571"."""
     form = wanted.form
-    if form.unlike is not None and any(start <= position < end for start, end in _spans(form.unlike, text)):
+    if form.unlike is not None and _within(form.unlike, text, position):
         return False
     return form.value.match(text, position) is not None
 
 
+def _within(pattern: re.Pattern[str], text: str, position: int) -> bool:
+    """Whether `position` falls inside a match of `pattern` ("four" inside "every four
+    years", "09" inside "2025-09-03")."""
+    return any(start <= position < end for start, end in _spans(pattern, text))
+
+
 @lru_cache(maxsize=64)
 def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
-    """Where a form that cannot be the value stands ("every four years" from its "every"),
-    read once per text for all the values in it."""
+    """Where a pattern matches a text, read once per text for all the values in it."""
     return [match.span() for match in pattern.finditer(text)]
 
 

@@ -153,8 +153,7 @@ def document_date(text: str, name: str) -> tuple[str, str] | None:
     a revised note speaks from its revision), then a date in the file name, then one in
     the first heading.
     """
-    lines = text.split("\n", MAX_LINES + HEADING_SCAN_LINES)[: MAX_LINES + HEADING_SCAN_LINES]
-    body = front_matter_lines(lines)
+    lines, body = _opening(text)
     found: dict[str, str] = {}
     for line in lines[1 : body - 1] if body else ():
         match = _FRONT_LINE.match(line)
@@ -166,11 +165,23 @@ def document_date(text: str, name: str) -> tuple[str, str] | None:
         return found[min(found, key=_FRONT_KEYS.__getitem__)], "front matter"
     if named := _date_in_name(name.rsplit(".", 1)[0] if "." in name else name):
         return named, "file name"
+    heading = _first_heading(lines, body)
+    if heading is None:
+        return None
+    stated = find_date(heading) or _year_only(heading)
+    return (stated, "heading") if stated else None
+
+
+def _opening(text: str) -> tuple[list[str], int]:
+    """A document's first lines, and where its body starts after any front matter."""
+    lines = text.split("\n", MAX_LINES + HEADING_SCAN_LINES)[: MAX_LINES + HEADING_SCAN_LINES]
+    return lines, front_matter_lines(lines)
+
+
+def _first_heading(lines: list[str], body: int) -> str | None:
     for line in lines[body : body + HEADING_SCAN_LINES]:
-        heading = _HEADING.match(line)
-        if heading:
-            stated = find_date(heading.group("text")) or _year_only(heading.group("text"))
-            return (stated, "heading") if stated else None
+        if heading := _HEADING.match(line):
+            return heading.group("text")
     return None
 
 
@@ -236,12 +247,8 @@ def title_heading(text: str, stated: tuple[str, str] | None) -> str | None:
     matter or file name (for `chunk_date`); None otherwise."""
     if stated is None or stated[1] == "heading":
         return None
-    lines = text.split("\n", MAX_LINES + HEADING_SCAN_LINES)[: MAX_LINES + HEADING_SCAN_LINES]
-    body = front_matter_lines(lines)
-    for line in lines[body : body + HEADING_SCAN_LINES]:
-        if heading := _HEADING.match(line):
-            return heading.group("text").strip()
-    return None
+    heading = _first_heading(*_opening(text))
+    return heading.strip() if heading is not None else None
 
 
 def from_timestamp(seconds: float) -> str:
