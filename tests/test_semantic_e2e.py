@@ -116,6 +116,19 @@ def switch_model(library, daemon: DaemonProcess, ollama: FakeOllama, notes: Path
     daemon.proc.send_signal(signal.SIGHUP)
 
 
+def start_embedded(library, tmp_path: Path, ollama: FakeOllama) -> tuple[Path, DaemonProcess]:
+    """Two notes, indexed and embedded by the fake Ollama's model."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "walrus.md").write_text("# Walrus\n\nThe walrus basks on arctic ice floes.\n")
+    (notes / "garden.md").write_text("# Garden\n\nTomatoes and basil grow along the fence.\n")
+    library.configure([{"name": "notes", "path": notes}], extra=embedder_config(ollama))
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    wait_embedded(daemon, library, SIGNATURE)
+    return notes, daemon
+
+
 def test_embeddings_are_stored_with_the_signature_and_search_uses_the_vector_leg(library, tmp_path, ollama):
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -264,14 +277,7 @@ def test_ollama_down_at_start_then_back_vectors_catch_up(library, tmp_path, olla
 
 
 def test_ollama_down_mid_run_new_files_still_indexed_and_vectors_catch_up(library, tmp_path, ollama):
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "walrus.md").write_text("# Walrus\n\nThe walrus basks on arctic ice floes.\n")
-    (notes / "garden.md").write_text("# Garden\n\nTomatoes and basil grow along the fence.\n")
-    library.configure([{"name": "notes", "path": notes}], extra=embedder_config(ollama))
-    daemon = library.daemon()
-    daemon.wait_idle("notes")
-    wait_embedded(daemon, library, SIGNATURE)
+    notes, daemon = start_embedded(library, tmp_path, ollama)
     before = item_count(library)
 
     ollama.down = True
@@ -312,14 +318,7 @@ def ken(library, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_model_pulled_anew_with_another_dimension_is_reported_and_embedded_again(library, tmp_path, ollama):
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "walrus.md").write_text("# Walrus\n\nThe walrus basks on arctic ice floes.\n")
-    (notes / "garden.md").write_text("# Garden\n\nTomatoes and basil grow along the fence.\n")
-    library.configure([{"name": "notes", "path": notes}], extra=embedder_config(ollama))
-    daemon = library.daemon()
-    daemon.wait_idle("notes")
-    wait_embedded(daemon, library, SIGNATURE)
+    _, daemon = start_embedded(library, tmp_path, ollama)
     items = item_count(library)
 
     # `ollama pull` of a model of the same name that makes 24-dimensional vectors
@@ -344,7 +343,11 @@ def test_a_model_pulled_anew_with_another_dimension_is_reported_and_embedded_aga
         )
     ollama.down = True
     daemon = library.daemon()
-    assert embedder_status(daemon)["mismatched"] == 1
+    # The count is known once the index has loaded (`vectors` is null until then).
+    loaded = wait_for(
+        lambda: (s := embedder_status(daemon))["vectors"] is not None and s, timeout=15, what="the vector index to load"
+    )
+    assert loaded["mismatched"] == 1
     shown = ken(library, "status")
     assert "1 stored vector of another dimension are left out of the vector leg" in shown.stdout
     doctor = ken(library, "doctor")
