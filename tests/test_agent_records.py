@@ -20,11 +20,12 @@ from kenning.config import ArchiveSettings, DaemonSettings, EmbedderSettings, Se
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.readers import ReadResult
-from kenning.ingest.text_docs import TextDocument
+from kenning.ingest import text_docs
+from kenning.ingest.text_docs import Labels, TextDocument, prepare_text
 from kenning.service.ledger import render
 from kenning.service.library import Library
 from kenning.service.memory import NewCapsule
-from kenning.store import ledger
+from kenning.store import document_text, documents, ledger
 from kenning.store.document_text import Chunk, assemble
 from kenning.store.ledger import EntryRow
 
@@ -481,3 +482,17 @@ async def test_forgetting_a_capsule_takes_it_out_of_its_chain_of_replacements(li
         NewCapsule("Deploy day", "Deploys go out on Fridays.", "decision", scope="projA", supersedes=first.id)
     )
     assert again.status == "superseded"
+
+
+async def test_text_prepared_again_never_overwrites_what_an_agent_added_meanwhile(lib):
+    """Preparing agent text again reads it, then stores it: an add in between wins."""
+    added = await lib.add_text(TextDocument("Kea", "The kea is a parrot.\n", "t://kea"))
+    read = await documents.text_record(lib.db, added.document_id)
+    assert read is not None
+    await lib.add_text(TextDocument("Kea", "The kea nests on the ground.\n", "t://kea"))
+    prepared = prepare_text(Labels("Kea", "t://kea"), "The kea is a parrot.\n", "markdown", lib.settings.chunking)
+    assert not await documents.restore_text(lib.db, added.document_id, read.text_hash, prepared.meta, prepared.items)
+    assert "ground" in await document_text.whole_text(lib.db, added.document_id)
+    # Read again, it is stored, and keeps the id agents and citations know it by.
+    assert await text_docs.prepare_again(lib.db, added.document_id, lib.settings.chunking)
+    assert "ground" in await document_text.whole_text(lib.db, added.document_id)

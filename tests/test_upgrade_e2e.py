@@ -9,6 +9,7 @@ import unicodedata
 from pathlib import Path
 
 from kenning.text.redacted import MARK
+from tests.daemon_harness import wait_for
 
 
 def item_ids(library, path: str) -> list[int]:
@@ -17,6 +18,12 @@ def item_ids(library, path: str) -> list[int]:
             "SELECT i.id FROM items i JOIN documents d ON d.id = i.document_id WHERE d.path = ? ORDER BY i.ord",
             (path,),
         )
+        return [item_id for (item_id,) in rows]
+
+
+def document_items(library, document_id: int) -> list[int]:
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        rows = conn.execute("SELECT id FROM items WHERE document_id = ? ORDER BY ord", (document_id,))
         return [item_id for (item_id,) in rows]
 
 
@@ -114,4 +121,80 @@ def test_a_word_is_found_however_its_characters_were_written(library, tmp_path):
     # The lines cited are still the file's lines.
     [hit] = daemon.search("pelican")
     assert (hit["line_start"], hit["line_end"]) == (1, 3)
+    daemon.stop()
+
+
+def test_what_agents_gave_an_older_kenning_is_redacted_and_folded_after_the_upgrade(library, tmp_path):
+    library.configure([])
+    daemon = library.daemon()
+    plan = daemon.call(
+        "documents.add",
+        {"title": "Kakapo plan", "text": "# Kakapo plan\n\nFeed the kakapo at dawn.\n", "source_uri": "t://plan",
+         "date": "2024-05-02"},
+    )  # fmt: skip
+    quiet = daemon.call("documents.add", {"title": "Kea", "text": "The kea is a parrot.\n", "source_uri": "t://kea"})
+    capsule = daemon.call("memory.add", {"title": "Kakapo box", "body": "The kakapo box runs backups nightly."})
+    archived = daemon.call("archive.add", {"text": "kakapo backup log: 12 files copied\n", "title": "backup run"})
+    entry = daemon.call("ledger.add", {"section": "hosts", "fields": {"hostname": "kakapo01", "notes": "backup box"}})
+    kept = document_items(library, quiet["document_id"])
+    daemon.stop()
+
+    # What an older kenning, whose redaction missed this form and which folded nothing,
+    # left behind: the secret stored and indexed in each kind of record, a word spelled
+    # in full-width letters, and no record of how any of it was prepared.
+    leak = "PGPASSWORD=hunter2secret psql -h db1"
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        def document(uri: str) -> int:
+            return conn.execute("SELECT id FROM documents WHERE uri = ?", (uri,)).fetchone()[0]
+
+        plan_id = document("t://plan")
+        conn.execute(
+            "UPDATE items SET content = ? WHERE document_id = ?",
+            (f"# Kakapo plan\n\nFeed the ｋａｋａｐｏ at dawn. {leak}", plan_id),
+        )
+        conn.execute("UPDATE capsules SET body = ? WHERE id = ?", (f"The kakapo box: {leak}", capsule["id"]))
+        conn.execute(
+            "UPDATE items SET content = ? WHERE document_id = ?",
+            (f"The kakapo box: {leak}", document("kenning://memory/" + capsule["id"])),
+        )
+        text = f"kakapo backup log: {leak}\n"
+        handle = archived["handle"]
+        conn.execute("UPDATE archive_segments SET text = ? WHERE handle = ?", (text, handle))
+        conn.execute("UPDATE archives SET chars = ? WHERE handle = ?", (len(text), handle))
+        conn.execute("UPDATE items SET content = ? WHERE document_id = ?", (text, archived["document_id"]))
+        entry_id = entry["entry"]["id"]
+        conn.execute(
+            "UPDATE ledger_entries SET fields = json_set(fields, '$.notes', ?) WHERE id = ?", (leak, entry_id)
+        )
+        conn.execute(
+            "UPDATE items SET content = ? WHERE document_id = ?",
+            (f"hosts: kakapo01 notes {leak}", entry["entry"]["document_id"]),
+        )
+        conn.execute("UPDATE documents SET reading = NULL")
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        assert conn.execute("SELECT count(*) FROM items WHERE content LIKE '%hunter2secret%'").fetchone()[0] == 4
+
+    daemon = library.daemon()
+
+    def prepared() -> bool:
+        with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+            return not conn.execute("SELECT count(*) FROM documents WHERE reading IS NULL").fetchone()[0]
+
+    wait_for(prepared, timeout=30, what="the agent records prepared again")
+    assert not daemon.search("hunter2secret"), "a secret stored before the upgrade is still searchable"
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        assert not conn.execute("SELECT count(*) FROM items WHERE content LIKE '%hunter2secret%'").fetchone()[0]
+    lines = daemon.call("documents.read", {"uri": "t://plan"})["lines"]
+    assert MARK in "\n".join(lines) and "hunter2secret" not in "\n".join(lines)
+    # The full-width word is found by its plain spelling, and the date the agent gave stays.
+    [hit] = [hit for hit in daemon.search("feed the kakapo at dawn") if hit["document_id"] == plan_id]
+    assert hit["date"] == "2024-05-02"
+    shown = daemon.call("memory.show", {"id": capsule["id"]})
+    assert "hunter2secret" not in shown["body"] and MARK in shown["body"]
+    page = daemon.call("archive.recall", {"handle": handle})
+    assert "hunter2secret" not in page["text"] and MARK in page["text"] and page["total_chars"] == len(page["text"])
+    [listed] = daemon.call("ledger.list", {"section": "hosts"})["entries"]
+    assert listed["id"] == entry_id and "hunter2secret" not in listed["fields"]["notes"]
+    # Text that reads the same keeps its chunks (ids, vectors, extractions).
+    assert document_items(library, quiet["document_id"]) == kept
     daemon.stop()

@@ -19,13 +19,20 @@ from kenning.store.documents import NewItem
 from kenning.store.texthash import text_hash
 from kenning.text import dates
 
-# Bump when a reader, the redactor or the chunker changes what a file's chunks hold: every
-# document records the reading it was stored under (`ConvertLimits.reading`), and a sweep
-# reads again those stored under another, so an upgrade that redacts more leaves no
-# secret in text read before it. A chunk whose text comes out the same keeps its id, its
+# Bump when a reader, the redactor or the chunker changes what a document's chunks hold:
+# every document records the reading it was stored under (`reading_of`), and a sweep reads
+# again the files stored under another, and the daemon's start prepares again the text
+# agents gave (service/rereading.py), so an upgrade that redacts more leaves no secret in
+# text stored before it. A chunk whose text comes out the same keeps its id, its
 # vector and its CJK index rows, and takes its date anew: a change to CJK indexing alone
 # needs a migration.
 READER_VERSION = 4
+
+
+def reading_of(target_chars: int, overlap_chars: int) -> str:
+    """What a document's chunks depend on besides its text: this code's reading and the
+    chunk sizes (a larger size changes every chunk)."""
+    return f"v{READER_VERSION}:{target_chars}/{overlap_chars}"
 
 
 @dataclass(frozen=True)
@@ -39,10 +46,8 @@ class ConvertLimits:
 
     @property
     def reading(self) -> str:
-        """What a file's chunks depend on besides its bytes: this code's reading and the
-        chunk sizes (a larger size changes every chunk). The limits are not in it: they
-        only ever make a file fail (see `IngestOptions.retry`)."""
-        return f"v{READER_VERSION}:{self.target_chars}/{self.overlap_chars}"
+        """The limits are not in it: they only ever make a file fail (see `IngestOptions.retry`)."""
+        return reading_of(self.target_chars, self.overlap_chars)
 
 
 @dataclass(frozen=True)

@@ -20,17 +20,18 @@ import os
 import re
 import time
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
 
 from kenning.api import AddedDocument
 from kenning.config import ChunkingSettings
 from kenning.errors import InvalidRequest
 from kenning.ingest.chunker import chunk_document
+from kenning.ingest.convert import reading_of
 from kenning.ingest.items import new_items
 from kenning.ingest.readers import ReadResult
 from kenning.ingest.redact import redact
-from kenning.store import documents, sources
+from kenning.store import document_text, documents, sources
 from kenning.store.database import Database
 from kenning.store.documents import DocumentMeta, NewItem
 from kenning.store.texthash import text_hash
@@ -206,6 +207,36 @@ def _header_date(last_modified: str | None) -> tuple[str, str] | None:
         return None
 
 
+async def prepare_again(db: Database, document_id: int, chunking: ChunkingSettings) -> bool:
+    """Store agent text or a fetched page again as this code reads it: redacted and
+    folded by the newest rules, chunked by the configured sizes. Its text is rebuilt
+    from its chunks, the only copy kept (store/document_text.py), and was redacted when
+    it arrived, so the newer rules only ever take more out. It keeps its identity, its
+    labels, when it arrived and a date it was given; a document an agent added again
+    meanwhile is left as the agent left it. Whether it was stored."""
+    record = await documents.text_record(db, document_id)
+    if record is None:
+        return False
+    text = await document_text.whole_text(db, record.holder)
+    kind = "markdown" if record.kind == "agent" or record.format != "text" else "prose"
+    known = record.date_source in ("given", "last-modified") and record.date is not None
+    prepared = await asyncio.to_thread(
+        prepare_text,
+        Labels(record.title, record.uri, record.tags, record.namespace),
+        text,
+        kind,
+        chunking,
+        format=record.format,
+        etag=record.etag,
+        last_modified=record.last_modified,
+        date=(record.date, record.date_source) if known else None,
+        added=record.mtime,
+    )
+    # The size is of the text as given, which only the first preparation saw.
+    meta = replace(prepared.meta, size=record.size)
+    return await documents.restore_text(db, record.id, record.text_hash, meta, prepared.items)
+
+
 @dataclass(frozen=True)
 class PreparedText:
     """A text document ready to store: redacted labels and text, its chunks, its state row."""
@@ -226,9 +257,11 @@ def prepare_text(
     etag: str | None = None,
     last_modified: str | None = None,
     date: tuple[str, str] | None = None,
+    added: float | None = None,
 ) -> PreparedText:
     """Redaction, chunking and dating: they cost CPU time, so callers run this in a
-    worker thread."""
+    worker thread. `added` is when the text first arrived, kept when it is prepared
+    again (service/rereading.py); a text dated by nothing else speaks from then."""
     clean = redact(text)
     shown = labels.redacted()
     chunks = chunk_document(
@@ -238,12 +271,13 @@ def prepare_text(
     )
     stated = dates.document_date(clean, labels.uri.rstrip("/").rsplit("/", 1)[-1])
     items = new_items(shown.title, chunks, dates.title_heading(clean, stated))
-    now = time.time()
+    now = time.time() if added is None else added
     given = (date, stated) if format == "agent" else (stated, date)
     day, date_source = next((found for found in given if found), (dates.from_timestamp(now), "added"))
     meta = DocumentMeta(
         shown.title, format, now, len(text.encode()), hashlib.sha256(clean.encode()).hexdigest(),
         text_hash(item.content for item in items), tags=json.dumps(shown.tags, ensure_ascii=False),
         namespace=shown.namespace, etag=etag, last_modified=last_modified, date=day, date_source=date_source,
+        reading=reading_of(chunking.target_chars, chunking.overlap_chars),
     )  # fmt: skip
     return PreparedText(shown, clean, items, meta)

@@ -23,7 +23,7 @@ from kenning.config import Settings
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.text_docs import Labels, prepare_text
 from kenning.service.handles import digest_handle
-from kenning.store import archives, sources
+from kenning.store import archives, documents, sources
 from kenning.store.archives import ArchiveRow
 from kenning.store.database import Database
 
@@ -86,6 +86,36 @@ class Archive:
             handle, prepared.labels.title, len(prepared.text), size, chunks, document_id, URI_PREFIX + handle,
             existing=False, pruned=pruned,
         )  # fmt: skip
+
+    async def prepare_again(self, document_id: int) -> bool:
+        """Store an archive again as this code prepares text (rereading.py): its stored
+        text and title redacted and folded by the newest rules, under the same handle,
+        which the agent may still hold. Whether it was stored."""
+        async with self._lock:
+            row = await archives.by_document(self.db, document_id)
+            record = await documents.text_record(self.db, document_id)
+            if row is None or record is None:
+                return False
+            text = await archives.read(self.db, row.handle, 0, row.chars)
+            prepared = await asyncio.to_thread(
+                prepare_text, Labels(row.title, "", record.tags), text, "prose", self.settings.chunking,
+                format="archive", added=row.created_at,
+            )  # fmt: skip
+            digest = prepared.meta.content_hash
+            holder = await archives.by_digest(self.db, digest)
+            if holder is not None and holder.handle != row.handle:
+                # Another archive holds this text now: archiving it again finds that one.
+                digest = row.digest
+            segments = await asyncio.to_thread(archives.segments, prepared.text)
+            again = ArchiveRow(
+                row.handle, document_id, prepared.labels.title, len(prepared.text), len(prepared.text.encode()),
+                digest, row.created_at,
+            )  # fmt: skip
+            source_id = await sources.aggregate_source(self.db, "archive")
+            await archives.save(
+                self.db, again, segments, source_id, URI_PREFIX + row.handle, prepared.meta, prepared.items
+            )
+            return True
 
     async def _handle(self, digest: str) -> str:
         """The shortest handle from the digest that names no other text, live or pruned."""

@@ -28,9 +28,8 @@ from dataclasses import dataclass
 
 from kenning.api import ContextPack, PackedDocument
 from kenning.retrieval.search import Retriever
-from kenning.service.reading import whole_text
 from kenning.service.semantic import Semantic
-from kenning.store import lookup
+from kenning.store import document_text, lookup
 from kenning.store.database import Database
 from kenning.text.counts import counted
 
@@ -115,7 +114,7 @@ class ContextPacker:
             document = candidate.packed
             if document.score < RELATIVE_FLOOR * top or document.bytes > budget:
                 continue
-            text = await whole_text(self.db, document.document_id)
+            text = await document_text.whole_text(self.db, document.document_id)
             listed_as = _size(_list_line(document))
             document.bytes = _size(text)
             # Its line now states the exact size; inlined, it leaves the list altogether.

@@ -34,6 +34,7 @@ from kenning.service.handles import random_handle
 from kenning.store import graph, ledger, sources
 from kenning.store.database import Database
 from kenning.store.ledger import EntryDocument, EntryRow
+from kenning.store.records import Extraction
 from kenning.text.names import normalize_name
 from kenning.text.redacted import MARK
 from kenning.text.unicode import normalized
@@ -76,12 +77,8 @@ class Ledger:
         wanted = schema.keys(spec, incoming)
         refs = [redact(ref.strip())[:MAX_REF_CHARS] for ref in evidence if ref.strip()]
         async with self._lock:
-            host_names: list[str] = []
-            if "host" in incoming:
-                host_names = [schema.NORMALIZERS["host"](incoming["host"])]
-                for host in await ledger.matching(self.db, "hosts", host_names):
-                    host_names += host.keys
-                host_names = list(dict.fromkeys(host_names))
+            host_names = await self._host_names(incoming)
+            if host_names:
                 wanted += schema.host_keys(spec, incoming, host_names)
             found = await ledger.matching(self.db, spec.name, list(dict.fromkeys(wanted)))
             now = time.time()
@@ -99,13 +96,45 @@ class Ledger:
                 row.created_at, now, list(dict.fromkeys(keys)),
             )  # fmt: skip
             document = await self._document(row)
-            host = (await _entity_name(self.db, host_names), host_names) if host_names else None
-            own = await _entity_name(self.db, [row.identity, *row.keys])
-            extraction = schema.extraction(spec, own, [row.identity, *row.keys], row.fields, host)
+            extraction = await self._extraction(spec, row, host_names)
             await ledger.save(self.db, row, document, extraction, [entry.id for entry in folded])
             saved = await ledger.get(self.db, row.id)
         assert saved is not None
         return LedgerAdded("merged" if found else "created", view(saved), [entry.id for entry in folded])
+
+    async def prepare_again(self, document_id: int) -> bool:
+        """Store an entry again as this code prepares text (rereading.py): its fields,
+        owner and evidence redacted and folded by the newest rules, and the aliases it
+        answers to that they would change dropped. Whether it was stored."""
+        async with self._lock:
+            row = await ledger.by_document(self.db, document_id)
+            if row is None:
+                return False
+            spec = schema.section(row.section)
+            fields = _redacted(spec.name, row.fields)
+            keys = schema.keys(spec, fields) + [key for key in row.keys if redact(key) == key]
+            again = EntryRow(
+                row.id, row.document_id, row.section, schema.label(spec, fields), fields,
+                redact(row.owner) or "agent", [redact(ref) for ref in row.evidence], row.created_at, row.updated_at,
+                list(dict.fromkeys(keys)),
+            )  # fmt: skip
+            extraction = await self._extraction(spec, again, await self._host_names(fields))
+            await ledger.save(self.db, again, await self._document(again, added=row.updated_at), extraction, [])
+            return True
+
+    async def _host_names(self, fields: dict[str, str]) -> list[str]:
+        """The names an entry's host answers to: its own, and those its hosts entry knows."""
+        if "host" not in fields:
+            return []
+        names = [schema.NORMALIZERS["host"](fields["host"])]
+        for host in await ledger.matching(self.db, "hosts", names):
+            names += host.keys
+        return list(dict.fromkeys(names))
+
+    async def _extraction(self, spec: schema.Section, row: EntryRow, host_names: list[str]) -> Extraction:
+        host = (await _entity_name(self.db, host_names), host_names) if host_names else None
+        own = await _entity_name(self.db, [row.identity, *row.keys])
+        return schema.extraction(spec, own, [row.identity, *row.keys], row.fields, host)
 
     @staticmethod
     def _merge(
@@ -136,12 +165,12 @@ class Ledger:
             if await ledger.get(self.db, entry_id) is None:
                 return entry_id
 
-    async def _document(self, row: EntryRow) -> EntryDocument:
+    async def _document(self, row: EntryRow, added: float | None = None) -> EntryDocument:
         # Not "section: identity": "credentials: svc@db1" reads as an assignment to a
         # secret name, and the redactor hid every credentials entry's identity.
         labels = Labels(f"{row.section} — {row.identity}", URI_PREFIX + row.id, (row.section,))
         prepared = await asyncio.to_thread(
-            prepare_text, labels, entry_text(row), "prose", self.settings.chunking, format="ledger"
+            prepare_text, labels, entry_text(row), "prose", self.settings.chunking, format="ledger", added=added
         )
         source_id = await sources.aggregate_source(self.db, "ledger")
         return EntryDocument(source_id, prepared.labels.uri, prepared.meta, prepared.items)

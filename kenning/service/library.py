@@ -59,7 +59,7 @@ from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.redact import redact
 from kenning.ingest.text_docs import TextDocument, add_page, add_text, page_key, stored_keys
 from kenning.retrieval.search import LEGS, Retriever
-from kenning.service import reading
+from kenning.service import reading, rereading
 from kenning.service.archive import Archive
 from kenning.service.context import ContextPacker
 from kenning.service.curate import curate
@@ -127,6 +127,7 @@ class Library:
         # source is out of search and out of the gate from its first step.
         self._spawn(self._finish_removals(), "finish removals")
         self._spawn(self.archive.prune(), "archive retention")
+        self._spawn(self._prepare_again(), "prepare agent text again")
         self.semantic.start()
         self.graph.start()
         self.dedup.start()
@@ -144,6 +145,9 @@ class Library:
         if tasks:
             await asyncio.wait(tasks)
         await self.db.close()
+
+    async def _prepare_again(self) -> None:
+        await rereading.prepare_again(self.db, self.settings.chunking, self.memory, self.archive, self.ledger)
 
     def periodic_round(self) -> None:
         if self.folders.periodic_round():
@@ -364,6 +368,8 @@ class Library:
             old_pool, self.url_pool = self.url_pool, url_pool(settings.fetch)
             await old_pool.close()
         await self.folders.apply(settings)
+        if settings.chunking != previous.chunking:
+            self._spawn(self._prepare_again(), "prepare agent text again")
         after = set(self.folders.running)
         log.info("configuration reloaded: %d sources", len(after))
         return ReloadResult(sorted(after), sorted(after - before), sorted(before - after))

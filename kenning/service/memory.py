@@ -233,10 +233,30 @@ class Memory:
             if await capsules.get(self.db, capsule_id) is None:
                 return capsule_id
 
-    async def _document(self, row: CapsuleRow) -> CapsuleDocument:
+    async def prepare_again(self, document_id: int) -> bool:
+        """Store a capsule again as this code prepares text (rereading.py): its title, body,
+        tags and source redacted and folded by the newest rules. Whether it was stored."""
+        async with self._lock:
+            row = (await capsules.by_documents(self.db, [document_id])).get(document_id)
+            if row is None:
+                return False
+            title = redact(row.title).strip()
+            title = title if visible(title) else row.title
+            again = replace(
+                row, title=title, title_key=title_key(title), body=redact(row.body),
+                tags=tuple(redact(tag) for tag in row.tags),
+                source_ref=redact(row.source_ref) if row.source_ref else None,
+            )  # fmt: skip
+            if (again.title, again.body) != (row.title, row.body):
+                # Its likeness vector was of the old text; the next remember embeds it anew.
+                again = replace(again, vector=None, signature=None)
+            await capsules.save(self.db, again, await self._document(again, added=row.updated_at))
+            return True
+
+    async def _document(self, row: CapsuleRow, added: float | None = None) -> CapsuleDocument:
         labels = Labels(row.title, URI_PREFIX + row.id, row.tags, row.scope)
         prepared = await asyncio.to_thread(
-            prepare_text, labels, row.body, "markdown", self.settings.chunking, format="capsule"
+            prepare_text, labels, row.body, "markdown", self.settings.chunking, format="capsule", added=added
         )
         source_id = await sources.aggregate_source(self.db, "capsule")
         return CapsuleDocument(source_id, prepared.labels.uri, prepared.meta, prepared.items)

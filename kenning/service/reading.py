@@ -17,12 +17,6 @@ from kenning.text.counts import counted
 MAX_LINE_CHARS = 200_000
 
 
-async def whole_text(db: Database, document_id: int) -> str:
-    """The document's text, as a context pack inlines it."""
-    last = await document_text.last_line(db, document_id)
-    return "\n".join(await document_text.read_lines(db, document_id, 1, last))
-
-
 async def resolve(
     db: Database, document_id: int | None = None, uri: str | None = None, path: str | None = None
 ) -> int:

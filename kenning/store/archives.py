@@ -51,6 +51,11 @@ async def by_handle(db: Database, handle: str) -> ArchiveRow | None:
     return ArchiveRow(*rows[0]) if rows else None
 
 
+async def by_document(db: Database, document_id: int) -> ArchiveRow | None:
+    rows = await db.read(f"SELECT {_COLUMNS} FROM archives WHERE document_id = ?", (document_id,))
+    return ArchiveRow(*rows[0]) if rows else None
+
+
 async def by_digest(db: Database, digest: str) -> ArchiveRow | None:
     rows = await db.read(f"SELECT {_COLUMNS} FROM archives WHERE digest = ?", (digest,))
     return ArchiveRow(*rows[0]) if rows else None
@@ -78,13 +83,16 @@ async def save(
     meta: DocumentMeta,
     items: list[NewItem],
 ) -> tuple[int, int]:
-    """Store an archive (its `document_id` is assigned here); returns (document id, chunks)."""
+    """Store an archive, or store one's text again under its handle (its `document_id` is
+    assigned here); returns (document id, chunks)."""
     async with db.transaction() as conn:
         document_id, _ = await documents.write_text(conn, source_id, "archive:" + row.handle, uri, meta, items)
         await conn.execute(
-            f"INSERT INTO archives ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO archives ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (handle) DO UPDATE SET"
+            " title = excluded.title, chars = excluded.chars, bytes = excluded.bytes, digest = excluded.digest",
             (row.handle, document_id, row.title, row.chars, row.bytes, row.digest, row.created_at),
         )
+        await conn.execute("DELETE FROM archive_segments WHERE handle = ?", (row.handle,))
         await conn.executemany(
             "INSERT INTO archive_segments (handle, seq, text) VALUES (?, ?, ?)",
             [(row.handle, seq, run) for seq, run in enumerate(runs)],

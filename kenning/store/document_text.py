@@ -99,6 +99,13 @@ async def last_line(db: Database, document_id: int) -> int:
     return value
 
 
+async def whole_text(db: Database, document_id: int) -> str:
+    """The document's text, as a context pack inlines it and as agent text is prepared
+    again under a newer reading (ingest/text_docs.py)."""
+    last = await last_line(db, document_id)
+    return "\n".join(await read_lines(db, document_id, 1, last))
+
+
 def assemble(chunks: list[Chunk], first: int, last: int) -> list[str]:
     """Lines first..last from the chunks that cover them, given in line order, then `ord`.
 

@@ -15,6 +15,7 @@ long as its text is still there.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -106,8 +107,78 @@ class DocumentMeta:
     # The date the document speaks from (an ISO prefix) and where it was read.
     date: str | None = None
     date_source: str | None = None
-    # How a file was read (folders only: agent text and pages are stored as given).
+    # How the text was read and chunked (ingest/convert.py `reading_of`): a file stored
+    # under another reading is read again, agent text prepared again.
     reading: str | None = None
+
+
+@dataclass(frozen=True)
+class TextRecord:
+    """What a document that arrived as text (agent text, a fetched page) was stored
+    with, to prepare it again under a newer reading."""
+
+    id: int
+    # The document whose chunks hold its text: itself, or the copy it is a location of.
+    holder: int
+    kind: str  # its source's: agent or url
+    uri: str
+    title: str
+    format: str
+    tags: tuple[str, ...]
+    namespace: str | None
+    mtime: float
+    size: int
+    etag: str | None
+    last_modified: str | None
+    date: str | None
+    date_source: str | None
+    text_hash: str | None
+
+
+async def stale_texts(db: Database, reading: str, kinds: tuple[str, ...]) -> list[tuple[int, str]]:
+    """Documents of these source kinds, and each one's kind, stored under another
+    reading than `reading` (or before readings were recorded), oldest first."""
+    marks = ", ".join("?" * len(kinds))
+    rows = await db.read(
+        "SELECT d.id, s.kind FROM documents d JOIN sources s ON s.id = d.source_id"
+        f" WHERE s.kind IN ({marks}) AND s.removing = 0 AND d.status IN ('done', 'merged')"
+        " AND d.reading IS NOT ? ORDER BY d.id",
+        (*kinds, reading),
+    )
+    return [(document_id, kind) for document_id, kind in rows]
+
+
+async def text_record(db: Database, document_id: int) -> TextRecord | None:
+    rows = await db.read(
+        "SELECT d.id, coalesce(d.merged_into, d.id), s.kind, coalesce(d.uri, ''), d.title, d.format, d.tags,"
+        " d.namespace, d.mtime, d.size, d.etag, d.last_modified, d.date, d.date_source, d.text_hash"
+        " FROM documents d JOIN sources s ON s.id = d.source_id WHERE d.id = ? AND d.status IN ('done', 'merged')",
+        (document_id,),
+    )
+    if not rows:
+        return None
+    row = rows[0]
+    return TextRecord(*row[:6], tuple(json.loads(row[6] or "[]")), *row[7:])
+
+
+async def restore_text(
+    db: Database, document_id: int, read_hash: str | None, meta: DocumentMeta, items: list[NewItem]
+) -> bool:
+    """Store a document's text prepared again, unless the document changed since it was
+    read (`read_hash`): an agent adding it anew meanwhile wins. Whether it was stored."""
+    return await db.write(_restore_text, document_id, read_hash, meta, items)
+
+
+def _restore_text(
+    conn: sqlite3.Connection, document_id: int, read_hash: str | None, meta: DocumentMeta, items: list[NewItem]
+) -> bool:
+    row = conn.execute(
+        "SELECT text_hash FROM documents WHERE id = ? AND status IN ('done', 'merged')", (document_id,)
+    ).fetchone()
+    if row is None or row[0] != read_hash:
+        return False
+    _store(conn, document_id, meta, items)
+    return True
 
 
 async def replace_items(

@@ -67,6 +67,11 @@ async def matching(db: Database, section: str, keys: list[str]) -> list[EntryRow
     return [_row(row) for row in rows]
 
 
+async def by_document(db: Database, document_id: int) -> EntryRow | None:
+    rows = await db.read(f"{_SELECT} WHERE e.document_id = ?", (document_id,))
+    return _row(rows[0]) if rows else None
+
+
 async def get(db: Database, entry_id: str) -> EntryRow | None:
     rows = await db.read(f"{_SELECT} WHERE e.id = ?", (entry_id,))
     return _row(rows[0]) if rows else None
@@ -92,7 +97,7 @@ async def save(db: Database, row: EntryRow, document: EntryDocument, extraction:
         await conn.execute(
             "INSERT INTO ledger_entries (id, document_id, section, identity, fields, owner, evidence, created_at,"
             " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
-            " identity = excluded.identity, fields = excluded.fields, evidence = excluded.evidence,"
+            " identity = excluded.identity, fields = excluded.fields, owner = excluded.owner, evidence = excluded.evidence,"
             " updated_at = excluded.updated_at",
             (
                 row.id, document_id, row.section, row.identity, json.dumps(row.fields, ensure_ascii=False),

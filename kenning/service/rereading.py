@@ -1,0 +1,60 @@
+"""Text agents gave, prepared again when this code would store it otherwise.
+
+A folder's files are read again by the next sweep when the reader, the redactor or the
+chunk sizes change (ingest/convert.py `READER_VERSION`). Agent text, fetched pages,
+capsules, archives and ledger entries have no file to read again: what kenning stored
+is the only copy. So at each start, and after a reload, every such document stored
+under another reading is prepared again by its owner from what is stored, redacted
+and folded by the newest rules: an upgrade whose redactor catches more leaves no
+secret in what agents gave before it, and a query folded the newest way finds it.
+
+Only what the older rules let through can change, since the stored text was redacted
+when it arrived. Each document is stored in its own transaction, so a kill mid-way
+leaves the rest for the next start. A document an agent changes meanwhile is left as
+the agent left it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from functools import partial
+
+from kenning.config import ChunkingSettings
+from kenning.ingest import text_docs
+from kenning.ingest.convert import reading_of
+from kenning.service.archive import Archive
+from kenning.service.ledger import Ledger
+from kenning.service.memory import Memory
+from kenning.store import documents
+from kenning.store.database import Database
+
+log = logging.getLogger(__name__)
+
+
+async def prepare_again(
+    db: Database, chunking: ChunkingSettings, memory: Memory, archive: Archive, ledger: Ledger
+) -> int:
+    """Prepare again every stale document of the agent, web, capsule, archive and ledger
+    sources; returns how many were stored."""
+    owners: dict[str, Callable[[int], Awaitable[bool]]] = {
+        "agent": partial(text_docs.prepare_again, db, chunking=chunking),
+        "url": partial(text_docs.prepare_again, db, chunking=chunking),
+        "capsule": memory.prepare_again,
+        "archive": archive.prepare_again,
+        "ledger": ledger.prepare_again,
+    }
+    stale = await documents.stale_texts(db, reading_of(chunking.target_chars, chunking.overlap_chars), tuple(owners))
+    if not stale:
+        return 0
+    log.info("preparing again %d documents agents gave, stored by an older kenning or other chunk sizes", len(stale))
+    stored = 0
+    for document_id, kind in stale:
+        try:
+            stored += await owners[kind](document_id)
+        except Exception:
+            # One record that cannot be stored again (its new title taken by another
+            # capsule) must not leave the others as they were; it is tried at the next start.
+            log.exception("could not prepare document %d (%s) again", document_id, kind)
+    log.info("prepared %d of %d documents again", stored, len(stale))
+    return stored
