@@ -241,6 +241,15 @@ class RemovedSource:
 
 
 @dataclass
+class RemovedDocument:
+    """`documents.remove`: the agent document or fetched page that went."""
+
+    document_id: int
+    title: str
+    uri: str
+
+
+@dataclass
 class Location:
     source: str
     path: str

@@ -101,7 +101,7 @@ def test_sources_remove_refuses_kennings_own_sources_and_keeps_what_they_hold(li
         ("memory", "ken memory forget ID"),
         ("archive", "max_age_days"),
         ("ledger", "ken ledger remove ID"),
-        ("agent", "under its URI replaces it"),
+        ("agent", "ken remove URI"),
     ):
         refused = ken(library, "sources", "remove", name, "--yes")
         assert refused.returncode == 1
@@ -188,3 +188,33 @@ def test_escape_sequences_in_stored_text_reach_a_terminal_as_escapes(library):
         assert b"before \\x1b]0;PWNED\\x07 after \\x1b[2J end" in shown
     # Piped, the text comes back as stored.
     assert ken(library, "recall", handle).stdout == hostile
+
+
+def test_a_document_added_by_uri_is_removed_by_it_and_nothing_else_goes(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    shared = "# Tern colony\n\nThe tern colony nests on the north spit.\n"
+    (notes / "terns.md").write_text(shared)
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    plan = ken_json(library, "add-text", "--uri", "notes://plan", "--title", "Plan", stdin="Ring the puffins in May.\n")
+    copy = ken_json(library, "add-text", "--uri", "notes://terns", "--title", "Terns", stdin=shared)
+    assert [hit["document_id"] for hit in daemon.search("puffins")] == [plan["document_id"]]
+
+    removed = ken(library, "remove", "notes://plan")
+    assert removed.returncode == 0, removed.stderr
+    assert f"removed document {plan['document_id']} 'Plan' (notes://plan)" in removed.stdout
+    assert not daemon.search("puffins")
+    gone = ken(library, "get", "notes://plan")
+    assert gone.returncode == 1
+    again = ken(library, "remove", "notes://plan")
+    assert again.returncode == 1 and "no document added by an agent under 'notes://plan'" in again.stderr
+    # Text the folder's file also holds stays searchable there.
+    assert ken_json(library, "remove", "notes://terns")["document_id"] == copy["document_id"]
+    [hit] = daemon.search("tern colony north spit")
+    assert hit["path"] == str(notes / "terns.md")
+    # A folder's file is not removed by its path: it goes when it is deleted.
+    refused = ken(library, "remove", str(notes / "terns.md"))
+    assert refused.returncode == 1 and "deleted or ignored" in refused.stderr
+    assert daemon.search("tern colony north spit")

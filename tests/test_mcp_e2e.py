@@ -138,7 +138,7 @@ async def test_writes_are_not_offered_until_the_config_allows_them(library):
     daemon = library.daemon()
 
     async with ken_mcp(library.config, library.root / "mcp.log") as client:
-        assert "add_document" not in {tool.name for tool in (await client.list_tools()).tools}
+        assert not {"add_document", "remove_document"} & {tool.name for tool in (await client.list_tools()).tools}
         assert "allow_writes = true" in client.instructions
         assert "add_document" in error_text(
             await client.call_tool("add_document", {"title": "t", "text": "x", "uri": "note://x"})
@@ -172,7 +172,14 @@ async def test_with_writes_allowed_an_agent_adds_a_document_that_search_then_cit
         assert [(h["document_id"], h["path"], h["source"]) for h in hits] == [
             (added["document_id"], "agent://checklists/deploy", "agent")
         ]
-    assert daemon.search("quokka")[0]["document_id"] == added["document_id"]
+        assert daemon.search("quokka")[0]["document_id"] == added["document_id"]
+
+        removed = data(await client.call_tool("remove_document", {"uri": "agent://checklists/deploy"}))
+        assert removed == {"document_id": added["document_id"], "title": "Deploy checklist", "uri": added["uri"]}
+        assert not data(await client.call_tool("search", {"query": "quokka"}))["hits"]
+        assert "no document added by an agent" in error_text(
+            await client.call_tool("remove_document", {"uri": "agent://checklists/deploy"})
+        )
 
 
 async def test_an_agent_document_says_when_it_speaks_from_and_what_it_replaces(library):

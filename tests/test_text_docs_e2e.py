@@ -152,6 +152,11 @@ def test_add_url_refresh_and_every_refusal(library, http_server):
     [web] = [s for s in ken_json(library, "status")["sources"] if s["name"] == "web"]
     assert web["holds"] == 1 and web["kind"] == "url"
 
+    # Removed by its URL, it is gone until added again.
+    assert ken_json(library, "remove", url)["document_id"] == document_id
+    assert daemon.search("puffin") == [] and source_documents(daemon, "web") == 0
+    assert "has not been added" in refused(library, "refresh-url", url)
+
 
 def test_agent_documents(library, tmp_path):
     notes = tmp_path / "notes"

@@ -98,7 +98,9 @@ pass_context = click.make_pass_decorator(Context)
 # run (or listed, for --help and completion), so `ken search` loads the search command
 # and not the lifecycle, doctor or MCP code. A new command module adds its names here.
 COMMANDS = {
-    **dict.fromkeys(("search", "show", "get", "open", "entities", "add-text", "add-url", "refresh-url"), "library"),
+    **dict.fromkeys(
+        ("search", "show", "get", "open", "entities", "add-text", "remove", "add-url", "refresh-url"), "library"
+    ),
     **dict.fromkeys(("daemon", "status", "reload", "dedup", "reembed", "compact"), "service"),
     **dict.fromkeys(("sources", "scan"), "sources"),
     **dict.fromkeys(("start", "stop", "restart", "service"), "lifecycle"),

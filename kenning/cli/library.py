@@ -474,6 +474,26 @@ def _stored_line(result: api.AddedDocument) -> str:
     return f"document {result.document_id} {result.title!r}: {counted(result.chunks, 'chunk')} indexed"
 
 
+@main.command("remove")
+@click.argument("uri")
+@json_option
+@pass_context
+def remove_text(ctx: Context, uri: str, as_json: bool) -> None:
+    """Remove a document added by `ken add-text` (or an agent) by its URI, or a fetched
+    page by its URL. A folder's file leaves the index when it is deleted or ignored.
+
+    \b
+    Examples:
+      ken remove notes://standup/2024-05-02
+      ken remove https://docs.python.org/3/library/asyncio-task.html
+    """
+    result = ctx.fetch("documents.remove", api.RemovedDocument, {"uri": uri})
+    if as_json:
+        print_json(result)
+        return
+    click.echo(f"removed document {result.document_id} {result.title!r} ({one_line(result.uri)})")
+
+
 @main.command("add-url")
 @click.argument("url")
 @json_option

@@ -29,6 +29,7 @@ from kenning.daemon.protocol import (
     SearchParams,
     SourceNameParams,
     UrlParams,
+    UriParams,
 )
 from kenning.daemon.server import Method
 from kenning.ingest.text_docs import TextDocument
@@ -68,6 +69,7 @@ def build_methods(library: Library) -> dict[str, Method]:
         "sources.remove": Method(SourceNameParams, lambda p: library.remove_source(p.name)),
         "documents.get": Method(DocumentParams, get),
         "documents.add": Method(AddTextParams, add_text),
+        "documents.remove": Method(UriParams, lambda p: library.remove_text(p.uri)),
         "urls.add": Method(UrlParams, lambda p: library.add_url(p.url)),
         "urls.refresh": Method(UrlParams, lambda p: library.refresh_url(p.url)),
         "entities": Method(EntitiesParams, lambda p: library.entities(p.query, p.limit)),

@@ -119,6 +119,11 @@ class UrlParams(_Params):
     url: Annotated[str, Field(min_length=1, max_length=4000)]
 
 
+class UriParams(_Params):
+    # The uri an agent document was added under, or the URL a page was fetched from.
+    uri: Annotated[str, Field(min_length=1, max_length=4000)]
+
+
 class EntitiesParams(_Params):
     query: Annotated[str, Field(min_length=1, max_length=500)]
     limit: Annotated[int, Field(ge=1, le=100)] = 10

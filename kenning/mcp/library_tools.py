@@ -1,6 +1,7 @@
 """The library tools: search, get, list_sources, status and (when writes are allowed)
-add_document, each a thin pass-through to one daemon method (docs/protocol.md). The
-agent's own tools (memory, archive, ledger, context packs) are in agent_tools.py.
+add_document and remove_document, each a thin pass-through to one daemon method
+(docs/protocol.md). The agent's own tools (memory, archive, ledger, context packs) are
+in agent_tools.py.
 
 A tool's docstring is its description and each parameter's Field description is part of
 its input schema: that text is all an agent reads before calling, so it says what to pass
@@ -17,7 +18,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from kenning.mcp.calls import DaemonCalls, answer
-from kenning.mcp.models import Added, Chunk, Document, Lines, Page, SearchResult
+from kenning.mcp.models import Added, Chunk, Document, Lines, Page, Removed, SearchResult
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 # The same uri again replaces that document: not additive, but a repeat changes nothing more.
@@ -182,3 +183,18 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
         if supersedes:
             params["supersedes"] = list(supersedes)
         return answer(Added.model_validate(await daemon("documents.add", params)))
+
+    @server.tool(annotations=WRITES)
+    async def remove_document(
+        uri: Annotated[
+            str,
+            Field(
+                min_length=1, max_length=4000,
+                description="the uri a document was added under with add_document, or the URL of a fetched page",
+            ),
+        ],
+    ) -> Annotated[CallToolResult, Removed]:
+        """Remove a document added with add_document (or a fetched page) from the library,
+        with its chunks: search no longer finds it. Files in the user's folders cannot be
+        removed this way."""
+        return answer(Removed.model_validate(await daemon("documents.remove", {"uri": uri})))

@@ -82,6 +82,12 @@ class Page(BaseModel):
     lines: Lines | None = Field(default=None, description="the range of lines asked for with line_start/line_end")
 
 
+class Removed(BaseModel):
+    document_id: int
+    title: str
+    uri: str
+
+
 class Added(BaseModel):
     document_id: int
     title: str

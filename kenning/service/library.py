@@ -45,6 +45,7 @@ from kenning.api import (
     ReembedResult,
     Remembered,
     ReloadResult,
+    RemovedDocument,
     RemovedSource,
     ScanResult,
     SearchResult,
@@ -57,7 +58,7 @@ from kenning.config import Settings, load_settings
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.redact import redact
-from kenning.ingest.text_docs import TextDocument, add_page, add_text, page_key, stored_keys
+from kenning.ingest.text_docs import TextDocument, add_page, add_text, agent_key, page_key, stored_keys
 from kenning.retrieval.search import LEGS, Retriever
 from kenning.service import reading, rereading
 from kenning.service.archive import Archive
@@ -69,7 +70,7 @@ from kenning.service.jobs import IngestActivity, NearDupJob
 from kenning.service.ledger import Ledger
 from kenning.service.memory import Memory, NewCapsule
 from kenning.service.semantic import Semantic
-from kenning.store import archives, capsules, document_text, graph, ledger, lookup, maintenance
+from kenning.store import archives, capsules, document_text, documents, graph, ledger, lookup, maintenance
 from kenning.store import sources as source_store
 from kenning.store.database import ChangeSet, Database
 from kenning.workers.fetch import FetchError, NotModified
@@ -84,7 +85,7 @@ Leg = Literal["keyword", "vector", "graph"]
 # `sources.remove` would delete every capsule, archive or ledger entry at once, so each
 # goes its own way. Fetched pages (the web source) can be fetched again, so it may go.
 _KEPT_WHOLE = {
-    "agent": ("documents agents added", "adding one again under its URI replaces it"),
+    "agent": ("documents agents added", "remove one with `ken remove URI`"),
     "capsule": ("memory capsules", "forget one with `ken memory forget ID`"),
     "archive": ("archived outputs", "they expire by [archive] max_age_days and max_total_mb"),
     "ledger": ("ledger entries", "remove one with `ken ledger remove ID`"),
@@ -303,6 +304,18 @@ class Library:
 
     async def add_text(self, document: TextDocument) -> AddedDocument:
         return await add_text(self.db, document, self.settings.chunking)
+
+    async def remove_text(self, uri: str) -> RemovedDocument:
+        """An agent document by the uri it was added under, or a fetched page by its URL.
+        A folder's file goes when it is deleted or ignored, and kenning's own records each
+        their own way (`_KEPT_WHOLE`)."""
+        found = await documents.remove_text(self.db, [agent_key(uri), page_key(uri)])
+        if found is None:
+            raise NotFound(
+                f"no document added by an agent under {redact(uri)!r}, and no page fetched from it; a folder's file"
+                " leaves the index when it is deleted or ignored"
+            )
+        return RemovedDocument(*found)
 
     async def add_url(self, url: str) -> AddedDocument:
         page = await self._fetch(FetchRequest(url))

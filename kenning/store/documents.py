@@ -389,6 +389,26 @@ async def touch(db: Database, document_id: int, mtime: float, size: int) -> None
     )
 
 
+async def remove_text(db: Database, keys: list[str]) -> tuple[int, str, str] | None:
+    """Delete the agent document or fetched page stored under one of these identity keys
+    (ingest/text_docs.py `stored_keys`), as a deleted file's row goes: what another source
+    also holds is handed to it. Its id, title and uri, or None when there is none."""
+    return await db.write(_remove_text, keys)
+
+
+def _remove_text(conn: sqlite3.Connection, keys: list[str]) -> tuple[int, str, str] | None:
+    for key in keys:
+        row = conn.execute(
+            "SELECT d.id, d.title, coalesce(d.uri, '') FROM documents d JOIN sources s ON s.id = d.source_id"
+            " WHERE d.path = ? AND s.kind IN ('agent', 'url') AND s.removing = 0",
+            (key,),
+        ).fetchone()
+        if row is not None:
+            _delete_row(conn, row[0])
+            return row
+    return None
+
+
 async def delete_documents(db: Database, source_id: int, paths: list[str]) -> int:
     """Drop files that are gone; what another source still holds is handed to it."""
     if not paths:

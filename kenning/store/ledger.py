@@ -97,8 +97,8 @@ async def save(db: Database, row: EntryRow, document: EntryDocument, extraction:
         await conn.execute(
             "INSERT INTO ledger_entries (id, document_id, section, identity, fields, owner, evidence, created_at,"
             " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
-            " identity = excluded.identity, fields = excluded.fields, owner = excluded.owner, evidence = excluded.evidence,"
-            " updated_at = excluded.updated_at",
+            " identity = excluded.identity, fields = excluded.fields, owner = excluded.owner,"
+            " evidence = excluded.evidence, updated_at = excluded.updated_at",
             (
                 row.id, document_id, row.section, row.identity, json.dumps(row.fields, ensure_ascii=False),
                 row.owner, json.dumps(row.evidence, ensure_ascii=False), row.created_at, row.updated_at,
