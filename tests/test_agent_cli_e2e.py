@@ -103,11 +103,12 @@ def test_sources_remove_refuses_kennings_own_sources_and_keeps_what_they_hold(li
         ("ledger", "ken ledger remove ID"),
         ("agent", "ken remove URI"),
     ):
-        refused = ken(library, "sources", "remove", name, "--yes")
-        assert refused.returncode == 1
-        assert refused.stderr.startswith(f"ken: {name!r} is kenning's own source of ") and instead in refused.stderr
-        # The refusal is all it says: no progress bar claiming a removal.
-        assert refused.stderr.count("\n") == 1 and refused.stdout == ""
+        for confirmed in ((), ("--yes",)):
+            refused = ken(library, "sources", "remove", name, *confirmed)
+            assert refused.returncode == 1
+            assert refused.stderr.startswith(f"ken: {name!r} is kenning's own source of ") and instead in refused.stderr
+            # The refusal is all it says: no question first, no progress bar claiming a removal.
+            assert refused.stderr.count("\n") == 1 and refused.stdout == ""
     after = {s["name"]: s["holds"] for s in daemon.call("status")["sources"]}
     assert after == before and all(after[name] == 1 for name in ("memory", "archive", "ledger", "agent"))
     assert [c["title"] for c in ken_json(library, "memory", "list")["capsules"]] == ["Naps"]

@@ -186,6 +186,10 @@ def sources_remove(ctx: Context, name: str, yes: bool) -> None:
     """
     from kenning.config import remove_source
 
+    if _kept_by_kenning(ctx, name):
+        # The daemon refuses it and says how its items go: asking first would be asking
+        # to confirm something that will not happen.
+        ctx.fetch("sources.remove", api.RemovedSource, {"name": name})
     if not yes:
         click.confirm(f"Remove source {name!r} and everything only it holds from the index?", abort=True, err=True)
     in_config = remove_source(ctx.config_path, name)
@@ -212,6 +216,16 @@ def sources_remove(ctx: Context, name: str, yes: bool) -> None:
     click.echo(
         f"removed source {name!r}: {counted(result.documents_removed, 'document')} dropped or handed to other sources{freed}"
     )
+
+
+def _kept_by_kenning(ctx: Context, name: str) -> bool:
+    """Whether the running daemon holds `name` as one of kenning's own sources of what
+    agents keep (agent documents, capsules, archives, the ledger)."""
+    try:
+        status = ctx.fetch("status", api.Status)
+    except DaemonNotRunning:
+        return False
+    return any(s.name == name and s.kind in ("agent", "capsule", "archive", "ledger") for s in status.sources)
 
 
 @main.command()
