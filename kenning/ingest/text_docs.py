@@ -38,6 +38,7 @@ from kenning.store.texthash import text_hash
 from kenning.store.records import FetchedPage
 from kenning.text import dates
 from kenning.text.controls import CONTROL
+from kenning.text.unicode import normalized
 
 MAX_URI_CHARS = 2000
 MAX_TAGS = 32
@@ -78,10 +79,11 @@ def check_uri(uri: str) -> None:
     or a `file:` URL would cite a file that does not hold the text (`ken search --format
     paths` printing a real note's path beside an agent's words), and `kenning:` names
     what kenning itself keeps (capsules, archives, the ledger). A control character is
-    refused as in a title."""
+    refused as in a title. The uri is judged as it would be stored, folded (redact folds
+    it): "ｋｅｎｎｉｎｇ://..." or "\u200b/etc/passwd" is stored as the plain form."""
     if found := CONTROL.search(uri):
         raise InvalidRequest(f"a uri is one line without control characters; this one holds U+{ord(found[0]):04X}")
-    lowered = uri.strip().lower()
+    lowered = normalized(uri).strip().lower()
     # "/notes/keys.md", "~/notes", "file:///...", "C:\\notes" or "C:/notes".
     drive = re.match(r"[a-z]:[\\/](?!/)", lowered)
     if lowered.startswith(("/", "~", "file:")) or drive:
