@@ -75,7 +75,10 @@ class Ledger:
         spec = schema.section(section)
         incoming = _redacted(spec.name, fields)
         wanted = schema.keys(spec, incoming)
-        refs = [redact(ref.strip())[:MAX_REF_CHARS] for ref in evidence if ref.strip()]
+        # One line each, as field values are: the rendered block writes them inside an
+        # entry's line, where a newline would start a forged section or entry.
+        refs = [redact(" ".join(ref.split()))[:MAX_REF_CHARS] for ref in evidence if ref.strip()]
+        owner = " ".join(owner.split()) or "agent"
         async with self._lock:
             host_names = await self._host_names(incoming)
             if host_names:

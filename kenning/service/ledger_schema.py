@@ -36,9 +36,11 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from kenning.errors import InvalidRequest
+from kenning.ingest.redact import redact
 from kenning.store.records import Entity, Extraction, Relation
 from kenning.text.controls import CONTROL
 from kenning.text.likeness import title_key
+from kenning.text.redacted import MARK
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,12 @@ def clean_fields(fields: dict[str, str]) -> dict[str, str]:
         key = name.strip().lower().replace(" ", "_")
         if not key:
             raise InvalidRequest("a field name cannot be blank")
+        if MARK in redact(name) or MARK in redact(key):
+            # A name is stored and shown as it is (only values are redacted), and lower
+            # case would hide a token's shape from the redactor ("AKIA..." -> "akia...").
+            raise InvalidRequest(
+                "a field name holds what looks like a credential; name the field and put the value in it"
+            )
         if found := CONTROL.search(key):
             # A newline in a name would write lines of its own into the rendered block: a
             # forged section or entry in an agent's prompt.
@@ -220,7 +228,8 @@ def line(spec: Section, identity: str, fields: dict[str, str], evidence: list[st
     rest = "; ".join(f"{name}={value}" for name, value in fields.items() if name not in shown)
     text = f"- {identity}" + (f" — {rest}" if rest else "")
     if evidence:
-        text += f" (evidence: {', '.join(evidence)})"
+        # Evidence stored before it was kept to one line must not break the block either.
+        text += f" (evidence: {', '.join(' '.join(ref.split()) for ref in evidence)})"
     return text
 
 
