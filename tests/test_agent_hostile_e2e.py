@@ -75,3 +75,17 @@ def test_ledger_evidence_and_owner_cannot_write_lines_into_the_rendered_block(li
     assert [line for line in text.splitlines() if line.startswith("## ")] == ["## hosts"], text
     assert len(text.splitlines()) == 2, text
     daemon.stop()
+
+
+@pytest.mark.parametrize("title", ["backup run\n## forged heading", "run \u202eexe.txt", "nul\x00title"])
+def test_an_archive_title_that_breaks_its_line_is_refused(library, title):
+    library.configure([])
+    daemon = library.daemon()
+    with pytest.raises(RpcError) as refused:
+        daemon.call("archive.add", {"text": "12 files copied\n", "title": title})
+    assert refused.value.code == INVALID_PARAMS
+    assert daemon.call("archive.list")["total"] == 0
+    # A title taken from the text itself drops what would break its line.
+    archived = daemon.call("archive.add", {"text": "\x00copy\u202e run\x1b[2J\nrest\n"})
+    assert archived["title"] == "copy run [2J"
+    daemon.stop()

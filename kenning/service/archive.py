@@ -21,11 +21,12 @@ import time
 from kenning.api import Archived, ArchiveEntry, ArchiveList, ArchivePage
 from kenning.config import Settings
 from kenning.errors import InvalidRequest, NotFound
-from kenning.ingest.text_docs import Labels, prepare_text
+from kenning.ingest.text_docs import Labels, check_title, prepare_text
 from kenning.service.handles import digest_handle
 from kenning.store import archives, documents, sources
 from kenning.store.archives import ArchiveRow
 from kenning.store.database import Database
+from kenning.text.controls import CONTROL
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,9 @@ MB = 1_000_000
 def default_title(text: str) -> str:
     """The first line with words in it, as a tool output's first line usually says what it is."""
     for line in text.splitlines():
+        # A control character or a bidirectional override shows nothing, or reorders what
+        # shows, where a title is printed on one line.
+        line = CONTROL.sub(" ", line)
         if line.strip():
             return " ".join(line.split())[:TITLE_CHARS]
     return "archived text"
@@ -55,6 +59,8 @@ class Archive:
         self._lock = asyncio.Lock()
 
     async def add(self, text: str, title: str | None = None, tags: tuple[str, ...] = ()) -> Archived:
+        if title is not None:
+            check_title(title)
         labels = Labels(title or default_title(text), "", tags)
         prepared = await asyncio.to_thread(
             prepare_text, labels, text, "prose", self.settings.chunking, format="archive"
