@@ -198,3 +198,57 @@ def test_what_agents_gave_an_older_kenning_is_redacted_and_folded_after_the_upgr
     # Text that reads the same keeps its chunks (ids, vectors, extractions).
     assert document_items(library, quiet["document_id"]) == kept
     daemon.stop()
+
+
+def test_capsules_an_older_redactor_let_through_lose_their_secrets_even_when_titles_then_clash(library):
+    """Two titles told apart only by the secrets in them read the same once redacted, and a
+    replaced capsule has no document to prepare again: neither may keep its secret."""
+    from kenning.text.likeness import title_key
+
+    library.configure([])
+    daemon = library.daemon()
+    first = daemon.call("memory.add", {"title": "Deploy token one", "body": "The kakapo deploy uses token one."})
+    second = daemon.call(
+        "memory.add", {"title": "Deploy token two", "body": "The weka release job reads token two.", "force": True}
+    )
+    old = daemon.call("memory.add", {"title": "Backup login", "body": "The backup box login is stored in pass."})
+    newer = daemon.call(
+        "memory.add",
+        {"title": "Backup login, corrected", "body": "The backup box login moved to the vault.", "supersedes": old["id"]},
+    )
+    daemon.stop()
+
+    leaks = {
+        first["id"]: ("Deploy token ghp_" + "a1B2" * 9, "The kakapo deploy uses ghp_" + "a1B2" * 9),
+        second["id"]: ("Deploy token ghp_" + "c3D4" * 9, "The weka release job reads ghp_" + "c3D4" * 9),
+        old["id"]: ("Backup login", "The backup box login: PGPASSWORD=hunter2secret psql -h db1"),
+    }
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        for capsule_id, (title, body) in leaks.items():
+            conn.execute(
+                "UPDATE capsules SET title = ?, title_key = ?, body = ? WHERE id = ?",
+                (title, title_key(title), body, capsule_id),
+            )
+            conn.execute(
+                "UPDATE items SET content = ? WHERE document_id = (SELECT document_id FROM capsules WHERE id = ?)",
+                (body, capsule_id),
+            )
+        conn.execute("UPDATE documents SET reading = NULL")
+
+    daemon = library.daemon()
+    # Three documents: the replaced capsule has none.
+    wait_for(lambda: " of 3 documents again" in daemon.log(), 30, "the agent records prepared again")
+    secrets = ["a1B2a1B2", "c3D4c3D4", "hunter2secret"]
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        for secret in secrets:
+            assert not conn.execute("SELECT count(*) FROM capsules WHERE body LIKE ? OR title LIKE ?",
+                                    (f"%{secret}%", f"%{secret}%")).fetchone()[0], secret  # fmt: skip
+            assert not conn.execute("SELECT count(*) FROM items WHERE content LIKE ?", (f"%{secret}%",)).fetchone()[0]
+        assert not conn.execute("SELECT count(*) FROM documents WHERE reading IS NULL").fetchone()[0]
+    shown = [daemon.call("memory.show", {"id": capsule_id}) for capsule_id in leaks]
+    assert all(MARK in capsule["body"] for capsule in shown)
+    # Both deploy capsules are still there, each under a title of its own.
+    titles = {capsule["title"] for capsule in shown[:2]}
+    assert len(titles) == 2 and all(MARK in title for title in titles)
+    assert shown[2]["superseded_by"] == newer["id"]
+    daemon.stop()

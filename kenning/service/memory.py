@@ -65,6 +65,16 @@ class NewCapsule:
     force: bool = False
 
 
+def _redacted_again(row: CapsuleRow) -> CapsuleRow:
+    """A stored capsule's title, body, tags and source redacted and folded by this code."""
+    title = redact(row.title).strip()
+    title = title if visible(title) else row.title
+    return replace(
+        row, title=title, title_key=title_key(title), body=redact(row.body),
+        tags=tuple(redact(tag) for tag in row.tags), source_ref=redact(row.source_ref) if row.source_ref else None,
+    )  # fmt: skip
+
+
 def capsule_text(title: str, body: str) -> str:
     """What is compared and embedded for dedup: the title says what the body is about."""
     return f"{title}\n{body}"
@@ -240,18 +250,30 @@ class Memory:
             row = (await capsules.by_documents(self.db, [document_id])).get(document_id)
             if row is None:
                 return False
-            title = redact(row.title).strip()
-            title = title if visible(title) else row.title
-            again = replace(
-                row, title=title, title_key=title_key(title), body=redact(row.body),
-                tags=tuple(redact(tag) for tag in row.tags),
-                source_ref=redact(row.source_ref) if row.source_ref else None,
-            )  # fmt: skip
+            again = _redacted_again(row)
+            taken = await capsules.current_by_title(self.db, row.scope, again.title_key)
+            if taken is not None and taken.id != row.id:
+                # Two titles an older redactor kept apart by the secrets in them ("deploy
+                # token ghp_1...", "deploy token ghp_2...") read the same now: this one is
+                # told apart by its id rather than left holding its secret.
+                title = f"{again.title} ({row.id})"
+                again = replace(again, title=title, title_key=title_key(title))
             if (again.title, again.body) != (row.title, row.body):
                 # Its likeness vector was of the old text; the next remember embeds it anew.
                 again = replace(again, vector=None, signature=None)
             await capsules.save(self.db, again, await self._document(again, added=row.updated_at))
             return True
+
+    async def prepare_superseded_again(self) -> int:
+        """Replaced capsules have no document for rereading.py to find, but `memory.show`
+        and `memory.list` still return their text, and forgetting what replaced one makes
+        it current again: redact theirs by the newest rules too. How many changed."""
+        async with self._lock:
+            rows = await capsules.superseded(self.db)
+            changed = [again for row in rows if (again := _redacted_again(row)) != row]
+            if changed:
+                await capsules.rewrite_superseded(self.db, changed)
+            return len(changed)
 
     async def _document(self, row: CapsuleRow, added: float | None = None) -> CapsuleDocument:
         labels = Labels(row.title, URI_PREFIX + row.id, row.tags, row.scope)

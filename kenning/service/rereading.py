@@ -48,6 +48,10 @@ async def prepare_again(
     if not stale:
         return 0
     log.info("preparing again %d documents agents gave, stored by an older kenning or other chunk sizes", len(stale))
+    try:
+        await memory.prepare_superseded_again()
+    except Exception:
+        log.exception("could not redact replaced capsules again")
     stored = 0
     for document_id, kind in stale:
         try:

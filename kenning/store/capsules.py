@@ -117,6 +117,28 @@ async def listing(
     return [_row(row) for row in rows], total
 
 
+async def superseded(db: Database) -> list[CapsuleRow]:
+    """Replaced capsules: they keep their row (`memory.show`), without a document."""
+    rows = await db.read(f"SELECT {_COLUMNS} FROM capsules WHERE superseded_by IS NOT NULL ORDER BY id")
+    return [_row(row) for row in rows]
+
+
+async def rewrite_superseded(db: Database, rows: list[CapsuleRow]) -> None:
+    """Store replaced capsules' text again (redacted anew); their likeness vectors go."""
+    await db.write(_rewrite_superseded, rows)
+
+
+def _rewrite_superseded(conn, rows: list[CapsuleRow]) -> None:
+    conn.executemany(
+        "UPDATE capsules SET title = ?, title_key = ?, body = ?, tags = ?, source_ref = ?, vector = NULL,"
+        " signature = NULL WHERE id = ? AND superseded_by IS NOT NULL",
+        [
+            (row.title, row.title_key, row.body, json.dumps(list(row.tags), ensure_ascii=False), row.source_ref, row.id)
+            for row in rows
+        ],
+    )
+
+
 @dataclass(frozen=True)
 class CapsuleDocument:
     """The capsule's document as ingest prepared it (redacted, chunked)."""
