@@ -9,6 +9,7 @@ again, yet `show` can still say what replaced it. Forgetting deletes both.
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -128,7 +129,7 @@ async def rewrite_superseded(db: Database, rows: list[CapsuleRow]) -> None:
     await db.write(_rewrite_superseded, rows)
 
 
-def _rewrite_superseded(conn, rows: list[CapsuleRow]) -> None:
+def _rewrite_superseded(conn: sqlite3.Connection, rows: list[CapsuleRow]) -> None:
     conn.executemany(
         "UPDATE capsules SET title = ?, title_key = ?, body = ?, tags = ?, source_ref = ?, vector = NULL,"
         " signature = NULL WHERE id = ? AND superseded_by IS NOT NULL",
