@@ -158,6 +158,8 @@ class SourceStatus:
     scanning: bool = False
     discovered: int | None = None
     capped: int = 0
+    # Of `capped`, files the index holds from before max_files was lowered.
+    capped_kept: int = 0
     pending: int = 0
     total: int | None = None
     percent: float | None = None

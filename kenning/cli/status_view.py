@@ -145,6 +145,7 @@ def source_lines(source: api.SourceStatus) -> list[str]:
     lines.append(
         f"  {source.holds} indexed{shared} · {source.failed} failed · {source.skipped} skipped"
         f" · {source.pending} pending" + (f" · {source.capped} over max_files" if source.capped else "")
+        + (f" ({source.capped_kept} of them indexed before the cap, kept unchanged)" if source.capped_kept else "")
     )
     swept = f"{ago(time.time() - source.last_sweep_at)} ago" if source.last_sweep_at else "never"
     budget = source.chunks_per_sweep

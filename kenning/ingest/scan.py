@@ -60,6 +60,9 @@ class SweepProgress:
     running: bool = False
     discovered: int = 0
     capped: int = 0
+    # Of the capped files, those the index holds from before the cap was lowered: they
+    # stay searchable (lowering max_files deletes nothing) but are no longer read again.
+    capped_kept: int = 0
     budget: int = 0
     # Files left for a later sweep because a chunk budget ran out.
     deferred: int = 0
@@ -150,6 +153,10 @@ class FolderScanner:
         kept = newest(found, self.settings.max_files, report)
         progress.discovered = len(found)
         progress.capped = len(found) - len(kept)
+        kept_paths = {item.rel for item in kept}
+        progress.capped_kept = sum(
+            1 for rel in present - kept_paths if rel in states and states[rel].status != "scanning"
+        )
         progress.passed_over = {reason: n for reason, n in report.files.most_common() if reason != CAPPED}
         reading, retry = self.options.convert_limits.reading, self.options.retry
         jobs = [

@@ -206,10 +206,13 @@ class Library:
             folder = self.folders.running.get(row.name)
             if folder is not None:
                 progress = folder.scanner.progress
-                total = progress.discovered - progress.capped
+                # The files the sweep would index, and those over the cap the index still
+                # holds from before it was lowered: they count in `processed` too.
+                total = progress.discovered - progress.capped + progress.capped_kept
                 entry.scanning = progress.running
                 entry.discovered = progress.discovered
                 entry.capped = progress.capped
+                entry.capped_kept = progress.capped_kept
                 entry.pending = progress.pending
                 entry.total = total
                 if progress.running:
