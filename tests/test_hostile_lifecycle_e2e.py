@@ -39,3 +39,17 @@ def test_lowering_max_files_under_an_indexed_folder_never_shows_more_done_than_t
     assert status["processed"] <= status["total"] == 10 and status["percent"] == 100.0
     shown = ken(library, "status").stdout
     assert "files: 10/10 done" in shown and "7 of them indexed before the cap" in shown
+
+
+def test_a_socket_path_too_long_to_bind_is_refused_in_one_line_before_the_index_is_opened(library, tmp_path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True, mode=0o700)
+    library.configure([], extra=f'socket = "{deep / "kenning.sock"}"')
+    result = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "daemon"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "longer than a unix socket path may be" in result.stderr.splitlines()[-1]
+    assert not (library.data_dir / "kenning.db").exists()

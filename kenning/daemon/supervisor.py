@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from kenning.config import Settings
-from kenning.daemon.guard import DataDirLock, clear_stale_socket, private_dir
+from kenning.daemon.guard import DataDirLock, check_socket_path, clear_stale_socket, private_dir
 from kenning.daemon.methods import build_methods
 from kenning.daemon.notify import ServiceNotifier
 from kenning.daemon.server import RpcServer
@@ -54,6 +54,7 @@ class Daemon:
 
     async def startup(self) -> None:
         daemon = self.settings.daemon
+        check_socket_path(daemon.socket_path)
         private_dir(daemon.data_dir)
         private_dir(daemon.socket_path.parent)
         self._lock.acquire()
