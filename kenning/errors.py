@@ -30,6 +30,11 @@ class EmbedderUnavailable(BackendUnavailable):
     """The embedding backend cannot embed right now (server down, model missing)."""
 
 
+class IndexUnwritable(BackendUnavailable):
+    """The database cannot be written right now (its disk is full, it was made read-only):
+    a sweep stops there and retries with backoff instead of failing every file in turn."""
+
+
 class WorkerFailed(KenningError):
     """Work sent to a worker process failed there: it crashed, ran out of memory or time."""
 

@@ -4,10 +4,13 @@ an indexed folder, socket paths that cannot be bound, sources removed and restar
 from __future__ import annotations
 
 import os
+import resource
+import signal
+import sqlite3
 import subprocess
 import sys
 
-from tests.daemon_harness import wait_for
+from tests.daemon_harness import DaemonProcess, wait_for
 
 
 def ken(library, *args: str) -> subprocess.CompletedProcess:
@@ -53,3 +56,49 @@ def test_a_socket_path_too_long_to_bind_is_refused_in_one_line_before_the_index_
     assert "Traceback" not in result.stderr
     assert "longer than a unix socket path may be" in result.stderr.splitlines()[-1]
     assert not (library.data_dir / "kenning.db").exists()
+
+
+def test_a_full_disk_stops_the_sweep_says_why_and_it_resumes_by_itself_once_there_is_room(library, tmp_path):
+    """The disk filling up is played by RLIMIT_FSIZE on the daemon: a write past it fails
+    as it would on a full disk, and raising it again is freeing space."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for index in range(200):
+        parts = (f"## Part {part}\nPart {part} of file {index} names term{index}x {os.urandom(200).hex()}.\n" for part in range(8))
+        (notes / f"f{index}.md").write_text(f"# File {index}\n\n" + "\n".join(parts))
+    library.configure([{"name": "notes", "path": notes}])
+    limit = 1_500_000
+
+    def small_disk() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    daemon = DaemonProcess(library.config, library.data_dir, tmp_path / "full.log")
+    with open(daemon.log_path, "ab") as log:
+        daemon.proc = subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(library.config), "daemon"],
+            stdout=log, stderr=subprocess.STDOUT, preexec_fn=small_disk,
+        )  # fmt: skip
+    try:
+        wait_for(daemon._answers, timeout=20, what="the daemon to answer")
+        stuck = wait_for(
+            lambda: (s := daemon.source_status("notes"))["last_error"] and s, timeout=30, what="the sweep to stop"
+        )
+        # It says why, and does not pass the files it could not store off as done or failed.
+        assert "cannot write the index" in stuck["last_error"]
+        assert stuck["failed"] == 0 and stuck["done"] < 200 and stuck["pending"] > 0
+        assert "waiting: cannot write the index" in ken(library, "status").stdout
+        assert "could not ingest" not in daemon.log()
+
+        resource.prlimit(daemon.proc.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        done = wait_for(
+            lambda: (s := daemon.source_status("notes"))["done"] == 200 and not s["scanning"] and s,
+            timeout=90, what="the sweep to resume by itself",
+        )  # fmt: skip
+        assert done["last_error"] is None and done["in_progress"] == 0
+        assert daemon.search("term0x") and daemon.search("term199x")
+    finally:
+        assert daemon.stop() == 0
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT count(*) FROM items").fetchone() == conn.execute("SELECT count(*) FROM items_fts").fetchone()

@@ -133,6 +133,9 @@ def source_lines(source: api.SourceStatus) -> list[str]:
         # The last sweep could not read the folder (gone, unmounted, no permission): the
         # daemon looks for it again, but nothing in it is being followed now.
         state = "cannot read the folder" if source.last_error else "watching"
+        if source.last_error and source.last_error.startswith("cannot write the index"):
+            # A full disk or a read-only database: the sweep waits and tries again.
+            state = "waiting: cannot write the index"
     lines = [f"{name}  {source.path}  ({state})"]
     if source.total is not None:
         line = f"  files: {source.processed}/{source.total} done ({source.percent:g}%)"

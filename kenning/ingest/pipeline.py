@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Literal
 
 from kenning.config import ChunkingSettings, LimitsSettings
-from kenning.errors import ReaderError
+from kenning.errors import IndexUnwritable, ReaderError
 from kenning.ingest.convert import ConvertLimits, Converted, convert_file
 from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
 from kenning.ingest.readers import ReadLimits, open_regular
 from kenning.ingest.sensitive import is_sensitive_path
 from kenning.ingest.walk import Discovered
 from kenning.store import documents
-from kenning.store.database import Database
+from kenning.store.database import Database, unwritable
 from kenning.store.documents import DocumentMeta, FileState
 from kenning.text import dates
 
@@ -111,6 +111,10 @@ async def ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:
     try:
         return await _ingest(db, job, options)
     except Exception as exc:
+        if unwritable(exc):
+            # A full disk or a read-only database would fail every file after this one
+            # too, and could not even record why: the sweep stops and retries later.
+            raise IndexUnwritable(f"cannot write the index: {exc}") from exc
         # A bug or a store error on one file (a name the database cannot hold, say)
         # costs that file, never the sweep: the rest of the folder goes on.
         log.exception("could not ingest %s", job.found.path)

@@ -11,19 +11,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from kenning.config import SourceSettings
+from kenning.errors import IndexUnwritable
 from kenning.ingest.pipeline import FileJob, IngestOptions, ingest, needs_look
 from kenning.ingest.walk import CAPPED, WalkReport, WalkRules, newest, walk
 from kenning.store import documents, sources
-from kenning.store.database import Database
+from kenning.store.database import Database, unwritable
 
 log = logging.getLogger(__name__)
 
 PARALLEL_FILES = 2
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -70,12 +74,26 @@ class SweepProgress:
     checked: int = 0
     pending: int = 0
     last_error: str | None = None
+    # Why the last sweep stopped when the index could not be written (a full disk, a
+    # read-only database): the error cannot be stored in the index, so it is kept here
+    # until a sweep gets through.
+    write_error: str | None = None
     last_duration: float | None = None
     last_result: dict[str, int] = field(default_factory=dict)
     # Files the last walk passed over, by reason (see ingest/walk.py).
     passed_over: dict[str, int] = field(default_factory=dict)
     # When the running sweep began reading files in (monotonic): its rate is checked / elapsed.
     reading_since: float | None = None
+
+
+async def _writing(write: Awaitable[T]) -> T:
+    """A write of the sweep's own; a store that refuses every write stops the sweep."""
+    try:
+        return await write
+    except Exception as exc:
+        if unwritable(exc):
+            raise IndexUnwritable(f"cannot write the index: {exc}") from exc
+        raise
 
 
 @dataclass
@@ -124,6 +142,10 @@ class FolderScanner:
         error: str | None = None
         try:
             counts = await self._sweep_body(counts)
+        except IndexUnwritable as exc:
+            progress.write_error = str(exc)
+            log.warning("source %s: %s; the sweep stops and is tried again", self.settings.name, exc)
+            raise
         except (FileNotFoundError, NotADirectoryError, PermissionError) as exc:
             # The root is gone or unreadable (an unmounted drive, a typo): report it and
             # keep the index, which must not read as "every file was deleted".
@@ -134,7 +156,8 @@ class FolderScanner:
             progress.last_duration = time.monotonic() - started
         progress.last_error = error
         progress.last_result = counts
-        await sources.record_sweep(self.db, self.source_id, error)
+        await _writing(sources.record_sweep(self.db, self.source_id, error))
+        progress.write_error = None
         return counts
 
     async def _sweep_body(self, counts: dict[str, int]) -> dict[str, int]:
@@ -148,7 +171,7 @@ class FolderScanner:
         # max_files never reads as files having vanished.
         present = {item.rel for item in found}
         gone = [path for path in states if path not in present]
-        counts["deleted"] = await documents.delete_documents(self.db, self.source_id, gone)
+        counts["deleted"] = await _writing(documents.delete_documents(self.db, self.source_id, gone))
 
         kept = newest(found, self.settings.max_files, report)
         progress.discovered = len(found)
@@ -231,8 +254,12 @@ class FolderScanner:
 
         # With a budget, one file at a time, so the sweep stops right where the budget
         # is spent instead of overshooting by whatever the other worker had in flight.
-        async with asyncio.TaskGroup() as group:
-            for _ in range(1 if budget else PARALLEL_FILES):
-                group.create_task(worker())
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(1 if budget else PARALLEL_FILES):
+                    group.create_task(worker())
+        except* IndexUnwritable as stopped:
+            # The other file in flight was cancelled and rolled back; the job retries.
+            raise stopped.exceptions[0] from None
         progress.deferred = counts["deferred"]
 

@@ -210,6 +210,8 @@ class Library:
                 # holds from before it was lowered: they count in `processed` too.
                 total = progress.discovered - progress.capped + progress.capped_kept
                 entry.scanning = progress.running
+                if progress.write_error:
+                    entry.last_error = progress.write_error
                 entry.discovered = progress.discovered
                 entry.capped = progress.capped
                 entry.capped_kept = progress.capped_kept

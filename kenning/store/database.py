@@ -203,6 +203,17 @@ def _in_transaction(conn: sqlite3.Connection, body: Callable[..., T], args: tupl
     return result, rows
 
 
+# Errors that say the database cannot be written at all now, whatever is written: the
+# disk is full, the file or its directory was made read-only, the disk gives I/O errors.
+_UNWRITABLE = {sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN}
+
+
+def unwritable(exc: BaseException) -> bool:
+    """Whether `exc` is the store refusing every write for now, not this write alone."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.Error) and code is not None and (code & 0xFF) in _UNWRITABLE
+
+
 class Database:
     """Owns the writer and the readers; `open()` migrates before anything else runs."""
 
