@@ -10,6 +10,8 @@ import sqlite3
 import subprocess
 import sys
 
+import pytest
+
 from tests.daemon_harness import DaemonProcess, wait_for
 
 
@@ -102,3 +104,32 @@ def test_a_full_disk_stops_the_sweep_says_why_and_it_resumes_by_itself_once_ther
     with sqlite3.connect(library.data_dir / "kenning.db") as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("SELECT count(*) FROM items").fetchone() == conn.execute("SELECT count(*) FROM items_fts").fetchone()
+
+
+def test_a_read_only_database_at_start_is_one_line_naming_it(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("Kestrels nest here.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    assert daemon.stop() == 0
+    database = library.data_dir / "kenning.db"
+    if os.geteuid() == 0:  # root writes through file modes: make the file immutable instead
+        if subprocess.run(["chattr", "+i", str(database)], capture_output=True).returncode != 0:
+            pytest.skip("running as root on a file system without chattr +i")
+    else:
+        database.chmod(0o400)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "kenning", "--config", str(library.config), "daemon"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(database)])
+        database.chmod(0o600)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert "cannot write the database" in last and str(database) in last
+    assert library.daemon().search("kestrels")  # nothing was lost

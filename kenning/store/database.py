@@ -242,6 +242,11 @@ class Database:
                     f"the disk holding {self.path.parent} is full ({exc}): free some space and start again;"
                     " nothing indexed is lost"
                 ) from exc
+            if unwritable(exc):
+                raise KenningError(
+                    f"cannot write the database {self.path} ({exc}): check that it and {self.path.parent}"
+                    " are writable by this user and not made read-only or immutable; nothing indexed is lost"
+                ) from exc
             raise
         self._writer = await aiosqlite.connect(self.path, isolation_level=None, cached_statements=WRITER_STATEMENTS)
         await configure(self._writer)
