@@ -9,6 +9,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -133,3 +134,21 @@ def test_a_read_only_database_at_start_is_one_line_naming_it(library, tmp_path):
     last = result.stderr.splitlines()[-1]
     assert "cannot write the database" in last and str(database) in last
     assert library.daemon().search("kestrels")  # nothing was lost
+
+
+def test_citations_in_files_with_lone_carriage_returns_name_the_lines_sed_shows(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    # A build log redrawing its progress bar with CR, and a note with a stray CR pasted in.
+    (notes / "build.log").write_bytes(b"step one\nprogress 10%\rprogress 50%\rprogress 100%\nstep two\nfinal tapir result\n")
+    (notes / "note.md").write_bytes(b"# Note\r\n\r\nfirst\rsecond half\r\n\r\n## Later\r\n\r\nokapi sighting\r\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    for word in ("tapir", "okapi"):
+        [hit] = daemon.search(word)
+        lines = Path(hit["path"]).read_bytes().split(b"\n")
+        cited = lines[hit["line_end"] - 1]
+        assert word.encode() in cited, (hit["line_start"], hit["line_end"], cited)
+        shown = ken(library, "get", hit["path"], "--lines", str(hit["line_end"])).stdout
+        assert word in shown

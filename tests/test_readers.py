@@ -48,8 +48,13 @@ def test_one_stray_byte_leaves_the_rest_of_a_utf8_file_as_written() -> None:
     assert decode_text("„Das ist ein Fuß“ – Ölß\n".encode("cp1252")) == "„Das ist ein Fuß“ – Ölß\n"
 
 
-def test_crlf_and_lone_cr_become_newlines() -> None:
-    assert decode_text(b"a\r\nb\rc\n") == "a\nb\nc\n"
+def test_crlf_becomes_a_newline_and_a_lone_cr_breaks_lines_only_where_no_lf_does() -> None:
+    # Lines are counted as sed, grep -n and vim count them, so a citation's line opens:
+    # a lone CR inside an LF file is no line break to them.
+    assert decode_text(b"a\r\nb\rc\n") == "a\nb c\n"
+    assert decode_text(b"50%\r75%\r100%\ndone\n") == "50% 75% 100%\ndone\n"
+    # A classic Mac file, with CR and no LF at all, keeps its lines.
+    assert decode_text(b"a\rb\rc\r") == "a\nb\nc\n"
 
 
 def test_utf16_file_reads_like_utf8(tmp_path: Path) -> None:

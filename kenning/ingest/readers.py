@@ -144,7 +144,19 @@ def decode_text(data: bytes) -> str:
         text = _decode_legacy(data)
     if _mostly_controls(text[:_SNIFF_BYTES]):
         raise ReaderError("binary content (control characters), not text")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return _line_breaks(text)
+
+
+def _line_breaks(text: str) -> str:
+    """Lines as the tools a citation is read with count them: sed, grep -n, less and vim
+    end a line at LF (CRLF included), and a lone CR inside a line (a progress bar redrawn
+    in a log, a stray one pasted in) is no break to them, so it becomes a space; were it a
+    break, every line cited after it would be off. Only a file with no LF at all (a
+    classic Mac file) has its lines ended by CR."""
+    text = text.replace("\r\n", "\n")
+    if "\n" in text:
+        return text.replace("\r", " ")
+    return text.replace("\r", "\n")
 
 
 def _utf16_without_bom(sample: bytes) -> str | None:
