@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -152,3 +154,38 @@ def test_citations_in_files_with_lone_carriage_returns_name_the_lines_sed_shows(
         assert word.encode() in cited, (hit["line_start"], hit["line_end"], cited)
         shown = ken(library, "get", hit["path"], "--lines", str(hit["line_end"])).stdout
         assert word in shown
+
+
+def test_a_daemon_whose_data_directory_is_deleted_leaves_and_never_removes_its_successors_socket(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("Capybaras bathe here.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    orphan = library.daemon()
+    orphan.wait_idle("notes")
+    shutil.rmtree(library.data_dir)  # "start over": the library is deleted under the daemon
+
+    successor = library.daemon()
+    successor.wait_idle("notes")
+    # The first daemon can no longer be reached or stopped with `ken stop`: it leaves by
+    # itself, saying why, and its going takes nothing of the new daemon's with it.
+    assert orphan.proc.wait(timeout=20) == 1
+    assert "was deleted or replaced" in orphan.log().splitlines()[-1]
+    assert successor.socket.exists()
+    assert successor.search("capybaras")
+    assert ken(library, "status").returncode == 0
+
+
+def test_a_daemon_whose_socket_was_replaced_leaves_and_does_not_remove_the_new_one(library):
+    library.configure([])
+    first = library.daemon()
+    first.socket.unlink()
+    other = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    other.bind(str(first.socket))  # someone else's socket now sits at the path
+    other.listen()
+    try:
+        assert first.proc.wait(timeout=20) == 1
+        assert "the socket" in first.log().splitlines()[-1]
+        assert first.socket.exists()
+    finally:
+        other.close()

@@ -79,6 +79,18 @@ class DataDirLock:
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd = fd
 
+    def held(self) -> bool:
+        """Whether the lock file is still the one locked: not once the data directory
+        (or the file) was deleted, when another daemon may take the directory anew."""
+        if self._fd is None:
+            return False
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return False
+        mine = os.fstat(self._fd)
+        return (info.st_dev, info.st_ino) == (mine.st_dev, mine.st_ino)
+
     def release(self) -> None:
         if self._fd is not None:
             os.ftruncate(self._fd, 0)

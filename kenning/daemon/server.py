@@ -77,6 +77,8 @@ class RpcServer:
         self._connections: set[asyncio.Task] = set()
         # Whether connections are being turned away (MAX_CONNECTIONS), to log it once.
         self._full = False
+        # The socket file this server bound (device, inode): only that one is removed.
+        self._bound: tuple[int, int] | None = None
 
     async def start(self) -> None:
         # asyncio accepts up to `backlog` connections per turn of the loop and listens
@@ -85,6 +87,8 @@ class RpcServer:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(str(self.path))
         os.chmod(self.path, 0o600)
+        info = os.lstat(self.path)
+        self._bound = (info.st_dev, info.st_ino)
         self._server = await asyncio.start_unix_server(
             self._serve, sock=listener, limit=CHUNK_BYTES, backlog=protocol.ACCEPTS_PER_TURN
         )
@@ -105,8 +109,20 @@ class RpcServer:
         self._server = None
         self.remove_socket()
 
+    def owns_socket(self) -> bool:
+        """Whether the socket path still names the socket this server bound: not when it
+        was deleted (with the data directory, say) or another daemon bound one there."""
+        try:
+            info = os.lstat(self.path)
+        except OSError:
+            return False
+        return self._bound == (info.st_dev, info.st_ino)
+
     def remove_socket(self) -> None:
-        self.path.unlink(missing_ok=True)
+        # Another daemon's socket at the same path, started after this one's was deleted,
+        # is not this one's to remove.
+        if self.owns_socket():
+            self.path.unlink(missing_ok=True)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()

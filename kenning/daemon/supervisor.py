@@ -22,7 +22,7 @@ from kenning.daemon.guard import DataDirLock, check_socket_path, clear_stale_soc
 from kenning.daemon.methods import build_methods
 from kenning.daemon.notify import ServiceNotifier
 from kenning.daemon.server import RpcServer
-from kenning.errors import ConfigError
+from kenning.errors import ConfigError, KenningError
 from kenning.service.library import Library
 
 log = logging.getLogger(__name__)
@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 SHUTDOWN_DEADLINE_SECONDS = 9.0
 # Of which open requests may take this much to finish.
 REQUEST_DRAIN_SECONDS = 3.0
+# How often the daemon checks that its socket and data-directory lock are still there.
+HOME_CHECK_SECONDS = 5.0
 
 
 class Daemon:
@@ -44,6 +46,8 @@ class Daemon:
         self._server: RpcServer | None = None
         self._exit_requested_at: float | None = None
         self._notifier = ServiceNotifier()
+        # Why the daemon left on its own: its socket or data directory was taken away.
+        self.lost: str | None = None
 
     async def run(self) -> None:
         try:
@@ -51,6 +55,8 @@ class Daemon:
             await self.main_loop()
         finally:
             await self.shutdown()
+        if self.lost:
+            raise KenningError(self.lost)
 
     async def startup(self) -> None:
         daemon = self.settings.daemon
@@ -71,12 +77,19 @@ class Daemon:
     async def main_loop(self) -> None:
         next_sweep = time.monotonic() + self.library.settings.daemon.sweep_interval
         while not self.should_exit.is_set():
-            timeout = max(0.0, next_sweep - time.monotonic())
+            timeout = min(max(0.0, next_sweep - time.monotonic()), HOME_CHECK_SECONDS)
             waiters = [asyncio.ensure_future(self.should_exit.wait()), asyncio.ensure_future(self._reload_requested.wait())]
             await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             for waiter in waiters:
                 waiter.cancel()
             if self.should_exit.is_set():
+                break
+            self.lost = self._home_lost()
+            if self.lost is not None:
+                # Nobody can reach or stop this daemon any more, and a new one may already
+                # serve the same folders: it leaves (with an error, so a service manager
+                # starts it again on a fresh data directory).
+                log.error("%s; stopping", self.lost)
                 break
             if self._reload_requested.is_set():
                 self._reload_requested.clear()
@@ -110,6 +123,14 @@ class Daemon:
                 self._server.remove_socket()
             self._lock.release()
         log.info("stopped after %.1fs", time.monotonic() - started)
+
+    def _home_lost(self) -> str | None:
+        daemon = self.settings.daemon
+        if not self._lock.held():
+            return f"the data directory {daemon.data_dir} or its lock file was deleted or replaced"
+        if self._server is not None and not self._server.owns_socket():
+            return f"the socket {daemon.socket_path} was deleted or replaced"
+        return None
 
     def _install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
