@@ -189,3 +189,20 @@ def test_a_daemon_whose_socket_was_replaced_leaves_and_does_not_remove_the_new_o
         assert first.socket.exists()
     finally:
         other.close()
+
+
+def test_scan_wait_on_a_folder_that_was_renamed_or_replaced_by_a_file_says_so_and_fails(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("Lemurs leap here.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    shutil.move(notes, tmp_path / "renamed")
+    for _ in range(2):
+        result = ken(library, "scan", "notes", "--wait")
+        assert result.returncode == 1 and "searchable" not in result.stdout
+        assert "cannot read" in result.stderr and "stays searchable" in result.stderr
+        assert daemon.search("lemurs")  # the index is kept
+        notes.write_text("a file where the folder was\n")
+    assert "Not a directory" in result.stderr

@@ -22,6 +22,7 @@ import click
 from kenning import api
 from kenning.cli.app import Context, no_color
 from kenning.cli.status_view import ago, job_figures, status_lines
+from kenning.errors import KenningError
 from kenning.text.counts import counted
 
 POLL_SECONDS = 0.5
@@ -196,14 +197,24 @@ def wait_until_searchable(
         while True:
             if sweep is not None and "error" in sweep[1]:
                 raise sweep[1]["error"]
+            # Before the status is read: a status read while the sweep was still running
+            # must not pass for the one after it.
+            swept = sweep is None or not sweep[0].is_alive()
             status = ctx.fetch("status", api.Status)
             board.show(work_rows(status, names))
             sources = {source.name: source for source in status.sources}
             missing = names - set(sources)
             if missing and time.monotonic() - started > 30:
                 raise click.ClickException(f"the daemon does not know {', '.join(sorted(missing))}; see `ken status`")
-            swept = sweep is None or not sweep[0].is_alive()
             if swept and not missing and all(sweep_settled(sources[name], since) for name in names):
+                unread = [sources[name] for name in sorted(names) if sources[name].last_error]
+                if unread:
+                    # The sweep ended without reading the folder (gone, not a folder, no
+                    # permission): what it indexed before stays searchable, nothing new came in.
+                    raise KenningError(
+                        "; ".join(f"{source.name}: {source.last_error}" for source in unread)
+                        + "; what was indexed before stays searchable"
+                    )
                 ended = embedding_state(status)
                 if ended is not None:
                     return ended
