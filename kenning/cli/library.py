@@ -165,7 +165,9 @@ def _text_hit(rank: int, hit: api.Hit, numbers: dict[int, int], explain: bool) -
         if hit.ranks:
             click.echo("    ranks: " + ", ".join(f"{leg} #{position}" for leg, position in hit.ranks.items()))
         for reason in hit.reasons:
-            click.echo(f"    moved: {reason}")
+            # A reason may quote a path or a name from the library ("named by the hit
+            # above it (PATH:3-9)"): escaped like the title and path above it.
+            click.echo(f"    moved: {one_line(reason)}")
     click.echo("    " + _highlight(one_line(" ".join(hit.snippet.split()))))
 
 
@@ -406,12 +408,17 @@ def entities(ctx: Context, query: str, limit: int, as_json: bool) -> None:
         click.echo("no matching entities")
         return
     for entity in result.entities:
-        aliases = f" (also: {', '.join(entity.aliases)})" if entity.aliases else ""
-        click.echo(click.style(entity.name, bold=True) + f"  {entity.kind} · {counted(entity.mentions, 'chunk')}{aliases}")
+        # Names are the library's text as written (a code identifier may hold an escape
+        # sequence): escaped, so each stays on its line and none reaches the terminal raw.
+        aliases = f" (also: {one_line(', '.join(entity.aliases))})" if entity.aliases else ""
+        click.echo(
+            click.style(one_line(entity.name), bold=True)
+            + f"  {one_line(entity.kind)} · {counted(entity.mentions, 'chunk')}{aliases}"
+        )
         for relation in entity.relations[:10]:
             arrow = "→" if relation.direction == "out" else "←"
             times = f", {relation.chunks} chunks" if relation.chunks > 1 else ""
-            click.echo(f"  {arrow} {relation.kind} {relation.other}  (item {relation.item_id}{times})")
+            click.echo(f"  {arrow} {one_line(relation.kind)} {one_line(relation.other)}  (item {relation.item_id}{times})")
         for chunk in entity.chunks:
             where = f"{one_line(chunk.path)}:{chunk.line_start}-{chunk.line_end}"
             click.echo(f"  · {click.style(where, fg='cyan')}  [{chunk.source}]  item {chunk.item_id}")

@@ -1,0 +1,68 @@
+"""The read surface against hostile content: file names and text holding escape
+sequences, newlines and bidirectional marks, read back through `ken`, the socket and
+MCP. What the library holds may be anything; what `ken` prints stays one line per
+field with no raw control character, and a pack or a hit cites only what it includes."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from tests.daemon_harness import wait_for
+
+# What must never reach a terminal raw: C0 (but the newline ending each printed line)
+# and C1 controls, the line separators and the bidirectional overrides and isolates.
+RAW = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+ESCAPE = "\x1b]0;owned\x07"
+
+KICKOFF = """# Project Heron kickoff
+
+Project Heron moves the parts catalogue from the warehouse system to the
+catalog service.
+
+- Project lead: Dana Whitfield
+- Sponsor: Ruth Okonjo
+"""
+DANA = """# Dana Whitfield
+
+- Role: Head of Supply Engineering
+- Based in Glasgow; in Manchester one week a month.
+"""
+
+
+def ken(library, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), *args],
+        check=False, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def wait_mined(daemon) -> None:
+    wait_for(lambda: daemon.call("status")["graph"]["job"]["state"] == "idle", timeout=60, what="extraction")
+
+
+def test_explain_and_entities_print_library_names_escaped(library):
+    notes = library.root / "notes"
+    (notes / "people").mkdir(parents=True)
+    # A file name may hold an escape sequence and a newline; a code identifier too.
+    (notes / f"kick{ESCAPE}\noff.md").write_text(KICKOFF)
+    (notes / "people" / "dana-whitfield.md").write_text(DANA)
+    (notes / "ids.md").write_text(f"Call `foo{ESCAPE}bar` before the zorbex rollout.\n")
+    library.configure([{"name": "notes", "path": str(notes)}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    wait_mined(daemon)
+
+    done = ken(library, "search", "Which city does the lead of Project Heron work from?", "--explain")
+    assert done.returncode == 0, done.stderr
+    # The person's page comes second, moved there by the hit above it, whose path the
+    # reason quotes: escaped, on the reason's own line.
+    [moved] = [line for line in done.stdout.splitlines() if "named by the hit above it" in line]
+    assert "kick\\x1b]0;owned\\x07\\noff.md:1-7" in moved
+    assert not RAW.search(done.stdout), done.stdout
+
+    done = ken(library, "entities", "foo")
+    assert done.returncode == 0, done.stderr
+    assert "foo\\x1b]0;owned\\x07bar" in done.stdout
+    assert not RAW.search(done.stdout), done.stdout
