@@ -12,7 +12,7 @@ import click
 from kenning import api
 from kenning.cli.app import Context, for_terminal, json_option, main, pass_context, print_json, stdin_text
 from kenning.errors import KenningError, RpcError
-from kenning.text.controls import CONTROL
+from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
 NOT_FOUND = -32001  # docs/protocol.md
@@ -27,7 +27,7 @@ def one_line(text: str) -> str:
     and a title read from a file or a page anything: printed raw, it would make a line
     of its own, which `vim -q <(ken search X --format paths)` reads as another hit, or
     reach the terminal as an escape sequence."""
-    return CONTROL.sub(lambda found: found[0].encode("unicode_escape").decode(), text)
+    return escaped(text)
 
 
 @main.command()

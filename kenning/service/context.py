@@ -31,6 +31,7 @@ from kenning.retrieval.search import Retriever
 from kenning.service.semantic import Semantic
 from kenning.store import document_text, lookup
 from kenning.store.database import Database
+from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
 MAX_DOCUMENTS = 12
@@ -50,13 +51,19 @@ def _header(task: str) -> str:
     return f"# Context for: {shown}\n\n"
 
 
+# A title or a path may hold a newline (a file's name, a front matter title): escaped,
+# a block's header and a listed document stay one line each, and no document's name can
+# open a block of its own in the pack.
 def _block(document: PackedDocument, text: str) -> str:
-    return f"=== {document.title} — {document.path} (document {document.document_id}) ===\n{text.rstrip()}\n\n"
+    return (
+        f"=== {escaped(document.title)} — {escaped(document.path)} (document {document.document_id}) ===\n"
+        f"{text.rstrip()}\n\n"
+    )
 
 
 def _list_line(document: PackedDocument) -> str:
     return (
-        f"- {document.title} — {document.path}:{document.line_start}-{document.line_end}"
+        f"- {escaped(document.title)} — {escaped(document.path)}:{document.line_start}-{document.line_end}"
         f" (document {document.document_id}, {document.bytes} bytes, score {document.score:.2f})\n"
     )
 

@@ -9,3 +9,9 @@ from __future__ import annotations
 import re
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def escaped(text: str) -> str:
+    """`text` with each of those characters as its escape (`\\n`, `\\x1b`, `\\u202e`),
+    for a title or a path that must stay on its one line."""
+    return CONTROL.sub(lambda found: found[0].encode("unicode_escape").decode(), text)
