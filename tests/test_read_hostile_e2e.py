@@ -98,3 +98,54 @@ def test_a_context_pack_names_each_document_on_one_line(library):
     done = ken(library, "context", "zorbex relay", "--budget", "1000")
     assert done.returncode == 0, done.stderr
     assert done.stdout == pack["text"]
+
+
+def test_a_line_of_stdin_that_is_no_mcp_message_is_answered_and_the_session_goes_on(library):
+    """The SDK's stdio transport drops such a line without a word: a host that wrote one
+    would wait for an answer until its own timeout."""
+    import json
+    import os
+    import select
+    import time
+
+    library.configure([])
+    library.daemon()
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    with open(library.root / "mcp.log", "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(library.config), "mcp"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
+        )  # fmt: skip
+
+    def answer() -> dict:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if select.select([server.stdout], [], [], 0.2)[0]:
+                return json.loads(server.stdout.readline())
+        raise AssertionError("no answer within 20 s")
+
+    def send(line: str) -> None:
+        server.stdin.write(line.encode() + b"\n")
+        server.stdin.flush()
+
+    try:
+        send(json.dumps({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+        }))  # fmt: skip
+        assert answer()["id"] == 1
+        send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        send('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {')
+        assert answer() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error: the line is not JSON"}}
+        # JSON, but no JSON-RPC message: the request's own id is answered, so its call ends.
+        send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": 3}))
+        refused = answer()
+        assert (refused["id"], refused["error"]["code"]) == (3, -32600)
+        send(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "status", "arguments": {}}}))
+        status = answer()
+        assert status["id"] == 4 and not status["result"].get("isError"), status
+    finally:
+        server.stdin.close()
+        server.wait(timeout=20)
+        server.stdout.close()
+    assert "stdin line refused" in (library.root / "mcp.log").read_text()

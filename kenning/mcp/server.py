@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
-from pydantic import ConfigDict
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from pydantic import ConfigDict, ValidationError
 
 from kenning import __version__
 from kenning.config import Settings
@@ -73,6 +78,53 @@ def _refuse_unknown_arguments(server: MCPServer) -> None:
         tool.parameters = strict.model_json_schema(by_alias=True)
 
 
+logger = logging.getLogger(__name__)
+
+
+def _refusal(exc: Exception) -> JSONRPCError:
+    """The JSON-RPC error for a line of stdin that is no MCP message: -32700 for one that
+    is not JSON, else -32600, answering the request's `id` when the line names one (so
+    the host's call ends now rather than at its timeout), else null."""
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    if not errors or any(error["type"] == "json_invalid" for error in errors):
+        message = "Parse error: the line is not JSON"
+        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message=message))
+    request_id: Any = None
+    for error in errors:
+        given = error.get("input")
+        if isinstance(given, dict) and type(given.get("id")) in (int, str):
+            request_id = given["id"]
+            break
+    message = "Invalid request: the line is JSON but no JSON-RPC 2.0 message"
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=INVALID_REQUEST, message=message))
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """The SDK's stdio transport and server loop, with one thing added: the transport
+    hands a line it cannot parse to the server as an exception, which the server drops
+    with a debug log, so a host that sent one never hears back and its call hangs until
+    its own timeout. Here such a line is answered with the JSON-RPC error for it and
+    logged; every other message passes through untouched."""
+    lowlevel = server._lowlevel_server  # the SDK's own run_stdio_async does the same
+    async with stdio_server() as (read_stream, write_stream):
+        messages_in, messages = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def relay() -> None:
+            async with messages_in:
+                async for item in read_stream:
+                    if isinstance(item, Exception):
+                        refusal = _refusal(item)
+                        logger.warning("stdin line refused: %s", refusal.error.message)
+                        await write_stream.send(SessionMessage(refusal))
+                        continue
+                    await messages_in.send(item)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(relay)
+            await lowlevel.run(messages, write_stream, lowlevel.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+
 def serve(settings: Settings) -> None:
     """Blocks until the client closes stdin."""
     # Configured before the SDK's own logging setup, which then leaves it alone.
@@ -81,4 +133,4 @@ def serve(settings: Settings) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    build_server(settings).run("stdio")
+    anyio.run(_serve_stdio, build_server(settings))
