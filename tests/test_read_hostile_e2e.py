@@ -149,3 +149,23 @@ def test_a_line_of_stdin_that_is_no_mcp_message_is_answered_and_the_session_goes
         server.wait(timeout=20)
         server.stdout.close()
     assert "stdin line refused" in (library.root / "mcp.log").read_text()
+
+
+def test_long_words_in_a_query_or_a_cited_line_do_not_hold_the_loop(library):
+    """The `library` fixture fails a test whose daemon logged a loop stall: a query of one
+    4000-character word (Latin or CJK) was parsed in quadratic time on the loop, and a
+    snake_case run ending in a hyphen on the best hit's line, read for a link to follow,
+    took exponential time (3 s for this one, doubling with each `ab_` more)."""
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "relay.md").write_text("# Relay\n\nThe relay port is 8443, set by " + "ab_" * 22 + "- in the config.\n")
+    library.configure([{"name": "notes", "path": str(notes)}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+
+    for query in ("x" * 4000, "鍵" * 4000, "Which " + "x" * 3990 + "?"):
+        assert daemon.call("search", {"query": query})["hits"] == []
+    result = daemon.call("search", {"query": "Which port does the relay use?"})
+    # Answered or held back by the floor (a one-note library), the note is what was read.
+    [hit] = result["hits"] or result["withheld"]
+    assert hit["path"] == str(notes / "relay.md") and hit["line_start"] <= 3 <= hit["line_end"]

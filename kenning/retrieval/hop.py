@@ -110,7 +110,22 @@ CALLED = 100
 # A run of capitalised words ("Skerrivaig inner basin" starts one).
 _CAPITALISED = re.compile(r"\b[A-Z][\w'&-]*(?:[ \t]+[A-Z][\w'&-]*)*")
 # Words joined by hyphens or underscores: the names of services, clusters, datasets.
-_IDENTIFIER = re.compile(r"(?<![\w-])\w+(?:[-_]\w+)+(?![\w-])")
+# An identifier is a whole run of word characters and hyphens (nothing of one before or
+# after it) that is `\w+(?:[-_]\w+)+`: no hyphen at either end or doubled, and a hyphen
+# or underscore inside it. That pattern as a regex nests `_` (a word character) in a
+# repeat of itself and backtracks exponentially on a run it does not match ("ab_" * 22
+# followed by "-" held the daemon's loop for seconds), so a run is found possessively and
+# checked by hand.
+_RUN = re.compile(r"(?<![\w-])[\w-]++")
+
+
+def _identifiers(line: str) -> list[str]:
+    """What `(?<![\w-])\w+(?:[-_]\w+)+(?![\w-])` finds in the line, in linear time."""
+    return [
+        run
+        for run in _RUN.findall(line)
+        if run[0] != "-" and run[-1] != "-" and "--" not in run and ("-" in run or "_" in run[1:-1])
+    ]
 # "the ledger service", "the Core Dispatch team": a name and the kind of thing it is,
 # whose page is titled with the name alone.
 _KIND_NAMED = re.compile(
@@ -185,7 +200,7 @@ async def follow(
         if (weight := _weight(statement, query)) != (0, 0)
         for line in sentences(statement)
     ]
-    identifiers = {normalize_name(found) for line, _ in lines for found in _IDENTIFIER.findall(line)}
+    identifiers = {normalize_name(found) for line, _ in lines for found in _identifiers(line)}
     # "the new ledger service" may name the ledger's page, or the new ledger's.
     identifiers |= {
         normalize_name(name)
@@ -416,9 +431,9 @@ def _unpaged_names(line: str, paged: set[str], query: KeywordQuery, name_words: 
     system, a row of the register stating what it costs a year is what was asked."""
     kinds = [
         [found for found in _KIND_NAMED.findall(line) if found[:1].isupper()],
-        [found for found in _IDENTIFIER.findall(line) if re.search(r"[\d_]", found)],
+        [found for found in _identifiers(line) if re.search(r"[\d_]", found)],
         # Not a word of the language ("self-service", "full-time", "check-in").
-        [found for found in _IDENTIFIER.findall(line) if not phrasal(tuple(re.split(r"[-_]", found.lower())))],
+        [found for found in _identifiers(line) if not phrasal(tuple(re.split(r"[-_]", found.lower())))],
     ]
     said = set(query.terms) | name_words
     names: list[tuple[str, bool]] = []

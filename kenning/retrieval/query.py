@@ -48,7 +48,11 @@ _FACT_QUESTION = re.compile(
 # Words joined by hyphens ("billing-exporter", "pg-main", "Wi-Fi"): one name, searched as a
 # phrase; a verb or noun with its particle ("shut-off", "follow-up", "out-of-hours") is a
 # phrase but no name.
-_COMPOUND = re.compile(r"\w+(?:-\w+)+")
+# Anchored at a word's start and possessive: tried at every position of a long word
+# ("x" * 4000, a CJK run), `\w+` ran to its end and backed off one character at a time,
+# which is quadratic, and held the daemon's loop for a third of a second. Where a match
+# starts and ends is unchanged: the leftmost match always began at a word's start.
+_COMPOUND = re.compile(r"(?<!\w)\w++(?:-\w++)+")
 # Not stopwords everywhere (the extractor may take "Current" for part of a name), but in
 # a question they carry no topic.
 QUESTION_WORDS = frozenset(
