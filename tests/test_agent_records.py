@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from kenning.ingest.chunker import chunk_document
 from kenning.ingest.readers import ReadResult
 from kenning.ingest import text_docs
 from kenning.ingest.text_docs import Labels, TextDocument, prepare_text
+from kenning.service import rereading
 from kenning.service.ledger import render
 from kenning.service.library import Library
 from kenning.service.memory import NewCapsule
@@ -485,14 +487,43 @@ async def test_forgetting_a_capsule_takes_it_out_of_its_chain_of_replacements(li
 
 
 async def test_text_prepared_again_never_overwrites_what_an_agent_added_meanwhile(lib):
-    """Preparing agent text again reads it, then stores it: an add in between wins."""
-    added = await lib.add_text(TextDocument("Kea", "The kea is a parrot.\n", "t://kea"))
+    """Preparing agent text again reads it, then stores it: an add in between wins, even
+    one that changes only the title or the date."""
+    added = await lib.add_text(TextDocument("Kea", "The kea is a parrot.\n", "t://kea", date="2020-01-01"))
     read = await documents.text_record(lib.db, added.document_id)
     assert read is not None
-    await lib.add_text(TextDocument("Kea", "The kea nests on the ground.\n", "t://kea"))
+    await lib.add_text(TextDocument("Kea, renamed", "The kea is a parrot.\n", "t://kea", date="2024-06-01"))
     prepared = prepare_text(Labels("Kea", "t://kea"), "The kea is a parrot.\n", "markdown", lib.settings.chunking)
-    assert not await documents.restore_text(lib.db, added.document_id, read.text_hash, prepared.meta, prepared.items)
-    assert "ground" in await document_text.whole_text(lib.db, added.document_id)
-    # Read again, it is stored, and keeps the id agents and citations know it by.
+    assert not await documents.restore_text(lib.db, read, "t://kea", prepared.meta, prepared.items)
+    [hit] = (await lib.search("kea parrot")).hits
+    assert (hit.title, hit.date) == ("Kea, renamed", "2024-06-01")
+    # Read again, it is stored, and keeps the id, title and date it has now.
     assert await text_docs.prepare_again(lib.db, added.document_id, lib.settings.chunking)
-    assert "ground" in await document_text.whole_text(lib.db, added.document_id)
+    [hit] = (await lib.search("kea parrot")).hits
+    assert (hit.document_id, hit.title, hit.date) == (added.document_id, "Kea, renamed", "2024-06-01")
+
+
+async def test_ledger_entries_an_older_redactor_told_apart_by_a_secret_both_keep_keys(lib):
+    """Two entries whose identities differed only by a token read the same once it is
+    redacted: each is stored again, and neither loses every key to the other."""
+    tokens = ["ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r" + tail for tail in "89"]
+    for n in range(2):
+        await lib.ledger_add("hosts", {"hostname": f"gull{n}", "os": "Debian"})
+    with sqlite3.connect(lib.db.path) as conn:
+        for n, token in enumerate(tokens):
+            conn.execute("UPDATE ledger_keys SET key = ? WHERE key = ?", (f"{token}.example", f"gull{n}"))
+            conn.execute(
+                "UPDATE ledger_entries SET fields = json_set(fields, '$.hostname', ?) WHERE identity = ?",
+                (f"{token}.example", f"gull{n}"),
+            )
+        conn.execute("UPDATE documents SET reading = NULL")
+    await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger)
+    older, younger = (await lib.ledger_list("hosts")).entries
+    assert older.identity == younger.identity == "[redacted].example"
+    # The older keeps answering to it (the younger took every key from it before), and
+    # the younger keeps its row: listed, rendered, removable by its id.
+    assert [entry.id for entry in await ledger.matching(lib.db, "hosts", ["[redacted].example"])] == [older.id]
+    assert (await lib.ledger_remove(younger.id)).id == younger.id
+    with sqlite3.connect(lib.db.path) as conn:
+        dump = "\n".join(conn.iterdump())
+    assert not any(token in dump for token in tokens)

@@ -252,3 +252,54 @@ def test_capsules_an_older_redactor_let_through_lose_their_secrets_even_when_tit
     assert len(titles) == 2 and all(MARK in title for title in titles)
     assert shown[2]["superseded_by"] == newer["id"]
     daemon.stop()
+
+
+def test_after_the_upgrade_shared_text_stays_one_copy_and_no_label_keeps_a_secret(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    shared = "# Tern colony\n\nThe tern colony nests on the north spit.\n"
+    (notes / "terns.md").write_text(shared)
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    copy = daemon.call("documents.add", {"title": "Terns", "text": shared, "source_uri": "t://terns"})
+    assert copy["stored"] == "merged"
+    capsule = daemon.call("memory.add", {"title": "Gannets", "body": "Gannets dive from thirty metres.", "scope": "birds"})
+    entry = daemon.call("ledger.add", {"section": "hosts", "fields": {"hostname": "skua01", "os": "Debian"}})
+    daemon.stop()
+
+    # What an older kenning let through: a token in an agent document's uri, a capsule's
+    # scope and a ledger field's name, and no record of how any of it was prepared.
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        conn.execute("UPDATE documents SET uri = ? WHERE uri = 't://terns'", (f"t://terns?token={token}",))
+        conn.execute("UPDATE capsules SET scope = ? WHERE id = ?", (f"birds-{token}", capsule["id"]))
+        conn.execute(
+            "UPDATE ledger_entries SET fields = json_set(fields, ?, 'x') WHERE id = ?",
+            (f'$."{token}"', entry["entry"]["id"]),
+        )
+        conn.execute("UPDATE documents SET reading = NULL")
+    daemon = library.daemon()
+
+    def prepared() -> bool:
+        with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+            return not conn.execute(
+                "SELECT count(*) FROM documents d JOIN sources s ON s.id = d.source_id"
+                " WHERE s.kind != 'folder' AND d.reading IS NULL"
+            ).fetchone()[0]
+
+    wait_for(prepared, timeout=30, what="the agent records prepared again")
+    daemon.wait_idle("notes")
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        dump = "\n".join(line for line in conn.iterdump() if not line.startswith("INSERT INTO \"items_fts"))
+        holders = conn.execute("SELECT count(*) FROM documents WHERE text_hash = (SELECT text_hash FROM documents"
+                               " WHERE path = 'terns.md') AND status = 'done'").fetchone()[0]  # fmt: skip
+    assert token not in dump, "a token an older kenning let through is still stored"
+    # The agent's copy of the folder's text is still a location of it, not a second copy.
+    assert holders == 1
+    [hit] = daemon.search("tern colony north spit")
+    assert hit["path"] == str(notes / "terns.md")
+    assert daemon.call("memory.show", {"id": capsule["id"]})["scope"].startswith("birds-")
+    [listed] = daemon.call("ledger.list", {"section": "hosts"})["entries"]
+    assert listed["fields"]["os"] == "Debian" and "redacted_field_1" in listed["fields"]
+    daemon.stop()

@@ -214,12 +214,14 @@ async def prepare_again(db: Database, document_id: int, chunking: ChunkingSettin
     folded by the newest rules, chunked by the configured sizes. Its text is rebuilt
     from its chunks, the only copy kept (store/document_text.py), and was redacted when
     it arrived, so the newer rules only ever take more out. It keeps its identity, its
-    labels, when it arrived and a date it was given; a document an agent added again
-    meanwhile is left as the agent left it. Whether it was stored."""
+    labels (redacted anew), when it arrived and a date it was given; a document an agent
+    added again meanwhile is left as the agent left it. Whether it was stored."""
     record = await documents.text_record(db, document_id)
     if record is None:
         return False
-    text = await document_text.whole_text(db, record.holder)
+    # A location of another document's copy takes only its labels anew: the text is the
+    # holder's, which its own owner prepares again (documents.restore_text).
+    text = "" if record.merged else await document_text.whole_text(db, record.id)
     kind = "markdown" if record.kind == "agent" or record.format != "text" else "prose"
     known = record.date_source in ("given", "last-modified") and record.date is not None
     prepared = await asyncio.to_thread(
@@ -236,7 +238,7 @@ async def prepare_again(db: Database, document_id: int, chunking: ChunkingSettin
     )
     # The size is of the text as given, which only the first preparation saw.
     meta = replace(prepared.meta, size=record.size)
-    return await documents.restore_text(db, record.id, record.text_hash, meta, prepared.items)
+    return await documents.restore_text(db, record, prepared.labels.uri, meta, prepared.items)
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,11 @@ _MEMORY_ON = (
     "record confirmed facts with `ledger_add`; `ledger_render` gives them back as one block."
 )
 _MEMORY_OFF = "Memory writes are off (`[mcp] memory = false`): capsules, archives and the ledger are read-only."
-_WRITES_ON = "`add_document` stores text you give it in the library, under a uri you choose."
+_WRITES_ON = (
+    "`add_document` stores text you give it in the library, under a uri you choose; `remove_document` removes it."
+)
 _WRITES_OFF = (
-    "Writing is off: this server offers no add_document tool. The user can turn it on with "
+    "Writing is off: this server offers no add_document or remove_document tool. The user can turn it on with "
     "`allow_writes = true` under `[mcp]` in kenning's config.toml."
 )
 

@@ -120,7 +120,7 @@ _RUN = re.compile(r"(?<![\w-])[\w-]++")
 
 
 def _identifiers(line: str) -> list[str]:
-    """What `(?<![\w-])\w+(?:[-_]\w+)+(?![\w-])` finds in the line, in linear time."""
+    r"""What `(?<![\w-])\w+(?:[-_]\w+)+(?![\w-])` finds in the line, in linear time."""
     return [
         run
         for run in _RUN.findall(line)

@@ -22,6 +22,7 @@ was left out. The same ledger and budget always give the same bytes.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 
 from kenning.api import LedgerAdded, LedgerEntry, LedgerList, LedgerRemoved, LedgerRender
@@ -114,8 +115,16 @@ class Ledger:
             if row is None:
                 return False
             spec = schema.section(row.section)
-            fields = _redacted(spec.name, row.fields)
+            fields = _redacted(spec.name, _credential_names_replaced(row.fields))
             keys = schema.keys(spec, fields) + [key for key in row.keys if redact(key) == key]
+            # Two entries an older redactor kept apart by the secrets in them may answer to
+            # the same key now: the key stays with the entry holding it, and this one keeps
+            # its id and its other keys, rather than one of them losing every key to the other.
+            taken = {
+                key for entry in await ledger.matching(self.db, spec.name, keys) if entry.id != row.id
+                for key in entry.keys
+            }  # fmt: skip
+            keys = [key for key in keys if key not in taken]
             again = EntryRow(
                 row.id, row.document_id, row.section, schema.label(spec, fields), fields,
                 redact(row.owner) or "agent", [redact(ref) for ref in row.evidence], row.created_at, row.updated_at,
@@ -221,6 +230,18 @@ def _redacted(section: str, fields: dict[str, str]) -> dict[str, str]:
         name: MARK if name in secret or _secret_name(name) else redact(value)
         for name, value in schema.clean_fields(fields).items()
     }
+
+
+def _credential_names_replaced(fields: dict[str, str]) -> dict[str, str]:
+    """Stored fields with each name an older kenning let hold a credential (`add` refuses
+    one now) replaced by one that holds none, so the entry can be stored again."""
+    renamed: dict[str, str] = {}
+    for name, value in fields.items():
+        if schema.credential_name(name):
+            name = next(f"redacted_field_{n}" for n in itertools.count(1) if f"redacted_field_{n}" not in fields)
+            fields = {**fields, name: value}
+        renamed[name] = value
+    return renamed
 
 
 def _secret_name(name: str) -> bool:

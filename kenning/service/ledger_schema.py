@@ -151,6 +151,13 @@ NORMALIZERS = {
 _JOINERS = {("account", "host"): "@", ("account", "url"): " @ ", ("host", "port"): ":"}
 
 
+def credential_name(name: str) -> bool:
+    """Whether a field's name holds what the redactor takes for a credential. A name is
+    stored and shown as it is (only values are redacted), and lower case would hide a
+    token's shape from the redactor ("AKIA..." -> "akia...")."""
+    return MARK in redact(name) or MARK in redact(name.strip().lower().replace(" ", "_"))
+
+
 def clean_fields(fields: dict[str, str]) -> dict[str, str]:
     """Field names lower case, values stripped and whitespace-collapsed; empty ones dropped."""
     if len(fields) > MAX_FIELDS:
@@ -160,9 +167,7 @@ def clean_fields(fields: dict[str, str]) -> dict[str, str]:
         key = name.strip().lower().replace(" ", "_")
         if not key:
             raise InvalidRequest("a field name cannot be blank")
-        if MARK in redact(name) or MARK in redact(key):
-            # A name is stored and shown as it is (only values are redacted), and lower
-            # case would hide a token's shape from the redactor ("AKIA..." -> "akia...").
+        if credential_name(name):
             raise InvalidRequest(
                 "a field name holds what looks like a credential; name the field and put the value in it"
             )

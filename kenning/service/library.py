@@ -118,6 +118,8 @@ class Library:
         # A SIGHUP and a `ken reload` may arrive together: one reload at a time, each
         # stopping and starting the parts the one before it left running.
         self._reload_lock = asyncio.Lock()
+        # What agents gave, prepared again under a newer reading (service/rereading.py).
+        self._rereading = asyncio.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -148,12 +150,20 @@ class Library:
         await self.db.close()
 
     async def _prepare_again(self) -> None:
-        await rereading.prepare_again(self.db, self.settings.chunking, self.memory, self.archive, self.ledger)
+        """One run at a time: a run goes round until nothing it has not tried is stale."""
+        if self._rereading.locked():
+            return
+        async with self._rereading:
+            await rereading.prepare_again(
+                self.db, lambda: self.settings.chunking, self.memory, self.archive, self.ledger
+            )
 
     def periodic_round(self) -> None:
         if self.folders.periodic_round():
             self._spawn(self.dedup.sweep(), "near-duplicate sweep")
         self._spawn(self.archive.prune(), "archive retention")
+        # A sweep may have handed agent text a copy prepared under an older reading.
+        self._spawn(self._prepare_again(), "prepare agent text again")
 
     # -- the API -----------------------------------------------------------------------
 

@@ -66,11 +66,11 @@ class NewCapsule:
 
 
 def _redacted_again(row: CapsuleRow) -> CapsuleRow:
-    """A stored capsule's title, body, tags and source redacted and folded by this code."""
+    """A stored capsule's title, body, scope, tags and source redacted and folded by this code."""
     title = redact(row.title).strip()
     title = title if visible(title) else row.title
     return replace(
-        row, title=title, title_key=title_key(title), body=redact(row.body),
+        row, title=title, title_key=title_key(title), body=redact(row.body), scope=redact(row.scope) or "default",
         tags=tuple(redact(tag) for tag in row.tags), source_ref=redact(row.source_ref) if row.source_ref else None,
     )  # fmt: skip
 
@@ -251,7 +251,7 @@ class Memory:
             if row is None:
                 return False
             again = _redacted_again(row)
-            taken = await capsules.current_by_title(self.db, row.scope, again.title_key)
+            taken = await capsules.current_by_title(self.db, again.scope, again.title_key)
             if taken is not None and taken.id != row.id:
                 # Two titles an older redactor kept apart by the secrets in them ("deploy
                 # token ghp_1...", "deploy token ghp_2...") read the same now: this one is

@@ -3,10 +3,12 @@
 A folder's files are read again by the next sweep when the reader, the redactor or the
 chunk sizes change (ingest/convert.py `READER_VERSION`). Agent text, fetched pages,
 capsules, archives and ledger entries have no file to read again: what kenning stored
-is the only copy. So at each start, and after a reload, every such document stored
-under another reading is prepared again by its owner from what is stored, redacted
-and folded by the newest rules: an upgrade whose redactor catches more leaves no
-secret in what agents gave before it, and a query folded the newest way finds it.
+is the only copy. So at each start, after a reload that changes `[chunking]`, and with
+the daemon's periodic round, every such document stored under another reading is
+prepared again by its owner from what is stored, redacted and folded by the newest
+rules: an upgrade whose redactor catches more leaves no secret in what agents gave
+before it, and a query folded the newest way finds it. With nothing stale, a round is
+one read of those sources' rows.
 
 Only what the older rules let through can change, since the stored text was redacted
 when it arrived. Each document is stored in its own transaction, so a kill mid-way
@@ -33,32 +35,44 @@ log = logging.getLogger(__name__)
 
 
 async def prepare_again(
-    db: Database, chunking: ChunkingSettings, memory: Memory, archive: Archive, ledger: Ledger
+    db: Database, chunking: Callable[[], ChunkingSettings], memory: Memory, archive: Archive, ledger: Ledger
 ) -> int:
     """Prepare again every stale document of the agent, web, capsule, archive and ledger
-    sources; returns how many were stored."""
-    owners: dict[str, Callable[[int], Awaitable[bool]]] = {
-        "agent": partial(text_docs.prepare_again, db, chunking=chunking),
-        "url": partial(text_docs.prepare_again, db, chunking=chunking),
-        "capsule": memory.prepare_again,
-        "archive": archive.prepare_again,
-        "ledger": ledger.prepare_again,
-    }
-    stale = await documents.stale_texts(db, reading_of(chunking.target_chars, chunking.overlap_chars), tuple(owners))
-    if not stale:
-        return 0
-    log.info("preparing again %d documents agents gave, stored by an older kenning or other chunk sizes", len(stale))
-    try:
-        await memory.prepare_superseded_again()
-    except Exception:
-        log.exception("could not redact replaced capsules again")
+    sources; returns how many were stored. `chunking` gives the configured sizes, read
+    anew each round, since a reload may change them mid-way.
+
+    It goes round until no document it has not tried is stale: a sweep running beside
+    it can hand a copy prepared under an older reading to agent text (a folder's file
+    that held the same text read again, `ownership.release`)."""
+    tried: set[int] = set()
     stored = 0
-    for document_id, kind in stale:
-        try:
-            stored += await owners[kind](document_id)
-        except Exception:
-            # One record that cannot be stored again (its new title taken by another
-            # capsule) must not leave the others as they were; it is tried at the next start.
-            log.exception("could not prepare document %d (%s) again", document_id, kind)
-    log.info("prepared %d of %d documents again", stored, len(stale))
+    while True:
+        sizes = chunking()
+        owners: dict[str, Callable[[int], Awaitable[bool]]] = {
+            "agent": partial(text_docs.prepare_again, db, chunking=sizes),
+            "url": partial(text_docs.prepare_again, db, chunking=sizes),
+            "capsule": memory.prepare_again,
+            "archive": archive.prepare_again,
+            "ledger": ledger.prepare_again,
+        }
+        stale = await documents.stale_texts(db, reading_of(sizes.target_chars, sizes.overlap_chars), tuple(owners))
+        stale = [(document_id, kind) for document_id, kind in stale if document_id not in tried]
+        if not stale:
+            break
+        log.info("preparing again %d documents agents gave, stored under an older reading or chunk sizes", len(stale))
+        if not tried:
+            try:
+                await memory.prepare_superseded_again()
+            except Exception:
+                log.exception("could not redact replaced capsules again")
+        for document_id, kind in stale:
+            tried.add(document_id)
+            try:
+                stored += await owners[kind](document_id)
+            except Exception:
+                # One record that cannot be stored again must not leave the others as they
+                # were; it is tried at the next round or start.
+                log.exception("could not prepare document %d (%s) again", document_id, kind)
+    if tried:
+        log.info("prepared %d of %d documents again", stored, len(tried))
     return stored

@@ -131,10 +131,13 @@ async def rewrite_superseded(db: Database, rows: list[CapsuleRow]) -> None:
 
 def _rewrite_superseded(conn: sqlite3.Connection, rows: list[CapsuleRow]) -> None:
     conn.executemany(
-        "UPDATE capsules SET title = ?, title_key = ?, body = ?, tags = ?, source_ref = ?, vector = NULL,"
+        "UPDATE capsules SET scope = ?, title = ?, title_key = ?, body = ?, tags = ?, source_ref = ?, vector = NULL,"
         " signature = NULL WHERE id = ? AND superseded_by IS NOT NULL",
         [
-            (row.title, row.title_key, row.body, json.dumps(list(row.tags), ensure_ascii=False), row.source_ref, row.id)
+            (
+                row.scope, row.title, row.title_key, row.body, json.dumps(list(row.tags), ensure_ascii=False),
+                row.source_ref, row.id,
+            )
             for row in rows
         ],
     )
@@ -173,7 +176,7 @@ async def save(
         )
         await conn.execute(
             f"INSERT INTO capsules ({_COLUMNS}) VALUES ({', '.join('?' * 18)})"
-            " ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, title = excluded.title,"
+            " ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, scope = excluded.scope, title = excluded.title,"
             " title_key = excluded.title_key, body = excluded.body, tags = excluded.tags,"
             " confidence = excluded.confidence, source_ref = excluded.source_ref, updated_at = excluded.updated_at,"
             " vector = excluded.vector, signature = excluded.signature",

@@ -118,8 +118,8 @@ class TextRecord:
     with, to prepare it again under a newer reading."""
 
     id: int
-    # The document whose chunks hold its text: itself, or the copy it is a location of.
-    holder: int
+    # A location of another document's copy of the same text, holding no chunks itself.
+    merged: bool
     kind: str  # its source's: agent or url
     uri: str
     title: str
@@ -133,6 +133,8 @@ class TextRecord:
     date: str | None
     date_source: str | None
     text_hash: str | None
+    # Moved by every write of the row: what tells a re-preparation the row changed since.
+    updated_at: float
 
 
 async def stale_texts(db: Database, reading: str, kinds: tuple[str, ...]) -> list[tuple[int, str]]:
@@ -150,34 +152,46 @@ async def stale_texts(db: Database, reading: str, kinds: tuple[str, ...]) -> lis
 
 async def text_record(db: Database, document_id: int) -> TextRecord | None:
     rows = await db.read(
-        "SELECT d.id, coalesce(d.merged_into, d.id), s.kind, coalesce(d.uri, ''), d.title, d.format, d.tags,"
-        " d.namespace, d.mtime, d.size, d.etag, d.last_modified, d.date, d.date_source, d.text_hash"
+        "SELECT d.id, d.status = 'merged', s.kind, coalesce(d.uri, ''), d.title, d.format, d.tags,"
+        " d.namespace, d.mtime, d.size, d.etag, d.last_modified, d.date, d.date_source, d.text_hash, d.updated_at"
         " FROM documents d JOIN sources s ON s.id = d.source_id WHERE d.id = ? AND d.status IN ('done', 'merged')",
         (document_id,),
     )
     if not rows:
         return None
     row = rows[0]
-    return TextRecord(*row[:6], tuple(json.loads(row[6] or "[]")), *row[7:])
+    return TextRecord(row[0], bool(row[1]), *row[2:6], tuple(json.loads(row[6] or "[]")), *row[7:])
 
 
 async def restore_text(
-    db: Database, document_id: int, read_hash: str | None, meta: DocumentMeta, items: list[NewItem]
+    db: Database, read: TextRecord, uri: str, meta: DocumentMeta, items: list[NewItem]
 ) -> bool:
-    """Store a document's text prepared again, unless the document changed since it was
-    read (`read_hash`): an agent adding it anew meanwhile wins. Whether it was stored."""
-    return await db.write(_restore_text, document_id, read_hash, meta, items)
+    """Store a document's text and labels prepared again, unless the row changed since
+    it was `read`: an agent adding it anew meanwhile (its text, or only its title, tags
+    or date), or a page refreshed, wins. Whether it was stored.
+
+    A row that is a location of another's copy takes only its labels and the reading:
+    the text is the holder's, prepared again by its own owner (or read again by a
+    sweep), and storing it here would make a second copy of it."""
+    return await db.write(_restore_text, read, uri, meta, items)
 
 
 def _restore_text(
-    conn: sqlite3.Connection, document_id: int, read_hash: str | None, meta: DocumentMeta, items: list[NewItem]
+    conn: sqlite3.Connection, read: TextRecord, uri: str, meta: DocumentMeta, items: list[NewItem]
 ) -> bool:
     row = conn.execute(
-        "SELECT text_hash FROM documents WHERE id = ? AND status IN ('done', 'merged')", (document_id,)
+        "SELECT status, text_hash, updated_at FROM documents WHERE id = ? AND status IN ('done', 'merged')", (read.id,)
     ).fetchone()
-    if row is None or row[0] != read_hash:
+    if row is None or (row[1], row[2]) != (read.text_hash, read.updated_at):
         return False
-    _store(conn, document_id, meta, items)
+    conn.execute("UPDATE documents SET uri = ? WHERE id = ?", (uri, read.id))
+    if row[0] == "merged":
+        conn.execute(
+            "UPDATE documents SET title = ?, tags = ?, namespace = ?, reading = ?, updated_at = ? WHERE id = ?",
+            (meta.title, meta.tags, meta.namespace, meta.reading, time.time(), read.id),
+        )
+    else:
+        _store(conn, read.id, meta, items)
     return True
 
 
@@ -399,8 +413,8 @@ async def remove_text(db: Database, keys: list[str]) -> tuple[int, str, str] | N
 def _remove_text(conn: sqlite3.Connection, keys: list[str]) -> tuple[int, str, str] | None:
     for key in keys:
         row = conn.execute(
-            "SELECT d.id, d.title, coalesce(d.uri, '') FROM documents d JOIN sources s ON s.id = d.source_id"
-            " WHERE d.path = ? AND s.kind IN ('agent', 'url') AND s.removing = 0",
+            "SELECT id, title, coalesce(uri, '') FROM documents WHERE path = ? AND source_id IN"
+            " (SELECT id FROM sources WHERE kind IN ('agent', 'url') AND removing = 0)",
             (key,),
         ).fetchone()
         if row is not None:

@@ -90,8 +90,8 @@ def release(conn: sqlite3.Connection, document_id: int) -> None:
         conn.execute("DELETE FROM items WHERE document_id = ?", (document_id,))
         return
     heir_id = heir[0]
-    owner_hash, chunk_count = conn.execute(
-        "SELECT text_hash, chunk_count FROM documents WHERE id = ?", (document_id,)
+    owner_hash, chunk_count, reading = conn.execute(
+        "SELECT text_hash, chunk_count, reading FROM documents WHERE id = ?", (document_id,)
     ).fetchone()
     _move_items(conn, document_id, heir_id)
     conn.execute(
@@ -99,13 +99,15 @@ def release(conn: sqlite3.Connection, document_id: int) -> None:
     )
     # A near-duplicate heir now holds text that is not exactly its own: forgetting its
     # file's mtime and hash makes the next sweep read the file again (folders); the held
-    # copy serves until then.
+    # copy serves until then. The heir holds chunks prepared under the owner's reading
+    # (an older redactor's, maybe), so it takes that reading: a file is read again, and
+    # agent text prepared again (service/rereading.py), when that one is out of date.
     conn.execute(
         "UPDATE documents SET status = 'done', merged_into = NULL, chunk_count = ?,"
         " mtime = CASE WHEN text_hash IS ? THEN mtime ELSE -1 END,"
         " content_hash = CASE WHEN text_hash IS ? THEN content_hash ELSE NULL END,"
-        " text_hash = ? WHERE id = ?",
-        (chunk_count, owner_hash, owner_hash, owner_hash, heir_id),
+        " text_hash = ?, reading = ? WHERE id = ?",
+        (chunk_count, owner_hash, owner_hash, owner_hash, reading, heir_id),
     )
     conn.execute("UPDATE documents SET chunk_count = 0 WHERE id = ?", (document_id,))
 
