@@ -27,7 +27,7 @@ from kenning.service import rereading
 from kenning.service.ledger import render
 from kenning.service.library import Library
 from kenning.service.memory import NewCapsule
-from kenning.store import document_text, documents, ledger
+from kenning.store import archives, document_text, documents, ledger
 from kenning.store.document_text import Chunk, assemble
 from kenning.store.ledger import EntryRow
 
@@ -527,3 +527,18 @@ async def test_ledger_entries_an_older_redactor_told_apart_by_a_secret_both_keep
     with sqlite3.connect(lib.db.path) as conn:
         dump = "\n".join(conn.iterdump())
     assert not any(token in dump for token in tokens)
+
+
+async def test_a_pruned_archive_title_an_older_redactor_let_through_is_redacted_again(lib):
+    kept = await lib.archive_add("pytest: 3 passed\n", "kept run")
+    gone = await lib.archive_add("pytest: 1 failed\n", "pruned run")
+    await archives.prune(lib.db, [(await archives.by_handle(lib.db, gone.handle), "for the test")])
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    with sqlite3.connect(lib.db.path) as conn:
+        conn.execute("UPDATE archive_pruned SET title = ?", (f"run with {token}",))
+        conn.execute("UPDATE documents SET reading = NULL")
+    await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger)
+    with pytest.raises(NotFound) as pruned:
+        await lib.archive_recall(gone.handle)
+    assert "was pruned" in str(pruned.value) and token not in str(pruned.value)
+    assert (await lib.archive_recall(kept.handle)).text == "pytest: 3 passed\n"

@@ -21,6 +21,7 @@ import time
 from kenning.api import Archived, ArchiveEntry, ArchiveList, ArchivePage
 from kenning.config import Settings
 from kenning.errors import InvalidRequest, NotFound
+from kenning.ingest.redact import redact
 from kenning.ingest.text_docs import Labels, check_title, prepare_text
 from kenning.service.handles import digest_handle
 from kenning.store import archives, documents, sources
@@ -122,6 +123,16 @@ class Archive:
                 self.db, again, segments, source_id, URI_PREFIX + row.handle, prepared.meta, prepared.items
             )
             return True
+
+    async def prepare_tombstones_again(self) -> int:
+        """A pruned archive leaves its title behind, which `recall` of its handle shows:
+        redact those by the newest rules too (rereading.py). How many changed."""
+        async with self._lock:
+            titles = await archives.tombstone_titles(self.db)
+            changed = {handle: again for handle, title in titles.items() if (again := redact(title)) != title}
+            if changed:
+                await archives.retitle_tombstones(self.db, changed)
+            return len(changed)
 
     async def _handle(self, digest: str) -> str:
         """The shortest handle from the digest that names no other text, live or pruned."""

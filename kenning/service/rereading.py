@@ -61,10 +61,13 @@ async def prepare_again(
             break
         log.info("preparing again %d documents agents gave, stored under an older reading or chunk sizes", len(stale))
         if not tried:
-            try:
-                await memory.prepare_superseded_again()
-            except Exception:
-                log.exception("could not redact replaced capsules again")
+            # What has no document of its own but is still shown: replaced capsules and
+            # pruned archives' titles.
+            for again in (memory.prepare_superseded_again, archive.prepare_tombstones_again):
+                try:
+                    await again()
+                except Exception:
+                    log.exception("could not redact %s again", again.__name__)
         for document_id, kind in stale:
             tried.add(document_id)
             try:

@@ -150,6 +150,18 @@ async def prune(db: Database, doomed: list[tuple[ArchiveRow, str]]) -> None:
             )
 
 
+async def tombstone_titles(db: Database) -> dict[str, str]:
+    """Each pruned archive's title, by handle: `recall` of a pruned handle still shows it."""
+    return dict(await db.read("SELECT handle, title FROM archive_pruned"))
+
+
+async def retitle_tombstones(db: Database, titles: dict[str, str]) -> None:
+    async with db.transaction() as conn:
+        await conn.executemany(
+            "UPDATE archive_pruned SET title = ? WHERE handle = ?", [(title, handle) for handle, title in titles.items()]
+        )
+
+
 async def totals(db: Database) -> tuple[int, int, int, float | None]:
     """(archives, their bytes, archives pruned (tombstones kept), when the last was pruned)."""
     async with db.reader() as conn:
