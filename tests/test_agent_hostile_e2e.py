@@ -26,35 +26,36 @@ def database_holds(library, needle: str) -> bool:
     return False
 
 
-@pytest.mark.parametrize(
-    "uri",
-    [
-        "ｋｅｎｎｉｎｇ://memory/m-aaaaaaaa",  # full-width letters fold to kenning://
-        "k\u200benning://archive/a-aaaaaaaa",  # a zero-width space is dropped by folding
-        "ｆｉｌｅ:///etc/passwd",
-        "／etc/passwd",  # full-width solidus
-        "\u200b/etc/passwd",
-    ],
-)
-def test_a_uri_that_folds_into_a_refused_one_is_refused(library, uri):
+# Each folds to a form `documents.add` refuses.
+FOLDING_URIS = [
+    "ｋｅｎｎｉｎｇ://memory/m-aaaaaaaa",  # full-width letters fold to kenning://
+    "k\u200benning://archive/a-aaaaaaaa",  # a zero-width space is dropped by folding
+    "ｆｉｌｅ:///etc/passwd",
+    "／etc/passwd",  # full-width solidus
+    "\u200b/etc/passwd",
+]
+
+
+def test_a_uri_that_folds_into_a_refused_one_is_refused(library):
     library.configure([])
     daemon = library.daemon()
-    with pytest.raises(RpcError) as refused:
-        daemon.call("documents.add", {"title": "Note", "text": "kakapo notes\n", "source_uri": uri})
-    assert refused.value.code == INVALID_PARAMS
+    for uri in FOLDING_URIS:
+        with pytest.raises(RpcError) as refused:
+            daemon.call("documents.add", {"title": "Note", "text": "kakapo notes\n", "source_uri": uri})
+        assert refused.value.code == INVALID_PARAMS, uri
     assert daemon.call("sources.list")["library_documents"] == 0
     daemon.stop()
 
 
-@pytest.mark.parametrize("name", [AWS_KEY, GITHUB_TOKEN, "note " + AWS_KEY])
-def test_a_ledger_field_name_holding_a_credential_is_refused(library, name):
+def test_a_ledger_field_name_holding_a_credential_is_refused(library):
     library.configure([])
     daemon = library.daemon()
-    with pytest.raises(RpcError) as refused:
-        daemon.call("ledger.add", {"section": "hosts", "fields": {"hostname": "db1", name: "v"}})
-    assert refused.value.code == INVALID_PARAMS and "credential" in str(refused.value)
+    for name in (AWS_KEY, GITHUB_TOKEN, "note " + AWS_KEY):
+        with pytest.raises(RpcError) as refused:
+            daemon.call("ledger.add", {"section": "hosts", "fields": {"hostname": "db1", name: "v"}})
+        assert refused.value.code == INVALID_PARAMS and "credential" in str(refused.value), name
     assert daemon.call("ledger.list")["entries"] == []
-    assert not database_holds(library, name.split()[-1])
+    assert not database_holds(library, AWS_KEY) and not database_holds(library, GITHUB_TOKEN)
     # Names that only say a secret is there are fine: their value is what is hidden.
     added = daemon.call("ledger.add", {"section": "hosts", "fields": {"hostname": "db1", "api_key": "abc123def456"}})
     assert added["entry"]["fields"]["api_key"] == "[REDACTED]"
@@ -77,13 +78,13 @@ def test_ledger_evidence_and_owner_cannot_write_lines_into_the_rendered_block(li
     daemon.stop()
 
 
-@pytest.mark.parametrize("title", ["backup run\n## forged heading", "run \u202eexe.txt", "nul\x00title"])
-def test_an_archive_title_that_breaks_its_line_is_refused(library, title):
+def test_an_archive_title_that_breaks_its_line_is_refused(library):
     library.configure([])
     daemon = library.daemon()
-    with pytest.raises(RpcError) as refused:
-        daemon.call("archive.add", {"text": "12 files copied\n", "title": title})
-    assert refused.value.code == INVALID_PARAMS
+    for title in ("backup run\n## forged heading", "run \u202eexe.txt", "nul\x00title"):
+        with pytest.raises(RpcError) as refused:
+            daemon.call("archive.add", {"text": "12 files copied\n", "title": title})
+        assert refused.value.code == INVALID_PARAMS, title
     assert daemon.call("archive.list")["total"] == 0
     # A title taken from the text itself drops what would break its line.
     archived = daemon.call("archive.add", {"text": "\x00copy\u202e run\x1b[2J\nrest\n"})
