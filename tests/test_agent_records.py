@@ -517,7 +517,7 @@ async def test_ledger_entries_an_older_redactor_told_apart_by_a_secret_both_keep
                 (f"{token}.example", f"gull{n}"),
             )
         conn.execute("UPDATE documents SET reading = NULL")
-    await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger)
+    await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger, set())
     older, younger = (await lib.ledger_list("hosts")).entries
     assert older.identity == younger.identity == "[redacted].example"
     # The older keeps answering to it (the younger took every key from it before), and
@@ -537,7 +537,7 @@ async def test_a_pruned_archive_title_an_older_redactor_let_through_is_redacted_
     with sqlite3.connect(lib.db.path) as conn:
         conn.execute("UPDATE archive_pruned SET title = ?", (f"run with {token}",))
         conn.execute("UPDATE documents SET reading = NULL")
-    await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger)
+    await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger, set())
     with pytest.raises(NotFound) as pruned:
         await lib.archive_recall(gone.handle)
     assert "was pruned" in str(pruned.value) and token not in str(pruned.value)

@@ -120,6 +120,7 @@ class Library:
         self._reload_lock = asyncio.Lock()
         # What agents gave, prepared again under a newer reading (service/rereading.py).
         self._rereading = asyncio.Lock()
+        self._unprepared: set[int] = set()
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -155,7 +156,7 @@ class Library:
             return
         async with self._rereading:
             await rereading.prepare_again(
-                self.db, lambda: self.settings.chunking, self.memory, self.archive, self.ledger
+                self.db, lambda: self.settings.chunking, self.memory, self.archive, self.ledger, self._unprepared
             )
 
     def periodic_round(self) -> None:

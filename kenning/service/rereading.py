@@ -35,16 +35,24 @@ log = logging.getLogger(__name__)
 
 
 async def prepare_again(
-    db: Database, chunking: Callable[[], ChunkingSettings], memory: Memory, archive: Archive, ledger: Ledger
+    db: Database,
+    chunking: Callable[[], ChunkingSettings],
+    memory: Memory,
+    archive: Archive,
+    ledger: Ledger,
+    failed: set[int],
 ) -> int:
     """Prepare again every stale document of the agent, web, capsule, archive and ledger
     sources; returns how many were stored. `chunking` gives the configured sizes, read
-    anew each round, since a reload may change them mid-way.
+    anew each round, since a reload may change them mid-way. `failed` holds the
+    documents that could not be stored in an earlier run since the start: they are not
+    tried again (and logged again) each periodic round, but at the next start.
 
     It goes round until no document it has not tried is stale: a sweep running beside
     it can hand a copy prepared under an older reading to agent text (a folder's file
     that held the same text read again, `ownership.release`)."""
-    tried: set[int] = set()
+    earlier = set(failed)
+    tried = set(earlier)
     stored = 0
     while True:
         sizes = chunking()
@@ -60,7 +68,7 @@ async def prepare_again(
         if not stale:
             break
         log.info("preparing again %d documents agents gave, stored under an older reading or chunk sizes", len(stale))
-        if not tried:
+        if tried == earlier:
             # What has no document of its own but is still shown: replaced capsules and
             # pruned archives' titles.
             for again in (memory.prepare_superseded_again, archive.prepare_tombstones_again):
@@ -74,8 +82,9 @@ async def prepare_again(
                 stored += await owners[kind](document_id)
             except Exception:
                 # One record that cannot be stored again must not leave the others as they
-                # were; it is tried at the next round or start.
+                # were; it is tried at the next start.
+                failed.add(document_id)
                 log.exception("could not prepare document %d (%s) again", document_id, kind)
-    if tried:
-        log.info("prepared %d of %d documents again", stored, len(tried))
+    if tried != earlier:
+        log.info("prepared %d of %d documents again", stored, len(tried - earlier))
     return stored
