@@ -23,6 +23,8 @@ from kenning.config import Settings
 from kenning.mcp import agent_tools, library_tools, resources
 from kenning.mcp.calls import DaemonCalls
 
+log = logging.getLogger(__name__)
+
 _GUIDE = (
     "kenning is the user's local knowledge library: their notes, documents, code and saved pages, "
     "indexed on this machine. Use `search` first; each hit cites its file as `path` with "
@@ -80,9 +82,6 @@ def _refuse_unknown_arguments(server: MCPServer) -> None:
         tool.parameters = strict.model_json_schema(by_alias=True)
 
 
-logger = logging.getLogger(__name__)
-
-
 def _refusal(exc: Exception) -> JSONRPCError:
     """The JSON-RPC error for a line of stdin that is no MCP message: -32700 for one that
     is not JSON, else -32600, answering the request's `id` when the line names one (so
@@ -116,7 +115,7 @@ async def _serve_stdio(server: MCPServer) -> None:
                 async for item in read_stream:
                     if isinstance(item, Exception):
                         refusal = _refusal(item)
-                        logger.warning("stdin line refused: %s", refusal.error.message)
+                        log.warning("stdin line refused: %s", refusal.error.message)
                         await write_stream.send(SessionMessage(refusal))
                         continue
                     await messages_in.send(item)
