@@ -203,3 +203,15 @@ def test_the_service_files_ken_writes_are_valid_for_their_managers(tmp_path):
     plist = plistlib.loads(launchd_plist(command, tmp_path / "a&b" / "kenning.log").encode())
     assert plist["ProgramArguments"] == command
     assert plist["StandardErrorPath"] == str(tmp_path / "a&b" / "kenning.log")
+
+
+def test_restart_with_a_broken_config_keeps_the_running_daemon(detached):
+    config = detached.configure([])
+    assert ken(config, "start").returncode == 0
+    running = daemon_pid(detached.data_dir)
+    detached.configure([], extra="sweep_intervl = 3")
+    refused = ken(config, "restart")
+    assert refused.returncode == 1 and "did you mean sweep_interval?" in refused.stderr
+    # The daemon that ran on the good config still runs and answers.
+    assert daemon_pid(detached.data_dir) == running
+    assert ken(config, "status").returncode == 0

@@ -353,6 +353,9 @@ def restart_command(ctx: Context) -> None:
     Examples:
       ken restart
     """
+    # A config with a typo is refused while the running daemon still runs: stopping it
+    # first would leave the user with no daemon and an error.
+    _ = ctx.settings
     click.echo(stop(ctx))
     click.echo(start(ctx))
 
