@@ -62,7 +62,8 @@ def _connect_retrying(connect: Callable[[], T]) -> T:
 
 
 def _unreachable(socket_path: Path, exc: OSError) -> KenningError:
-    if isinstance(exc, (FileNotFoundError, ConnectionRefusedError)):
+    # (A path through a file, NotADirectoryError, has no daemon on it either.)
+    if isinstance(exc, (FileNotFoundError, NotADirectoryError, ConnectionRefusedError)):
         return _not_running(socket_path)
     if isinstance(exc, PermissionError):
         return DaemonUnreachable(

@@ -215,3 +215,36 @@ def test_restart_with_a_broken_config_keeps_the_running_daemon(detached):
     # The daemon that ran on the good config still runs and answers.
     assert daemon_pid(detached.data_dir) == running
     assert ken(config, "status").returncode == 0
+
+
+@pytest.mark.parametrize("through", ["a-file", "/proc"])
+def test_start_on_a_data_directory_that_cannot_be_made_says_so_without_a_traceback(tmp_path, through):
+    (tmp_path / "a-file").write_text("not a folder\n")
+    data_dir = tmp_path / "a-file" / "kenning" if through == "a-file" else Path("/proc/kenning-data")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[daemon]\ndata_dir = "{data_dir}"\n')
+    refused = ken(config, "start", timeout=30)
+    assert refused.returncode == 1
+    assert "Traceback" not in refused.stderr, refused.stderr
+    assert refused.stderr.startswith(f"ken: cannot write the daemon's log {data_dir / 'kenning.log'}: ")
+    assert "set [daemon] data_dir elsewhere" in refused.stderr
+    if through == "a-file":
+        assert f"{tmp_path / 'a-file'} is a file, not a directory" in refused.stderr
+
+
+def test_a_data_directory_that_is_not_writable_is_one_line_naming_it(tmp_path):
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o700)
+    (data_dir / "kenning.log").write_text("")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[daemon]\ndata_dir = "{data_dir}"\n')
+    os.chmod(data_dir, 0o500)
+    try:
+        if os.access(data_dir, os.W_OK):
+            pytest.skip("this user (root) writes in a directory whatever its mode")
+        for command in ("daemon", "start"):
+            refused = ken(config, command, timeout=30)
+            assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
+            assert str(data_dir) in refused.stderr.splitlines()[-1]
+    finally:
+        os.chmod(data_dir, 0o700)

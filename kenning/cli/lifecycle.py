@@ -28,7 +28,7 @@ from pathlib import Path
 import click
 
 from kenning.cli.app import Context, main, pass_context
-from kenning.config.paths import LOCK_NAME, default_data_dir, state_dir
+from kenning.config.paths import LOCK_NAME, cannot_create, default_data_dir, state_dir
 from kenning.errors import DaemonNotRunning, KenningError
 
 UNIT = "kenning.service"
@@ -51,7 +51,7 @@ def daemon_pid(data_dir: Path) -> int | None:
     """
     try:
         fd = os.open(data_dir / LOCK_NAME, os.O_RDONLY)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     try:
         try:
@@ -193,10 +193,19 @@ def log_path(data_dir: Path) -> Path:
 def start_detached(ctx: Context) -> int:
     """Run the daemon as a process of its own session, its output appended to the log."""
     log = log_path(ctx.locations.data_dir)
-    log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if log.exists() and log.stat().st_size > LOG_ROTATE_BYTES:
-        log.replace(log.with_name(log.name + ".1"))
-    with open(log, "ab") as out:
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if log.exists() and log.stat().st_size > LOG_ROTATE_BYTES:
+            log.replace(log.with_name(log.name + ".1"))
+        out = open(log, "ab")
+    except OSError as exc:
+        # A data_dir through a file, or on a read-only disk: the daemon could not run there
+        # either, and a traceback does not say what to change.
+        reason = (cannot_create(log.parent) if not log.parent.exists() else None) or exc.strerror or str(exc)
+        raise KenningError(
+            f"cannot write the daemon's log {log}: {reason}; set [daemon] data_dir elsewhere"
+        ) from None
+    with out:
         os.chmod(log, 0o600)
         # What this start wrote is what explains its failure; earlier runs' lines are not.
         ours = out.tell()

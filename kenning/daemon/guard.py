@@ -66,7 +66,14 @@ class DataDirLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            # A data directory on a read-only disk, or one this user may not write in.
+            raise KenningError(
+                f"cannot open {self.path}: {exc.strerror or exc}; the data directory must be writable"
+                " (or set [daemon] data_dir elsewhere)"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
