@@ -248,3 +248,19 @@ def test_a_data_directory_that_is_not_writable_is_one_line_naming_it(tmp_path):
             assert str(data_dir) in refused.stderr.splitlines()[-1]
     finally:
         os.chmod(data_dir, 0o700)
+
+
+def test_start_under_a_home_too_long_for_a_socket_names_the_socket_path(tmp_path):
+    # The default socket is ~/.local/share/kenning/kenning.sock: a long HOME (a deep
+    # checkout, a CI workspace) makes it longer than a unix socket path may be.
+    home = tmp_path / ("h" * 100)
+    home.mkdir(mode=0o700)
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": "", "XDG_DATA_HOME": "", "XDG_STATE_HOME": ""}
+    env.pop("KENNING_CONFIG", None)
+    started = subprocess.run(
+        [sys.executable, "-m", "kenning", "start"], capture_output=True, text=True, timeout=60, env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    assert started.returncode == 1
+    assert "not accepting connections" not in started.stderr
+    assert "longer than a unix socket path may be" in started.stderr and "set [daemon] socket" in started.stderr

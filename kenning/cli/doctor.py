@@ -24,15 +24,13 @@ from kenning import __version__, api
 from kenning.cli.app import Context, main, pass_context
 from kenning.cli.lifecycle import daemon_pid
 from kenning.cli.status_view import ago, dimension_problem, megabytes
-from kenning.config.paths import cannot_create, shared_by_all
+from kenning.config.paths import cannot_create, shared_by_all, socket_path_too_long
 from kenning.errors import ConfigError, DaemonNotRunning, KenningError
 from kenning.text.counts import counted
 
 OK, NOTE, PROBLEM = "ok", "note", "problem"
 # Below this, or below the database's own size (what `ken compact` needs), disk is short.
 MIN_FREE_BYTES = 1 << 30
-# A unix socket path longer than this does not fit in sockaddr_un on macOS (Linux: 108).
-MAX_SOCKET_PATH = 104
 OLLAMA_TIMEOUT = 3.0
 
 
@@ -55,7 +53,7 @@ def run_checks(ctx: Context) -> list[Check]:
     for source in settings.sources:
         _source_root(source.name, source.path, checks)
     # No daemon can listen on a socket path too long for one (reported above).
-    status = _daemon(ctx, checks) if len(os.fsencode(daemon.socket_path)) <= MAX_SOCKET_PATH else None
+    status = _daemon(ctx, checks) if socket_path_too_long(daemon.socket_path) is None else None
     if settings.embedder.backend == "ollama":
         _ollama("embedder", settings.embedder.base_url, settings.embedder.model_name, checks)
     if settings.llm.backend == "ollama":
@@ -121,7 +119,7 @@ def _data_dir(path: Path, checks: list[Check]) -> None:
 
 
 def _socket(path: Path, checks: list[Check]) -> None:
-    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+    if socket_path_too_long(path):
         checks.append(
             Check(
                 PROBLEM,

@@ -28,7 +28,7 @@ from pathlib import Path
 import click
 
 from kenning.cli.app import Context, main, pass_context
-from kenning.config.paths import LOCK_NAME, cannot_create, default_data_dir, state_dir
+from kenning.config.paths import LOCK_NAME, cannot_create, default_data_dir, socket_path_too_long, state_dir
 from kenning.errors import DaemonNotRunning, KenningError
 
 UNIT = "kenning.service"
@@ -273,6 +273,10 @@ def wait_answering(ctx: Context, what: str) -> dict:
 
 
 def start(ctx: Context) -> str:
+    # No daemon answers, or can listen, on a path too long for a socket: say that, not
+    # that the one there "is not accepting connections".
+    if problem := socket_path_too_long(ctx.locations.socket):
+        raise KenningError(problem)
     status = answering(ctx)
     if status is not None:
         return f"kenning is already running (pid {status['pid']})"

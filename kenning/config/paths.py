@@ -19,6 +19,22 @@ DB_NAME = "kenning.db"
 LOCK_NAME = "daemon.lock"
 
 
+# The bytes a unix socket's path may take: sockaddr_un's sun_path (Linux 108, macOS and
+# the BSDs 104).
+SOCKET_PATH_BYTES = 108 if sys.platform.startswith("linux") else 104
+
+
+def socket_path_too_long(path: Path) -> str | None:
+    """Why no socket can be bound or reached at `path`, when it is too long for one."""
+    size = len(os.fsencode(path))
+    if size <= SOCKET_PATH_BYTES:
+        return None
+    return (
+        f"the socket path {path} is {size} bytes, longer than a unix socket path may be"
+        f" ({SOCKET_PATH_BYTES}); set [daemon] socket to a shorter path"
+    )
+
+
 def _xdg(var: str, fallback: str) -> Path:
     value = os.environ.get(var)
     return Path(value) if value else Path.home() / fallback

@@ -12,26 +12,17 @@ import logging
 import os
 import socket
 import stat
-import sys
 from pathlib import Path
 
-from kenning.config.paths import LOCK_NAME, cannot_create, shared_by_all
+from kenning.config.paths import LOCK_NAME, cannot_create, shared_by_all, socket_path_too_long
 from kenning.errors import DaemonAlreadyRunning, KenningError
 
 log = logging.getLogger(__name__)
 
-# The bytes a unix socket's path may take: sockaddr_un's sun_path (Linux 108, macOS and
-# the BSDs 104).
-SOCKET_PATH_BYTES = 108 if sys.platform.startswith("linux") else 104
-
-
 def check_socket_path(path: Path) -> None:
     """Refuse a socket path no socket can be bound at, before anything is opened."""
-    if len(os.fsencode(path)) > SOCKET_PATH_BYTES:
-        raise KenningError(
-            f"the socket path {path} is {len(os.fsencode(path))} bytes, longer than a unix socket path"
-            f" may be ({SOCKET_PATH_BYTES}); set [daemon] socket to a shorter path"
-        )
+    if problem := socket_path_too_long(path):
+        raise KenningError(problem)
 
 
 def private_dir(path: Path) -> None:
