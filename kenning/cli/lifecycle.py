@@ -110,9 +110,20 @@ def daemon_command(ctx: Context) -> list[str]:
     return [sys.executable, "-m", "kenning", *config, "daemon"]
 
 
+def _systemd_word(word: str, executable: bool) -> str:
+    """One ExecStart word as systemd reads it back: double-quoted with C escapes (a
+    backslash or newline in a shell-quoted word would be unescaped or end the line),
+    % doubled (specifiers), and $ doubled in arguments (systemd expands $VAR in them,
+    quoted or not; never in the executable's path)."""
+    text = word.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    text = text.replace("%", "%%")
+    if not executable:
+        text = text.replace("$", "$$")
+    return f'"{text}"'
+
+
 def systemd_unit(command: list[str]) -> str:
-    # systemd expands %-specifiers in ExecStart; a literal % in a path is written %%.
-    exec_start = shlex.join(command).replace("%", "%%")
+    exec_start = " ".join(_systemd_word(word, executable=i == 0) for i, word in enumerate(command))
     return f"""# Written by `ken service install`; `ken service uninstall` removes it.
 [Unit]
 Description=kenning local knowledge library
