@@ -19,6 +19,7 @@ from kenning.errors import DaemonAlreadyRunning, KenningError
 
 log = logging.getLogger(__name__)
 
+
 def check_socket_path(path: Path) -> None:
     """Refuse a socket path no socket can be bound at, before anything is opened."""
     if problem := socket_path_too_long(path):
