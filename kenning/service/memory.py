@@ -245,7 +245,7 @@ class Memory:
 
     async def prepare_again(self, document_id: int) -> bool:
         """Store a capsule again as this code prepares text (rereading.py): its title, body,
-        tags and source redacted and folded by the newest rules. Whether it was stored."""
+        scope, tags and source redacted and folded by the newest rules. Whether it was stored."""
         async with self._lock:
             row = (await capsules.by_documents(self.db, [document_id])).get(document_id)
             if row is None:
