@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from kenning.cli import main
+from tests.daemon_harness import write_config
 from kenning.cli.app import COMMANDS
 from kenning.errors import RpcError
 from tests.helpers import make_pdf
@@ -64,6 +65,21 @@ def test_sources_add_and_scan_wait_until_searchable_and_embedded(library, tmp_pa
 
     unknown = ken(library.config, "scan", "nope", "--wait")
     assert unknown.returncode == 1 and "unknown source 'nope'" in unknown.stderr
+
+    # Another config on the same data directory: the running daemon does not read it,
+    # and `sources add` says so rather than that the folder is being indexed.
+    other = write_config(tmp_path / "other.toml", library.data_dir, [])
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "m.md").write_text("# More\n\nA tapir.\n")
+    elsewhere = ken(other, "sources", "add", str(more), "--yes")
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    assert f"the running daemon reads {library.config}, not {other}" in elsewhere.stdout
+    assert "indexing it now" not in elsewhere.stdout
+    (tmp_path / "most").mkdir()
+    waited = ken(other, "sources", "add", str(tmp_path / "most"), "--yes", "--wait")
+    assert waited.returncode == 1 and f"the running daemon reads {library.config}" in waited.stdout
+    assert [source["name"] for source in daemon.call("status")["sources"]] == ["notes"]
 
 
 def test_get_show_context_open_and_search_formats(library, tmp_path):

@@ -147,12 +147,22 @@ def sources_add(
     click.echo(f"added source {name!r} ({path}) to {ctx.config_path}")
     since = time.time()
     try:
-        ctx.call("reload")
+        reads = Path(ctx.fetch("status", api.Status).daemon.config)
     except DaemonNotRunning:
         click.echo("the daemon is not running; it will index this folder when it starts (`ken start`)")
         if wait:
             sys.exit(1)
         return
+    if reads.resolve() != Path(ctx.config_path).resolve():
+        # A reload would re-read the daemon's own config, which does not name this source.
+        click.echo(
+            f"the running daemon reads {reads}, not {ctx.config_path}: it indexes this folder once a daemon"
+            f" runs on that config (`ken --config {ctx.config_path} start`), or add it to {reads}"
+        )
+        if wait:
+            sys.exit(1)
+        return
+    ctx.call("reload")
     if not wait:
         click.echo(
             f"the daemon is indexing it now; follow with `ken status --watch`, search with `ken search --source {name}`"
