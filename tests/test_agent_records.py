@@ -22,7 +22,7 @@ from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.readers import ReadResult
 from kenning.ingest import text_docs
-from kenning.ingest.text_docs import Labels, TextDocument, prepare_text
+from kenning.ingest.text_docs import Labels, TextDocument, add_page, prepare_text
 from kenning.service import rereading
 from kenning.service.ledger import render
 from kenning.service.library import Library
@@ -30,6 +30,7 @@ from kenning.service.memory import NewCapsule
 from kenning.store import archives, document_text, documents, ledger
 from kenning.store.document_text import Chunk, assemble
 from kenning.store.ledger import EntryRow
+from kenning.store.records import FetchedPage
 
 DAY = 86400.0
 
@@ -542,3 +543,26 @@ async def test_a_pruned_archive_title_an_older_redactor_let_through_is_redacted_
         await lib.archive_recall(gone.handle)
     assert "was pruned" in str(pruned.value) and token not in str(pruned.value)
     assert (await lib.archive_recall(kept.handle)).text == "pytest: 3 passed\n"
+
+
+async def test_agent_text_handed_an_older_copy_is_prepared_again(lib):
+    """Agent text that is a location of a page's copy inherits the page's chunks when the
+    page goes, and with them the reading they were prepared under: an older one is
+    prepared again, so no copy an older redactor made outlives its holder."""
+    shared = "# Terns\n\nThe tern colony nests on the north spit.\n"
+    url = "https://birds.example/terns"
+    page = FetchedPage(url, url, "Terns", shared, "markdown", None, None, "digest")
+    held = await add_page(lib.db, url, page, lib.settings.chunking)
+    copy = await lib.add_text(TextDocument("Terns", shared, "t://terns"))
+    assert copy.stored == "merged"
+    with sqlite3.connect(lib.db.path) as conn:
+        conn.execute("UPDATE documents SET reading = 'v0:old' WHERE id = ?", (held.document_id,))
+    assert await lib.remove_text(url)
+    with sqlite3.connect(lib.db.path) as conn:
+        [(status, reading)] = conn.execute("SELECT status, reading FROM documents WHERE id = ?", (copy.document_id,))
+    assert (status, reading) == ("done", "v0:old")
+    assert await rereading.prepare_again(
+        lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger, set()
+    ) == 1
+    [hit] = (await lib.search("tern colony north spit")).hits
+    assert hit.document_id == copy.document_id
