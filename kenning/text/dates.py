@@ -252,20 +252,35 @@ def title_heading(text: str, stated: tuple[str, str] | None) -> str | None:
 
 
 def from_timestamp(seconds: float) -> str:
-    """A file time as a day, in UTC, so the same file gets the same date on any machine."""
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).date().isoformat()
+    """A file time as a day, in UTC, so the same file gets the same date on any machine.
+
+    A time outside the calendar's years 1 to 9999 (file systems such as tmpfs, btrfs and
+    XFS keep any 64-bit mtime; `touch -d @1e12` sets year 33658) is the nearest end of it:
+    a file's odd mtime must not keep the file out of the index.
+    """
+    try:
+        return datetime.fromtimestamp(seconds, tz=timezone.utc).date().isoformat()
+    except (OverflowError, ValueError, OSError):
+        return (date.max if seconds > 0 else date.min).isoformat()
 
 
 def period(iso: str) -> Period:
     """The span an ISO prefix (`2025`, `2025-09`, `2025-09-18`) covers."""
     parts = [int(part) for part in iso.split("-")]
     if len(parts) == 1:
-        return Period(date(parts[0], 1, 1), date(parts[0] + 1, 1, 1))
+        return Period(date(parts[0], 1, 1), _day_after(date(parts[0], 12, 31)))
     if len(parts) == 2:
         year, month = parts
-        return Period(date(year, month, 1), date(year + month // 12, month % 12 + 1, 1))
+        last = date(year, month, calendar.monthrange(year, month)[1])
+        return Period(date(year, month, 1), _day_after(last))
     start = date(*parts)
-    return Period(start, date.fromordinal(start.toordinal() + 1))
+    return Period(start, _day_after(start))
+
+
+def _day_after(day: date) -> date:
+    """The next day; the calendar's last day for its last (a file dated 9999-12-31 by its
+    mtime), which has no next day to end a span at."""
+    return day if day == date.max else date.fromordinal(day.toordinal() + 1)
 
 
 _ISO_PARAM = re.compile(r"(19|20|21)\d\d(-(0[1-9]|1[0-2])(-[0-3]\d)?)?")
