@@ -1,4 +1,5 @@
-"""A watched folder that churns, and file times that are odd: mtimes past the calendar. After things settle the index must hold what is on disk now."""
+"""A watched folder that churns, and file times that are odd: links re-pointed, mtimes
+past the calendar. After things settle the index must hold what is on disk now."""
 
 from __future__ import annotations
 
@@ -7,6 +8,37 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
+
+def _scan(daemon, name: str = "notes") -> dict:
+    return daemon.call("sources.scan", {"name": name, "wait": True})["result"]
+
+
+def test_a_file_link_re_pointed_at_a_file_of_the_same_size_and_mtime_is_read_again(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    # Two versions unpacked from one archive: same size, same mtime (to the second).
+    (notes / "v1.md").write_text("# Plan\n\nThe ferry leaves at nine.\n")
+    (notes / "v2.md").write_text("# Plan\n\nThe barge leaves at nine.\n")
+    for version in ("v1.md", "v2.md"):
+        os.utime(notes / version, (1_700_000_000, 1_700_000_000))
+    (notes / "current.md").symlink_to("v1.md")
+    library.configure([{"name": "notes", "path": str(notes)}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+
+    # `ln -sfn v2.md current.md`: a new link renamed over the old one.
+    (notes / ".current.tmp").symlink_to("v2.md")
+    os.rename(notes / ".current.tmp", notes / "current.md")
+    _scan(daemon)
+
+    def cited(word: str) -> set[str]:
+        return {
+            Path(place["path"]).name for hit in daemon.search(word) for place in [hit, *hit.get("also_at", [])]
+        }
+
+    assert cited("barge") == {"v2.md", "current.md"}
+    assert cited("ferry") == {"v1.md"}
 
 
 def _calendar_defying_folder() -> Path | None:
@@ -52,7 +84,7 @@ def test_files_with_mtimes_outside_the_calendar_are_indexed_and_settle(library, 
         assert {Path(hit["path"]).name for hit in hits} == {"far.md", "early.md", "plain.md"}
         dates = {Path(hit["path"]).name: hit["date"] for hit in hits}
         assert dates["far.md"] == "9999-12-31" and dates["early.md"] == "0001-01-01"
-        assert daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]["failed"] == 0
+        assert _scan(daemon)["failed"] == 0
     finally:
         for child in outside.iterdir():
             child.unlink()

@@ -93,7 +93,8 @@ class IngestOptions:
 
 
 def needs_look(job: FileJob) -> bool:
-    """mtime and size first: the cheap test that keeps an idle sweep from reading files.
+    """mtime and size first: the cheap test that keeps an idle sweep from reading files
+    (a file link's mtime too: see `Discovered.stamp`).
 
     A row left in `scanning` is a file a crash interrupted, and one stored under another
     reading (an older kenning's redaction, other chunk sizes) holds what this one would
@@ -102,7 +103,7 @@ def needs_look(job: FileJob) -> bool:
     prior = job.prior
     if prior is None or prior.status == "scanning" or prior.reading != job.expected:
         return True
-    return prior.mtime != job.found.mtime or prior.size != job.found.size
+    return prior.mtime != job.found.stamp or prior.size != job.found.size
 
 
 async def ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:
@@ -137,7 +138,7 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
             return await _fail(db, document_id, job, str(exc))
         if prior.status in ("done", "merged") and prior.content_hash == digest and prior.reading == job.reading:
             # An editor that rewrites the same bytes changes the mtime and nothing else.
-            await documents.touch(db, prior.id, found.mtime, found.size)
+            await documents.touch(db, prior.id, found.stamp, found.size, dated=found.mtime)
             return Outcome("unchanged")
         document_id = await documents.mark_scanning(db, job.source_id, found.rel)
         reading = _hashed(digest, options.parsers.convert(resolved, found.path.stem, options.convert_limits, timeout))
@@ -151,11 +152,11 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
         return Outcome("deferred", reason=str(exc))
     if not converted.items:
         reason = "no text to index"
-        await documents.mark_unindexed(db, document_id, "skipped", reason, found.mtime, found.size, job.retry)
+        await documents.mark_unindexed(db, document_id, "skipped", reason, found.stamp, found.size, job.retry)
         return Outcome("skipped", reason=reason)
     date, date_source = converted.stated or (dates.from_timestamp(found.mtime), "modified")
     meta = DocumentMeta(
-        converted.title, converted.format, found.mtime, found.size, digest, converted.text_digest,
+        converted.title, converted.format, found.stamp, found.size, digest, converted.text_digest,
         date=date, date_source=date_source, reading=job.reading,
     )  # fmt: skip
     stored, fresh = await documents.replace_items(db, document_id, meta, converted.items)
@@ -170,7 +171,7 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
 
 async def _fail(db: Database, document_id: int, job: FileJob, reason: str) -> Outcome:
     found = job.found
-    await documents.mark_unindexed(db, document_id, "failed", reason, found.mtime, found.size, job.retry)
+    await documents.mark_unindexed(db, document_id, "failed", reason, found.stamp, found.size, job.retry)
     return Outcome("failed", reason=reason)
 
 

@@ -164,6 +164,14 @@ class Discovered:
     rel: str  # POSIX, relative to the root
     mtime: float  # of the target when the file is a symlink
     size: int
+    # A file link's own mtime: when it was made or last re-pointed (`ln -sfn`).
+    link_mtime: float | None = None
+
+    @property
+    def stamp(self) -> float:
+        """The time its change is judged by: a link re-pointed at a file of the same size
+        and mtime as its old target has changed all the same."""
+        return self.mtime if self.link_mtime is None else max(self.mtime, self.link_mtime)
 
 
 def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list[Discovered]:
@@ -309,6 +317,7 @@ def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, rul
     try:
         info = os.lstat(real)
         linked = stat.S_ISLNK(info.st_mode)
+        link_mtime = info.st_mtime if linked else None
         if linked:
             info = os.stat(real)
             real = os.path.realpath(real)
@@ -330,7 +339,7 @@ def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, rul
     if rules.confine_to_root and linked and not resolved.is_relative_to(real_root):
         log.debug("skipping %s: it resolves outside the source root", path)
         return OUTSIDE_ROOT
-    return Discovered(path=path, rel=rel, mtime=info.st_mtime, size=info.st_size)
+    return Discovered(path=path, rel=rel, mtime=info.st_mtime, size=info.st_size, link_mtime=link_mtime)
 
 
 @lru_cache(maxsize=64)

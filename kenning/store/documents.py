@@ -393,13 +393,17 @@ def _unindexed(
     )
 
 
-async def touch(db: Database, document_id: int, mtime: float, size: int) -> None:
-    """The file was rewritten with the same bytes: remember the new mtime, keep the chunks."""
+async def touch(db: Database, document_id: int, mtime: float, size: int, dated: float | None = None) -> None:
+    """The file was rewritten with the same bytes: remember the new mtime, keep the chunks.
+
+    `dated`: the file time a document dated by its file time speaks from, when that is
+    not `mtime` (a link's target's, where `mtime` may be the link's own).
+    """
     # A document dated by its file time speaks from the new time.
     await db.write_one(
         "UPDATE documents SET mtime = ?, size = ?, updated_at = ?,"
         " date = CASE WHEN date_source = 'modified' THEN ? ELSE date END WHERE id = ?",
-        (mtime, size, time.time(), dates.from_timestamp(mtime), document_id),
+        (mtime, size, time.time(), dates.from_timestamp(mtime if dated is None else dated), document_id),
     )
 
 
