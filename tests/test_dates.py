@@ -12,6 +12,7 @@ from kenning.text.dates import (
     Period,
     chunk_date,
     document_date,
+    from_timestamp,
     named_periods,
     parse_iso,
     period,
@@ -53,6 +54,14 @@ TODAY = date(2026, 12, 1)
 )
 def test_a_document_speaks_from_its_front_matter_then_its_name_then_its_first_heading(text, name, expected):
     assert document_date(text, name) == expected
+
+
+def test_a_file_time_outside_the_calendar_dates_it_at_the_nearest_end():
+    # tmpfs, btrfs and XFS keep any 64-bit mtime; `touch -d @1e12` is the year 33658.
+    assert from_timestamp(1e12) == "9999-12-31"
+    assert from_timestamp(-7e10) == "0001-01-01"
+    assert from_timestamp(0) == "1970-01-01"
+    assert period("9999-12-31").start == date(9999, 12, 31)
 
 
 def test_dated_lines_refine_a_chunk_to_its_newest_entry():

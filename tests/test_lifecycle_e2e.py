@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kenning.cli.lifecycle import daemon_pid, log_path
-from kenning.config.paths import default_data_dir, state_dir
+from kenning.config.paths import SOCKET_PATH_BYTES, default_data_dir, socket_path_too_long, state_dir
 from kenning.daemon.guard import DataDirLock
 from kenning.errors import KenningError
 from tests.daemon_harness import wait_for
@@ -280,3 +280,15 @@ def test_the_systemd_unit_keeps_paths_with_newlines_backslashes_quotes_and_dolla
     unit.write_text(systemd_unit([str(missing), "-m", "kenning", "daemon"]))
     checked = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
     assert f"Command {missing} is not executable" in checked.stderr, checked.stderr
+
+
+def test_the_socket_path_limit_is_the_longest_path_a_socket_binds_at(tmp_path):
+    base = str(tmp_path / "s")
+    at_limit = Path(base + "x" * (SOCKET_PATH_BYTES - len(os.fsencode(base))))
+    assert socket_path_too_long(at_limit) is None
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(at_limit))
+    past = Path(f"{at_limit}y")
+    assert "set [daemon] socket to a shorter path" in (socket_path_too_long(past) or "")
+    with socket.socket(socket.AF_UNIX) as listener, pytest.raises(OSError):
+        listener.bind(str(past))

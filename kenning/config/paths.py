@@ -20,8 +20,8 @@ LOCK_NAME = "daemon.lock"
 
 
 # The bytes a unix socket's path may take: sockaddr_un's sun_path (Linux 108, macOS and
-# the BSDs 104).
-SOCKET_PATH_BYTES = 108 if sys.platform.startswith("linux") else 104
+# the BSDs 104) less the NUL that ends it.
+SOCKET_PATH_BYTES = (108 if sys.platform.startswith("linux") else 104) - 1
 
 
 def socket_path_too_long(path: Path) -> str | None:

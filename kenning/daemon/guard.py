@@ -80,13 +80,18 @@ class DataDirLock:
 
     def held(self) -> bool:
         """Whether the lock file is still the one locked: not once the data directory
-        (or the file) was deleted, when another daemon may take the directory anew."""
+        (or the file) was deleted, when another daemon may take the directory anew. Any
+        other error reading it (a network file system's passing EIO or ESTALE, a parent
+        made unreadable) says nothing of that, and the lock counts as held."""
         if self._fd is None:
             return False
         try:
             info = os.stat(self.path)
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
             return False
+        except OSError as exc:
+            log.warning("cannot check the lock file %s: %s", self.path, exc)
+            return True
         mine = os.fstat(self._fd)
         return (info.st_dev, info.st_ino) == (mine.st_dev, mine.st_ino)
 

@@ -109,19 +109,28 @@ class RpcServer:
         self._server = None
         self.remove_socket()
 
-    def owns_socket(self) -> bool:
-        """Whether the socket path still names the socket this server bound: not when it
-        was deleted (with the data directory, say) or another daemon bound one there."""
+    def lost_socket(self) -> bool:
+        """Whether the socket path no longer names the socket this server bound: it was
+        deleted (with the data directory, say) or another daemon bound one there. Any
+        other error reading it (a passing EIO, a parent made unreadable) says nothing of
+        that."""
         try:
             info = os.lstat(self.path)
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
+            return True
+        except OSError as exc:
+            log.warning("cannot check the socket %s: %s", self.path, exc)
             return False
-        return self._bound == (info.st_dev, info.st_ino)
+        return self._bound != (info.st_dev, info.st_ino)
 
     def remove_socket(self) -> None:
         # Another daemon's socket at the same path, started after this one's was deleted,
-        # is not this one's to remove.
-        if self.owns_socket():
+        # is not this one's to remove; nor is one that cannot be checked.
+        try:
+            info = os.lstat(self.path)
+        except OSError:
+            return
+        if self._bound == (info.st_dev, info.st_ino):
             self.path.unlink(missing_ok=True)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

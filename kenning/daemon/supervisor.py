@@ -84,7 +84,8 @@ class Daemon:
                 waiter.cancel()
             if self.should_exit.is_set():
                 break
-            self.lost = self._home_lost()
+            # Off the loop: a stat on a hung network mount would hold every request.
+            self.lost = await asyncio.to_thread(self._home_lost)
             if self.lost is not None:
                 # Nobody can reach or stop this daemon any more, and a new one may already
                 # serve the same folders: it leaves (with an error, so a service manager
@@ -128,7 +129,7 @@ class Daemon:
         daemon = self.settings.daemon
         if not self._lock.held():
             return f"the data directory {daemon.data_dir} or its lock file was deleted or replaced"
-        if self._server is not None and not self._server.owns_socket():
+        if self._server is not None and self._server.lost_socket():
             return f"the socket {daemon.socket_path} was deleted or replaced"
         return None
 

@@ -112,13 +112,18 @@ async def _serve_stdio(server: MCPServer) -> None:
 
         async def relay() -> None:
             async with messages_in:
-                async for item in read_stream:
-                    if isinstance(item, Exception):
-                        refusal = _refusal(item)
-                        log.warning("stdin line refused: %s", refusal.error.message)
-                        await write_stream.send(SessionMessage(refusal))
-                        continue
-                    await messages_in.send(item)
+                try:
+                    async for item in read_stream:
+                        if isinstance(item, Exception):
+                            refusal = _refusal(item)
+                            log.warning("stdin line refused: %s", refusal.error.message)
+                            await write_stream.send(SessionMessage(refusal))
+                            continue
+                        await messages_in.send(item)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    # The server loop ended first: the session is over, as it is when
+                    # stdin closes.
+                    return
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(relay)
