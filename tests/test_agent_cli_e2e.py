@@ -189,6 +189,10 @@ def test_escape_sequences_in_stored_text_reach_a_terminal_as_escapes(library):
         assert b"before \\x1b]0;PWNED\\x07 after \\x1b[2J end" in shown
     # Piped, the text comes back as stored.
     assert ken(library, "recall", handle).stdout == hostile
+    # A capsule's tags are the agent's too.
+    capsule = ken_json(library, "memory", "add", "--title", "Naps", "--body", "Hedgehogs nap.", "--tag", "a\x1b[2Jb")
+    shown = on_a_terminal(library, "memory", "show", capsule["id"])
+    assert b"\x1b[2J" not in shown and b"tags: a\\x1b[2Jb" in shown
 
 
 def test_a_document_added_by_uri_is_removed_by_it_and_nothing_else_goes(library, tmp_path):

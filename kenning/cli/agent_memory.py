@@ -174,7 +174,7 @@ def memory_show(ctx: Context, capsule_id: str, as_json: bool) -> None:
         print_json(capsule)
         return
     _echo_capsule(capsule)
-    tags = f" · tags: {', '.join(capsule.tags)}" if capsule.tags else ""
+    tags = f" · tags: {for_terminal(', '.join(capsule.tags))}" if capsule.tags else ""
     click.echo(f"  confidence {capsule.confidence:g} · used {capsule.uses} times{tags}")
     if capsule.source:
         click.echo(f"  source: {for_terminal(capsule.source)}")
