@@ -193,6 +193,9 @@ def test_escape_sequences_in_stored_text_reach_a_terminal_as_escapes(library):
     capsule = ken_json(library, "memory", "add", "--title", "Naps", "--body", "Hedgehogs nap.", "--tag", "a\x1b[2Jb")
     shown = on_a_terminal(library, "memory", "show", capsule["id"])
     assert b"\x1b[2J" not in shown and b"tags: a\\x1b[2Jb" in shown
+    entry = ken_json(library, "ledger", "add", "findings", "--field", "title=open \x1b[2Jlisting")["entry"]
+    shown = on_a_terminal(library, "ledger", "remove", entry["id"])
+    assert b"\x1b[2J" not in shown and b"open \\x1b[2Jlisting" in shown
 
 
 def test_a_document_added_by_uri_is_removed_by_it_and_nothing_else_goes(library, tmp_path):

@@ -365,7 +365,7 @@ def ledger_remove(ctx: Context, entry_id: str | None, section: str | None, pairs
     """
     params = _given(id=entry_id, section=section, fields=_fields(pairs) if pairs else None)
     result = ctx.fetch("ledger.remove", api.LedgerRemoved, params)
-    click.echo(f"removed {result.id}: {result.section} {result.identity}")
+    click.echo(for_terminal(f"removed {result.id}: {result.section} {result.identity}"))
 
 
 @ledger.command("render")
