@@ -7,6 +7,8 @@ import gzip
 import os
 import random
 import signal
+import subprocess
+import sys
 import time
 
 from tests.daemon_harness import wait_for
@@ -66,3 +68,20 @@ def test_sigterm_does_not_wait_for_a_parse_in_progress(library, tmp_path):
     started = time.monotonic()
     assert daemon.stop(signal.SIGTERM, timeout=15) == 0
     assert time.monotonic() - started < 10
+
+
+def test_a_failed_file_whose_name_holds_an_escape_sequence_is_shown_escaped(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "ok.md").write_text("# Fine\n\nA tapir.\n")
+    (notes / "x\x1b]0;owned\x07\nfailed: y.md").write_bytes(random.Random(2).randbytes(5_000))
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    assert daemon.wait_idle("notes")["failed"] == 1
+    shown = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "status"],
+        check=True, capture_output=True, text=True, timeout=60,
+    ).stdout  # fmt: skip
+    assert "\x1b" not in shown and "\x07" not in shown
+    [line] = [line for line in shown.splitlines() if "failed:" in line]
+    assert line.startswith("  failed: x\\x1b]0;owned\\x07\\nfailed: y.md: binary content")

@@ -11,6 +11,7 @@ import time
 import click
 
 from kenning import api
+from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
 
@@ -27,7 +28,7 @@ def status_lines(status: api.Status) -> list[str]:
         lines.append(agent_line(status.agent))
     for job in (status.embedder.job, status.graph.job):
         if job.last_error:
-            lines.append(click.style(f"  {job.last_error}", fg="yellow"))
+            lines.append(click.style(f"  {escaped(job.last_error)}", fg="yellow"))
     if problem := dimension_problem(status.embedder):
         lines.append(click.style(f"  {problem}; `ken reembed` embeds them again", fg="yellow"))
     if not status.sources:
@@ -163,9 +164,10 @@ def source_lines(source: api.SourceStatus) -> list[str]:
         reasons = ", ".join(f"{count} {reason}" for reason, count in source.passed_over.items())
         lines.append(f"  passed over: {reasons}")
     if source.last_error:
-        lines.append(click.style(f"  error: {source.last_error}", fg="red"))
+        lines.append(click.style(f"  error: {escaped(source.last_error)}", fg="red"))
+    # A file's name may hold a newline or an escape sequence, and a reason may quote it.
     for failure in source.failures:
-        lines.append(f"  failed: {failure.path}: {failure.reason}")
+        lines.append(f"  failed: {escaped(failure.path)}: {escaped(failure.reason)}")
     return lines
 
 
