@@ -20,6 +20,21 @@ from kenning.errors import DaemonAlreadyRunning, KenningError
 log = logging.getLogger(__name__)
 
 
+def replaced(path: Path, identity: tuple[int, int], what: str) -> bool:
+    """Whether `path` no longer names the file whose (device, inode) is `identity`: it was
+    deleted, or another file took its place. Any other error reading it (a network file
+    system's passing EIO or ESTALE, a parent made unreadable) says nothing of that: it is
+    logged, and the file taken as still there."""
+    try:
+        info = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError as exc:
+        log.warning("cannot check the %s %s: %s", what, path, exc)
+        return False
+    return (info.st_dev, info.st_ino) != identity
+
+
 def check_socket_path(path: Path) -> None:
     """Refuse a socket path no socket can be bound at, before anything is opened."""
     if problem := socket_path_too_long(path):
@@ -80,20 +95,11 @@ class DataDirLock:
 
     def held(self) -> bool:
         """Whether the lock file is still the one locked: not once the data directory
-        (or the file) was deleted, when another daemon may take the directory anew. Any
-        other error reading it (a network file system's passing EIO or ESTALE, a parent
-        made unreadable) says nothing of that, and the lock counts as held."""
+        (or the file) was deleted, when another daemon may take the directory anew."""
         if self._fd is None:
             return False
-        try:
-            info = os.stat(self.path)
-        except (FileNotFoundError, NotADirectoryError):
-            return False
-        except OSError as exc:
-            log.warning("cannot check the lock file %s: %s", self.path, exc)
-            return True
         mine = os.fstat(self._fd)
-        return (info.st_dev, info.st_ino) == (mine.st_dev, mine.st_ino)
+        return not replaced(self.path, (mine.st_dev, mine.st_ino), "lock file")
 
     def release(self) -> None:
         if self._fd is not None:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from kenning.daemon import protocol
 from kenning.daemon.framing import CHUNK_BYTES, BadFrame, Framing, LineReader, decode, oversized_int, valid_id
+from kenning.daemon.guard import replaced
 from kenning.errors import ConfigError, InvalidRequest, KenningError, NotFound
 
 log = logging.getLogger(__name__)
@@ -111,17 +112,8 @@ class RpcServer:
 
     def lost_socket(self) -> bool:
         """Whether the socket path no longer names the socket this server bound: it was
-        deleted (with the data directory, say) or another daemon bound one there. Any
-        other error reading it (a passing EIO, a parent made unreadable) says nothing of
-        that."""
-        try:
-            info = os.lstat(self.path)
-        except (FileNotFoundError, NotADirectoryError):
-            return True
-        except OSError as exc:
-            log.warning("cannot check the socket %s: %s", self.path, exc)
-            return False
-        return self._bound != (info.st_dev, info.st_ino)
+        deleted (with the data directory, say) or another daemon bound one there."""
+        return self._bound is None or replaced(self.path, self._bound, "socket")
 
     def remove_socket(self) -> None:
         # Another daemon's socket at the same path, started after this one's was deleted,
