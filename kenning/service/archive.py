@@ -22,7 +22,7 @@ from kenning.api import Archived, ArchiveEntry, ArchiveList, ArchivePage
 from kenning.config import Settings
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.redact import redact
-from kenning.ingest.text_docs import Labels, check_title, prepare_text
+from kenning.ingest.text_docs import Labels, PreparedText, check_title, prepare_text
 from kenning.service.handles import digest_handle
 from kenning.store import archives, documents, sources
 from kenning.store.archives import ArchiveRow
@@ -74,7 +74,6 @@ class Archive:
                 f" {self.settings.archive.max_total_mb:g})"
             )
         digest = prepared.meta.content_hash
-        segments = await asyncio.to_thread(archives.segments, prepared.text)
         async with self._lock:
             known = await archives.by_digest(self.db, digest)
             if known is not None:
@@ -83,11 +82,7 @@ class Archive:
                     URI_PREFIX + known.handle, existing=True,
                 )  # fmt: skip
             handle = await self._handle(digest)
-            source_id = await sources.aggregate_source(self.db, "archive")
-            document_id, chunks = await archives.save(
-                self.db, ArchiveRow(handle, 0, prepared.labels.title, len(prepared.text), size, digest, time.time()),
-                segments, source_id, URI_PREFIX + handle, prepared.meta, prepared.items,
-            )  # fmt: skip
+            document_id, chunks = await self._save(handle, prepared, digest, time.time())
             pruned = await self._prune(keep=handle)
         return Archived(
             handle, prepared.labels.title, len(prepared.text), size, chunks, document_id, URI_PREFIX + handle,
@@ -113,16 +108,19 @@ class Archive:
             if holder is not None and holder.handle != row.handle:
                 # Another archive holds this text now: archiving it again finds that one.
                 digest = row.digest
-            segments = await asyncio.to_thread(archives.segments, prepared.text)
-            again = ArchiveRow(
-                row.handle, document_id, prepared.labels.title, len(prepared.text), len(prepared.text.encode()),
-                digest, row.created_at,
-            )  # fmt: skip
-            source_id = await sources.aggregate_source(self.db, "archive")
-            await archives.save(
-                self.db, again, segments, source_id, URI_PREFIX + row.handle, prepared.meta, prepared.items
-            )
+            await self._save(row.handle, prepared, digest, row.created_at)
             return True
+
+    async def _save(self, handle: str, prepared: PreparedText, digest: str, created_at: float) -> tuple[int, int]:
+        """Store prepared text under `handle`, new or again; (document id, chunks)."""
+        segments = await asyncio.to_thread(archives.segments, prepared.text)
+        row = ArchiveRow(
+            handle, 0, prepared.labels.title, len(prepared.text), len(prepared.text.encode()), digest, created_at
+        )
+        source_id = await sources.aggregate_source(self.db, "archive")
+        return await archives.save(
+            self.db, row, segments, source_id, URI_PREFIX + handle, prepared.meta, prepared.items
+        )
 
     async def prepare_tombstones_again(self) -> int:
         """A pruned archive leaves its title behind, which `recall` of its handle shows:
