@@ -7,7 +7,16 @@ from pathlib import Path
 import pytest
 
 from kenning.ingest.kiroignore import KiroIgnore
-from kenning.ingest.walk import HARD_SKIP_DIRS, Discovered, WalkReport, WalkRules, is_candidate, newest, walk
+from kenning.ingest.walk import (
+    HARD_SKIP_DIRS,
+    Discovered,
+    WalkReport,
+    WalkRules,
+    directories,
+    is_candidate,
+    newest,
+    walk,
+)
 
 
 def make(root: Path, *rels: str) -> None:
@@ -178,6 +187,18 @@ def test_root_given_through_a_symlink(root: Path, tmp_path: Path) -> None:
     [item] = walk(alias, WalkRules())
     assert item.path == alias / "a.md"
     assert item.rel == "a.md"
+
+
+def test_the_directories_watched_are_the_ones_the_walk_enters(root: Path, outside: Path, tmp_path: Path) -> None:
+    make(root, "notes/2026/a.md", "node_modules/pkg/readme.md", ".cache/x.md", "drafts/b.md", "data/c.md")
+    make(outside, "deep/x.md")
+    (root / "usr").symlink_to(outside)
+    rules = WalkRules(ignore=("drafts",), exclude=(root / "data",), confine_to_root=False)
+    assert directories(root, rules) == [root, root / "notes", root / "notes" / "2026"]
+    alias = tmp_path / "alias"
+    alias.symlink_to(root)
+    # Written under the root as given, as the watcher's events are.
+    assert directories(alias, rules)[1:] == [alias / "notes", alias / "notes" / "2026"]
 
 
 def test_non_regular_files_skipped(root: Path) -> None:

@@ -21,6 +21,10 @@ class Changes:
         self.count += 1
         self.event.set()
 
+    def reset(self) -> None:
+        self.count = 0
+        self.event.clear()
+
     async def next(self, timeout: float = 10) -> None:
         await asyncio.wait_for(self.event.wait(), timeout)
         self.event.clear()
@@ -88,10 +92,47 @@ async def test_a_file_name_that_is_not_utf8_leaves_the_folder_watched(tmp_path: 
         handle.write(b"x\n")
     await changes.next()
     await asyncio.sleep(0.5)
-    changes.count = 0
+    changes.reset()
     (root / "after.md").write_text("written after the odd name\n")
     await changes.next()
     assert changes.count >= 1
     assert "does not exist" not in caplog.text
+    stop.set()
+    await asyncio.wait_for(task, 5)
+
+
+async def test_files_in_directories_made_after_the_watch_started_are_seen(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    changes, stop = Changes(), asyncio.Event()
+    task = await watching(root, changes, stop)
+    await asyncio.sleep(1.5)  # past the sweep a new watch asks for
+    # Made in one go, deeper than the directory the root's watch reports.
+    (root / "2026" / "december").mkdir(parents=True)
+    (root / "2026" / "december" / "first.md").write_text("written at once\n")
+    await changes.next()
+    await asyncio.sleep(1.5)
+    changes.reset()
+    (root / "2026" / "december" / "later.md").write_text("written once the folder was watched\n")
+    await changes.next()
+    assert changes.count >= 1
+    stop.set()
+    await asyncio.wait_for(task, 5)
+
+
+async def test_a_linked_directory_is_not_watched(tmp_path: Path) -> None:
+    root, elsewhere = tmp_path / "notes", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    (root / "system").symlink_to(elsewhere)  # the walk never follows it: nor does the watch
+    changes, stop = Changes(), asyncio.Event()
+    task = await watching(root, changes, stop)
+    await asyncio.sleep(1.5)
+    changes.reset()
+    (elsewhere / "unrelated.md").write_text("not in the library\n")
+    await asyncio.sleep(1.5)
+    assert changes.count == 0
+    (root / "mine.md").write_text("in the library\n")
+    await changes.next()
     stop.set()
     await asyncio.wait_for(task, 5)

@@ -14,6 +14,7 @@ import os
 import re
 import stat
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -183,36 +184,10 @@ def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list
     skipped = report.files
     root = root.absolute()
     real_root = root.resolve()
-    info = os.stat(real_root)
-    if not stat.S_ISDIR(info.st_mode):
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(root))
-    exclude = {os.path.realpath(path) for path in rules.exclude}
-    if any(real_root.is_relative_to(path) for path in exclude):
-        return []
     ignored = _ignore_regex(rules.ignore)
     kiro = KiroIgnore.load(real_root)
-    top = str(real_root)
-
-    def onerror(error: OSError) -> None:
-        # The root failing here (unreadable, or gone since the stat) must reach the
-        # caller: an empty result would read as every file having been deleted.
-        if error.filename == top:
-            raise error
-        report.skipped_dirs += 1
-        log.warning("skipping unreadable directory %s: %s", error.filename, error.strerror or error)
-
     found: list[Discovered] = []
-    for dirpath, dirnames, filenames in os.walk(top, onerror=onerror):
-        prefix = "" if dirpath == top else os.path.relpath(dirpath, top).replace(os.sep, "/") + "/"
-        entered = [
-            name
-            for name in dirnames
-            if _enters(name, prefix + name, ignored, kiro)
-            and _utf8(name)
-            and os.path.join(dirpath, name) not in exclude
-        ]
-        report.skipped_dirs += len(dirnames) - len(entered)
-        dirnames[:] = entered
+    for dirpath, prefix, filenames in _descend(root, real_root, rules, ignored, kiro, report):
         for name in filenames:
             rel = prefix + name
             # The store and every citation hold paths as text; a name that is not
@@ -230,6 +205,61 @@ def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list
             if reason is not None:
                 skipped[reason] += 1
     return found
+
+
+def directories(root: Path, rules: WalkRules) -> list[Path]:
+    """The directories the walk enters, the root first, written under ``root`` as given.
+
+    These are what the watcher watches, one by one: a recursive watch of the root would
+    follow directory links the walk never follows (a link to /usr cost tens of
+    thousands of inotify watches and held the interpreter for seconds) and enter the
+    build trees and dot directories the walk skips. Raises when ``root`` cannot be listed.
+    """
+    root = root.absolute()
+    real_root = root.resolve()
+    kiro = KiroIgnore.load(real_root)
+    descent = _descend(root, real_root, rules, _ignore_regex(rules.ignore), kiro, WalkReport())
+    return [root / prefix for _dirpath, prefix, _files in descent]
+
+
+def _descend(
+    root: Path,
+    real_root: Path,
+    rules: WalkRules,
+    ignored: re.Pattern[str] | None,
+    kiro: KiroIgnore,
+    report: WalkReport,
+) -> Iterator[tuple[str, str, list[str]]]:
+    """Each directory entered, as (path, path relative to the root with a trailing slash
+    or empty, file names), pruning what the walk does not enter and counting it."""
+    info = os.stat(real_root)
+    if not stat.S_ISDIR(info.st_mode):
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(root))
+    exclude = {os.path.realpath(path) for path in rules.exclude}
+    if any(real_root.is_relative_to(path) for path in exclude):
+        return
+    top = str(real_root)
+
+    def onerror(error: OSError) -> None:
+        # The root failing here (unreadable, or gone since the stat) must reach the
+        # caller: an empty result would read as every file having been deleted.
+        if error.filename == top:
+            raise error
+        report.skipped_dirs += 1
+        log.warning("skipping unreadable directory %s: %s", error.filename, error.strerror or error)
+
+    for dirpath, dirnames, filenames in os.walk(top, onerror=onerror):
+        prefix = "" if dirpath == top else os.path.relpath(dirpath, top).replace(os.sep, "/") + "/"
+        entered = [
+            name
+            for name in dirnames
+            if _enters(name, prefix + name, ignored, kiro)
+            and _utf8(name)
+            and os.path.join(dirpath, name) not in exclude
+        ]
+        report.skipped_dirs += len(dirnames) - len(entered)
+        dirnames[:] = entered
+        yield dirpath, prefix, filenames
 
 
 def newest(found: list[Discovered], max_files: int, report: WalkReport | None = None) -> list[Discovered]:

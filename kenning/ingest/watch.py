@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import stat
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -24,11 +25,14 @@ from pathlib import Path
 from watchfiles import Change, watch
 
 from kenning.ingest.kiroignore import KiroIgnore
-from kenning.ingest.walk import WalkRules, is_candidate
+from kenning.ingest.walk import WalkRules, directories, is_candidate
 
 log = logging.getLogger(__name__)
 
 RETRY_SECONDS = 30.0
+# How long a watch waits in silence before yielding nothing: the first such yield tells
+# that a new watch is up.
+SETTLED_MS = 1000
 
 
 class ChangeFilter:
@@ -124,9 +128,7 @@ async def _watch_in_thread(
         result: BaseException | None = None
         try:
             while _watch(root, rules, lambda: loop.call_soon_threadsafe(on_change), halt, debounce_ms):
-                # A name that is not UTF-8 ended the watch: the sweep asked for picks up
-                # whatever changed meanwhile, and the folder is watched again at once.
-                loop.call_soon_threadsafe(on_change)
+                pass  # watched again at once, over the directories there are now
         except FileNotFoundError:
             pass  # gone between the check and the watch
         except Exception as exc:  # a watcher error costs this folder's watch, not the daemon
@@ -143,29 +145,65 @@ async def _watch_in_thread(
 
 
 def _watch(root: Path, rules: WalkRules, changed: Callable[[], None], halt: threading.Event, debounce_ms: int) -> bool:
-    """Watch until the root goes or `halt` is set (False), or an event names a path that
-    is not UTF-8 (True). watchfiles raises on such a name ("Unable to decode path",
-    an internal RuntimeError it does not export, 1.3.0) and its watch is over; one odd
-    file name must not leave the rest of the folder unwatched."""
+    """Watch the directories a sweep would enter until the root goes or `halt` is set
+    (False), or until they are no longer the ones to watch (True).
+
+    Each directory is watched on its own, not the root recursively: see
+    `walk.directories`. The cost is that a new directory is not watched until the
+    watch is set up again, so one arriving ends this watch. The first yield after a
+    watch is set up asks for a sweep: whatever changed while no watch was up (a file
+    written into the new directory before it was watched) is found by that sweep.
+    """
+    folders = directories(root, rules)
+    if not folders:
+        halt.wait()  # the root is inside kenning's own data directory: nothing to index
+        return False
+    watch_filter = ChangeFilter(root, rules)
+    fresh = True
     try:
-        for _changes in watch(
-            root,
-            watch_filter=ChangeFilter(root, rules),
+        for changes in watch(
+            *folders,
+            watch_filter=watch_filter,
             stop_event=halt,
             debounce=debounce_ms,
             step=50,
-            recursive=True,
+            rust_timeout=SETTLED_MS,
+            yield_on_timeout=True,
+            recursive=False,
             ignore_permission_denied=True,
             raise_interrupt=False,
         ):
-            changed()
+            if changes or fresh:
+                changed()
+            fresh = False
             if not root.is_dir():
                 # The root itself went (unmounted, moved away): its watch is dead, so it
                 # is looked for again.
                 return False
+            if any(_moves_the_watch(change, path, watch_filter) for change, path in changes):
+                return True
+    except FileNotFoundError:
+        # A directory went between being listed and being watched.
+        return root.is_dir() and not halt.is_set()
     except RuntimeError as exc:
+        # watchfiles raises on an event naming a path that is not UTF-8 ("Unable to
+        # decode path", an internal RuntimeError it does not export, 1.3.0), and its
+        # watch is over; one odd file name must not leave the rest of the folder unwatched.
         if "decode path" not in str(exc):
             raise
         log.info("watching %s: a file name that is not UTF-8 (%s); watching again", root, exc)
         return not halt.is_set()
     return False
+
+
+def _moves_the_watch(change: Change, path: str, watch_filter: ChangeFilter) -> bool:
+    """A directory arrived (made, or moved in), or the .kiroignore that decides which
+    directories are entered changed."""
+    if Path(path) == watch_filter.kiroignore_path:
+        return True
+    if change != Change.added:
+        return False
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False  # gone again already
