@@ -201,6 +201,17 @@ def test_the_directories_watched_are_the_ones_the_walk_enters(root: Path, outsid
     assert directories(alias, rules)[1:] == [alias / "notes", alias / "notes" / "2026"]
 
 
+def test_a_tree_deeper_than_the_interpreter_recurses_is_walked(root: Path) -> None:
+    deep = root
+    for _ in range(1200):  # a 2,400-character path: Python 3.11's os.walk raised RecursionError
+        deep /= "d"
+        deep.mkdir()
+    (deep / "bottom.md").write_text("found\n")
+    make(root, "top.md")
+    assert {item.path.name for item in walk(root, WalkRules())} == {"top.md", "bottom.md"}
+    assert directories(root, WalkRules())[-1] == deep
+
+
 def test_non_regular_files_skipped(root: Path) -> None:
     make(root, "a.md")
     os.mkfifo(root / "pipe.md")

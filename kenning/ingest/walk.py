@@ -14,7 +14,7 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -248,7 +248,7 @@ def _descend(
         report.skipped_dirs += 1
         log.warning("skipping unreadable directory %s: %s", error.filename, error.strerror or error)
 
-    for dirpath, dirnames, filenames in os.walk(top, onerror=onerror):
+    for dirpath, dirnames, filenames in _tree(top, onerror):
         prefix = "" if dirpath == top else os.path.relpath(dirpath, top).replace(os.sep, "/") + "/"
         entered = [
             name
@@ -260,6 +260,36 @@ def _descend(
         report.skipped_dirs += len(dirnames) - len(entered)
         dirnames[:] = entered
         yield dirpath, prefix, filenames
+
+
+def _tree(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[str]]]:
+    """os.walk's top-down walk without following links, on a stack of its own.
+
+    Python 3.11's os.walk recurses once per level, so a tree a thousand directories deep
+    (a path of 2,400 characters is enough) raised RecursionError and failed the whole
+    sweep. As with os.walk, names removed from the directory list are not entered, and
+    a link to a directory is listed with the directories but never entered.
+    """
+    stack = [top]
+    while stack:
+        dirpath = stack.pop()
+        dirnames: list[str] = []
+        filenames: list[str] = []
+        try:
+            with os.scandir(dirpath) as entries:
+                for entry in entries:
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:
+                        is_dir = False
+                    (dirnames if is_dir else filenames).append(entry.name)
+        except OSError as error:
+            onerror(error)
+            continue
+        yield dirpath, dirnames, filenames
+        stack.extend(
+            path for name in reversed(dirnames) if not os.path.islink(path := os.path.join(dirpath, name))
+        )
 
 
 def newest(found: list[Discovered], max_files: int, report: WalkReport | None = None) -> list[Discovered]:
