@@ -208,8 +208,15 @@ def test_a_tree_deeper_than_the_interpreter_recurses_is_walked(root: Path) -> No
         deep.mkdir()
     (deep / "bottom.md").write_text("found\n")
     make(root, "top.md")
-    assert {item.path.name for item in walk(root, WalkRules())} == {"top.md", "bottom.md"}
-    assert directories(root, WalkRules())[-1] == deep
+    try:
+        assert {item.path.name for item in walk(root, WalkRules())} == {"top.md", "bottom.md"}
+        assert directories(root, WalkRules())[-1] == deep
+    finally:
+        # pytest removes old temporary directories with shutil.rmtree, which recurses too.
+        (deep / "bottom.md").unlink()
+        while deep != root:
+            deep.rmdir()
+            deep = deep.parent
 
 
 def test_non_regular_files_skipped(root: Path) -> None:
