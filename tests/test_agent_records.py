@@ -154,6 +154,9 @@ async def test_superseding_keeps_history_out_of_search_and_bad_links_change_noth
     # Tags are redacted as everything stored is.
     tagged = await lib.memory_add(NewCapsule("Kingfisher roost", "By the weir.", tags=("password=MemTagPw1",)))
     assert (await lib.memory_show(tagged.id)).tags == ["password=[REDACTED]"]
+    # A tag is one line: newlines inside one, blank ones and repeats are tidied away.
+    odd = await lib.memory_add(NewCapsule("Heron nest", "Upstream.", tags=("birds\nof  prey", " ", "birds of prey", "")))
+    assert (await lib.memory_show(odd.id)).tags == ["birds of prey"]
     # What replaced it names no capsule that is gone.
     assert (await lib.memory_show(new.id)).supersedes is None
 

@@ -153,6 +153,22 @@ async def add_page(db: Database, requested_url: str, page: FetchedPage, chunking
     )
 
 
+def tidy_tags(tags: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Tags as stored: each on one line with its spaces collapsed, redacted, cut to
+    length, without blank ones or repeats, at most MAX_TAGS.
+
+    A tag is a label shown on one line after the title; a newline inside one broke
+    every listing that showed it. Tags are redacted before they are cut, so a cut cannot
+    break a secret's shape and let it through.
+    """
+    tidy: dict[str, None] = {}
+    for tag in tags:
+        spaced = " ".join(tag.split())
+        if visible(spaced):
+            tidy.setdefault(redact(spaced)[:MAX_TAG_CHARS].strip(), None)
+    return tuple(tidy)[:MAX_TAGS]
+
+
 @dataclass(frozen=True)
 class Labels:
     """What a document is shown and found by, besides its text."""
@@ -163,14 +179,11 @@ class Labels:
     namespace: str | None = None
 
     def redacted(self) -> Labels:
-        # Tags are redacted before they are cut to length, so a cut cannot break a
-        # secret's shape and let it through.
-        tags = [redact(tag.strip())[:MAX_TAG_CHARS] for tag in self.tags if tag.strip()][:MAX_TAGS]
         title = redact(self.title).strip()
         return Labels(
             title if visible(title) else "untitled",
             redact(self.uri)[:MAX_URI_CHARS],
-            tuple(tags),
+            tidy_tags(self.tags),
             None if self.namespace is None else redact(self.namespace),
         )
 

@@ -31,7 +31,7 @@ from kenning.api import Capsule, CapsuleHit, CapsuleList, Forgotten, Recalled, R
 from kenning.config import Settings
 from kenning.errors import EmbedderUnavailable, InvalidRequest, NotFound
 from kenning.ingest.redact import redact
-from kenning.ingest.text_docs import Labels, check_title, prepare_text, visible
+from kenning.ingest.text_docs import Labels, check_title, prepare_text, tidy_tags, visible
 from kenning.retrieval.search import Retriever
 from kenning.service.handles import random_handle
 from kenning.service.semantic import Semantic
@@ -71,7 +71,7 @@ def _redacted_again(row: CapsuleRow) -> CapsuleRow:
     title = title if visible(title) else row.title
     return replace(
         row, title=title, title_key=title_key(title), body=redact(row.body), scope=redact(row.scope) or "default",
-        tags=tuple(redact(tag) for tag in row.tags), source_ref=redact(row.source_ref) if row.source_ref else None,
+        tags=tidy_tags(row.tags), source_ref=redact(row.source_ref) if row.source_ref else None,
     )  # fmt: skip
 
 
@@ -151,7 +151,7 @@ class Memory:
             raise InvalidRequest("a capsule needs a title and a body that are not blank")
         key = title_key(title)
         # Everything stored is redacted, a scope (it becomes the document's namespace) and tags too.
-        new = replace(new, scope=redact(new.scope.strip()) or "default", tags=tuple(redact(tag) for tag in new.tags))
+        new = replace(new, scope=redact(new.scope.strip()) or "default", tags=tidy_tags(new.tags))
         old = await self._supersedable(new.supersedes) if new.supersedes is not None else None
         same_title = await capsules.current_by_title(self.db, new.scope, key)
         if same_title is not None and (old is None or same_title.id != old.id):
