@@ -194,11 +194,11 @@ def test_the_directories_watched_are_the_ones_the_walk_enters(root: Path, outsid
     make(outside, "deep/x.md")
     (root / "usr").symlink_to(outside)
     rules = WalkRules(ignore=("drafts",), exclude=(root / "data",), confine_to_root=False)
-    assert directories(root, rules) == [root, root / "notes", root / "notes" / "2026"]
+    assert directories(root, rules) == [str(root), str(root / "notes"), str(root / "notes" / "2026")]
     alias = tmp_path / "alias"
     alias.symlink_to(root)
     # Written under the root as given, as the watcher's events are.
-    assert directories(alias, rules)[1:] == [alias / "notes", alias / "notes" / "2026"]
+    assert directories(alias, rules)[1:] == [str(alias / "notes"), str(alias / "notes" / "2026")]
 
 
 def test_a_tree_deeper_than_the_interpreter_recurses_is_walked(root: Path) -> None:
@@ -210,7 +210,7 @@ def test_a_tree_deeper_than_the_interpreter_recurses_is_walked(root: Path) -> No
     make(root, "top.md")
     try:
         assert {item.path.name for item in walk(root, WalkRules())} == {"top.md", "bottom.md"}
-        assert directories(root, WalkRules())[-1] == deep
+        assert directories(root, WalkRules())[-1] == str(deep)
     finally:
         # pytest removes old temporary directories with shutil.rmtree, which recurses too.
         (deep / "bottom.md").unlink()

@@ -207,19 +207,21 @@ def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list
     return found
 
 
-def directories(root: Path, rules: WalkRules) -> list[Path]:
+def directories(root: Path, rules: WalkRules) -> list[str]:
     """The directories the walk enters, the root first, written under ``root`` as given.
 
     These are what the watcher watches, one by one: a recursive watch of the root would
     follow directory links the walk never follows (a link to /usr cost tens of
     thousands of inotify watches and held the interpreter for seconds) and enter the
     build trees and dot directories the walk skips. Raises when ``root`` cannot be listed.
+    Strings, as watchfiles takes them: a folder may hold tens of thousands.
     """
     root = root.absolute()
     real_root = root.resolve()
     kiro = KiroIgnore.load(real_root)
     descent = _descend(root, real_root, rules, _ignore_regex(rules.ignore), kiro, WalkReport())
-    return [root / prefix for _dirpath, prefix, _files in descent]
+    top = str(root)
+    return [os.path.join(top, prefix).rstrip(os.sep) if prefix else top for _dirpath, prefix, _files in descent]
 
 
 def _descend(
