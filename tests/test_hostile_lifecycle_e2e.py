@@ -109,6 +109,38 @@ def test_a_full_disk_stops_the_sweep_says_why_and_it_resumes_by_itself_once_ther
         assert conn.execute("SELECT count(*) FROM items").fetchone() == conn.execute("SELECT count(*) FROM items_fts").fetchone()
 
 
+def test_another_process_holding_the_write_lock_pauses_the_sweep_and_it_resumes_once_let_go(library, tmp_path):
+    """An sqlite3 shell left inside a transaction holds the lock past the busy timeout:
+    files written meanwhile were each failed after it (and then neither done nor pending
+    until the next periodic sweep), and an agent's write answered with a traceback."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "first.md").write_text("Herons fish at dawn.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    try:
+        daemon.wait_idle("notes")
+        holder = sqlite3.connect(library.data_dir / "kenning.db", isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            for index in range(3):
+                (notes / f"later{index}.md").write_text(f"Egret number term{index}y waded in.\n")
+            added = ken(library, "memory", "add", "--title", "Locked out", "--body", "written while locked")
+            assert added.returncode != 0
+            assert "cannot write the index now (database is locked)" in added.stderr
+            assert "Traceback" not in added.stderr and "internal error" not in added.stderr
+            stuck = wait_for(lambda: (s := daemon.source_status("notes"))["last_error"] and s, timeout=30, what="a pause")
+            assert "database is locked" in stuck["last_error"] and stuck["failed"] == 0
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        # Resumed by itself, well before the periodic sweep (300 s).
+        wait_for(lambda: all(daemon.search(f"term{index}y") for index in range(3)), timeout=60, what="the files")
+        assert daemon.source_status("notes")["failed"] == 0
+    finally:
+        assert daemon.stop() == 0
+
+
 def test_a_read_only_database_at_start_is_one_line_naming_it(library, tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()

@@ -24,6 +24,7 @@ from kenning.daemon import protocol
 from kenning.daemon.framing import CHUNK_BYTES, BadFrame, Framing, LineReader, decode, oversized_int, valid_id
 from kenning.daemon.guard import replaced
 from kenning.errors import ConfigError, InvalidRequest, KenningError, NotFound
+from kenning.store.database import unwritable
 
 log = logging.getLogger(__name__)
 
@@ -241,6 +242,12 @@ class RpcServer:
         except KenningError as exc:
             return protocol.error_response(request_id, protocol.INTERNAL_ERROR, str(exc))
         except Exception as exc:
+            if unwritable(exc):
+                # Not a bug but the disk, the file's mode or another process's lock: no
+                # traceback, and words the user can act on.
+                return protocol.error_response(
+                    request_id, protocol.INTERNAL_ERROR, f"cannot write the index now ({exc}); try again later"
+                )
             log.exception("method %s failed", name)
             return protocol.error_response(
                 request_id, protocol.INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}"

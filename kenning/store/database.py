@@ -204,8 +204,17 @@ def _in_transaction(conn: sqlite3.Connection, body: Callable[..., T], args: tupl
 
 
 # Errors that say the database cannot be written at all now, whatever is written: the
-# disk is full, the file or its directory was made read-only, the disk gives I/O errors.
-_UNWRITABLE = {sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN}
+# disk is full, the file or its directory was made read-only, the disk gives I/O errors,
+# another process has held the write lock past the busy timeout (an sqlite3 shell left
+# inside a transaction, a backup tool).
+_UNWRITABLE = {
+    sqlite3.SQLITE_FULL,
+    sqlite3.SQLITE_READONLY,
+    sqlite3.SQLITE_IOERR,
+    sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_BUSY,
+    sqlite3.SQLITE_LOCKED,
+}
 
 
 def unwritable(exc: BaseException) -> bool:
@@ -241,6 +250,11 @@ class Database:
                 raise KenningError(
                     f"the disk holding {self.path.parent} is full ({exc}): free some space and start again;"
                     " nothing indexed is lost"
+                ) from exc
+            if exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                raise KenningError(
+                    f"another process holds the write lock on {self.path} ({exc}): close it (an sqlite3"
+                    " shell inside a transaction, a backup) and start again; nothing indexed is lost"
                 ) from exc
             if unwritable(exc):
                 raise KenningError(
