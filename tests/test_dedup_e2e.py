@@ -61,8 +61,11 @@ def test_a_folder_copy_is_one_document_held_by_both_and_survives_either_removal(
     assert listed["original"]["documents"] == 5 and listed["copy"]["documents"] == 6
     assert daemon.call("sources.list")["library_documents"] == 6
     [owned] = daemon.search("quokka1")
-    for scope in ("original", "copy"):
-        assert [h["item_id"] for h in daemon.search("quokka1", source=scope)] == [owned["item_id"]]
+    for scope, folder in (("original", original), ("copy", copy)):
+        [hit] = daemon.search("quokka1", source=scope)
+        # One stored copy, cited in the folder the search was scoped to.
+        assert hit["item_id"] == owned["item_id"]
+        assert (hit["source"], hit["path"]) == (scope, str(folder / "note1.md"))
 
     removed = ken(library, "sources", "remove", "original", "--yes")
     assert removed.returncode == 0, removed.stderr

@@ -18,9 +18,14 @@ FRONT_MATTER_CHARS = 600
 SQL_BATCH = 900
 
 # Columns selected for a hit, in the order `_hit` reads them.
+# The source, namespace and file cited are the owner's, or the in-scope copy's that
+# `Scope.cited_location` joins as `at_d`, `at_s`.
 _COLUMNS = (
-    "i.id, d.id, i.title, s.name, coalesce(d.namespace, s.namespace), s.root, d.path, i.section, i.line_start,"
-    f" i.line_end, d.mtime, d.uri, substr(i.content, 1, {EXCERPT_CHARS + FRONT_MATTER_CHARS}), {CHUNK_DATE}"
+    "i.id, d.id, i.title, coalesce(at_s.name, s.name),"
+    " CASE WHEN at_d.id IS NULL THEN coalesce(d.namespace, s.namespace) ELSE coalesce(at_d.namespace, at_s.namespace) END,"
+    " coalesce(at_s.root, s.root), coalesce(at_d.path, d.path), i.section, i.line_start, i.line_end,"
+    " coalesce(at_d.mtime, d.mtime), CASE WHEN at_d.id IS NULL THEN d.uri ELSE at_d.uri END,"
+    f" substr(i.content, 1, {EXCERPT_CHARS + FRONT_MATTER_CHARS}), {CHUNK_DATE}"
 )
 _JOINS = "items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id"
 
@@ -54,13 +59,14 @@ async def load_hits(db: Database, ids: list[int], scope: Scope) -> dict[int, Hit
     if not ids:
         return {}
     where, params = scope.where()
+    cited, cited_params = scope.cited_location()
     found: dict[int, Hit] = {}
     async with db.reader() as conn:
         for start in range(0, len(ids), SQL_BATCH):
             part = ids[start : start + SQL_BATCH]
             rows = await conn.execute_fetchall(
-                f"SELECT {_COLUMNS} FROM {_JOINS} WHERE i.id IN ({', '.join('?' * len(part))}) AND {where}",
-                [*part, *params],
+                f"SELECT {_COLUMNS} FROM {_JOINS} {cited} WHERE i.id IN ({', '.join('?' * len(part))}) AND {where}",
+                [*cited_params, *part, *params],
             )
             found.update((row[0], _hit(row)) for row in rows)
     return found

@@ -74,6 +74,20 @@ class Scope:
             params += [self.until, self.until]
         return clause, params
 
+    def cited_location(self) -> tuple[str, list[object]]:
+        """A join naming, as `at_d` and `at_s`, the location a hit on document `d` cites when
+        its owner `s` is out of scope (another source, or one no longer configured) and
+        one of the copies it holds is in: a search scoped to a source cites that source's
+        file. Both are NULL when the owner is in scope."""
+        owner, owner_params = self._conditions("s", "d")
+        located, located_params = self._conditions("cs", "cd")
+        join = (
+            f"LEFT JOIN documents at_d ON NOT ({owner}) AND at_d.id = (SELECT cd.id FROM documents cd"
+            f" JOIN sources cs ON cs.id = cd.source_id WHERE cd.merged_into = d.id AND {located}"
+            " ORDER BY cd.id LIMIT 1) LEFT JOIN sources at_s ON at_s.id = at_d.source_id"
+        )
+        return join, [*owner_params, *located_params]
+
     async def source_ids(self, db: Database) -> set[int]:
         """Sources whose items may be in scope: a superset, which the hit loader narrows.
 
