@@ -376,6 +376,20 @@ async def test_a_hit_no_keyword_matched_opens_its_snippet_after_the_front_matter
     assert hits[ids["car.md"]].snippet == CORPUS["car.md"]
 
 
+async def test_a_long_chunk_no_keyword_matched_shows_whole_words_then_an_ellipsis(
+    db: Database, semantics: list[Running], no_network
+):
+    await corpus(db)
+    source_id = (await sources.sync_sources(db, [("notes", "/n", "default")]))["notes"]
+    text = " ".join(["The automobile would not start on cold mornings, so the mechanic checked the battery."] * 6)
+    [long] = await add_document(db, source_id, "long.md", text)
+    semantic = await start_semantic(db, semantics, EmbedderSettings())
+    hits = {hit.item_id: hit for hit in (await semantic.search(PARAPHRASE, legs=("vector",))).hits}
+    snippet = hits[long].snippet
+    assert snippet.endswith("…") and len(snippet) <= 201
+    assert set(snippet[:-1].split()) <= set(text.split())
+
+
 # -- what is stored -------------------------------------------------------------------------
 
 

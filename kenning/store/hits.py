@@ -49,9 +49,15 @@ def _hit(row: tuple) -> Hit:
 
 def _opening(lead: str) -> str:
     """A chunk's first words, after its front matter ("title: ... date: ... ---" says
-    nothing the hit's title and date do not), on one line."""
+    nothing the hit's title and date do not), on one line. A chunk longer than that is
+    cut after a whole word and marked "…" as keyword snippets are: "ind" shown for "india"
+    is a word the cited lines do not hold."""
     text = body(lead).strip() or lead
-    return " ".join(text[:EXCERPT_CHARS].split())
+    if len(text) <= EXCERPT_CHARS:
+        return " ".join(text.split())
+    cut = text[: EXCERPT_CHARS + 1]
+    space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
+    return " ".join((cut[:space] if space > 0 else cut[:EXCERPT_CHARS]).split()) + "…"
 
 
 async def load_hits(db: Database, ids: list[int], scope: Scope) -> dict[int, Hit]:
