@@ -189,6 +189,22 @@ def test_docx_headings_lists_and_tables_become_markdown(tmp_path: Path) -> None:
     ]
 
 
+def test_docx_nested_tables_keep_their_words_and_a_merged_cell_reads_once(tmp_path: Path) -> None:
+    document = docx.Document()
+    form = document.add_table(rows=2, cols=2)
+    form.cell(0, 0).text = "Applicant"
+    details = form.cell(0, 1).add_table(rows=1, cols=2)
+    details.cell(0, 0).text = "Name: Ada Okafor"
+    details.cell(0, 1).text = "Badge 7741"
+    form.cell(1, 0).merge(form.cell(1, 1)).text = "Signed on arrival"
+    document.save(tmp_path / "form.docx")
+
+    assert read_file(tmp_path / "form.docx").text.split("\n") == [
+        "Applicant | Name: Ada Okafor | Badge 7741",
+        "Signed on arrival",
+    ]
+
+
 def test_docx_core_title_wins(tmp_path: Path) -> None:
     document = docx.Document()
     document.core_properties.title = "Official Name"

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import docx
 import pdfplumber
-from docx.table import Table
+from docx.table import Table, _Cell
 from lxml import etree
 
 from kenning.errors import ReaderError
@@ -410,10 +410,28 @@ def _docx_paragraph(raw: str, style: str) -> tuple[list[str], bool]:
 def _docx_table_rows(table: Table) -> list[str]:
     rows = []
     for row in table.rows:
-        cells = [" ".join(cell.text.split()) for cell in row.cells]
+        cells: list[str] = []
+        seen: set[int] = set()
+        for cell in row.cells:
+            # A cell merged across columns comes back once per column it spans.
+            if id(cell._tc) not in seen:
+                seen.add(id(cell._tc))
+                cells.append(_docx_cell_text(cell))
         if any(cells):
             rows.append(" | ".join(cells))
     return rows
+
+
+def _docx_cell_text(cell: _Cell) -> str:
+    """The cell's words on one line, a table inside it included: `cell.text` holds only
+    its paragraphs, so a form laid out in nested tables lost every word of them."""
+    parts = []
+    for block in cell.iter_inner_content():
+        if isinstance(block, Table):
+            parts.extend(_docx_table_rows(block))
+        else:
+            parts.append(block.text)
+    return " ".join(" ".join(parts).split())
 
 
 def _read_html(stem: str, data: bytes) -> ReadResult:
