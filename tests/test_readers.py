@@ -222,6 +222,17 @@ def test_corrupt_docx_raises_reader_error(tmp_path: Path) -> None:
 # --- HTML -----------------------------------------------------------------------------
 
 
+def test_html_paragraphs_in_a_table_cell_stay_separate_words(tmp_path: Path) -> None:
+    # A Google Docs or wiki export: every cell's text sits in <p> or <div> elements.
+    path = write(
+        tmp_path / "rota.html",
+        "<table><tr><td><p>Monday</p><p>Tuesday</p></td><td><div>Priya</div><div>Tomasz</div></td></tr>"
+        "<tr><td><p>Wednesday</p></td><td><p>Lena</p></td></tr></table>",
+    )
+    words = read_file(path).text.split()
+    assert {"Monday", "Tuesday", "Priya", "Tomasz", "Wednesday", "Lena"} <= set(words)
+
+
 def test_html_title_links_kept_images_dropped_lines_unwrapped(tmp_path: Path) -> None:
     long_paragraph = " ".join(f"word{i}" for i in range(200))
     path = write(

@@ -29,10 +29,20 @@ def html_to_markdown(source: str) -> tuple[str, str]:
     # Entities as the characters they name ("caf&eacute;" is "café", as written literally),
     # not html2text's ASCII stand-ins ("cafe", "--" for an em dash).
     converter.unicode_snob = True
+    converter.tag_callback = _cell_block_gap
     text = converter.handle(source).replace("\r\n", "\n").replace("\r", "\n").strip("\n")
     match = _HTML_TITLE.search(source)
     title = " ".join(html.unescape(match.group(1)).split()) if match else ""
     return text, title or first_h1(text)
+
+
+def _cell_block_gap(parser: html2text.HTML2Text, tag: str, attrs: dict[str, str | None], start: bool) -> bool:
+    """Inside a table cell html2text drops the break that ends a paragraph or a div, so
+    the last word of one ran into the first of the next ("onebeta", as Google Docs and
+    wiki exports lay cells out): a space keeps them two words. Never handles the tag."""
+    if not start and tag in ("p", "div") and parser.split_next_td:
+        parser.space = True
+    return False
 
 
 def first_h1(text: str) -> str:
