@@ -3,9 +3,11 @@ sources, surviving the removal of any one holder and a kill -9 at any point."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.daemon_harness import wait_for
 
@@ -66,6 +68,25 @@ def test_a_folder_copy_is_one_document_held_by_both_and_survives_either_removal(
         # One stored copy, cited in the folder the search was scoped to.
         assert hit["item_id"] == owned["item_id"]
         assert (hit["source"], hit["path"]) == (scope, str(folder / "note1.md"))
+
+    # The original folder taken out of the config and gone from the disk (a drive
+    # unmounted): the copy's file is what a hit cites and what `ken open` opens.
+    library.configure([{"name": "copy", "path": copy}])
+    assert ken(library, "reload").returncode == 0
+    (original / "note1.md").rename(tmp_path / "note1.md")
+    [hit] = daemon.search("quokka1")
+    assert hit["path"] == str(copy / "note1.md")
+    recorder = tmp_path / "editor.py"
+    recorder.write_text("import sys, pathlib\npathlib.Path(sys.argv[0] + '.args').write_text(sys.argv[-1])\n")
+    opened = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "open", str(hit["item_id"])],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "VISUAL": f"{sys.executable} {recorder}"},
+    )  # fmt: skip
+    assert opened.returncode == 0, opened.stderr
+    assert Path(f"{recorder}.args").read_text() == str(copy / "note1.md")
+    (tmp_path / "note1.md").rename(original / "note1.md")
+    library.configure([{"name": "original", "path": original}, {"name": "copy", "path": copy}])
+    assert ken(library, "reload").returncode == 0
 
     removed = ken(library, "sources", "remove", "original", "--yes")
     assert removed.returncode == 0, removed.stderr

@@ -367,18 +367,24 @@ def open_item(ctx: Context, item_id: int) -> None:
     """
     item = ctx.fetch("documents.get", api.Fetched, {"item_id": item_id}).item
     assert item is not None
-    if item.format not in FILE_LINE_FORMATS or item.path.endswith(".gz") or not os.path.isfile(item.path):
-        what = f"a {item.format} file" if os.path.isfile(item.path) else "not a file on this machine"
+    # Text two folders hold is cited in the first that had it; when that copy is gone
+    # (its drive unmounted, its folder taken out of the config), another holds the same
+    # lines.
+    path = next(
+        (place for place in (item.path, *(where.path for where in item.locations)) if os.path.isfile(place)), item.path
+    )
+    if item.format not in FILE_LINE_FORMATS or path.endswith(".gz") or not os.path.isfile(path):
+        what = f"a {item.format} file" if os.path.isfile(path) else "not a file on this machine"
         raise KenningError(
-            f"item {item_id} is in {item.path}, {what}: its lines count in the extracted text;"
+            f"item {item_id} is in {path}, {what}: its lines count in the extracted text;"
             f" read them with `ken get {item.document_id} --lines {item.line_start}-{item.line_end}`"
         )
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor:
-        raise KenningError(f"set $VISUAL or $EDITOR to open files; the hit is at {item.path}:{item.line_start}")
+        raise KenningError(f"set $VISUAL or $EDITOR to open files; the hit is at {path}:{item.line_start}")
     import subprocess
 
-    command = editor_command(editor, item.path, item.line_start)
+    command = editor_command(editor, path, item.line_start)
     try:
         status = subprocess.call(command)
     except FileNotFoundError:
