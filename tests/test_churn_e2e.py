@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from pathlib import Path
 
 from kenning.text.dates import from_timestamp
@@ -48,6 +49,17 @@ def test_a_file_link_re_pointed_at_a_file_of_the_same_size_and_mtime_is_read_aga
     _scan(daemon)
     assert cited("canoe") == {"v1.md"}
     assert cited("ferry") == set()
+
+    # A second save of the same size within the file system's time resolution (FAT keeps
+    # two seconds) leaves the same stamp; a file dated ahead of the clock (copied from a
+    # machine whose clock runs fast) keeps one however it is saved.
+    ahead = time.time() + 86_400
+    for text in ("# Log\n\nThe kayak leaves at ten.\n", "# Log\n\nThe skiff leaves at ten.\n"):
+        (notes / "log.md").write_text(text)
+        os.utime(notes / "log.md", (ahead, ahead))
+        _scan(daemon)
+    assert cited("skiff") == {"log.md"}
+    assert cited("kayak") == set()
 
 
 def _calendar_defying_folder() -> Path | None:

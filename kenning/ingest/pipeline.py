@@ -31,6 +31,8 @@ from kenning.text import dates
 log = logging.getLogger(__name__)
 
 HASH_BLOCK = 1 << 20
+# The coarsest file time a file system keeps (FAT's two seconds); see `needs_look`.
+RACY_SECONDS = 2.0
 
 # "deferred": the parse was interrupted from outside (not the file's fault); the file
 # stays `scanning`, so the next sweep takes it again.
@@ -99,9 +101,16 @@ def needs_look(job: FileJob) -> bool:
     A row left in `scanning` is a file a crash interrupted, and one stored under another
     reading (an older kenning's redaction, other chunk sizes) holds what this one would
     not store, and one that failed under other limits may pass now, so all are looked at.
+    So is an indexed one whose time was less than `RACY_SECONDS` before its row was
+    written (or is in the future): a file system keeps times to a second or two (FAT,
+    HFS+, many network shares), so a second save of the same size within that time
+    leaves the same stamp, and only its hash tells. Once the hash matches, the row's new
+    write time settles it. A failed file is not: looking at it again means parsing it.
     """
     prior = job.prior
     if prior is None or prior.status == "scanning" or prior.reading != job.expected:
+        return True
+    if prior.status in ("done", "merged") and prior.updated_at - prior.mtime < RACY_SECONDS:
         return True
     return prior.mtime != job.found.stamp or prior.size != job.found.size
 

@@ -42,6 +42,8 @@ class FileState:
     # How the file was read (ingest/convert.py `ConvertLimits.reading`); None for rows
     # stored before readings were recorded, or never read.
     reading: str | None
+    # When the row was last written (seconds since the epoch).
+    updated_at: float
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class NewItem:
 async def file_states(db: Database, source_id: int) -> dict[str, FileState]:
     async with db.reader() as conn:
         cursor = await conn.execute(
-            "SELECT id, path, status, mtime, size, content_hash, reading FROM documents WHERE source_id = ?",
+            "SELECT id, path, status, mtime, size, content_hash, reading, updated_at FROM documents WHERE source_id = ?",
             (source_id,),
         )
         return {row[1]: FileState(*row) for row in await cursor.fetchall()}
