@@ -167,17 +167,12 @@ class Discovered:
     size: int
     # A file link's own mtime: when it was made or last re-pointed (`ln -sfn`).
     link_mtime: float | None = None
-    # The target's inode change time, which no tool can set back: a rename or a write
-    # moves it on even when the mtime is restored.
-    ctime: float | None = None
 
     @property
     def stamp(self) -> float:
-        """The time its change is judged by. A file replaced by one of the same size and
-        mtime (`cp -p`, an archive unpacked, a sync that keeps times, each renamed into
-        place) has changed all the same, and so has a link re-pointed at such a file;
-        only the change time and the link's own mtime say so."""
-        return max(self.mtime, self.ctime or self.mtime, self.link_mtime or self.mtime)
+        """The time its change is judged by: a link re-pointed at a file of the same size
+        and mtime as its old target has changed all the same."""
+        return self.mtime if self.link_mtime is None else max(self.mtime, self.link_mtime)
 
 
 def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list[Discovered]:
@@ -406,9 +401,7 @@ def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, rul
     if rules.confine_to_root and linked and not resolved.is_relative_to(real_root):
         log.debug("skipping %s: it resolves outside the source root", path)
         return OUTSIDE_ROOT
-    return Discovered(
-        path=path, rel=rel, mtime=info.st_mtime, size=info.st_size, link_mtime=link_mtime, ctime=info.st_ctime
-    )
+    return Discovered(path=path, rel=rel, mtime=info.st_mtime, size=info.st_size, link_mtime=link_mtime)
 
 
 @lru_cache(maxsize=64)
