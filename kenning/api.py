@@ -172,6 +172,10 @@ class SourceStatus:
     eta_seconds: float | None = None
     # Files the last walk passed over, by reason (unsupported type, hidden, ignored, ...).
     passed_over: dict[str, int] = field(default_factory=dict)
+    # Folders inside it the last walk could not list (path relative to the source: why),
+    # and how many files the index keeps from them as last read.
+    unreadable_folders: dict[str, str] = field(default_factory=dict)
+    unreadable_kept: int = 0
 
 
 @dataclass

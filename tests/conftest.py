@@ -57,8 +57,9 @@ def library(tmp_path: Path):
         def configure(self, sources: list[dict], extra: str = "") -> Path:
             return write_config(self.config, self.data_dir, sources, extra)
 
-        def daemon(self, wait: bool = True) -> DaemonProcess:
-            process = DaemonProcess(self.config, self.data_dir, tmp_path / f"daemon{len(started)}.log")
+        def daemon(self, wait: bool = True, plain_permissions: bool = False) -> DaemonProcess:
+            log = tmp_path / f"daemon{len(started)}.log"
+            process = DaemonProcess(self.config, self.data_dir, log, plain_permissions)
             started.append(process)
             return process.start(wait=wait)
 

@@ -29,6 +29,17 @@ SLOW_STEP_WALL_MS = int(os.environ.get("KENNING_TEST_SLOW_WALL_MS", "1000"))
 _STEP = re.compile(r"loop step took (\d+\.\d+) s, (\d+\.\d+) s of it on the CPU")
 
 
+def as_a_user(command: list[str]) -> list[str]:
+    """`command` run with file permissions checked as for an ordinary user. Tests run as
+    root in CI, and root reads through any mode: without CAP_DAC_OVERRIDE and
+    CAP_DAC_READ_SEARCH (setpriv drops them from the bounding set, so the exec'd root
+    process never has them) a chmod 000 stops it as it stops anyone. An ordinary user
+    needs nothing dropped."""
+    if os.geteuid() != 0:
+        return command
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+
+
 def write_config(path: Path, data_dir: Path, sources: list[dict[str, Any]], extra: str = "") -> Path:
     lines = [
         "[daemon]",
@@ -54,17 +65,20 @@ def write_config(path: Path, data_dir: Path, sources: list[dict[str, Any]], extr
 
 
 class DaemonProcess:
-    def __init__(self, config: Path, data_dir: Path, log_path: Path) -> None:
+    def __init__(self, config: Path, data_dir: Path, log_path: Path, plain_permissions: bool = False) -> None:
         self.config = config
         self.data_dir = data_dir
         self.log_path = log_path
+        # Run it with file modes enforced even when the tests run as root (as_a_user).
+        self.plain_permissions = plain_permissions
         self.socket = data_dir / "kenning.sock"
         self.proc: subprocess.Popen | None = None
 
     def start(self, wait: bool = True) -> "DaemonProcess":
         log = open(self.log_path, "ab")
+        command = [sys.executable, "-m", "kenning", "--config", str(self.config), "daemon"]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(self.config), "daemon"],
+            as_a_user(command) if self.plain_permissions else command,
             stdout=log,
             stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1", "KENNING_SLOW_CALLBACK_MS": str(SLOW_STEP_CPU_MS)},

@@ -21,6 +21,12 @@ from kenning.errors import RpcError
 from tests.daemon_harness import wait_for
 
 
+def ken(config: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(config), *args], capture_output=True, text=True, timeout=60
+    )
+
+
 def make_pdf(path: Path, pages: list[str]) -> None:
     pdf = FPDF()
     pdf.set_font("Helvetica", size=12)
@@ -199,7 +205,7 @@ def test_sensitive_files_and_escaping_symlinks_are_never_read(library, tmp_path)
     assert "okapi" not in stored and "dugong" not in stored
 
 
-def test_a_bad_file_fails_alone(library, tmp_path):
+def test_a_bad_file_fails_alone_and_an_unreadable_folder_keeps_what_it_held(library, tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
@@ -209,14 +215,37 @@ def test_a_bad_file_fails_alone(library, tmp_path):
     unreadable = notes / "locked.md"
     unreadable.write_text("locked away\n")
     unreadable.chmod(0)
+    folder = notes / "trips"
+    folder.mkdir()
+    (folder / "iceland.md").write_text("# Iceland\n\nPuffins nest on the cliffs at Latrabjarg.\n")
     library.configure([{"name": "notes", "path": notes}])
-    daemon = library.daemon()
+    # File modes hold for this daemon as for any user's, root or not.
+    daemon = library.daemon(plain_permissions=True)
     status = daemon.wait_idle("notes")
-    expected_failures = {"broken.pdf", "broken.docx"} | ({"locked.md"} if os.geteuid() != 0 else set())
-    assert status["done"] == 5 + (1 if os.geteuid() == 0 else 0)
-    assert {f["path"] for f in status["failures"]} == expected_failures
+    assert status["done"] == 6
+    assert {f["path"]: f["reason"] for f in status["failures"]}.keys() == {"broken.pdf", "broken.docx", "locked.md"}
+    assert next(f["reason"] for f in status["failures"] if f["path"] == "locked.md") == "permission denied"
     assert all(f["reason"] for f in status["failures"])
     assert len(daemon.search("capybaras", limit=20)) == 5
+
+    # A folder made unreadable is not a folder emptied: what it held stays searchable,
+    # and status and doctor name it.
+    folder.chmod(0)
+    try:
+        assert daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]["deleted"] == 0
+        assert [hit["title"] for hit in daemon.search("puffins")] == ["Iceland"]
+        status = daemon.source_status("notes")
+        assert status["unreadable_folders"] == {"trips": "Permission denied"}
+        assert status["unreadable_kept"] == 1 and status["done"] == 6 and status["percent"] == 100.0
+        shown = ken(library.config, "status")
+        assert "cannot read folder trips/: Permission denied" in shown.stdout
+        assert "1 file from unreadable folders kept as last indexed" in shown.stdout
+        doctor = ken(library.config, "doctor")
+        assert f"cannot read folder {folder}: Permission denied" in doctor.stdout
+    finally:
+        folder.chmod(0o755)
+    daemon.call("sources.scan", {"name": "notes", "wait": True})
+    assert daemon.source_status("notes")["unreadable_folders"] == {}
 
 
 def test_sigterm_and_kill_9_mid_ingest_then_restart_is_complete_and_consistent(library, tmp_path):

@@ -308,6 +308,11 @@ def _index(status: api.Status, settings, ctx: Context, checks: list[Check]) -> N
             checks.append(
                 Check(PROBLEM, f"source {source.name}", source.last_error, f"ken scan {source.name} once it is fixed")
             )
+        for folder, reason in source.unreadable_folders.items():
+            path = Path(source.path) / folder
+            checks.append(
+                Check(PROBLEM, f"source {source.name}", f"cannot read folder {path}: {reason}", f"chmod u+rx {path}")
+            )
         overdue = 3 * settings.daemon.sweep_interval
         if source.last_sweep_at and now - source.last_sweep_at > overdue and status.daemon.uptime_seconds > overdue:
             checks.append(

@@ -82,6 +82,10 @@ class SweepProgress:
     last_result: dict[str, int] = field(default_factory=dict)
     # Files the last walk passed over, by reason (see ingest/walk.py).
     passed_over: dict[str, int] = field(default_factory=dict)
+    # Folders below the root the last walk could not list, with why; what the index
+    # holds from them is kept.
+    unreadable_dirs: dict[str, str] = field(default_factory=dict)
+    unreadable_kept: int = 0
     # When the running sweep began reading files in (monotonic): its rate is checked / elapsed.
     reading_since: float | None = None
 
@@ -168,9 +172,13 @@ class FolderScanner:
         states = await documents.file_states(self.db, self.source_id)
 
         # Deletions are judged on everything the walk saw, before the cap, so lowering
-        # max_files never reads as files having vanished.
+        # max_files never reads as files having vanished; nor does a folder made
+        # unreadable (a chmod, an unmounted share inside the tree): its files stay
+        # searchable as last indexed, as the root's do when the root cannot be read.
+        progress.unreadable_dirs = dict(report.unreadable_dirs)
         present = {item.rel for item in found}
-        gone = [path for path in states if path not in present]
+        gone = [path for path in states if path not in present and not report.hides(path)]
+        progress.unreadable_kept = sum(1 for path in states if path not in present and report.hides(path))
         counts["deleted"] = await _writing(documents.delete_documents(self.db, self.source_id, gone))
 
         kept = newest(found, self.settings.max_files, report)

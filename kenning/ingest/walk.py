@@ -125,13 +125,20 @@ class WalkReport:
 
     ``skipped_dirs`` counts the directories it did not enter (build trees, dot
     directories, ignored or unreadable ones); the files inside them are not counted.
+    ``unreadable_dirs`` names the directories below the root it could not list, with
+    why: what they held may still be there, so it must not read as deleted.
     """
 
     files: Counter[str] = field(default_factory=Counter)
     skipped_dirs: int = 0
+    unreadable_dirs: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"files": dict(self.files), "skipped_dirs": self.skipped_dirs}
+
+    def hides(self, rel: str) -> bool:
+        """Whether the file at `rel` lies in a directory the walk could not list."""
+        return any(rel.startswith(folder + "/") for folder in self.unreadable_dirs)
 
 
 @dataclass(frozen=True)
@@ -249,6 +256,11 @@ def _descend(
             raise error
         report.skipped_dirs += 1
         log.warning("skipping unreadable directory %s: %s", error.filename, error.strerror or error)
+        # A directory that went away (or became a file) since its parent was listed holds
+        # nothing now; one that cannot be listed (no permission, an I/O error) may.
+        if not isinstance(error, (FileNotFoundError, NotADirectoryError)):
+            rel = os.path.relpath(error.filename, top).replace(os.sep, "/")
+            report.unreadable_dirs[rel] = error.strerror or str(error)
 
     for dirpath, dirnames, filenames in _tree(top, onerror):
         prefix = "" if dirpath == top else os.path.relpath(dirpath, top).replace(os.sep, "/") + "/"

@@ -219,7 +219,7 @@ class Library:
                 progress = folder.scanner.progress
                 # The files the sweep would index, and those over the cap the index still
                 # holds from before it was lowered: they count in `processed` too.
-                total = progress.discovered - progress.capped + progress.capped_kept
+                total = progress.discovered - progress.capped + progress.capped_kept + progress.unreadable_kept
                 entry.scanning = progress.running
                 if progress.write_error:
                     entry.last_error = progress.write_error
@@ -236,6 +236,8 @@ class Library:
                 entry.chunks_per_sweep = self.folders.budget.allowance(folder.scanner.source_budget)
                 entry.deferred = progress.deferred
                 entry.passed_over = dict(progress.passed_over)
+                entry.unreadable_folders = dict(progress.unreadable_dirs)
+                entry.unreadable_kept = progress.unreadable_kept
                 entry.next_sweep_at = folder.resume_at or self.folders.next_sweep_at
                 if progress.running and progress.reading_since is not None and progress.checked:
                     rate = progress.checked / max(time.monotonic() - progress.reading_since, 1e-6)
