@@ -297,3 +297,48 @@ def test_the_socket_path_limit_is_the_longest_path_a_socket_binds_at(tmp_path):
     assert "set [daemon] socket to a shorter path" in (socket_path_too_long(past) or "")
     with socket.socket(socket.AF_UNIX) as listener, pytest.raises(OSError):
         listener.bind(str(past))
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_what_ken_makes_under_umask_000_is_the_users_alone(tmp_path, isolated_home):
+    """A user with umask 000 gets no folder or file of kenning's that another user could
+    read or swap: the config, its folders, the log and its folders, the service file."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nThe okapi is a forest giraffe.\n")
+    home = isolated_home
+    env = {**os.environ, "XDG_STATE_HOME": str(home / ".local" / "state")}
+    ken_here = [sys.executable, "-m", "kenning"]
+    previous = os.umask(0)
+    try:
+        added = subprocess.run([*ken_here, "sources", "add", str(notes), "--yes"], capture_output=True, text=True, env=env)
+        assert added.returncode == 0, added.stderr
+        started = subprocess.run([*ken_here, "start"], capture_output=True, text=True, env=env, timeout=90)
+        assert started.returncode == 0, started.stderr
+        try:
+            made = {
+                ".config": 0o700, ".config/kenning": 0o700, ".config/kenning/config.toml": 0o600,
+                ".local": 0o700, ".local/state": 0o700, ".local/state/kenning": 0o700,
+                ".local/state/kenning/kenning.log": 0o600, ".local/share": 0o700,
+                ".local/share/kenning": 0o700, ".local/share/kenning/kenning.db": 0o600,
+                ".local/share/kenning/kenning.sock": 0o600, ".local/share/kenning/daemon.lock": 0o600,
+            }  # fmt: skip
+            assert {name: _mode(home / name) for name in made} == made
+            assert all((home / name).stat().st_uid == os.geteuid() for name in made)
+        finally:
+            assert subprocess.run([*ken_here, "stop"], capture_output=True, env=env, timeout=60).returncode == 0
+
+        from kenning.cli.lifecycle import write_unit
+
+        unit = home / ".config" / "systemd" / "user" / "kenning.service"
+        write_unit(unit, "[Unit]\n")
+        assert [_mode(unit.parent.parent), _mode(unit.parent), _mode(unit)] == [0o700, 0o700, 0o600]
+        # An older unit another user could write is replaced, not rewritten in place.
+        unit.chmod(0o666)
+        write_unit(unit, "[Unit]\nDescription=kenning\n")
+        assert _mode(unit) == 0o600 and unit.read_text() == "[Unit]\nDescription=kenning\n"
+    finally:
+        os.umask(previous)

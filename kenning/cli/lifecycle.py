@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,14 @@ from pathlib import Path
 import click
 
 from kenning.cli.app import Context, main, pass_context
-from kenning.config.paths import LOCK_NAME, cannot_create, default_data_dir, socket_path_too_long, state_dir
+from kenning.config.paths import (
+    LOCK_NAME,
+    cannot_create,
+    default_data_dir,
+    make_private_dirs,
+    socket_path_too_long,
+    state_dir,
+)
 from kenning.errors import DaemonNotRunning, KenningError
 
 UNIT = "kenning.service"
@@ -205,10 +213,11 @@ def start_detached(ctx: Context) -> int:
     """Run the daemon as a process of its own session, its output appended to the log."""
     log = log_path(ctx.locations.data_dir)
     try:
-        log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(log.parent)
         if log.exists() and log.stat().st_size > LOG_ROTATE_BYTES:
             log.replace(log.with_name(log.name + ".1"))
-        out = open(log, "ab")
+        # Made 0600 from the start: never, even for a moment, open to others under a loose umask.
+        out = open(os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab")
     except OSError as exc:
         # A data_dir through a file, or on a read-only disk: the daemon could not run there
         # either, and a traceback does not say what to change.
@@ -426,9 +435,8 @@ def service_install(ctx: Context) -> None:
     if running_outside:
         click.echo(stop(ctx))
     assert found.unit_path is not None
-    found.unit_path.parent.mkdir(parents=True, exist_ok=True)
     if found.name == "systemd":
-        found.unit_path.write_text(systemd_unit(command))
+        write_unit(found.unit_path, systemd_unit(command))
         _run(["systemctl", "--user", "daemon-reload"])
         _run(["systemctl", "--user", "enable", UNIT])
         # restart: starts a stopped unit, and moves a running one onto the new code.
@@ -438,12 +446,29 @@ def service_install(ctx: Context) -> None:
         click.echo("logs: journalctl --user -u kenning · to keep it running after you log out: loginctl enable-linger")
         return
     log = log_path(ctx.locations.data_dir)
-    log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    found.unit_path.write_text(launchd_plist(command, log))
+    make_private_dirs(log.parent)
+    write_unit(found.unit_path, launchd_plist(command, log))
     _run(["launchctl", "bootout", f"{_launchd_domain()}/{LABEL}"], check=False)
     _run(["launchctl", "bootstrap", _launchd_domain(), str(found.unit_path)])
     status = wait_answering(ctx, "launchctl bootstrap")
     click.echo(f"installed {found.unit_path}; kenning is running (pid {status['pid']}); log: {log}")
+
+
+def write_unit(path: Path, text: str) -> None:
+    """Put a unit file or plist in place, the user's alone (0600, in folders made 0700).
+
+    The manager runs whatever the file says as this user: one another user can write
+    (written by the umask, 0666 under umask 000, or an older file rewritten in place with
+    its old mode) would run their program in this user's name."""
+    make_private_dirs(path.parent)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
 
 
 def _service_active(found: Manager) -> bool:

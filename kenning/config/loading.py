@@ -19,7 +19,7 @@ import tomlkit
 from pydantic import ValidationError
 from tomlkit.items import Array
 
-from kenning.config.paths import config_dir
+from kenning.config.paths import config_dir, make_private_dirs
 from kenning.config.settings import Settings, SourceSettings
 from kenning.errors import ConfigError
 
@@ -152,7 +152,7 @@ def _replace(path: Path, document: tomlkit.TOMLDocument) -> None:
     text = tomlkit.dumps(document)
     _validate(tomllib.loads(text), path)
     target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(target.parent)
     # mkstemp makes the file 0600: the text is never readable by more than the result
     # allows, and a config this command creates is the user's alone, like the data directory.
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")

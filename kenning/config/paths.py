@@ -108,6 +108,21 @@ def shared_by_all(info: os.stat_result) -> bool:
     return bool(info.st_mode & stat.S_ISVTX and info.st_mode & 0o002)
 
 
+def make_private_dirs(path: Path) -> None:
+    """Create `path` and each missing directory above it mode 0700, whatever the umask.
+
+    `mkdir -p` makes the parents by the umask, and under umask 000 another user could
+    then rename kenning's folders away and put files of their own in their place: a
+    config that sends the notes to a server of theirs, a log they read, a unit file
+    that runs their program. Directories that already exist are left as they are."""
+    missing = []
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    for directory in reversed(missing):
+        directory.mkdir(mode=0o700, exist_ok=True)
+
+
 def cannot_create(path: Path) -> str | None:
     """Why the directory `path` cannot be made, as far as can be told without trying:
     the nearest part of it that exists is a file, or a directory this user may not
