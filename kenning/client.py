@@ -16,7 +16,14 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from kenning.errors import DaemonNotRunning, DaemonTimeout, DaemonUnreachable, KenningError, RpcError
+from kenning.errors import (
+    DaemonNotRunning,
+    DaemonTimeout,
+    DaemonUnreachable,
+    KenningError,
+    RpcError,
+    SocketNotYours,
+)
 
 T = TypeVar("T")
 
@@ -66,7 +73,7 @@ def _unreachable(socket_path: Path, exc: OSError) -> KenningError:
     if isinstance(exc, (FileNotFoundError, NotADirectoryError, ConnectionRefusedError)):
         return _not_running(socket_path)
     if isinstance(exc, PermissionError):
-        return DaemonUnreachable(
+        return SocketNotYours(
             f"permission denied opening {socket_path}: the daemon there belongs to another user;"
             " run ken as that user, or start your own (`ken start`)"
         )

@@ -52,6 +52,11 @@ class DaemonUnreachable(KenningError):
     or the daemon kept refusing new connections (its queue full) through the retries."""
 
 
+class SocketNotYours(DaemonUnreachable):
+    """Permission denied on the socket: a daemon of another user's, or a socket or folder
+    this user may not open."""
+
+
 class DaemonTimeout(KenningError):
     """The daemon accepted a request but did not answer it in time."""
 

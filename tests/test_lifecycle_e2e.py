@@ -342,3 +342,42 @@ def test_what_ken_makes_under_umask_000_is_the_users_alone(tmp_path, isolated_ho
         assert _mode(unit) == 0o600 and unit.read_text() == "[Unit]\nDescription=kenning\n"
     finally:
         os.umask(previous)
+
+
+def test_a_library_this_user_may_not_open_is_one_line_from_every_command(tmp_path):
+    """Another user's data directory named by a shared config, and a config in a folder
+    this user may not write: each command says so in one line, never a traceback."""
+    from tests.daemon_harness import as_a_user, write_config
+
+    theirs = tmp_path / "theirs"
+    data_dir = theirs / "data"
+    data_dir.mkdir(parents=True, mode=0o700)
+    (data_dir / "daemon.lock").write_text("")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    config = write_config(shared / "config.toml", data_dir, [])
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    theirs.chmod(0)
+    shared.chmod(0o500)
+    try:
+
+        def ken_as_a_user(*args: str) -> subprocess.CompletedProcess:
+            command = [sys.executable, "-m", "kenning", "--config", str(config), *args]
+            return subprocess.run(as_a_user(command), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+        not_yours = "Permission denied; it (or a folder above it) belongs to another user or is not readable by you"
+        for args in (["stop"], ["restart"], ["daemon"]):
+            done = ken_as_a_user(*args)
+            assert done.returncode == 1, done.stderr
+            assert "Traceback" not in done.stderr and not_yours in done.stderr.splitlines()[-1]
+        doctor = ken_as_a_user("doctor")
+        assert doctor.returncode == 1 and "Traceback" not in doctor.stderr
+        assert f"PROBLEM data directory: cannot open {data_dir}: {not_yours}" in doctor.stdout
+        added = ken_as_a_user("sources", "add", str(notes), "--yes")
+        assert added.returncode == 1 and "Traceback" not in added.stderr
+        assert added.stderr.splitlines()[-1] == f"ken: cannot write {config}: Permission denied in {shared}"
+    finally:
+        theirs.chmod(0o700)
+        shared.chmod(0o700)
+    assert "notes" not in config.read_text()

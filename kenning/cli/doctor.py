@@ -24,8 +24,8 @@ from kenning import __version__, api
 from kenning.cli.app import Context, main, pass_context
 from kenning.cli.lifecycle import daemon_pid
 from kenning.cli.status_view import ago, dimension_problem, megabytes
-from kenning.config.paths import cannot_create, shared_by_all, socket_path_too_long
-from kenning.errors import ConfigError, DaemonNotRunning, KenningError
+from kenning.config.paths import cannot_create, not_yours, shared_by_all, socket_path_too_long
+from kenning.errors import ConfigError, DaemonNotRunning, KenningError, SocketNotYours
 from kenning.text.counts import counted
 
 OK, NOTE, PROBLEM = "ok", "note", "problem"
@@ -85,7 +85,14 @@ def _config(ctx: Context, checks: list[Check]):
 
 
 def _data_dir(path: Path, checks: list[Check]) -> None:
-    if not path.exists():
+    try:
+        info = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        info = None
+    except OSError as exc:
+        checks.append(Check(PROBLEM, "data directory", not_yours(path, exc), _OWN_DIRECTORY.format("data_dir")))
+        return
+    if info is None:
         blocked = cannot_create(path)
         if blocked:
             checks.append(
@@ -94,7 +101,6 @@ def _data_dir(path: Path, checks: list[Check]) -> None:
         else:
             checks.append(Check(NOTE, "data directory", f"{path} does not exist yet; the daemon creates it", "ken start"))
         return
-    info = path.stat()
     if not stat.S_ISDIR(info.st_mode):
         checks.append(Check(PROBLEM, "data directory", f"{path} is not a directory", "set [daemon] data_dir elsewhere"))
     elif shared_by_all(info):
@@ -130,9 +136,16 @@ def _socket(path: Path, checks: list[Check]) -> None:
         )
         return
     parent = path.parent
-    if parent.exists() and shared_by_all(parent.stat()):
+    try:
+        info = parent.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError:
+        # A folder this user cannot look into: the daemon check says what that means.
+        return
+    if shared_by_all(info):
         checks.append(Check(PROBLEM, "socket", f"{parent} is shared with other users", _OWN_DIRECTORY.format("socket")))
-    elif parent.exists() and parent.stat().st_mode & 0o077:
+    elif info.st_mode & 0o077:
         checks.append(Check(PROBLEM, "socket", f"{parent} can be read by other users", f"chmod 700 {parent}"))
 
 
@@ -173,6 +186,9 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
             checks.append(
                 Check(PROBLEM, "daemon", "not running", "ken start (or ken service install, to start it at login)")
             )
+        return None
+    except SocketNotYours as exc:
+        checks.append(Check(PROBLEM, "daemon", str(exc), _OWN_DIRECTORY.format("data_dir")))
         return None
     except KenningError as exc:
         checks.append(Check(PROBLEM, "daemon", f"answers, but not as this ken expects: {exc}", "ken restart"))
@@ -271,7 +287,9 @@ def _ollama(role: str, base_url: str, model: str, checks: list[Check]) -> None:
 
 def _disk(data_dir: Path, status: api.Status | None, checks: list[Check]) -> None:
     where = data_dir
-    while not where.exists() and where != where.parent:
+    # os.path.exists: a folder this user cannot look into (another user's) counts as
+    # missing, and the disk is judged from the nearest one above it.
+    while not os.path.exists(where) and where != where.parent:
         where = where.parent
     free = shutil.disk_usage(where).free
     db = status.daemon.db_bytes if status is not None else 0

@@ -34,6 +34,7 @@ from kenning.config.paths import (
     cannot_create,
     default_data_dir,
     make_private_dirs,
+    not_yours,
     socket_path_too_long,
     state_dir,
 )
@@ -61,6 +62,8 @@ def daemon_pid(data_dir: Path) -> int | None:
         fd = os.open(data_dir / LOCK_NAME, os.O_RDONLY)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except PermissionError as exc:
+        raise KenningError(not_yours(data_dir / LOCK_NAME, exc)) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)

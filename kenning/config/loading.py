@@ -152,10 +152,14 @@ def _replace(path: Path, document: tomlkit.TOMLDocument) -> None:
     text = tomlkit.dumps(document)
     _validate(tomllib.loads(text), path)
     target = Path(os.path.realpath(path))
-    make_private_dirs(target.parent)
-    # mkstemp makes the file 0600: the text is never readable by more than the result
-    # allows, and a config this command creates is the user's alone, like the data directory.
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        make_private_dirs(target.parent)
+        # mkstemp makes the file 0600: the text is never readable by more than the result
+        # allows, and a config this command creates is the user's alone, like the data directory.
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        # The config is edited by replacing it, so its folder must be writable too.
+        raise ConfigError(f"cannot write {target}: {exc.strerror or exc} in {target.parent}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

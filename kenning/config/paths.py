@@ -123,6 +123,15 @@ def make_private_dirs(path: Path) -> None:
         directory.mkdir(mode=0o700, exist_ok=True)
 
 
+def not_yours(path: Path, exc: OSError) -> str:
+    """The one line for a data directory (or a file in it) this user may not open: most
+    often another user's library, named by a config the two share."""
+    return (
+        f"cannot open {path}: {exc.strerror or exc}; it (or a folder above it) belongs to another user or is"
+        " not readable by you: run ken as its owner, or set [daemon] data_dir to a directory of your own"
+    )
+
+
 def cannot_create(path: Path) -> str | None:
     """Why the directory `path` cannot be made, as far as can be told without trying:
     the nearest part of it that exists is a file, or a directory this user may not

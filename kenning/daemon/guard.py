@@ -14,7 +14,7 @@ import socket
 import stat
 from pathlib import Path
 
-from kenning.config.paths import LOCK_NAME, cannot_create, shared_by_all, socket_path_too_long
+from kenning.config.paths import LOCK_NAME, cannot_create, not_yours, shared_by_all, socket_path_too_long
 from kenning.errors import DaemonAlreadyRunning, KenningError
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,13 @@ def check_socket_path(path: Path) -> None:
 
 def private_dir(path: Path) -> None:
     """Create `path` as 0700, or insist that an existing one is not open to others."""
-    if not path.exists():
+    try:
+        info = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        info = None
+    except OSError as exc:
+        raise KenningError(not_yours(path, exc)) from None
+    if info is None:
         try:
             path.mkdir(parents=True, mode=0o700)
         except OSError as exc:
@@ -52,7 +58,6 @@ def private_dir(path: Path) -> None:
                 f"cannot create the directory {path}: {reason}; set [daemon] data_dir / socket elsewhere"
             ) from None
         return
-    info = path.stat()
     if not stat.S_ISDIR(info.st_mode):
         raise KenningError(f"{path} is not a directory")
     if info.st_mode & 0o077:
