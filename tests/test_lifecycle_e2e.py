@@ -381,3 +381,19 @@ def test_a_library_this_user_may_not_open_is_one_line_from_every_command(tmp_pat
         theirs.chmod(0o700)
         shared.chmod(0o700)
     assert "notes" not in config.read_text()
+
+
+def test_doctor_names_a_config_other_users_can_change(tmp_path):
+    from tests.daemon_harness import write_config
+
+    folder = tmp_path / "config"
+    folder.mkdir()
+    config = write_config(folder / "config.toml", tmp_path / "data", [])
+    folder.chmod(0o777)
+    config.chmod(0o666)
+    loose = ken(config, "doctor").stdout
+    assert f"PROBLEM config: {config} can be changed by other users\n        → chmod o-w {config}" in loose
+    assert f"PROBLEM config: {folder} can be changed by other users" in loose
+    folder.chmod(0o775)
+    config.chmod(0o664)
+    assert "can be changed by other users" not in ken(config, "doctor").stdout

@@ -81,7 +81,21 @@ def _config(ctx: Context, checks: list[Check]):
         return None
     if ctx.config_path.exists():
         checks.append(Check(OK, "config", f"{ctx.config_path} ({counted(len(settings.sources), 'source')})"))
+        _config_writers(ctx.config_path, checks)
     return settings
+
+
+def _config_writers(path: Path, checks: list[Check]) -> None:
+    """A config (or the folder holding it) that other users may write lets them choose
+    what the daemon reads and where it sends text (an Ollama URL of theirs): older
+    kennings made ~/.config/kenning 0777 under umask 000."""
+    target = Path(os.path.realpath(path))
+    for place in (target, target.parent):
+        mode = place.stat().st_mode
+        if mode & 0o002 and not (stat.S_ISDIR(mode) and mode & stat.S_ISVTX):
+            checks.append(
+                Check(PROBLEM, "config", f"{place} can be changed by other users", f"chmod o-w {place}")
+            )
 
 
 def _data_dir(path: Path, checks: list[Check]) -> None:
