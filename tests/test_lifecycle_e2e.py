@@ -320,8 +320,8 @@ def test_what_ken_makes_under_umask_000_is_the_users_alone(tmp_path, isolated_ho
         assert started.returncode == 0, started.stderr
         try:
             made = {
-                ".config": 0o700, ".config/kenning": 0o700, ".config/kenning/config.toml": 0o600,
-                ".local": 0o700, ".local/state": 0o700, ".local/state/kenning": 0o700,
+                ".config": 0o755, ".config/kenning": 0o700, ".config/kenning/config.toml": 0o600,
+                ".local": 0o755, ".local/state": 0o755, ".local/state/kenning": 0o700,
                 ".local/state/kenning/kenning.log": 0o600, ".local/share": 0o700,
                 ".local/share/kenning": 0o700, ".local/share/kenning/kenning.db": 0o600,
                 ".local/share/kenning/kenning.sock": 0o600, ".local/share/kenning/daemon.lock": 0o600,
@@ -335,7 +335,7 @@ def test_what_ken_makes_under_umask_000_is_the_users_alone(tmp_path, isolated_ho
 
         unit = home / ".config" / "systemd" / "user" / "kenning.service"
         write_unit(unit, "[Unit]\n")
-        assert [_mode(unit.parent.parent), _mode(unit.parent), _mode(unit)] == [0o700, 0o700, 0o600]
+        assert [_mode(unit.parent.parent), _mode(unit.parent), _mode(unit)] == [0o755, 0o700, 0o600]
         # An older unit another user could write is replaced, not rewritten in place.
         unit.chmod(0o666)
         write_unit(unit, "[Unit]\nDescription=kenning\n")

@@ -109,18 +109,20 @@ def shared_by_all(info: os.stat_result) -> bool:
 
 
 def make_private_dirs(path: Path) -> None:
-    """Create `path` and each missing directory above it mode 0700, whatever the umask.
+    """Create `path` mode 0700, and each missing directory above it without write access
+    for others (0755 at most), whatever the umask.
 
-    `mkdir -p` makes the parents by the umask, and under umask 000 another user could
-    then rename kenning's folders away and put files of their own in their place: a
-    config that sends the notes to a server of theirs, a log they read, a unit file
-    that runs their program. Directories that already exist are left as they are."""
+    `mkdir -p` makes them by the umask, and under umask 000 another user could then
+    rename kenning's folders away and put files of their own in their place: a config
+    that sends the notes to a server of theirs, a log they read, a unit file that runs
+    their program. Directories that already exist are left as they are."""
     missing = []
     while not path.exists():
         missing.append(path)
         path = path.parent
     for directory in reversed(missing):
-        directory.mkdir(mode=0o700, exist_ok=True)
+        # The umask can only take bits away from the mode, never add write for others.
+        directory.mkdir(mode=0o700 if directory == missing[0] else 0o755, exist_ok=True)
 
 
 def not_yours(path: Path, exc: OSError) -> str:
