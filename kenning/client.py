@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from kenning.config.paths import not_yours
 from kenning.errors import (
     DaemonNotRunning,
     DaemonTimeout,
@@ -73,10 +74,7 @@ def _unreachable(socket_path: Path, exc: OSError) -> KenningError:
     if isinstance(exc, (FileNotFoundError, NotADirectoryError, ConnectionRefusedError)):
         return _not_running(socket_path)
     if isinstance(exc, PermissionError):
-        return SocketNotYours(
-            f"permission denied opening {socket_path}: the daemon there belongs to another user;"
-            " run ken as that user, or start your own (`ken start`)"
-        )
+        return SocketNotYours(not_yours(socket_path, exc))
     return DaemonUnreachable(f"kenning daemon at {socket_path} is not accepting connections ({exc.strerror or exc})")
 
 

@@ -366,11 +366,14 @@ def test_a_library_this_user_may_not_open_is_one_line_from_every_command(tmp_pat
             command = [sys.executable, "-m", "kenning", "--config", str(config), *args]
             return subprocess.run(as_a_user(command), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
 
-        not_yours = "Permission denied; it (or a folder above it) belongs to another user or is not readable by you"
-        for args in (["stop"], ["restart"], ["daemon"]):
+        not_yours = f"Permission denied: {theirs} is yours but mode 000; run ken as its owner"
+        for args in (["stop"], ["restart"], ["daemon"], ["start"], ["status"]):
             done = ken_as_a_user(*args)
             assert done.returncode == 1, done.stderr
             assert "Traceback" not in done.stderr and not_yours in done.stderr.splitlines()[-1]
+        # No daemon runs there: the socket's folder is what is in the way, and it is named.
+        status = ken_as_a_user("status").stderr.splitlines()[-1]
+        assert status.startswith(f"ken: cannot open {data_dir / 'kenning.sock'}: {not_yours}")
         doctor = ken_as_a_user("doctor")
         assert doctor.returncode == 1 and "Traceback" not in doctor.stderr
         assert f"PROBLEM data directory: cannot open {data_dir}: {not_yours}" in doctor.stdout

@@ -183,7 +183,8 @@ def test_ken_status_by_a_user_who_cannot_open_the_socket_is_one_line(library):
         os.chmod(daemon.socket, 0o600)
     assert answer.returncode == 1
     assert "Traceback" not in answer.stderr
-    assert answer.stderr.startswith("ken: permission denied") and answer.stderr.count("\n") == 1, answer.stderr
+    refused = f"ken: cannot open {daemon.socket}: Permission denied: {daemon.socket} is yours but mode 000;"
+    assert answer.stderr.startswith(refused) and answer.stderr.count("\n") == 1, answer.stderr
     assert daemon.call("status")["daemon"]["pid"] == daemon.proc.pid
 
 

@@ -126,12 +126,43 @@ def make_private_dirs(path: Path) -> None:
 
 
 def not_yours(path: Path, exc: OSError) -> str:
-    """The one line for a data directory (or a file in it) this user may not open: most
-    often another user's library, named by a config the two share."""
+    """The one line for a library path (the data directory, its lock, the socket) this
+    user may not open, naming the folder or file in the way and whose it is: another
+    user's library named by a shared config, or one that `sudo ken` left owned by root."""
+    blocker = _blocker(path)
+    if blocker is None:
+        why = "it or a folder above it is not open to you"
+    elif blocker[1].st_uid != os.getuid():
+        why = f"{blocker[0]} belongs to {_user_name(blocker[1].st_uid)}"
+    else:
+        why = f"{blocker[0]} is yours but mode {stat.S_IMODE(blocker[1].st_mode):03o}"
     return (
-        f"cannot open {path}: {exc.strerror or exc}; it (or a folder above it) belongs to another user or is"
-        " not readable by you: run ken as its owner, or set [daemon] data_dir to a directory of your own"
+        f"cannot open {path}: {exc.strerror or exc}: {why}; run ken as its owner (chown it back if `sudo ken`"
+        " made it), or set [daemon] data_dir to a directory of your own"
     )
+
+
+def _blocker(path: Path) -> tuple[Path, os.stat_result] | None:
+    """The last part of `path`, from the top, this user can still look at: the folder it
+    may not enter, or `path` itself when only opening it is refused."""
+    seen = None
+    for part in [*reversed(path.absolute().parents), path.absolute()]:
+        try:
+            seen = (part, os.stat(part))
+        except PermissionError:
+            return seen
+        except OSError:
+            return None
+    return seen
+
+
+def _user_name(uid: int) -> str:
+    import pwd
+
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
 
 
 def cannot_create(path: Path) -> str | None:
