@@ -176,6 +176,8 @@ class SourceStatus:
     # and how many files the index keeps from them as last read.
     unreadable_folders: dict[str, str] = field(default_factory=dict)
     unreadable_kept: int = 0
+    # Indexed files it could not open at the last sweep (path: why), kept as last read.
+    unreadable_files: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -22,6 +22,11 @@ class ReaderError(KenningError):
     """A file could not be turned into text; the message is the reason stored for it."""
 
 
+class AccessDenied(ReaderError):
+    """The file's mode or owner keeps this user out: nothing says its text is bad or gone,
+    so what was read from it before is kept."""
+
+
 class BackendUnavailable(KenningError):
     """A backend (an embedder, an LLM) cannot serve at all right now; retry later."""
 

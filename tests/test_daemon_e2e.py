@@ -247,6 +247,24 @@ def test_a_bad_file_fails_alone_and_an_unreadable_folder_keeps_what_it_held(libr
     daemon.call("sources.scan", {"name": "notes", "wait": True})
     assert daemon.source_status("notes")["unreadable_folders"] == {}
 
+    # So is an indexed file edited and then closed to this user: it is kept as last read
+    # and named, until it can be read again.
+    note = notes / "good0.md"
+    note.write_text("# Note 0\n\nHealthy note number 0 about capybaras, now with tapirs.\n")
+    note.chmod(0)
+    try:
+        swept = daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]
+        assert swept["unreadable"] == 1 and swept["failed"] == 0
+        assert len(daemon.search("capybaras", limit=20)) == 5 and daemon.search("tapirs") == []
+        status = daemon.source_status("notes")
+        assert status["unreadable_files"] == {"good0.md": "permission denied"} and status["done"] == 6
+        assert "cannot read good0.md: permission denied; kept as last indexed" in ken(library.config, "status").stdout
+    finally:
+        note.chmod(0o644)
+    daemon.call("sources.scan", {"name": "notes", "wait": True})
+    assert [hit["title"] for hit in daemon.search("tapirs")] == ["Note 0"]
+    assert daemon.source_status("notes")["unreadable_files"] == {}
+
 
 def test_sigterm_and_kill_9_mid_ingest_then_restart_is_complete_and_consistent(library, tmp_path):
     notes = tmp_path / "notes"

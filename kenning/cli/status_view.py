@@ -167,6 +167,8 @@ def source_lines(source: api.SourceStatus) -> list[str]:
         lines.append(click.style(f"  error: {escaped(source.last_error)}", fg="red"))
     for folder, reason in source.unreadable_folders.items():
         lines.append(click.style(f"  cannot read folder {escaped(folder)}/: {escaped(reason)}", fg="red"))
+    for path, reason in source.unreadable_files.items():
+        lines.append(click.style(f"  cannot read {escaped(path)}: {escaped(reason)}; kept as last indexed", fg="red"))
     if source.unreadable_kept:
         lines.append(f"  {counted(source.unreadable_kept, 'file')} from unreadable folders kept as last indexed")
     # A file's name may hold a newline or an escape sequence, and a reason may quote it.

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from kenning.config import ChunkingSettings, LimitsSettings
-from kenning.errors import IndexUnwritable, ReaderError
+from kenning.errors import AccessDenied, IndexUnwritable, ReaderError
 from kenning.ingest.convert import ConvertLimits, Converted, convert_file
 from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
 from kenning.ingest.readers import ReadLimits, open_regular
@@ -35,8 +35,9 @@ HASH_BLOCK = 1 << 20
 RACY_SECONDS = 2.0
 
 # "deferred": the parse was interrupted from outside (not the file's fault); the file
-# stays `scanning`, so the next sweep takes it again.
-Result = Literal["indexed", "merged", "unchanged", "failed", "skipped", "deferred"]
+# stays `scanning`, so the next sweep takes it again. "unreadable": an indexed file this
+# user may no longer open; it stays as last read, and each sweep tries it again.
+Result = Literal["indexed", "merged", "unchanged", "failed", "skipped", "deferred", "unreadable"]
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,13 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
         try:
             digest, resolved = await asyncio.to_thread(_guarded_hash, job, options.max_file_bytes)
         except ReaderError as exc:
+            if isinstance(exc, AccessDenied) and prior.status in ("done", "merged"):
+                # A chmod, or a file another user owns and closed: the text read before is
+                # not known to be wrong, and dropping it would lose a note from search
+                # until someone notices. Its row is left as it was, so the next sweep
+                # looks again.
+                log.info("cannot read %s: %s; its last indexed text is kept", found.path, exc)
+                return Outcome("unreadable", reason=str(exc))
             document_id = await documents.mark_scanning(db, job.source_id, found.rel)
             return await _fail(db, document_id, job, str(exc))
         if prior.status in ("done", "merged") and prior.content_hash == digest and prior.reading == job.reading:

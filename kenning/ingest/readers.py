@@ -29,7 +29,7 @@ import pdfplumber
 from docx.table import Table, _Cell
 from lxml import etree
 
-from kenning.errors import ReaderError
+from kenning.errors import AccessDenied, ReaderError
 from kenning.text import frontmatter
 from kenning.text.html import first_h1, html_to_markdown
 
@@ -217,7 +217,7 @@ def open_regular(path: Path, max_bytes: int) -> int:
     try:
         fd = os.open(path, flags)
     except PermissionError:
-        raise ReaderError("permission denied") from None
+        raise AccessDenied("permission denied") from None
     except FileNotFoundError:
         raise ReaderError("file not found") from None
     except IsADirectoryError:

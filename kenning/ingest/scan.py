@@ -86,6 +86,8 @@ class SweepProgress:
     # holds from them is kept.
     unreadable_dirs: dict[str, str] = field(default_factory=dict)
     unreadable_kept: int = 0
+    # Indexed files the last sweep could not open, with why; they are kept as last read.
+    unreadable_files: dict[str, str] = field(default_factory=dict)
     # When the running sweep began reading files in (monotonic): its rate is checked / elapsed.
     reading_since: float | None = None
 
@@ -141,7 +143,7 @@ class FolderScanner:
         started = time.monotonic()
         counts = {
             "indexed": 0, "merged": 0, "unchanged": 0, "failed": 0, "skipped": 0, "deleted": 0, "chunks": 0,
-            "deferred": 0,
+            "deferred": 0, "unreadable": 0,
         }  # fmt: skip
         error: str | None = None
         try:
@@ -176,6 +178,7 @@ class FolderScanner:
         # unreadable (a chmod, an unmounted share inside the tree): its files stay
         # searchable as last indexed, as the root's do when the root cannot be read.
         progress.unreadable_dirs = dict(report.unreadable_dirs)
+        progress.unreadable_files = {}
         present = {item.rel for item in found}
         gone = [path for path in states if path not in present and not report.hides(path)]
         progress.unreadable_kept = sum(1 for path in states if path not in present and report.hides(path))
@@ -253,6 +256,8 @@ class FolderScanner:
                     continue
                 outcome = await ingest(self.db, job, self.options)
                 counts[outcome.result] += 1
+                if outcome.result == "unreadable":
+                    progress.unreadable_files[job.found.rel] = outcome.reason or "cannot be read"
                 counts["chunks"] += outcome.chunks
                 self.shared_budget.spend(outcome.chunks)
                 if outcome.document_id is not None and outcome.result == "indexed":

@@ -238,6 +238,7 @@ class Library:
                 entry.passed_over = dict(progress.passed_over)
                 entry.unreadable_folders = dict(progress.unreadable_dirs)
                 entry.unreadable_kept = progress.unreadable_kept
+                entry.unreadable_files = dict(progress.unreadable_files)
                 entry.next_sweep_at = folder.resume_at or self.folders.next_sweep_at
                 if progress.running and progress.reading_since is not None and progress.checked:
                     rate = progress.checked / max(time.monotonic() - progress.reading_since, 1e-6)
