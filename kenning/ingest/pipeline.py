@@ -151,8 +151,13 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
                 # looks again.
                 log.info("cannot read %s: %s; its last indexed text is kept", found.path, exc)
                 return Outcome("unreadable", reason=str(exc))
+            if isinstance(exc, AccessDenied) and prior.status == "failed" and prior.reading is None:
+                if (prior.mtime, prior.size) == (found.stamp, found.size):
+                    # Still shut, and its row says so already: each sweep tries it, and a
+                    # folder of such files must not cost two writes each every time.
+                    return Outcome("failed", reason=str(exc))
             document_id = await documents.mark_scanning(db, job.source_id, found.rel)
-            return await _fail(db, document_id, job, str(exc))
+            return await _fail(db, document_id, job, exc)
         if prior.status in ("done", "merged") and prior.content_hash == digest and prior.reading == job.reading:
             # An editor that rewrites the same bytes changes the mtime and nothing else.
             await documents.touch(db, prior.id, found.stamp, found.size, dated=found.mtime)
@@ -163,7 +168,7 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
         digest, converted = await reading
     except ReaderError as exc:
         log.info("failed %s: %s", found.path, exc)
-        return await _fail(db, document_id, job, str(exc))
+        return await _fail(db, document_id, job, exc)
     except ParseInterrupted as exc:
         log.info("deferred %s: %s", found.path, exc)
         return Outcome("deferred", reason=str(exc))
@@ -186,9 +191,13 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
     return Outcome("indexed", chunks=fresh, document_id=document_id)
 
 
-async def _fail(db: Database, document_id: int, job: FileJob, reason: str) -> Outcome:
-    found = job.found
-    await documents.mark_unindexed(db, document_id, "failed", reason, found.stamp, found.size, job.retry)
+async def _fail(db: Database, document_id: int, job: FileJob, exc: ReaderError) -> Outcome:
+    found, reason = job.found, str(exc)
+    # A file this user may not open was never read: recorded so (no reading), it is
+    # looked at again by every sweep, so a chmod that lets it in is enough (a chmod
+    # changes no mtime, which is all an idle sweep compares).
+    reading = None if isinstance(exc, AccessDenied) else job.retry
+    await documents.mark_unindexed(db, document_id, "failed", reason, found.stamp, found.size, reading)
     return Outcome("failed", reason=reason)
 
 
