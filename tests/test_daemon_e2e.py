@@ -237,6 +237,8 @@ def test_a_bad_file_fails_alone_and_an_unreadable_folder_keeps_what_it_held(libr
         status = daemon.source_status("notes")
         assert status["unreadable_folders"] == {"trips": "Permission denied"}
         assert status["unreadable_kept"] == 1 and status["done"] == 6 and status["percent"] == 100.0
+        waited = ken(library.config, "scan", "notes", "--wait")
+        assert "notes: searchable (cannot read trips/: kept as last indexed; see `ken status`)" in waited.stdout
         shown = ken(library.config, "status")
         assert "cannot read folder trips/: Permission denied" in shown.stdout
         assert "1 file from unreadable folders kept as last indexed" in shown.stdout

@@ -23,6 +23,7 @@ from kenning import api
 from kenning.cli.app import Context, no_color
 from kenning.cli.status_view import ago, job_figures, status_lines
 from kenning.errors import KenningError
+from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
 POLL_SECONDS = 0.5
@@ -217,8 +218,19 @@ def wait_until_searchable(
                     )
                 ended = embedding_state(status)
                 if ended is not None:
-                    return ended
+                    return ended + _shut([sources[name] for name in sorted(names)])
             time.sleep(POLL_SECONDS)
+
+
+def _shut(sources: list[api.SourceStatus]) -> str:
+    """What the sweeps could not open and kept as last read, said where the user waits
+    for them rather than only in `ken status`."""
+    shut = [f"{folder}/" for source in sources for folder in source.unreadable_folders]
+    shut += [path for source in sources for path in source.unreadable_files]
+    if not shut:
+        return ""
+    named = ", ".join(escaped(path) for path in shut[:3]) + (f" and {len(shut) - 3} more" if len(shut) > 3 else "")
+    return f" (cannot read {named}: kept as last indexed; see `ken status`)"
 
 
 def in_background(call: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
