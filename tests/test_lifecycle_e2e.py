@@ -386,6 +386,25 @@ def test_a_library_this_user_may_not_open_is_one_line_from_every_command(tmp_pat
     assert "notes" not in config.read_text()
 
 
+def test_a_config_this_user_may_not_read_is_named_once_with_its_fix(library, isolated_home):
+    from tests.daemon_harness import as_a_user
+
+    config = isolated_home / ".config" / "kenning" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'[daemon]\ndata_dir = "{library.data_dir}"\n')
+    config.chmod(0)
+    try:
+        for args in (["status"], ["doctor"], ["sources", "add", str(isolated_home), "--yes"]):
+            done = subprocess.run(
+                as_a_user([sys.executable, "-m", "kenning", *args]), capture_output=True, text=True, timeout=60
+            )
+            assert done.returncode == 1 and "Traceback" not in done.stderr
+            assert f"{config}: cannot read: Permission denied" in done.stdout + done.stderr
+            assert (done.stdout + done.stderr).replace(f"chmod u+r {config}", "").count(str(config)) == 1
+    finally:
+        config.chmod(0o600)
+
+
 def test_doctor_names_a_config_other_users_can_change(tmp_path):
     from tests.daemon_harness import write_config
 

@@ -77,7 +77,9 @@ def _config(ctx: Context, checks: list[Check]):
     try:
         settings = ctx.settings
     except ConfigError as exc:
-        checks.append(Check(PROBLEM, "config", str(exc), f"fix the named setting in {ctx.config_path}"))
+        unreadable = ctx.config_path.exists() and not os.access(ctx.config_path, os.R_OK)
+        fix = f"chmod u+r {ctx.config_path}" if unreadable else f"fix the named setting in {ctx.config_path}"
+        checks.append(Check(PROBLEM, "config", str(exc), fix))
         return None
     if ctx.config_path.exists():
         checks.append(Check(OK, "config", f"{ctx.config_path} ({counted(len(settings.sources), 'source')})"))

@@ -82,7 +82,8 @@ def load_settings(path: Path) -> Settings:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
+        # strerror alone: the OSError's own text names the path a second time.
+        raise ConfigError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     return _validate(raw, path)
 
 
