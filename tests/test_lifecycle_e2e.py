@@ -419,3 +419,22 @@ def test_doctor_names_a_config_other_users_can_change(tmp_path):
     folder.chmod(0o775)
     config.chmod(0o664)
     assert "can be changed by other users" not in ken(config, "doctor").stdout
+
+
+def test_start_writes_no_log_through_a_link(tmp_path):
+    """A log path that is a link (planted in a data_dir others can write) is refused in
+    one line, and the file it points at is neither written nor chmod'ed."""
+    from tests.daemon_harness import write_config
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o700)
+    victim = tmp_path / "bashrc"
+    victim.write_text("export PATH\n")
+    victim.chmod(0o644)
+    (data_dir / "kenning.log").symlink_to(victim)
+    config = write_config(tmp_path / "config.toml", data_dir, [])
+    started = ken(config, "start")
+    assert started.returncode == 1 and "Traceback" not in started.stderr
+    assert started.stderr.startswith(f"ken: cannot write the daemon's log {data_dir / 'kenning.log'}:")
+    assert victim.read_text() == "export PATH\n" and _mode(victim) == 0o644
+    assert daemon_pid(data_dir) is None

@@ -219,8 +219,10 @@ def start_detached(ctx: Context) -> int:
         make_private_dirs(log.parent)
         if log.exists() and log.stat().st_size > LOG_ROTATE_BYTES:
             log.replace(log.with_name(log.name + ".1"))
-        # Made 0600 from the start: never, even for a moment, open to others under a loose umask.
-        out = open(os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab")
+        # Made 0600 from the start: never, even for a moment, open to others under a loose
+        # umask. Not through a link: in a folder others can write (a data_dir in a shared
+        # place, which the daemon then refuses) one could point it at ~/.bashrc.
+        out = open(os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600), "ab")
     except OSError as exc:
         # A data_dir through a file, or on a read-only disk: the daemon could not run there
         # either, and a traceback does not say what to change.
@@ -229,7 +231,7 @@ def start_detached(ctx: Context) -> int:
             f"cannot write the daemon's log {log}: {reason}; set [daemon] data_dir elsewhere"
         ) from None
     with out:
-        os.chmod(log, 0o600)
+        os.fchmod(out.fileno(), 0o600)
         # What this start wrote is what explains its failure; earlier runs' lines are not.
         ours = out.tell()
         process = subprocess.Popen(
