@@ -8,6 +8,7 @@ settings model and the light client path (`locate.py`) agree on them.
 from __future__ import annotations
 
 import os
+import pwd
 import stat
 import sys
 from pathlib import Path
@@ -157,8 +158,6 @@ def _blocker(path: Path) -> tuple[Path, os.stat_result] | None:
 
 
 def _user_name(uid: int) -> str:
-    import pwd
-
     try:
         return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
     except KeyError:
