@@ -7,6 +7,9 @@
 # The daemon starts on the embedded defaults: no network, no Ollama, no sources until you add one
 # with `ken sources add PATH`.
 set -euo pipefail
+# Under a loose umask (000) pip would leave kenning's code writable by other users, who
+# could then run anything as this one; a stricter umask is kept as it is.
+umask g-w,o-w
 
 here=$(cd "$(dirname "$0")" && pwd)
 prefix=${KENNING_PREFIX:-$HOME/.local/lib/kenning}
