@@ -150,6 +150,14 @@ async def test_relations_are_typed_and_belong_to_their_chunk(db: Database):
     assert maria.kind == "person"
     assert maria.mentions == 1
     assert maria.relations == [EntityRelation("leads", "out", "Project Falcon", item, 1)]
+
+    # A source taken out of the config keeps its rows but shows nothing, as in search;
+    # put back, it shows all again.
+    await sources.sync_sources(db, [])
+    assert await graph.find_entities(db, "maria chen", limit=5) == []
+    await sources.sync_sources(db, [("notes", "/notes", "default")])
+    [maria] = await graph.find_entities(db, "maria chen", limit=5)
+    assert maria.relations == [EntityRelation("leads", "out", "Project Falcon", item, 1)]
     [chunk] = maria.chunks
     assert chunk.item_id == item and chunk.source == "notes" and chunk.path.endswith("a.md")
     ids = await graph.resolve_names(db, ["maria chen", "project falcon"])

@@ -24,6 +24,7 @@ from kenning.store import until_commit
 from kenning.store.database import Database, on_thread
 from kenning.store.lookup import display_path
 from kenning.store.records import Extraction, ExtractionFailed
+from kenning.store.scope import Scope
 from kenning.text.names import normalize_name
 
 RETRY_START, RETRY_MAX = 60.0, 6 * 3600.0
@@ -443,19 +444,28 @@ async def summary(db: Database) -> dict[str, int]:
 
 async def find_entities(db: Database, query: str, limit: int, chunks_per_entity: int = 10) -> list[EntityView]:
     """Entities whose name or alias matches the query (exact first, then containing it),
-    each with its relations and the chunks that mention it."""
+    each with its relations and the chunks that mention it.
+
+    Only what a search may return counts: an entity, a relation or a chunk known only
+    from a source taken out of the config (kept in case it comes back) is left out, as
+    its chunks are left out of search.
+    """
     norm = normalize_name(query)
     if not norm:
         return []
     pattern = "%" + norm.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    visible, visible_params = Scope().where()
+    # The chunk `i` an item id names, with its document `d` and source `s`.
+    chunk = "JOIN items i ON i.id = {} JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id"
     async with db.reader() as conn:
         rows = await conn.execute_fetchall(
-            "SELECT e.id, e.name, e.kind, (SELECT count(*) FROM mentions m WHERE m.entity_id = e.id) AS n"
-            " FROM entities e WHERE e.id IN ("
+            "SELECT e.id, e.name, e.kind, count(*) AS n FROM entities e"
+            f" JOIN mentions m ON m.entity_id = e.id {chunk.format('m.item_id')}"
+            " WHERE e.id IN ("
             "  SELECT id FROM entities WHERE norm LIKE ? ESCAPE '\\'"
             "  UNION SELECT entity_id FROM entity_aliases WHERE norm LIKE ? ESCAPE '\\')"
-            " ORDER BY e.norm = ? DESC, n DESC, e.norm LIMIT ?",
-            (pattern, pattern, norm, limit),
+            f" AND {visible} GROUP BY e.id ORDER BY e.norm = ? DESC, n DESC, e.norm LIMIT ?",
+            (pattern, pattern, *visible_params, norm, limit),
         )
         found = []
         for entity_id, name, kind, count in rows:
@@ -465,19 +475,20 @@ async def find_entities(db: Database, query: str, limit: int, chunks_per_entity:
             # One line per (kind, direction, other entity), strongest first, citing the
             # first chunk that states it and how many do.
             relations = await conn.execute_fetchall(
-                "SELECT kind, direction, name, min(item_id), count(*) AS n FROM ("
-                " SELECT r.kind, 'out' AS direction, o.name, r.item_id FROM relations r"
+                "SELECT f.kind, f.direction, f.other, min(f.item_id), count(*) AS n FROM ("
+                " SELECT r.kind, 'out' AS direction, o.name AS other, r.item_id FROM relations r"
                 " JOIN entities o ON o.id = r.target_id WHERE r.source_id = ?"
                 " UNION ALL SELECT r.kind, 'in', o.name, r.item_id FROM relations r"
-                " JOIN entities o ON o.id = r.source_id WHERE r.target_id = ?)"
-                " GROUP BY kind, direction, name ORDER BY n DESC, name LIMIT 50",
-                (entity_id, entity_id),
+                f" JOIN entities o ON o.id = r.source_id WHERE r.target_id = ?) AS f {chunk.format('f.item_id')}"
+                f" WHERE {visible}"
+                " GROUP BY f.kind, f.direction, f.other ORDER BY n DESC, f.other LIMIT 50",
+                (entity_id, entity_id, *visible_params),
             )
             chunks = await conn.execute_fetchall(
                 "SELECT i.id, i.title, s.name, s.root, d.path, d.uri, i.section, i.line_start, i.line_end"
-                " FROM mentions m JOIN items i ON i.id = m.item_id JOIN documents d ON d.id = i.document_id"
-                " JOIN sources s ON s.id = d.source_id WHERE m.entity_id = ? ORDER BY i.id LIMIT ?",
-                (entity_id, chunks_per_entity),
+                f" FROM mentions m {chunk.format('m.item_id')} WHERE m.entity_id = ? AND {visible}"
+                " ORDER BY i.id LIMIT ?",
+                (entity_id, *visible_params, chunks_per_entity),
             )
             found.append(
                 EntityView(
