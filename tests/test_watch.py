@@ -9,6 +9,7 @@ from pathlib import Path
 from watchfiles import Change
 
 from kenning.ingest.walk import WalkRules
+from kenning.ingest import watch as watch_module
 from kenning.ingest.watch import ChangeFilter, watch_folder
 
 
@@ -133,6 +134,29 @@ async def test_a_linked_directory_is_not_watched(tmp_path: Path) -> None:
     await asyncio.sleep(1.5)
     assert changes.count == 0
     (root / "mine.md").write_text("in the library\n")
+    await changes.next()
+    stop.set()
+    await asyncio.wait_for(task, 5)
+
+
+async def test_a_directory_made_while_the_watch_is_set_up_is_watched(tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "notes"
+    (root / "2026").mkdir(parents=True)
+    listed = watch_module.directories
+
+    def listing_then_a_new_directory(*args):
+        # A directory made after the walk listed its parent and before the parent's
+        # watch was up: no watch reports it (a copy or a sync still writing the tree).
+        folders = listed(*args)
+        (root / "2026" / "december").mkdir(exist_ok=True)
+        return folders
+
+    monkeypatch.setattr(watch_module, "directories", listing_then_a_new_directory)
+    changes, stop = Changes(), asyncio.Event()
+    task = await watching(root, changes, stop)
+    await asyncio.sleep(2.5)  # past the sweep a new watch asks for, and any watch again
+    changes.reset()
+    (root / "2026" / "december" / "later.md").write_text("written once the folder was watched\n")
     await changes.next()
     stop.set()
     await asyncio.wait_for(task, 5)

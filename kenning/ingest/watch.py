@@ -152,7 +152,9 @@ def _watch(root: Path, rules: WalkRules, changed: Callable[[], None], halt: thre
     `walk.directories`. The cost is that a new directory is not watched until the
     watch is set up again, so one arriving ends this watch. The first yield after a
     watch is set up asks for a sweep: whatever changed while no watch was up (a file
-    written into the new directory before it was watched) is found by that sweep.
+    written into the new directory before it was watched) is found by that sweep. It
+    also lists the directories again: one made while the watch was being set up, in a
+    directory not yet watched, reported nothing.
     """
     folders = directories(root, rules)
     if not folders:
@@ -175,7 +177,13 @@ def _watch(root: Path, rules: WalkRules, changed: Callable[[], None], halt: thre
         ):
             if changes or fresh:
                 changed()
-            fresh = False
+            if fresh:
+                fresh = False
+                # A directory made between the listing above and its parent's watch
+                # being set up gave no event and has no watch of its own: list again
+                # now that every watch is up, and watch again if the list grew.
+                if set(directories(root, rules)) - set(folders):
+                    return True
             if not root.is_dir():
                 # The root itself went (unmounted, moved away): its watch is dead, so it
                 # is looked for again.
