@@ -14,6 +14,7 @@ from kenning.ingest.walk import (
     WalkRules,
     directories,
     is_candidate,
+    _tree,
     newest,
     walk,
 )
@@ -422,3 +423,19 @@ def test_newest_keeps_the_most_recent_and_counts_the_rest_as_capped(root: Path) 
 def test_gzip_and_debian_notes_are_candidates(rel: str) -> None:
     assert candidate(rel)
 
+
+
+def test_a_directory_that_becomes_a_link_during_the_walk_is_not_entered(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    make(root, "a/note.md", "b/note.md")
+    make(outside, "private/secret.md")
+    steps = _tree(str(root), lambda error: None)
+    assert next(steps)[0] == str(root)
+    first = next(steps)[0]
+    # The directory the walk has not reached yet is swapped for a link while it walks
+    # the first one (`rm -r b && ln -s ~ b`): as with os.walk, the link is not followed.
+    later = root / ("b" if first.endswith("a") else "a")
+    (later / "note.md").unlink()
+    later.rmdir()
+    later.symlink_to(outside, target_is_directory=True)
+    assert [dirpath for dirpath, _dirs, _files in steps] == []

@@ -287,6 +287,11 @@ def _tree(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, l
     stack = [top]
     while stack:
         dirpath = stack.pop()
+        if dirpath != top and os.path.islink(dirpath):
+            # Looked at just before it is entered, as os.walk does: a directory that
+            # became a link while the directories listed before it were walked (seconds,
+            # on a large folder) is not followed.
+            continue
         dirnames: list[str] = []
         filenames: list[str] = []
         try:
@@ -301,9 +306,7 @@ def _tree(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, l
             onerror(error)
             continue
         yield dirpath, dirnames, filenames
-        stack.extend(
-            path for name in reversed(dirnames) if not os.path.islink(path := os.path.join(dirpath, name))
-        )
+        stack.extend(os.path.join(dirpath, name) for name in reversed(dirnames))
 
 
 def newest(found: list[Discovered], max_files: int, report: WalkReport | None = None) -> list[Discovered]:
