@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import time
 from pathlib import Path
 
 from watchfiles import Change
@@ -157,6 +158,37 @@ async def test_a_directory_made_while_the_watch_is_set_up_is_watched(tmp_path: P
     await asyncio.sleep(2.5)  # past the sweep a new watch asks for, and any watch again
     changes.reset()
     (root / "2026" / "december" / "later.md").write_text("written once the folder was watched\n")
+    await changes.next()
+    stop.set()
+    await asyncio.wait_for(task, 5)
+
+
+async def test_directories_arriving_steadily_do_not_set_the_watch_up_each_time(tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    listed = watch_module.directories
+    listings = []
+
+    def slow_listing(*args):
+        # Listing a folder of 20,000 directories takes about this long (and setting up
+        # their watches holds the interpreter for a third of a second).
+        listings.append(time.monotonic())
+        time.sleep(0.2)
+        return listed(*args)
+
+    monkeypatch.setattr(watch_module, "directories", slow_listing)
+    changes, stop = Changes(), asyncio.Event()
+    task = await watching(root, changes, stop)
+    await asyncio.sleep(2)
+    listings.clear()
+    for day in range(12):  # a directory every quarter second, for three seconds
+        (root / f"day{day}").mkdir()
+        await asyncio.sleep(0.25)
+    # Without a pace each one set the watch up again: twelve listings and more.
+    assert len(listings) <= 6, len(listings)
+    await asyncio.sleep(4)  # the last ones are watched all the same, a little later
+    changes.reset()
+    (root / "day11" / "note.md").write_text("written into the newest directory\n")
     await changes.next()
     stop.set()
     await asyncio.wait_for(task, 5)

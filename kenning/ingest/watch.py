@@ -18,6 +18,7 @@ import logging
 import os
 import stat
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +34,11 @@ RETRY_SECONDS = 30.0
 # How long a watch waits in silence before yielding nothing: the first such yield tells
 # that a new watch is up.
 SETTLED_MS = 1000
+# A watch set up again is not set up sooner than this many times what listing its
+# directories took after the last one was: on a folder of 20,000 directories each
+# setting up costs a second of CPU and holds the interpreter for a third of one, and
+# a directory arriving every second would otherwise cost that every second.
+REWATCH_PACE = 10
 
 
 class ChangeFilter:
@@ -156,12 +162,17 @@ def _watch(root: Path, rules: WalkRules, changed: Callable[[], None], halt: thre
     also lists the directories again: one made while the watch was being set up, in a
     directory not yet watched, reported nothing.
     """
+    started = time.monotonic()
     folders = directories(root, rules)
+    # A new directory waits until then to be watched; the sweep the next watch asks
+    # for finds what was written into it meanwhile.
+    earliest = started + REWATCH_PACE * (time.monotonic() - started)
     if not folders:
         halt.wait()  # the root is inside kenning's own data directory: nothing to index
         return False
     watch_filter = ChangeFilter(root, rules)
     fresh = True
+    moved = False
     try:
         for changes in watch(
             *folders,
@@ -182,13 +193,13 @@ def _watch(root: Path, rules: WalkRules, changed: Callable[[], None], halt: thre
                 # A directory made between the listing above and its parent's watch
                 # being set up gave no event and has no watch of its own: list again
                 # now that every watch is up, and watch again if the list grew.
-                if set(directories(root, rules)) - set(folders):
-                    return True
+                moved = bool(set(directories(root, rules)) - set(folders))
             if not root.is_dir():
                 # The root itself went (unmounted, moved away): its watch is dead, so it
                 # is looked for again.
                 return False
-            if any(_moves_the_watch(change, path, watch_filter) for change, path in changes):
+            moved = moved or any(_moves_the_watch(change, path, watch_filter) for change, path in changes)
+            if moved and time.monotonic() >= earliest:
                 return True
     except FileNotFoundError:
         # A directory went between being listed and being watched.
