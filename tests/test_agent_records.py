@@ -9,6 +9,7 @@ test_agent_mcp_e2e.py.
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import sqlite3
 import time
@@ -569,3 +570,17 @@ async def test_agent_text_handed_an_older_copy_is_prepared_again(lib):
     ) == 1
     [hit] = (await lib.search("tern colony north spit")).hits
     assert hit.document_id == copy.document_id
+
+
+async def test_a_capsule_prepared_again_keeps_every_tag_it_was_stored_with(lib):
+    """Capsules stored before tags were limited (32, of 64 characters each) keep them all
+    when an upgrade prepares them again: the capsule is the only copy."""
+    capsule = await lib.memory_add(NewCapsule("Kingfisher roost", "By the weir."))
+    long_tag = "survey: the kingfisher roosts along the weir below the old mill, 2026"
+    stored = ["line one\nline two", "", "dup", "dup", *(f"t{n}" for n in range(40)), long_tag]
+    with sqlite3.connect(lib.db.path) as conn:
+        conn.execute("UPDATE capsules SET tags = ? WHERE id = ?", (json.dumps(stored), capsule.id))
+        conn.execute("UPDATE documents SET reading = NULL")
+    await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger, set())
+    tags = (await lib.memory_show(capsule.id)).tags
+    assert tags == ["line one line two", "dup", *(f"t{n}" for n in range(40)), long_tag]

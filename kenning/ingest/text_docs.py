@@ -153,20 +153,23 @@ async def add_page(db: Database, requested_url: str, page: FetchedPage, chunking
     )
 
 
-def tidy_tags(tags: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+def tidy_tags(tags: tuple[str, ...] | list[str], cut: bool = True) -> tuple[str, ...]:
     """Tags as stored: each on one line with its spaces collapsed, redacted, cut to
     length, without blank ones or repeats, at most MAX_TAGS.
 
     A tag is a label shown on one line after the title; a newline inside one broke
     every listing that showed it. Tags are redacted before they are cut, so a cut cannot
-    break a secret's shape and let it through.
+    break a secret's shape and let it through. With `cut` false none is cut and none
+    dropped for the count: tags stored before the limits held are kept whole when what
+    holds them is prepared again, since what is stored is their only copy.
     """
     tidy: dict[str, None] = {}
     for tag in tags:
         spaced = " ".join(tag.split())
         if visible(spaced):
-            tidy.setdefault(redact(spaced)[:MAX_TAG_CHARS].strip(), None)
-    return tuple(tidy)[:MAX_TAGS]
+            redacted = redact(spaced)
+            tidy.setdefault(redacted[:MAX_TAG_CHARS].strip() if cut else redacted, None)
+    return tuple(tidy)[:MAX_TAGS] if cut else tuple(tidy)
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ def _redacted_again(row: CapsuleRow) -> CapsuleRow:
     title = title if visible(title) else row.title
     return replace(
         row, title=title, title_key=title_key(title), body=redact(row.body), scope=redact(row.scope) or "default",
-        tags=tidy_tags(row.tags), source_ref=redact(row.source_ref) if row.source_ref else None,
+        tags=tidy_tags(row.tags, cut=False), source_ref=redact(row.source_ref) if row.source_ref else None,
     )  # fmt: skip
 
 
