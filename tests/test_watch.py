@@ -192,3 +192,28 @@ async def test_directories_arriving_steadily_do_not_set_the_watch_up_each_time(t
     await changes.next()
     stop.set()
     await asyncio.wait_for(task, 5)
+
+
+async def test_a_directory_made_readable_again_is_watched(tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "notes"
+    (root / "locked").mkdir(parents=True)
+    listed = watch_module.directories
+    unreadable = [True]
+
+    def listing(*args):
+        # As the walk lists a folder whose `locked` directory it cannot read (chmod 000;
+        # the tests may run as root, whom no mode keeps out).
+        return [folder for folder in listed(*args) if not (unreadable[0] and folder.endswith("locked"))]
+
+    monkeypatch.setattr(watch_module, "directories", listing)
+    changes, stop = Changes(), asyncio.Event()
+    task = await watching(root, changes, stop)
+    await asyncio.sleep(1.5)
+    unreadable[0] = False
+    (root / "locked").chmod(0o755)  # readable again: an attribute change, no new directory
+    await asyncio.sleep(2)
+    changes.reset()
+    (root / "locked" / "note.md").write_text("written once it could be read\n")
+    await changes.next()
+    stop.set()
+    await asyncio.wait_for(task, 5)

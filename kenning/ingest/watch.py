@@ -173,6 +173,7 @@ def _watch(root: Path, rules: WalkRules, changed: Callable[[], None], halt: thre
     watch_filter = ChangeFilter(root, rules)
     fresh = True
     moved = False
+    watched = set(folders)
     try:
         for changes in watch(
             *folders,
@@ -193,12 +194,12 @@ def _watch(root: Path, rules: WalkRules, changed: Callable[[], None], halt: thre
                 # A directory made between the listing above and its parent's watch
                 # being set up gave no event and has no watch of its own: list again
                 # now that every watch is up, and watch again if the list grew.
-                moved = bool(set(directories(root, rules)) - set(folders))
+                moved = bool(set(directories(root, rules)) - watched)
             if not root.is_dir():
                 # The root itself went (unmounted, moved away): its watch is dead, so it
                 # is looked for again.
                 return False
-            moved = moved or any(_moves_the_watch(change, path, watch_filter) for change, path in changes)
+            moved = moved or any(_moves_the_watch(change, path, watch_filter, watched) for change, path in changes)
             if moved and time.monotonic() >= earliest:
                 return True
     except FileNotFoundError:
@@ -215,12 +216,12 @@ def _watch(root: Path, rules: WalkRules, changed: Callable[[], None], halt: thre
     return False
 
 
-def _moves_the_watch(change: Change, path: str, watch_filter: ChangeFilter) -> bool:
-    """A directory arrived (made, or moved in), or the .kiroignore that decides which
-    directories are entered changed."""
+def _moves_the_watch(change: Change, path: str, watch_filter: ChangeFilter, watched: set[str]) -> bool:
+    """A directory arrived (made, or moved in), one not watched changed (made readable
+    again by chmod), or the .kiroignore that decides which directories are entered changed."""
     if Path(path) == watch_filter.kiroignore_path:
         return True
-    if change != Change.added:
+    if change == Change.deleted or (change == Change.modified and path in watched):
         return False
     try:
         return stat.S_ISDIR(os.lstat(path).st_mode)
