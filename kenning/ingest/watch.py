@@ -130,11 +130,17 @@ async def _watch_in_thread(
         if not ended.done():
             ended.set_result(result)
 
+    def changed() -> None:
+        loop.call_soon_threadsafe(on_change)
+
     def run() -> None:
         result: BaseException | None = None
         try:
-            while _watch(root, rules, lambda: loop.call_soon_threadsafe(on_change), halt, debounce_ms):
-                pass  # watched again at once, over the directories there are now
+            # The first watch asks for no sweep of its own: the one the daemon starts
+            # with, or the one whatever stopped the last watch asked for, is under way.
+            again = False
+            while _watch(root, rules, changed, halt, debounce_ms, again):
+                again = True  # watched again at once, over the directories there are now
         except FileNotFoundError:
             pass  # gone between the check and the watch
         except Exception as exc:  # a watcher error costs this folder's watch, not the daemon
@@ -150,17 +156,19 @@ async def _watch_in_thread(
     return await ended
 
 
-def _watch(root: Path, rules: WalkRules, changed: Callable[[], None], halt: threading.Event, debounce_ms: int) -> bool:
+def _watch(
+    root: Path, rules: WalkRules, changed: Callable[[], None], halt: threading.Event, debounce_ms: int, again: bool
+) -> bool:
     """Watch the directories a sweep would enter until the root goes or `halt` is set
     (False), or until they are no longer the ones to watch (True).
 
     Each directory is watched on its own, not the root recursively: see
     `walk.directories`. The cost is that a new directory is not watched until the
     watch is set up again, so one arriving ends this watch. The first yield after a
-    watch is set up asks for a sweep: whatever changed while no watch was up (a file
-    written into the new directory before it was watched) is found by that sweep. It
-    also lists the directories again: one made while the watch was being set up, in a
-    directory not yet watched, reported nothing.
+    watch is set up `again` asks for a sweep: whatever changed while no watch was up (a
+    file written into the new directory before it was watched) is found by that sweep.
+    It also lists the directories again: one made while the watch was being set up, in
+    a directory not yet watched, reported nothing.
     """
     started = time.monotonic()
     folders = directories(root, rules)
@@ -187,7 +195,7 @@ def _watch(root: Path, rules: WalkRules, changed: Callable[[], None], halt: thre
             ignore_permission_denied=True,
             raise_interrupt=False,
         ):
-            if changes or fresh:
+            if changes or (fresh and again):
                 changed()
             if fresh:
                 fresh = False
