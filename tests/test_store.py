@@ -26,9 +26,11 @@ async def test_every_connection_gets_the_pragmas_and_the_file_is_in_wal_mode(db:
     async with db.reader() as conn:
         values = {
             name: (await (await conn.execute(f"PRAGMA {name}")).fetchone())[0]
-            for name in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous")
+            for name in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous", "journal_size_limit")
         }
-    assert values == {"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000, "synchronous": 1}
+    assert values == {
+        "journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000, "synchronous": 1, "journal_size_limit": 16 << 20
+    }
     await sources.sync_sources(db, [("notes", "/n", "default")])
     assert (tmp_path / "kenning.db-wal").exists()
 
@@ -465,6 +467,50 @@ async def test_an_idle_library_drops_what_it_kept_for_searches_and_still_answers
     assert not db.caches["term counts"].entries
     assert (await fts.term_counts(db, walrus)).matching == [2]
     assert len(await search(db, "walrus")) == 2
+
+
+async def test_a_burst_that_grew_the_wal_does_not_leave_it_that_large_while_the_library_stays_busy(
+    db: Database, tmp_path: Path
+):
+    """Soak finding: the WAL kept the size its largest burst gave it (70 MB beside an
+    18 MB database) for as long as the daemon ran."""
+    limit = 16 << 20  # the journal_size_limit every connection sets
+    wal = tmp_path / "kenning.db-wal"
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    # A reader on an old snapshot (a slow search) keeps every frame written meanwhile in the WAL.
+    pinned = sqlite3.connect(db.path, isolation_level=None)
+    pinned.execute("BEGIN")
+    pinned.execute("SELECT count(*) FROM documents").fetchall()
+    for n in range(5):
+        await index(db, ids["notes"], f"big{n}.md", " ".join(f"walrus{n}x{k}" for k in range(100_000)))
+    assert wal.stat().st_size > limit
+    pinned.execute("COMMIT")
+    pinned.close()
+    # The next commit checkpoints the WAL whole; the one after starts it again from its beginning.
+    for n in range(3):
+        await index(db, ids["notes"], f"small{n}.md", "one small walrus")
+    assert wal.stat().st_size <= limit
+    assert len(await search(db, "walrus4x99999")) == 1
+
+
+async def test_an_idle_library_folds_its_wal_back_and_truncates_it(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import asyncio
+
+    from kenning.store import database
+
+    monkeypatch.setattr(database, "IDLE_RELEASE_S", 0.2)
+    wal = tmp_path / "kenning.db-wal"
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    await index(db, ids["notes"], "a.md", " ".join(f"walrus{k}" for k in range(50_000)))
+    assert wal.stat().st_size > 1 << 20
+    for _ in range(50):
+        await asyncio.sleep(0.1)
+        if wal.stat().st_size == 0:
+            break
+    assert wal.stat().st_size == 0
+    assert len(await search(db, "walrus49999")) == 1
 
 
 async def test_a_transaction_cancelled_twice_while_begin_waits_leaves_the_writer_usable(db: Database):

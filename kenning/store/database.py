@@ -18,7 +18,11 @@ foreign-key cascade: no caller has to remember to announce what it did.
 Once the library has gone IDLE_RELEASE_S without a read or a write, each connection
 hands back its page cache, what store/until_commit.py keeps for searches is emptied,
 and the allocator returns free pages: a daemon left running holds what a fresh start
-does, not what its last burst of work needed.
+does, not what its last burst of work needed. The WAL is folded back into the file and
+truncated then too. SQLite reuses a WAL from its start once it is checkpointed but keeps
+the file at the largest size it ever reached: in a 35-minute soak of edits, searches and
+agent writes it stood at 70 MB beside an 18 MB database and never came back down.
+JOURNAL_SIZE_LIMIT bounds it while the library stays busy as well.
 """
 
 from __future__ import annotations
@@ -49,6 +53,9 @@ READERS = 3
 # are reused query after query, and the readers' caches stayed under 2 MB each.
 WRITER_STATEMENTS = 32
 IDLE_RELEASE_S = 30.0
+# What a WAL file is cut back to each time SQLite starts it again from the beginning:
+# four automatic checkpoints' worth, so an ordinary burst does not regrow it every time.
+JOURNAL_SIZE_LIMIT = 16 << 20
 
 T = TypeVar("T")
 
@@ -58,6 +65,7 @@ PRAGMAS = (
     f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
     "PRAGMA foreign_keys = ON",
     "PRAGMA synchronous = NORMAL",
+    f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}",
 )
 
 # Kinds of rows in temp.changes.
@@ -321,6 +329,9 @@ class Database:
                 await reader.execute("PRAGMA shrink_memory")
             if self._writer is not None:
                 async with self._write_lock:
+                    # No reader is in the middle of a search now, so the checkpoint can
+                    # take the whole WAL and hand its space back.
+                    await self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                     await self._writer.execute("PRAGMA shrink_memory")
         except (sqlite3.Error, ValueError) as exc:
             log.debug("releasing the connections' caches failed: %s", exc)
