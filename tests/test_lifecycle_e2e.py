@@ -71,6 +71,18 @@ def test_start_stop_restart_without_a_service_manager(detached, tmp_path, isolat
     status = ken(config, "service", "status")
     assert "service manager: none found" in status.stdout and f"pid {second}" in status.stdout
 
+    # A daemon left running keeps its log bounded: once past 10 MB it is moved aside and
+    # the daemon goes on in a new one.
+    filler = (10 << 20) // 12 + 1
+    with open(log, "ab") as out:
+        out.write(b"an old line\n" * filler)
+    moved = "its earlier lines are in kenning.log.1"
+    wait_for(lambda: moved in log.read_text(), timeout=30, what="the daemon to move its log aside")
+    assert log.stat().st_size < 1 << 20 and "an old line" not in log.read_text()
+    # Lines the daemon logged meanwhile may follow them there.
+    assert log.with_name("kenning.log.1").read_text().count("an old line\n") == filler
+    assert ken(config, "status").returncode == 0
+
     stopped = ken(config, "stop")
     assert stopped.returncode == 0 and f"kenning stopped (pid {second})" in stopped.stdout
     assert daemon_pid(detached.data_dir) is None
@@ -132,6 +144,36 @@ def test_start_refuses_a_broken_config_and_reports_a_daemon_that_dies(detached, 
     doctor = ken(config, "doctor")
     assert doctor.returncode == 1 and "is longer than a unix socket path may be" in doctor.stdout
     assert "daemon:" not in doctor.stdout
+
+
+# A process whose stdout and stderr append to one log, as `ken start` and launchd leave
+# the daemon's: it writes a round of lines, then asks for the log to be moved aside.
+_LOGGING_ROUNDS = """
+import sys
+from kenning.daemon.logfile import rotate_own_log
+for n in range(int(sys.argv[1])):
+    for k in range(300):
+        print(f"round {n} line {k}", file=sys.stderr, flush=True)
+    print(f"moved {rotate_own_log(4096)}", flush=True)
+"""
+
+
+def test_a_running_daemons_log_is_moved_aside_once_past_its_limit_and_stays_bounded(tmp_path):
+    """Soak finding: the log `ken start` and launchd give the daemon was trimmed only when a
+    daemon started, so one left running grew it by every sweep and agent write, for months."""
+    log = tmp_path / "kenning.log"
+    with open(log, "ab") as out:
+        subprocess.run([sys.executable, "-c", _LOGGING_ROUNDS, "40"], stdout=out, stderr=out, check=True, timeout=60)
+    earlier = log.with_name("kenning.log.1")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kenning.log", "kenning.log.1"]
+    # Forty rounds of about 5 kB each: two logs of one round, not one of all forty.
+    assert log.stat().st_size + earlier.stat().st_size < 2 * 6000
+    assert earlier.read_text().splitlines()[-1] == "round 39 line 299"
+    assert log.read_text() == f"moved {log}\n"
+    assert log.stat().st_mode & 0o777 == 0o600
+    # Output that is not a file (a terminal, a pipe, journald under systemd) is left alone.
+    piped = subprocess.run([sys.executable, "-c", _LOGGING_ROUNDS, "1"], capture_output=True, text=True, timeout=60)
+    assert piped.stdout == "moved None\n" and piped.stderr.count("\n") == 300
 
 
 @pytest.mark.parametrize("through", ["a-file", "/proc"])

@@ -31,6 +31,7 @@ import click
 from kenning.cli.app import Context, main, pass_context
 from kenning.config.paths import (
     LOCK_NAME,
+    LOG_ROTATE_BYTES,
     cannot_create,
     default_data_dir,
     make_private_dirs,
@@ -44,7 +45,6 @@ UNIT = "kenning.service"
 LABEL = "com.kenning.daemon"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
-LOG_ROTATE_BYTES = 10 << 20
 # Less free space than this beside the log, and a silent exit is put down to a full disk.
 FULL_DISK_BYTES = 1 << 20
 

@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 
 from kenning.config import Settings
+from kenning.config.paths import LOG_ROTATE_BYTES
 from kenning.daemon.guard import DataDirLock, check_socket_path, clear_stale_socket, private_dir
+from kenning.daemon.logfile import rotate_own_log
 from kenning.daemon.methods import build_methods
 from kenning.daemon.notify import ServiceNotifier
 from kenning.daemon.server import RpcServer
@@ -31,7 +33,8 @@ log = logging.getLogger(__name__)
 SHUTDOWN_DEADLINE_SECONDS = 9.0
 # Of which open requests may take this much to finish.
 REQUEST_DRAIN_SECONDS = 3.0
-# How often the daemon checks that its socket and data-directory lock are still there.
+# How often the daemon checks that its socket and data-directory lock are still there,
+# and whether its log file has grown past LOG_ROTATE_BYTES.
 HOME_CHECK_SECONDS = 5.0
 
 
@@ -92,6 +95,7 @@ class Daemon:
                 # starts it again on a fresh data directory).
                 log.error("%s; stopping", self.lost)
                 break
+            await asyncio.to_thread(rotate_own_log, LOG_ROTATE_BYTES)
             if self._reload_requested.is_set():
                 self._reload_requested.clear()
                 try:
