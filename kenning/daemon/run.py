@@ -97,12 +97,13 @@ def configure_logging(level: str) -> None:
         level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
     # aiosqlite logs every statement at debug level, httpx every request, watchfiles
-    # every batch of events it filters out (the log's own writes, when the data directory
-    # is inside a watched folder: a line that makes another, ten a second), and pdfminer
-    # warns about every damaged PDF object; they drown kenning's own lines (a bad file is
-    # reported once, as its failure reason).
+    # every batch of events (at debug those it filters out, such as the log's own writes
+    # when the data directory is inside a watched folder: a line that makes another, ten
+    # a second; at info each batch kept, a fifth of a busy daemon's log in a soak, saying
+    # less than the sweep's own line), and pdfminer warns about every damaged PDF object;
+    # they drown kenning's own lines (a bad file is reported once, as its failure reason).
     logging.getLogger("aiosqlite").setLevel(logging.INFO)
-    logging.getLogger("watchfiles").setLevel(logging.INFO)
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
