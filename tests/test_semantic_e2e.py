@@ -203,6 +203,8 @@ def test_a_model_change_reembeds_in_the_background_while_search_keeps_answering(
     hits = daemon.call("search", {"query": "kestrel meadow"})["hits"]
     assert hits and "vector" in hits[0]["legs"]
     assert daemon.stop() == 0
+    # Nothing was left running: the threads that embedded the queries end with the daemon.
+    assert "still busy" not in daemon.log()
 
 
 def test_kill_9_mid_reembed_then_restart_finishes_it_without_redoing_committed_pages(library, tmp_path, ollama):

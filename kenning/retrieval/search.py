@@ -116,6 +116,11 @@ class Retriever:
         # Query embeddings still running past their budget (see _embed_query).
         self._overdue: set[Future] = set()
 
+    def close(self) -> None:
+        """Let the query-embedding threads end: left idle, they read as work still in
+        flight when the daemon leaves, which then warns and exits without cleaning up."""
+        self._embedding_threads.shutdown(wait=False, cancel_futures=True)
+
     async def search(
         self,
         query: str,

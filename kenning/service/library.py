@@ -148,6 +148,7 @@ class Library:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks)
+        self.retriever.close()
         await self.db.close()
 
     async def _prepare_again(self) -> None:
