@@ -59,6 +59,19 @@ def closed_port() -> int:
         return probe.getsockname()[1]
 
 
+async def tamper(lib: Library, *statements: tuple[str, tuple]) -> None:
+    """Rows changed behind the library's back, as an older kenning left them, in a thread:
+    a library transaction in flight needs the event loop to finish, so a write made on
+    the loop would hold it while waiting for that transaction's lock."""
+
+    def write() -> None:
+        with sqlite3.connect(lib.db.path) as conn:
+            for sql, params in statements:
+                conn.execute(sql, params)
+
+    await asyncio.to_thread(write)
+
+
 async def backdate(library: Library, capsule_id: str, days: float) -> None:
     """Time passing, for decay: the capsule was last written and used `days` ago."""
     then = time.time() - days * DAY
@@ -156,7 +169,8 @@ async def test_superseding_keeps_history_out_of_search_and_bad_links_change_noth
     tagged = await lib.memory_add(NewCapsule("Kingfisher roost", "By the weir.", tags=("password=MemTagPw1",)))
     assert (await lib.memory_show(tagged.id)).tags == ["password=[REDACTED]"]
     # A tag is one line: newlines inside one, blank ones and repeats are tidied away.
-    odd = await lib.memory_add(NewCapsule("Heron nest", "Upstream.", tags=("birds\nof  prey", " ", "birds of prey", "")))
+    odd_tags = ("birds\nof  prey", " ", "birds of prey", "")
+    odd = await lib.memory_add(NewCapsule("Heron nest", "Upstream.", tags=odd_tags))
     assert (await lib.memory_show(odd.id)).tags == ["birds of prey"]
     # What replaced it names no capsule that is gone.
     assert (await lib.memory_show(new.id)).supersedes is None
@@ -514,14 +528,21 @@ async def test_ledger_entries_an_older_redactor_told_apart_by_a_secret_both_keep
     tokens = ["ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r" + tail for tail in "89"]
     for n in range(2):
         await lib.ledger_add("hosts", {"hostname": f"gull{n}", "os": "Debian"})
-    with sqlite3.connect(lib.db.path) as conn:
-        for n, token in enumerate(tokens):
-            conn.execute("UPDATE ledger_keys SET key = ? WHERE key = ?", (f"{token}.example", f"gull{n}"))
-            conn.execute(
-                "UPDATE ledger_entries SET fields = json_set(fields, '$.hostname', ?) WHERE identity = ?",
-                (f"{token}.example", f"gull{n}"),
+    await tamper(
+        lib,
+        *(
+            statement
+            for n, token in enumerate(tokens)
+            for statement in (
+                ("UPDATE ledger_keys SET key = ? WHERE key = ?", (f"{token}.example", f"gull{n}")),
+                (
+                    "UPDATE ledger_entries SET fields = json_set(fields, '$.hostname', ?) WHERE identity = ?",
+                    (f"{token}.example", f"gull{n}"),
+                ),
             )
-        conn.execute("UPDATE documents SET reading = NULL")
+        ),
+        ("UPDATE documents SET reading = NULL", ()),
+    )
     await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger, set())
     older, younger = (await lib.ledger_list("hosts")).entries
     assert older.identity == younger.identity == "[redacted].example"
@@ -539,9 +560,11 @@ async def test_a_pruned_archive_title_an_older_redactor_let_through_is_redacted_
     gone = await lib.archive_add("pytest: 1 failed\n", "pruned run")
     await archives.prune(lib.db, [(await archives.by_handle(lib.db, gone.handle), "for the test")])
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-    with sqlite3.connect(lib.db.path) as conn:
-        conn.execute("UPDATE archive_pruned SET title = ?", (f"run with {token}",))
-        conn.execute("UPDATE documents SET reading = NULL")
+    await tamper(
+        lib,
+        ("UPDATE archive_pruned SET title = ?", (f"run with {token}",)),
+        ("UPDATE documents SET reading = NULL", ()),
+    )
     await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger, set())
     with pytest.raises(NotFound) as pruned:
         await lib.archive_recall(gone.handle)
@@ -559,8 +582,7 @@ async def test_agent_text_handed_an_older_copy_is_prepared_again(lib):
     held = await add_page(lib.db, url, page, lib.settings.chunking)
     copy = await lib.add_text(TextDocument("Terns", shared, "t://terns"))
     assert copy.stored == "merged"
-    with sqlite3.connect(lib.db.path) as conn:
-        conn.execute("UPDATE documents SET reading = 'v0:old' WHERE id = ?", (held.document_id,))
+    await tamper(lib, ("UPDATE documents SET reading = 'v0:old' WHERE id = ?", (held.document_id,)))
     assert await lib.remove_text(url)
     with sqlite3.connect(lib.db.path) as conn:
         [(status, reading)] = conn.execute("SELECT status, reading FROM documents WHERE id = ?", (copy.document_id,))
@@ -578,9 +600,11 @@ async def test_a_capsule_prepared_again_keeps_every_tag_it_was_stored_with(lib):
     capsule = await lib.memory_add(NewCapsule("Kingfisher roost", "By the weir."))
     long_tag = "survey: the kingfisher roosts along the weir below the old mill, 2026"
     stored = ["line one\nline two", "", "dup", "dup", *(f"t{n}" for n in range(40)), long_tag]
-    with sqlite3.connect(lib.db.path) as conn:
-        conn.execute("UPDATE capsules SET tags = ? WHERE id = ?", (json.dumps(stored), capsule.id))
-        conn.execute("UPDATE documents SET reading = NULL")
+    await tamper(
+        lib,
+        ("UPDATE capsules SET tags = ? WHERE id = ?", (json.dumps(stored), capsule.id)),
+        ("UPDATE documents SET reading = NULL", ()),
+    )
     await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger, set())
     tags = (await lib.memory_show(capsule.id)).tags
     assert tags == ["line one line two", "dup", *(f"t{n}" for n in range(40)), long_tag]
