@@ -9,8 +9,10 @@ pass does is the job's own; what every job shares lives here:
   which every pass is written to survive (each page commits on its own).
 - `wake()` during a pass makes the loop run another one afterwards, so a burst of
   wake-ups costs one extra pass, not one each.
-- A backend that cannot serve (`BackendUnavailable`) puts the job in `waiting` and the pass is
-  retried with exponential backoff (tenacity) until it succeeds or the job stops.
+- A backend that cannot serve (`BackendUnavailable`), or a store that refuses every write
+  for now (a full disk, another process holding the write lock), puts the job in
+  `waiting` and the pass is retried with exponential backoff (tenacity) until it
+  succeeds or the job stops.
 - `pace()` is how a pass yields to ingest: between pages it waits for the `quiet`
   event (no sweep is reading files in), but never longer than `max_defer` at a time, so
   a slow file cannot hold the whole library's embedding back for long.
@@ -29,9 +31,10 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential
 
 from kenning.errors import BackendUnavailable
+from kenning.store.database import unwritable
 
 log = logging.getLogger(__name__)
 
@@ -206,7 +209,7 @@ class Job:
 
     async def _pass_with_backoff(self) -> None:
         retrying = AsyncRetrying(
-            retry=retry_if_exception_type(BackendUnavailable),
+            retry=retry_if_exception(_for_now),
             wait=wait_exponential(multiplier=BACKOFF_START, max=BACKOFF_MAX),
             before_sleep=self._waiting,
             reraise=True,
@@ -250,3 +253,8 @@ class Job:
         if not task.cancelled() and task.exception() is not None:
             log.error("%s stopped after an error", self.name, exc_info=task.exception())
             self.state = JobState.STOPPED
+
+
+def _for_now(exc: BaseException) -> bool:
+    """A failure that passes by itself: the pass is tried again later, not failed."""
+    return isinstance(exc, BackendUnavailable) or unwritable(exc)
