@@ -14,7 +14,14 @@ import socket
 import stat
 from pathlib import Path
 
-from kenning.config.paths import LOCK_NAME, cannot_create, not_yours, shared_by_all, socket_path_too_long
+from kenning.config.paths import (
+    LOCK_NAME,
+    cannot_create,
+    make_private_dirs,
+    not_yours,
+    shared_by_all,
+    socket_path_too_long,
+)
 from kenning.errors import DaemonAlreadyRunning, KenningError
 
 log = logging.getLogger(__name__)
@@ -51,7 +58,7 @@ def private_dir(path: Path) -> None:
         raise KenningError(not_yours(path, exc)) from None
     if info is None:
         try:
-            path.mkdir(parents=True, mode=0o700)
+            make_private_dirs(path)
         except OSError as exc:
             reason = cannot_create(path) or exc.strerror or str(exc)
             raise KenningError(

@@ -6,9 +6,10 @@ right without a second code path. The periodic sweep stays as the safety net for
 anything the OS did not report (network mounts, a watcher restarted).
 
 Each folder is watched from a thread of its own with watchfiles' blocking `watch`, not
-`awatch`: setting up a recursive watch adds an inotify watch per directory, and
-`awatch` does that on the event loop (it held the loop for over a second on a folder
-of a few thousand files). The thread hands each batch of events to the loop.
+`awatch`: setting up a watch adds an inotify watch per directory, and `awatch` does
+that on the event loop (it held the loop for over a second on a folder of a few
+thousand files). The thread hands each batch of events to the loop. The directories
+watched are the ones a sweep enters, each on its own (`_watch`).
 """
 
 from __future__ import annotations
