@@ -58,6 +58,8 @@ def pathological(size: int) -> dict[str, str]:
         "AKIA repeated, one line": sized("AKIA", size),
         "password= repeated, one line": sized("password=", size),
         "://user: repeated, no @": sized("://user:", size),
+        "password for , no verb": sized("password for ", size),
+        "password is \u201c, never closed": sized("password is \u201c", size),
         "one 'a' run, no newline": "a" * size,
     }
 

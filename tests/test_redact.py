@@ -142,6 +142,21 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         ('{"secret": {"value": "NestPw1"}, "user": "bob"}', f'{{"secret": {{"value": "{MARK}"}}, "user": "bob"}}'),
         ('{"apiKeys": ["k1abc", "k2def"]}', f'{{"apiKeys": ["{MARK}", "{MARK}"]}}'),
         ("db.example.com:5432:app:alice:PgPassPw9", f"db.example.com:5432:app:alice:{MARK}"),
+        # How notes say it in sentences, lists and tables.
+        ("The wifi password is BlueOcean2026.", f"The wifi password is {MARK}"),
+        ("My password was Spring2024! but I changed it", f"My password was {MARK} but I changed it"),
+        ("the root password for db01 is Xk29vq7LmN", f"the root password for db01 is {MARK}"),
+        ("password for the router: Kx8#mm2p", f"password for the router: {MARK}"),
+        ("The API key is 8f14e45fceea167a5a36dedd4bea2543", f"The API key is {MARK}"),
+        ("The AWS secret is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY and", f"The AWS secret is {MARK} and"),
+        ("ssh in with password Tr0ub4dor&3 first", f"ssh in with password {MARK} first"),
+        ("**Password:** hunter2xY", f"**Password:** {MARK}"),
+        ("Password - BlueOcean2026", f"Password - {MARK}"),
+        ("password \u2192 BlueOcean2026", f"password \u2192 {MARK}"),
+        ("| wifi password | BlueOcean2026 |", f"| wifi password | {MARK} |"),
+        ('Use the passphrase "correct horse 7 battery".', f'Use the passphrase "{MARK}".'),
+        ("the password is \u201cSunny 2026 day\u201d.", f"the password is \u201c{MARK}\u201d."),
+        ('the password is "Abc123xyz9 and the quote never closes', f'the password is "{MARK} and the quote never closes'),
     ],
 )
 def test_secret_formats_are_masked(text, expected):
@@ -202,6 +217,16 @@ def test_secret_formats_are_masked(text, expected):
         "cost: $5 a month, $6 a year; echo $1$2",
         '{"secretsManager": {"region": "eu-west-1"}}',
         "uptime 12:30:45:12:00",
+        # Sentences about secrets that hold none.
+        "We store the password in vault; the token is rotated weekly.",
+        "The signing key is ed25519 and the token is v2.",
+        "The password is at least 12 characters long.",
+        'The userdiff pattern learned the token "record".',
+        "error: Unexpected token 'o', \"not json\" is not valid JSON",
+        "the source argument for a token is `args[token.index]`.",
+        'getpass.getpass("IMAP password for %s on %s: " % (USER, host))',
+        "the API key is at https://console.example/keys2024 under Settings",
+        "| password | `${DB_PASSWORD}` |",
     ],
 )
 def test_ordinary_text_and_code_are_not_masked(text):
@@ -254,14 +279,14 @@ def repeated(unit: str, size: int) -> str:
 @pytest.mark.parametrize("size", [1 * MB, 10 * MB], ids=["1MB", "10MB"])
 @pytest.mark.parametrize(
     "unit",
-    ["eyJ", "-----BEGIN RSA PRIVATE KEY-----\n", "://user:", "password=", "AKIA"],
-    ids=["eyJ", "BEGIN-without-END", "url-without-at", "password=", "AKIA"],
+    ["eyJ", "-----BEGIN RSA PRIVATE KEY-----\n", "://user:", "password=", "AKIA", "password is \u201c", "password for "],
+    ids=["eyJ", "BEGIN-without-END", "url-without-at", "password=", "AKIA", "unclosed-quote", "password-for"],
 )
 def test_pathological_inputs_take_linear_time(unit, size):
     text = repeated(unit, size)
     out = redact(text)
     assert out.count("\n") == text.count("\n")
-    if unit in ("eyJ", "-----BEGIN RSA PRIVATE KEY-----\n", "://user:"):
+    if unit in ("eyJ", "-----BEGIN RSA PRIVATE KEY-----\n", "://user:", "password is \u201c", "password for "):
         assert out == text  # nothing there is a secret
     else:
         assert out.startswith(unit[:4]) or out.startswith(MARK)
