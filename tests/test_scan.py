@@ -280,3 +280,68 @@ async def test_status_counts_what_the_walk_passed_over_by_reason(db, tmp_path, o
     scanner = await scanner_for(db, folder, options)
     await scanner.sweep()
     assert scanner.progress.passed_over == {"unsupported type": 1, "hidden": 1, "junk, backup or lock file": 1}
+
+
+async def test_a_file_that_hits_an_internal_error_is_failed_with_its_reason_and_keeps_what_was_indexed(
+    db, tmp_path, options, monkeypatch
+):
+    """No real input is known to raise anything but a ReaderError from the readers (they
+    turn every error of a parser into one), so the parse pool is patched, for two files
+    only, to raise what a bug in a reader or the chunker would: a plain exception."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder, "kept.md", "# Kept\n\nnotes on wombats\n", mtime=1000)
+    write(folder, "fine.md", "# Fine\n\nnotes on numbats\n", mtime=1000)
+    scanner = await scanner_for(db, folder, options)
+    assert (await scanner.sweep())["indexed"] == 2
+
+    tried: list[str] = []
+    convert, read = options.parsers.convert, options.parsers.read
+
+    async def buggy_convert(path, *args):
+        if path.name == "kept.md":
+            tried.append(path.name)
+            raise KeyError("a reader bug")
+        return await convert(path, *args)
+
+    async def buggy_read(function, args, timeout):
+        if args[0].found.rel == "new.md":
+            tried.append("new.md")
+            raise KeyError("a reader bug")
+        return await read(function, args, timeout)
+
+    monkeypatch.setattr(options.parsers, "convert", buggy_convert)
+    monkeypatch.setattr(options.parsers, "read", buggy_read)
+    write(folder, "kept.md", "# Kept\n\nnotes on wombats, now with quolls\n", mtime=2000)
+    write(folder, "new.md", "# New\n\nnotes on bilbies\n", mtime=2000)
+    counts = await scanner.sweep()
+    assert (counts["failed"], counts["unchanged"]) == (2, 1)
+    reasons = {failure.path: failure.reason for failure in await lookup.failures(db, scanner.source_id)}
+    assert reasons == {
+        "kept.md": "internal error: KeyError: 'a reader bug'",
+        "new.md": "internal error: KeyError: 'a reader bug'",
+    }
+    tally = (await lookup.counts_by_source(db))[scanner.source_id]
+    assert (tally.done, tally.failed, tally.scanning) == (1, 2, 0)
+    # Nothing indexed is lost to a bug: the text read before the edit is still found.
+    [hit] = await search(db, "wombats")
+    assert hit.path.endswith("kept.md")
+
+    # Not read again by every sweep while nothing changes...
+    assert (await scanner.sweep())["unchanged"] == 3
+    assert sorted(tried) == ["kept.md", "new.md"]
+
+    # ...but once the file changes, or kenning reads files otherwise (an upgrade).
+    monkeypatch.undo()
+    write(folder, "kept.md", "# Kept\n\nnotes on wombats and quolls\n", mtime=3000)
+    assert (await scanner.sweep())["indexed"] == 1
+    assert [hit.path.rsplit("/", 1)[1] for hit in await search(db, "quolls")] == ["kept.md"]
+    upgraded = IngestOptions(
+        chunking=ChunkingSettings(target_chars=900), limits=LimitsSettings(), max_file_bytes=1 << 20,
+        parsers=options.parsers,
+    )  # fmt: skip
+    scanner.options = upgraded
+    assert (await scanner.sweep())["failed"] == 0
+    assert await lookup.failures(db, scanner.source_id) == []
+    [hit] = await search(db, "bilbies")
+    assert hit.path.endswith("new.md")

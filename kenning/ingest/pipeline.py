@@ -122,14 +122,29 @@ async def ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:
     try:
         return await _ingest(db, job, options)
     except Exception as exc:
-        if unwritable(exc):
-            # A full disk or a read-only database would fail every file after this one
-            # too, and could not even record why: the sweep stops and retries later.
-            raise IndexUnwritable(f"cannot write the index: {exc}") from exc
+        _stop_if_unwritable(exc)
         # A bug or a store error on one file (a name the database cannot hold, say)
         # costs that file, never the sweep: the rest of the folder goes on.
         log.exception("could not ingest %s", job.found.path)
-        return Outcome("failed", reason=f"internal error: {type(exc).__name__}: {exc}")
+        reason = f"internal error: {type(exc).__name__}: {exc}"
+    # Recorded as failed under the limits it was tried with, so it is not parsed again
+    # by every sweep, only once it changes or kenning reads files otherwise (an
+    # upgrade); what it held from before stays searchable.
+    try:
+        await documents.mark_broken(db, job.source_id, job.found.rel, reason, job.found.stamp, job.found.size, job.retry)
+    except Exception as exc:
+        _stop_if_unwritable(exc)
+        # The store error that failed the file may fail this write too: the file is
+        # then tried again by the next sweep, and the rest of this one goes on.
+        log.exception("could not record the failure of %s", job.found.path)
+    return Outcome("failed", reason=reason)
+
+
+def _stop_if_unwritable(exc: Exception) -> None:
+    if unwritable(exc):
+        # A full disk or a read-only database would fail every file after this one
+        # too, and could not even record why: the sweep stops and retries later.
+        raise IndexUnwritable(f"cannot write the index: {exc}") from exc
 
 
 async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:

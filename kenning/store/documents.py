@@ -395,6 +395,20 @@ def _unindexed(
     )
 
 
+async def mark_broken(
+    db: Database, source_id: int, path: str, reason: str, mtime: float, size: int, reading: str
+) -> None:
+    """A file kenning failed on through its own fault (a bug, a store error), not the
+    file's: it is `failed` with the reason, but any text it holds from before stays
+    searchable, since nothing says that text is wrong. A location of another's copy
+    stops being one (as `mark_scanning` makes it); the copy stays with its holder."""
+    await db.write_one(
+        "UPDATE documents SET status = 'failed', merged_into = NULL, reason = ?, mtime = ?, size = ?, reading = ?,"
+        " updated_at = ? WHERE source_id = ? AND path = ?",
+        (reason, mtime, size, reading, time.time(), source_id, path),
+    )
+
+
 async def touch(db: Database, document_id: int, mtime: float, size: int, dated: float | None = None) -> None:
     """The file was rewritten with the same bytes: remember the new mtime, keep the chunks.
 
