@@ -98,6 +98,36 @@ def test_a_file_failed_under_a_limit_is_read_again_when_the_limit_is_raised(libr
     daemon.stop()
 
 
+def test_a_file_an_older_kenning_refused_for_want_of_permission_is_read_once_a_chmod_lets_it_in(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    locked = notes / "locked.md"
+    locked.write_text("# Locked\n\nThe tuatara enclosure rota.\n")
+    locked.chmod(0)
+    library.configure([{"name": "notes", "path": notes}])
+    # File modes hold for this daemon as for any user's, root or not.
+    daemon = library.daemon(plain_permissions=True)
+    assert daemon.wait_idle("notes")["failed"] == 2
+    daemon.stop()
+
+    # What a kenning before schema 13 left: the refusal recorded like any other failure,
+    # under the limits the file was tried with, so it was looked at again only once its
+    # mtime or size changed, which a chmod does not do.
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        conn.execute(
+            "UPDATE documents SET reading = (SELECT reading FROM documents WHERE path = 'broken.pdf')"
+            " WHERE path = 'locked.md'"
+        )
+        conn.execute("PRAGMA user_version = 12")
+    locked.chmod(0o644)
+    daemon = library.daemon(plain_permissions=True)
+    status = daemon.wait_idle("notes")
+    assert [failure["path"] for failure in status["failures"]] == ["broken.pdf"]
+    assert [hit["title"] for hit in daemon.search("tuatara")] == ["Locked"]
+    daemon.stop()
+
+
 def test_a_word_is_found_however_its_characters_were_written(library, tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()

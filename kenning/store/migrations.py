@@ -501,6 +501,15 @@ def m012_document_ids_autoincrement(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX documents_uri ON documents (uri) WHERE uri IS NOT NULL")
 
 
+def m013_refusals_unread(conn: sqlite3.Connection) -> None:
+    """Files refused for want of permission are recorded as never read (no reading), so
+    every sweep tries them again and a chmod that lets one in is enough (ingest/pipeline.py
+    `_fail`). An older kenning recorded the limits they were tried with, as for any other
+    failure, and a sweep looked at them again only once their mtime or size changed,
+    which a chmod does not do."""
+    conn.execute("UPDATE documents SET reading = NULL WHERE status = 'failed' AND reason = 'permission denied'")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -514,6 +523,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m010_capsule_title_keys,
     m011_document_readings,
     m012_document_ids_autoincrement,
+    m013_refusals_unread,
 )
 
 
