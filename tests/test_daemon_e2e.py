@@ -275,6 +275,34 @@ def test_a_bad_file_fails_alone_and_an_unreadable_folder_keeps_what_it_held(libr
     assert {f["path"] for f in daemon.source_status("notes")["failures"]} == {"broken.pdf", "broken.docx"}
 
 
+def test_an_indexed_file_closed_to_this_user_without_an_edit_is_kept_and_named(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    note = notes / "otters.md"
+    note.write_text("# Otters\n\nSea otters hold hands while they sleep.\n")
+    (notes / "seals.md").write_text("# Seals\n\nGrey seals haul out on the sandbanks.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    # File modes hold for this daemon as for any user's, root or not.
+    daemon = library.daemon(plain_permissions=True)
+    assert daemon.wait_idle("notes")["done"] == 2
+
+    # A chmod changes neither mtime nor size, so nothing about the file looks changed.
+    note.chmod(0)
+    try:
+        swept = daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]
+        assert (swept["unreadable"], swept["unchanged"]) == (1, 1)
+        assert [hit["title"] for hit in daemon.search("otters")] == ["Otters"]
+        status = daemon.source_status("notes")
+        assert status["unreadable_files"] == {"otters.md": "permission denied"} and status["done"] == 2
+        assert "cannot read otters.md: permission denied; kept as last indexed" in ken(library.config, "status").stdout
+        assert f"cannot read {note}: permission denied" in ken(library.config, "doctor").stdout
+    finally:
+        note.chmod(0o644)
+    daemon.call("sources.scan", {"name": "notes", "wait": True})
+    assert daemon.source_status("notes")["unreadable_files"] == {}
+    assert f"cannot read {note}" not in ken(library.config, "doctor").stdout
+
+
 def test_sigterm_and_kill_9_mid_ingest_then_restart_is_complete_and_consistent(library, tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()

@@ -347,6 +347,16 @@ def _index(status: api.Status, settings, ctx: Context, checks: list[Check]) -> N
             checks.append(
                 Check(PROBLEM, f"source {source.name}", f"cannot read folder {path}: {reason}", f"chmod u+rx {path}")
             )
+        for rel, reason in source.unreadable_files.items():
+            path = Path(source.path) / rel
+            checks.append(
+                Check(
+                    PROBLEM,
+                    f"source {source.name}",
+                    f"cannot read {path}: {reason}; kept as last indexed",
+                    f"chmod u+r {path}",
+                )
+            )
         overdue = 3 * settings.daemon.sweep_interval
         if source.last_sweep_at and now - source.last_sweep_at > overdue and status.daemon.uptime_seconds > overdue:
             checks.append(
