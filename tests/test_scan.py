@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from kenning.config import ChunkingSettings, LimitsSettings, SourceSettings
+from kenning.config import ChunkingSettings, DaemonSettings, LimitsSettings, Settings, SourceSettings
 from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.pipeline import FileJob, IngestOptions, ingest
 from kenning.ingest.scan import FolderScanner, SweepBudget
 from kenning.ingest.walk import WalkRules, walk
+from kenning.service.library import Library
 from tests.helpers import search
 from kenning.store import documents, lookup, sources
 from kenning.store.database import Database
@@ -345,3 +346,31 @@ async def test_a_file_that_hits_an_internal_error_is_failed_with_its_reason_and_
     assert await lookup.failures(db, scanner.source_id) == []
     [hit] = await search(db, "bilbies")
     assert hit.path.endswith("new.md")
+
+
+async def test_a_file_failed_by_an_internal_error_still_opens_at_its_last_indexed_text(tmp_path, monkeypatch):
+    """Through the Library, as `ken status` and `ken get` see it. The parse pool is
+    patched to raise what a bug in a reader would, as in the test above."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    note = write(folder, "kept.md", "# Kept\n\nnotes on wombats\n", mtime=1000)
+    source = SourceSettings(name="notes", path=folder)
+    library = Library(Settings(daemon=DaemonSettings(data_dir=tmp_path / "data"), sources=(source,)), tmp_path / "c.toml")
+    await library.open()
+    try:
+        assert (await library.scan("notes", wait=True)).result["indexed"] == 1
+
+        async def buggy_convert(self, path, *args):
+            raise KeyError("a reader bug")
+
+        monkeypatch.setattr(ParsePool, "convert", buggy_convert)
+        write(folder, "kept.md", "# Kept\n\nnotes on wombats, now with quolls\n", mtime=2000)
+        assert (await library.scan("notes", wait=True)).result["failed"] == 1
+        [status] = (await library.status()).sources
+        assert (status.failed, status.in_progress) == (1, 0)
+        assert [(f.path, f.reason) for f in status.failures] == [("kept.md", "internal error: KeyError: 'a reader bug'")]
+        [hit] = (await library.search("wombats")).hits
+        assert "\n".join((await library.read_document(document_id=hit.document_id)).lines).endswith("notes on wombats")
+        assert (await library.read_document(path=str(note))).document_id == hit.document_id
+    finally:
+        await library.close()

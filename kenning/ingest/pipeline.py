@@ -130,13 +130,14 @@ async def ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:
     # Recorded as failed under the limits it was tried with, so it is not parsed again
     # by every sweep, only once it changes or kenning reads files otherwise (an
     # upgrade); what it held from before stays searchable.
+    found = job.found
     try:
-        await documents.mark_broken(db, job.source_id, job.found.rel, reason, job.found.stamp, job.found.size, job.retry)
+        await documents.mark_broken(db, job.source_id, found.rel, reason, found.stamp, found.size, job.retry)
     except Exception as exc:
         _stop_if_unwritable(exc)
         # The store error that failed the file may fail this write too: the file is
         # then tried again by the next sweep, and the rest of this one goes on.
-        log.exception("could not record the failure of %s", job.found.path)
+        log.exception("could not record the failure of %s", found.path)
     return Outcome("failed", reason=reason)
 
 

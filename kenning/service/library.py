@@ -433,10 +433,13 @@ class Library:
             named = redact(uri)
         if found is None:
             raise NotFound(f"{named} is not in the library; `ken search` finds what is")
-        if found.status != "done":
+        last = await document_text.last_line(self.db, found.id)
+        # Whatever its state, a row holding text serves it: one being read again, or one
+        # kenning failed on after indexing it, is found by search as last indexed, and a
+        # hit must open.
+        if not last:
             why = f": {found.reason}" if found.reason else ""
             raise NotFound(f"{named} is not indexed ({found.status}{why})")
-        last = await document_text.last_line(self.db, found.id)
         first, end = max(line_start, 1), min(line_end or last, last)
         if first > end:
             # The document is there; the lines are not: as documents.get and an offset past the end.
