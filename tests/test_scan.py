@@ -324,9 +324,16 @@ async def test_a_file_that_hits_an_internal_error_is_failed_with_its_reason_and_
     }
     tally = (await lookup.counts_by_source(db))[scanner.source_id]
     assert (tally.done, tally.failed, tally.scanning) == (1, 2, 0)
-    # Nothing indexed is lost to a bug: the text read before the edit is still found.
+    # Nothing indexed is lost to a bug: the text read before the edit is still found,
+    # and stays the one copy of it that another folder holding it shares.
     [hit] = await search(db, "wombats")
     assert hit.path.endswith("kept.md")
+    other = tmp_path / "other"
+    other.mkdir()
+    write(other, "copy.md", "# Kept\n\nnotes on wombats\n")
+    ids = await sources.sync_sources(db, [("notes", str(folder), "default"), ("other", str(other), "default")])
+    assert (await FolderScanner(db, ids["other"], SourceSettings(name="other", path=other), options).sweep())["merged"] == 1
+    assert [hit.document_id for hit in await search(db, "wombats")] == [hit.document_id]
 
     # Not read again by every sweep while nothing changes...
     assert (await scanner.sweep())["unchanged"] == 3

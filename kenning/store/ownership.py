@@ -57,11 +57,13 @@ def find_holder(conn: sqlite3.Connection, text_hash: str, source_id: int) -> Hol
     Read inside the write transaction that acts on the answer, so a concurrent source
     removal cannot take the holder away between the check and the write. A row being
     re-read (`scanning`) still holds its old text until its new text replaces it, so it
-    counts: otherwise a copy arriving in that window would be stored a second time.
+    counts: otherwise a copy arriving in that window would be stored a second time. So
+    does one kenning failed on after indexing it (`documents.mark_broken`), which keeps
+    its text searchable.
     """
     row = conn.execute(
         f"SELECT d.id, d.source_id, {RANK_SQL}, d.chunk_count FROM documents d JOIN sources s ON s.id = d.source_id"
-        " WHERE d.text_hash = ? AND d.chunk_count > 0 AND d.status IN ('done', 'scanning')"
+        " WHERE d.text_hash = ? AND d.chunk_count > 0 AND d.status IN ('done', 'scanning', 'failed')"
         f" AND d.source_id != ? AND s.removing = 0 AND s.kind NOT IN {_RECORDS_SQL}"
         " AND NOT EXISTS (SELECT 1 FROM documents m WHERE m.merged_into = d.id AND m.source_id = ?)"
         " ORDER BY d.id LIMIT 1",
