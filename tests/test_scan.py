@@ -287,8 +287,10 @@ async def test_a_file_that_hits_an_internal_error_is_failed_with_its_reason_and_
     db, tmp_path, options, monkeypatch
 ):
     """No real input is known to raise anything but a ReaderError from the readers (they
-    turn every error of a parser into one), so the parse pool is patched, for two files
-    only, to raise what a bug in a reader or the chunker would: a plain exception."""
+    turn every error of a parser into one), and the readers run in spawned worker
+    processes a monkeypatch cannot reach, so the parse pool's calls into them are
+    patched, for two files only, to raise what a bug in a reader or the chunker would: a
+    plain exception, as it comes back from a worker."""
     folder = tmp_path / "notes"
     folder.mkdir()
     write(folder, "kept.md", "# Kept\n\nnotes on wombats\n", mtime=1000)
