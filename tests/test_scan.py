@@ -381,5 +381,6 @@ async def test_a_file_failed_by_an_internal_error_still_opens_at_its_last_indexe
         [hit] = (await library.search("wombats")).hits
         assert "\n".join((await library.read_document(document_id=hit.document_id)).lines).endswith("notes on wombats")
         assert (await library.read_document(path=str(note))).document_id == hit.document_id
+        assert (await library.get(path=str(note))).document.document_id == hit.document_id
     finally:
         await library.close()

@@ -159,9 +159,11 @@ async def find_keyed(db: Database, keys: list[str]) -> int | None:
 
 
 async def _named(conn: aiosqlite.Connection, where: str, params: tuple) -> int | None:
+    # A row holding text is found whatever its state: one being read again, or one
+    # kenning failed on after indexing it, is what search cites it by.
     rows = await conn.execute_fetchall(
-        f"SELECT coalesce(merged_into, id) FROM documents WHERE {where} AND status IN ('done', 'merged')"
-        " ORDER BY status = 'done' DESC, id LIMIT 1",
+        f"SELECT coalesce(merged_into, id) FROM documents WHERE {where}"
+        " AND (status IN ('done', 'merged') OR chunk_count > 0) ORDER BY status = 'done' DESC, id LIMIT 1",
         params,
     )
     return rows[0][0] if rows else None
