@@ -227,6 +227,10 @@ def test_a_bad_file_fails_alone_and_an_unreadable_folder_keeps_what_it_held(libr
     assert next(f["reason"] for f in status["failures"] if f["path"] == "locked.md") == "permission denied"
     assert all(f["reason"] for f in status["failures"])
     assert len(daemon.search("capybaras", limit=20)) == 5
+    # Asked for by its path, a file that failed is there but unread: the answer says why.
+    for method in ("documents.get", "documents.read"):
+        with pytest.raises(RpcError, match=r"locked\.md is not indexed \(failed: permission denied\)"):
+            daemon.call(method, {"path": str(unreadable)})
 
     # A folder made unreadable is not a folder emptied: what it held stays searchable,
     # and status and doctor name it.

@@ -71,6 +71,32 @@ async def test_a_folder_copy_is_stored_once_with_two_locations(db: Database):
     assert await lookup.library_documents(db) == 1
 
 
+async def test_a_path_is_read_in_the_innermost_folder_and_through_links(db: Database, tmp_path):
+    """A folder source inside another holds its files twice, one stored copy: read by
+    path, a file is cited in the inner folder, the one the user registered for it. A
+    folder is the same folder through a link, whether the link is the configured root or
+    the path asked for."""
+    outer, inner, real = tmp_path / "outer", tmp_path / "outer" / "inner", tmp_path / "real"
+    inner.mkdir(parents=True)
+    real.mkdir()
+    (tmp_path / "linked").symlink_to(real)
+    (tmp_path / "to-outer").symlink_to(outer)
+    roots = [("outer", outer), ("inner", inner), ("linked", tmp_path / "linked")]
+    ids = await sources.sync_sources(db, [(name, str(root), "default") for name, root in roots])
+    await store_document(db, ids["outer"], "inner/okapi.md", *TEXT)
+    _, stored = await store_document(db, ids["inner"], "okapi.md", *TEXT)
+    assert stored == "merged"
+    await store_document(db, ids["linked"], "ituri.md", "the ituri rainforest is in the congo basin")
+
+    for asked in (inner / "okapi.md", tmp_path / "to-outer" / "inner" / "okapi.md"):
+        page = await fetch(db, path=str(asked), line_start=1)
+        assert (page.document.source, page.document.path) == ("inner", str(inner / "okapi.md"))
+        assert page.lines.text.startswith("the okapi lives")
+    page = await fetch(db, path=str(real / "ituri.md"), limit=1)
+    assert (page.document.source, page.document.path) == ("linked", str(tmp_path / "linked" / "ituri.md"))
+    assert page.items[0].path == page.document.path
+
+
 async def test_deleting_either_source_keeps_what_the_other_holds(db: Database):
     for first, second in (("a", "b"), ("b", "a")):
         ids = await setup(db, f"{first}1", f"{second}1")

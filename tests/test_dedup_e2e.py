@@ -3,6 +3,7 @@ sources, surviving the removal of any one holder and a kill -9 at any point."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -68,6 +69,19 @@ def test_a_folder_copy_is_one_document_held_by_both_and_survives_either_removal(
         # One stored copy, cited in the folder the search was scoped to.
         assert hit["item_id"] == owned["item_id"]
         assert (hit["source"], hit["path"]) == (scope, str(folder / "note1.md"))
+        # Read by either file's path, the one stored copy is cited at the file named, and
+        # that file leads the places holding it.
+        asked = {"source": scope, "path": str(folder / "note1.md")}
+        read = json.loads(ken(library, "get", asked["path"], "--json").stdout)
+        assert {"source": read["source"], "path": read["path"]} == asked
+        assert [read["locations"][0], len(read["locations"])] == [asked, 2]
+        page = daemon.call("documents.get", {"path": asked["path"], "limit": 1})
+        assert {"source": page["document"]["source"], "path": page["document"]["path"]} == asked
+        assert page["items"][0]["path"] == asked["path"]
+    # A folder reached through a link is the folder: read and cited where kenning watches it.
+    (tmp_path / "linked").symlink_to(copy)
+    through = daemon.call("documents.get", {"path": str(tmp_path / "linked" / "note1.md"), "line_start": 3})
+    assert through["document"]["path"] == str(copy / "note1.md") and "quokka1" in through["lines"]["text"]
 
     # The original folder taken out of the config and gone from the disk (a drive
     # unmounted): the copy's file is what a hit cites and what `ken open` opens.

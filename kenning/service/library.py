@@ -420,10 +420,12 @@ class Library:
     ) -> DocumentText:
         """Lines of a document's extracted text (what citations count in), by id, file
         path or uri. `ken get` and `ken show --context` read around a hit with it."""
+        at = None
         if document_id is not None:
             found, named = await document_text.find_by_id(self.db, document_id), f"document {document_id}"
         elif path is not None:
-            found, named = await document_text.find_by_path(self.db, path), path
+            at = await lookup.document_at(self.db, path)
+            found, named = at and document_text.FoundDocument(at.document_id, at.status, at.reason), path
         else:
             assert uri is not None
             # By the raw uri it was added under first: the stored one is redacted.
@@ -446,9 +448,9 @@ class Library:
             asked = f"{line_start}-{line_end or ''}"
             raise InvalidRequest(f"{named} has {last} lines of indexed text; lines {asked} are past them")
         lines = await document_text.read_lines(self.db, found.id, first, end)
-        info = await document_text.describe(self.db, found.id)
+        info = reading.cited_at(await document_text.describe(self.db, found.id), at)
         async with self.db.reader() as conn:
-            locations = await lookup.locations(conn, found.id)
+            locations = await lookup.locations(conn, found.id, at and at.row)
         return DocumentText(
             document_id=found.id,
             title=info.title,

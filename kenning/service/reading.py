@@ -5,7 +5,10 @@ Its lines are rebuilt from its chunks by store/document_text.py, as `documents.r
 
 from __future__ import annotations
 
-from kenning.api import DocumentInfo, Fetched, LineRange
+from dataclasses import replace
+from typing import TypeVar
+
+from kenning.api import DocumentInfo, Fetched, ItemView, LineRange
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.redact import redact
 from kenning.ingest.text_docs import stored_keys
@@ -13,25 +16,46 @@ from kenning.store import document_text, lookup
 from kenning.store.database import Database
 from kenning.text.counts import counted
 
+Cited = TypeVar("Cited", DocumentInfo, ItemView)
+
 # A range of lines is answered up to this many characters; `next_line` continues it.
 MAX_LINE_CHARS = 200_000
 
 
 async def resolve(
     db: Database, document_id: int | None = None, uri: str | None = None, path: str | None = None
-) -> int:
-    """The document holding the text that an id, a uri or a path names."""
+) -> tuple[int, lookup.AtPath | None]:
+    """The document holding the text that an id, a uri or a path names, and for a path
+    the location it names."""
     if document_id is not None:
         found = await lookup.holding_document(db, document_id)
         if found is None:
             raise NotFound(f"no document {document_id}")
-        return found
-    found = await lookup.find_keyed(db, stored_keys(uri)) if uri is not None else None
+        return found, None
+    if path is not None:
+        at = await lookup.document_at(db, path)
+        if at is not None:
+            if at.status != "done":
+                why = f": {at.reason}" if at.reason else ""
+                raise NotFound(f"{path} is not indexed ({at.status}{why})")
+            return at.document_id, at
+        # Hits show a uri where a file would show its path, so a path no folder holds may be one.
+        uri = path
+    assert uri is not None
+    found = await lookup.find_keyed(db, stored_keys(uri))
     if found is None:
-        found = await lookup.find_document(db, uri=uri, path=path)
+        found = await lookup.find_document(db, uri)
     if found is None:
-        raise NotFound(f"no indexed document at {redact(uri or path or '')}")
-    return found
+        raise NotFound(f"no indexed document at {redact(uri)}")
+    return found, None
+
+
+def cited_at(cited: Cited, at: lookup.AtPath | None) -> Cited:
+    """A document or chunk asked for by a path, cited at that path: a file two folders
+    hold is stored once, under the folder that had it first, but the user named the other."""
+    if at is None:
+        return cited
+    return replace(cited, source=at.source, namespace=at.namespace, path=at.path)
 
 
 async def fetch(
@@ -53,9 +77,10 @@ async def fetch(
         if not lines_wanted:
             return Fetched(item=item)
         document_id = item.document_id
-    holder = await resolve(db, document_id, uri, path)
+    holder, at = await resolve(db, document_id, uri, path)
     [first], total = await _first_item(db, holder)
     info = DocumentInfo(first.document_id, first.title, first.source, first.namespace, first.path, first.format)
+    info = cited_at(info, at)
     if lines_wanted:
         return Fetched(document=info, total_chunks=total, lines=await _lines(db, holder, line_start or 1, line_end))
     start = offset or 0
@@ -64,6 +89,7 @@ async def fetch(
             f"offset {start} is past the end: document {holder} has {counted(total, 'chunk')} (ord 0-{total - 1})"
         )
     items, _ = await lookup.document_page(db, holder, start, limit)
+    items = [cited_at(item, at) for item in items]
     end = start + len(items)
     return Fetched(document=info, items=items, total_chunks=total, next_offset=end if end < total else None)
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 from dataclasses import dataclass
 
 from kenning.api import DocumentInfo
@@ -36,21 +35,6 @@ class Chunk:
     line_start: int
     line_end: int
     content: str
-
-
-async def find_by_path(db: Database, path: str) -> FoundDocument | None:
-    """The document at an absolute file path, in whichever folder source holds it."""
-    candidates = {os.path.abspath(path), os.path.realpath(path)}
-    rows = await db.read("SELECT id, root FROM sources WHERE kind = 'folder' AND removing = 0")
-    for source_id, root in rows:
-        for candidate in candidates:
-            for base in {root, os.path.realpath(root)}:
-                if candidate.startswith(base.rstrip("/") + "/"):
-                    rel = os.path.relpath(candidate, base).replace(os.sep, "/")
-                    found = await _find(db, "source_id = ? AND path = ?", (source_id, rel))
-                    if found is not None:
-                        return found
-    return None
 
 
 async def find_by_uri(db: Database, uri: str) -> FoundDocument | None:

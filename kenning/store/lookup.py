@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass
 
@@ -84,12 +85,13 @@ async def get_item(db: Database, item_id: int) -> ItemView | None:
     return item
 
 
-async def locations(conn: aiosqlite.Connection, document_id: int) -> list[Location]:
-    """Every source holding a document: its owner first, then the rows merged into it."""
+async def locations(conn: aiosqlite.Connection, document_id: int, asked: int | None = None) -> list[Location]:
+    """Every source holding a document: the location asked for by path (`asked`, a
+    documents row) first, then its owner, then the rows merged into it."""
     rows = await conn.execute_fetchall(
         "SELECT s.name, s.root, d.path, d.uri FROM documents d JOIN sources s ON s.id = d.source_id"
-        " WHERE d.id = ? OR d.merged_into = ? ORDER BY d.merged_into IS NOT NULL, s.name, d.path",
-        (document_id, document_id),
+        " WHERE d.id = ? OR d.merged_into = ? ORDER BY d.id IS NOT ?, d.merged_into IS NOT NULL, s.name, d.path",
+        (document_id, document_id, asked),
     )
     return [Location(name, display_path(root, path, uri)) for name, root, path, uri in rows]
 
@@ -124,24 +126,73 @@ async def holding_document(db: Database, document_id: int) -> int | None:
     return rows[0][0] if rows else None
 
 
-async def find_document(db: Database, *, uri: str | None = None, path: str | None = None) -> int | None:
-    """The document an exact uri (agent text, pages, records) or an absolute file path
-    names, followed to the copy that holds its text. A path that no folder holds is
-    tried as a uri too, since hits show a uri where a file would show its path."""
+@dataclass(frozen=True)
+class AtPath:
+    """The document a file path names: the copy holding its text (`document_id`, with that
+    copy's `status` and `reason`) and the location asked for (`row`, `source`,
+    `namespace`, `path`), which a citation names even when another folder's copy holds
+    the text: the text is the same, and the file is the one the user named."""
+
+    document_id: int
+    status: str
+    reason: str | None
+    row: int
+    source: str
+    namespace: str
+    path: str
+
+
+async def document_at(db: Database, path: str) -> AtPath | None:
+    """The document at an absolute file path, in whichever folder source holds it.
+
+    The path is tried as given and with its links resolved, under each root as configured
+    and resolved, so a file reached through a symlinked folder is found; a folder source
+    inside another is tried first, so the innermost holder is the one cited. An indexed
+    row (its own text, or another's copy) is preferred over a failed or skipped one,
+    which is returned only to say why the file is not indexed.
+    """
     async with db.reader() as conn:
-        if path is not None:
-            roots = await conn.execute_fetchall(
-                "SELECT id, root FROM sources WHERE kind = 'folder' AND removing = 0 ORDER BY length(root) DESC"
+        roots = await conn.execute_fetchall("SELECT id, root FROM sources WHERE kind = 'folder' AND removing = 0")
+        # Resolving links reads the disk (a stalled mount would stall it): not on the event loop.
+        unindexed = None
+        for source_id, rel in await asyncio.to_thread(_under_roots, path, roots):
+            rows = await conn.execute_fetchall(
+                "SELECT coalesce(d.merged_into, d.id), coalesce(h.status, d.status), coalesce(h.reason, d.reason),"
+                " d.id, s.name, coalesce(d.namespace, s.namespace), s.root, d.path, d.uri"
+                " FROM documents d JOIN sources s ON s.id = d.source_id LEFT JOIN documents h ON h.id = d.merged_into"
+                " WHERE d.source_id = ? AND d.path = ?",
+                (source_id, rel),
             )
-            for source_id, root in roots:
-                prefix = root.rstrip(os.sep) + os.sep
-                if path.startswith(prefix):
-                    found = await _named(conn, "source_id = ? AND path = ?", (source_id, path[len(prefix):]))
-                    if found is not None:
-                        return found
-            uri = path
-        if uri is None:
-            return None
+            if not rows:
+                continue
+            holder, status, reason, row, source, namespace, root, stored, uri = rows[0]
+            found = AtPath(holder, status, reason, row, source, namespace, display_path(root, stored, uri))
+            if status == "done":
+                return found
+            unindexed = unindexed or found
+    return unindexed
+
+
+def _under_roots(path: str, roots: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """(source id, relative path) for each folder root the path lies under, innermost first."""
+    candidates = dict.fromkeys((os.path.abspath(path), os.path.realpath(path)))
+    matches = sorted(
+        (
+            (len(base), source_id, os.path.relpath(candidate, base).replace(os.sep, "/"))
+            for source_id, root in roots
+            for base in dict.fromkeys((root, os.path.realpath(root)))
+            for candidate in candidates
+            if candidate.startswith(base.rstrip(os.sep) + os.sep)
+        ),
+        key=lambda match: -match[0],
+    )
+    return list(dict.fromkeys((source_id, rel) for _, source_id, rel in matches))
+
+
+async def find_document(db: Database, uri: str) -> int | None:
+    """The document an exact uri (agent text, pages, records) names, followed to the copy
+    that holds its text."""
+    async with db.reader() as conn:
         return await _named(conn, "uri = ?", (uri,))
 
 
