@@ -290,6 +290,7 @@ class DocumentInfo:
     namespace: str
     path: str
     format: str
+    locations: list[Location] = field(default_factory=list)
 
 
 @dataclass

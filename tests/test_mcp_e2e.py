@@ -42,7 +42,8 @@ async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
     (notes / "launchd.md").write_text(LAUNCHD)
     (notes / "almanac.md").write_text(long_document())
     library.configure([{"name": "notes", "path": str(notes)}], SMALL_CHUNKS)
-    library.daemon().wait_idle("notes")
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
 
     async with ken_mcp(library.config, library.root / "mcp.log") as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -107,6 +108,21 @@ async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
         assert [(s["name"], s["documents"]) for s in sources if s["in_config"]] == [("notes", 2)]
         status = data(await client.call_tool("status", {}))
         assert next(s for s in status["sources"] if s["name"] == "notes")["holds"] == 2
+
+        # The same file in a second folder is stored once: read by that folder's path, it
+        # is cited there, the first folder's file listed as another place holding it.
+        mirror = library.root / "mirror"
+        mirror.mkdir()
+        (mirror / "launchd.md").write_text(LAUNCHD)
+        folders = {"notes": notes, "mirror": mirror}
+        library.configure([{"name": name, "path": str(folder)} for name, folder in folders.items()], SMALL_CHUNKS)
+        daemon.call("reload")
+        daemon.wait_idle("mirror")
+        copy = data(await client.call_tool("get", {"path": str(mirror / "launchd.md"), "limit": 1}))["document"]
+        assert copy["document_id"] == top["document_id"]
+        assert (copy["source"], copy["path"]) == ("mirror", str(mirror / "launchd.md"))
+        places = [{"source": name, "path": str(folders[name] / "launchd.md")} for name in ("mirror", "notes")]
+        assert copy["locations"] == places
 
 
 async def test_bad_reads_get_an_error_the_agent_can_act_on(library):

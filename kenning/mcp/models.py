@@ -57,6 +57,11 @@ class Chunk(BaseModel):
     content: str = Field(description="the chunk's full text")
 
 
+class Location(BaseModel):
+    source: str
+    path: str
+
+
 class Document(BaseModel):
     document_id: int
     title: str
@@ -64,6 +69,9 @@ class Document(BaseModel):
     namespace: str
     path: str = Field(description="absolute path of the file, or the uri of agent text and fetched pages")
     format: str
+    locations: list[Location] = Field(
+        [], description="every file holding this same text, stored once; the path asked for first"
+    )
 
 
 class Lines(BaseModel):

@@ -450,7 +450,7 @@ class Library:
         lines = await document_text.read_lines(self.db, found.id, first, end)
         info = reading.cited_at(await document_text.describe(self.db, found.id), at)
         async with self.db.reader() as conn:
-            locations = await lookup.locations(conn, found.id, at and at.row)
+            locations = await lookup.locations(conn, found.id, at.row if at else None)
         return DocumentText(
             document_id=found.id,
             title=info.title,

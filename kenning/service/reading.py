@@ -79,7 +79,9 @@ async def fetch(
         document_id = item.document_id
     holder, at = await resolve(db, document_id, uri, path)
     [first], total = await _first_item(db, holder)
-    info = DocumentInfo(first.document_id, first.title, first.source, first.namespace, first.path, first.format)
+    async with db.reader() as conn:
+        places = await lookup.locations(conn, holder, at.row if at else None)
+    info = DocumentInfo(first.document_id, first.title, first.source, first.namespace, first.path, first.format, places)
     info = cited_at(info, at)
     if lines_wanted:
         return Fetched(document=info, total_chunks=total, lines=await _lines(db, holder, line_start or 1, line_end))
