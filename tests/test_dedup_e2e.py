@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import sqlite3
 import subprocess
 import sys
@@ -78,6 +79,21 @@ def test_a_folder_copy_is_one_document_held_by_both_and_survives_either_removal(
         page = daemon.call("documents.get", {"path": asked["path"], "limit": 1})
         assert {"source": page["document"]["source"], "path": page["document"]["path"]} == asked
         assert page["items"][0]["path"] == asked["path"]
+    # On a terminal, `ken get` heads the text with the file asked for and the other copy.
+    leader, follower = pty.openpty()
+    try:
+        headed = subprocess.run(
+            [sys.executable, "-m", "kenning", "--config", str(library.config), "get", str(copy / "note1.md")],
+            stdout=follower, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, timeout=60,
+        )  # fmt: skip
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert headed.returncode == 0, headed.stderr
+    assert headed.stderr.splitlines() == [
+        f"Note 1 · {copy / 'note1.md'} · lines 1-3 of 3",
+        f"same text in {original / 'note1.md'} [original]",
+    ]
     # A folder reached through a link is the folder: read and cited where kenning watches it.
     (tmp_path / "linked").symlink_to(copy)
     through = daemon.call("documents.get", {"path": str(tmp_path / "linked" / "note1.md"), "line_start": 3})

@@ -329,6 +329,10 @@ def get(ctx: Context, document: str, lines: str | None, numbers: bool | None, as
             ),
             err=True,
         )
+        # Other folders' copies of the file, stored once: as a search hit names them.
+        for place in text.locations:
+            if place.path != text.path:
+                click.echo(click.style(f"same text in {one_line(place.path)} [{place.source}]", dim=True), err=True)
     if numbers if numbers is not None else terminal:
         _numbered(text)
     else:
