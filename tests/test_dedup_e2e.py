@@ -98,6 +98,12 @@ def test_a_folder_copy_is_one_document_held_by_both_and_survives_either_removal(
     (tmp_path / "linked").symlink_to(copy)
     through = daemon.call("documents.get", {"path": str(tmp_path / "linked" / "note1.md"), "line_start": 3})
     assert through["document"]["path"] == str(copy / "note1.md") and "quokka1" in through["lines"]["text"]
+    # A note that says it supersedes the copy's file supersedes the one stored text.
+    newer = {"title": "Tally", "text": "The quokka1 tally is kept monthly now.", "source_uri": "note://tally"}
+    daemon.call("documents.add", {**newer, "supersedes": [str(copy / "note1.md")]})
+    [old] = [hit for hit in daemon.search("quokka1") if hit["path"] != "note://tally"]
+    assert old["document_id"] == owned["document_id"] and old["superseded_by"] is not None
+    daemon.call("documents.remove", {"uri": "note://tally"})
 
     # The original folder taken out of the config and gone from the disk (a drive
     # unmounted): the copy's file is what a hit cites and what `ken open` opens.

@@ -42,12 +42,14 @@ async def superseders(db: Database, document_ids: list[int]) -> dict[int, Supers
     one added, when several do)."""
     if not document_ids:
         return {}
+    # A document is named by its own key or by any copy's merged into it: the same file in
+    # a second folder is stored once, and an agent may name either path.
     rows = await db.read(
         "SELECT d.id, l.document_id, (SELECT i.id FROM items i WHERE i.document_id = coalesce(by.merged_into, by.id)"
         " ORDER BY i.ord LIMIT 1)"
-        " FROM documents d JOIN sources s ON s.id = d.source_id"
+        " FROM documents d JOIN documents n ON n.id = d.id OR n.merged_into = d.id JOIN sources s ON s.id = n.source_id"
         " JOIN document_links l ON l.kind = ? AND l.target ="
-        " (CASE WHEN s.kind = 'folder' THEN rtrim(s.root, '/') || '/' || d.path ELSE d.path END)"
+        " (CASE WHEN s.kind = 'folder' THEN rtrim(s.root, '/') || '/' || n.path ELSE n.path END)"
         " JOIN documents by ON by.id = l.document_id JOIN sources bs ON bs.id = by.source_id"
         f" WHERE d.id IN ({', '.join('?' * len(document_ids))}) AND l.document_id != d.id"
         # Two that each say they supersede the other: the later word stands.
