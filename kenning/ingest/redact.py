@@ -488,16 +488,17 @@ def _command_line_spans(data: bytes) -> Iterator[Span]:
 # verb or a mark.
 _PROSE_NAME = (
     r"(?:pass(?:word|wd|phrase|code)|secret(?:[ \t]+(?:access[ \t]+)?key)?|api[ \t_-]?key|access[ \t]+key"
-    r"|private[ \t]+key|auth[ \t]+token|token|credentials?)s?"
+    r"|private[ \t]+key|auth[ \t]+token|token)s?"
 )
+# The "for ..." is bounded, so that a name with no verb after it costs a short look ahead,
+# not a scan of the rest of its line per match; longer, it is a clause anyway.
 _PROSE = _re2(
-    r"(?i)\b" + _PROSE_NAME + r"(?:[ \t]+(?:for|of|to|on|at)[ \t]+([^\n.:;=|*\"'`%]{1,40}?)[ \t]*(?:\bis|\bwas|\bare|\bwere|:)"
+    r"(?i)\b" + _PROSE_NAME
+    + r"(?:[ \t]+(?:for|of|to|on|at)[ \t]+[^\n.:;=|*\"'`%]{1,40}?[ \t]*(?:\bis|\bwas|\bare|\bwere|:)"
     r"|[*_]*[ \t]*(?:\bis|\bwas|\bare|\bwere|:|-|\x{2013}|\x{2014}|\x{2192}|=>)?[*_]*)"
     r"[ \t]+(\"[^\"\n]*\"?|'[^'\n]*'?|\x{201c}[^\x{201d}\n]*\x{201d}?|`[^`\n]*`?|[^\s\"'`|\x{201c}]+)"
 )
 _PROSE_CELL = _re2(r"(?i)\b" + _PROSE_NAME + r"[ \t]*\|[ \t]*([^|\n]{1,200}?)[ \t]*\|")
-# Longer and the "for ..." is a clause, not a name of what the secret is for.
-_MAX_PROSE_QUALIFIER = 40
 _PROSE_QUOTES = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d"}
 _SENTENCE_END = ".,;:!?)"
 
@@ -506,19 +507,12 @@ def _prose_spans(data: bytes) -> Iterator[Span]:
     """Secrets written in sentences. A bare value counts only when it cannot be a word of
     the sentence: letters and digits mixed, eight characters or more ("BlueOcean2026",
     not "stored", "sha256" or "v2"), or random-looking; a quoted one unless it is a
-    placeholder."""
-    for match in _PROSE.finditer(data):
-        qualifier = match.group(1)
-        if qualifier is not None and len(qualifier) > _MAX_PROSE_QUALIFIER:
-            continue
-        start, end = match.span(2)
-        span = _prose_value(data, start, end)
-        if span is not None:
-            yield span
-    for match in _PROSE_CELL.finditer(data):
-        span = _prose_value(data, *match.span(1))
-        if span is not None:
-            yield span
+    single word, a placeholder or code."""
+    for pattern in (_PROSE, _PROSE_CELL):
+        for match in pattern.finditer(data):
+            span = _prose_value(data, *match.span(1))
+            if span is not None:
+                yield span
 
 
 def _prose_value(data: bytes, start: int, end: int) -> Span | None:
