@@ -35,7 +35,7 @@ async def resolve(
     if path is not None:
         at = await lookup.document_at(db, path)
         if at is not None:
-            if at.status != "done":
+            if not at.has_text:
                 why = f": {at.reason}" if at.reason else ""
                 raise NotFound(f"{path} is not indexed ({at.status}{why})")
             return at.document_id, at

@@ -140,6 +140,9 @@ class AtPath:
     source: str
     namespace: str
     path: str
+    # Holds indexed text: indexed, or being read again, or failed by kenning's own fault
+    # after it was indexed (`documents.mark_broken`), which search still finds.
+    has_text: bool
 
 
 async def document_at(db: Database, path: str) -> AtPath | None:
@@ -147,9 +150,9 @@ async def document_at(db: Database, path: str) -> AtPath | None:
 
     The path is tried as given and with its links resolved, under each root as configured
     and resolved, so a file reached through a symlinked folder is found; a folder source
-    inside another is tried first, so the innermost holder is the one cited. An indexed
-    row (its own text, or another's copy) is preferred over a failed or skipped one,
-    which is returned only to say why the file is not indexed.
+    inside another is tried first, so the innermost holder is the one cited. A row holding
+    text (its own, or another's copy) is preferred over a failed or skipped one, which is
+    returned only to say why the file is not indexed.
     """
     async with db.reader() as conn:
         roots = await conn.execute_fetchall("SELECT id, root FROM sources WHERE kind = 'folder' AND removing = 0")
@@ -158,16 +161,18 @@ async def document_at(db: Database, path: str) -> AtPath | None:
         for source_id, rel in await asyncio.to_thread(_under_roots, path, roots):
             rows = await conn.execute_fetchall(
                 "SELECT coalesce(d.merged_into, d.id), coalesce(h.status, d.status), coalesce(h.reason, d.reason),"
-                " d.id, s.name, coalesce(d.namespace, s.namespace), s.root, d.path, d.uri"
+                " d.id, s.name, coalesce(d.namespace, s.namespace), s.root, d.path, d.uri,"
+                " coalesce(h.chunk_count, d.chunk_count) > 0"
                 " FROM documents d JOIN sources s ON s.id = d.source_id LEFT JOIN documents h ON h.id = d.merged_into"
                 " WHERE d.source_id = ? AND d.path = ?",
                 (source_id, rel),
             )
             if not rows:
                 continue
-            holder, status, reason, row, source, namespace, root, stored, uri = rows[0]
-            found = AtPath(holder, status, reason, row, source, namespace, display_path(root, stored, uri))
-            if status == "done":
+            holder, status, reason, row, source, namespace, root, stored, uri, has_text = rows[0]
+            cited = display_path(root, stored, uri)
+            found = AtPath(holder, status, reason, row, source, namespace, cited, bool(has_text))
+            if found.has_text:
                 return found
             unindexed = unindexed or found
     return unindexed
