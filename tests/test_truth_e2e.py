@@ -885,19 +885,19 @@ def test_identical_text_in_two_files_shows_once_with_its_other_location(daemon):
 def test_an_agent_document_can_say_which_document_it_supersedes(daemon):
     daemon.call(
         "documents.add",
-        {"title": "Wifi", "text": "The guest wifi password is heron-42.", "source_uri": "note://wifi-v1"},
+        {"title": "Wifi", "text": "The guest wifi network is named heron-42.", "source_uri": "note://wifi-v1"},
     )
     added = daemon.call(
         "documents.add",
         {
             "title": "Wifi",
-            "text": "The guest wifi password is kestrel-77.",
+            "text": "The guest wifi network is named kestrel-77.",
             "source_uri": "note://wifi-v2",
             "supersedes": ["note://wifi-v1"],
             "date": "2025-09",
         },
     )
-    result = ask(daemon, "What is the guest wifi password?")
+    result = ask(daemon, "What is the guest wifi network named?")
     old = next(hit for hit in result["hits"] if hit["path"] == "note://wifi-v1")
     new = next(hit for hit in result["hits"] if hit["path"] == "note://wifi-v2")
     assert result["hits"].index(new) < result["hits"].index(old)
