@@ -9,14 +9,16 @@ field the daemon renamed fails here, loudly, rather than as a missing key later.
 from __future__ import annotations
 
 import itertools
+import os
 import socket
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 
-from kenning.config.paths import not_yours
+from kenning.config.paths import not_yours, served_by_another
 from kenning.errors import (
     DaemonNotRunning,
     DaemonTimeout,
@@ -78,6 +80,24 @@ def _unreachable(socket_path: Path, exc: OSError) -> KenningError:
     return DaemonUnreachable(f"kenning daemon at {socket_path} is not accepting connections ({exc.strerror or exc})")
 
 
+def _check_peer(conn: socket.socket, socket_path: Path) -> None:
+    """Nothing is sent to a daemon another user runs: a socket path in a shared folder
+    could have been bound by them first, and would then get every question and every text
+    an agent saves. Root's daemon is trusted, as root may read all of it anyway."""
+    uid = _peer_uid(conn, socket_path)
+    if uid not in (os.geteuid(), 0):
+        raise SocketNotYours(served_by_another(socket_path, uid))
+
+
+def _peer_uid(conn: socket.socket, socket_path: Path) -> int:
+    if hasattr(socket, "SO_PEERCRED"):
+        # Linux: the kernel's record of who listens, which no file's owner can fake.
+        credentials = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", credentials)[1]
+    # macOS has no SO_PEERCRED in Python: the socket file's owner, who bound it.
+    return os.stat(socket_path).st_uid
+
+
 def _result(line: bytes) -> Any:
     if not line.endswith(b"\n"):
         raise DaemonNotRunning("kenning daemon closed the connection without answering")
@@ -122,6 +142,7 @@ class Client:
         conn.settimeout(self.timeout)
         try:
             conn.connect(str(self.socket_path))
+            _check_peer(conn, self.socket_path)
         except BaseException:
             conn.close()
             raise
@@ -176,6 +197,7 @@ class AsyncClient:
         except OSError as exc:
             raise _unreachable(self.socket_path, exc) from None
         try:
+            _check_peer(writer.get_extra_info("socket"), self.socket_path)
             writer.write(request)
             await writer.drain()
             return await reader.readline()

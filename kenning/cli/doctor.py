@@ -204,7 +204,8 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
             )
         return None
     except SocketNotYours as exc:
-        checks.append(Check(PROBLEM, "daemon", str(exc), _OWN_DIRECTORY.format("data_dir")))
+        named = "data_dir" if ctx.locations.socket.parent == ctx.locations.data_dir else "socket"
+        checks.append(Check(PROBLEM, "daemon", str(exc), _OWN_DIRECTORY.format(named)))
         return None
     except KenningError as exc:
         checks.append(Check(PROBLEM, "daemon", f"answers, but not as this ken expects: {exc}", "ken restart"))

@@ -146,6 +146,16 @@ def not_yours(path: Path, exc: OSError) -> str:
     )
 
 
+def served_by_another(path: Path, uid: int) -> str:
+    """The one line for a socket whose daemon runs as another user: a `[daemon] socket`
+    in a shared folder such as /tmp can be bound by anyone before kenning's daemon is."""
+    return (
+        f"the daemon on {path} runs as {_user_name(uid)}, not as you: ken sends it nothing, since what"
+        " you ask and what agents save would be theirs to read; set [daemon] socket to a path in a"
+        " folder of your own"
+    )
+
+
 def _blocker(path: Path) -> tuple[Path, os.stat_result] | None:
     """The last part of `path`, from the top, this user can still look at: the folder it
     may not enter, or `path` itself when only opening it is refused."""
