@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from xml.sax.saxutils import escape
 
+from docx.document import Document as DocxDocument
+from docx.opc.constants import CONTENT_TYPE as CT
+from docx.opc.constants import RELATIONSHIP_TYPE as RT
+from docx.opc.packuri import PackURI
+from docx.opc.part import Part
+from docx.oxml import parse_xml
+from docx.text.paragraph import Paragraph
 from fpdf import FPDF
 
 from kenning.config import RetrievalSettings
@@ -50,3 +58,70 @@ def make_pdf(path: Path, pages: list[list[str]]) -> Path:
             pdf.ln()
     pdf.output(str(path))
     return path
+
+
+# --- DOCX parts python-docx cannot make -----------------------------------------------
+
+_DOCX_NS = (
+    'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" '
+    'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
+    'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" '
+    'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+    'xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape" '
+    'xmlns:v="urn:schemas-microsoft-com:vml"'
+)
+
+
+def _docx_paragraphs_xml(lines: tuple[str, ...]) -> str:
+    return "".join(f'<w:p><w:r><w:t xml:space="preserve">{escape(line)}</w:t></w:r></w:p>' for line in lines)
+
+
+def add_text_box(paragraph: Paragraph, *lines: str, legacy: bool = False) -> None:
+    """A text box anchored in `paragraph`, written as Word writes one: a DrawingML shape,
+    and the same text again in a VML fallback for readers of Word 2007's format; or, if
+    `legacy`, the VML alone, as Word 2003 and its converters wrote it."""
+    content = f"<w:txbxContent>{_docx_paragraphs_xml(lines)}</w:txbxContent>"
+    vml = (
+        '<w:pict><v:shape type="#_x0000_t202" style="width:144pt;height:36pt">'
+        f"<v:textbox>{content}</v:textbox></v:shape></w:pict>"
+    )
+    if legacy:
+        paragraph._p.append(parse_xml(f"<w:r {_DOCX_NS}>{vml}</w:r>"))
+        return
+    paragraph._p.append(
+        parse_xml(
+            f"<w:r {_DOCX_NS}><mc:AlternateContent>"
+            '<mc:Choice Requires="wps"><w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0">'
+            '<wp:extent cx="1828800" cy="457200"/><wp:docPr id="1" name="Text Box 1"/>'
+            '<a:graphic><a:graphicData uri="http://schemas.microsoft.com/office/word/2010/wordprocessingShape">'
+            '<wps:wsp><wps:cNvSpPr txBox="1"/><wps:spPr><a:xfrm><a:off x="0" y="0"/>'
+            '<a:ext cx="1828800" cy="457200"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></wps:spPr>'
+            f"<wps:txbx>{content}</wps:txbx><wps:bodyPr/></wps:wsp>"
+            "</a:graphicData></a:graphic></wp:inline></w:drawing></mc:Choice>"
+            f"<mc:Fallback>{vml}</mc:Fallback></mc:AlternateContent></w:r>"
+        )
+    )
+
+
+def add_notes(document: DocxDocument, kind: str, notes: dict[int, str]) -> None:
+    """A footnotes or endnotes part (`kind` "footnote" or "endnote") holding `notes` by
+    id, after the two separator notes Word always writes."""
+    separators = (
+        f'<w:{kind} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:{kind}>'
+        f'<w:{kind} w:type="continuationSeparator" w:id="0"><w:p><w:r><w:continuationSeparator/></w:r></w:p></w:{kind}>'
+    )
+    bodies = "".join(
+        f'<w:{kind} w:id="{note_id}"><w:p><w:r><w:{kind}Ref/></w:r>'
+        f'<w:r><w:t xml:space="preserve"> {escape(text)}</w:t></w:r></w:p></w:{kind}>'
+        for note_id, text in notes.items()
+    )
+    declaration = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    blob = f"{declaration}<w:{kind}s {_DOCX_NS}>{separators}{bodies}</w:{kind}s>"
+    content_type = CT.WML_FOOTNOTES if kind == "footnote" else CT.WML_ENDNOTES
+    reltype = RT.FOOTNOTES if kind == "footnote" else RT.ENDNOTES
+    part = Part(PackURI(f"/word/{kind}s.xml"), content_type, blob.encode(), document.part.package)
+    document.part.relate_to(part, reltype)
+
+
+def add_note_reference(paragraph: Paragraph, kind: str, note_id: int) -> None:
+    paragraph._p.append(parse_xml(f'<w:r {_DOCX_NS}><w:{kind}Reference w:id="{note_id}"/></w:r>'))

@@ -10,8 +10,9 @@ import docx
 import pytest
 
 from kenning.errors import ReaderError
+from kenning.ingest.chunker import chunk_document
 from kenning.ingest.readers import SUPPORTED_EXTENSIONS, ReadLimits, decode_text, read_file, reader_suffix
-from tests.helpers import make_pdf
+from tests.helpers import add_note_reference, add_notes, add_text_box, make_pdf
 from tests.hostile_files import docx_many_paragraphs, docx_whitespace_bomb, gzip_bomb, pdf_tex_spacing
 
 
@@ -203,6 +204,109 @@ def test_docx_nested_tables_keep_their_words_and_a_merged_cell_reads_once(tmp_pa
         "Applicant | Name: Ada Okafor | Badge 7741",
         "Signed on arrival",
     ]
+
+
+def test_docx_text_boxes_read_once_after_the_paragraph_anchoring_them(tmp_path: Path) -> None:
+    document = docx.Document()
+    document.add_heading("Harbour Open Day", 1)
+    add_text_box(document.add_paragraph("Come down to the quay."), "Free ferry rides", "Bring the kids")
+    add_text_box(document.add_paragraph("Stalls open at nine."), "Cake stall by the slipway", legacy=True)
+    form = document.add_table(rows=1, cols=2)
+    form.cell(0, 0).text = "Contact"
+    add_text_box(form.cell(0, 1).paragraphs[0], "Harbour office, 01234 567")
+    document.save(tmp_path / "flyer.docx")
+
+    # Word writes each box twice (DrawingML and a VML fallback): its words come once.
+    assert read_file(tmp_path / "flyer.docx").text.split("\n") == [
+        "# Harbour Open Day",
+        "",
+        "Come down to the quay.",
+        "",
+        "Free ferry rides",
+        "",
+        "Bring the kids",
+        "",
+        "Stalls open at nine.",
+        "",
+        "Cake stall by the slipway",
+        "",
+        "Contact | Harbour office, 01234 567",
+    ]
+
+
+def test_docx_headers_and_footers_come_once_at_the_end(tmp_path: Path) -> None:
+    document = docx.Document()
+    document.add_paragraph("Minutes of the March meeting.")
+    first = document.sections[0]
+    first.header.paragraphs[0].text = "Skerrivaig Harbour Trust"
+    first.footer.paragraphs[0].text = "Confidential to trustees"
+    first.different_first_page_header_footer = True
+    first.first_page_header.paragraphs[0].text = "Draft for approval"
+    # Not shown: the document does not set even pages apart.
+    first.even_page_header.paragraphs[0].text = "Unseen even header"
+    document.add_section()
+    document.add_paragraph("Appendix: the tide tables.")
+    second = document.sections[1]
+    # The second section's header is linked to the first's; its footer is a copy.
+    second.footer.is_linked_to_previous = False
+    second.footer.paragraphs[0].text = "Confidential to trustees"
+    document.save(tmp_path / "minutes.docx")
+
+    assert read_file(tmp_path / "minutes.docx").text.split("\n") == [
+        "Minutes of the March meeting.",
+        "",
+        "Appendix: the tide tables.",
+        "",
+        "## Header",
+        "",
+        "Draft for approval",
+        "",
+        "Skerrivaig Harbour Trust",
+        "",
+        "## Footer",
+        "",
+        "Confidential to trustees",
+    ]
+
+
+def test_docx_notes_are_numbered_as_word_shows_them_and_cited_where_they_are(tmp_path: Path) -> None:
+    document = docx.Document()
+    document.add_heading("Tide Report", 1)
+    opening = document.add_paragraph("Spring tides reached the quay.")
+    add_note_reference(opening, "footnote", 2)
+    add_note_reference(opening, "endnote", 1)
+    add_text_box(document.add_paragraph("Readings were taken hourly."), "See the gauge log.")
+    add_note_reference(document.paragraphs[-1], "footnote", 1)
+    add_notes(document, "footnote", {1: "Gauge recalibrated in May.", 2: "Measured at the north pier."})
+    add_notes(document, "endnote", {1: "Data from the harbour trust."})
+    document.save(tmp_path / "tides.docx")
+
+    result = read_file(tmp_path / "tides.docx")
+
+    lines = result.text.split("\n")
+    # Numbered by where the body refers to them, as Word numbers them; the separator
+    # notes Word keeps beside them are no text.
+    assert lines == [
+        "# Tide Report",
+        "",
+        "Spring tides reached the quay.",
+        "",
+        "Readings were taken hourly.",
+        "",
+        "See the gauge log.",
+        "",
+        "## Footnotes",
+        "",
+        "[^1]: Measured at the north pier.",
+        "[^2]: Gauge recalibrated in May.",
+        "",
+        "## Endnotes",
+        "",
+        "[^i]: Data from the harbour trust.",
+    ]
+    [chunk] = [c for c in chunk_document(result, target_chars=60, overlap_chars=0) if "north pier" in c.text]
+    assert chunk.section == "Tide Report > Footnotes"
+    assert "[^1]: Measured at the north pier." in lines[chunk.line_start - 1 : chunk.line_end]
 
 
 def test_docx_core_title_wins(tmp_path: Path) -> None:
