@@ -9,6 +9,10 @@ Readers stop at `ReadLimits`: a file is opened only if it is a regular file (a F
 swapped in after the walk would block the open forever), its size is checked before a
 byte is read, gzip is inflated only up to the file-size limit, and extracted text stops
 at the character cap, so a small hostile file cannot grow without bound.
+
+What the rich formats give: a PDF its text layer, page by page; a DOCX its body
+(headings, lists, tables, text boxes), then its footnotes and endnotes, then its headers
+and footers; HTML its text as Markdown, without scripts.
 """
 
 from __future__ import annotations
