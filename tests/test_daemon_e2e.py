@@ -19,6 +19,7 @@ from fpdf import FPDF
 from kenning.daemon.protocol import MAX_LINE_BYTES
 from kenning.errors import RpcError
 from tests.daemon_harness import wait_for
+from tests.helpers import add_note_reference, add_notes, add_text_box
 
 
 def ken(config: Path, *args: str) -> subprocess.CompletedProcess:
@@ -41,7 +42,11 @@ def make_docx(path: Path) -> None:
     document.add_heading("Quarterly Report", level=1)
     document.add_paragraph("Opening remarks on the fiscal year.")
     document.add_heading("Revenue", level=2)
-    document.add_paragraph("Revenue grew because of the xylophone product line.")
+    growth = document.add_paragraph("Revenue grew because of the xylophone product line.")
+    add_note_reference(growth, "footnote", 1)
+    add_notes(document, "footnote", {1: "Figures audited by the okapi committee."})
+    add_text_box(growth, "Pull quote: the ocelot range sold out.")
+    document.sections[0].footer.paragraphs[0].text = "Issued by the gazelle office"
     document.save(str(path))
 
 
@@ -85,6 +90,14 @@ def test_mixed_folder_is_searchable_with_citations(library, tmp_path):
     [hit] = daemon.search("xylophone")
     assert hit["path"] == str(notes / "report.docx")
     assert hit["section"] == "Quarterly Report > Revenue"
+    # A DOCX's text box, footnote and footer are found too, each once, and a citation's
+    # lines are the extracted text's lines that hold the word.
+    report = str(notes / "report.docx")
+    for word, section in (("ocelot", "Revenue"), ("okapi", "Footnotes"), ("gazelle", "Footer")):
+        [hit] = daemon.search(word)
+        assert (hit["path"], hit["section"]) == (report, f"Quarterly Report > {section}")
+        cited = daemon.call("documents.read", {"path": report, "line_start": hit["line_start"], "line_end": hit["line_end"]})
+        assert sum(word in line for line in cited["lines"]) == 1
 
     [hit] = daemon.search("ptarmigan")
     assert hit["title"] == "Field Notes"
