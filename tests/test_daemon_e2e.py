@@ -96,7 +96,8 @@ def test_mixed_folder_is_searchable_with_citations(library, tmp_path):
     for word, section in (("ocelot", "Revenue"), ("okapi", "Footnotes"), ("gazelle", "Footer")):
         [hit] = daemon.search(word)
         assert (hit["path"], hit["section"]) == (report, f"Quarterly Report > {section}")
-        cited = daemon.call("documents.read", {"path": report, "line_start": hit["line_start"], "line_end": hit["line_end"]})
+        lines = {"line_start": hit["line_start"], "line_end": hit["line_end"]}
+        cited = daemon.call("documents.read", {"path": report, **lines})
         assert sum(word in line for line in cited["lines"]) == 1
 
     [hit] = daemon.search("ptarmigan")
