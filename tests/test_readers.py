@@ -406,6 +406,38 @@ def test_utf16_without_bom_is_detected(tmp_path: Path, encoding: str) -> None:
     assert read_file(path).text == text
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "会议纪要\n第二行：下周二上午九点开会，讨论预算。\n",
+        "Πρακτικά συνεδρίασης\nΗ επόμενη συνάντηση είναι τη Δευτέρα.\n",
+        "Протокол встречи\nСледующая встреча в понедельник, 10:00.\n",
+        "会議の議事録\n次の会議は月曜日です。カタカナとひらがな。\n",
+    ],
+)
+def test_utf16_without_bom_in_another_script_is_detected(tmp_path: Path, text: str, encoding: str) -> None:
+    # Only its spaces, digits and line ends hold a NUL, too few to tell it by alone.
+    path = write(tmp_path / "notes.txt", text.encode(encoding))
+    assert read_file(path).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [
+        ("Le café était fermé, très étrange à Noël.\n" * 5, "cp1252"),
+        ("Grüße aus Köln, die Straße ist nass.\n" * 5, "cp1252"),
+        ("Πρακτικά συνεδρίασης, η επόμενη συνάντηση.\n" * 3, "utf-8"),
+    ],
+)
+def test_text_with_a_stray_nul_is_not_taken_for_utf16(tmp_path: Path, text: str, encoding: str) -> None:
+    data = text.encode(encoding)
+    for at in range(1, 60):
+        # A NUL anywhere, inside a UTF-8 character too: refused as before, never misread.
+        with pytest.raises(ReaderError, match="binary"):
+            decode_text(data[:at] + b"\0" + data[at:])
+
+
 def test_random_bytes_are_refused_as_binary(tmp_path: Path) -> None:
     noise = random.Random(7).randbytes(20_000)
     with pytest.raises(ReaderError, match="binary"):

@@ -17,12 +17,15 @@ and footers; HTML its text as Markdown, without scripts.
 
 from __future__ import annotations
 
+import codecs
+import collections
 import gzip
 import io
 import logging
 import os
 import re
 import stat
+import unicodedata
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator
@@ -145,11 +148,13 @@ def reader_suffix(name: str) -> tuple[str, bool] | str:
 def decode_text(data: bytes) -> str:
     """Decode bytes of unknown encoding, or raise ReaderError when they are not text.
 
-    UTF-16 without a BOM is recognised by its NUL bytes all falling on one side of each
-    pair, and then only kept if it decodes to printable text; any other NUL-bearing data
-    is binary. A byte that is not part of UTF-8 is read as Windows-1252, the usual legacy
-    encoding, else latin-1, which maps every byte; so the share of control characters is
-    what tells text from noise.
+    UTF-16 without a BOM is recognised by its NUL bytes. In Latin-script text they fall
+    on one side of most pairs, and it is kept if it decodes to printable text; Greek,
+    Cyrillic or CJK text has them only in its spaces, digits and line ends, and is kept
+    only if it reads as the text of one or two scripts (`_non_latin_utf16`). Any other
+    NUL-bearing data is binary. A byte that is not part of UTF-8 is read as Windows-1252,
+    the usual legacy encoding, else latin-1, which maps every byte; so the share of
+    control characters is what tells text from noise.
     """
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         text = data.decode("utf-16", errors="replace")
@@ -180,20 +185,81 @@ def _line_breaks(text: str) -> str:
 
 
 def _utf16_without_bom(sample: bytes) -> str | None:
-    """'utf-16-le' or 'utf-16-be' when the NULs sit on one side of the byte pairs."""
+    """'utf-16-le' or 'utf-16-be' when the sample reads as UTF-16, else None.
+
+    Latin-script UTF-16 has a NUL as the high byte of most characters; binary data has
+    NULs on both sides. Greek, Cyrillic or CJK text has a NUL only in its spaces, digits
+    and line ends, too few to tell it by; unless it is UTF-8 text with a stray NUL, it
+    is told by reading it (`_non_latin_utf16`), the side holding more NULs first, since
+    a character such as "一" (U+4E00) puts a NUL on the other.
+    """
     sample = sample[: len(sample) // 2 * 2]
     pairs = len(sample) // 2
     if not pairs:
         return None
     even_nuls = sample[0::2].count(0)
     odd_nuls = sample[1::2].count(0)
-    # Latin-script UTF-16 has a NUL as the high byte of most characters; binary data
-    # has NULs on both sides.
     if odd_nuls > pairs * 0.3 and even_nuls < pairs * 0.02:
         return "utf-16-le"
     if even_nuls > pairs * 0.3 and odd_nuls < pairs * 0.02:
         return "utf-16-be"
-    return None
+    if _utf8_text(sample):
+        return None
+    order = ("utf-16-le", "utf-16-be") if odd_nuls >= even_nuls else ("utf-16-be", "utf-16-le")
+    return next((encoding for encoding in order if _non_latin_utf16(sample, encoding)), None)
+
+
+# Fewer characters past Latin-1 than this are too few to tell text from noise by.
+_MIN_NON_LATIN = 16
+# Letters of these share one writing system: Japanese mixes kanji and both kana. Hangul
+# is a script of its own, as Korean is written with little Han, while bytes that are no
+# UTF-16 read as Han and Hangul mixed.
+_EAST_ASIAN = frozenset({"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "BOPOMOFO", "FULLWIDTH", "HALFWIDTH"})
+
+
+def _non_latin_utf16(sample: bytes, encoding: str) -> bool:
+    """Whether a sample holding NULs, and no UTF-8 text, is text of a non-Latin script
+    in `encoding`.
+
+    Anything else that holds NULs comes out as characters from all over the table. So
+    the sample must decode with no half surrogate pair (random bytes hold one every 32
+    characters), and past Latin-1 must hold nothing unassigned or private, almost only
+    letters, marks, punctuation and spaces, and letters of one or two scripts.
+    Windows-1252 text read so fails on its spaces and accents (U+2065, U+E9xx), Greek read
+    with the wrong byte order on its line ends (U+0A00).
+    """
+    try:
+        text = codecs.getincrementaldecoder(encoding)().decode(sample)
+    except UnicodeDecodeError:
+        return False
+    if _mostly_controls(text):
+        return False
+    wide = [char for char in text if char >= "\u0100"]
+    categories = [unicodedata.category(char) for char in wide]
+    if len(wide) < _MIN_NON_LATIN or any(category in ("Cn", "Co") for category in categories):
+        return False
+    if sum(category[0] in "LMPZ" for category in categories) < len(wide) * 0.9:
+        return False
+    scripts = collections.Counter(_script(char) for char, category in zip(wide, categories) if category[0] == "L")
+    return sum(count for _, count in scripts.most_common(2)) >= sum(scripts.values()) * 0.9
+
+
+def _script(letter: str) -> str:
+    """The script a letter is written in, as the first word of its Unicode name says."""
+    word = unicodedata.name(letter, "").partition(" ")[0]
+    return "CJK" if word in _EAST_ASIAN else word
+
+
+def _utf8_text(sample: bytes) -> bool:
+    """Whether `sample` is UTF-8 text but for its NULs (a NUL dropped inside a character
+    breaks it), though it may end inside a character. Russian in UTF-16 is valid UTF-8
+    too (U+0430 is the bytes 0x30 0x04), but a control character every other byte is no
+    text."""
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(sample.replace(b"\0", b""))
+    except UnicodeDecodeError:
+        return False
+    return not _mostly_controls(text)
 
 
 # A byte that is no part of UTF-8, as surrogateescape leaves it, to what it is in
