@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -72,6 +73,9 @@ _DOCX_NS = (
 )
 
 
+_SHAPE_IDS = itertools.count(1)
+
+
 def _docx_paragraphs_xml(lines: tuple[str, ...]) -> str:
     return "".join(f'<w:p><w:r><w:t xml:space="preserve">{escape(line)}</w:t></w:r></w:p>' for line in lines)
 
@@ -81,6 +85,8 @@ def add_text_box(paragraph: Paragraph, *lines: str, legacy: bool = False) -> Non
     and the same text again in a VML fallback for readers of Word 2007's format; or, if
     `legacy`, the VML alone, as Word 2003 and its converters wrote it."""
     content = f"<w:txbxContent>{_docx_paragraphs_xml(lines)}</w:txbxContent>"
+    # Word can report a document whose drawings share an id as damaged.
+    shape = next(_SHAPE_IDS)
     vml = (
         '<w:pict><v:shape type="#_x0000_t202" style="width:144pt;height:36pt">'
         f"<v:textbox>{content}</v:textbox></v:shape></w:pict>"
@@ -92,7 +98,7 @@ def add_text_box(paragraph: Paragraph, *lines: str, legacy: bool = False) -> Non
         parse_xml(
             f"<w:r {_DOCX_NS}><mc:AlternateContent>"
             '<mc:Choice Requires="wps"><w:drawing><wp:inline distT="0" distB="0" distL="0" distR="0">'
-            '<wp:extent cx="1828800" cy="457200"/><wp:docPr id="1" name="Text Box 1"/>'
+            f'<wp:extent cx="1828800" cy="457200"/><wp:docPr id="{shape}" name="Text Box {shape}"/>'
             '<a:graphic><a:graphicData uri="http://schemas.microsoft.com/office/word/2010/wordprocessingShape">'
             '<wps:wsp><wps:cNvSpPr txBox="1"/><wps:spPr><a:xfrm><a:off x="0" y="0"/>'
             '<a:ext cx="1828800" cy="457200"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></wps:spPr>'
