@@ -22,6 +22,14 @@ class ReaderError(KenningError):
     """A file could not be turned into text; the message is the reason stored for it."""
 
 
+class TextCapReached(ReaderError):
+    """A file's extracted text passed `[limits] max_text_chars`: raised as it grows, so a
+    small file that extracts to a flood stops there."""
+
+    def __init__(self, max_chars: int) -> None:
+        super().__init__(f"extracted text passes the {max_chars}-character limit")
+
+
 class AccessDenied(ReaderError):
     """The file's mode or owner keeps this user out: nothing says its text is bad or gone,
     so what was read from it before is kept."""

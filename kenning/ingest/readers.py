@@ -26,26 +26,15 @@ import os
 import re
 import stat
 import unicodedata
-import zipfile
 import zlib
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import docx
 import pdfplumber
-from docx.blkcntnr import BlockItemContainer
-from docx.document import Document as DocxDocument
-from docx.opc.constants import RELATIONSHIP_TYPE as RT
-from docx.oxml import parse_xml
-from docx.oxml.ns import qn
-from docx.oxml.xmlchemy import BaseOxmlElement
-from docx.table import Table
-from docx.text.paragraph import Paragraph
-from docx.types import ProvidesStoryPart
 from lxml import etree
 
-from kenning.errors import AccessDenied, ReaderError
+from kenning.errors import AccessDenied, ReaderError, TextCapReached
+from kenning.ingest.docx_text import read_docx
 from kenning.text import frontmatter
 from kenning.text.html import first_h1, html_to_markdown
 
@@ -95,15 +84,7 @@ _NOT_TEXT = re.compile("[\x00-\x07\x0e-\x1a\x1c-\x1f\x7f-\x9f\ufffd]")
 _MAX_CONTROL_SHARE = 0.02
 
 # Scanned with finditer so a title is found without splitting a large file into lines.
-_HEADING_STYLE = re.compile(r"Heading ([1-9])$")
 _WORD_GAP_RATIO = 0.15
-
-_PARAGRAPH = qn("w:p")
-_TABLE = qn("w:tbl")
-_TEXT_BOX = qn("w:txbxContent")
-_MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
-_MC_CHOICE = f"{_MC}Choice"
-_MC_FALLBACK = f"{_MC}Fallback"
 
 
 @dataclass(frozen=True)
@@ -344,7 +325,7 @@ def read_file(path: Path, limits: ReadLimits = ReadLimits()) -> ReadResult:
         # contract is that only ReaderError leaves this function.
         raise ReaderError(f"cannot read {_format_name(suffix)}: {_one_line(exc)}") from exc
     if len(result.text) > limits.max_text_chars:
-        raise _text_cap(limits.max_text_chars)
+        raise TextCapReached(limits.max_text_chars)
     return result
 
 
@@ -390,7 +371,8 @@ def _convert(stem: str, suffix: str, data: bytes, limits: ReadLimits) -> ReadRes
     if suffix == ".pdf":
         return _read_pdf(stem, data, limits.max_text_chars)
     if suffix == ".docx":
-        return _read_docx(stem, data, limits)
+        text, title = read_docx(data, limits.max_file_bytes, limits.max_text_chars)
+        return ReadResult(text, title or first_h1(text) or stem, "markdown", "docx")
     if suffix in _HTML_EXTENSIONS:
         return _read_html(stem, data)
     text = decode_text(data)
@@ -418,7 +400,7 @@ def _read_pdf(stem: str, data: bytes, max_chars: int) -> ReadResult:
                 page.close()
             chars += len(page_text) + 1
             if chars > max_chars:
-                raise _text_cap(max_chars)
+                raise TextCapReached(max_chars)
             page_starts.append(line)
             line += page_text.count("\n") + 1
             pages.append(page_text)
@@ -441,206 +423,9 @@ def _pdf_page_text(page: pdfplumber.page.Page) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _read_docx(stem: str, data: bytes, limits: ReadLimits) -> ReadResult:
-    """The body in reading order, a text box's paragraphs right after the paragraph that
-    anchors it (where a reader's eye goes next); then footnotes, endnotes, headers and
-    footers, each kind under its own `##` heading.
-
-    Those last go after the body, not where they show on a page, because a page is no
-    line of the extracted text: in the body a footnote would split the paragraph it
-    explains and a header repeated on every page would be read once per page; at the end
-    they push none of the body's lines about. A note keeps the number Word shows
-    (`[^n]`, a Markdown footnote; endnotes in Word's lower-case Roman, so the two never
-    share a label). A header linked to the previous section's is that same header, and
-    headers with the same words (Word copies one when it is unlinked) are read once.
-    """
-    # A DOCX is a zip that python-docx inflates whole; like a .gz, what it inflates to
-    # is held to the file-size limit. zipfile stops each member at its declared size,
-    # so the declared sizes are a bound, not a claim.
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        inflated = sum(member.file_size for member in archive.infolist())
-    if inflated > limits.max_file_bytes:
-        raise ReaderError(f"DOCX inflates to {inflated} bytes, over the {limits.max_file_bytes}-byte limit")
-    document = docx.Document(io.BytesIO(data))
-    out = _DocxText(limits.max_text_chars)
-    out.add_blocks(document.iter_inner_content())
-    for kind, label in (("footnote", str), ("endnote", _roman)):
-        notes = _docx_notes(document, kind)
-        if notes:
-            out.add([f"## {kind.capitalize()}s"])
-        for number, note in enumerate(notes, 1):
-            out.add([f"[^{label(number)}]: {_docx_flat_text(note, document)}".rstrip()], is_item=True)
-    for kind in ("header", "footer"):
-        seen: set[tuple[str, ...]] = set()
-        for part in _docx_page_furniture(document, kind):
-            lines = _DocxText(limits.max_text_chars)
-            lines.add_blocks(part.iter_inner_content())
-            if lines.lines and tuple(lines.lines) not in seen:
-                if not seen:
-                    out.add([f"## {kind.capitalize()}"])
-                seen.add(tuple(lines.lines))
-                out.add(lines.lines)
-    text = "\n".join(out.lines)
-    title = (document.core_properties.title or "").strip()
-    return ReadResult(text, title or first_h1(text) or stem, "markdown", "docx")
-
-
-class _DocxText:
-    """The extracted lines as they grow, checked against the character cap as each block
-    comes, so two million tiny paragraphs stop at the cap rather than after all of them
-    are converted."""
-
-    def __init__(self, max_chars: int) -> None:
-        self.lines: list[str] = []
-        self._max_chars = max_chars
-        self._chars = 0
-        self._previous_was_item = False
-
-    def add(self, lines: list[str], is_item: bool = False) -> None:
-        if not lines:
-            return
-        # Blank lines separate blocks, except between list items so they stay one list.
-        if self.lines and not (is_item and self._previous_was_item):
-            self.lines.append("")
-        self.lines.extend(lines)
-        self._previous_was_item = is_item
-        self._chars += sum(len(line) + 1 for line in lines) + 1
-        if self._chars > self._max_chars:
-            raise _text_cap(self._max_chars)
-
-    def add_blocks(self, blocks: Iterable[Paragraph | Table]) -> None:
-        for block in blocks:
-            if isinstance(block, Table):
-                self.add(_docx_table_rows(block))
-                continue
-            self.add(*_docx_paragraph(block.text, block.style.name if block.style else ""))
-            for box in _text_boxes(block):
-                self.add_blocks(_docx_blocks(box, block))
-
-
-def _docx_paragraph(raw: str, style: str) -> tuple[list[str], bool]:
-    text = raw.strip()
-    if not text:
-        return [], False
-    # A soft line break inside a heading or list item would leave its tail as a plain
-    # line; body paragraphs keep their breaks.
-    flat = " ".join(text.split())
-    heading = _HEADING_STYLE.match(style)
-    if style == "Title":
-        return [f"# {flat}"], False
-    if heading:
-        return [f"{'#' * min(int(heading.group(1)), 6)} {flat}"], False
-    if style.startswith("List"):
-        return [f"- {flat}"], True
-    return text.split("\n"), False
-
-
-def _docx_blocks(element: BaseOxmlElement, parent: ProvidesStoryPart) -> Iterator[Paragraph | Table]:
-    """The paragraphs and tables of a text box or note, which python-docx has no object
-    for; `parent` only lends them the document part their styles are looked up in."""
-    for child in element.iterchildren(_PARAGRAPH, _TABLE):
-        yield Paragraph(child, parent) if child.tag == _PARAGRAPH else Table(child, parent)
-
-
-def _text_boxes(paragraph: Paragraph) -> list[BaseOxmlElement]:
-    """The text boxes anchored in a paragraph, each once.
-
-    Word writes a shape twice, as DrawingML in `mc:Choice` and as VML in `mc:Fallback`
-    for older readers; the fallback's copy is read only when no choice holds a text box.
-    A text box inside another is read with the paragraph that anchors it there.
-    """
-    boxes = []
-    for box in paragraph._p.iter(_TEXT_BOX):
-        for ancestor in box.iterancestors():
-            if ancestor is paragraph._p:
-                boxes.append(box)
-                break
-            if ancestor.tag == _TEXT_BOX:
-                break
-            if ancestor.tag == _MC_FALLBACK and any(
-                True for choice in ancestor.itersiblings(_MC_CHOICE, preceding=True) for _ in choice.iter(_TEXT_BOX)
-            ):
-                break
-    return boxes
-
-
-def _docx_notes(document: DocxDocument, kind: str) -> list[BaseOxmlElement]:
-    """The footnotes or endnotes in the order the body refers to them, which is the order
-    Word numbers them in; the separator notes Word keeps in the same part are never
-    referred to. python-docx has no API for either part."""
-    reltype = RT.FOOTNOTES if kind == "footnote" else RT.ENDNOTES
-    parts = [rel.target_part for rel in document.part.rels.values() if rel.reltype == reltype and not rel.is_external]
-    if not parts:
-        return []
-    notes = {note.get(qn("w:id")): note for note in parse_xml(parts[0].blob).iterchildren(qn(f"w:{kind}"))}
-    # A text box's reference is there twice, once in each copy of the shape.
-    referred = dict.fromkeys(ref.get(qn("w:id")) for ref in document.element.body.iter(qn(f"w:{kind}Reference")))
-    return [notes[note_id] for note_id in referred if note_id in notes]
-
-
-def _docx_page_furniture(document: DocxDocument, kind: str) -> Iterator[BlockItemContainer]:
-    """Each header (or footer) the document shows, in section order: a first-page one
-    only where the section has a distinct first page, an even-page one only where the
-    document sets them apart, and none linked to the previous section's."""
-    even_pages = document.settings.odd_and_even_pages_header_footer
-    for section in document.sections:
-        if kind == "header":
-            variants = (section.first_page_header, section.header, section.even_page_header)
-        else:
-            variants = (section.first_page_footer, section.footer, section.even_page_footer)
-        shown = (section.different_first_page_header_footer, True, even_pages)
-        for part, is_shown in zip(variants, shown):
-            # Checked before the content is touched: python-docx gives a linked header
-            # of the first section a new, empty definition.
-            if is_shown and not part.is_linked_to_previous:
-                yield part
-
-
-def _roman(number: int) -> str:
-    digits = []
-    for value, numeral in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"),
-                           (50, "l"), (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):  # fmt: skip
-        count, number = divmod(number, value)
-        digits.append(numeral * count)
-    return "".join(digits)
-
-
-def _docx_table_rows(table: Table) -> list[str]:
-    rows = []
-    for row in table.rows:
-        cells: list[str] = []
-        seen: set[int] = set()
-        for cell in row.cells:
-            # A cell merged across columns comes back once per column it spans.
-            if id(cell._tc) not in seen:
-                seen.add(id(cell._tc))
-                cells.append(_docx_flat_text(cell._tc, cell))
-        if any(cells):
-            rows.append(" | ".join(cells))
-    return rows
-
-
-def _docx_flat_text(element: BaseOxmlElement, parent: ProvidesStoryPart) -> str:
-    """A cell's or note's words on one line, its tables and text boxes included:
-    `cell.text` holds only its paragraphs, so a form laid out in nested tables lost every
-    word of them."""
-    parts = []
-    for block in _docx_blocks(element, parent):
-        if isinstance(block, Table):
-            parts.extend(_docx_table_rows(block))
-            continue
-        parts.append(block.text)
-        parts.extend(_docx_flat_text(box, block) for box in _text_boxes(block))
-    return " ".join(" ".join(parts).split())
-
-
 def _read_html(stem: str, data: bytes) -> ReadResult:
     text, title = html_to_markdown(decode_text(data))
     return ReadResult(text, title or stem, "markdown", "html")
-
-
-def _text_cap(max_chars: int) -> ReaderError:
-    return ReaderError(f"extracted text passes the {max_chars}-character limit")
 
 
 def _caused_by_memory(exc: BaseException) -> bool:
