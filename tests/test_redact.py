@@ -157,6 +157,30 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         ('Use the passphrase "correct horse 7 battery".', f'Use the passphrase "{MARK}".'),
         ("the password is \u201cSunny 2026 day\u201d.", f"the password is \u201c{MARK}\u201d."),
         ('the password is "Abc123xyz9 and the quote never closes', f'the password is "{MARK} and the quote never closes'),
+        # Other languages, more verbs, a note in brackets, words joined by hyphens,
+        # numbers after a PIN's name, a table's secret column, the value before its name.
+        ("Das Kennwort f\u00fcr den Drucker ist Drucker2025x", f"Das Kennwort f\u00fcr den Drucker ist {MARK}"),
+        ("mot de passe : Cerise9911", f"mot de passe : {MARK}"),
+        ("La contrase\u00f1a es Luna2024mar", f"La contrase\u00f1a es {MARK}"),
+        ("Le mot de passe est \u00ab Pomme2025 \u00bb.", f"Le mot de passe est \u00ab {MARK} \u00bb."),
+        ("the admin password is now Hx7-Rover-31", f"the admin password is now {MARK}"),
+        ("the vault passphrase's Otter4Pines9", f"the vault passphrase's {MARK}"),
+        ("root password was changed to Cobalt!8812", f"root password was changed to {MARK}"),
+        ("SMTP password is: Relay-7731x", f"SMTP password is: {MARK}"),
+        ("I set the jenkins password to Builder#2026 today", f"I set the jenkins password to {MARK} today"),
+        ("try Orchid55pass as the password first", f"try {MARK} as the password first"),
+        ("VPN password (expires Friday): Tunnel7788", f"VPN password (expires Friday): {MARK}"),
+        ("pw: Nimbus2027", f"pw: {MARK}"),
+        ("the wifi key is 9qk3m7x2pz", f"the wifi key is {MARK}"),
+        ("manager passphrase: maple-otter-copper-drift", f"manager passphrase: {MARK}"),
+        ("The gate code is 5521#.", f"The gate code is {MARK}."),
+        ("phone PIN: 9043", f"phone PIN: {MARK}"),
+        ("recovery key: 111111-222222-333333-444444", f"recovery key: {MARK}"),
+        ("backup codes: 7k2m-9x3q 4h8n-2p6w 1c5v-8b3n", f"backup codes: {MARK} {MARK} {MARK}"),
+        (
+            "| Host | User | Password |\n|---|---|---|\n| db01 | root | Xk29vq7LmN |\n| db02 | root | see vault |\n",
+            f"| Host | User | Password |\n|---|---|---|\n| db01 | root | {MARK} |\n| db02 | root | see vault |\n",
+        ),
     ],
 )
 def test_secret_formats_are_masked(text, expected):
@@ -227,6 +251,17 @@ def test_secret_formats_are_masked(text, expected):
         'getpass.getpass("IMAP password for %s on %s: " % (USER, host))',
         "the API key is at https://console.example/keys2024 under Settings",
         "| password | `${DB_PASSWORD}` |",
+        "Change the root password to a long passphrase.",
+        "The signing key is secp384r1 and the token is HS512-signed.",
+        "the API key is `settings.MAPS_API_KEY` in Django",
+        "Pin 22 is the reset line; the pin code length is 4 digits.",
+        "use sha256sum as the token checksum",
+        "the key is ed448 and the network key is WPA3-SAE",
+        "Password (optional): leave blank for anonymous access",
+        "Recovery codes: store them offline, each works once.",
+        "| Name | Password policy |\n|---|---|\n| admin | 16 chars, rotated 2024 |",
+        "| Service | Password |\n|---|---|\n| Grafana | in 1Password |",
+        "| wifi password | in 1Password |",
     ],
 )
 def test_ordinary_text_and_code_are_not_masked(text):
@@ -279,14 +314,39 @@ def repeated(unit: str, size: int) -> str:
 @pytest.mark.parametrize("size", [1 * MB, 10 * MB], ids=["1MB", "10MB"])
 @pytest.mark.parametrize(
     "unit",
-    ["eyJ", "-----BEGIN RSA PRIVATE KEY-----\n", "://user:", "password=", "AKIA", "password is \u201c", "password for "],
-    ids=["eyJ", "BEGIN-without-END", "url-without-at", "password=", "AKIA", "unclosed-quote", "password-for"],
+    [
+        "eyJ",
+        "-----BEGIN RSA PRIVATE KEY-----\n",
+        "://user:",
+        "password=",
+        "AKIA",
+        "password is \u201c",
+        "password for ",
+        "reset password to ",
+        "password (x ",
+        "| password |\n",
+        "pin 1234 ",
+    ],
+    ids=[
+        "eyJ",
+        "BEGIN-without-END",
+        "url-without-at",
+        "password=",
+        "AKIA",
+        "unclosed-quote",
+        "password-for",
+        "set-without-value",
+        "unclosed-bracket",
+        "table-headers",
+        "pins",
+    ],
 )
 def test_pathological_inputs_take_linear_time(unit, size):
     text = repeated(unit, size)
     out = redact(text)
     assert out.count("\n") == text.count("\n")
-    if unit in ("eyJ", "-----BEGIN RSA PRIVATE KEY-----\n", "://user:", "password is \u201c", "password for "):
+    quiet = ("eyJ", "-----BEGIN RSA PRIVATE KEY-----\n", "://user:", "password is \u201c", "password for ")
+    if unit in (*quiet, "reset password to ", "password (x ", "| password |\n"):
         assert out == text  # nothing there is a secret
     else:
         assert out.startswith(unit[:4]) or out.startswith(MARK)

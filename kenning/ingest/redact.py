@@ -483,39 +483,143 @@ def _command_line_spans(data: bytes) -> Iterator[Span]:
 
 # How a note says it: "the wifi password is BlueOcean2026", "root password for db01:
 # Xk29vq7LmN", "**Password:** hunter2xY", "Password - X", "log in with password X", a
-# Markdown table's `| password | X |`. The name is a whole phrase here, never a part of
-# an identifier, and what may stand between it and the value is a short "for ..." and a
-# verb or a mark.
+# Markdown table's `| password | X |`, "Das Passwort lautet X", "mot de passe : X". The
+# name is a whole phrase here, never a part of an identifier, and what may stand between
+# it and the value is a short "(...)", a short "for ..." and a verb or a mark.
 _PROSE_NAME = (
-    r"(?:pass(?:word|wd|phrase|code)|secret(?:[ \t]+(?:access[ \t]+)?key)?|api[ \t_-]?key|access[ \t]+key"
-    r"|private[ \t]+key|auth[ \t]+token|token)s?"
+    r"(?:pass(?:word|wd|phrase|code)|pass[ \t]+phrase|pw|pwd|passwort|kennwort|mot[ \t]+de[ \t]+passe"
+    r"|contrase(?:\x{f1}|n)a|secret(?:[ \t]+(?:access[ \t]+)?key)?|api[ \t_-]?key|access[ \t]+key"
+    r"|private[ \t]+key|auth[ \t]+token|token"
+    r"|(?:wi-?fi|wlan|wpa2?|network|vpn|encryption|recovery|pre-?shared|master)[ \t-]?(?:key|schl\x{fc}ssel)"
+    r"|(?:recovery|backup)[ \t]+code|pin(?:[ \t]+code)?|(?:door|gate|alarm|lock|safe|garage)[ \t]+code)s?"
 )
-# The "for ..." is bounded, so that a name with no verb after it costs a short look ahead,
-# not a scan of the rest of its line per match; longer, it is a clause anyway.
+# What says the value comes next: "is", "was now", "has been changed to", "'s", "ist",
+# "lautet", "est", "es"; each part optional and bounded.
+_PROSE_VERB = (
+    r"(?:(?:\bis|\bwas|\bare|\bwere|\bhas[ \t]+been|\bwill[ \t]+be|'s|\bist|\bwar|\blautet|\best|\bes|\bera)"
+    r"(?:[ \t]+(?:now|just|still|currently|simply|also|temporarily))?)?"
+    r"(?:[ \t]*(?:\bset|\breset|\bchanged|\bupdated)[ \t]+to)?"
+)
+_PROSE_VALUE = (
+    r"(\"[^\"\n]*\"?|'[^'\n]*'?|\x{201c}[^\x{201d}\n]*\x{201d}?|\x{ab}[^\x{bb}\n]*\x{bb}?"
+    r"|\x{201e}[^\x{201c}\n]*\x{201c}?|`[^`\n]*`?|[^\s\"'`|\x{201c}\x{ab}\x{201e}]+)"
+)
+# The "(...)" and the "for ..." are bounded, so that a name with no verb after it costs a
+# short look ahead, not a scan of the rest of its line per match; longer, it is a clause.
 _PROSE = _re2(
-    r"(?i)\b" + _PROSE_NAME
-    + r"(?:[ \t]+(?:for|of|to|on|at)[ \t]+[^\n.:;=|*\"'`%]{1,40}?[ \t]*(?:\bis|\bwas|\bare|\bwere|:)"
-    r"|[*_]*[ \t]*(?:\bis|\bwas|\bare|\bwere|:|-|\x{2013}|\x{2014}|\x{2192}|=>)?[*_]*)"
-    r"[ \t]+(\"[^\"\n]*\"?|'[^'\n]*'?|\x{201c}[^\x{201d}\n]*\x{201d}?|`[^`\n]*`?|[^\s\"'`|\x{201c}]+)"
+    r"(?i)\b" + _PROSE_NAME + r"(?:[ \t]*\([^()\n]{1,40}\))?"
+    r"(?:[ \t]+(?:for|of|to|on|at|du|de|des|del|f\x{fc}r|pour|para)[ \t]+[^\n.:;=|*\"'`%]{1,40}?[ \t]*"
+    r"(?:(?:\bis|\bwas|\bare|\bwere|\bist|\bwar|\blautet|\best|\bes|\bera)[ \t]*:?|:)"
+    r"|[*_]*[ \t]*(?:" + _PROSE_VERB + r"[ \t]*:|" + _PROSE_VERB
+    + r"|-|\x{2013}|\x{2014}|\x{2192}|=>)?[*_]*)"
+    r"[ \t]+" + _PROSE_VALUE
+)
+# "I changed the password to X", "set the admin password to X": a bare "password to X"
+# is as often "send the password to ops".
+_PROSE_SET = _re2(
+    r"(?i)\b(?:set|reset|changed?|updated?)[ \t]+(?:[^\s.:;=|]{1,30}[ \t]+){0,3}?"
+    + _PROSE_NAME + r"[ \t]+to[ \t]+" + _PROSE_VALUE
+)
+# The value before the name: "try hunter2xyz as the password".
+_PROSE_AS = _re2(
+    r"(?i)\b(?:use|try|enter|type)[ \t]+(\"[^\"\n]{1,100}\"|'[^'\n]{1,100}'|`[^`\n]{1,100}`|[^\s\"'`]{1,100})"
+    r"[ \t]+as[ \t]+(?:(?:the|your|my|our|a|an)[ \t]+)?(?:[\w-]{1,20}[ \t]+)?" + _PROSE_NAME + r"\b"
 )
 _PROSE_CELL = _re2(r"(?i)\b" + _PROSE_NAME + r"[ \t]*\|[ \t]*([^|\n]{1,200}?)[ \t]*\|")
-_PROSE_QUOTES = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d"}
+# A table whose header names a secret column: `| Service | User | Password |`.
+_PROSE_HEADER = _re2(r"(?im)^[ \t]*\|[^\n]*?\b" + _PROSE_NAME + r"[ \t]*\|[^\n]*$")
+_PROSE_HEADER_CELL = _re2(r"(?i)[ \t]*[*_]{0,2}" + _PROSE_NAME + r"[*_]{0,2}[ \t]*")
+_MAX_TABLE_ROWS = 200
+_PROSE_QUOTES = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u00ab": "\u00bb", "\u201e": "\u201c"}
 _SENTENCE_END = ".,;:!?)"
+# Names whose values are numbers: a PIN, a door code, a recovery key; a pin and a door
+# code are nothing else ("pin 13 is the LED"), the rest may also be a password's shape.
+_NUMERIC_NAME = re.compile(
+    rb"(?i)\b(?:(pin(?:[ \t]+code)?|(?:door|gate|alarm|lock|safe|garage)[ \t]+code)|pass[ \t]*code|recovery[ \t]+key"
+    rb"|(?:recovery|backup)[ \t]+code)"
+)
+_NUMBER = re.compile(r"\d{4,12}[#*]?|\d{4,8}(?:-\d{4,8}){1,9}")
+# A list of codes: each further one on the line goes too.
+_PLURAL_CODES = re.compile(rb"(?i)\b(?:recovery|backup)[ \t]+codes")
+_NEXT_CODE = re.compile(rb"[ \t]*[,;]?[ \t]+([^\s,;]{1,64})")
+# Words joined by hyphens, as password managers write passphrases: "correct-horse-battery-staple".
+_WORD_CHAIN = re.compile(r"[A-Za-z]{3,}(?:-[A-Za-z]{3,}){2,}")
+# An algorithm, a curve, an encoding: what "the key is ..." names when it holds no key.
+_ALGORITHM = re.compile(
+    r"(?i)(?:sha|md|aes|rsa|dsa|ecdsa|ed|x|secp|sect|prime|brainpoolp|curve|hs|rs|es|ps|base|utf|pbkdf|argon"
+    r"|blake|crc|chacha|poly|hmac|p|wpa|wep|tls|tlsv|ssl|des|rc)-?\d+(?:[a-z]{1,3}\d*)?(?:-[a-z0-9]+)*"
+)
 
 
 def _prose_spans(data: bytes) -> Iterator[Span]:
     """Secrets written in sentences. A bare value counts only when it cannot be a word of
     the sentence: letters and digits mixed, eight characters or more ("BlueOcean2026",
-    not "stored", "sha256" or "v2"), or random-looking; a quoted one unless it is a
-    single word, a placeholder or code."""
-    for pattern in (_PROSE, _PROSE_CELL):
+    not "stored", "sha256" or "v2") and no algorithm's name ("secp256k1", "HS256-signed"),
+    three or more words joined by hyphens, or random-looking; a quoted one unless it is a
+    single word, a placeholder or code. After a PIN's or a door code's name, four digits
+    or more."""
+    for pattern in (_PROSE, _PROSE_CELL, _PROSE_SET, _PROSE_AS):
         for match in pattern.finditer(data):
-            span = _prose_value(data, *match.span(1))
-            if span is not None:
-                yield span
+            name = _NUMERIC_NAME.search(data, match.start(), match.start(1))
+            span = _prose_value(data, *match.span(1), numeric=name is not None, only_numeric=bool(name and name.group(1)))
+            if span is None:
+                continue
+            yield span
+            if _PLURAL_CODES.search(data, match.start(), match.start(1)):
+                yield from _more_codes(data, span[1])
+    yield from _table_spans(data)
 
 
-def _prose_value(data: bytes, start: int, end: int) -> Span | None:
+def _more_codes(data: bytes, position: int) -> Iterator[Span]:
+    """The codes after the first in "recovery codes: a1b2-c3d4 e5f6-a7b8 ...", up to the
+    first that is not one."""
+    for _ in range(32):
+        found = _NEXT_CODE.match(data, position)
+        if found is None:
+            return
+        span = _prose_value(data, *found.span(1), numeric=True)
+        if span is None:
+            return
+        yield span
+        position = span[1]
+
+
+def _table_spans(data: bytes) -> Iterator[Span]:
+    """The cells under a secret-named column of a Markdown table, up to its last row.
+    Each row is read once: a header found inside a table already read is skipped."""
+    covered = 0
+    for match in _PROSE_HEADER.finditer(data):
+        if match.start() < covered:
+            continue
+        cells = match.group().split(b"|")
+        columns = [i for i, cell in enumerate(cells) if _PROSE_HEADER_CELL.fullmatch(cell)]
+        if not columns:
+            continue
+        width = len(cells)
+        position = match.end() + 1
+        for _ in range(_MAX_TABLE_ROWS):
+            end = data.find(b"\n", position)
+            end = len(data) if end < 0 else end
+            line = data[position:end]
+            if not line.lstrip().startswith(b"|"):
+                break
+            row = line.split(b"|")
+            if len(row) == width:
+                offset = position
+                for i, cell in enumerate(row):
+                    if i in columns and cell.strip() and not set(cell.strip()) <= set(b"-:"):
+                        lead = len(cell) - len(cell.lstrip())
+                        span = _prose_value(data, offset + lead, offset + len(cell.rstrip()))
+                        if span is not None:
+                            yield span
+                    offset += len(cell) + 1
+            position = end + 1
+            if end == len(data):
+                break
+        covered = position
+
+
+def _prose_value(data: bytes, start: int, end: int, numeric: bool = False, only_numeric: bool = False) -> Span | None:
     value = data[start:end].decode("utf-8", "replace")
     closing = _PROSE_QUOTES.get(value[:1])
     if closing is not None:
@@ -525,24 +629,37 @@ def _prose_value(data: bytes, start: int, end: int) -> Span | None:
             # A quoted word names a word (the token "record"); a passphrase has spaces,
             # a password digits or symbols.
             inner = inner[:-1]
+            start += len(inner.encode()) - len(inner.lstrip().encode())
+            inner = inner.strip()
+            if only_numeric:
+                return (start, start + len(inner.encode())) if _NUMBER.fullmatch(inner) else None
             secret = _is_quoted_secret(inner) and not inner.isalpha() and not _is_reference(inner)
             return (start, start + len(inner.encode())) if secret else None
         # A quote never closed on its line (the pattern runs to the line's end rather
         # than look ahead for the quote, a scan per match): its first word, as if bare.
-        start += len(inner) - len(inner.lstrip())
+        start += len(inner.encode()) - len(inner.lstrip().encode())
         value = inner.split(None, 1)[0] if inner.strip() else ""
     # Judged without the sentence's punctuation, masked with it: "Spring2024!" may end
     # in its "!".
     word = value.rstrip(_SENTENCE_END)
-    if _is_placeholder(word) or _is_reference(word):
+    if any(char.isspace() for char in word):
+        return None  # a table cell's words: "in 1Password", "see vault"
+    if numeric and _NUMBER.fullmatch(word):
+        return start, start + len(word.encode())
+    if only_numeric or _is_placeholder(word) or _is_reference(word) or _ALGORITHM.fullmatch(word):
         return None
     mixed = _has_digit(word) and any(char.isalpha() for char in word)
-    return (start, start + len(value.encode())) if (mixed and len(word) >= 8) or _is_random(word) else None
+    secret = (mixed and len(word) >= 8) or _is_random(word) or (len(word) >= 15 and _WORD_CHAIN.fullmatch(word))
+    return (start, start + len(value.encode())) if secret else None
 
 
 def _is_reference(value: str) -> bool:
-    """Code, a URL or a path: what a sentence about a secret points at, not the secret."""
-    return _has_code(value) or "://" in value or value.startswith(("/", "~"))
+    """Code, a URL, a path or a dotted name: what a sentence about a secret points at,
+    not the secret."""
+    if _has_code(value) or "://" in value or value.startswith(("/", "~")):
+        return True
+    # `process.env.MAPS_KEY`, `settings.api_key`; not "Blue.Ocean2026".
+    return bool(_REFERENCE.fullmatch(value)) and (value.count(".") >= 2 or "_" in value or not _has_digit(value))
 
 
 def _assigned_secret(data: bytes, match: re2._Match) -> Span | None:
