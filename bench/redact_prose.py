@@ -12,8 +12,11 @@ few in German, French and Spanish). Two sets:
   version strings, hashes, commit ids, code review). The false-positive rate is the share
   of lines that redaction changed at all.
 
-The lines are a measure, not unit-test fixtures: tests/test_redact.py holds its own
-cases, so a rule fitted to these lines would not show up here as a test passing.
+Each line is in one of two splits. ``dev`` is the first batch, which the rules of stop 43's
+red-team pass were written against (its figures flatter them); ``heldout`` was written
+after those rules, without running them on it, and is the honest estimate. Keep it so:
+a line added after a miss it shows belongs in ``dev``. Neither split is a unit-test
+fixture: tests/test_redact.py holds its own cases.
 """
 
 from __future__ import annotations
@@ -40,22 +43,27 @@ def main() -> None:
     args = parser.parse_args()
 
     rows = load(args.data)
-    secrets = [row for row in rows if row["set"] == "secret"]
-    clean = [row for row in rows if row["set"] == "clean"]
-    missed = [row for row in secrets if row["secret"] in redact(row["text"])]
-    changed = [(row, out) for row in clean if (out := redact(row["text"])) != normalized(row["text"])]
-
-    caught = len(secrets) - len(missed)
-    print(f"secret lines: {len(secrets)}; recall {caught}/{len(secrets)} = {caught / len(secrets):.1%}")
-    print(f"clean lines:  {len(clean)}; false positives {len(changed)}/{len(clean)} = {len(changed) / len(clean):.1%}")
+    results = []
+    for split in ("dev", "heldout", "all"):
+        part = [row for row in rows if split in ("all", row["split"])]
+        secrets = [row for row in part if row["set"] == "secret"]
+        clean = [row for row in part if row["set"] == "clean"]
+        missed = [row for row in secrets if row["secret"] in redact(row["text"])]
+        changed = [(row, out) for row in clean if (out := redact(row["text"])) != normalized(row["text"])]
+        caught = len(secrets) - len(missed)
+        print(
+            f"{split:<8} recall {caught}/{len(secrets)} = {caught / len(secrets):5.1%}"
+            f"   false positives {len(changed)}/{len(clean)} = {len(changed) / len(clean):5.1%}"
+        )
+        results.append((split, missed, changed))
     if args.show:
-        print("missed:")
-        for row in missed:
-            print(f"  [{row['kind']}] {row['text']!r}")
-        print("false positives:")
-        for row, out in changed:
-            print(f"  [{row['kind']}] {row['text']!r}\n      -> {out!r}")
-
+        for split, missed, changed in results[:2]:
+            print(f"{split}, missed:")
+            for row in missed:
+                print(f"  [{row['kind']}] {row['text']!r}")
+            print(f"{split}, false positives:")
+            for row, out in changed:
+                print(f"  [{row['kind']}] {row['text']!r}\n      -> {out!r}")
 
 if __name__ == "__main__":
     main()
