@@ -177,6 +177,13 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         ("phone PIN: 9043", f"phone PIN: {MARK}"),
         ("recovery key: 111111-222222-333333-444444", f"recovery key: {MARK}"),
         ("backup codes: 7k2m-9x3q 4h8n-2p6w 1c5v-8b3n", f"backup codes: {MARK} {MARK} {MARK}"),
+        ("db password for the reporting replica \u2192 Rep0rting9x", f"db password for the reporting replica \u2192 {MARK}"),
+        ("Passwort WLAN Gast: Gast2026Wlan", f"Passwort WLAN Gast: {MARK}"),
+        ("ci admin pw = Runner!7788", f"ci admin pw = {MARK}"),
+        ("the password for Dad's laptop: Garden1959!", f"the password for Dad's laptop: {MARK}"),
+        ("paste Qw3rty-Sunday as the passphrase", f"paste {MARK} as the passphrase"),
+        ("the vpn pass is Tunnel2026x", f"the vpn pass is {MARK}"),
+        ("Storage account key: " + K8S_KEY, f"Storage account key: {MARK}"),
         (
             "| Host | User | Password |\n|---|---|---|\n| db01 | root | Xk29vq7LmN |\n| db02 | root | see vault |\n",
             f"| Host | User | Password |\n|---|---|---|\n| db01 | root | {MARK} |\n| db02 | root | see vault |\n",
@@ -262,6 +269,11 @@ def test_secret_formats_are_masked(text, expected):
         "| Name | Password policy |\n|---|---|\n| admin | 16 chars, rotated 2024 |",
         "| Service | Password |\n|---|---|\n| Grafana | in 1Password |",
         "| wifi password | in 1Password |",
+        "Password reset: click the link we sent.",
+        "Token refresh: every 3600 seconds",
+        "the boarding pass is in the app",
+        "password for Dad's laptop is on the fridge",
+        "assert pw == hashed_pw2024",
     ],
 )
 def test_ordinary_text_and_code_are_not_masked(text):

@@ -490,7 +490,8 @@ _PROSE_NAME = (
     r"(?:pass(?:word|wd|phrase|code)|pass[ \t]+phrase|pw|pwd|passwort|kennwort|mot[ \t]+de[ \t]+passe"
     r"|contrase(?:\x{f1}|n)a|secret(?:[ \t]+(?:access[ \t]+)?key)?|api[ \t_-]?key|access[ \t]+key"
     r"|private[ \t]+key|auth[ \t]+token|token"
-    r"|(?:wi-?fi|wlan|wpa2?|network|vpn|encryption|recovery|pre-?shared|master)[ \t-]?(?:key|schl\x{fc}ssel)"
+    r"|(?:wi-?fi|wlan|wpa2?|network|vpn|encryption|recovery|pre-?shared|master|account)[ \t-]?(?:key|schl\x{fc}ssel)"
+    r"|(?:wi-?fi|wlan|vpn|db|admin|root|sudo)[ \t]+pass"
     r"|(?:recovery|backup)[ \t]+code|pin(?:[ \t]+code)?|(?:door|gate|alarm|lock|safe|garage)[ \t]+code)s?"
 )
 # What says the value comes next: "is", "was now", "has been changed to", "'s", "ist",
@@ -508,10 +509,11 @@ _PROSE_VALUE = (
 # short look ahead, not a scan of the rest of its line per match; longer, it is a clause.
 _PROSE = _re2(
     r"(?i)\b" + _PROSE_NAME + r"(?:[ \t]*\([^()\n]{1,40}\))?"
-    r"(?:[ \t]+(?:for|of|to|on|at|du|de|des|del|f\x{fc}r|pour|para)[ \t]+[^\n.:;=|*\"'`%]{1,40}?[ \t]*"
-    r"(?:(?:\bis|\bwas|\bare|\bwere|\bist|\bwar|\blautet|\best|\bes|\bera)[ \t]*:?|:)"
+    r"(?:[ \t]+(?:for|of|to|on|at|du|de|des|del|f\x{fc}r|pour|para)[ \t]+(?:[^\n.:;=|*\"'`%]|'s){1,40}?[ \t]*"
+    r"(?:(?:\bis|\bwas|\bare|\bwere|\bist|\bwar|\blautet|\best|\bes|\bera)[ \t]*:?|:|-|\x{2013}|\x{2014}|\x{2192}|=>?)"
+    r"|(?:[ \t]+[^\s.:;=|*\"'`%()]{1,20}){1,2}[ \t]*:"
     r"|[*_]*[ \t]*(?:" + _PROSE_VERB + r"[ \t]*:|" + _PROSE_VERB
-    + r"|-|\x{2013}|\x{2014}|\x{2192}|=>)?[*_]*)"
+    + r"|-|\x{2013}|\x{2014}|\x{2192}|=>?)?[*_]*)"
     r"[ \t]+" + _PROSE_VALUE
 )
 # "I changed the password to X", "set the admin password to X": a bare "password to X"
@@ -522,7 +524,7 @@ _PROSE_SET = _re2(
 )
 # The value before the name: "try hunter2xyz as the password".
 _PROSE_AS = _re2(
-    r"(?i)\b(?:use|try|enter|type)[ \t]+(\"[^\"\n]{1,100}\"|'[^'\n]{1,100}'|`[^`\n]{1,100}`|[^\s\"'`]{1,100})"
+    r"(?i)\b(?:use|try|enter|type|put|paste|pick|choose|set)[ \t]+(\"[^\"\n]{1,100}\"|'[^'\n]{1,100}'|`[^`\n]{1,100}`|[^\s\"'`]{1,100})"
     r"[ \t]+as[ \t]+(?:(?:the|your|my|our|a|an)[ \t]+)?(?:[\w-]{1,20}[ \t]+)?" + _PROSE_NAME + r"\b"
 )
 _PROSE_CELL = _re2(r"(?i)\b" + _PROSE_NAME + r"[ \t]*\|[ \t]*([^|\n]{1,200}?)[ \t]*\|")
