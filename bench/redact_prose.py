@@ -44,7 +44,7 @@ def main() -> None:
 
     rows = load(args.data)
     results = []
-    for split in ("dev", "heldout", "all"):
+    for split in ("dev", "heldout", "heldout2", "all"):
         part = [row for row in rows if split in ("all", row["split"])]
         secrets = [row for row in part if row["set"] == "secret"]
         clean = [row for row in part if row["set"] == "clean"]
@@ -57,7 +57,7 @@ def main() -> None:
         )
         results.append((split, missed, changed))
     if args.show:
-        for split, missed, changed in results[:2]:
+        for split, missed, changed in results[:-1]:
             print(f"{split}, missed:")
             for row in missed:
                 print(f"  [{row['kind']}] {row['text']!r}")
