@@ -184,6 +184,12 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         ("paste Qw3rty-Sunday as the passphrase", f"paste {MARK} as the passphrase"),
         ("the vpn pass is Tunnel2026x", f"the vpn pass is {MARK}"),
         ("Storage account key: " + K8S_KEY, f"Storage account key: {MARK}"),
+        ("smtp pw changed \u2192 Mail_Relay77", f"smtp pw changed \u2192 {MARK}"),
+        ("the deploy token (it's Dpl0y-Tok-31) expires soon", f"the deploy token (it's {MARK}) expires soon"),
+        ("locker combination is 12-34-56", f"locker combination is {MARK}"),
+        ("lockbox code 3690", f"lockbox code {MARK}"),
+        ("la clave del router es Router2026x", f"la clave del router es {MARK}"),
+        ("API key | Zz9-Yy8-Xx7", f"API key | {MARK}"),
         (
             "| Host | User | Password |\n|---|---|---|\n| db01 | root | Xk29vq7LmN |\n| db02 | root | see vault |\n",
             f"| Host | User | Password |\n|---|---|---|\n| db01 | root | {MARK} |\n| db02 | root | see vault |\n",
@@ -274,6 +280,11 @@ def test_secret_formats_are_masked(text, expected):
         "the boarding pass is in the app",
         "password for Dad's laptop is on the fridge",
         "assert pw == hashed_pw2024",
+        "use scrypt16 as the password hash function",
+        "try v2beta1x as the token format",
+        "the private key (id_ed25519) stays on the laptop",
+        "La clave del \u00e9xito es la constancia.",
+        "the combination is 3-in-1",
     ],
 )
 def test_ordinary_text_and_code_are_not_masked(text):

@@ -488,19 +488,22 @@ def _command_line_spans(data: bytes) -> Iterator[Span]:
 # it and the value is a short "(...)", a short "for ..." and a verb or a mark.
 _PROSE_NAME = (
     r"(?:pass(?:word|wd|phrase|code)|pass[ \t]+phrase|pw|pwd|passwort|kennwort|mot[ \t]+de[ \t]+passe"
-    r"|contrase(?:\x{f1}|n)a|secret(?:[ \t]+(?:access[ \t]+)?key)?|api[ \t_-]?key|access[ \t]+key"
+    r"|contrase(?:\x{f1}|n)a|clave|secret(?:[ \t]+(?:access[ \t]+)?key)?|api[ \t_-]?key|access[ \t]+key"
     r"|private[ \t]+key|auth[ \t]+token|token"
     r"|(?:wi-?fi|wlan|wpa2?|network|vpn|encryption|recovery|pre-?shared|master|account)[ \t-]?(?:key|schl\x{fc}ssel)"
     r"|(?:wi-?fi|wlan|vpn|db|admin|root|sudo)[ \t]+pass"
-    r"|(?:recovery|backup)[ \t]+code|pin(?:[ \t]+code)?|(?:door|gate|alarm|lock|safe|garage)[ \t]+code)s?"
+    r"|(?:recovery|backup)[ \t]+code|pin(?:[ \t]+code)?|(?:door|gate|alarm|lock|lockbox|key[ \t]?box|safe|garage)[ \t]+code"
+    r"|(?:safe|lock|locker|padlock)[ \t]+combination)s?"
 )
 # What says the value comes next: "is", "was now", "has been changed to", "'s", "ist",
-# "lautet", "est", "es"; each part optional and bounded.
+# "lautet", "est", "es", "changed", and a mark after them ("is:", "changed ->"); each
+# part optional and bounded.
 _PROSE_VERB = (
     r"(?:(?:\bis|\bwas|\bare|\bwere|\bhas[ \t]+been|\bwill[ \t]+be|'s|\bist|\bwar|\blautet|\best|\bes|\bera)"
     r"(?:[ \t]+(?:now|just|still|currently|simply|also|temporarily))?)?"
-    r"(?:[ \t]*(?:\bset|\breset|\bchanged|\bupdated)[ \t]+to)?"
+    r"(?:[ \t]*(?:\bset[ \t]+to|\breset|\bchanged|\bupdated)(?:[ \t]+to)?)?"
 )
+_PROSE_MARK = r"(?::|-|\x{2013}|\x{2014}|\x{2192}|=>?)"
 _PROSE_VALUE = (
     r"(\"[^\"\n]*\"?|'[^'\n]*'?|\x{201c}[^\x{201d}\n]*\x{201d}?|\x{ab}[^\x{bb}\n]*\x{bb}?"
     r"|\x{201e}[^\x{201c}\n]*\x{201c}?|`[^`\n]*`?|[^\s\"'`|\x{201c}\x{ab}\x{201e}]+)"
@@ -512,8 +515,7 @@ _PROSE = _re2(
     r"(?:[ \t]+(?:for|of|to|on|at|du|de|des|del|f\x{fc}r|pour|para)[ \t]+(?:[^\n.:;=|*\"'`%]|'s){1,40}?[ \t]*"
     r"(?:(?:\bis|\bwas|\bare|\bwere|\bist|\bwar|\blautet|\best|\bes|\bera)[ \t]*:?|:|-|\x{2013}|\x{2014}|\x{2192}|=>?)"
     r"|(?:[ \t]+[^\s.:;=|*\"'`%()]{1,20}){1,2}[ \t]*:"
-    r"|[*_]*[ \t]*(?:" + _PROSE_VERB + r"[ \t]*:|" + _PROSE_VERB
-    + r"|-|\x{2013}|\x{2014}|\x{2192}|=>?)?[*_]*)"
+    r"|[*_]*[ \t]*(?:" + _PROSE_VERB + r"[ \t]*" + _PROSE_MARK + "|" + _PROSE_VERB + r")?[*_]*)"
     r"[ \t]+" + _PROSE_VALUE
 )
 # "I changed the password to X", "set the admin password to X": a bare "password to X"
@@ -522,25 +524,34 @@ _PROSE_SET = _re2(
     r"(?i)\b(?:set|reset|changed?|updated?)[ \t]+(?:[^\s.:;=|]{1,30}[ \t]+){0,3}?"
     + _PROSE_NAME + r"[ \t]+to[ \t]+" + _PROSE_VALUE
 )
-# The value before the name: "try hunter2xyz as the password".
+# The value before the name: "try hunter2xyz as the password", and the word after the
+# name, which may make it another thing ("as the password hash").
 _PROSE_AS = _re2(
     r"(?i)\b(?:use|try|enter|type|put|paste|pick|choose|set)[ \t]+(\"[^\"\n]{1,100}\"|'[^'\n]{1,100}'|`[^`\n]{1,100}`|[^\s\"'`]{1,100})"
-    r"[ \t]+as[ \t]+(?:(?:the|your|my|our|a|an)[ \t]+)?(?:[\w-]{1,20}[ \t]+)?" + _PROSE_NAME + r"\b"
+    r"[ \t]+as[ \t]+(?:(?:the|your|my|our|a|an)[ \t]+)?(?:[\w-]{1,20}[ \t]+)?" + _PROSE_NAME + r"\b(?:[ \t]+([a-z]{1,20}))?"
 )
-_PROSE_CELL = _re2(r"(?i)\b" + _PROSE_NAME + r"[ \t]*\|[ \t]*([^|\n]{1,200}?)[ \t]*\|")
+# The value in brackets after the name, said to be it: "the webhook secret (it's X)",
+# "the jira password (currently X)".
+_PROSE_PAREN = _re2(
+    r"(?i)\b" + _PROSE_NAME + r"[ \t]*\((?:it'?s|it[ \t]+is|currently|now|is|was|new|old|default|temp|temporary)"
+    r"[ \t:]+([^()\s]{1,100})\)"
+)
+# A table's row or a two-column line: `| password | X |`, `Password | X`.
+_PROSE_CELL = _re2(r"(?im)\b" + _PROSE_NAME + r"[ \t]*\|[ \t]*([^|\n]{1,200}?)[ \t]*(?:\||$)")
 # A table whose header names a secret column: `| Service | User | Password |`.
 _PROSE_HEADER = _re2(r"(?im)^[ \t]*\|[^\n]*?\b" + _PROSE_NAME + r"[ \t]*\|[^\n]*$")
 _PROSE_HEADER_CELL = _re2(r"(?i)[ \t]*[*_]{0,2}" + _PROSE_NAME + r"[*_]{0,2}[ \t]*")
 _MAX_TABLE_ROWS = 200
+_COMPOUND_HEADS = frozenset("hash hashes hashing salt manager generator rotation strength reuse".split())
 _PROSE_QUOTES = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u00ab": "\u00bb", "\u201e": "\u201c"}
 _SENTENCE_END = ".,;:!?)"
 # Names whose values are numbers: a PIN, a door code, a recovery key; a pin and a door
 # code are nothing else ("pin 13 is the LED"), the rest may also be a password's shape.
 _NUMERIC_NAME = re.compile(
-    rb"(?i)\b(?:(pin(?:[ \t]+code)?|(?:door|gate|alarm|lock|safe|garage)[ \t]+code)|pass[ \t]*code|recovery[ \t]+key"
+    rb"(?i)\b(?:(pin(?:[ \t]+code)?|(?:door|gate|alarm|lock|lockbox|key[ \t]?box|safe|garage)[ \t]+code|(?:safe|lock|locker|padlock)[ \t]+combination)|pass[ \t]*code|recovery[ \t]+key"
     rb"|(?:recovery|backup)[ \t]+code)"
 )
-_NUMBER = re.compile(r"\d{4,12}[#*]?|\d{4,8}(?:-\d{4,8}){1,9}")
+_NUMBER = re.compile(r"\d{4,12}[#*]?|\d{4,8}(?:-\d{4,8}){1,9}|\d{1,3}(?:-\d{1,3}){2,5}")
 # A list of codes: each further one on the line goes too.
 _PLURAL_CODES = re.compile(rb"(?i)\b(?:recovery|backup)[ \t]+codes")
 _NEXT_CODE = re.compile(rb"[ \t]*[,;]?[ \t]+([^\s,;]{1,64})")
@@ -549,7 +560,7 @@ _WORD_CHAIN = re.compile(r"[A-Za-z]{3,}(?:-[A-Za-z]{3,}){2,}")
 # An algorithm, a curve, an encoding: what "the key is ..." names when it holds no key.
 _ALGORITHM = re.compile(
     r"(?i)(?:sha|md|aes|rsa|dsa|ecdsa|ed|x|secp|sect|prime|brainpoolp|curve|hs|rs|es|ps|base|utf|pbkdf|argon"
-    r"|blake|crc|chacha|poly|hmac|p|wpa|wep|tls|tlsv|ssl|des|rc)-?\d+(?:[a-z]{1,3}\d*)?(?:-[a-z0-9]+)*"
+    r"|blake|crc|chacha|poly|hmac|p|wpa|wep|tls|tlsv|ssl|des|rc|bcrypt|scrypt)-?\d+(?:[a-z]{1,3}\d*)?(?:-[a-z0-9]+)*"
 )
 
 
@@ -560,8 +571,10 @@ def _prose_spans(data: bytes) -> Iterator[Span]:
     three or more words joined by hyphens, or random-looking; a quoted one unless it is a
     single word, a placeholder or code. After a PIN's or a door code's name, four digits
     or more."""
-    for pattern in (_PROSE, _PROSE_CELL, _PROSE_SET, _PROSE_AS):
+    for pattern in (_PROSE, _PROSE_CELL, _PROSE_SET, _PROSE_AS, _PROSE_PAREN):
         for match in pattern.finditer(data):
+            if pattern is _PROSE_AS and match.start(2) >= 0 and _is_compound(match.group(2)):
+                continue
             name = _NUMERIC_NAME.search(data, match.start(), match.start(1))
             span = _prose_value(data, *match.span(1), numeric=name is not None, only_numeric=bool(name and name.group(1)))
             if span is None:
@@ -570,6 +583,11 @@ def _prose_spans(data: bytes) -> Iterator[Span]:
             if _PLURAL_CODES.search(data, match.start(), match.start(1)):
                 yield from _more_codes(data, span[1])
     yield from _table_spans(data)
+
+
+def _is_compound(word: bytes) -> bool:
+    """Whether the word after a secret's name makes it another thing: "password hash"."""
+    return word.decode().lower() in _NOT_SECRET_SUFFIXES | _COMPOUND_HEADS
 
 
 def _more_codes(data: bytes, position: int) -> Iterator[Span]:
