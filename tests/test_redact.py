@@ -285,6 +285,12 @@ def test_secret_formats_are_masked(text, expected):
         "the private key (id_ed25519) stays on the laptop",
         "La clave del \u00e9xito es la constancia.",
         "the combination is 3-in-1",
+        # Code and API docs the prose rules first read as sentences (site-packages).
+        "Clear the auth token fields: `--oidc-client-id`, then retry.",
+        "self.token = 'Bearer %s' % creds['token']",
+        "the full token response: `access_token`, and optionally more",
+        "Anthos auth token access-token-expiry flag, sets the expiry",
+        "- name: api_key http_header: Api-Key1",
     ],
 )
 def test_ordinary_text_and_code_are_not_masked(text):

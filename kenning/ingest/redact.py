@@ -514,7 +514,7 @@ _PROSE = _re2(
     r"(?i)\b" + _PROSE_NAME + r"(?:[ \t]*\([^()\n]{1,40}\))?"
     r"(?:[ \t]+(?:for|of|to|on|at|du|de|des|del|f\x{fc}r|pour|para)[ \t]+(?:[^\n.:;=|*\"'`%]|'s){1,40}?[ \t]*"
     r"(?:(?:\bis|\bwas|\bare|\bwere|\bist|\bwar|\blautet|\best|\bes|\bera)[ \t]*:?|:|-|\x{2013}|\x{2014}|\x{2192}|=>?)"
-    r"|(?:[ \t]+[^\s.:;=|*\"'`%()]{1,20}){1,2}[ \t]*:"
+    r"|[ \t]+([^\s\d.:;=|*\"'`%()_]{1,20}(?:[ \t]+[^\s\d.:;=|*\"'`%()_]{1,20})?)[ \t]*:"
     r"|[*_]*[ \t]*(?:" + _PROSE_VERB + r"[ \t]*" + _PROSE_MARK + "|" + _PROSE_VERB + r")?[*_]*)"
     r"[ \t]+" + _PROSE_VALUE
 )
@@ -538,11 +538,16 @@ _PROSE_PAREN = _re2(
 )
 # A table's row or a two-column line: `| password | X |`, `Password | X`.
 _PROSE_CELL = _re2(r"(?im)\b" + _PROSE_NAME + r"[ \t]*\|[ \t]*([^|\n]{1,200}?)[ \t]*(?:\||$)")
+# Each pattern, the group of its value, and the group of words after the name that may
+# make it another thing (0: none).
+_PROSE_PATTERNS = ((_PROSE, 2, 1), (_PROSE_CELL, 1, 0), (_PROSE_SET, 1, 0), (_PROSE_AS, 1, 2), (_PROSE_PAREN, 1, 0))
 # A table whose header names a secret column: `| Service | User | Password |`.
 _PROSE_HEADER = _re2(r"(?im)^[ \t]*\|[^\n]*?\b" + _PROSE_NAME + r"[ \t]*\|[^\n]*$")
 _PROSE_HEADER_CELL = _re2(r"(?i)[ \t]*[*_]{0,2}" + _PROSE_NAME + r"[*_]{0,2}[ \t]*")
 _MAX_TABLE_ROWS = 200
-_COMPOUND_HEADS = frozenset("hash hashes hashing salt manager generator rotation strength reuse".split())
+_COMPOUND_HEADS = frozenset(
+    "hash hashes hashing salt manager generator rotation strength reuse response request flag flags".split()
+)
 _PROSE_QUOTES = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u00ab": "\u00bb", "\u201e": "\u201c"}
 _SENTENCE_END = ".,;:!?)"
 # Names whose values are numbers: a PIN, a door code, a recovery key; a pin and a door
@@ -571,23 +576,36 @@ def _prose_spans(data: bytes) -> Iterator[Span]:
     three or more words joined by hyphens, or random-looking; a quoted one unless it is a
     single word, a placeholder or code. After a PIN's or a door code's name, four digits
     or more."""
-    for pattern in (_PROSE, _PROSE_CELL, _PROSE_SET, _PROSE_AS, _PROSE_PAREN):
+    for pattern, value_group, words_group in _PROSE_PATTERNS:
         for match in pattern.finditer(data):
-            if pattern is _PROSE_AS and match.start(2) >= 0 and _is_compound(match.group(2)):
-                continue
-            name = _NUMERIC_NAME.search(data, match.start(), match.start(1))
-            span = _prose_value(data, *match.span(1), numeric=name is not None, only_numeric=bool(name and name.group(1)))
+            if words_group and match.start(words_group) >= 0 and _is_compound(match.group(words_group)):
+                continue  # "the auth token fields: `--oidc-email`", "as the password hash"
+            start = match.start()
+            if start and data[start - 1 : start] == b"." and pattern is not _PROSE_SET:
+                continue  # `self.token = ...`: code, which the assignment rules read
+            between = data[start : match.start(value_group)]
+            if b"=" in between and data[match.start(value_group) : match.start(value_group) + 1] in _QUOTES:
+                continue  # `token = 'Bearer %s' % x`: code too
+            name = _NUMERIC_NAME.search(data, start, match.start(value_group))
+            span = _prose_value(
+                data,
+                *match.span(value_group),
+                numeric=name is not None,
+                only_numeric=bool(name and name.group(1)),
+                stated=not _PROSE_HEADER_CELL.fullmatch(between),
+            )
             if span is None:
                 continue
             yield span
-            if _PLURAL_CODES.search(data, match.start(), match.start(1)):
+            if _PLURAL_CODES.search(data, start, match.start(value_group)):
                 yield from _more_codes(data, span[1])
     yield from _table_spans(data)
 
 
-def _is_compound(word: bytes) -> bool:
-    """Whether the word after a secret's name makes it another thing: "password hash"."""
-    return word.decode().lower() in _NOT_SECRET_SUFFIXES | _COMPOUND_HEADS
+def _is_compound(words: bytes) -> bool:
+    """Whether the words after a secret's name make it another thing: "password hash",
+    "token response"."""
+    return any(word in _NOT_SECRET_SUFFIXES or word in _COMPOUND_HEADS for word in words.decode().lower().split())
 
 
 def _more_codes(data: bytes, position: int) -> Iterator[Span]:
@@ -639,7 +657,13 @@ def _table_spans(data: bytes) -> Iterator[Span]:
         covered = position
 
 
-def _prose_value(data: bytes, start: int, end: int, numeric: bool = False, only_numeric: bool = False) -> Span | None:
+def _prose_value(
+    data: bytes, start: int, end: int, numeric: bool = False, only_numeric: bool = False, stated: bool = True
+) -> Span | None:
+    """The secret's span in the value after a name, if it is one. `numeric`: the name is
+    a PIN's or a code's, so digits alone count (`only_numeric`: nothing else does);
+    `stated`: a verb or a mark stands between name and value, without which words
+    joined by hyphens are a compound ("auth token access-token-expiry")."""
     value = data[start:end].decode("utf-8", "replace")
     closing = _PROSE_QUOTES.get(value[:1])
     if closing is not None:
@@ -654,6 +678,8 @@ def _prose_value(data: bytes, start: int, end: int, numeric: bool = False, only_
             if only_numeric:
                 return (start, start + len(inner.encode())) if _NUMBER.fullmatch(inner) else None
             secret = _is_quoted_secret(inner) and not inner.isalpha() and not _is_reference(inner)
+            if closing == "`" and _IDENTIFIER.fullmatch(inner):
+                secret = False  # `access_token`: a name in code
             return (start, start + len(inner.encode())) if secret else None
         # A quote never closed on its line (the pattern runs to the line's end rather
         # than look ahead for the quote, a scan per match): its first word, as if bare.
@@ -669,14 +695,15 @@ def _prose_value(data: bytes, start: int, end: int, numeric: bool = False, only_
     if only_numeric or _is_placeholder(word) or _is_reference(word) or _ALGORITHM.fullmatch(word):
         return None
     mixed = _has_digit(word) and any(char.isalpha() for char in word)
-    secret = (mixed and len(word) >= 8) or _is_random(word) or (len(word) >= 15 and _WORD_CHAIN.fullmatch(word))
+    chain = stated and len(word) >= 15 and _WORD_CHAIN.fullmatch(word)
+    secret = (mixed and len(word) >= 8) or _is_random(word) or chain
     return (start, start + len(value.encode())) if secret else None
 
 
 def _is_reference(value: str) -> bool:
     """Code, a URL, a path or a dotted name: what a sentence about a secret points at,
     not the secret."""
-    if _has_code(value) or "://" in value or value.startswith(("/", "~")):
+    if _has_code(value) or "://" in value or value.startswith(("/", "~", "--")):
         return True
     # `process.env.MAPS_KEY`, `settings.api_key`; not "Blue.Ocean2026".
     return bool(_REFERENCE.fullmatch(value)) and (value.count(".") >= 2 or "_" in value or not _has_digit(value))
