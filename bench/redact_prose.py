@@ -12,11 +12,13 @@ few in German, French and Spanish). Two sets:
   version strings, hashes, commit ids, code review). The false-positive rate is the share
   of lines that redaction changed at all.
 
-Each line is in one of two splits. ``dev`` is the first batch, which the rules of stop 43's
-red-team pass were written against (its figures flatter them); ``heldout`` was written
-after those rules, without running them on it, and is the honest estimate. Keep it so:
-a line added after a miss it shows belongs in ``dev``. Neither split is a unit-test
-fixture: tests/test_redact.py holds its own cases.
+Each line is in one split, written in this order: ``dev``, which the first rules were
+written against; ``heldout``, written after them and measured before any rule looked at
+it, then used to fix what it showed; ``heldout2``, the same a round later; ``heldout3``,
+written after the last round and not used since, so the only honest estimate. A split
+that has been used to fix rules flatters them from then on: add new lines as a new
+split, measure it once, and say so. No split is a unit-test fixture:
+tests/test_redact.py holds its own cases.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def main() -> None:
 
     rows = load(args.data)
     results = []
-    for split in ("dev", "heldout", "heldout2", "all"):
+    for split in ("dev", "heldout", "heldout2", "heldout3", "all"):
         part = [row for row in rows if split in ("all", row["split"])]
         secrets = [row for row in part if row["set"] == "secret"]
         clean = [row for row in part if row["set"] == "clean"]
