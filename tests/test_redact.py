@@ -291,6 +291,7 @@ def test_secret_formats_are_masked(text, expected):
         "the full token response: `access_token`, and optionally more",
         "Anthos auth token access-token-expiry flag, sets the expiry",
         "- name: api_key http_header: Api-Key1",
+        'removing "punctuation" tokens (Default: ``False``)',
     ],
 )
 def test_ordinary_text_and_code_are_not_masked(text):

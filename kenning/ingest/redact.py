@@ -673,8 +673,10 @@ def _prose_value(
             # A quoted word names a word (the token "record"); a passphrase has spaces,
             # a password digits or symbols.
             inner = inner[:-1]
-            start += len(inner.encode()) - len(inner.lstrip().encode())
-            inner = inner.strip()
+            # Spaces inside « », and reStructuredText's double backticks (``False``).
+            trimmed = inner.lstrip(" \t`" if closing == "`" else " \t")
+            start += len(inner.encode()) - len(trimmed.encode())
+            inner = trimmed.rstrip(" \t`" if closing == "`" else " \t")
             if only_numeric:
                 return (start, start + len(inner.encode())) if _NUMBER.fullmatch(inner) else None
             secret = _is_quoted_secret(inner) and not inner.isalpha() and not _is_reference(inner)
