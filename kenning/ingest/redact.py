@@ -581,23 +581,19 @@ def _prose_spans(data: bytes) -> Iterator[Span]:
             if words_group and match.start(words_group) >= 0 and _is_compound(match.group(words_group)):
                 continue  # "the auth token fields: `--oidc-email`", "as the password hash"
             start = match.start()
-            if start and data[start - 1 : start] == b"." and pattern is not _PROSE_SET:
+            value_start, value_end = match.span(value_group)
+            if start and data[start - 1] == 0x2E and pattern is not _PROSE_SET:
                 continue  # `self.token = ...`: code, which the assignment rules read
-            between = data[start : match.start(value_group)]
-            if b"=" in between and data[match.start(value_group) : match.start(value_group) + 1] in _QUOTES:
+            between = data[start:value_start]
+            if b"=" in between and data[value_start : value_start + 1] in _QUOTES:
                 continue  # `token = 'Bearer %s' % x`: code too
-            name = _NUMERIC_NAME.search(data, start, match.start(value_group))
-            span = _prose_value(
-                data,
-                *match.span(value_group),
-                numeric=name is not None,
-                only_numeric=bool(name and name.group(1)),
-                stated=not _PROSE_HEADER_CELL.fullmatch(between),
-            )
+            name = _NUMERIC_NAME.search(between)
+            only_numeric = name is not None and name.group(1) is not None
+            span = _prose_value(data, value_start, value_end, name is not None, only_numeric, between)
             if span is None:
                 continue
             yield span
-            if _PLURAL_CODES.search(data, start, match.start(value_group)):
+            if _PLURAL_CODES.search(between):
                 yield from _more_codes(data, span[1])
     yield from _table_spans(data)
 
@@ -658,12 +654,12 @@ def _table_spans(data: bytes) -> Iterator[Span]:
 
 
 def _prose_value(
-    data: bytes, start: int, end: int, numeric: bool = False, only_numeric: bool = False, stated: bool = True
+    data: bytes, start: int, end: int, numeric: bool = False, only_numeric: bool = False, between: bytes = b"|"
 ) -> Span | None:
     """The secret's span in the value after a name, if it is one. `numeric`: the name is
     a PIN's or a code's, so digits alone count (`only_numeric`: nothing else does);
-    `stated`: a verb or a mark stands between name and value, without which words
-    joined by hyphens are a compound ("auth token access-token-expiry")."""
+    `between`: the text from the name to the value, which must hold a verb or a mark for
+    words joined by hyphens to count (else a compound: "auth token access-token-expiry")."""
     value = data[start:end].decode("utf-8", "replace")
     closing = _PROSE_QUOTES.get(value[:1])
     if closing is not None:
@@ -697,7 +693,7 @@ def _prose_value(
     if only_numeric or _is_placeholder(word) or _is_reference(word) or _ALGORITHM.fullmatch(word):
         return None
     mixed = _has_digit(word) and any(char.isalpha() for char in word)
-    chain = stated and len(word) >= 15 and _WORD_CHAIN.fullmatch(word)
+    chain = len(word) >= 15 and _WORD_CHAIN.fullmatch(word) and not _PROSE_HEADER_CELL.fullmatch(between)
     secret = (mixed and len(word) >= 8) or _is_random(word) or chain
     return (start, start + len(value.encode())) if secret else None
 
