@@ -185,6 +185,7 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         ("the vpn pass is Tunnel2026x", f"the vpn pass is {MARK}"),
         ("Storage account key: " + K8S_KEY, f"Storage account key: {MARK}"),
         ("smtp pw changed \u2192 Mail_Relay77", f"smtp pw changed \u2192 {MARK}"),
+        ("the password for the ES cluster is Elastic2026!", f"the password for the ES cluster is {MARK}"),
         ("the deploy token (it's Dpl0y-Tok-31) expires soon", f"the deploy token (it's {MARK}) expires soon"),
         ("locker combination is 12-34-56", f"locker combination is {MARK}"),
         ("lockbox code 3690", f"lockbox code {MARK}"),

@@ -523,8 +523,12 @@ _PROSE_VALUE = (
 # short look ahead, not a scan of the rest of its line per match; longer, it is a clause.
 _PROSE = _re2(
     r"(?i)\b" + _PROSE_NAME + r"(?:[ \t]*\([^()\n]{1,40}\))?"
-    r"(?:[ \t]+(?:for|of|to|on|at|du|de|des|del|f\x{fc}r|pour|para)[ \t]+(?:[^\n.:;=|*\"'`%]|'s){1,40}?[ \t]*"
-    r"(?:(?:\bis|\bwas|\bare|\bwere|\bist|\bwar|\blautet|\best|\bes|\bera)[ \t]*:?|:|-|\x{2013}|\x{2014}|\x{2192}|=>?)"
+    r"(?:[ \t]+(?:for|of|to|on|at)[ \t]+(?:[^\n.:;=|*\"'`%]|'s){1,40}?[ \t]*"
+    r"(?:(?:\bis|\bwas|\bare|\bwere)[ \t]*:?|" + _PROSE_MARK + ")"
+    # The other languages' verbs only after their own prepositions: the first verb ends
+    # the "for ...", and "the password for the ES cluster" has none.
+    + r"|[ \t]+(?:du|de|des|del|f\x{fc}r|pour|para)[ \t]+[^\n.:;=|*\"'`%]{1,40}?[ \t]*"
+    r"(?:(?:\bist|\bwar|\blautet|\best|\bes|\bera)[ \t]*:?|" + _PROSE_MARK + ")"
     r"|[ \t]+([^\s\d.:;=|*\"'`%()_]{1,20}(?:[ \t]+[^\s\d.:;=|*\"'`%()_]{1,20})?)[ \t]*:"
     r"|[*_]*[ \t]*(?:" + _PROSE_VERB + r"[ \t]*" + _PROSE_MARK + "|" + _PROSE_VERB + r")?[*_]*)"
     r"[ \t]+" + _PROSE_VALUE
