@@ -29,6 +29,7 @@ RUNS = [
     (["truth_speed.py", "--chunks", "2000", "--queries", "10"], "hybrid, no truth stages"),
     (["vector_speed.py", "--sizes", "2000", "--queries", "10", "--reembed", "0"], "vector index search"),
     (["redact_speed.py", "--sizes", "0.02", "--show", "1", "--sample", str(ROOT / "kenning")], "pathological inputs"),
+    (["redact_prose.py"], "heldout3"),
     (["preview_estimate.py", str(ROOT / "kenning"), "--max-files", "50"], "estimate"),
     (["dedup_sweep.py", "--sizes", "1000", "--changed", "10", "--baseline-max", "1000", "--repeat", "1"], "recall"),
     (["context_pack.py", "--budgets", "4000"], "budget 4000 bytes"),
