@@ -154,11 +154,13 @@ async def document_at(db: Database, path: str) -> AtPath | None:
     text (its own, or another's copy) is preferred over a failed or skipped one, which is
     returned only to say why the file is not indexed.
     """
+    roots = await db.read("SELECT id, root FROM sources WHERE kind = 'folder' AND removing = 0")
+    # Resolving links reads the disk (a stalled mount would stall it): not on the event
+    # loop, and not while holding one of the pool's readers.
+    candidates = await asyncio.to_thread(_under_roots, path, roots)
+    unindexed = None
     async with db.reader() as conn:
-        roots = await conn.execute_fetchall("SELECT id, root FROM sources WHERE kind = 'folder' AND removing = 0")
-        # Resolving links reads the disk (a stalled mount would stall it): not on the event loop.
-        unindexed = None
-        for source_id, rel in await asyncio.to_thread(_under_roots, path, roots):
+        for source_id, rel in candidates:
             rows = await conn.execute_fetchall(
                 "SELECT coalesce(d.merged_into, d.id), coalesce(h.status, d.status), coalesce(h.reason, d.reason),"
                 " d.id, s.name, coalesce(d.namespace, s.namespace), s.root, d.path, d.uri,"
