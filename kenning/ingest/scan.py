@@ -206,7 +206,10 @@ class FolderScanner:
             FileJob(self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root, reading, retry)
             for item in kept
         ]
-        todo = [job for job in jobs if needs_look(job)]
+        todo: list[FileJob] = []
+        settled: list[FileJob] = []
+        for job in jobs:
+            (todo if needs_look(job) else settled).append(job)
         again = sum(
             1 for job in todo if job.prior and job.prior.status != "scanning" and job.prior.reading != job.expected
         )
@@ -219,12 +222,12 @@ class FolderScanner:
         # A chmod changes no mtime, so an indexed file closed to this user since looks
         # unchanged: only asking tells, and one that cannot be opened is kept as last
         # read and named, as a changed one is when its read is refused.
-        settled = [job for job in jobs if not needs_look(job) and job.prior and job.prior.status in ("done", "merged")]
-        shut = await asyncio.to_thread(_shut, settled)
+        indexed = [job for job in settled if job.prior and job.prior.status in ("done", "merged")]
+        shut = await asyncio.to_thread(_shut, indexed)
         for job in shut:
             progress.unreadable_files[job.found.rel] = "permission denied"
         counts["unreadable"] = len(shut)
-        counts["unchanged"] = len(jobs) - len(todo) - len(shut)
+        counts["unchanged"] = len(settled) - len(shut)
         progress.to_check, progress.checked, progress.pending = len(todo), 0, len(todo)
         progress.reading_since = time.monotonic()
         if todo and self.on_ingesting is not None:
