@@ -268,10 +268,14 @@ def test_a_bad_file_fails_alone_and_an_unreadable_folder_keeps_what_it_held(libr
     assert daemon.source_status("notes")["unreadable_folders"] == {}
 
     # So is an indexed file edited and then closed to this user: it is kept as last read
-    # and named, until it can be read again.
+    # and named, until it can be read again. The edit lands already closed (written
+    # aside, then renamed over the note), so no sweep the watcher starts can read it
+    # between the write and the chmod.
     note = notes / "good0.md"
-    note.write_text("# Note 0\n\nHealthy note number 0 about capybaras, now with tapirs.\n")
-    note.chmod(0)
+    edited = tmp_path / "good0.md.new"
+    edited.write_text("# Note 0\n\nHealthy note number 0 about capybaras, now with tapirs.\n")
+    edited.chmod(0)
+    edited.rename(note)
     try:
         swept = daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]
         assert swept["unreadable"] == 1
