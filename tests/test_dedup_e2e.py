@@ -11,6 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from kenning.errors import RpcError
 from tests.daemon_harness import wait_for
 
 FILLER = (
@@ -139,6 +142,56 @@ def test_a_folder_copy_is_one_document_held_by_both_and_survives_either_removal(
     assert daemon.search("quokka3") == [] and daemon.search("wombat") == []
     assert db_rows(library, "SELECT count(*) FROM items") == [(0,)]
     assert_sound(library)
+
+
+def test_an_item_is_read_at_the_copy_a_source_holds_and_only_there(library, tmp_path):
+    original, copy, other = tmp_path / "original", tmp_path / "copy", tmp_path / "other"
+    for folder in (original, copy, other):
+        folder.mkdir()
+    text = f"# Tally\n\nThe quokka tally.\n\n{FILLER}\n"
+    (original / "tally.md").write_text(text)
+    (copy / "tally.md").write_text(text)
+    (other / "elsewhere.md").write_text("The wombat census.\n")
+    library.configure([{"name": name, "path": folder} for name, folder in
+                       (("original", original), ("copy", copy), ("other", other))])  # fmt: skip
+    daemon = library.daemon()
+    for name in ("original", "copy", "other"):
+        daemon.wait_idle(name)
+    [hit] = daemon.search("quokka", source="copy")
+    item_id, document_id = hit["item_id"], hit["document_id"]
+    here, there = str(copy / "tally.md"), str(original / "tally.md")
+    assert hit["path"] == here
+
+    # An item id names the one stored text; `source` names the file to cite it at.
+    plain = daemon.call("documents.get", {"item_id": item_id})["item"]
+    assert (plain["source"], plain["path"], plain["locations"][0]["source"]) == ("original", there, "original")
+    item = daemon.call("documents.get", {"item_id": item_id, "source": "copy"})["item"]
+    assert (item["source"], item["path"], item["content"]) == ("copy", here, plain["content"])
+    assert item["locations"] == [{"source": "copy", "path": here}, {"source": "original", "path": there}]
+    for params in ({"item_id": item_id}, {"document_id": document_id}):
+        lines = daemon.call("documents.get", {**params, "source": "copy", "line_start": 3, "line_end": 3})
+        assert (lines["document"]["path"], lines["lines"]["text"]) == (here, "The quokka tally.")
+        assert lines["document"]["locations"][0]["source"] == "copy"
+    read = daemon.call("documents.read", {"document_id": document_id, "source": "copy", "line_start": 3})
+    assert (read["source"], read["path"], read["lines"][0]) == ("copy", here, "The quokka tally.")
+    assert [place["source"] for place in read["locations"]] == ["copy", "original"]
+    # The owner named is the owner's file, as without it.
+    owned = daemon.call("documents.get", {"item_id": item_id, "source": "original"})["item"]
+    assert owned == plain
+
+    # An unknown source, or one holding no copy, is an error naming what does.
+    for method, params in (("documents.get", {"item_id": item_id}), ("documents.read", {"document_id": document_id})):
+        with pytest.raises(RpcError) as unknown:
+            daemon.call(method, {**params, "source": "nope"})
+        assert (unknown.value.code, str(unknown.value)) == (-32001, "unknown source 'nope'; see `ken sources list`")
+        with pytest.raises(RpcError) as elsewhere:
+            daemon.call(method, {**params, "source": "other"})
+        assert elsewhere.value.code == -32001
+        assert "source 'other' holds no copy of" in str(elsewhere.value)
+        assert str(elsewhere.value).endswith("it is held by original, copy")
+    with pytest.raises(RpcError) as both:
+        daemon.call("documents.get", {"path": here, "source": "copy"})
+    assert both.value.code == -32602 and "a path names its own copy" in str(both.value)
 
 
 def test_kill_9_during_a_source_removal_loses_nothing_and_the_restart_finishes_it(library, tmp_path):

@@ -49,7 +49,9 @@ def build_methods(library: Library) -> dict[str, Method]:
         )
 
     async def get(p: DocumentParams):
-        return await library.get(p.item_id, p.document_id, p.uri, p.path, p.offset, p.limit, p.line_start, p.line_end)
+        return await library.get(
+            p.item_id, p.document_id, p.uri, p.path, p.offset, p.limit, p.line_start, p.line_end, p.source
+        )
 
     async def memory_add(p: MemoryAddParams):
         capsule = NewCapsule(p.title, p.body, p.kind, p.scope, p.tags, p.confidence, p.source, p.supersedes, p.force)
@@ -77,7 +79,8 @@ def build_methods(library: Library) -> dict[str, Method]:
         "reload": Method(NoParams, lambda _: library.reload()),
         "reembed": Method(NoParams, lambda _: library.reembed()),
         "documents.read": Method(
-            ReadParams, lambda p: library.read_document(p.document_id, p.path, p.uri, p.line_start, p.line_end)
+            ReadParams,
+            lambda p: library.read_document(p.document_id, p.path, p.uri, p.line_start, p.line_end, p.source),
         ),
         "compact": Method(NoParams, lambda _: library.compact()),
         "memory.add": Method(MemoryAddParams, memory_add),

@@ -142,12 +142,16 @@ class DocumentParams(_Params):
     limit: Annotated[int, Field(ge=1, le=1000)] | None = None
     line_start: Annotated[int, Field(ge=1)] | None = None
     line_end: Annotated[int, Field(ge=1)] | None = None
+    # Cite the copy this source holds: an item id names the one stored text, not a file.
+    source: SourceName | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> "DocumentParams":
         named = [self.item_id, self.document_id, self.uri, self.path]
         if sum(value is not None for value in named) != 1:
             raise ValueError("give exactly one of item_id, document_id, uri or path")
+        if self.source is not None and self.path is not None:
+            raise ValueError("a path names its own copy: give source with item_id, document_id or uri, not path")
         paged = self.offset is not None or self.limit is not None
         if paged and self.item_id is not None:
             raise ValueError("offset and limit page a document: give document_id, uri or path, not item_id")
@@ -162,11 +166,14 @@ class ReadParams(_Params):
     uri: Annotated[str, Field(min_length=1, max_length=4000)] | None = None
     line_start: Annotated[int, Field(ge=1)] = 1
     line_end: Annotated[int, Field(ge=1)] | None = None
+    source: SourceName | None = None  # as in DocumentParams
 
     @model_validator(mode="after")
     def _one_document(self) -> "ReadParams":
         if sum(value is not None for value in (self.document_id, self.path, self.uri)) != 1:
             raise ValueError("give exactly one of document_id, path or uri")
+        if self.source is not None and self.path is not None:
+            raise ValueError("a path names its own copy: give source with document_id or uri, not path")
         if self.path is not None and not self.path.startswith("/"):
             raise ValueError("path must be absolute (the daemon does not know the caller's directory)")
         if self.line_end is not None and self.line_end < self.line_start:

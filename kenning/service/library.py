@@ -318,9 +318,13 @@ class Library:
         limit: int | None = None,
         line_start: int | None = None,
         line_end: int | None = None,
+        source: str | None = None,
     ) -> Fetched:
-        """One chunk, a page of a document's chunks, or a range of its lines (service/reading.py)."""
-        return await reading.fetch(self.db, item_id, document_id, uri, path, offset, limit, line_start, line_end)
+        """One chunk, a page of a document's chunks, or a range of its lines (service/reading.py),
+        cited at the file a path names or, with `source`, the copy that source holds."""
+        return await reading.fetch(
+            self.db, item_id, document_id, uri, path, offset, limit, line_start, line_end, source
+        )
 
     async def add_text(self, document: TextDocument) -> AddedDocument:
         return await add_text(self.db, document, self.settings.chunking)
@@ -417,9 +421,11 @@ class Library:
         uri: str | None = None,
         line_start: int = 1,
         line_end: int | None = None,
+        source: str | None = None,
     ) -> DocumentText:
         """Lines of a document's extracted text (what citations count in), by id, file
-        path or uri. `ken get` and `ken show --context` read around a hit with it."""
+        path or uri, cited at that path or, with `source`, at the copy that source holds.
+        `ken get` and `ken show --context` read around a hit with it."""
         at = None
         if document_id is not None:
             found, named = await document_text.find_by_id(self.db, document_id), f"document {document_id}"
@@ -435,6 +441,8 @@ class Library:
             named = redact(uri)
         if found is None:
             raise NotFound(f"{named} is not in the library; `ken search` finds what is")
+        if source is not None:
+            at = await reading.held_by(self.db, found.id, source, named)
         last = await document_text.last_line(self.db, found.id)
         # Whatever its state, a row holding text serves it: one being read again, or one
         # kenning failed on after indexing it, is found by search as last indexed, and a

@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TypeVar
 
-from kenning.api import DocumentInfo, Fetched, ItemView, LineRange
+from kenning.api import DocumentInfo, Fetched, ItemView, LineRange, Location
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.redact import redact
 from kenning.ingest.text_docs import stored_keys
 from kenning.store import document_text, lookup
+from kenning.store import sources as source_store
 from kenning.store.database import Database
 from kenning.text.counts import counted
 
@@ -23,15 +24,21 @@ MAX_LINE_CHARS = 200_000
 
 
 async def resolve(
-    db: Database, document_id: int | None = None, uri: str | None = None, path: str | None = None
+    db: Database,
+    document_id: int | None = None,
+    uri: str | None = None,
+    path: str | None = None,
+    source: str | None = None,
 ) -> tuple[int, lookup.AtPath | None]:
-    """The document holding the text that an id, a uri or a path names, and for a path
-    the location it names."""
+    """The document holding the text that an id, a uri or a path names, and the location
+    a path names, or with an id or a uri the one `source` holds."""
+    assert source is None or path is None, "a path names its own location"
     if document_id is not None:
         found = await lookup.holding_document(db, document_id)
         if found is None:
             raise NotFound(f"no document {document_id}")
-        return found, None
+        at = None if source is None else await held_by(db, found, source, f"document {document_id}")
+        return found, at
     if path is not None:
         at = await lookup.document_at(db, path)
         if at is not None:
@@ -47,7 +54,27 @@ async def resolve(
         found = await lookup.find_document(db, uri)
     if found is None:
         raise NotFound(f"no indexed document at {redact(uri)}")
-    return found, None
+    return found, None if source is None else await held_by(db, found, source, redact(uri))
+
+
+async def held_by(db: Database, document_id: int, source: str, named: str) -> lookup.AtPath:
+    """The location a source holds of a stored document (`named` so in errors), to cite
+    that source's file: a file two folders hold is stored once, and a search scoped to
+    the second cites the second's file under the item id of the one stored copy."""
+    at = await lookup.location_in(db, document_id, source)
+    if at is not None:
+        return at
+    if source not in {row.name for row in await source_store.list_sources(db)}:
+        raise NotFound(f"unknown source {source!r}; see `ken sources list`")
+    async with db.reader() as conn:
+        places = await lookup.locations(conn, document_id)
+    holders = ", ".join(dict.fromkeys(place.source for place in places))
+    raise NotFound(f"source {source!r} holds no copy of {named}; it is held by {holders}")
+
+
+def first_at(places: list[Location], at: lookup.AtPath | None) -> list[Location]:
+    """The places holding a document, the one asked for first (a source holds one)."""
+    return places if at is None else sorted(places, key=lambda place: place.source != at.source)
 
 
 def cited_at(cited: Cited, at: lookup.AtPath | None) -> Cited:
@@ -68,16 +95,19 @@ async def fetch(
     limit: int | None = None,
     line_start: int | None = None,
     line_end: int | None = None,
+    source: str | None = None,
 ) -> Fetched:
     lines_wanted = line_start is not None or line_end is not None
     if item_id is not None:
         item = await lookup.get_item(db, item_id)
         if item is None:
             raise NotFound(f"no item {item_id}")
+        at = None if source is None else await held_by(db, item.document_id, source, f"item {item_id}")
         if not lines_wanted:
-            return Fetched(item=item)
-        document_id = item.document_id
-    holder, at = await resolve(db, document_id, uri, path)
+            return Fetched(item=replace(cited_at(item, at), locations=first_at(item.locations, at)))
+        holder = item.document_id
+    else:
+        holder, at = await resolve(db, document_id, uri, path, source)
     [first], total = await _first_item(db, holder)
     async with db.reader() as conn:
         places = await lookup.locations(conn, holder, at.row if at else None)

@@ -128,10 +128,11 @@ async def holding_document(db: Database, document_id: int) -> int | None:
 
 @dataclass(frozen=True)
 class AtPath:
-    """The document a file path names: the copy holding its text (`document_id`, with that
-    copy's `status` and `reason`) and the location asked for (`row`, `source`,
-    `namespace`, `path`), which a citation names even when another folder's copy holds
-    the text: the text is the same, and the file is the one the user named."""
+    """The document a file path (or a source holding it) names: the copy holding its text
+    (`document_id`, with that copy's `status` and `reason`) and the location asked for
+    (`row`, `source`, `namespace`, `path`), which a citation names even when another
+    folder's copy holds the text: the text is the same, and the file is the one the user
+    named."""
 
     document_id: int
     status: str
@@ -161,23 +162,40 @@ async def document_at(db: Database, path: str) -> AtPath | None:
     unindexed = None
     async with db.reader() as conn:
         for source_id, rel in candidates:
-            rows = await conn.execute_fetchall(
-                "SELECT coalesce(d.merged_into, d.id), coalesce(h.status, d.status), coalesce(h.reason, d.reason),"
-                " d.id, s.name, coalesce(d.namespace, s.namespace), s.root, d.path, d.uri,"
-                " coalesce(h.chunk_count, d.chunk_count) > 0"
-                " FROM documents d JOIN sources s ON s.id = d.source_id LEFT JOIN documents h ON h.id = d.merged_into"
-                " WHERE d.source_id = ? AND d.path = ?",
-                (source_id, rel),
-            )
+            rows = await conn.execute_fetchall(_AT_SQL + " WHERE d.source_id = ? AND d.path = ?", (source_id, rel))
             if not rows:
                 continue
-            holder, status, reason, row, source, namespace, root, stored, uri, has_text = rows[0]
-            cited = display_path(root, stored, uri)
-            found = AtPath(holder, status, reason, row, source, namespace, cited, bool(has_text))
+            found = _at(rows[0])
             if found.has_text:
                 return found
             unindexed = unindexed or found
     return unindexed
+
+
+async def location_in(db: Database, document_id: int, source: str) -> AtPath | None:
+    """Where a source (by name) holds a stored document (`document_id`, the holder): the
+    holder's own row when that source owns it, else the copy merged into it. A source
+    holds at most one (store/ownership.py: two files in one source stay two documents)."""
+    rows = await db.read(
+        _AT_SQL + " WHERE (d.id = ? OR d.merged_into = ?) AND s.name = ? ORDER BY d.id LIMIT 1",
+        (document_id, document_id, source),
+    )
+    return _at(rows[0]) if rows else None
+
+
+# A documents row `d` as a location, with the state of the row holding its text (`h`
+# when `d` is another's copy).
+_AT_SQL = """
+    SELECT coalesce(d.merged_into, d.id), coalesce(h.status, d.status), coalesce(h.reason, d.reason),
+           d.id, s.name, coalesce(d.namespace, s.namespace), s.root, d.path, d.uri,
+           coalesce(h.chunk_count, d.chunk_count) > 0
+    FROM documents d JOIN sources s ON s.id = d.source_id LEFT JOIN documents h ON h.id = d.merged_into
+"""
+
+
+def _at(row: tuple) -> AtPath:
+    holder, status, reason, location, source, namespace, root, stored, uri, has_text = row
+    return AtPath(holder, status, reason, location, source, namespace, display_path(root, stored, uri), bool(has_text))
 
 
 def _under_roots(path: str, roots: list[tuple[int, str]]) -> list[tuple[int, str]]:
