@@ -23,10 +23,10 @@ FILLER = (
 )
 
 
-def ken(library, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+def ken(library, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "kenning", "--config", str(library.config), *args],
-        capture_output=True, text=True, input=stdin, timeout=60,
+        capture_output=True, text=True, input=stdin, timeout=60, env=env,
     )  # fmt: skip
 
 
@@ -152,11 +152,16 @@ def test_an_item_is_read_at_the_copy_a_source_holds_and_only_there(library, tmp_
     (original / "tally.md").write_text(text)
     (copy / "tally.md").write_text(text)
     (other / "elsewhere.md").write_text("The wombat census.\n")
-    library.configure([{"name": name, "path": folder} for name, folder in
-                       (("original", original), ("copy", copy), ("other", other))])  # fmt: skip
+    folders = {"original": original, "other": other}
+    library.configure([{"name": name, "path": folder} for name, folder in folders.items()])
     daemon = library.daemon()
-    for name in ("original", "copy", "other"):
-        daemon.wait_idle(name)
+    daemon.wait_idle("original")
+    daemon.wait_idle("other")
+    # The copy's folder comes second, so the original's file holds the stored text.
+    folders["copy"] = copy
+    library.configure([{"name": name, "path": folder} for name, folder in folders.items()])
+    daemon.call("reload")
+    daemon.wait_idle("copy")
     [hit] = daemon.search("quokka", source="copy")
     item_id, document_id = hit["item_id"], hit["document_id"]
     here, there = str(copy / "tally.md"), str(original / "tally.md")
@@ -192,6 +197,36 @@ def test_an_item_is_read_at_the_copy_a_source_holds_and_only_there(library, tmp_
     with pytest.raises(RpcError) as both:
         daemon.call("documents.get", {"path": here, "source": "copy"})
     assert both.value.code == -32602 and "a path names its own copy" in str(both.value)
+
+    # `ken show` lists every holder; with --source it cites that source's file.
+    shown = ken(library, "show", str(item_id))
+    first, last = hit["line_start"], hit["line_end"]
+    assert shown.stdout.splitlines()[1] == f"{there}:{first}  lines {first}-{last}  [original]"
+    assert "held by:\n  [original] " + there + "\n  [copy] " + here in shown.stdout
+    shown = ken(library, "show", str(item_id), "--source", "copy")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[1] == f"{here}:{first}  lines {first}-{last}  [copy]"
+    assert "held by:\n  [copy] " + here + "\n  [original] " + there in shown.stdout
+    around = json.loads(ken(library, "show", str(item_id), "--source", "copy", "-C", "1", "--json").stdout)
+    assert (around["item"]["path"], around["context"]["path"], around["context"]["source"]) == (here, here, "copy")
+
+    # `ken open` opens the file of the source named, at the hit's line; without one, the
+    # stored copy's; an unknown source, or one holding no copy, opens nothing.
+    recorder = tmp_path / "editor.py"
+    recorder.write_text("import sys, pathlib\npathlib.Path(sys.argv[0] + '.args').write_text(' '.join(sys.argv[1:]))\n")
+    asked = Path(f"{recorder}.args")
+    editor = {**os.environ, "VISUAL": f"{sys.executable} {recorder}"}
+    for extra, path in (((), there), (("--source", "copy"), here), (("--source", "original"), there)):
+        opened = ken(library, "open", str(item_id), *extra, env=editor)
+        assert opened.returncode == 0, opened.stderr
+        assert asked.read_text() == f"+{first} {path}"
+        asked.unlink()
+    for name, message in (("nope", "ken: unknown source 'nope'"), ("other", "ken: source 'other' holds no copy of")):
+        refused = ken(library, "open", str(item_id), "--source", name, env=editor)
+        assert refused.returncode == 1 and refused.stderr.startswith(message), refused.stderr
+        assert not asked.exists()
+        shown = ken(library, "show", str(item_id), "--source", name)
+        assert shown.returncode == 1 and shown.stderr.startswith(message) and shown.stdout == ""
 
 
 def test_kill_9_during_a_source_removal_loses_nothing_and_the_restart_finishes_it(library, tmp_path):

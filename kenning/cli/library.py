@@ -202,22 +202,40 @@ def _highlight(snippet: str) -> str:
     return "".join(click.style(part, bold=True) if index % 2 else part for index, part in enumerate(parts))
 
 
+def source_option(action: str) -> Any:
+    """`--source NAME`: text two sources hold is stored once, under one item id, so the
+    item names no file; the source names the copy to cite or open."""
+    return click.option(
+        "--source",
+        metavar="NAME",
+        help=f"{action} the copy this source holds (the [NAME] a hit or `held by:` shows): text two folders"
+        " hold is stored once, under one item id. Default: the source that stored it.",
+    )
+
+
+def with_source(params: dict[str, Any], source: str | None) -> dict[str, Any]:
+    return params if source is None else {**params, "source": source}
+
+
 @main.command()
 @click.argument("item_id", type=int)
 @click.option(
     "--context", "-C", "context", type=click.IntRange(0, 10_000), help="Also show N lines before and after the chunk."
 )
+@source_option("Cite")
 @json_option
 @pass_context
-def show(ctx: Context, item_id: int, context: int | None, as_json: bool) -> None:
-    """Print one indexed chunk in full (ITEM_ID from `ken search`), with its citation.
+def show(ctx: Context, item_id: int, context: int | None, source: str | None, as_json: bool) -> None:
+    """Print one indexed chunk in full (ITEM_ID from `ken search`), with its citation and,
+    when several sources hold the same text, each of their files.
 
     \b
     Examples:
       ken show 1234
       ken show 1234 --context 20     # the lines around it, numbered; the chunk is marked
+      ken show 1234 --source backup  # cited in the backup folder's copy of the file
     """
-    item = ctx.fetch("documents.get", api.Fetched, {"item_id": item_id}).item
+    item = ctx.fetch("documents.get", api.Fetched, with_source({"item_id": item_id}, source)).item
     assert item is not None
     around = None
     if context is not None:
@@ -226,7 +244,7 @@ def show(ctx: Context, item_id: int, context: int | None, as_json: bool) -> None
             "line_start": max(item.line_start - context, 1),
             "line_end": item.line_end + context,
         }
-        around = ctx.fetch("documents.read", api.DocumentText, params)
+        around = ctx.fetch("documents.read", api.DocumentText, with_source(params, source))
     if as_json:
         print_json({"item": item, "context": around} if around is not None else item)
         return
@@ -360,23 +378,29 @@ def editor_command(editor: str, path: str, line: int) -> list[str]:
 
 @main.command("open")
 @click.argument("item_id", type=int)
+@source_option("Open")
 @pass_context
-def open_item(ctx: Context, item_id: int) -> None:
+def open_item(ctx: Context, item_id: int, source: str | None) -> None:
     """Open the file a hit cites in $VISUAL or $EDITOR, at the hit's first line.
+
+    Text two folders hold is stored once, under one item id: without --source this opens
+    the file of the source that stored it (or, when that file is gone, another copy); a
+    search scoped to another source cites that source's copy.
 
     \b
     Examples:
       ken open 1234
+      ken open 1234 --source backup  # the backup folder's copy of the file
       EDITOR="code" ken open 1234    # VS Code: --goto FILE:LINE
     """
-    item = ctx.fetch("documents.get", api.Fetched, {"item_id": item_id}).item
+    item = ctx.fetch("documents.get", api.Fetched, with_source({"item_id": item_id}, source)).item
     assert item is not None
     # Text two folders hold is cited in the first that had it; when that copy is gone
     # (its drive unmounted, its folder taken out of the config), another holds the same
-    # lines.
-    path = next(
-        (place for place in (item.path, *(where.path for where in item.locations)) if os.path.isfile(place)), item.path
-    )
+    # lines. A copy asked for by its source is that file or nothing: the user is about
+    # to edit it.
+    places = (item.path,) if source is not None else (item.path, *(where.path for where in item.locations))
+    path = next((place for place in places if os.path.isfile(place)), item.path)
     if item.format not in FILE_LINE_FORMATS or path.endswith(".gz") or not os.path.isfile(path):
         what = f"a {item.format} file" if os.path.isfile(path) else "not a file on this machine"
         raise KenningError(
