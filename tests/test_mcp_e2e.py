@@ -51,7 +51,7 @@ async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
         assert tools["search"].input_schema["required"] == ["query"]
         assert {"query", "limit", "source", "namespace", "kind", "since", "until"} == set(tools["search"].input_schema["properties"])
         assert "hits" in tools["search"].output_schema["properties"]
-        assert {"item_id", "document_id", "uri", "path", "offset", "limit", "line_start", "line_end"} == set(
+        assert {"item_id", "document_id", "uri", "path", "offset", "limit", "line_start", "line_end", "source"} == set(
             tools["get"].input_schema["properties"]
         )
         assert all(tools[name].description and tools[name].annotations.read_only_hint for name in LIBRARY_TOOLS)
@@ -123,6 +123,20 @@ async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
         assert (copy["source"], copy["path"]) == ("mirror", str(mirror / "launchd.md"))
         places = [{"source": name, "path": str(folders[name] / "launchd.md")} for name in ("mirror", "notes")]
         assert copy["locations"] == places
+        # A search scoped to the mirror cites its file; get with the hit's source cites the same.
+        [mirrored] = data(await client.call_tool("search", {"query": "kickstart", "source": "mirror"}))["hits"]
+        assert (mirrored["item_id"], mirrored["path"]) == (top["item_id"], str(mirror / "launchd.md"))
+        for params in ({"item_id": top["item_id"]}, {"document_id": top["document_id"], "line_start": 1}):
+            cited = data(await client.call_tool("get", {**params, "source": mirrored["source"]}))["document"]
+            assert (cited["path"], cited["locations"]) == (mirrored["path"], places)
+        owner = data(await client.call_tool("get", {"item_id": top["item_id"]}))["document"]
+        assert (owner["path"], owner["locations"]) == (str(notes / "launchd.md"), places[::-1])
+        assert "unknown source 'nope'" in error_text(
+            await client.call_tool("get", {"item_id": top["item_id"], "source": "nope"})
+        )
+        assert "a path names its own copy" in error_text(
+            await client.call_tool("get", {"path": mirrored["path"], "source": "mirror"})
+        )
 
 
 async def test_bad_reads_get_an_error_the_agent_can_act_on(library):

@@ -56,7 +56,9 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
         shows a snippet and the `date` it speaks from; a hit a newer one corrects or
         retracts names it (`superseded_by`, `retracted_by`), and hits that disagree name
         each other (`conflicts_with`). Cite hits as path:line_start-line_end. Read a hit in full with
-        get(item_id), or the lines around it with get(document_id, line_start, line_end)."""
+        get(item_id), or the lines around it with get(document_id, line_start, line_end); pass the
+        hit's `source` too to be answered with the file the hit cites (text two folders hold is
+        stored once)."""
         params: dict[str, Any] = {"query": query, "limit": limit}
         if source is not None:
             params["source"] = source
@@ -84,13 +86,23 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
         ] = None,
         line_start: Annotated[int | None, Field(ge=1, description="a range of lines from this line (1-based)")] = None,
         line_end: Annotated[int | None, Field(ge=1, description="last line of the range, inclusive")] = None,
+        source: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=64,
+                description="cite the copy this source holds (a hit's `source`): text several sources hold is"
+                " stored once, under one item_id and document_id; not with path, which names its own copy",
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, Page]:
         """Read indexed text in full, with citations. Name it by exactly one of item_id (the
         chunk a hit names), document_id, uri or path. With item_id alone: that chunk. For a
         document: a page of its chunks (offset, limit; `next_offset` continues), or with
         line_start/line_end a range of its lines as text (`lines`; `next_line` continues a
         long range). To read around a hit, ask for lines a little before its line_start to
-        a little after its line_end. With item_id and a line range: lines of its document."""
+        a little after its line_end. With item_id and a line range: lines of its document.
+        Pass a hit's `source` to cite the same file the hit cites."""
         named = {"item_id": item_id, "document_id": document_id, "uri": uri, "path": path}
         given = {name: value for name, value in named.items() if value is not None}
         if len(given) != 1:
@@ -101,14 +113,17 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
         lines = line_start is not None or line_end is not None
         if paged and lines:
             raise ToolError("give offset/limit (a page of chunks) or line_start/line_end (lines), not both")
+        if source is not None and path is not None:
+            raise ToolError("a path names its own copy: give source with item_id, document_id or uri, not path")
+        cited = {} if source is None else {"source": source}
         if item_id is not None and not lines:
-            item = (await daemon("documents.get", {"item_id": item_id}))["item"]
+            item = (await daemon("documents.get", {"item_id": item_id, **cited}))["item"]
             page = Page(
                 document=Document.model_validate(item), chunks=[Chunk.model_validate(item)], total_chunks=None,
                 next_offset=None,
             )  # fmt: skip
             return answer(page)
-        params: dict[str, Any] = dict(given)
+        params: dict[str, Any] = {**given, **cited}
         if lines:
             params.update({k: v for k, v in (("line_start", line_start), ("line_end", line_end)) if v is not None})
         else:
