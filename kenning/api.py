@@ -65,6 +65,10 @@ class Hit:
     also_at: list[Elsewhere] = field(default_factory=list)
     # Why the hit moved from where the legs put it (`ken search --explain`).
     reasons: list[str] = field(default_factory=list)
+    # Cited at a copy of the stored text that another source's file holds (the search was
+    # scoped to the copy's source, or the owner is out of scope): the item id alone names
+    # that other file, and `source` names this one (`ken open ITEM --source SOURCE`).
+    copy: bool = False
 
 
 @dataclass

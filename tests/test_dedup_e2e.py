@@ -228,6 +228,17 @@ def test_an_item_is_read_at_the_copy_a_source_holds_and_only_there(library, tmp_
         shown = ken(library, "show", str(item_id), "--source", name)
         assert shown.returncode == 1 and shown.stderr.startswith(message) and shown.stdout == ""
 
+    # A hit cited at a copy says so, and search prints the command that opens that copy.
+    assert (hit["copy"], daemon.search("quokka")[0]["copy"], daemon.search("quokka", source="original")[0]["copy"]) == (
+        True, False, False,
+    )  # fmt: skip
+    hint = f"ken open {item_id} --source copy"
+    scoped = ken(library, "search", "quokka", "--source", "copy", "--leg", "keyword")
+    assert f"    open this copy: {hint}\n" in scoped.stdout
+    assert f"item {item_id} (`{hint}`)" in ken(library, "search", "quokka", "--source", "copy", "--format", "md").stdout
+    for scope in ((), ("--source", "original")):
+        assert "open this copy" not in ken(library, "search", "quokka", *scope, "--leg", "keyword").stdout
+
 
 def test_kill_9_during_a_source_removal_loses_nothing_and_the_restart_finishes_it(library, tmp_path):
     doomed, keeper = tmp_path / "doomed", tmp_path / "keeper"

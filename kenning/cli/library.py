@@ -158,6 +158,8 @@ def _text_hit(rank: int, hit: api.Hit, numbers: dict[int, int], explain: bool) -
         f"    {where}  lines {hit.line_start}-{hit.line_end}  [{hit.source}]{dated}"
         f"  {legs}{hit.score:.4f}  item {hit.item_id}"
     )
+    if hit.copy:
+        click.echo(f"    open this copy: {_open_copy(hit)}")
     for note in _truth_notes(hit, numbers):
         click.echo("    " + click.style(note, fg="yellow"))
     if explain:
@@ -175,10 +177,17 @@ def _markdown_hit(rank: int, hit: api.Hit, numbers: dict[int, int]) -> None:
     click.echo(f"{rank}. **{one_line(hit.title)}**{_section(hit)}  ")
     dated = f" · {hit.date}" if hit.date else ""
     where = f"{one_line(hit.path)}:{hit.line_start}-{hit.line_end}"
-    click.echo(f"   `{where}` · {hit.source}{dated} · item {hit.item_id}  ")
+    opens = f" (`{_open_copy(hit)}`)" if hit.copy else ""
+    click.echo(f"   `{where}` · {hit.source}{dated} · item {hit.item_id}{opens}  ")
     for note in _truth_notes(hit, numbers):
         click.echo(f"   _{note}_  ")
     click.echo(f"   {one_line(' '.join(hit.snippet.split()))}")
+
+
+def _open_copy(hit: api.Hit) -> str:
+    """The command that opens the file a hit cites when that file is a copy: the item id
+    alone names the file of the source that stored the text (`ken open --source`)."""
+    return f"ken open {hit.item_id} --source {hit.source}"
 
 
 def _truth_notes(hit: api.Hit, numbers: dict[int, int]) -> list[str]:
@@ -385,7 +394,8 @@ def open_item(ctx: Context, item_id: int, source: str | None) -> None:
 
     Text two folders hold is stored once, under one item id: without --source this opens
     the file of the source that stored it (or, when that file is gone, another copy); a
-    search scoped to another source cites that source's copy.
+    search scoped to another source cites that source's copy, and prints the `ken open
+    ITEM --source NAME` that opens it.
 
     \b
     Examples:
