@@ -78,8 +78,9 @@ def first_at(places: list[Location], at: lookup.AtPath | None) -> list[Location]
 
 
 def cited_at(cited: Cited, at: lookup.AtPath | None) -> Cited:
-    """A document or chunk asked for by a path, cited at that path: a file two folders
-    hold is stored once, under the folder that had it first, but the user named the other."""
+    """A document or chunk asked for by a path (or a source's copy), cited at that file: a
+    file two folders hold is stored once, under the folder that had it first, but the user
+    named the other."""
     if at is None:
         return cited
     return replace(cited, source=at.source, namespace=at.namespace, path=at.path)
@@ -104,7 +105,9 @@ async def fetch(
             raise NotFound(f"no item {item_id}")
         at = None if source is None else await held_by(db, item.document_id, source, f"item {item_id}")
         if not lines_wanted:
-            return Fetched(item=replace(cited_at(item, at), locations=first_at(item.locations, at)))
+            if at is not None:
+                item = replace(cited_at(item, at), locations=first_at(item.locations, at))
+            return Fetched(item=item)
         holder = item.document_id
     else:
         holder, at = await resolve(db, document_id, uri, path, source)
