@@ -63,8 +63,9 @@ def make_pdf(path: Path, pages: list[list[str]]) -> Path:
 
 # --- DOCX parts python-docx cannot make -----------------------------------------------
 
+_W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 _DOCX_NS = (
-    'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" '
+    f'xmlns:w="{_W}" '
     'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
     'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" '
     'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
@@ -131,3 +132,23 @@ def add_notes(document: DocxDocument, kind: str, notes: dict[int, str]) -> None:
 
 def add_note_reference(paragraph: Paragraph, kind: str, note_id: int) -> None:
     paragraph._p.append(parse_xml(f'<w:r {_DOCX_NS}><w:{kind}Reference w:id="{note_id}"/></w:r>'))
+
+
+def wrap_docx(elements: list, tag: str, attributes: str = "", properties: str = "") -> None:
+    """Moves `elements` (siblings, in order) into a `w:{tag}` wrapper standing where the
+    first stood, as Word wraps what python-docx cannot: a content control (`sdt`, whose
+    `w:sdtPr` holds `properties`) keeps them in its `w:sdtContent`, and a tracked deletion
+    or a move's old place holds its runs' words in `w:delText`, as Word writes them (a
+    deleted text box's own words stay as they were)."""
+    if tag == "sdt":
+        wrapper = parse_xml(f"<w:sdt {_DOCX_NS}><w:sdtPr>{properties}</w:sdtPr><w:sdtContent/></w:sdt>")
+        content = wrapper[-1]
+    else:
+        wrapper = content = parse_xml(f"<w:{tag} {_DOCX_NS} {attributes}/>")
+    elements[0].addprevious(wrapper)
+    for element in elements:
+        content.append(element)
+    if tag in ("del", "moveFrom"):
+        for run in elements:
+            for text in run.iterchildren(f"{{{_W}}}t"):
+                text.tag = f"{{{_W}}}delText"

@@ -12,7 +12,7 @@ import pytest
 from kenning.errors import ReaderError
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.readers import SUPPORTED_EXTENSIONS, ReadLimits, decode_text, read_file, reader_suffix
-from tests.helpers import add_note_reference, add_notes, add_text_box, make_pdf
+from tests.helpers import add_note_reference, add_notes, add_text_box, make_pdf, wrap_docx
 from tests.hostile_files import docx_many_paragraphs, docx_whitespace_bomb, gzip_bomb, pdf_tex_spacing
 
 
@@ -307,6 +307,100 @@ def test_docx_notes_are_numbered_as_word_shows_them_and_cited_where_they_are(tmp
     [chunk] = [c for c in chunk_document(result, target_chars=60, overlap_chars=0) if "north pier" in c.text]
     assert chunk.section == "Tide Report > Footnotes"
     assert "[^1]: Measured at the north pier." in lines[chunk.line_start - 1 : chunk.line_end]
+
+
+def test_docx_content_controls_are_read_where_they_stand(tmp_path: Path) -> None:
+    document = docx.Document()
+    # A cover page is a content control around its paragraphs; a template wraps whole
+    # sections, tables and all, in others, content controls inside them too.
+    cover = [document.add_paragraph("Annual Review", style="Title")._p, document.add_paragraph("Skerrivaig Trust")._p]
+    wrap_docx(cover, "sdt", properties='<w:docPartObj><w:docPartGallery w:val="Cover Pages"/></w:docPartObj>')
+    section = [document.add_heading("Moorings", 1)._p, document.add_paragraph("Forty berths were let.")._p]
+    fees = document.add_table(rows=1, cols=2)
+    fees.cell(0, 0).text = "Berth fee"
+    fees.cell(0, 1).text = "£310"
+    section.append(fees._tbl)
+    wrap_docx(section, "sdt")
+    wrap_docx([section[1]], "sdt")
+    signed = document.add_paragraph("Approved by ")
+    wrap_docx([signed.add_run("Morag Sinclair")._r], "sdt")
+    wrap_docx([document.add_paragraph("Click or tap here to enter text.")._p], "sdt", properties="<w:showingPlcHdr/>")
+    wrap_docx([document.add_paragraph("Prepared for the members.")._p], "customXml", 'w:element="note"')
+    form = document.add_table(rows=1, cols=2)
+    form.cell(0, 0).text = "Harbourmaster"
+    form.cell(0, 1).text = "Ewan Bain"
+    wrap_docx([form.cell(0, 1).paragraphs[0]._p], "sdt")
+    footer = document.sections[0].footer.paragraphs[0]
+    footer.text = "Page 1"
+    gallery = '<w:docPartObj><w:docPartGallery w:val="Page Numbers (Bottom of Page)"/></w:docPartObj>'
+    wrap_docx([footer._p], "sdt", properties=gallery)
+    document.save(tmp_path / "review.docx")
+
+    assert read_file(tmp_path / "review.docx").text.split("\n") == [
+        "# Annual Review",
+        "",
+        "Skerrivaig Trust",
+        "",
+        "# Moorings",
+        "",
+        "Forty berths were let.",
+        "",
+        "Berth fee | £310",
+        "",
+        "Approved by Morag Sinclair",
+        "",
+        "Prepared for the members.",
+        "",
+        "Harbourmaster | Ewan Bain",
+        "",
+        "## Footer",
+        "",
+        "Page 1",
+    ]
+
+
+def test_docx_reads_tracked_insertions_and_wrapped_runs_but_not_deletions(tmp_path: Path) -> None:
+    document = docx.Document()
+    change = 'w:id="{}" w:author="Ada Okafor" w:date="2026-03-01T09:00:00Z"'
+    paragraph = document.add_paragraph("The slipway ")
+    wrap_docx([paragraph.add_run("was closed")._r], "del", change.format(1))
+    wrap_docx([paragraph.add_run("reopens in April")._r], "ins", change.format(2))
+    paragraph.add_run(" after repairs.")
+    moved = document.add_paragraph("Dredging ")
+    wrap_docx([moved.add_run("next winter")._r], "moveFrom", change.format(3))
+    wrap_docx([moved.add_run("starts in June")._r], "moveTo", change.format(4))
+    fields = document.add_paragraph("See ")
+    wrap_docx([fields.add_run("the berth register")._r], "hyperlink", 'w:anchor="register"')
+    fields.add_run(", updated ")
+    wrap_docx([fields.add_run("12 May")._r], "fldSimple", 'w:instr=" DATE "')
+    fields.add_run(", by ")
+    wrap_docx([fields.add_run("Ewan Bain")._r], "smartTag", 'w:uri="urn:schemas-microsoft-com" w:element="PersonName"')
+    fields.add_run(" at ")
+    wrap_docx([fields.add_run("Skerrivaig")._r], "customXml", 'w:element="place"')
+    fields.add_run(" (")
+    arabic = fields.add_run("مرفأ")._r
+    wrap_docx([arabic], "dir", 'w:val="rtl"')
+    wrap_docx([arabic.getparent()], "bdo", 'w:val="rtl"')
+    fields.add_run(").")
+    # A whole paragraph deleted, and a text box deleted with the run that anchored it.
+    withdrawn = document.add_paragraph("Old tariff withdrawn.")
+    wrap_docx([withdrawn.runs[0]._r], "del", change.format(5))
+    boxed = document.add_paragraph("Notice board:")
+    add_text_box(boxed, "Removed notice")
+    wrap_docx([boxed._p[-1]], "del", change.format(6))
+    document.save(tmp_path / "works.docx")
+
+    text = read_file(tmp_path / "works.docx").text
+    assert not any(removed in text for removed in ("closed", "next winter", "tariff", "Removed notice"))
+    assert text.split("\n") == [
+        "The slipway reopens in April after repairs.",
+        "",
+        "Dredging starts in June",
+        "",
+        "See the berth register, updated 12 May, by Ewan Bain at Skerrivaig (مرفأ).",
+        "",
+        "Notice board:",
+    ]
 
 
 def test_docx_core_title_wins(tmp_path: Path) -> None:

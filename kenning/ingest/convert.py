@@ -26,7 +26,7 @@ from kenning.text import dates
 # text stored before it. A chunk whose text comes out the same keeps its id, its
 # vector and its CJK index rows, and takes its date anew: a change to CJK indexing alone
 # needs a migration.
-READER_VERSION = 7
+READER_VERSION = 8
 
 
 def reading_of(target_chars: int, overlap_chars: int) -> str:

@@ -4,7 +4,10 @@ DOCX is chunked and cited like a note.
 
 python-docx gives the body's paragraphs and tables. Text boxes, footnotes and endnotes
 have no object of its own: they are read from the XML under it (`_docx_blocks`), and a
-text box Word writes twice (DrawingML and its VML fallback) is read once.
+text box Word writes twice (DrawingML and its VML fallback) is read once. python-docx's
+blocks and `paragraph.text` hold only direct children, so what Word wraps (content
+controls, tracked insertions, fields) is read through its wrappers (`_within`), and what
+the author deleted with changes tracked is not.
 """
 
 from __future__ import annotations
@@ -31,6 +34,21 @@ _HEADING_STYLE = re.compile(r"Heading ([1-9])$")
 _PARAGRAPH = qn("w:p")
 _TABLE = qn("w:tbl")
 _TEXT_BOX = qn("w:txbxContent")
+_BLOCKS = frozenset({_PARAGRAPH, _TABLE})
+_RUNS = frozenset({qn("w:r")})
+_CONTENT_CONTROL = qn("w:sdt")
+_PLACEHOLDER_SHOWN = f"{qn('w:sdtPr')}/{qn('w:showingPlcHdr')}"
+# Wrappers whose paragraphs, tables or runs are text as the document now reads: content
+# controls (cover pages, forms, tables of contents, whole templated sections), custom XML
+# and smart tags, simple fields, hyperlinks, tracked insertions and a tracked move's new
+# place, bidirectional embeddings. Nothing else is read through: a tracked deletion
+# (`w:del`, its words in `w:delText`) or a move's old place (`w:moveFrom`) is text the
+# author removed.
+_READ_THROUGH = frozenset(
+    qn(f"w:{tag}")
+    for tag in ("sdt", "sdtContent", "customXml", "smartTag", "fldSimple", "hyperlink", "ins", "moveTo", "dir", "bdo")
+)
+_REMOVED = frozenset({qn("w:del"), qn("w:moveFrom")})
 _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 _MC_CHOICE = f"{_MC}Choice"
 _MC_FALLBACK = f"{_MC}Fallback"
@@ -59,7 +77,7 @@ def read_docx(data: bytes, max_file_bytes: int, max_chars: int) -> tuple[str, st
         raise ReaderError(f"DOCX inflates to {inflated} bytes, over the {max_file_bytes}-byte limit")
     document = docx.Document(io.BytesIO(data))
     out = _DocxText(max_chars)
-    out.add_blocks(document.iter_inner_content())
+    out.add_blocks(_docx_blocks(document.element.body, document))
     for kind, label in (("footnote", str), ("endnote", _roman)):
         notes = _docx_notes(document, kind)
         if notes:
@@ -70,7 +88,8 @@ def read_docx(data: bytes, max_file_bytes: int, max_chars: int) -> tuple[str, st
         seen: set[tuple[str, ...]] = set()
         for part in _docx_page_furniture(document, kind):
             lines = _DocxText(max_chars)
-            lines.add_blocks(part.iter_inner_content())
+            # Not `part.iter_inner_content()`: a footer's page number is often a content control.
+            lines.add_blocks(_docx_blocks(part.part.element, part))
             if lines.lines and tuple(lines.lines) not in seen:
                 if not seen:
                     out.add([f"## {kind.capitalize()}"])
@@ -107,7 +126,7 @@ class _DocxText:
             if isinstance(block, Table):
                 self.add(_docx_table_rows(block))
                 continue
-            self.add(*_docx_paragraph(block.text, block.style.name if block.style else ""))
+            self.add(*_docx_paragraph(_paragraph_text(block), block.style.name if block.style else ""))
             for box in _text_boxes(block):
                 self.add_blocks(_docx_blocks(box, block))
 
@@ -130,10 +149,34 @@ def _docx_paragraph(raw: str, style: str) -> tuple[list[str], bool]:
 
 
 def _docx_blocks(element: BaseOxmlElement, parent: ProvidesStoryPart) -> Iterator[Paragraph | Table]:
-    """The paragraphs and tables of a text box or note, which python-docx has no object
-    for; `parent` only lends them the document part their styles are looked up in."""
-    for child in element.iterchildren(_PARAGRAPH, _TABLE):
+    """The paragraphs and tables of a story (the body, a cell, a text box, a note, a header),
+    content controls' included; `parent` only lends them the document part their styles
+    are looked up in."""
+    for child in _within(element, _BLOCKS):
         yield Paragraph(child, parent) if child.tag == _PARAGRAPH else Table(child, parent)
+
+
+def _within(element: BaseOxmlElement, tags: frozenset[str]) -> Iterator[BaseOxmlElement]:
+    """The children of `element` with one of `tags`, in document order, and those of the
+    wrappers it is read through (`_READ_THROUGH`).
+
+    A content control still showing its placeholder ("Click or tap here to enter text.")
+    holds the template's prompt, not anything the author typed: it is not read.
+    """
+    for child in element.iterchildren():
+        if child.tag in tags:
+            yield child
+        elif child.tag in _READ_THROUGH and not (
+            child.tag == _CONTENT_CONTROL and child.find(_PLACEHOLDER_SHOWN) is not None
+        ):
+            yield from _within(child, tags)
+
+
+def _paragraph_text(paragraph: Paragraph) -> str:
+    """What `paragraph.text` would be if python-docx read runs inside wrappers: it reads
+    only the paragraph's own runs and hyperlinks, so a tracked insertion or a filled-in
+    form field was lost."""
+    return "".join(run.text for run in _within(paragraph._p, _RUNS))
 
 
 def _text_boxes(paragraph: Paragraph) -> list[BaseOxmlElement]:
@@ -141,7 +184,8 @@ def _text_boxes(paragraph: Paragraph) -> list[BaseOxmlElement]:
 
     Word writes a shape twice, as DrawingML in `mc:Choice` and as VML in `mc:Fallback`
     for older readers; the fallback's copy is read only when no choice holds a text box.
-    A text box inside another is read with the paragraph that anchors it there.
+    A text box inside another is read with the paragraph that anchors it there, and one in
+    a tracked deletion is not read at all.
     """
     boxes = []
     for box in paragraph._p.iter(_TEXT_BOX):
@@ -149,7 +193,7 @@ def _text_boxes(paragraph: Paragraph) -> list[BaseOxmlElement]:
             if ancestor is paragraph._p:
                 boxes.append(box)
                 break
-            if ancestor.tag == _TEXT_BOX:
+            if ancestor.tag == _TEXT_BOX or ancestor.tag in _REMOVED:
                 break
             if ancestor.tag == _MC_FALLBACK and any(
                 True for choice in ancestor.itersiblings(_MC_CHOICE, preceding=True) for _ in choice.iter(_TEXT_BOX)
@@ -223,6 +267,6 @@ def _docx_flat_text(element: BaseOxmlElement, parent: ProvidesStoryPart) -> str:
         if isinstance(block, Table):
             parts.extend(_docx_table_rows(block))
             continue
-        parts.append(block.text)
+        parts.append(_paragraph_text(block))
         parts.extend(_docx_flat_text(box, block) for box in _text_boxes(block))
     return " ".join(" ".join(parts).split())
