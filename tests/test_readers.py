@@ -284,14 +284,14 @@ def test_docx_notes_are_numbered_as_word_shows_them_and_cited_where_they_are(tmp
     result = read_file(tmp_path / "tides.docx")
 
     lines = result.text.split("\n")
-    # Numbered by where the body refers to them, as Word numbers them; the separator
-    # notes Word keeps beside them are no text.
+    # Numbered by where the body refers to them, as Word numbers them, and the body shows
+    # that number where Word does; the separator notes Word keeps beside them are no text.
     assert lines == [
         "# Tide Report",
         "",
-        "Spring tides reached the quay.",
+        "Spring tides reached the quay.[^1][^i]",
         "",
-        "Readings were taken hourly.",
+        "Readings were taken hourly.[^2]",
         "",
         "See the gauge log.",
         "",
@@ -307,6 +307,38 @@ def test_docx_notes_are_numbered_as_word_shows_them_and_cited_where_they_are(tmp
     [chunk] = [c for c in chunk_document(result, target_chars=60, overlap_chars=0) if "north pier" in c.text]
     assert chunk.section == "Tide Report > Footnotes"
     assert "[^1]: Measured at the north pier." in lines[chunk.line_start - 1 : chunk.line_end]
+
+
+def test_docx_note_numbers_follow_the_text_as_it_now_reads(tmp_path: Path) -> None:
+    document = docx.Document()
+    change = 'w:id="9" w:author="Ada Okafor" w:date="2026-03-01T09:00:00Z"'
+    # A reference deleted with changes tracked takes no number, and its note is not read.
+    withdrawn = document.add_paragraph("The old gauge was retired.")
+    add_note_reference(withdrawn, "footnote", 1)
+    wrap_docx([withdrawn._p[-1]], "del", change)
+    table = document.add_table(rows=1, cols=2)
+    table.cell(0, 0).text = "High water"
+    add_note_reference(table.cell(0, 0).paragraphs[0], "footnote", 2)
+    table.cell(0, 1).text = "5.2 m"
+    filled_in = document.add_paragraph("Observer: ")
+    observer = filled_in.add_run("Ewan Bain")
+    add_note_reference(filled_in, "footnote", 3)
+    wrap_docx([observer._r, filled_in._p[-1]], "sdt")
+    add_notes(document, "footnote", {1: "Scrapped in 2019.", 2: "Chart datum.", 3: "Harbourmaster."})
+    document.save(tmp_path / "gauge.docx")
+
+    assert read_file(tmp_path / "gauge.docx").text.split("\n") == [
+        "The old gauge was retired.",
+        "",
+        "High water[^1] | 5.2 m",
+        "",
+        "Observer: Ewan Bain[^2]",
+        "",
+        "## Footnotes",
+        "",
+        "[^1]: Chart datum.",
+        "[^2]: Harbourmaster.",
+    ]
 
 
 def test_docx_content_controls_are_read_where_they_stand(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ import docx
 from docx.blkcntnr import BlockItemContainer
 from docx.document import Document as DocxDocument
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
+from docx.opc.part import Part
 from docx.oxml import parse_xml
 from docx.oxml.ns import qn
 from docx.oxml.xmlchemy import BaseOxmlElement
@@ -36,6 +37,8 @@ _TABLE = qn("w:tbl")
 _TEXT_BOX = qn("w:txbxContent")
 _BLOCKS = frozenset({_PARAGRAPH, _TABLE})
 _RUNS = frozenset({qn("w:r")})
+_NOTE_REFERENCES = {qn("w:footnoteReference"): "footnote", qn("w:endnoteReference"): "endnote"}
+_ID = qn("w:id")
 _CONTENT_CONTROL = qn("w:sdt")
 _PLACEHOLDER_SHOWN = f"{qn('w:sdtPr')}/{qn('w:showingPlcHdr')}"
 # Wrappers whose paragraphs, tables or runs are text as the document now reads: content
@@ -65,8 +68,9 @@ def read_docx(data: bytes, max_file_bytes: int, max_chars: int) -> tuple[str, st
     explains and a header repeated on every page would be read once per page; at the end
     they push none of the body's lines about. A note keeps the number Word shows
     (`[^n]`, a Markdown footnote; endnotes in Word's lower-case Roman, so the two never
-    share a label). A header linked to the previous section's is that same header, and
-    headers with the same words (Word copies one when it is unlinked) are read once.
+    share a label), and the body has the same `[^n]` where it refers to it. A header
+    linked to the previous section's is that same header, and headers with the same
+    words (Word copies one when it is unlinked) are read once.
     """
     # A DOCX is a zip that python-docx inflates whole; like a .gz, what it inflates to
     # is held to the file-size limit. zipfile stops each member at its declared size,
@@ -76,14 +80,15 @@ def read_docx(data: bytes, max_file_bytes: int, max_chars: int) -> tuple[str, st
     if inflated > max_file_bytes:
         raise ReaderError(f"DOCX inflates to {inflated} bytes, over the {max_file_bytes}-byte limit")
     document = docx.Document(io.BytesIO(data))
-    out = _DocxText(max_chars)
+    notes = _NoteLabels(document)
+    out = _DocxText(max_chars, notes)
     out.add_blocks(_docx_blocks(document.element.body, document))
-    for kind, label in (("footnote", str), ("endnote", _roman)):
-        notes = _docx_notes(document, kind)
-        if notes:
+    for kind in ("footnote", "endnote"):
+        cited = notes.cited(kind)
+        if cited:
             out.add([f"## {kind.capitalize()}s"])
-        for number, note in enumerate(notes, 1):
-            out.add([f"[^{label(number)}]: {_docx_flat_text(note, document)}".rstrip()], is_item=True)
+        for label, note in cited:
+            out.add([f"[^{label}]: {_docx_flat_text(note, document, None)}".rstrip()], is_item=True)
     for kind in ("header", "footer"):
         seen: set[tuple[str, ...]] = set()
         for part in _docx_page_furniture(document, kind):
@@ -101,10 +106,12 @@ def read_docx(data: bytes, max_file_bytes: int, max_chars: int) -> tuple[str, st
 class _DocxText:
     """The extracted lines as they grow, checked against the character cap as each block
     comes, so two million tiny paragraphs stop at the cap rather than after all of them
-    are converted."""
+    are converted. `notes` labels the note references it meets; headers and footers, where
+    Word allows none, are read without."""
 
-    def __init__(self, max_chars: int) -> None:
+    def __init__(self, max_chars: int, notes: _NoteLabels | None = None) -> None:
         self.lines: list[str] = []
+        self._notes = notes
         self._max_chars = max_chars
         self._chars = 0
         self._previous_was_item = False
@@ -124,9 +131,9 @@ class _DocxText:
     def add_blocks(self, blocks: Iterable[Paragraph | Table]) -> None:
         for block in blocks:
             if isinstance(block, Table):
-                self.add(_docx_table_rows(block))
+                self.add(_docx_table_rows(block, self._notes))
                 continue
-            self.add(*_docx_paragraph(_paragraph_text(block), block.style.name if block.style else ""))
+            self.add(*_docx_paragraph(_paragraph_text(block, self._notes), block.style.name if block.style else ""))
             for box in _text_boxes(block):
                 self.add_blocks(_docx_blocks(box, block))
 
@@ -172,11 +179,17 @@ def _within(element: BaseOxmlElement, tags: frozenset[str]) -> Iterator[BaseOxml
             yield from _within(child, tags)
 
 
-def _paragraph_text(paragraph: Paragraph) -> str:
+def _paragraph_text(paragraph: Paragraph, notes: _NoteLabels | None) -> str:
     """What `paragraph.text` would be if python-docx read runs inside wrappers: it reads
     only the paragraph's own runs and hyperlinks, so a tracked insertion or a filled-in
-    form field was lost."""
-    return "".join(run.text for run in _within(paragraph._p, _RUNS))
+    form field was lost. A note's reference is its `[^n]`, where Word shows the number."""
+    parts = []
+    for run in _within(paragraph._p, _RUNS):
+        parts.append(run.text)
+        if notes is not None:
+            # Word writes a reference in a run of its own, so it goes after the run's text.
+            parts.extend(notes.cite(reference) for reference in run.iterchildren(*_NOTE_REFERENCES))
+    return "".join(parts)
 
 
 def _text_boxes(paragraph: Paragraph) -> list[BaseOxmlElement]:
@@ -202,18 +215,41 @@ def _text_boxes(paragraph: Paragraph) -> list[BaseOxmlElement]:
     return boxes
 
 
-def _docx_notes(document: DocxDocument, kind: str) -> list[BaseOxmlElement]:
-    """The footnotes or endnotes in the order the body refers to them, which is the order
-    Word numbers them in; the separator notes Word keeps in the same part are never
-    referred to. python-docx has no API for either part."""
-    reltype = RT.FOOTNOTES if kind == "footnote" else RT.ENDNOTES
-    parts = [rel.target_part for rel in document.part.rels.values() if rel.reltype == reltype and not rel.is_external]
-    if not parts:
-        return []
-    notes = {note.get(qn("w:id")): note for note in parse_xml(parts[0].blob).iterchildren(qn(f"w:{kind}"))}
-    # A text box's reference is there twice, once in each copy of the shape.
-    referred = dict.fromkeys(ref.get(qn("w:id")) for ref in document.element.body.iter(qn(f"w:{kind}Reference")))
-    return [notes[note_id] for note_id in referred if note_id in notes]
+class _NoteLabels:
+    """The label of each footnote and endnote, given as the body's reading meets its
+    reference: that is the order Word numbers them in, and the body's `[^n]` and the notes
+    section's are one label by construction. A note the reading never meets (its
+    reference deleted with changes tracked, or one of the separator notes Word keeps
+    beside the others) gets no number and is not read. python-docx has no API for either
+    part."""
+
+    def __init__(self, document: DocxDocument) -> None:
+        self._notes: dict[str, dict[str, BaseOxmlElement]] = {}
+        for kind, reltype in (("footnote", RT.FOOTNOTES), ("endnote", RT.ENDNOTES)):
+            part = _docx_part(document, reltype)
+            notes = parse_xml(part.blob).iterchildren(qn(f"w:{kind}")) if part else ()
+            self._notes[kind] = {note.get(_ID): note for note in notes}
+        self._labels: dict[str, dict[str, str]] = {"footnote": {}, "endnote": {}}
+
+    def cite(self, reference: BaseOxmlElement) -> str:
+        kind = _NOTE_REFERENCES[reference.tag]
+        note_id = reference.get(_ID)
+        if note_id not in self._notes[kind]:
+            # A damaged file's reference to no note: there is no text to label.
+            return ""
+        labels = self._labels[kind]
+        if note_id not in labels:
+            labels[note_id] = (str if kind == "footnote" else _roman)(len(labels) + 1)
+        return f"[^{labels[note_id]}]"
+
+    def cited(self, kind: str) -> list[tuple[str, BaseOxmlElement]]:
+        """The notes cited so far with their labels, in the order of their numbers."""
+        return [(label, self._notes[kind][note_id]) for note_id, label in self._labels[kind].items()]
+
+
+def _docx_part(document: DocxDocument, reltype: str) -> Part | None:
+    rels = document.part.rels.values()
+    return next((rel.target_part for rel in rels if rel.reltype == reltype and not rel.is_external), None)
 
 
 def _docx_page_furniture(document: DocxDocument, kind: str) -> Iterator[BlockItemContainer]:
@@ -243,7 +279,7 @@ def _roman(number: int) -> str:
     return "".join(digits)
 
 
-def _docx_table_rows(table: Table) -> list[str]:
+def _docx_table_rows(table: Table, notes: _NoteLabels | None) -> list[str]:
     rows = []
     for row in table.rows:
         cells: list[str] = []
@@ -252,21 +288,21 @@ def _docx_table_rows(table: Table) -> list[str]:
             # A cell merged across columns comes back once per column it spans.
             if id(cell._tc) not in seen:
                 seen.add(id(cell._tc))
-                cells.append(_docx_flat_text(cell._tc, cell))
+                cells.append(_docx_flat_text(cell._tc, cell, notes))
         if any(cells):
             rows.append(" | ".join(cells))
     return rows
 
 
-def _docx_flat_text(element: BaseOxmlElement, parent: ProvidesStoryPart) -> str:
+def _docx_flat_text(element: BaseOxmlElement, parent: ProvidesStoryPart, notes: _NoteLabels | None) -> str:
     """A cell's or note's words on one line, its tables and text boxes included:
     `cell.text` holds only its paragraphs, so a form laid out in nested tables lost every
     word of them."""
     parts = []
     for block in _docx_blocks(element, parent):
         if isinstance(block, Table):
-            parts.extend(_docx_table_rows(block))
+            parts.extend(_docx_table_rows(block, notes))
             continue
-        parts.append(_paragraph_text(block))
-        parts.extend(_docx_flat_text(box, block) for box in _text_boxes(block))
+        parts.append(_paragraph_text(block, notes))
+        parts.extend(_docx_flat_text(box, block, notes) for box in _text_boxes(block))
     return " ".join(" ".join(parts).split())
