@@ -341,6 +341,40 @@ def test_docx_note_numbers_follow_the_text_as_it_now_reads(tmp_path: Path) -> No
     ]
 
 
+def test_docx_comments_come_after_the_notes_with_who_wrote_them(tmp_path: Path) -> None:
+    document = docx.Document()
+    document.add_heading("Budget", 1)
+    paragraph = document.add_paragraph("Dredging will cost £40,000.")
+    add_note_reference(paragraph, "footnote", 1)
+    add_notes(document, "footnote", {1: "Quote from Clyde Marine."})
+    question = document.add_comment(paragraph.runs, "Is VAT included?", author="Ada Okafor", initials="AO")
+    question.add_paragraph("The last quote was without it.")
+    document.add_comment(paragraph.runs, "Yes, it is.", author="", initials="")
+    document.sections[0].footer.paragraphs[0].text = "Draft"
+    document.save(tmp_path / "budget.docx")
+
+    lines = read_file(tmp_path / "budget.docx").text.split("\n")
+
+    assert lines == [
+        "# Budget",
+        "",
+        "Dredging will cost £40,000.[^1]",
+        "",
+        "## Footnotes",
+        "",
+        "[^1]: Quote from Clyde Marine.",
+        "",
+        "## Comments",
+        "",
+        "- Ada Okafor: Is VAT included? The last quote was without it.",
+        "- Yes, it is.",
+        "",
+        "## Footer",
+        "",
+        "Draft",
+    ]
+
+
 def test_docx_content_controls_are_read_where_they_stand(tmp_path: Path) -> None:
     document = docx.Document()
     # A cover page is a content control around its paragraphs; a template wraps whole

@@ -60,17 +60,17 @@ _MC_FALLBACK = f"{_MC}Fallback"
 def read_docx(data: bytes, max_file_bytes: int, max_chars: int) -> tuple[str, str]:
     """The text of a DOCX and the title its properties give (often none): the body in
     reading order, a text box's paragraphs right after the paragraph that
-    anchors it (where a reader's eye goes next); then footnotes, endnotes, headers and
-    footers, each kind under its own `##` heading.
+    anchors it (where a reader's eye goes next); then footnotes, endnotes, comments,
+    headers and footers, each kind under its own `##` heading.
 
     Those last go after the body, not where they show on a page, because a page is no
-    line of the extracted text: in the body a footnote would split the paragraph it
-    explains and a header repeated on every page would be read once per page; at the end
-    they push none of the body's lines about. A note keeps the number Word shows
-    (`[^n]`, a Markdown footnote; endnotes in Word's lower-case Roman, so the two never
-    share a label), and the body has the same `[^n]` where it refers to it. A header
-    linked to the previous section's is that same header, and headers with the same
-    words (Word copies one when it is unlinked) are read once.
+    line of the extracted text: in the body a footnote or a comment would split the
+    paragraph it explains and a header repeated on every page would be read once per
+    page; at the end they push none of the body's lines about. A note keeps the number
+    Word shows (`[^n]`, a Markdown footnote; endnotes in Word's lower-case Roman, so the
+    two never share a label), and the body has the same `[^n]` where it refers to it. A
+    header linked to the previous section's is that same header, and headers with the
+    same words (Word copies one when it is unlinked) are read once.
     """
     # A DOCX is a zip that python-docx inflates whole; like a .gz, what it inflates to
     # is held to the file-size limit. zipfile stops each member at its declared size,
@@ -89,6 +89,11 @@ def read_docx(data: bytes, max_file_bytes: int, max_chars: int) -> tuple[str, st
             out.add([f"## {kind.capitalize()}s"])
         for label, note in cited:
             out.add([f"[^{label}]: {_docx_flat_text(note, document, None)}".rstrip()], is_item=True)
+    comments = _docx_comments(document)
+    if comments:
+        out.add(["## Comments"])
+    for comment in comments:
+        out.add([comment], is_item=True)
     for kind in ("header", "footer"):
         seen: set[tuple[str, ...]] = set()
         for part in _docx_page_furniture(document, kind):
@@ -245,6 +250,23 @@ class _NoteLabels:
     def cited(self, kind: str) -> list[tuple[str, BaseOxmlElement]]:
         """The notes cited so far with their labels, in the order of their numbers."""
         return [(label, self._notes[kind][note_id]) for note_id, label in self._labels[kind].items()]
+
+
+def _docx_comments(document: DocxDocument) -> list[str]:
+    """Each comment as a list item led by who wrote it, so "what did Ada say" finds it, in
+    the order of the comments part (a reply is a comment of its own there, after the one
+    it answers). Not python-docx's `Comment.text`: it misses what a comment's paragraphs
+    wrap, as `paragraph.text` does, and a nested table."""
+    part = _docx_part(document, RT.COMMENTS)
+    if part is None:
+        return []
+    items = []
+    for comment in parse_xml(part.blob).iterchildren(qn("w:comment")):
+        text = _docx_flat_text(comment, document, None)
+        author = " ".join(comment.get(qn("w:author"), "").split())
+        if text:
+            items.append(f"- {author}: {text}" if author else f"- {text}")
+    return items
 
 
 def _docx_part(document: DocxDocument, reltype: str) -> Part | None:

@@ -11,8 +11,8 @@ byte is read, gzip is inflated only up to the file-size limit, and extracted tex
 at the character cap, so a small hostile file cannot grow without bound.
 
 What the rich formats give: a PDF its text layer, page by page; a DOCX its body
-(headings, lists, tables, text boxes), then its footnotes and endnotes, then its headers
-and footers; HTML its text as Markdown, without scripts.
+(headings, lists, tables, text boxes, content controls), then its footnotes, endnotes and
+comments, then its headers and footers; HTML its text as Markdown, without scripts.
 """
 
 from __future__ import annotations
