@@ -19,7 +19,7 @@ from fpdf import FPDF
 from kenning.daemon.protocol import MAX_LINE_BYTES
 from kenning.errors import RpcError
 from tests.daemon_harness import wait_for
-from tests.helpers import add_note_reference, add_notes, add_text_box
+from tests.helpers import add_note_reference, add_notes, add_text_box, wrap_docx
 
 
 def ken(config: Path, *args: str) -> subprocess.CompletedProcess:
@@ -46,6 +46,12 @@ def make_docx(path: Path) -> None:
     add_note_reference(growth, "footnote", 1)
     add_notes(document, "footnote", {1: "Figures audited by the okapi committee."})
     add_text_box(growth, "Pull quote: the ocelot range sold out.")
+    wrap_docx([document.add_paragraph("Prepared with the narwhal template.")._p], "sdt")
+    change = 'w:id="{}" w:author="Ada Okafor" w:date="2026-03-01T09:00:00Z"'
+    edited = document.add_paragraph("Margins held ")
+    wrap_docx([edited.add_run("despite the wombat recall")._r], "del", change.format(1))
+    wrap_docx([edited.add_run("thanks to the pangolin launch")._r], "ins", change.format(2))
+    document.add_comment(growth.runs, "Check the axolotl figures.", author="Ada Okafor")
     document.sections[0].footer.paragraphs[0].text = "Issued by the gazelle office"
     document.save(str(path))
 
@@ -90,15 +96,20 @@ def test_mixed_folder_is_searchable_with_citations(library, tmp_path):
     [hit] = daemon.search("xylophone")
     assert hit["path"] == str(notes / "report.docx")
     assert hit["section"] == "Quarterly Report > Revenue"
-    # A DOCX's text box, footnote and footer are found too, each once, and a citation's
-    # lines are the extracted text's lines that hold the word.
+    # A DOCX's text box, content control, tracked insertion, footnote, comment and footer
+    # are found too, each once, and a citation's lines are the extracted text's lines that
+    # hold the word; a tracked deletion is not found.
     report = str(notes / "report.docx")
-    for word, section in (("ocelot", "Revenue"), ("okapi", "Footnotes"), ("gazelle", "Footer")):
+    for word, section in (
+        ("ocelot", "Revenue"), ("narwhal", "Revenue"), ("pangolin", "Revenue"),
+        ("okapi", "Footnotes"), ("axolotl", "Comments"), ("gazelle", "Footer"),
+    ):  # fmt: skip
         [hit] = daemon.search(word)
         assert (hit["path"], hit["section"]) == (report, f"Quarterly Report > {section}")
         lines = {"line_start": hit["line_start"], "line_end": hit["line_end"]}
         cited = daemon.call("documents.read", {"path": report, **lines})
         assert sum(word in line for line in cited["lines"]) == 1
+    assert daemon.search("wombat") == []
 
     [hit] = daemon.search("ptarmigan")
     assert hit["title"] == "Field Notes"
