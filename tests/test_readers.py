@@ -425,6 +425,30 @@ def test_docx_content_controls_are_read_where_they_stand(tmp_path: Path) -> None
     ]
 
 
+def test_docx_table_rows_and_cells_in_content_controls_are_read(tmp_path: Path) -> None:
+    document = docx.Document()
+    table = document.add_table(rows=4, cols=2)
+    cells = {(0, 0): "Item", (0, 1): "Cost", (1, 1): "£310", (2, 1): "£95", (3, 0): "Slipway"}
+    for (row, col), value in cells.items():
+        table.cell(row, col).text = value
+    table.cell(1, 0).merge(table.cell(2, 0)).text = "Moorings"
+    fee = table.cell(3, 1)
+    fee.text = "£40"
+    # A form's repeating section is a content control around rows; a cell can be one too.
+    rows = table._tbl.tr_lst
+    wrap_docx([rows[1], rows[2]], "sdt")
+    wrap_docx([fee._tc], "sdt")
+    document.save(tmp_path / "fees.docx")
+
+    # A cell merged down repeats in each row it spans, so each row reads whole.
+    assert read_file(tmp_path / "fees.docx").text.split("\n") == [
+        "Item | Cost",
+        "Moorings | £310",
+        "Moorings | £95",
+        "Slipway | £40",
+    ]
+
+
 def test_docx_reads_tracked_insertions_and_wrapped_runs_but_not_deletions(tmp_path: Path) -> None:
     document = docx.Document()
     change = 'w:id="{}" w:author="Ada Okafor" w:date="2026-03-01T09:00:00Z"'

@@ -37,6 +37,8 @@ _TABLE = qn("w:tbl")
 _TEXT_BOX = qn("w:txbxContent")
 _BLOCKS = frozenset({_PARAGRAPH, _TABLE})
 _RUNS = frozenset({qn("w:r")})
+_ROWS = frozenset({qn("w:tr")})
+_CELLS = frozenset({qn("w:tc")})
 _NOTE_REFERENCES = {qn("w:footnoteReference"): "footnote", qn("w:endnoteReference"): "endnote"}
 _ID = qn("w:id")
 _CONTENT_CONTROL = qn("w:sdt")
@@ -302,17 +304,27 @@ def _roman(number: int) -> str:
 
 
 def _docx_table_rows(table: Table, notes: _NoteLabels | None) -> list[str]:
+    """One line per row, its cells' words joined by ` | `.
+
+    Not python-docx's `table.rows` and `row.cells`: they hold only direct children, so a
+    form's repeating section (rows in a content control) or a cell in one was lost, and
+    `row.cells` gives a cell merged across columns once per column. A cell merged down
+    from the row above repeats that cell's words, so each row reads whole on its own.
+    """
     rows = []
-    for row in table.rows:
-        cells: list[str] = []
-        seen: set[int] = set()
-        for cell in row.cells:
-            # A cell merged across columns comes back once per column it spans.
-            if id(cell._tc) not in seen:
-                seen.add(id(cell._tc))
-                cells.append(_docx_flat_text(cell._tc, cell, notes))
-        if any(cells):
-            rows.append(" | ".join(cells))
+    above: dict[int, str] = {}
+    for tr in _within(table._tbl, _ROWS):
+        cells: dict[int, str] = {}
+        column = tr.grid_before
+        for tc in _within(tr, _CELLS):
+            if tc.vMerge == "continue":
+                cells[column] = above.get(column, "")
+            else:
+                cells[column] = _docx_flat_text(tc, table, notes)
+            column += tc.grid_span
+        if any(cells.values()):
+            rows.append(" | ".join(cells.values()))
+        above = cells
     return rows
 
 
