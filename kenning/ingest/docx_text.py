@@ -2,12 +2,12 @@
 would read it, with headings and lists marked as the Markdown reader marks them, so a
 DOCX is chunked and cited like a note.
 
-python-docx gives the body's paragraphs and tables. Text boxes, footnotes and endnotes
-have no object of its own: they are read from the XML under it (`_docx_blocks`), and a
-text box Word writes twice (DrawingML and its VML fallback) is read once. python-docx's
-blocks and `paragraph.text` hold only direct children, so what Word wraps (content
-controls, tracked insertions, fields) is read through its wrappers (`_within`), and what
-the author deleted with changes tracked is not.
+python-docx gives paragraphs and tables their objects, but its lists of blocks, rows and
+cells and its `paragraph.text` hold only direct children, and text boxes, notes and
+comments have no object of its own. So the XML under it is walked (`_docx_blocks`,
+`_within`): through what Word wraps text in (content controls, tracked insertions,
+fields), never into what the author deleted with changes tracked; and a text box Word
+writes twice (DrawingML and its VML fallback) is read once.
 """
 
 from __future__ import annotations
