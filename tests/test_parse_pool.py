@@ -43,7 +43,7 @@ async def pool():
 
 @pytest.fixture(scope="module")
 def slow(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A DOCX python-docx needs minutes for: 400,000 one-word paragraphs."""
+    """A DOCX that takes seconds to read: 400,000 one-word paragraphs."""
     return docx_many_paragraphs(tmp_path_factory.mktemp("slow") / "slow.docx", 400_000)
 
 
