@@ -28,6 +28,12 @@ class TextCapReached(ReaderError):
 
     def __init__(self, max_chars: int) -> None:
         super().__init__(f"extracted text passes the {max_chars}-character limit")
+        self.max_chars = max_chars
+
+    def __reduce__(self) -> tuple[type, tuple[int]]:
+        # It comes back from a parse worker pickled, and unpickling calls the class with
+        # `args`, which hold the message, not the limit: the reason read twice over.
+        return type(self), (self.max_chars,)
 
 
 class AccessDenied(ReaderError):
