@@ -280,3 +280,24 @@ def test_a_line_past_the_end_is_invalid_params_from_get_and_read(library):
     for method in ("documents.get", "documents.read"):
         code, message = _error(daemon, method, {"document_id": document_id, "line_start": 50})
         assert code == -32602 and "50" in message, (method, message)
+
+
+def test_a_client_that_stops_reading_its_answer_is_cut_off(library):
+    """A client that sent a request and never read the answer held its connection, and
+    the whole answer in the daemon's memory, for good: the idle timeout counted only the
+    wait for a request. Forty such clients asking for a 10 MB archive held 740 MB."""
+    _config(library, "socket_idle_timeout = 1\n")
+    daemon = library.daemon()
+    handle = daemon.call("archive.add", {"text": "lorem ipsum dolor " * 250_000, "title": "big"})["handle"]
+    request = {"jsonrpc": "2.0", "id": 1, "method": "archive.recall", "params": {"handle": handle, "limit": 5_000_000}}
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stuck:
+        stuck.connect(str(daemon.socket))
+        stuck.sendall(json.dumps(request).encode() + b"\n")
+        time.sleep(5)  # the answer is far larger than the socket's buffer, and nothing reads it
+        stuck.settimeout(20)
+        received = 0
+        while chunk := stuck.recv(1 << 16):
+            received += len(chunk)
+    assert received < 4_000_000  # what the kernel had buffered, then the end: the rest was dropped
+    assert "did not read its answer" in daemon.log()
+    assert daemon.call("archive.recall", {"handle": handle, "limit": 10})["text"] == "lorem ipsu"
