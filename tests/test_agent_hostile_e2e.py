@@ -90,3 +90,28 @@ def test_an_archive_title_that_breaks_its_line_is_refused(library):
     archived = daemon.call("archive.add", {"text": "\x00copy\u202e run\x1b[2J\nrest\n"})
     assert archived["title"] == "copy run [2J"
     daemon.stop()
+
+
+def test_a_namespace_or_scope_that_breaks_its_line_is_refused(library):
+    """A namespace was stored as sent, controls and all, and `ken search --namespace
+    nosuch` listed the namespaces raw: "ns\\x1b]0;pwned\\x07" set the terminal's title, a
+    newline split the error in two. A memory scope becomes a namespace. (Tags are stored
+    as sent, and `ken` escapes them: test_agent_cli_e2e.)"""
+    library.configure([])
+    daemon = library.daemon()
+    calls = []
+    for bad in ("ns\x1b]0;pwned\x07", "two\nlines", "nul\x00", "\u202eexe.txt"):
+        calls += [
+            ("documents.add", {"title": "Note", "text": "kakapo notes\n", "source_uri": "t://a", "namespace": bad}),
+            ("memory.add", {"title": "Kakapo", "body": "Kakapo are parrots.", "scope": bad}),
+        ]
+    for method, params in calls:
+        with pytest.raises(RpcError) as refused:
+            daemon.call(method, params)
+        assert refused.value.code == INVALID_PARAMS and "control characters" in str(refused.value), (method, params)
+    with pytest.raises(RpcError) as refused:
+        daemon.call("documents.add", {"title": "Note", "text": "kakapo\n", "source_uri": "t://a", "namespace": " \u200b"})
+    assert refused.value.code == INVALID_PARAMS and "blank" in str(refused.value)
+    assert daemon.call("sources.list")["library_documents"] == 0
+    assert daemon.call("memory.list")["capsules"] == []
+    daemon.stop()

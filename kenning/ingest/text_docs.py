@@ -68,10 +68,24 @@ def check_title(title: str) -> None:
     The CLI escapes what it prints, but not every reader of a title does, so an agent's
     is refused here, and the agent learns why, where cleaning it quietly would store a
     title it never sent."""
-    if found := CONTROL.search(title):
+    check_line("title", title)
+
+
+def check_line(what: str, text: str) -> None:
+    """Refuse a label shown on one line (a title, a namespace) holding a control
+    character. A namespace is echoed in errors: `ken search --namespace nosuch` listed
+    them as stored, and one holding "\\x1b]0;x\\x07" set the terminal's title."""
+    if found := CONTROL.search(text):
         raise InvalidRequest(
-            f"a title is one line of text without control characters; this one holds U+{ord(found[0]):04X}"
+            f"a {what} is one line of text without control characters; this one holds U+{ord(found[0]):04X}"
         )
+
+
+def check_namespace(namespace: str) -> None:
+    """As check_line; and a namespace that shows nothing could not be asked for again."""
+    check_line("namespace", namespace)
+    if not visible(namespace):
+        raise InvalidRequest("a namespace cannot be blank; leave it out for the default")
 
 
 def check_uri(uri: str) -> None:
@@ -116,6 +130,8 @@ def stored_keys(named: str) -> list[str]:
 async def add_text(db: Database, document: TextDocument, chunking: ChunkingSettings) -> AddedDocument:
     check_title(document.title)
     check_uri(document.source_uri)
+    if document.namespace is not None:
+        check_namespace(document.namespace)
     source_id = await sources.aggregate_source(db, "agent")
     return await _store(
         db,

@@ -73,6 +73,7 @@ from kenning.service.semantic import Semantic
 from kenning.store import archives, capsules, document_text, documents, graph, ledger, lookup, maintenance
 from kenning.store import sources as source_store
 from kenning.store.database import ChangeSet, Database
+from kenning.text.controls import escaped
 from kenning.workers.fetch import FetchError, NotModified
 from kenning.workers.pool import PoolTimeout
 from kenning.workers.url_pool import FetchRequest, url_pool
@@ -190,7 +191,9 @@ class Library:
         if source is not None and source not in {row.name for row in await source_store.list_sources(self.db)}:
             raise NotFound(f"unknown source {source!r}; see `ken sources list`")
         if namespace is not None and namespace not in (known := await source_store.namespaces(self.db)):
-            raise NotFound(f"unknown namespace {namespace!r}; namespaces: {', '.join(sorted(known)) or 'none yet'}")
+            # Escaped: a namespace stored before they were checked may hold a control character.
+            listed = ", ".join(escaped(name) for name in sorted(known))
+            raise NotFound(f"unknown namespace {namespace!r}; namespaces: {listed or 'none yet'}")
 
     async def status(self) -> Status:
         counts = await lookup.counts_by_source(self.db)

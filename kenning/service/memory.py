@@ -31,7 +31,7 @@ from kenning.api import Capsule, CapsuleHit, CapsuleList, Forgotten, Recalled, R
 from kenning.config import Settings
 from kenning.errors import EmbedderUnavailable, InvalidRequest, NotFound
 from kenning.ingest.redact import redact
-from kenning.ingest.text_docs import Labels, check_title, prepare_text, tidy_tags, visible
+from kenning.ingest.text_docs import Labels, check_line, check_title, prepare_text, tidy_tags, visible
 from kenning.retrieval.search import Retriever
 from kenning.service.handles import random_handle
 from kenning.service.semantic import Semantic
@@ -144,6 +144,8 @@ class Memory:
     async def _remember(self, new: NewCapsule) -> Remembered:
         spaced = " ".join(new.title.split())
         check_title(spaced)
+        # A scope is the capsule's namespace; a blank one is the default.
+        check_line("scope", new.scope)
         title = redact(spaced).strip()
         body = redact(new.body.strip())
         # A title of format characters alone ("\u200b") is as blank as one of spaces.
