@@ -301,3 +301,18 @@ def test_a_client_that_stops_reading_its_answer_is_cut_off(library):
     assert received < 4_000_000  # what the kernel had buffered, then the end: the rest was dropped
     assert "did not read its answer" in daemon.log()
     assert daemon.call("archive.recall", {"handle": handle, "limit": 10})["text"] == "lorem ipsu"
+
+
+def test_a_path_holding_a_nul_is_invalid_params(library):
+    """documents.get and documents.read by a path holding a NUL answered "internal error:
+    ValueError: embedded null byte" (an agent's `get` tool said the same), and the daemon
+    logged a traceback for it."""
+    _config(library)
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    note = str(library.root / "notes" / "a.md")
+    for method, path in (("documents.get", note + "\x00"), ("documents.get", "\x00"), ("documents.read", "/a\x00b")):
+        code, message = _error(daemon, method, {"path": path})
+        assert code == -32602 and message.startswith("path") and "NUL" in message, (method, message)
+    assert "Traceback" not in daemon.log()
+    assert daemon.call("documents.get", {"path": note})["items"]

@@ -80,6 +80,17 @@ def _some_legs(legs: tuple[Leg, ...]) -> tuple[Leg, ...]:
 IsoDate = Annotated[str | None, AfterValidator(_iso_date)]
 
 
+def _no_nul(path: str) -> str:
+    # The OS takes no path holding one: resolving it raised ValueError, answered as an
+    # internal error with a traceback in the log.
+    if "\x00" in path:
+        raise ValueError("a path cannot hold a NUL character")
+    return path
+
+
+FilePath = Annotated[str, Field(min_length=1), AfterValidator(_no_nul)]
+
+
 class SearchParams(_Params):
     query: Annotated[str, Field(min_length=1, max_length=4000)]
     limit: Annotated[int, Field(ge=1, le=200)] = 10
@@ -137,7 +148,7 @@ class DocumentParams(_Params):
     item_id: int | None = None
     document_id: int | None = None
     uri: Annotated[str, Field(min_length=1, max_length=4000)] | None = None
-    path: Annotated[str, Field(min_length=1, max_length=4000)] | None = None
+    path: Annotated[FilePath, Field(max_length=4000)] | None = None
     offset: Annotated[int, Field(ge=0)] | None = None
     limit: Annotated[int, Field(ge=1, le=1000)] | None = None
     line_start: Annotated[int, Field(ge=1)] | None = None
@@ -162,7 +173,7 @@ class DocumentParams(_Params):
 
 class ReadParams(_Params):
     document_id: int | None = None
-    path: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+    path: Annotated[FilePath, Field(max_length=4096)] | None = None
     uri: Annotated[str, Field(min_length=1, max_length=4000)] | None = None
     line_start: Annotated[int, Field(ge=1)] = 1
     line_end: Annotated[int, Field(ge=1)] | None = None
