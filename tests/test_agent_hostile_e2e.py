@@ -115,3 +115,21 @@ def test_a_namespace_or_scope_that_breaks_its_line_is_refused(library):
     assert daemon.call("sources.list")["library_documents"] == 0
     assert daemon.call("memory.list")["capsules"] == []
     daemon.stop()
+
+
+
+def test_a_text_or_uri_that_shows_nothing_is_refused(library):
+    """Text of spaces and newlines was stored as a document of no chunks, which
+    documents.get then called not found; a uri of one space was taken as a label."""
+    library.configure([])
+    daemon = library.daemon()
+    for params in (
+        {"title": "Note", "text": " \n\t\u200b\n", "source_uri": "t://blank"},
+        {"title": "Note", "text": "kakapo notes\n", "source_uri": " "},
+        {"title": "Note", "text": "kakapo notes\n", "source_uri": "\u200b\u3000"},
+    ):
+        with pytest.raises(RpcError) as refused:
+            daemon.call("documents.add", params)
+        assert refused.value.code == INVALID_PARAMS and "blank" in str(refused.value), params
+    assert daemon.call("sources.list")["library_documents"] == 0
+    daemon.stop()

@@ -97,6 +97,8 @@ def check_uri(uri: str) -> None:
     it): "ｋｅｎｎｉｎｇ://..." or "\u200b/etc/passwd" is stored as the plain form."""
     if found := CONTROL.search(uri):
         raise InvalidRequest(f"a uri is one line without control characters; this one holds U+{ord(found[0]):04X}")
+    if not visible(uri):
+        raise InvalidRequest("a uri cannot be blank: it is the label the document is cited and removed by")
     lowered = normalized(uri).strip().lower()
     # "/notes/keys.md", "~/notes", "file:///...", "C:\\notes" or "C:/notes".
     drive = re.match(r"[a-z]:[\\/](?!/)", lowered)
@@ -132,6 +134,10 @@ async def add_text(db: Database, document: TextDocument, chunking: ChunkingSetti
     check_uri(document.source_uri)
     if document.namespace is not None:
         check_namespace(document.namespace)
+    # Text of spaces alone was stored as a document of no chunks, which documents.get then
+    # called not found. Off the loop: ten million zero-width spaces are a long walk.
+    if not await asyncio.to_thread(visible, document.text):
+        raise InvalidRequest("the text is blank: it holds nothing but spaces, line breaks or invisible characters")
     source_id = await sources.aggregate_source(db, "agent")
     return await _store(
         db,
