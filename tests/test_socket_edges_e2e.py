@@ -316,3 +316,41 @@ def test_a_path_holding_a_nul_is_invalid_params(library):
         assert code == -32602 and message.startswith("path") and "NUL" in message, (method, message)
     assert "Traceback" not in daemon.log()
     assert daemon.call("documents.get", {"path": note})["items"]
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS")) / 1024
+
+
+def test_lines_left_unfinished_on_many_connections_share_one_memory_budget(library):
+    """Each connection could hold a 48 MiB line in memory while it arrived, so one client
+    opening its 512 connections and sending 45 MB on each, never a newline, could make the
+    daemon hold 23 GB: forty such connections took it from 160 MB to 1.9 GB."""
+    _config(library)
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    before = _rss_mb(daemon.proc.pid)
+    head = b'{"jsonrpc": "2.0", "id": 1, "method": "documents.add", "params": {"title": "t", "text": "'
+    part = head + b"a" * (45 << 20)
+    held = []
+    try:
+        for _ in range(12):  # 540 MB begun and not finished
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.connect(str(daemon.socket))
+            conn.settimeout(0.5)
+            try:
+                conn.sendall(part)
+            except TimeoutError:
+                pass  # the daemon stopped reading this one: its budget is spent
+            held.append(conn)
+        time.sleep(1)
+        assert _rss_mb(daemon.proc.pid) - before < 400
+        assert daemon.search("hedgehogs")  # small requests are still read and answered
+    finally:
+        for conn in held:
+            conn.close()
+    # With the budget given back, a large document is read whole again.
+    text = "hedgehogs " * 900_000
+    added = daemon.call("documents.add", {"title": "Big", "text": text, "source_uri": "t://big"})
+    assert added["chunks"] > 100

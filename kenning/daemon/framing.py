@@ -2,10 +2,12 @@
 
 A connection may hold at most one line of `max_bytes` in memory: a longer one is
 dropped up to its newline as it arrives (the request after it is still served), so a
-client sending a huge line cannot make the daemon hold more than that. A connection
-with no request under way for `idle_seconds` is closed; a line begun but not finished
-within `line_seconds` is dropped and the connection closed, so half-sent lines do not
-pin memory forever.
+client sending a huge line cannot make the daemon hold more than that. What lines hold
+past their first CHUNK_BYTES comes from one LineBudget shared by all connections, so
+many connections cannot hold many such lines at once: a line that needs more than is
+left waits for it. A connection with no request under way for `idle_seconds` is closed;
+a line begun but not finished within `line_seconds` (waiting included) is dropped and
+the connection closed, so half-sent lines do not pin memory forever.
 
 Decoding is msgspec's: it refuses nesting deeper than it can walk, integers beyond 64
 bits and the NaN/Infinity literals (not JSON) with an error rather than an exception
@@ -32,15 +34,50 @@ class Framing(enum.Enum):
     STALLED = "stalled"  # a line began but did not end within line_seconds
 
 
+class LineBudget:
+    """Bytes that unfinished lines may hold beyond their first CHUNK_BYTES, across all
+    connections. Each connection could hold a 48 MiB line, and 512 connections each
+    sending 45 MB without a newline would have held 23 GB."""
+
+    def __init__(self, total: int) -> None:
+        self.free = total
+        self._given = asyncio.Event()
+
+    async def take(self, count: int) -> None:
+        while self.free < count:
+            self._given.clear()
+            await self._given.wait()
+        self.free -= count
+
+    def give(self, count: int) -> None:
+        if count:
+            self.free += count
+            self._given.set()
+
+
 class LineReader:
-    def __init__(self, reader: asyncio.StreamReader, max_bytes: int, idle_seconds: float, line_seconds: float) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        max_bytes: int,
+        idle_seconds: float,
+        line_seconds: float,
+        budget: LineBudget,
+    ) -> None:
         self._reader = reader
         self._max = max_bytes
         self._idle = idle_seconds
         self._line = line_seconds
+        self._budget = budget
+        self._held = 0  # of the budget, for the buffer's bytes past its first CHUNK_BYTES
         self._buffer = bytearray()
         self._scanned = 0  # bytes of the buffer already known to hold no newline
         self._skipping = False
+
+    def release(self) -> None:
+        """Give back the budget the buffer holds: when a line leaves it, or the connection ends."""
+        self._budget.give(self._held)
+        self._held = 0
 
     async def next_line(self) -> bytes | Framing:
         """The next line (with its newline; without one for a last line cut short by the
@@ -58,6 +95,8 @@ class LineReader:
                         line = bytes(view[: end + 1])
                 del self._buffer[: end + 1]
                 self._scanned = 0
+                if len(self._buffer) <= CHUNK_BYTES:
+                    self.release()
                 if oversized:
                     self._skipping = False
                     return Framing.OVERSIZED
@@ -68,6 +107,7 @@ class LineReader:
             if self._skipping:
                 self._buffer.clear()
                 self._scanned = 0
+                self.release()
             if deadline is None and (self._buffer or self._skipping):
                 deadline = loop.time() + self._line
             try:
@@ -77,6 +117,12 @@ class LineReader:
                 else:
                     async with asyncio.timeout_at(deadline):
                         chunk = await self._reader.read(CHUNK_BYTES)
+                        if not self._skipping:
+                            # Taken under the line's deadline: a line that waits too long
+                            # for the budget is dropped as one sent too slowly.
+                            needed = max(0, len(self._buffer) + len(chunk) - CHUNK_BYTES - self._held)
+                            await self._budget.take(needed)
+                            self._held += needed
             except TimeoutError:
                 return Framing.STALLED if deadline is not None else Framing.IDLE
             if not chunk:
@@ -84,6 +130,7 @@ class LineReader:
                     self._skipping = False
                     return Framing.OVERSIZED
                 line, self._buffer = bytes(self._buffer), bytearray()
+                self.release()
                 return line
             self._buffer += chunk
 

@@ -31,6 +31,10 @@ MAX_TEXT_CHARS = 10_000_000
 # Large enough for an agent's document in one request: MAX_TEXT_CHARS characters of
 # any script, at up to 4 bytes each in UTF-8, and the request around them.
 MAX_LINE_BYTES = 48 << 20
+# What all connections' unfinished lines may hold together, past each one's first MiB:
+# a few such documents arriving at once, and no more than that held however many
+# connections begin one (kenning/daemon/framing.py, LineBudget).
+LINE_BUDGET_BYTES = 256 << 20
 # A connection with no request under way is closed after IDLE_SECONDS; a request line
 # begun and not finished within LINE_SECONDS is dropped with an error and the
 # connection closed. Defaults of [daemon] socket_idle_timeout / socket_line_timeout.

@@ -22,7 +22,16 @@ import msgspec
 from pydantic import BaseModel, ValidationError
 
 from kenning.daemon import protocol
-from kenning.daemon.framing import CHUNK_BYTES, BadFrame, Framing, LineReader, decode, oversized_int, valid_id
+from kenning.daemon.framing import (
+    CHUNK_BYTES,
+    BadFrame,
+    Framing,
+    LineBudget,
+    LineReader,
+    decode,
+    oversized_int,
+    valid_id,
+)
 from kenning.daemon.guard import replaced
 from kenning.errors import ConfigError, InvalidRequest, KenningError, NotFound
 from kenning.store.database import unwritable
@@ -86,6 +95,7 @@ class RpcServer:
         self._full = False
         # The socket file this server bound (device, inode): only that one is removed.
         self._bound: tuple[int, int] | None = None
+        self._line_budget = LineBudget(protocol.LINE_BUDGET_BYTES)
 
     async def start(self) -> None:
         # asyncio accepts up to `backlog` connections per turn of the loop and listens
@@ -139,7 +149,7 @@ class RpcServer:
             return
         self._full = False
         self._connections.add(task)
-        lines = LineReader(reader, protocol.MAX_LINE_BYTES, self.idle_seconds, self.line_seconds)
+        lines = LineReader(reader, protocol.MAX_LINE_BYTES, self.idle_seconds, self.line_seconds, self._line_budget)
         try:
             while True:
                 line = await lines.next_line()
@@ -168,6 +178,7 @@ class RpcServer:
             # close() would wait to write the answer out; abort() drops it, and its memory.
             writer.transport.abort()
         finally:
+            lines.release()
             self._connections.discard(task)
             writer.close()
 
