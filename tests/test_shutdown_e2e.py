@@ -86,3 +86,28 @@ def test_sigterm_exits_in_time_in_the_middle_of_a_long_first_sweep(library, tmp_
     assert status["holds"] == 1200 and status["failed"] == 0
     assert len(again.search("heron", limit=200)) == 200
     again.stop()
+
+
+def test_sigterm_with_clients_mid_request_logs_no_traceback(library, tmp_path):
+    """Connections cut off at shutdown, a line half-sent on each, each logged "ERROR
+    asyncio: Exception in callback ... CancelledError" with a traceback: a hundred idle
+    clients, a hundred tracebacks after an ordinary `ken stop`."""
+    import socket
+
+    notes = write_notes(tmp_path / "notes", 3, words=20)
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    clients = []
+    try:
+        for _ in range(5):
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.connect(str(daemon.socket))
+            conn.sendall(b'{"jsonrpc": "2.0", "id": 1, "meth')
+            clients.append(conn)
+        time.sleep(0.5)
+        took = stop_timed(daemon)
+    finally:
+        for conn in clients:
+            conn.close()
+    assert took < DEADLINE_SECONDS and daemon.proc.returncode == 0
+    assert "Traceback" not in daemon.log() and "ERROR" not in daemon.log(), daemon.log()

@@ -177,6 +177,12 @@ class RpcServer:
             log.warning("closed a connection whose client did not read its answer within %g s", self.idle_seconds)
             # close() would wait to write the answer out; abort() drops it, and its memory.
             writer.transport.abort()
+        except asyncio.CancelledError:
+            # Cut off by stop(), the one thing that cancels a connection. The task ends
+            # here rather than cancelled: on Python 3.11 asyncio's own callback on a
+            # cancelled connection task logs "Exception in callback" with a traceback
+            # (fixed in 3.12), one for each client still connected at shutdown.
+            writer.transport.abort()
         finally:
             lines.release()
             self._connections.discard(task)
