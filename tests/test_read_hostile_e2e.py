@@ -141,6 +141,13 @@ def test_a_line_of_stdin_that_is_no_mcp_message_is_answered_and_the_session_goes
         send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": 3}))
         refused = answer()
         assert (refused["id"], refused["error"]["code"]) == (3, -32600)
+        # Half of a surrogate pair (a JS host cutting an emoji in two): the line is not
+        # JSON to the SDK, and was answered with id null, so the call hung to its timeout.
+        send('{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "search",'
+             ' "arguments": {"query": "heron \\ud83d"}}}')  # fmt: skip
+        refused = answer()
+        assert (refused["id"], refused["error"]["code"]) == (5, -32700), refused
+        assert "\\ud83d is half of a UTF-16 surrogate pair" in refused["error"]["message"], refused
         send(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "status", "arguments": {}}}))
         status = answer()
         assert status["id"] == 4 and not status["result"].get("isError"), status

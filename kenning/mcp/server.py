@@ -7,7 +7,9 @@ so) and carries on across daemon restarts. Stdout is the protocol; logs go to st
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import sys
 from typing import Any
 
@@ -82,14 +84,36 @@ def _refuse_unknown_arguments(server: MCPServer) -> None:
         tool.parameters = strict.model_json_schema(by_alias=True)
 
 
+# A UTF-16 surrogate escape ("\ud83d"): half of a pair, which alone is no character.
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _lenient_id(line: Any) -> Any:
+    """The id of a line the SDK's parser refuses and Python's reads: one holding half of a
+    surrogate pair (a host cutting an emoji in two), which Python decodes as it is."""
+    if not isinstance(line, str):
+        return None
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return message["id"] if isinstance(message, dict) and type(message.get("id")) in (int, str) else None
+
+
 def _refusal(exc: Exception) -> JSONRPCError:
     """The JSON-RPC error for a line of stdin that is no MCP message: -32700 for one that
     is not JSON, else -32600, answering the request's `id` when the line names one (so
     the host's call ends now rather than at its timeout), else null."""
     errors = exc.errors() if isinstance(exc, ValidationError) else []
     if not errors or any(error["type"] == "json_invalid" for error in errors):
-        message = "Parse error: the line is not JSON"
-        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message=message))
+        line = next((error.get("input") for error in errors if error["type"] == "json_invalid"), None)
+        request_id = _lenient_id(line)
+        found = _SURROGATE.search(line) if request_id is not None else None
+        if found is not None:
+            message = f"Parse error: {found.group()} is half of a UTF-16 surrogate pair, not a character"
+        else:
+            message = "Parse error: the line is not JSON"
+        return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=PARSE_ERROR, message=message))
     request_id: Any = None
     for error in errors:
         given = error.get("input")
