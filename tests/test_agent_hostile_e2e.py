@@ -133,3 +133,20 @@ def test_a_text_or_uri_that_shows_nothing_is_refused(library):
         assert refused.value.code == INVALID_PARAMS and "blank" in str(refused.value), params
     assert daemon.call("sources.list")["library_documents"] == 0
     daemon.stop()
+
+
+def test_a_text_that_makes_more_chunks_than_a_file_may_is_refused(library):
+    """A file making more than [limits] max_chunks_per_file chunks fails with that reason;
+    agent text had no such limit, and 8 MB of empty headings ("# h" two million times)
+    was stored as two million chunks: a 1 GB database, 95 s to add, and minutes of
+    embedding and extraction behind it."""
+    library.configure([], extra="[limits]\nmax_chunks_per_file = 100\n")
+    daemon = library.daemon()
+    with pytest.raises(RpcError) as refused:
+        daemon.call("documents.add", {"title": "Headings", "text": "# h\n" * 5000, "source_uri": "t://headings"})
+    assert refused.value.code == INVALID_PARAMS, refused.value
+    assert "5000 chunks" in str(refused.value) and "max_chunks_per_file" in str(refused.value), refused.value
+    assert daemon.call("sources.list")["library_documents"] == 0
+    added = daemon.call("documents.add", {"title": "Kakapo", "text": "# Kakapo\n\nParrots.\n", "source_uri": "t://k"})
+    assert added["chunks"] == 1
+    daemon.stop()

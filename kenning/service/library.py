@@ -330,7 +330,7 @@ class Library:
         )
 
     async def add_text(self, document: TextDocument) -> AddedDocument:
-        return await add_text(self.db, document, self.settings.chunking)
+        return await add_text(self.db, document, self.settings.chunking, self.settings.limits.max_chunks_per_file)
 
     async def remove_text(self, uri: str) -> RemovedDocument:
         """An agent document by the uri it was added under, or a fetched page by its URL.
