@@ -354,3 +354,16 @@ def test_lines_left_unfinished_on_many_connections_share_one_memory_budget(libra
     text = "hedgehogs " * 900_000
     added = daemon.call("documents.add", {"title": "Big", "text": text, "source_uri": "t://big"})
     assert added["chunks"] > 100
+
+
+def test_a_kind_named_many_times_is_one_kind(library):
+    """search and context.pack with `kind` holding "file" 300,000 times answered "internal
+    error: OperationalError: too many SQL variables" (one placeholder each)."""
+    _config(library)
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    once = daemon.call("search", {"query": "hedgehogs", "kind": ["file"]})["hits"]
+    assert once and daemon.call("search", {"query": "hedgehogs", "kind": ["file"] * 300_000})["hits"] == once
+    pack = daemon.call("context.pack", {"task": "hedgehogs", "kind": ["file"]})
+    assert daemon.call("context.pack", {"task": "hedgehogs", "kind": ["file", "agent"] * 150_000}) == pack
+    assert "Traceback" not in daemon.log()
