@@ -367,3 +367,15 @@ def test_a_kind_named_many_times_is_one_kind(library):
     pack = daemon.call("context.pack", {"task": "hedgehogs", "kind": ["file"]})
     assert daemon.call("context.pack", {"task": "hedgehogs", "kind": ["file", "agent"] * 150_000}) == pack
     assert "Traceback" not in daemon.log()
+
+
+def test_scanning_one_of_kennings_own_sources_says_why_not(library):
+    """`ken scan agent` said "unknown source 'agent'; see `ken sources list`", and that
+    list shows `agent`."""
+    _config(library)
+    daemon = library.daemon()
+    daemon.call("documents.add", {"title": "Note", "text": "kakapo notes\n", "source_uri": "t://a"})
+    assert "agent" in [source["name"] for source in daemon.call("sources.list")["sources"]]
+    code, message = _error(daemon, "sources.scan", {"name": "agent"})
+    assert code == -32602 and "not a folder" in message, message
+    assert _error(daemon, "sources.scan", {"name": "nosuch"})[0] == -32001

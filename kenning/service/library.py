@@ -305,6 +305,13 @@ class Library:
     async def scan(self, name: str, wait: bool = False) -> ScanResult:
         job = self.folders.request_sweep(name)
         if job is None:
+            # kenning's own sources are listed beside the folders; "unknown" sent the user
+            # to a list that names them.
+            if any(row.name == name and row.kind != "folder" for row in await source_store.list_sources(self.db)):
+                raise InvalidRequest(
+                    f"{name!r} is not a folder source: only folders are swept; its documents come and go by"
+                    " their own commands"
+                )
             raise NotFound(f"unknown source {name!r}; see `ken sources list`")
         if not wait:
             return ScanResult(name, started=True)
