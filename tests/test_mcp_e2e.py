@@ -328,3 +328,17 @@ async def test_one_session_outlives_a_daemon_crash_and_restart(library):
         assert "not running" in error_text(await client.call_tool("search", {"query": "kickstart"}))
         library.daemon().wait_idle("notes")
         assert data(await client.call_tool("search", {"query": "kickstart"}))["hits"]
+
+
+async def test_a_host_calling_many_tools_at_once_does_not_crowd_out_the_daemon(library):
+    """Each tool call was a connection of its own, all at once: a host sending 700
+    calls together took the daemon's 512 connections, and 188 of its calls (and any
+    `ken` command meanwhile) were told "busy: 512 connections are open"."""
+    import asyncio
+
+    library.configure([])
+    daemon = library.daemon()
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        results = await asyncio.gather(*(client.call_tool("list_sources", {}) for _ in range(600)))
+    assert [result for result in results if result.is_error] == []
+    assert "turning new ones away" not in daemon.log()

@@ -7,6 +7,7 @@ the daemon, fix an id). Anything else a tool raises is a bug, logged with its tr
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -19,13 +20,21 @@ from kenning.client import AsyncClient
 from kenning.errors import KenningError
 
 
+# Calls one session has at the daemon at once. Each is a connection of its own, and a
+# host sending 700 tool calls together took all 512 the daemon allows: 188 of its calls,
+# and any `ken` command meanwhile, were told "busy". The rest wait their turn here.
+MAX_CALLS = 16
+
+
 class DaemonCalls:
     def __init__(self, socket_path: Path, timeout: float) -> None:
         self._client = AsyncClient(socket_path, timeout)
+        self._slots = asyncio.Semaphore(MAX_CALLS)
 
     async def __call__(self, method: str, params: dict[str, Any] | None = None) -> Any:
         try:
-            return await self._client.call(method, params)
+            async with self._slots:
+                return await self._client.call(method, params)
         except KenningError as exc:
             raise ToolError(str(exc)) from None
 
