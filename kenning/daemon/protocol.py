@@ -35,6 +35,12 @@ MAX_LINE_BYTES = 48 << 20
 # a few such documents arriving at once, and no more than that held however many
 # connections begin one (kenning/daemon/framing.py, LineBudget).
 LINE_BUDGET_BYTES = 256 << 20
+# Requests over LARGE_REQUEST_BYTES (an agent's long document, most of all) are handled
+# LARGE_REQUESTS_AT_ONCE at a time; the rest wait their turn. Decoding, redacting and
+# chunking one costs several times its size: thirty 9 MB documents added at once took
+# the daemon to 957 MB.
+LARGE_REQUEST_BYTES = 1 << 20
+LARGE_REQUESTS_AT_ONCE = 2
 # A connection with no request under way is closed after IDLE_SECONDS; a request line
 # begun and not finished within LINE_SECONDS is dropped with an error and the
 # connection closed. Defaults of [daemon] socket_idle_timeout / socket_line_timeout.

@@ -96,6 +96,7 @@ class RpcServer:
         # The socket file this server bound (device, inode): only that one is removed.
         self._bound: tuple[int, int] | None = None
         self._line_budget = LineBudget(protocol.LINE_BUDGET_BYTES)
+        self._large_requests = asyncio.Semaphore(protocol.LARGE_REQUESTS_AT_ONCE)
 
     async def start(self) -> None:
         # asyncio accepts up to `backlog` connections per turn of the loop and listens
@@ -168,7 +169,11 @@ class RpcServer:
                 assert isinstance(line, bytes)
                 if not line.strip():
                     continue
-                response = await self.handle_line(line)
+                if len(line) > protocol.LARGE_REQUEST_BYTES:
+                    async with self._large_requests:
+                        response = await self.handle_line(line)
+                else:
+                    response = await self.handle_line(line)
                 if response is not None:
                     await self._send(writer, response)
         except (ConnectionResetError, BrokenPipeError):
