@@ -1,12 +1,14 @@
 """Chunker behaviour a reader of search results notices: sections, exact citations, sizes."""
 
 import random
+import time
 from pathlib import Path
 
 import pytest
 
 from kenning.ingest.chunker import Chunk, chunk_document
 from kenning.ingest.readers import ReadResult, read_file
+from kenning.text.html import first_h1
 from tests.helpers import make_pdf
 
 
@@ -92,6 +94,56 @@ def test_heading_without_body_shares_its_first_subsection_chunk() -> None:
     text = "# Guide\n\n## Setup\nsteps here\n"
     chunks = chunk_document(doc(text))
     assert [(c.section, c.line_start, c.line_end) for c in chunks] == [("Guide > Setup", 1, 4)]
+
+
+@pytest.mark.parametrize(
+    ("line", "section", "h1"),
+    [
+        ("# Title", "Title", "Title"),
+        ("## Title ##", "Title", ""),
+        ("### Title ###   ", "Title", ""),
+        ("# Title#", "Title#", "Title#"),
+        ("# #", "#", "#"),
+        ("# # #", "#", "#"),
+        ("# ##", "##", "##"),
+        ("####### seven", "", ""),
+        ("    # indented four", "", ""),
+        ("   # three", "three", "three"),
+        ("#hashtag", "", ""),
+        ("# a # b", "a # b", "a # b"),
+        ("# C# notes", "C# notes", "C# notes"),
+        ("#\tTabbed\t#\t", "Tabbed", "Tabbed"),
+        ("## x  ##  y", "x  ##  y", ""),
+        ("# trailing \u00a0", "trailing", "trailing"),
+        ("# trailing \u00a0#", "trailing \u00a0#", "trailing \u00a0#"),
+        ("# a ##x", "a ##x", "a ##x"),
+        ("  ## Two ##", "Two", ""),
+    ],
+)
+def test_a_heading_line_is_read_as_commonmark_writes_it(line: str, section: str, h1: str) -> None:
+    """Closing hashes go when a space comes before them; four spaces or seven hashes make no heading."""
+    chunks = chunk_document(doc(f"intro\n\n{line}\nbody\n"), target_chars=10, overlap_chars=0)
+    assert chunks[-1].section == section
+    assert first_h1(line) == h1
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["# a" + " " * 50_000 + "x", "# " + "# " * 100_000 + "x", "#\t" + "\t#" * 100_000 + "x"],
+    ids=["spaces", "hash pairs", "tab hash pairs"],
+)
+def test_a_long_heading_line_is_read_in_time_linear_in_its_length(line: str, tmp_path: Path) -> None:
+    """A heading line holding a long run of spaces or of ' #' took time quadratic in its
+    length to match (50,000 spaces: 45 s): a 100 KB note failed at the parse time limit,
+    and agent text, chunked in a daemon thread holding the GIL, stalled every request."""
+    note = tmp_path / "note.md"
+    note.write_text(line + "\nbody\n")
+    started = time.monotonic()
+    read = read_file(note)
+    chunks = chunk_document(read)
+    assert time.monotonic() - started < 3
+    assert chunks[-1].text == "body" or chunks[-1].line_end == 2
+    assert read.title.startswith(("a", "#"))
 
 
 def test_front_matter_comments_are_not_headings() -> None:

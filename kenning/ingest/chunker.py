@@ -15,8 +15,7 @@ from dataclasses import dataclass
 
 from kenning.ingest.readers import ReadResult
 from kenning.text.frontmatter import front_matter_lines
-
-_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+from kenning.text.headings import atx_heading
 
 # One pattern for every language family: the chunker only sees a ReadResult, not the
 # file's extension, and a keyword at column 0 means "definition" in all of them.
@@ -102,8 +101,8 @@ class _Chunker:
                 fence = marker * (len(stripped) - len(stripped.lstrip(marker)))
                 if body_seen:
                     paragraphs.append(i)
-            elif stripped[0] == "#" and (heading := _HEADING.match(line)):
-                level = len(heading.group(1))
+            elif stripped[0] == "#" and (heading := atx_heading(line)):
+                level, title = heading
                 # A heading with nothing under it before a deeper heading shares that
                 # child's chunk rather than becoming a chunk of one line.
                 if not body_seen and path and path[-1][0] < level:
@@ -116,7 +115,7 @@ class _Chunker:
                     first = i
                 while path and path[-1][0] >= level:
                     path.pop()
-                path.append((level, (heading.group(2) or "").strip()))
+                path.append((level, title))
                 sections.append((first, " > ".join(title for _, title in path if title)))
                 body_seen = False
                 blank_before = False

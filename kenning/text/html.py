@@ -11,9 +11,10 @@ import re
 
 import html2text
 
-_H1_OR_FENCE = re.compile(
-    r"^ {0,3}(?:(```|~~~)|#[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$)", re.MULTILINE
-)
+from kenning.text.headings import heading_title
+
+# A fence, or the opening of a level-one heading; its title is read by `heading_title`.
+_H1_OR_FENCE = re.compile(r"^ {0,3}(?:(```|~~~)|#[ \t]+)", re.MULTILINE)
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
 
 
@@ -49,9 +50,11 @@ def first_h1(text: str) -> str:
     """First '# ' heading outside fenced code, so a shell comment in a snippet is no title."""
     fence = None
     for match in _H1_OR_FENCE.finditer(text):
-        marker, heading = match.groups()
+        marker = match.group(1)
         if marker:
             fence = None if fence == marker else (fence or marker)
-        elif fence is None and heading and heading.strip():
-            return heading.strip()
+        elif fence is None:
+            end = text.find("\n", match.end())
+            if heading := heading_title(text[match.end() : end if end >= 0 else len(text)]):
+                return heading
     return ""
