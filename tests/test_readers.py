@@ -4,6 +4,7 @@ import gzip
 import os
 import random
 import threading
+import time
 from pathlib import Path
 
 import docx
@@ -12,6 +13,7 @@ import pytest
 from kenning.errors import ReaderError
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.readers import SUPPORTED_EXTENSIONS, ReadLimits, decode_text, read_file, reader_suffix
+from kenning.text.html import html_to_markdown
 from tests.helpers import add_note_reference, add_notes, add_text_box, make_pdf, wrap_docx
 from tests.hostile_files import docx_many_paragraphs, docx_whitespace_bomb, gzip_bomb, pdf_tex_spacing
 
@@ -541,6 +543,29 @@ def test_html_title_links_kept_images_dropped_lines_unwrapped(tmp_path: Path) ->
 def test_html_entities_are_the_characters_they_name(tmp_path: Path) -> None:
     result = read_file(write(tmp_path / "e.html", "<p>caf&eacute; &uuml;ber &mdash; &ldquo;q&rdquo; and café</p>"))
     assert "café über — “q” and café" in result.text
+
+
+@pytest.mark.parametrize(
+    ("source", "title"),
+    [
+        ("<TITLE lang=en>A &amp;\n B</title >", "A & B"),
+        ("<title>first</title><title>second</title>", "first"),
+        ("<title>never closed<h1>Heading</h1>", "Heading"),
+        ("<title data-x='1'>quoted</TITLE>", "quoted"),
+        ("<p>no title</p>", ""),
+    ],
+)
+def test_an_html_title_is_the_first_title_element(source: str, title: str) -> None:
+    assert html_to_markdown(source)[1] == title
+
+
+def test_a_page_of_unclosed_title_tags_is_read_in_time_linear_in_its_length() -> None:
+    """Each unclosed <title> was searched to the end of the page for its closing tag: 420 KB
+    of them took over a minute, a saved page failed at the parse time limit, and a fetched
+    one held the daemon's GIL, and so every request, as long."""
+    started = time.monotonic()
+    html_to_markdown("<title>" * 60_000)
+    assert time.monotonic() - started < 5
 
 
 def test_html_without_title_uses_first_heading(tmp_path: Path) -> None:

@@ -15,7 +15,12 @@ from kenning.text.headings import heading_title
 
 # A fence, or the opening of a level-one heading; its title is read by `heading_title`.
 _H1_OR_FENCE = re.compile(r"^ {0,3}(?:(```|~~~)|#[ \t]+)", re.MULTILINE)
-_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+# The title element's tags, looked for one after the other: one pattern for the whole
+# element, `<title[^>]*>(.*?)</title\s*>`, searched to the end of the page again at each
+# unclosed `<title`, and 420 KB of them took over a minute (a fetched page held the
+# daemon's GIL for it).
+_TITLE_OPEN = re.compile(r"<title", re.IGNORECASE)
+_TITLE_CLOSE = re.compile(r"</title\s*>", re.IGNORECASE)
 
 
 def html_to_markdown(source: str) -> tuple[str, str]:
@@ -32,9 +37,22 @@ def html_to_markdown(source: str) -> tuple[str, str]:
     converter.unicode_snob = True
     converter.tag_callback = _cell_block_gap
     text = converter.handle(source).replace("\r\n", "\n").replace("\r", "\n").strip("\n")
-    match = _HTML_TITLE.search(source)
-    title = " ".join(html.unescape(match.group(1)).split()) if match else ""
+    title = " ".join(html.unescape(_title_element(source)).split())
     return text, title or first_h1(text)
+
+
+def _title_element(source: str) -> str:
+    """What the first `<title>` holds, or "" when it is not closed. Only the first is
+    tried: a later one's `>` and closing tag lie inside the stretch the first's were
+    looked for in."""
+    opening = _TITLE_OPEN.search(source)
+    if opening is None:
+        return ""
+    start = source.find(">", opening.end())
+    if start < 0:
+        return ""
+    closing = _TITLE_CLOSE.search(source, start + 1)
+    return source[start + 1 : closing.start()] if closing else ""
 
 
 def _cell_block_gap(parser: html2text.HTML2Text, tag: str, attrs: dict[str, str | None], start: bool) -> bool:
