@@ -7,7 +7,10 @@ from pathlib import Path
 import pytest
 
 from kenning.ingest.chunker import Chunk, chunk_document
-from kenning.ingest.readers import ReadResult, read_file
+from kenning.config import ChunkingSettings
+from kenning.ingest.convert import ConvertLimits, convert_file
+from kenning.ingest.readers import ReadLimits, ReadResult, read_file
+from kenning.ingest.text_docs import Labels, prepare_text
 from kenning.text.html import first_h1
 from tests.helpers import make_pdf
 
@@ -144,6 +147,28 @@ def test_a_long_heading_line_is_read_in_time_linear_in_its_length(line: str, tmp
     assert time.monotonic() - started < 3
     assert chunks[-1].text == "body" or chunks[-1].line_end == 2
     assert read.title.startswith(("a", "#"))
+
+
+@pytest.mark.parametrize(
+    ("name", "source"),
+    [
+        ("note.md", "# " + "tapir " * 60_000 + "\n\nbody\n"),
+        ("page.html", "<title>" + "tapir " * 60_000 + "</title><h2>" + "okapi " * 60_000 + "</h2><p>body</p>"),
+    ],
+)
+def test_a_long_heading_or_title_is_stored_cut_not_once_per_chunk(name: str, source: str, tmp_path: Path) -> None:
+    """Every chunk stores its document's title and its section: a note whose first heading
+    ran to 500 KB stored 400 copies of it (209 MB for one file) and took 86 s to chunk."""
+    path = tmp_path / name
+    path.write_text(source)
+    started = time.monotonic()
+    converted = convert_file(path, "fallback", ConvertLimits(ReadLimits(), 1200, 150, 10_000))
+    assert time.monotonic() - started < 10
+    assert len(converted.title) <= 500 and converted.title.startswith("tapir tapir") and converted.title.endswith("…")
+    assert all(len(item.title) <= 500 and len(item.section) <= 200 for item in converted.items)
+    assert converted.items[-1].content.endswith("body")
+    page = prepare_text(Labels(source[:100_000], "notes://long"), "text", "markdown", ChunkingSettings())
+    assert len(page.labels.title) <= 500 and len(page.items[0].title) <= 500
 
 
 def test_front_matter_comments_are_not_headings() -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from kenning.ingest.readers import ReadResult
 from kenning.text.frontmatter import front_matter_lines
-from kenning.text.headings import atx_heading
+from kenning.text.headings import MAX_HEADING_CHARS, atx_heading, cut
 
 # One pattern for every language family: the chunker only sees a ReadResult, not the
 # file's extension, and a keyword at column 0 means "definition" in all of them.
@@ -115,7 +115,7 @@ class _Chunker:
                     first = i
                 while path and path[-1][0] >= level:
                     path.pop()
-                path.append((level, title))
+                path.append((level, cut(title, MAX_HEADING_CHARS)))
                 sections.append((first, " > ".join(title for _, title in path if title)))
                 body_seen = False
                 blank_before = False

@@ -18,6 +18,7 @@ from kenning.ingest.redact import redact
 from kenning.store.documents import NewItem
 from kenning.store.texthash import text_hash
 from kenning.text import dates
+from kenning.text.headings import MAX_TITLE_CHARS, cut
 
 # Bump when a reader, the redactor or the chunker changes what a document's chunks hold:
 # every document records the reading it was stored under (`reading_of`), and a sweep reads
@@ -26,7 +27,7 @@ from kenning.text import dates
 # text stored before it. A chunk whose text comes out the same keeps its id, its
 # vector and its CJK index rows, and takes its date anew: a change to CJK indexing alone
 # needs a migration.
-READER_VERSION = 8
+READER_VERSION = 9
 
 
 def reading_of(target_chars: int, overlap_chars: int) -> str:
@@ -69,7 +70,8 @@ def convert_file(path: Path, fallback_title: str, limits: ConvertLimits) -> Conv
     if len(text) > limits.read.max_text_chars:
         # Folding can lengthen it: "ﷺ" is eighteen letters.
         raise ReaderError(f"text passes the {limits.read.max_text_chars}-character limit once its letters are folded")
-    title = redact(parsed.title.strip() or fallback_title)
+    # Cut once redacted, so the cut cannot break a secret's shape and let it through.
+    title = cut(redact(parsed.title.strip() or fallback_title), MAX_TITLE_CHARS)
     redacted = ReadResult(text=text, title=title, kind=parsed.kind, format=parsed.format, page_starts=parsed.page_starts)
     chunks = chunk_document(redacted, target_chars=limits.target_chars, overlap_chars=limits.overlap_chars)
     if len(chunks) > limits.max_chunks:

@@ -38,6 +38,7 @@ from kenning.store.texthash import text_hash
 from kenning.store.records import FetchedPage
 from kenning.text import dates
 from kenning.text.controls import CONTROL
+from kenning.text.headings import MAX_TITLE_CHARS, cut
 from kenning.text.unicode import normalized
 
 MAX_URI_CHARS = 2000
@@ -210,7 +211,8 @@ class Labels:
     namespace: str | None = None
 
     def redacted(self) -> Labels:
-        title = redact(self.title).strip()
+        # A fetched page's <title> may run to megabytes; an agent's is refused past this.
+        title = cut(redact(self.title).strip(), MAX_TITLE_CHARS)
         return Labels(
             title if visible(title) else "untitled",
             redact(self.uri)[:MAX_URI_CHARS],

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 
 from kenning.text.frontmatter import MAX_LINES, front_matter_lines
+from kenning.text.headings import MAX_HEADING_CHARS, cut
 
 _MONTHS = {
     name: number
@@ -239,7 +240,7 @@ def chunk_date(text: str, section: str, title: str | None = None) -> str | None:
 
 def _is_heading(line: str, text: str | None) -> bool:
     heading = _HEADING.match(line) if text else None
-    return heading is not None and heading.group("text").strip() == text
+    return heading is not None and cut(heading.group("text").strip(), MAX_HEADING_CHARS) == text
 
 
 def title_heading(text: str, stated: tuple[str, str] | None) -> str | None:
@@ -248,7 +249,8 @@ def title_heading(text: str, stated: tuple[str, str] | None) -> str | None:
     if stated is None or stated[1] == "heading":
         return None
     heading = _first_heading(*_opening(text))
-    return heading.strip() if heading is not None else None
+    # Cut as a section's heading is (ingest/chunker.py), which `chunk_date` compares it with.
+    return cut(heading.strip(), MAX_HEADING_CHARS) if heading is not None else None
 
 
 def from_timestamp(seconds: float) -> str:

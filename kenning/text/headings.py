@@ -35,3 +35,17 @@ def heading_title(rest: str) -> str:
     if opened != text and opened[-1:] in (" ", "\t"):
         text = opened
     return text.strip()
+
+
+# A title is shown with each hit on one line and stored with each of its document's
+# chunks, as is the heading path a chunk sits under: a note whose first heading ran to
+# 500 KB stored 400 copies of it (209 MB for one file). As long as an agent's title may
+# be (daemon/protocol.py).
+MAX_TITLE_CHARS = 500
+# One heading of a chunk's section; a path of six of them stays under 1,300 characters.
+MAX_HEADING_CHARS = 200
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` of at most `limit` characters, an ellipsis marking where it was cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
