@@ -9,6 +9,7 @@ from pathlib import Path
 
 import docx
 import pytest
+from fpdf import FPDF
 
 from kenning.errors import ReaderError
 from kenning.ingest.chunker import chunk_document
@@ -150,6 +151,21 @@ def test_truncated_pdf_raises_reader_error(tmp_path: Path) -> None:
     path = write(tmp_path / "cut.pdf", good[: len(good) // 3])
     with pytest.raises(ReaderError, match="PDF"):
         read_file(path)
+
+
+def test_a_pdf_locked_with_a_password_fails_saying_so_and_one_only_owner_locked_is_read(tmp_path: Path) -> None:
+    """`ken status` showed "cannot read PDF: PdfminerException: PDFPasswordIncorrect"."""
+    for name, passwords in (("locked.pdf", {"user_password": "open-sesame"}), ("owner.pdf", {})):
+        pdf = FPDF()
+        pdf.set_font("Helvetica", size=11)
+        pdf.add_page()
+        pdf.cell(text="minutes of the lemur committee")
+        pdf.set_encryption(owner_password="owner", **passwords)
+        pdf.output(str(tmp_path / name))
+    with pytest.raises(ReaderError) as failure:
+        read_file(tmp_path / "locked.pdf")
+    assert str(failure.value) == "PDF is locked with a password; kenning reads only PDFs that open without one"
+    assert "lemur committee" in read_file(tmp_path / "owner.pdf").text
 
 
 # --- DOCX -----------------------------------------------------------------------------

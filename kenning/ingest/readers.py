@@ -32,6 +32,8 @@ from pathlib import Path
 
 import pdfplumber
 from lxml import etree
+from pdfminer.pdfdocument import PDFPasswordIncorrect
+from pdfplumber.utils.exceptions import PdfminerException
 
 from kenning.errors import AccessDenied, ReaderError, TextCapReached
 from kenning.ingest.docx_text import read_docx
@@ -390,7 +392,15 @@ def _read_pdf(stem: str, data: bytes, max_chars: int) -> ReadResult:
     page_starts: list[int] = []
     line = 1
     chars = 0
-    with pdfplumber.open(io.BytesIO(data)) as pdf:
+    try:
+        opened = pdfplumber.open(io.BytesIO(data))
+    except PdfminerException as exc:
+        # A PDF that opens only with a user password; one locked for editing or printing
+        # alone (an owner password) opens without one and is read.
+        if any(isinstance(cause, PDFPasswordIncorrect) for cause in (*exc.args, exc.__context__)):
+            raise ReaderError("PDF is locked with a password; kenning reads only PDFs that open without one") from None
+        raise
+    with opened as pdf:
         for page in pdf.pages:
             try:
                 page_text = _pdf_page_text(page)
