@@ -584,6 +584,58 @@ def test_a_page_of_unclosed_title_tags_is_read_in_time_linear_in_its_length() ->
     assert time.monotonic() - started < 5
 
 
+@pytest.mark.parametrize(
+    ("encoding", "words"),
+    [
+        ("windows-1251", "Заметка о погоде в Москве"),
+        ("shift_jis", "これは東京の天気についてのメモです"),
+        ("gb2312", "这是关于北京天气的笔记"),
+        ("iso-8859-7", "Σημειώσεις για τον καιρό"),
+    ],
+)
+def test_a_saved_page_is_read_in_the_encoding_its_meta_declares(encoding: str, words: str, tmp_path: Path) -> None:
+    """A page a browser saved keeps its encoding and its <meta charset>, which was not read:
+    Cyrillic came out as 'Çàìåòêà', and Shift_JIS was refused as binary."""
+    page = tmp_path / "saved.html"
+    declared = f'<meta http-equiv="Content-Type" content="text/html; charset={encoding}">'
+    page.write_bytes(f"<html><head>{declared}<title>{words}</title></head><p>{words}.</p></html>".encode(encoding))
+    read = read_file(page)
+    assert words in read.text and read.title == words
+
+
+@pytest.mark.parametrize(
+    ("declared", "written", "words"),
+    [
+        ("iso-8859-1", "cp1252", "“quoted” — naïve"),
+        ("us-ascii", "cp1252", "“quoted” café"),
+        ("shift_jis", "cp932", "①番目のメモ"),
+        ("gb2312", "gbk", "喆的笔记"),
+        ("euc-kr", "cp949", "똠방각하 메모"),
+    ],
+)
+def test_a_declared_charset_is_read_as_browsers_read_it(declared: str, written: str, words: str, tmp_path: Path) -> None:
+    """Browsers read a page declared Latin-1 or ASCII as Windows-1252, Shift_JIS as Windows'
+    superset of it, GB2312 as GBK, EUC-KR as Windows' superset: pages are written so."""
+    page = tmp_path / "saved.html"
+    page.write_bytes(f'<meta charset="{declared}"><p>{words}</p>'.encode(written))
+    assert words in read_file(page).text
+
+
+@pytest.mark.parametrize("declared", ["iso-8859-1", "utf-16", "no-such-charset"])
+def test_a_meta_charset_that_utf8_bytes_belie_is_not_believed(declared: str, tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_bytes(f'<meta charset="{declared}"><p>café in Москва</p>'.encode())
+    assert "café in Москва" in read_file(page).text
+
+
+def test_a_page_declared_utf8_but_written_in_windows_1252_is_read_as_written(tmp_path: Path) -> None:
+    """A template's <meta charset="utf-8"> over text an old editor saved: its accents are
+    read as Windows-1252, as any text file's are, not replaced by U+FFFD."""
+    page = tmp_path / "page.html"
+    page.write_bytes('<meta charset="utf-8"><p>café naïve résumé</p>'.encode("cp1252"))
+    assert "café naïve résumé" in read_file(page).text
+
+
 def test_html_without_title_uses_first_heading(tmp_path: Path) -> None:
     result = read_file(write(tmp_path / "x.htm", "<h1>Only Heading</h1><p>t</p>"))
     assert result.title == "Only Heading"

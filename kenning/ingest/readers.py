@@ -38,7 +38,7 @@ from pdfplumber.utils.exceptions import PdfminerException
 from kenning.errors import AccessDenied, ReaderError, TextCapReached
 from kenning.ingest.docx_text import read_docx
 from kenning.text import frontmatter
-from kenning.text.html import first_h1, html_to_markdown
+from kenning.text.html import first_h1, html_to_markdown, meta_charset
 
 logger = logging.getLogger(__name__)
 
@@ -434,8 +434,33 @@ def _pdf_page_text(page: pdfplumber.page.Page) -> str:
 
 
 def _read_html(stem: str, data: bytes) -> ReadResult:
-    text, title = html_to_markdown(decode_text(data))
+    text, title = html_to_markdown(_decode_html(data))
     return ReadResult(text, title or stem, "markdown", "html")
+
+
+def _decode_html(data: bytes) -> str:
+    """A page as its `<meta charset>` says, as a fetched one is read: a browser saves a
+    page in the encoding it came in, which for Cyrillic, Greek, Chinese or Japanese is
+    often no UTF-8, and read as Windows-1252 its words were never found (Shift_JIS was
+    refused as binary). Bytes that are UTF-8 are read so whatever the page declares (a
+    page re-saved by an editor keeps its old declaration), and a BOM comes first. A page
+    declared UTF-8 that is not is read as any text file is (a template's declaration over
+    text an old editor saved in Windows-1252)."""
+    declared = meta_charset(data) if not data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) else None
+    if declared is None or declared.startswith("utf") or _is_utf8(data):
+        return decode_text(data)
+    text = data.decode(declared, errors="replace")
+    if _mostly_controls(text[:_SNIFF_BYTES]):
+        raise ReaderError("binary content (control characters), not text")
+    return _line_breaks(text)
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _caused_by_memory(exc: BaseException) -> bool:

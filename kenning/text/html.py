@@ -6,6 +6,7 @@ in a watched folder chunk, cite and deduplicate alike.
 
 from __future__ import annotations
 
+import codecs
 import html
 import re
 
@@ -19,6 +20,10 @@ _H1_OR_FENCE = re.compile(r"^ {0,3}(?:(```|~~~)|#[ \t]+)", re.MULTILINE)
 # element, `<title[^>]*>(.*?)</title\s*>`, searched to the end of the page again at each
 # unclosed `<title`, and 420 KB of them took over a minute (a fetched page held the
 # daemon's GIL for it).
+# `<meta charset="...">` or `<meta http-equiv="Content-Type" content="...; charset=...">`.
+_META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE)
+# How far into a page its <meta charset> is looked for (HTML puts it in the first 1024 bytes).
+META_BYTES = 4096
 _TITLE_OPEN = re.compile(r"<title", re.IGNORECASE)
 _TITLE_CLOSE = re.compile(r"</title\s*>", re.IGNORECASE)
 
@@ -76,3 +81,33 @@ def first_h1(text: str) -> str:
             if heading := heading_title(text[match.end() : end if end >= 0 else len(text)]):
                 return heading
     return ""
+
+
+# Labels browsers read as a superset, as the WHATWG Encoding standard has them: pages
+# declared Latin-1 or ASCII are written in Windows-1252 (curly quotes, dashes), and
+# Python's strict codecs would turn those bytes into control characters.
+_AS_BROWSERS_READ = {
+    "ascii": "cp1252",
+    "iso8859-1": "cp1252",
+    "iso8859-9": "cp1254",
+    "iso8859-11": "cp874",
+    "tis-620": "cp874",
+    "shift_jis": "cp932",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "euc_kr": "cp949",
+}
+
+
+def meta_charset(page: bytes) -> str | None:
+    """The codec a page's `<meta>` declares, when Python knows it, as browsers read it;
+    not UTF-16 or UTF-32, which bytes read as ASCII cannot be (HTML reads such a
+    declaration as UTF-8)."""
+    meta = _META_CHARSET.search(page[:META_BYTES])
+    if meta is None:
+        return None
+    try:
+        name = codecs.lookup(meta.group(1).decode("ascii")).name
+    except LookupError:
+        return None
+    return None if name.startswith(("utf-16", "utf-32")) else _AS_BROWSERS_READ.get(name, name)
