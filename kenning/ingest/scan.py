@@ -103,6 +103,15 @@ async def _writing(write: Awaitable[T]) -> T:
         raise
 
 
+class EmptyRoot(Exception):
+    """The root holds nothing at all, while the index holds files from it."""
+
+
+def _empty(root: Path) -> bool:
+    with os.scandir(root) as entries:
+        return next(entries, None) is None
+
+
 def _shut(jobs: list[FileJob]) -> list[FileJob]:
     """The files this user may no longer open (a file link: its target's mode counts).
 
@@ -161,6 +170,9 @@ class FolderScanner:
             progress.write_error = str(exc)
             log.warning("source %s: %s; the sweep stops and is tried again", self.settings.name, exc)
             raise
+        except EmptyRoot as exc:
+            error = str(exc)
+            log.warning("source %s: %s", self.settings.name, error)
         except (FileNotFoundError, NotADirectoryError, PermissionError) as exc:
             # The root is gone or unreadable (an unmounted drive, a typo): report it and
             # keep the index, which must not read as "every file was deleted".
@@ -181,6 +193,16 @@ class FolderScanner:
         report = WalkReport()
         found = await asyncio.to_thread(walk, root, self.rules, report)
         states = await documents.file_states(self.db, self.source_id)
+        if not found and states and await asyncio.to_thread(_empty, root):
+            # The mount point of a drive or a share that is not mounted is an empty
+            # folder: read as every file deleted, unmounting a drive dropped its whole
+            # index, and mounting it again read, embedded and mined every file anew.
+            # A folder emptied by hand keeps its files' text until anything is put in
+            # it (a dot file will do) or the source is removed; the status says so.
+            raise EmptyRoot(
+                f"{root} is empty (a drive or share not mounted?); its {len(states)} indexed files are kept"
+                " until it holds files again or the source is removed"
+            )
 
         # Deletions are judged on everything the walk saw, before the cap, so lowering
         # max_files never reads as files having vanished; nor does a folder made
