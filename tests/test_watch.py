@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from watchfiles import Change
 
 from kenning.ingest.walk import WalkRules
@@ -68,6 +70,35 @@ async def test_a_root_deleted_and_made_again_is_watched_again(tmp_path: Path) ->
     await changes.next()
     stop.set()
     await asyncio.wait_for(task, 5)
+
+
+def _mount_tmpfs(path: Path) -> None:
+    if subprocess.run(["mount", "-t", "tmpfs", "kenning-test", str(path)], capture_output=True).returncode:
+        pytest.skip("mounting needs privileges these tests do not have")
+
+
+async def test_a_root_mounted_over_and_unmounted_again_is_watched_again(tmp_path: Path) -> None:
+    """A drive mounted on the folder hides the directory the watch was on: nothing in the
+    drive was seen until a periodic sweep, nor ever after."""
+    root = tmp_path / "drive"
+    root.mkdir()
+    changes, stop = Changes(), asyncio.Event()
+    task = await watching(root, changes, stop)
+    _mount_tmpfs(root)
+    try:
+        await changes.next()  # the folder changing under the watch asks for a sweep
+        await asyncio.sleep(0.5)
+        (root / "on-the-drive.md").write_text("new\n")
+        await changes.next()
+        subprocess.run(["umount", str(root)], check=True)
+        await changes.next()
+        await asyncio.sleep(0.5)
+        (root / "under-the-drive.md").write_text("new\n")
+        await changes.next()
+    finally:
+        subprocess.run(["umount", str(root)], capture_output=True)
+        stop.set()
+        await asyncio.wait_for(task, 5)
 
 
 def test_a_file_kenning_writes_is_no_change_even_through_a_linked_root(tmp_path):

@@ -172,6 +172,7 @@ def _watch(
     a directory not yet watched, reported nothing.
     """
     started = time.monotonic()
+    identity = _identity(root)
     folders = directories(root, rules)
     # A new directory waits until then to be watched; the sweep the next watch asks
     # for finds what was written into it meanwhile.
@@ -208,6 +209,11 @@ def _watch(
                 # The root itself went (unmounted, moved away): its watch is dead, so it
                 # is looked for again.
                 return False
+            if _identity(root) != identity:
+                # A drive mounted on the root (or unmounted from it), or a linked root
+                # pointed elsewhere: the watch is on a directory no longer there to see,
+                # and nothing on the drive was seen but by the periodic sweep.
+                return True
             moved = moved or any(_moves_the_watch(change, path, watch_filter, watched) for change, path in changes)
             if moved and time.monotonic() >= earliest:
                 return True
@@ -223,6 +229,16 @@ def _watch(
         log.info("watching %s: a file name that is not UTF-8 (%s); watching again", root, exc)
         return not halt.is_set()
     return False
+
+
+def _identity(root: Path) -> tuple[int, int] | None:
+    """Which directory the root names now; checked each time the watch yields (a second
+    when nothing happens)."""
+    try:
+        info = os.stat(root)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def _moves_the_watch(change: Change, path: str, watch_filter: ChangeFilter, watched: set[str]) -> bool:
