@@ -8,6 +8,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -274,3 +275,18 @@ def test_labels_are_redacted_and_identity_stays_raw(library, http_server):
     [hit] = ken_search(library, "kittiwake")
     assert hit["path"] == fetched["uri"] == f"{http_server.base}/page.html?sig=[REDACTED]&user=x"
     assert ken_json(library, "refresh-url", url)["document_id"] == fetched["document_id"]
+
+
+def test_agent_text_with_a_long_heading_line_neither_stalls_the_daemon_nor_is_stored_per_chunk(library, tmp_path):
+    """A heading line of 40,000 spaces held the daemon's event loop for half a minute
+    (the chunker's regex, run in a thread, holds the GIL), and each of a heading's
+    chunks stored all of it as its section."""
+    library.configure([])
+    daemon = library.daemon()
+    text = "# Kiln" + " " * 40_000 + "log\n\nthe ibex glaze\n\n## " + "Firing " * 20_000 + "\n\ncone six\n"
+    started = time.monotonic()
+    added = add_text(library, "notes://kiln", "Kiln", text)
+    assert added["stored"] == "indexed" and time.monotonic() - started < 20
+    hits = daemon.search("cone")
+    assert [len(hit["section"]) <= 420 for hit in hits] == [True]
+    # The library fixture fails the test if the daemon reported its loop held.
