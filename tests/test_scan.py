@@ -7,6 +7,7 @@ import gzip
 import os
 import random
 import shutil
+import subprocess
 from pathlib import Path
 
 
@@ -141,31 +142,43 @@ async def test_a_missing_root_is_reported_and_deletes_nothing(db, tmp_path, opti
     assert row.last_sweep_error == scanner.progress.last_error
 
 
-async def test_an_emptied_root_such_as_an_unmounted_drive_keeps_the_index_and_says_why(db, tmp_path, options):
+async def test_an_unmounted_drive_keeps_its_index_and_says_why_and_a_folder_emptied_by_hand_does_not(
+    db, tmp_path, options
+):
     """A registered drive's mount point is an empty folder while the drive is not mounted:
     the sweep read that as every file deleted and dropped the drive's whole index (and
-    mounting it again read, embedded and mined every file anew)."""
+    mounting it again read, embedded and mined every file anew). A real tmpfs is mounted."""
     folder = tmp_path / "drive"
     folder.mkdir()
-    for index in range(3):
-        write(folder, f"n{index}.md", f"note {index} about lynxes\n")
+    if subprocess.run(["mount", "-t", "tmpfs", "kenning-test", str(folder)], capture_output=True).returncode:
+        pytest.skip("mounting needs privileges these tests do not have")
+    try:
+        for index in range(3):
+            write(folder, f"n{index}.md", f"note {index} about lynxes\n")
+        scanner = await scanner_for(db, folder, options)
+        await scanner.sweep()
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+    # Kept after a restart too: a new scanner on the same library.
     scanner = await scanner_for(db, folder, options)
-    await scanner.sweep()
-    for path in list(folder.iterdir()):
-        path.unlink()
     counts = await scanner.sweep()
     assert counts["deleted"] == 0 and len(await search(db, "lynxes")) == 3
     assert scanner.progress.last_error == (
-        f"{folder} is empty (a drive or share not mounted?); its 3 indexed files are kept"
-        " until it holds files again or the source is removed"
+        f"{folder} is empty and no longer a mount point (a drive or share not mounted?); its 3 indexed"
+        " files are kept until it holds files again or the source is removed"
     )
     [row] = await sources.list_sources(db)
     assert row.last_sweep_error == scanner.progress.last_error
-    # Anything in it, even a file no document comes from, makes its contents the truth again.
-    (folder / ".keep").write_text("")
+
+    # Files put in the folder itself make its contents the truth again, and from then on
+    # it is a folder like any other: emptied by hand, its files are deleted.
+    write(folder, "here.md", "a note about ocelots\n")
     counts = await scanner.sweep()
     assert counts["deleted"] == 3 and scanner.progress.last_error is None
     assert await search(db, "lynxes") == []
+    (folder / "here.md").unlink()
+    assert (await scanner.sweep())["deleted"] == 1
+    assert await search(db, "ocelots") == [] and scanner.progress.last_error is None
 
 
 async def test_a_file_left_scanning_by_a_crash_is_ingested_again(db, tmp_path, options):

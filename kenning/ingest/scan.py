@@ -104,12 +104,14 @@ async def _writing(write: Awaitable[T]) -> T:
 
 
 class EmptyRoot(Exception):
-    """The root holds nothing at all, while the index holds files from it."""
+    """The root was a mount point with files on it and is now an empty folder that is not."""
 
 
-def _empty(root: Path) -> bool:
+def _unmounted(root: Path) -> bool:
+    """An empty folder that is no mount point now: what a drive's mount point is while
+    the drive is not mounted."""
     with os.scandir(root) as entries:
-        return next(entries, None) is None
+        return next(entries, None) is None and not os.path.ismount(root)
 
 
 def _shut(jobs: list[FileJob]) -> list[FileJob]:
@@ -135,6 +137,9 @@ class FolderScanner:
     # Documents the sweeps indexed since the last `take_changed()`: the targeted
     # near-duplicate pass looks at these.
     changed: set[int] = field(default_factory=set)
+    # Whether the root is a mount point, as the sweep under way found it when the root
+    # held files; recorded with the sweep (see `_unmounted`).
+    root_mounted: bool | None = None
 
     @property
     def rules(self) -> WalkRules:
@@ -183,7 +188,8 @@ class FolderScanner:
             progress.last_duration = time.monotonic() - started
         progress.last_error = error
         progress.last_result = counts
-        await _writing(sources.record_sweep(self.db, self.source_id, error))
+        await _writing(sources.record_sweep(self.db, self.source_id, error, self.root_mounted))
+        self.root_mounted = None
         progress.write_error = None
         return counts
 
@@ -193,15 +199,20 @@ class FolderScanner:
         report = WalkReport()
         found = await asyncio.to_thread(walk, root, self.rules, report)
         states = await documents.file_states(self.db, self.source_id)
-        if not found and states and await asyncio.to_thread(_empty, root):
+        if found:
+            self.root_mounted = await asyncio.to_thread(os.path.ismount, root)
+        elif (
+            states
+            and await sources.root_was_mounted(self.db, self.source_id)
+            and await asyncio.to_thread(_unmounted, root)
+        ):
             # The mount point of a drive or a share that is not mounted is an empty
             # folder: read as every file deleted, unmounting a drive dropped its whole
-            # index, and mounting it again read, embedded and mined every file anew.
-            # A folder emptied by hand keeps its files' text until anything is put in
-            # it (a dot file will do) or the source is removed; the status says so.
+            # index, and mounting it again read, embedded and mined every file anew. A
+            # folder emptied by hand, never a mount point, is every file deleted.
             raise EmptyRoot(
-                f"{root} is empty (a drive or share not mounted?); its {len(states)} indexed files are kept"
-                " until it holds files again or the source is removed"
+                f"{root} is empty and no longer a mount point (a drive or share not mounted?); its"
+                f" {len(states)} indexed files are kept until it holds files again or the source is removed"
             )
 
         # Deletions are judged on everything the walk saw, before the cap, so lowering

@@ -510,6 +510,13 @@ def m013_refusals_unread(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE documents SET reading = NULL WHERE status = 'failed' AND reason = 'permission denied'")
 
 
+def m014_source_root_mounted(conn: sqlite3.Connection) -> None:
+    """Whether a folder source's root was a mount point when a sweep last found files in
+    it: once the drive is unmounted its mount point is an empty folder, which must not
+    read as every file deleted (ingest/scan.py), even after a restart."""
+    conn.execute("ALTER TABLE sources ADD COLUMN root_mounted INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -524,6 +531,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m011_document_readings,
     m012_document_ids_autoincrement,
     m013_refusals_unread,
+    m014_source_root_mounted,
 )
 
 

@@ -76,12 +76,20 @@ async def sync_sources(db: Database, configured: list[tuple[str, str, str]]) -> 
     return ids
 
 
-async def record_sweep(db: Database, source_id: int, error: str | None) -> None:
+async def record_sweep(db: Database, source_id: int, error: str | None, root_mounted: bool | None = None) -> None:
+    """`root_mounted`: whether the root was a mount point, when the sweep found files in
+    it (None leaves what an earlier sweep recorded)."""
     async with db.transaction() as conn:
         await conn.execute(
-            "UPDATE sources SET last_sweep_at = ?, last_sweep_error = ? WHERE id = ?",
-            (time.time(), error, source_id),
+            "UPDATE sources SET last_sweep_at = ?, last_sweep_error = ?, root_mounted = coalesce(?, root_mounted)"
+            " WHERE id = ?",
+            (time.time(), error, root_mounted, source_id),
         )
+
+
+async def root_was_mounted(db: Database, source_id: int) -> bool:
+    rows = await db.read("SELECT root_mounted FROM sources WHERE id = ?", (source_id,))
+    return bool(rows and rows[0][0])
 
 
 async def list_sources(db: Database) -> list[SourceRow]:
