@@ -83,9 +83,11 @@ class ParsePool:
         try:
             return await self.run(function, args, timeout)
         except MemoryError:
-            raise ReaderError(f"ran out of memory: the parse limit is {self.memory_mb} MB") from None
+            raise ReaderError(
+                f"ran out of memory: the parse limit is {self.memory_mb} MB ([limits] parse_memory_mb)"
+            ) from None
         except TimeoutError:
-            raise ReaderError(f"took longer than the {timeout:g}-second parse limit") from None
+            raise ReaderError(f"took longer than the {timeout:g}-second parse limit ([limits] parse_timeout)") from None
         except WorkerStopped as exc:
             raise ParseInterrupted(str(exc)) from None
         except WorkerFailed as exc:
