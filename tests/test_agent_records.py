@@ -23,6 +23,7 @@ from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.readers import ReadResult
 from kenning.ingest import text_docs
+from kenning.ingest.pages import prepare_page
 from kenning.ingest.text_docs import Labels, TextDocument, add_page, prepare_text
 from kenning.service import rereading
 from kenning.service.ledger import render
@@ -578,8 +579,8 @@ async def test_agent_text_handed_an_older_copy_is_prepared_again(lib):
     prepared again, so no copy an older redactor made outlives its holder."""
     shared = "# Terns\n\nThe tern colony nests on the north spit.\n"
     url = "https://birds.example/terns"
-    page = FetchedPage(url, url, "Terns", shared, "markdown", None, None, "digest")
-    held = await add_page(lib.db, url, page, lib.settings.chunking)
+    page = FetchedPage(url, url, shared.encode(), None, "markdown", None, None)
+    held = await add_page(lib.db, url, prepare_page(page, lib.settings.chunking))
     copy = await lib.add_text(TextDocument("Terns", shared, "t://terns"))
     assert copy.stored == "merged"
     await tamper(lib, ("UPDATE documents SET reading = 'v0:old' WHERE id = ?", (held.document_id,)))

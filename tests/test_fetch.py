@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from kenning.config.settings import FetchSettings
+from kenning.config.settings import ChunkingSettings, FetchSettings
+from kenning.ingest.pages import prepare_page
+from kenning.ingest.text_docs import PreparedText
 from kenning.store.records import FetchedPage
 from kenning.workers.fetch import (
     Fetcher,
@@ -46,6 +48,12 @@ async def fetch(url: str, *allowed: str, **settings: Any) -> FetchedPage | NotMo
         return await fetcher.fetch(url)
 
 
+def read(page: FetchedPage | NotModified) -> PreparedText:
+    """The page as it would be stored; the daemon does this in a parse worker."""
+    assert isinstance(page, FetchedPage)
+    return prepare_page(page, ChunkingSettings())
+
+
 ARTICLE = b"""<!doctype html><html><head><title>Tide  tables &amp; you</title>
 <script>var tracking = 1;</script></head><body><h1>Reading tides</h1>
 <p>High water comes <a href="/moon">twice a day</a>.</p></body></html>"""
@@ -64,15 +72,15 @@ async def test_allowed_loopback_page_comes_back_as_markdown_with_title(serve) ->
     page = await fetch(base(server) + "/article#part", "127.0.0.1")
 
     assert isinstance(page, FetchedPage)
-    assert page.title == "Tide tables & you"
     assert page.format == "html"
-    assert "# Reading tides" in page.text
-    assert "[twice a day](/moon)" in page.text
-    assert "tracking" not in page.text
+    prepared = read(page)
+    assert prepared.labels.title == "Tide tables & you"
+    assert "# Reading tides" in prepared.text
+    assert "[twice a day](/moon)" in prepared.text
+    assert "tracking" not in prepared.text
     assert page.url == base(server) + "/article"
     assert page.requested_url == base(server) + "/article#part"
     assert (page.etag, page.last_modified) == ('"a1"', "Mon, 01 Jan 2024 00:00:00 GMT")
-    assert len(page.content_hash) == 64
     # Only the page itself: no links, robots.txt or assets were fetched.
     assert server.paths == ["/article"]
 
@@ -110,8 +118,9 @@ async def test_text_and_markdown_pages_are_kept_as_they_are(
     page = await fetch(base(server) + "/doc", "127.0.0.1")
 
     assert page.format == page_format
-    assert page.text == body.decode().replace("\r\n", "\n")
-    assert page.title == (title or base(server) + "/doc")
+    prepared = read(page)
+    assert prepared.text == body.decode().replace("\r\n", "\n")
+    assert prepared.labels.title == (title or base(server) + "/doc")
 
 
 @pytest.mark.parametrize(
@@ -136,7 +145,7 @@ async def test_charset_comes_from_header_then_meta_then_utf8(
 
     page = await fetch(base(server) + "/enc", "127.0.0.1")
 
-    assert page.text.strip() == expected
+    assert read(page).text.strip() == expected
 
 
 async def test_default_settings_fetch_nothing_and_name_the_setting(serve) -> None:
@@ -195,10 +204,10 @@ async def test_localhost_resolving_to_loopback_needs_the_name_or_address_listed(
         await fetch(url, "*")
     assert server.paths == []
 
-    assert (await fetch(url, "localhost")).text == "local"
+    assert read(await fetch(url, "localhost")).text == "local"
     # Sent to the checked address, yet still addressed to the name, for virtual hosts.
     assert server.seen[-1][1]["Host"] == f"localhost:{server.server_address[1]}"
-    assert (await fetch(url, "*", "127.0.0.1", "::1")).text == "local"
+    assert read(await fetch(url, "*", "127.0.0.1", "::1")).text == "local"
 
 
 @pytest.mark.parametrize(
@@ -250,7 +259,7 @@ async def test_redirects_are_followed_to_the_final_url(serve) -> None:
 
     page = await fetch(base(server) + "/old", "127.0.0.1", max_redirects=2)
 
-    assert (page.url, page.title) == (base(server) + "/new?x=1", "Arrived")
+    assert (page.url, read(page).labels.title) == (base(server) + "/new?x=1", "Arrived")
     assert server.paths == ["/old", "/moved", "/new?x=1"]
 
 
@@ -421,7 +430,7 @@ async def test_ipv6_loopback_literal_is_refused_unless_listed() -> None:
 async def test_a_listed_ipv6_loopback_is_fetched(serve) -> None:
     ipv6_server = serve("::1", socket.AF_INET6)
     ipv6_server.routes["/"] = lambda h: h.reply(200, "text/plain", b"over v6")
-    assert (await fetch(f"http://[::1]:{ipv6_server.server_address[1]}/", "::1")).text == "over v6"
+    assert read(await fetch(f"http://[::1]:{ipv6_server.server_address[1]}/", "::1")).text == "over v6"
 
 
 async def test_ipv4_mapped_ipv6_loopback_is_refused(serve) -> None:

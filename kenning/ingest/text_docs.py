@@ -1,7 +1,8 @@
 """Documents that arrive as text rather than as files: agent text and fetched pages.
 
 Both go through the same redact → chunk → duplicate gate → store path as files do, in
-one transaction per document (`documents.store_text`).
+one transaction per document (`documents.store_text`). A fetched page is prepared in a
+parse worker (ingest/pages.py) and stored here.
 
 An agent document's identity is a hash of its raw `source_uri`, never its title (two
 unrelated documents are both called "README") and never its redacted form (redaction
@@ -35,7 +36,6 @@ from kenning.store import document_text, documents, sources
 from kenning.store.database import Database
 from kenning.store.documents import DocumentMeta, NewItem
 from kenning.store.texthash import text_hash
-from kenning.store.records import FetchedPage
 from kenning.text import dates
 from kenning.text.controls import CONTROL
 from kenning.text.headings import MAX_TITLE_CHARS, cut
@@ -164,22 +164,11 @@ def page_key(url: str) -> str:
     return "url:" + url
 
 
-async def add_page(db: Database, requested_url: str, page: FetchedPage, chunking: ChunkingSettings) -> AddedDocument:
-    """A fetched page, keyed by the URL the user asked for (redirects may move the final one)."""
+async def add_page(db: Database, requested_url: str, prepared: PreparedText) -> AddedDocument:
+    """A fetched page prepared in a parse worker (ingest/pages.py), keyed by the URL the
+    user asked for (redirects may move the final one)."""
     source_id = await sources.aggregate_source(db, "url")
-    return await _store(
-        db,
-        source_id,
-        page_key(requested_url),
-        Labels(page.title, requested_url),
-        page.text,
-        "markdown" if page.format != "text" else "prose",
-        chunking,
-        format=page.format,
-        etag=page.etag,
-        last_modified=page.last_modified,
-        date=_header_date(page.last_modified),
-    )
+    return await _store_prepared(db, source_id, page_key(requested_url), prepared)
 
 
 def tidy_tags(tags: tuple[str, ...] | list[str], cut: bool = True) -> tuple[str, ...]:
@@ -231,17 +220,23 @@ async def _store(
     chunking: ChunkingSettings,
     *,
     format: str = "text",
-    etag: str | None = None,
-    last_modified: str | None = None,
     date: tuple[str, str] | None = None,
     supersedes: list[str] | None = None,
     max_chunks: int | None = None,
 ) -> AddedDocument:
-    """`date` is one the caller knows (given by the agent, a page's Last-Modified); a date
-    the text states comes first for a page, the given one first for agent text."""
-    prepared = await asyncio.to_thread(
-        prepare_text, labels, text, kind, chunking, format=format, etag=etag, last_modified=last_modified, date=date
-    )
+    """`date` is one the agent gave; it comes before a date the text states."""
+    prepared = await asyncio.to_thread(prepare_text, labels, text, kind, chunking, format=format, date=date)
+    return await _store_prepared(db, source_id, key, prepared, supersedes, max_chunks)
+
+
+async def _store_prepared(
+    db: Database,
+    source_id: int,
+    key: str,
+    prepared: PreparedText,
+    supersedes: list[str] | None = None,
+    max_chunks: int | None = None,
+) -> AddedDocument:
     if max_chunks is not None and len(prepared.items) > max_chunks:
         raise InvalidRequest(
             f"the text makes {len(prepared.items)} chunks, over the [limits] max_chunks_per_file limit of"
@@ -252,7 +247,7 @@ async def _store(
     return AddedDocument(document_id, shown.title, shown.uri, stored, len(items) if stored != "merged" else 0)
 
 
-def _header_date(last_modified: str | None) -> tuple[str, str] | None:
+def header_date(last_modified: str | None) -> tuple[str, str] | None:
     if not last_modified:
         return None
     try:

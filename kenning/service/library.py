@@ -55,10 +55,11 @@ from kenning.api import (
     Status,
 )
 from kenning.config import Settings, load_settings
-from kenning.errors import InvalidRequest, NotFound
-from kenning.ingest.parse_pool import ParsePool
+from kenning.errors import InvalidRequest, NotFound, ReaderError
+from kenning.ingest.pages import prepare_page
+from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
 from kenning.ingest.redact import redact
-from kenning.ingest.text_docs import TextDocument, add_page, add_text, agent_key, page_key, stored_keys
+from kenning.ingest.text_docs import PreparedText, TextDocument, add_page, add_text, agent_key, page_key, stored_keys
 from kenning.retrieval.search import LEGS, Retriever
 from kenning.service import reading, rereading
 from kenning.service.archive import Archive
@@ -73,6 +74,7 @@ from kenning.service.semantic import Semantic
 from kenning.store import archives, capsules, document_text, documents, graph, ledger, lookup, maintenance
 from kenning.store import sources as source_store
 from kenning.store.database import ChangeSet, Database
+from kenning.store.records import FetchedPage
 from kenning.text.controls import escaped
 from kenning.workers.fetch import FetchError, NotModified
 from kenning.workers.pool import PoolTimeout
@@ -354,7 +356,7 @@ class Library:
     async def add_url(self, url: str) -> AddedDocument:
         page = await self._fetch(FetchRequest(url))
         assert not isinstance(page, NotModified)
-        added = await add_page(self.db, url, page, self.settings.chunking)
+        added = await add_page(self.db, url, await self._prepare_page(page))
         added.url = page.url
         return added
 
@@ -365,7 +367,7 @@ class Library:
         page = await self._fetch(FetchRequest(url, known.etag, known.last_modified))
         if isinstance(page, NotModified):
             return AddedDocument(known.document_id, known.title, url, "indexed", 0, changed=False)
-        added = await add_page(self.db, url, page, self.settings.chunking)
+        added = await add_page(self.db, url, await self._prepare_page(page))
         added.url, added.changed = page.url, True
         return added
 
@@ -571,6 +573,22 @@ class Library:
             return await self.url_pool.send(request)
         except PoolTimeout as exc:
             raise FetchError(f"fetching {request.url} timed out: {exc}") from None
+
+    async def _prepare_page(self, page: FetchedPage) -> PreparedText:
+        """The page's text and chunks, made in a parse worker under the [limits] a file's
+        reading is held to; a page past one fails naming it, and nothing is stored (a
+        page refreshed keeps the text it had). The worker is killed at the limit, so no
+        conversion of hostile markup keeps a core busy after its request has failed."""
+        try:
+            return await self.parsers.read(
+                prepare_page, (page, self.settings.chunking), self.settings.limits.parse_timeout
+            )
+        except ReaderError as exc:
+            raise ReaderError(f"cannot read the page at {page.url}: {exc}") from None
+        except ParseInterrupted as exc:
+            # Its worker was stopped from outside (the daemon stopping, a signal to the
+            # group): the page is not at fault, and adding it again may well work.
+            raise FetchError(f"reading the page at {page.url} was interrupted ({exc}); try again") from None
 
     async def _finish_removals(self) -> None:
         for name in await source_store.resume_removals(self.db):

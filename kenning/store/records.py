@@ -51,16 +51,17 @@ class ExtractionFailed:
 
 @dataclass(frozen=True)
 class FetchedPage:
-    """A fetched page as text; `url` is where the redirects ended, for citations."""
+    """A fetched page as the server sent it; `url` is where the redirects ended, for
+    citations. Its bytes become text in a parse worker (kenning.ingest.pages), never in
+    the daemon: `charset` is the one the Content-Type header named, if any."""
 
     url: str
     requested_url: str
-    title: str
-    text: str
+    body: bytes
+    charset: str | None
     format: Literal["html", "text", "markdown"]
     etag: str | None
     last_modified: str | None
-    content_hash: str
 
 
 class Embedder(Protocol):

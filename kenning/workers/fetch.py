@@ -1,4 +1,8 @@
-"""Fetch one web page a user asked for (`ken add-url`), under the [fetch] policy, as text.
+"""Fetch one web page a user asked for (`ken add-url`), under the [fetch] policy, as bytes.
+
+The bytes are turned into text in a parse worker (kenning.ingest.pages), under the
+[limits] that hold a file's reading, not here: the conversion of hostile markup can run
+for minutes, and in the daemon nothing could stop it.
 
 A daemon that fetches URLs on request is a way into the user's network for anyone who can
 get a URL in front of it, so every hop, the first request and each redirect, passes the
@@ -29,11 +33,8 @@ Nothing is fetched beyond the page itself: no links, robots.txt, images or style
 from __future__ import annotations
 
 import asyncio
-import codecs
-import hashlib
 import ipaddress
 import logging
-import re
 import socket
 from dataclasses import dataclass
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -46,7 +47,6 @@ from kenning import __version__
 from kenning.config.settings import FetchSettings
 from kenning.errors import KenningError
 from kenning.store.records import FetchedPage
-from kenning.text.html import first_h1, html_to_markdown
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +72,6 @@ _SPECIAL_KINDS = (
     ("a reserved", lambda a: a.is_reserved),
     ("a non-public", lambda a: not a.is_global),
 )
-_META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE)
 _OFF = "fetching is off: add the host to [fetch] allowed_hosts in config.toml"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -270,28 +269,15 @@ class Fetcher:
             body += chunk
             if len(body) > limit:
                 raise FetchRefused(too_big)
-        # Converting a few MB of HTML takes long enough to stall the daemon's event loop.
-        text, title = await asyncio.to_thread(_convert, bytes(body), charset, page_format)
         return FetchedPage(
             url=str(url),
             requested_url=requested,
-            title=title or str(url),
-            text=text,
+            body=bytes(body),
+            charset=charset,
             format=page_format,
             etag=response.headers.get("etag"),
             last_modified=response.headers.get("last-modified"),
-            # Of the text, not the bytes: a page whose only change is a script nonce or
-            # a tracking id in markup converts to the same text and needs no re-index.
-            content_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         )
-
-
-def _convert(body: bytes, charset: str | None, page_format: str) -> tuple[str, str]:
-    """Text and title of a page body."""
-    source = _decode(body, charset, page_format)
-    if page_format == "html":
-        return html_to_markdown(source)
-    return source, first_h1(source)
 
 
 def _absolute(base: httpx.URL, location: str) -> str:
@@ -356,28 +342,6 @@ def _content_type(header: str) -> tuple[str, str | None]:
         if name.strip().lower() == "charset":
             charset = value.strip().strip("\"'")
     return media_type.strip().lower(), charset
-
-
-def _decode(body: bytes, charset: str | None, page_format: str) -> str:
-    """Header charset, else <meta charset> for HTML, else UTF-8; a BOM beats both."""
-    if body.startswith(codecs.BOM_UTF8):
-        encoding = "utf-8-sig"
-    elif body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        encoding = "utf-16"
-    else:
-        meta = _META_CHARSET.search(body[:4096]) if page_format == "html" else None
-        sniffed = meta.group(1).decode("ascii") if meta else None
-        encoding = _known_codec(charset) or _known_codec(sniffed) or "utf-8"
-    return body.decode(encoding, errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _known_codec(name: str | None) -> str | None:
-    if not name:
-        return None
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return None
 
 
 def _one_line(exc: BaseException | None) -> str:

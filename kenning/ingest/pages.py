@@ -1,0 +1,69 @@
+"""A fetched page's bytes to a text document ready to store: decode → HTML to markdown →
+redact → chunk, the CPU part of `ken add-url`.
+
+It runs inside a parse worker (kenning.ingest.parse_pool), as a file's conversion does:
+a page is whatever a server chose to send, and Python's html.parser is quadratic on some
+markup (60 KB of unclosed `<a <a <a` took 33 s, 450 KB half an hour). In a thread of the
+daemon that work could not be stopped once the fetch had given up on it, and it held a
+core and part of the GIL until it ended; in a worker it is held to the [limits]
+parse_timeout and parse_memory_mb, and killed there. So it takes and returns only
+picklable values, and nothing is stored here: the daemon stores what comes back.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+from kenning.config import ChunkingSettings
+from kenning.ingest.text_docs import Labels, PreparedText, header_date, prepare_text
+from kenning.store.records import FetchedPage
+from kenning.text.html import first_h1, html_to_markdown
+
+_META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE)
+
+
+def prepare_page(page: FetchedPage, chunking: ChunkingSettings) -> PreparedText:
+    """The page as a document keyed by the URL asked for, titled by its <title> or first
+    heading, else by the URL the redirects ended at."""
+    text, title = page_text(page.body, page.charset, page.format)
+    return prepare_text(
+        Labels(title or page.url, page.requested_url),
+        text,
+        "markdown" if page.format != "text" else "prose",
+        chunking,
+        format=page.format,
+        etag=page.etag,
+        last_modified=page.last_modified,
+        date=header_date(page.last_modified),
+    )
+
+
+def page_text(body: bytes, charset: str | None, page_format: str) -> tuple[str, str]:
+    """Text and title of a page body; the title may be empty."""
+    source = _decode(body, charset, page_format)
+    if page_format == "html":
+        return html_to_markdown(source)
+    return source, first_h1(source)
+
+
+def _decode(body: bytes, charset: str | None, page_format: str) -> str:
+    """Header charset, else <meta charset> for HTML, else UTF-8; a BOM beats both."""
+    if body.startswith(codecs.BOM_UTF8):
+        encoding = "utf-8-sig"
+    elif body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"
+    else:
+        meta = _META_CHARSET.search(body[:4096]) if page_format == "html" else None
+        sniffed = meta.group(1).decode("ascii") if meta else None
+        encoding = _known_codec(charset) or _known_codec(sniffed) or "utf-8"
+    return body.decode(encoding, errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _known_codec(name: str | None) -> str | None:
+    if not name:
+        return None
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
