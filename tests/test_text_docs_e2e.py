@@ -12,8 +12,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import psutil
 import pytest
 
+from tests.daemon_harness import wait_for
 from tests.web_server import Handler, RouteServer, serving
 
 FETCH_LOOPBACK = '[fetch]\nallowed_hosts = ["127.0.0.1"]\ntimeout = 10\n'
@@ -157,6 +159,83 @@ def test_add_url_refresh_and_every_refusal(library, http_server):
     assert ken_json(library, "remove", url)["document_id"] == document_id
     assert daemon.search("puffin") == [] and source_documents(daemon, "web") == 0
     assert "has not been added" in refused(library, "refresh-url", url)
+
+
+def parse_workers(daemon) -> list[psutil.Process]:
+    """The daemon's parse workers (the spawn start method runs spawn_main)."""
+    children = psutil.Process(daemon.proc.pid).children()
+    return [child for child in children if "spawn_main" in " ".join(child.cmdline())]
+
+
+def cpu_seconds(daemon, over: float) -> float:
+    """CPU time the daemon and its child processes spent in the next `over` seconds."""
+
+    def total() -> float:
+        processes = [psutil.Process(daemon.proc.pid), *psutil.Process(daemon.proc.pid).children(recursive=True)]
+        spent = 0.0
+        for process in processes:
+            try:
+                times = process.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            spent += times.user + times.system
+        return spent
+
+    before = total()
+    time.sleep(over)
+    return total() - before
+
+
+def test_a_page_slow_to_read_fails_at_the_parse_limit_and_nothing_goes_on_reading_it(library, http_server):
+    """Python's html.parser is quadratic on start tags left open: 150 KB of `<a ` takes
+    minutes to convert. It was converted in a thread of the daemon, which the fetch's
+    timeout gave up on but could not stop: it held a core (and part of the GIL) to the
+    end. A page is now read in a parse worker under [limits] parse_timeout: the add fails
+    naming the limit, the worker is killed, the daemon answers all along, and a page
+    refreshed into such markup keeps the text it had."""
+    hostile = "<html><body><p>" + "<a " * 50_000
+    http_server.routes["/tags.html"] = lambda h: h.reply(200, "text/html", hostile.encode())
+    url = f"{http_server.base}/tags.html"
+    library.configure([], extra=FETCH_LOOPBACK + "[limits]\nparse_timeout = 1\nparse_workers = 1\n")
+    daemon = library.daemon()
+
+    started = time.monotonic()
+    adding = subprocess.Popen(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "add-url", url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    answers, workers = [], []
+    while adding.poll() is None:
+        asked = time.monotonic()
+        daemon.call("status")
+        answers.append(time.monotonic() - asked)
+        workers += [worker for worker in parse_workers(daemon) if worker not in workers]
+        time.sleep(0.1)
+    out, err = adding.communicate()
+    assert adding.returncode == 1 and out == "", (out, err)
+    assert f"cannot read the page at {url}: took longer than the 1-second parse limit ([limits] parse_timeout)" in err
+    assert time.monotonic() - started < 15
+    assert answers and max(answers) < 1, answers
+    assert source_documents(daemon, "web") == 0
+
+    # The worker that was reading it (one worker: the first seen) is gone, and nothing of
+    # the daemon's keeps a core busy.
+    reader = workers[0]
+    wait_for(lambda: not reader.is_running() or reader.status() == psutil.STATUS_ZOMBIE, 5, "the reader to be killed")
+    wait_for(lambda: cpu_seconds(daemon, 1.0) < 0.3, 15, "the daemon and its workers to be idle")
+
+    # A page refreshed into such markup keeps the text it had, and the pool reads on.
+    page = Page("Harbour Log", "The cormorant roosts on the breakwater.", '"v1"', "Mon, 06 Jan 2025 10:00:00 GMT")
+    http_server.routes["/page.html"] = page
+    url = f"{http_server.base}/page.html"
+    added = ken_json(library, "add-url", url)
+    page.body, page.etag = hostile, '"v2"'
+    assert "[limits] parse_timeout" in refused(library, "refresh-url", url)
+    [hit] = daemon.search("cormorant")
+    assert hit["document_id"] == added["document_id"]
+    page.set("Harbour Log", "The puffin nests in the cliff burrows.", '"v3"', "Tue, 07 Jan 2025 10:00:00 GMT")
+    assert ken_json(library, "refresh-url", url)["changed"] is True
+    assert daemon.search("cormorant") == [] and len(daemon.search("puffin")) == 1
 
 
 def test_agent_documents(library, tmp_path):
