@@ -580,7 +580,7 @@ async def test_agent_text_handed_an_older_copy_is_prepared_again(lib):
     shared = "# Terns\n\nThe tern colony nests on the north spit.\n"
     url = "https://birds.example/terns"
     page = FetchedPage(url, url, shared.encode(), None, "markdown", None, None)
-    held = await add_page(lib.db, url, prepare_page(page, lib.settings.chunking))
+    held = await add_page(lib.db, url, prepare_page(page, lib.settings.chunking, lib.settings.limits))
     copy = await lib.add_text(TextDocument("Terns", shared, "t://terns"))
     assert copy.stored == "merged"
     await tamper(lib, ("UPDATE documents SET reading = 'v0:old' WHERE id = ?", (held.document_id,)))

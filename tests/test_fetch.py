@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from kenning.config.settings import ChunkingSettings, FetchSettings
+from kenning.config.settings import ChunkingSettings, FetchSettings, LimitsSettings
+from kenning.errors import ReaderError
 from kenning.ingest.pages import prepare_page
 from kenning.ingest.text_docs import PreparedText
 from kenning.store.records import FetchedPage
@@ -51,7 +52,7 @@ async def fetch(url: str, *allowed: str, **settings: Any) -> FetchedPage | NotMo
 def read(page: FetchedPage | NotModified) -> PreparedText:
     """The page as it would be stored; the daemon does this in a parse worker."""
     assert isinstance(page, FetchedPage)
-    return prepare_page(page, ChunkingSettings())
+    return prepare_page(page, ChunkingSettings(), LimitsSettings())
 
 
 ARTICLE = b"""<!doctype html><html><head><title>Tide  tables &amp; you</title>
@@ -121,6 +122,36 @@ async def test_text_and_markdown_pages_are_kept_as_they_are(
     prepared = read(page)
     assert prepared.text == body.decode().replace("\r\n", "\n")
     assert prepared.labels.title == (title or base(server) + "/doc")
+
+
+@pytest.mark.parametrize(
+    ("body", "limits", "reason"),
+    [
+        (
+            b"# a\n\n" * 11,
+            LimitsSettings(max_chunks_per_file=10),
+            "makes 11 chunks, over the [limits] max_chunks_per_file limit of 10",
+        ),
+        (
+            b"tern " * 2001,
+            LimitsSettings(max_text_chars=10_000),
+            "text passes the [limits] max_text_chars limit of 10000 characters",
+        ),
+        # 1,000 characters as sent; folded, each is eighteen letters ("ﷺ").
+        (
+            "\ufdfa".encode() * 1000,
+            LimitsSettings(max_text_chars=10_000),
+            "text passes the [limits] max_text_chars limit of 10000 characters once its letters are folded",
+        ),
+    ],
+)
+def test_a_page_is_held_to_the_limits_a_file_is(body: bytes, limits: LimitsSettings, reason: str) -> None:
+    """[fetch] max_mb bounds a page's bytes, not what they make: 5 MB of empty headings
+    made a million chunks."""
+    page = FetchedPage("https://a.example/", "https://a.example/", body, None, "markdown", None, None)
+    with pytest.raises(ReaderError) as refused:
+        prepare_page(page, ChunkingSettings(), limits)
+    assert str(refused.value) == reason
 
 
 @pytest.mark.parametrize(

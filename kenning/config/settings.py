@@ -83,7 +83,7 @@ class LimitsSettings(_Strict):
     Files are parsed in `parse_workers` worker processes, each with `parse_memory_mb` of
     address space and `parse_timeout` seconds per file; those three apply when the
     daemon starts. A file past any limit is marked failed with the reason. A fetched
-    page is read in the same workers under the same memory and time limits.
+    page is read in the same workers and held to the same limits, its add failing.
     """
 
     max_text_chars: Annotated[int, Field(ge=10_000)] = 10_000_000

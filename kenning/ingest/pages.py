@@ -15,7 +15,8 @@ from __future__ import annotations
 import codecs
 import re
 
-from kenning.config import ChunkingSettings
+from kenning.config import ChunkingSettings, LimitsSettings
+from kenning.errors import ReaderError
 from kenning.ingest.text_docs import Labels, PreparedText, header_date, prepare_text
 from kenning.store.records import FetchedPage
 from kenning.text.html import first_h1, html_to_markdown
@@ -23,11 +24,17 @@ from kenning.text.html import first_h1, html_to_markdown
 _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE)
 
 
-def prepare_page(page: FetchedPage, chunking: ChunkingSettings) -> PreparedText:
+def prepare_page(page: FetchedPage, chunking: ChunkingSettings, limits: LimitsSettings) -> PreparedText:
     """The page as a document keyed by the URL asked for, titled by its <title> or first
-    heading, else by the URL the redirects ended at."""
+    heading, else by the URL the redirects ended at.
+
+    Held to a file's `max_text_chars` and `max_chunks_per_file` (ReaderError past
+    either): [fetch] max_mb bounds the bytes, not what they make, and a 5 MB page of
+    empty headings made a million chunks, each embedded and mined."""
     text, title = page_text(page.body, page.charset, page.format)
-    return prepare_text(
+    if len(text) > limits.max_text_chars:
+        raise ReaderError(f"text passes the [limits] max_text_chars limit of {limits.max_text_chars} characters")
+    prepared = prepare_text(
         Labels(title or page.url, page.requested_url),
         text,
         "markdown" if page.format != "text" else "prose",
@@ -37,6 +44,18 @@ def prepare_page(page: FetchedPage, chunking: ChunkingSettings) -> PreparedText:
         last_modified=page.last_modified,
         date=header_date(page.last_modified),
     )
+    if len(prepared.text) > limits.max_text_chars:
+        # Folding can lengthen it: "ﷺ" is eighteen letters.
+        raise ReaderError(
+            f"text passes the [limits] max_text_chars limit of {limits.max_text_chars} characters"
+            " once its letters are folded"
+        )
+    if len(prepared.items) > limits.max_chunks_per_file:
+        raise ReaderError(
+            f"makes {len(prepared.items)} chunks, over the [limits] max_chunks_per_file limit of"
+            f" {limits.max_chunks_per_file}"
+        )
+    return prepared
 
 
 def page_text(body: bytes, charset: str | None, page_format: str) -> tuple[str, str]:

@@ -576,12 +576,12 @@ class Library:
 
     async def _prepare_page(self, page: FetchedPage) -> PreparedText:
         """The page's text and chunks, made in a parse worker under the [limits] a file's
-        reading is held to; a page past one fails naming it, and nothing is stored (a
+        reading is held to; a page past any fails naming it, and nothing is stored (a
         page refreshed keeps the text it had). The worker is killed at the limit, so no
         conversion of hostile markup keeps a core busy after its request has failed."""
         try:
             return await self.parsers.read(
-                prepare_page, (page, self.settings.chunking), self.settings.limits.parse_timeout
+                prepare_page, (page, self.settings.chunking, self.settings.limits), self.settings.limits.parse_timeout
             )
         except ReaderError as exc:
             raise ReaderError(f"cannot read the page at {page.url}: {exc}") from None
