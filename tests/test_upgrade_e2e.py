@@ -119,6 +119,7 @@ def test_a_file_an_older_kenning_refused_for_want_of_permission_is_read_once_a_c
             "UPDATE documents SET reading = (SELECT reading FROM documents WHERE path = 'broken.pdf')"
             " WHERE path = 'locked.md'"
         )
+        conn.execute("ALTER TABLE sources DROP COLUMN root_mounted")  # added by schema 14
         conn.execute("PRAGMA user_version = 12")
     locked.chmod(0o644)
     daemon = library.daemon(plain_permissions=True)
