@@ -127,7 +127,9 @@ class KenGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KenningError as exc:
-            click.echo(f"ken: {exc}", err=True)
+            # A message may quote the library: a file's name (`ken open`, `ken get`), a
+            # failure's reason, the daemon's log when it would not start.
+            click.echo(for_terminal(f"ken: {exc}", err=True), err=True)
             sys.exit(1)
 
 
@@ -144,11 +146,11 @@ def print_json(value: Any) -> None:
 _UNSHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
 
 
-def for_terminal(text: str) -> str:
-    """Text from the library as printed: on a terminal, what it would act on as escapes
-    (`\\x1b`); piped, as stored, since `ken recall > file` must give the text back exactly.
-    A note or an agent's document may hold anything."""
-    if not sys.stdout.isatty():
+def for_terminal(text: str, err: bool = False) -> str:
+    """Text from the library as printed to stdout (stderr with `err`): on a terminal, what
+    it would act on as escapes (`\\x1b`); piped, as stored, since `ken recall > file` must
+    give the text back exactly. A note or an agent's document may hold anything."""
+    if not (sys.stderr if err else sys.stdout).isatty():
         return text
     return _UNSHOWN.sub(lambda found: found[0].encode("unicode_escape").decode(), text)
 
