@@ -26,6 +26,7 @@ from kenning.cli.lifecycle import daemon_pid
 from kenning.cli.status_view import ago, dimension_problem, megabytes
 from kenning.config.paths import cannot_create, not_yours, shared_by_all, socket_path_too_long
 from kenning.errors import ConfigError, DaemonNotRunning, KenningError, SocketNotYours
+from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
 OK, NOTE, PROBLEM = "ok", "note", "problem"
@@ -410,11 +411,15 @@ def doctor(ctx: Context, as_json: bool) -> None:
     else:
         for check in checks:
             label, colour = _MARK[check.level]
+            # What a check found may name a file in a source (a folder it cannot read), the
+            # source's own folder, or quote a sweep's error: escaped as `ken status` shows
+            # them, so each check stays one line and no escape sequence reaches the terminal.
             click.echo(
-                f"{click.style(f'{label:<8}', fg=colour, bold=check.level == PROBLEM)}{check.what}: {check.found}"
+                f"{click.style(f'{label:<8}', fg=colour, bold=check.level == PROBLEM)}{check.what}:"
+                f" {escaped(check.found)}"
             )
             if check.fix:
-                click.echo(f"{'':8}→ {check.fix}")
+                click.echo(f"{'':8}→ {escaped(check.fix)}")
         problems = sum(check.level == PROBLEM for check in checks)
         click.echo(f"\n{problems} problem{'s' if problems != 1 else ''} found" if problems else "\nno problems found")
     if any(check.level == PROBLEM for check in checks):
