@@ -15,6 +15,7 @@ from kenning.cli.app import Context, json_option, main, pass_context, print_json
 from kenning.cli.follow import follow_removal, in_background, wait_until_searchable
 from kenning.cli.status_view import megabytes
 from kenning.errors import DaemonNotRunning, KenningError
+from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
 
@@ -53,8 +54,10 @@ def sources_list(ctx: Context, as_json: bool) -> None:
         else:
             note = {"agent": "  (agent documents)", "url": "  (fetched pages)"}.get(source.kind, "")
         shared = f", {source.shared} shared" if source.shared else ""
+        # Escaped, as `ken status` shows it: a tab or a newline in a folder's name would
+        # shift the columns, and an escape sequence would reach the terminal.
         click.echo(
-            f"{source.name}\t{source.path}\tnamespace={source.namespace}\t{counted(source.documents, 'document')}{shared}{note}"
+            f"{source.name}\t{escaped(source.path)}\tnamespace={source.namespace}\t{counted(source.documents, 'document')}{shared}{note}"
         )
     click.echo(f"library: {counted(result.library_documents, 'document')} (a shared document counts once)")
 

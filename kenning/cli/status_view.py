@@ -18,7 +18,7 @@ from kenning.text.counts import counted
 def status_lines(status: api.Status) -> list[str]:
     info = status.daemon
     lines = [
-        f"kenning {info.version} · pid {info.pid} · up {ago(info.uptime_seconds)} · {info.data_dir}",
+        f"kenning {info.version} · pid {info.pid} · up {ago(info.uptime_seconds)} · {escaped(info.data_dir)}",
         database_line(info),
         embedder_line(status.embedder),
         graph_line(status.graph),
@@ -137,7 +137,8 @@ def source_lines(source: api.SourceStatus) -> list[str]:
         if source.last_error and source.last_error.startswith("cannot write the index"):
             # A full disk or a read-only database: the sweep waits and tries again.
             state = "waiting: cannot write the index"
-    lines = [f"{name}  {source.path}  ({state})"]
+    # A folder's name is anyone's to choose (an unpacked archive's, a synced share's).
+    lines = [f"{name}  {escaped(source.path)}  ({state})"]
     if source.total is not None:
         line = f"  files: {source.processed}/{source.total} done ({source.percent:g}%)"
         if source.rate_per_second:
