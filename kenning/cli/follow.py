@@ -53,7 +53,8 @@ def source_row(source: api.SourceStatus) -> Row:
     if source.deferred:
         detail += f" · {source.deferred} wait for the next sweep (chunk budget)"
     if source.last_error:
-        detail += f" · {source.last_error}"
+        # It names the source's folder (`cannot read PATH: ...`), whatever that is called.
+        detail += f" · {escaped(source.last_error)}"
     return Row(f"source:{source.name}", source.name, done, source.total, detail)
 
 
@@ -62,7 +63,8 @@ def job_row(key: str, label: str, job: api.JobStatus, finished: str) -> Row:
         detail = job_figures(job) + (" · yielding to ingest" if job.state == "deferred" else "")
         return Row(key, label, job.done, max(job.total, job.done), detail)
     if job.state == "waiting":
-        return Row(key, label, job.done, job.total or None, f"waiting for the backend: {job.last_error}")
+        waiting = f"waiting for the backend: {escaped(job.last_error or '')}"
+        return Row(key, label, job.done, job.total or None, waiting)
     if job.state in ("queued", "starting", "loading"):
         return Row(key, label, 0, None, job.state)
     return Row(key, label, 1, 1, finished)
@@ -101,7 +103,8 @@ def embedding_state(status: api.Status) -> str | None:
     embedder = status.embedder
     if embedder.job.state == "waiting":
         return (
-            f"embedding waits for its backend ({embedder.job.last_error}); keyword search covers the new text meanwhile"
+            f"embedding waits for its backend ({escaped(embedder.job.last_error or '')});"
+            " keyword search covers the new text meanwhile"
         )
     if embedder.vectors is not None and embedder.job.state == "idle":
         return "searchable"
@@ -131,7 +134,9 @@ class Board:
             self._progress = Progress(
                 TextColumn("{task.description:<16}"),
                 BarColumn(bar_width=30),
-                TextColumn("{task.fields[detail]}"),
+                # The detail is the daemon's words, which may quote a folder's name: shown
+                # as written, never read as rich markup ("[/x]" in a name would raise).
+                TextColumn("{task.fields[detail]}", markup=False),
                 console=console,
             )
             self._live = Live(self._progress, console=console, refresh_per_second=4, transient=False)
