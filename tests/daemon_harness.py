@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pty
 import re
 import signal
 import subprocess
@@ -158,3 +159,30 @@ def wait_for(check: Callable[[], Any], timeout: float, what: str, interval: floa
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
+
+
+def on_a_terminal(config: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """`ken ARGS` with its standard output and error on one terminal (a pseudo-terminal):
+    its exit status and what the terminal was sent, read as it comes, so a long answer
+    never fills the terminal's buffer and stalls the command."""
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(config), *args],
+            stdout=follower, stderr=follower, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})},
+        )  # fmt: skip
+    finally:
+        os.close(follower)
+    out = b""
+    try:
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the command has ended and everything it wrote was read
+                break
+            if not chunk:
+                break
+            out += chunk
+        return process.wait(timeout=60), out
+    finally:
+        os.close(leader)

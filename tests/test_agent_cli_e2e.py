@@ -5,12 +5,12 @@ outlives a kill -9."""
 from __future__ import annotations
 
 import json
-import os
-import pty
 import signal
 import subprocess
 import sys
 from typing import Any
+
+from tests.daemon_harness import on_a_terminal as terminal
 
 
 def ken(library, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
@@ -150,29 +150,9 @@ def test_context_prints_a_pack_within_the_budget(library):
 
 def on_a_terminal(library, *args: str) -> bytes:
     """What `ken` prints when its standard output is a terminal (a pseudo-terminal here)."""
-    leader, follower = pty.openpty()
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "kenning", "--config", str(library.config), *args],
-            check=False, stdout=follower, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=60,
-        )  # fmt: skip
-        os.close(follower)
-        follower = -1
-        assert done.returncode == 0
-        out = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the follower is closed and everything was read
-                break
-            if not chunk:
-                break
-            out += chunk
-        return out
-    finally:
-        if follower >= 0:
-            os.close(follower)
-        os.close(leader)
+    status, shown = terminal(library.config, *args)
+    assert status == 0, shown
+    return shown
 
 
 def test_escape_sequences_in_stored_text_reach_a_terminal_as_escapes(library):
