@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Iterator
+import shutil
+import subprocess
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -70,3 +72,26 @@ def library(tmp_path: Path):
             process.proc.wait()
     stalls = [line for process in started for line in process.loop_stalls()]
     assert not stalls, "the daemon's event loop was blocked:\n" + "\n".join(stalls)
+
+
+@pytest.fixture
+def mount() -> Iterator[Callable[..., Path]]:
+    """`mount(*options, target)`: a real mount (root in a container may make one), undone
+    after the test; where mounting is not allowed, the test is skipped, saying why."""
+    made: list[Path] = []
+
+    def make(*args: str | Path) -> Path:
+        *options, target = args
+        if shutil.which("mount") is None:
+            pytest.skip("no mount command here")
+        done = subprocess.run(["mount", *map(str, options), str(target)], capture_output=True, text=True, timeout=30)
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount here (mount {' '.join(map(str, args))}): {done.stderr.strip() or done.returncode}")
+        made.append(Path(target))
+        return Path(target)
+
+    yield make
+    for target in reversed(made):
+        # Lazily, if something still holds it: a mount left behind would outlive the run.
+        if subprocess.run(["umount", str(target)], capture_output=True, timeout=30).returncode != 0:
+            subprocess.run(["umount", "-l", str(target)], check=True, timeout=30)

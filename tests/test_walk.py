@@ -6,9 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from kenning.ingest import mounts as mounts_module
 from kenning.ingest.kiroignore import KiroIgnore
+from kenning.ingest.mounts import FIXED, MOUNTINFO, Mounts, read_table
 from kenning.ingest.walk import (
     HARD_SKIP_DIRS,
+    SYSTEM_FS,
     Discovered,
     WalkReport,
     WalkRules,
@@ -439,3 +442,99 @@ def test_a_directory_that_becomes_a_link_during_the_walk_is_not_entered(tmp_path
     later.rmdir()
     later.symlink_to(outside, target_is_directory=True)
     assert [dirpath for dirpath, _dirs, _files in steps] == []
+
+
+def linux_mounts() -> None:
+    if not os.path.exists(MOUNTINFO):
+        pytest.skip(f"no {MOUNTINFO} here: the mount table is Linux's")
+
+
+def test_the_real_proc_and_sys_are_system_filesystems_and_the_root_disk_and_tmp_are_not(tmp_path: Path) -> None:
+    linux_mounts()
+    mounts = Mounts()
+    assert mounts.system_type("/proc", os.stat("/proc").st_dev) == "proc"
+    assert mounts.system_type("/sys", os.stat("/sys").st_dev) == "sysfs"
+    assert mounts.system_type("/", os.stat("/").st_dev) is None
+    # Whatever holds the test's files (a disk, or a tmpfs for /tmp) holds the user's.
+    assert mounts.system_type(str(tmp_path), os.stat(tmp_path).st_dev) is None
+
+
+def test_the_mount_table_is_read_with_its_escapes_and_a_tmpfs_is_the_systems_only_where_the_system_mounts_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = tmp_path / "mountinfo"
+    table.write_text(
+        "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+        "23 22 0:21 / /proc rw,nosuid shared:12 - proc proc rw\n"
+        "24 22 0:5 / /dev rw,nosuid shared:2 - devtmpfs udev rw,size=8G\n"
+        "25 22 0:25 / /run rw,nosuid shared:5 - tmpfs tmpfs rw\n"
+        "26 22 0:26 / /tmp rw,nosuid shared:6 - tmpfs tmpfs rw\n"
+        "27 22 0:27 / /home/ana/my\\040chroot/proc rw master:3 - proc proc rw\n"
+        "28 22 0:28 / /srv/nfs rw - nfs4 host:/export rw\n"
+        "29 22 0:25 / /srv/snapshot/run rw - tmpfs tmpfs rw\n"
+        "not a mountinfo line\n"
+    )
+    listed = read_table(str(table))
+    assert ("/home/ana/my chroot/proc", "proc", os.makedev(0, 27)) in listed
+    assert ("/srv/nfs", "nfs4", os.makedev(0, 28)) in listed and len(listed) == 8
+    monkeypatch.setattr(mounts_module, "read_table", lambda: listed)
+    mounts = Mounts()
+    assert mounts.system_type("/home/ana/my chroot/proc", os.makedev(0, 27)) == "proc"
+    assert mounts.system_type("/run", os.makedev(0, 25)) == "tmpfs"
+    # The system's /run bound elsewhere is the same tmpfs; /tmp's is the user's.
+    assert mounts.system_type("/srv/snapshot/run", os.makedev(0, 25)) == "tmpfs"
+    assert mounts.system_type("/tmp", os.makedev(0, 26)) is None
+    assert mounts.system_type("/srv/nfs", os.makedev(0, 28)) is None
+    # A bind mount of /proc listed nowhere by its path is known by its device.
+    assert mounts.system_type("/elsewhere/proc", os.makedev(0, 21)) == "proc"
+    assert read_table(str(tmp_path / "missing")) == list(FIXED)
+
+
+@pytest.fixture
+def table_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the walk's reads of the mount table."""
+    reads: list[int] = []
+
+    def counted_read() -> list[tuple[str, str, int | None]]:
+        reads.append(1)
+        return read_table()
+
+    monkeypatch.setattr(mounts_module, "read_table", counted_read)
+    return reads
+
+
+def test_a_folder_with_no_mount_below_it_never_reads_the_mount_table(root: Path, table_reads: list[int]) -> None:
+    make(root, "a.md", "sub/b.md", "sub/deep/c.md")
+    assert rels(root) == {"a.md", "sub/b.md", "sub/deep/c.md"}
+    assert table_reads == []
+
+
+def test_proc_and_sys_mounted_in_a_folder_are_passed_over_and_counted(
+    root: Path, mount, table_reads: list[int]
+) -> None:
+    linux_mounts()
+    make(root, "etc/motd.md", "home/notes.md")
+    for name in ("proc", "sys", "ram"):
+        (root / name).mkdir()
+    # A chroot's /proc and /sys as a system mounts them, and a RAM disk of the user's.
+    mount("-t", "proc", "proc", root / "proc")
+    mount("--bind", "/sys", root / "sys")
+    mount("-t", "tmpfs", "tmpfs", root / "ram")
+    (root / "ram" / "scratch.md").write_text("kept in a RAM disk\n")
+    report = WalkReport()
+    found = walk(root, WalkRules(), report)
+    assert {item.rel for item in found} == {"etc/motd.md", "home/notes.md", "ram/scratch.md"}
+    assert report.system_dirs == {"proc": "proc", "sys": "sysfs"}
+    assert report.skipped_dirs == 2
+    assert report.passed_over() == {SYSTEM_FS: 2}
+    # Read once, for the walk's first mount point; and the watcher watches none of them.
+    assert table_reads == [1]
+    assert {os.path.relpath(path, root) for path in directories(root, WalkRules())} == {".", "etc", "home", "ram"}
+
+
+def test_a_tmpfs_registered_as_the_root_itself_is_walked(tmp_path: Path, mount) -> None:
+    ram = tmp_path / "run"
+    ram.mkdir()
+    mount("-t", "tmpfs", "tmpfs", ram)
+    make(ram, "notes.md", "sub/more.md")
+    assert rels(ram) == {"notes.md", "sub/more.md"}

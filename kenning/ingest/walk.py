@@ -21,6 +21,7 @@ from pathlib import Path
 
 from kenning.ingest.kiroignore import FILENAME as KIROIGNORE
 from kenning.ingest.kiroignore import KiroIgnore
+from kenning.ingest.mounts import Mounts
 from kenning.ingest.readers import reader_suffix
 from kenning.ingest.sensitive import is_sensitive_path
 
@@ -113,6 +114,8 @@ SPECIAL = "not a regular file"
 UNREADABLE = "unreadable or vanished"
 BAD_NAME = "name is not valid UTF-8"
 OWN = "kenning's own file"
+# Folders, not files: the mount points of the system's own filesystems (ingest/mounts.py).
+SYSTEM_FS = "system filesystem not entered (proc, sysfs, /dev, /run...)"
 # Counted, not passed over: the sweep keeps these and marks them failed, with the size,
 # without reading them; the cap leaves the oldest for when max_files allows.
 TOO_BIG = "too big"
@@ -127,14 +130,25 @@ class WalkReport:
     directories, ignored or unreadable ones); the files inside them are not counted.
     ``unreadable_dirs`` names the directories below the root it could not list, with
     why: what they held may still be there, so it must not read as deleted.
+    ``system_dirs`` names the mount points of system filesystems (/proc, /sys, /dev in a
+    chroot) it did not enter, with their type; they count in ``skipped_dirs`` too.
     """
 
     files: Counter[str] = field(default_factory=Counter)
     skipped_dirs: int = 0
     unreadable_dirs: dict[str, str] = field(default_factory=dict)
+    system_dirs: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"files": dict(self.files), "skipped_dirs": self.skipped_dirs}
+        return {"files": dict(self.files), "skipped_dirs": self.skipped_dirs, "system_dirs": dict(self.system_dirs)}
+
+    def passed_over(self) -> dict[str, int]:
+        """What the walk passed over by reason, most first, as status shows it: the files
+        (the cap's aside: those are counted apart) and the system filesystems' folders."""
+        reasons = {reason: n for reason, n in self.files.most_common() if reason != CAPPED}
+        if self.system_dirs:
+            reasons[SYSTEM_FS] = len(self.system_dirs)
+        return reasons
 
     def hides(self, rel: str) -> bool:
         """Whether the file at `rel` lies in a directory the walk could not list."""
@@ -249,6 +263,17 @@ def _descend(
         return
     top = str(real_root)
 
+    mounts = Mounts()
+
+    def system(path: str, device: int) -> bool:
+        kind = mounts.system_type(path, device)
+        if kind is None:
+            return False
+        report.skipped_dirs += 1
+        report.system_dirs[os.path.relpath(path, top).replace(os.sep, "/")] = kind
+        log.debug("not entering %s: a %s filesystem", path, kind)
+        return True
+
     def onerror(error: OSError) -> None:
         # The root failing here (unreadable, or gone since the stat) must reach the
         # caller: an empty result would read as every file having been deleted.
@@ -262,7 +287,7 @@ def _descend(
             rel = os.path.relpath(error.filename, top).replace(os.sep, "/")
             report.unreadable_dirs[rel] = error.strerror or str(error)
 
-    for dirpath, dirnames, filenames in _tree(top, onerror):
+    for dirpath, dirnames, filenames in _tree(top, onerror, system, info.st_dev):
         prefix = "" if dirpath == top else os.path.relpath(dirpath, top).replace(os.sep, "/") + "/"
         entered = [
             name
@@ -276,22 +301,38 @@ def _descend(
         yield dirpath, prefix, filenames
 
 
-def _tree(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[str]]]:
+def _tree(
+    top: str,
+    onerror: Callable[[OSError], None],
+    passes: Callable[[str, int], bool] | None = None,
+    top_device: int | None = None,
+) -> Iterator[tuple[str, list[str], list[str]]]:
     """os.walk's top-down walk without following links, on a stack of its own.
 
     Python 3.11's os.walk recurses once per level, so a tree a thousand directories deep
     (a path of 2,400 characters is enough) raised RecursionError and failed the whole
     sweep. As with os.walk, names removed from the directory list are not entered, and
-    a link to a directory is listed with the directories but never entered.
+    a link to a directory is listed with the directories but never entered. Nor is a
+    directory on another device than its parent (`top_device` for the top's children)
+    when `passes(path, device)` says so: only those, mount points, are asked about.
     """
-    stack = [top]
+    stack: list[tuple[str, int | None]] = [(top, top_device)]
     while stack:
-        dirpath = stack.pop()
-        if dirpath != top and os.path.islink(dirpath):
+        dirpath, device = stack.pop()
+        if dirpath != top:
+            try:
+                info = os.lstat(dirpath)
+            except OSError:
+                info = None  # gone or unreachable: listing it below fails and says why
             # Looked at just before it is entered, as os.walk does: a directory that
             # became a link while the directories listed before it were walked (seconds,
             # on a large folder) is not followed.
-            continue
+            if info is not None and stat.S_ISLNK(info.st_mode):
+                continue
+            if info is not None and info.st_dev != device:
+                if passes is not None and passes(dirpath, info.st_dev):
+                    continue
+                device = info.st_dev
         dirnames: list[str] = []
         filenames: list[str] = []
         try:
@@ -306,7 +347,7 @@ def _tree(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, l
             onerror(error)
             continue
         yield dirpath, dirnames, filenames
-        stack.extend(os.path.join(dirpath, name) for name in reversed(dirnames))
+        stack.extend((os.path.join(dirpath, name), device) for name in reversed(dirnames))
 
 
 def newest(found: list[Discovered], max_files: int, report: WalkReport | None = None) -> list[Discovered]:
