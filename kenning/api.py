@@ -174,7 +174,8 @@ class SourceStatus:
     # While a sweep reads files in: files per second so far, and the time the rest will take.
     rate_per_second: float | None = None
     eta_seconds: float | None = None
-    # Files the last walk passed over, by reason (unsupported type, hidden, ignored, ...).
+    # Files the last walk passed over, by reason (unsupported type, hidden, ignored, ...),
+    # and the mount points of system filesystems inside it (/proc in a chroot) it did not enter.
     passed_over: dict[str, int] = field(default_factory=dict)
     # Folders inside it the last walk could not list (path relative to the source: why),
     # and how many files the index keeps from them as last read.

@@ -16,8 +16,9 @@ import pytest
 from kenning.config import ChunkingSettings, DaemonSettings, LimitsSettings, Settings, SourceSettings
 from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.pipeline import FileJob, IngestOptions, ingest
+from kenning.ingest.preview import describe, preview
 from kenning.ingest.scan import FolderScanner, SweepBudget
-from kenning.ingest.walk import WalkRules, walk
+from kenning.ingest.walk import SYSTEM_FS, WalkRules, walk
 from kenning.service.library import Library
 from tests.helpers import search
 from kenning.store import documents, lookup, sources
@@ -321,6 +322,29 @@ async def test_status_counts_what_the_walk_passed_over_by_reason(db, tmp_path, o
     scanner = await scanner_for(db, folder, options)
     await scanner.sweep()
     assert scanner.progress.passed_over == {"unsupported type": 1, "hidden": 1, "junk, backup or lock file": 1}
+
+
+async def test_a_proc_mounted_in_a_folder_is_not_entered_and_status_counts_it(db, tmp_path, options, mount):
+    folder = tmp_path / "chroot"
+    (folder / "proc").mkdir(parents=True)
+    write(folder, "kept.md", "a heron note\n")
+    mount("-t", "proc", "proc", folder / "proc")
+    scanner = await scanner_for(db, folder, options)
+    counts = await scanner.sweep()
+    assert counts["indexed"] == 1 and counts["failed"] == 0
+    assert scanner.progress.passed_over == {SYSTEM_FS: 1}
+
+
+def test_the_preview_names_a_proc_mounted_in_the_folder(tmp_path, mount):
+    folder = tmp_path / "chroot"
+    (folder / "proc").mkdir(parents=True)
+    write(folder, "kept.md", "a heron note\n")
+    mount("-t", "proc", "proc", folder / "proc")
+    source = SourceSettings(name="chroot", path=folder)
+    settings = Settings(daemon=DaemonSettings(data_dir=tmp_path / "data"))
+    result = preview(source, settings)
+    assert result.files == 1 and result.system_dirs == {"proc": "proc"}
+    assert "  of them, system filesystems holding no documents: proc/ (proc)" in describe(result, source, settings)
 
 
 async def test_a_file_that_hits_an_internal_error_is_failed_with_its_reason_and_keeps_what_was_indexed(

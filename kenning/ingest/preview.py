@@ -22,6 +22,7 @@ from kenning.errors import ReaderError
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.readers import ReadLimits, read_file
 from kenning.ingest.walk import CAPPED, Discovered, WalkReport, WalkRules, newest, walk
+from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
 # Share of a file's bytes that becomes text, by format, for a type no file of which
@@ -51,6 +52,8 @@ class Preview:
     # Files the walk passed over, by reason (walk.WalkReport), and folders it skipped.
     skipped: dict[str, int]
     skipped_dirs: int
+    # Of those folders, the system filesystems' mount points (proc/, sys/ in a chroot), by type.
+    system_dirs: dict[str, str]
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -84,6 +87,7 @@ def preview(source: SourceSettings, settings: Settings) -> Preview:
         estimated_sweeps=max(1, math.ceil(chunks / per_sweep)) if per_sweep else 1,
         skipped={reason: count for reason, count in report.files.most_common() if reason != CAPPED},
         skipped_dirs=report.skipped_dirs,
+        system_dirs=dict(report.system_dirs),
     )
 
 
@@ -183,6 +187,11 @@ def describe(result: Preview, source: SourceSettings, settings: Settings) -> lis
         lines.append(f"  {counted(sum(result.skipped.values()), 'file')} passed over: {reasons}")
     if result.skipped_dirs:
         lines.append(f"  {counted(result.skipped_dirs, 'folder')} not entered (hidden, build or dependency trees, ignored)")
+    if result.system_dirs:
+        shown = sorted(result.system_dirs.items())
+        named = ", ".join(f"{escaped(rel)}/ ({kind})" for rel, kind in shown[:5])
+        more = f" and {len(shown) - 5} more" if len(shown) > 5 else ""
+        lines.append(f"  of them, system filesystems holding no documents: {named}{more}")
     lines.append(f"  about {counted(result.estimated_chunks, 'chunk')} (estimated from a sample of the files)")
     if settings.llm.backend == "ollama":
         lines.append(f"  about {counted(result.estimated_llm_calls, 'LLM call')} to {settings.llm.model} for entity extraction")

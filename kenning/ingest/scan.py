@@ -20,7 +20,7 @@ from typing import TypeVar
 from kenning.config import SourceSettings
 from kenning.errors import IndexUnwritable
 from kenning.ingest.pipeline import FileJob, IngestOptions, ingest, needs_look
-from kenning.ingest.walk import CAPPED, WalkReport, WalkRules, newest, walk
+from kenning.ingest.walk import WalkReport, WalkRules, newest, walk
 from kenning.store import documents, sources
 from kenning.store.database import Database, unwritable
 
@@ -81,7 +81,8 @@ class SweepProgress:
     write_error: str | None = None
     last_duration: float | None = None
     last_result: dict[str, int] = field(default_factory=dict)
-    # Files the last walk passed over, by reason (see ingest/walk.py).
+    # Files the last walk passed over, by reason, and the system filesystems' folders it
+    # did not enter (see ingest/walk.py).
     passed_over: dict[str, int] = field(default_factory=dict)
     # Folders below the root the last walk could not list, with why; what the index
     # holds from them is kept.
@@ -233,7 +234,7 @@ class FolderScanner:
         progress.capped_kept = sum(
             1 for rel in present - kept_paths if rel in states and states[rel].status != "scanning"
         )
-        progress.passed_over = {reason: n for reason, n in report.files.most_common() if reason != CAPPED}
+        progress.passed_over = report.passed_over()
         reading, retry = self.options.convert_limits.reading, self.options.retry
         jobs = [
             FileJob(self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root, reading, retry)
