@@ -494,3 +494,23 @@ def test_lifecycle_second_daemon_stale_socket_sigterm_and_reload(library, tmp_pa
         )
         assert result.returncode != 0
         assert result.stderr.count("\n") == 1 and "not running" in result.stderr
+
+
+def test_a_chroots_proc_inside_a_source_is_neither_walked_nor_watched_and_status_says_so(library, tmp_path, mount):
+    chroot = tmp_path / "chroot"
+    (chroot / "proc").mkdir(parents=True)
+    (chroot / "notes.md").write_text("# Notes\n\nThe heron fishes at dawn.\n")
+    mount("-t", "proc", "proc", chroot / "proc")
+    library.configure([{"name": "chroot", "path": chroot}])
+    daemon = library.daemon()
+    status = daemon.wait_idle("chroot")
+    assert status["holds"] == 1 and status["failed"] == 0 and status["discovered"] == 1
+    assert status["passed_over"] == {"system filesystem not entered (proc, sysfs, /dev, /run...)": 1}
+    assert "  passed over: 1 system filesystem not entered (proc, sysfs, /dev, /run...)" in ken(
+        library.config, "status"
+    ).stdout.splitlines()
+    # A note written after the watch is up is seen by the watcher, which watches the chroot
+    # and nothing under its /proc.
+    (chroot / "later.md").write_text("# Later\n\nThe heron sleeps at noon.\n")
+    wait_for(lambda: daemon.search("noon"), timeout=30, what="the watcher to index later.md")
+    assert "/proc/" not in daemon.log()
