@@ -137,6 +137,9 @@ def source_lines(source: api.SourceStatus) -> list[str]:
         if source.last_error and source.last_error.startswith("cannot write the index"):
             # A full disk or a read-only database: the sweep waits and tries again.
             state = "waiting: cannot write the index"
+        elif source.last_error and "no longer a mount point" in source.last_error:
+            # ingest/scan.py's EmptyRoot: its files are kept while the drive is away.
+            state = "not mounted: kept as last indexed"
     # A folder's name is anyone's to choose (an unpacked archive's, a synced share's).
     lines = [f"{name}  {escaped(source.path)}  ({state})"]
     if source.total is not None:
