@@ -182,6 +182,30 @@ async def test_an_unmounted_drive_keeps_its_index_and_says_why_and_a_folder_empt
     assert await search(db, "ocelots") == [] and scanner.progress.last_error is None
 
 
+async def test_a_source_whose_folder_links_to_a_drive_keeps_its_index_when_the_drive_is_unmounted(
+    db, tmp_path, options
+):
+    """A source added as a link to the drive's mount point (~/drive -> /mnt/usb): the
+    walk follows the link, but the mount point was looked for on the link itself, which
+    is never one, so unmounting the drive dropped its whole index all the same."""
+    drive = tmp_path / "drive"
+    drive.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "kenning-test", str(drive)], capture_output=True).returncode:
+        pytest.skip("mounting needs privileges these tests do not have")
+    linked = tmp_path / "linked"
+    linked.symlink_to(drive)
+    try:
+        for index in range(2):
+            write(drive, f"n{index}.md", f"note {index} about caracals\n")
+        scanner = await scanner_for(db, linked, options)
+        assert (await scanner.sweep())["indexed"] == 2
+    finally:
+        subprocess.run(["umount", str(drive)], check=True)
+    counts = await scanner.sweep()
+    assert counts["deleted"] == 0 and len(await search(db, "caracals")) == 2
+    assert "no longer a mount point" in scanner.progress.last_error
+
+
 async def test_a_file_left_scanning_by_a_crash_is_ingested_again(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()

@@ -112,7 +112,13 @@ def _unmounted(root: Path) -> bool:
     """An empty folder that is no mount point now: what a drive's mount point is while
     the drive is not mounted."""
     with os.scandir(root) as entries:
-        return next(entries, None) is None and not os.path.ismount(root)
+        return next(entries, None) is None and not _mount_point(root)
+
+
+def _mount_point(root: Path) -> bool:
+    # Asked of the folder a linked root names, as the walk reads it: ismount says False
+    # of any link, and a source added as ~/drive -> /mnt/usb lost its index on unmount.
+    return os.path.ismount(os.path.realpath(root))
 
 
 def _shut(jobs: list[FileJob]) -> list[FileJob]:
@@ -201,7 +207,7 @@ class FolderScanner:
         found = await asyncio.to_thread(walk, root, self.rules, report)
         states = await documents.file_states(self.db, self.source_id)
         if found:
-            self.root_mounted = await asyncio.to_thread(os.path.ismount, root)
+            self.root_mounted = await asyncio.to_thread(_mount_point, root)
         elif (
             states
             and await sources.root_was_mounted(self.db, self.source_id)
