@@ -5,7 +5,8 @@ dropped up to its newline as it arrives (the request after it is still served), 
 client sending a huge line cannot make the daemon hold more than that. What lines hold
 past their first CHUNK_BYTES comes from one LineBudget shared by all connections, so
 many connections cannot hold many such lines at once: a line that needs more than is
-left waits for it. A connection with no request under way for `idle_seconds` is closed;
+left waits for it, unless it is the oldest line holding any (then it may pass the budget,
+by at most one line, so lines arriving together are read in turn). A connection with no request under way for `idle_seconds` is closed;
 a line begun but not finished within `line_seconds` (waiting included) is dropped and
 the connection closed, so half-sent lines do not pin memory forever.
 
@@ -42,15 +43,22 @@ class LineBudget:
     def __init__(self, total: int) -> None:
         self.free = total
         self._given = asyncio.Event()
+        # The lines holding some of it, oldest first. The oldest takes what it needs even
+        # past the budget (by at most one line): each line keeps what it has while it
+        # waits for more, so lines that together needed more than the budget each held
+        # part, none could finish, and all were dropped at the line timeout.
+        self._holders: dict[object, None] = {}
 
-    async def take(self, count: int) -> None:
-        while self.free < count:
+    async def take(self, holder: object, count: int) -> None:
+        while self.free < count and next(iter(self._holders), holder) is not holder:
             self._given.clear()
             await self._given.wait()
         self.free -= count
-
-    def give(self, count: int) -> None:
         if count:
+            self._holders.setdefault(holder)
+
+    def give(self, holder: object, count: int) -> None:
+        if self._holders.pop(holder, None) is not None or count:
             self.free += count
             self._given.set()
 
@@ -76,7 +84,7 @@ class LineReader:
 
     def release(self) -> None:
         """Give back the budget the buffer holds: when a line leaves it, or the connection ends."""
-        self._budget.give(self._held)
+        self._budget.give(self, self._held)
         self._held = 0
 
     async def next_line(self) -> bytes | Framing:
@@ -121,7 +129,7 @@ class LineReader:
                             # Taken under the line's deadline: a line that waits too long
                             # for the budget is dropped as one sent too slowly.
                             needed = max(0, len(self._buffer) + len(chunk) - CHUNK_BYTES - self._held)
-                            await self._budget.take(needed)
+                            await self._budget.take(self, needed)
                             self._held += needed
             except TimeoutError:
                 return Framing.STALLED if deadline is not None else Framing.IDLE
