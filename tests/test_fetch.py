@@ -179,6 +179,21 @@ async def test_charset_comes_from_header_then_meta_then_utf8(
     assert read(page).text.strip() == expected
 
 
+@pytest.mark.parametrize("charset", ["base64", "rot13", "undefined", "idna"])
+async def test_a_charset_python_knows_only_as_no_text_encoding_reads_the_page_as_utf8(serve, charset) -> None:
+    """Python's codecs also name bytes-to-bytes and str-to-str codecs: a server saying
+    `charset=base64` (or a page's <meta> saying so) made decoding raise LookupError, and
+    `ken add-url` answered "internal error" with a traceback in the daemon's log."""
+    server = serve()
+    body = f'<meta charset="{charset}"><p>café notes</p>'.encode()
+    server.routes["/header"] = lambda h: h.reply(200, f"text/html; charset={charset}", body)
+    server.routes["/meta"] = lambda h: h.reply(200, "text/html", body)
+
+    for path in ("/header", "/meta"):
+        page = await fetch(base(server) + path, "127.0.0.1")
+        assert read(page).text.strip() == "café notes", path
+
+
 async def test_default_settings_fetch_nothing_and_name_the_setting(serve) -> None:
     server = serve()
 

@@ -628,6 +628,16 @@ def test_a_meta_charset_that_utf8_bytes_belie_is_not_believed(declared: str, tmp
     assert "café in Москва" in read_file(page).text
 
 
+@pytest.mark.parametrize("declared", ["base64", "rot13", "undefined", "idna"])
+def test_a_meta_charset_python_knows_only_as_no_text_encoding_is_not_believed(declared: str, tmp_path: Path) -> None:
+    """Python's codecs also name bytes-to-bytes and str-to-str codecs; a saved page
+    declaring one, read until the <meta> was believed, failed: "cannot read HTML: 'base64'
+    is not a text encoding"."""
+    page = tmp_path / "page.html"
+    page.write_bytes(f'<meta charset="{declared}"><p>café naïve</p>'.encode("cp1252"))
+    assert "café naïve" in read_file(page).text
+
+
 def test_a_page_declared_utf8_but_written_in_windows_1252_is_read_as_written(tmp_path: Path) -> None:
     """A template's <meta charset="utf-8"> over text an old editor saved: its accents are
     read as Windows-1252, as any text file's are, not replaced by U+FFFD."""

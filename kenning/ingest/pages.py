@@ -19,7 +19,7 @@ from kenning.config import ChunkingSettings, LimitsSettings
 from kenning.errors import ReaderError
 from kenning.ingest.text_docs import Labels, PreparedText, header_date, prepare_text
 from kenning.store.records import FetchedPage
-from kenning.text.html import first_h1, html_to_markdown
+from kenning.text.html import first_h1, html_to_markdown, text_codec
 
 _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE)
 
@@ -75,14 +75,5 @@ def _decode(body: bytes, charset: str | None, page_format: str) -> str:
     else:
         meta = _META_CHARSET.search(body[:4096]) if page_format == "html" else None
         sniffed = meta.group(1).decode("ascii") if meta else None
-        encoding = _known_codec(charset) or _known_codec(sniffed) or "utf-8"
+        encoding = text_codec(charset) or text_codec(sniffed) or "utf-8"
     return body.decode(encoding, errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _known_codec(name: str | None) -> str | None:
-    if not name:
-        return None
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return None

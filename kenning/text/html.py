@@ -104,10 +104,22 @@ def meta_charset(page: bytes) -> str | None:
     not UTF-16 or UTF-32, which bytes read as ASCII cannot be (HTML reads such a
     declaration as UTF-8)."""
     meta = _META_CHARSET.search(page[:META_BYTES])
-    if meta is None:
-        return None
-    try:
-        name = codecs.lookup(meta.group(1).decode("ascii")).name
-    except LookupError:
+    name = text_codec(meta.group(1).decode("ascii")) if meta else None
+    if name is None:
         return None
     return None if name.startswith(("utf-16", "utf-32")) else _AS_BROWSERS_READ.get(name, name)
+
+
+def text_codec(label: str | None) -> str | None:
+    """Python's name for the text encoding `label` names, or None. Its codecs also know
+    bytes-to-bytes and str-to-str ones ("base64", "rot13") and ones that decode nothing
+    ("undefined"; "idna" without errors="strict"): a page declaring one made decoding
+    raise, a saved page failed and a fetched one was an internal error."""
+    if not label:
+        return None
+    try:
+        name = codecs.lookup(label).name
+        b"a".decode(name, errors="replace")
+    except (LookupError, UnicodeError):
+        return None
+    return name
