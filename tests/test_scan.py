@@ -206,6 +206,30 @@ async def test_a_source_whose_folder_links_to_a_drive_keeps_its_index_when_the_d
     assert "no longer a mount point" in scanner.progress.last_error
 
 
+async def test_a_source_moved_from_a_drive_to_an_empty_folder_is_not_taken_for_an_unmounted_drive(
+    db, tmp_path, options
+):
+    """The mount was remembered by the source's name, not its folder: a source that had
+    been on a drive and was pointed at a new, empty folder kept the drive's files, cited
+    in a folder that never held them, and ken status called it "not mounted"."""
+    drive = tmp_path / "drive"
+    drive.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "kenning-test", str(drive)], capture_output=True).returncode:
+        pytest.skip("mounting needs privileges these tests do not have")
+    try:
+        write(drive, "n.md", "a note about servals\n")
+        scanner = await scanner_for(db, drive, options)
+        assert (await scanner.sweep())["indexed"] == 1
+    finally:
+        subprocess.run(["umount", str(drive)], check=True)
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    scanner = await scanner_for(db, moved, options)
+    counts = await scanner.sweep()
+    assert counts["deleted"] == 1 and scanner.progress.last_error is None
+    assert await search(db, "servals") == []
+
+
 async def test_a_file_left_scanning_by_a_crash_is_ingested_again(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()

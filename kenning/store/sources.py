@@ -67,7 +67,11 @@ async def sync_sources(db: Database, configured: list[tuple[str, str, str]]) -> 
             cursor = await conn.execute(
                 "INSERT INTO sources (name, root, namespace, active, created_at) VALUES (?, ?, ?, 1, ?)"
                 " ON CONFLICT (name) DO UPDATE SET root = excluded.root, namespace = excluded.namespace,"
-                " active = 1 WHERE removing = 0 RETURNING id",
+                " active = 1,"
+                # The mount was that of the old folder: a source pointed at an empty one
+                # is not a drive that went away (ingest/scan.py).
+                " root_mounted = CASE WHEN root = excluded.root THEN root_mounted ELSE 0 END"
+                " WHERE removing = 0 RETURNING id",
                 (name, root, namespace, now),
             )
             row = await cursor.fetchone()
