@@ -55,8 +55,10 @@ class DaemonSettings(_Strict):
     sweep_chunk_budget: Annotated[int, Field(ge=0)] = 0
     # A source stopped by its budget sweeps again after this pause, not a whole interval.
     budget_pause: Annotated[float, Field(gt=0)] = 10.0
-    # A socket connection with no request under way is closed after this many seconds;
-    # a request line begun but not finished within socket_line_timeout is dropped.
+    # A socket connection with no request under way is closed after this many seconds,
+    # and so is one whose client has not read its answer within as long (the rest of the
+    # answer is dropped); a request line begun but not finished within
+    # socket_line_timeout (waiting for the line budget included) is dropped.
     socket_idle_timeout: Annotated[float, Field(gt=0)] = 60.0
     socket_line_timeout: Annotated[float, Field(gt=0)] = 30.0
 
