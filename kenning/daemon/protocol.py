@@ -32,8 +32,9 @@ MAX_TEXT_CHARS = 10_000_000
 # any script, at up to 4 bytes each in UTF-8, and the request around them.
 MAX_LINE_BYTES = 48 << 20
 # What all connections' unfinished lines may hold together, past each one's first MiB:
-# a few such documents arriving at once, and no more than that held however many
-# connections begin one (kenning/daemon/framing.py, LineBudget).
+# a few such documents arriving at once, and no more than that (and the oldest line's
+# overdraw, at most one line) held however many connections begin one
+# (kenning/daemon/framing.py, LineBudget).
 LINE_BUDGET_BYTES = 256 << 20
 # Requests over LARGE_REQUEST_BYTES (an agent's long document, most of all) are handled
 # LARGE_REQUESTS_AT_ONCE at a time; the rest wait their turn. Decoding, redacting and
