@@ -143,6 +143,22 @@ async def test_a_missing_root_is_reported_and_deletes_nothing(db, tmp_path, opti
     assert row.last_sweep_error == scanner.progress.last_error
 
 
+async def test_a_root_that_fails_to_open_for_any_reason_is_reported_and_deletes_nothing(db, tmp_path, options):
+    """Not only a missing or forbidden root: a dead network mount (ENOTCONN, ESTALE) or a
+    link loop fails with another OSError, which went past the sweep unreported."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder, "a.md", "tamarin notes\n")
+    scanner = await scanner_for(db, folder, options)
+    await scanner.sweep()
+    shutil.move(folder, tmp_path / "away")
+    (tmp_path / "other").symlink_to(folder)
+    folder.symlink_to(tmp_path / "other")
+    counts = await scanner.sweep()
+    assert counts["deleted"] == 0 and len(await search(db, "tamarin")) == 1
+    assert scanner.progress.last_error == f"cannot read {folder}: Too many levels of symbolic links"
+
+
 async def test_an_unmounted_drive_keeps_its_index_and_says_why_and_a_folder_emptied_by_hand_does_not(
     db, tmp_path, options
 ):

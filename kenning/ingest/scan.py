@@ -185,9 +185,10 @@ class FolderScanner:
         except EmptyRoot as exc:
             error = str(exc)
             log.warning("source %s: %s", self.settings.name, error)
-        except (FileNotFoundError, NotADirectoryError, PermissionError) as exc:
-            # The root is gone or unreadable (an unmounted drive, a typo): report it and
-            # keep the index, which must not read as "every file was deleted".
+        except OSError as exc:
+            # The root is gone or unreadable (an unmounted drive, a typo, a dead network
+            # mount, a link loop): report it and keep the index, which must not read as
+            # "every file was deleted".
             error = f"cannot read {self.settings.path}: {exc.strerror or exc}"
             log.warning("source %s: %s", self.settings.name, error)
         finally:

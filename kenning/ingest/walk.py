@@ -196,6 +196,13 @@ class Discovered:
         return self.mtime if self.link_mtime is None else max(self.mtime, self.link_mtime)
 
 
+def _real(root: Path) -> Path:
+    """The root with its links resolved. Not `Path.resolve`: on Python 3.11 a link loop
+    makes it raise RuntimeError, which no sweep reads as a root it cannot open; the
+    loop's OSError comes when the root is listed."""
+    return Path(os.path.realpath(root))
+
+
 def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list[Discovered]:
     """Every indexable file under ``root``; raises when ``root`` cannot be listed.
 
@@ -204,7 +211,7 @@ def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list
     report = report if report is not None else WalkReport()
     skipped = report.files
     root = root.absolute()
-    real_root = root.resolve()
+    real_root = _real(root)
     ignored = _ignore_regex(rules.ignore)
     kiro = KiroIgnore.load(real_root)
     found: list[Discovered] = []
@@ -238,7 +245,7 @@ def directories(root: Path, rules: WalkRules) -> list[str]:
     Strings, as watchfiles takes them: a folder may hold tens of thousands.
     """
     root = root.absolute()
-    real_root = root.resolve()
+    real_root = _real(root)
     kiro = KiroIgnore.load(real_root)
     descent = _descend(root, real_root, rules, _ignore_regex(rules.ignore), kiro, WalkReport())
     top = str(root)
