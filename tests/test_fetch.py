@@ -166,6 +166,10 @@ def test_a_page_is_held_to_the_limits_a_file_is(body: bytes, limits: LimitsSetti
         # The header wins over a <meta> that disagrees with it.
         ("text/html; charset=utf-8", '<meta charset="latin-1"><p>ünïcode</p>'.encode(), "ünïcode"),
         ("text/plain", b"broken \xff byte", "broken \ufffd byte"),
+        # Read as browsers read them (and as a saved page is): a server saying Latin-1
+        # over Windows-1252's quotes, a page saying Shift_JIS over cp932's extra signs.
+        ("text/html; charset=iso-8859-1", "<p>“quoted” — note</p>".encode("cp1252"), "“quoted” — note"),
+        ("text/html", '<meta charset="shift_jis"><p>会議 ①</p>'.encode("cp932"), "会議 ①"),
     ],
 )
 async def test_charset_comes_from_header_then_meta_then_utf8(

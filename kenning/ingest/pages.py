@@ -13,15 +13,12 @@ picklable values, and nothing is stored here: the daemon stores what comes back.
 from __future__ import annotations
 
 import codecs
-import re
 
 from kenning.config import ChunkingSettings, LimitsSettings
 from kenning.errors import ReaderError
 from kenning.ingest.text_docs import Labels, PreparedText, header_date, prepare_text
 from kenning.store.records import FetchedPage
-from kenning.text.html import first_h1, html_to_markdown, text_codec
-
-_META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE)
+from kenning.text.html import browser_codec, first_h1, html_to_markdown, meta_charset
 
 
 def prepare_page(page: FetchedPage, chunking: ChunkingSettings, limits: LimitsSettings) -> PreparedText:
@@ -67,13 +64,13 @@ def page_text(body: bytes, charset: str | None, page_format: str) -> tuple[str, 
 
 
 def _decode(body: bytes, charset: str | None, page_format: str) -> str:
-    """Header charset, else <meta charset> for HTML, else UTF-8; a BOM beats both."""
+    """Header charset, else <meta charset> for HTML (each read as browsers read it), else
+    UTF-8; a BOM beats both."""
     if body.startswith(codecs.BOM_UTF8):
         encoding = "utf-8-sig"
     elif body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         encoding = "utf-16"
     else:
-        meta = _META_CHARSET.search(body[:4096]) if page_format == "html" else None
-        sniffed = meta.group(1).decode("ascii") if meta else None
-        encoding = text_codec(charset) or text_codec(sniffed) or "utf-8"
+        sniffed = meta_charset(body) if page_format == "html" else None
+        encoding = browser_codec(charset) or sniffed or "utf-8"
     return body.decode(encoding, errors="replace").replace("\r\n", "\n").replace("\r", "\n")

@@ -104,10 +104,16 @@ def meta_charset(page: bytes) -> str | None:
     not UTF-16 or UTF-32, which bytes read as ASCII cannot be (HTML reads such a
     declaration as UTF-8)."""
     meta = _META_CHARSET.search(page[:META_BYTES])
-    name = text_codec(meta.group(1).decode("ascii")) if meta else None
-    if name is None:
-        return None
-    return None if name.startswith(("utf-16", "utf-32")) else _AS_BROWSERS_READ.get(name, name)
+    name = browser_codec(meta.group(1).decode("ascii")) if meta else None
+    return None if name is None or name.startswith(("utf-16", "utf-32")) else name
+
+
+def browser_codec(label: str | None) -> str | None:
+    """`text_codec`, with a legacy label read as the superset browsers read it as: a page
+    said to be Latin-1 is Windows-1252 in every browser, and its quotes and dashes
+    (0x80-0x9F) would be control characters read as Latin-1."""
+    name = text_codec(label)
+    return _AS_BROWSERS_READ.get(name, name) if name else None
 
 
 def text_codec(label: str | None) -> str | None:
