@@ -506,6 +506,31 @@ async def test_forgetting_a_capsule_takes_it_out_of_its_chain_of_replacements(li
     assert again.status == "superseded"
 
 
+async def test_forgetting_a_replacement_whose_replaced_title_was_taken_leaves_no_dangling_link(lib):
+    """The replaced capsule's title taken by another current capsule, then its replacement
+    forgotten: it stayed "superseded by" the forgotten id, so superseding it said
+    "supersede that one instead" and that one was "no capsule"; stuck for good."""
+    first = await lib.memory_add(NewCapsule("Deploy day", "Deploys go out on Tuesdays.", "decision", scope="p"))
+    second = await lib.memory_add(
+        NewCapsule("Release cadence", "Releases are weekly, on Wednesday afternoons.", "decision", scope="p",
+                   supersedes=first.id)
+    )  # fmt: skip
+    other = await lib.memory_add(NewCapsule("Deploy day", "The coffee machine is on floor three.", "fact", scope="p"))
+    assert other.status == "created"
+    await lib.memory_forget(second.id)
+    revived = await lib.memory_show(first.id)
+    assert revived.superseded_by is None and revived.document_id is not None
+    assert revived.title == f"Deploy day ({first.id})"
+    assert (await lib.memory_show(other.id)).title == "Deploy day"
+    again = await lib.memory_add(
+        NewCapsule("Deploy day, revised", "Deploys go out on Fridays.", "decision", scope="p", supersedes=first.id)
+    )
+    assert again.status == "superseded"
+    listed = await lib.memory_list(scope="p", superseded=True, limit=50)
+    ids = {capsule.id for capsule in listed.capsules}
+    assert all(c.superseded_by in ids for c in listed.capsules if c.superseded_by is not None)
+
+
 async def test_text_prepared_again_never_overwrites_what_an_agent_added_meanwhile(lib):
     """Preparing agent text again reads it, then stores it: an add in between wins, even
     one that changes only the title or the date."""

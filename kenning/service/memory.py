@@ -362,8 +362,8 @@ class Memory:
 
     async def forget(self, capsule_id: str) -> Forgotten:
         """Forgetting the current capsule of a chain of replacements makes the one it
-        replaced current again (unless another current capsule has taken its title): the
-        knowledge it stood in for is not forgotten with it."""
+        replaced current again (under its title and id when another current capsule has
+        taken its title): the knowledge it stood in for is not forgotten with it."""
         async with self._lock:
             row = await capsules.get(self.db, capsule_id)
             if row is None:
@@ -372,8 +372,13 @@ class Memory:
             revived = None
             if previous is not None and row.superseded_by is None and previous.superseded_by == row.id:
                 taken = await capsules.current_by_title(self.db, previous.scope, previous.title_key)
-                if taken is None or taken.id == row.id:
-                    revived = (previous.id, await self._document(previous))
+                if taken is not None and taken.id != row.id:
+                    # Another current capsule took its title meanwhile; left replaced, it would
+                    # name a capsule that no longer exists and could never be replaced again
+                    # ("supersede that one instead"). It comes back told apart by its id.
+                    title = f"{previous.title} ({previous.id})"
+                    previous = replace(previous, title=title, title_key=title_key(title))
+                revived = (previous, await self._document(previous))
             forgotten = await capsules.forget(self.db, capsule_id, revived)
         if forgotten is None:
             raise NotFound(f"no capsule {capsule_id}; `ken memory list` shows them")

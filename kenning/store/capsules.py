@@ -226,12 +226,12 @@ async def mark_used(db: Database, capsule_ids: list[str]) -> None:
 
 
 async def forget(
-    db: Database, capsule_id: str, revived: tuple[str, CapsuleDocument] | None = None
+    db: Database, capsule_id: str, revived: tuple[CapsuleRow, CapsuleDocument] | None = None
 ) -> tuple[CapsuleRow, int | None] | None:
     """Delete a capsule and its document, and take it out of its chain of replacements:
     what it replaced is replaced by what replaced it, and what replaced it names what it
-    replaced. `revived`: the capsule it replaced, current again, with its document (the
-    caller's when no other current capsule has its title). Returns what was deleted and
+    replaced. `revived`: the capsule it replaced, current again (its title as the caller
+    gives it), with its document. Returns what was deleted and
     the revived capsule's document id (None: no such capsule)."""
     async with db.transaction() as conn:
         rows = await conn.execute_fetchall(f"SELECT {_COLUMNS} FROM capsules WHERE id = ?", (capsule_id,))
@@ -250,11 +250,12 @@ async def forget(
         elif revived is not None:
             previous, document = revived
             revived_document, _ = await documents.write_text(
-                conn, document.source_id, document_key(previous), document.uri, document.meta, document.items
+                conn, document.source_id, document_key(previous.id), document.uri, document.meta, document.items
             )
             await conn.execute(
-                "UPDATE capsules SET superseded_by = NULL, superseded_at = NULL, document_id = ? WHERE id = ?",
-                (revived_document, previous),
+                "UPDATE capsules SET superseded_by = NULL, superseded_at = NULL, document_id = ?, title = ?,"
+                " title_key = ? WHERE id = ?",
+                (revived_document, previous.title, previous.title_key, previous.id),
             )
     return row, revived_document
 
