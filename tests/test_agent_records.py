@@ -25,7 +25,7 @@ from kenning.ingest.readers import ReadResult
 from kenning.ingest import text_docs
 from kenning.ingest.pages import prepare_page
 from kenning.ingest.text_docs import Labels, TextDocument, add_page, prepare_text
-from kenning.service import rereading
+from kenning.service import context, rereading
 from kenning.service.ledger import render
 from kenning.service.library import Library
 from kenning.service.memory import NewCapsule
@@ -475,6 +475,42 @@ async def test_weak_documents_with_long_titles_do_not_keep_the_answer_out_of_a_p
     # Too small for even the list: what was left out is said.
     tiny = await lib.context_pack("how do I prime the Kestrel pump", 500)
     assert tiny.bytes <= 500 and "left out" in tiny.text
+
+
+@pytest.mark.parametrize("when", ["before sizes", "before its text"])
+async def test_a_capsule_forgotten_while_a_pack_is_built_is_not_in_the_pack(lib, when):
+    """A forget landing between the pack's search and its reads (two clients at once)
+    left the forgotten capsule inlined as an empty block under its title, taking a place."""
+    kept = await lib.memory_add(NewCapsule("Kestrel pump priming", "Open valve 3, then prime the Kestrel pump."))
+    gone = await lib.memory_add(
+        NewCapsule("Kestrel pump shutdown", "Close valve 3 before stopping the Kestrel pump.", force=True)
+    )
+    doomed = (await lib.memory_show(gone.id)).document_id
+    packer = lib.context
+    search, whole_text = packer.retriever.search, context.document_text.whole_text
+
+    async def search_then_forget(*args, **kwargs):
+        found = await search(*args, **kwargs)
+        assert doomed in {hit.document_id for hit in found.hits}
+        if when == "before sizes":
+            await lib.memory_forget(gone.id)
+        return found
+
+    async def forget_then_read(db, document_id):
+        if when == "before its text" and document_id == doomed:
+            await lib.memory_forget(gone.id)
+        return await whole_text(db, document_id)
+
+    packer.retriever.search = search_then_forget
+    context.document_text.whole_text = forget_then_read
+    try:
+        pack = await lib.context_pack("how do I prime or stop the Kestrel pump", 4000)
+    finally:
+        del packer.retriever.search
+        context.document_text.whole_text = whole_text
+    documents_in_pack = [document.document_id for document in pack.inlined + pack.listed]
+    assert doomed not in documents_in_pack and "shutdown" not in pack.text
+    assert (await lib.memory_show(kept.id)).document_id in documents_in_pack
 
 
 async def test_forgetting_a_capsule_takes_it_out_of_its_chain_of_replacements(lib):

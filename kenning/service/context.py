@@ -44,6 +44,7 @@ TASK_BYTES = 200
 class _Candidate:
     packed: PackedDocument
     block: str | None = None
+    gone: bool = False
 
 
 def _header(task: str) -> str:
@@ -108,8 +109,10 @@ class ContextPacker:
                     hit.line_start, hit.line_end,
                 )  # fmt: skip
                 candidates[hit.document_id] = _Candidate(packed)
-        ordered = list(candidates.values())
         sizes = await lookup.text_sizes(self.db, list(candidates))
+        # A document forgotten or removed since the search (another client, at the same
+        # moment) has no chunks left: it was inlined as an empty block under its title.
+        ordered = [c for c in candidates.values() if c.packed.document_id in sizes]
         top = ordered[0].packed.score if ordered else 0.0
         header = _header(task)
         for candidate in ordered:
@@ -122,6 +125,10 @@ class ContextPacker:
             if document.score < RELATIVE_FLOOR * top or document.bytes > budget:
                 continue
             text = await document_text.whole_text(self.db, document.document_id)
+            if not text:
+                # Gone since its size was read: blank text is never stored.
+                candidate.gone = True
+                continue
             listed_as = _size(_list_line(document))
             document.bytes = _size(text)
             # Its line now states the exact size; inlined, it leaves the list altogether.
@@ -132,7 +139,7 @@ class ContextPacker:
                 candidate.block = block
                 used += change
         inlined = [c for c in ordered if c.block is not None]
-        listed = [c for c in ordered if c.block is None]
+        listed = [c for c in ordered if c.block is None and not c.gone]
         body = header + "".join(c.block for c in inlined if c.block)
         lines = [_list_line(c.packed) for c in listed]
         # Without room for the whole list, its least relevant lines go, and a line says so.
