@@ -29,10 +29,15 @@ from pathlib import Path
 
 import psutil
 
-from kenning.client import Client
+HERE = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "bench"))
+
+from hostile import tree_rss  # noqa: E402
+
+from kenning.client import Client  # noqa: E402
 
 MiB = 1 << 20
-HERE = Path(__file__).resolve().parent.parent
 
 
 @dataclass
@@ -41,16 +46,6 @@ class Run:
     seconds: float
     added: int
     slowest_status_ms: float
-
-
-def tree_rss(process: psutil.Process) -> int:
-    total = 0
-    for member in (process, *process.children(recursive=True)):
-        try:
-            total += member.memory_info().rss
-        except psutil.Error:
-            pass
-    return total
 
 
 def document(words: int) -> str:
