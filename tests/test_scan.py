@@ -160,22 +160,19 @@ async def test_a_root_that_fails_to_open_for_any_reason_is_reported_and_deletes_
 
 
 async def test_an_unmounted_drive_keeps_its_index_and_says_why_and_a_folder_emptied_by_hand_does_not(
-    db, tmp_path, options
+    db, tmp_path, options, mount
 ):
     """A registered drive's mount point is an empty folder while the drive is not mounted:
     the sweep read that as every file deleted and dropped the drive's whole index (and
     mounting it again read, embedded and mined every file anew). A real tmpfs is mounted."""
     folder = tmp_path / "drive"
     folder.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "kenning-test", str(folder)], capture_output=True).returncode:
-        pytest.skip("mounting needs privileges these tests do not have")
-    try:
-        for index in range(3):
-            write(folder, f"n{index}.md", f"note {index} about lynxes\n")
-        scanner = await scanner_for(db, folder, options)
-        await scanner.sweep()
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
+    mount("-t", "tmpfs", "kenning-test", folder)
+    for index in range(3):
+        write(folder, f"n{index}.md", f"note {index} about lynxes\n")
+    scanner = await scanner_for(db, folder, options)
+    await scanner.sweep()
+    subprocess.run(["umount", str(folder)], check=True)
     # Kept after a restart too: a new scanner on the same library.
     scanner = await scanner_for(db, folder, options)
     counts = await scanner.sweep()
@@ -199,45 +196,39 @@ async def test_an_unmounted_drive_keeps_its_index_and_says_why_and_a_folder_empt
 
 
 async def test_a_source_whose_folder_links_to_a_drive_keeps_its_index_when_the_drive_is_unmounted(
-    db, tmp_path, options
+    db, tmp_path, options, mount
 ):
     """A source added as a link to the drive's mount point (~/drive -> /mnt/usb): the
     walk follows the link, but the mount point was looked for on the link itself, which
     is never one, so unmounting the drive dropped its whole index all the same."""
     drive = tmp_path / "drive"
     drive.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "kenning-test", str(drive)], capture_output=True).returncode:
-        pytest.skip("mounting needs privileges these tests do not have")
+    mount("-t", "tmpfs", "kenning-test", drive)
     linked = tmp_path / "linked"
     linked.symlink_to(drive)
-    try:
-        for index in range(2):
-            write(drive, f"n{index}.md", f"note {index} about caracals\n")
-        scanner = await scanner_for(db, linked, options)
-        assert (await scanner.sweep())["indexed"] == 2
-    finally:
-        subprocess.run(["umount", str(drive)], check=True)
+    for index in range(2):
+        write(drive, f"n{index}.md", f"note {index} about caracals\n")
+    scanner = await scanner_for(db, linked, options)
+    assert (await scanner.sweep())["indexed"] == 2
+    subprocess.run(["umount", str(drive)], check=True)
     counts = await scanner.sweep()
     assert counts["deleted"] == 0 and len(await search(db, "caracals")) == 2
     assert "no longer a mount point" in scanner.progress.last_error
 
 
 async def test_a_source_moved_from_a_drive_to_an_empty_folder_is_not_taken_for_an_unmounted_drive(
-    db, tmp_path, options
+    db, tmp_path, options, mount
 ):
     """The mount was remembered by the source's name, not its folder: a source that had
     been on a drive and was pointed at a new, empty folder kept the drive's files, cited
     in a folder that never held them, and ken status called it "not mounted"."""
     drive = tmp_path / "drive"
     drive.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "kenning-test", str(drive)], capture_output=True).returncode:
-        pytest.skip("mounting needs privileges these tests do not have")
-    try:
-        write(drive, "n.md", "a note about servals\n")
-        scanner = await scanner_for(db, drive, options)
-        assert (await scanner.sweep())["indexed"] == 1
-    finally:
-        subprocess.run(["umount", str(drive)], check=True)
+    mount("-t", "tmpfs", "kenning-test", drive)
+    write(drive, "n.md", "a note about servals\n")
+    scanner = await scanner_for(db, drive, options)
+    assert (await scanner.sweep())["indexed"] == 1
+    subprocess.run(["umount", str(drive)], check=True)
     moved = tmp_path / "elsewhere"
     moved.mkdir()
     scanner = await scanner_for(db, moved, options)

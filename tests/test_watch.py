@@ -8,7 +8,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
 from watchfiles import Change
 
 from kenning.ingest.walk import WalkRules
@@ -72,19 +71,14 @@ async def test_a_root_deleted_and_made_again_is_watched_again(tmp_path: Path) ->
     await asyncio.wait_for(task, 5)
 
 
-def _mount_tmpfs(path: Path) -> None:
-    if subprocess.run(["mount", "-t", "tmpfs", "kenning-test", str(path)], capture_output=True).returncode:
-        pytest.skip("mounting needs privileges these tests do not have")
-
-
-async def test_a_root_mounted_over_and_unmounted_again_is_watched_again(tmp_path: Path) -> None:
+async def test_a_root_mounted_over_and_unmounted_again_is_watched_again(tmp_path: Path, mount) -> None:
     """A drive mounted on the folder hides the directory the watch was on: nothing in the
     drive was seen until a periodic sweep, nor ever after."""
     root = tmp_path / "drive"
     root.mkdir()
     changes, stop = Changes(), asyncio.Event()
     task = await watching(root, changes, stop)
-    _mount_tmpfs(root)
+    mount("-t", "tmpfs", "kenning-test", root)
     try:
         await changes.next()  # the folder changing under the watch asks for a sweep
         await asyncio.sleep(0.5)
@@ -96,7 +90,6 @@ async def test_a_root_mounted_over_and_unmounted_again_is_watched_again(tmp_path
         (root / "under-the-drive.md").write_text("new\n")
         await changes.next()
     finally:
-        subprocess.run(["umount", str(root)], capture_output=True)
         stop.set()
         await asyncio.wait_for(task, 5)
 
