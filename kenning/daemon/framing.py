@@ -5,10 +5,11 @@ dropped up to its newline as it arrives (the request after it is still served), 
 client sending a huge line cannot make the daemon hold more than that. What lines hold
 past their first CHUNK_BYTES comes from one LineBudget shared by all connections, so
 many connections cannot hold many such lines at once: a line that needs more than is
-left waits for it, unless it is the oldest line holding any (then it may pass the budget,
-by at most one line, so lines arriving together are read in turn). A connection with no request under way for `idle_seconds` is closed;
-a line begun but not finished within `line_seconds` (waiting included) is dropped and
-the connection closed, so half-sent lines do not pin memory forever.
+left waits for it, unless it is the oldest line holding any (then it may pass the
+budget, by at most one line, so lines arriving together are read in turn). A connection
+with no request under way for `idle_seconds` is closed; a line begun but not finished
+within `line_seconds` (waiting included) is dropped and the connection closed, so
+half-sent lines do not pin memory forever.
 
 Decoding is msgspec's: it refuses nesting deeper than it can walk, integers beyond 64
 bits and the NaN/Infinity literals (not JSON) with an error rather than an exception
