@@ -11,8 +11,9 @@ byte is read, gzip is inflated only up to the file-size limit, and extracted tex
 at the character cap, so a small hostile file cannot grow without bound.
 
 What the rich formats give: a PDF its text layer, page by page; a DOCX its body
-(headings, lists, tables, text boxes, content controls), then its footnotes, endnotes and
-comments, then its headers and footers; HTML its text as Markdown, without scripts.
+(headings, lists, tables, text boxes, content controls, ruby, equations, imported HTML
+and text; no table of contents), then its footnotes, endnotes and comments, then its
+headers and footers; HTML its text as Markdown, without scripts.
 """
 
 from __future__ import annotations
@@ -106,6 +107,9 @@ class ReadResult:
     kind: str
     format: str
     page_starts: tuple[int, ...] = ()
+    # What of the file could not be read though the rest was (a part of a DOCX of a type
+    # kenning has no reader for), each naming that part.
+    warnings: tuple[str, ...] = ()
 
 
 def reader_suffix(name: str) -> tuple[str, bool] | str:
@@ -373,8 +377,8 @@ def _convert(stem: str, suffix: str, data: bytes, limits: ReadLimits) -> ReadRes
     if suffix == ".pdf":
         return _read_pdf(stem, data, limits.max_text_chars)
     if suffix == ".docx":
-        text, title = read_docx(data, limits.max_file_bytes, limits.max_text_chars)
-        return ReadResult(text, title or first_h1(text) or stem, "markdown", "docx")
+        text, title, warnings = read_docx(data, limits.max_file_bytes, limits.max_text_chars, _imported_text)
+        return ReadResult(text, title or first_h1(text) or stem, "markdown", "docx", warnings=tuple(warnings))
     if suffix in _HTML_EXTENSIONS:
         return _read_html(stem, data)
     text = decode_text(data)
@@ -431,6 +435,25 @@ def _pdf_page_text(page: pdfplumber.page.Page) -> str:
     """
     text = page.extract_text(x_tolerance_ratio=_WORD_GAP_RATIO) or ""
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# The parts a DOCX imports whole (`w:altChunk`) that kenning reads, by content type or
+# name: the standard leaves the types to the writer, and names "application/html" and
+# "application/txt" where most write "text/html" and "text/plain".
+_IMPORTED_HTML = frozenset({"text/html", "application/html", "application/xhtml+xml"})
+_IMPORTED_TEXT = frozenset({"text/plain", "application/txt"})
+
+
+def _imported_text(content_type: str, name: str, data: bytes) -> str | None:
+    """A part a DOCX imported whole, read as the file it was would be: an HTML snippet
+    pasted by a mail merge or a web app, a text file. None for other types (RTF, a web
+    archive, another DOCX), which the reader names in its warnings."""
+    suffix = _suffix(name)
+    if content_type in _IMPORTED_HTML or suffix in (*_HTML_EXTENSIONS, ".xhtml"):
+        return html_to_markdown(_decode_html(data))[0]
+    if content_type in _IMPORTED_TEXT or suffix == ".txt":
+        return decode_text(data)
+    return None
 
 
 def _read_html(stem: str, data: bytes) -> ReadResult:
