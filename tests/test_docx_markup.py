@@ -2,10 +2,12 @@
 imported whole, comments on deleted text. Each file is built with python-docx and the
 raw XML Word writes where python-docx has no API, then read as kenning reads it."""
 
+import logging
 from pathlib import Path
 from xml.sax.saxutils import escape
 
 import docx
+import pytest
 from docx.enum.style import WD_STYLE_TYPE
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.opc.packuri import PackURI
@@ -13,8 +15,12 @@ from docx.opc.part import Part
 from docx.oxml import parse_xml
 from docx.text.paragraph import Paragraph
 
+from kenning.config import ChunkingSettings, LimitsSettings, SourceSettings
 from kenning.ingest.convert import ConvertLimits, convert_file
+from kenning.ingest.parse_pool import ParsePool
+from kenning.ingest.pipeline import IngestOptions
 from kenning.ingest.readers import ReadLimits, read_file
+from kenning.ingest.scan import FolderScanner
 from kenning.store import documents, sources
 from kenning.store.database import Database
 from kenning.store.documents import DocumentMeta
@@ -260,6 +266,7 @@ def test_docx_imported_html_and_text_are_read_in_place_and_other_parts_are_named
         "imported part /word/afchunk4.txt (application/txt) is not read: binary content (NUL bytes), not text",
         "imported part /word/afchunk3.rtf (application/rtf) is not read: kenning reads imported HTML and text",
     )
+    assert convert_file(tmp_path / "offer.docx", "offer", LIMITS).warnings == result.warnings
 
 
 # --- comments on deleted text -----------------------------------------------------------
@@ -291,3 +298,27 @@ def test_docx_a_comment_on_deleted_text_alone_is_not_read(tmp_path: Path) -> Non
         "- Morag Sinclair: Which budget pays?",
     ]
 
+
+async def test_a_sweep_indexes_a_docx_with_a_part_it_cannot_read_and_logs_which(
+    tmp_path: Path, db: Database, parsers: ParsePool, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    document = docx.Document()
+    intro = document.add_paragraph("Berth offer for the coming season.")
+    _import(document, intro, "afchunk1.htm", "text/html", b"<p>Pontoon C is yours from April.</p>")
+    _import(document, intro, "afchunk2.mht", "message/rfc822", b"MIME-Version: 1.0\r\n\r\nSlipway rules")
+    document.save(folder / "offer.docx")
+    ids = await sources.sync_sources(db, [("notes", str(folder), "default")])
+    options = IngestOptions(ChunkingSettings(), LimitsSettings(), max_file_bytes=1 << 20, parsers=parsers)
+
+    with caplog.at_level(logging.WARNING, logger="kenning.ingest.pipeline"):
+        counts = await FolderScanner(db, ids["notes"], SourceSettings(name="notes", path=folder), options).sweep()
+
+    assert counts["indexed"] == 1
+    assert [Path(hit.path).name for hit in await search(db, "pontoon")] == ["offer.docx"]
+    [warning] = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    assert warning == (
+        f"{folder / 'offer.docx'}: imported part /word/afchunk2.mht (message/rfc822) is not read: "
+        "kenning reads imported HTML and text"
+    )

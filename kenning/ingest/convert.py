@@ -59,6 +59,8 @@ class Converted:
     text_digest: str
     # The date the text states (front matter, file name, first heading) and where from.
     stated: tuple[str, str] | None = None
+    # What of the file could not be read though the rest was (ReadResult.warnings).
+    warnings: tuple[str, ...] = ()
 
 
 def convert_file(path: Path, fallback_title: str, limits: ConvertLimits) -> Converted:
@@ -79,4 +81,5 @@ def convert_file(path: Path, fallback_title: str, limits: ConvertLimits) -> Conv
     # The fallback title is the file's stem as the walk found it (not a link's target).
     stated = dates.document_date(text, fallback_title)
     items = new_items(title, chunks, dates.title_heading(text, stated))
-    return Converted(title, parsed.format, items, text_hash(item.content for item in items), stated)
+    digest = text_hash(item.content for item in items)
+    return Converted(title, parsed.format, items, digest, stated, parsed.warnings)

@@ -188,6 +188,10 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
     except ParseInterrupted as exc:
         log.info("deferred %s: %s", found.path, exc)
         return Outcome("deferred", reason=str(exc))
+    for warning in converted.warnings:
+        # Indexed all the same: the rest of the file is worth finding, and the log says
+        # what part of it a search will not find.
+        log.warning("%s: %s", found.path, warning)
     if not converted.items:
         reason = "no text to index"
         await documents.mark_unindexed(db, document_id, "skipped", reason, found.stamp, found.size, job.retry)
