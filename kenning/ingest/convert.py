@@ -27,7 +27,7 @@ from kenning.text.headings import MAX_TITLE_CHARS, cut
 # text stored before it. A chunk whose text comes out the same keeps its id, its
 # vector and its CJK index rows, and takes its date anew: a change to CJK indexing alone
 # needs a migration.
-READER_VERSION = 9
+READER_VERSION = 10
 
 
 def reading_of(target_chars: int, overlap_chars: int) -> str:
