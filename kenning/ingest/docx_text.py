@@ -327,7 +327,8 @@ def _paragraph_text(paragraph: Paragraph, notes: _NoteLabels | None, fields: _Fi
         if notes is not None:
             # Word writes a reference in a run of its own, so it goes after the run's text.
             parts.extend(notes.cite(reference) for reference in run.iterchildren(*_NOTE_REFERENCES))
-    fields.hold("".join(held))
+    if held:
+        fields.hold("".join(held))
     return "".join(parts)
 
 
@@ -363,7 +364,8 @@ class _Fields:
 
     @property
     def hiding(self) -> bool:
-        return any(shown and _NAVIGATION_FIELD.match(code) for code, shown in self._open)
+        # Most paragraphs are in no field: checked for each run, so kept cheap for them.
+        return bool(self._open) and any(shown and _NAVIGATION_FIELD.match(code) for code, shown in self._open)
 
     def step(self, run: BaseOxmlElement) -> None:
         for child in run.iterchildren(_FIELD_CHAR, _FIELD_CODE):
