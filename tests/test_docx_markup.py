@@ -2,6 +2,7 @@
 imported whole, comments on deleted text. Each file is built with python-docx and the
 raw XML Word writes where python-docx has no API, then read as kenning reads it."""
 
+import io
 import logging
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -24,7 +25,7 @@ from kenning.ingest.scan import FolderScanner
 from kenning.store import documents, sources
 from kenning.store.database import Database
 from kenning.store.documents import DocumentMeta
-from tests.helpers import search, wrap_docx
+from tests.helpers import add_note_reference, add_notes, search, wrap_docx
 
 _NS = (
     'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" '
@@ -264,9 +265,58 @@ def test_docx_imported_html_and_text_are_read_in_place_and_other_parts_are_named
     # The RTF part and a text part holding no text are not read, and the reading says so.
     assert result.warnings == (
         "imported part /word/afchunk4.txt (application/txt) is not read: binary content (NUL bytes), not text",
-        "imported part /word/afchunk3.rtf (application/rtf) is not read: kenning reads imported HTML and text",
+        "imported part /word/afchunk3.rtf (application/rtf) is not read:"
+        " kenning reads imported HTML, text and Word documents",
     )
     assert convert_file(tmp_path / "offer.docx", "offer", LIMITS).warnings == result.warnings
+
+
+def test_docx_an_imported_document_has_its_body_read_in_place(tmp_path: Path) -> None:
+    merged = docx.Document()
+    merged.add_heading("Season papers", 1)
+    cover = merged.add_paragraph("Three letters follow.")
+    letter = docx.Document()
+    letter.add_paragraph("Dear Ewan, the crane is booked for the fourth.")
+    add_note_reference(letter.paragraphs[0], "footnote", 1)
+    add_notes(letter, "footnote", {1: "Weather permitting."})
+    inner = docx.Document()
+    inner.add_paragraph("Enclosed: the crane driver's certificate.")
+    _import(letter, letter.add_paragraph("Yours, Ada"), "afchunk1.txt", "text/plain", "P.S. bring gloves".encode())
+    _import(letter, letter.paragraphs[-1], "chunk2.docx", _DOCX_MAIN, _saved(inner))
+    _import(merged, cover, "chunk1.docx", _DOCX_MAIN, _saved(letter))
+    _import(merged, merged.add_paragraph("End of papers."), "chunk3.docx", _DOCX_MAIN, b"PK\x03\x04 damaged")
+    merged.save(tmp_path / "papers.docx")
+
+    result = read_file(tmp_path / "papers.docx")
+
+    assert result.text.split("\n") == [
+        "# Season papers",
+        "",
+        "Three letters follow.",
+        "",
+        "Dear Ewan, the crane is booked for the fourth.",
+        "",
+        "Yours, Ada",
+        "",
+        "Enclosed: the crane driver's certificate.",
+        "",
+        "P.S. bring gloves",
+        "",
+        "End of papers.",
+    ]
+    assert result.warnings == (
+        f"imported part /word/chunk1.docx ({_DOCX_MAIN}): its body is read, its footnotes, endnotes and comments are not",
+        f"imported part /word/chunk3.docx ({_DOCX_MAIN}) is not read: File is not a zip file",
+    )
+
+
+def _saved(document: docx.Document) -> bytes:
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+_DOCX_MAIN = "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
 
 
 # --- comments on deleted text -----------------------------------------------------------
@@ -320,5 +370,5 @@ async def test_a_sweep_indexes_a_docx_with_a_part_it_cannot_read_and_logs_which(
     [warning] = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
     assert warning == (
         f"{folder / 'offer.docx'}: imported part /word/afchunk2.mht (message/rfc822) is not read: "
-        "kenning reads imported HTML and text"
+        "kenning reads imported HTML, text and Word documents"
     )

@@ -23,7 +23,8 @@ import docx
 from docx.blkcntnr import BlockItemContainer
 from docx.document import Document as DocxDocument
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
-from docx.opc.part import Part
+from docx.opc.exceptions import PackageNotFoundError
+from docx.opc.part import Part, PartFactory
 from docx.oxml import parse_xml
 from docx.oxml.ns import qn
 from docx.oxml.xmlchemy import BaseOxmlElement
@@ -81,6 +82,22 @@ _MC_CHOICE = f"{_MC}Choice"
 _MC_FALLBACK = f"{_MC}Fallback"
 
 
+_DOCX_PART_CLASS = PartFactory.part_class_selector
+
+
+def _part_class(content_type: str, reltype: str) -> type[Part] | None:
+    """A part Word imports whole is bytes to hand to a reader, whatever its type says:
+    python-docx parses a part typed as a Word document as XML, so a DOCX with another
+    imported into it (as document assembly tools merge them) could not be opened at all.
+    python-docx's own choice (images) stands for every other part."""
+    if reltype == RT.A_F_CHUNK:
+        return Part
+    return _DOCX_PART_CLASS(content_type, reltype) if _DOCX_PART_CLASS else None
+
+
+# python-docx's documented hook for choosing part classes.
+PartFactory.part_class_selector = _part_class
+
 # What reads a part Word imported whole (`w:altChunk`): its content type, name and bytes
 # to text, or None for a type kenning has no reader for.
 PartReader = Callable[[str, str, bytes], "str | None"]
@@ -95,8 +112,9 @@ def read_docx(
     comments, headers and footers, each kind under its own `##` heading.
 
     A part Word imported whole (`w:altChunk`: pasted HTML, a text file, another document)
-    is read where it stands by `read_part`, kenning's reader for its type; one of a type
-    there is none for (RTF, a web archive) is named in the warnings, not passed over.
+    is read where it stands: HTML and text by `read_part`, kenning's reader for its type,
+    a document by this reader (its body; `_Imports`); one of a type there is no reader for
+    (RTF, a web archive) is named in the warnings, not passed over.
     Tables of contents are left out: they are the headings again, and their one chunk
     outranked each section it points to.
 
@@ -112,14 +130,10 @@ def read_docx(
     # A DOCX is a zip that python-docx inflates whole; like a .gz, what it inflates to
     # is held to the file-size limit. zipfile stops each member at its declared size,
     # so the declared sizes are a bound, not a claim.
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        inflated = sum(member.file_size for member in archive.infolist())
-    if inflated > max_file_bytes:
-        raise ReaderError(f"DOCX inflates to {inflated} bytes, over the {max_file_bytes}-byte limit")
-    document = docx.Document(io.BytesIO(data))
+    document = _open(data, max_file_bytes)
     notes = _NoteLabels(document)
     styles: dict[str | None, str] = {}
-    imports = _Imports(read_part)
+    imports = _Imports(read_part, max_file_bytes, max_chars)
     out = _DocxText(max_chars, styles, imports, notes)
     out.add_blocks(_docx_blocks(document.element.body, document))
     out.end_of_story()
@@ -147,6 +161,14 @@ def read_docx(
                 seen.add(tuple(lines.lines))
                 out.add(lines.lines)
     return "\n".join(out.lines), (document.core_properties.title or "").strip(), imports.warnings
+
+
+def _open(data: bytes, max_file_bytes: int) -> DocxDocument:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        inflated = sum(member.file_size for member in archive.infolist())
+    if inflated > max_file_bytes:
+        raise ReaderError(f"DOCX inflates to {inflated} bytes, over the {max_file_bytes}-byte limit")
+    return docx.Document(io.BytesIO(data))
 
 
 class _DocxText:
@@ -255,11 +277,32 @@ class _Imported:
     parent: ProvidesStoryPart
 
 
+# The content types of a Word document imported whole into another, as document
+# assembly tools merge one: a document, a template, their macro-enabled kin.
+_WORD_DOCUMENTS = frozenset(
+    f"application/vnd.{kind}.main+xml"
+    for kind in (
+        "openxmlformats-officedocument.wordprocessingml.document",
+        "openxmlformats-officedocument.wordprocessingml.template",
+        "ms-word.document.macroEnabled",
+        "ms-word.template.macroEnabledTemplate",
+    )
+)
+_WORD_SUFFIXES = (".docx", ".docm", ".dotx", ".dotm")
+# Each imported document is smaller than the one holding it, yet a chain of them could
+# nest deeper than Python's recursion goes.
+_MAX_NESTING = 3
+_REFERENCES = (*_NOTE_REFERENCES, qn("w:commentReference"))
+
+
 @dataclass
 class _Imports:
     """Reads the imported parts of one document, and says which it could not."""
 
     read_part: PartReader
+    max_file_bytes: int
+    max_chars: int
+    depth: int = 0
     warnings: list[str] = field(default_factory=list)
 
     def text(self, imported: _Imported) -> str:
@@ -269,6 +312,8 @@ class _Imports:
             self.warnings.append(f"an imported part ({rel_id}) is missing from the file; its text is not read")
             return ""
         named = f"imported part {part.partname} ({part.content_type})"
+        if part.content_type in _WORD_DOCUMENTS or part.partname.lower().endswith(_WORD_SUFFIXES):
+            return self._document(part, named)
         try:
             text = self.read_part(part.content_type, part.partname, part.blob)
         except ReaderError as exc:
@@ -276,9 +321,32 @@ class _Imports:
             self.warnings.append(f"{named} is not read: {exc}")
             return ""
         if text is None:
-            self.warnings.append(f"{named} is not read: kenning reads imported HTML and text")
+            self.warnings.append(f"{named} is not read: kenning reads imported HTML, text and Word documents")
             return ""
         return text
+
+    def _document(self, part: Part, named: str) -> str:
+        """An imported document's body, read as this one's is. Its notes and comments
+        are not read (their numbers would clash with this document's), and the warnings
+        say so when it has any."""
+        if self.depth >= _MAX_NESTING:
+            self.warnings.append(f"{named} is not read: imported documents nest more than {_MAX_NESTING} deep")
+            return ""
+        try:
+            document = _open(part.blob, self.max_file_bytes)
+        except TextCapReached:
+            raise
+        except (ReaderError, zipfile.BadZipFile, PackageNotFoundError, KeyError, ValueError) as exc:
+            # A damaged part leaves the document holding it worth reading.
+            self.warnings.append(f"{named} is not read: {exc}")
+            return ""
+        inner = _Imports(self.read_part, self.max_file_bytes, self.max_chars, self.depth + 1, self.warnings)
+        body = _DocxText(self.max_chars, {}, inner)
+        body.add_blocks(_docx_blocks(document.element.body, document))
+        body.end_of_story()
+        if next(document.element.body.iter(*_REFERENCES), None) is not None:
+            self.warnings.append(f"{named}: its body is read, its footnotes, endnotes and comments are not")
+        return "\n".join(body.lines)
 
 
 def _within(element: BaseOxmlElement, tags: frozenset[str]) -> Iterator[BaseOxmlElement]:

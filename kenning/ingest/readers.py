@@ -447,7 +447,7 @@ _IMPORTED_TEXT = frozenset({"text/plain", "application/txt"})
 def _imported_text(content_type: str, name: str, data: bytes) -> str | None:
     """A part a DOCX imported whole, read as the file it was would be: an HTML snippet
     pasted by a mail merge or a web app, a text file. None for other types (RTF, a web
-    archive, another DOCX), which the reader names in its warnings."""
+    archive), which the reader names in its warnings; another DOCX it reads itself."""
     suffix = _suffix(name)
     if content_type in _IMPORTED_HTML or suffix in (*_HTML_EXTENSIONS, ".xhtml"):
         return html_to_markdown(_decode_html(data))[0]
