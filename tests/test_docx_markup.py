@@ -305,7 +305,8 @@ def test_docx_an_imported_document_has_its_body_read_in_place(tmp_path: Path) ->
         "End of papers.",
     ]
     assert result.warnings == (
-        f"imported part /word/chunk1.docx ({_DOCX_MAIN}): its body is read, its footnotes, endnotes and comments are not",
+        f"imported part /word/chunk1.docx ({_DOCX_MAIN}):"
+        " its body is read, its footnotes, endnotes and comments are not",
         f"imported part /word/chunk3.docx ({_DOCX_MAIN}) is not read: File is not a zip file",
     )
 
