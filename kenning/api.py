@@ -526,6 +526,9 @@ class Archived:
     uri: str
     existing: bool  # the same text was archived before; this is its handle
     pruned: list[str] = field(default_factory=list)  # handles retention removed to make room
+    # With `existing`: when and as what it was archived, and a title or tags given now
+    # that were not recorded (the text is kept once, labelled as it was first archived).
+    note: str | None = None
 
 
 @dataclass

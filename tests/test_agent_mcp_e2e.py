@@ -136,6 +136,26 @@ async def test_a_megabyte_archived_comes_back_byte_for_byte_in_pages(library):
         )
 
 
+async def test_the_same_text_archived_under_a_new_title_says_what_it_kept(library):
+    started(library)
+    text = "pytest: 12 passed, 1 xfailed in 3.2s\n"
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        first = await call(client, "archive", text=text, title="first CI run", tags=["ci"])
+        assert not first["existing"] and first["note"] is None
+
+        # One copy, under the handle and title whoever archived it first still holds; the
+        # reply says so and names what of this call was not recorded.
+        again = await call(client, "archive", text=text, title="rerun after the fix", tags=["ci", "rerun"])
+        assert (again["handle"], again["title"], again["existing"]) == (first["handle"], "first CI run", True)
+        assert "archived before" in again["note"] and "'first CI run'" in again["note"]
+        assert "the title 'rerun after the fix'" in again["note"] and "'rerun'" in again["note"]
+        assert "'ci'" not in again["note"]
+        plain = await call(client, "archive", text=text)
+        assert plain["existing"] and "not recorded" not in plain["note"]
+        listed = await call(client, "search", query="xfailed", kind=["archive"])
+        assert [h["title"] for h in listed["hits"]] == ["first CI run"]
+
+
 async def test_the_ledger_merges_by_alias_and_renders_under_a_budget(library):
     daemon = started(library)
     async with ken_mcp(library.config, library.root / "mcp.log") as client:

@@ -252,8 +252,9 @@ def archive(click_ctx: click.Context, title: str | None, tags: tuple[str, ...], 
     if as_json:
         print_json(result)
         return
-    again = " (archived before)" if result.existing else ""
-    click.echo(f"{result.handle}  {result.title!r}  {result.chars} characters{again}")
+    click.echo(f"{result.handle}  {result.title!r}  {result.chars} characters")
+    if result.note:
+        click.echo(result.note)
     if result.pruned:
         click.echo(f"retention pruned {len(result.pruned)} older archives: {', '.join(result.pruned)}")
 

@@ -57,6 +57,9 @@ class Archived(BaseModel):
     bytes: int
     existing: bool = Field(description="the same text was archived before: this is its handle")
     pruned: list[str] = Field(description="older archives the retention setting removed to make room")
+    note: str | None = Field(
+        None, description="when existing: when and as what it was archived, and what of this call was not recorded"
+    )
 
 
 class ArchivePage(BaseModel):

@@ -144,7 +144,9 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_memory: bool) -> None
         """Park a large text and get a short handle back: keep only the handle in your context
         and read the text again with recall(handle). It is stored whole (credentials
         redacted) and indexed, so search(kind=["archive"]) finds it too. The same text again
-        returns the same handle. Old archives are pruned by the user's retention setting."""
+        returns the same handle, kept once under its first title and tags (existing=true,
+        and a note naming what was not recorded). Old archives are pruned by the user's
+        retention setting."""
         params = _given(text=text, title=title, tags=tags)
         return answer(Archived.model_validate(await daemon("archive.add", params)))
 

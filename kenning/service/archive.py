@@ -5,7 +5,9 @@ document of the `archive` source, so search finds it (`kind` archive) and cites 
 uri, `kenning://archive/<handle>`. `recall(handle, offset, limit)` pages through the
 stored text by characters: the pages concatenate back to it exactly. The handle comes
 from the stored text's digest, so archiving the same output again returns the same
-handle; two texts whose short handles clash get longer ones.
+handle, with the title and tags it was first archived with, and a note saying so (and
+naming a new title or tags given, which are not recorded); two texts whose short handles
+clash get longer ones.
 
 Retention: archives older than `[archive] max_age_days` go, and the oldest go while the
 archives together exceed `max_total_mb`. Pruning runs after each archive and with the
@@ -77,9 +79,10 @@ class Archive:
         async with self._lock:
             known = await archives.by_digest(self.db, digest)
             if known is not None:
+                note = await self._kept_note(known, prepared.labels, title is not None)
                 return Archived(
                     known.handle, known.title, known.chars, known.bytes, 0, known.document_id,
-                    URI_PREFIX + known.handle, existing=True,
+                    URI_PREFIX + known.handle, existing=True, note=note,
                 )  # fmt: skip
             handle = await self._handle(digest)
             document_id, chunks = await self._save(handle, prepared, digest, time.time())
@@ -88,6 +91,26 @@ class Archive:
             handle, prepared.labels.title, len(prepared.text), size, chunks, document_id, URI_PREFIX + handle,
             existing=False, pruned=pruned,
         )  # fmt: skip
+
+    async def _kept_note(self, known: ArchiveRow, asked: Labels, titled: bool) -> str:
+        """What an archive of text already held kept, and what of this call it did not.
+
+        The text is stored once, under the handle and title it was first archived with,
+        which whoever holds that handle still expects. A new title or new tags are not
+        written over them, and the caller is told so instead of getting the old title
+        back as though it were theirs."""
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(known.created_at))
+        note = f"this text was archived before, {when}, as {known.title!r}; it is kept once, as it was"
+        record = await documents.text_record(self.db, known.document_id)
+        held = set(record.tags) if record is not None else set()
+        dropped = []
+        if titled and asked.title != known.title:
+            dropped.append(f"the title {asked.title!r}")
+        if new_tags := [tag for tag in asked.tags if tag not in held]:
+            dropped.append(f"the tags {', '.join(repr(tag) for tag in new_tags)}")
+        if dropped:
+            note += f", and {' and '.join(dropped)} were not recorded"
+        return note
 
     async def prepare_again(self, document_id: int) -> bool:
         """Store an archive again as this code prepares text (rereading.py): its stored
