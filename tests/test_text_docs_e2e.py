@@ -15,6 +15,7 @@ from typing import Any
 import psutil
 import pytest
 
+from kenning.errors import RpcError
 from tests.daemon_harness import wait_for
 from tests.web_server import Handler, RouteServer, serving
 
@@ -318,6 +319,37 @@ def test_agent_documents(library, tmp_path):
         message = refused(library, "add-text", "--uri", "mem://empty", "--title", "Empty", stdin=empty)
         assert "no text on standard input" in message
     assert source_documents(daemon, "agent") == before
+
+
+def test_superseding_one_of_kennings_own_records_is_refused_naming_the_way_that_works(library):
+    """A `kenning://` uri in supersedes was stored as a link no document could ever
+    answer to: accepted, and never taking effect."""
+    library.configure([])
+    daemon = library.daemon()
+    capsule = daemon.call("memory.add", {"title": "Deploy day", "body": "Deploys go out on Tuesdays."})
+    archived = daemon.call("archive.add", {"text": "pytest: 12 passed\n", "title": "test run"})
+    ways = {
+        f"kenning://memory/{capsule['id']}": "remembering one with supersedes",
+        archived["uri"]: "archive the new output instead",
+        "kenning://ledger/l-abcdefgh": "adding its identity again",
+        "KENNING://document/1": "by its uri, URL or file path",
+    }
+    for named, way in ways.items():
+        params = {"title": "Deploy day", "text": "Deploys go out on Thursdays now.", "source_uri": "notes://deploy"}
+        with pytest.raises(RpcError) as refusal:
+            daemon.call("documents.add", {**params, "supersedes": ["notes://old-deploy", named]})
+        assert refusal.value.code == -32602 and "cannot supersede one of kenning's own records" in str(refusal.value)
+        assert way in str(refusal.value) and repr(named) in str(refusal.value)
+    # Nothing was stored, and the capsule is as current as before.
+    assert daemon.search("Thursdays") == [] and source_documents(daemon, "agent") == 0
+    [hit] = daemon.search("Tuesdays")
+    assert hit["superseded_by"] is None and hit["path"] == f"kenning://memory/{capsule['id']}"
+    # The same from the command line: a one-line error, exit status 1.
+    said = refused(
+        library, "add-text", "--uri", "notes://deploy", "--title", "Deploy day", "--supersedes", archived["uri"],
+        stdin="Deploys go out on Thursdays now.\n",
+    )  # fmt: skip
+    assert "cannot supersede one of kenning's own records" in said and "Traceback" not in said
 
 
 def test_labels_are_redacted_and_identity_stays_raw(library, http_server):

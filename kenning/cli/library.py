@@ -480,7 +480,7 @@ def entities(ctx: Context, query: str, limit: int, as_json: bool) -> None:
 )
 @click.option(
     "--supersedes", "supersedes", multiple=True, metavar="URI",
-    help="A document this one replaces: its URI, a page URL or a file path (repeatable).",
+    help="A document this one replaces: its URI, a page URL or a file path, not a kenning:// record (repeatable).",
 )  # fmt: skip
 @json_option
 @pass_context

@@ -112,6 +112,25 @@ def check_uri(uri: str) -> None:
         raise InvalidRequest(f"{uri!r}: kenning:// uris name what kenning keeps itself; choose another scheme")
 
 
+def check_supersedes(named: str) -> None:
+    """A `kenning:` uri names one of kenning's own records, and each has its own way of
+    being replaced, which a link from agent text would contradict: a capsule stays
+    current to recall_memory until a capsule supersedes it, a ledger entry is corrected
+    by adding its identity again, and an archive is a record of what a tool printed,
+    kept as it was. `kenning://document/N` names a document by an id, not by a key a
+    link can hold. Stored as a link, such a name was accepted and never took effect."""
+    lowered = normalized(named).strip().lower()
+    if not lowered.startswith("kenning:"):
+        return
+    kind = lowered.removeprefix("kenning:").lstrip("/").split("/", 1)[0]
+    instead = {
+        "memory": "a capsule is replaced by remembering one with supersedes=<its id>",
+        "ledger": "a ledger entry is corrected by adding its identity again with the new fields",
+        "archive": "an archive is kept as it was printed; archive the new output instead",
+    }.get(kind, "name the document by its uri, URL or file path, as search hits cite it")
+    raise InvalidRequest(f"supersedes {named!r}: a document cannot supersede one of kenning's own records; {instead}")
+
+
 def visible(text: str) -> bool:
     """Whether some character of the text shows."""
     return any(unicodedata.category(char) not in _INVISIBLE for char in text)
@@ -140,6 +159,8 @@ async def add_text(
     check_uri(document.source_uri)
     if document.namespace is not None:
         check_namespace(document.namespace)
+    for named in document.supersedes:
+        check_supersedes(named)
     # Text of spaces alone was stored as a document of no chunks, which documents.get then
     # called not found. Off the loop: ten million zero-width spaces are a long walk.
     if not await asyncio.to_thread(visible, document.text):

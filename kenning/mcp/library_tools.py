@@ -183,7 +183,8 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
             Field(
                 max_length=32,
                 description="documents this one replaces: uris of added documents, URLs of fetched pages or absolute"
-                " file paths; their hits then rank below this one's and carry superseded_by",
+                " file paths (not kenning:// records: a capsule is replaced with remember(supersedes=...)); their hits"
+                " then rank below this one's and carry superseded_by",
             ),
         ] = (),
     ) -> Annotated[CallToolResult, Added]:
