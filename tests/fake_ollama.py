@@ -22,11 +22,11 @@ The knobs a test flips at runtime:
 - `embed_requests` and `texts_embedded` count what was asked of /api/embed.
 
 - `mode` makes the server misbehave until it is set back to `None` (switchable while
-  it runs): `"error500"` answers every endpoint with HTTP 500; `"garbage"` answers every
-  endpoint with 200 and a body that is not JSON; `"wrong_dim"` answers /api/embed with
-  vectors one dimension short; `"wrong_count"` with one vector fewer than texts asked;
-  `"hang"` holds /api/embed and /api/chat without an answer until the mode changes or
-  the server stops.
+  it runs): `"error500"` answers every endpoint with HTTP 500 and `error_text`;
+  `"garbage"` answers every endpoint with 200 and a body that is not JSON; `"wrong_dim"`
+  answers /api/embed with vectors one dimension short; `"wrong_count"` with one vector
+  fewer than texts asked; `"hang"` holds /api/embed and /api/chat without an answer
+  until the mode changes or the server stops.
 
 Chat (/api/chat) answers for the models in `chat_models`, a 404 for any other:
 
@@ -172,7 +172,7 @@ class _Handler(BaseHTTPRequestHandler):
                     self.close_connection = True
                     return True
         if fake.mode == "error500":
-            self._reply(500, {"error": "llama runner process has terminated: signal: killed"})
+            self._reply(500, {"error": fake.error_text})
             return True
         if fake.mode == "garbage":
             self._send(200, b"<html>Bad Gateway</html>{not json")
@@ -324,6 +324,8 @@ class FakeOllama:
         self.delay = 0.0
         # None, "error500", "garbage", "wrong_dim", "wrong_count" or "hang" (module docstring).
         self.mode: str | None = None
+        # What an "error500" answer says: Ollama passes on what its runner printed.
+        self.error_text = "llama runner process has terminated: signal: killed"
         self.hung_requests = 0
         self.embed_requests = 0
         self.texts_embedded = 0

@@ -13,7 +13,8 @@ import re
 import subprocess
 import sys
 
-from tests.daemon_harness import on_a_terminal
+from tests.daemon_harness import on_a_terminal, wait_for
+from tests.fake_ollama import fake_ollama
 
 # Retitle the window, write the clipboard (OSC 52, "owned" in base64), clear the screen.
 HOSTILE = "\x1b]0;owned\x07\x1b]52;c;b3duZWQ=\x07\x1b[2J"
@@ -142,3 +143,31 @@ def test_a_wait_shows_a_sweep_error_that_reads_as_rich_markup(library, tmp_path)
     code, shown = on_a_terminal(library.config, "scan", "notes", "--wait")
     assert code == 1 and b"Traceback" not in shown, shown
     assert f"ken: notes: cannot read {root}: No such file or directory".encode() in shown
+
+
+def test_a_backends_error_quoted_in_a_search_note_reaches_a_terminal_escaped(library):
+    with fake_ollama() as ollama:
+        embedder = f'[embedder]\nbackend = "ollama"\nmodel = "fake-embed"\nbase_url = "{ollama.url}"\ntimeout = 30\n'
+        library.configure([], embedder)
+        daemon = library.daemon()
+        daemon.call("documents.add", {"title": "Wombats", "text": "Wombats dig burrows.", "source_uri": "t://w"})
+        wait_for(lambda: daemon.call("status")["embedder"]["vectors"], timeout=30, what="the first vector")
+        # Ollama passes on what its model runner printed, and the search's note quotes it.
+        ollama.error_text = f"runner crashed {HOSTILE}"
+        ollama.mode = "error500"
+        shown = shown_on_a_terminal(library, "search", "wombats")
+        assert b"note: vector leg skipped: ollama error 500: runner crashed " + SHOWN in shown
+        assert b"Wombats" in shown
+
+
+def test_a_folder_being_added_is_named_escaped(library, tmp_path):
+    folder = tmp_path / f"inbox{HOSTILE}"
+    folder.mkdir()
+    (folder / "wombat.md").write_text("# Wombats\n\nWombats dig burrows.\n")
+    library.configure([])
+    library.daemon()
+    # The cost preview and the confirmation each name the folder just typed.
+    shown = shown_on_a_terminal(library, "sources", "add", str(folder), "--name", "inbox", "--yes")
+    assert shown.count(SHOWN) == 2 and b"added source 'inbox'" in shown
+    refused = shown_on_a_terminal(library, "sources", "add", str(folder), "--name", "again", "--yes", status=1)
+    assert SHOWN + b" is already a source" in refused

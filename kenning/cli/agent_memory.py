@@ -221,8 +221,10 @@ def memory_curate(ctx: Context, scope: str | None, as_json: bool) -> None:
         click.echo(f"{name} ({len(pairs)}):")
         for pair in pairs:
             click.echo(
-                f"  {pair.first} {pair.first_title!r} / {pair.second} {pair.second_title!r}"
-                f"  {pair.method} {pair.similarity:.2f}: {pair.reason}"
+                for_terminal(
+                    f"  {pair.first} {pair.first_title!r} / {pair.second} {pair.second_title!r}"
+                    f"  {pair.method} {pair.similarity:.2f}: {pair.reason}"
+                )
             )
 
 

@@ -119,7 +119,8 @@ def search(
         print_json(result)
         return
     for warning in result.warnings:
-        click.echo(click.style(f"note: {warning}", fg="yellow"), err=True)
+        # A warning may quote a backend's own error text, which may hold anything.
+        click.echo(click.style(f"note: {escaped(warning)}", fg="yellow"), err=True)
     if output == "paths":
         for hit in result.hits:
             click.echo(f"{one_line(hit.path)}:{hit.line_start}: {one_line(hit.title)}{_section(hit)}")

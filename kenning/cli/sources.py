@@ -112,6 +112,9 @@ def sources_add(
 
     ctx.creates_config()
     path = path.resolve()
+    # The folder's name may hold anything a file name can (an escape sequence, a newline),
+    # and each message below names it.
+    shown = escaped(str(path))
     name = name or _name_for(path)
     if name in RESERVED_SOURCE_NAMES:
         raise KenningError(f"the name {name!r} is reserved for kenning's own sources; pick another with --name")
@@ -119,7 +122,7 @@ def sources_add(
     if settings.source(name) is not None:
         raise KenningError(f"a source named {name!r} already exists in {ctx.config_path}; pick another with --name")
     if any(existing.path == path for existing in settings.sources):
-        raise KenningError(f"{path} is already a source in {ctx.config_path}")
+        raise KenningError(f"{shown} is already a source in {ctx.config_path}")
     try:
         source = SourceSettings(
             name=name,
@@ -145,9 +148,9 @@ def sources_add(
     if not yes:
         if not sys.stdin.isatty():
             raise KenningError("not adding without confirmation; run again with --yes")
-        click.confirm(f"Add {path} as source {name!r}?", abort=True)
+        click.confirm(f"Add {shown} as source {name!r}?", abort=True)
     add_source(ctx.config_path, source)
-    click.echo(f"added source {name!r} ({path}) to {ctx.config_path}")
+    click.echo(f"added source {name!r} ({shown}) to {escaped(str(ctx.config_path))}")
     since = time.time()
     try:
         reads = Path(ctx.fetch("status", api.Status).daemon.config)
@@ -158,9 +161,10 @@ def sources_add(
         return
     if reads.resolve() != Path(ctx.config_path).resolve():
         # A reload would re-read the daemon's own config, which does not name this source.
+        reads_shown, config_shown = escaped(str(reads)), escaped(str(ctx.config_path))
         click.echo(
-            f"the running daemon reads {reads}, not {ctx.config_path}: it indexes this folder once a daemon"
-            f" runs on that config (`ken --config {ctx.config_path} start`), or add it to {reads}"
+            f"the running daemon reads {reads_shown}, not {config_shown}: it indexes this folder once a daemon"
+            f" runs on that config (`ken --config {config_shown} start`), or add it to {reads_shown}"
         )
         if wait:
             sys.exit(1)

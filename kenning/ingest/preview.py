@@ -170,7 +170,7 @@ def _guess(size: int, suffix: str, chunking: ChunkingSettings) -> int:
 
 def describe(result: Preview, source: SourceSettings, settings: Settings) -> list[str]:
     """The lines `ken sources add` shows before it asks."""
-    lines = [f"{source.path}: {counted(result.files, 'file')} to index"]
+    lines = [f"{escaped(str(source.path))}: {counted(result.files, 'file')} to index"]
     if result.over_cap:
         are = "is" if result.over_cap == 1 else "are"
         lines.append(
