@@ -3,8 +3,13 @@ as an agent's host would, and the server talks to a real daemon over its real so
 
 from __future__ import annotations
 
+import json
+import os
+import select
 import signal
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -260,6 +265,77 @@ async def test_an_argument_a_tool_does_not_take_is_refused_not_ignored(library):
         )
         assert "supercedes" in message
     assert daemon.call("status")["library"]["documents"] == 0
+
+
+async def test_an_argument_of_the_wrong_json_type_is_refused_not_converted(library):
+    library.configure([], "[mcp]\nallow_writes = true\n")
+    daemon = library.daemon()
+
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        # Each was converted ("5" to 5, "true" to True, 2.0 to 2) and the call went ahead.
+        for tool, arguments, named in (
+            ("search", {"query": "gizmo", "limit": "5"}, "limit"),
+            ("recall", {"handle": "a-abcdefgh", "offset": 2.0}, "offset"),
+            ("remember", {"title": "Gizmo", "body": "Gizmos hum.", "force": "true"}, "force"),
+            ("archive", {"text": "gizmo log", "title": 7}, "title"),
+            ("ledger_add", {"section": "services", "fields": {"host": "db1", "port": True}}, "port"),
+            ("add_document", {"title": "t", "text": "Gizmos hum.", "uri": "note://g", "tags": "gizmo"}, "tags"),
+        ):
+            message = error_text(await client.call_tool(tool, arguments))
+            assert named in message and "valid" in message, (tool, message)
+        # What JSON gives for the types the schema names is taken: an integer for a
+        # number, an array for a list.
+        document = {"title": "t", "text": "Gizmos hum.", "uri": "note://g", "tags": ["x"]}
+        added = data(await client.call_tool("add_document", document))
+        assert added["stored"] == "indexed"
+        assert data(await client.call_tool("remember", {"title": "Gizmo", "body": "Gizmos hum.", "confidence": 1}))
+        # An unknown prompt is invalid params, as the MCP spec has it, not code 0.
+        with pytest.raises(MCPError) as unknown:
+            await client.get_prompt("summarise")
+        assert unknown.value.code == -32602 and "Unknown prompt: 'summarise'" in unknown.value.message
+    status = daemon.call("status")
+    assert status["library"]["documents"] == 2 and status["agent"]["archives"] == 0
+
+
+def test_a_call_before_the_handshake_is_told_to_initialize_first(library):
+    """The SDK answers it "Invalid request parameters" and nothing more, which sends a host
+    looking for a fault in its arguments. A host's raw lines, as the SDK's client always
+    initializes first."""
+    library.configure([])
+    library.daemon()
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    with open(library.root / "mcp.log", "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(library.config), "mcp"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
+        )  # fmt: skip
+
+    def ask(message: dict) -> dict:
+        server.stdin.write(json.dumps(message).encode() + b"\n")
+        server.stdin.flush()
+        if "id" not in message:
+            return {}
+        if not select.select([server.stdout], [], [], 20)[0]:
+            raise AssertionError(f"no answer to {message['method']} within 20 s")
+        return json.loads(server.stdout.readline())
+
+    status = {"name": "status", "arguments": {}}
+    try:
+        early = ask({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": status})
+        assert early["id"] == 1 and early["error"]["code"] == -32602
+        assert "tools/call before the session is initialized: send `initialize`" in early["error"]["message"]
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        assert "result" in ask({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": hello})
+        ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        # Arguments a tool refuses still get the SDK's own answer, not the handshake's.
+        bad = ask({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "status", "arguments": 5}})
+        assert bad["error"]["code"] == -32602 and "initialize" not in bad["error"]["message"]
+        answered = ask({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": status})
+        assert answered["id"] == 4 and not answered["result"].get("isError"), answered
+    finally:
+        server.stdin.close()
+        server.wait(timeout=20)
+        server.stdout.close()
 
 
 async def test_without_a_daemon_every_tool_answers_at_once_with_one_clear_error(library):

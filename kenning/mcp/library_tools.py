@@ -168,7 +168,7 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
                 " a file: URL or kenning://); the same uri again replaces that document",
             ),
         ],
-        tags: Annotated[tuple[Annotated[str, Field(max_length=200)], ...], Field(max_length=64)] = (),
+        tags: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=64)] = [],  # noqa: B006
         namespace: Annotated[str | None, Field(min_length=1, max_length=64)] = None,
         date: Annotated[
             str | None,
@@ -179,25 +179,25 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
             ),
         ] = None,
         supersedes: Annotated[
-            tuple[Annotated[str, Field(min_length=1, max_length=4000)], ...],
+            list[Annotated[str, Field(min_length=1, max_length=4000)]],
             Field(
                 max_length=32,
                 description="documents this one replaces: uris of added documents, URLs of fetched pages or absolute"
                 " file paths (not kenning:// records: a capsule is replaced with remember(supersedes=...)); their hits"
                 " then rank below this one's and carry superseded_by",
             ),
-        ] = (),
+        ] = [],  # noqa: B006
     ) -> Annotated[CallToolResult, Added]:
         """Store text in the library (the `agent` source), so that search finds it and cites
         it by its uri. Credentials in the text are redacted before it is stored. Say what
         it replaces with `supersedes`, and when it speaks from with `date`."""
-        params: dict[str, Any] = {"title": title, "text": text, "source_uri": uri, "tags": list(tags)}
+        params: dict[str, Any] = {"title": title, "text": text, "source_uri": uri, "tags": tags}
         if namespace is not None:
             params["namespace"] = namespace
         if date is not None:
             params["date"] = date
         if supersedes:
-            params["supersedes"] = list(supersedes)
+            params["supersedes"] = supersedes
         return answer(Added.model_validate(await daemon("documents.add", params)))
 
     @server.tool(annotations=WRITES)

@@ -14,10 +14,13 @@ import sys
 from typing import Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp import MCPError
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from mcp.types import GetPromptResult, InputRequiredResult
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ConfigDict, ValidationError
 
 from kenning import __version__
@@ -51,35 +54,72 @@ _WRITES_OFF = (
 )
 
 
+class _Server(MCPServer):
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        """An unknown prompt is invalid params (-32602), as the MCP spec has it; the SDK
+        raises a plain ValueError for it, which its dispatcher answers with code 0, an
+        error a host cannot tell from any other failure."""
+        offered = sorted(prompt.name for prompt in await self.list_prompts())
+        if name not in offered:
+            listed = ", ".join(offered) if offered else "none"
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name!r}; this server offers {listed}")
+        return await super().get_prompt(name, arguments, context)
+
+
+async def _explain_uninitialized(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """A request before the initialize handshake gets the SDK's "Invalid request
+    parameters" with nothing else, which sends a host looking for a fault in its
+    arguments. Said here what it is, with the same code: the SDK pins it for hosts
+    that key off it."""
+    try:
+        return await call_next(ctx)
+    except MCPError as exc:
+        gate = (exc.code, exc.message, exc.data) == (INVALID_PARAMS, "Invalid request parameters", "")
+        if not gate or ctx.method == "initialize" or ctx.session.client_params is not None:
+            raise
+        raise MCPError(
+            INVALID_PARAMS,
+            f"{ctx.method} before the session is initialized: send `initialize`, then"
+            " `notifications/initialized`, and then requests",
+        ) from None
+
+
 def build_server(settings: Settings) -> MCPServer:
     allow_writes = settings.mcp.allow_writes
     memory = settings.mcp.memory
-    server = MCPServer(
+    server = _Server(
         "kenning",
         version=__version__,
         instructions=(
             f"{_GUIDE} {_MEMORY_ON if memory else _MEMORY_OFF} {_WRITES_ON if allow_writes else _WRITES_OFF}"
         ),
+        middleware=[_explain_uninitialized],
     )
     daemon = DaemonCalls(settings.daemon.socket_path, settings.mcp.timeout)
     library_tools.register(server, daemon, allow_writes)
     agent_tools.register(server, daemon, memory)
     resources.register(server, daemon)
-    _refuse_unknown_arguments(server)
+    _strict_arguments(server)
     return server
 
 
-def _refuse_unknown_arguments(server: MCPServer) -> None:
-    """An argument a tool does not take is an error, as an unknown param is on the socket:
-    an agent's misspelt `namespaces` would otherwise search the whole library without a
-    word. The SDK's argument models ignore extra keys and offer no setting for it, so each
-    tool's model is replaced by a subclass that forbids them (FuncMetadata reads its
-    model anew on each call), and its published schema says so (`additionalProperties:
-    false`). The SDK lists its Tool objects only through the server's private tool
-    manager; `mcp` is pinned below 3 and tests/test_mcp_e2e.py fails if that changes."""
+def _strict_arguments(server: MCPServer) -> None:
+    """Tool arguments are taken as the socket takes params: an argument a tool does not
+    take is an error (an agent's misspelt `namespaces` would otherwise search the whole
+    library without a word), and so is a value of the wrong JSON type (`"5"` for a
+    limit, `"true"` for a flag), which the SDK's models would convert, so an agent never
+    learns its call was not what the schema says. The SDK offers no setting for either,
+    so each tool's model is replaced by a strict subclass that forbids extra keys
+    (FuncMetadata reads its model anew on each call), and its published schema says so
+    (`additionalProperties: false`). The SDK lists its Tool objects only through the
+    server's private tool manager; `mcp` is pinned below 3 and tests/test_mcp_e2e.py
+    fails if that changes."""
     for tool in server._tool_manager.list_tools():
         model = tool.fn_metadata.arg_model
-        strict = type(model.__name__, (model,), {"model_config": ConfigDict({**model.model_config, "extra": "forbid"})})
+        config = ConfigDict({**model.model_config, "extra": "forbid", "strict": True})
+        strict = type(model.__name__, (model,), {"model_config": config})
         tool.fn_metadata.arg_model = strict
         tool.parameters = strict.model_json_schema(by_alias=True)
 
