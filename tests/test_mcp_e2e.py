@@ -106,8 +106,9 @@ async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
         assert template.uri_template == "kenning://document/{document_id}"
         read = await client.read_resource(f"kenning://document/{top['document_id']}")
         assert read.contents[0].text == LAUNCHD.rstrip("\n")
-        with pytest.raises(MCPError, match="no document 999999"):
+        with pytest.raises(MCPError, match="no document 999999") as missing:
             await client.read_resource("kenning://document/999999")
+        assert missing.value.code == -32602
 
         sources = data(await client.call_tool("list_sources", {}))["sources"]
         assert [(s["name"], s["documents"]) for s in sources if s["in_config"]] == [("notes", 2)]

@@ -17,13 +17,24 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from kenning.client import AsyncClient
-from kenning.errors import KenningError
+from kenning.errors import KenningError, RpcError
 
 
 # Calls one session has at the daemon at once. Each is a connection of its own, and a
 # host sending 700 tool calls together took all 512 the daemon allows: 188 of its calls,
 # and any `ken` command meanwhile, were told "busy". The rest wait their turn here.
 MAX_CALLS = 16
+# The daemon's code for a name that names nothing (docs/protocol.md).
+NOT_FOUND = -32001
+
+
+class DaemonError(ToolError):
+    """The daemon's refusal, keeping its JSON-RPC code (None when it was not reached), so
+    a resource read can tell a document that does not exist from a daemon that is down."""
+
+    def __init__(self, message: str, code: int | None) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class DaemonCalls:
@@ -35,8 +46,10 @@ class DaemonCalls:
         try:
             async with self._slots:
                 return await self._client.call(method, params)
+        except RpcError as exc:
+            raise DaemonError(str(exc), exc.code) from None
         except KenningError as exc:
-            raise ToolError(str(exc)) from None
+            raise DaemonError(str(exc), None) from None
 
 
 def answer(value: BaseModel | dict[str, Any]) -> CallToolResult:

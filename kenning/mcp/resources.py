@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
-from kenning.mcp.calls import DaemonCalls
+from kenning.mcp.calls import NOT_FOUND, DaemonCalls, DaemonError
 
 TEMPLATE = "kenning://document/{document_id}"
 
@@ -33,8 +33,10 @@ def register(server: MCPServer, daemon: DaemonCalls) -> None:
             params: dict[str, Any] = {"document_id": document_id, "line_start": line}
             try:
                 found = await daemon("documents.get", params)
-            except ToolError as exc:  # the daemon's own message: no such document, not running
-                raise ResourceError(str(exc)) from None
+            except DaemonError as exc:
+                # No such document is the caller's to fix (-32602, as MCP has it); a
+                # daemon that is not running is the server's failure (-32603).
+                raise (ResourceNotFoundError if exc.code == NOT_FOUND else ResourceError)(str(exc)) from None
             lines = found["lines"]
             pages.append(lines["text"])
             line = lines["next_line"]
