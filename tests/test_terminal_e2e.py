@@ -145,19 +145,24 @@ def test_a_wait_shows_a_sweep_error_that_reads_as_rich_markup(library, tmp_path)
     assert f"ken: notes: cannot read {root}: No such file or directory".encode() in shown
 
 
-def test_a_backends_error_quoted_in_a_search_note_reaches_a_terminal_escaped(library):
+def test_a_backends_error_quoted_in_a_note_reaches_a_terminal_escaped(library):
     with fake_ollama() as ollama:
         embedder = f'[embedder]\nbackend = "ollama"\nmodel = "fake-embed"\nbase_url = "{ollama.url}"\ntimeout = 30\n'
         library.configure([], embedder)
         daemon = library.daemon()
         daemon.call("documents.add", {"title": "Wombats", "text": "Wombats dig burrows.", "source_uri": "t://w"})
-        wait_for(lambda: daemon.call("status")["embedder"]["vectors"], timeout=30, what="the first vector")
+        daemon.call("memory.add", {"title": "Wombat burrows", "body": "Wombats dig burrows at dusk."})
+        wait_for(lambda: daemon.call("status")["embedder"]["vectors"] == 2, timeout=30, what="the vectors")
         # Ollama passes on what its model runner printed, and the search's note quotes it.
         ollama.error_text = f"runner crashed {HOSTILE}"
         ollama.mode = "error500"
+        note = b"note: vector leg skipped: ollama error 500: runner crashed " + SHOWN
         shown = shown_on_a_terminal(library, "search", "wombats")
-        assert b"note: vector leg skipped: ollama error 500: runner crashed " + SHOWN in shown
-        assert b"Wombats" in shown
+        assert note in shown and b"Wombats" in shown
+        # Recall and a context pack search too; their notes were not shown at all.
+        for command in (["memory", "recall", "wombats"], ["context", "wombats"]):
+            shown = shown_on_a_terminal(library, *command)
+            assert note in shown and b"Wombats dig burrows" in shown, command
 
 
 def test_a_folder_being_added_is_named_escaped(library, tmp_path):

@@ -12,7 +12,9 @@ from typing import Any
 import click
 
 from kenning import api
-from kenning.cli.app import Context, for_terminal, json_option, main, pass_context, print_json, stdin_text
+from kenning.cli.app import (
+    Context, echo_notes, for_terminal, json_option, main, pass_context, print_json, stdin_text,
+)  # fmt: skip
 from kenning.text.counts import counted
 
 _NO_BODY = "no text on standard input; pipe the capsule's body in"
@@ -119,6 +121,7 @@ def memory_recall(
     if as_json:
         print_json(result)
         return
+    echo_notes(result.warnings)
     if not result.capsules:
         click.echo("no capsules match")
     for hit in result.capsules:
@@ -456,4 +459,5 @@ def context(
     if as_json:
         print_json(result)
     else:
+        echo_notes(result.warnings)
         sys.stdout.write(for_terminal(result.text))

@@ -155,6 +155,16 @@ def for_terminal(text: str, err: bool = False) -> str:
     return _UNSHOWN.sub(lambda found: found[0].encode("unicode_escape").decode(), text)
 
 
+def echo_notes(warnings: list[str]) -> None:
+    """Why a search behind an answer ran short (a retrieval leg skipped, the index
+    loading), on stderr so the answer on stdout stays as it is. A warning may quote a
+    backend's own error text, which may hold anything: escaped, as status shows it."""
+    from kenning.text.controls import escaped
+
+    for warning in warnings:
+        click.echo(click.style(f"note: {escaped(warning)}", fg="yellow"), err=True)
+
+
 def stdin_text(missing: str) -> str:
     """Standard input exactly as given: read as bytes, so CRLF line endings stay as they
     were (an archive promises the text back as stored), and decoded as UTF-8 strictly,

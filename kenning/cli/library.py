@@ -10,7 +10,9 @@ from typing import Any
 import click
 
 from kenning import api
-from kenning.cli.app import Context, for_terminal, json_option, main, pass_context, print_json, stdin_text
+from kenning.cli.app import (
+    Context, echo_notes, for_terminal, json_option, main, pass_context, print_json, stdin_text,
+)  # fmt: skip
 from kenning.errors import KenningError, RpcError
 from kenning.text.controls import escaped
 from kenning.text.counts import counted
@@ -118,9 +120,7 @@ def search(
     if output == "json":
         print_json(result)
         return
-    for warning in result.warnings:
-        # A warning may quote a backend's own error text, which may hold anything.
-        click.echo(click.style(f"note: {escaped(warning)}", fg="yellow"), err=True)
+    echo_notes(result.warnings)
     if output == "paths":
         for hit in result.hits:
             click.echo(f"{one_line(hit.path)}:{hit.line_start}: {one_line(hit.title)}{_section(hit)}")
