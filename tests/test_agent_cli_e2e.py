@@ -35,6 +35,11 @@ def test_archive_from_stdin_and_recall_to_stdout_exactly(library, tmp_path):
     assert archived.returncode == 0, archived.stderr
     handle = archived.stdout.split()[0]
     assert handle.startswith("a-") and "pytest output" in archived.stdout
+    # The same text again under another title: one copy, kept as it was, and said so.
+    again = ken(library, "archive", "--title", "pytest rerun", stdin=text)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith(f"{handle}  'pytest output'")
+    assert "archived before" in again.stdout and "the title 'pytest rerun' was not recorded" in again.stdout
 
     recalled = subprocess.run(
         [sys.executable, "-m", "kenning", "--config", str(library.config), "recall", handle],

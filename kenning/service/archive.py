@@ -107,9 +107,10 @@ class Archive:
         if titled and asked.title != known.title:
             dropped.append(f"the title {asked.title!r}")
         if new_tags := [tag for tag in asked.tags if tag not in held]:
-            dropped.append(f"the tags {', '.join(repr(tag) for tag in new_tags)}")
+            dropped.append(f"the tag{'s' * (len(new_tags) > 1)} {', '.join(repr(tag) for tag in new_tags)}")
         if dropped:
-            note += f", and {' and '.join(dropped)} were not recorded"
+            plural = len(dropped) > 1 or len(new_tags) > 1
+            note += f", and {' and '.join(dropped)} {'were' if plural else 'was'} not recorded"
         return note
 
     async def prepare_again(self, document_id: int) -> bool:
