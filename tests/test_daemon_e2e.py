@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -514,3 +515,37 @@ def test_a_chroots_proc_inside_a_source_is_neither_walked_nor_watched_and_status
     (chroot / "later.md").write_text("# Later\n\nThe heron sleeps at noon.\n")
     wait_for(lambda: daemon.search("noon"), timeout=30, what="the watcher to index later.md")
     assert "/proc/" not in daemon.log()
+
+
+def test_a_drive_whose_files_are_all_passed_over_is_known_for_a_drive_once_unmounted(library, tmp_path, mount):
+    """The mount was recorded only by a sweep whose walk listed files: a drive holding
+    only what the walk passes over (photos, and the folder of notes it can no longer
+    list) stayed "not a mount point", as the plain folder at the same place had been,
+    and once the drive was unmounted the notes it was keeping went as every file
+    deleted. A real tmpfs is the drive."""
+    place = tmp_path / "usb"
+    (place / "trips").mkdir(parents=True)
+    note = "# Iceland\n\nPuffins nest on the cliffs at Latrabjarg.\n"
+    (place / "trips" / "iceland.md").write_text(note)
+    library.configure([{"name": "usb", "path": place}])
+    daemon = library.daemon(plain_permissions=True)
+    assert daemon.wait_idle("usb")["done"] == 1
+    daemon.stop()
+
+    # The notes move onto a drive mounted there, which holds photos too, and whose
+    # trips folder this user may not list.
+    shutil.rmtree(place / "trips")
+    mount("-t", "tmpfs", "kenning-test", place)
+    (place / "trips").mkdir()
+    (place / "trips" / "iceland.md").write_text(note)
+    (place / "trips").chmod(0)
+    (place / "cliffs.jpg").write_bytes(b"\xff\xd8\xff\xe0 not much of a photo")
+    daemon = library.daemon(plain_permissions=True)
+    assert daemon.call("sources.scan", {"name": "usb", "wait": True})["result"]["deleted"] == 0
+    assert daemon.source_status("usb")["unreadable_folders"] == {"trips": "Permission denied"}
+
+    subprocess.run(["umount", str(place)], check=True)
+    assert daemon.call("sources.scan", {"name": "usb", "wait": True})["result"]["deleted"] == 0
+    assert [hit["title"] for hit in daemon.search("puffins")] == ["Iceland"]
+    assert "no longer a mount point" in daemon.source_status("usb")["last_error"]
+    daemon.stop()

@@ -110,3 +110,9 @@ def test_status_says_a_folder_it_cannot_read_is_not_being_watched():
         " files are kept until it holds files again or the source is removed"
     )
     assert source_lines(unmounted)[0].endswith("(not mounted: kept as last indexed)")
+    unknown = source(
+        "/mnt/usb/notes is empty, and whether it is a drive's or a share's mount point is not known (it has not held"
+        " files since kenning was upgraded); its 3 indexed files are kept until it holds files again (if it was"
+        " emptied on purpose, any file put in it drops them) or the source is removed"
+    )
+    assert source_lines(unknown)[0].endswith("(empty, maybe not mounted: kept as last indexed)")

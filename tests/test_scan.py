@@ -195,6 +195,39 @@ async def test_an_unmounted_drive_keeps_its_index_and_says_why_and_a_folder_empt
     assert await search(db, "ocelots") == [] and scanner.progress.last_error is None
 
 
+async def test_a_folder_found_empty_whose_mount_state_is_unknown_keeps_its_index_until_it_holds_files(
+    db, tmp_path, options
+):
+    """A library upgraded to schema 15 does not know whether a folder last seen with
+    files by an older kenning was a drive's mount point (migrations.py m015): found
+    empty, its index is kept and the error says so. A folder that was really emptied is
+    set right by putting a file in it: from then on it is a folder like any other."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for index in range(2):
+        write(folder, f"n{index}.md", f"note {index} about margays\n")
+    scanner = await scanner_for(db, folder, options)
+    await scanner.sweep()
+    async with db.transaction() as conn:
+        await conn.execute("UPDATE sources SET root_mounted = NULL")  # what m015 makes of m014's default
+    for path in folder.iterdir():
+        path.unlink()
+    counts = await scanner.sweep()
+    assert counts["deleted"] == 0 and len(await search(db, "margays")) == 2
+    assert scanner.progress.last_error == (
+        f"{folder} is empty, and whether it is a drive's or a share's mount point is not known (it has not held"
+        " files since kenning was upgraded); its 2 indexed files are kept until it holds files again (if it was"
+        " emptied on purpose, any file put in it drops them) or the source is removed"
+    )
+
+    write(folder, "here.md", "a note about ocelots\n")
+    counts = await scanner.sweep()
+    assert counts["deleted"] == 2 and scanner.progress.last_error is None
+    assert await search(db, "margays") == []
+    (folder / "here.md").unlink()
+    assert (await scanner.sweep())["deleted"] == 1 and scanner.progress.last_error is None
+
+
 async def test_a_source_whose_folder_links_to_a_drive_keeps_its_index_when_the_drive_is_unmounted(
     db, tmp_path, options, mount
 ):

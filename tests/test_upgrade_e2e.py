@@ -5,11 +5,19 @@ real SQLite file an older kenning would have left."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
 from kenning.text.redacted import MARK
 from tests.daemon_harness import wait_for
+
+
+def ken(config: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(config), *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def item_ids(library, path: str) -> list[int]:
@@ -333,4 +341,53 @@ def test_after_the_upgrade_shared_text_stays_one_copy_and_no_label_keeps_a_secre
     assert daemon.call("memory.show", {"id": capsule["id"]})["scope"].startswith("birds-")
     [listed] = daemon.call("ledger.list", {"section": "hosts"})["entries"]
     assert listed["fields"]["os"] == "Debian" and "redacted_field_1" in listed["fields"]
+    daemon.stop()
+
+
+def test_a_library_upgraded_while_its_drive_is_unmounted_keeps_the_drives_index(library, tmp_path, mount):
+    """Schema 14 remembered whether a source's folder was a mount point, and gave every
+    source it found "not a mount point": a library upgraded to it while a drive was
+    unmounted read the drive's empty mount point as every file deleted at its first
+    sweep, and dropped the drive's whole index. A real tmpfs is the drive."""
+    drive = tmp_path / "drive"
+    drive.mkdir()
+
+    def plug_in() -> None:
+        mount("-t", "tmpfs", "kenning-test", drive)
+        for index in range(3):
+            (drive / f"n{index}.md").write_text(f"# Note {index}\n\nNote {index} about the wombat burrows.\n")
+
+    plug_in()
+    library.configure([{"name": "drive", "path": drive}])
+    daemon = library.daemon()
+    assert daemon.wait_idle("drive")["done"] == 3
+    daemon.stop()
+
+    # What schema 14 left behind for a library it upgraded and that no sweep found the
+    # drive mounted in since: m014's column, with its default.
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        conn.execute("ALTER TABLE sources DROP COLUMN root_mounted")
+        conn.execute("ALTER TABLE sources ADD COLUMN root_mounted INTEGER NOT NULL DEFAULT 0")
+        conn.execute("PRAGMA user_version = 14")
+    subprocess.run(["umount", str(drive)], check=True)
+
+    daemon = library.daemon()
+    # A sweep asked for and waited on runs after the one the start began.
+    assert daemon.call("sources.scan", {"name": "drive", "wait": True})["result"]["deleted"] == 0
+    status = daemon.source_status("drive")
+    assert status["done"] == 3 and len(daemon.search("wombat burrows")) == 3
+    assert "mount point is not known" in status["last_error"]
+    shown = ken(library.config, "status").stdout
+    assert "(empty, maybe not mounted: kept as last indexed)" in shown
+    assert "kept until it holds files again" in shown
+
+    # Once the drive is seen mounted again, its state is known: unmounted again, it is
+    # a drive that is away, and says so.
+    plug_in()
+    assert daemon.call("sources.scan", {"name": "drive", "wait": True})["result"]["deleted"] == 0
+    assert daemon.source_status("drive")["last_error"] is None
+    subprocess.run(["umount", str(drive)], check=True)
+    assert daemon.call("sources.scan", {"name": "drive", "wait": True})["result"]["deleted"] == 0
+    assert "no longer a mount point" in daemon.source_status("drive")["last_error"]
+    assert len(daemon.search("wombat burrows")) == 3
     daemon.stop()

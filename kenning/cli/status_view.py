@@ -140,6 +140,9 @@ def source_lines(source: api.SourceStatus) -> list[str]:
         elif source.last_error and "no longer a mount point" in source.last_error:
             # ingest/scan.py's EmptyRoot: its files are kept while the drive is away.
             state = "not mounted: kept as last indexed"
+        elif source.last_error and "mount point is not known" in source.last_error:
+            # The same, for a root no sweep has seen holding files since the upgrade.
+            state = "empty, maybe not mounted: kept as last indexed"
     # A folder's name is anyone's to choose (an unpacked archive's, a synced share's).
     lines = [f"{name}  {escaped(source.path)}  ({state})"]
     if source.total is not None:

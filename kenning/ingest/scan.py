@@ -105,14 +105,17 @@ async def _writing(write: Awaitable[T]) -> T:
 
 
 class EmptyRoot(Exception):
-    """The root was a mount point with files on it and is now an empty folder that is not."""
+    """The root is an empty folder whose index must not read as every file deleted: it
+    was a mount point holding files and no longer is one, or nothing says whether it was."""
 
 
-def _unmounted(root: Path) -> bool:
-    """An empty folder that is no mount point now: what a drive's mount point is while
-    the drive is not mounted."""
+def _root_mount(root: Path) -> bool | None:
+    """Whether the root is a mount point, when it holds anything; None when it is empty,
+    which is what a drive's mount point is while the drive is not mounted."""
     with os.scandir(root) as entries:
-        return next(entries, None) is None and not _mount_point(root)
+        if next(entries, None) is None:
+            return None
+    return _mount_point(root)
 
 
 def _mount_point(root: Path) -> bool:
@@ -207,21 +210,28 @@ class FolderScanner:
         report = WalkReport()
         found = await asyncio.to_thread(walk, root, self.rules, report)
         states = await documents.file_states(self.db, self.source_id)
-        if found:
-            self.root_mounted = await asyncio.to_thread(_mount_point, root)
-        elif (
-            states
-            and await sources.root_was_mounted(self.db, self.source_id)
-            and await asyncio.to_thread(_unmounted, root)
-        ):
+        # Recorded whenever the root holds anything, not only files the walk lists: a
+        # drive holding nothing indexable, or only a folder that cannot be listed, is a
+        # drive all the same.
+        self.root_mounted = await asyncio.to_thread(_root_mount, root)
+        if not found and self.root_mounted is None and states:
             # The mount point of a drive or a share that is not mounted is an empty
             # folder: read as every file deleted, unmounting a drive dropped its whole
             # index, and mounting it again read, embedded and mined every file anew. A
             # folder emptied by hand, never a mount point, is every file deleted.
-            raise EmptyRoot(
-                f"{root} is empty and no longer a mount point (a drive or share not mounted?); its"
-                f" {len(states)} indexed files are kept until it holds files again or the source is removed"
-            )
+            was_mounted = await sources.root_was_mounted(self.db, self.source_id)
+            if was_mounted is None:
+                raise EmptyRoot(
+                    f"{root} is empty, and whether it is a drive's or a share's mount point is not known (it has not"
+                    f" held files since kenning was upgraded); its {len(states)} indexed files are kept until it"
+                    " holds files again (if it was emptied on purpose, any file put in it drops them) or the source"
+                    " is removed"
+                )
+            if was_mounted and not await asyncio.to_thread(_mount_point, root):
+                raise EmptyRoot(
+                    f"{root} is empty and no longer a mount point (a drive or share not mounted?); its"
+                    f" {len(states)} indexed files are kept until it holds files again or the source is removed"
+                )
 
         # Deletions are judged on everything the walk saw, before the cap, so lowering
         # max_files never reads as files having vanished; nor does a folder made

@@ -517,6 +517,22 @@ def m014_source_root_mounted(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE sources ADD COLUMN root_mounted INTEGER NOT NULL DEFAULT 0")
 
 
+def m015_source_root_mount_unknown(conn: sqlite3.Connection) -> None:
+    """A root's mount state may be unknown (NULL): m014 gave every source `0`, "not a
+    mount point", so a library upgraded while a drive was unmounted read the drive's
+    empty mount point as every file deleted at its first sweep, and dropped its index.
+
+    A `1` was written by a sweep and is kept. A `0` may have been written by a sweep
+    since m014 or be m014's default, and nothing recorded when m014 ran tells them
+    apart, so every `0` becomes unknown: the next sweep that finds the root holding
+    anything records it again, and until then an empty root keeps its index and says
+    so (ingest/scan.py). The column is rebuilt because SQLite cannot drop NOT NULL."""
+    conn.execute("ALTER TABLE sources ADD COLUMN root_mount INTEGER CHECK (root_mount IN (0, 1))")
+    conn.execute("UPDATE sources SET root_mount = 1 WHERE root_mounted = 1")
+    conn.execute("ALTER TABLE sources DROP COLUMN root_mounted")
+    conn.execute("ALTER TABLE sources RENAME COLUMN root_mount TO root_mounted")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -532,6 +548,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m012_document_ids_autoincrement,
     m013_refusals_unread,
     m014_source_root_mounted,
+    m015_source_root_mount_unknown,
 )
 
 

@@ -81,8 +81,8 @@ async def sync_sources(db: Database, configured: list[tuple[str, str, str]]) -> 
 
 
 async def record_sweep(db: Database, source_id: int, error: str | None, root_mounted: bool | None = None) -> None:
-    """`root_mounted`: whether the root was a mount point, when the sweep found files in
-    it (None leaves what an earlier sweep recorded)."""
+    """`root_mounted`: whether the root was a mount point, when the sweep found it
+    holding anything (None leaves what an earlier sweep recorded)."""
     async with db.transaction() as conn:
         await conn.execute(
             "UPDATE sources SET last_sweep_at = ?, last_sweep_error = ?, root_mounted = coalesce(?, root_mounted)"
@@ -91,9 +91,12 @@ async def record_sweep(db: Database, source_id: int, error: str | None, root_mou
         )
 
 
-async def root_was_mounted(db: Database, source_id: int) -> bool:
+async def root_was_mounted(db: Database, source_id: int) -> bool | None:
+    """Whether the root was a mount point the last time a sweep found it holding
+    anything; None when no sweep has recorded it since the library was upgraded to
+    schema 15 (migrations.py m015), or ever."""
     rows = await db.read("SELECT root_mounted FROM sources WHERE id = ?", (source_id,))
-    return bool(rows and rows[0][0])
+    return None if not rows or rows[0][0] is None else bool(rows[0][0])
 
 
 async def list_sources(db: Database) -> list[SourceRow]:
