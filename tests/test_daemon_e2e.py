@@ -549,3 +549,49 @@ def test_a_drive_whose_files_are_all_passed_over_is_known_for_a_drive_once_unmou
     assert [hit["title"] for hit in daemon.search("puffins")] == ["Iceland"]
     assert "no longer a mount point" in daemon.source_status("usb")["last_error"]
     daemon.stop()
+
+
+def test_text_kept_for_a_file_that_then_is_closed_to_this_user_and_edited_stays_until_it_can_be_read(
+    library, tmp_path
+):
+    """A file kenning failed on through its own fault (a bug in a reader, a store error)
+    keeps the text it was last indexed with, as a file left `scanning` by a crash does.
+    Closed to this user and edited, it was marked failed for want of permission and that
+    text went from search, though nothing said it was wrong. The row a reader's bug
+    leaves (ingest/pipeline.py `ingest`: failed, its reason, its chunks) is written into
+    the library: no real input is known to make a reader fail so."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    note = notes / "otters.md"
+    note.write_text("# Otters\n\nThe river otters den under the willow roots.\n")
+    (notes / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon(plain_permissions=True)
+    assert daemon.wait_idle("notes")["done"] == 1
+    daemon.stop()
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        # Recorded under the limits it was tried with, as any failure is (the PDF's).
+        conn.execute(
+            "UPDATE documents SET status = 'failed', reason = 'internal error: KeyError: a reader bug',"
+            " reading = (SELECT reading FROM documents WHERE path = 'broken.pdf') WHERE path = 'otters.md'"
+        )
+
+    daemon = library.daemon(plain_permissions=True)
+    daemon.wait_idle("notes")
+    assert [hit["title"] for hit in daemon.search("willow roots")] == ["Otters"]
+    note.chmod(0)
+    try:
+        with open(note, "a") as handle:  # the tests run as root: an edit another user might make
+            handle.write("\nThey fish at dusk.\n")
+        swept = daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]
+        assert swept["unreadable"] == 1 and swept["failed"] == 0
+        assert [hit["title"] for hit in daemon.search("willow roots")] == ["Otters"]
+        status = daemon.source_status("notes")
+        assert status["unreadable_files"] == {"otters.md": "permission denied"}
+        assert "cannot read otters.md: permission denied; kept as last indexed" in ken(library.config, "status").stdout
+    finally:
+        note.chmod(0o644)
+    swept = daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]
+    assert swept["indexed"] == 1 and [hit["title"] for hit in daemon.search("fish at dusk")] == ["Otters"]
+    assert [failure["path"] for failure in daemon.source_status("notes")["failures"]] == ["broken.pdf"]
+    daemon.stop()

@@ -160,11 +160,12 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
         try:
             digest, resolved = await asyncio.to_thread(_guarded_hash, job, options.max_file_bytes)
         except ReaderError as exc:
-            if isinstance(exc, AccessDenied) and prior.status in ("done", "merged"):
+            if isinstance(exc, AccessDenied) and prior.holds_text:
                 # A chmod, or a file another user owns and closed: the text read before is
                 # not known to be wrong, and dropping it would lose a note from search
                 # until someone notices. Its row is left as it was, so the next sweep
-                # looks again.
+                # looks again. So for text a failure of kenning's own kept: marked
+                # failed for want of permission, it went.
                 log.info("cannot read %s: %s; its last indexed text is kept", found.path, exc)
                 return Outcome("unreadable", reason=str(exc))
             if isinstance(exc, AccessDenied) and prior.status == "failed" and prior.reading is None:

@@ -273,7 +273,7 @@ class FolderScanner:
         # A chmod changes no mtime, so an indexed file closed to this user since looks
         # unchanged: only asking tells, and one that cannot be opened is kept as last
         # read and named, as a changed one is when its read is refused.
-        indexed = [job for job in settled if job.prior and job.prior.status in ("done", "merged")]
+        indexed = [job for job in settled if job.prior and job.prior.holds_text]
         shut = await asyncio.to_thread(_shut, indexed)
         for job in shut:
             progress.unreadable_files[job.found.rel] = "permission denied"

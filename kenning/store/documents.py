@@ -44,6 +44,14 @@ class FileState:
     reading: str | None
     # When the row was last written (seconds since the epoch).
     updated_at: float
+    # The chunks it holds: a failed row keeps its last indexed text when the failure
+    # was kenning's own (`mark_broken`), and so does a row a crash left `scanning`.
+    chunk_count: int = 0
+
+    @property
+    def holds_text(self) -> bool:
+        """Whether search finds text of this file's: what a file closed to this user keeps."""
+        return self.status in ("done", "merged") or self.chunk_count > 0
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,8 @@ class NewItem:
 async def file_states(db: Database, source_id: int) -> dict[str, FileState]:
     async with db.reader() as conn:
         cursor = await conn.execute(
-            "SELECT id, path, status, mtime, size, content_hash, reading, updated_at FROM documents WHERE source_id = ?",
+            "SELECT id, path, status, mtime, size, content_hash, reading, updated_at, chunk_count FROM documents"
+            " WHERE source_id = ?",
             (source_id,),
         )
         return {row[1]: FileState(*row) for row in await cursor.fetchall()}
