@@ -595,3 +595,38 @@ def test_text_kept_for_a_file_that_then_is_closed_to_this_user_and_edited_stays_
     assert swept["indexed"] == 1 and [hit["title"] for hit in daemon.search("fish at dusk")] == ["Otters"]
     assert [failure["path"] for failure in daemon.source_status("notes")["failures"]] == ["broken.pdf"]
     daemon.stop()
+
+
+def test_a_folder_that_may_be_listed_but_not_searched_keeps_what_it_held(library, tmp_path):
+    """`chmod -R 644` on a tree takes the search (x) bit off its folders: their names can
+    still be listed, but no file in them can be looked at, and the walk passed each over
+    as "unreadable or vanished", so every one of them was deleted from the index."""
+    notes = tmp_path / "notes"
+    trips = notes / "trips"
+    trips.mkdir(parents=True)
+    (trips / "iceland.md").write_text("# Iceland\n\nPuffins nest on the cliffs at Latrabjarg.\n")
+    (notes / "home.md").write_text("# Home\n\nThe quokka pen needs a new gate.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon(plain_permissions=True)
+    assert daemon.wait_idle("notes")["done"] == 2
+
+    trips.chmod(0o644)
+    try:
+        assert daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]["deleted"] == 0
+        assert [hit["title"] for hit in daemon.search("puffins")] == ["Iceland"]
+        status = daemon.source_status("notes")
+        assert status["unreadable_folders"] == {"trips": "Permission denied"} and status["unreadable_kept"] == 1
+        assert status["passed_over"] == {}
+        # The source's own folder so: the sweep says it cannot read it, and keeps all.
+        notes.chmod(0o644)
+        try:
+            assert daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]["deleted"] == 0
+            assert daemon.source_status("notes")["last_error"] == f"cannot read {notes}: Permission denied"
+            assert len(daemon.search("puffins")) == len(daemon.search("quokka")) == 1
+        finally:
+            notes.chmod(0o755)
+    finally:
+        trips.chmod(0o755)
+    assert daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]["deleted"] == 0
+    assert daemon.source_status("notes")["unreadable_folders"] == {}
+    daemon.stop()

@@ -114,6 +114,10 @@ SPECIAL = "not a regular file"
 UNREADABLE = "unreadable or vanished"
 BAD_NAME = "name is not valid UTF-8"
 OWN = "kenning's own file"
+# Not passed over: the file is in a folder this user may list but not search (its x bit
+# off: `chmod -R 644` on a tree), so it cannot even be stat'ed; the walk reports the
+# folder as one it could not read, and what it held stays indexed.
+UNSEARCHABLE = "in a folder that cannot be searched"
 # Folders, not files: the mount points of the system's own filesystems (ingest/mounts.py).
 SYSTEM_FS = "system filesystem not entered (proc, sysfs, /dev, /run...)"
 # Counted, not passed over: the sweep keeps these and marks them failed, with the size,
@@ -224,6 +228,11 @@ def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list
             reason = _refusal(name, rel, ignored, kiro) if _utf8(name) else BAD_NAME
             if reason is None:
                 item = _inspect(root, real_root, dirpath, name, rel, rules)
+                if item == UNSEARCHABLE:
+                    if not prefix:
+                        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(root))
+                    report.unreadable_dirs.setdefault(prefix.rstrip("/"), os.strerror(errno.EACCES))
+                    continue
                 if isinstance(item, str):
                     reason = item
                 else:
@@ -441,15 +450,23 @@ def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, rul
     real = os.path.join(dirpath, name)
     try:
         info = os.lstat(real)
-        linked = stat.S_ISLNK(info.st_mode)
-        link_mtime = info.st_mtime if linked else None
-        if linked:
-            info = os.stat(real)
-            real = os.path.realpath(real)
+    except PermissionError:
+        # Only a folder on the way that this user may not search refuses a stat.
+        return UNSEARCHABLE
     except OSError as exc:
-        # Broken links and files deleted mid-walk: one file, not the sweep.
+        # A file deleted mid-walk: one file, not the sweep.
         log.debug("skipping %s: %s", real, exc.strerror or exc)
         return UNREADABLE
+    linked = stat.S_ISLNK(info.st_mode)
+    link_mtime = info.st_mtime if linked else None
+    if linked:
+        try:
+            info = os.stat(real)
+            real = os.path.realpath(real)
+        except OSError as exc:
+            # A broken link: one file, not the sweep.
+            log.debug("skipping %s: %s", real, exc.strerror or exc)
+            return UNREADABLE
     if not stat.S_ISREG(info.st_mode):
         return SPECIAL
     if (info.st_dev, info.st_ino) in rules.own_files:
