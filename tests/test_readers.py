@@ -2,6 +2,7 @@
 
 import gzip
 import os
+import contextlib
 import random
 import threading
 import time
@@ -707,6 +708,44 @@ def test_utf16_without_bom_in_another_script_is_detected(tmp_path: Path, text: s
     # Only its spaces, digits and line ends hold a NUL, too few to tell it by alone.
     path = write(tmp_path / "notes.txt", text.encode(encoding))
     assert read_file(path).text == text
+
+
+@pytest.mark.parametrize("bom", [False, True])
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "会議の議事録。次の会議は月曜日の午前です。予算と日程を話し合います。",
+        "会议纪要：下周二上午讨论预算和日程安排。",
+        "회의록입니다다음회의는월요일오전입니다예산과일정을논의합니다",
+    ],
+)
+def test_utf16_with_no_nul_at_all_is_read_as_written(tmp_path: Path, text: str, encoding: str, bom: bool) -> None:
+    # No space, digit or line end: not one NUL byte to tell it by. Without a BOM such a
+    # file was refused as binary, or read as Windows-1252.
+    data = text.encode(encoding)
+    assert b"\0" not in data
+    if bom:
+        data = "\ufeff".encode(encoding) + data
+    path = write(tmp_path / "notes.txt", data)
+    assert read_file(path).text == text
+
+
+@pytest.mark.parametrize("encoding", ["shift_jis", "gb2312", "euc-jp", "euc-kr", "big5"])
+def test_a_line_in_a_legacy_east_asian_encoding_is_not_taken_for_utf16(encoding: str) -> None:
+    # It holds no NUL either, and Shift_JIS reads as UTF-16 ideographs, GB2312 as Hangul.
+    text = {"shift_jis": "日本語の文章を書きました。東京都渋谷区の天気は晴れです。明日も良い天気でしょう。",
+            "gb2312": "今天天气很好我们去公园散步吧明天也是好天气", "big5": "今天天氣很好我們去公園散步吧明天也是好天氣",
+            "euc-kr": "한국어로쓴글입니다서울의날씨는맑습니다내일도좋은날씨일것입니다",
+            "euc-jp": "日本語の文章を書きました。東京都渋谷区の天気は晴れです。"}[encoding]  # fmt: skip
+    data = text.encode(encoding)
+    for decoder in ("utf-16-le", "utf-16-be"):
+        try:
+            wrong = data.decode(decoder)
+        except UnicodeDecodeError:
+            continue
+        with contextlib.suppress(ReaderError):
+            assert decode_text(data) != wrong
 
 
 @pytest.mark.parametrize(

@@ -139,7 +139,9 @@ def decode_text(data: bytes) -> str:
     on one side of most pairs, and it is kept if it decodes to printable text; Greek,
     Cyrillic or CJK text has them only in its spaces, digits and line ends, and is kept
     only if it reads as the text of one or two scripts (`_non_latin_utf16`). Any other
-    NUL-bearing data is binary. A byte that is not part of UTF-8 is read as Windows-1252,
+    NUL-bearing data is binary. Such text with no space, digit or line end has no NUL at
+    all (a line of Japanese): bytes of even length that are no UTF-8 are read as it when
+    they pass the same test, and failed as binary before. A byte that is not part of UTF-8 is read as Windows-1252,
     the usual legacy encoding, else latin-1, which maps every byte; so the share of
     control characters is what tells text from noise.
     """
@@ -151,6 +153,8 @@ def decode_text(data: bytes) -> str:
         encoding = _utf16_without_bom(data[:_SNIFF_BYTES])
         if encoding is None:
             raise ReaderError("binary content (NUL bytes), not text")
+        text = data.decode(encoding, errors="replace")
+    elif encoding := _utf16_without_nuls(data):
         text = data.decode(encoding, errors="replace")
     else:
         text = _decode_legacy(data)
@@ -194,6 +198,50 @@ def _utf16_without_bom(sample: bytes) -> str | None:
         return None
     order = ("utf-16-le", "utf-16-be") if odd_nuls >= even_nuls else ("utf-16-be", "utf-16-le")
     return next((encoding for encoding in order if _non_latin_utf16(sample, encoding)), None)
+
+
+def _utf16_without_nuls(data: bytes) -> str | None:
+    """'utf-16-le' or 'utf-16-be' when `data`, which holds no NUL, is non-Latin text in
+    UTF-16; little-endian first, as Windows writes it.
+
+    Text in a legacy East Asian encoding holds no NUL either, and a line of it can read
+    as UTF-16 of one or two scripts (`_non_latin_utf16`): Shift_JIS as ideographs, GB2312
+    as Hangul. Those come out as characters the region's everyday character sets mostly
+    lack (`_everyday_east_asian`), which the text of a person rarely does."""
+    if len(data) % 2 or _utf8_text(data[:_SNIFF_BYTES]):
+        return None
+    sample = data[:_SNIFF_BYTES]
+    return next(
+        (
+            encoding
+            for encoding in ("utf-16-le", "utf-16-be")
+            if _non_latin_utf16(sample, encoding) and _everyday_east_asian(sample.decode(encoding, errors="replace"))
+        ),
+        None,
+    )
+
+
+# The everyday character sets of Chinese, Japanese and Korean text, and how much of a
+# text's East Asian letters must be in one of them. Not GBK nor CP949: they hold every
+# ideograph and syllable, and so tell nothing.
+_EVERYDAY_SETS = ("gb2312", "big5", "cp932", "euc_kr")
+_MIN_EVERYDAY_SHARE = 0.95
+
+
+def _everyday_east_asian(text: str) -> bool:
+    """Whether the ideographs, kana and Hangul of `text`, if any, are mostly ones the
+    everyday character sets hold. euc_kr writes a syllable outside KS X 1001 as eight
+    bytes: only two-byte ones count."""
+    letters = [char for char in text if char >= "\u0100" and _script(char) in (*_EAST_ASIAN, "HANGUL")]
+    everyday = sum(any(_in_set(char, name) for name in _EVERYDAY_SETS) for char in letters)
+    return everyday >= len(letters) * _MIN_EVERYDAY_SHARE
+
+
+def _in_set(char: str, encoding: str) -> bool:
+    try:
+        return len(char.encode(encoding)) <= 2
+    except UnicodeEncodeError:
+        return False
 
 
 # Fewer characters past Latin-1 than this are too few to tell text from noise by.
