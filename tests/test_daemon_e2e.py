@@ -551,15 +551,25 @@ def test_a_drive_whose_files_are_all_passed_over_is_known_for_a_drive_once_unmou
     daemon.stop()
 
 
+# The rows that keep a file's last indexed text though its status is neither done nor
+# merged: what a reader's bug leaves (ingest/pipeline.py `ingest`: failed, its reason,
+# its chunks, the limits it was tried with, here the PDF's), and what a daemon killed
+# while it read the file leaves (`scanning`, its chunks). Each is written into the
+# library: no real input is known to make a reader fail so, nor can a kill be timed.
+KEPT_TEXT_ROWS = {
+    "failed": "UPDATE documents SET status = 'failed', reason = 'internal error: KeyError: a reader bug',"
+    " reading = (SELECT reading FROM documents WHERE path = 'broken.pdf') WHERE path = 'otters.md'",
+    "scanning": "UPDATE documents SET status = 'scanning' WHERE path = 'otters.md'",
+}
+
+
+@pytest.mark.parametrize("row", sorted(KEPT_TEXT_ROWS))
 def test_text_kept_for_a_file_that_then_is_closed_to_this_user_and_edited_stays_until_it_can_be_read(
-    library, tmp_path
+    library, tmp_path, row
 ):
-    """A file kenning failed on through its own fault (a bug in a reader, a store error)
-    keeps the text it was last indexed with, as a file left `scanning` by a crash does.
-    Closed to this user and edited, it was marked failed for want of permission and that
-    text went from search, though nothing said it was wrong. The row a reader's bug
-    leaves (ingest/pipeline.py `ingest`: failed, its reason, its chunks) is written into
-    the library: no real input is known to make a reader fail so."""
+    """A row that kept a file's last indexed text (see KEPT_TEXT_ROWS), whose file was
+    then closed to this user and edited, was marked failed for want of permission, and
+    that text went from search though nothing said it was wrong."""
     notes = tmp_path / "notes"
     notes.mkdir()
     note = notes / "otters.md"
@@ -570,25 +580,21 @@ def test_text_kept_for_a_file_that_then_is_closed_to_this_user_and_edited_stays_
     assert daemon.wait_idle("notes")["done"] == 1
     daemon.stop()
     with sqlite3.connect(library.data_dir / "kenning.db") as conn:
-        # Recorded under the limits it was tried with, as any failure is (the PDF's).
-        conn.execute(
-            "UPDATE documents SET status = 'failed', reason = 'internal error: KeyError: a reader bug',"
-            " reading = (SELECT reading FROM documents WHERE path = 'broken.pdf') WHERE path = 'otters.md'"
-        )
-
-    daemon = library.daemon(plain_permissions=True)
-    daemon.wait_idle("notes")
-    assert [hit["title"] for hit in daemon.search("willow roots")] == ["Otters"]
+        conn.execute(KEPT_TEXT_ROWS[row])
     note.chmod(0)
     try:
         with open(note, "a") as handle:  # the tests run as root: an edit another user might make
             handle.write("\nThey fish at dusk.\n")
+        daemon = library.daemon(plain_permissions=True)
         swept = daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]
         assert swept["unreadable"] == 1 and swept["failed"] == 0
         assert [hit["title"] for hit in daemon.search("willow roots")] == ["Otters"]
-        status = daemon.source_status("notes")
-        assert status["unreadable_files"] == {"otters.md": "permission denied"}
+        # Settled, so `ken scan --wait` does not wait on it.
+        status = daemon.wait_idle("notes")
+        assert status["unreadable_files"] == {"otters.md": "permission denied"} and status["in_progress"] == 0
         assert "cannot read otters.md: permission denied; kept as last indexed" in ken(library.config, "status").stdout
+        assert daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]["unreadable"] == 1
+        assert [hit["title"] for hit in daemon.search("willow roots")] == ["Otters"]
     finally:
         note.chmod(0o644)
     swept = daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]

@@ -166,6 +166,12 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
                 # until someone notices. Its row is left as it was, so the next sweep
                 # looks again. So for text a failure of kenning's own kept: marked
                 # failed for want of permission, it went.
+                if prior.status == "scanning":
+                    # A stop cut its last read short: left `scanning`, no sweep would
+                    # settle. Failed for want of permission, not read (no reading, so
+                    # every sweep tries it), it keeps that text as a failure of kenning's
+                    # own does.
+                    await documents.mark_broken(db, job.source_id, found.rel, str(exc), found.stamp, found.size, None)
                 log.info("cannot read %s: %s; its last indexed text is kept", found.path, exc)
                 return Outcome("unreadable", reason=str(exc))
             if isinstance(exc, AccessDenied) and prior.status == "failed" and prior.reading is None:

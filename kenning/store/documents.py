@@ -405,12 +405,13 @@ def _unindexed(
 
 
 async def mark_broken(
-    db: Database, source_id: int, path: str, reason: str, mtime: float, size: int, reading: str
+    db: Database, source_id: int, path: str, reason: str, mtime: float, size: int, reading: str | None
 ) -> None:
     """A file kenning failed on through its own fault (a bug, a store error), not the
-    file's: it is `failed` with the reason, but any text it holds from before stays
-    searchable, since nothing says that text is wrong. A location of another's copy
-    stops being one (as `mark_scanning` makes it); the copy stays with its holder."""
+    file's, or could not open to finish a read a stop cut short: it is `failed` with the
+    reason, but any text it holds from before stays searchable, since nothing says that
+    text is wrong. A location of another's copy stops being one (as `mark_scanning`
+    makes it); the copy stays with its holder."""
     await db.write_one(
         "UPDATE documents SET status = 'failed', merged_into = NULL, reason = ?, mtime = ?, size = ?, reading = ?,"
         " updated_at = ? WHERE source_id = ? AND path = ?",
