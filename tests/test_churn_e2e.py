@@ -4,11 +4,13 @@ past the calendar. After things settle the index must hold what is on disk now."
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
 
 from kenning.text.dates import from_timestamp
+from tests.daemon_harness import wait_for
 
 
 def _scan(daemon, name: str = "notes") -> dict:
@@ -51,6 +53,30 @@ def test_a_file_link_re_pointed_at_a_file_of_the_same_size_and_mtime_is_read_aga
         _scan(daemon)
     assert cited("skiff") == {"log.md"}
     assert cited("kayak") == set()
+
+
+def test_a_log_appended_to_many_times_in_quick_succession_is_read_a_few_times_and_indexed_whole(library, tmp_path):
+    """Each append used to cost a sweep that read, hashed and chunked the whole log."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    log = notes / "service.log"
+    log.write_text("service started on port 8080\n")
+    library.configure([{"name": "notes", "path": str(notes)}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    before = len(daemon.log())
+
+    appends = 20
+    for number in range(appends):
+        with open(log, "a") as handle:
+            handle.write(f"request served, marker seq{number}\n")
+        time.sleep(0.25)
+    wait_for(lambda: daemon.search(f"seq{appends - 1}"), timeout=60, what="the last line to be searchable")
+
+    assert daemon.search("seq0") and daemon.search("8080")
+    # Each sweep that read the log again says so: "swept 1 files (1 indexed, ...)".
+    reads = sum(int(n) for n in re.findall(r"swept \d+ files \((\d+) indexed", daemon.log()[before:]))
+    assert 1 <= reads < appends / 2
 
 
 def _calendar_defying_folder() -> Path | None:

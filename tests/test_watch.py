@@ -12,7 +12,7 @@ from watchfiles import Change
 
 from kenning.ingest.walk import WalkRules
 from kenning.ingest import watch as watch_module
-from kenning.ingest.watch import ChangeFilter, watch_folder
+from kenning.ingest.watch import ChangeFilter, Pacer, watch_folder
 
 
 class Changes:
@@ -92,6 +92,21 @@ async def test_a_root_mounted_over_and_unmounted_again_is_watched_again(tmp_path
     finally:
         stop.set()
         await asyncio.wait_for(task, 5)
+
+
+def test_a_file_written_to_again_and_again_asks_for_a_sweep_once_per_interval_and_once_after_it_stops():
+    pacer = Pacer(lambda: None, interval=10.0)
+    assert pacer.ask({"app.log"}, now=0.0)
+    assert not pacer.ask({"app.log"}, now=1.0)  # held back ...
+    assert not pacer.ask({"app.log"}, now=9.0)
+    assert pacer.ask(set(), now=10.0)  # ... until it has waited the interval
+    assert not pacer.ask(set(), now=11.0)  # nothing held any more
+    assert not pacer.ask({"app.log"}, now=12.0)
+    assert pacer.ask({"note.md"}, now=13.0)  # another file is swept at once, the log with it
+    assert not pacer.ask(set(), now=30.0)
+    assert pacer.ask({"app.log"}, now=30.0)  # quiet long enough: at once again
+    assert not pacer.ask({"app.log"}, now=31.0)
+    assert pacer.ask(set(), now=31.0, force=True)  # a file arriving or going is never held
 
 
 def test_a_file_kenning_writes_is_no_change_even_through_a_linked_root(tmp_path):

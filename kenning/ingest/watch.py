@@ -10,6 +10,10 @@ Each folder is watched from a thread of its own with watchfiles' blocking `watch
 that on the event loop (it held the loop for over a second on a folder of a few
 thousand files). The thread hands each batch of events to the loop. The directories
 watched are the ones a sweep enters, each on its own (`_watch`).
+
+A file written to again and again (a log appended to every second) asks for a sweep at
+most once every `BUSY_SECONDS` (`Pacer`): each sweep walks the folder and reads, hashes
+and chunks that file whole again.
 """
 
 from __future__ import annotations
@@ -40,6 +44,11 @@ SETTLED_MS = 1000
 # setting up costs a second of CPU and holds the interpreter for a third of one, and
 # a directory arriving every second would otherwise cost that every second.
 REWATCH_PACE = 10
+# A file written to again less than this long after a change of it asked for a sweep
+# waits until then for the next one. A log appended to once a second was read and chunked
+# whole once a second (bench/growing_log.py); now its last lines reach search up to
+# this much later, and a file changed once is swept as soon as it ever was.
+BUSY_SECONDS = 10.0
 
 
 class ChangeFilter:
@@ -65,6 +74,55 @@ class ChangeFilter:
         return is_candidate(self.root, candidate, self.rules, self.kiroignore)
 
 
+class Pacer:
+    """Asks for a sweep for each batch of changes, holding back those of busy files.
+
+    A batch of files written to that names any path that did not ask for a sweep in the
+    last `interval` seconds asks at once. One naming only paths that did is held back
+    until the earliest of them has waited that long, on a timer of the event loop's own,
+    so the last change of a file that goes quiet is swept at most `interval` late, never
+    dropped. Any sweep reads every file changed since the last, held ones included, so
+    each sweep asked for counts for every path held. Runs on the event loop only.
+    """
+
+    def __init__(self, on_change: Callable[[], None], interval: float = BUSY_SECONDS) -> None:
+        self.on_change = on_change
+        self.interval = interval
+        # Paths whose change asked for a sweep less than `interval` ago, with when.
+        self.asked: dict[str, float] = {}
+        self.held: set[str] = set()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def ask(self, paths: set[str], now: float, force: bool = False) -> bool:
+        """Whether a sweep is due now, for these paths' changes (none: time has passed)."""
+        self.asked = {path: at for path, at in self.asked.items() if now - at < self.interval}
+        self.held |= paths
+        if not force and all(path in self.asked for path in self.held):
+            return False
+        self.asked.update(dict.fromkeys(self.held, now))
+        self.held.clear()
+        return True
+
+    def changes(self, paths: set[str], force: bool = False) -> None:
+        """These files were written to (`force`: a sweep is wanted whatever they are)."""
+        loop = asyncio.get_running_loop()
+        if self.ask(paths, loop.time(), force):
+            self.close()
+            self.on_change()
+        elif self.held and self._timer is None:
+            due = min(self.asked[path] for path in self.held) + self.interval
+            self._timer = loop.call_at(due, self._due)
+
+    def _due(self) -> None:
+        self._timer = None
+        self.changes(set())
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
 def _under(root: Path, paths: tuple[Path, ...]) -> list[Path]:
     """These paths, those inside the root's real folder written under the root as given."""
     real_root = os.path.realpath(root)
@@ -88,6 +146,8 @@ async def watch_folder(
     """
     halt = threading.Event()
     relay = asyncio.ensure_future(_relay(stop, halt))
+    # Outlives each watch: a change held back when the watch is set up again is still due.
+    pacer = Pacer(on_change)
     try:
         missing = False
         while not stop.is_set():
@@ -97,8 +157,8 @@ async def watch_folder(
                     # The root appeared (a drive mounted, the folder created): sweep now
                     # rather than at the next periodic sweep.
                     missing = False
-                    on_change()
-                error = await _watch_in_thread(root, rules, on_change, halt, debounce_ms)
+                    pacer.changes(set(), force=True)
+                error = await _watch_in_thread(root, rules, pacer, halt, debounce_ms)
                 if stop.is_set():
                     return
                 if error is not None:
@@ -113,6 +173,7 @@ async def watch_folder(
     finally:
         halt.set()
         relay.cancel()
+        pacer.close()
 
 
 async def _relay(stop: asyncio.Event, halt: threading.Event) -> None:
@@ -121,7 +182,7 @@ async def _relay(stop: asyncio.Event, halt: threading.Event) -> None:
 
 
 async def _watch_in_thread(
-    root: Path, rules: WalkRules, on_change: Callable[[], None], halt: threading.Event, debounce_ms: int
+    root: Path, rules: WalkRules, pacer: Pacer, halt: threading.Event, debounce_ms: int
 ) -> BaseException | None:
     """Watch until the root goes or `halt` is set; returns what stopped it, if not those."""
     loop = asyncio.get_running_loop()
@@ -131,8 +192,8 @@ async def _watch_in_thread(
         if not ended.done():
             ended.set_result(result)
 
-    def changed() -> None:
-        loop.call_soon_threadsafe(on_change)
+    def changed(paths: set[str], force: bool) -> None:
+        loop.call_soon_threadsafe(pacer.changes, paths, force)
 
     def run() -> None:
         result: BaseException | None = None
@@ -158,7 +219,12 @@ async def _watch_in_thread(
 
 
 def _watch(
-    root: Path, rules: WalkRules, changed: Callable[[], None], halt: threading.Event, debounce_ms: int, again: bool
+    root: Path,
+    rules: WalkRules,
+    changed: Callable[[set[str], bool], None],
+    halt: threading.Event,
+    debounce_ms: int,
+    again: bool,
 ) -> bool:
     """Watch the directories a sweep would enter until the root goes or `halt` is set
     (False), or until they are no longer the ones to watch (True).
@@ -198,7 +264,10 @@ def _watch(
             raise_interrupt=False,
         ):
             if changes or (fresh and again):
-                changed()
+                # Only a file written to again is held back: one that arrived, went or
+                # moved is swept at once, and its change does not repeat.
+                modified = {path for change, path in changes if change == Change.modified}
+                changed(modified, (fresh and again) or any(change != Change.modified for change, _ in changes))
             if fresh:
                 fresh = False
                 # A directory made between the listing above and its parent's watch
