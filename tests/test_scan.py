@@ -8,6 +8,7 @@ import os
 import random
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 
@@ -15,7 +16,7 @@ import pytest
 
 from kenning.config import ChunkingSettings, DaemonSettings, LimitsSettings, Settings, SourceSettings
 from kenning.ingest.parse_pool import ParsePool
-from kenning.ingest.pipeline import FileJob, IngestOptions, ingest
+from kenning.ingest.pipeline import RACY_SECONDS, FileJob, IngestOptions, ingest
 from kenning.ingest.preview import describe, preview
 from kenning.ingest.scan import FolderScanner, SweepBudget
 from kenning.ingest.walk import SYSTEM_FS, WalkRules, walk
@@ -63,6 +64,29 @@ async def test_unchanged_files_are_not_reingested_and_same_bytes_keep_their_chun
     assert await item_ids(db) == before
     states = await documents.file_states(db, scanner.source_id)
     assert states["a.md"].mtime == 2000
+
+
+async def test_a_file_dated_ahead_of_the_clock_is_hashed_until_it_settles_not_at_every_sweep(db, tmp_path, options):
+    """Copied with its date from a machine whose clock runs fast: every sweep hashed it
+    until the clock caught up (here a day)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    ahead = time.time() + 86_400
+    write(folder, "log.md", "# Log\n\nThe kayak leaves at ten.\n", mtime=ahead)
+    scanner = await scanner_for(db, folder, options)
+    assert (await scanner.sweep())["indexed"] == 1
+    await asyncio.sleep(RACY_SECONDS + 0.1)
+    await scanner.sweep()  # hashed again, now past the time a second save could share its stamp
+    assert scanner.progress.to_check == 1
+    for _ in range(2):
+        assert (await scanner.sweep())["unchanged"] == 1
+        assert scanner.progress.to_check == 0
+
+    # Saved again with the same size and the same date to come: still read.
+    write(folder, "log.md", "# Log\n\nThe skiff leaves at ten.\n", mtime=ahead)
+    assert (await scanner.sweep())["indexed"] == 1
+    assert {hit.title for hit in await search(db, "skiff")} == {"Log"}
+    assert await search(db, "kayak") == []
 
 
 async def test_chunk_budget_defers_files_to_later_sweeps(db, tmp_path, options):

@@ -54,7 +54,10 @@ def test_lists_supported_files_with_stat(root: Path) -> None:
     found = {item.rel: item for item in walk(root, WalkRules())}
     assert set(found) == {"a.md", "sub/b.txt", "sub/deep/c.py", "README", "UPPER.MD"}
     item = found["a.md"]
-    assert item == Discovered(path=root / "a.md", rel="a.md", mtime=1_000_000, size=len("content of a.md\n"))
+    assert item == Discovered(
+        path=root / "a.md", rel="a.md", mtime=1_000_000, size=len("content of a.md\n"),
+        ctime=os.stat(root / "a.md").st_ctime,
+    )  # fmt: skip
     assert found["sub/deep/c.py"].path == root / "sub" / "deep" / "c.py"
 
 

@@ -103,15 +103,27 @@ def needs_look(job: FileJob) -> bool:
     reading (an older kenning's redaction, other chunk sizes) holds what this one would
     not store, and one that failed under other limits may pass now, so all are looked at.
     So is an indexed one whose time was less than `RACY_SECONDS` before its row was
-    written (or is in the future): a file system keeps times to a second or two (FAT,
-    HFS+, many network shares), so a second save of the same size within that time
-    leaves the same stamp, and only its hash tells. Once the hash matches, the row's new
-    write time settles it. A failed file is not: looking at it again means parsing it.
+    written: a file system keeps times to a second or two (FAT, HFS+, many network
+    shares), so a second save of the same size within that time leaves the same stamp,
+    and only its hash tells. Once the hash matches, the row's new write time settles it.
+    A failed file is not: looking at it again means parsing it.
+
+    A file dated ahead of the clock (copied with its date from a machine whose clock runs
+    fast, or given a date to come) is timed by its inode's last change instead, which the
+    kernel set from this machine's clock: timed by its date, it was hashed at every sweep
+    until the clock caught up, a day or a year later. A rewrite that keeps the date
+    changes the inode again, so it is still looked at. On a share whose server's clock
+    runs fast both times are ahead, and such a file is hashed at every sweep as before:
+    nothing tells when that clock's second is over. Only such a file: a file system
+    that reports its creation time as the change time would weaken the rule for others.
     """
     prior = job.prior
     if prior is None or prior.status == "scanning" or prior.reading != job.expected:
         return True
-    if prior.status in ("done", "merged") and prior.updated_at - prior.mtime < RACY_SECONDS:
+    written = prior.mtime
+    if job.found.ctime is not None and prior.mtime > prior.updated_at:
+        written = min(prior.mtime, job.found.ctime)
+    if prior.status in ("done", "merged") and prior.updated_at - written < RACY_SECONDS:
         return True
     return prior.mtime != job.found.stamp or prior.size != job.found.size
 

@@ -192,6 +192,10 @@ class Discovered:
     size: int
     # A file link's own mtime: when it was made or last re-pointed (`ln -sfn`).
     link_mtime: float | None = None
+    # When its inode last changed (of the target for a link): set by the kernel from
+    # this machine's clock on every write, chmod or utime, and by no program to a time
+    # of its choosing, as mtime can be. See `pipeline.needs_look`.
+    ctime: float | None = None
 
     @property
     def stamp(self) -> float:
@@ -481,7 +485,9 @@ def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, rul
     if rules.confine_to_root and linked and not resolved.is_relative_to(real_root):
         log.debug("skipping %s: it resolves outside the source root", path)
         return OUTSIDE_ROOT
-    return Discovered(path=path, rel=rel, mtime=info.st_mtime, size=info.st_size, link_mtime=link_mtime)
+    return Discovered(
+        path=path, rel=rel, mtime=info.st_mtime, size=info.st_size, link_mtime=link_mtime, ctime=info.st_ctime
+    )
 
 
 @lru_cache(maxsize=64)
