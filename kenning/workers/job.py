@@ -6,7 +6,10 @@ A job is a single-flight loop that runs a *pass* whenever it is woken (or every
 pass does is the job's own; what every job shares lives here:
 
 - `start()` and `stop()` are safe to call twice; `stop()` cancels a pass in flight,
-  which every pass is written to survive (each page commits on its own).
+  which every pass is written to survive (each page commits on its own). A stopped
+  loop also ends at its next turn and retries nothing, so a cancellation lost on the
+  way (Python 3.11's `asyncio.wait_for` returns the result instead when the two meet)
+  cannot keep it running, and `stop()` waiting for it.
 - `wake()` during a pass makes the loop run another one afterwards, so a burst of
   wake-ups costs one extra pass, not one each.
 - A backend that cannot serve (`BackendUnavailable`), or a store that refuses every write
@@ -177,19 +180,26 @@ class Job:
             return
         self.state = JobState.DEFERRED
         try:
-            await asyncio.wait_for(self._quiet.wait(), self._max_defer)
+            async with asyncio.timeout(self._max_defer):
+                await self._quiet.wait()
         except TimeoutError:
             log.debug("%s: ingest still busy after %.0fs; doing a page anyway", self.name, self._max_defer)
         self.state = JobState.RUNNING
 
     # -- the loop ------------------------------------------------------------------------
 
+    def _stopped(self) -> bool:
+        """Whether the loop asking has been stopped: stop() lets go of its task first."""
+        return asyncio.current_task() is not self._task
+
     async def _loop(self) -> None:
-        while True:
+        while not self._stopped():
             self.state = JobState.IDLE
             self.idle.set()
+            # Not asyncio.wait_for: on 3.11 it swallows a stop() that meets a wake-up.
             try:
-                await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+                async with asyncio.timeout(self.poll_seconds):
+                    await self._wake.wait()
             except TimeoutError:
                 pass
             self._wake.clear()
@@ -209,6 +219,7 @@ class Job:
 
     async def _pass_with_backoff(self) -> None:
         retrying = AsyncRetrying(
+            stop=lambda _: self._stopped(),
             retry=retry_if_exception(_for_now),
             wait=wait_exponential(multiplier=BACKOFF_START, max=BACKOFF_MAX),
             before_sleep=self._waiting,
