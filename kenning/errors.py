@@ -59,7 +59,13 @@ class WorkerFailed(KenningError):
 
 
 class WorkerStopped(KenningError):
-    """The worker processes were stopped (shutdown, or a signal to the whole group)."""
+    """The worker processes were stopped from outside (a signal to the whole group) or
+    all died at once; the pool starts new ones, so the work is tried again."""
+
+
+class ShutDown(KenningError):
+    """What the work was sent to was stopped on purpose (the library is closing) and takes
+    no more: no retry can help, and the work is asked for again at the next start."""
 
 
 class DaemonNotRunning(KenningError):

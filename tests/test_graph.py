@@ -12,9 +12,12 @@ import asyncio
 import time
 from collections.abc import Callable
 
+import pytest
 
 from kenning.api import EntityRelation
 from kenning.config import LlmSettings, RetrievalSettings
+from kenning.errors import ShutDown
+from kenning.ingest.parse_pool import ParsePool
 from kenning.retrieval import graph as graph_leg
 from kenning.retrieval.search import Retriever
 from kenning.store import documents, graph, sources
@@ -484,3 +487,28 @@ async def test_the_mark_redaction_leaves_is_no_entity(db: Database):
     await extract_offline(db, [row[0] for row in await rows(db, "SELECT id FROM items")])
     names = {row[0] for row in await rows(db, "SELECT name FROM entities")}
     assert "Mara Quinn" in names and not any("REDACTED" in name.upper() for name in names)
+
+
+async def test_extraction_on_workers_stopped_for_shutdown_ends_at_once_and_loses_nothing(db: Database):
+    """The worker pool is stopped on purpose (the library is closing): no retry can help,
+    so the pass ends with that reason instead of backing off for ever, and the chunk it
+    could not mine is not marked failed but left for the next start."""
+    notes = await source(db)
+    document_id, _ = await store_document(db, notes, "a.md", "Project Falcon is led by Maria Chen.")
+    workers = ParsePool(workers=1, memory_mb=300)
+    await workers.stop()
+    builder = GraphSide(db, LlmSettings(), asyncio.Event(), workers)
+    builder.quiet.set()
+    builder.start()
+    try:
+        assert builder.job is not None
+        async with asyncio.timeout(20):
+            with pytest.raises(ShutDown, match="the worker pool is stopped"):
+                await builder.job.request()
+        assert not builder.job.running
+        assert (await builder.status()).job.state == "stopped"
+    finally:
+        await builder.stop()
+    [item] = await item_ids(db, document_id)
+    assert await extraction_row(db, item) is None
+    assert await graph.count_pending(db, OFFLINE) == 1

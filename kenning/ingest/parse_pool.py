@@ -38,7 +38,7 @@ from typing import TypeVar
 
 from pebble import ProcessExpired, ProcessPool
 
-from kenning.errors import ReaderError, WorkerFailed, WorkerStopped
+from kenning.errors import ReaderError, ShutDown, WorkerFailed, WorkerStopped
 from kenning.ingest.convert import ConvertLimits, Converted, convert_file
 
 log = logging.getLogger(__name__)
@@ -88,14 +88,15 @@ class ParsePool:
             ) from None
         except TimeoutError:
             raise ReaderError(f"took longer than the {timeout:g}-second parse limit ([limits] parse_timeout)") from None
-        except WorkerStopped as exc:
+        except (WorkerStopped, ShutDown) as exc:
             raise ParseInterrupted(str(exc)) from None
         except WorkerFailed as exc:
             raise ReaderError(f"the parser crashed ({exc})") from None
 
     async def run(self, function: Callable, args: tuple, timeout: float):
         """`function(*args)` in a worker; MemoryError and TimeoutError as they happened
-        there, WorkerFailed when the worker died, WorkerStopped when it was stopped."""
+        there, WorkerFailed when the worker died, WorkerStopped when it was stopped from
+        outside (new workers start), ShutDown once stop() was called (none will)."""
         # Counted before the pool is fetched, so the idle timer cannot retire the pool
         # this call is about to use.
         self._in_flight += 1
@@ -148,7 +149,7 @@ class ParsePool:
 
     async def _running_pool(self) -> ProcessPool:
         if self._stopped:
-            raise WorkerStopped("the worker pool is stopped")
+            raise ShutDown("the worker pool is stopped")
         pool = self._pool
         if pool is not None and pool.active:
             return pool
@@ -166,7 +167,7 @@ class ParsePool:
             if self._stopped:
                 # stop() ran while the workers were starting.
                 self._discard(pool)
-                raise WorkerStopped("the worker pool is stopped")
+                raise ShutDown("the worker pool is stopped")
             return pool
 
     def _new_pool(self) -> ProcessPool:

@@ -15,7 +15,9 @@ pass does is the job's own; what every job shares lives here:
 - A backend that cannot serve (`BackendUnavailable`), or a store that refuses every write
   for now (a full disk, another process holding the write lock), puts the job in
   `waiting` and the pass is retried with exponential backoff (tenacity) until it
-  succeeds or the job stops.
+  succeeds or the job stops. What a pass works through that was stopped on purpose
+  (`ShutDown`: the library is closing) ends the job: no retry could help, and the work
+  left is still there at the next start.
 - `pace()` is how a pass yields to ingest: between pages it waits for the `quiet`
   event (no sweep is reading files in), but never longer than `max_defer` at a time, so
   a slow file cannot hold the whole library's embedding back for long.
@@ -36,7 +38,7 @@ from dataclasses import dataclass, field
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential
 
-from kenning.errors import BackendUnavailable
+from kenning.errors import BackendUnavailable, ShutDown
 from kenning.store.database import unwritable
 
 log = logging.getLogger(__name__)
@@ -210,6 +212,12 @@ class Job:
                 await self._pass_with_backoff()
             except asyncio.CancelledError:
                 raise
+            except ShutDown as exc:
+                log.info("%s: %s; the job stops", self.name, exc)
+                self.last_error = str(exc)
+                self._settle(number, exc)
+                self.state = JobState.STOPPED
+                return
             except Exception as exc:
                 log.exception("%s: pass failed", self.name)
                 self.last_error = f"{type(exc).__name__}: {exc}"

@@ -213,6 +213,8 @@ class OfflineExtractor:
         try:
             return await self.processes.run(_extract_all, (texts,), BATCH_TIMEOUT_SECONDS)
         except WorkerStopped as exc:
+            # New workers start, so the job backs off and tries again. ShutDown (the
+            # workers were stopped on purpose) goes up as it is and ends the job.
             raise BackendUnavailable(f"extraction workers: {exc}") from None
         except (WorkerFailed, MemoryError, TimeoutError) as exc:
             # Tried again later, with backoff, like any failed chunk.
