@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from kenning.errors import ReaderError
+from kenning.errors import ReaderError, ShutDown
 from kenning.ingest.convert import ConvertLimits
 from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
 from kenning.ingest.readers import ReadLimits
@@ -139,3 +139,19 @@ async def test_idle_workers_exit_and_the_next_file_starts_them_again(note: Path)
         assert (await pool.convert(note, "note", LIMITS, TIMEOUT)).items
     finally:
         await pool.stop()
+
+
+async def test_stopping_the_pool_fails_what_is_in_flight_or_queued_at_once(slow: Path, note: Path) -> None:
+    """pebble never settles a task its stop() abandons: whoever awaited one waited for
+    ever (a sweep's parse, the extraction job's batch) instead of learning it was shut down."""
+    pool = ParsePool(workers=1, memory_mb=1024)
+    await started_worker(pool, note)
+    parse = asyncio.create_task(pool.convert(slow, "slow", LIMITS, TIMEOUT))
+    queued = asyncio.create_task(pool.run(time.sleep, (30,), TIMEOUT))
+    await asyncio.sleep(0.5)
+    await pool.stop()
+    async with asyncio.timeout(10):
+        with pytest.raises(ParseInterrupted, match="stopped"):
+            await parse
+        with pytest.raises(ShutDown, match="stopped"):
+            await queued

@@ -73,6 +73,8 @@ class ParsePool:
         # A thread lock, taken in the starting thread: the pool is not tied to one loop.
         self._start_lock = threading.Lock()
         self._stopped = False
+        # What callers await; pebble never settles a task its stop() abandoned.
+        self._waiting: set[asyncio.Future] = set()
 
     async def convert(self, path: Path, fallback_title: str, limits: ConvertLimits, timeout: float) -> Converted:
         """Raises ReaderError when the file hit a limit, took over `timeout` s or crashed its worker."""
@@ -118,8 +120,17 @@ class ParsePool:
             # The pool broke (all its workers died) between the check and this call.
             self._discard(pool)
             raise WorkerStopped("worker pool broke; it is restarted") from None
+        waiting = asyncio.wrap_future(future)
+        self._waiting.add(waiting)
         try:
-            return await asyncio.wrap_future(future)
+            return await waiting
+        except asyncio.CancelledError:
+            # stop() cancels what is in flight; a caller that was not cancelled itself
+            # learns why, and that no retry can help.
+            current = asyncio.current_task()
+            if self._stopped and waiting.cancelled() and current is not None and not current.cancelling():
+                raise ShutDown("the worker pool was stopped mid-task") from None
+            raise
         except ProcessExpired as exc:
             if exc.exitcode in _STOPPED_BY_SIGNAL:
                 raise WorkerStopped(f"worker stopped (exit code {exc.exitcode})") from None
@@ -129,10 +140,15 @@ class ParsePool:
             # processes): start afresh next time and let the work be tried again.
             self._discard(pool)
             raise WorkerStopped("worker pool broke; it is restarted") from None
+        finally:
+            self._waiting.discard(waiting)
 
     async def stop(self) -> None:
-        """End every worker now; a parse in progress is abandoned, never waited for."""
+        """End every worker now; a parse in progress is abandoned, never waited for, and
+        whoever awaits it gets ShutDown at once."""
         self._stopped = True
+        for waiting in list(self._waiting):
+            waiting.cancel()
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None
