@@ -670,3 +670,25 @@ async def test_a_capsule_prepared_again_keeps_every_tag_it_was_stored_with(lib):
     await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger, set())
     tags = (await lib.memory_show(capsule.id)).tags
     assert tags == ["line one line two", "dup", *(f"t{n}" for n in range(40)), long_tag]
+
+
+async def test_closing_right_after_an_add_stops_and_keeps_the_document(tmp_path):
+    """The add wakes the extraction job as close() stops it; close used to wait forever
+    for a job that kept retrying against the worker pool close() had just stopped."""
+    library = await opened(tmp_path)
+    added = await library.add_text(
+        TextDocument("Pump notes", "Body text about pumps.", "note://pumps", supersedes=("note://old-pumps",))
+    )
+    async with asyncio.timeout(60):
+        await library.close()
+    again = await opened(tmp_path)
+    try:
+        fetched = await again.get(uri="note://pumps")
+        assert fetched.document is not None and fetched.document.document_id == added.document_id
+        assert "pumps" in " ".join(item.content for item in fetched.items)
+    finally:
+        await again.close()
+    with sqlite3.connect(again.settings.daemon.db_path) as check:
+        links = check.execute("SELECT document_id, kind, target FROM document_links").fetchall()
+    assert {(document, kind) for document, kind, _ in links} == {(added.document_id, "supersedes")}
+    assert any(target.endswith("note://old-pumps") for _, _, target in links)

@@ -141,18 +141,23 @@ class Library:
         await self.folders.apply(self.settings)
 
     async def close(self) -> None:
-        """Stop everything that runs; whatever is in flight rolls back and resumes at the next start."""
+        """Stop everything that runs; whatever is in flight rolls back and resumes at the next start.
+
+        The jobs and background tasks stop before the worker pools they send work to, so
+        none is left waiting on a pool that is gone.
+        """
         await self.folders.stop_all()
-        await asyncio.gather(
-            self.semantic.stop(), self.graph.stop(), self.dedup.stop(), self.url_pool.close(), self.parsers.stop()
-        )
+        await asyncio.gather(self.semantic.stop(), self.graph.stop(), self.dedup.stop(), self._cancel_tasks())
+        await asyncio.gather(self.url_pool.close(), self.parsers.stop())
+        self.retriever.close()
+        await self.db.close()
+
+    async def _cancel_tasks(self) -> None:
         tasks = [task for task in self._tasks if not task.done()]
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks)
-        self.retriever.close()
-        await self.db.close()
 
     async def _prepare_again(self) -> None:
         """One run at a time: a run goes round until nothing it has not tried is stale."""
