@@ -190,6 +190,25 @@ async def test_close_cancels_requests_past_its_deadline_and_wakes_waiters():
     assert all(worker.closed for worker in shop.workers) and pool.replaced == 0
 
 
+async def test_close_fails_callers_waiting_for_a_worker_at_once():
+    """They learn the pool is gone while the request in flight still has its time to
+    finish, instead of waiting for that request to end or be cancelled."""
+    shop = Workshop()
+    pool = BoundedPool(shop, 1, close_timeout=30)
+    busy = asyncio.create_task(pool.send("hang"))
+    waiters = [asyncio.create_task(pool.send(0)) for _ in range(3)]
+    await asyncio.sleep(0.02)
+    closing = asyncio.create_task(pool.close())
+    async with asyncio.timeout(10):
+        for waiter in waiters:
+            with pytest.raises(PoolClosed):
+                await waiter
+    assert not busy.done() and not closing.done()
+    busy.cancel()
+    await closing
+    assert all(worker.closed for worker in shop.workers)
+
+
 async def test_a_failed_start_closes_the_workers_it_started():
     shop = Workshop(fail_start_at=2)
     pool = BoundedPool(shop, 4)

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Generic, Protocol, TypeVar
 
-from kenning.errors import KenningError
+from kenning.errors import KenningError, ShutDown
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class Worker(Protocol[_Req_contra, _Resp_co]):
     async def close(self) -> None: ...
 
 
-class PoolClosed(KenningError):
+class PoolClosed(ShutDown):
     """The pool is closing or closed; the request was not (or not fully) handled."""
 
 
@@ -142,6 +142,9 @@ class BoundedPool(Generic[RequestT, ResponseT]):
             await self._closed.wait()
             return
         self.state = PoolState.CLOSING
+        # Callers waiting for a worker learn at once that none is coming: one permit
+        # more wakes the first, and each passes it on (_checkout).
+        self._permits.release()
         try:
             await self._drain()
             await asyncio.gather(*(self._close_worker(worker) for worker in list(self._workers.values())))
@@ -172,8 +175,8 @@ class BoundedPool(Generic[RequestT, ResponseT]):
         self._check_open()
         await self._permits.acquire()
         if self.state is not PoolState.RUNNING:
-            # Woken by a request finishing during close(): pass the wake-up on, so every
-            # waiter learns the pool is gone.
+            # Woken during close() (by its own permit, or a request finishing): pass the
+            # wake-up on, so every waiter learns the pool is gone.
             self._permits.release()
             raise PoolClosed(f"{self.name} is closed")
         worker = self._idle.pop()
