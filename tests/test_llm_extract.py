@@ -12,6 +12,7 @@ import pytest
 from kenning.config import LlmSettings
 from kenning.store.records import Entity, Extraction, ExtractionFailed, Relation
 from kenning.workers.llm_extract import OllamaExtractor, fence, markers
+from kenning.workers.pool import PoolClosed
 from tests.fake_ollama import FakeOllama, fake_ollama
 
 _BLOCK = re.compile(r"<<<BEGIN_UNTRUSTED_CHUNK_([0-9a-f]{32})>>>\n(.*)\n<<<END_UNTRUSTED_CHUNK_\1>>>", re.DOTALL)
@@ -235,3 +236,13 @@ async def test_a_missing_model_names_the_pull_command(server: FakeOllama):
         await extractor.close()
     assert isinstance(failed, ExtractionFailed) and failed.retryable
     assert "`ollama pull qwen3:4b`" in failed.reason and server.url in failed.reason
+
+
+async def test_a_closed_extractor_fails_the_batch_instead_of_each_chunk(server: FakeOllama):
+    """Closing is no chunk's fault: the job must not record its chunks as failed (and
+    retry them later), but end, leaving them pending for the next start."""
+    extractor = OllamaExtractor(settings(server))
+    await extractor.extract(["Ada Lovelace"])
+    await extractor.close()
+    with pytest.raises(PoolClosed):
+        await extractor.extract(["Ada Lovelace", "Babbage"])

@@ -31,7 +31,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 from kenning.config import LlmSettings
 from kenning.store.records import Entity, Extraction, ExtractionFailed, Relation
 from kenning.text.names import normalize_name
-from kenning.workers.pool import BoundedPool, PoolClosed, PoolTimeout
+from kenning.workers.pool import BoundedPool, PoolTimeout
 
 log = logging.getLogger(__name__)
 
@@ -317,8 +317,8 @@ class OllamaExtractor:
                 f"ollama at {self.base_url} answered with something unusable ({type(exc).__name__})",
                 details={"unavailable": True},
             )
-        if isinstance(exc, PoolClosed):
-            return ExtractionFailed("the extractor was closed before the chunk was extracted")
+        # PoolClosed among them: the extractor is shutting down, which is no chunk's
+        # fault; the batch fails as a whole and its chunks stay pending, not failed.
         raise exc
 
 
