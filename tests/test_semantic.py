@@ -737,3 +737,22 @@ async def test_vectors_of_two_dimensions_are_reported_until_the_model_can_be_ask
     assert (status.dimension, status.model_dimension, status.mismatched) == (32, 32, 0)
     result = await semantic.search("orchestra symphony")
     assert result.warnings == [] and result.hits[0].legs == ["keyword", "vector"]
+
+
+@pytest.mark.parametrize("turns", range(4))
+async def test_closing_the_index_as_a_write_wakes_it_closes(db: Database, turns: int):
+    """A write landing as the library closes: the wake-up and close()'s cancellation
+    meet. With growth slack left the updater waited under Python 3.11's wait_for, which
+    swallowed the cancellation when the two met, and close() waited forever."""
+    ids = await items_in(db, "notes", 40)
+    rows = unit_rows(40, 16)
+    await vectors.write_vectors(db, "sig", ids[:2], rows[:2])
+    index = await VectorIndex.open(db, "sig")
+    await embed_rows(db, index, ids[2:39], rows[2:39])
+    assert index._has_slack()
+    await vectors.write_vectors(db, "sig", ids[39:], rows[39:])
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    async with asyncio.timeout(10):
+        await index.close()
+    assert len(index) == 0

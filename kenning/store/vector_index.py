@@ -201,8 +201,10 @@ class VectorIndex:
     async def _run(self) -> None:
         self._idle.set()
         while True:
+            # Not asyncio.wait_for: on 3.11 it swallows a close() that meets a wake-up.
             try:
-                await asyncio.wait_for(self._wake.wait(), SHRINK_AFTER_SECONDS if self._has_slack() else None)
+                async with asyncio.timeout(SHRINK_AFTER_SECONDS if self._has_slack() else None):
+                    await self._wake.wait()
             except TimeoutError:
                 await asyncio.to_thread(self._shrink)
                 continue
