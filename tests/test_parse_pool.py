@@ -155,3 +155,30 @@ async def test_stopping_the_pool_fails_what_is_in_flight_or_queued_at_once(slow:
             await parse
         with pytest.raises(ShutDown, match="stopped"):
             await queued
+
+
+def nap(seconds: float, name: str) -> str:
+    """Work of a known length, run in a worker."""
+    time.sleep(seconds)
+    return name
+
+
+async def test_an_urgent_task_goes_before_background_work_already_queued() -> None:
+    """`ken add-url` converts its page in the pool a sweep's files use: it must not wait
+    for every file queued ahead of it (sweeps of several folders queue many), only for
+    the one a worker is busy with."""
+    pool = ParsePool(workers=1, memory_mb=300)
+    finished: list[str] = []
+
+    async def task(name: str, urgent: bool = False) -> None:
+        finished.append(await pool.run(nap, (1.0, name), TIMEOUT, urgent))
+
+    try:
+        await pool.run(nap, (0, "start"), TIMEOUT)
+        background = [asyncio.create_task(task(f"file {n}")) for n in range(4)]
+        await asyncio.sleep(0.3)  # the first file is running, the rest wait
+        await task("page", urgent=True)
+        await asyncio.gather(*background)
+    finally:
+        await pool.stop()
+    assert finished == ["file 0", "page", "file 1", "file 2", "file 3"]

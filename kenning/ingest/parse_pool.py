@@ -21,6 +21,12 @@ worth of memory per worker.
 The same workers run other CPU-heavy pure-Python work through `run` (the offline entity
 extractor): off the daemon process it neither holds the GIL the event loop needs nor
 leaves its heap behind in the daemon once a large library has been mined.
+
+A page someone is waiting for (`ken add-url`) goes before background work (a sweep's
+files, extraction). pebble queues tasks first come, first served, so background work is
+handed to it no more than `workers` tasks at a time and waits here for the rest; a page
+is handed over at once and starts as soon as a worker is free, never behind a backlog of
+sweeps of several folders. A task already running is never stopped for it.
 """
 
 from __future__ import annotations
@@ -75,15 +81,20 @@ class ParsePool:
         self._stopped = False
         # What callers await; pebble never settles a task its stop() abandoned.
         self._waiting: set[asyncio.Future] = set()
+        # Background tasks handed to pebble, at most `workers` at once; made per event
+        # loop, since an asyncio.Semaphore belongs to the loop that first waits on it.
+        self._background: asyncio.Semaphore | None = None
+        self._background_loop: asyncio.AbstractEventLoop | None = None
 
     async def convert(self, path: Path, fallback_title: str, limits: ConvertLimits, timeout: float) -> Converted:
         """Raises ReaderError when the file hit a limit, took over `timeout` s or crashed its worker."""
         return await self.read(convert_file, (path, fallback_title, limits), timeout)
 
-    async def read(self, function: Callable[..., T], args: tuple, timeout: float) -> T:
-        """`function(*args)`, a read of one file, in a worker: its failures as `convert`'s."""
+    async def read(self, function: Callable[..., T], args: tuple, timeout: float, urgent: bool = False) -> T:
+        """`function(*args)`, a read of one file, in a worker: its failures as `convert`'s.
+        `urgent` when someone is waiting for the answer: it goes before background work."""
         try:
-            return await self.run(function, args, timeout)
+            return await self.run(function, args, timeout, urgent)
         except MemoryError:
             raise ReaderError(
                 f"ran out of memory: the parse limit is {self.memory_mb} MB ([limits] parse_memory_mb)"
@@ -95,7 +106,7 @@ class ParsePool:
         except WorkerFailed as exc:
             raise ReaderError(f"the parser crashed ({exc})") from None
 
-    async def run(self, function: Callable, args: tuple, timeout: float):
+    async def run(self, function: Callable, args: tuple, timeout: float, urgent: bool = False):
         """`function(*args)` in a worker; MemoryError and TimeoutError as they happened
         there, WorkerFailed when the worker died, WorkerStopped when it was stopped from
         outside (new workers start), ShutDown once stop() was called (none will)."""
@@ -106,11 +117,20 @@ class ParsePool:
             self._idle_timer.cancel()
             self._idle_timer = None
         try:
-            return await self._run(function, args, timeout)
+            if urgent:
+                return await self._run(function, args, timeout)
+            async with self._background_slots():
+                return await self._run(function, args, timeout)
         finally:
             self._in_flight -= 1
             if not self._in_flight and not self._stopped:
                 self._idle_timer = asyncio.get_running_loop().call_later(self.idle_seconds, self._retire_idle)
+
+    def _background_slots(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._background is None or self._background_loop is not loop:
+            self._background, self._background_loop = asyncio.Semaphore(self.workers), loop
+        return self._background
 
     async def _run(self, function: Callable, args: tuple, timeout: float):
         pool = await self._running_pool()

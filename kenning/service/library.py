@@ -586,7 +586,10 @@ class Library:
         conversion of hostile markup keeps a core busy after its request has failed."""
         try:
             return await self.parsers.read(
-                prepare_page, (page, self.settings.chunking, self.settings.limits), self.settings.limits.parse_timeout
+                prepare_page,
+                (page, self.settings.chunking, self.settings.limits),
+                self.settings.limits.parse_timeout,
+                urgent=True,
             )
         except ReaderError as exc:
             raise ReaderError(f"cannot read the page at {page.url}: {exc}") from None
