@@ -5,9 +5,11 @@ test runs, and agent text piped into `ken add-text`."""
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -402,3 +404,48 @@ def test_agent_text_with_a_long_heading_line_neither_stalls_the_daemon_nor_is_st
     hits = daemon.search("cone")
     assert [len(hit["section"]) <= 420 for hit in hits] == [True]
     # The library fixture fails the test if the daemon reported its loop held.
+
+
+def test_add_url_gives_up_on_a_stalled_server_and_says_the_page_may_still_come(library, http_server):
+    """`ken add-url` waited for the daemon with no time limit: a server that stalls (here
+    within a patient [fetch] timeout) kept the command waiting. --timeout bounds the wait;
+    the message says the daemon may still add the page, and it does once the server
+    answers."""
+    release = threading.Event()
+    page = Page("Slow Harbour", "The heron waits at the sluice gate.", '"v1"', "Mon, 06 Jan 2025 10:00:00 GMT")
+
+    def stalled(handler: Handler) -> None:
+        release.wait(60)
+        page(handler)
+
+    http_server.routes["/slow.html"] = stalled
+    url = f"{http_server.base}/slow.html"
+    library.configure([], extra='[fetch]\nallowed_hosts = ["127.0.0.1"]\ntimeout = 60\n')
+    daemon = library.daemon()
+
+    message = refused(library, "add-url", "--timeout", "3", url)
+    assert f"no answer from the daemon within 3 s; it may still be fetching and adding {url}" in message
+    assert f"`ken get {url}`" in message
+    release.set()
+    wait_for(lambda: daemon.search("heron"), 30, "the page to be added after all")
+    assert "The heron waits at the sluice gate." in ken(library, "get", url).stdout
+
+
+def test_add_url_waits_only_as_long_as_the_daemon_s_own_limits(library, http_server):
+    """With no --timeout the wait follows the config: [fetch] timeout + [limits]
+    parse_timeout + 30 s. A daemon that stalls (stopped here) no longer keeps the
+    command waiting forever."""
+    http_server.routes["/page.html"] = Page("Quay", "Gulls on the quay.", '"v1"', "Mon, 06 Jan 2025 10:00:00 GMT")
+    url = f"{http_server.base}/page.html"
+    library.configure([], extra='[fetch]\nallowed_hosts = ["127.0.0.1"]\ntimeout = 1\n[limits]\nparse_timeout = 1\n')
+    daemon = library.daemon()
+    daemon.proc.send_signal(signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        message = refused(library, "add-url", url)
+        waited = time.monotonic() - started
+    finally:
+        daemon.proc.send_signal(signal.SIGCONT)
+    assert "no answer from the daemon within 32 s" in message
+    assert 32 <= waited < 50
+    wait_for(lambda: daemon.search("gulls"), 30, "the stopped daemon, continued, to add the page")

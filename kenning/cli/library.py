@@ -13,11 +13,15 @@ from kenning import api
 from kenning.cli.app import (
     Context, echo_notes, for_terminal, json_option, main, pass_context, print_json, stdin_text,
 )  # fmt: skip
-from kenning.errors import KenningError, RpcError
+from kenning.errors import DaemonTimeout, KenningError, RpcError
 from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
 NOT_FOUND = -32001  # docs/protocol.md
+
+# How long `ken add-url` waits past the daemon's own limits for a fetch and a page's
+# conversion, each spent in full: for a busy worker or a fetch queued ahead, and the store.
+URL_WAIT_MARGIN = 30.0
 
 # Formats whose line numbers are the file's own: an editor opens them at a cited line.
 # PDF, DOCX and HTML are cited in the text kenning extracted (`ken get` shows it).
@@ -546,18 +550,48 @@ def remove_text(ctx: Context, uri: str, as_json: bool) -> None:
     click.echo(f"removed document {result.document_id} {result.title!r} ({one_line(result.uri)})")
 
 
+def url_wait_option(function):
+    return click.option(
+        "--timeout",
+        type=click.FloatRange(0, min_open=True),
+        metavar="SECONDS",
+        help="How long to wait for the daemon's answer. Default: [fetch] timeout + [limits] parse_timeout"
+        f" + {URL_WAIT_MARGIN:g} s (180 s with the default config).",
+    )(function)
+
+
+def _page_call(ctx: Context, method: str, url: str, timeout: float | None, doing: str) -> api.AddedDocument:
+    """Waits as long as the daemon's own limits let the work run, so a stalled daemon
+    cannot keep the command waiting forever. The daemon goes on with a request its
+    client gave up on, so the message says the page may still arrive."""
+    if timeout is None:
+        settings = ctx.settings
+        timeout = settings.fetch.timeout + settings.limits.parse_timeout + URL_WAIT_MARGIN
+    try:
+        return ctx.fetch(method, api.AddedDocument, {"url": url}, timeout=timeout)
+    except DaemonTimeout:
+        shown = one_line(url)
+        raise DaemonTimeout(
+            f"no answer from the daemon within {timeout:g} s; it may still be {doing} {shown}."
+            f" `ken get {shown}` shows the page once it is indexed; `ken status` shows whether the daemon"
+            " answers, and its log why a page failed. --timeout waits longer"
+        ) from None
+
+
 @main.command("add-url")
 @click.argument("url")
+@url_wait_option
 @json_option
 @pass_context
-def add_url(ctx: Context, url: str, as_json: bool) -> None:
+def add_url(ctx: Context, url: str, timeout: float | None, as_json: bool) -> None:
     """Fetch a web page (its host must be in [fetch] allowed_hosts) and index it.
 
     \b
     Examples:
       ken add-url https://docs.python.org/3/library/asyncio-task.html
+      ken add-url --timeout 600 https://example.com/slow-server.html
     """
-    result = ctx.fetch("urls.add", api.AddedDocument, {"url": url}, timeout=None)
+    result = _page_call(ctx, "urls.add", url, timeout, "fetching and adding")
     if as_json:
         print_json(result)
         return
@@ -566,16 +600,17 @@ def add_url(ctx: Context, url: str, as_json: bool) -> None:
 
 @main.command("refresh-url")
 @click.argument("url")
+@url_wait_option
 @json_option
 @pass_context
-def refresh_url(ctx: Context, url: str, as_json: bool) -> None:
+def refresh_url(ctx: Context, url: str, timeout: float | None, as_json: bool) -> None:
     """Fetch an added page again (conditional GET) and re-index it if it changed.
 
     \b
     Examples:
       ken refresh-url https://docs.python.org/3/library/asyncio-task.html
     """
-    result = ctx.fetch("urls.refresh", api.AddedDocument, {"url": url}, timeout=None)
+    result = _page_call(ctx, "urls.refresh", url, timeout, "fetching and updating")
     if as_json:
         print_json(result)
         return
