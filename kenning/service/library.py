@@ -445,16 +445,15 @@ class Library:
         `ken get` and `ken show --context` read around a hit with it."""
         at = None
         if document_id is not None:
-            found, named = await document_text.find_by_id(self.db, document_id), f"document {document_id}"
+            found, named = await lookup.find_by_id(self.db, document_id), f"document {document_id}"
         elif path is not None:
             at = await lookup.document_at(self.db, path)
-            found, named = at and document_text.FoundDocument(at.document_id, at.status, at.reason), path
+            found, named = at and lookup.FoundDocument(at.document_id, at.status, at.reason, at.has_text), path
         else:
             assert uri is not None
             # By the raw uri it was added under first: the stored one is redacted.
             keyed = await lookup.find_keyed(self.db, stored_keys(uri))
-            finding = document_text.find_by_id(self.db, keyed) if keyed else document_text.find_by_uri(self.db, uri)
-            found = await finding
+            found = await (lookup.find_by_id(self.db, keyed) if keyed else lookup.find_document(self.db, uri))
             named = redact(uri)
         if found is None:
             raise NotFound(f"{named} is not in the library; `ken search` finds what is")

@@ -51,7 +51,8 @@ async def resolve(
     assert uri is not None
     found = await lookup.find_keyed(db, stored_keys(uri))
     if found is None:
-        found = await lookup.find_document(db, uri)
+        named = await lookup.find_document(db, uri)
+        found = named.id if named is not None and named.has_text else None
     if found is None:
         raise NotFound(f"no indexed document at {redact(uri)}")
     return found, None if source is None else await held_by(db, found, source, redact(uri))

@@ -24,38 +24,10 @@ from kenning.store.lookup import display_path
 
 
 @dataclass(frozen=True)
-class FoundDocument:
-    id: int  # the stored copy's id: a location merged into another document names its owner
-    status: str
-    reason: str | None
-
-
-@dataclass(frozen=True)
 class Chunk:
     line_start: int
     line_end: int
     content: str
-
-
-async def find_by_uri(db: Database, uri: str) -> FoundDocument | None:
-    """An agent document or fetched page by its uri (as stored, i.e. redacted)."""
-    return await _find(db, "uri = ?", (uri,))
-
-
-async def find_by_id(db: Database, document_id: int) -> FoundDocument | None:
-    return await _find(db, "id = ?", (document_id,))
-
-
-async def _find(db: Database, where: str, params: tuple) -> FoundDocument | None:
-    rows = await db.read(
-        f"SELECT coalesce(merged_into, id), status, reason FROM documents WHERE {where} ORDER BY id LIMIT 1", params
-    )
-    if not rows:
-        return None
-    document_id, status, reason = rows[0]
-    if status == "merged":
-        [(status, reason)] = await db.read("SELECT status, reason FROM documents WHERE id = ?", (document_id,))
-    return FoundDocument(document_id, status, reason)
 
 
 async def describe(db: Database, document_id: int) -> DocumentInfo:

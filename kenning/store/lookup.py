@@ -214,11 +214,43 @@ def _under_roots(path: str, roots: list[tuple[int, str]]) -> list[tuple[int, str
     return list(dict.fromkeys((source_id, rel) for _, source_id, rel in matches))
 
 
-async def find_document(db: Database, uri: str) -> int | None:
-    """The document an exact uri (agent text, pages, records) names, followed to the copy
-    that holds its text."""
-    async with db.reader() as conn:
-        return await _named(conn, "uri = ?", (uri,))
+@dataclass(frozen=True)
+class FoundDocument:
+    id: int  # the stored copy's id: a location merged into another document names its owner
+    status: str  # the stored copy's
+    reason: str | None
+    has_text: bool  # as AtPath.has_text
+
+
+# A row holding text is found whatever its state: one being read again, or one kenning
+# failed on after indexing it, is what search cites it by.
+_HAS_TEXT = "(status IN ('done', 'merged') OR chunk_count > 0)"
+
+
+async def find_document(db: Database, uri: str) -> FoundDocument | None:
+    """The document an exact uri (agent text, pages, records; as stored, so redacted)
+    names, followed to the copy that holds its text. Of several rows under one uri (two
+    uris that redact alike), one holding text comes first, an indexed one before one being
+    read again; a row without text is still found, its status and reason saying why."""
+    return await _find(db, "uri = ?", (uri,))
+
+
+async def find_by_id(db: Database, document_id: int) -> FoundDocument | None:
+    return await _find(db, "id = ?", (document_id,))
+
+
+async def _find(db: Database, where: str, params: tuple) -> FoundDocument | None:
+    rows = await db.read(
+        f"SELECT coalesce(merged_into, id), status, reason, {_HAS_TEXT} FROM documents WHERE {where}"
+        f" ORDER BY {_HAS_TEXT} DESC, status = 'done' DESC, id LIMIT 1",
+        params,
+    )
+    if not rows:
+        return None
+    document_id, status, reason, has_text = rows[0]
+    if status == "merged":
+        [(status, reason)] = await db.read("SELECT status, reason FROM documents WHERE id = ?", (document_id,))
+    return FoundDocument(document_id, status, reason, bool(has_text))
 
 
 async def find_keyed(db: Database, keys: list[str]) -> int | None:
@@ -235,11 +267,9 @@ async def find_keyed(db: Database, keys: list[str]) -> int | None:
 
 
 async def _named(conn: aiosqlite.Connection, where: str, params: tuple) -> int | None:
-    # A row holding text is found whatever its state: one being read again, or one
-    # kenning failed on after indexing it, is what search cites it by.
     rows = await conn.execute_fetchall(
-        f"SELECT coalesce(merged_into, id) FROM documents WHERE {where}"
-        " AND (status IN ('done', 'merged') OR chunk_count > 0) ORDER BY status = 'done' DESC, id LIMIT 1",
+        f"SELECT coalesce(merged_into, id) FROM documents WHERE {where} AND {_HAS_TEXT}"
+        " ORDER BY status = 'done' DESC, id LIMIT 1",
         params,
     )
     return rows[0][0] if rows else None
