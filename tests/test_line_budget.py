@@ -58,3 +58,81 @@ async def test_lines_that_together_need_more_than_the_budget_are_read_in_turn_no
         for _, writer in connections:
             writer.close()
         await server.stop()
+
+
+class _Gated:
+    """A `length` method whose large requests wait at a gate the test opens, so requests
+    can be caught waiting their turn for LARGE_REQUESTS_AT_ONCE."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.entered = 0
+
+    async def __call__(self, params: _Text) -> dict:
+        if len(params.text) > 1000:
+            self.entered += 1
+            await self.gate.wait()
+        return {"chars": len(params.text)}
+
+
+async def _settled(writers: list[asyncio.StreamWriter]) -> list[int]:
+    """The bytes each client has not yet got out to the daemon, once that stops changing."""
+    sizes, steady = None, 0
+    for _ in range(200):
+        now = [writer.transport.get_write_buffer_size() for writer in writers]
+        steady = steady + 1 if now == sizes else 0
+        if steady >= 5:
+            break
+        sizes = now
+        await asyncio.sleep(0.2)
+    assert sizes is not None
+    return sizes
+
+
+async def test_large_requests_waiting_their_turn_count_against_the_budget(monkeypatch):
+    """Requests over LARGE_REQUEST_BYTES are handled two at a time; the ones waiting for a
+    turn held their whole line outside the budget, so the daemon read in every line sent
+    to it however many there were: forty 45 MB documents at once held 1.8 GB. Now a line
+    stays charged until it is answered, new lines wait for the budget, and every one is
+    still answered in the end. A small request is answered meanwhile."""
+    monkeypatch.setattr(protocol, "LINE_BUDGET_BYTES", 16 * MIB)
+    monkeypatch.setattr(protocol, "MAX_LINE_BYTES", 10 * MIB)  # and so the overdraw: 26 MiB in all
+    method = _Gated()
+    folder = Path(tempfile.mkdtemp(prefix="kb", dir="/tmp"))
+    server = RpcServer(folder / "s.sock", {"length": Method(_Text, method)}, idle_seconds=120, line_seconds=120)
+    await server.start()
+    chars = 9 * MIB  # 8 MiB past each line's first: three whole lines fit in 26 MiB, not four
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "length", "params": {"text": "a" * chars}}).encode()
+    line += b"\n"
+    connections = []
+    try:
+        for _ in range(12):
+            connections.append(await asyncio.open_unix_connection(str(server.path)))
+            connections[-1][1].write(line)
+        writers = [writer for _, writer in connections]
+        for _ in range(200):
+            if method.entered == protocol.LARGE_REQUESTS_AT_ONCE:
+                break
+            await asyncio.sleep(0.1)
+        assert method.entered == protocol.LARGE_REQUESTS_AT_ONCE
+        unsent = await _settled(writers)
+        taken_whole = sum(size == 0 for size in unsent)
+        # Three whole lines and parts of others (the last few MiB of a part sit in the
+        # daemon's read buffers); before, all twelve were read in.
+        assert taken_whole <= 6, unsent
+        small = await asyncio.open_unix_connection(str(server.path))
+        connections.append(small)
+        small[1].write(b'{"jsonrpc": "2.0", "id": 2, "method": "length", "params": {"text": "abc"}}\n')
+        assert json.loads(await asyncio.wait_for(small[0].readline(), 30))["result"] == {"chars": 3}
+        method.gate.set()
+        answers = await asyncio.gather(
+            *(asyncio.wait_for(reader.readline(), 60) for reader, _ in connections[:12]),
+            *(writer.drain() for writer in writers),
+        )
+        for answer in answers[:12]:
+            assert json.loads(answer).get("result") == {"chars": chars}, answer[:200]
+    finally:
+        for _, writer in connections:
+            writer.close()
+        await server.stop()
+    assert server._line_budget.free == 16 * MIB  # all of it given back

@@ -31,10 +31,10 @@ MAX_TEXT_CHARS = 10_000_000
 # Large enough for an agent's document in one request: MAX_TEXT_CHARS characters of
 # any script, at up to 4 bytes each in UTF-8, and the request around them.
 MAX_LINE_BYTES = 48 << 20
-# What all connections' unfinished lines may hold together, past each one's first MiB:
-# a few such documents arriving at once, and no more than that (and the oldest line's
-# overdraw, at most one line) held however many connections begin one
-# (kenning/daemon/framing.py, LineBudget).
+# What all connections' lines may hold together, past each one's first MiB, from their
+# first byte until their request is handled: a few such documents arriving or waiting
+# their turn at once, and no more than that (and the oldest line's overdraw, at most one
+# line) held however many connections send one (kenning/daemon/framing.py, LineBudget).
 LINE_BUDGET_BYTES = 256 << 20
 # Requests over LARGE_REQUEST_BYTES (an agent's long document, most of all) are handled
 # LARGE_REQUESTS_AT_ONCE at a time; the rest wait their turn. Decoding, redacting and

@@ -95,7 +95,7 @@ class RpcServer:
         self._full = False
         # The socket file this server bound (device, inode): only that one is removed.
         self._bound: tuple[int, int] | None = None
-        self._line_budget = LineBudget(protocol.LINE_BUDGET_BYTES)
+        self._line_budget = LineBudget(protocol.LINE_BUDGET_BYTES, protocol.MAX_LINE_BYTES)
         self._large_requests = asyncio.Semaphore(protocol.LARGE_REQUESTS_AT_ONCE)
 
     async def start(self) -> None:
@@ -170,7 +170,11 @@ class RpcServer:
                 if not line.strip():
                     continue
                 if len(line) > protocol.LARGE_REQUEST_BYTES:
+                    # While it waits its turn the line stays charged to the line budget, so
+                    # forty 45 MB documents sent at once are read in only as the budget
+                    # allows, not held whole (1.8 GB) in the queue for a turn.
                     async with self._large_requests:
+                        lines.release_line()
                         response = await self.handle_line(line)
                 else:
                     response = await self.handle_line(line)
