@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import tempfile
 from pathlib import Path
 
@@ -136,3 +137,47 @@ async def test_large_requests_waiting_their_turn_count_against_the_budget(monkey
             writer.close()
         await server.stop()
     assert server._line_budget.free == 16 * MIB  # all of it given back
+
+
+async def test_a_line_kept_waiting_by_other_requests_is_told_the_daemon_was_busy(monkeypatch):
+    """A line whose client sent it in time, but which waited past socket_line_timeout for
+    the budget other large requests held, was answered "request line not completed
+    within 30 s", as if the client had been slow. It now gets BUSY saying how much the
+    daemon was holding, and sent again once the crowd is through, it is answered."""
+    monkeypatch.setattr(protocol, "LINE_BUDGET_BYTES", 16 * MIB)
+    monkeypatch.setattr(protocol, "MAX_LINE_BYTES", 10 * MIB)
+    method = _Gated()
+    folder = Path(tempfile.mkdtemp(prefix="kb", dir="/tmp"))
+    server = RpcServer(folder / "s.sock", {"length": Method(_Text, method)}, idle_seconds=120, line_seconds=3)
+    await server.start()
+    chars = 9 * MIB
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "length", "params": {"text": "a" * chars}}).encode()
+    line += b"\n"
+    connections = []
+    try:
+        for _ in range(8):
+            connections.append(await asyncio.open_unix_connection(str(server.path)))
+            connections[-1][1].write(line)
+        answers = [asyncio.ensure_future(reader.readline()) for reader, _ in connections]
+        done, _ = await asyncio.wait(answers, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+        assert done and method.entered == protocol.LARGE_REQUESTS_AT_ONCE
+        method.gate.set()
+        results = [json.loads(answer) for answer in await asyncio.wait_for(asyncio.gather(*answers), 60)]
+        busy = [result["error"] for result in results if "error" in result]
+        assert busy and len(busy) < len(results), results
+        assert all(result["result"] == {"chars": chars} for result in results if "result" in result)
+        for error in busy:
+            assert error["code"] == protocol.BUSY, error
+            held = re.fullmatch(
+                r"request line not completed within 3 s: the daemon was holding (\d+) MiB of other requests; retry",
+                error["message"],
+            )
+            assert held and int(held[1]) >= 8, error
+        reader, writer = await asyncio.open_unix_connection(str(server.path))
+        connections.append((reader, writer))
+        writer.write(line)
+        assert json.loads(await asyncio.wait_for(reader.readline(), 60))["result"] == {"chars": chars}
+    finally:
+        for _, writer in connections:
+            writer.transport.abort()
+        await server.stop()

@@ -10,7 +10,8 @@ budget, by at most one line in all, so lines arriving together are read in turn)
 line read whole stays charged until its request is handled, waiting its turn among the
 large ones included. A connection with no request under way for `idle_seconds` is
 closed; a line begun but not finished within `line_seconds` (waiting included) is
-dropped and the connection closed, so half-sent lines do not pin memory forever.
+dropped and the connection closed, so half-sent lines do not pin memory forever (one
+that was waiting for the budget is told so: the daemon was busy, not the client slow).
 
 Decoding is msgspec's: it refuses nesting deeper than it can walk, integers beyond 64
 bits and the NaN/Infinity literals (not JSON) with an error rather than an exception
@@ -35,6 +36,7 @@ class Framing(enum.Enum):
     OVERSIZED = "oversized"  # a line over max_bytes was skipped
     IDLE = "idle"  # no request began within idle_seconds
     STALLED = "stalled"  # a line began but did not end within line_seconds
+    CROWDED = "crowded"  # as STALLED, but waiting for the budget took half the time or more
 
 
 class LineBudget:
@@ -107,6 +109,8 @@ class LineReader:
         self._buffer = bytearray()
         self._scanned = 0  # bytes of the buffer already known to hold no newline
         self._skipping = False
+        # The most other lines held of the budget while the line CROWDED out was read.
+        self.crowded_by = 0
 
     def release(self) -> None:
         """Give back the budget the buffer holds: when the connection ends, or a line over
@@ -131,6 +135,8 @@ class LineReader:
         self.release_line()
         loop = asyncio.get_running_loop()
         deadline: float | None = None
+        waited = 0.0  # for the budget, this line
+        crowd = 0  # the most other lines held of it when this one began to take some
         while True:
             end = self._buffer.find(b"\n", self._scanned)
             if end >= 0:
@@ -168,10 +174,23 @@ class LineReader:
                             # Taken under the line's deadline: a line that waits too long
                             # for the budget is dropped as one sent too slowly.
                             needed = max(0, len(self._buffer) + len(chunk) - CHUNK_BYTES - self._held)
-                            await self._budget.take(self, needed)
+                            crowd = max(crowd, self._budget.held - self._held)
+                            began = loop.time()
+                            try:
+                                await self._budget.take(self, needed)
+                            finally:
+                                waited += loop.time() - began
                             self._held += needed
             except TimeoutError:
-                return Framing.STALLED if deadline is not None else Framing.IDLE
+                if deadline is None:
+                    return Framing.IDLE
+                if waited >= self._line / 2:
+                    # The daemon, busy with other lines, kept this one waiting for most
+                    # of its time (a line crowded out gives back what it held, and the
+                    # one that takes it may run out of time while it reads on).
+                    self.crowded_by = crowd
+                    return Framing.CROWDED
+                return Framing.STALLED
             if not chunk:
                 if self._skipping:
                     self._skipping = False
