@@ -91,6 +91,10 @@ class RpcServer:
         self.line_seconds = line_seconds
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task] = set()
+        # The connections with a request read whole and not yet answered: at stop() only
+        # these are given time to finish; the rest have nothing to lose and close at once.
+        self._handling: set[asyncio.Task] = set()
+        self._stopping = False
         # Whether connections are being turned away (MAX_CONNECTIONS), to log it once.
         self._full = False
         # The socket file this server bound (device, inode): only that one is removed.
@@ -114,10 +118,16 @@ class RpcServer:
         log.info("listening on %s", self.path)
 
     async def stop(self, timeout: float = 5.0) -> None:
-        """Stop accepting, give open requests `timeout` to finish, then cut them off."""
+        """Stop accepting, close connections with no request under way, give open
+        requests `timeout` to finish and be answered, then cut them off."""
         if self._server is None:
             return
+        self._stopping = True
         self._server.close()
+        # An idle client (an editor's MCP server, a `ken` waiting on its terminal) held
+        # every stop for the whole drain; a line half-sent is no request yet either.
+        for task in self._connections - self._handling:
+            task.cancel()
         if self._connections:
             _, pending = await asyncio.wait(self._connections, timeout=timeout)
             for task in pending:
@@ -152,7 +162,8 @@ class RpcServer:
         self._connections.add(task)
         lines = LineReader(reader, protocol.MAX_LINE_BYTES, self.idle_seconds, self.line_seconds, self._line_budget)
         try:
-            while True:
+            # Once stop() has begun, a connection leaves after its answer, not reading another.
+            while not self._stopping:
                 line = await lines.next_line()
                 if line is Framing.OVERSIZED:
                     await self._send(writer, protocol.error_response(
@@ -178,17 +189,11 @@ class RpcServer:
                 assert isinstance(line, bytes)
                 if not line.strip():
                     continue
-                if len(line) > protocol.LARGE_REQUEST_BYTES:
-                    # While it waits its turn the line stays charged to the line budget, so
-                    # forty 45 MB documents sent at once are read in only as the budget
-                    # allows, not held whole (1.8 GB) in the queue for a turn.
-                    async with self._large_requests:
-                        lines.release_line()
-                        response = await self.handle_line(line)
-                else:
-                    response = await self.handle_line(line)
-                if response is not None:
-                    await self._send(writer, response)
+                self._handling.add(task)
+                try:
+                    await self._handle(lines, line, writer)
+                finally:
+                    self._handling.discard(task)
         except (ConnectionResetError, BrokenPipeError):
             pass
         except Unread:
@@ -205,6 +210,20 @@ class RpcServer:
             lines.release()
             self._connections.discard(task)
             writer.close()
+
+    async def _handle(self, lines: LineReader, line: bytes, writer: asyncio.StreamWriter) -> None:
+        """Answer one request line (none for a notification)."""
+        if len(line) > protocol.LARGE_REQUEST_BYTES:
+            # While it waits its turn the line stays charged to the line budget, so forty
+            # 45 MB documents sent at once are read in only as the budget allows, not held
+            # whole (1.8 GB) in the queue for a turn.
+            async with self._large_requests:
+                lines.release_line()
+                response = await self.handle_line(line)
+        else:
+            response = await self.handle_line(line)
+        if response is not None:
+            await self._send(writer, response)
 
     async def _turn_away(self, writer: asyncio.StreamWriter) -> None:
         """Answer BUSY and close: the descriptors the daemon needs for its files stay free."""
