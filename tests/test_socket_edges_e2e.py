@@ -18,6 +18,7 @@ import pytest
 
 from kenning.daemon.protocol import MAX_CONNECTIONS
 from kenning.errors import RpcError
+from tests.daemon_harness import wait_for
 
 
 def _config(library, extra: str = "") -> None:
@@ -379,3 +380,30 @@ def test_scanning_one_of_kennings_own_sources_says_why_not(library):
     code, message = _error(daemon, "sources.scan", {"name": "agent"})
     assert code == -32602 and "not a folder" in message, message
     assert _error(daemon, "sources.scan", {"name": "nosuch"})[0] == -32001
+
+
+def test_scan_wait_whose_sweep_is_stopped_is_answered_and_logged(library):
+    """`sources.scan` with wait waits for the folder's next sweep; removing the source
+    meanwhile stops that sweep, and the cancelled wait came out of the handler as a
+    CancelledError that the server took for its own shutdown: the connection was dropped
+    without an answer ("closed the connection without answering") and nothing logged."""
+    notes = library.root / "notes"
+    notes.mkdir()
+    for n in range(1500):
+        (notes / f"note{n:05}.md").write_text(f"# Note {n}\n\nThe heron number {n}. " + "word " * 300 + "\n")
+    library.configure([{"name": "notes", "path": str(notes)}])
+    daemon = library.daemon()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(str(daemon.socket))
+        wait_for(lambda: daemon.source_status("notes")["scanning"], timeout=30, what="the first sweep to be under way")
+        # Waits for the sweep after the one under way, which the removal below stops.
+        conn.sendall(b'{"jsonrpc": "2.0", "id": 1, "method": "sources.scan", "params": {"name": "notes", "wait": true}}\n')
+        time.sleep(0.5)
+        assert daemon.call("sources.remove", {"name": "notes"})["name"] == "notes"
+        [answer] = _lines(conn, 1, timeout=60)
+        assert answer["id"] == 1 and answer["error"]["code"] == -32603, answer
+        assert answer["error"]["message"].startswith("sources.scan was cut short: the work it waited on was stopped")
+        conn.sendall(b'{"jsonrpc": "2.0", "id": 2, "method": "sources.list"}\n')
+        assert "result" in _lines(conn, 1)[0]  # and the connection is still served
+    assert "method sources.scan: the work it waited on was cancelled" in daemon.log()
+    assert daemon.call("status")["daemon"]["pid"] == daemon.proc.pid

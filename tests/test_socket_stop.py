@@ -69,3 +69,39 @@ async def test_stop_closes_idle_connections_at_once_and_lets_a_request_in_flight
     finally:
         for writer in (busy, idle, half):
             writer.transport.abort()
+
+
+async def test_a_connection_cancelled_outside_shutdown_is_logged_and_stays_cancelled(caplog):
+    """The server took every cancellation of a connection for stop()'s and ended the task
+    quietly, as if it had finished: one cancelled for any other reason dropped its client
+    without a word in the log, and whoever cancelled it saw it complete."""
+    server = await _server(_Gated())
+    reader, writer = await asyncio.open_unix_connection(str(server.path))
+    try:
+        writer.write(b'{"jsonrpc": "2.0", "id": 1, "method": "nothing"}\n')
+        assert json.loads(await asyncio.wait_for(reader.readline(), 30))["error"]["code"] == -32601
+        [connection] = server._connections
+        connection.cancel()
+        await asyncio.wait([connection], timeout=30)
+        assert connection.cancelled()
+        assert await asyncio.wait_for(reader.read(), 30) == b""
+        assert "a connection was cancelled outside shutdown; closed it without an answer" in caplog.text
+    finally:
+        writer.transport.abort()
+        await server.stop()
+
+
+async def test_connections_cut_off_at_shutdown_are_not_logged(caplog):
+    """At stop() the cancellation is the server's own: a client left mid-request at the
+    deadline is closed without a warning (or a traceback) per client."""
+    method = _Gated()
+    server = await _server(method)
+    reader, writer = await asyncio.open_unix_connection(str(server.path))
+    try:
+        writer.write(_request(1, "abc"))
+        await asyncio.wait_for(method.entered.wait(), 30)
+        await server.stop(timeout=0.1)
+        assert await asyncio.wait_for(reader.read(), 30) == b""
+        assert "cancelled" not in caplog.text
+    finally:
+        writer.transport.abort()

@@ -201,11 +201,16 @@ class RpcServer:
             # close() would wait to write the answer out; abort() drops it, and its memory.
             writer.transport.abort()
         except asyncio.CancelledError:
-            # Cut off by stop(), the one thing that cancels a connection. The task ends
-            # here rather than cancelled: on Python 3.11 asyncio's own callback on a
-            # cancelled connection task logs "Exception in callback" with a traceback
-            # (fixed in 3.12), one for each client still connected at shutdown.
             writer.transport.abort()
+            if not self._stopping:
+                # Nothing but stop() means to cancel a connection: whatever did, the client
+                # lost its connection without an answer, and the log should say so.
+                log.warning("a connection was cancelled outside shutdown; closed it without an answer")
+                raise
+            # Cut off by stop(). The task ends here rather than cancelled: on Python 3.11
+            # asyncio's own callback on a cancelled connection task logs "Exception in
+            # callback" with a traceback (fixed in 3.12), one for each client still
+            # connected at shutdown.
         finally:
             lines.release()
             self._connections.discard(task)
@@ -302,6 +307,18 @@ class RpcServer:
             return protocol.error_response(request_id, protocol.INVALID_PARAMS, message)
         try:
             result = await method.handler(params)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is None or task.cancelling():
+                raise
+            # This request was not cancelled; what it waited on was (`scan --wait` on a
+            # sweep that a reload or a source's removal stopped). It dropped the
+            # connection without a word: the client is answered and the connection stays.
+            log.warning("method %s: the work it waited on was cancelled", name)
+            return protocol.error_response(
+                request_id, protocol.INTERNAL_ERROR,
+                f"{name} was cut short: the work it waited on was stopped (by a reload, a source's removal or shutdown)",
+            )  # fmt: skip
         except NotFound as exc:
             return protocol.error_response(request_id, protocol.NOT_FOUND, str(exc))
         except ConfigError as exc:
