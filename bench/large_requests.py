@@ -10,6 +10,7 @@ ratio is measured in one run.
 
     .venv/bin/python bench/large_requests.py                       # ~1 min on 2 cores
     .venv/bin/python bench/large_requests.py --baseline /tmp/kenning-old
+    .venv/bin/python bench/large_requests.py --clients 40 --wide --words 1100000  # 40 x 36 MB
 
 MB here is 2**20 bytes.
 """
@@ -48,7 +49,11 @@ class Run:
     slowest_status_ms: float
 
 
-def document(words: int) -> str:
+def document(words: int, wide: bool = False) -> str:
+    if wide:
+        # Eight CJK Extension B characters a word, four bytes each in UTF-8: 10,000,000
+        # characters (the most a document may have) come to a 36 MB request line.
+        return "# A long transcript\n\n" + " ".join(chr(0x20000 + index % 40000) * 8 for index in range(words))
     return "# A long transcript\n\n" + " ".join(f"w{index % 5000}" for index in range(words))
 
 
@@ -116,10 +121,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=int, default=30)
     parser.add_argument("--words", type=int, default=1_500_000, help="words per document (1.5M: about 9 MB)")
+    parser.add_argument("--wide", action="store_true", help="words of 4-byte characters, for the largest lines")
     parser.add_argument("--baseline", type=Path, help="run the daemon from this checkout first, on the same load")
     parser.add_argument("--work", type=Path, help="where the daemons keep their data (default: a temporary folder)")
     args = parser.parse_args()
-    text = document(args.words)
+    text = document(args.words, args.wide)
     work = args.work or Path(tempfile.mkdtemp(prefix="kenning-large-"))
     print(f"{args.clients} clients, each adding {len(text.encode()) / MiB:.1f} MB of text at once")
     runs = {}
