@@ -122,7 +122,13 @@ class Client:
         except OSError as exc:
             raise _unreachable(self.socket_path, exc) from None
         try:
-            conn.sendall(_request(method, params))
+            try:
+                conn.sendall(_request(method, params))
+            except ConnectionError:
+                # A daemon that will not take the whole request (BUSY: a long document
+                # crowded out by others) answers first and closes: the answer is still
+                # there to read, where giving up said only "closed without answering".
+                pass
             with conn.makefile("rb") as stream:
                 line = stream.readline()
         except TimeoutError:
@@ -196,13 +202,23 @@ class AsyncClient:
             reader, writer = await retrying(asyncio.open_unix_connection, self.socket_path, limit=MAX_ANSWER_BYTES)
         except OSError as exc:
             raise _unreachable(self.socket_path, exc) from None
+        answer: asyncio.Future[bytes] | None = None
         try:
             _check_peer(writer.get_extra_info("socket"), self.socket_path)
             writer.write(request)
-            await writer.drain()
-            return await reader.readline()
+            # Read while the request goes out, as Client.call does after it: a daemon that
+            # will not take the whole request answers and closes, and asyncio drops what
+            # it has not read once a write fails.
+            answer = asyncio.ensure_future(reader.readline())
+            try:
+                await writer.drain()
+            except ConnectionError:
+                pass
+            return await answer
         except ConnectionError:
             # The daemon went away mid-call (reset, broken pipe): the same as no answer.
             return b""
         finally:
+            if answer is not None:
+                answer.cancel()
             writer.close()

@@ -9,10 +9,13 @@ import re
 import tempfile
 from pathlib import Path
 
+import pytest
 from pydantic import BaseModel
 
+from kenning.client import AsyncClient, Client
 from kenning.daemon import protocol
 from kenning.daemon.server import Method, RpcServer
+from kenning.errors import KenningError, RpcError
 
 MIB = 1 << 20
 
@@ -181,3 +184,40 @@ async def test_a_line_kept_waiting_by_other_requests_is_told_the_daemon_was_busy
         for _, writer in connections:
             writer.transport.abort()
         await server.stop()
+
+
+@pytest.mark.parametrize("kind", ["ken", "mcp"])
+async def test_kens_clients_read_the_busy_answer_to_a_line_crowded_out(monkeypatch, kind):
+    """The daemon answers a line crowded out and closes while the client is still sending
+    it: `ken` (Client) and `ken mcp` (AsyncClient) stopped at the broken pipe and said
+    "kenning daemon closed the connection without answering", not why."""
+    monkeypatch.setattr(protocol, "LINE_BUDGET_BYTES", 16 * MIB)
+    monkeypatch.setattr(protocol, "MAX_LINE_BYTES", 10 * MIB)
+    method = _Gated()
+    folder = Path(tempfile.mkdtemp(prefix="kb", dir="/tmp"))
+    server = RpcServer(folder / "s.sock", {"length": Method(_Text, method)}, idle_seconds=120, line_seconds=3)
+    await server.start()
+    params = {"text": "a" * (9 * MIB)}
+
+    async def call() -> object:
+        try:
+            if kind == "ken":
+                return await asyncio.to_thread(Client(server.path, timeout=60).call, "length", params)
+            return await AsyncClient(server.path, timeout=60).call("length", params)
+        except KenningError as exc:
+            return exc
+
+    try:
+        calls = [asyncio.ensure_future(call()) for _ in range(8)]
+        done, _ = await asyncio.wait(calls, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+        assert done
+        method.gate.set()
+        outcomes = await asyncio.wait_for(asyncio.gather(*calls), 60)
+    finally:
+        await server.stop()
+    refused = [outcome for outcome in outcomes if isinstance(outcome, KenningError)]
+    assert refused, outcomes
+    for outcome in refused:
+        assert isinstance(outcome, RpcError) and outcome.code == protocol.BUSY, repr(outcome)
+        assert "the daemon was holding" in str(outcome)
+    assert all(outcome == {"chars": 9 * MIB} for outcome in outcomes if outcome not in refused)
