@@ -4,7 +4,8 @@ Requests on one connection are answered in order; connections are independent. A
 malformed input gets a JSON-RPC error and the connection stays usable, an oversized
 line included: its rest is skipped up to the next newline. Idle connections and lines
 left half-sent are closed (kenning/daemon/framing.py), and so are connections whose
-client stops reading its answer.
+client stops reading its answer. At stop() a connection with no request under way is
+closed at once; one with a request in flight is given the drain time to answer it.
 """
 
 from __future__ import annotations
