@@ -125,8 +125,8 @@ class Client:
             try:
                 conn.sendall(_request(method, params))
             except ConnectionError:
-                # A daemon that will not take the whole request (BUSY: a long document
-                # crowded out by others) answers first and closes: the answer is still
+                # A daemon that will not take the whole request (BUSY: all its
+                # connections taken) answers first and closes: the answer is still
                 # there to read, where giving up said only "closed without answering".
                 pass
             with conn.makefile("rb") as stream:

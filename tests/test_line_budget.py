@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import tempfile
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from pydantic import BaseModel
 from kenning.client import AsyncClient, Client
 from kenning.daemon import protocol
 from kenning.daemon.server import Method, RpcServer
-from kenning.errors import KenningError, RpcError
+from kenning.errors import RpcError
 
 MIB = 1 << 20
 
@@ -142,16 +141,16 @@ async def test_large_requests_waiting_their_turn_count_against_the_budget(monkey
     assert server._line_budget.free == 16 * MIB  # all of it given back
 
 
-async def test_a_line_kept_waiting_by_other_requests_is_told_the_daemon_was_busy(monkeypatch):
-    """A line whose client sent it in time, but which waited past socket_line_timeout for
-    the budget other large requests held, was answered "request line not completed
-    within 30 s", as if the client had been slow. It now gets BUSY saying how much the
-    daemon was holding, and sent again once the crowd is through, it is answered."""
+async def test_a_line_kept_waiting_for_the_budget_past_the_line_timeout_is_still_answered(monkeypatch):
+    """The line timeout is for clients that send too slowly. Time a line spends waiting
+    for the budget other large requests hold is the daemon's: lines counted it, and of
+    eight documents sent at once to a daemon busy with two, the later ones were dropped
+    (or told BUSY) though their clients had sent in time. All eight are answered now."""
     monkeypatch.setattr(protocol, "LINE_BUDGET_BYTES", 16 * MIB)
     monkeypatch.setattr(protocol, "MAX_LINE_BYTES", 10 * MIB)
     method = _Gated()
     folder = Path(tempfile.mkdtemp(prefix="kb", dir="/tmp"))
-    server = RpcServer(folder / "s.sock", {"length": Method(_Text, method)}, idle_seconds=120, line_seconds=3)
+    server = RpcServer(folder / "s.sock", {"length": Method(_Text, method)}, idle_seconds=120, line_seconds=2)
     await server.start()
     chars = 9 * MIB
     line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "length", "params": {"text": "a" * chars}}).encode()
@@ -162,24 +161,18 @@ async def test_a_line_kept_waiting_by_other_requests_is_told_the_daemon_was_busy
             connections.append(await asyncio.open_unix_connection(str(server.path)))
             connections[-1][1].write(line)
         answers = [asyncio.ensure_future(reader.readline()) for reader, _ in connections]
-        done, _ = await asyncio.wait(answers, timeout=60, return_when=asyncio.FIRST_COMPLETED)
-        assert done and method.entered == protocol.LARGE_REQUESTS_AT_ONCE
+        for _ in range(200):
+            if method.entered == protocol.LARGE_REQUESTS_AT_ONCE:
+                break
+            await asyncio.sleep(0.1)
+        assert method.entered == protocol.LARGE_REQUESTS_AT_ONCE
+        # The rest wait for the budget twice as long as a line may take to arrive.
+        await asyncio.sleep(4)
+        assert not any(answer.done() for answer in answers)
         method.gate.set()
         results = [json.loads(answer) for answer in await asyncio.wait_for(asyncio.gather(*answers), 60)]
-        busy = [result["error"] for result in results if "error" in result]
-        assert busy and len(busy) < len(results), results
-        assert all(result["result"] == {"chars": chars} for result in results if "result" in result)
-        for error in busy:
-            assert error["code"] == protocol.BUSY, error
-            held = re.fullmatch(
-                r"request line not completed within 3 s: the daemon was holding (\d+) MiB of other requests; retry",
-                error["message"],
-            )
-            assert held and int(held[1]) >= 8, error
-        reader, writer = await asyncio.open_unix_connection(str(server.path))
-        connections.append((reader, writer))
-        writer.write(line)
-        assert json.loads(await asyncio.wait_for(reader.readline(), 60))["result"] == {"chars": chars}
+        assert all(result.get("result") == {"chars": chars} for result in results), results
+        assert server._line_budget.free == 16 * MIB
     finally:
         for _, writer in connections:
             writer.transport.abort()
@@ -187,37 +180,27 @@ async def test_a_line_kept_waiting_by_other_requests_is_told_the_daemon_was_busy
 
 
 @pytest.mark.parametrize("kind", ["ken", "mcp"])
-async def test_kens_clients_read_the_busy_answer_to_a_line_crowded_out(monkeypatch, kind):
-    """The daemon answers a line crowded out and closes while the client is still sending
-    it: `ken` (Client) and `ken mcp` (AsyncClient) stopped at the broken pipe and said
-    "kenning daemon closed the connection without answering", not why."""
-    monkeypatch.setattr(protocol, "LINE_BUDGET_BYTES", 16 * MIB)
-    monkeypatch.setattr(protocol, "MAX_LINE_BYTES", 10 * MIB)
-    method = _Gated()
+async def test_kens_clients_read_the_answer_of_a_daemon_that_refuses_a_request_mid_send(monkeypatch, kind):
+    """A daemon with all its connections taken answers BUSY and closes while the client is
+    still sending a long request: `ken` (Client) and `ken mcp` (AsyncClient) stopped at
+    the broken pipe and said "kenning daemon closed the connection without answering",
+    not why."""
+    monkeypatch.setattr(protocol, "MAX_CONNECTIONS", 2)
     folder = Path(tempfile.mkdtemp(prefix="kb", dir="/tmp"))
-    server = RpcServer(folder / "s.sock", {"length": Method(_Text, method)}, idle_seconds=120, line_seconds=3)
+    server = RpcServer(folder / "s.sock", {"length": Method(_Text, _length)}, idle_seconds=120, line_seconds=30)
     await server.start()
     params = {"text": "a" * (9 * MIB)}
-
-    async def call() -> object:
-        try:
-            if kind == "ken":
-                return await asyncio.to_thread(Client(server.path, timeout=60).call, "length", params)
-            return await AsyncClient(server.path, timeout=60).call("length", params)
-        except KenningError as exc:
-            return exc
-
+    held = [await asyncio.open_unix_connection(str(server.path)) for _ in range(2)]
     try:
-        calls = [asyncio.ensure_future(call()) for _ in range(8)]
-        done, _ = await asyncio.wait(calls, timeout=60, return_when=asyncio.FIRST_COMPLETED)
-        assert done
-        method.gate.set()
-        outcomes = await asyncio.wait_for(asyncio.gather(*calls), 60)
+        if kind == "ken":
+            call = asyncio.to_thread(Client(server.path, timeout=60).call, "length", params)
+        else:
+            call = AsyncClient(server.path, timeout=60).call("length", params)
+        with pytest.raises(RpcError) as refused:
+            await call
     finally:
+        for _, writer in held:
+            writer.transport.abort()
         await server.stop()
-    refused = [outcome for outcome in outcomes if isinstance(outcome, KenningError)]
-    assert refused, outcomes
-    for outcome in refused:
-        assert isinstance(outcome, RpcError) and outcome.code == protocol.BUSY, repr(outcome)
-        assert "the daemon was holding" in str(outcome)
-    assert all(outcome == {"chars": 9 * MIB} for outcome in outcomes if outcome not in refused)
+    assert refused.value.code == protocol.BUSY
+    assert "connections are open" in str(refused.value)

@@ -9,9 +9,11 @@ left waits for it, unless it is the oldest line still being read (then it may pa
 budget, by at most one line in all, so lines arriving together are read in turn). A
 line read whole stays charged until its request is handled, waiting its turn among the
 large ones included. A connection with no request under way for `idle_seconds` is
-closed; a line begun but not finished within `line_seconds` (waiting included) is
-dropped and the connection closed, so half-sent lines do not pin memory forever (one
-that was waiting for the budget is told so: the daemon was busy, not the client slow).
+closed; a line begun but not finished within `line_seconds` is dropped and the
+connection closed, so half-sent lines do not pin memory forever. Time a line spends
+waiting for the budget is the daemon's, not the client's, and does not count: a crowd
+of large requests is read in as the budget allows, each answered in turn, rather than
+the later ones refused for a slowness that was not theirs.
 
 Decoding is msgspec's: it refuses nesting deeper than it can walk, integers beyond 64
 bits and the NaN/Infinity literals (not JSON) with an error rather than an exception
@@ -36,7 +38,6 @@ class Framing(enum.Enum):
     OVERSIZED = "oversized"  # a line over max_bytes was skipped
     IDLE = "idle"  # no request began within idle_seconds
     STALLED = "stalled"  # a line began but did not end within line_seconds
-    CROWDED = "crowded"  # as STALLED, but waiting for the budget took half the time or more
 
 
 class LineBudget:
@@ -109,8 +110,6 @@ class LineReader:
         self._buffer = bytearray()
         self._scanned = 0  # bytes of the buffer already known to hold no newline
         self._skipping = False
-        # The most other lines held of the budget while the line CROWDED out was read.
-        self.crowded_by = 0
 
     def release(self) -> None:
         """Give back the budget the buffer holds: when the connection ends, or a line over
@@ -135,8 +134,6 @@ class LineReader:
         self.release_line()
         loop = asyncio.get_running_loop()
         deadline: float | None = None
-        waited = 0.0  # for the budget, this line
-        crowd = 0  # the most other lines held of it when this one began to take some
         while True:
             end = self._buffer.find(b"\n", self._scanned)
             if end >= 0:
@@ -170,27 +167,8 @@ class LineReader:
                 else:
                     async with asyncio.timeout_at(deadline):
                         chunk = await self._reader.read(CHUNK_BYTES)
-                        if not self._skipping:
-                            # Taken under the line's deadline: a line that waits too long
-                            # for the budget is dropped as one sent too slowly.
-                            needed = max(0, len(self._buffer) + len(chunk) - CHUNK_BYTES - self._held)
-                            crowd = max(crowd, self._budget.held - self._held)
-                            began = loop.time()
-                            try:
-                                await self._budget.take(self, needed)
-                            finally:
-                                waited += loop.time() - began
-                            self._held += needed
             except TimeoutError:
-                if deadline is None:
-                    return Framing.IDLE
-                if waited >= self._line / 2:
-                    # The daemon, busy with other lines, kept this one waiting for most
-                    # of its time (a line crowded out gives back what it held, and the
-                    # one that takes it may run out of time while it reads on).
-                    self.crowded_by = crowd
-                    return Framing.CROWDED
-                return Framing.STALLED
+                return Framing.IDLE if deadline is None else Framing.STALLED
             if not chunk:
                 if self._skipping:
                     self._skipping = False
@@ -198,6 +176,16 @@ class LineReader:
                 line, self._buffer = bytes(self._buffer), bytearray()
                 self._budget.settle(self)
                 return line
+            needed = 0 if self._skipping else max(0, len(self._buffer) + len(chunk) - CHUNK_BYTES - self._held)
+            if needed:
+                # The daemon's wait, not the client's: the line's deadline moves on by it.
+                # A client that sent in time is read in once others' requests are handled,
+                # while its unread bytes wait in its own socket, not in the daemon.
+                began = loop.time()
+                await self._budget.take(self, needed)
+                if deadline is not None:
+                    deadline += loop.time() - began
+                self._held += needed
             self._buffer += chunk
 
 

@@ -176,15 +176,6 @@ class RpcServer:
                         None, protocol.INVALID_REQUEST, f"request line not completed within {self.line_seconds:g} s"
                     ))  # fmt: skip
                     break
-                if line is Framing.CROWDED:
-                    # Not the client's doing: it was sending, and the daemon, busy with
-                    # other large requests, had not read it in. Sending it again later works.
-                    held = lines.crowded_by / (1 << 20)
-                    await self._send(writer, protocol.error_response(None, protocol.BUSY, (
-                        f"request line not completed within {self.line_seconds:g} s: the daemon was holding"
-                        f" {held:.0f} MiB of other requests; retry"
-                    )))  # fmt: skip
-                    break
                 if line is Framing.IDLE or not line:
                     break
                 assert isinstance(line, bytes)
