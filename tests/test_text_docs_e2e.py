@@ -455,3 +455,50 @@ def test_add_url_waits_as_long_as_the_configured_limits_allow(library, http_serv
     assert "no answer from the daemon within 32 s; it may still be fetching and adding" in message
     assert 32 <= time.monotonic() - started < 50
     wait_for(lambda: daemon.search("gulls"), 30, "the page to be added after all")
+
+
+def stored_bytes(library) -> bytes:
+    """The database file and its WAL as they lie on disk, whatever SQLite would return."""
+    database = library.data_dir / "kenning.db"
+    wal = database.with_name(database.name + "-wal")
+    return database.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
+def test_a_token_in_a_page_url_or_a_supersedes_target_never_reaches_the_database(library, http_server, tmp_path):
+    """A page was keyed by its raw URL and a supersedes link held the raw URL or path, so
+    `?access_token=ghp_...` lay in the documents table and its links, unredacted. Each
+    is a hash now, and the page is still found, read and superseded by that URL."""
+    token, path_token = "ghp_" + "Zr8" * 12, "ghp_" + "Mx4" * 12
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "crane-rota.md").write_text("# Crane rota\n\nThe whooping crane rota starts at dawn.\n")
+    library.configure([{"name": "notes", "path": notes}], extra=FETCH_LOOPBACK)
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+
+    page_path = f"/feeding.html?access_token={token}"
+    http_server.routes[page_path] = Page("Feeding", "The spoonbill feeding schedule is weekly.", '"v1"', "")
+    url = f"{http_server.base}{page_path}"
+    page = ken_json(library, "add-url", url)
+    newer = daemon.call(
+        "documents.add",
+        {
+            "title": "Feeding, revised", "source_uri": "notes://feeding-2", "text": "The spoonbill feeding schedule is daily.\n",
+            "supersedes": [url, str(notes / "crane-rota.md"), f"/srv/{path_token}/gone.md"],
+        },
+    )  # fmt: skip
+    assert token.encode() not in stored_bytes(library) and path_token.encode() not in stored_bytes(library)
+
+    # Found by the raw URL, shown redacted, superseded by what named it.
+    got = daemon.call("documents.get", {"uri": url, "limit": 1})["document"]
+    assert (got["document_id"], got["path"]) == (page["document_id"], page["uri"])
+    assert token not in page["uri"]
+    assert "spoonbill feeding schedule is weekly" in "\n".join(daemon.call("documents.read", {"uri": url})["lines"])
+    hits = {hit["document_id"]: hit for hit in daemon.search("spoonbill feeding schedule")}
+    newest, old = hits[newer["document_id"]], hits[page["document_id"]]
+    assert old["superseded_by"] == newest["item_id"] and token not in old["path"]
+    [rota] = daemon.search("whooping crane rota")
+    assert rota["superseded_by"] == newest["item_id"]
+    assert ken_json(library, "refresh-url", url)["document_id"] == page["document_id"]
+    daemon.stop()
+    assert token.encode() not in stored_bytes(library) and path_token.encode() not in stored_bytes(library)

@@ -35,6 +35,7 @@ from kenning.ingest.redact import redact
 from kenning.store import document_text, documents, sources
 from kenning.store.database import Database
 from kenning.store.documents import DocumentMeta, NewItem
+from kenning.store.keys import agent_key, page_key, path_key
 from kenning.store.texthash import text_hash
 from kenning.text import dates
 from kenning.text.controls import CONTROL
@@ -136,16 +137,13 @@ def visible(text: str) -> bool:
     return any(unicodedata.category(char) not in _INVISIBLE for char in text)
 
 
-def agent_key(source_uri: str) -> str:
-    return "uri:" + hashlib.sha256(source_uri.encode()).hexdigest()
-
-
 def stored_keys(named: str) -> list[str]:
     """The keys a document named by `named` may be stored under: agent text given that
-    uri, a page fetched from that URL, or (a path) the file at that place."""
+    uri, a page fetched from that URL, or (a path) the file at that place. Each is a
+    hash of the name (store/keys.py), so a token in it is never stored."""
     keys = [agent_key(named), page_key(named)]
     if named.startswith(("/", "~")):
-        keys.append(os.path.normpath(os.path.expanduser(named)))
+        keys.append(path_key(os.path.normpath(os.path.expanduser(named))))
     return keys
 
 
@@ -179,10 +177,6 @@ async def add_text(
         supersedes=[key for named in document.supersedes for key in stored_keys(named)],
         max_chunks=max_chunks,
     )
-
-
-def page_key(url: str) -> str:
-    return "url:" + url
 
 
 async def add_page(db: Database, requested_url: str, prepared: PreparedText) -> AddedDocument:

@@ -59,7 +59,7 @@ from kenning.errors import InvalidRequest, NotFound, ReaderError
 from kenning.ingest.pages import prepare_page
 from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
 from kenning.ingest.redact import redact
-from kenning.ingest.text_docs import PreparedText, TextDocument, add_page, add_text, agent_key, page_key, stored_keys
+from kenning.ingest.text_docs import PreparedText, TextDocument, add_page, add_text, stored_keys
 from kenning.retrieval.search import LEGS, Retriever
 from kenning.service import reading, rereading
 from kenning.service.archive import Archive
@@ -74,6 +74,7 @@ from kenning.service.semantic import Semantic
 from kenning.store import archives, capsules, document_text, documents, graph, ledger, lookup, maintenance
 from kenning.store import sources as source_store
 from kenning.store.database import ChangeSet, Database
+from kenning.store.keys import agent_key, page_key
 from kenning.store.records import FetchedPage
 from kenning.text.controls import escaped
 from kenning.workers.fetch import FetchError, NotModified

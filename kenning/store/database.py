@@ -40,6 +40,7 @@ import aiosqlite
 
 from kenning.errors import KenningError
 from kenning.heap import release_free_memory
+from kenning.store.keys import path_key
 from kenning.store.migrations import migrate
 
 log = logging.getLogger(__name__)
@@ -159,6 +160,9 @@ def prepare(path: Path) -> int:
 async def configure(conn: aiosqlite.Connection) -> None:
     for pragma in PRAGMAS:
         await conn.execute(pragma)
+    # A supersedes link names a file by the hash of its path; the file's row is matched to
+    # it in SQL (store/links.py), which has no sha256 of its own.
+    await conn.create_function("path_key", 1, path_key, deterministic=True)
 
 
 async def _finish(operation: Awaitable[T]) -> T:

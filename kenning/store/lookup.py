@@ -51,8 +51,9 @@ async def library_documents(db: Database) -> int:
 
 
 async def failures(db: Database, source_id: int, limit: int = 20) -> list[Failure]:
+    """A folder's files by path; agent text and pages by their shown uri, as their key is a hash."""
     rows = await db.read(
-        "SELECT path, reason FROM documents WHERE source_id = ? AND status = 'failed' ORDER BY path LIMIT ?",
+        "SELECT coalesce(uri, path), reason FROM documents WHERE source_id = ? AND status = 'failed' ORDER BY path LIMIT ?",
         (source_id, limit),
     )
     return [Failure(path, reason) for path, reason in rows]
@@ -255,7 +256,7 @@ async def _find(db: Database, where: str, params: tuple) -> FoundDocument | None
 
 async def find_keyed(db: Database, keys: list[str]) -> int | None:
     """The document an agent's text or a fetched page is stored under by one of these
-    identity keys (the hash of the raw uri it was added with, the URL asked for): the
+    identity keys (a hash of the raw uri it was added with or the URL asked for): the
     uri a hit shows is redacted, so an agent holding the raw one finds its document by
     that, and two uris that redact alike are still two documents."""
     async with db.reader() as conn:

@@ -11,6 +11,7 @@ import logging
 import sqlite3
 from collections.abc import Callable
 
+from kenning.store.keys import page_key, path_key
 from kenning.store.texthash import text_hash
 from kenning.text import cjk, dates
 from kenning.text.likeness import title_key
@@ -533,6 +534,35 @@ def m015_source_root_mount_unknown(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE sources RENAME COLUMN root_mount TO root_mounted")
 
 
+def m016_hashed_keys(conn: sqlite3.Connection) -> None:
+    """A fetched page was keyed by its raw URL and a supersedes link held a raw URL or
+    path, so `?access_token=...` reached the database that redaction keeps it out of.
+    Both become the hashes kenning keys them by now (store/keys.py); an agent key was a
+    hash already. A link that is neither an agent nor a page key names a file's path.
+
+    secure_delete zeroes what the old keys leave in freed cells and pages, as it would
+    not otherwise: the rewrite must not leave the token readable in the file."""
+    [(secure,)] = conn.execute("PRAGMA secure_delete").fetchall()
+    conn.execute("PRAGMA secure_delete = ON")
+    pages = conn.execute(
+        "SELECT id, path FROM documents WHERE path LIKE 'url:%'"
+        " AND source_id IN (SELECT id FROM sources WHERE kind = 'url')"
+    ).fetchall()
+    conn.executemany(
+        "UPDATE documents SET path = ? WHERE id = ?",
+        [(page_key(path.removeprefix("url:")), document_id) for document_id, path in pages],
+    )
+    links = conn.execute("SELECT document_id, kind, target FROM document_links WHERE target NOT LIKE 'uri:%'").fetchall()
+    conn.executemany(
+        "UPDATE document_links SET target = ? WHERE document_id = ? AND kind = ? AND target = ?",
+        [
+            (page_key(target.removeprefix("url:")) if target.startswith("url:") else path_key(target), *link, target)
+            for *link, target in links
+        ],
+    )
+    conn.execute(f"PRAGMA secure_delete = {int(secure)}")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -549,6 +579,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m013_refusals_unread,
     m014_source_root_mounted,
     m015_source_root_mount_unknown,
+    m016_hashed_keys,
 )
 
 
