@@ -11,6 +11,7 @@ import numpy as np
 
 from kenning.store import documents, fts, graph, sources, vectors
 from kenning.store.database import ChangeSet, Database
+from kenning.store.keys import agent_key
 from kenning.store.migrations import MIGRATIONS, migrate
 from kenning.store.records import Entity, Extraction
 from kenning.store.texthash import text_hash
@@ -198,7 +199,9 @@ def test_upgrading_a_v11_library_keeps_every_document_id_and_never_gives_one_out
         " VALUES ('l-1', 5, 'hosts', 'h', '{}', 'agent', 0, 0)"
     )
     conn.execute("INSERT INTO ledger_keys (section, key, entry_id) VALUES ('hosts', 'h', 'l-1')")
-    conn.execute("INSERT INTO document_links (document_id, kind, target) VALUES (6, 'supersedes', 'agent://old')")
+    conn.execute(
+        "INSERT INTO document_links (document_id, kind, target) VALUES (6, 'supersedes', ?)", (agent_key("agent://old"),)
+    )
     tables = ("documents", "items", "items_fts", "vectors", "mentions", "capsules", "archives", "archive_segments",
               "ledger_entries", "ledger_keys", "document_links")  # fmt: skip
     before = {table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() for table in tables}

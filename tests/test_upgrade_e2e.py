@@ -4,6 +4,7 @@ real SQLite file an older kenning would have left."""
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from kenning.text.redacted import MARK
 from tests.daemon_harness import wait_for
+from tests.web_server import Handler, serving
 
 
 def ken(config: Path, *args: str) -> subprocess.CompletedProcess:
@@ -391,3 +393,63 @@ def test_a_library_upgraded_while_its_drive_is_unmounted_keeps_the_drives_index(
     assert "no longer a mount point" in daemon.source_status("drive")["last_error"]
     assert len(daemon.search("wombat burrows")) == 3
     daemon.stop()
+
+
+def test_a_token_an_older_kenning_kept_in_page_keys_and_links_is_gone_after_the_upgrade(library, tmp_path):
+    """Schema 15 keyed a fetched page by its raw URL and stored supersedes links as the raw
+    URL or path named, so a token in them lay in the database. After the upgrade each is
+    a hash, the file holds the token nowhere (not in freed space either), and the page is
+    still found and superseded by its URL."""
+    token = "ghp_" + "Wq3" * 12
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "gull-census.md").write_text("# Gull census\n\nThe herring gull census counts nests.\n")
+    rota = str(notes / "gull-census.md")
+    library.configure([{"name": "notes", "path": notes}], extra='[fetch]\nallowed_hosts = ["127.0.0.1"]\n')
+    with serving() as server:
+
+        def page(handler: Handler) -> None:
+            body = b"<html><head><title>Terns</title></head><body><p>The arctic tern colony nests early.</p></body></html>"
+            handler.reply(200, "text/html; charset=utf-8", body)
+
+        server.routes[f"/terns.html?access_token={token}"] = page
+        url = f"{server.base}/terns.html?access_token={token}"
+        daemon = library.daemon()
+        daemon.wait_idle("notes")
+        fetched = daemon.call("urls.add", {"url": url})
+        newer = daemon.call(
+            "documents.add",
+            {"title": "Colonies", "source_uri": "notes://colonies", "text": "The arctic tern colony moved.\n",
+             "supersedes": [url, rota]},
+        )  # fmt: skip
+        daemon.stop()
+
+    # What schema 15 left behind: the page keyed and both links held by the raw name.
+    def digest(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    database = library.data_dir / "kenning.db"
+    with sqlite3.connect(database) as conn:
+        conn.execute("UPDATE documents SET path = ? WHERE id = ?", ("url:" + url, fetched["document_id"]))
+        for raw, hashed in (("url:" + url, "url:" + digest(url)), (rota, "path:" + digest(rota))):
+            conn.execute("UPDATE document_links SET target = ? WHERE target = ?", (raw, hashed))
+        conn.execute("PRAGMA user_version = 15")
+    wal = database.with_name(database.name + "-wal")
+
+    def on_disk() -> bytes:
+        return database.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+    assert token.encode() in on_disk()
+
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    got = daemon.call("documents.get", {"uri": url, "limit": 1})["document"]
+    assert got["document_id"] == fetched["document_id"] and token not in got["path"]
+    hits = {hit["document_id"]: hit for hit in daemon.search("arctic tern colony")}
+    [census] = daemon.search("herring gull census")
+    superseded_by = hits[newer["document_id"]]["item_id"]
+    assert hits[fetched["document_id"]]["superseded_by"] == census["superseded_by"] == superseded_by
+    daemon.stop()
+    with sqlite3.connect(database) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 16
+    assert token.encode() not in on_disk()
