@@ -314,22 +314,20 @@ def named_spans(text: str, today: date) -> list[tuple[tuple[int, int], Period]]:
     2 January" asks about the day, not for notes written on it.
     """
     found: list[tuple[tuple[int, int], Period]] = []
-    taken: list[tuple[int, int]] = []
+    taken = _Marks(len(text))
 
     def add(match: re.Match[str], span: Period) -> None:
-        taken.append(match.span())
+        taken.hold(match)
         found.append((match.span(), span))
 
-    def free(match: re.Match[str]) -> bool:
-        return not any(start < match.end() and match.start() < end for start, end in taken)
-
+    free = taken.free
     for form in _FORMS:
         for match in form.finditer(text):
             if _in_identifier(text, match):
                 continue
             if free(match) and (iso := _from_match(match)):
                 if len(iso) == 10:
-                    taken.append(match.span())
+                    taken.hold(match)
                     continue
                 span = period(iso)
                 if match.groupdict().get("quarter"):
@@ -377,10 +375,13 @@ def periods_without_year(text: str, written: date) -> list[Period]:
     nearest the day the note was written: the September meeting's "rota for Q4" is for
     that year's Q4, a November note's "due in January" for the next January."""
     # Written dates of any precision, days included: "March 3, 2024" names no bare March.
-    named = [match.span() for form in _FORMS for match in form.finditer(text)]
+    named = _Marks(len(text))
+    for form in _FORMS:
+        for match in form.finditer(text):
+            named.hold(match)
     found: list[Period] = []
     for match in _BARE.finditer(text):
-        if any(start < match.end() and match.start() < end for start, end in named):
+        if not named.free(match):
             continue
         if match.group("month"):
             first, last = (_MONTHS[match.group("month").lower()],) * 2
@@ -393,6 +394,24 @@ def periods_without_year(text: str, written: date) -> list[Period]:
         spans = [_months(year, first, last) for year in (written.year - 1, written.year, written.year + 1)]
         found.append(min(spans, key=lambda span: _distance(span, written)))
     return found
+
+
+class _Marks:
+    """The characters of a text that spans already found hold. Whether a match overlaps
+    any of them is a look at its own characters: it was a comparison with every span
+    found, time quadratic in their number. 80,000 characters of "2024-01-01; Q1; " took
+    2.7 s in `named_spans` and 4.3 s in `periods_without_year`, and a search reads its
+    hits' text so, each a chunk of up to [chunking] target_chars (20,000)."""
+
+    def __init__(self, length: int) -> None:
+        self._held = bytearray(length)
+
+    def hold(self, match: re.Match[str]) -> None:
+        start, end = match.span()
+        self._held[start:end] = b"\x01" * (end - start)
+
+    def free(self, match: re.Match[str]) -> bool:
+        return self._held.find(1, *match.span()) < 0
 
 
 def _months(year: int, first: int, last: int) -> Period:
