@@ -283,6 +283,25 @@ async def test_an_add_naming_two_entries_folds_the_younger_into_the_older(lib):
     assert len((await lib.ledger_list()).entries) == 1
 
 
+async def test_a_ledger_value_past_the_limit_is_refused_without_splitting_it_whole(lib):
+    """A value's words were split out whole on the event loop before its length was
+    checked: 39 MB of "ab " (the socket takes 48 MB) took 3.3 s and 1 GB to refuse."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(InvalidRequest, match="longer than 2000 characters"):
+            await lib.ledger_add("findings", {"title": "ab " * 13_000_000})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 << 20
+    assert (await lib.ledger_list()).entries == []
+    # Spaces still count once between words, however many there were.
+    added = await lib.ledger_add("findings", {"title": "open" + " \n\t" * 1_000_000 + "port", "detail": 22})
+    assert added.entry.fields == {"title": "open port", "detail": "22"}
+
+
 def entry(section: str, identity: str, fields: dict[str, str], n: int) -> EntryRow:
     return EntryRow(f"l-{n:04d}", n, section, identity, fields, "agent", [], n, n, [identity])
 

@@ -71,6 +71,8 @@ MAX_VALUE_CHARS = 2000
 _PORT = re.compile(r"^(\d{1,5})(?:/(tcp|udp|sctp))?$", re.IGNORECASE)
 _SLASHES = re.compile(r"/{2,}")
 _SPACES = re.compile(r"\s+")
+# What str.split() splits on, \s is too (every code point checked).
+_WORD_RUN = re.compile(r"\S+")
 # A URL's authority up to its last `@`: the userinfo, whatever characters it holds.
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
 
@@ -178,12 +180,25 @@ def clean_fields(fields: dict[str, str]) -> dict[str, str]:
             raise InvalidRequest(f"a field name is one line without control characters; {shown}")
         if key in cleaned:
             raise InvalidRequest(f"field {key!r} is given twice (names are compared in lower case)")
-        text = " ".join(str(value).split())
-        if len(text) > MAX_VALUE_CHARS:
-            raise InvalidRequest(f"field {key!r} is longer than {MAX_VALUE_CHARS} characters")
+        text = _collapsed(str(value), key)
         if text:
             cleaned[key] = text
     return cleaned
+
+
+def _collapsed(value: str, key: str) -> str:
+    """The value's words joined by single spaces, refused once past MAX_VALUE_CHARS.
+    Words are taken one at a time up to the limit: splitting the whole value first made
+    a list of every word of it on the event loop, and a request's value may run to the
+    socket's 48 MB (39 MB of "ab " took 3.3 s and 1 GB before it was refused)."""
+    words: list[str] = []
+    length = -1
+    for word in _WORD_RUN.finditer(value):
+        length += len(word[0]) + 1
+        if length > MAX_VALUE_CHARS:
+            raise InvalidRequest(f"field {key!r} is longer than {MAX_VALUE_CHARS} characters")
+        words.append(word[0])
+    return " ".join(words)
 
 
 def canonical(spec: Section, fields: dict[str, str]) -> tuple[str, ...]:
