@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 
 from kenning.api import Archived, ArchiveEntry, ArchiveList, ArchivePage
@@ -40,15 +41,33 @@ DAY = 86400.0
 MB = 1_000_000
 
 
+# A character that shows: neither a space nor a control character or bidirectional
+# override, which show nothing, or reorder what shows, where a title is printed on one line.
+_SHOWN = re.compile(r"[^\s" + CONTROL.pattern[1:])
+# Where str.splitlines() ends a line.
+_LINE_END = re.compile(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_WORD = re.compile(r"\S+")
+
+
 def default_title(text: str) -> str:
-    """The first line with words in it, as a tool output's first line usually says what it is."""
-    for line in text.splitlines():
-        # A control character or a bidirectional override shows nothing, or reorders what
-        # shows, where a title is printed on one line.
-        line = CONTROL.sub(" ", line)
-        if line.strip():
-            return " ".join(line.split())[:TITLE_CHARS]
-    return "archived text"
+    """The first line with words in it, as a tool output's first line usually says what it
+    is; its first TITLE_CHARS characters, spaces collapsed. Found by a search for the
+    first character that shows, and read word by word only as far as the title goes: it
+    runs on the event loop, where going through every line of 10 MB of blank ones held
+    it for 2.7 s."""
+    shown = _SHOWN.search(text)
+    if shown is None:
+        return "archived text"
+    end = _LINE_END.search(text, shown.start())
+    line = CONTROL.sub(" ", text[shown.start() : end.start() if end else len(text)])
+    words: list[str] = []
+    length = -1
+    for word in _WORD.finditer(line):
+        words.append(word[0])
+        length += len(word[0]) + 1
+        if length >= TITLE_CHARS:
+            break
+    return " ".join(words)[:TITLE_CHARS]
 
 
 def entry(row: ArchiveRow) -> ArchiveEntry:
