@@ -8,9 +8,11 @@ import pytest
 
 from kenning.ingest.chunker import Chunk, chunk_document
 from kenning.config import ChunkingSettings
+from kenning.errors import InvalidRequest
 from kenning.ingest.convert import ConvertLimits, convert_file
 from kenning.ingest.readers import ReadLimits, ReadResult, read_file
-from kenning.ingest.text_docs import Labels, prepare_text
+from kenning.ingest.text_docs import Labels, TextDocument, add_text, prepare_text
+from kenning.store import lookup
 from kenning.text.html import first_h1
 from tests.helpers import make_pdf
 
@@ -413,3 +415,26 @@ def test_no_chunk_repeats_the_tail_of_the_one_before(sizes: tuple[int, ...]) -> 
     assert_exact(text, chunks, 1200)
     spans = [(c.line_start, c.line_end) for c in chunks]
     assert all(b[0] > a[0] and b[1] > a[1] for a, b in zip(spans, spans[1:])), spans
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["# h\n" * 300, "#\n\n" * 300, "intro\n\n" + "## a\nbody\n\n### b\n" * 150, "# t\n" + "para\n\n" * 3000],
+    ids=["headings", "blank-separated", "nested", "one long section"],
+)
+def test_chunking_stops_once_a_text_makes_more_chunks_than_allowed(text: str) -> None:
+    whole = chunk_document(doc(text))
+    assert chunk_document(doc(text), max_chunks=len(whole)) == whole
+    cut = chunk_document(doc(text), max_chunks=len(whole) - 5)
+    assert cut == whole[: len(whole) - 4]
+
+
+# 10 MB of empty headings made five million chunks in a daemon thread (41 s, 2 GB) before
+# agent text past [limits] max_chunks_per_file was refused; the old code takes over 30 s.
+@pytest.mark.timeout(30)
+async def test_agent_text_of_millions_of_headings_is_refused_without_chunking_it_all(db) -> None:
+    with pytest.raises(InvalidRequest, match="more than 10000 chunks"):
+        await add_text(db, TextDocument("Headings", "#\n" * 5_000_000, "t://headings"), ChunkingSettings(), 10_000)
+    assert await lookup.library_documents(db) == 0
+    added = await add_text(db, TextDocument("Headings", "#\n" * 10_000, "t://headings"), ChunkingSettings(), 10_000)
+    assert added.chunks == 10_000

@@ -52,12 +52,18 @@ class Chunk:
 
 
 def chunk_document(
-    doc: ReadResult, target_chars: int = 1200, overlap_chars: int = 150
+    doc: ReadResult, target_chars: int = 1200, overlap_chars: int = 150, max_chunks: int | None = None
 ) -> list[Chunk]:
-    """Chunk by document kind; sizes are soft targets in characters, not tokens."""
+    """Chunk by document kind; sizes are soft targets in characters, not tokens.
+
+    With `max_chunks`, a markdown text stops being chunked once it makes more than that
+    (`max_chunks` + 1 are returned), since the caller refuses it: agent text is chunked
+    in a daemon thread, and 10 MB of empty headings made five million chunks (41 s and
+    2 GB) before the refusal. The other kinds are not cut short: text given in a request
+    is read as markdown or as prose, which makes about one chunk per target's worth."""
     if target_chars < 1 or overlap_chars < 0:
         raise ValueError("target_chars must be positive and overlap_chars not negative")
-    chunker = _Chunker(doc.text.split("\n"), target_chars, overlap_chars)
+    chunker = _Chunker(doc.text.split("\n"), target_chars, overlap_chars, max_chunks)
     if doc.kind == "markdown":
         return chunker.markdown()
     if doc.kind == "prose":
@@ -70,10 +76,11 @@ def chunk_document(
 
 
 class _Chunker:
-    def __init__(self, lines: list[str], target: int, overlap: int) -> None:
+    def __init__(self, lines: list[str], target: int, overlap: int, most: int | None = None) -> None:
         self.lines = lines
         self.target = target
         self.overlap = overlap
+        self.most = most
         # prefix[i] is the length of lines[:i] joined, each line counted with its '\n'.
         self.prefix = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
 
@@ -86,6 +93,7 @@ class _Chunker:
         fence = ""
         blank_before = True
         body_seen = False
+        last = len(lines)
         for i in range(front_matter_lines(lines), len(lines)):
             line = lines[i]
             if not line or line.isspace():
@@ -117,6 +125,11 @@ class _Chunker:
                     path.pop()
                 path.append((level, cut(title, MAX_HEADING_CHARS)))
                 sections.append((first, " > ".join(title for _, title in path if title)))
+                if self.most is not None and len(sections) > self.most + 1:
+                    # Each section after the first opens at its heading's line, so each
+                    # makes a chunk at least: the text makes too many already.
+                    last = i + 1
+                    break
                 body_seen = False
                 blank_before = False
                 continue
@@ -128,9 +141,11 @@ class _Chunker:
             blank_before = False
 
         chunks: list[Chunk] = []
-        bounds = [first for first, _ in sections[1:]] + [len(lines)]
+        bounds = [first for first, _ in sections[1:]] + [last]
         for (first, section), end in zip(sections, bounds):
             chunks.extend(self._pack(first, end, [], paragraphs, lambda s, e, t=section: t))
+            if self.most is not None and len(chunks) > self.most:
+                return chunks[: self.most + 1]
         return chunks
 
     def prose(self, page_starts: tuple[int, ...] = ()) -> list[Chunk]:

@@ -240,7 +240,9 @@ async def _store(
     max_chunks: int | None = None,
 ) -> AddedDocument:
     """`date` is one the agent gave; it comes before a date the text states."""
-    prepared = await asyncio.to_thread(prepare_text, labels, text, kind, chunking, format=format, date=date)
+    prepared = await asyncio.to_thread(
+        prepare_text, labels, text, kind, chunking, format=format, date=date, max_chunks=max_chunks
+    )
     return await _store_prepared(db, source_id, key, prepared, supersedes, max_chunks)
 
 
@@ -324,17 +326,26 @@ def prepare_text(
     last_modified: str | None = None,
     date: tuple[str, str] | None = None,
     added: float | None = None,
+    max_chunks: int | None = None,
 ) -> PreparedText:
     """Redaction, chunking and dating: they cost CPU time, so callers run this in a
     worker thread. `added` is when the text first arrived, kept when it is prepared
-    again (service/rereading.py); a text dated by nothing else speaks from then."""
+    again (service/rereading.py); a text dated by nothing else speaks from then. A text
+    making more than `max_chunks` chunks is refused as soon as chunking finds it does,
+    before the rest is made (chunker.chunk_document)."""
     clean = redact(text)
     shown = labels.redacted()
     chunks = chunk_document(
         ReadResult(text=clean, title=shown.title, kind=kind, format="text"),
         target_chars=chunking.target_chars,
         overlap_chars=chunking.overlap_chars,
+        max_chunks=max_chunks,
     )
+    if max_chunks is not None and len(chunks) > max_chunks:
+        raise InvalidRequest(
+            f"the text makes more than {max_chunks} chunks, over the [limits] max_chunks_per_file limit"
+            " that a file is held to"
+        )
     stated = dates.document_date(clean, labels.uri.rstrip("/").rsplit("/", 1)[-1])
     items = new_items(shown.title, chunks, dates.title_heading(clean, stated))
     now = time.time() if added is None else added
