@@ -14,7 +14,7 @@ own, timed with one clock:
 |---|---|
 | visible | `text_docs.visible`, the blank-text check `documents.add` runs first |
 | redact | `ingest.redact.redact` on the whole text |
-| chunk | `chunker.chunk_document` (markdown, as agent text and capsules are; `--kind prose` as archives and ledger entries), held to [limits] max_chunks_per_file's default as agent text is: past it the text is refused and the later stages show `-` |
+| chunk | `chunker.chunk_document` (markdown, as agent text and capsules are; `--kind prose` as archives and ledger entries); markdown is held to [limits] max_chunks_per_file's default as agent text is: past it the text is refused and the later stages show `-` |
 | doc-date | `dates.document_date` and `dates.title_heading` on the whole text |
 | items | `items.new_items`: each chunk's date and CJK pieces |
 | periods | `dates.written_days`, `named_spans`, `periods_without_year` on each chunk: not ingest, but what a search reads off each hit's text (retrieval/dates.py, truth.py) |
@@ -315,17 +315,20 @@ def stage_times(text: str, kind: str, stages: tuple[str, ...], work: Path, loop:
     clean = results["clean"]
     assert isinstance(clean, str)
 
+    # Only agent text is held to the limit; an archive (prose) is stored however many it makes.
+    most = MAX_CHUNKS if kind == "markdown" else None
+
     def chunking_() -> None:
         results["chunks"] = chunk_document(
             ReadResult(text=clean, title="hostile", kind=kind, format="text"),
-            target_chars=chunking.target_chars, overlap_chars=chunking.overlap_chars, max_chunks=MAX_CHUNKS,
+            target_chars=chunking.target_chars, overlap_chars=chunking.overlap_chars, max_chunks=most,
         )
 
     times["chunk"] = timed(chunking_)
     chunks = results["chunks"]
     assert isinstance(chunks, list)
 
-    if len(chunks) > MAX_CHUNKS:
+    if most is not None and len(chunks) > most:
         # Refused once chunking finds too many (text_docs.prepare_text): nothing is dated,
         # extracted or written.
         return {stage: times[stage] for stage in stages if stage in times}
