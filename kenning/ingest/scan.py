@@ -90,6 +90,9 @@ class SweepProgress:
     unreadable_kept: int = 0
     # Indexed files the last sweep could not open, with why; they are kept as last read.
     unreadable_files: dict[str, str] = field(default_factory=dict)
+    # Of those, the file links the walk could not follow: the walk did not list them, so
+    # they count apart from `discovered` (see `walk.LINK_SHUT`).
+    links_kept: int = 0
     # When the running sweep began reading files in (monotonic): its rate is checked / elapsed.
     reading_since: float | None = None
 
@@ -238,10 +241,15 @@ class FolderScanner:
         # unreadable (a chmod, an unmounted share inside the tree): its files stay
         # searchable as last indexed, as the root's do when the root cannot be read.
         progress.unreadable_dirs = dict(report.unreadable_dirs)
-        progress.unreadable_files = {}
+        # A link that cannot be followed is named as an indexed file that cannot be
+        # opened is, and only when it is indexed: nothing is kept of one that is not.
+        progress.unreadable_files = {rel: why for rel, why in report.unreadable_links.items() if rel in states}
         present = {item.rel for item in found}
         gone = [path for path in states if path not in present and not report.hides(path)]
-        progress.unreadable_kept = sum(1 for path in states if path not in present and report.hides(path))
+        progress.unreadable_kept = sum(
+            1 for path in states if path not in present and report.hides(path) and path not in report.unreadable_links
+        )
+        progress.links_kept = len(progress.unreadable_files)
         counts["deleted"] = await _writing(documents.delete_documents(self.db, self.source_id, gone))
 
         kept = newest(found, self.settings.max_files, report)

@@ -118,6 +118,10 @@ OWN = "kenning's own file"
 # off: `chmod -R 644` on a tree), so it cannot even be stat'ed; the walk reports the
 # folder as one it could not read, and what it held stays indexed.
 UNSEARCHABLE = "in a folder that cannot be searched"
+# Not passed over either: a file link this user may not follow, its target in a folder
+# without the search bit (or one it cannot list). The same file reached directly keeps
+# its text, so the link does too; the walk names it in `unreadable_links`.
+LINK_SHUT = "its target cannot be reached"
 # Folders, not files: the mount points of the system's own filesystems (ingest/mounts.py).
 SYSTEM_FS = "system filesystem not entered (proc, sysfs, /dev, /run...)"
 # Counted, not passed over: the sweep keeps these and marks them failed, with the size,
@@ -136,12 +140,15 @@ class WalkReport:
     why: what they held may still be there, so it must not read as deleted.
     ``system_dirs`` names the mount points of system filesystems (/proc, /sys, /dev in a
     chroot) it did not enter, with their type; they count in ``skipped_dirs`` too.
+    ``unreadable_links`` names the file links it could not follow for want of permission,
+    with why: like the files of an unreadable folder, they must not read as deleted.
     """
 
     files: Counter[str] = field(default_factory=Counter)
     skipped_dirs: int = 0
     unreadable_dirs: dict[str, str] = field(default_factory=dict)
     system_dirs: dict[str, str] = field(default_factory=dict)
+    unreadable_links: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"files": dict(self.files), "skipped_dirs": self.skipped_dirs, "system_dirs": dict(self.system_dirs)}
@@ -155,8 +162,9 @@ class WalkReport:
         return reasons
 
     def hides(self, rel: str) -> bool:
-        """Whether the file at `rel` lies in a directory the walk could not list."""
-        return any(rel.startswith(folder + "/") for folder in self.unreadable_dirs)
+        """Whether the file at `rel` is a link the walk could not follow or lies in a
+        directory it could not list."""
+        return rel in self.unreadable_links or any(rel.startswith(folder + "/") for folder in self.unreadable_dirs)
 
 
 @dataclass(frozen=True)
@@ -236,6 +244,9 @@ def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list
                     if not prefix:
                         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(root))
                     report.unreadable_dirs.setdefault(prefix.rstrip("/"), os.strerror(errno.EACCES))
+                    continue
+                if item == LINK_SHUT:
+                    report.unreadable_links[rel] = f"{LINK_SHUT}: {os.strerror(errno.EACCES)}"
                     continue
                 if isinstance(item, str):
                     reason = item
@@ -467,6 +478,10 @@ def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, rul
         try:
             info = os.stat(real)
             real = os.path.realpath(real)
+        except PermissionError:
+            # A folder on the way to the target refuses the lookup: the target may be
+            # there still, as a file in a folder that cannot be searched may be.
+            return LINK_SHUT
         except OSError as exc:
             # A broken link: one file, not the sweep.
             log.debug("skipping %s: %s", real, exc.strerror or exc)

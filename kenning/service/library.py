@@ -231,7 +231,10 @@ class Library:
                 progress = folder.scanner.progress
                 # The files the sweep would index, and those over the cap the index still
                 # holds from before it was lowered: they count in `processed` too.
-                total = progress.discovered - progress.capped + progress.capped_kept + progress.unreadable_kept
+                total = (
+                    progress.discovered - progress.capped + progress.capped_kept + progress.unreadable_kept
+                    + progress.links_kept
+                )
                 entry.scanning = progress.running
                 if progress.write_error:
                     entry.last_error = progress.write_error
