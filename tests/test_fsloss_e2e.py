@@ -4,11 +4,14 @@ files hold now, at the right path, and nothing that is gone?"""
 
 from __future__ import annotations
 
+import os
+
 from tests.daemon_harness import wait_for
 
 
 def paths(hits: list[dict]) -> list[str]:
-    return sorted(hit["path"] for hit in hits)
+    """Every path the hits cite, a copy of the same text kept once included."""
+    return sorted(place["path"] for hit in hits for place in [hit, *hit.get("also_at", [])])
 
 
 def test_a_linked_file_whose_target_folder_cannot_be_searched_keeps_its_text(library, tmp_path):
@@ -41,4 +44,31 @@ def test_a_linked_file_whose_target_folder_cannot_be_searched_keeps_its_text(lib
     (shelf / "iceland.md").unlink()
     assert daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]["deleted"] == 1
     assert daemon.search("puffins") == []
+    daemon.stop()
+
+
+def test_a_file_replaced_by_one_of_the_same_size_and_mtime_is_read_again(library, tmp_path):
+    """Two versions unpacked from one archive (`git archive`, a zip) share their mtime;
+    `mv v2.md v1.md`, or a hard link swapped over it, leaves v1.md with v2's text and the
+    stamp and size the index holds for v1.md. The sweep judged it unchanged, and search
+    cited v1.md for the text that is gone from it, and for v2's text nothing at all."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name, boat in (("v1.md", "ferry"), ("v2.md", "barge"), ("v3.md", "skiff")):
+        (notes / name).write_text(f"# Plan\n\nThe {boat} leaves at nine.\n")
+        os.utime(notes / name, (1_700_000_000, 1_700_000_000))
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    assert daemon.wait_idle("notes")["done"] == 3
+
+    os.rename(notes / "v2.md", notes / "v1.md")
+    assert daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]["deleted"] == 1
+    assert paths(daemon.search("barge")) == [str(notes / "v1.md")]
+    assert daemon.search("ferry") == []
+    # A hard link made and renamed over it: `ln -f v3.md v1.md`.
+    os.link(notes / "v3.md", notes / "v1.md.new")
+    os.rename(notes / "v1.md.new", notes / "v1.md")
+    daemon.call("sources.scan", {"name": "notes", "wait": True})
+    assert paths(daemon.search("skiff")) == [str(notes / "v1.md"), str(notes / "v3.md")]
+    assert daemon.search("barge") == []
     daemon.stop()

@@ -116,6 +116,12 @@ def needs_look(job: FileJob) -> bool:
     runs fast both times are ahead, and such a file is hashed at every sweep as before:
     nothing tells when that clock's second is over. Only such a file: a file system
     that reports its creation time as the change time would weaken the rule for others.
+
+    An indexed file whose inode changed after its row was written is looked at too: a
+    file moved or hard-linked over it (`mv v2.md v1.md`, two versions unpacked from one
+    archive with one mtime and size) keeps the stamp and size the row holds, and was
+    cited for text that was no longer in it. A chmod or a new hard link changes the
+    inode as well; that costs one hash, and the matching hash settles it.
     """
     prior = job.prior
     if prior is None or prior.status == "scanning" or prior.reading != job.expected:
@@ -124,6 +130,8 @@ def needs_look(job: FileJob) -> bool:
     if job.found.ctime is not None and prior.mtime > prior.updated_at:
         written = min(prior.mtime, job.found.ctime)
     if prior.status in ("done", "merged") and prior.updated_at - written < RACY_SECONDS:
+        return True
+    if prior.status in ("done", "merged") and job.found.ctime is not None and job.found.ctime > prior.updated_at:
         return True
     return prior.mtime != job.found.stamp or prior.size != job.found.size
 
