@@ -20,7 +20,7 @@ from typing import TypeVar
 from kenning.config import SourceSettings
 from kenning.errors import IndexUnwritable
 from kenning.ingest.pipeline import FileJob, IngestOptions, ingest, needs_look
-from kenning.ingest.walk import WalkReport, WalkRules, newest, walk
+from kenning.ingest.walk import UNREADABLE, WalkReport, WalkRules, newest, walk
 from kenning.store import documents, sources
 from kenning.store.database import Database, unwritable
 
@@ -259,6 +259,8 @@ class FolderScanner:
         progress.capped_kept = sum(
             1 for rel in present - kept_paths if rel in states and states[rel].status != "scanning"
         )
+        # One never indexed has nothing to keep: it is passed over, and says so.
+        report.files[UNREADABLE] += sum(1 for rel in report.unreadable_links if rel not in states)
         progress.passed_over = report.passed_over()
         reading, retry = self.options.convert_limits.reading, self.options.retry
         jobs = [
