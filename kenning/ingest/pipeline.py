@@ -121,7 +121,9 @@ def needs_look(job: FileJob) -> bool:
     file moved or hard-linked over it (`mv v2.md v1.md`, two versions unpacked from one
     archive with one mtime and size) keeps the stamp and size the row holds, and was
     cited for text that was no longer in it. A chmod or a new hard link changes the
-    inode as well; that costs one hash, and the matching hash settles it.
+    inode as well; that costs one hash, and the matching hash settles it. On a share
+    whose server's clock runs fast, a file changed within that lead of its last read is
+    hashed at each sweep until this clock passes its change time.
     """
     prior = job.prior
     if prior is None or prior.status == "scanning" or prior.reading != job.expected:
