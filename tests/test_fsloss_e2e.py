@@ -5,8 +5,15 @@ files hold now, at the right path, and nothing that is gone?"""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
-from tests.daemon_harness import wait_for
+
+def ken(config: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(config), *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def paths(hits: list[dict]) -> list[str]:
@@ -39,6 +46,9 @@ def test_a_linked_file_whose_target_folder_cannot_be_searched_keeps_its_text(lib
         status = daemon.source_status("notes")
         assert status["unreadable_files"] == {"iceland.md": "its target cannot be reached: Permission denied"}
         assert status["passed_over"] == {"unreadable or vanished": 1} and status["percent"] == 100.0
+        doctor = ken(library.config, "doctor").stdout
+        assert f"cannot read {notes / 'iceland.md'}: its target cannot be reached" in doctor
+        assert f"chmod u+x {shelf};" in doctor
     finally:
         shelf.chmod(0o755)
     assert daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]["deleted"] == 0

@@ -351,13 +351,14 @@ def _index(status: api.Status, settings, ctx: Context, checks: list[Check]) -> N
             )
         for rel, reason in source.unreadable_files.items():
             path = Path(source.path) / rel
+            fix = f"chmod u+r {path}"
+            if path.is_symlink():
+                # chmod follows a link to its target; what shuts a link is as often the
+                # folder its target is in, which needs its search bit back.
+                target = Path(os.path.realpath(path))
+                fix = f"chmod u+x {target.parent}; chmod u+r {target}"
             checks.append(
-                Check(
-                    PROBLEM,
-                    f"source {source.name}",
-                    f"cannot read {path}: {reason}; kept as last indexed",
-                    f"chmod u+r {path}",
-                )
+                Check(PROBLEM, f"source {source.name}", f"cannot read {path}: {reason}; kept as last indexed", fix)
             )
         overdue = 3 * settings.daemon.sweep_interval
         if source.last_sweep_at and now - source.last_sweep_at > overdue and status.daemon.uptime_seconds > overdue:
