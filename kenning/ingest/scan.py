@@ -260,7 +260,8 @@ class FolderScanner:
             1 for rel in present - kept_paths if rel in states and states[rel].status != "scanning"
         )
         # One never indexed has nothing to keep: it is passed over, and says so.
-        report.files[UNREADABLE] += sum(1 for rel in report.unreadable_links if rel not in states)
+        if unindexed := sum(1 for rel in report.unreadable_links if rel not in states):
+            report.files[UNREADABLE] += unindexed
         progress.passed_over = report.passed_over()
         reading, retry = self.options.convert_limits.reading, self.options.retry
         jobs = [
