@@ -58,7 +58,8 @@ class DaemonSettings(_Strict):
     # A socket connection with no request under way is closed after this many seconds,
     # and so is one whose client has not read its answer within as long (the rest of the
     # answer is dropped); a request line begun but not finished within
-    # socket_line_timeout (waiting for the line budget included) is dropped.
+    # socket_line_timeout is dropped; time the daemon keeps it waiting for the line budget
+    # other requests hold does not count (daemon/framing.py).
     socket_idle_timeout: Annotated[float, Field(gt=0)] = 60.0
     socket_line_timeout: Annotated[float, Field(gt=0)] = 30.0
 
