@@ -242,6 +242,9 @@ def memory_curate(ctx: Context, scope: str | None, as_json: bool) -> None:
 def archive(click_ctx: click.Context, title: str | None, tags: tuple[str, ...], as_json: bool) -> None:
     """Archive standard input whole (redacted, indexed) and print its handle; `ken recall` reads it back.
 
+    The same text archived again is kept once: its first handle and title are printed,
+    with a note naming a title or tags given now that were not recorded.
+
     \b
     Examples:
       pytest -x 2>&1 | ken archive --title "pytest run" --tag ci
