@@ -48,7 +48,6 @@ class LineBudget:
     go of here, and forty 45 MB documents sent at once held 1.8 GB."""
 
     def __init__(self, total: int, overdraw: int) -> None:
-        self.total = total
         self.free = total
         # How far past the budget the oldest line still being read may take it: one line.
         self.overdraw = overdraw
@@ -58,10 +57,6 @@ class LineBudget:
         # waits for more, so lines that together needed more than the budget each held
         # part, none could finish, and all were dropped at the line timeout.
         self._holders: dict[object, None] = {}
-
-    @property
-    def held(self) -> int:
-        return self.total - self.free
 
     def _may_take(self, holder: object, count: int) -> bool:
         if self.free >= count:
