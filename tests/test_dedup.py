@@ -240,7 +240,8 @@ async def test_a_near_duplicate_in_another_source_collapses_and_comes_back_when_
     rng = np.random.default_rng(7)
     base, other = rng.standard_normal(64), rng.standard_normal(64)
     await store_document(db, ids["a"], "survey.md", "the heron survey, filed north", "counts by the river")
-    await store_document(db, ids["b"], "survey (1).md", "the heron survey, filed south", "counts by the river")
+    # Re-spaced: a collapse folds only a copy with no line of its own.
+    await store_document(db, ids["b"], "survey (1).md", "the heron  survey, filed north", "counts by the river")
     await store_document(db, ids["b"], "budget.md", "the heron budget", "counts of money")
     index = await index_with_vectors(
         db, {"survey.md": base, "survey (1).md": base + rng.standard_normal(64) * 0.01, "budget.md": other}
@@ -264,6 +265,27 @@ async def test_a_near_duplicate_in_another_source_collapses_and_comes_back_when_
             "SELECT status, mtime FROM documents WHERE path = 'survey (1).md'"
         )
     assert (status, mtime) == ("done", -1)
+
+
+async def test_a_near_duplicate_with_a_line_of_its_own_is_not_collapsed(db: Database):
+    """A collapse deletes the loser's items: a line only the loser had would be gone."""
+    ids = await setup(db, "a", "b", "c")
+    rng = np.random.default_rng(13)
+    base = rng.standard_normal(64)
+    await store_document(db, ids["a"], "plan.md", "the heron plan", "counts by the river", "owner: north")
+    # An excerpt (every line of it in a's plan) and a copy with its own owner line.
+    await store_document(db, ids["b"], "plan (1).md", "the heron plan", "counts by  the river")
+    await store_document(db, ids["c"], "plan (2).md", "the heron plan", "counts by the river", "owner: south")
+    index = await index_with_vectors(db, {path: base for path in ("plan.md", "plan (1).md", "plan (2).md")})
+
+    run = await near_dup_sweep(db, index, DedupSettings())
+    assert (run.pairs, run.collapsed) == (2, 1)
+    assert await holders(db, "north") == {"a", "b"}
+    [hit] = await check(db, "south", 1)
+    assert (hit.source, hit.path) == ("c", "/c/plan (2).md")
+    # The shared chunk shows once, naming the copy that also holds it.
+    [hit] = await check(db, "heron", 2)
+    assert {hit.path, *(other.path for other in hit.also_at)} == {"/a/plan.md", "/c/plan (2).md"}
 
 
 async def test_two_near_identical_files_in_one_source_are_not_collapsed(db: Database):
@@ -354,7 +376,7 @@ async def test_a_collapse_never_joins_two_files_of_one_source(db: Database):
 async def test_an_heir_holding_near_duplicate_text_is_read_again(db: Database, tmp_path):
     ids = await setup(db, "a", "b")
     await store_document(db, ids["a"], "survey.md", "heron survey north", "by the river")
-    await store_document(db, ids["b"], "survey (1).md", "heron survey south", "by the river")
+    await store_document(db, ids["b"], "survey (1).md", "heron  survey north", "by the river")
     rng = np.random.default_rng(5)
     base = rng.standard_normal(64)
     index = await index_with_vectors(db, {"survey.md": base, "survey (1).md": base})

@@ -287,9 +287,10 @@ def test_kill_9_during_a_near_duplicate_sweep_then_a_rerun_leaves_one_copy_of_ea
     second.mkdir()
     pairs = 500
     for n in range(pairs):
-        body = f"The heron{n} survey. {FILLER} {FILLER}"
-        (first / f"survey{n}.md").write_text(body + " Filed by the north team.\n")
-        (second / f"survey{n} (1).md").write_text(body + " Filed by the south team.\n")
+        # Re-spaced copies: a collapse folds only a copy with no line of its own.
+        body = f"The heron{n} survey. {FILLER} {FILLER} Filed by the north team."
+        (first / f"survey{n}.md").write_text(body + "\n")
+        (second / f"survey{n} (1).md").write_text(body.replace(". ", ".  ") + "\n")
     library.configure(
         [{"name": "first", "path": first}, {"name": "second", "path": second}],
         extra="[dedup]\nevery_n_sweeps = 0\n",
@@ -314,4 +315,35 @@ def test_kill_9_during_a_near_duplicate_sweep_then_a_rerun_leaves_one_copy_of_ea
         assert len(daemon.search(f"heron{n}")) == 1
     assert db_rows(library, "SELECT count(*) FROM documents WHERE status = 'merged'") == [(pairs,)]
     assert db_rows(library, "SELECT count(*) FROM documents WHERE status = 'done'") == [(pairs,)]
+    assert_sound(library)
+
+
+def test_a_near_duplicate_collapse_leaves_each_copys_own_line_findable_at_its_file(library, tmp_path):
+    """Two plans share thirty paragraphs and differ in the owner line: collapsing one into
+    the other dropped its owner line, so `ken search` found that name nowhere."""
+    shared = "".join(f"## Step {n}\n\nThe ibex{n} stage of the move. {FILLER}\n\n" for n in range(30))
+    folders = {}
+    for name, owner in (("north", "Xanthippe"), ("south", "Aristides")):
+        folders[name] = tmp_path / name
+        folders[name].mkdir()
+        (folders[name] / "plan.md").write_text(f"# Plan\n\nOwner: {owner}\n\n{shared}")
+    library.configure([{"name": name, "path": folder} for name, folder in folders.items()])
+    daemon = library.daemon()
+    for name in folders:
+        daemon.wait_idle(name)
+    wait_for(lambda: daemon.call("status")["embedder"]["job"]["state"] == "idle", timeout=60, what="embedding")
+    # The sweep still matches the two as near-duplicates, and leaves them two documents.
+    swept = daemon.call("dedup")
+    assert (swept["pairs"], swept["collapsed"]) == (1, 0)
+
+    for name, owner in (("north", "Xanthippe"), ("south", "Aristides")):
+        searched = ken(library, "search", owner, "--json")
+        assert searched.returncode == 0, searched.stderr
+        [hit] = [hit for hit in json.loads(searched.stdout)["hits"] if owner in hit["snippet"]]
+        assert (hit["source"], hit["path"]) == (name, str(folders[name] / "plan.md"))
+        assert hit["line_start"] <= 3 <= hit["line_end"]
+    # A shared paragraph still shows once, naming the other file that holds it.
+    [hit] = daemon.search("ibex17")
+    places = {hit["path"], *(other["path"] for other in hit["also_at"])}
+    assert places == {str(folder / "plan.md") for folder in folders.values()}
     assert_sound(library)

@@ -4,7 +4,9 @@ Matching is `near_dups.find_near_duplicates` (pure, blocked by name, close to li
 this module feeds it each stored document's mean chunk vector, name, source rank and
 size, and applies what it returns. Each collapse is re-checked and applied inside a
 write transaction, a batch at a time, so a crash mid-sweep leaves every document either
-collapsed or untouched, and the next sweep finishes the job.
+collapsed or untouched, and the next sweep finishes the job. The re-check also refuses a
+pair whose loser has a line its winner lacks (see `near_dups`), so `pairs` can exceed
+`collapsed`.
 """
 
 from __future__ import annotations

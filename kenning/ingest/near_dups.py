@@ -7,6 +7,16 @@ counts only when all three hold: the whole-document vectors are almost parallel 
 `name_similarity`), and the two documents sit in different sources. Two files in one
 source with near-identical text are two documents the user keeps on purpose.
 
+A matched pair is only a candidate. Collapsing it deletes the loser's items, so the store
+applies it only when the loser has no line its winner lacks, whitespace aside
+(`ownership.collapse_pairs`): a re-spaced copy or an excerpt folds into the fuller copy,
+while two plans that differ in one owner line stay two documents, or that line would be
+in no item and no search could find it. Keeping the loser's own chunks on a merged row
+was the other way; it would break the rule that a merged row holds nothing, which
+release, scoping and citations rely on. Leaving such a pair alone costs little: search
+already folds identical chunks into one hit with the other file in `also_at`, so the
+shared text still shows once.
+
 Comparing every pair would make the hourly sweep quadratic in the library, so candidates
 are blocked by name first: every document goes into a few blocks keyed by its normalised
 name and by the first and last characters of it. Only documents sharing a block are

@@ -163,7 +163,8 @@ async def collapse_pairs(db: Database, pairs: list[tuple[int, int]]) -> int:
     """Collapse (winner, loser) pairs a batch per transaction; returns how many were applied.
 
     Each pair is checked again inside the write transaction, since the library may have
-    moved on since the sweep read it; a crash mid-way leaves every document either
+    moved on since the sweep read it, and a pair whose loser has a line its winner lacks
+    is left as two documents (`_lossless`); a crash mid-way leaves every document either
     collapsed or untouched, and the next sweep finishes the job.
     """
     collapsed = 0
@@ -195,5 +196,27 @@ def _collapse_checked(conn: sqlite3.Connection, batch: list[tuple[int, int]]) ->
         for winner, loser in batch
         if winner in current and loser in current and frozenset((winner, loser)) not in blocked
     ]
+    valid = _lossless(conn, valid)
     collapse(conn, valid)
     return len(valid)
+
+
+def _lossless(conn: sqlite3.Connection, pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The pairs whose loser has no line its winner lacks, whitespace aside.
+
+    A collapse deletes the loser's items, so a line only the loser had (the one owner
+    line two copies of a plan differ in) would be in no item at all and no search could
+    find it. Such a pair stays two documents: the chunks they share still show once in
+    search (retrieval's `distinct` folds identical text into one hit's `also_at`), which
+    is what the collapse was for, and every line stays cited at its own file.
+    """
+    if not pairs:
+        return []
+    involved = sorted({document_id for pair in pairs for document_id in pair})
+    lines: dict[int, set[str]] = {document_id: set() for document_id in involved}
+    rows = conn.execute(
+        f"SELECT document_id, content FROM items WHERE document_id IN ({', '.join('?' * len(involved))})", involved
+    )
+    for document_id, content in rows:
+        lines[document_id].update(" ".join(line.split()) for line in content.splitlines() if line.strip())
+    return [(winner, loser) for winner, loser in pairs if lines[loser] <= lines[winner]]
