@@ -75,6 +75,9 @@ def reload(ctx: Context) -> None:
 def dedup(ctx: Context) -> None:
     """Run the near-duplicate sweep now (it also runs every [dedup] every_n_sweeps sweeps).
 
+    A copy that has a line the other lacks stays its own document, so that line is still
+    found and cited at its file.
+
     \b
     Examples:
       ken dedup
