@@ -20,7 +20,8 @@ The store section times the real sweep, `kenning.ingest.dedup.near_dup_sweep`, o
 library written through the store (three folder sources, one transaction per document
 as a folder sweep writes them, 1-3 chunks of text each, synthetic chunk vectors stored
 under one signature and loaded into a `VectorIndex`); copies have their last chunk
-edited so the exact-hash gate at ingest does not take them. It times the sweep's parts
+re-spaced so the exact-hash gate at ingest does not take them (a reworded chunk would be
+a line of the copy's own, which the sweep never collapses). It times the sweep's parts
 one by one (`ownership.dedup_candidates`, `_signals`, `find_near_duplicates`, `ownership.collapse_pairs`), the whole sweep and
 the targeted one, each on a fresh copy of the library, then checks the store is sound.
 
@@ -325,7 +326,7 @@ def _mean_cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 def generate_store(size: int, seed: int = SEED) -> StoreLibrary:
     """Documents with 1-3 chunks of text and vectors in three folder sources; 10 % are
-    copies in another source under a copy name, their last chunk edited so the
+    copies in another source under a copy name, their last chunk re-spaced so the
     exact-hash gate at ingest lets them through. 2 % are decoys: a near-identical copy in
     the same source, and one in another source whose name differs by a number."""
     gen = _Generator(seed + size + 1)
@@ -339,7 +340,8 @@ def generate_store(size: int, seed: int = SEED) -> StoreLibrary:
         return _unit_rows(gen.np_rng.standard_normal((count, DIM)))
 
     def copy(original: StoreDoc, source: int, name: str, cosine: float) -> StoreDoc:
-        texts = [*original.texts[:-1], f"{original.texts[-1]} (revised {gen.rng.randint(2, 99)})"]
+        # Re-spaced, not reworded: a copy with a line of its own is never collapsed.
+        texts = [*original.texts[:-1], original.texts[-1].replace(" ", "  ", 1)]
         moved = original.vectors + math.sqrt(1 / cosine**2 - 1) * noise(len(texts))
         return StoreDoc(source, name, texts, _unit_rows(moved))
 
