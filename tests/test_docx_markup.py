@@ -350,6 +350,56 @@ def test_docx_a_comment_on_deleted_text_alone_is_not_read(tmp_path: Path) -> Non
     ]
 
 
+_W14 = "http://schemas.microsoft.com/office/word/2010/wordml"
+_W15 = "http://schemas.microsoft.com/office/word/2012/wordml"
+
+
+def _thread(document: docx.Document, comments: list[tuple]) -> None:
+    """Gives each comment a paragraph id and writes the commentsExtended part naming the
+    comment each reply (comment, parent) answers by its last paragraph's `w14:paraId`, as
+    Word 2013 and later thread them."""
+    ids = {}
+    for number, (comment, _) in enumerate(comments, start=1):
+        ids[comment.comment_id] = f"{number:08X}"
+        comment.paragraphs[-1]._p.set(f"{{{_W14}}}paraId", ids[comment.comment_id])
+    entries = "".join(
+        f'<w15:commentEx w15:paraId="{ids[comment.comment_id]}" w15:done="0"'
+        + (f' w15:paraIdParent="{ids[parent.comment_id]}"/>' if parent is not None else "/>")
+        for comment, parent in comments
+    )
+    blob = f'<w15:commentsEx xmlns:w15="{_W15}">{entries}</w15:commentsEx>'.encode()
+    content_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.commentsExtended+xml"
+    part = Part(PackURI("/word/commentsExtended.xml"), content_type, blob, document.part.package)
+    document.part.relate_to(part, "http://schemas.microsoft.com/office/2011/relationships/commentsExtended")
+
+
+def test_docx_replies_to_a_comment_that_is_not_read_are_not_read_either(tmp_path: Path) -> None:
+    document = docx.Document()
+    paragraph = document.add_paragraph("The slipway ")
+    withdrawn = paragraph.add_run("closes in March")
+    question = document.add_comment([withdrawn], "Surely not before Easter?", author="Ewan Bain")
+    wrap_docx([withdrawn._r], "del", 'w:id="1" w:author="Ada Okafor" w:date="2026-03-01T09:00:00Z"')
+    kept = paragraph.add_run(" and reopens in April")
+    confirmed = document.add_comment([kept], "Confirmed by the contractor.", author="Ada Okafor")
+    # Replies are anchored nowhere in the body: the commentsExtended part threads them.
+    answer = document.comments.add_comment("Easter falls in March this year.", author="Ada Okafor")
+    # Word threads a reply to a reply under the first comment; other tools chain them.
+    follow_up = document.comments.add_comment("Then the regatta moves.", author="Ewan Bain")
+    thanks = document.comments.add_comment("Thanks, noted for the regatta.", author="Morag Sinclair")
+    threads = [(question, None), (confirmed, None), (answer, question), (follow_up, answer), (thanks, confirmed)]
+    _thread(document, threads)
+    document.save(tmp_path / "works.docx")
+
+    text = read_file(tmp_path / "works.docx").text
+    assert text.split("\n")[-4:] == [
+        "## Comments",
+        "",
+        "- Ada Okafor: Confirmed by the contractor.",
+        "- Morag Sinclair: Thanks, noted for the regatta.",
+    ]
+    assert "Easter" not in text and "regatta moves" not in text
+
+
 async def test_a_sweep_indexes_a_docx_with_a_part_it_cannot_read_and_logs_which(
     tmp_path: Path, db: Database, parsers: ParsePool, caplog: pytest.LogCaptureFixture
 ) -> None:

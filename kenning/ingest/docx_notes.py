@@ -59,16 +59,54 @@ def comments(document: DocxDocument) -> list[tuple[str, BaseOxmlElement]]:
     """Each comment to read, with who wrote it, in the order of the comments part (a reply
     is a comment of its own there, after the one it answers). A comment on text the author
     deleted alone is not read: it is about words the document no longer has, as a deleted
-    reference's footnote is, and Word drops it when the deletion is accepted."""
+    reference's footnote is, and Word drops it when the deletion is accepted; so are the
+    replies to it, which answer words no longer there (`_replies`)."""
     part = docx_part(document, RT.COMMENTS)
     if part is None:
         return []
+    every = list(parse_xml(part.blob).iterchildren(qn("w:comment")))
     removed = _comments_on_removed_text(document.element.body)
+    if removed:
+        # A reply is anchored at its parent's range or nowhere; one anchored nowhere
+        # would otherwise stand alone, an answer to a question the reader never sees.
+        replies = _replies(document, every)
+        unanswered = list(removed)
+        while unanswered:
+            for reply in replies.pop(unanswered.pop(), ()):
+                removed.add(reply)
+                unanswered.append(reply)
     return [
         (" ".join(comment.get(qn("w:author"), "").split()), comment)
-        for comment in parse_xml(part.blob).iterchildren(qn("w:comment"))
+        for comment in every
         if comment.get(_ID) not in removed
     ]
+
+
+_COMMENTS_EXTENDED = "http://schemas.microsoft.com/office/2011/relationships/commentsExtended"
+_W14_PARA_ID = "{http://schemas.microsoft.com/office/word/2010/wordml}paraId"
+_W15 = "{http://schemas.microsoft.com/office/word/2012/wordml}"
+
+
+def _replies(document: DocxDocument, every: list[BaseOxmlElement]) -> dict[str, list[str]]:
+    """The ids of the replies to each comment, by its id. Word names a reply's parent in
+    the commentsExtended part by the `w14:paraId` of the parent's last paragraph, not by
+    its comment id; other tools than Word chain a reply to a reply."""
+    part = docx_part(document, _COMMENTS_EXTENDED)
+    if part is None:
+        return {}
+    by_paragraph = {
+        paragraph.get(_W14_PARA_ID): comment.get(_ID)
+        for comment in every
+        for paragraph in comment.iter(qn("w:p"))
+        if paragraph.get(_W14_PARA_ID)
+    }
+    replies: dict[str, list[str]] = {}
+    for entry in parse_xml(part.blob).iterchildren(f"{_W15}commentEx"):
+        reply = by_paragraph.get(entry.get(f"{_W15}paraId"))
+        parent = by_paragraph.get(entry.get(f"{_W15}paraIdParent"))
+        if reply is not None and parent is not None:
+            replies.setdefault(parent, []).append(reply)
+    return replies
 
 
 _COMMENT_START = qn("w:commentRangeStart")
