@@ -311,6 +311,34 @@ def test_docx_an_imported_document_has_its_body_read_in_place(tmp_path: Path) ->
     )
 
 
+def test_docx_an_imported_documents_headers_and_footers_are_not_read_and_the_hosts_are(tmp_path: Path) -> None:
+    # Word shows the host's headers on the pages an imported document fills, and drops the
+    # imported one's own when it converts the part: the contractor's letterhead is no line
+    # a reader of the minutes ever sees.
+    minutes = docx.Document()
+    minutes.sections[0].header.paragraphs[0].text = "Harbour board minutes"
+    opening = minutes.add_paragraph("The contractor's letter is attached.")
+    letter = docx.Document()
+    letter.sections[0].header.paragraphs[0].text = "Bain and Sons, crane hire"
+    letter.sections[0].footer.paragraphs[0].text = "Registered in Leith"
+    letter.add_paragraph("The crane is serviced each spring.")
+    _import(minutes, opening, "chunk1.docx", _DOCX_MAIN, _saved(letter))
+    minutes.save(tmp_path / "minutes.docx")
+
+    result = read_file(tmp_path / "minutes.docx")
+
+    assert result.text.split("\n") == [
+        "The contractor's letter is attached.",
+        "",
+        "The crane is serviced each spring.",
+        "",
+        "## Header",
+        "",
+        "Harbour board minutes",
+    ]
+    assert result.warnings == ()
+
+
 def _saved(document: docx.Document) -> bytes:
     buffer = io.BytesIO()
     document.save(buffer)

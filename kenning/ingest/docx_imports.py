@@ -88,7 +88,9 @@ class Imports:
     def _document(self, part: Part, named: str) -> str:
         """An imported document's body, read as this one's is. Its notes and comments
         are not read (their numbers would clash with this document's), and the warnings
-        say so when it has any."""
+        say so when it has any. Its headers and footers are not read, nor warned of: Word
+        drops them when it converts the part, and the pages the body fills show the
+        host's, which are read after the host's body."""
         if self.depth >= _MAX_NESTING:
             self.warnings.append(f"{named} is not read: imported documents nest more than {_MAX_NESTING} deep")
             return ""
