@@ -132,6 +132,28 @@ def reader_suffix(name: str) -> tuple[str, bool] | str:
     return COMPRESSED_UNSUPPORTED if suffix in OTHER_COMPRESSED_SUFFIXES else UNSUPPORTED_TYPE
 
 
+def reader_format(name: str) -> str | None:
+    """The format (`ReadResult.format`) whose reader reads a file of this name, or None
+    when none does: told before a byte is read, so a sweep knows from the name alone
+    which format's reading a stored file must match (ingest/convert.py)."""
+    kind = reader_suffix(name)
+    return None if isinstance(kind, str) else _format_of(kind[0])
+
+
+def _format_of(suffix: str) -> str:
+    if suffix in (".pdf", ".docx"):
+        return suffix[1:]
+    if suffix in _HTML_EXTENSIONS:
+        return "html"
+    if suffix in _MARKDOWN_EXTENSIONS:
+        return "markdown"
+    if suffix in CODE_EXTENSIONS:
+        return "code"
+    if suffix in _DATA_EXTENSIONS:
+        return "data"
+    return "text"
+
+
 def decode_text(data: bytes) -> str:
     """Decode bytes of unknown encoding, or raise ReaderError when they are not text.
 
@@ -422,20 +444,21 @@ def _read_at_most(stream: io.BufferedIOBase, limit: int) -> bytes:
 
 
 def _convert(stem: str, suffix: str, data: bytes, limits: ReadLimits) -> ReadResult:
-    if suffix == ".pdf":
+    # Picked as `reader_format` names it, so the reading a file is stored under is its
+    # reader's.
+    form = _format_of(suffix)
+    if form == "pdf":
         return _read_pdf(stem, data, limits.max_text_chars)
-    if suffix == ".docx":
+    if form == "docx":
         text, title, warnings = read_docx(data, limits.max_file_bytes, limits.max_text_chars, _imported_text)
         return ReadResult(text, title or first_h1(text) or stem, "markdown", "docx", warnings=tuple(warnings))
-    if suffix in _HTML_EXTENSIONS:
+    if form == "html":
         return _read_html(stem, data)
     text = decode_text(data)
-    if suffix in _MARKDOWN_EXTENSIONS:
+    if form == "markdown":
         return ReadResult(text, frontmatter.title(text) or first_h1(text) or stem, "markdown", "markdown")
-    if suffix in CODE_EXTENSIONS:
-        return ReadResult(text, stem, "code", "code")
-    if suffix in _DATA_EXTENSIONS:
-        return ReadResult(text, stem, "data", "data")
+    if form in ("code", "data"):
+        return ReadResult(text, stem, form, form)
     return ReadResult(text, stem, "prose", "text")
 
 
