@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from kenning.config import ChunkingSettings, DaemonSettings, LimitsSettings, Settings, SourceSettings
+from kenning.ingest import convert
 from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.pipeline import RACY_SECONDS, FileJob, IngestOptions, ingest
 from kenning.ingest.preview import describe, preview
@@ -64,6 +65,36 @@ async def test_unchanged_files_are_not_reingested_and_same_bytes_keep_their_chun
     assert await item_ids(db) == before
     states = await documents.file_states(db, scanner.source_id)
     assert states["a.md"].mtime == 2000
+
+
+async def test_a_readers_own_version_reads_again_that_format_alone(db, tmp_path, options, monkeypatch):
+    """A change to the markdown reader alone reads again the markdown files, those it
+    skipped too, and none of a library's text or code; a reader that now reads files it
+    refused tries again those alone."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder, "a.md", "# A\n\nkoala facts\n", mtime=1000)
+    write(folder, "b.txt", "wombat facts\n", mtime=1000)
+    write(folder, "c.py", "print('numbat facts')\n", mtime=1000)
+    write(folder, "d.md", "", mtime=1000)
+    write(folder, "e.txt", "", mtime=1000)
+    scanner = await scanner_for(db, folder, options)
+    first = await scanner.sweep()
+    assert first["indexed"] == 3 and first["skipped"] == 2
+
+    async def looked_at() -> set[str]:
+        before = await documents.file_states(db, scanner.source_id)
+        await scanner.sweep()
+        after = await documents.file_states(db, scanner.source_id)
+        changed = {path for path in after if after[path].updated_at != before[path].updated_at}
+        assert scanner.progress.to_check == len(changed)
+        return changed
+
+    monkeypatch.setitem(convert.FORMAT_VERSIONS, "markdown", 1)
+    assert await looked_at() == {"a.md", "d.md"}
+    assert await looked_at() == set()
+    monkeypatch.setitem(convert.RETRY_VERSIONS, "text", 99)
+    assert await looked_at() == {"e.txt"}
 
 
 async def test_a_file_dated_ahead_of_the_clock_is_hashed_until_it_settles_not_at_every_sweep(db, tmp_path, options):
@@ -387,7 +418,7 @@ async def test_a_file_swapped_for_a_fifo_after_the_walk_fails_without_hanging(db
     path.unlink()
     os.mkfifo(path)
     ids = await sources.sync_sources(db, [("notes", str(folder), "default")])
-    job = FileJob(ids["notes"], folder, found, None, True, options.convert_limits.reading, options.retry)
+    job = FileJob(ids["notes"], folder, found, None, True, options.convert_limits.reading_for(found.path.name), options.retry_for(found.path.name))
     outcome = await asyncio.wait_for(ingest(db, job, options), 20)
     assert outcome.result == "failed" and "not a regular file" in outcome.reason
 

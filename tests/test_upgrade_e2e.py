@@ -5,14 +5,18 @@ real SQLite file an older kenning would have left."""
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import subprocess
 import sys
 import unicodedata
 from pathlib import Path
 
+import docx
+
 from kenning.text.redacted import MARK
 from tests.daemon_harness import wait_for
+from tests.helpers import make_pdf
 from tests.web_server import Handler, serving
 
 
@@ -453,3 +457,49 @@ def test_a_token_an_older_kenning_kept_in_page_keys_and_links_is_gone_after_the_
     with sqlite3.connect(database) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 16
     assert token.encode() not in on_disk()
+
+
+def test_an_upgrade_whose_docx_reader_changed_reads_again_the_docx_alone(library, tmp_path):
+    """A library the last release stored ("v9:1200/150" on every row): only the format
+    whose reader changed since is read again, and a file its reader refused then and reads
+    now; a markdown note and a PDF, hours of parsing in a large library, are left alone."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "birds.md").write_text("# Birds\n\nThe quokka is not a bird; the kea is.\n")
+    make_pdf(notes / "report.pdf", [["The okapi census of the reserve."]])
+    document = docx.Document()
+    document.add_paragraph("The tuatara enclosure rota.")
+    document.save(notes / "rota.docx")
+    # A line of Japanese in UTF-16 has no NUL, and the last release refused it as binary:
+    # first a file that fails so still, then that line in its place, same size and time.
+    line = "吾輩は猫である名前はまだ無いどこで生れたかとんと見当がつかぬ".encode("utf-16-le")
+    neko = notes / "neko.txt"
+    neko.write_bytes(b"\0" * len(line))
+    for path in notes.iterdir():
+        os.utime(path, (1_000_000, 1_000_000))
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    assert daemon.wait_idle("notes")["failed"] == 1
+    daemon.stop()
+
+    database = library.data_dir / "kenning.db"
+    with sqlite3.connect(database) as conn:
+        [failed] = conn.execute("SELECT reading FROM documents WHERE path = 'neko.txt'").fetchone()
+        conn.execute("UPDATE documents SET reading = 'v9:1200/150' WHERE status = 'done'")
+        conn.execute(
+            "UPDATE documents SET reading = ? WHERE path = 'neko.txt'", ("v9:1200/150:" + failed.split(":", 2)[2],)
+        )
+        before = dict(conn.execute("SELECT path, updated_at FROM documents"))
+    neko.write_bytes(line)
+    os.utime(neko, (1_000_000, 1_000_000))
+    daemon = library.daemon()
+    assert daemon.wait_idle("notes")["failed"] == 0
+    with sqlite3.connect(database) as conn:
+        after = dict(conn.execute("SELECT path, updated_at FROM documents"))
+        readings = dict(conn.execute("SELECT path, reading FROM documents"))
+    assert {path for path in after if after[path] != before[path]} == {"rota.docx", "neko.txt"}, readings
+    assert readings["birds.md"] == readings["report.pdf"] == "v9:1200/150"
+    assert "reading 2 files again" in daemon.log()
+    assert [hit["title"] for hit in daemon.search("tuatara enclosure")] == ["rota"]
+    assert [hit["title"] for hit in daemon.search("吾輩は猫である")] == ["neko"]
+    daemon.stop()

@@ -13,27 +13,52 @@ from pathlib import Path
 from kenning.errors import ReaderError
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.items import new_items
-from kenning.ingest.readers import ReadLimits, ReadResult, read_file
+from kenning.ingest.readers import ReadLimits, ReadResult, read_file, reader_format
 from kenning.ingest.redact import redact
 from kenning.store.documents import NewItem
 from kenning.store.texthash import text_hash
 from kenning.text import dates
 from kenning.text.headings import MAX_TITLE_CHARS, cut
 
-# Bump when a reader, the redactor or the chunker changes what a document's chunks hold:
-# every document records the reading it was stored under (`reading_of`), and a sweep reads
+# Every document records the reading it was stored under (`reading_of`), and a sweep reads
 # again the files stored under another, and the daemon's start prepares again the text
 # agents gave (service/rereading.py), so an upgrade that redacts more leaves no secret in
-# text stored before it. A chunk whose text comes out the same keeps its id, its
-# vector and its CJK index rows, and takes its date anew: a change to CJK indexing alone
-# needs a migration.
-READER_VERSION = 10
+# text stored before it. A chunk whose text comes out the same keeps its id, its vector
+# and its CJK index rows, and takes its date anew: a change to CJK indexing alone needs a
+# migration. Reading again costs a large library hours (a PDF's parse), so bump only what
+# changed what a document's chunks hold:
+# - READER_VERSION, for what every format shares and text agents gave goes through too:
+#   the redactor, the chunker, the dates a text states, titles. Every file is read again
+#   and everything agents gave prepared again.
+# - FORMAT_VERSIONS[format], when one format's reader changed (`readers.reader_format`
+#   names a file's format from its name): only that format's files are read again. Add
+#   the format at 1 if it has no entry; when READER_VERSION is bumped, empty the map, since
+#   every file is read again anyway.
+# - RETRY_VERSIONS[format], when a reader now reads files it refused (failed or skipped)
+#   and reads the others as before: only that format's failed and skipped files are read
+#   again (pipeline.FileJob.expected). Emptied with READER_VERSION too.
+READER_VERSION = 9
+# DOCX: ruby, equations, imported HTML and text; no table of contents (docx_text.py).
+FORMAT_VERSIONS: dict[str, int] = {"docx": 1}
+# Text in UTF-16 without a NUL (a line of Japanese) was refused as binary
+# (readers.decode_text), which a text file's or an undeclared page's bytes go through.
+# The few such files read as Windows-1252 instead (a line of twenty letters, at times)
+# keep that text until they change: reading every text file again is not worth it.
+RETRY_VERSIONS: dict[str, int] = {form: 1 for form in ("text", "markdown", "code", "data", "html")}
 
 
-def reading_of(target_chars: int, overlap_chars: int) -> str:
-    """What a document's chunks depend on besides its text: this code's reading and the
-    chunk sizes (a larger size changes every chunk)."""
-    return f"v{READER_VERSION}:{target_chars}/{overlap_chars}"
+def reading_of(target_chars: int, overlap_chars: int, form: str | None = None, failed: bool = False) -> str:
+    """What a document's chunks depend on besides its text: this code's reading of its
+    format `form` (None for text agents gave, which no reader reads) and the chunk sizes
+    (a larger size changes every chunk). `failed` for a file that failed or was skipped:
+    its reader's retry version counts too. A reader with no version of its own reads as
+    the last release did: its files keep the reading they were stored under."""
+    marks = [f"v{READER_VERSION}"]
+    if form is not None and (own := FORMAT_VERSIONS.get(form)):
+        marks.append(f"{form}{own}")
+    if form is not None and failed and (retry := RETRY_VERSIONS.get(form)):
+        marks.append(f"{form}-retry{retry}")
+    return f"{'+'.join(marks)}:{target_chars}/{overlap_chars}"
 
 
 @dataclass(frozen=True)
@@ -45,10 +70,10 @@ class ConvertLimits:
     overlap_chars: int
     max_chunks: int
 
-    @property
-    def reading(self) -> str:
-        """The limits are not in it: they only ever make a file fail (see `IngestOptions.retry`)."""
-        return reading_of(self.target_chars, self.overlap_chars)
+    def reading_for(self, name: str, failed: bool = False) -> str:
+        """The reading a file of this name is stored under. The limits are not in it: they
+        only ever make a file fail (see `IngestOptions.retry_for`)."""
+        return reading_of(self.target_chars, self.overlap_chars, reader_format(name), failed)
 
 
 @dataclass(frozen=True)

@@ -47,8 +47,8 @@ class FileJob:
     found: Discovered
     prior: FileState | None
     confine_to_root: bool
-    # How the file would be read now (`ConvertLimits.reading`), and with which limits
-    # (`IngestOptions.retry`): a file that failed or was skipped is read again when
+    # How the file would be read now (`ConvertLimits.reading_for`), and with which limits
+    # (`IngestOptions.retry_for`): a file that failed or was skipped is read again when
     # either changes, one that is indexed only when the first does.
     reading: str
     retry: str
@@ -75,13 +75,14 @@ class IngestOptions:
     max_file_bytes: int
     parsers: ParsePool
 
-    @property
-    def retry(self) -> str:
-        """A file's reading with every limit that can make it fail: raising one reads
-        again the files it failed (a parse timeout, a PDF past the memory limit)."""
+    def retry_for(self, name: str) -> str:
+        """A failed or skipped file's reading with every limit that can make it fail:
+        raising one reads again the files it failed (a parse timeout, a PDF past the
+        memory limit), as a reader that now reads what it refused does."""
         limits = self.limits
         return (
-            f"{self.convert_limits.reading}:{self.max_file_bytes}/{limits.max_text_chars}/{limits.max_chunks_per_file}"
+            f"{self.convert_limits.reading_for(name, failed=True)}"
+            f":{self.max_file_bytes}/{limits.max_text_chars}/{limits.max_chunks_per_file}"
             f":{limits.parse_timeout}/{limits.parse_memory_mb}"
         )
 

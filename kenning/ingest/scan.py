@@ -263,9 +263,12 @@ class FolderScanner:
         if unindexed := sum(1 for rel in report.unreadable_links if rel not in states):
             report.files[UNREADABLE] += unindexed
         progress.passed_over = report.passed_over()
-        reading, retry = self.options.convert_limits.reading, self.options.retry
+        limits = self.options.convert_limits
         jobs = [
-            FileJob(self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root, reading, retry)
+            FileJob(
+                self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root,
+                limits.reading_for(item.path.name), self.options.retry_for(item.path.name),
+            )  # fmt: skip
             for item in kept
         ]
         todo: list[FileJob] = []

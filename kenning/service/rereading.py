@@ -1,12 +1,13 @@
 """Text agents gave, prepared again when this code would store it otherwise.
 
-A folder's files are read again by the next sweep when the reader, the redactor or the
-chunk sizes change (ingest/convert.py `READER_VERSION`). Agent text, fetched pages,
+A folder's files are read again by the next sweep when their format's reader, the
+redactor or the chunk sizes change (ingest/convert.py). Agent text, fetched pages,
 capsules, archives and ledger entries have no file to read again: what kenning stored
 is the only copy. So at each start, after a reload that changes `[chunking]`, and with
 the daemon's periodic round, every such document stored under another reading is
 prepared again by its owner from what is stored, redacted and folded by the newest
-rules: an upgrade whose redactor catches more leaves no secret in what agents gave
+rules. No format's reader reads it again, so only `READER_VERSION` and the chunk sizes
+make it stale: an upgrade whose redactor catches more leaves no secret in what agents gave
 before it, and a query folded the newest way finds it. With nothing stale, a round is
 one read of those sources' rows.
 

@@ -39,7 +39,7 @@ class FileState:
     mtime: float
     size: int
     content_hash: str | None
-    # How the file was read (ingest/convert.py `ConvertLimits.reading`); None for rows
+    # How the file was read (ingest/convert.py `ConvertLimits.reading_for`); None for rows
     # stored before readings were recorded, or never read.
     reading: str | None
     # When the row was last written (seconds since the epoch).

@@ -440,7 +440,7 @@ def m010_capsule_title_keys(conn: sqlite3.Connection) -> None:
 
 
 def m011_document_readings(conn: sqlite3.Connection) -> None:
-    """How each file was read (ingest/convert.py `ConvertLimits.reading`). Rows stored
+    """How each file was read (ingest/convert.py `ConvertLimits.reading_for`). Rows stored
     before have none, so the first sweep after the upgrade reads every file again under
     the current redaction; chunks whose text comes back the same keep their ids, vectors
     and extractions."""
