@@ -480,6 +480,8 @@ def test_an_upgrade_whose_docx_reader_changed_reads_again_the_docx_alone(library
     library.configure([{"name": "notes", "path": notes}])
     daemon = library.daemon()
     assert daemon.wait_idle("notes")["failed"] == 1
+    daemon.call("documents.add", {"title": "Kea", "text": "The kea is a parrot.\n", "source_uri": "t://kea"})
+    daemon.call("documents.add", {"title": "Kaka", "text": "The kaka is a parrot.\n", "source_uri": "t://kaka"})
     daemon.stop()
 
     database = library.data_dir / "kenning.db"
@@ -489,16 +491,21 @@ def test_an_upgrade_whose_docx_reader_changed_reads_again_the_docx_alone(library
         conn.execute(
             "UPDATE documents SET reading = ? WHERE path = 'neko.txt'", ("v9:1200/150:" + failed.split(":", 2)[2],)
         )
-        before = dict(conn.execute("SELECT path, updated_at FROM documents"))
+        # Agent text stored before readings were recorded: prepared again, as a yardstick.
+        conn.execute("UPDATE documents SET reading = NULL WHERE title = 'Kaka'")
+        before = dict(conn.execute("SELECT id, updated_at FROM documents"))
     neko.write_bytes(line)
     os.utime(neko, (1_000_000, 1_000_000))
     daemon = library.daemon()
     assert daemon.wait_idle("notes")["failed"] == 0
+    wait_for(lambda: "documents again" in daemon.log(), 30, "the agent text prepared again")
     with sqlite3.connect(database) as conn:
-        after = dict(conn.execute("SELECT path, updated_at FROM documents"))
-        readings = dict(conn.execute("SELECT path, reading FROM documents"))
-    assert {path for path in after if after[path] != before[path]} == {"rota.docx", "neko.txt"}, readings
-    assert readings["birds.md"] == readings["report.pdf"] == "v9:1200/150"
+        after = dict(conn.execute("SELECT id, updated_at FROM documents"))
+        titles = dict(conn.execute("SELECT id, title FROM documents"))
+        readings = dict(conn.execute("SELECT title, reading FROM documents"))
+    assert len(after) == 6 and {titles[id_] for id_ in after if after[id_] != before[id_]} == {"rota", "neko", "Kaka"}
+    assert "prepared 1 of 1 documents again" in daemon.log()
+    assert readings["Birds"] == readings["report"] == readings["Kea"] == "v9:1200/150", readings
     assert "reading 2 files again" in daemon.log()
     assert [hit["title"] for hit in daemon.search("tuatara enclosure")] == ["rota"]
     assert [hit["title"] for hit in daemon.search("吾輩は猫である")] == ["neko"]
