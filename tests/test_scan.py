@@ -418,7 +418,8 @@ async def test_a_file_swapped_for_a_fifo_after_the_walk_fails_without_hanging(db
     path.unlink()
     os.mkfifo(path)
     ids = await sources.sync_sources(db, [("notes", str(folder), "default")])
-    job = FileJob(ids["notes"], folder, found, None, True, options.convert_limits.reading_for(found.path.name), options.retry_for(found.path.name))
+    reading, retry = options.convert_limits.reading_for("markdown"), options.retry_for("markdown")
+    job = FileJob(ids["notes"], folder, found, None, True, reading, retry)
     outcome = await asyncio.wait_for(ingest(db, job, options), 20)
     assert outcome.result == "failed" and "not a regular file" in outcome.reason
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from kenning.errors import ReaderError
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.items import new_items
-from kenning.ingest.readers import ReadLimits, ReadResult, read_file, reader_format
+from kenning.ingest.readers import ReadLimits, ReadResult, read_file
 from kenning.ingest.redact import redact
 from kenning.store.documents import NewItem
 from kenning.store.texthash import text_hash
@@ -70,10 +70,11 @@ class ConvertLimits:
     overlap_chars: int
     max_chunks: int
 
-    def reading_for(self, name: str, failed: bool = False) -> str:
-        """The reading a file of this name is stored under. The limits are not in it: they
-        only ever make a file fail (see `IngestOptions.retry_for`)."""
-        return reading_of(self.target_chars, self.overlap_chars, reader_format(name), failed)
+    def reading_for(self, form: str | None, failed: bool = False) -> str:
+        """The reading a file of this format (`readers.reader_format`) is stored under.
+        The limits are not in it: they only ever make a file fail (see
+        `IngestOptions.retry_for`)."""
+        return reading_of(self.target_chars, self.overlap_chars, form, failed)
 
 
 @dataclass(frozen=True)

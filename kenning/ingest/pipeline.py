@@ -75,13 +75,13 @@ class IngestOptions:
     max_file_bytes: int
     parsers: ParsePool
 
-    def retry_for(self, name: str) -> str:
+    def retry_for(self, form: str | None) -> str:
         """A failed or skipped file's reading with every limit that can make it fail:
         raising one reads again the files it failed (a parse timeout, a PDF past the
         memory limit), as a reader that now reads what it refused does."""
         limits = self.limits
         return (
-            f"{self.convert_limits.reading_for(name, failed=True)}"
+            f"{self.convert_limits.reading_for(form, failed=True)}"
             f":{self.max_file_bytes}/{limits.max_text_chars}/{limits.max_chunks_per_file}"
             f":{limits.parse_timeout}/{limits.parse_memory_mb}"
         )

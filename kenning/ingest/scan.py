@@ -20,6 +20,7 @@ from typing import TypeVar
 from kenning.config import SourceSettings
 from kenning.errors import IndexUnwritable
 from kenning.ingest.pipeline import FileJob, IngestOptions, ingest, needs_look
+from kenning.ingest.readers import reader_format
 from kenning.ingest.walk import UNREADABLE, WalkReport, WalkRules, newest, walk
 from kenning.store import documents, sources
 from kenning.store.database import Database, unwritable
@@ -263,13 +264,14 @@ class FolderScanner:
         if unindexed := sum(1 for rel in report.unreadable_links if rel not in states):
             report.files[UNREADABLE] += unindexed
         progress.passed_over = report.passed_over()
+        # Each file is read as its format's reader reads it; the strings are made once a
+        # format, since a library of 100,000 files is listed on the event loop.
+        forms = [reader_format(item.path.name) for item in kept]
         limits = self.options.convert_limits
+        readings = {form: (limits.reading_for(form), self.options.retry_for(form)) for form in set(forms)}
         jobs = [
-            FileJob(
-                self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root,
-                limits.reading_for(item.path.name), self.options.retry_for(item.path.name),
-            )  # fmt: skip
-            for item in kept
+            FileJob(self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root, *readings[form])
+            for item, form in zip(kept, forms)
         ]
         todo: list[FileJob] = []
         settled: list[FileJob] = []
