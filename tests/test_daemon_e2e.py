@@ -551,6 +551,43 @@ def test_a_drive_whose_files_are_all_passed_over_is_known_for_a_drive_once_unmou
     daemon.stop()
 
 
+def test_a_drive_that_is_away_deletes_nothing_though_its_bare_mount_point_holds_files(library, tmp_path, mount):
+    """Only an empty mount point was taken for a drive away: a stray file in it (a
+    .DS_Store, a note saved there by mistake) made it the truth, and the drive's whole
+    index was deleted. Now its files are kept while it is away, what is written there is
+    indexed, and files deleted on the drive go once it is back. A real tmpfs is the drive."""
+    place = tmp_path / "usb"
+    place.mkdir()
+    mount("-t", "tmpfs", "kenning-test", place)
+    animals = {"lynx": "lynxes hunt hares", "otter": "otters crack shells", "heron": "herons stand still"}
+    for name, text in animals.items():
+        (place / f"{name}.md").write_text(f"# {name.title()}\n\nThe {text} at dusk.\n")
+    library.configure([{"name": "usb", "path": place}])
+    daemon = library.daemon()
+    assert daemon.wait_idle("usb")["done"] == 3
+    # What the drive holds once it is away: the tmpfs is gone with its files.
+    saved = {name: (place / f"{name}.md").read_text() for name in animals}
+
+    subprocess.run(["umount", str(place)], check=True)
+    (place / ".DS_Store").write_bytes(b"Bud1\x00\x00\x10\x00")
+    (place / "note.md").write_text("# Note\n\nSaved here by mistake: the puffins nest in May.\n")
+    assert daemon.call("sources.scan", {"name": "usb", "wait": True})["result"]["deleted"] == 0
+    for word in ("lynxes", "otters", "herons", "puffins"):
+        assert daemon.search(word), word
+    assert "no longer a mount point" in daemon.source_status("usb")["last_error"]
+    assert "usb" in (shown := ken(library.config, "status").stdout) and "(not mounted: kept as last indexed)" in shown
+
+    # The drive comes back without the otter's note, deleted on it meanwhile.
+    mount("-t", "tmpfs", "kenning-test", place)
+    for name in ("lynx", "heron"):
+        (place / f"{name}.md").write_text(saved[name])
+    daemon.call("sources.scan", {"name": "usb", "wait": True})
+    assert daemon.search("otters") == [] and daemon.search("puffins") == []
+    assert daemon.search("lynxes") and daemon.search("herons")
+    assert daemon.source_status("usb")["last_error"] is None
+    daemon.stop()
+
+
 # The rows that keep a file's last indexed text though its status is neither done nor
 # merged: what a reader's bug leaves (ingest/pipeline.py `ingest`: failed, its reason,
 # its chunks, the limits it was tried with, here the PDF's), and what a daemon killed

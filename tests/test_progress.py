@@ -106,8 +106,8 @@ def test_status_says_a_folder_it_cannot_read_is_not_being_watched():
     assert any("No such file or directory" in line for line in rest)
     assert source_lines(source(None))[0].endswith("(watching)")
     unmounted = source(
-        "/mnt/usb/notes is empty and no longer a mount point (a drive or share not mounted?); its 3 indexed"
-        " files are kept until it holds files again or the source is removed"
+        "/mnt/usb/notes is no longer a mount point (a drive or share not mounted?); the 3 indexed files not"
+        " found in it are kept as last indexed until it is mounted again or the source is removed"
     )
     assert source_lines(unmounted)[0].endswith("(not mounted: kept as last indexed)")
     unknown = source(

@@ -233,21 +233,54 @@ async def test_an_unmounted_drive_keeps_its_index_and_says_why_and_a_folder_empt
     counts = await scanner.sweep()
     assert counts["deleted"] == 0 and len(await search(db, "lynxes")) == 3
     assert scanner.progress.last_error == (
-        f"{folder} is empty and no longer a mount point (a drive or share not mounted?); its 3 indexed"
-        " files are kept until it holds files again or the source is removed"
+        f"{folder} is no longer a mount point (a drive or share not mounted?); the 3 indexed files not found in"
+        " it are kept as last indexed until it is mounted again or the source is removed"
     )
     [row] = await sources.list_sources(db)
     assert row.last_sweep_error == scanner.progress.last_error
 
-    # Files put in the folder itself make its contents the truth again, and from then on
-    # it is a folder like any other: emptied by hand, its files are deleted.
-    write(folder, "here.md", "a note about ocelots\n")
-    counts = await scanner.sweep()
-    assert counts["deleted"] == 3 and scanner.progress.last_error is None
-    assert await search(db, "lynxes") == []
-    (folder / "here.md").unlink()
+    # A folder that never was a mount point (the source pointed at one) is its
+    # contents: emptied by hand, its files are deleted.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    write(plain, "here.md", "a note about ocelots\n")
+    scanner = await scanner_for(db, plain, options)
+    assert (await scanner.sweep())["indexed"] == 1
+    (plain / "here.md").unlink()
     assert (await scanner.sweep())["deleted"] == 1
     assert await search(db, "ocelots") == [] and scanner.progress.last_error is None
+
+
+async def test_a_drive_away_stays_away_across_sweeps_and_restarts_whatever_its_mount_point_holds(
+    db, tmp_path, options, mount
+):
+    """A sweep of the bare mount point holding a stray file recorded the root as "not a
+    mount point", so the next sweep took the drive for a plain folder and deleted its
+    files. A drive mounted a level up (the root a folder on it) is taken for away too:
+    deletions wait until it is mounted at the root again (scan.py `_drive_away`)."""
+    folder = tmp_path / "mnt" / "drive"
+    folder.mkdir(parents=True)
+    mount("-t", "tmpfs", "kenning-test", folder)
+    for index in range(2):
+        write(folder, f"n{index}.md", f"note {index} about fossas\n")
+    scanner = await scanner_for(db, folder, options)
+    await scanner.sweep()
+    subprocess.run(["umount", str(folder)], check=True)
+    write(folder, "stray.md", "a note left there about genets\n")
+    for _ in range(2):
+        scanner = await scanner_for(db, folder, options)
+        assert (await scanner.sweep())["deleted"] == 0
+        assert len(await search(db, "fossas")) == 2 and len(await search(db, "genets")) == 1
+    (folder / "stray.md").unlink()
+    assert (await scanner.sweep())["deleted"] == 0 and len(await search(db, "genets")) == 1
+
+    # The drive now mounted on the parent, with one of its notes gone: kept all the same.
+    mount("-t", "tmpfs", "kenning-test", folder.parent)
+    folder.mkdir()
+    write(folder, "n0.md", "note 0 about fossas\n")
+    counts = await scanner.sweep()
+    assert counts["deleted"] == 0 and len(await search(db, "fossas")) == 2
+    assert "no longer a mount point" in scanner.progress.last_error
 
 
 async def test_a_folder_found_empty_whose_mount_state_is_unknown_keeps_its_index_until_it_holds_files(

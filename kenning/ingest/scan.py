@@ -109,8 +109,9 @@ async def _writing(write: Awaitable[T]) -> T:
 
 
 class EmptyRoot(Exception):
-    """The root is an empty folder whose index must not read as every file deleted: it
-    was a mount point holding files and no longer is one, or nothing says whether it was."""
+    """The root is an empty folder whose index must not read as every file deleted:
+    nothing says whether it was a drive's mount point (a drive known to be away is
+    `FolderScanner._drive_away`'s)."""
 
 
 def _root_mount(root: Path) -> bool | None:
@@ -152,8 +153,11 @@ class FolderScanner:
     # near-duplicate pass looks at these.
     changed: set[int] = field(default_factory=set)
     # Whether the root is a mount point, as the sweep under way found it when the root
-    # held files; recorded with the sweep (see `_unmounted`).
+    # held files; recorded with the sweep, except while the drive is away (`_drive_away`).
     root_mounted: bool | None = None
+    # Why the sweep under way deletes nothing it does not find: the root was a drive's
+    # mount point and is not one now (see `_drive_away`).
+    away: str | None = None
 
     @property
     def rules(self) -> WalkRules:
@@ -177,6 +181,7 @@ class FolderScanner:
         """One pass over the folder; returns its counts."""
         progress = self.progress
         progress.running = True
+        self.away = None
         started = time.monotonic()
         counts = {
             "indexed": 0, "merged": 0, "unchanged": 0, "failed": 0, "skipped": 0, "deleted": 0, "chunks": 0,
@@ -201,10 +206,13 @@ class FolderScanner:
         finally:
             progress.running = False
             progress.last_duration = time.monotonic() - started
+        error = error or self.away
+        if self.away:
+            log.warning("source %s: %s", self.settings.name, self.away)
         progress.last_error = error
         progress.last_result = counts
         await _writing(sources.record_sweep(self.db, self.source_id, error, self.root_mounted))
-        self.root_mounted = None
+        self.root_mounted = self.away = None
         progress.write_error = None
         return counts
 
@@ -217,24 +225,21 @@ class FolderScanner:
         # Recorded whenever the root holds anything, not only files the walk lists: a
         # drive holding nothing indexable, or only a folder that cannot be listed, is a
         # drive all the same.
-        self.root_mounted = await asyncio.to_thread(_root_mount, root)
-        if not found and self.root_mounted is None and states:
+        mounted = await asyncio.to_thread(_root_mount, root)
+        away = await self._drive_away(root, mounted)
+        # While the drive is away, the bare mount point is not the drive: its state stays
+        # the drive's, and a stray file written there does not make it "never a mount point".
+        self.root_mounted = None if away else mounted
+        if not found and mounted is None and states and not away:
             # The mount point of a drive or a share that is not mounted is an empty
-            # folder: read as every file deleted, unmounting a drive dropped its whole
-            # index, and mounting it again read, embedded and mined every file anew. A
-            # folder emptied by hand, never a mount point, is every file deleted.
-            was_mounted = await sources.root_was_mounted(self.db, self.source_id)
-            if was_mounted is None:
+            # folder; whether this one was is not known since the upgrade (m015), so its
+            # index is kept. A folder emptied by hand, never a mount point, is every file deleted.
+            if await sources.root_was_mounted(self.db, self.source_id) is None:
                 raise EmptyRoot(
                     f"{root} is empty, and whether it is a drive's or a share's mount point is not known (it has not"
                     f" held files since kenning was upgraded); its {len(states)} indexed files are kept until it"
                     " holds files again (if it was emptied on purpose, any file put in it drops them) or the source"
                     " is removed"
-                )
-            if was_mounted and not await asyncio.to_thread(_mount_point, root):
-                raise EmptyRoot(
-                    f"{root} is empty and no longer a mount point (a drive or share not mounted?); its"
-                    f" {len(states)} indexed files are kept until it holds files again or the source is removed"
                 )
 
         # Deletions are judged on everything the walk saw, before the cap, so lowering
@@ -246,7 +251,16 @@ class FolderScanner:
         # opened is, and only when it is indexed: nothing is kept of one that is not.
         progress.unreadable_files = {rel: why for rel, why in report.unreadable_links.items() if rel in states}
         present = {item.rel for item in found}
-        gone = [path for path in states if path not in present and not report.hides(path)]
+        missing = [path for path in states if path not in present and not report.hides(path)]
+        # A drive that is away deletes nothing: what its mount point holds meanwhile (a
+        # .DS_Store, a swap file, a note saved there by mistake) is indexed, and the
+        # drive's files are kept as last indexed until it is mounted again.
+        gone = [] if away else missing
+        if away:
+            self.away = (
+                f"{root} is no longer a mount point (a drive or share not mounted?); the {len(missing)} indexed"
+                " files not found in it are kept as last indexed until it is mounted again or the source is removed"
+            )
         progress.unreadable_kept = sum(
             1 for path in states if path not in present and report.hides(path) and path not in report.unreadable_links
         )
@@ -318,6 +332,21 @@ class FolderScanner:
             counts["chunks"],
         )
         return counts
+
+    async def _drive_away(self, root: Path, mounted: bool | None) -> bool:
+        """Whether the root was a mount point when last seen holding anything and is not
+        one now: the drive is away, and its mount point, an ordinary folder meanwhile,
+        says nothing about which of the drive's files were deleted.
+
+        Judged by the mount point alone, not by device ids: a USB disk's device number
+        follows the order disks were plugged in, and a tmpfs or a share gets a new one at
+        each mount, so the same drive back would read as another. A drive now mounted a
+        level up (the root is a folder on it) is taken for away too: its files are all
+        kept and its new ones indexed, deletions wait until it is mounted at the root
+        again or the source is pointed at the new place, and nothing indexed is lost."""
+        if mounted or not await sources.root_was_mounted(self.db, self.source_id):
+            return False
+        return mounted is False or not await asyncio.to_thread(_mount_point, root)
 
     async def _ingest_all(self, todo: list[FileJob], counts: dict[str, int]) -> None:
         """Two files in flight: one parses in a thread while the other is written.
