@@ -283,6 +283,26 @@ async def test_a_drive_away_stays_away_across_sweeps_and_restarts_whatever_its_m
     assert "no longer a mount point" in scanner.progress.last_error
 
 
+async def test_a_bind_mount_on_the_same_filesystem_is_a_drive_too_once_it_is_undone(db, tmp_path, options, mount):
+    """ismount compares a folder's device with its parent's, and a folder bound from the
+    same filesystem has the same one: the bind was never known for a mount point, and
+    once undone, its bare folder with a stray file in it read as every file deleted."""
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    for index in range(2):
+        write(archive, f"n{index}.md", f"note {index} about binturongs\n")
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    mount("--bind", archive, folder)
+    scanner = await scanner_for(db, folder, options)
+    assert (await scanner.sweep())["indexed"] == 2
+    subprocess.run(["umount", str(folder)], check=True)
+    write(folder, "stray.md", "a note left there about kinkajous\n")
+    assert (await scanner.sweep())["deleted"] == 0
+    assert len(await search(db, "binturongs")) == 2 and len(await search(db, "kinkajous")) == 1
+    assert "no longer a mount point" in scanner.progress.last_error
+
+
 async def test_a_folder_found_empty_whose_mount_state_is_unknown_keeps_its_index_until_it_holds_files(
     db, tmp_path, options
 ):

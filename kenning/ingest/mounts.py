@@ -66,6 +66,14 @@ class Mounts:
         return None
 
 
+def is_mount_point(path: str) -> bool:
+    """Whether `path` (a real path, links resolved) is a mount point: on another device
+    than its parent, or listed in the mount table. ismount alone misses a bind mount of
+    a folder on the same filesystem (`mount --bind ~/archive ~/notes`), which is one all
+    the same, and leaves only a bare folder behind when it is undone."""
+    return os.path.ismount(path) or any(point == path for point, _, _ in read_table())
+
+
 def read_table(mountinfo: str = MOUNTINFO) -> list[tuple[str, str, int | None]]:
     """Each mount as (mount point, filesystem type, device), in the order they were made,
     from Linux's mountinfo; where it cannot be read, the fixed places (no device)."""

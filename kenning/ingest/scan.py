@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from kenning.config import SourceSettings
 from kenning.errors import IndexUnwritable
+from kenning.ingest.mounts import is_mount_point
 from kenning.ingest.pipeline import FileJob, IngestOptions, ingest, needs_look
 from kenning.ingest.readers import reader_format
 from kenning.ingest.walk import UNREADABLE, WalkReport, WalkRules, newest, walk
@@ -126,7 +127,7 @@ def _root_mount(root: Path) -> bool | None:
 def _mount_point(root: Path) -> bool:
     # Asked of the folder a linked root names, as the walk reads it: ismount says False
     # of any link, and a source added as ~/drive -> /mnt/usb lost its index on unmount.
-    return os.path.ismount(os.path.realpath(root))
+    return is_mount_point(os.path.realpath(root))
 
 
 def _shut(jobs: list[FileJob]) -> list[FileJob]:
