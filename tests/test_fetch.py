@@ -7,8 +7,10 @@ so a test can show a refused hop never reached it.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -27,6 +29,7 @@ from kenning.workers.fetch import (
     FetchRefused,
     NotModified,
 )
+from kenning.workers.url_pool import FetchRequest, url_pool
 from tests.web_server import Handler, RouteServer, serving
 
 @pytest.fixture
@@ -490,3 +493,31 @@ async def test_ipv4_mapped_ipv6_loopback_is_refused(serve) -> None:
         await fetch(f"http://[::ffff:127.0.0.1]:{server.server_address[1]}/", "127.0.0.1", "*")
 
     assert server.paths == []
+
+
+async def test_a_burst_of_adds_is_fetched_side_by_side(serve) -> None:
+    """Ten `ken add-url` calls at once against slow pages: with one fetch worker the later
+    ones sat queued past the client's deadline. Here each page answers only once four
+    requests are waiting on it together, so a pool that fetches fewer than four at a
+    time never sees it and runs into the [fetch] timeout instead."""
+    server = serve()
+    pool = url_pool(FetchSettings(allowed_hosts=("127.0.0.1",), timeout=15))
+    together = threading.Barrier(4)
+
+    def meet(handler: Handler) -> None:
+        try:
+            together.wait(timeout=12)
+        except threading.BrokenBarrierError:
+            handler.reply(503, "text/plain", b"fetched alone")
+            return
+        handler.reply(200, "text/plain", handler.path.encode())
+
+    paths = [f"/page{index}" for index in range(4)]
+    for path in paths:
+        server.routes[path] = meet
+    try:
+        pages = await asyncio.gather(*(pool.send(FetchRequest(server.base + path)) for path in paths))
+    finally:
+        await pool.close()
+
+    assert sorted(page.body for page in pages if isinstance(page, FetchedPage)) == [p.encode() for p in paths]

@@ -1,0 +1,101 @@
+"""A burst of `ken add-url` against slow pages: how long the last of them waits.
+
+A real daemon and a page server on 127.0.0.1 that takes `--delay` seconds over each page;
+`--calls` `ken add-url` processes are started at once, each for its own URL, and each is
+timed from start to exit. With `--baseline DIR` the daemon and CLI from that checkout
+(e.g. `git archive main | tar -x -C DIR`) run the same first.
+
+    .venv/bin/python bench/url_burst.py                          # ~1 min
+    .venv/bin/python bench/url_burst.py --baseline /tmp/kenning-main
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+PAGE = "<html><head><title>Page {n}</title></head><body><h1>Page {n}</h1>" + "<p>Harbour tides, page {n}.</p>" * 40
+
+
+class SlowPages(BaseHTTPRequestHandler):
+    delay = 2.0
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        time.sleep(self.delay)
+        body = PAGE.format(n=self.path.strip("/")).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def run(tree: Path, work: Path, base: str, calls: int, label: str) -> list[tuple[float, int]]:
+    """(seconds, exit code) of each add-url, in the order they were started."""
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    data, config = work / "data", work / "config.toml"
+    config.write_text(f'[daemon]\ndata_dir = "{data}"\n[fetch]\nallowed_hosts = ["127.0.0.1"]\n')
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    ken = [sys.executable, "-m", "kenning", "--config", str(config)]
+    with open(work / "daemon.log", "ab") as log:
+        daemon = subprocess.Popen([*ken, "daemon"], stdout=log, stderr=subprocess.STDOUT, cwd=tree, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not (data / "kenning.sock").exists():
+            if time.monotonic() > deadline or daemon.poll() is not None:
+                raise SystemExit(f"the daemon from {tree} did not start; see {work / 'daemon.log'}")
+            time.sleep(0.05)
+        started = time.monotonic()
+        procs = [
+            subprocess.Popen([*ken, "add-url", f"{base}/{label}-{n}"], cwd=tree, env=env, stdout=subprocess.DEVNULL)
+            for n in range(calls)
+        ]
+        ended: list[tuple[float, int]] = []
+        for proc in procs:
+            code = proc.wait()
+            ended.append((time.monotonic() - started, code))
+        return ended
+    finally:
+        daemon.terminate()
+        daemon.wait(60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=10, help="add-url processes started at once")
+    parser.add_argument("--delay", type=float, default=2.0, help="seconds the server takes over each page")
+    parser.add_argument("--baseline", type=Path, help="run the daemon and CLI from this checkout first")
+    args = parser.parse_args()
+    SlowPages.delay = args.delay
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SlowPages)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    work = Path(tempfile.mkdtemp(prefix="kenning-urlburst-"))
+    print(f"{args.calls} add-url at once, each page taking {args.delay:g} s")
+    try:
+        for name, tree in (("baseline", args.baseline), ("kenning", HERE)):
+            if tree is None:
+                continue
+            ended = run(tree.resolve(), work / name, base, args.calls, name)
+            failed = sum(1 for _, code in ended if code != 0)
+            print(f"{name:8}  last answer after {max(s for s, _ in ended):6.1f} s  failed: {failed}")
+    finally:
+        server.shutdown()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
