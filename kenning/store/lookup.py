@@ -53,7 +53,8 @@ async def library_documents(db: Database) -> int:
 async def failures(db: Database, source_id: int, limit: int = 20) -> list[Failure]:
     """A folder's files by path; agent text and pages by their shown uri, as their key is a hash."""
     rows = await db.read(
-        "SELECT coalesce(uri, path), reason FROM documents WHERE source_id = ? AND status = 'failed' ORDER BY path LIMIT ?",
+        "SELECT coalesce(uri, path) AS shown, reason FROM documents WHERE source_id = ? AND status = 'failed'"
+        " ORDER BY shown LIMIT ?",
         (source_id, limit),
     )
     return [Failure(path, reason) for path, reason in rows]
