@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 
+import docx
 import pytest
 
 from kenning.config import ChunkingSettings, DaemonSettings, LimitsSettings, Settings, SourceSettings
@@ -95,6 +96,37 @@ async def test_a_readers_own_version_reads_again_that_format_alone(db, tmp_path,
     assert await looked_at() == set()
     monkeypatch.setitem(convert.RETRY_VERSIONS, "text", 99)
     assert await looked_at() == {"e.txt"}
+
+
+async def test_a_link_is_read_again_when_its_targets_reader_changes_not_its_own_names(
+    db, tmp_path, options, monkeypatch
+):
+    """`summary.md -> report.docx` is read by the DOCX reader, so a change to that reader
+    must read it again, and a change to the markdown reader must not. The report lives
+    outside the folder, so only the link is in it."""
+    folder, elsewhere = tmp_path / "notes", tmp_path / "reports"
+    folder.mkdir()
+    elsewhere.mkdir()
+    document = docx.Document()
+    document.add_paragraph("Quarterly okapi figures held steady.")
+    document.save(str(elsewhere / "report.docx"))
+    (folder / "summary.md").symlink_to(elsewhere / "report.docx")
+    # Long settled, so a sweep reads it again only for a change of reading.
+    os.utime(elsewhere / "report.docx", (1000, 1000))
+    os.utime(folder / "summary.md", (1000, 1000), follow_symlinks=False)
+    scanner = await scanner_for(db, folder, options, confine_to_root=False)
+    assert (await scanner.sweep())["indexed"] == 1
+
+    async def looked_at() -> set[str]:
+        before = await documents.file_states(db, scanner.source_id)
+        await scanner.sweep()
+        after = await documents.file_states(db, scanner.source_id)
+        return {path for path in after if after[path].updated_at != before[path].updated_at}
+
+    monkeypatch.setitem(convert.FORMAT_VERSIONS, "docx", 99)
+    assert await looked_at() == {"summary.md"}
+    monkeypatch.setitem(convert.FORMAT_VERSIONS, "markdown", 99)
+    assert await looked_at() == set()
 
 
 async def test_a_file_dated_ahead_of_the_clock_is_hashed_until_it_settles_not_at_every_sweep(db, tmp_path, options):

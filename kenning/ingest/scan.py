@@ -279,9 +279,10 @@ class FolderScanner:
         if unindexed := sum(1 for rel in report.unreadable_links if rel not in states):
             report.files[UNREADABLE] += unindexed
         progress.passed_over = report.passed_over()
-        # Each file is read as its format's reader reads it; the strings are made once a
-        # format, since a library of 100,000 files is listed on the event loop.
-        forms = [reader_format(item.path.name) for item in kept]
+        # Each file is read as its format's reader reads it (a link by its target's name);
+        # the strings are made once a format, since a library of 100,000 files is listed
+        # on the event loop.
+        forms = [reader_format(item.reader_name) for item in kept]
         limits = self.options.convert_limits
         readings = {form: (limits.reading_for(form), self.options.retry_for(form)) for form in set(forms)}
         jobs = [

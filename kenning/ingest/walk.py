@@ -204,6 +204,14 @@ class Discovered:
     # this machine's clock on every write, chmod or utime, and by no program to a time
     # of its choosing, as mtime can be. See `pipeline.needs_look`.
     ctime: float | None = None
+    # A file link's target's name: the reader goes by it (the pipeline opens the resolved
+    # path), so `a.md -> b.docx` is read, and versioned, as DOCX.
+    target_name: str | None = None
+
+    @property
+    def reader_name(self) -> str:
+        """The name whose suffix picks the reader (`readers.reader_format`)."""
+        return self.target_name or self.path.name
 
     @property
     def stamp(self) -> float:
@@ -501,7 +509,13 @@ def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, rul
         log.debug("skipping %s: it resolves outside the source root", path)
         return OUTSIDE_ROOT
     return Discovered(
-        path=path, rel=rel, mtime=info.st_mtime, size=info.st_size, link_mtime=link_mtime, ctime=info.st_ctime
+        path=path,
+        rel=rel,
+        mtime=info.st_mtime,
+        size=info.st_size,
+        link_mtime=link_mtime,
+        ctime=info.st_ctime,
+        target_name=os.path.basename(real) if linked else None,
     )
 
 
