@@ -183,6 +183,11 @@ class SourceStatus:
     unreadable_kept: int = 0
     # Indexed files it could not open at the last sweep (path: why), kept as last read.
     unreadable_files: dict[str, str] = field(default_factory=dict)
+    # Set when the last sweep kept indexed files it did not find as last indexed:
+    # "unmounted" (the root was a mount point and is no longer one: the drive is away) or
+    # "unknown" (the root is empty and whether it is a mount point is not known);
+    # `last_error` says so in words.
+    kept_unmounted: str | None = None
 
 
 @dataclass

@@ -227,7 +227,7 @@ async def test_a_missing_root_is_reported_and_deletes_nothing(db, tmp_path, opti
     assert "cannot read" in scanner.progress.last_error
     assert len(await search(db, "tamarin")) == 1
     [row] = await sources.list_sources(db)
-    assert row.last_sweep_error == scanner.progress.last_error
+    assert row.last_sweep_error == scanner.progress.last_error and row.last_sweep_kept == "unmounted"
 
 
 async def test_a_root_that_fails_to_open_for_any_reason_is_reported_and_deletes_nothing(db, tmp_path, options):
@@ -359,10 +359,13 @@ async def test_a_folder_found_empty_whose_mount_state_is_unknown_keeps_its_index
         " files since kenning was upgraded); its 2 indexed files are kept until it holds files again (if it was"
         " emptied on purpose, any file put in it drops them) or the source is removed"
     )
+    [row] = await sources.list_sources(db)
+    assert row.last_sweep_kept == "unknown"  # what `status` shows, not the error's words
 
     write(folder, "here.md", "a note about ocelots\n")
     counts = await scanner.sweep()
     assert counts["deleted"] == 2 and scanner.progress.last_error is None
+    assert (await sources.list_sources(db))[0].last_sweep_kept is None
     assert await search(db, "margays") == []
     (folder / "here.md").unlink()
     assert (await scanner.sweep())["deleted"] == 1 and scanner.progress.last_error is None

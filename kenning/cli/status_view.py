@@ -137,10 +137,10 @@ def source_lines(source: api.SourceStatus) -> list[str]:
         if source.last_error and source.last_error.startswith("cannot write the index"):
             # A full disk or a read-only database: the sweep waits and tries again.
             state = "waiting: cannot write the index"
-        elif source.last_error and "no longer a mount point" in source.last_error:
+        elif source.kept_unmounted == "unmounted":
             # ingest/scan.py's EmptyRoot: its files are kept while the drive is away.
             state = "not mounted: kept as last indexed"
-        elif source.last_error and "mount point is not known" in source.last_error:
+        elif source.kept_unmounted == "unknown":
             # The same, for a root no sweep has seen holding files since the upgrade.
             state = "empty, maybe not mounted: kept as last indexed"
     # A folder's name is anyone's to choose (an unpacked archive's, a synced share's).

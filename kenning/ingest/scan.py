@@ -77,6 +77,9 @@ class SweepProgress:
     checked: int = 0
     pending: int = 0
     last_error: str | None = None
+    # Why the last sweep kept files it did not find: "unmounted" (the drive is away,
+    # `FolderScanner._drive_away`) or "unknown" (an empty root, see `EmptyRoot`).
+    kept_unmounted: str | None = None
     # Why the last sweep stopped when the index could not be written (a full disk, a
     # read-only database): the error cannot be stored in the index, so it is kept here
     # until a sweep gets through.
@@ -189,6 +192,7 @@ class FolderScanner:
             "deferred": 0, "unreadable": 0,
         }  # fmt: skip
         error: str | None = None
+        kept: str | None = None
         try:
             counts = await self._sweep_body(counts)
         except IndexUnwritable as exc:
@@ -196,7 +200,7 @@ class FolderScanner:
             log.warning("source %s: %s; the sweep stops and is tried again", self.settings.name, exc)
             raise
         except EmptyRoot as exc:
-            error = str(exc)
+            error, kept = str(exc), "unknown"
             log.warning("source %s: %s", self.settings.name, error)
         except OSError as exc:
             # The root is gone or unreadable (an unmounted drive, a typo, a dead network
@@ -207,12 +211,14 @@ class FolderScanner:
         finally:
             progress.running = False
             progress.last_duration = time.monotonic() - started
-        error = error or self.away
         if self.away:
             log.warning("source %s: %s", self.settings.name, self.away)
+            if error is None:
+                error, kept = self.away, "unmounted"
         progress.last_error = error
+        progress.kept_unmounted = kept
         progress.last_result = counts
-        await _writing(sources.record_sweep(self.db, self.source_id, error, self.root_mounted))
+        await _writing(sources.record_sweep(self.db, self.source_id, error, self.root_mounted, kept))
         self.root_mounted = self.away = None
         progress.write_error = None
         return counts

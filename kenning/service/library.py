@@ -223,6 +223,7 @@ class Library:
                 chunks=tally.chunks,
                 last_sweep_at=row.last_sweep_at,
                 last_error=row.last_sweep_error,
+                kept_unmounted=row.last_sweep_kept,
                 processed=tally.holds + tally.failed + tally.skipped,
                 failures=await lookup.failures(self.db, row.id) if tally.failed else [],
             )

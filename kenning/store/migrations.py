@@ -563,6 +563,17 @@ def m016_hashed_keys(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA secure_delete = {int(secure)}")
 
 
+def m017_source_sweep_kept(conn: sqlite3.Connection) -> None:
+    """Why the last sweep kept indexed files it did not find, as a value `status` can
+    carry (ingest/scan.py): `unmounted` (the root was a mount point and is no longer one:
+    the drive is away) or `unknown` (the root is empty and whether it is one is not known, m015). `ken status` told them apart by
+    matching the error's words, which any rewording of the message broke. A sweep
+    recorded before this migration is read from its error once; the next sweep writes it."""
+    conn.execute("ALTER TABLE sources ADD COLUMN last_sweep_kept TEXT CHECK (last_sweep_kept IN ('unmounted', 'unknown'))")
+    conn.execute("UPDATE sources SET last_sweep_kept = 'unmounted' WHERE last_sweep_error LIKE '%no longer a mount point%'")
+    conn.execute("UPDATE sources SET last_sweep_kept = 'unknown' WHERE last_sweep_error LIKE '%mount point is not known%'")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -580,6 +591,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m014_source_root_mounted,
     m015_source_root_mount_unknown,
     m016_hashed_keys,
+    m017_source_sweep_kept,
 )
 
 

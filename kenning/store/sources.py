@@ -26,9 +26,12 @@ class SourceRow:
     last_sweep_at: float | None
     last_sweep_error: str | None
     removing: bool = False
+    # Why the last sweep kept indexed files it did not find: "unmounted" or "unknown"
+    # (see `record_sweep`).
+    last_sweep_kept: str | None = None
 
 
-_COLUMNS = "id, name, kind, root, namespace, active, last_sweep_at, last_sweep_error, removing"
+_COLUMNS = "id, name, kind, root, namespace, active, last_sweep_at, last_sweep_error, removing, last_sweep_kept"
 # Aggregate sources by kind: (name, root shown for their documents).
 AGGREGATES = {
     "agent": ("agent", "agent://"),
@@ -50,7 +53,7 @@ REMOVE_BATCH = 200
 
 
 def _row(values: tuple) -> SourceRow:
-    return SourceRow(*values[:5], bool(values[5]), *values[6:8], bool(values[8]))
+    return SourceRow(*values[:5], bool(values[5]), *values[6:8], bool(values[8]), values[9])
 
 
 async def sync_sources(db: Database, configured: list[tuple[str, str, str]]) -> dict[str, int]:
@@ -80,14 +83,19 @@ async def sync_sources(db: Database, configured: list[tuple[str, str, str]]) -> 
     return ids
 
 
-async def record_sweep(db: Database, source_id: int, error: str | None, root_mounted: bool | None = None) -> None:
+async def record_sweep(
+    db: Database, source_id: int, error: str | None, root_mounted: bool | None = None, kept: str | None = None
+) -> None:
     """`root_mounted`: whether the root was a mount point, when the sweep found it
-    holding anything (None leaves what an earlier sweep recorded)."""
+    holding anything (None leaves what an earlier sweep recorded). `kept`: why the sweep
+    kept indexed files it did not find, "unmounted" (the root is no longer a mount
+    point: the drive is away) or "unknown" (the root is empty and whether it is a mount point
+    is not known); `status` shows it without reading `error`."""
     async with db.transaction() as conn:
         await conn.execute(
-            "UPDATE sources SET last_sweep_at = ?, last_sweep_error = ?, root_mounted = coalesce(?, root_mounted)"
-            " WHERE id = ?",
-            (time.time(), error, root_mounted, source_id),
+            "UPDATE sources SET last_sweep_at = ?, last_sweep_error = ?, root_mounted = coalesce(?, root_mounted),"
+            " last_sweep_kept = ? WHERE id = ?",
+            (time.time(), error, root_mounted, kept, source_id),
         )
 
 
