@@ -290,6 +290,54 @@ def test_unreadable_root_raises(root: Path, unreadable: set[str]) -> None:
         walk(root, WalkRules())
 
 
+@pytest.fixture
+def refused(monkeypatch: pytest.MonkeyPatch) -> Iterator[set[str]]:
+    """Paths whose lstat fails with EPERM.
+
+    A file that refuses a stat in a folder that can be searched (a protected file on
+    macOS, a file on a FUSE mount refusing it) is not something the Linux kernel gives
+    for one local file, nor can these tests mount FUSE, so os.lstat is patched, for this
+    test only, where the operating system would refuse.
+    """
+    denied: set[str] = set()
+    real_lstat = os.lstat
+
+    def lstat(path: str, *args: object, **kwargs: object) -> os.stat_result:
+        if os.fspath(path) in denied:
+            raise PermissionError(errno.EPERM, os.strerror(errno.EPERM), path)
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    yield denied
+
+
+def test_a_file_in_the_root_that_refuses_a_stat_is_kept_and_named_not_the_root_read_as_unreadable(
+    root: Path, refused: set[str]
+) -> None:
+    make(root, "a.md", "shut.md", "sub/shut.md")
+    refused.update({str(root.resolve() / "shut.md"), str(root.resolve() / "sub" / "shut.md")})
+    report = WalkReport()
+    assert {item.rel for item in walk(root, WalkRules(), report)} == {"a.md"}
+    # Each is one file kept as last indexed (the sweep's `hides`), not a folder.
+    assert set(report.unreadable_links) == {"shut.md", "sub/shut.md"}
+    assert report.hides("shut.md") and report.unreadable_dirs == {}
+
+
+def test_a_folder_that_can_be_listed_but_not_searched_is_still_a_folder_not_read(
+    root: Path, refused: set[str]
+) -> None:
+    """chmod -x on a folder: every stat in it is refused, "." too."""
+    make(root, "a.md", "locked/b.md", "locked/c.md")
+    locked = root.resolve() / "locked"
+    refused.update({str(locked / "b.md"), str(locked / "c.md"), os.path.join(locked, os.curdir)})
+    report = WalkReport()
+    assert {item.rel for item in walk(root, WalkRules(), report)} == {"a.md"}
+    assert report.unreadable_dirs == {"locked": os.strerror(errno.EACCES)} and report.unreadable_links == {}
+    refused.update({str(root.resolve() / "a.md"), os.path.join(root.resolve(), os.curdir)})
+    with pytest.raises(PermissionError):
+        walk(root, WalkRules())
+
+
 # is_candidate: judged on the path text alone, so the root need not exist.
 
 ROOT = Path("/nowhere/src")

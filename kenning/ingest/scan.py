@@ -95,8 +95,9 @@ class SweepProgress:
     unreadable_kept: int = 0
     # Indexed files the last sweep could not open, with why; they are kept as last read.
     unreadable_files: dict[str, str] = field(default_factory=dict)
-    # Of those, the file links the walk could not follow: the walk did not list them, so
-    # they count apart from `discovered` (see `walk.LINK_SHUT`).
+    # Of those, the file links the walk could not follow and the files that refused it a
+    # stat: the walk did not list them, so they count apart from `discovered` (see
+    # `walk.LINK_SHUT`, `walk.STAT_SHUT`).
     links_kept: int = 0
     # When the running sweep began reading files in (monotonic): its rate is checked / elapsed.
     reading_since: float | None = None

@@ -122,6 +122,10 @@ UNSEARCHABLE = "in a folder that cannot be searched"
 # without the search bit (or one it cannot list). The same file reached directly keeps
 # its text, so the link does too; the walk names it in `unreadable_links`.
 LINK_SHUT = "its target cannot be reached"
+# Not passed over either: a file that refuses a stat itself, in a folder that can be
+# searched (EPERM on a protected file on macOS, a FUSE mount refusing one file). It is
+# kept and named as a link that cannot be followed is.
+STAT_SHUT = "it refuses to be looked at"
 # Folders, not files: the mount points of the system's own filesystems (ingest/mounts.py).
 SYSTEM_FS = "system filesystem not entered (proc, sysfs, /dev, /run...)"
 # Counted, not passed over: the sweep keeps these and marks them failed, with the size,
@@ -141,7 +145,8 @@ class WalkReport:
     ``system_dirs`` names the mount points of system filesystems (/proc, /sys, /dev in a
     chroot) it did not enter, with their type; they count in ``skipped_dirs`` too.
     ``unreadable_links`` names the file links it could not follow for want of permission,
-    with why: like the files of an unreadable folder, they must not read as deleted.
+    and the files that refused a stat in a folder it could search, with why: like the
+    files of an unreadable folder, they must not read as deleted.
     """
 
     files: Counter[str] = field(default_factory=Counter)
@@ -253,8 +258,8 @@ def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list
                         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(root))
                     report.unreadable_dirs.setdefault(prefix.rstrip("/"), os.strerror(errno.EACCES))
                     continue
-                if item == LINK_SHUT:
-                    report.unreadable_links[rel] = f"{LINK_SHUT}: {os.strerror(errno.EACCES)}"
+                if item in (LINK_SHUT, STAT_SHUT):
+                    report.unreadable_links[rel] = f"{item}: {os.strerror(errno.EACCES)}"
                     continue
                 if isinstance(item, str):
                     reason = item
@@ -474,8 +479,10 @@ def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, rul
     try:
         info = os.lstat(real)
     except PermissionError:
-        # Only a folder on the way that this user may not search refuses a stat.
-        return UNSEARCHABLE
+        # A folder this user may list but not search refuses a stat of every entry, and
+        # a lookup of "." in it too; a file that refuses one alone is that file's doing,
+        # not its folder's (the root's would make the whole sweep read as unreadable).
+        return UNSEARCHABLE if _unsearchable(dirpath) else STAT_SHUT
     except OSError as exc:
         # A file deleted mid-walk: one file, not the sweep.
         log.debug("skipping %s: %s", real, exc.strerror or exc)
@@ -517,6 +524,17 @@ def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, rul
         ctime=info.st_ctime,
         target_name=os.path.basename(real) if linked else None,
     )
+
+
+def _unsearchable(dirpath: str) -> bool:
+    """Asked only once an entry refused a stat, so a folder of thousands costs nothing more."""
+    try:
+        os.lstat(os.path.join(dirpath, os.curdir))
+    except PermissionError:
+        return True
+    except OSError:
+        pass
+    return False
 
 
 @lru_cache(maxsize=64)
