@@ -288,6 +288,37 @@ async def test_a_near_duplicate_with_a_line_of_its_own_is_not_collapsed(db: Data
     assert {hit.path, *(other.path for other in hit.also_at)} == {"/a/plan.md", "/c/plan (2).md"}
 
 
+async def test_an_excerpt_that_won_gives_way_to_its_fuller_copy_unless_it_outranks_it(db: Database):
+    """The winner is the older of two copies as long in chunks: an excerpt stored first
+    won, its fuller copy had a line it lacked, and neither collapsed. The fuller copy
+    survives instead when the two rank alike; a folder's excerpt still outranks an
+    agent's fuller copy, and both stay."""
+    ids = await setup(db, "a", "b")
+    agent = await sources.aggregate_source(db, "agent")
+    rng = np.random.default_rng(17)
+    plan, memo = rng.standard_normal(64), rng.standard_normal(64)
+    await store_document(db, ids["a"], "plan.md", "the heron plan", "counts by the river")
+    await store_document(db, ids["b"], "plan (1).md", "the heron  plan", "counts by the river\nowner: north")
+    await store_document(db, ids["a"], "memo.md", "the egret memo", "filed by the weir")
+    await store_document(db, agent, "memo (1).md", "the egret memo", "filed by the weir\nowner: south")
+    paths = {"plan.md": plan, "plan (1).md": plan, "memo.md": memo, "memo (1).md": memo}
+    index = await index_with_vectors(db, paths)
+
+    run = await near_dup_sweep(db, index, DedupSettings())
+    assert (run.pairs, run.collapsed) == (2, 1)
+    # The fuller copy holds the text, every line of it, at both files.
+    [hit] = await check(db, "north", 1)
+    assert (hit.source, hit.path) == ("b", "/b/plan (1).md")
+    assert await holders(db, "north") == {"a", "b"}
+    [hit] = await check(db, "heron", 1)
+    assert [h.item_id for h in await search(db, "heron", source="a")] == [hit.item_id]
+    # Ranked apart: two documents, each line at its own file.
+    [hit] = await check(db, "south", 1)
+    assert hit.source == "agent"
+    [hit] = await check(db, "egret", 2)
+    assert {hit.path, *(other.path for other in hit.also_at)} == {"/a/memo.md", "agent://memo (1).md"}
+
+
 async def test_two_near_identical_files_in_one_source_are_not_collapsed(db: Database):
     ids = await setup(db, "a")
     rng = np.random.default_rng(3)

@@ -26,6 +26,7 @@ The rules, each of which closes a way a design like this lost data:
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass
 
 from kenning.store.database import Database
@@ -164,16 +165,21 @@ async def collapse_pairs(db: Database, pairs: list[tuple[int, int]]) -> int:
 
     Each pair is checked again inside the write transaction, since the library may have
     moved on since the sweep read it, and a pair whose loser has a line its winner lacks
-    is left as two documents (`_lossless`); a crash mid-way leaves every document either
-    collapsed or untouched, and the next sweep finishes the job.
+    is left as two documents, or turned round when the loser is the fuller copy
+    (`_lossless`); a crash mid-way leaves every document either collapsed or untouched,
+    and the next sweep finishes the job.
     """
+    # Only a winner with no other loser can be turned round: one that gave way to its
+    # fuller copy would leave its other losers with nothing to fold into.
+    winners = Counter(winner for winner, _ in pairs)
+    sole = frozenset(winner for winner, count in winners.items() if count == 1)
     collapsed = 0
     for start in range(0, len(pairs), COLLAPSE_BATCH):
-        collapsed += await db.write(_collapse_checked, pairs[start : start + COLLAPSE_BATCH])
+        collapsed += await db.write(_collapse_checked, pairs[start : start + COLLAPSE_BATCH], sole)
     return collapsed
 
 
-def _collapse_checked(conn: sqlite3.Connection, batch: list[tuple[int, int]]) -> int:
+def _collapse_checked(conn: sqlite3.Connection, batch: list[tuple[int, int]], sole: frozenset[int]) -> int:
     involved = [document_id for pair in batch for document_id in pair]
     marks = ", ".join("?" * len(involved))
     rows = conn.execute(
@@ -196,27 +202,45 @@ def _collapse_checked(conn: sqlite3.Connection, batch: list[tuple[int, int]]) ->
         for winner, loser in batch
         if winner in current and loser in current and frozenset((winner, loser)) not in blocked
     ]
-    valid = _lossless(conn, valid)
+    valid = _lossless(conn, valid, sole)
     collapse(conn, valid)
     return len(valid)
 
 
-def _lossless(conn: sqlite3.Connection, pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The pairs whose loser has no line its winner lacks, whitespace aside.
+def _lossless(conn: sqlite3.Connection, pairs: list[tuple[int, int]], sole: frozenset[int]) -> list[tuple[int, int]]:
+    """The pairs whose loser has no line its winner lacks, whitespace aside, and turned
+    round, the pairs whose winner is the one with no line of its own.
 
     A collapse deletes the loser's items, so a line only the loser had (the one owner
     line two copies of a plan differ in) would be in no item at all and no search could
     find it. Such a pair stays two documents: the chunks they share still show once in
     search (retrieval's `distinct` folds identical text into one hit's `also_at`), which
     is what the collapse was for, and every line stays cited at its own file.
+
+    The winner is the higher-ranked source's copy, then the one with more chunks, then
+    the older (near_dups.py `resolve`), so an excerpt as long in chunks as its fuller copy
+    and stored first won and kept both. Where the two rank alike the fuller copy survives
+    instead; where they do not, the rank holds (a folder's excerpt is not folded into a
+    fetched page) and both stay. `sole`: the winners that may give way (see `collapse_pairs`).
     """
     if not pairs:
         return []
     involved = sorted({document_id for pair in pairs for document_id in pair})
+    marks = ", ".join("?" * len(involved))
     lines: dict[int, set[str]] = {document_id: set() for document_id in involved}
-    rows = conn.execute(
-        f"SELECT document_id, content FROM items WHERE document_id IN ({', '.join('?' * len(involved))})", involved
-    )
+    rows = conn.execute(f"SELECT document_id, content FROM items WHERE document_id IN ({marks})", involved)
     for document_id, content in rows:
         lines[document_id].update(" ".join(line.split()) for line in content.splitlines() if line.strip())
-    return [(winner, loser) for winner, loser in pairs if lines[loser] <= lines[winner]]
+    ranks = dict(
+        conn.execute(
+            f"SELECT d.id, {RANK_SQL} FROM documents d JOIN sources s ON s.id = d.source_id WHERE d.id IN ({marks})",
+            involved,
+        ).fetchall()
+    )
+    kept = []
+    for winner, loser in pairs:
+        if lines[loser] <= lines[winner]:
+            kept.append((winner, loser))
+        elif winner in sole and ranks[winner] == ranks[loser] and lines[winner] <= lines[loser]:
+            kept.append((loser, winner))
+    return kept
