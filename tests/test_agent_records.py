@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from kenning.config import ArchiveSettings, DaemonSettings, EmbedderSettings, Settings
+from kenning.config import ArchiveSettings, ChunkingSettings, DaemonSettings, EmbedderSettings, Settings
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.readers import ReadResult
@@ -145,6 +145,31 @@ async def test_titles_apart_only_in_punctuation_are_two_capsules_and_a_title_mus
     assert (await lib.memory_list(scope="langs")).total == len(updated)
     # A document's title that shows nothing is as blank as an empty one.
     assert (await lib.add_text(TextDocument("\u200b\u200d", "Zero width.", "mem://zw"))).title == "untitled"
+
+
+async def test_a_capsule_cut_into_thousands_of_chunks_by_headings_is_refused_and_changes_nothing(tmp_path):
+    """A capsule had no chunk limit: 20,000 characters of `#` lines were 10,000 chunks,
+    all embedded at once by the add. One is held to what its body makes as prose and a
+    few dozen headings more, so a long body without headings is stored at any
+    chunking setting, and so is a note of a few sections."""
+    library = await opened(tmp_path, chunking=ChunkingSettings(target_chars=200, overlap_chars=50))
+    try:
+        with pytest.raises(InvalidRequest, match=r"the capsule makes 10000 chunks, .*a capsule is a short note"):
+            await library.memory_add(NewCapsule("Heading flood", "# \n" * 10_000))
+        sections = "\n\n".join(f"## Step {n}\nRun stage {n} of the billing migration." for n in range(1, 7))
+        kept = await library.memory_add(NewCapsule("Billing migration", sections))
+        prose = " ".join(f"the heron survey counted {n} birds by the river." for n in range(400))
+        assert len(prose) > 18_000
+        long = await library.memory_add(NewCapsule("Heron survey", prose, force=True))
+        assert (kept.status, long.status) == ("created", "created")
+        # An update that would cut the capsule as finely is refused, and the capsule stays.
+        with pytest.raises(InvalidRequest, match="a capsule is a short note"):
+            await library.memory_add(NewCapsule("Billing migration", "# x\n" * 4_000))
+        listed = {capsule.title: capsule.body for capsule in (await library.memory_list()).capsules}
+        assert listed == {"Billing migration": sections, "Heron survey": prose}
+        assert await library.db.read("SELECT count(*) FROM documents WHERE title = 'Heading flood'") == [(0,)]
+    finally:
+        await library.close()
 
 
 async def test_superseding_keeps_history_out_of_search_and_bad_links_change_nothing(lib):

@@ -28,8 +28,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from kenning.api import Capsule, CapsuleHit, CapsuleList, Forgotten, Recalled, Remembered
-from kenning.config import Settings
+from kenning.config import ChunkingSettings, Settings
 from kenning.errors import EmbedderUnavailable, InvalidRequest, NotFound
+from kenning.ingest.chunker import chunk_document
+from kenning.ingest.readers import ReadResult
 from kenning.ingest.redact import redact
 from kenning.ingest.text_docs import Labels, check_line, check_title, prepare_text, tidy_tags, visible
 from kenning.retrieval.search import Retriever
@@ -50,6 +52,11 @@ FRESHNESS_FLOOR = 0.5
 # Chunk hits asked of the search per capsule wanted: a long capsule is several chunks.
 SEARCH_DEPTH = 5
 MIN_SEARCH_DEPTH = 30
+# How many chunks more than its body makes as prose a capsule's headings may cut it
+# into. A capsule is a short note, embedded whole by remember: a few sections are a few
+# chunks, while 20,000 characters of `#` lines were 10,000 chunks, all embedded at once.
+# Not [limits] max_chunks_per_file (10,000 by default), which is sized for files.
+CAPSULE_SECTIONS = 32
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,15 @@ def _redacted_again(row: CapsuleRow) -> CapsuleRow:
         row, title=title, title_key=title_key(title), body=redact(row.body), scope=redact(row.scope) or "default",
         tags=tidy_tags(row.tags, cut=False), source_ref=redact(row.source_ref) if row.source_ref else None,
     )  # fmt: skip
+
+
+def capsule_chunk_limit(body: str, chunking: ChunkingSettings) -> int:
+    """Scaled to the body as prose, which makes about one chunk per target's worth of
+    text, so no chunking setting refuses a capsule without headings of its own."""
+    prose = chunk_document(
+        ReadResult(text=body, title="", kind="prose", format="text"), chunking.target_chars, chunking.overlap_chars
+    )
+    return len(prose) + CAPSULE_SECTIONS
 
 
 def capsule_text(title: str, body: str) -> str:
@@ -193,7 +209,7 @@ class Memory:
             vector=likeness.vector, signature=likeness.signature,
         )  # fmt: skip
         document_id = await capsules.save(
-            self.db, row, await self._document(row), old.id if old else None, likeness.refreshed
+            self.db, row, await self._document(row, held=True), old.id if old else None, likeness.refreshed
         )
         await self._embed_now(document_id)
         if old is not None:
@@ -209,7 +225,7 @@ class Memory:
             confidence=new.confidence, source_ref=redact(new.source) if new.source else row.source_ref,
             updated_at=time.time(), vector=likeness.vector, signature=likeness.signature,
         )  # fmt: skip
-        await self._embed_now(await capsules.save(self.db, updated, await self._document(updated)))
+        await self._embed_now(await capsules.save(self.db, updated, await self._document(updated, held=True)))
         return Remembered("updated", row.id, title, f"updated {row.id}, which had the same title in this scope")
 
     async def _embed_now(self, document_id: int) -> None:
@@ -277,11 +293,22 @@ class Memory:
                 await capsules.rewrite_superseded(self.db, changed)
             return len(changed)
 
-    async def _document(self, row: CapsuleRow, added: float | None = None) -> CapsuleDocument:
+    async def _document(self, row: CapsuleRow, added: float | None = None, held: bool = False) -> CapsuleDocument:
+        """`held`: a capsule being written is refused past `capsule_chunk_limit`; one stored
+        already is prepared again as it is, since nothing may be lost."""
         labels = Labels(row.title, URI_PREFIX + row.id, row.tags, row.scope)
+        chunking = self.settings.chunking
         prepared = await asyncio.to_thread(
-            prepare_text, labels, row.body, "markdown", self.settings.chunking, format="capsule", added=added
+            prepare_text, labels, row.body, "markdown", chunking, format="capsule", added=added
         )
+        if held:
+            limit = await asyncio.to_thread(capsule_chunk_limit, row.body, chunking)
+            if len(prepared.items) > limit:
+                raise InvalidRequest(
+                    f"the capsule makes {len(prepared.items)} chunks, over the {limit} a capsule of its length is held"
+                    f" to ({limit - CAPSULE_SECTIONS} as prose and {CAPSULE_SECTIONS} more for its headings): a"
+                    " capsule is a short note; give it fewer headings, or keep a long text with `ken add-text`"
+                )
         source_id = await sources.aggregate_source(self.db, "capsule")
         return CapsuleDocument(source_id, prepared.labels.uri, prepared.meta, prepared.items)
 
