@@ -319,6 +319,26 @@ async def test_an_excerpt_that_won_gives_way_to_its_fuller_copy_unless_it_outran
     assert {hit.path, *(other.path for other in hit.also_at)} == {"/a/memo.md", "agent://memo (1).md"}
 
 
+async def test_an_excerpt_that_won_over_two_copies_is_not_turned_round(db: Database):
+    """An excerpt that won over a fuller copy and a re-spaced one: giving way to the
+    fuller copy would leave the re-spaced one nothing to fold into, so it keeps the
+    re-spaced copy and the fuller one stays its own document, every line found."""
+    ids = await setup(db, "a", "b", "c")
+    base = np.random.default_rng(19).standard_normal(64)
+    await store_document(db, ids["a"], "plan.md", "the heron plan", "counts by the river")
+    await store_document(db, ids["b"], "plan (1).md", "the heron plan", "counts by the river\nowner: north")
+    await store_document(db, ids["c"], "plan (2).md", "the heron  plan", "counts  by the river")
+    index = await index_with_vectors(db, {path: base for path in ("plan.md", "plan (1).md", "plan (2).md")})
+
+    run = await near_dup_sweep(db, index, DedupSettings())
+    assert (run.pairs, run.collapsed) == (2, 1)
+    [hit] = await check(db, "north", 1)
+    assert hit.path == "/b/plan (1).md"
+    async with db.reader() as conn:
+        merged = await conn.execute_fetchall("SELECT path FROM documents WHERE status = 'merged'")
+    assert merged == [("plan (2).md",)]
+
+
 async def test_two_near_identical_files_in_one_source_are_not_collapsed(db: Database):
     ids = await setup(db, "a")
     rng = np.random.default_rng(3)
