@@ -149,6 +149,31 @@ def test_upgrading_a_v9_library_keys_capsule_titles_with_their_punctuation(tmp_p
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
+def test_upgrading_a_v16_library_tells_status_which_folders_it_kept_while_empty(tmp_path: Path):
+    """Which sweeps kept an empty root's index was only in the error's words, which
+    `ken status` matched; a library whose drive is away at the upgrade says it at once."""
+    conn = sqlite3.connect(tmp_path / "v16.db", isolation_level=None)
+    migrate(conn, MIGRATIONS[:16])
+    errors = {
+        "usb": "/mnt/usb is empty and no longer a mount point (a drive or share not mounted?); its 3 indexed files"
+        " are kept until it holds files again or the source is removed",
+        "share": "/mnt/share is empty, and whether it is a drive's or a share's mount point is not known (it has"
+        " not held files since kenning was upgraded); its 2 indexed files are kept until it holds files again",
+        "gone": "cannot read /home/u/gone: No such file or directory",
+        "fine": None,
+    }
+    for name, error in errors.items():
+        conn.execute(
+            "INSERT INTO sources (name, kind, root, created_at, last_sweep_error) VALUES (?, 'folder', ?, 0, ?)",
+            (name, f"/{name}", error),
+        )
+
+    assert migrate(conn) == len(MIGRATIONS)
+
+    kept = dict(conn.execute("SELECT name, last_sweep_kept FROM sources").fetchall())
+    assert kept == {"usb": "unmounted", "share": "unknown", "gone": None, "fine": None}
+
+
 def test_upgrading_a_v11_library_keeps_every_document_id_and_never_gives_one_out_again(tmp_path: Path):
     """Document ids were a plain rowid: the largest one deleted was handed to the next
     document, so `ken get 3` came to show another file. The rebuild keeps every id and
