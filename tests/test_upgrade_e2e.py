@@ -14,6 +14,7 @@ from pathlib import Path
 
 import docx
 
+from kenning.store.migrations import MIGRATIONS
 from kenning.text.redacted import MARK
 from tests.daemon_harness import wait_for
 from tests.helpers import make_pdf
@@ -134,6 +135,7 @@ def test_a_file_an_older_kenning_refused_for_want_of_permission_is_read_once_a_c
             " WHERE path = 'locked.md'"
         )
         conn.execute("ALTER TABLE sources DROP COLUMN root_mounted")  # added by schema 14
+        conn.execute("ALTER TABLE sources DROP COLUMN last_sweep_kept")  # added by schema 17
         conn.execute("PRAGMA user_version = 12")
     locked.chmod(0o644)
     daemon = library.daemon(plain_permissions=True)
@@ -370,8 +372,9 @@ def test_a_library_upgraded_while_its_drive_is_unmounted_keeps_the_drives_index(
     daemon.stop()
 
     # What schema 14 left behind for a library it upgraded and that no sweep found the
-    # drive mounted in since: m014's column, with its default.
+    # drive mounted in since: m014's column, with its default, and none of m017's.
     with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        conn.execute("ALTER TABLE sources DROP COLUMN last_sweep_kept")
         conn.execute("ALTER TABLE sources DROP COLUMN root_mounted")
         conn.execute("ALTER TABLE sources ADD COLUMN root_mounted INTEGER NOT NULL DEFAULT 0")
         conn.execute("PRAGMA user_version = 14")
@@ -382,7 +385,7 @@ def test_a_library_upgraded_while_its_drive_is_unmounted_keeps_the_drives_index(
     assert daemon.call("sources.scan", {"name": "drive", "wait": True})["result"]["deleted"] == 0
     status = daemon.source_status("drive")
     assert status["done"] == 3 and len(daemon.search("wombat burrows")) == 3
-    assert "mount point is not known" in status["last_error"]
+    assert "mount point is not known" in status["last_error"] and status["kept_unmounted"] == "unknown"
     shown = ken(library.config, "status").stdout
     assert "(empty, maybe not mounted: kept as last indexed)" in shown
     assert "kept until it holds files again" in shown
@@ -391,10 +394,13 @@ def test_a_library_upgraded_while_its_drive_is_unmounted_keeps_the_drives_index(
     # a drive that is away, and says so.
     plug_in()
     assert daemon.call("sources.scan", {"name": "drive", "wait": True})["result"]["deleted"] == 0
-    assert daemon.source_status("drive")["last_error"] is None
+    status = daemon.source_status("drive")
+    assert status["last_error"] is None and status["kept_unmounted"] is None
     subprocess.run(["umount", str(drive)], check=True)
     assert daemon.call("sources.scan", {"name": "drive", "wait": True})["result"]["deleted"] == 0
-    assert "no longer a mount point" in daemon.source_status("drive")["last_error"]
+    status = daemon.source_status("drive")
+    assert "no longer a mount point" in status["last_error"] and status["kept_unmounted"] == "unmounted"
+    assert "(not mounted: kept as last indexed)" in ken(library.config, "status").stdout
     assert len(daemon.search("wombat burrows")) == 3
     daemon.stop()
 
@@ -437,6 +443,7 @@ def test_a_token_an_older_kenning_kept_in_page_keys_and_links_is_gone_after_the_
         conn.execute("UPDATE documents SET path = ? WHERE id = ?", ("url:" + url, fetched["document_id"]))
         for raw, hashed in (("url:" + url, "url:" + digest(url)), (rota, "path:" + digest(rota))):
             conn.execute("UPDATE document_links SET target = ? WHERE target = ?", (raw, hashed))
+        conn.execute("ALTER TABLE sources DROP COLUMN last_sweep_kept")  # added by schema 17
         conn.execute("PRAGMA user_version = 15")
     wal = database.with_name(database.name + "-wal")
 
@@ -455,7 +462,7 @@ def test_a_token_an_older_kenning_kept_in_page_keys_and_links_is_gone_after_the_
     assert hits[fetched["document_id"]]["superseded_by"] == census["superseded_by"] == superseded_by
     daemon.stop()
     with sqlite3.connect(database) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 16
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert token.encode() not in on_disk()
 
 
