@@ -227,7 +227,7 @@ async def test_a_missing_root_is_reported_and_deletes_nothing(db, tmp_path, opti
     assert "cannot read" in scanner.progress.last_error
     assert len(await search(db, "tamarin")) == 1
     [row] = await sources.list_sources(db)
-    assert row.last_sweep_error == scanner.progress.last_error and row.last_sweep_kept == "unmounted"
+    assert row.last_sweep_error == scanner.progress.last_error and row.last_sweep_kept is None
 
 
 async def test_a_root_that_fails_to_open_for_any_reason_is_reported_and_deletes_nothing(db, tmp_path, options):
@@ -269,7 +269,7 @@ async def test_an_unmounted_drive_keeps_its_index_and_says_why_and_a_folder_empt
         " it are kept as last indexed until it is mounted again or the source is removed"
     )
     [row] = await sources.list_sources(db)
-    assert row.last_sweep_error == scanner.progress.last_error
+    assert row.last_sweep_error == scanner.progress.last_error and row.last_sweep_kept == "unmounted"
 
     # A folder that never was a mount point (the source pointed at one) is its
     # contents: emptied by hand, its files are deleted.
