@@ -179,6 +179,18 @@ def test_symlink_within_the_root_is_listed(root: Path) -> None:
     assert rels(root) == {"sub/a.md", "alias.md"}
 
 
+def test_a_link_to_a_file_of_a_type_kenning_cannot_read_is_passed_over_as_that_type(root: Path) -> None:
+    """The reader goes by the target's name, so `notes.md -> tool.bin` was listed as
+    markdown and then failed when read; it is passed over as tool.bin is, and counted so."""
+    (root / "tool.bin").write_bytes(b"\x00\x01")
+    (root / "notes.md").symlink_to(root / "tool.bin")
+    (root / "alias.md").symlink_to(root / "tool.bin")
+    make(root, "a.md")
+    report = WalkReport()
+    assert {item.rel for item in walk(root, WalkRules(), report)} == {"a.md"}
+    assert report.passed_over() == {"unsupported type": 3}
+
+
 def test_directory_symlinks_are_not_followed(root: Path, outside: Path) -> None:
     make(outside, "x.md")
     make(root, "sub/a.md")

@@ -503,6 +503,10 @@ def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, rul
             return UNREADABLE
     if not stat.S_ISREG(info.st_mode):
         return SPECIAL
+    # The reader goes by the target's name (`Discovered.reader_name`): `a.md -> b.bin` is
+    # passed over as b.bin would be, not listed as markdown and then failed when read.
+    if linked and isinstance(refused := reader_suffix(os.path.basename(real)), str):
+        return refused
     if (info.st_dev, info.st_ino) in rules.own_files:
         return OWN
     path = root / rel
