@@ -567,6 +567,23 @@ async def test_a_proc_mounted_in_a_folder_is_not_entered_and_status_counts_it(db
     assert scanner.progress.passed_over == {SYSTEM_FS: 1}
 
 
+def test_the_preview_reads_a_link_as_its_target_as_a_sweep_does(tmp_path):
+    """`ken sources add` estimated `summary.md -> report.docx` by reading the DOCX's bytes
+    as markdown (its link's name): binary, so no chunks, where the sweep reads a report."""
+    reports, folder = tmp_path / "reports", tmp_path / "notes"
+    reports.mkdir()
+    folder.mkdir()
+    document = docx.Document()
+    for number in range(40):
+        document.add_heading(f"Section {number}", level=2)
+        document.add_paragraph("The heron survey counted nests along the estuary. " * 12)
+    document.save(reports / "report.docx")
+    (folder / "summary.md").symlink_to(reports / "report.docx")
+    source = SourceSettings(name="notes", path=folder, confine_to_root=False)
+    result = preview(source, Settings(daemon=DaemonSettings(data_dir=tmp_path / "data")))
+    assert result.files == 1 and result.estimated_chunks >= 40
+
+
 def test_the_preview_names_a_proc_mounted_in_the_folder(tmp_path, mount):
     folder = tmp_path / "chroot"
     (folder / "proc").mkdir(parents=True)

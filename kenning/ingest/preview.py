@@ -16,6 +16,7 @@ import random
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from kenning.config import ChunkingSettings, Settings, SourceSettings
 from kenning.errors import ReaderError
@@ -98,7 +99,8 @@ def estimate_chunks(
     type's fitted chunks-per-byte."""
     groups: dict[str, list[Discovered]] = defaultdict(list)
     for item in files:
-        groups[item.path.suffix.lower()].append(item)
+        # By the name its reader goes by: a link's target's (walk.Discovered.reader_name).
+        groups[Path(item.reader_name).suffix.lower()].append(item)
     sampled = _sample(groups, chunking, max_bytes, budget)
     total = 0
     for suffix, items in groups.items():
@@ -135,7 +137,9 @@ def _sample(
                 continue
             item = queue.pop()
             try:
-                parsed = read_file(item.path, ReadLimits(max_file_bytes=max_bytes))
+                # A link is read at its target, as a sweep reads it (pipeline._check_path).
+                target = item.path.resolve() if item.target_name else item.path
+                parsed = read_file(target, ReadLimits(max_file_bytes=max_bytes))
                 count = len(chunk_document(parsed, chunking.target_chars, chunking.overlap_chars))
             except ReaderError:
                 count = 0
