@@ -267,11 +267,14 @@ class RpcServer:
             return protocol.error_response(
                 request_id, protocol.INVALID_REQUEST, 'a request needs "jsonrpc": "2.0" and a string "method"'
             )
-        response = await self._dispatch(request_id, request["method"], request.get("params", {}))
+        large = len(line) > LARGE_LINE_BYTES
+        response = await self._dispatch(request_id, request["method"], request.get("params", {}), large)
         # A request without an id is a notification: it runs, and nothing is sent back.
         return response if "id" in request else None
 
-    async def _dispatch(self, request_id: Any, name: str, raw_params: Any) -> dict:
+    async def _dispatch(self, request_id: Any, name: str, raw_params: Any, large: bool) -> dict:
+        """`large`: params from a line over LARGE_LINE_BYTES, walked and validated off the
+        loop as they were decoded: a `kind` named 300,000 times held it 0.12 s."""
         method = self.methods.get(name)
         if method is None:
             known = ", ".join(sorted(self.methods))
@@ -283,7 +286,7 @@ class RpcServer:
         if not isinstance(raw_params, dict):
             return protocol.error_response(request_id, protocol.INVALID_PARAMS, "params must be a JSON object")
         try:
-            too_big = oversized_int(raw_params)
+            too_big = await asyncio.to_thread(oversized_int, raw_params) if large else oversized_int(raw_params)
         except RecursionError:
             return protocol.error_response(request_id, protocol.INVALID_PARAMS, "params are nested too deeply")
         if too_big is not None:
@@ -291,7 +294,8 @@ class RpcServer:
                 request_id, protocol.INVALID_PARAMS, f"{too_big}: integers must fit in 64 bits"
             )
         try:
-            params = method.params.model_validate(raw_params)
+            validate = method.params.model_validate
+            params = await asyncio.to_thread(validate, raw_params) if large else validate(raw_params)
         except ValidationError as exc:
             # Listing 100,000 bad items' errors to pick the first few takes 0.4 s: off the loop.
             many = exc.error_count() > DESCRIBED_ERRORS
