@@ -363,6 +363,15 @@ def test_a_kind_named_many_times_is_one_kind(library):
     _config(library)
     daemon = library.daemon()
     daemon.wait_idle("notes")
+
+    def mined() -> bool:
+        # A hit found before its chunk is embedded and mined gains legs after: the two
+        # searches compared must see the same library.
+        status = daemon.call("status")
+        graph, embedder = status["graph"], status["embedder"]
+        return graph["pending"] == 0 and graph["job"]["state"] == "idle" and embedder["vectors"] >= 1
+
+    wait_for(mined, timeout=60, what="the note to be embedded and mined")
     once = daemon.call("search", {"query": "hedgehogs", "kind": ["file"]})["hits"]
     assert once and daemon.call("search", {"query": "hedgehogs", "kind": ["file"] * 300_000})["hits"] == once
     pack = daemon.call("context.pack", {"task": "hedgehogs", "kind": ["file"]})
