@@ -17,10 +17,8 @@ tar -x -C DIR`) runs the same first.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -31,8 +29,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "bench"))
 
 from fpdf import FPDF  # noqa: E402
+
+from tree_daemon import daemon_from  # noqa: E402
 
 from kenning.client import Client  # noqa: E402
 
@@ -113,18 +114,8 @@ def run(tree: Path, work: Path, folders: list[Path], base: str, pages: int, labe
         '[fetch]\nallowed_hosts = ["127.0.0.1"]\n'
         + "".join(f'[[sources]]\nname = "{folder.name}"\npath = "{folder}"\n' for folder in folders)
     )
-    with open(work / "daemon.log", "ab") as log:
-        daemon = subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(config), "daemon"],
-            stdout=log, stderr=subprocess.STDOUT, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
-        )  # fmt: skip
     socket = data / "kenning.sock"
-    try:
-        deadline = time.monotonic() + 60
-        while not socket.exists():
-            if time.monotonic() > deadline or daemon.poll() is not None:
-                raise SystemExit(f"the daemon from {tree} did not start; see {work / 'daemon.log'}")
-            time.sleep(0.05)
+    with daemon_from(tree, config, work, socket):
         client = Client(socket, timeout=900)
         # Into the sweep proper: past the walk, files being read.
         while sweeping(client)[0] <= 20 * len(folders):
@@ -141,9 +132,6 @@ def run(tree: Path, work: Path, folders: list[Path], base: str, pages: int, labe
             time.sleep(0.2)
         idle = [timed_add(client, f"{base}/{label}-idle-{n}") for n in range(pages)]
         return Run(during, idle, swept)
-    finally:
-        daemon.terminate()
-        daemon.wait(60)
 
 
 def figures(seconds: list[float]) -> str:

@@ -18,9 +18,7 @@ MB here is 2**20 bytes.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -35,6 +33,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "bench"))
 
 from hostile import tree_rss  # noqa: E402
+from tree_daemon import daemon_from  # noqa: E402
 
 from kenning.client import Client  # noqa: E402
 
@@ -63,19 +62,9 @@ def run(tree: Path, work: Path, clients: int, text: str) -> Run:
     work.mkdir(parents=True)
     config = work / "config.toml"
     config.write_text(f'[daemon]\ndata_dir = "{data}"\nsweep_interval = 3600\n')
-    with open(work / "daemon.log", "ab") as log:
-        daemon = subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(config), "daemon"],
-            stdout=log, stderr=subprocess.STDOUT, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
-        )  # fmt: skip
-    watched = psutil.Process(daemon.pid)
     socket = data / "kenning.sock"
-    try:
-        deadline = time.monotonic() + 60
-        while not socket.exists():
-            if time.monotonic() > deadline or daemon.poll() is not None:
-                raise SystemExit(f"the daemon from {tree} did not start; see {work / 'daemon.log'}")
-            time.sleep(0.05)
+    with daemon_from(tree, config, work, socket) as daemon:
+        watched = psutil.Process(daemon.pid)
         Client(socket, timeout=30).call("status")
         added: list[int] = []
         adders_done = threading.Event()
@@ -112,9 +101,6 @@ def run(tree: Path, work: Path, clients: int, text: str) -> Run:
         adders_done.set()
         poller.join()
         return Run(peak / MiB, elapsed, len(added), slowest * 1000)
-    finally:
-        daemon.terminate()
-        daemon.wait(60)
 
 
 def main() -> None:

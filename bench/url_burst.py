@@ -24,6 +24,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(HERE / "bench"))
+
+from tree_daemon import daemon_from  # noqa: E402
+
 PAGE = "<html><head><title>Page {n}</title></head><body><h1>Page {n}</h1>" + "<p>Harbour tides, page {n}.</p>" * 40
 
 
@@ -54,14 +58,7 @@ def run(tree: Path, work: Path, base: str, calls: int, label: str, limits: str) 
     config.write_text(f'[daemon]\ndata_dir = "{data}"\n[fetch]\nallowed_hosts = ["127.0.0.1"]\n{limits}')
     env = {**os.environ, "PYTHONPATH": str(tree)}
     ken = [sys.executable, "-m", "kenning", "--config", str(config)]
-    with open(work / "daemon.log", "ab") as log:
-        daemon = subprocess.Popen([*ken, "daemon"], stdout=log, stderr=subprocess.STDOUT, cwd=tree, env=env)
-    try:
-        deadline = time.monotonic() + 60
-        while not (data / "kenning.sock").exists():
-            if time.monotonic() > deadline or daemon.poll() is not None:
-                raise SystemExit(f"the daemon from {tree} did not start; see {work / 'daemon.log'}")
-            time.sleep(0.05)
+    with daemon_from(tree, config, work, data / "kenning.sock"):
         started = time.monotonic()
         procs = [
             subprocess.Popen([*ken, "add-url", f"{base}/{label}-{n}"], cwd=tree, env=env, stdout=subprocess.DEVNULL)
@@ -72,9 +69,6 @@ def run(tree: Path, work: Path, base: str, calls: int, label: str, limits: str) 
             code = proc.wait()
             ended.append((time.monotonic() - started, code))
         return ended
-    finally:
-        daemon.terminate()
-        daemon.wait(60)
 
 
 def main() -> None:
