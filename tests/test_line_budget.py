@@ -71,6 +71,14 @@ class _Gated:
         self.gate = asyncio.Event()
         self.entered = 0
 
+    async def full(self) -> None:
+        """Until LARGE_REQUESTS_AT_ONCE requests wait at the gate (20 s at most)."""
+        for _ in range(200):
+            if self.entered == protocol.LARGE_REQUESTS_AT_ONCE:
+                break
+            await asyncio.sleep(0.1)
+        assert self.entered == protocol.LARGE_REQUESTS_AT_ONCE
+
     async def __call__(self, params: _Text) -> dict:
         if len(params.text) > 1000:
             self.entered += 1
@@ -113,11 +121,7 @@ async def test_large_requests_waiting_their_turn_count_against_the_budget(monkey
             connections.append(await asyncio.open_unix_connection(str(server.path)))
             connections[-1][1].write(line)
         writers = [writer for _, writer in connections]
-        for _ in range(200):
-            if method.entered == protocol.LARGE_REQUESTS_AT_ONCE:
-                break
-            await asyncio.sleep(0.1)
-        assert method.entered == protocol.LARGE_REQUESTS_AT_ONCE
+        await method.full()
         unsent = await _settled(writers)
         taken_whole = sum(size == 0 for size in unsent)
         # Three whole lines and parts of others (the last few MiB of a part sit in the
@@ -161,11 +165,7 @@ async def test_a_line_kept_waiting_for_the_budget_past_the_line_timeout_is_still
             connections.append(await asyncio.open_unix_connection(str(server.path)))
             connections[-1][1].write(line)
         answers = [asyncio.ensure_future(reader.readline()) for reader, _ in connections]
-        for _ in range(200):
-            if method.entered == protocol.LARGE_REQUESTS_AT_ONCE:
-                break
-            await asyncio.sleep(0.1)
-        assert method.entered == protocol.LARGE_REQUESTS_AT_ONCE
+        await method.full()
         # The rest wait for the budget twice as long as a line may take to arrive.
         await asyncio.sleep(4)
         assert not any(answer.done() for answer in answers)
