@@ -179,7 +179,8 @@ class ParsePool:
         done = loop.create_future()
         _dispose(pool, lambda: loop.call_soon_threadsafe(_resolve, done))
         try:
-            await asyncio.wait_for(done, _STOP_WAIT_SECONDS)
+            async with asyncio.timeout(_STOP_WAIT_SECONDS):
+                await done
         except TimeoutError:
             log.warning("parse workers did not stop within %.0fs; leaving them to the OS", _STOP_WAIT_SECONDS)
 

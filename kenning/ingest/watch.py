@@ -167,7 +167,8 @@ async def watch_folder(
                 log.warning("cannot watch %s: it does not exist; looking again every %.0fs", root, retry_seconds)
                 missing = True
             try:
-                await asyncio.wait_for(stop.wait(), timeout=retry_seconds)
+                async with asyncio.timeout(retry_seconds):
+                    await stop.wait()
             except TimeoutError:
                 continue
     finally:

@@ -351,8 +351,11 @@ class Retriever:
         """
         budget = self.settings.query_embed_timeout
         call = self._embedding_threads.submit(embedder.embed, [query])
+        # Not asyncio.wait_for: on 3.11 it swallows a cancellation that meets the answer,
+        # and a search cut off by shutdown went on to rank and load its vector leg.
         try:
-            return (await asyncio.wait_for(asyncio.wrap_future(call), budget))[0]
+            async with asyncio.timeout(budget):
+                return (await asyncio.wrap_future(call))[0]
         except TimeoutError:
             if not call.done():
                 self._overdue.add(call)
