@@ -91,7 +91,7 @@ async def test_a_readers_own_version_reads_again_that_format_alone(db, tmp_path,
         assert scanner.progress.to_check == len(changed)
         return changed
 
-    monkeypatch.setitem(convert.FORMAT_VERSIONS, "markdown", 1)
+    monkeypatch.setitem(convert.FORMAT_VERSIONS, "markdown", convert.FORMAT_VERSIONS.get("markdown", 0) + 1)
     assert await looked_at() == {"a.md", "d.md"}
     assert await looked_at() == set()
     monkeypatch.setitem(convert.RETRY_VERSIONS, "text", 99)

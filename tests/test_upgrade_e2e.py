@@ -14,6 +14,9 @@ from pathlib import Path
 
 import docx
 
+from kenning.ingest import readers
+from kenning.ingest.convert import ConvertLimits, convert_file
+from kenning.ingest.readers import ReadLimits
 from kenning.store.migrations import MIGRATIONS
 from kenning.text.redacted import MARK
 from tests.daemon_harness import wait_for
@@ -466,10 +469,11 @@ def test_a_token_an_older_kenning_kept_in_page_keys_and_links_is_gone_after_the_
     assert token.encode() not in on_disk()
 
 
-def test_an_upgrade_whose_docx_reader_changed_reads_again_the_docx_alone(library, tmp_path):
-    """A library the last release stored ("v9:1200/150" on every row): only the format
-    whose reader changed since is read again, and a file its reader refused then and reads
-    now; a markdown note and a PDF, hours of parsing in a large library, are left alone."""
+def test_an_upgrade_reads_again_the_formats_whose_readers_changed_alone(library, tmp_path):
+    """A library the last release stored ("v9:1200/150" on every row): only the formats
+    whose readers changed since are read again (DOCX, and the text formats for UTF-16 with
+    no NUL), and a file its reader refused then and reads now; a PDF, hours of parsing in
+    a large library, is left alone."""
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "birds.md").write_text("# Birds\n\nThe quokka is not a bird; the kea is.\n")
@@ -510,10 +514,72 @@ def test_an_upgrade_whose_docx_reader_changed_reads_again_the_docx_alone(library
         after = dict(conn.execute("SELECT id, updated_at FROM documents"))
         titles = dict(conn.execute("SELECT id, title FROM documents"))
         readings = dict(conn.execute("SELECT title, reading FROM documents"))
-    assert len(after) == 6 and {titles[id_] for id_ in after if after[id_] != before[id_]} == {"rota", "neko", "Kaka"}
+    changed = {titles[id_] for id_ in after if after[id_] != before[id_]}
+    assert len(after) == 6 and changed == {"rota", "neko", "Kaka", "Birds"}
     assert "prepared 1 of 1 documents again" in daemon.log()
-    assert readings["Birds"] == readings["report"] == readings["Kea"] == "v9:1200/150", readings
-    assert "reading 2 files again" in daemon.log()
+    assert readings["report"] == readings["Kea"] == "v9:1200/150", readings
+    assert "reading 3 files again" in daemon.log()
     assert [hit["title"] for hit in daemon.search("tuatara enclosure")] == ["rota"]
     assert [hit["title"] for hit in daemon.search("吾輩は猫である")] == ["neko"]
+    daemon.stop()
+
+
+def test_utf16_text_an_older_kenning_read_as_windows_1252_is_read_right_after_the_upgrade(
+    library, tmp_path, monkeypatch
+):
+    """A line of kana in UTF-16 has no NUL, and the kenning before this one read it as
+    Windows-1252: "«0¿0í0°0", found by no search, kept until the file changed. The sweep
+    after the upgrade reads again the text formats' files, that one with them, and no PDF
+    or DOCX: their readers did not change, and they cost seconds a file to parse."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "birds.md").write_text("# Birds\n\nThe quokka is not a bird; the kea is.\n")
+    make_pdf(notes / "report.pdf", [["The okapi census of the reserve."]])
+    document = docx.Document()
+    document.add_paragraph("The tuatara enclosure rota.")
+    document.save(notes / "rota.docx")
+    line = "カタログのサンプルをメールでおくります"
+    katalog = notes / "katalog.txt"
+    katalog.write_bytes(line.encode("utf-16-le"))
+    for path in notes.iterdir():
+        os.utime(path, (1_000_000, 1_000_000))
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    assert daemon.wait_idle("notes")["holds"] == 4
+    kept = item_ids(library, "birds.md")
+    daemon.stop()
+
+    # What that kenning stored: the same file read under the rule it had, which took
+    # bytes of UTF-16 with no NUL for Windows-1252, and the text formats' common reading.
+    monkeypatch.setattr(readers, "_utf16_without_nuls", lambda data: None)
+    limits = ConvertLimits(ReadLimits(), target_chars=1200, overlap_chars=150, max_chunks=10_000)
+    garbled = convert_file(katalog, "katalog", limits)
+    [old_chunk] = [item.content for item in garbled.items]
+    assert "«0¿0" in old_chunk and not old_chunk.isascii()
+    database = library.data_dir / "kenning.db"
+    with sqlite3.connect(database) as conn:
+        [item_id] = item_ids(library, "katalog.txt")
+        conn.execute("UPDATE items SET content = ? WHERE id = ?", (old_chunk, item_id))
+        conn.execute("DELETE FROM items_cjk WHERE rowid = ?", (item_id,))
+        conn.execute("UPDATE documents SET text_hash = ? WHERE path = 'katalog.txt'", (garbled.text_digest,))
+        conn.execute("UPDATE documents SET reading = 'v9:1200/150' WHERE path IN ('birds.md', 'katalog.txt')")
+        before = dict(conn.execute("SELECT path, updated_at FROM documents"))
+        readings = dict(conn.execute("SELECT path, reading FROM documents"))
+
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    assert daemon.call("documents.read", {"path": str(katalog)})["lines"] == [line]
+    assert [hit["title"] for hit in daemon.search("カタログのサンプル")] == ["katalog"]
+    with sqlite3.connect(database) as conn:
+        after = dict(conn.execute("SELECT path, updated_at FROM documents"))
+        now = dict(conn.execute("SELECT path, reading FROM documents"))
+    assert {path for path in after if after[path] != before[path]} == {"birds.md", "katalog.txt"}, now
+    assert now["report.pdf"] == readings["report.pdf"] and now["rota.docx"] == readings["rota.docx"]
+    assert "reading 2 files again" in daemon.log()
+    # Read again and come out the same: the note keeps its chunks, and their vectors.
+    assert item_ids(library, "birds.md") == kept
+    # Once: the next sweep reads nothing again.
+    daemon.call("sources.scan", {"name": "notes", "wait": True})
+    with sqlite3.connect(database) as conn:
+        assert dict(conn.execute("SELECT path, updated_at FROM documents")) == after
     daemon.stop()

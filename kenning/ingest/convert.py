@@ -38,13 +38,18 @@ from kenning.text.headings import MAX_TITLE_CHARS, cut
 #   and reads the others as before: only that format's failed and skipped files are read
 #   again (pipeline.FileJob.expected). Emptied with READER_VERSION too.
 READER_VERSION = 9
-# DOCX: ruby, equations, imported HTML and text; no table of contents (docx_text.py).
-FORMAT_VERSIONS: dict[str, int] = {"docx": 1}
-# Text in UTF-16 without a NUL (a line of Japanese) was refused as binary
-# (readers.decode_text), which a text file's or an undeclared page's bytes go through.
-# The few such files read as Windows-1252 instead (a line of twenty letters, at times)
-# keep that text until they change: reading every text file again is not worth it.
-RETRY_VERSIONS: dict[str, int] = {form: 1 for form in ("text", "markdown", "code", "data", "html")}
+FORMAT_VERSIONS: dict[str, int] = {
+    # Ruby, equations, imported HTML and text; no table of contents (docx_text.py).
+    "docx": 1,
+    # Text in UTF-16 without a NUL (a line of kana) is read as such (readers.decode_text,
+    # which a text file's or an undeclared page's bytes go through): it was refused as
+    # binary, or read as Windows-1252 and stored as "J0o0ˆ0F0", found by no search. Which
+    # files were read so is not recorded, so every file of these formats is read again
+    # once: a few milliseconds each, where a PDF can take seconds, and one that comes out
+    # the same keeps its chunks and vectors.
+    **dict.fromkeys(("text", "markdown", "code", "data", "html"), 1),
+}
+RETRY_VERSIONS: dict[str, int] = {}
 
 
 def reading_of(target_chars: int, overlap_chars: int, form: str | None = None, failed: bool = False) -> str:
