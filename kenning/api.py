@@ -184,8 +184,8 @@ class SourceStatus:
     # Indexed files it could not open at the last sweep (path: why), kept as last read.
     unreadable_files: dict[str, str] = field(default_factory=dict)
     # Set when the last sweep kept indexed files it did not find as last indexed:
-    # "unmounted" (the root was a mount point and is no longer one: the drive is away) or
-    # "unknown" (the root is empty and whether it is a mount point is not known);
+    # "unmounted" (the mount the root was on is gone: the drive is away) or "unknown"
+    # (whether the root is on a drive is not known since an upgrade, and it does not show);
     # `last_error` says so in words.
     kept_unmounted: str | None = None
 

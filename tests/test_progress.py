@@ -112,4 +112,4 @@ def test_status_says_a_folder_it_cannot_read_is_not_being_watched():
     assert source_lines(unmounted)[0].endswith("(not mounted: kept as last indexed)")
     unknown = source("/mnt/usb/notes is empty; its 3 indexed files are kept")
     unknown.kept_unmounted = "unknown"
-    assert source_lines(unknown)[0].endswith("(empty, maybe not mounted: kept as last indexed)")
+    assert source_lines(unknown)[0].endswith("(maybe not mounted: kept as last indexed)")

@@ -335,40 +335,47 @@ async def test_a_bind_mount_on_the_same_filesystem_is_a_drive_too_once_it_is_und
     assert "no longer a mount point" in scanner.progress.last_error
 
 
-async def test_a_folder_found_empty_whose_mount_state_is_unknown_keeps_its_index_until_it_holds_files(
+async def test_a_folder_found_empty_whose_mount_state_is_unknown_keeps_its_index_until_it_holds_one_of_its_files(
     db, tmp_path, options
 ):
     """A library upgraded to schema 15 does not know whether a folder last seen with
     files by an older kenning was a drive's mount point (migrations.py m015): found
-    empty, its index is kept and the error says so. A folder that was really emptied is
-    set right by putting a file in it: from then on it is a folder like any other."""
+    empty, its index is kept and the error says so. A file put in it does not settle it
+    (one saved on a drive's bare mount point would then have dropped the drive's index);
+    one of its files found as it was indexed does: from then on it is a folder like any other."""
     folder = tmp_path / "notes"
     folder.mkdir()
     for index in range(2):
-        write(folder, f"n{index}.md", f"note {index} about margays\n")
+        write(folder, f"n{index}.md", f"note {index} about margays\n", mtime=1000 + index)
     scanner = await scanner_for(db, folder, options)
     await scanner.sweep()
     async with db.transaction() as conn:
-        await conn.execute("UPDATE sources SET root_mounted = NULL")  # what m015 makes of m014's default
+        await conn.execute("UPDATE sources SET root_mount = NULL")  # what m015 makes of m014's default
     for path in folder.iterdir():
         path.unlink()
     counts = await scanner.sweep()
     assert counts["deleted"] == 0 and len(await search(db, "margays")) == 2
     assert scanner.progress.last_error == (
-        f"{folder} is empty, and whether it is a drive's or a share's mount point is not known (it has not held"
-        " files since kenning was upgraded); its 2 indexed files are kept until it holds files again (if it was"
-        " emptied on purpose, any file put in it drops them) or the source is removed"
+        f"{folder} is empty, and whether it is a drive's or a share's mount point is not known (it has not been"
+        " seen holding its files since kenning was upgraded); its 2 indexed files are kept until the drive is"
+        " mounted there again; if they were deleted on purpose, `ken sources remove notes` and add the folder again"
     )
     [row] = await sources.list_sources(db)
     assert row.last_sweep_kept == "unknown"  # what `status` shows, not the error's words
 
     write(folder, "here.md", "a note about ocelots\n")
     counts = await scanner.sweep()
-    assert counts["deleted"] == 2 and scanner.progress.last_error is None
+    assert counts["deleted"] == 0 and counts["indexed"] == 0 and len(await search(db, "margays")) == 2
+    assert (await sources.list_sources(db))[0].last_sweep_kept == "unknown"
+
+    write(folder, "n0.md", "note 0 about margays\n", mtime=1000)  # restored as it was
+    counts = await scanner.sweep()
+    assert counts["deleted"] == 1 and counts["indexed"] == 1 and scanner.progress.last_error is None
     assert (await sources.list_sources(db))[0].last_sweep_kept is None
-    assert await search(db, "margays") == []
-    (folder / "here.md").unlink()
-    assert (await scanner.sweep())["deleted"] == 1 and scanner.progress.last_error is None
+    assert len(await search(db, "margays")) == 1 and len(await search(db, "ocelots")) == 1
+    for path in folder.iterdir():
+        path.unlink()
+    assert (await scanner.sweep())["deleted"] == 2 and scanner.progress.last_error is None
 
 
 async def test_a_source_whose_folder_links_to_a_drive_keeps_its_index_when_the_drive_is_unmounted(
@@ -411,6 +418,117 @@ async def test_a_source_moved_from_a_drive_to_an_empty_folder_is_not_taken_for_a
     counts = await scanner.sweep()
     assert counts["deleted"] == 1 and scanner.progress.last_error is None
     assert await search(db, "servals") == []
+
+
+async def test_a_folder_on_a_drive_mounted_above_it_keeps_its_index_while_the_drive_is_away(
+    db, tmp_path, options, mount
+):
+    """A source that is a folder on a drive (/media/usb/notes, the drive mounted at
+    /media/usb) was recorded as "not a mount point": with the drive away its folder was
+    missing and `status` said it could not be read, and once a folder of that name was
+    there again (made by hand, or by a program saving into it), the sweep read it as
+    every file of the drive's deleted. The mount the folder lives on is what is recorded."""
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    folder = usb / "notes"
+
+    def plug_in() -> None:
+        mount("-t", "tmpfs", "kenning-test", usb)
+        folder.mkdir()
+
+    plug_in()
+    for index in range(2):
+        write(folder, f"n{index}.md", f"note {index} about pangolins\n")
+    scanner = await scanner_for(db, folder, options)
+    assert (await scanner.sweep())["indexed"] == 2
+    subprocess.run(["umount", str(usb)], check=True)
+
+    # Away, and the folder with it: kept, and said to be a drive not mounted.
+    scanner = await scanner_for(db, folder, options)
+    assert (await scanner.sweep())["deleted"] == 0 and len(await search(db, "pangolins")) == 2
+    assert scanner.progress.kept_unmounted == "unmounted"
+    assert f"{usb}, the mount point {folder} is on, is no longer a mount point" in scanner.progress.last_error
+    # A folder of that name made on the bare mount point, a note saved in it.
+    folder.mkdir()
+    write(folder, "stray.md", "a note left there about civets\n")
+    for _ in range(2):
+        assert (await scanner.sweep())["deleted"] == 0
+        assert len(await search(db, "pangolins")) == 2 and len(await search(db, "civets")) == 1
+        assert scanner.progress.kept_unmounted == "unmounted"
+
+    # Back, without one of its notes: that one goes, and so does the note the drive hides.
+    shutil.rmtree(folder)
+    plug_in()
+    write(folder, "n0.md", "note 0 about pangolins\n")
+    counts = await scanner.sweep()
+    assert counts["deleted"] == 2 and scanner.progress.last_error is None
+    assert len(await search(db, "pangolins")) == 1 and await search(db, "civets") == []
+    subprocess.run(["umount", str(usb)], check=True)
+    assert (await scanner.sweep())["deleted"] == 0 and scanner.progress.kept_unmounted == "unmounted"
+
+
+async def test_a_library_upgraded_while_its_drive_is_away_keeps_the_index_though_a_file_lands_on_the_mount_point(
+    db, tmp_path, options, mount
+):
+    """Whether a root was a mount point is not known after the upgrade to schema 15
+    (migrations.py m015). Found empty, the index was kept; found holding anything and
+    not a mount point, that was taken as the truth: a stray file on a drive's bare mount
+    point (a note saved there, a file manager's) made the first sweep delete every file
+    of the drive's, and a folder emptied by hand was told to take any file to drop its
+    old ones. Now the state is learnt from a sweep that finds one of the indexed files
+    as it was indexed, or the root a mount point."""
+    drive = tmp_path / "drive"
+    drive.mkdir()
+    mount("-t", "tmpfs", "kenning-test", drive)
+    for index in range(2):
+        write(drive, f"n{index}.md", f"note {index} about aardwolves\n")
+    scanner = await scanner_for(db, drive, options)
+    assert (await scanner.sweep())["indexed"] == 2
+    subprocess.run(["umount", str(drive)], check=True)
+    async with db.transaction() as conn:
+        await conn.execute("UPDATE sources SET root_mount = NULL")  # what an upgrade leaves
+    write(drive, "stray.md", "a note saved here by mistake about zorillas\n")
+    for _ in range(2):
+        scanner = await scanner_for(db, drive, options)
+        assert (await scanner.sweep())["deleted"] == 0 and len(await search(db, "aardwolves")) == 2
+        assert scanner.progress.kept_unmounted == "unknown"
+        assert scanner.progress.last_error == (
+            f"{drive} is not a mount point, and none of its 2 indexed files is in it as indexed; whether it was a"
+            " drive's or a share's mount point is not known (it has not been seen holding them since kenning was"
+            " upgraded), so they are kept and nothing in it is read until the drive is mounted there again; if"
+            " they were deleted on purpose, `ken sources remove notes` and add the folder again"
+        )
+    # Nothing of the bare mount point was read: a file indexed from it would have looked
+    # like the drive's own at the next sweep.
+    assert await search(db, "zorillas") == []
+
+    (drive / "stray.md").unlink()
+    mount("-t", "tmpfs", "kenning-test", drive)
+    write(drive, "n0.md", "note 0 about aardwolves\n")
+    assert (await scanner.sweep())["deleted"] == 1 and scanner.progress.last_error is None
+    subprocess.run(["umount", str(drive)], check=True)
+    assert (await scanner.sweep())["deleted"] == 0 and scanner.progress.kept_unmounted == "unmounted"
+
+
+async def test_a_plain_folder_whose_mount_state_is_unknown_is_learnt_from_a_file_found_as_indexed(
+    db, tmp_path, options
+):
+    """The other side of the rule above: a folder that never was a mount point, holding
+    files as they were indexed, is known for what it is at its first sweep, and its
+    deletions are made then."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for index in range(3):
+        write(folder, f"n{index}.md", f"note {index} about tayras\n", mtime=1000 + index)
+    scanner = await scanner_for(db, folder, options)
+    assert (await scanner.sweep())["indexed"] == 3
+    async with db.transaction() as conn:
+        await conn.execute("UPDATE sources SET root_mount = NULL")
+    (folder / "n2.md").unlink()
+    write(folder, "n1.md", "note 1 about tayras, rewritten\n")
+    counts = await scanner.sweep()
+    assert counts["deleted"] == 1 and counts["indexed"] == 1 and scanner.progress.last_error is None
+    assert len(await search(db, "tayras")) == 2
 
 
 async def test_a_file_left_scanning_by_a_crash_is_ingested_again(db, tmp_path, options):

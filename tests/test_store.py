@@ -174,6 +174,24 @@ def test_upgrading_a_v16_library_tells_status_which_folders_it_kept_while_empty(
     assert kept == {"usb": "unmounted", "share": "unknown", "gone": None, "fine": None}
 
 
+def test_upgrading_a_v17_library_keeps_a_mount_it_knew_and_forgets_what_it_did_not(tmp_path: Path):
+    """Schema 17 held whether a root was a mount point; 18 holds the mount it is on. A
+    `0` may have been recorded for a folder on a drive mounted above it, or while that
+    drive was away: it does not say which mount, so it becomes unknown (ingest/scan.py)."""
+    conn = sqlite3.connect(tmp_path / "v17.db", isolation_level=None)
+    migrate(conn, MIGRATIONS[:17])
+    for name, mounted in (("usb", 1), ("notes", 0), ("new", None)):
+        conn.execute(
+            "INSERT INTO sources (name, kind, root, created_at, root_mounted) VALUES (?, 'folder', ?, 0, ?)",
+            (name, f"/media/{name}", mounted),
+        )
+
+    assert migrate(conn) == len(MIGRATIONS)
+
+    mounts = dict(conn.execute("SELECT name, root_mount FROM sources").fetchall())
+    assert mounts == {"usb": "/media/usb", "notes": None, "new": None}
+
+
 def test_upgrading_a_v11_library_keeps_every_document_id_and_never_gives_one_out_again(tmp_path: Path):
     """Document ids were a plain rowid: the largest one deleted was handed to the next
     document, so `ken get 3` came to show another file. The rebuild keeps every id and

@@ -137,7 +137,7 @@ def test_a_file_an_older_kenning_refused_for_want_of_permission_is_read_once_a_c
             "UPDATE documents SET reading = (SELECT reading FROM documents WHERE path = 'broken.pdf')"
             " WHERE path = 'locked.md'"
         )
-        conn.execute("ALTER TABLE sources DROP COLUMN root_mounted")  # added by schema 14
+        conn.execute("ALTER TABLE sources DROP COLUMN root_mount")  # added by schema 18 (14's before)
         conn.execute("ALTER TABLE sources DROP COLUMN last_sweep_kept")  # added by schema 17
         conn.execute("PRAGMA user_version = 12")
     locked.chmod(0o644)
@@ -378,7 +378,7 @@ def test_a_library_upgraded_while_its_drive_is_unmounted_keeps_the_drives_index(
     # drive mounted in since: m014's column, with its default, and none of m017's.
     with sqlite3.connect(library.data_dir / "kenning.db") as conn:
         conn.execute("ALTER TABLE sources DROP COLUMN last_sweep_kept")
-        conn.execute("ALTER TABLE sources DROP COLUMN root_mounted")
+        conn.execute("ALTER TABLE sources DROP COLUMN root_mount")
         conn.execute("ALTER TABLE sources ADD COLUMN root_mounted INTEGER NOT NULL DEFAULT 0")
         conn.execute("PRAGMA user_version = 14")
     subprocess.run(["umount", str(drive)], check=True)
@@ -390,8 +390,8 @@ def test_a_library_upgraded_while_its_drive_is_unmounted_keeps_the_drives_index(
     assert status["done"] == 3 and len(daemon.search("wombat burrows")) == 3
     assert "mount point is not known" in status["last_error"] and status["kept_unmounted"] == "unknown"
     shown = ken(library.config, "status").stdout
-    assert "(empty, maybe not mounted: kept as last indexed)" in shown
-    assert "kept until it holds files again" in shown
+    assert "(maybe not mounted: kept as last indexed)" in shown
+    assert "kept until the drive is mounted there again" in shown
 
     # Once the drive is seen mounted again, its state is known: unmounted again, it is
     # a drive that is away, and says so.
@@ -447,6 +447,9 @@ def test_a_token_an_older_kenning_kept_in_page_keys_and_links_is_gone_after_the_
         for raw, hashed in (("url:" + url, "url:" + digest(url)), (rota, "path:" + digest(rota))):
             conn.execute("UPDATE document_links SET target = ? WHERE target = ?", (raw, hashed))
         conn.execute("ALTER TABLE sources DROP COLUMN last_sweep_kept")  # added by schema 17
+        # Schema 18 holds the mount a root is on; 15 held whether it was one.
+        conn.execute("ALTER TABLE sources DROP COLUMN root_mount")
+        conn.execute("ALTER TABLE sources ADD COLUMN root_mounted INTEGER CHECK (root_mounted IN (0, 1))")
         conn.execute("PRAGMA user_version = 15")
     wal = database.with_name(database.name + "-wal")
 

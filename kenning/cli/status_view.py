@@ -138,11 +138,12 @@ def source_lines(source: api.SourceStatus) -> list[str]:
             # A full disk or a read-only database: the sweep waits and tries again.
             state = "waiting: cannot write the index"
         elif source.kept_unmounted == "unmounted":
-            # ingest/scan.py's EmptyRoot: its files are kept while the drive is away.
+            # ingest/scan.py's `_drive_away`: its files are kept while the drive is away.
             state = "not mounted: kept as last indexed"
         elif source.kept_unmounted == "unknown":
-            # The same, for a root no sweep has seen holding files since the upgrade.
-            state = "empty, maybe not mounted: kept as last indexed"
+            # ingest/scan.py's `MountUnknown`: the same, for a root not seen holding its
+            # files since the upgrade, empty or holding others.
+            state = "maybe not mounted: kept as last indexed"
     # A folder's name is anyone's to choose (an unpacked archive's, a synced share's).
     lines = [f"{name}  {escaped(source.path)}  ({state})"]
     if source.total is not None:

@@ -74,6 +74,19 @@ def is_mount_point(path: str) -> bool:
     return os.path.ismount(path) or any(point == path for point, _, _ in read_table())
 
 
+def mount_of(path: str) -> str:
+    """The mount point `path` (a real path, links resolved) is on: itself when it is one,
+    else the nearest folder above it that is. A source may be a folder on a drive mounted
+    above it (/media/usb/notes on /media/usb): that mount going is its drive going."""
+    points = {point for point, _, _ in read_table()}
+    while not (os.path.ismount(path) or path in points):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path
+
+
 def read_table(mountinfo: str = MOUNTINFO) -> list[tuple[str, str, int | None]]:
     """Each mount as (mount point, filesystem type, device), in the order they were made,
     from Linux's mountinfo; where it cannot be read, the fixed places (no device)."""

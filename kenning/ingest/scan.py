@@ -19,10 +19,10 @@ from typing import TypeVar
 
 from kenning.config import SourceSettings
 from kenning.errors import IndexUnwritable
-from kenning.ingest.mounts import is_mount_point
+from kenning.ingest.mounts import is_mount_point, mount_of
 from kenning.ingest.pipeline import FileJob, IngestOptions, ingest, needs_look
 from kenning.ingest.readers import reader_format
-from kenning.ingest.walk import UNREADABLE, WalkReport, WalkRules, newest, walk
+from kenning.ingest.walk import UNREADABLE, Discovered, WalkReport, WalkRules, newest, walk
 from kenning.store import documents, sources
 from kenning.store.database import Database, unwritable
 
@@ -78,7 +78,8 @@ class SweepProgress:
     pending: int = 0
     last_error: str | None = None
     # Why the last sweep kept files it did not find: "unmounted" (the drive is away,
-    # `FolderScanner._drive_away`) or "unknown" (an empty root, see `EmptyRoot`).
+    # `FolderScanner._drive_away`) or "unknown" (whether it is away is not known, see
+    # `MountUnknown`).
     kept_unmounted: str | None = None
     # Why the last sweep stopped when the index could not be written (a full disk, a
     # read-only database): the error cannot be stored in the index, so it is kept here
@@ -113,25 +114,45 @@ async def _writing(write: Awaitable[T]) -> T:
         raise
 
 
-class EmptyRoot(Exception):
-    """The root is an empty folder whose index must not read as every file deleted:
-    nothing says whether it was a drive's mount point (a drive known to be away is
-    `FolderScanner._drive_away`'s)."""
+class MountUnknown(Exception):
+    """The root may be a drive's bare mount point, and its index must not read as every
+    file deleted: the mount it was on is not known (m015, m018), and nothing in it says
+    it is what was indexed (a drive known to be away is `FolderScanner._drive_away`'s)."""
 
 
-def _root_mount(root: Path) -> bool | None:
-    """Whether the root is a mount point, when it holds anything; None when it is empty,
-    which is what a drive's mount point is while the drive is not mounted."""
+def _placed(root: Path) -> tuple[bool, str]:
+    """Whether the root holds anything (a drive's mount point is empty while the drive is
+    not mounted), and the mount point it is on."""
     with os.scandir(root) as entries:
-        if next(entries, None) is None:
-            return None
-    return _mount_point(root)
+        holds = next(entries, None) is not None
+    return holds, mount_of(os.path.realpath(root))
 
 
 def _mount_point(root: Path) -> bool:
     # Asked of the folder a linked root names, as the walk reads it: ismount says False
     # of any link, and a source added as ~/drive -> /mnt/usb lost its index on unmount.
     return is_mount_point(os.path.realpath(root))
+
+
+def _found_as_indexed(found: list[Discovered], states: dict[str, documents.FileState]) -> bool:
+    """Whether one of the files the root holds is one the index holds, as it was indexed:
+    the root is what was indexed, not a bare mount point something was written to."""
+    for item in found:
+        prior = states.get(item.rel)
+        if prior is not None and (prior.mtime, prior.size) == (item.stamp, item.size):
+            return True
+    return False
+
+
+def _away_message(root: Path, mount: str, missing: int) -> str:
+    if os.path.realpath(mount) == os.path.realpath(root):
+        gone, place = f"{root} is", "it"
+    else:
+        gone, place = f"{mount}, the mount point {root} is on, is", str(root)
+    return (
+        f"{gone} no longer a mount point (a drive or share not mounted?); the {missing} indexed files not found in"
+        f" {place} are kept as last indexed until it is mounted again or the source is removed"
+    )
 
 
 def _shut(jobs: list[FileJob]) -> list[FileJob]:
@@ -157,11 +178,11 @@ class FolderScanner:
     # Documents the sweeps indexed since the last `take_changed()`: the targeted
     # near-duplicate pass looks at these.
     changed: set[int] = field(default_factory=set)
-    # Whether the root is a mount point, as the sweep under way found it when the root
-    # held files; recorded with the sweep, except while the drive is away (`_drive_away`).
-    root_mounted: bool | None = None
-    # Why the sweep under way deletes nothing it does not find: the root was a drive's
-    # mount point and is not one now (see `_drive_away`).
+    # The mount point the root is on, as the sweep under way found it when the root held
+    # anything; recorded with the sweep, except while the drive is away (`_drive_away`).
+    root_mount: str | None = None
+    # Why the sweep under way deletes nothing it does not find: the mount the root was on
+    # is gone (see `_drive_away`).
     away: str | None = None
 
     @property
@@ -200,14 +221,18 @@ class FolderScanner:
             progress.write_error = str(exc)
             log.warning("source %s: %s; the sweep stops and is tried again", self.settings.name, exc)
             raise
-        except EmptyRoot as exc:
+        except MountUnknown as exc:
             error, kept = str(exc), "unknown"
             log.warning("source %s: %s", self.settings.name, error)
         except OSError as exc:
             # The root is gone or unreadable (an unmounted drive, a typo, a dead network
             # mount, a link loop): report it and keep the index, which must not read as
-            # "every file was deleted".
+            # "every file was deleted". Gone with the mount it was on, it is a drive
+            # away, as its bare mount point would be (/media/usb/notes, the drive at
+            # /media/usb, or a mount point an automounter removes).
             error = f"cannot read {self.settings.path}: {exc.strerror or exc}"
+            if away := await self._gone_with_its_mount():
+                error, kept = away, "unmounted"
             log.warning("source %s: %s", self.settings.name, error)
         finally:
             progress.running = False
@@ -219,8 +244,8 @@ class FolderScanner:
         progress.last_error = error
         progress.kept_unmounted = kept
         progress.last_result = counts
-        await _writing(sources.record_sweep(self.db, self.source_id, error, self.root_mounted, kept))
-        self.root_mounted = self.away = None
+        await _writing(sources.record_sweep(self.db, self.source_id, error, self.root_mount, kept))
+        self.root_mount = self.away = None
         progress.write_error = None
         return counts
 
@@ -233,22 +258,22 @@ class FolderScanner:
         # Recorded whenever the root holds anything, not only files the walk lists: a
         # drive holding nothing indexable, or only a folder that cannot be listed, is a
         # drive all the same.
-        mounted = await asyncio.to_thread(_root_mount, root)
-        away = await self._drive_away(root, mounted)
+        holds, on = await asyncio.to_thread(_placed, root)
+        recorded = await sources.root_mount(self.db, self.source_id)
+        away = await self._drive_away(root, on, recorded)  # the mount that went, if it did
+        if recorded is None and states:
+            # Since the upgrade (m015, m018) the mount the root was on is not known, and a
+            # drive's mount point is an empty folder while the drive is away, or holds what
+            # was written there meanwhile. Only the drive mounted on the root, or one of
+            # the indexed files found as it was indexed, says the root is what was
+            # indexed: until then nothing in it is read, since a file indexed from it
+            # would say so at the next sweep.
+            mounted = on == os.path.realpath(root)
+            if not holds or not (mounted or _found_as_indexed(found, states)):
+                raise MountUnknown(self._unknown_message(root, holds, len(states)))
         # While the drive is away, the bare mount point is not the drive: its state stays
-        # the drive's, and a stray file written there does not make it "never a mount point".
-        self.root_mounted = None if away else mounted
-        if not found and mounted is None and states and not away:
-            # The mount point of a drive or a share that is not mounted is an empty
-            # folder; whether this one was is not known since the upgrade (m015), so its
-            # index is kept. A folder emptied by hand, never a mount point, is every file deleted.
-            if await sources.root_was_mounted(self.db, self.source_id) is None:
-                raise EmptyRoot(
-                    f"{root} is empty, and whether it is a drive's or a share's mount point is not known (it has not"
-                    f" held files since kenning was upgraded); its {len(states)} indexed files are kept until it"
-                    " holds files again (if it was emptied on purpose, any file put in it drops them) or the source"
-                    " is removed"
-                )
+        # the drive's, and a stray file written there does not make it "not on a drive".
+        self.root_mount = on if holds and not away else None
 
         # Deletions are judged on everything the walk saw, before the cap, so lowering
         # max_files never reads as files having vanished; nor does a folder made
@@ -265,10 +290,7 @@ class FolderScanner:
         # drive's files are kept as last indexed until it is mounted again.
         gone = [] if away else missing
         if away:
-            self.away = (
-                f"{root} is no longer a mount point (a drive or share not mounted?); the {len(missing)} indexed"
-                " files not found in it are kept as last indexed until it is mounted again or the source is removed"
-            )
+            self.away = _away_message(root, away, len(missing))
         progress.unreadable_kept = sum(
             1 for path in states if path not in present and report.hides(path) and path not in report.unreadable_links
         )
@@ -342,20 +364,50 @@ class FolderScanner:
         )
         return counts
 
-    async def _drive_away(self, root: Path, mounted: bool | None) -> bool:
-        """Whether the root was a mount point when last seen holding anything and is not
-        one now: the drive is away, and its mount point, an ordinary folder meanwhile,
-        says nothing about which of the drive's files were deleted.
+    async def _drive_away(self, root: Path, on: str, recorded: str | None) -> str | None:
+        """The mount the root was on when last seen holding anything, when it is gone and
+        the root is not a mount point now: the drive is away, and the root (its bare mount
+        point, or a folder of that name made there), an ordinary folder meanwhile, says
+        nothing about which of the drive's files were deleted. A root on the system's own
+        disk was on / (or /home), which does not go.
 
         Judged by the mount point alone, not by device ids: a USB disk's device number
         follows the order disks were plugged in, and a tmpfs or a share gets a new one at
-        each mount, so the same drive back would read as another. A drive now mounted a
-        level up (the root is a folder on it) is taken for away too: its files are all
-        kept and its new ones indexed, deletions wait until it is mounted at the root
-        again or the source is pointed at the new place, and nothing indexed is lost."""
-        if mounted or not await sources.root_was_mounted(self.db, self.source_id):
-            return False
-        return mounted is False or not await asyncio.to_thread(_mount_point, root)
+        each mount, so the same drive back would read as another. A drive that was
+        mounted on the root and is now mounted a level up (the root a folder on it) is
+        taken for away too: the root is another folder of the drive then, or of another
+        drive. Its files are all kept and its new ones indexed, deletions wait until it is
+        mounted at the root again or the source is pointed at the new place, and nothing
+        indexed is lost."""
+        if not recorded or on == os.path.realpath(root) or await asyncio.to_thread(_mount_point, Path(recorded)):
+            return None
+        return recorded
+
+    async def _gone_with_its_mount(self) -> str | None:
+        """Why the root, which cannot be read, is kept as a drive away: the mount it was
+        on is gone too; None when it is not."""
+        recorded = await sources.root_mount(self.db, self.source_id)
+        if not recorded or await asyncio.to_thread(_mount_point, Path(recorded)):
+            return None
+        states = await documents.file_states(self.db, self.source_id)
+        return _away_message(self.settings.path, recorded, len(states))
+
+    def _unknown_message(self, root: Path, holds: bool, indexed: int) -> str:
+        if holds:
+            found = (
+                f"{root} is not a mount point, and none of its {indexed} indexed files is in it as indexed; whether it"
+                " was a drive's or a share's mount point is not known (it has not been seen holding them since kenning"
+                " was upgraded), so they are kept and nothing in it is read"
+            )
+        else:
+            found = (
+                f"{root} is empty, and whether it is a drive's or a share's mount point is not known (it has not been"
+                f" seen holding its files since kenning was upgraded); its {indexed} indexed files are kept"
+            )
+        return (
+            f"{found} until the drive is mounted there again; if they were deleted on purpose, `ken sources remove"
+            f" {self.settings.name}` and add the folder again"
+        )
 
     async def _ingest_all(self, todo: list[FileJob], counts: dict[str, int]) -> None:
         """Two files in flight: one parses in a thread while the other is written.

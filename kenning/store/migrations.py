@@ -574,6 +574,22 @@ def m017_source_sweep_kept(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE sources SET last_sweep_kept = 'unknown' WHERE last_sweep_error LIKE '%mount point is not known%'")
 
 
+def m018_source_root_mount(conn: sqlite3.Connection) -> None:
+    """The mount point a folder source's root is on, not only whether the root is one
+    (ingest/scan.py): a folder on a drive mounted above it (/media/usb/notes, the drive at
+    /media/usb) was recorded as "not a mount point", so while the drive was away a folder
+    of that name made on the bare mount point read as every file of the drive's deleted.
+
+    NULL is unknown, as m015 made it; '' names no mount to wait for (a source pointed at
+    another folder, store/sources.py). A `1` was the root itself. A `0` does not say which
+    mount the root was on, nor whether it was recorded while a drive mounted above the
+    root was away, so it becomes unknown too: the next sweep that finds one of the indexed
+    files as indexed records the mount, which for a folder in use is its first."""
+    conn.execute("ALTER TABLE sources ADD COLUMN root_mount TEXT")
+    conn.execute("UPDATE sources SET root_mount = root WHERE root_mounted = 1")
+    conn.execute("ALTER TABLE sources DROP COLUMN root_mounted")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -592,6 +608,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m015_source_root_mount_unknown,
     m016_hashed_keys,
     m017_source_sweep_kept,
+    m018_source_root_mount,
 )
 
 

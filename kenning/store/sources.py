@@ -72,8 +72,8 @@ async def sync_sources(db: Database, configured: list[tuple[str, str, str]]) -> 
                 " ON CONFLICT (name) DO UPDATE SET root = excluded.root, namespace = excluded.namespace,"
                 " active = 1,"
                 # The mount was that of the old folder: a source pointed at an empty one
-                # is not a drive that went away (ingest/scan.py).
-                " root_mounted = CASE WHEN root = excluded.root THEN root_mounted ELSE 0 END"
+                # is not a drive that went away (ingest/scan.py), so it has none to wait for.
+                " root_mount = CASE WHEN root = excluded.root THEN root_mount ELSE '' END"
                 " WHERE removing = 0 RETURNING id",
                 (name, root, namespace, now),
             )
@@ -84,27 +84,28 @@ async def sync_sources(db: Database, configured: list[tuple[str, str, str]]) -> 
 
 
 async def record_sweep(
-    db: Database, source_id: int, error: str | None, root_mounted: bool | None = None, kept: str | None = None
+    db: Database, source_id: int, error: str | None, root_mount: str | None = None, kept: str | None = None
 ) -> None:
-    """`root_mounted`: whether the root was a mount point, when the sweep found it
-    holding anything (None leaves what an earlier sweep recorded). `kept`: why the sweep
-    kept indexed files it did not find, "unmounted" (the root is no longer a mount
-    point: the drive is away) or "unknown" (the root is empty and whether it is a mount point
+    """`root_mount`: the mount point the root was on (the root itself when it is one),
+    when the sweep found it holding anything (None leaves what an earlier sweep
+    recorded). `kept`: why the sweep kept indexed files it did not find, "unmounted" (the
+    mount the root was on is gone: the drive is away) or "unknown" (whether it was on one
     is not known); `status` shows it without reading `error`."""
     async with db.transaction() as conn:
         await conn.execute(
-            "UPDATE sources SET last_sweep_at = ?, last_sweep_error = ?, root_mounted = coalesce(?, root_mounted),"
+            "UPDATE sources SET last_sweep_at = ?, last_sweep_error = ?, root_mount = coalesce(?, root_mount),"
             " last_sweep_kept = ? WHERE id = ?",
-            (time.time(), error, root_mounted, kept, source_id),
+            (time.time(), error, root_mount, kept, source_id),
         )
 
 
-async def root_was_mounted(db: Database, source_id: int) -> bool | None:
-    """Whether the root was a mount point the last time a sweep found it holding
-    anything; None when no sweep has recorded it since the library was upgraded to
-    schema 15 (migrations.py m015), or ever."""
-    rows = await db.read("SELECT root_mounted FROM sources WHERE id = ?", (source_id,))
-    return None if not rows or rows[0][0] is None else bool(rows[0][0])
+async def root_mount(db: Database, source_id: int) -> str | None:
+    """The mount point the root was on the last time a sweep found it holding anything;
+    '' when there is none to wait for (the source was pointed at another folder since),
+    None when no sweep has recorded it since the library was upgraded (migrations.py
+    m015, m018), or ever."""
+    rows = await db.read("SELECT root_mount FROM sources WHERE id = ?", (source_id,))
+    return rows[0][0] if rows else None
 
 
 async def list_sources(db: Database) -> list[SourceRow]:
