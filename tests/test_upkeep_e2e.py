@@ -165,3 +165,46 @@ def test_a_sweep_that_deletes_many_files_gives_their_space_back(library, tmp_pat
     wait_for(lambda: daemon.search("lemur") == [], timeout=30, what="the deletions to be swept")
     wait_for(lambda: daemon.call("status")["daemon"]["free_bytes"] == 0, timeout=30, what="space to be returned")
     assert file_bytes(db) < before / 2
+
+
+def test_doctor_notes_a_drive_that_is_away_and_does_not_call_it_a_problem(library, tmp_path, mount):
+    """An unplugged USB disk is everyday life, and its index is kept while it is away,
+    yet `ken doctor` listed its source as a problem (and a folder on such a drive twice,
+    its folder being gone too) and exited 1. Two real tmpfs drives: one mounted on its
+    source's folder, one mounted above it."""
+    usb = tmp_path / "usb"
+    usb.mkdir()
+    mount("-t", "tmpfs", "kenning-test", usb)
+    (usb / "a.md").write_text("The aye-aye taps the bark.\n")
+    stick = tmp_path / "stick"
+    stick.mkdir()
+    mount("-t", "tmpfs", "kenning-test", stick)
+    notes = stick / "notes"
+    notes.mkdir()
+    (notes / "b.md").write_text("The fossa climbs head first.\n")
+    library.configure([{"name": "usb", "path": usb}, {"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("usb")
+    daemon.wait_idle("notes")
+    assert ken(library.config, "doctor").returncode == 0
+
+    for drive in (usb, stick):
+        subprocess.run(["umount", str(drive)], check=True)
+    for name in ("usb", "notes"):
+        daemon.call("sources.scan", {"name": name, "wait": True})
+        assert daemon.source_status(name)["kept_unmounted"] == "unmounted"
+
+    listed = ken(library.config, "doctor", "--json")
+    assert listed.returncode == 0, listed.stdout
+    checks: dict[str, list[dict]] = {}
+    for check in json.loads(listed.stdout):
+        checks.setdefault(check["what"], []).append(check)
+    for name, path in (("usb", usb), ("notes", notes)):
+        [note] = checks[f"source {name}"]
+        assert note["level"] == "note", note
+        assert note["found"].startswith(f"{path} is on a drive or share that is not mounted; its 1 document stays")
+        assert note["fix"] == f"mount it to bring its index up to date, or `ken sources remove {name}` if it is gone for good"
+    shown = ken(library.config, "doctor")
+    assert shown.returncode == 0 and "no problems found" in shown.stdout
+    assert "note    source usb: " in shown.stdout
+    daemon.stop()

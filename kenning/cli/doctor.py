@@ -3,7 +3,8 @@
 Each check looks at one thing a user can fix (the config, the data directory, the socket,
 the daemon, the backends, disk space, the sources and the index) and says what it found
 and, for a problem, the command or edit that fixes it. Problems make the exit status 1;
-notes do not.
+notes do not: a note is something to know (a drive that is not mounted, space to
+reclaim), which nothing needs to be done about for kenning to work.
 """
 
 from __future__ import annotations
@@ -51,10 +52,17 @@ def run_checks(ctx: Context) -> list[Check]:
     daemon = settings.daemon
     _data_dir(daemon.data_dir, checks)
     _socket(daemon.socket_path, checks)
-    for source in settings.sources:
-        _source_root(source.name, source.path, checks)
+    roots_at = len(checks)
     # No daemon can listen on a socket path too long for one (reported above).
     status = _daemon(ctx, checks) if socket_path_too_long(daemon.socket_path) is None else None
+    # A folder gone with its drive is the daemon's to tell (`_index`: a drive away), and
+    # is no problem; only the daemon knows the folder was on a drive.
+    away = {source.name for source in status.sources if source.kept_unmounted} if status is not None else set()
+    roots: list[Check] = []
+    for source in settings.sources:
+        if source.name not in away:
+            _source_root(source.name, source.path, roots)
+    checks[roots_at:roots_at] = roots
     if settings.embedder.backend == "ollama":
         _ollama("embedder", settings.embedder.base_url, settings.embedder.model_name, checks)
     if settings.llm.backend == "ollama":
@@ -340,7 +348,9 @@ def _index(status: api.Status, settings, ctx: Context, checks: list[Check]) -> N
                 )
             )
             continue
-        if source.last_error:
+        if source.kept_unmounted:
+            checks.append(_kept_away(source))
+        elif source.last_error:
             checks.append(
                 Check(PROBLEM, f"source {source.name}", source.last_error, f"ken scan {source.name} once it is fixed")
             )
@@ -390,6 +400,28 @@ def _index(status: api.Status, settings, ctx: Context, checks: list[Check]) -> N
         )
 
 
+def _kept_away(source: api.SourceStatus) -> Check:
+    """A drive or share that is not mounted (a USB disk unplugged, a share off the
+    network) is everyday life, not a fault: its index is kept and nothing is deleted while
+    it is away, so it is a note, which leaves the exit status alone."""
+    held = f"{counted(source.holds, 'document')} {'stays' if source.holds == 1 else 'stay'} searchable as last indexed"
+    if source.kept_unmounted == "unmounted":
+        return Check(
+            NOTE,
+            f"source {source.name}",
+            f"{source.path} is on a drive or share that is not mounted; its {held}, and none is deleted until it is back",
+            f"mount it to bring its index up to date, or `ken sources remove {source.name}` if it is gone for good",
+        )
+    # "unknown": since an upgrade, whether it is on a drive is not known (ingest/scan.py).
+    return Check(
+        NOTE,
+        f"source {source.name}",
+        f"{source.path} may be on a drive or share that is not mounted (not known since kenning was upgraded);"
+        f" its {held}, and nothing in it is read until that is settled",
+        f"mount it; if its files were deleted on purpose, `ken sources remove {source.name}` and add the folder again",
+    )
+
+
 _MARK = {OK: ("ok", "green"), NOTE: ("note", "yellow"), PROBLEM: ("PROBLEM", "red")}
 
 
@@ -400,6 +432,7 @@ def doctor(ctx: Context, as_json: bool) -> None:
     """Check the config, data directory, socket, daemon, backends, disk, sources and index.
 
     Each problem comes with what to do about it; the exit status is 1 when there is one.
+    Notes (a source whose drive is not mounted, space to reclaim) leave it 0.
 
     \b
     Examples:
