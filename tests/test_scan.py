@@ -20,6 +20,8 @@ from kenning.ingest import convert
 from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.pipeline import RACY_SECONDS, FileJob, IngestOptions, ingest
 from kenning.ingest.preview import describe, preview
+from kenning.ingest import mounts as mounts_module
+from kenning.ingest.mounts import read_table
 from kenning.ingest.scan import FolderScanner, SweepBudget
 from kenning.ingest.walk import SYSTEM_FS, WalkRules, walk
 from kenning.service.library import Library
@@ -465,6 +467,42 @@ async def test_a_folder_on_a_drive_mounted_above_it_keeps_its_index_while_the_dr
     assert len(await search(db, "pangolins")) == 1 and await search(db, "civets") == []
     subprocess.run(["umount", str(usb)], check=True)
     assert (await scanner.sweep())["deleted"] == 0 and scanner.progress.kept_unmounted == "unmounted"
+
+
+
+async def test_a_folder_on_a_drive_listed_above_it_in_the_mount_table_is_kept_while_the_drive_is_away(
+    db, tmp_path, options, monkeypatch
+):
+    """The test above where mounting is not allowed: the mount table (mountinfo) lists
+    the drive above the source's folder, as the kernel lists a bind mount; the drive
+    goes with its line, its files moved off and a bare mount point left in its place."""
+    table = tmp_path / "mountinfo"
+    monkeypatch.setattr(mounts_module, "read_table", lambda: read_table(str(table)))
+    usb, shelf, bare = tmp_path / "usb", tmp_path / "shelf", tmp_path / "bare"
+    folder = usb / "notes"
+    folder.mkdir(parents=True)
+    mounted = f"40 1 0:40 / {usb} rw,relatime - tmpfs kenning-test rw\n"
+    table.write_text(mounted)
+    for index in range(2):
+        write(folder, f"n{index}.md", f"note {index} about quolls\n")
+    scanner = await scanner_for(db, folder, options)
+    assert (await scanner.sweep())["indexed"] == 2
+
+    table.write_text("")
+    usb.rename(shelf)
+    usb.mkdir()
+    assert (await scanner.sweep())["deleted"] == 0 and scanner.progress.kept_unmounted == "unmounted"
+    folder.mkdir()
+    write(folder, "stray.md", "a note left there about bilbies\n")
+    assert (await scanner.sweep())["deleted"] == 0 and scanner.progress.kept_unmounted == "unmounted"
+    assert len(await search(db, "quolls")) == 2 and len(await search(db, "bilbies")) == 1
+
+    usb.rename(bare)
+    shelf.rename(usb)
+    (folder / "n1.md").unlink()
+    table.write_text(mounted)
+    assert (await scanner.sweep())["deleted"] == 2 and scanner.progress.last_error is None
+    assert len(await search(db, "quolls")) == 1 and await search(db, "bilbies") == []
 
 
 async def test_a_library_upgraded_while_its_drive_is_away_keeps_the_index_though_a_file_lands_on_the_mount_point(
