@@ -39,11 +39,22 @@ def test_a_step_is_reported_with_its_wall_and_cpu_time(monkeypatch: pytest.Monke
             loop.run_until_complete(steps())
     finally:
         loop.close()
-    reported = [tuple(float(v) for v in STEP.search(r.getMessage()).groups()) for r in caplog.records]
-    assert len(reported) == 2, caplog.text
-    (busy_wall, busy_cpu), (blocked_wall, blocked_cpu) = reported
+    # Each step is told by the line its task stopped at. The last one does 10 ms of work,
+    # under the threshold, but a core taken by someone else can stretch it past: then it is
+    # reported, as it should be, and only the wall clock tells whether it had to be.
+    first = steps.__code__.co_firstlineno
+    names = {f"test_stalls.py:{first + 2}>": "busy", f"test_stalls.py:{first + 4}>": "blocked"}
+    reported = {
+        next((name for at, name in names.items() if at in r.getMessage()), "last"): tuple(
+            float(v) for v in STEP.search(r.getMessage()).groups()
+        )
+        for r in caplog.records
+    }
+    busy_wall, busy_cpu = reported.pop("busy")
+    blocked_wall, blocked_cpu = reported.pop("blocked")
     assert busy_wall >= 0.15 and busy_cpu >= 0.14
     assert blocked_wall >= 0.15 and blocked_cpu < 0.05
+    assert all(wall >= 0.1 for wall, _ in reported.values()), caplog.text
 
 
 def test_another_loop_is_not_timed(monkeypatch: pytest.MonkeyPatch, caplog) -> None:
