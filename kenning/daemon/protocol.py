@@ -56,6 +56,10 @@ ACCEPTS_PER_TURN = 32
 # descriptor, and 20,000 idle ones took the daemon past its limit: it could open no
 # file, no database page and no log line ("Too many open files").
 MAX_CONNECTIONS = 512
+# While a request whose client asked for `progress` is under way, the stage it is at is
+# said again this often: a client waiting its turn behind a burst of fetches hears the
+# daemon is alive and the page still queued, and a daemon that falls silent is stuck.
+PROGRESS_SECONDS = 5.0
 
 
 class _Params(BaseModel):
@@ -148,6 +152,8 @@ class AddTextParams(_Params):
 
 class UrlParams(_Params):
     url: Annotated[str, Field(min_length=1, max_length=4000)]
+    # Send `progress` notifications on the connection until the answer (docs/protocol.md).
+    progress: bool = False
 
 
 class UriParams(_Params):
@@ -319,3 +325,7 @@ def error_response(request_id: Any, code: int, message: str) -> dict:
 
 def result_response(request_id: Any, result: Any) -> dict:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def progress_notification(request_id: Any, stage: str) -> dict:
+    return {"jsonrpc": "2.0", "method": "progress", "params": {"id": request_id, "stage": stage}}

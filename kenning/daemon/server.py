@@ -16,6 +16,7 @@ import os
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +48,20 @@ DESCRIBED_ERRORS = 10
 NAME_CHARS = 64
 
 
+Notify = Callable[[dict], None]
+
+
 @dataclass(frozen=True)
 class Method:
     params: type[BaseModel]
-    handler: Callable[[Any], Awaitable[Any]]
+    handler: Callable[..., Awaitable[Any]]
+    # The handler also takes a callback that hears each stage the request reaches; a
+    # client that sets `progress` in its params is told them (docs/protocol.md).
+    reports: bool = False
+
+
+def _unheard(stage: str) -> None:
+    pass
 
 
 class Unread(Exception):
@@ -210,15 +221,16 @@ class RpcServer:
 
     async def _handle(self, lines: LineReader, line: bytes, writer: asyncio.StreamWriter) -> None:
         """Answer one request line (none for a notification)."""
+        notify = partial(self._notify, writer)
         if len(line) > protocol.LARGE_REQUEST_BYTES:
             # While it waits its turn the line stays charged to the line budget, so forty
             # 45 MB documents sent at once are read in only as the budget allows, not held
             # whole (1.8 GB) in the queue for a turn.
             async with self._large_requests:
                 lines.release_line()
-                response = await self.handle_line(line)
+                response = await self.handle_line(line, notify)
         else:
-            response = await self.handle_line(line)
+            response = await self.handle_line(line, notify)
         if response is not None:
             await self._send(writer, response)
 
@@ -247,7 +259,15 @@ class RpcServer:
         except TimeoutError:
             raise Unread from None
 
-    async def handle_line(self, line: bytes) -> dict | None:
+    def _notify(self, writer: asyncio.StreamWriter, message: dict) -> None:
+        """Written without waiting for the client to take it: a line every few seconds,
+        and the answer after them waits (`_send`) as any answer does."""
+        if not writer.transport.is_closing():
+            writer.write(msgspec.json.encode(message) + b"\n")
+
+    async def handle_line(self, line: bytes, notify: Notify | None = None) -> dict | None:
+        """`notify` writes a notification on the request's connection, for a method
+        that reports its progress."""
         try:
             if len(line) > LARGE_LINE_BYTES:
                 # An agent's whole document: megabytes of JSON are decoded off the loop.
@@ -268,11 +288,13 @@ class RpcServer:
                 request_id, protocol.INVALID_REQUEST, 'a request needs "jsonrpc": "2.0" and a string "method"'
             )
         large = len(line) > LARGE_LINE_BYTES
-        response = await self._dispatch(request_id, request["method"], request.get("params", {}), large)
+        if "id" not in request:
+            notify = None  # a notification is not answered, nor told how it goes
+        response = await self._dispatch(request_id, request["method"], request.get("params", {}), large, notify)
         # A request without an id is a notification: it runs, and nothing is sent back.
         return response if "id" in request else None
 
-    async def _dispatch(self, request_id: Any, name: str, raw_params: Any, large: bool) -> dict:
+    async def _dispatch(self, request_id: Any, name: str, raw_params: Any, large: bool, notify: Notify | None) -> dict:
         """`large`: params from a line over LARGE_LINE_BYTES, walked and validated off the
         loop as they were decoded: a `kind` named 300,000 times held it 0.12 s."""
         method = self.methods.get(name)
@@ -302,7 +324,12 @@ class RpcServer:
             message = await asyncio.to_thread(_describe, exc) if many else _describe(exc)
             return protocol.error_response(request_id, protocol.INVALID_PARAMS, message)
         try:
-            result = await method.handler(params)
+            if not method.reports:
+                result = await method.handler(params)
+            elif notify is not None and getattr(params, "progress", False):
+                result = await self._reporting(method, params, request_id, notify)
+            else:
+                result = await method.handler(params, _unheard)
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is None or task.cancelling():
@@ -335,3 +362,25 @@ class RpcServer:
                 request_id, protocol.INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}"
             )
         return protocol.result_response(request_id, result)
+
+    async def _reporting(self, method: Method, params: BaseModel, request_id: Any, notify: Notify) -> Any:
+        """The handler's answer; meanwhile each stage it reaches is told, and the latest
+        told again every PROGRESS_SECONDS, so a client can tell a request waiting its turn
+        from a daemon that stopped."""
+        latest: list[dict] = []
+
+        def report(stage: str) -> None:
+            latest[:] = [protocol.progress_notification(request_id, stage)]
+            notify(latest[0])
+
+        async def repeat() -> None:
+            while True:
+                await asyncio.sleep(protocol.PROGRESS_SECONDS)
+                if latest:
+                    notify(latest[0])
+
+        ticker = asyncio.create_task(repeat(), name="progress")
+        try:
+            return await method.handler(params, report)
+        finally:
+            ticker.cancel()

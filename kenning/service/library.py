@@ -14,7 +14,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Literal
 
@@ -84,6 +84,16 @@ from kenning.workers.url_pool import FetchRequest, url_pool
 log = logging.getLogger(__name__)
 
 Leg = Literal["keyword", "vector", "graph"]
+
+# Where a page being added is: waiting for a fetch worker, being fetched, being read and
+# stored. Told to whoever asked (docs/protocol.md, `progress`) as it moves on.
+PageStage = Literal["queued", "fetching", "reading"]
+Progress = Callable[[PageStage], None]
+
+
+def _unheard(stage: PageStage) -> None:
+    pass
+
 
 # kenning's own sources that keep what agents wrote, of which there is no other copy:
 # `sources.remove` would delete every capsule, archive or ledger entry at once, so each
@@ -363,20 +373,24 @@ class Library:
             )
         return RemovedDocument(*found)
 
-    async def add_url(self, url: str) -> AddedDocument:
-        page = await self._fetch(FetchRequest(url))
+    async def add_url(self, url: str, progress: Progress = _unheard) -> AddedDocument:
+        """`progress` hears where the page is (PageStage), so a client can tell a page
+        waiting its turn behind a burst of others from a daemon that stopped working."""
+        page = await self._fetch(FetchRequest(url), progress)
         assert not isinstance(page, NotModified)
+        progress("reading")
         added = await add_page(self.db, url, await self._prepare_page(page))
         added.url = page.url
         return added
 
-    async def refresh_url(self, url: str) -> AddedDocument:
+    async def refresh_url(self, url: str, progress: Progress = _unheard) -> AddedDocument:
         known = await lookup.page_state(self.db, page_key(url))
         if known is None:
             raise NotFound(f"{url} has not been added; `ken add-url {url}` adds it")
-        page = await self._fetch(FetchRequest(url, known.etag, known.last_modified))
+        page = await self._fetch(FetchRequest(url, known.etag, known.last_modified), progress)
         if isinstance(page, NotModified):
             return AddedDocument(known.document_id, known.title, url, "indexed", 0, changed=False)
+        progress("reading")
         added = await add_page(self.db, url, await self._prepare_page(page))
         added.url, added.changed = page.url, True
         return added
@@ -577,9 +591,11 @@ class Library:
         vectors = self.semantic.vectors
         return vectors.index if vectors is not None else None
 
-    async def _fetch(self, request: FetchRequest):
+    async def _fetch(self, request: FetchRequest, progress: Progress):
+        if self.url_pool.full():
+            progress("queued")
         try:
-            return await self.url_pool.send(request)
+            return await self.url_pool.send(request, started=lambda: progress("fetching"))
         except PoolTimeout as exc:
             raise FetchError(f"fetching {request.url} timed out: {exc}") from None
 

@@ -119,10 +119,18 @@ class BoundedPool(Generic[RequestT, ResponseT]):
         finally:
             await self._checkin(worker, discard=False)
 
-    async def send(self, request: RequestT) -> ResponseT:
+    def full(self) -> bool:
+        """Whether a request sent now would wait for a worker."""
+        return self._permits.locked()
+
+    async def send(self, request: RequestT, started: Callable[[], None] | None = None) -> ResponseT:
+        """`started` is called once a worker has taken the request: up to then it waited
+        its turn, which a caller timing its own work leaves out."""
         worker = await self._checkout()
         discard = False
         try:
+            if started is not None:
+                started()
             return await self._handle(worker, request)
         except (PoolTimeout, PoolClosed, asyncio.CancelledError):
             discard = True
