@@ -12,9 +12,10 @@ import itertools
 import os
 import socket
 import struct
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import msgspec
 
@@ -98,6 +99,35 @@ def _peer_uid(conn: socket.socket, socket_path: Path) -> int:
     return os.stat(socket_path).st_uid
 
 
+# The stage a request waiting for a worker is in. The daemon says it again every 5 s
+# while the request waits (docs/protocol.md): a client waiting its turn gives up only
+# after its timeout passes with no word, and never sooner than QUEUED_SILENCE, so a
+# timeout shorter than the daemon's interval does not take its silence for a stall.
+QUEUED = "queued"
+QUEUED_SILENCE = 15.0
+
+
+class _TimedOut(TimeoutError):
+    def __init__(self, stage: str | None, waited: float) -> None:
+        super().__init__()
+        self.stage = stage
+        self.waited = waited
+
+
+def _progress(line: bytes) -> str | None:
+    """The stage a progress notification names; None for any other line (the answer,
+    or the end of the connection)."""
+    try:
+        message = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return None
+    if not isinstance(message, dict) or "id" in message or message.get("method") != "progress":
+        return None
+    params = message.get("params")
+    stage = params.get("stage") if isinstance(params, dict) else None
+    return stage if isinstance(stage, str) else None
+
+
 def _result(line: bytes) -> Any:
     if not line.endswith(b"\n"):
         raise DaemonNotRunning("kenning daemon closed the connection without answering")
@@ -112,11 +142,20 @@ class Client:
         self.socket_path = socket_path
         self.timeout = timeout
 
-    def fetch(self, method: str, result_type: type[T], params: dict[str, Any] | None = None) -> T:
+    def fetch(
+        self, method: str, result_type: type[T], params: dict[str, Any] | None = None, *, progress: bool = False
+    ) -> T:
         """Call `method` and decode its answer into `result_type` (a kenning.api record)."""
-        return decode(self.call(method, params), result_type)
+        return decode(self.call(method, params, progress=progress), result_type)
 
-    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+    def call(self, method: str, params: dict[str, Any] | None = None, *, progress: bool = False) -> Any:
+        """With `progress` (a method that reports it: `urls.add`, `urls.refresh`), the
+        timeout counts from the daemon's latest step on the request, not from sending it:
+        each new stage it reports starts the clock again, and so does each word that the
+        request is still queued, so a request waiting its turn behind others is waited
+        for as long as the daemon says so, and a daemon that falls silent is given up on."""
+        if progress:
+            params = {**(params or {}), "progress": True}
         try:
             conn = _connect_retrying(self._open)
         except OSError as exc:
@@ -130,10 +169,16 @@ class Client:
                 # there to read, where giving up said only "closed without answering".
                 pass
             with conn.makefile("rb") as stream:
-                line = stream.readline()
-        except TimeoutError:
+                if not progress:
+                    line = stream.readline()
+                else:
+                    line = self._read_past_progress(conn, stream)
+        except TimeoutError as exc:
+            stage, waited = (exc.stage, exc.waited) if isinstance(exc, _TimedOut) else (None, self.timeout)
             raise DaemonTimeout(
-                f"kenning daemon did not answer {method!r} within {self.timeout:g} s (socket {self.socket_path})"
+                f"kenning daemon did not answer {method!r} within {waited:g} s (socket {self.socket_path})",
+                stage,
+                waited,
             ) from None
         except ConnectionError:
             # The daemon went away mid-call (reset, broken pipe): the same as no answer.
@@ -142,6 +187,33 @@ class Client:
             conn.close()
         return _result(line)
 
+    def _read_past_progress(self, conn: socket.socket, stream: BinaryIO) -> bytes:
+        """The answer line, past the progress reported before it. The socket's timeout
+        bounds each read, and the daemon repeats a stage every few seconds, so the
+        deadline is kept here and the socket given what is left of it."""
+        if self.timeout is None:
+            while (line := stream.readline()) and _progress(line) is not None:
+                pass
+            return line
+        stage: str | None = None
+        wait = self.timeout
+        deadline = time.monotonic() + wait
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _TimedOut(stage, wait)
+            conn.settimeout(left)
+            try:
+                line = stream.readline()
+            except TimeoutError:
+                raise _TimedOut(stage, wait) from None
+            heard = _progress(line)
+            if heard is None:
+                return line
+            if heard == QUEUED or heard != stage:
+                wait = max(self.timeout, QUEUED_SILENCE) if heard == QUEUED else self.timeout
+                deadline = time.monotonic() + wait
+            stage = heard
 
     def _open(self) -> socket.socket:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

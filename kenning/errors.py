@@ -83,7 +83,14 @@ class SocketNotYours(DaemonUnreachable):
 
 
 class DaemonTimeout(KenningError):
-    """The daemon accepted a request but did not answer it in time."""
+    """The daemon accepted a request but did not answer it in time. `stage`: the last
+    progress it reported for the request (docs/protocol.md), None if none; `waited`:
+    the seconds since then (or since the request was sent) that were given up on."""
+
+    def __init__(self, message: str, stage: str | None = None, waited: float | None = None) -> None:
+        super().__init__(message)
+        self.stage = stage
+        self.waited = waited
 
 
 class DaemonAlreadyRunning(KenningError):

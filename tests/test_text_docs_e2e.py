@@ -426,7 +426,7 @@ def test_add_url_gives_up_on_a_stalled_server_and_says_the_page_may_still_come(l
     daemon = library.daemon()
 
     message = refused(library, "add-url", "--timeout", "3", url)
-    assert f"no answer from the daemon within 3 s; it may still be fetching and adding {url}" in message
+    assert f"no answer from the daemon within 3 s of its starting the fetch; it may still be fetching and adding {url}" in message
     assert f"`ken get {url}`" in message
     release.set()
     wait_for(lambda: daemon.search("heron"), 30, "the page to be added after all")
@@ -458,7 +458,7 @@ def test_add_url_waits_as_long_as_the_configured_limits_allow(library, http_serv
     finally:
         release.set()
     assert done.exit_code == 1, done.output
-    assert "no answer from the daemon within 3 s; it may still be fetching and adding" in done.output
+    assert "no answer from the daemon within 3 s of its starting the fetch; it may still be fetching and adding" in done.output
     assert time.monotonic() - started >= 3
     wait_for(lambda: daemon.search("gulls"), 30, "the page to be added after all")
 

@@ -85,10 +85,17 @@ class Context:
         return self.client(timeout).call(method, params)
 
     def fetch(
-        self, method: str, result_type: type[T], params: dict[str, Any] | None = None, timeout: float | None = 60.0
+        self,
+        method: str,
+        result_type: type[T],
+        params: dict[str, Any] | None = None,
+        timeout: float | None = 60.0,
+        *,
+        progress: bool = False,
     ) -> T:
-        """Call a daemon method and decode its answer into its kenning.api record."""
-        return self.client(timeout).fetch(method, result_type, params)
+        """Call a daemon method and decode its answer into its kenning.api record
+        (`progress`: see Client.call)."""
+        return self.client(timeout).fetch(method, result_type, params, progress=progress)
 
 
 pass_context = click.make_pass_decorator(Context)

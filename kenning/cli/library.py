@@ -18,10 +18,20 @@ from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
 NOT_FOUND = -32001  # docs/protocol.md
+INVALID_PARAMS = -32602
 
 # How long `ken add-url` waits past the daemon's own limits for a fetch and a page's
-# conversion, each spent in full: for a busy worker or a fetch queued ahead, and the store.
+# conversion, each spent in full: for a parse worker busy with another page, and the
+# store. Time spent queued for a fetch worker is not counted (Client.call, `progress`).
 URL_WAIT_MARGIN = 30.0
+# What `ken add-url` says it was waiting for when the daemon stopped answering, by the
+# last stage the daemon reported for the page (docs/protocol.md, `progress`).
+_STALLED_AT = {
+    None: "no answer from the daemon within {waited:g} s",
+    "queued": "no word from the daemon for {waited:g} s while the page waited for a fetch worker",
+    "fetching": "no answer from the daemon within {waited:g} s of its starting the fetch",
+    "reading": "no answer from the daemon within {waited:g} s of its starting to read the page",
+}
 
 # Formats whose line numbers are the file's own: an editor opens them at a cited line.
 # PDF, DOCX and HTML are cited in the text kenning extracted (`ken get` shows it).
@@ -555,24 +565,36 @@ def url_wait_option(function):
         "--timeout",
         type=click.FloatRange(0, min_open=True),
         metavar="SECONDS",
-        help="How long to wait for the daemon's answer. Default: [fetch] timeout + [limits] parse_timeout"
+        help="How long to wait for each step of the daemon's own work on the page (fetching it; reading and"
+        " storing it). Time spent waiting for a fetch worker behind other pages does not count, as long as the"
+        " daemon keeps saying the page is queued. Default: [fetch] timeout + [limits] parse_timeout"
         f" + {URL_WAIT_MARGIN:g} s (180 s with the default config).",
     )(function)
 
 
 def _page_call(ctx: Context, method: str, url: str, timeout: float | None, doing: str) -> api.AddedDocument:
-    """Waits as long as the daemon's own limits let the work run, so a stalled daemon
-    cannot keep the command waiting forever. The daemon goes on with a request its
-    client gave up on, so the message says the page may still arrive."""
+    """Waits as long as the daemon's own limits let its work on the page run, so a
+    stalled daemon cannot keep the command waiting forever; a page queued behind a burst
+    of others is waited for while the daemon says it is queued, so a script adding fifty
+    pages at once sees them all added. The daemon goes on with a request its client gave
+    up on, so the message says the page may still arrive."""
     if timeout is None:
         settings = ctx.settings
         timeout = settings.fetch.timeout + settings.limits.parse_timeout + URL_WAIT_MARGIN
     try:
-        return ctx.fetch(method, api.AddedDocument, {"url": url}, timeout=timeout)
-    except DaemonTimeout:
+        try:
+            return ctx.fetch(method, api.AddedDocument, {"url": url}, timeout=timeout, progress=True)
+        except RpcError as exc:
+            # A daemon from before `progress` (upgraded, not yet restarted) refuses the
+            # param and does nothing: asked the old way, it is waited for the old way.
+            if exc.code != INVALID_PARAMS or not str(exc).startswith("progress:"):
+                raise
+            return ctx.fetch(method, api.AddedDocument, {"url": url}, timeout=timeout)
+    except DaemonTimeout as exc:
         shown = one_line(url)
+        stalled = _STALLED_AT.get(exc.stage, _STALLED_AT[None]).format(waited=exc.waited or timeout)
         raise DaemonTimeout(
-            f"no answer from the daemon within {timeout:g} s; it may still be {doing} {shown}."
+            f"{stalled}; it may still be {doing} {shown}."
             f" `ken get {shown}` shows the page once it is indexed; `ken status` shows whether the daemon"
             " answers, and its log why a page failed. --timeout waits longer"
         ) from None

@@ -1,0 +1,116 @@
+"""`ken add-url` in a burst, through a real daemon and the real CLI: a page waiting its
+turn for a fetch worker is waited for, and a daemon that stops answering is still given
+up on, saying where the page was.
+
+The daemon fetches four pages at a time. The client's --timeout used to count from the
+moment it asked, so the later calls of a burst spent it in the queue and reported "no
+answer from the daemon" while the daemon went on to add their pages.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from tests.daemon_harness import wait_for
+from tests.web_server import Handler, RouteServer, serving
+
+FETCH_LOOPBACK = '[fetch]\nallowed_hosts = ["127.0.0.1"]\ntimeout = 20\n'
+PAGE = "<html><head><title>Tides {n}</title></head><body><h1>Tides {n}</h1><p>Neap tide number {n}.</p></body></html>"
+
+
+@pytest.fixture
+def http_server() -> Iterator[RouteServer]:
+    with serving() as server:
+        yield server
+
+
+def slow_page(seconds: float):
+    def answer(handler: Handler) -> None:
+        handler.server.stopping.wait(seconds)
+        n = handler.path.strip("/")
+        handler.reply(200, "text/html; charset=utf-8", PAGE.format(n=n).encode())
+
+    return answer
+
+
+def add_url(library, url: str, timeout: float) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "add-url", "--timeout", str(timeout), url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def web_documents(daemon) -> int:
+    sources = daemon.call("status")["sources"]
+    return next((s["holds"] for s in sources if s["name"] == "web"), 0)
+
+
+def test_a_burst_of_add_urls_is_waited_for_in_the_queue_and_every_page_is_added(library, http_server):
+    """Twelve pages at once, each taking 4 s to serve, four fetched at a time: the later
+    calls wait 4 to 8 s for a worker, past the 6 s each call allows its own fetch. Each
+    call's own fetch and reading fit in it, so every call answers with its page."""
+    for n in range(12):
+        http_server.routes[f"/{n}"] = slow_page(4)
+    http_server.routes["/first"] = slow_page(0)
+    library.configure([], extra=FETCH_LOOPBACK)
+    daemon = library.daemon()
+    # The fetch workers are started by the first page, not under the load of the burst.
+    daemon.call("urls.add", {"url": f"{http_server.base}/first"})
+
+    calls = [add_url(library, f"{http_server.base}/{n}", timeout=6) for n in range(12)]
+    answers = [call.communicate(timeout=120) for call in calls]
+
+    failed = [(call.args[-1], err) for call, (_, err) in zip(calls, answers) if call.returncode != 0]
+    assert not failed, failed
+    assert all(out.startswith("document ") and "indexed" in out for out, _ in answers), answers
+    assert web_documents(daemon) == 13
+
+
+def test_a_daemon_that_stops_answering_while_a_page_is_queued_is_given_up_on(library, http_server):
+    """Four pages that do not answer hold every fetch worker, so a fifth waits its turn;
+    while it waits the daemon says so, and it is waited for past its --timeout. Once the
+    daemon is stopped (SIGSTOP) and says nothing, the call gives up after --timeout
+    and says the page was waiting for a fetch worker: after --timeout, or 15 s when that
+    is shorter, since the daemon repeats itself only every 5 s."""
+    release = threading.Event()
+
+    def held(handler: Handler) -> None:
+        release.wait(90)
+        handler.reply(200, "text/html; charset=utf-8", PAGE.format(n=handler.path.strip("/")).encode())
+
+    for n in range(4):
+        http_server.routes[f"/held-{n}"] = held
+    http_server.routes["/queued"] = slow_page(0)
+    library.configure([], extra=FETCH_LOOPBACK.replace("timeout = 20", "timeout = 60"))
+    daemon = library.daemon()
+    assert daemon.proc is not None
+
+    try:
+        holding = [add_url(library, f"{http_server.base}/held-{n}", timeout=90) for n in range(4)]
+        wait_for(lambda: sum(p.startswith("/held-") for p in http_server.paths) == 4, 30, "four fetches held")
+        queued = add_url(library, f"{http_server.base}/queued", timeout=5)
+        # Past its --timeout, still waiting its turn: the daemon says it is queued.
+        with pytest.raises(subprocess.TimeoutExpired):
+            queued.wait(timeout=12)
+        daemon.proc.send_signal(signal.SIGSTOP)
+        try:
+            _, err = queued.communicate(timeout=40)
+        finally:
+            daemon.proc.send_signal(signal.SIGCONT)
+    finally:
+        release.set()
+
+    assert queued.returncode == 1
+    assert "no word from the daemon for 15 s while the page waited for a fetch worker" in err, err
+    assert f"it may still be fetching and adding {http_server.base}/queued" in err, err
+    for call in holding:
+        _, err = call.communicate(timeout=60)
+        assert call.returncode == 0, err
+    # Only its client gave up on it: the daemon goes on and adds it.
+    wait_for(lambda: web_documents(daemon) == 5, 30, "the queued page to be added after all")
