@@ -566,8 +566,9 @@ def url_wait_option(function):
         type=click.FloatRange(0, min_open=True),
         metavar="SECONDS",
         help="How long to wait for each step of the daemon's own work on the page (fetching it; reading and"
-        " storing it). Time spent waiting for a fetch worker behind other pages does not count, as long as the"
-        " daemon keeps saying the page is queued. Default: [fetch] timeout + [limits] parse_timeout"
+        " storing it). Time spent waiting for a fetch worker behind other pages does not count while the daemon"
+        " keeps saying the page is queued (every 5 s; no word for SECONDS, at least 15, ends the wait)."
+        " Default: [fetch] timeout + [limits] parse_timeout"
         f" + {URL_WAIT_MARGIN:g} s (180 s with the default config).",
     )(function)
 
