@@ -2,7 +2,8 @@
 
 A real daemon and a page server on 127.0.0.1 that takes `--delay` seconds over each page;
 `--calls` `ken add-url` processes are started at once, each for its own URL, and each is
-timed from start to exit. With `--baseline DIR` the daemon and CLI from that checkout
+timed from start to exit; the report gives the median and the last answer, and how many
+calls failed, by why (`client gave up`: no answer within the client's wait). With `--baseline DIR` the daemon and CLI from that checkout
 (e.g. `git archive main | tar -x -C DIR`) run the same first.
 
     .venv/bin/python bench/url_burst.py                          # ~1 min
@@ -15,11 +16,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -50,8 +53,8 @@ class SlowPages(BaseHTTPRequestHandler):
             pass  # a daemon stopped mid-fetch; what the bench measures is its answers
 
 
-def run(tree: Path, work: Path, base: str, calls: int, label: str, limits: str) -> list[tuple[float, int]]:
-    """(seconds, exit code) of each add-url, in the order they were started."""
+def run(tree: Path, work: Path, base: str, calls: int, label: str, limits: str) -> list[tuple[float, int, str]]:
+    """(seconds, exit code, stderr) of each add-url, in the order they were started."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     data, config = work / "data", work / "config.toml"
@@ -61,14 +64,29 @@ def run(tree: Path, work: Path, base: str, calls: int, label: str, limits: str) 
     with daemon_from(tree, config, work, data / "kenning.sock"):
         started = time.monotonic()
         procs = [
-            subprocess.Popen([*ken, "add-url", f"{base}/{label}-{n}"], cwd=tree, env=env, stdout=subprocess.DEVNULL)
+            subprocess.Popen(
+                [*ken, "add-url", f"{base}/{label}-{n}"],
+                cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
             for n in range(calls)
         ]
-        ended: list[tuple[float, int]] = []
+        # Read as they end, so each is timed when it answers, not when the loop reaches it.
+        ended: dict[int, tuple[float, int, str]] = {}
+        while len(ended) < len(procs):
+            for n, proc in enumerate(procs):
+                if n not in ended and proc.poll() is not None:
+                    ended[n] = (time.monotonic() - started, proc.returncode, proc.stderr.read())
+            time.sleep(0.05)
         for proc in procs:
-            code = proc.wait()
-            ended.append((time.monotonic() - started, code))
-        return ended
+            proc.stderr.close()
+        return [ended[n] for n in range(len(procs))]
+
+
+def why(stderr: str) -> str:
+    """A failure's reason without its URL: the client gave up, or the daemon refused."""
+    if "no answer from the daemon" in stderr or "no word from the daemon" in stderr:
+        return "client gave up"
+    return stderr.strip().split(" http")[0][:60] or "?"
 
 
 def main() -> None:
@@ -93,8 +111,13 @@ def main() -> None:
             if tree is None:
                 continue
             ended = run(tree.resolve(), work / name, base, args.calls, name, limits)
-            failed = sum(1 for _, code in ended if code != 0)
-            print(f"{name:8}  last answer after {max(s for s, _ in ended):6.1f} s  failed: {failed}")
+            failures = Counter(why(err) for _, code, err in ended if code != 0)
+            seconds = [s for s, _, _ in ended]
+            print(
+                f"{name:8}  median answer {statistics.median(seconds):6.1f} s  last {max(seconds):6.1f} s"
+                f"  added {args.calls - sum(failures.values())} of {args.calls}"
+                + "".join(f"; {count} {reason}" for reason, count in failures.items())
+            )
     finally:
         server.shutdown()
         shutil.rmtree(work, ignore_errors=True)
