@@ -18,6 +18,11 @@ class InvalidRequest(KenningError):
     capsule already superseded); nothing was changed."""
 
 
+class IgnoreFileUnusable(KenningError):
+    """A folder's .kiroignore is there but cannot be used (too large, too many rules, not a
+    file, unreadable): what it keeps out of the index is unknown until it is fixed."""
+
+
 class ReaderError(KenningError):
     """A file could not be turned into text; the message is the reason stored for it."""
 

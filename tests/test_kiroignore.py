@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from kenning.errors import IgnoreFileUnusable
 from kenning.ingest.kiroignore import MAX_FILE_BYTES, MAX_RULES, KiroIgnore
 
 
@@ -189,13 +190,12 @@ def test_unusable_pattern_is_dropped_and_the_rest_apply(bad: str, caplog: pytest
     assert "line 2" in caplog.text
 
 
-def test_rule_cap(caplog: pytest.LogCaptureFixture) -> None:
+def test_more_rules_than_the_cap_make_the_file_unusable_not_cut_short() -> None:
+    # Cut short, the rules past the cap did not apply, and what they kept out was indexed.
     lines = [f"f{i}.md" for i in range(MAX_RULES)] + ["over.md"]
-    with caplog.at_level(logging.WARNING, logger="kenning.ingest.kiroignore"):
-        kiro = KiroIgnore.parse("\n".join(lines))
-    assert kiro.ignores(f"f{MAX_RULES - 1}.md", is_dir=False)
-    assert not kiro.ignores("over.md", is_dir=False)
-    assert str(MAX_RULES) in caplog.text
+    with pytest.raises(IgnoreFileUnusable, match=f"more than {MAX_RULES} rules"):
+        KiroIgnore.parse("\n".join(lines))
+    assert KiroIgnore.parse("\n".join(lines[:-1])).ignores(f"f{MAX_RULES - 1}.md", is_dir=False)
 
 
 def test_comments_do_not_count_towards_the_cap() -> None:
@@ -221,12 +221,11 @@ def test_load_reads_rules(tmp_path: Path) -> None:
     assert KiroIgnore.load(tmp_path).ignores("drafts", is_dir=True)
 
 
-def test_load_oversized_file_has_no_rules(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_load_oversized_file_is_unusable(tmp_path: Path) -> None:
     body = "drafts/\n" + "#" * MAX_FILE_BYTES
     (tmp_path / ".kiroignore").write_text(body)
-    with caplog.at_level(logging.WARNING):
-        assert not KiroIgnore.load(tmp_path)
-    assert "larger than" in caplog.text
+    with pytest.raises(IgnoreFileUnusable, match="larger than"):
+        KiroIgnore.load(tmp_path)
 
 
 def test_load_file_at_the_size_limit_is_read(tmp_path: Path) -> None:
@@ -236,14 +235,15 @@ def test_load_file_at_the_size_limit_is_read(tmp_path: Path) -> None:
     assert KiroIgnore.load(tmp_path).ignores("drafts", is_dir=True)
 
 
-def test_load_undecodable_file_has_no_rules(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    (tmp_path / ".kiroignore").write_bytes(b"drafts/\n\xff\xfe bad\n")
-    with caplog.at_level(logging.WARNING):
-        assert not KiroIgnore.load(tmp_path)
-    assert "UTF-8" in caplog.text
+def test_load_keeps_every_rule_of_a_file_with_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    # A comment saved as Latin-1 dropped the whole file, and "drafts/" with it.
+    (tmp_path / ".kiroignore").write_bytes(b"# caf\xe9 notes\ndrafts/\n\xff\xfe bad\n*.log\n")
+    kiro = KiroIgnore.load(tmp_path)
+    assert kiro.ignores("drafts", is_dir=True) and kiro.ignores("a/b.log", is_dir=False)
+    assert not kiro.ignores("notes.md", is_dir=False)
 
 
-def test_load_unreadable_file_has_no_rules(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_load_unreadable_file_is_unusable(tmp_path: Path) -> None:
     path = tmp_path / ".kiroignore"
     if os.geteuid() != 0:
         path.write_text("drafts/\n")
@@ -252,18 +252,24 @@ def test_load_unreadable_file_has_no_rules(tmp_path: Path, caplog: pytest.LogCap
         # Root reads through mode 000, so provoke a real open-time OSError another
         # way: a symlink that points at itself fails with ELOOP.
         path.symlink_to(path)
-    with caplog.at_level(logging.WARNING):
-        assert not KiroIgnore.load(tmp_path)
-    assert "cannot read" in caplog.text
+    with pytest.raises(IgnoreFileUnusable, match="cannot read"):
+        KiroIgnore.load(tmp_path)
 
 
-def test_load_directory_in_place_of_the_file(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_load_link_to_a_file_that_is_not_there_is_unusable(tmp_path: Path) -> None:
+    (tmp_path / ".kiroignore").symlink_to(tmp_path / "drive" / "shared-ignore")
+    with pytest.raises(IgnoreFileUnusable, match="links to a file that is not there"):
+        KiroIgnore.load(tmp_path)
+    assert not KiroIgnore.load_for_watching(tmp_path)
+
+
+def test_load_directory_in_place_of_the_file_is_unusable(tmp_path: Path) -> None:
     (tmp_path / ".kiroignore").mkdir()
-    with caplog.at_level(logging.WARNING):
-        assert not KiroIgnore.load(tmp_path)
-    assert "not a regular file" in caplog.text
+    with pytest.raises(IgnoreFileUnusable, match="not a regular file"):
+        KiroIgnore.load(tmp_path)
 
 
 def test_load_fifo_does_not_block(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / ".kiroignore")
-    assert not KiroIgnore.load(tmp_path)
+    with pytest.raises(IgnoreFileUnusable, match="not a regular file"):
+        KiroIgnore.load(tmp_path)

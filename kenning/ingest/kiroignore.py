@@ -15,8 +15,10 @@ under an excluded directory (the walk prunes that directory, so nothing inside r
 as deleted, so honouring it implicitly would drop indexed documents from every source
 whose root is a repository. Writing a ``.kiroignore`` is an explicit act.
 
-The file is user-authored and re-read every sweep, so a bad one degrades to "no extra
-exclusions" and never stops a scan.
+The file is user-authored and re-read every sweep. An unusable line is dropped and the
+rest apply. A file that cannot be used as a whole (too large, too many rules, not a regular
+file, unreadable) raises `IgnoreFileUnusable`: read as "no exclusions", it let into the
+index every file it was written to keep out, so the sweep reports it and waits instead.
 """
 
 import logging
@@ -25,6 +27,8 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from kenning.errors import IgnoreFileUnusable
 
 log = logging.getLogger(__name__)
 
@@ -51,51 +55,65 @@ class KiroIgnore:
 
     @classmethod
     def load(cls, root: Path) -> "KiroIgnore":
-        """Rules from ``root/.kiroignore``; none when it is absent or unusable."""
+        """Rules from ``root/.kiroignore``; none when there is no such file.
+
+        Raises `IgnoreFileUnusable` when the file is there but cannot be used."""
         path = root / FILENAME
         try:
             info = os.stat(path)
             if not stat.S_ISREG(info.st_mode):
                 # A directory or a FIFO here would fail or block on open.
-                log.warning("%s is not a regular file; ignoring it", path)
-                return cls()
+                raise IgnoreFileUnusable(f"{path} is not a regular file")
             if info.st_size > MAX_FILE_BYTES:
-                log.warning("%s is larger than %d bytes; ignoring it", path, MAX_FILE_BYTES)
-                return cls()
+                raise IgnoreFileUnusable(f"{path} is larger than {MAX_FILE_BYTES} bytes")
             with open(path, "rb") as handle:
                 # Bounded read: the file may have grown since the stat.
                 data = handle.read(MAX_FILE_BYTES + 1)
         except FileNotFoundError:
+            if os.path.lexists(path):
+                # A link to a shared ignore file on a drive that is away: its rules
+                # still stand, they just cannot be read now.
+                raise IgnoreFileUnusable(f"{path} links to a file that is not there") from None
             return cls()
         except OSError as exc:
-            log.warning("cannot read %s (%s); ignoring it", path, exc.strerror or exc)
-            return cls()
+            if not os.path.isdir(root) or not os.access(root, os.X_OK):
+                # The folder itself cannot be searched, or is not one: the walk says so.
+                return cls()
+            raise IgnoreFileUnusable(f"cannot read {path}: {exc.strerror or exc}") from None
         if len(data) > MAX_FILE_BYTES:
-            log.warning("%s is larger than %d bytes; ignoring it", path, MAX_FILE_BYTES)
-            return cls()
-        try:
-            # utf-8-sig: Windows editors prepend a BOM that would otherwise join the
-            # first pattern.
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            log.warning("%s is not valid UTF-8; ignoring it", path)
-            return cls()
-        return cls.parse(text)
+            raise IgnoreFileUnusable(f"{path} is larger than {MAX_FILE_BYTES} bytes")
+        # utf-8-sig: Windows editors prepend a BOM that would otherwise join the first
+        # pattern. A byte that is not UTF-8 (a comment saved as Latin-1) costs nothing:
+        # a rule holding one can only match a name that is not UTF-8, and the walk
+        # passes those over anyway.
+        return cls.parse(data.decode("utf-8-sig", "surrogateescape"), path)
 
     @classmethod
-    def parse(cls, text: str) -> "KiroIgnore":
-        """Compile rules from file text; unusable lines are logged and dropped."""
+    def load_for_watching(cls, root: Path) -> "KiroIgnore":
+        """The rules a watch goes by: none when the file cannot be used. Watching a path
+        the file may exclude costs an event or a watch; the sweep that asks for stops on
+        the same file and says why."""
+        try:
+            return cls.load(root)
+        except IgnoreFileUnusable:
+            return cls()
+
+    @classmethod
+    def parse(cls, text: str, path: Path | str = FILENAME) -> "KiroIgnore":
+        """Compile rules from file text; unusable lines are logged and dropped.
+
+        More than `MAX_RULES` rules raise `IgnoreFileUnusable`: the ones past the cap
+        would not apply, and what they keep out would be indexed."""
         rules: list[_Rule] = []
         for number, line in enumerate(text.splitlines(), start=1):
-            if len(rules) == MAX_RULES:
-                log.warning("%s: more than %d rules; the rest are ignored", FILENAME, MAX_RULES)
-                break
             try:
                 rule = _parse_line(line)
             except ValueError as exc:
-                log.warning("%s line %d: %s; rule dropped", FILENAME, number, exc)
+                log.warning("%s line %d: %s; rule dropped", path, number, exc)
                 continue
             if rule is not None:
+                if len(rules) == MAX_RULES:
+                    raise IgnoreFileUnusable(f"{path} has more than {MAX_RULES} rules")
                 rules.append(rule)
         return cls(tuple(rules))
 

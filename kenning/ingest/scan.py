@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from kenning.config import SourceSettings
-from kenning.errors import IndexUnwritable
+from kenning.errors import IgnoreFileUnusable, IndexUnwritable
 from kenning.ingest.mounts import is_mount_point, mount_of
 from kenning.ingest.pipeline import FileJob, IngestOptions, ingest, needs_look
 from kenning.ingest.readers import reader_format
@@ -223,6 +223,11 @@ class FolderScanner:
             raise
         except MountUnknown as exc:
             error, kept = str(exc), "unknown"
+            log.warning("source %s: %s", self.settings.name, error)
+        except IgnoreFileUnusable as exc:
+            # What the user wrote it to keep out is unknown: read as "nothing", it let
+            # those files in. The index stays as it was until the file is fixed.
+            error = f"{exc}; nothing in the folder is indexed or dropped until it is fixed"
             log.warning("source %s: %s", self.settings.name, error)
         except OSError as exc:
             # The root is gone or unreadable (an unmounted drive, a typo, a dead network

@@ -233,7 +233,8 @@ def _real(root: Path) -> Path:
 
 
 def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list[Discovered]:
-    """Every indexable file under ``root``; raises when ``root`` cannot be listed.
+    """Every indexable file under ``root``; raises when ``root`` cannot be listed, and
+    `IgnoreFileUnusable` when its .kiroignore is there but cannot be used.
 
     What it passes over is counted in ``report`` when one is given.
     """
@@ -283,7 +284,7 @@ def directories(root: Path, rules: WalkRules) -> list[str]:
     """
     root = root.absolute()
     real_root = _real(root)
-    kiro = KiroIgnore.load(real_root)
+    kiro = KiroIgnore.load_for_watching(real_root)
     descent = _descend(root, real_root, rules, _ignore_regex(rules.ignore), kiro, WalkReport())
     top = str(root)
     return [os.path.join(top, prefix).rstrip(os.sep) if prefix else top for _dirpath, prefix, _files in descent]

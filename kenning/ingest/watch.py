@@ -64,12 +64,12 @@ class ChangeFilter:
         # folder: what is excluded is compared in that form too.
         self.rules = replace(rules, exclude=(*rules.exclude, *_under(root, rules.exclude)))
         self.kiroignore_path = root / ".kiroignore"
-        self.kiroignore = KiroIgnore.load(root)
+        self.kiroignore = KiroIgnore.load_for_watching(root)
 
     def __call__(self, change: Change, path: str) -> bool:
         candidate = Path(path)
         if candidate == self.kiroignore_path:
-            self.kiroignore = KiroIgnore.load(self.root)
+            self.kiroignore = KiroIgnore.load_for_watching(self.root)
             return True
         return is_candidate(self.root, candidate, self.rules, self.kiroignore)
 
