@@ -15,6 +15,9 @@ from typing import Literal
 # What became of a document's new text: stored, taken over from a lower-ranked holder,
 # or recorded as another location of a copy already stored.
 Stored = Literal["indexed", "adopted", "merged"]
+# How a folder's `last_error` begins when its .kiroignore cannot be used and its sweeps
+# index and drop nothing until it is fixed (ingest/scan.py); `ken status` says so.
+IGNORE_FILE_HOLDS = "cannot use its .kiroignore"
 # What a search's `kind` filter names: folder files, fetched pages, agent text, and the
 # agent records (memory capsules, archived outputs, ledger entries).
 DocumentKind = Literal["file", "page", "agent", "capsule", "archive", "ledger"]

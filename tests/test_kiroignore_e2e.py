@@ -3,6 +3,9 @@ that cannot be used as written never lets in what it kept out, against a real da
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from tests.daemon_harness import wait_for
 from kenning.ingest.kiroignore import MAX_FILE_BYTES
 
@@ -48,6 +51,11 @@ def test_a_kiroignore_that_cannot_be_used_indexes_and_drops_nothing_and_says_why
     assert daemon.search("okapi") and not daemon.search("pangolin")
     error = daemon.source_status("notes")["last_error"]
     assert error and ".kiroignore" in error and "larger than" in error
+    shown = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "status"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert "(held: its .kiroignore cannot be used)" in shown.stdout, shown.stdout
 
     # Fixed: the sweep goes on as before, and the error is gone.
     (notes / ".kiroignore").write_text("private/\n")

@@ -11,6 +11,7 @@ import time
 import click
 
 from kenning import api
+from kenning.api import IGNORE_FILE_HOLDS
 from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
@@ -137,6 +138,9 @@ def source_lines(source: api.SourceStatus) -> list[str]:
         if source.last_error and source.last_error.startswith("cannot write the index"):
             # A full disk or a read-only database: the sweep waits and tries again.
             state = "waiting: cannot write the index"
+        elif source.last_error and source.last_error.startswith(IGNORE_FILE_HOLDS):
+            # ingest/scan.py: nothing is indexed or dropped until the file is fixed.
+            state = "held: its .kiroignore cannot be used"
         elif source.kept_unmounted == "unmounted":
             # ingest/scan.py's `_drive_away`: its files are kept while the drive is away.
             state = "not mounted: kept as last indexed"

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from kenning.api import IGNORE_FILE_HOLDS
 from kenning.config import SourceSettings
 from kenning.errors import IgnoreFileUnusable, IndexUnwritable
 from kenning.ingest.mounts import is_mount_point, mount_of
@@ -227,7 +228,7 @@ class FolderScanner:
         except IgnoreFileUnusable as exc:
             # What the user wrote it to keep out is unknown: read as "nothing", it let
             # those files in. The index stays as it was until the file is fixed.
-            error = f"{exc}; nothing in the folder is indexed or dropped until it is fixed"
+            error = f"{IGNORE_FILE_HOLDS} ({exc}); nothing in the folder is indexed or dropped until it is fixed"
             log.warning("source %s: %s", self.settings.name, error)
         except OSError as exc:
             # The root is gone or unreadable (an unmounted drive, a typo, a dead network
