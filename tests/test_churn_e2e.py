@@ -55,6 +55,33 @@ def test_a_file_link_re_pointed_at_a_file_of_the_same_size_and_mtime_is_read_aga
     assert cited("kayak") == set()
 
 
+def test_a_linked_root_re_pointed_at_a_release_of_the_same_sizes_and_mtimes_is_read_again(library, tmp_path):
+    # Two releases unpacked from archives (same sizes, same mtimes), the source the
+    # link `current` that a deploy re-points: the second release's files were older
+    # than the rows written for the first, and its text was never read; a search cited
+    # current/notes.md for words no longer in it.
+    releases = tmp_path / "releases"
+    for release, word in (("r1", "ferry"), ("r2", "barge")):
+        (releases / release / "docs").mkdir(parents=True)
+        (releases / release / "docs" / "notes.md").write_text(f"# Plan\n\nThe {word} leaves at nine.\n")
+        os.utime(releases / release / "docs" / "notes.md", (1_700_000_000, 1_700_000_000))
+    current = tmp_path / "current"
+    current.symlink_to(releases / "r1")
+    library.configure([{"name": "site", "path": str(current)}])
+    daemon = library.daemon()
+    daemon.wait_idle("site")
+    assert daemon.search("ferry") and not daemon.search("barge")
+
+    # `ln -sfn releases/r2 current`: a new link renamed over the old one.
+    (tmp_path / ".current.tmp").symlink_to(releases / "r2")
+    os.rename(tmp_path / ".current.tmp", current)
+    _scan(daemon, "site")
+    assert [hit["path"] for hit in daemon.search("barge")] == [str(current / "docs" / "notes.md")]
+    assert not daemon.search("ferry")
+    # Looked at once: the next sweep has nothing to hash.
+    assert _scan(daemon, "site")["unchanged"] == 1
+
+
 def test_a_log_appended_to_many_times_in_quick_succession_is_read_a_few_times_and_indexed_whole(library, tmp_path):
     """Each append used to cost a sweep that read, hashed and chunked the whole log."""
     notes = tmp_path / "notes"

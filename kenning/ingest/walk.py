@@ -203,7 +203,8 @@ class Discovered:
     rel: str  # POSIX, relative to the root
     mtime: float  # of the target when the file is a symlink
     size: int
-    # A file link's own mtime: when it was made or last re-pointed (`ln -sfn`).
+    # A file link's own mtime: when it was made or last re-pointed (`ln -sfn`), or a
+    # link's on the way to the root if that is later (`walk._linked_since`).
     link_mtime: float | None = None
     # When its inode last changed (of the target for a link): set by the kernel from
     # this machine's clock on every write, chmod or utime, and by no program to a time
@@ -244,6 +245,7 @@ def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list
     real_root = _real(root)
     ignored = _ignore_regex(rules.ignore)
     kiro = KiroIgnore.load(real_root)
+    linked = _linked_since(root) if root != real_root else None
     found: list[Discovered] = []
     for dirpath, prefix, filenames in _descend(root, real_root, rules, ignored, kiro, report):
         for name in filenames:
@@ -253,7 +255,7 @@ def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list
             # the sweep at the first write.
             reason = _refusal(name, rel, ignored, kiro) if _utf8(name) else BAD_NAME
             if reason is None:
-                item = _inspect(root, real_root, dirpath, name, rel, rules)
+                item = _inspect(root, real_root, dirpath, name, rel, rules, linked)
                 if item == UNSEARCHABLE:
                     if not prefix:
                         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(root))
@@ -471,10 +473,33 @@ def _utf8(name: str) -> bool:
     return True
 
 
-def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, rules: WalkRules) -> Discovered | str:
+def _linked_since(root: Path) -> float | None:
+    """When a link on the way to the root was last made or re-pointed, if one is.
+
+    A root reached through a link (`current -> releases/r1`) re-pointed at another
+    folder holds other files at the same paths; ones of the same size and mtime as the
+    files they replace (releases unpacked from archives) looked unchanged, and their
+    text was never read. This time joins each file's stamp as a file link's own does,
+    so every file is looked at once (hashed, and read if its bytes differ)."""
+    latest = None
+    for path in (root, *root.parents):
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            latest = max(latest or info.st_mtime, info.st_mtime)
+    return latest
+
+
+def _inspect(
+    root: Path, real_root: Path, dirpath: str, name: str, rel: str, rules: WalkRules, root_linked: float | None
+) -> Discovered | str:
     """Stat one file and apply the checks that need the disk; a string is why it is skipped.
 
     Works on strings until a file is kept: path objects cost more than the stat.
+    `root_linked` is when a link on the way to the root was last re-pointed
+    (`_linked_since`).
     """
     real = os.path.join(dirpath, name)
     try:
@@ -490,6 +515,8 @@ def _inspect(root: Path, real_root: Path, dirpath: str, name: str, rel: str, rul
         return UNREADABLE
     linked = stat.S_ISLNK(info.st_mode)
     link_mtime = info.st_mtime if linked else None
+    if root_linked is not None:
+        link_mtime = max(link_mtime or root_linked, root_linked)
     if linked:
         try:
             info = os.stat(real)
