@@ -251,3 +251,27 @@ def test_scan_wait_on_a_folder_that_was_renamed_or_replaced_by_a_file_says_so_an
         assert daemon.search("lemurs")  # the index is kept
         notes.write_text("a file where the folder was\n")
     assert "Not a directory" in result.stderr
+
+
+def test_a_folder_added_again_while_its_old_removal_is_unfinished_is_indexed_once_that_removal_ends(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nThe narwhal migrates north.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    daemon.stop()
+    # `ken sources remove notes` cut short by a kill -9 right after its first commit (the
+    # source flagged for removal; its documents still there), then the folder added back
+    # under its old name: the next start finishes the removal in the background.
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        conn.execute("UPDATE sources SET removing = 1, active = 0 WHERE name = 'notes'")
+    (notes / "b.md").write_text("# B\n\nThe walrus naps on the ice.\n")
+
+    daemon = library.daemon()
+    # The start passed the folder over while its namesake was being removed, and nothing
+    # started it afterwards: it was in the config and never indexed until a reload.
+    wait_for(lambda: daemon.search("walrus") and daemon.search("narwhal"), timeout=60, what="the folder indexed again")
+    status = daemon.wait_idle("notes")
+    assert (status["done"], status["failed"]) == (2, 0)
+    assert "finished removing source notes" in daemon.log()

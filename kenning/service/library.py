@@ -149,7 +149,11 @@ class Library:
         self.semantic.start()
         self.graph.start()
         self.dedup.start()
-        await self.folders.apply(self.settings)
+        # Under the reload lock: a removal finishing in the background may apply the
+        # settings too (`_start_namesakes`), and two applies at once could start one
+        # folder twice.
+        async with self._reload_lock:
+            await self.folders.apply(self.settings)
 
     async def close(self) -> None:
         """Stop everything that runs; whatever is in flight rolls back and resumes at the next start.
@@ -413,6 +417,9 @@ class Library:
             )
         await self.folders.forget(name)
         removed = await source_store.remove_source(self.db, row.id)
+        # A reload while the removal ran may have brought the folder back (`ken sources
+        # add` under the old name).
+        await self._start_namesakes([name])
         return RemovedSource(name, removed, await maintenance.reclaim(self.db))
 
     async def dedup_now(self) -> DedupResult:
@@ -619,8 +626,20 @@ class Library:
             raise FetchError(f"reading the page at {page.url} was interrupted ({exc}); try again") from None
 
     async def _finish_removals(self) -> None:
-        for name in await source_store.resume_removals(self.db):
+        names = await source_store.resume_removals(self.db)
+        for name in names:
             log.info("finished removing source %s, which a stop had interrupted", name)
+        await self._start_namesakes(names)
+
+    async def _start_namesakes(self, names: list[str]) -> None:
+        """Start the folders in the config named like a source whose removal just ended.
+
+        `folders.apply` passes over a folder whose name an unfinished removal still holds
+        (store/sources.py `sync_sources`); added back meanwhile, it stayed in the config
+        and unindexed until the next reload or start."""
+        if any(self.settings.source(name) is not None for name in names):
+            async with self._reload_lock:
+                await self.folders.apply(self.settings)
 
     def _spawn(self, coroutine: Coroutine, name: str) -> asyncio.Task:
         task = asyncio.create_task(coroutine, name=name)
