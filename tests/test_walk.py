@@ -473,6 +473,8 @@ def test_a_name_that_is_not_utf8_is_passed_over_and_counted(root: Path) -> None:
     assert {item.rel for item in walk(root, WalkRules(), report)} == {"good.md"}
     assert report.files == {"name is not valid UTF-8": 1}
     assert report.skipped_dirs == 1
+    # What status shows: the folder too, whose files were passed over unsaid.
+    assert report.passed_over() == {"name is not valid UTF-8": 1, "folder not entered: its name is not valid UTF-8": 1}
 
 
 def test_newest_keeps_the_most_recent_and_counts_the_rest_as_capped(root: Path) -> None:

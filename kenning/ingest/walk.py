@@ -128,6 +128,9 @@ LINK_SHUT = "its target cannot be reached"
 STAT_SHUT = "it refuses to be looked at"
 # Folders, not files: the mount points of the system's own filesystems (ingest/mounts.py).
 SYSTEM_FS = "system filesystem not entered (proc, sysfs, /dev, /run...)"
+# Folders too: one whose name is not UTF-8 is not entered, as no path under it can be
+# stored or cited; what it holds is not counted file by file.
+BAD_DIR_NAME = "folder not entered: its name is not valid UTF-8"
 # Counted, not passed over: the sweep keeps these and marks them failed, with the size,
 # without reading them; the cap leaves the oldest for when max_files allows.
 TOO_BIG = "too big"
@@ -154,16 +157,20 @@ class WalkReport:
     unreadable_dirs: dict[str, str] = field(default_factory=dict)
     system_dirs: dict[str, str] = field(default_factory=dict)
     unreadable_links: dict[str, str] = field(default_factory=dict)
+    bad_name_dirs: int = 0
 
     def to_dict(self) -> dict:
         return {"files": dict(self.files), "skipped_dirs": self.skipped_dirs, "system_dirs": dict(self.system_dirs)}
 
     def passed_over(self) -> dict[str, int]:
         """What the walk passed over by reason, most first, as status shows it: the files
-        (the cap's aside: those are counted apart) and the system filesystems' folders."""
+        (the cap's aside: those are counted apart), the system filesystems' folders, and
+        the folders not entered for a name that is not UTF-8."""
         reasons = {reason: n for reason, n in self.files.most_common() if reason != CAPPED}
         if self.system_dirs:
             reasons[SYSTEM_FS] = len(self.system_dirs)
+        if self.bad_name_dirs:
+            reasons[BAD_DIR_NAME] = self.bad_name_dirs
         return reasons
 
     def hides(self, rel: str) -> bool:
@@ -336,12 +343,14 @@ def _descend(
 
     for dirpath, dirnames, filenames in _tree(top, onerror, system, info.st_dev):
         prefix = "" if dirpath == top else os.path.relpath(dirpath, top).replace(os.sep, "/") + "/"
+        named = [name for name in dirnames if _utf8(name)]
+        # Counted on its own: a folder of notes copied from an old disk in Latin-1
+        # (caf\xe9/) held files that were not indexed, and nothing said so.
+        report.bad_name_dirs += len(dirnames) - len(named)
         entered = [
             name
-            for name in dirnames
-            if _enters(name, prefix + name, ignored, kiro)
-            and _utf8(name)
-            and os.path.join(dirpath, name) not in exclude
+            for name in named
+            if _enters(name, prefix + name, ignored, kiro) and os.path.join(dirpath, name) not in exclude
         ]
         report.skipped_dirs += len(dirnames) - len(entered)
         dirnames[:] = entered
