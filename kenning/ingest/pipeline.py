@@ -52,6 +52,9 @@ class FileJob:
     # either changes, one that is indexed only when the first does.
     reading: str
     retry: str
+    # Looked at whatever its stamp says: the root now names another folder than the
+    # last sweep's (`FolderScanner.root_identity`).
+    recheck: bool = False
 
     @property
     def expected(self) -> str:
@@ -127,7 +130,7 @@ def needs_look(job: FileJob) -> bool:
     hashed at each sweep until this clock passes its change time.
     """
     prior = job.prior
-    if prior is None or prior.status == "scanning" or prior.reading != job.expected:
+    if prior is None or prior.status == "scanning" or prior.reading != job.expected or job.recheck:
         return True
     written = prior.mtime
     if job.found.ctime is not None and prior.mtime > prior.updated_at:

@@ -156,6 +156,11 @@ def _away_message(root: Path, mount: str, missing: int) -> str:
     )
 
 
+def _identity(root: Path) -> tuple[int, int]:
+    info = os.stat(root)
+    return info.st_dev, info.st_ino
+
+
 def _shut(jobs: list[FileJob]) -> list[FileJob]:
     """The files this user may no longer open (a file link: its target's mode counts).
 
@@ -185,6 +190,12 @@ class FolderScanner:
     # Why the sweep under way deletes nothing it does not find: the mount the root was on
     # is gone (see `_drive_away`).
     away: str | None = None
+    # The (device, inode) of the folder the root named when a sweep last looked at every
+    # file it listed. Another folder on the same device since (`mv notes.new notes`, a
+    # link re-pointed) may hold files of the same size and mtime at the same paths, so
+    # each is looked at once. Only on the same device: a drive mounted again on the root
+    # is the same drive as far as anyone can tell, and is not hashed whole each time.
+    root_identity: tuple[int, int] | None = None
 
     @property
     def rules(self) -> WalkRules:
@@ -259,8 +270,11 @@ class FolderScanner:
         progress = self.progress
         root = self.settings.path
         report = WalkReport()
+        identity = await asyncio.to_thread(_identity, root)
         found = await asyncio.to_thread(walk, root, self.rules, report)
         states = await documents.file_states(self.db, self.source_id)
+        last = self.root_identity
+        swapped = last is not None and last[0] == identity[0] and last[1] != identity[1]
         # Recorded whenever the root holds anything, not only files the walk lists: a
         # drive holding nothing indexable, or only a folder that cannot be listed, is a
         # drive all the same.
@@ -321,9 +335,15 @@ class FolderScanner:
         limits = self.options.convert_limits
         readings = {form: (limits.reading_for(form), self.options.retry_for(form)) for form in set(forms)}
         jobs = [
-            FileJob(self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root, *readings[form])
+            FileJob(
+                self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root, *readings[form], swapped
+            )
             for item, form in zip(kept, forms)
         ]
+        if swapped:
+            log.info(
+                "source %s: %s is another folder than at the last sweep; looking at every file", self.settings.name, root
+            )
         todo: list[FileJob] = []
         settled: list[FileJob] = []
         for job in jobs:
@@ -355,6 +375,9 @@ class FolderScanner:
         finally:
             if todo and self.on_ingesting is not None:
                 self.on_ingesting(False)
+        if not counts["deferred"]:
+            # Files a budget left for later have not been looked at in the new folder.
+            self.root_identity = identity
         # A sweep that changed nothing is not news, and a line logged for it would be a
         # change in any watched folder the log sits in, asking for another sweep.
         changed = any(counts[key] for key in ("indexed", "merged", "failed", "deleted"))
