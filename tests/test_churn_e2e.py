@@ -72,9 +72,12 @@ def test_a_linked_root_re_pointed_at_a_release_of_the_same_sizes_and_mtimes_is_r
     daemon.wait_idle("site")
     assert daemon.search("ferry") and not daemon.search("barge")
 
-    # `ln -sfn releases/r2 current`: a new link renamed over the old one.
+    # `ln -sfn releases/r2 current`, a new link renamed over the old one, while the
+    # daemon is stopped: nothing it kept in memory can tell the folder changed.
+    daemon.stop()
     (tmp_path / ".current.tmp").symlink_to(releases / "r2")
     os.rename(tmp_path / ".current.tmp", current)
+    daemon = library.daemon()
     _scan(daemon, "site")
     assert [hit["path"] for hit in daemon.search("barge")] == [str(current / "docs" / "notes.md")]
     assert not daemon.search("ferry")
