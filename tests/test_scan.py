@@ -8,7 +8,9 @@ import os
 import random
 import shutil
 import subprocess
+import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
 
 
@@ -16,9 +18,9 @@ import docx
 import pytest
 
 from kenning.config import ChunkingSettings, DaemonSettings, LimitsSettings, Settings, SourceSettings
-from kenning.ingest import convert
+from kenning.ingest import convert, scan
 from kenning.ingest.parse_pool import ParsePool
-from kenning.ingest.pipeline import RACY_SECONDS, FileJob, IngestOptions, ingest
+from kenning.ingest.pipeline import RACY_SECONDS, FileJob, IngestOptions, ingest, needs_look
 from kenning.ingest.preview import describe, preview
 from kenning.ingest import mounts as mounts_module
 from kenning.ingest.mounts import read_table
@@ -68,6 +70,41 @@ async def test_unchanged_files_are_not_reingested_and_same_bytes_keep_their_chun
     assert await item_ids(db) == before
     states = await documents.file_states(db, scanner.source_id)
     assert states["a.md"].mtime == 2000
+
+
+async def test_a_request_is_answered_while_a_sweep_sets_its_files_against_the_index(
+    db, tmp_path, options, monkeypatch
+):
+    """A sweep sets every file found against its row before it reads any; on the event
+    loop, a library of 100,000 files held every request (`ken status`, a search, an MCP
+    call) for a quarter of a second at each sweep, one that changed nothing included.
+    The listing is held here on its first file until a query sent from the loop has its
+    answer: on the loop, the query could not run and the sweep waited for it in vain."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder, "a.md", "# A\n\nkoala facts\n", mtime=1000)
+    write(folder, "b.md", "# B\n\nwombat facts\n", mtime=1000)
+    scanner = await scanner_for(db, folder, options)
+    assert (await scanner.sweep())["indexed"] == 2
+    loop = asyncio.get_running_loop()
+    answered = threading.Event()
+    asked: list[Future[None]] = []
+    while_held: list[bool] = []
+
+    async def request() -> None:
+        await sources.list_sources(db)
+        answered.set()
+
+    def held(job: FileJob) -> bool:
+        if not asked:
+            asked.append(asyncio.run_coroutine_threadsafe(request(), loop))
+            while_held.append(answered.wait(30))
+        return needs_look(job)
+
+    monkeypatch.setattr(scan, "needs_look", held)
+    counts = await scanner.sweep()
+    assert while_held == [True]
+    assert counts["unchanged"] == 2
 
 
 async def test_a_readers_own_version_reads_again_that_format_alone(db, tmp_path, options, monkeypatch):

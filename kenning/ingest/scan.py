@@ -161,12 +161,85 @@ def _identity(root: Path) -> tuple[int, int]:
     return info.st_dev, info.st_ino
 
 
-def _shut(jobs: list[FileJob]) -> list[FileJob]:
-    """The files this user may no longer open (a file link: its target's mode counts).
+def _shut(settled: list[FileJob]) -> list[FileJob]:
+    """The indexed files this user may no longer open (a file link: its target's mode counts).
 
     Asked with access(2), a path lookup (some 3 ms per thousand files), not by opening
     them: an open is dearer, and could wait on a FIFO swapped in since the walk."""
-    return [job for job in jobs if not os.access(job.found.path, os.R_OK)]
+    return [job for job in settled if job.prior and job.prior.holds_text and not os.access(job.found.path, os.R_OK)]
+
+
+@dataclass
+class _Listing:
+    """What a sweep makes of the walk and the index before it writes anything."""
+
+    # Indexed files the walk did not find, nor hide in a folder or behind a link it
+    # could not open: deleted, unless the drive is away.
+    missing: list[str]
+    unreadable_files: dict[str, str]
+    unreadable_kept: int
+    capped: int
+    capped_kept: int
+    passed_over: dict[str, int]
+    # The files to look at (new, changed, interrupted, stored under another reading), and
+    # those the mtime and size say are as last read.
+    todo: list[FileJob]
+    settled: list[FileJob]
+    # Of `todo`, the files read again for another reading or other limits.
+    again: int
+
+
+def _listing(
+    found: list[Discovered],
+    states: dict[str, documents.FileState],
+    report: WalkReport,
+    source_id: int,
+    settings: SourceSettings,
+    options: IngestOptions,
+    swapped: bool,
+) -> _Listing:
+    """The walk set against the index, file by file: run in a thread, since it is a few
+    passes over every file found and every row, and on the event loop a library of
+    100,000 files held every request for a quarter of a second at each sweep, one that
+    changes nothing included. It reads no database and writes nothing; `report` is the
+    sweep's own, and gains the capped and unreadable counts."""
+    # Deletions are judged on everything the walk saw, before the cap, so lowering
+    # max_files never reads as files having vanished; nor does a folder made
+    # unreadable (a chmod, an unmounted share inside the tree): its files stay
+    # searchable as last indexed, as the root's do when the root cannot be read.
+    present = {item.rel for item in found}
+    missing = [path for path in states if path not in present and not report.hides(path)]
+    # A link that cannot be followed is named as an indexed file that cannot be
+    # opened is, and only when it is indexed: nothing is kept of one that is not.
+    unreadable_files = {rel: why for rel, why in report.unreadable_links.items() if rel in states}
+    unreadable_kept = sum(
+        1 for path in states if path not in present and report.hides(path) and path not in report.unreadable_links
+    )
+    kept = newest(found, settings.max_files, report)
+    kept_paths = {item.rel for item in kept}
+    capped_kept = sum(1 for rel in present - kept_paths if rel in states and states[rel].status != "scanning")
+    # One never indexed has nothing to keep: it is passed over, and says so.
+    if unindexed := sum(1 for rel in report.unreadable_links if rel not in states):
+        report.files[UNREADABLE] += unindexed
+    # Each file is read as its format's reader reads it (a link by its target's name);
+    # the strings are made once a format.
+    forms = [reader_format(item.reader_name) for item in kept]
+    limits = options.convert_limits
+    readings = {form: (limits.reading_for(form), options.retry_for(form)) for form in set(forms)}
+    todo: list[FileJob] = []
+    settled: list[FileJob] = []
+    for item, form in zip(kept, forms):
+        job = FileJob(
+            source_id, settings.path, item, states.get(item.rel), settings.confine_to_root, *readings[form], swapped
+        )
+        (todo if needs_look(job) else settled).append(job)
+    again = sum(
+        1 for job in todo if job.prior and job.prior.status != "scanning" and job.prior.reading != job.expected
+    )
+    return _Listing(
+        missing, unreadable_files, unreadable_kept, len(found) - len(kept), capped_kept, report.passed_over(),
+        todo, settled, again,
+    )  # fmt: skip
 
 
 @dataclass
@@ -295,73 +368,41 @@ class FolderScanner:
         # the drive's, and a stray file written there does not make it "not on a drive".
         self.root_mount = on if holds and not away else None
 
-        # Deletions are judged on everything the walk saw, before the cap, so lowering
-        # max_files never reads as files having vanished; nor does a folder made
-        # unreadable (a chmod, an unmounted share inside the tree): its files stay
-        # searchable as last indexed, as the root's do when the root cannot be read.
+        listing = await asyncio.to_thread(
+            _listing, found, states, report, self.source_id, self.settings, self.options, swapped
+        )
         progress.unreadable_dirs = dict(report.unreadable_dirs)
-        # A link that cannot be followed is named as an indexed file that cannot be
-        # opened is, and only when it is indexed: nothing is kept of one that is not.
-        progress.unreadable_files = {rel: why for rel, why in report.unreadable_links.items() if rel in states}
-        present = {item.rel for item in found}
-        missing = [path for path in states if path not in present and not report.hides(path)]
+        progress.unreadable_files = listing.unreadable_files
         # A drive that is away deletes nothing: what its mount point holds meanwhile (a
         # .DS_Store, a swap file, a note saved there by mistake) is indexed, and the
         # drive's files are kept as last indexed until it is mounted again.
+        missing = listing.missing
         gone = [] if away else missing
         if away:
             self.away = _away_message(root, away, len(missing))
-        progress.unreadable_kept = sum(
-            1 for path in states if path not in present and report.hides(path) and path not in report.unreadable_links
-        )
+        progress.unreadable_kept = listing.unreadable_kept
         progress.links_kept = len(progress.unreadable_files)
         counts["deleted"] = await _writing(documents.delete_documents(self.db, self.source_id, gone))
 
-        kept = newest(found, self.settings.max_files, report)
         progress.discovered = len(found)
-        progress.capped = len(found) - len(kept)
-        kept_paths = {item.rel for item in kept}
-        progress.capped_kept = sum(
-            1 for rel in present - kept_paths if rel in states and states[rel].status != "scanning"
-        )
-        # One never indexed has nothing to keep: it is passed over, and says so.
-        if unindexed := sum(1 for rel in report.unreadable_links if rel not in states):
-            report.files[UNREADABLE] += unindexed
-        progress.passed_over = report.passed_over()
-        # Each file is read as its format's reader reads it (a link by its target's name);
-        # the strings are made once a format, since a library of 100,000 files is listed
-        # on the event loop.
-        forms = [reader_format(item.reader_name) for item in kept]
-        limits = self.options.convert_limits
-        readings = {form: (limits.reading_for(form), self.options.retry_for(form)) for form in set(forms)}
-        jobs = [
-            FileJob(
-                self.source_id, root, item, states.get(item.rel), self.settings.confine_to_root, *readings[form], swapped
-            )
-            for item, form in zip(kept, forms)
-        ]
+        progress.capped = listing.capped
+        progress.capped_kept = listing.capped_kept
+        progress.passed_over = listing.passed_over
+        todo, settled = listing.todo, listing.settled
         if swapped:
             log.info(
                 "source %s: %s is another folder than at the last sweep; looking at every file", self.settings.name, root
             )
-        todo: list[FileJob] = []
-        settled: list[FileJob] = []
-        for job in jobs:
-            (todo if needs_look(job) else settled).append(job)
-        again = sum(
-            1 for job in todo if job.prior and job.prior.status != "scanning" and job.prior.reading != job.expected
-        )
-        if again:
+        if listing.again:
             log.info(
                 "source %s: reading %d files again, stored by an older kenning, other chunk sizes or other limits",
                 self.settings.name,
-                again,
+                listing.again,
             )
         # A chmod changes no mtime, so an indexed file closed to this user since looks
         # unchanged: only asking tells, and one that cannot be opened is kept as last
         # read and named, as a changed one is when its read is refused.
-        indexed = [job for job in settled if job.prior and job.prior.holds_text]
-        shut = await asyncio.to_thread(_shut, indexed)
+        shut = await asyncio.to_thread(_shut, settled)
         for job in shut:
             progress.unreadable_files[job.found.rel] = "permission denied"
         counts["unreadable"] = len(shut)
