@@ -76,8 +76,8 @@ async def test_a_request_is_answered_while_a_sweep_sets_its_files_against_the_in
     db, tmp_path, options, monkeypatch
 ):
     """A sweep sets every file found against its row before it reads any; on the event
-    loop, a library of 100,000 files held every request (`ken status`, a search, an MCP
-    call) for a quarter of a second at each sweep, one that changed nothing included.
+    loop, a folder of 100,000 files held every request (`ken status`, a search, an MCP
+    call) for 0.7 s of CPU at each sweep, one that changed nothing included.
     The listing is held here on its first file until a query sent from the loop has its
     answer: on the loop, the query could not run and the sweep waited for it in vain."""
     folder = tmp_path / "notes"
