@@ -4,11 +4,15 @@ A folder of `--files` small notes is indexed once (embedding and extraction fini
 too), then a daemon is started on that index and, while it does nothing, a client asks
 it in a tight loop, one connection per call as `ken` does: `status` (what `ken status`
 asks) and `ping`, a method the daemon does not have, which the socket server answers on
-the event loop with no database trip, so its time is the loop's alone. That is the
-baseline. Then `sources.scan` with `wait` is sent `--sweeps` times; nothing changed, so
-each sweep walks, compares and reads nothing, and the same calls are timed while it runs.
+the event loop with no database trip, so its time is the loop's alone; each is asked
+from a thread of its own. That is the baseline. Then `sources.scan` with `wait` is sent
+`--sweeps` times in a row; nothing changed, so each sweep walks, compares and reads
+nothing, and the same calls are timed while they run.
 With `--baseline DIR` the daemon from that checkout (e.g. `git archive main | tar -x -C
-DIR`) runs the same first, on the same index.
+DIR`) runs the same first, on the same index. With `--steps MS` the daemons log each loop
+step over MS ms with its CPU time (asyncio's debug mode, as the tests run it: every call
+is slower, so take latencies from a run without it), and those logged during the sweeps
+are summed up: the work a sweep does on the event loop, whatever else the machine runs.
 
     .venv/bin/python bench/sweep_lag.py                                  # 100,000 files: ~10 min on 2 cores
     .venv/bin/python bench/sweep_lag.py --files 20000 --baseline /tmp/kenning-main
@@ -17,12 +21,16 @@ DIR`) runs the same first, on the same index.
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import shutil
 import statistics
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +44,7 @@ from kenning.client import Client  # noqa: E402
 from kenning.errors import KenningError  # noqa: E402
 
 PROBES = ("status", "ping")
+STEP = re.compile(r"loop step took (\d+\.\d+) s, (\d+\.\d+) s of it on the CPU")
 
 
 @dataclass
@@ -44,19 +53,31 @@ class Lags:
 
     calls: dict[str, list[float]] = field(default_factory=lambda: {probe: [] for probe in PROBES})
 
-    def ping_until(self, client: Client, done: threading.Event | float) -> None:
-        """Probe round-robin until `done` is set, or for that many seconds."""
-        until = time.monotonic() + done if isinstance(done, float) else None
-        n = 0
-        while not (done.is_set() if until is None else time.monotonic() >= until):
-            probe = PROBES[n % len(PROBES)]
-            n += 1
+    def probe(self, socket: Path, method: str, done: threading.Event) -> None:
+        client = Client(socket, timeout=600)
+        while not done.is_set():
             sent = time.monotonic()
             try:
-                client.call(probe)
+                client.call(method)
             except KenningError:
                 pass  # `ping` is answered with "unknown method": the answer is what is timed
-            self.calls[probe].append(time.monotonic() - sent)
+            self.calls[method].append(time.monotonic() - sent)
+
+
+@contextmanager
+def probing(socket: Path) -> Iterator[Lags]:
+    """Each probe asked in a tight loop of its own, one thread each, until the block ends:
+    a slow `status` does not keep `ping` from being asked meanwhile."""
+    lags, done = Lags(), threading.Event()
+    threads = [threading.Thread(target=lags.probe, args=(socket, method, done)) for method in PROBES]
+    for thread in threads:
+        thread.start()
+    try:
+        yield lags
+    finally:
+        done.set()
+        for thread in threads:
+            thread.join()
 
 
 @dataclass
@@ -65,6 +86,8 @@ class Run:
     sweeping: Lags
     durations: list[float]
     results: list[dict[str, int]]
+    # (wall, CPU) seconds of each loop step the daemon logged during the sweeps (--steps).
+    steps: list[tuple[float, float]]
 
 
 def make_folder(folder: Path, files: int) -> None:
@@ -126,21 +149,22 @@ def run(tree: Path, work: Path, folder: Path, args: argparse.Namespace, label: s
         # The daemon's own start-up sweep, and whatever it wakes, end before the timing.
         wait_settled(client, args.files, label)
         time.sleep(2.0)
-        idle = Lags()
-        idle.ping_until(client, float(args.idle_seconds))
-        sweeping, durations, results = Lags(), [], []
-        for _ in range(args.sweeps):
-            done = threading.Event()
-            pinger = threading.Thread(target=sweeping.ping_until, args=(Client(socket, timeout=600), done))
-            pinger.start()
-            started = time.monotonic()
-            answer = client.call("sources.scan", {"name": "notes", "wait": True})
-            durations.append(time.monotonic() - started)
-            done.set()
-            pinger.join()
-            results.append({key: n for key, n in answer["result"].items() if n})
-            time.sleep(1.0)
-        return Run(idle, sweeping, durations, results)
+        with probing(socket) as idle:
+            time.sleep(args.idle_seconds)
+        durations, results = [], []
+        log = work / "daemon.log"
+        logged = log.stat().st_size
+        with probing(socket) as sweeping:
+            for _ in range(args.sweeps):
+                started = time.monotonic()
+                answer = client.call("sources.scan", {"name": "notes", "wait": True})
+                durations.append(time.monotonic() - started)
+                results.append({key: n for key, n in answer["result"].items() if n})
+        with open(log, "rb") as lines:
+            lines.seek(logged)
+            during = lines.read().decode(errors="replace")
+        steps = [(float(wall), float(cpu)) for wall, cpu in STEP.findall(during)]
+        return Run(idle, sweeping, durations, results, steps)
 
 
 def figures(seconds: list[float]) -> str:
@@ -155,6 +179,12 @@ def report(label: str, result: Run) -> None:
         print(f"{'':8}  {probe:6}  during sweep: {figures(result.sweeping.calls[probe])}")
     durations = ", ".join(f"{d:.2f}" for d in result.durations)
     print(f"{'':8}  sweep durations (s): {durations}  results: {result.results[0]}")
+    if result.steps:
+        cpu = sorted((cpu for _, cpu in result.steps), reverse=True)
+        print(
+            f"{'':8}  loop steps logged during the sweeps: {len(cpu)}, longest {max(w for w, _ in result.steps):.3f} s,"
+            f" CPU of the longest three {', '.join(f'{c:.3f}' for c in cpu[:3])} s, all {sum(cpu):.3f} s"
+        )
 
 
 def main() -> None:
@@ -163,10 +193,13 @@ def main() -> None:
     parser.add_argument("--sweeps", type=int, default=3, help="sweeps timed, one after another")
     parser.add_argument("--idle-seconds", type=int, default=10, help="seconds of probes with no sweep")
     parser.add_argument("--baseline", type=Path, help="run the daemon from this checkout first, on the same index")
+    parser.add_argument("--steps", type=int, help="log loop steps over this many ms (debug mode) and sum them")
     parser.add_argument("--work", type=Path, help="where the folder and index are kept (default: a temporary folder)")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="kenning-sweeplag-"))
     folder = work / "notes"
+    if args.steps:
+        os.environ["KENNING_SLOW_CALLBACK_MS"] = str(args.steps)
     try:
         if not (work / "data" / "kenning.db").exists():
             make_folder(folder, args.files)
