@@ -14,7 +14,7 @@ step over MS ms with its CPU time (asyncio's debug mode, as the tests run it: ev
 is slower, so take latencies from a run without it), and those logged during the sweeps
 are summed up: the work a sweep does on the event loop, whatever else the machine runs.
 
-    .venv/bin/python bench/sweep_lag.py                                  # 100,000 files: ~10 min on 2 cores
+    .venv/bin/python bench/sweep_lag.py                      # 100,000 files: ~7 min to index, ~3 min a daemon
     .venv/bin/python bench/sweep_lag.py --files 20000 --baseline /tmp/kenning-main
 """
 
