@@ -3,6 +3,7 @@ that cannot be used as written never lets in what it kept out, against a real da
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -43,7 +44,11 @@ def test_a_kiroignore_that_cannot_be_used_indexes_and_drops_nothing_and_says_why
 
     # Rules pasted in past the size kenning reads: what the file excludes is unknown, so
     # the sweep takes nothing in (the diary stays out) and drops nothing it holds.
-    (notes / ".kiroignore").write_text("private/\n" + "# " + "x" * MAX_FILE_BYTES + "\n")
+    # Saved whole (written beside, then renamed over, as editors save): a sweep the watch
+    # starts while the file is half written would find the rules usable, rightly.
+    pasted = tmp_path / "kiroignore.pasted"
+    pasted.write_text("private/\n" + "# " + "x" * MAX_FILE_BYTES + "\n")
+    os.replace(pasted, notes / ".kiroignore")
     (notes / "plans.md").unlink()
     (notes / "late.md").write_text("# Late\n\nA pangolin note.\n")
     daemon.call("sources.scan", {"name": "notes", "wait": True})

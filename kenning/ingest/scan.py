@@ -202,7 +202,8 @@ def _listing(
     passes over every file found and every row, and on the event loop a folder of
     100,000 files held every request for 0.7 s of CPU at each sweep, one that changed
     nothing included (bench/sweep_lag.py). It reads no database and writes nothing;
-    `report` is the sweep's own, and gains the capped and unreadable counts."""
+    `report` is the sweep's own, and gains the capped and unreadable counts. `swapped`:
+    the root is another folder than at the last full sweep, and every file is looked at."""
     # Deletions are judged on everything the walk saw, before the cap, so lowering
     # max_files never reads as files having vanished; nor does a folder made
     # unreadable (a chmod, an unmounted share inside the tree): its files stay
