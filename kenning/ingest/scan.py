@@ -301,9 +301,18 @@ class FolderScanner:
         return changed
 
     async def sweep(self) -> dict[str, int]:
-        """One pass over the folder; returns its counts."""
+        """One pass over the folder; returns its counts.
+
+        It is running until its outcome is recorded: a status asked in between read "not
+        scanning, every file done" with the error of a sweep a full disk stopped before."""
+        self.progress.running = True
+        try:
+            return await self._sweep_and_record()
+        finally:
+            self.progress.running = False
+
+    async def _sweep_and_record(self) -> dict[str, int]:
         progress = self.progress
-        progress.running = True
         self.away = None
         started = time.monotonic()
         counts = {
@@ -337,7 +346,6 @@ class FolderScanner:
                 error, kept = away, "unmounted"
             log.warning("source %s: %s", self.settings.name, error)
         finally:
-            progress.running = False
             progress.last_duration = time.monotonic() - started
         if self.away:
             log.warning("source %s: %s", self.settings.name, self.away)
