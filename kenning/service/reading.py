@@ -144,7 +144,8 @@ async def _lines(db: Database, document_id: int, first: int, last: int | None) -
     if last is not None and last < first:
         raise InvalidRequest(f"line_end {last} is before line_start {first}")
     stop = min(last or total, total)
-    lines = await document_text.read_lines(db, document_id, first, stop)
+    reach = await document_text.line_reach(db, document_id, first, stop, MAX_LINE_CHARS)
+    lines = await document_text.read_lines(db, document_id, first, reach)
     taken, size = [], 0
     for line in lines:
         size += len(line) + 1

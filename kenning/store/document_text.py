@@ -50,6 +50,21 @@ async def read_lines(db: Database, document_id: int, first: int, last: int) -> l
     return await asyncio.to_thread(assemble, [Chunk(*row) for row in rows], first, last)
 
 
+async def line_reach(db: Database, document_id: int, first: int, last: int, chars: int) -> int:
+    """The last line from `first` (at most `last`) that a read of about `chars` characters
+    needs: where the chunks covering `first` onwards first add up to `chars`. A page of a
+    long range reads only that far, not to the end of the document: the MCP resource
+    reads a 10 MB archive a page at a time, and each page rebuilt every line after it,
+    48 s for the whole. Overlapping chunks count twice, so the line may fall short of
+    `chars`, never past it by more than one chunk; it is never before `first`."""
+    rows = await db.read(
+        "SELECT line_end FROM (SELECT line_end, sum(length(content)) OVER (ORDER BY ord) AS running"
+        " FROM items WHERE document_id = ? AND line_end >= ? AND line_start <= ?) WHERE running >= ? LIMIT 1",
+        (document_id, first, last, chars),
+    )
+    return max(first, min(rows[0][0], last)) if rows else last
+
+
 async def last_line(db: Database, document_id: int) -> int:
     [(value,)] = await db.read("SELECT coalesce(max(line_end), 0) FROM items WHERE document_id = ?", (document_id,))
     return value
