@@ -194,6 +194,14 @@ async def test_bad_reads_get_an_error_the_agent_can_act_on(library):
         )
         # The input schema's bounds are enforced before the daemon is asked.
         assert "limit" in error_text(await client.call_tool("search", {"query": "kickstart", "limit": 0}))
+        # A resource uri whose id is no document's id is the host's to fix (-32602), whatever
+        # it holds: letters and an id past 64 bits were internal errors (-32603).
+        for document_id in ("abc", "99999999999999999999", "1e3", "١", "9" * 5000):
+            with pytest.raises(MCPError, match=f"no document {document_id[:40]}") as refused:
+                await client.read_resource(f"kenning://document/{document_id}")
+            assert refused.value.code == -32602, document_id
+        read = await client.read_resource(f"kenning://document/{hit['document_id']}")
+        assert read.contents[0].text == LAUNCHD.rstrip("\n")
 
 
 async def test_writes_are_not_offered_until_the_config_allows_them(library):

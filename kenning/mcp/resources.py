@@ -26,11 +26,16 @@ def register(server: MCPServer, daemon: DaemonCalls) -> None:
         description="The whole text of a document, by the document_id a search hit or get names.",
         mime_type="text/plain",
     )
-    async def document(document_id: int) -> str:
+    async def document(document_id: str) -> str:
+        # Taken as text and checked here: declared an int, an id that is no number
+        # ("abc") or one past 64 bits failed inside the SDK or the daemon's params as an
+        # internal error (-32603), where a host is told to fix the uri (-32602).
+        if not (document_id.isascii() and document_id.isdigit() and len(document_id) <= 19 and int(document_id) < 2**63):
+            raise ResourceNotFoundError(f"no document {document_id}: a document id is a number a search hit names")
         pages: list[str] = []
         line: int | None = 1
         while line is not None:
-            params: dict[str, Any] = {"document_id": document_id, "line_start": line}
+            params: dict[str, Any] = {"document_id": int(document_id), "line_start": line}
             try:
                 found = await daemon("documents.get", params)
             except DaemonError as exc:
