@@ -136,6 +136,14 @@ def test_a_ledger_entry_outlives_kill_9_and_renders_as_a_block(library):
     assert block == "## hosts\n- 10.9.8.7 — hostname=db01 (evidence: a-abcdefgh)\n## services\n- db01:5432\n"
     bad = ken(library, "ledger", "add", "services", "--field", "port=5432")
     assert bad.returncode == 1 and "needs host + port" in bad.stderr
+    # A field given twice is refused, not cut to its last value: that recorded one host
+    # name of two, and a remove named by the second value removed that entry.
+    web = ken_json(library, "ledger", "add", "hosts", "--field", "hostname=web02")["entry"]
+    for command in (["add", "hosts"], ["remove", "--section", "hosts"]):
+        twice = ken(library, "ledger", *command, "--field", "hostname=db01.lan", "--field", "hostname=web02")
+        assert twice.returncode == 2 and "'hostname' is given twice" in twice.stderr, twice.stderr
+    identities = [e["identity"] for e in ken_json(library, "ledger", "list")["entries"]]
+    assert identities == ["10.9.8.7", "db01:5432", web["identity"]]
     assert ken(library, "ledger", "remove", merged["entry"]["id"]).returncode == 0
     assert "services" not in ken(library, "ledger", "render").stdout
 

@@ -24,12 +24,24 @@ RECALL_PAGE = 1_000_000
 
 
 def _fields(pairs: tuple[str, ...]) -> dict[str, str]:
+    """The --field pairs as an object. A name given twice is refused, as the daemon
+    refuses it (names compared in lower case): kept as a dict, the last value silently
+    replaced the first, and `--field hostname=db01 --field hostname=db01.lan` recorded
+    one host name of two, or removed the entry named by the second."""
     fields: dict[str, str] = {}
+    seen: dict[str, str] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
+        name = name.strip()
+        if not sep or not name:
             raise click.BadParameter(f"{pair!r} is not NAME=VALUE", param_hint="--field")
-        fields[name.strip()] = value
+        if name.lower() in seen:
+            raise click.BadParameter(
+                f"{name!r} is given twice ({seen[name.lower()]!r} and {pair!r}); an entry has one value per field",
+                param_hint="--field",
+            )
+        seen[name.lower()] = pair
+        fields[name] = value
     return fields
 
 
@@ -334,7 +346,10 @@ def ledger() -> None:
 
 @ledger.command("add")
 @click.argument("section")
-@click.option("--field", "pairs", multiple=True, required=True, help="NAME=VALUE (repeatable), identity fields too.")
+@click.option(
+    "--field", "pairs", multiple=True, required=True,
+    help="NAME=VALUE (repeatable, each name once), identity fields too.",
+)  # fmt: skip
 @click.option("--owner", default="agent", show_default=True, help="Who records it (kept by the first).")
 @click.option("--evidence", multiple=True, help="Where it was seen: archive handle, item id, path (repeatable).")
 @json_option
@@ -362,7 +377,9 @@ def ledger_add(
 @ledger.command("remove")
 @click.argument("entry_id", required=False)
 @click.option("--section", help="The entry's section, to name it by identity (with --field).")
-@click.option("--field", "pairs", multiple=True, help="NAME=VALUE identity field (repeatable), with --section.")
+@click.option(
+    "--field", "pairs", multiple=True, help="NAME=VALUE identity field (repeatable, each name once), with --section."
+)
 @pass_context
 def ledger_remove(ctx: Context, entry_id: str | None, section: str | None, pairs: tuple[str, ...]) -> None:
     """Remove an entry by id, or by --section and its identity --field values.
