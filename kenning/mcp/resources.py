@@ -30,7 +30,8 @@ def register(server: MCPServer, daemon: DaemonCalls) -> None:
         # Taken as text and checked here: declared an int, an id that is no number
         # ("abc") or one past 64 bits failed inside the SDK or the daemon's params as an
         # internal error (-32603), where a host is told to fix the uri (-32602).
-        if not (document_id.isascii() and document_id.isdigit() and len(document_id) <= 19 and int(document_id) < 2**63):
+        number = document_id.isascii() and document_id.isdigit() and len(document_id) <= 19
+        if not number or int(document_id) >= 2**63:
             raise ResourceNotFoundError(f"no document {document_id}: a document id is a number a search hit names")
         pages: list[str] = []
         line: int | None = 1
