@@ -328,6 +328,8 @@ class Fetched:
     total_chunks: int | None = None
     next_offset: int | None = None
     lines: LineRange | None = None
+    # The document's version (store/document_text.py `version`), with a page or lines.
+    version: str | None = None
 
 
 @dataclass

@@ -57,9 +57,8 @@ async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
         assert tools["search"].input_schema["required"] == ["query"]
         assert {"query", "limit", "source", "namespace", "kind", "since", "until"} == set(tools["search"].input_schema["properties"])
         assert "hits" in tools["search"].output_schema["properties"]
-        assert {"item_id", "document_id", "uri", "path", "offset", "limit", "line_start", "line_end", "source"} == set(
-            tools["get"].input_schema["properties"]
-        )
+        get_arguments = {"item_id", "document_id", "uri", "path", "offset", "limit", "line_start", "line_end"}
+        assert get_arguments | {"source", "version"} == set(tools["get"].input_schema["properties"])
         assert all(tools[name].description and tools[name].annotations.read_only_hint for name in LIBRARY_TOOLS)
         assert all(tools[name].description for name in AGENT_READS | AGENT_WRITES)
         assert not any(tools[name].annotations.read_only_hint for name in AGENT_WRITES)
@@ -170,6 +169,39 @@ async def test_a_host_attaches_a_ten_megabyte_archive_whole_and_in_seconds(libra
         took = time.monotonic() - began
     assert read.contents[0].text == text.rstrip("\n")
     assert took < 10, f"reading the archive as a resource took {took:.1f} s"
+
+
+async def test_pages_of_a_document_that_changed_in_between_are_refused_not_joined(library):
+    """An agent reads a long document a page at a time; the document changes between two
+    pages (a watched file saved again, agent text replaced). The next offset then named
+    a place in the new text, and the pages joined were a text that never existed, the
+    first wombat counts of one and the rest of another. Each page now names the
+    document's version, and a page asked for with an older one is an error."""
+    library.configure([])
+    daemon = library.daemon()
+    parts = [f"## Part {n}\n\nPart {n} counts {n * 7} wombats, " + "told at some length " * 20 for n in range(12)]
+    daemon.call("documents.add", {"title": "Census", "text": "\n\n".join(parts), "source_uri": "notes://census"})
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        first = data(await client.call_tool("get", {"uri": "notes://census", "limit": 3}))
+        version = first["version"]
+        unchanged = {"uri": "notes://census", "offset": first["next_offset"], "limit": 3, "version": version}
+        assert data(await client.call_tool("get", unchanged))["version"] == version
+        lines = data(await client.call_tool("get", {"uri": "notes://census", "line_start": 1, "line_end": 2}))
+        assert lines["version"] == version
+
+        # The same parts with more space between them: every line after the first part moved.
+        spaced = "\n\n\n\n".join(parts)
+        daemon.call("documents.add", {"title": "Census", "text": spaced, "source_uri": "notes://census"})
+        for asked in (unchanged, {"uri": "notes://census", "line_start": 3, "version": version}):
+            refused = error_text(await client.call_tool("get", asked))
+            assert f"changed since version {version}" in refused and "read it again from the start" in refused
+        again = data(await client.call_tool("get", {"uri": "notes://census", "limit": 3}))
+        assert again["version"] != version
+        following = {"uri": "notes://census", "offset": again["next_offset"], "limit": 3, "version": again["version"]}
+        assert data(await client.call_tool("get", following))["chunks"][0]["content"].startswith("## Part 3")
+        # Without a version, a page is what it was: the current text at that offset.
+        assert data(await client.call_tool("get", {**unchanged, "version": None}))["version"] == again["version"]
+        assert "one item" in error_text(await client.call_tool("get", {"item_id": 1, "version": version}))
 
 
 async def test_bad_reads_get_an_error_the_agent_can_act_on(library):

@@ -50,7 +50,7 @@ def build_methods(library: Library) -> dict[str, Method]:
 
     async def get(p: DocumentParams):
         return await library.get(
-            p.item_id, p.document_id, p.uri, p.path, p.offset, p.limit, p.line_start, p.line_end, p.source
+            p.item_id, p.document_id, p.uri, p.path, p.offset, p.limit, p.line_start, p.line_end, p.source, p.version
         )
 
     async def memory_add(p: MemoryAddParams):

@@ -181,6 +181,8 @@ class DocumentParams(_Params):
     line_end: Annotated[int, Field(ge=1)] | None = None
     # Cite the copy this source holds: an item id names the one stored text, not a file.
     source: SourceName | None = None
+    # An earlier page's `version`: refused if the document changed since.
+    version: Annotated[str, Field(min_length=1, max_length=64)] | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> "DocumentParams":
@@ -192,8 +194,11 @@ class DocumentParams(_Params):
         paged = self.offset is not None or self.limit is not None
         if paged and self.item_id is not None:
             raise ValueError("offset and limit page a document: give document_id, uri or path, not item_id")
-        if paged and (self.line_start is not None or self.line_end is not None):
+        lines = self.line_start is not None or self.line_end is not None
+        if paged and lines:
             raise ValueError("give offset/limit (a page of chunks) or line_start/line_end (a range of lines), not both")
+        if self.version is not None and self.item_id is not None and not lines:
+            raise ValueError("version is a document's: give it with a page or a range of lines, not one item")
         return self
 
 

@@ -95,14 +95,23 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
                 " stored once, under one item_id and document_id; not with path, which names its own copy",
             ),
         ] = None,
+        version: Annotated[
+            str | None,
+            Field(
+                min_length=1, max_length=64,
+                description="the `version` of an earlier page of this document: an error if it changed since, so"
+                " the pages you join are one text",
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, Page]:
         """Read indexed text in full, with citations. Name it by exactly one of item_id (the
         chunk a hit names), document_id, uri or path. With item_id alone: that chunk. For a
         document: a page of its chunks (offset, limit; `next_offset` continues), or with
         line_start/line_end a range of its lines as text (`lines`; `next_line` continues a
-        long range). To read around a hit, ask for lines a little before its line_start to
-        a little after its line_end. With item_id and a line range: lines of its document.
-        Pass a hit's `source` to cite the same file the hit cites."""
+        long range); pass each page's `version` with the next. To read around a hit, ask for
+        lines a little before its line_start to a little after its line_end. With item_id
+        and a line range: lines of its document. Pass a hit's `source` to cite the same
+        file the hit cites."""
         named = {"item_id": item_id, "document_id": document_id, "uri": uri, "path": path}
         given = {name: value for name, value in named.items() if value is not None}
         if len(given) != 1:
@@ -115,6 +124,8 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
             raise ToolError("give offset/limit (a page of chunks) or line_start/line_end (lines), not both")
         if source is not None and path is not None:
             raise ToolError("a path names its own copy: give source with item_id, document_id or uri, not path")
+        if version is not None and item_id is not None and not lines:
+            raise ToolError("version is a document's: give it with a page or a range of lines, not one item")
         cited = {} if source is None else {"source": source}
         if item_id is not None and not lines:
             item = (await daemon("documents.get", {"item_id": item_id, **cited}))["item"]
@@ -124,6 +135,8 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
             )  # fmt: skip
             return answer(page)
         params: dict[str, Any] = {**given, **cited}
+        if version is not None:
+            params["version"] = version
         if lines:
             params.update({k: v for k, v in (("line_start", line_start), ("line_end", line_end)) if v is not None})
         else:
@@ -135,6 +148,7 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
             total_chunks=found["total_chunks"],
             next_offset=found["next_offset"],
             lines=Lines.model_validate(found["lines"]) if found["lines"] else None,
+            version=found["version"],
         )
         return answer(page)
 

@@ -88,6 +88,11 @@ class Page(BaseModel):
     total_chunks: int | None = Field(description="chunks in the document (null when one chunk was asked for by item_id)")
     next_offset: int | None = Field(description="offset of the next page, null at the end")
     lines: Lines | None = Field(default=None, description="the range of lines asked for with line_start/line_end")
+    version: str | None = Field(
+        default=None,
+        description="the document's version (null for one chunk): pass it with the next page to be told if the"
+        " document changed in between",
+    )
 
 
 class Removed(BaseModel):

@@ -355,11 +355,12 @@ class Library:
         line_start: int | None = None,
         line_end: int | None = None,
         source: str | None = None,
+        version: str | None = None,
     ) -> Fetched:
         """One chunk, a page of a document's chunks, or a range of its lines (service/reading.py),
         cited at the file a path names or, with `source`, the copy that source holds."""
         return await reading.fetch(
-            self.db, item_id, document_id, uri, path, offset, limit, line_start, line_end, source
+            self.db, item_id, document_id, uri, path, offset, limit, line_start, line_end, source, version
         )
 
     async def add_text(self, document: TextDocument) -> AddedDocument:

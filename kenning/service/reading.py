@@ -98,7 +98,10 @@ async def fetch(
     line_start: int | None = None,
     line_end: int | None = None,
     source: str | None = None,
+    version: str | None = None,
 ) -> Fetched:
+    """`version`, from an earlier page: refused if the document has changed since, so
+    the pages an agent joins are all of one text."""
     lines_wanted = line_start is not None or line_end is not None
     if item_id is not None:
         item = await lookup.get_item(db, item_id)
@@ -113,12 +116,19 @@ async def fetch(
     else:
         holder, at = await resolve(db, document_id, uri, path, source)
     [first], total = await _first_item(db, holder)
+    current = await document_text.version(db, holder)
+    if version is not None and version != current:
+        raise InvalidRequest(
+            f"document {holder} changed since version {version} (it is version {current} now): pages of the two"
+            " are not one text; read it again from the start"
+        )
     async with db.reader() as conn:
         places = await lookup.locations(conn, holder, at.row if at else None)
     info = DocumentInfo(first.document_id, first.title, first.source, first.namespace, first.path, first.format, places)
     info = cited_at(info, at)
     if lines_wanted:
-        return Fetched(document=info, total_chunks=total, lines=await _lines(db, holder, line_start or 1, line_end))
+        lines = await _lines(db, holder, line_start or 1, line_end)
+        return Fetched(document=info, total_chunks=total, lines=lines, version=current)
     start = offset or 0
     if start >= total:
         raise InvalidRequest(
@@ -127,7 +137,9 @@ async def fetch(
     items, _ = await lookup.document_page(db, holder, start, limit)
     items = [cited_at(item, at) for item in items]
     end = start + len(items)
-    return Fetched(document=info, items=items, total_chunks=total, next_offset=end if end < total else None)
+    return Fetched(
+        document=info, items=items, total_chunks=total, next_offset=end if end < total else None, version=current
+    )
 
 
 async def _first_item(db: Database, document_id: int) -> tuple[list, int]:

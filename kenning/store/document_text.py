@@ -15,6 +15,7 @@ and trailing white space, and white space at a cut comes back as one space (`_jo
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 from dataclasses import dataclass
 
@@ -63,6 +64,26 @@ async def line_reach(db: Database, document_id: int, first: int, last: int, char
         (document_id, first, last, chars),
     )
     return max(first, min(rows[0][0], last)) if rows else last
+
+
+async def version(db: Database, document_id: int) -> str:
+    """What a document's pages are cut from: its chunks, each by id (which changes with
+    its text) and line range (which moves when lines are added above it, blank ones
+    too), in order. A reader paging through a document compares it from page to page:
+    the next offset or line of a page means another text once the document has changed
+    (a watched file saved again, agent text replaced), and the pages joined would be a
+    text that never existed."""
+    rows = await db.read(
+        "SELECT id, line_start, line_end FROM items WHERE document_id = ? ORDER BY ord", (document_id,)
+    )
+    return await asyncio.to_thread(_digest, rows)
+
+
+def _digest(rows: list[tuple]) -> str:
+    digest = hashlib.sha256()
+    for row in rows:
+        digest.update(b"%d:%d:%d;" % row)
+    return digest.hexdigest()[:16]
 
 
 async def last_line(db: Database, document_id: int) -> int:
