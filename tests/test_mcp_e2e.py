@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -202,6 +203,42 @@ async def test_pages_of_a_document_that_changed_in_between_are_refused_not_joine
         # Without a version, a page is what it was: the current text at that offset.
         assert data(await client.call_tool("get", {**unchanged, "version": None}))["version"] == again["version"]
         assert "one item" in error_text(await client.call_tool("get", {"item_id": 1, "version": version}))
+
+
+async def test_a_resource_read_while_its_document_changes_is_one_version_whole(library):
+    """The resource joined pages read while the document was replaced, ending with the
+    first version's lines and going on with the second's. A read now starts again when
+    the version changes under it, and says so when it keeps changing."""
+    library.configure([])
+    daemon = library.daemon()
+    versions = {mark: "".join(f"{mark} line {n}\n" for n in range(60_000)).rstrip("\n") for mark in "AB"}
+
+    def replace(mark: str) -> None:
+        daemon.call("documents.add", {"title": "Log", "text": versions[mark], "source_uri": "logs://app"})
+
+    replace("A")
+    document_id = daemon.call("documents.get", {"uri": "logs://app", "limit": 1})["document"]["document_id"]
+    stop = threading.Event()
+
+    def churn() -> None:
+        while not stop.is_set():
+            for mark in "BA":
+                replace(mark)
+
+    writer = threading.Thread(target=churn)
+    writer.start()
+    read: list[str] = []
+    try:
+        async with ken_mcp(library.config, library.root / "mcp.log") as client:
+            for _ in range(6):
+                try:
+                    read.append((await client.read_resource(f"kenning://document/{document_id}")).contents[0].text)
+                except MCPError as exc:
+                    assert "changed 3 times while it was read" in str(exc)
+    finally:
+        stop.set()
+        writer.join()
+    assert all(text in versions.values() for text in read), [text[:8] + "..." + text[-8:] for text in read]
 
 
 async def test_bad_reads_get_an_error_the_agent_can_act_on(library):
