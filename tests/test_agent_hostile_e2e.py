@@ -150,3 +150,35 @@ def test_a_text_that_makes_more_chunks_than_a_file_may_is_refused(library):
     added = daemon.call("documents.add", {"title": "Kakapo", "text": "# Kakapo\n\nParrots.\n", "source_uri": "t://k"})
     assert added["chunks"] == 1
     daemon.stop()
+
+
+def test_a_uri_two_documents_share_once_redacted_names_neither(library):
+    """Two pages added under links that differ only in their signature are two documents,
+    but both are stored, and their hits cite them, under one redacted uri. Asked for by
+    the uri a hit showed, the first one answered for both: the second hit's citation led
+    to the first page's text. Now it is an error naming both ids."""
+    library.configure([])
+    daemon = library.daemon()
+    signed = "https://files.example.com/report.pdf?X-Amz-Signature="
+    first, second = (
+        daemon.call("documents.add", {"title": season, "text": f"census in {season}\n", "source_uri": signed + sig})
+        for season, sig in (("spring", "a" * 64), ("autumn", "b" * 64))
+    )
+    assert first["uri"] == second["uri"] and first["document_id"] != second["document_id"]
+    [hit] = daemon.search("autumn")
+    assert (hit["document_id"], hit["path"]) == (second["document_id"], second["uri"])
+    for method, params in (
+        ("documents.get", {"path": hit["path"]}),
+        ("documents.get", {"uri": hit["path"], "line_start": 1}),
+        ("documents.read", {"uri": hit["path"]}),
+    ):
+        with pytest.raises(RpcError) as refused:
+            daemon.call(method, params)
+        message = str(refused.value)
+        assert refused.value.code == INVALID_PARAMS and "2 documents are stored under" in message, (method, message)
+        assert f"({first['document_id']}, {second['document_id']})" in message and "a" * 64 not in message
+    # By its id or the uri it was added under, each is its own.
+    assert daemon.call("documents.get", {"document_id": hit["document_id"]})["items"][0]["content"].endswith("autumn")
+    by_uri = daemon.call("documents.get", {"uri": signed + "a" * 64})["items"][0]["content"]
+    assert by_uri.endswith("spring")
+    daemon.stop()

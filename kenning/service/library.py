@@ -481,6 +481,8 @@ class Library:
             # By the raw uri it was added under first: the stored one is redacted.
             keyed = await lookup.find_keyed(self.db, stored_keys(uri))
             found = await (lookup.find_by_id(self.db, keyed) if keyed else lookup.find_document(self.db, uri))
+            if found is not None:
+                reading.refuse_alike(found, uri)
             named = redact(uri)
         if found is None:
             raise NotFound(f"{named} is not in the library; `ken search` finds what is")

@@ -52,10 +52,24 @@ async def resolve(
     found = await lookup.find_keyed(db, stored_keys(uri))
     if found is None:
         named = await lookup.find_document(db, uri)
+        if named is not None:
+            refuse_alike(named, uri)
         found = named.id if named is not None and named.has_text else None
     if found is None:
         raise NotFound(f"no indexed document at {redact(uri)}")
     return found, None if source is None else await held_by(db, found, source, redact(uri))
+
+
+def refuse_alike(found: lookup.FoundDocument, uri: str) -> None:
+    """Two documents added under uris that differ only in a credential are stored under
+    one redacted uri, which their hits show: asked for by it, the first one's text was
+    the answer for the other's hit as well."""
+    if found.alike:
+        ids = ", ".join(map(str, found.alike))
+        raise InvalidRequest(
+            f"{len(found.alike)} documents are stored under {redact(uri)} (their uris differ only in a credential,"
+            f" which was redacted): ask by the document_id a hit names ({ids}), or by the uri as it was added"
+        )
 
 
 async def held_by(db: Database, document_id: int, source: str, named: str) -> lookup.AtPath:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import aiosqlite
 
@@ -222,6 +222,8 @@ class FoundDocument:
     status: str  # the stored copy's
     reason: str | None
     has_text: bool  # as AtPath.has_text
+    # Every stored copy holding text under the uri asked for, when there are several.
+    alike: tuple[int, ...] = ()
 
 
 # A row holding text is found whatever its state: one being read again, or one kenning
@@ -233,8 +235,18 @@ async def find_document(db: Database, uri: str) -> FoundDocument | None:
     """The document an exact uri (agent text, pages, records; as stored, so redacted)
     names, followed to the copy that holds its text. Of several rows under one uri (two
     uris that redact alike), one holding text comes first, an indexed one before one being
-    read again; a row without text is still found, its status and reason saying why."""
-    return await _find(db, "uri = ?", (uri,))
+    read again; a row without text is still found, its status and reason saying why.
+    `alike` names every one holding text when there are several: the uri alone cannot
+    say which the caller means."""
+    found = await _find(db, "uri = ?", (uri,))
+    if found is not None:
+        rows = await db.read(
+            f"SELECT DISTINCT coalesce(merged_into, id) FROM documents WHERE uri = ? AND {_HAS_TEXT} ORDER BY 1",
+            (uri,),
+        )
+        if len(rows) > 1:
+            return replace(found, alike=tuple(row[0] for row in rows))
+    return found
 
 
 async def find_by_id(db: Database, document_id: int) -> FoundDocument | None:
