@@ -182,3 +182,18 @@ def test_a_uri_two_documents_share_once_redacted_names_neither(library):
     by_uri = daemon.call("documents.get", {"uri": signed + "a" * 64})["items"][0]["content"]
     assert by_uri.endswith("spring")
     daemon.stop()
+
+
+def test_a_ledger_render_of_no_sections_is_refused_not_the_whole_ledger(library):
+    """An agent that filters the sections it wants and is left with none sent
+    `sections: []`, and got every section back, the credentials first."""
+    library.configure([])
+    daemon = library.daemon()
+    daemon.call("ledger.add", {"section": "credentials", "fields": {"account": "root", "host": "db1", "note": "ops"}})
+    daemon.call("ledger.add", {"section": "hosts", "fields": {"hostname": "db1"}})
+    with pytest.raises(RpcError) as refused:
+        daemon.call("ledger.render", {"sections": []})
+    assert refused.value.code == INVALID_PARAMS and "sections" in str(refused.value)
+    assert daemon.call("ledger.render", {"sections": ["hosts"]})["text"] == "## hosts\n- db1\n"
+    assert daemon.call("ledger.render")["text"].startswith("## credentials\n- root@db1")
+    daemon.stop()

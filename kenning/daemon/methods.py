@@ -100,7 +100,7 @@ def build_methods(library: Library) -> dict[str, Method]:
         "ledger.remove": Method(
             LedgerRemoveParams, lambda p: library.ledger_remove(p.id, p.section, _text_fields(p.fields))
         ),
-        "ledger.render": Method(LedgerRenderParams, lambda p: library.ledger_render(p.budget, p.sections)),
+        "ledger.render": Method(LedgerRenderParams, lambda p: library.ledger_render(p.budget, p.sections or ())),
         "ledger.list": Method(LedgerListParams, lambda p: library.ledger_list(p.section)),
         "context.pack": Method(
             ContextPackParams, lambda p: library.context_pack(p.task, p.budget, p.source, p.namespace, p.kind)

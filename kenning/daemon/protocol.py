@@ -309,7 +309,9 @@ class LedgerRemoveParams(_Params):
 
 class LedgerRenderParams(_Params):
     budget: Annotated[int, Field(ge=200, le=1_000_000)] | None = None
-    sections: Array[Annotated[str, Field(max_length=40)]] = ()
+    # Absent is every section; an empty list named none, and rendered every one, the
+    # credentials included, for an agent whose filter left nothing.
+    sections: Annotated[Array[Annotated[str, Field(max_length=40)]], Field(min_length=1)] | None = None
 
 
 class LedgerListParams(_Params):
