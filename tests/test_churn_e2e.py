@@ -107,6 +107,33 @@ def test_a_folder_swapped_for_one_made_earlier_with_the_same_sizes_and_mtimes_is
     assert _scan(daemon)["unchanged"] == 1
 
 
+def test_a_folder_swapped_while_the_daemon_is_stopped_is_read_again(library, tmp_path):
+    # The same swap as above, done while the daemon is stopped (a restore run before the
+    # login that starts it): what the running daemon kept in memory was gone, and the
+    # old folder's text stayed cited under the new folder's paths.
+    for folder, word in (("notes", "ferry"), ("notes.new", "barge")):
+        (tmp_path / folder / "docs").mkdir(parents=True)
+        (tmp_path / folder / "docs" / "plan.md").write_text(f"# Plan\n\nThe {word} leaves at nine.\n")
+        os.utime(tmp_path / folder / "docs" / "plan.md", (1_700_000_000, 1_700_000_000))
+    notes = tmp_path / "notes"
+    library.configure([{"name": "notes", "path": str(notes)}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    assert daemon.search("ferry") and not daemon.search("barge")
+
+    daemon.stop()
+    os.rename(notes, tmp_path / "notes.old")
+    os.rename(tmp_path / "notes.new", notes)
+    daemon = library.daemon()
+    _scan(daemon)
+    assert [hit["path"] for hit in daemon.search("barge")] == [str(notes / "docs" / "plan.md")]
+    assert not daemon.search("ferry")
+    # Looked at once: a restart has nothing to hash.
+    daemon.stop()
+    daemon = library.daemon()
+    assert _scan(daemon)["unchanged"] == 1
+
+
 def test_a_log_appended_to_many_times_in_quick_succession_is_read_a_few_times_and_indexed_whole(library, tmp_path):
     """Each append used to cost a sweep that read, hashed and chunked the whole log."""
     notes = tmp_path / "notes"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -137,6 +138,7 @@ def test_a_file_an_older_kenning_refused_for_want_of_permission_is_read_once_a_c
             "UPDATE documents SET reading = (SELECT reading FROM documents WHERE path = 'broken.pdf')"
             " WHERE path = 'locked.md'"
         )
+        conn.execute("ALTER TABLE sources DROP COLUMN root_identity")  # added by schema 19
         conn.execute("ALTER TABLE sources DROP COLUMN root_mount")  # added by schema 18 (14's before)
         conn.execute("ALTER TABLE sources DROP COLUMN last_sweep_kept")  # added by schema 17
         conn.execute("PRAGMA user_version = 12")
@@ -377,6 +379,7 @@ def test_a_library_upgraded_while_its_drive_is_unmounted_keeps_the_drives_index(
     # What schema 14 left behind for a library it upgraded and that no sweep found the
     # drive mounted in since: m014's column, with its default, and none of m017's.
     with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        conn.execute("ALTER TABLE sources DROP COLUMN root_identity")
         conn.execute("ALTER TABLE sources DROP COLUMN last_sweep_kept")
         conn.execute("ALTER TABLE sources DROP COLUMN root_mount")
         conn.execute("ALTER TABLE sources ADD COLUMN root_mounted INTEGER NOT NULL DEFAULT 0")
@@ -446,6 +449,7 @@ def test_a_token_an_older_kenning_kept_in_page_keys_and_links_is_gone_after_the_
         conn.execute("UPDATE documents SET path = ? WHERE id = ?", ("url:" + url, fetched["document_id"]))
         for raw, hashed in (("url:" + url, "url:" + digest(url)), (rota, "path:" + digest(rota))):
             conn.execute("UPDATE document_links SET target = ? WHERE target = ?", (raw, hashed))
+        conn.execute("ALTER TABLE sources DROP COLUMN root_identity")  # added by schema 19
         conn.execute("ALTER TABLE sources DROP COLUMN last_sweep_kept")  # added by schema 17
         # Schema 18 holds the mount a root is on; 15 held whether it was one.
         conn.execute("ALTER TABLE sources DROP COLUMN root_mount")
@@ -586,3 +590,37 @@ def test_utf16_text_an_older_kenning_read_as_windows_1252_is_read_right_after_th
     with sqlite3.connect(database) as conn:
         assert dict(conn.execute("SELECT path, updated_at FROM documents")) == after
     daemon.stop()
+
+
+def test_an_upgrade_reads_no_folder_again_for_want_of_its_roots_identity_and_records_it(library, tmp_path):
+    # Schema 19 records which folder the root named at the last full sweep. Not known
+    # after the upgrade, it judges no swap: a library is not read again whole for it.
+    notes = tmp_path / "notes"
+    (notes / "docs").mkdir(parents=True)
+    for name in ("plan.md", "log.md"):
+        (notes / "docs" / name).write_text(f"# {name}\n\nThe ferry leaves at nine.\n")
+        os.utime(notes / "docs" / name, (1_700_000_000, 1_700_000_000))
+    library.configure([{"name": "notes", "path": str(notes)}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    daemon.stop()
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        conn.execute("ALTER TABLE sources DROP COLUMN root_identity")
+        conn.execute("PRAGMA user_version = 18")
+
+    daemon = library.daemon()
+    counts = daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]
+    assert counts["unchanged"] == 2 and counts["indexed"] == 0
+    daemon.stop()
+
+    # The sweep after the upgrade recorded it: a folder swapped in while the daemon is
+    # stopped is read again at the next start.
+    os.rename(notes, tmp_path / "notes.old")
+    shutil.copytree(tmp_path / "notes.old", notes)
+    (notes / "docs" / "plan.md").write_text("# plan.md\n\nThe barge leaves at nine.\n")
+    os.utime(notes / "docs" / "plan.md", (1_700_000_000, 1_700_000_000))
+    daemon = library.daemon()
+    daemon.call("sources.scan", {"name": "notes", "wait": True})
+    assert [hit["path"] for hit in daemon.search("barge")] == [str(notes / "docs" / "plan.md")]
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)

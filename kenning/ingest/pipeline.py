@@ -53,7 +53,7 @@ class FileJob:
     reading: str
     retry: str
     # Looked at whatever its stamp says: the root now names another folder than the
-    # last sweep's (`FolderScanner.root_identity`).
+    # last sweep's that looked at every file (`sources.root_identity`).
     recheck: bool = False
 
     @property

@@ -275,11 +275,9 @@ class FolderScanner:
     # Why the sweep under way deletes nothing it does not find: the mount the root was on
     # is gone (see `_drive_away`).
     away: str | None = None
-    # The (device, inode) of the folder the root named when a sweep last looked at every
-    # file it listed. Another folder on the same device since (`mv notes.new notes`, a
-    # link re-pointed) may hold files of the same size and mtime at the same paths, so
-    # each is looked at once. Only on the same device: a drive mounted again on the root
-    # is the same drive as far as anyone can tell, and is not hashed whole each time.
+    # The (device, inode) of the folder the root names, when the sweep under way looked
+    # at every file it listed; recorded with the sweep (`sources.root_identity`), so a
+    # folder swapped in while the daemon was stopped is noticed at the next start.
     root_identity: tuple[int, int] | None = None
 
     @property
@@ -313,7 +311,7 @@ class FolderScanner:
 
     async def _sweep_and_record(self) -> dict[str, int]:
         progress = self.progress
-        self.away = None
+        self.away = self.root_identity = None
         started = time.monotonic()
         counts = {
             "indexed": 0, "merged": 0, "unchanged": 0, "failed": 0, "skipped": 0, "deleted": 0, "chunks": 0,
@@ -354,8 +352,8 @@ class FolderScanner:
         progress.last_error = error
         progress.kept_unmounted = kept
         progress.last_result = counts
-        await _writing(sources.record_sweep(self.db, self.source_id, error, self.root_mount, kept))
-        self.root_mount = self.away = None
+        await _writing(sources.record_sweep(self.db, self.source_id, error, self.root_mount, kept, self.root_identity))
+        self.root_mount = self.away = self.root_identity = None
         progress.write_error = None
         return counts
 
@@ -366,7 +364,13 @@ class FolderScanner:
         identity = await asyncio.to_thread(_identity, root)
         found = await asyncio.to_thread(walk, root, self.rules, report)
         states = await documents.file_states(self.db, self.source_id)
-        last = self.root_identity
+        # Another folder on the same device than at the last sweep that looked at every
+        # file (`mv notes.new notes`, a link re-pointed, while the daemon ran or not) may
+        # hold files of the same size and mtime at the same paths, so each is looked at
+        # once. Only on the same device: a drive mounted again on the root is the same
+        # drive as far as anyone can tell, and is not hashed whole each time. Unknown
+        # (since the upgrade, m019) judges no swap.
+        last = await sources.root_identity(self.db, self.source_id)
         swapped = last is not None and last[0] == identity[0] and last[1] != identity[1]
         # Recorded whenever the root holds anything, not only files the walk lists: a
         # drive holding nothing indexable, or only a folder that cannot be listed, is a

@@ -590,6 +590,17 @@ def m018_source_root_mount(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE sources DROP COLUMN root_mounted")
 
 
+def m019_source_root_identity(conn: sqlite3.Connection) -> None:
+    """Which folder a folder source's root named (`device:inode`) when a sweep last looked
+    at every file it listed (ingest/scan.py). Kept only in memory, a folder renamed over
+    the root while the daemon was stopped (`mv notes.new notes`) went unnoticed, and its
+    files of the same size and mtime at the same paths kept the old folder's text.
+
+    NULL is unknown: no swap is judged against it (an upgrade does not read every library
+    again), and the next sweep that looks at every file records it."""
+    conn.execute("ALTER TABLE sources ADD COLUMN root_identity TEXT")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -609,6 +620,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m016_hashed_keys,
     m017_source_sweep_kept,
     m018_source_root_mount,
+    m019_source_root_identity,
 )
 
 

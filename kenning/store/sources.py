@@ -84,19 +84,38 @@ async def sync_sources(db: Database, configured: list[tuple[str, str, str]]) -> 
 
 
 async def record_sweep(
-    db: Database, source_id: int, error: str | None, root_mount: str | None = None, kept: str | None = None
+    db: Database,
+    source_id: int,
+    error: str | None,
+    root_mount: str | None = None,
+    kept: str | None = None,
+    root_identity: tuple[int, int] | None = None,
 ) -> None:
     """`root_mount`: the mount point the root was on (the root itself when it is one),
     when the sweep found it holding anything (None leaves what an earlier sweep
     recorded). `kept`: why the sweep kept indexed files it did not find, "unmounted" (the
     mount the root was on is gone: the drive is away) or "unknown" (whether it was on one
-    is not known); `status` shows it without reading `error`."""
+    is not known); `status` shows it without reading `error`. `root_identity`: the
+    (device, inode) of the folder the root named, when the sweep looked at every file it
+    listed (None leaves what an earlier sweep recorded)."""
+    identity = None if root_identity is None else f"{root_identity[0]}:{root_identity[1]}"
     async with db.transaction() as conn:
         await conn.execute(
             "UPDATE sources SET last_sweep_at = ?, last_sweep_error = ?, root_mount = coalesce(?, root_mount),"
-            " last_sweep_kept = ? WHERE id = ?",
-            (time.time(), error, root_mount, kept, source_id),
+            " last_sweep_kept = ?, root_identity = coalesce(?, root_identity) WHERE id = ?",
+            (time.time(), error, root_mount, kept, identity, source_id),
         )
+
+
+async def root_identity(db: Database, source_id: int) -> tuple[int, int] | None:
+    """The (device, inode) of the folder the root named when a sweep last looked at every
+    file it listed; None when none has since the library was upgraded (migrations.py
+    m019), or ever. Kept as text: an inode number may not fit SQLite's signed integers."""
+    rows = await db.read("SELECT root_identity FROM sources WHERE id = ?", (source_id,))
+    if not rows or rows[0][0] is None:
+        return None
+    device, inode = rows[0][0].split(":")
+    return int(device), int(inode)
 
 
 async def root_mount(db: Database, source_id: int) -> str | None:
