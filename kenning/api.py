@@ -191,6 +191,9 @@ class SourceStatus:
     # (whether the root is on a drive is not known since an upgrade, and it does not show);
     # `last_error` says so in words.
     kept_unmounted: str | None = None
+    # Set while the folder is not watched, why and what fixes it (an inotify limit
+    # reached): its changes wait for the periodic sweep until then.
+    not_watched: str | None = None
 
 
 @dataclass

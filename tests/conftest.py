@@ -59,9 +59,11 @@ def library(tmp_path: Path):
         def configure(self, sources: list[dict], extra: str = "") -> Path:
             return write_config(self.config, self.data_dir, sources, extra)
 
-        def daemon(self, wait: bool = True, plain_permissions: bool = False) -> DaemonProcess:
+        def daemon(
+            self, wait: bool = True, plain_permissions: bool = False, wrapper: tuple[str, ...] = ()
+        ) -> DaemonProcess:
             log = tmp_path / f"daemon{len(started)}.log"
-            process = DaemonProcess(self.config, self.data_dir, log, plain_permissions)
+            process = DaemonProcess(self.config, self.data_dir, log, plain_permissions, wrapper)
             started.append(process)
             return process.start(wait=wait)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import time
@@ -354,6 +355,18 @@ def _index(status: api.Status, settings, ctx: Context, checks: list[Check]) -> N
             checks.append(
                 Check(PROBLEM, f"source {source.name}", source.last_error, f"ken scan {source.name} once it is fixed")
             )
+        if source.not_watched:
+            # A problem, not a note: following changes as they happen is what a source is
+            # for, the periodic sweep only its safety net (edits wait up to
+            # sweep_interval), and the fix is the user's, one command.
+            checks.append(
+                Check(
+                    PROBLEM,
+                    f"source {source.name}",
+                    f"not watched, its changes wait for the periodic sweep: {source.not_watched}",
+                    _raise_limit(source.not_watched),
+                )
+            )
         for folder, reason in source.unreadable_folders.items():
             path = Path(source.path) / folder
             checks.append(
@@ -398,6 +411,14 @@ def _index(status: api.Status, settings, ctx: Context, checks: list[Check]) -> N
                 "ken compact",
             )
         )
+
+
+def _raise_limit(why: str) -> str:
+    """The command the daemon named for the limit reached (ingest/watch.py
+    `watch_failure`), or a restart once the cause is gone."""
+    if commands := re.findall(r"`(sudo [^`]+)`", why):
+        return "; ".join(commands) + "; the watch is set up again within 30 s"
+    return "ken restart once the cause is fixed"
 
 
 def _kept_away(source: api.SourceStatus) -> Check:

@@ -148,6 +148,10 @@ def source_lines(source: api.SourceStatus) -> list[str]:
             # ingest/scan.py's `MountUnknown`: the same, for a root not seen holding its
             # files since the upgrade, empty or holding others.
             state = "maybe not mounted: kept as last indexed"
+        elif source.not_watched:
+            # ingest/watch.py: no watch could be set up (an inotify limit reached); its
+            # changes wait for the periodic sweep.
+            state = "not watched: changes wait for the periodic sweep"
     # A folder's name is anyone's to choose (an unpacked archive's, a synced share's).
     lines = [f"{name}  {escaped(source.path)}  ({state})"]
     if source.total is not None:
@@ -177,6 +181,8 @@ def source_lines(source: api.SourceStatus) -> list[str]:
         lines.append(f"  passed over: {reasons}")
     if source.last_error:
         lines.append(click.style(f"  error: {escaped(source.last_error)}", fg="red"))
+    if source.not_watched:
+        lines.append(click.style(f"  not watched: {escaped(source.not_watched)}", fg="red"))
     for folder, reason in source.unreadable_folders.items():
         lines.append(click.style(f"  cannot read folder {escaped(folder)}/: {escaped(reason)}", fg="red"))
     for path, reason in source.unreadable_files.items():

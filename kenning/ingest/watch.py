@@ -130,6 +130,38 @@ def _under(root: Path, paths: tuple[Path, ...]) -> list[Path]:
     return [root / os.path.relpath(path, real_root) for path in real if Path(path).is_relative_to(real_root)]
 
 
+# The inotify limits a watch runs into, by what watchfiles 1.x says when it does:
+# inotify_add_watch failing with ENOSPC (notify's MaxFilesWatch, an OSError) is the
+# per-user limit on watches, one per directory; inotify_init1 failing with EMFILE ("Error
+# creating recommended watcher: Too many open files", an internal RuntimeError) the
+# per-user limit on inotify instances, one per watched folder. What to raise each to,
+# at least: twice the present value otherwise.
+INOTIFY_LIMITS = (
+    ("MaxFilesWatch", "watches", "fs.inotify.max_user_watches", 524288),
+    ("Too many open files", "inotify instances", "fs.inotify.max_user_instances", 1024),
+)
+
+
+def watch_failure(error: BaseException) -> str:
+    """What `ken status` says about a watch that cannot be set up: why, and for an inotify
+    limit the command that raises it. Reads the limit from /proc: not on the event loop."""
+    text = str(error)
+    for sign, what, sysctl, floor in INOTIFY_LIMITS:
+        if sign not in text:
+            continue
+        try:
+            now = int(Path("/proc/sys", *sysctl.split(".")).read_text())
+        except (OSError, ValueError):
+            now = 0
+        wanted = max(floor, 2 * now)
+        return (
+            f"the system's limit on {what} is reached ({sysctl} = {now or 'unknown'}); raise it with"
+            f" `sudo sysctl {sysctl}={wanted}`, and keep it across reboots with"
+            f" `echo {sysctl}={wanted} | sudo tee /etc/sysctl.d/90-kenning.conf`"
+        )
+    return text
+
+
 async def watch_folder(
     root: Path,
     rules: WalkRules,
@@ -137,12 +169,17 @@ async def watch_folder(
     stop: asyncio.Event,
     debounce_ms: int,
     retry_seconds: float = RETRY_SECONDS,
+    on_failure: Callable[[str | None], None] | None = None,
 ) -> None:
     """Run until `stop` is set; a missing root is looked for every `retry_seconds`.
 
     The root is checked before watching because watchfiles, told to ignore permission
     errors, watches a missing path in silence instead of raising: a folder created
     after the daemon started would never be seen.
+
+    `on_failure` hears why the folder cannot be watched (an inotify limit reached) each
+    time setting a watch up fails, and None once a watch is up: until then changes wait
+    for the periodic sweep, and the user is the one who can fix it.
     """
     halt = threading.Event()
     relay = asyncio.ensure_future(_relay(stop, halt))
@@ -158,11 +195,14 @@ async def watch_folder(
                     # rather than at the next periodic sweep.
                     missing = False
                     pacer.changes(set(), force=True)
-                error = await _watch_in_thread(root, rules, pacer, halt, debounce_ms)
+                error = await _watch_in_thread(root, rules, pacer, halt, debounce_ms, on_failure)
                 if stop.is_set():
                     return
                 if error is not None:
-                    log.warning("watching %s failed: %s; watching again in %.0fs", root, error, retry_seconds)
+                    why = await asyncio.to_thread(watch_failure, error)
+                    log.warning("watching %s failed: %s; watching again in %.0fs", root, why, retry_seconds)
+                    if on_failure is not None:
+                        on_failure(why)
             if error is None and not missing:
                 log.warning("cannot watch %s: it does not exist; looking again every %.0fs", root, retry_seconds)
                 missing = True
@@ -183,7 +223,12 @@ async def _relay(stop: asyncio.Event, halt: threading.Event) -> None:
 
 
 async def _watch_in_thread(
-    root: Path, rules: WalkRules, pacer: Pacer, halt: threading.Event, debounce_ms: int
+    root: Path,
+    rules: WalkRules,
+    pacer: Pacer,
+    halt: threading.Event,
+    debounce_ms: int,
+    on_failure: Callable[[str | None], None] | None = None,
 ) -> BaseException | None:
     """Watch until the root goes or `halt` is set; returns what stopped it, if not those."""
     loop = asyncio.get_running_loop()
@@ -196,14 +241,30 @@ async def _watch_in_thread(
     def changed(paths: set[str], force: bool) -> None:
         loop.call_soon_threadsafe(pacer.changes, paths, force)
 
+    def up() -> None:
+        if on_failure is not None:
+            loop.call_soon_threadsafe(on_failure, None)
+
     def run() -> None:
         result: BaseException | None = None
         try:
             # The first watch asks for no sweep of its own: the one the daemon starts
             # with, or the one whatever stopped the last watch asked for, is under way.
-            again = False
-            while _watch(root, rules, changed, halt, debounce_ms, again):
-                again = True  # watched again at once, over the directories there are now
+            again = tolerant = False
+            while True:
+                try:
+                    going = _watch(root, rules, changed, halt, debounce_ms, again, up, tolerant)
+                except PermissionError:
+                    if tolerant:
+                        raise
+                    # A directory closed to this user between being listed and being
+                    # watched: the rest are watched without it this once (watchfiles then
+                    # passes over every error, which is why it is not the rule).
+                    again = tolerant = True
+                    continue
+                if not going:
+                    break
+                again, tolerant = True, False  # watched again at once, over the directories there are now
         except FileNotFoundError:
             pass  # gone between the check and the watch
         except Exception as exc:  # a watcher error costs this folder's watch, not the daemon
@@ -226,9 +287,16 @@ def _watch(
     halt: threading.Event,
     debounce_ms: int,
     again: bool,
+    up: Callable[[], None] = lambda: None,
+    tolerant: bool = False,
 ) -> bool:
     """Watch the directories a sweep would enter until the root goes or `halt` is set
-    (False), or until they are no longer the ones to watch (True).
+    (False), or until they are no longer the ones to watch (True); `up` is called once
+    every directory is watched.
+
+    Errors setting a watch up raise unless `tolerant`: watchfiles told to ignore
+    permission errors ignores every error then, an inotify limit reached included, and
+    the folder went unwatched with nothing said (watchfiles 1.3.0).
 
     Each directory is watched on its own, not the root recursively: see
     `walk.directories`. The cost is that a new directory is not watched until the
@@ -261,7 +329,7 @@ def _watch(
             rust_timeout=SETTLED_MS,
             yield_on_timeout=True,
             recursive=False,
-            ignore_permission_denied=True,
+            ignore_permission_denied=tolerant,
             raise_interrupt=False,
         ):
             if changes or (fresh and again):
@@ -271,6 +339,7 @@ def _watch(
                 changed(modified, (fresh and again) or any(change != Change.modified for change, _ in changes))
             if fresh:
                 fresh = False
+                up()
                 # A directory made between the listing above and its parent's watch
                 # being set up gave no event and has no watch of its own: list again
                 # now that every watch is up, and watch again if the list grew.

@@ -45,6 +45,12 @@ class Folder:
     # When a sweep stopped by its chunk budget goes on (wall clock), if one is due.
     resume_at: float | None = None
     resume_handle: asyncio.TimerHandle | None = None
+    # Why its watch cannot be set up (an inotify limit reached), while it cannot: changes
+    # then wait for the periodic sweep (ingest/watch.py `watch_failure`).
+    not_watched: str | None = None
+
+    def watch_failed(self, why: str | None) -> None:
+        self.not_watched = why
 
 
 def own_output() -> tuple[tuple[Path, ...], frozenset[tuple[int, int]]]:
@@ -121,7 +127,12 @@ class Folders:
             self.running[name] = folder
             folder.watch_task = asyncio.create_task(
                 watch_folder(
-                    source.path, scanner.rules, folder.job.wake, folder.stop_watch, settings.daemon.debounce_ms
+                    source.path,
+                    scanner.rules,
+                    folder.job.wake,
+                    folder.stop_watch,
+                    settings.daemon.debounce_ms,
+                    on_failure=folder.watch_failed,
                 ),
                 name=f"watch {name}",
             )

@@ -251,6 +251,7 @@ class Library:
                     + progress.links_kept
                 )
                 entry.scanning = progress.running
+                entry.not_watched = folder.not_watched
                 if progress.write_error:
                     entry.last_error = progress.write_error
                 entry.discovered = progress.discovered
