@@ -54,6 +54,14 @@ def test_a_folder_an_inotify_limit_keeps_unwatched_says_so_with_the_fix(library,
     daemon.call("sources.scan", {"name": "notes", "wait": True})
     assert daemon.search("barge")
 
+    # The limit raised (in the daemon's namespace, as `sudo sysctl` would for the machine):
+    # the watch is set up again at its next try, and the source is followed again.
+    raised = ["nsenter", "--user", f"--target={daemon.proc.pid}", "sh", "-c", f"echo 64 > /proc/sys/user/{limit}"]
+    subprocess.run(raised, check=True, timeout=30)
+    wait_for(lambda: daemon.source_status("notes")["not_watched"] is None, timeout=60, what="the watch to be set up")
+    (notes / "work" / "plan.md").write_text("# work\n\nThe kayak leaves at noon.\n")
+    wait_for(lambda: daemon.search("kayak"), timeout=30, what="the change to be followed")
+
 
 def test_a_watched_folder_is_not_said_to_be_unwatched(library, tmp_path):
     wrapper = inotify_limited("max_inotify_watches", 64)
