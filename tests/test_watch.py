@@ -256,3 +256,33 @@ async def test_a_directory_made_readable_again_is_watched(tmp_path: Path, monkey
     await changes.next()
     stop.set()
     await asyncio.wait_for(task, 5)
+
+
+async def test_a_directory_closed_between_listing_and_watching_leaves_the_rest_watched(
+    tmp_path: Path, monkeypatch
+) -> None:
+    # Watches are set up strictly, so that an inotify limit is heard of; a directory
+    # chmod'ed shut after the walk listed it refuses its watch with a PermissionError
+    # (what watchfiles raises for EACCES; root, running the tests, is never refused).
+    root = tmp_path / "notes"
+    (root / "open").mkdir(parents=True)
+    real = watch_module.watch
+
+    def refusing(*paths, ignore_permission_denied, **options):
+        if not ignore_permission_denied:
+            raise PermissionError(13, "Permission denied", paths[-1])
+        return real(*paths, ignore_permission_denied=ignore_permission_denied, **options)
+
+    monkeypatch.setattr(watch_module, "watch", refusing)
+    changes, stop = Changes(), asyncio.Event()
+    heard: list[str | None] = []
+    task = asyncio.create_task(
+        watch_folder(root, WalkRules(), changes, stop, debounce_ms=50, retry_seconds=600, on_failure=heard.append)
+    )
+    await asyncio.sleep(2.5)  # past the sweep a watch set up again asks for
+    changes.reset()
+    (root / "open" / "note.md").write_text("written into a watched folder\n")
+    await changes.next()
+    assert heard and all(why is None for why in heard)
+    stop.set()
+    await asyncio.wait_for(task, 5)
