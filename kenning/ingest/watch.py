@@ -137,7 +137,7 @@ def _under(root: Path, paths: tuple[Path, ...]) -> list[Path]:
 # per-user limit on inotify instances, one per watched folder. What to raise each to,
 # at least: twice the present value otherwise.
 INOTIFY_LIMITS = (
-    ("MaxFilesWatch", "watches", "fs.inotify.max_user_watches", 524288),
+    ("MaxFilesWatch", "inotify watches", "fs.inotify.max_user_watches", 524288),
     ("Too many open files", "inotify instances", "fs.inotify.max_user_instances", 1024),
 )
 
@@ -157,7 +157,7 @@ def watch_failure(error: BaseException) -> str:
         return (
             f"the system's limit on {what} is reached ({sysctl} = {now or 'unknown'}); raise it with"
             f" `sudo sysctl {sysctl}={wanted}`, and keep it across reboots with"
-            f" `echo {sysctl}={wanted} | sudo tee /etc/sysctl.d/90-kenning.conf`"
+            f" `echo {sysctl}={wanted} | sudo tee -a /etc/sysctl.d/90-kenning.conf`"
         )
     return text
 
