@@ -17,7 +17,6 @@ import pytest
 from mcp import MCPError
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from tests.daemon_harness import wait_for
 from tests.mcp_client import data, error_text, ken_mcp
 
 SMALL_CHUNKS = "[chunking]\ntarget_chars = 200\noverlap_chars = 20\n"
@@ -144,32 +143,6 @@ async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
         assert "a path names its own copy" in error_text(
             await client.call_tool("get", {"path": mirrored["path"], "source": "mirror"})
         )
-
-
-async def test_a_host_attaches_a_ten_megabyte_archive_whole_and_in_seconds(library):
-    """The resource is read a page of lines at a time, and each page rebuilt every line
-    from its first to the end of the document before keeping 200,000 characters of them:
-    the whole of this archive (3,300,000 short lines) took 43 s, past the time a host
-    waits for a resource (a 10 MB log of 830,000 lines in the default chunks, 48 s).
-    Each page now reads about as far as it answers: 2.4 s."""
-    # Large chunks: few to embed, the lines as many.
-    library.configure([], "[chunking]\ntarget_chars = 20000\n")
-    daemon = library.daemon()
-    text = "".join(f"{n % 100:02d}\n" for n in range(3_300_000))
-    archived = daemon.call("archive.add", {"text": text})
-
-    def settled() -> bool:  # timed alone, not against embedding and extraction of the archive
-        status = daemon.call("status")
-        embedder, graph = status["embedder"], status["graph"]
-        return embedder["vectors"] >= archived["chunks"] and graph["pending"] == 0 and graph["job"]["state"] == "idle"
-
-    wait_for(settled, timeout=90, what="the archive to be embedded and extracted")
-    async with ken_mcp(library.config, library.root / "mcp.log") as client:
-        began = time.monotonic()
-        read = await client.read_resource(f"kenning://document/{archived['document_id']}")
-        took = time.monotonic() - began
-    assert read.contents[0].text == text.rstrip("\n")
-    assert took < 10, f"reading the archive as a resource took {took:.1f} s"
 
 
 async def test_pages_of_a_document_that_changed_in_between_are_refused_not_joined(library):
