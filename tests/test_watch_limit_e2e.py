@@ -33,7 +33,8 @@ def test_a_folder_an_inotify_limit_keeps_unwatched_says_so_with_the_fix(library,
     for folder in ("trips", "recipes", "work"):  # four directories to watch, the root's included
         (notes / folder).mkdir(parents=True)
         (notes / folder / "plan.md").write_text(f"# {folder}\n\nThe ferry leaves at nine.\n")
-    library.configure([{"name": "notes", "path": str(notes)}])
+    # Tried again every 2 s, not 30: the test waits for the next try once the limit is raised.
+    library.configure([{"name": "notes", "path": str(notes)}], "watch_retry = 2")
     daemon = library.daemon(wrapper=wrapper)
     daemon.wait_idle("notes")
 

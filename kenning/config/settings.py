@@ -48,6 +48,9 @@ class DaemonSettings(_Strict):
     log_level: str = "info"
     sweep_interval: Annotated[float, Field(gt=0)] = 300.0
     debounce_ms: Annotated[int, Field(ge=50, le=60_000)] = 800
+    # A source that cannot be watched (its folder missing, an inotify limit reached) is
+    # tried again this often; its changes are found by the periodic sweep meanwhile.
+    watch_retry: Annotated[float, Field(gt=0)] = 30.0
     max_file_mb: Annotated[float, Field(gt=0)] = 50.0
     # Pacing: chunks a source may ingest per sweep (a source's own chunk_budget wins),
     # and chunks all sources together may ingest per sweep_interval. 0 = no limit.

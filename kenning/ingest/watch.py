@@ -35,7 +35,6 @@ from kenning.ingest.walk import WalkRules, directories, is_candidate
 
 log = logging.getLogger(__name__)
 
-RETRY_SECONDS = 30.0
 # How long a watch waits in silence before yielding nothing: the first such yield tells
 # that a new watch is up.
 SETTLED_MS = 1000
@@ -168,7 +167,7 @@ async def watch_folder(
     on_change: Callable[[], None],
     stop: asyncio.Event,
     debounce_ms: int,
-    retry_seconds: float = RETRY_SECONDS,
+    retry_seconds: float,
     on_failure: Callable[[str | None], None] | None = None,
 ) -> None:
     """Run until `stop` is set; a missing root is looked for every `retry_seconds`.

@@ -132,6 +132,7 @@ class Folders:
                     folder.job.wake,
                     folder.stop_watch,
                     settings.daemon.debounce_ms,
+                    settings.daemon.watch_retry,
                     on_failure=folder.watch_failed,
                 ),
                 name=f"watch {name}",
