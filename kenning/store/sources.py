@@ -68,7 +68,10 @@ async def sync_sources(db: Database, configured: list[tuple[str, str, str]]) -> 
         await conn.execute("UPDATE sources SET active = 0 WHERE kind = 'folder'")
         for name, root, namespace in configured:
             cursor = await conn.execute(
-                "INSERT INTO sources (name, root, namespace, active, created_at) VALUES (?, ?, ?, 1, ?)"
+                # A new source has no mount to wait for until a sweep records one: unknown
+                # (NULL) is an upgraded library's, and would hold a first sweep cut short
+                # (a reload, a stop) with files left mid-read, none of them as indexed.
+                "INSERT INTO sources (name, root, namespace, active, created_at, root_mount) VALUES (?, ?, ?, 1, ?, '')"
                 " ON CONFLICT (name) DO UPDATE SET root = excluded.root, namespace = excluded.namespace,"
                 " active = 1,"
                 # The mount was that of the old folder: a source pointed at an empty one
@@ -120,9 +123,9 @@ async def root_identity(db: Database, source_id: int) -> tuple[int, int] | None:
 
 async def root_mount(db: Database, source_id: int) -> str | None:
     """The mount point the root was on the last time a sweep found it holding anything;
-    '' when there is none to wait for (the source was pointed at another folder since),
-    None when no sweep has recorded it since the library was upgraded (migrations.py
-    m015, m018), or ever."""
+    '' when there is none to wait for (no sweep has recorded one since the source was
+    added, or pointed at another folder), None when no sweep has recorded it since the
+    library was upgraded (migrations.py m015, m018)."""
     rows = await db.read("SELECT root_mount FROM sources WHERE id = ?", (source_id,))
     return rows[0][0] if rows else None
 
