@@ -277,3 +277,25 @@ def test_while_ollama_is_down_new_chunks_get_an_offline_graph_until_it_returns(l
     marker = entity(daemon, MARKER)
     assert marker is not None and harbour in {chunk["item_id"] for chunk in marker["chunks"]}
     assert graph_status(daemon)["job"]["last_error"] is None
+
+
+def test_status_shows_no_chunk_pending_beside_an_idle_job_once_a_pass_has_mined_them(library, tmp_path, ollama):
+    """Status kept its count of pending chunks for 5 s, even past the end of the pass that
+    mined them: `ken status` said the job was idle with chunks still to mine."""
+    ollama.chat_delay = 0.3  # a pass long enough for status to count its chunks pending
+    notes = write_files(tmp_path / "notes", FILES)
+    library.configure([{"name": "notes", "path": notes}], extra=llm_config(ollama))
+    daemon = library.daemon()
+    seen_pending = False
+
+    def idle_after_pending() -> dict | None:
+        nonlocal seen_pending
+        status = graph_status(daemon)
+        if status["job"]["state"] == "idle" and seen_pending:
+            return status
+        seen_pending = seen_pending or bool(status["pending"])
+        return None
+
+    status = wait_for(idle_after_pending, timeout=30, what="a pass to mine the chunks", interval=0.02)
+    assert status["pending"] == 0
+    assert signatures(library) == {LLM: len(FILES)}

@@ -21,7 +21,8 @@ from kenning.workers.offline_extract import Processes
 
 log = logging.getLogger(__name__)
 
-# Counting pending chunks scans every chunk: a status poll reuses a count for a moment.
+# Counting pending chunks scans every chunk: a status poll reuses a count for a moment,
+# though never past the end of a pass (it would show chunks pending beside an idle job).
 STATUS_CACHE_SECONDS = 5.0
 
 
@@ -34,7 +35,8 @@ class GraphSide:
         self.quiet = quiet
         self.processes = processes
         self.job: ExtractJob | None = None
-        self._summary: tuple[float, dict[str, int | None]] | None = None
+        # When the counts were taken, the passes the job had ended then, and the counts.
+        self._summary: tuple[float, int, dict[str, int | None]] | None = None
 
     def start(self) -> None:
         if self.job is not None:
@@ -68,11 +70,12 @@ class GraphSide:
         job = self.job
         signature = job.extractor.signature if job is not None else None
         now = time.monotonic()
-        if self._summary is None or now - self._summary[0] > STATUS_CACHE_SECONDS:
+        ended = job.passes_ended if job is not None else 0
+        if self._summary is None or now - self._summary[0] > STATUS_CACHE_SECONDS or self._summary[1] != ended:
             counts: dict[str, int | None] = dict(await graph.summary(self.db))
             counts["pending"] = await graph.count_pending(self.db, signature) if signature else None
-            self._summary = (now, counts)
-        counts = self._summary[1]
+            self._summary = (now, ended, counts)
+        counts = self._summary[2]
         if job is None:
             report = JobStatus(state="stopped")
         else:

@@ -153,6 +153,12 @@ class Job:
         return self._task is not None and not self._task.done()
 
     @property
+    def passes_ended(self) -> int:
+        """How many passes have ended: a count of the work left that was taken before
+        the last one ended is out of date."""
+        return self._finished
+
+    @property
     def due(self) -> bool:
         """Woken, with the pass that answers it not begun yet: not idle in any sense a
         caller waiting for the work to be done cares about."""
