@@ -6,15 +6,17 @@ Each writer streams its payload, so building a 1 GiB bomb costs the bytes on dis
 
 from __future__ import annotations
 
-import gzip
 import io
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import docx
 
 _BLOCK = 1 << 20
+# zlib.adler32 or zlib.crc32: (data, running value) -> running value.
+Checksum = Callable[[bytes, int], int]
 
 
 def _docx_parts() -> dict[str, bytes]:
@@ -78,16 +80,11 @@ def docx_many_paragraphs(path: Path, paragraphs: int) -> Path:
 
 def pdf_stream_bomb(path: Path, inflated: int) -> Path:
     """A one-page PDF whose content stream inflates to `inflated` bytes of spaces."""
-    compressor = zlib.compressobj(9)
-    body = bytearray(compressor.compress(b"BT /F1 12 Tf 72 720 Td (bomb) Tj ET\n"))
-    left = inflated
-    block = b" " * _BLOCK
-    while left:
-        step = min(left, _BLOCK)
-        body += compressor.compress(block[:step])
-        left -= step
-    body += compressor.flush()
-    return write_pdf(path, bytes(body), b" /Filter /FlateDecode")
+    head = b"BT /F1 12 Tf 72 720 Td (bomb) Tj ET\n"
+    deflated, checksum = _repeated_deflate(head, b" ", inflated - len(head))
+    # A zlib stream: its header (deflate, best compression), the data, its Adler-32.
+    stream = b"\x78\xda" + deflated + checksum(zlib.adler32, 1).to_bytes(4, "big")
+    return write_pdf(path, stream, b" /Filter /FlateDecode")
 
 
 def pdf_tex_spacing(path: Path, lines: list[list[str]], size: float, gap: int = 250) -> Path:
@@ -130,11 +127,30 @@ def nested_html(path: Path, depth: int) -> Path:
 
 def gzip_bomb(path: Path, inflated: int, byte: bytes = b"a") -> Path:
     """A .gz of `inflated` repeated bytes."""
-    block = byte * _BLOCK
-    with gzip.open(path, "wb", compresslevel=9) as out:
-        left = inflated
-        while left:
-            step = min(left, _BLOCK)
-            out.write(block[:step])
-            left -= step
+    deflated, checksum = _repeated_deflate(b"", byte, inflated)
+    # A gzip member: its header (deflate, no name, no time), the data, CRC-32 and size.
+    trailer = checksum(zlib.crc32, 0).to_bytes(4, "little") + (inflated % (1 << 32)).to_bytes(4, "little")
+    path.write_bytes(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + deflated + trailer)
     return path
+
+
+def _repeated_deflate(head: bytes, byte: bytes, count: int) -> tuple[bytes, Callable[[Checksum, int], int]]:
+    """Raw deflate of `head` then `count` copies of `byte`, and a way to checksum that data.
+
+    After a full flush the compressor starts afresh, so every whole block compresses to
+    the same bytes: one block is compressed and its output repeated, and a gigabyte costs
+    a millisecond of compression instead of seconds."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = byte * _BLOCK
+    whole, rest = divmod(count, _BLOCK)
+    start = compressor.compress(head) + compressor.flush(zlib.Z_FULL_FLUSH)
+    packed = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
+    end = compressor.compress(block[:rest]) + compressor.flush()
+
+    def checksum(update: Checksum, value: int) -> int:
+        value = update(head, value)
+        for _ in range(whole):
+            value = update(block, value)
+        return update(block[:rest], value)
+
+    return start + packed * whole + end, checksum
