@@ -341,7 +341,7 @@ def test_sigterm_and_kill_9_mid_ingest_then_restart_is_complete_and_consistent(l
     notes = tmp_path / "notes"
     notes.mkdir()
     filler = " ".join(f"word{n}" for n in range(300))
-    count = 600
+    count = 300
     for index in range(count):
         body = "\n\n".join(f"Paragraph {p} token{index}x {filler}" for p in range(6))
         (notes / f"doc{index:04d}.md").write_text(f"# Document {index}\n\n{body}\n")
