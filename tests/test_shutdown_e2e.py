@@ -73,17 +73,17 @@ def test_sigterm_exits_in_time_while_ollama_hangs_on_embedding_and_extraction(li
 
 
 def test_sigterm_exits_in_time_in_the_middle_of_a_long_first_sweep(library, tmp_path):
-    notes = write_notes(tmp_path / "notes", 1200)
+    notes = write_notes(tmp_path / "notes", 400)
     library.configure([{"name": "notes", "path": notes}])
     daemon = library.daemon()
-    wait_for(lambda: 0 < daemon.source_status("notes")["holds"] < 900, timeout=60,
+    wait_for(lambda: 0 < daemon.source_status("notes")["holds"] < 300, timeout=60,
              what="the first sweep to be under way")
     took = stop_timed(daemon)
     assert took < DEADLINE_SECONDS, f"exit took {took:.1f}s:\n{daemon.log()}"
     consistent(library.data_dir / "kenning.db")
     again = library.daemon()
     status = again.wait_idle("notes", timeout=120)
-    assert status["holds"] == 1200 and status["failed"] == 0
+    assert status["holds"] == 400 and status["failed"] == 0
     assert len(again.search("heron", limit=200)) == 200
     again.stop()
 
