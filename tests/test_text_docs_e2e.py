@@ -100,16 +100,15 @@ def test_add_url_refresh_and_every_refusal(library, http_server):
     server.routes["/to-private"] = lambda h: h.reply(302, "text/plain", b"", Location="http://10.0.0.1/")
     url = f"{server.base}/page.html"
 
-    # No [fetch] section: fetching is off, and says how to turn it on.
+    # No [fetch] section: fetching is off, and says how to turn it on; a reload does.
     library.configure([])
-    first = library.daemon()
+    daemon = library.daemon()
     assert "[fetch] allowed_hosts" in refused(library, "add-url", url)
     assert server.seen == []
-    assert source_documents(first, "web") == 0
-    first.stop()
+    assert source_documents(daemon, "web") == 0
 
     library.configure([], extra=FETCH_LOOPBACK)
-    daemon = library.daemon()
+    daemon.call("reload")
     added = ken_json(library, "add-url", url)
     assert added["title"] == "Harbour Log"
     document_id = added["document_id"]
