@@ -93,8 +93,11 @@ def test_a_hung_embed_call_does_not_hold_searches(library, ollama):
         answer = daemon.call("search", {"query": "numbats termites"})
         return time.monotonic() - started, answer
 
+    # A search held by the hung call would wait out the embedder's 30 s timeout; one that
+    # gives up on it at query_embed_timeout (0.5 s) answers in a moment, though a loaded
+    # machine can stretch that moment to seconds.
     for seconds, answer in [timed_search(0), *ThreadPoolExecutor(5).map(timed_search, range(5))]:
-        assert seconds < 2.0
+        assert seconds < 10.0
         assert answer["hits"]
         assert any("did not answer" in w or "has not answered" in w for w in answer["warnings"]), answer["warnings"]
     ollama.mode = None
