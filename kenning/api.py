@@ -487,8 +487,11 @@ class Recalled:
 
 @dataclass
 class CapsuleList:
+    """`memory.list`: `next_cursor` continues strictly after the last capsule (None at the end)."""
+
     capsules: list[Capsule]
     total: int
+    next_cursor: str | None = None
 
 
 @dataclass
@@ -568,9 +571,12 @@ class ArchiveEntry:
 
 @dataclass
 class ArchiveList:
+    """`archive.list`: `next_cursor` continues strictly after the last archive (None at the end)."""
+
     archives: list[ArchiveEntry]
     total: int
     total_bytes: int
+    next_cursor: str | None = None
 
 
 @dataclass

@@ -87,13 +87,13 @@ def build_methods(library: Library) -> dict[str, Method]:
         "memory.recall": Method(MemoryRecallParams, lambda p: library.memory_recall(p.query, p.limit, p.scope, p.kind)),
         "memory.show": Method(CapsuleParams, lambda p: library.memory_show(p.id)),
         "memory.list": Method(
-            MemoryListParams, lambda p: library.memory_list(p.scope, p.kind, p.superseded, p.limit, p.offset)
+            MemoryListParams, lambda p: library.memory_list(p.scope, p.kind, p.superseded, p.limit, p.offset, p.cursor)
         ),
         "memory.forget": Method(CapsuleParams, lambda p: library.memory_forget(p.id)),
         "memory.curate": Method(MemoryCurateParams, lambda p: library.memory_curate(p.scope, p.limit)),
         "archive.add": Method(ArchiveAddParams, lambda p: library.archive_add(p.text, p.title, p.tags)),
         "archive.recall": Method(ArchiveRecallParams, lambda p: library.archive_recall(p.handle, p.offset, p.limit)),
-        "archive.list": Method(PageParams, lambda p: library.archive_list(p.limit, p.offset)),
+        "archive.list": Method(PageParams, lambda p: library.archive_list(p.limit, p.offset, p.cursor)),
         "ledger.add": Method(
             LedgerAddParams, lambda p: library.ledger_add(p.section, _text_fields(p.fields), p.owner, p.evidence)
         ),

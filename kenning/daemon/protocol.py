@@ -253,12 +253,27 @@ class CapsuleParams(_Params):
     id: Handle
 
 
-class MemoryListParams(_Params):
+class PageParams(_Params):
+    """A page of a list others may write to while it is walked: `cursor` (a page's
+    `next_cursor`) continues strictly after that page's last entry; `offset` counts
+    entries from the top, so it skips or repeats them when the list changes between pages
+    (kept for clients that already send it)."""
+
+    limit: Annotated[int, Field(ge=1, le=500)] = 50
+    offset: Annotated[int, Field(ge=0)] = 0
+    cursor: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
+
+    @model_validator(mode="after")
+    def _one_start(self) -> "PageParams":
+        if self.cursor is not None and "offset" in self.model_fields_set:
+            raise ValueError("give cursor (continue after a page) or offset (count from the top), not both")
+        return self
+
+
+class MemoryListParams(PageParams):
     scope: Scope | None = None
     kind: CapsuleKind | None = None
     superseded: bool = False
-    limit: Annotated[int, Field(ge=1, le=500)] = 50
-    offset: Annotated[int, Field(ge=0)] = 0
 
 
 class MemoryCurateParams(_Params):
@@ -276,11 +291,6 @@ class ArchiveRecallParams(_Params):
     handle: Handle
     offset: Annotated[int, Field(ge=0)] = 0
     limit: Annotated[int, Field(ge=1, le=MAX_TEXT_CHARS)] = 20_000
-
-
-class PageParams(_Params):
-    limit: Annotated[int, Field(ge=1, le=500)] = 50
-    offset: Annotated[int, Field(ge=0)] = 0
 
 
 LedgerFields = Annotated[

@@ -26,6 +26,7 @@ from kenning.config import Settings
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.redact import redact
 from kenning.ingest.text_docs import Labels, PreparedText, check_title, prepare_text
+from kenning.service import paging
 from kenning.service.handles import digest_handle
 from kenning.store import archives, documents, sources
 from kenning.store.archives import ArchiveRow
@@ -201,9 +202,16 @@ class Archive:
         end = offset + len(text)
         return ArchivePage(handle, row.title, offset, text, row.chars, end if end < row.chars else None, row.created_at)
 
-    async def listing(self, limit: int, offset: int) -> ArchiveList:
-        rows, total, total_bytes = await archives.listing(self.db, limit, offset)
-        return ArchiveList([entry(row) for row in rows], total, total_bytes)
+    async def listing(self, limit: int, offset: int, cursor: str | None) -> ArchiveList:
+        after = None
+        if cursor is not None:
+            position = paging.decode(cursor, "archive.list", {})
+            after = (position.created_at, position.id)
+        rows, total, total_bytes, more = await archives.listing(self.db, limit, offset, after)
+        following = None
+        if more:
+            following = paging.encode("archive.list", {}, paging.Position(rows[-1].created_at, rows[-1].handle))
+        return ArchiveList([entry(row) for row in rows], total, total_bytes, following)
 
     async def prune(self) -> list[str]:
         async with self._lock:

@@ -540,9 +540,9 @@ class Library:
 
     async def memory_list(
         self, scope: str | None = None, kind: str | None = None, superseded: bool = False, limit: int = 50,
-        offset: int = 0,
+        offset: int = 0, cursor: str | None = None,
     ) -> CapsuleList:  # fmt: skip
-        return await self.memory.listing(scope, kind, superseded, limit, offset)
+        return await self.memory.listing(scope, kind, superseded, limit, offset, cursor)
 
     async def memory_forget(self, capsule_id: str) -> Forgotten:
         return await self.memory.forget(capsule_id)
@@ -556,8 +556,8 @@ class Library:
     async def archive_recall(self, handle: str, offset: int = 0, limit: int = 20_000) -> ArchivePage:
         return await self.archive.recall(handle, offset, limit)
 
-    async def archive_list(self, limit: int = 50, offset: int = 0) -> ArchiveList:
-        return await self.archive.listing(limit, offset)
+    async def archive_list(self, limit: int = 50, offset: int = 0, cursor: str | None = None) -> ArchiveList:
+        return await self.archive.listing(limit, offset, cursor)
 
     async def ledger_add(
         self, section: str, fields: dict[str, str], owner: str = "agent", evidence: tuple[str, ...] = ()

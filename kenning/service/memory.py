@@ -35,6 +35,7 @@ from kenning.ingest.readers import ReadResult
 from kenning.ingest.redact import redact
 from kenning.ingest.text_docs import Labels, check_line, check_title, prepare_text, tidy_tags, visible
 from kenning.retrieval.search import Retriever
+from kenning.service import paging
 from kenning.service.handles import random_handle
 from kenning.service.semantic import Semantic
 from kenning.store import capsules, lookup, sources
@@ -382,10 +383,20 @@ class Memory:
         return view(row)
 
     async def listing(
-        self, scope: str | None, kind: str | None, superseded: bool, limit: int, offset: int
+        self, scope: str | None, kind: str | None, superseded: bool, limit: int, offset: int, cursor: str | None
     ) -> CapsuleList:
-        rows, total = await capsules.listing(self.db, scope, kind, superseded, limit, offset)
-        return CapsuleList([view(row) for row in rows], total)
+        """Newest created first: an update leaves a capsule where it was, so a walk by
+        cursor meets each capsule once however others write meanwhile."""
+        filters = {"scope": scope, "kind": kind, "superseded": superseded}
+        after = None
+        if cursor is not None:
+            position = paging.decode(cursor, "memory.list", filters)
+            after = (position.created_at, position.id)
+        rows, total, more = await capsules.listing(self.db, scope, kind, superseded, limit, offset, after)
+        following = None
+        if more:
+            following = paging.encode("memory.list", filters, paging.Position(rows[-1].created_at, rows[-1].id))
+        return CapsuleList([view(row) for row in rows], total, following)
 
     async def forget(self, capsule_id: str) -> Forgotten:
         """Forgetting the current capsule of a chain of replacements makes the one it

@@ -114,14 +114,21 @@ async def read(db: Database, handle: str, offset: int, limit: int) -> str:
     return joined[start : start + limit]
 
 
-async def listing(db: Database, limit: int, offset: int) -> tuple[list[ArchiveRow], int, int]:
-    """Newest first, with the count and the bytes of every archive."""
+async def listing(
+    db: Database, limit: int, offset: int = 0, after: tuple[float, str] | None = None
+) -> tuple[list[ArchiveRow], int, int, bool]:
+    """Newest first, from after `after` (the (created_at, handle) of the last row seen),
+    with the count and the bytes of every archive, and whether more rows follow."""
+    page, params = "", []
+    if after is not None:
+        page, params = " WHERE created_at < ? OR (created_at = ? AND handle > ?)", [after[0], after[0], after[1]]
     async with db.reader() as conn:
         [(total, total_bytes)] = await conn.execute_fetchall("SELECT count(*), coalesce(sum(bytes), 0) FROM archives")
         rows = await conn.execute_fetchall(
-            f"SELECT {_COLUMNS} FROM archives ORDER BY created_at DESC, handle LIMIT ? OFFSET ?", (limit, offset)
+            f"SELECT {_COLUMNS} FROM archives{page} ORDER BY created_at DESC, handle LIMIT ? OFFSET ?",
+            [*params, limit + 1, offset],
         )
-    return [ArchiveRow(*row) for row in rows], total, total_bytes
+    return [ArchiveRow(*row) for row in rows[:limit]], total, total_bytes, len(rows) > limit
 
 
 async def oldest_first(db: Database) -> list[ArchiveRow]:

@@ -96,9 +96,17 @@ async def by_documents(db: Database, document_ids: list[int]) -> dict[int, Capsu
 
 
 async def listing(
-    db: Database, scope: str | None, kind: str | None, superseded: bool, limit: int, offset: int
-) -> tuple[list[CapsuleRow], int]:
-    """Newest first; `superseded` lists the replaced ones too."""
+    db: Database,
+    scope: str | None,
+    kind: str | None,
+    superseded: bool,
+    limit: int,
+    offset: int = 0,
+    after: tuple[float, str] | None = None,
+) -> tuple[list[CapsuleRow], int, bool]:
+    """Newest created first (a key no update changes, so a walk by `after` — the
+    (created_at, id) of the last row seen — neither repeats nor skips one); `superseded`
+    lists the replaced ones too. Returns the rows, how many match, and whether more follow."""
     clauses, params = ["1"], []
     if not superseded:
         clauses.append("superseded_by IS NULL")
@@ -109,13 +117,17 @@ async def listing(
         clauses.append("kind = ?")
         params.append(kind)
     where = " AND ".join(clauses)
+    page, page_params = where, [*params]
+    if after is not None:
+        page += " AND (created_at < ? OR (created_at = ? AND id > ?))"
+        page_params += [after[0], after[0], after[1]]
     async with db.reader() as conn:
         [(total,)] = await conn.execute_fetchall(f"SELECT count(*) FROM capsules WHERE {where}", params)
         rows = await conn.execute_fetchall(
-            f"SELECT {_COLUMNS} FROM capsules WHERE {where} ORDER BY updated_at DESC, id LIMIT ? OFFSET ?",
-            [*params, limit, offset],
+            f"SELECT {_COLUMNS} FROM capsules WHERE {page} ORDER BY created_at DESC, id LIMIT ? OFFSET ?",
+            [*page_params, limit + 1, offset],
         )
-    return [_row(row) for row in rows], total
+    return [_row(row) for row in rows[:limit]], total, len(rows) > limit
 
 
 async def superseded(db: Database) -> list[CapsuleRow]:
