@@ -152,17 +152,25 @@ def _echo_capsule(capsule: api.Capsule, extra: str = "") -> None:
 @click.option("--kind", type=click.Choice(api.CAPSULE_KINDS), help="Only this kind.")
 @click.option("--all", "superseded", is_flag=True, help="Include superseded capsules.")
 @click.option("--limit", "-n", default=50, show_default=True, type=click.IntRange(1, 500), help="Capsules to list.")
+@click.option("--cursor", help="Continue after the page that printed it (with the same options).")
 @json_option
 @pass_context
-def memory_list(ctx: Context, scope: str | None, kind: str | None, superseded: bool, limit: int, as_json: bool) -> None:
-    """Capsules, most recently updated first.
+def memory_list(
+    ctx: Context, scope: str | None, kind: str | None, superseded: bool, limit: int, cursor: str | None, as_json: bool
+) -> None:
+    """Capsules, newest first, a page at a time.
+
+    A page that is not the last ends with the --cursor to pass for the next one
+    (`next_cursor` with --json): it goes on after that page's last capsule, so
+    capsules added or forgotten meanwhile neither repeat nor skip the rest.
 
     \b
     Examples:
       ken memory list
       ken memory list --scope shop --kind decision --all
+      ken memory list -n 20 --cursor CURSOR
     """
-    params = _given(scope=scope, kind=kind, superseded=superseded or None, limit=limit)
+    params = _given(scope=scope, kind=kind, superseded=superseded or None, limit=limit, cursor=cursor)
     result = ctx.fetch("memory.list", api.CapsuleList, params)
     if as_json:
         print_json(result)
@@ -171,6 +179,12 @@ def memory_list(ctx: Context, scope: str | None, kind: str | None, superseded: b
         replaced = f"  (superseded by {capsule.superseded_by})" if capsule.superseded_by else ""
         click.echo(for_terminal(f"{capsule.id}  {capsule.title}  [{capsule.kind}, {capsule.scope}]") + replaced)
     click.echo(f"{len(result.capsules)} of {counted(result.total, 'capsule')}")
+    _next_page(result.next_cursor)
+
+
+def _next_page(cursor: str | None) -> None:
+    if cursor is not None:
+        click.echo(f"next page: the same command with --cursor {cursor}")
 
 
 @memory.command("show")
@@ -281,23 +295,30 @@ def archive(click_ctx: click.Context, title: str | None, tags: tuple[str, ...], 
 
 @archive.command("list")
 @click.option("--limit", "-n", default=50, show_default=True, type=click.IntRange(1, 500), help="Archives to list.")
+@click.option("--cursor", help="Continue after the page that printed it.")
 @json_option
 @pass_context
-def archive_list(ctx: Context, limit: int, as_json: bool) -> None:
-    """Archives, newest first.
+def archive_list(ctx: Context, limit: int, cursor: str | None, as_json: bool) -> None:
+    """Archives, newest first, a page at a time.
+
+    A page that is not the last ends with the --cursor to pass for the next one
+    (`next_cursor` with --json): archives added or pruned meanwhile neither repeat
+    nor skip the rest.
 
     \b
     Examples:
       ken archive list
       ken archive list -n 5 --json
+      ken archive list -n 5 --cursor CURSOR
     """
-    result = ctx.fetch("archive.list", api.ArchiveList, {"limit": limit})
+    result = ctx.fetch("archive.list", api.ArchiveList, _given(limit=limit, cursor=cursor))
     if as_json:
         print_json(result)
         return
     for entry in result.archives:
         click.echo(f"{entry.handle}  {entry.title!r}  {entry.bytes} bytes")
     click.echo(f"{result.total} archives, {result.total_bytes / 1e6:.1f} MB")
+    _next_page(result.next_cursor)
 
 
 @main.command()
