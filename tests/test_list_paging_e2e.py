@@ -155,4 +155,6 @@ def test_ken_lists_say_how_to_get_the_next_page(library):
         rest = ken(library, *command, "-n", "2", "--cursor", cursor)
         assert rest.returncode == 0, rest.stderr
         assert title in rest.stdout and title not in first.stdout and "--cursor" not in rest.stdout
+    wrong = ken(library, "memory", "list", "--cursor", cursor)  # the archive list's
+    assert wrong.returncode != 0 and "given by another list" in wrong.stderr, wrong.stderr
     daemon.stop()
