@@ -59,7 +59,7 @@ def decode(cursor: str, listing: str, filters: dict[str, Any]) -> Position:
         raise InvalidRequest(f"cursor was given by another list, not {listing}: leave it out to start from the newest")
     changed = [name for name in filters if state["filters"].get(name) != filters[name]]
     if changed or set(state["filters"]) != set(filters):
-        names = ", ".join(changed) or "filters"
+        names = ", ".join(changed) or "set of filters"
         raise InvalidRequest(
             f"cursor continues {listing} with another {names}: ask with the same filters as the page it came"
             " with, or leave cursor out to start again"
