@@ -66,9 +66,9 @@ async def test_a_folder_copy_is_stored_once_with_two_locations(db: Database):
     # One stored copy, cited where the scoped search looked.
     for name in ("a", "b"):
         assert [h.source for h in await search(db, "okapi", source=name)] == [name]
-    counts = await lookup.counts_by_source(db)
-    assert counts[ids["a"]].holds == counts[ids["b"]].holds == 1
-    assert await lookup.library_documents(db) == 1
+    tallies = await lookup.tallies(db)
+    assert tallies.by_source[ids["a"]].holds == tallies.by_source[ids["b"]].holds == 1
+    assert tallies.library_documents == 1
 
 
 async def test_a_path_is_read_in_the_innermost_folder_and_through_links(db: Database, tmp_path):

@@ -218,10 +218,10 @@ class Library:
             raise NotFound(f"unknown namespace {namespace!r}; namespaces: {listed or 'none yet'}")
 
     async def status(self) -> Status:
-        counts = await lookup.counts_by_source(self.db)
+        tallies = await lookup.tallies(self.db)
         report = []
         for row in await source_store.list_sources(self.db):
-            tally = counts.get(row.id, lookup.SourceCounts())
+            tally = tallies.by_source.get(row.id, lookup.SourceCounts())
             entry = SourceStatus(
                 name=row.name,
                 kind=row.kind,
@@ -239,7 +239,7 @@ class Library:
                 last_error=row.last_sweep_error,
                 kept_unmounted=row.last_sweep_kept,
                 processed=tally.holds + tally.failed + tally.skipped,
-                failures=await lookup.failures(self.db, row.id) if tally.failed else [],
+                failures=list(tallies.failures.get(row.id, ())),
             )
             folder = self.folders.running.get(row.name)
             if folder is not None:
@@ -292,7 +292,7 @@ class Library:
             ),
             embedder=self.semantic.status(),
             graph=await self.graph.status(),
-            library=LibraryCounts(await lookup.library_documents(self.db)),
+            library=LibraryCounts(tallies.library_documents),
             sources=report,
             agent=await self.agent_records(),
         )
@@ -300,7 +300,8 @@ class Library:
     async def sources_list(self) -> SourceList:
         """Configured sources and those only the index knows, with what each holds."""
         rows = {row.name: row for row in await source_store.list_sources(self.db)}
-        counts = await lookup.counts_by_source(self.db)
+        tallies = await lookup.tallies(self.db)
+        counts = tallies.by_source
         listed = []
         for source in self.settings.sources:
             row = rows.get(source.name)
@@ -327,7 +328,7 @@ class Library:
                 listed.append(
                     SourceEntry(name, row.kind, row.root, row.namespace, False, tally.holds, tally.merged, tally.chunks)
                 )
-        return SourceList(listed, await lookup.library_documents(self.db))
+        return SourceList(listed, tallies.library_documents)
 
     async def scan(self, name: str, wait: bool = False) -> ScanResult:
         job = self.folders.request_sweep(name)

@@ -601,6 +601,15 @@ def m019_source_root_identity(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE sources ADD COLUMN root_identity TEXT")
 
 
+def m020_status_tallies_covered(conn: sqlite3.Connection) -> None:
+    """Each source's documents by state with their chunks, as `status` counts them, read
+    from the index alone: the index on (source_id, status) sent the count to every row for
+    its chunk_count, 25 ms of each `ken status` at 100,000 documents (8 ms from the index).
+    The same prefix still serves every lookup the old index did."""
+    conn.execute("DROP INDEX documents_status")
+    conn.execute("CREATE INDEX documents_status ON documents (source_id, status, chunk_count)")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -621,6 +630,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m017_source_sweep_kept,
     m018_source_root_mount,
     m019_source_root_identity,
+    m020_status_tallies_covered,
 )
 
 
