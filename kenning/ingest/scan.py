@@ -484,8 +484,7 @@ class FolderScanner:
         recorded = await sources.root_mount(self.db, self.source_id)
         if not recorded or await asyncio.to_thread(_mount_point, Path(recorded)):
             return None
-        states = await documents.file_states(self.db, self.source_id)
-        return _away_message(self.settings.path, recorded, len(states))
+        return _away_message(self.settings.path, recorded, await documents.state_rows(self.db, self.source_id))
 
     def _unknown_message(self, root: Path, holds: bool, indexed: int) -> str:
         if holds:

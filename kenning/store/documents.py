@@ -74,6 +74,12 @@ async def file_states(db: Database, source_id: int) -> dict[str, FileState]:
         return await on_thread(conn, _file_states, source_id)
 
 
+async def state_rows(db: Database, source_id: int) -> int:
+    """How many state rows a source has, counted in the index rather than made into states."""
+    [(count,)] = await db.read("SELECT count(*) FROM documents WHERE source_id = ?", (source_id,))
+    return count
+
+
 def _file_states(conn: sqlite3.Connection, source_id: int) -> dict[str, FileState]:
     rows = conn.execute(
         "SELECT id, path, status, mtime, size, content_hash, reading, updated_at, chunk_count FROM documents"
