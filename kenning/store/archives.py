@@ -171,7 +171,8 @@ async def retitle_tombstones(db: Database, titles: dict[str, str]) -> None:
 
 async def totals(db: Database) -> tuple[int, int, int, float | None]:
     """(archives, their bytes, archives pruned (tombstones kept), when the last was pruned)."""
-    async with db.reader() as conn:
-        [(count, size)] = await conn.execute_fetchall("SELECT count(*), coalesce(sum(bytes), 0) FROM archives")
-        [(pruned, last)] = await conn.execute_fetchall("SELECT count(*), max(pruned_at) FROM archive_pruned")
+    [(count, size, pruned, last)] = await db.read(
+        "SELECT count(*), coalesce(sum(bytes), 0), (SELECT count(*) FROM archive_pruned),"
+        " (SELECT max(pruned_at) FROM archive_pruned) FROM archives"
+    )
     return count, size, pruned, last

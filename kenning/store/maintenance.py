@@ -62,9 +62,7 @@ def _sizes(path: Path) -> tuple[int, int]:
 
 
 async def space(db: Database) -> Space:
-    async with db.reader() as conn:
-        [(page_size,)] = await conn.execute_fetchall("PRAGMA page_size")
-        [(free_pages,)] = await conn.execute_fetchall("PRAGMA freelist_count")
+    [(page_size, free_pages)] = await db.read("SELECT * FROM pragma_page_size(), pragma_freelist_count()")
     file_bytes, wal_bytes = await asyncio.to_thread(_sizes, db.path)
     return Space(file_bytes, wal_bytes, page_size * free_pages)
 

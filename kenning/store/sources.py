@@ -131,9 +131,7 @@ async def root_mount(db: Database, source_id: int) -> str | None:
 
 
 async def list_sources(db: Database) -> list[SourceRow]:
-    async with db.reader() as conn:
-        cursor = await conn.execute(f"SELECT {_COLUMNS} FROM sources ORDER BY name")
-        return [_row(values) for values in await cursor.fetchall()]
+    return [_row(values) for values in await db.read(f"SELECT {_COLUMNS} FROM sources ORDER BY name")]
 
 
 async def aggregate_source(db: Database, kind: str) -> int:
