@@ -96,7 +96,7 @@ def recursive(root: Path) -> Callable[[asyncio.Event], Awaitable[None]]:
 
 def kenning(root: Path) -> Callable[[asyncio.Event], Awaitable[None]]:
     async def run(stop: asyncio.Event) -> None:
-        await watch_folder(root, WalkRules(), lambda: None, stop, debounce_ms=800)
+        await watch_folder(root, WalkRules(), lambda: None, stop, debounce_ms=800, retry_seconds=30)
 
     return run
 
