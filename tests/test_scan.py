@@ -609,6 +609,30 @@ async def test_a_plain_folder_whose_mount_state_is_unknown_is_learnt_from_a_file
     assert len(await search(db, "tayras")) == 2
 
 
+async def test_a_plain_folder_whose_every_file_changed_across_the_upgrade_is_read(db, tmp_path, options):
+    """Schema 18 made every plain folder's mount state unknown again (m018). Its notes
+    all edited while the daemon was stopped for the upgrade, none was found as indexed:
+    the folder was held for good, its old text served, its edits and new files never
+    read, with a message asking for a drive to be mounted that never was. The indexed
+    files found by name, half of them at least, say it is the folder that was indexed; a
+    stray file on a drive's bare mount point is not that."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for index in range(3):
+        write(folder, f"n{index}.md", f"note {index} about walruses\n", mtime=1000 + index)
+    scanner = await scanner_for(db, folder, options)
+    assert (await scanner.sweep())["indexed"] == 3
+    async with db.transaction() as conn:
+        await conn.execute("UPDATE sources SET root_mount = NULL")  # what m018 makes of a 0
+    for index in range(3):
+        write(folder, f"n{index}.md", f"note {index} about narwhals, edited\n", mtime=5000 + index)
+    write(folder, "new.md", "a new note about belugas\n")
+    counts = await scanner.sweep()
+    assert scanner.progress.last_error is None and scanner.progress.kept_unmounted is None
+    assert counts["indexed"] == 4 and await search(db, "walruses") == []
+    assert len(await search(db, "narwhals")) == 3 and len(await search(db, "belugas")) == 1
+
+
 async def test_a_file_left_scanning_by_a_crash_is_ingested_again(db, tmp_path, options):
     folder = tmp_path / "notes"
     folder.mkdir()

@@ -136,13 +136,21 @@ def _mount_point(root: Path) -> bool:
 
 
 def _found_as_indexed(found: list[Discovered], states: dict[str, documents.FileState]) -> bool:
-    """Whether one of the files the root holds is one the index holds, as it was indexed:
-    the root is what was indexed, not a bare mount point something was written to."""
+    """Whether the root is what was indexed, not a bare mount point something was written
+    to: one of the files it holds is one the index holds, as it was indexed, or half of
+    the indexed files at least are there by name. Judged by stamps alone, a plain folder
+    whose every note was edited while the daemon was stopped for the upgrade (m018) was
+    held for good, its edits never read; a stray file or two on a drive's mount point is
+    not half of the drive."""
+    named = 0
     for item in found:
         prior = states.get(item.rel)
-        if prior is not None and (prior.mtime, prior.size) == (item.stamp, item.size):
+        if prior is None:
+            continue
+        if (prior.mtime, prior.size) == (item.stamp, item.size):
             return True
-    return False
+        named += 1
+    return 2 * named >= len(states)
 
 
 def _away_message(root: Path, mount: str, missing: int) -> str:
