@@ -21,6 +21,8 @@ Cited = TypeVar("Cited", DocumentInfo, ItemView)
 
 # A range of lines is answered up to this many characters; `next_line` continues it.
 MAX_LINE_CHARS = 200_000
+# Reads of a page of a document that keeps changing before one is of a single version.
+READ_TRIES = 3
 
 
 async def resolve(
@@ -129,20 +131,39 @@ async def fetch(
         holder = item.document_id
     else:
         holder, at = await resolve(db, document_id, uri, path, source)
+    for _ in range(READ_TRIES):
+        current = await document_text.version(db, holder)
+        if version is not None and version != current:
+            raise InvalidRequest(
+                f"document {holder} changed since version {version} (it is version {current} now): pages of the"
+                " two are not one text; read it again from the start"
+            )
+        page = await _page(db, holder, at, offset, limit, line_start, line_end, lines_wanted)
+        # The page takes several queries, and a save between them (a watched file, agent
+        # text replaced) gave the new text under the old version.
+        if await document_text.version(db, holder) == current:
+            return replace(page, version=current)
+    raise InvalidRequest(f"document {holder} changed {READ_TRIES} times while a page of it was read; ask again")
+
+
+async def _page(
+    db: Database,
+    holder: int,
+    at: lookup.AtPath | None,
+    offset: int | None,
+    limit: int | None,
+    line_start: int | None,
+    line_end: int | None,
+    lines_wanted: bool,
+) -> Fetched:
     [first], total = await _first_item(db, holder)
-    current = await document_text.version(db, holder)
-    if version is not None and version != current:
-        raise InvalidRequest(
-            f"document {holder} changed since version {version} (it is version {current} now): pages of the two"
-            " are not one text; read it again from the start"
-        )
     async with db.reader() as conn:
         places = await lookup.locations(conn, holder, at.row if at else None)
     info = DocumentInfo(first.document_id, first.title, first.source, first.namespace, first.path, first.format, places)
     info = cited_at(info, at)
     if lines_wanted:
         lines = await _lines(db, holder, line_start or 1, line_end)
-        return Fetched(document=info, total_chunks=total, lines=lines, version=current)
+        return Fetched(document=info, total_chunks=total, lines=lines)
     start = offset or 0
     if start >= total:
         raise InvalidRequest(
@@ -151,9 +172,7 @@ async def fetch(
     items, _ = await lookup.document_page(db, holder, start, limit)
     items = [cited_at(item, at) for item in items]
     end = start + len(items)
-    return Fetched(
-        document=info, items=items, total_chunks=total, next_offset=end if end < total else None, version=current
-    )
+    return Fetched(document=info, items=items, total_chunks=total, next_offset=end if end < total else None)
 
 
 async def _first_item(db: Database, document_id: int) -> tuple[list, int]:
