@@ -364,7 +364,7 @@ def _index(status: api.Status, settings, ctx: Context, checks: list[Check]) -> N
                     PROBLEM,
                     f"source {source.name}",
                     f"not watched, its changes wait for the periodic sweep: {source.not_watched}",
-                    _raise_limit(source.not_watched),
+                    _raise_limit(source.not_watched, settings.daemon.watch_retry),
                 )
             )
         for folder, reason in source.unreadable_folders.items():
@@ -413,11 +413,11 @@ def _index(status: api.Status, settings, ctx: Context, checks: list[Check]) -> N
         )
 
 
-def _raise_limit(why: str) -> str:
+def _raise_limit(why: str, retry: float) -> str:
     """The command the daemon named for the limit reached (ingest/watch.py
-    `watch_failure`), or a restart once the cause is gone."""
+    `watch_failure`), or a restart once the cause is gone. `retry`: [daemon] watch_retry."""
     if commands := re.findall(r"`(sudo [^`]+)`", why):
-        return "; ".join(commands) + "; the watch is set up again within 30 s"
+        return "; ".join(commands) + f"; the watch is set up again within {retry:g} s"
     return "ken restart once the cause is fixed"
 
 
