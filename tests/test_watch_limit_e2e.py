@@ -79,3 +79,27 @@ def test_a_watched_folder_is_not_said_to_be_unwatched(library, tmp_path):
     wait_for(lambda: daemon.search("barge"), timeout=30, what="the change to be followed")
     assert daemon.source_status("notes")["not_watched"] is None
     assert "not watched" not in ken(library.config, "status").stdout
+
+
+def test_a_folder_gone_since_its_watch_failed_is_not_said_to_be_held_by_the_limit(library, tmp_path):
+    """The limit kept the folder unwatched; then the folder went (a drive unplugged, a
+    rename). Status and doctor went on blaming the inotify limit, and told the user to
+    raise it, for a folder that is not there: what the sweep says of it is the news."""
+    wrapper = inotify_limited("max_inotify_watches", 2)
+    if wrapper is None:
+        pytest.skip("cannot make a user namespace here to set an inotify limit in")
+    notes = tmp_path / "notes"
+    for folder in ("trips", "recipes", "work"):
+        (notes / folder).mkdir(parents=True)
+        (notes / folder / "plan.md").write_text(f"# {folder}\n\nThe ferry leaves at nine.\n")
+    library.configure([{"name": "notes", "path": str(notes)}], "watch_retry = 2")
+    daemon = library.daemon(wrapper=wrapper)
+    daemon.wait_idle("notes")
+    wait_for(lambda: daemon.source_status("notes")["not_watched"], timeout=30, what="the watch to fail")
+
+    notes.rename(tmp_path / "notes.away")
+    wait_for(lambda: daemon.source_status("notes")["not_watched"] is None, timeout=30, what="the limit to be let go")
+    daemon.call("sources.scan", {"name": "notes", "wait": True})
+    doctor = json.loads(ken(library.config, "doctor", "--json").stdout)
+    assert not [check for check in doctor if "not watched" in check["found"]]
+    assert [check for check in doctor if check["what"] == "source notes" and "cannot read" in check["found"]]

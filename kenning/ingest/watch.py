@@ -177,7 +177,8 @@ async def watch_folder(
     after the daemon started would never be seen.
 
     `on_failure` hears why the folder cannot be watched (an inotify limit reached) each
-    time setting a watch up fails, and None once a watch is up: until then changes wait
+    time setting a watch up fails, and None once a watch is up or the folder is gone (the
+    sweep says that): until then changes wait
     for the periodic sweep, and the user is the one who can fix it.
     """
     halt = threading.Event()
@@ -205,6 +206,10 @@ async def watch_folder(
             if error is None and not missing:
                 log.warning("cannot watch %s: it does not exist; looking again every %.0fs", root, retry_seconds)
                 missing = True
+                if on_failure is not None:
+                    # A limit that kept it unwatched is no longer the news: the folder is
+                    # gone, which the sweep reports.
+                    on_failure(None)
             try:
                 async with asyncio.timeout(retry_seconds):
                     await stop.wait()
