@@ -178,8 +178,8 @@ async def watch_folder(
 
     `on_failure` hears why the folder cannot be watched (an inotify limit reached) each
     time setting a watch up fails, and None once a watch is up or the folder is gone (the
-    sweep says that): until then changes wait
-    for the periodic sweep, and the user is the one who can fix it.
+    sweep says that): until then changes wait for the periodic sweep, and the user is
+    the one who can fix it.
     """
     halt = threading.Event()
     relay = asyncio.ensure_future(_relay(stop, halt))
