@@ -389,8 +389,8 @@ class FolderScanner:
         if recorded is None and states:
             # Since the upgrade (m015, m018) the mount the root was on is not known, and a
             # drive's mount point is an empty folder while the drive is away, or holds what
-            # was written there meanwhile. Only the drive mounted on the root, or one of
-            # the indexed files found as it was indexed, says the root is what was
+            # was written there meanwhile. Only the drive mounted on the root, or the
+            # indexed files found there (`_found_as_indexed`), says the root is what was
             # indexed: until then nothing in it is read, since a file indexed from it
             # would say so at the next sweep.
             mounted = on == os.path.realpath(root)

@@ -584,7 +584,8 @@ def m018_source_root_mount(conn: sqlite3.Connection) -> None:
     another folder, store/sources.py). A `1` was the root itself. A `0` does not say which
     mount the root was on, nor whether it was recorded while a drive mounted above the
     root was away, so it becomes unknown too: the next sweep that finds one of the indexed
-    files as indexed records the mount, which for a folder in use is its first."""
+    files as indexed, or half of them by name, records the mount, which for a folder in
+    use is its first (ingest/scan.py `_found_as_indexed`)."""
     conn.execute("ALTER TABLE sources ADD COLUMN root_mount TEXT")
     conn.execute("UPDATE sources SET root_mount = root WHERE root_mounted = 1")
     conn.execute("ALTER TABLE sources DROP COLUMN root_mounted")
