@@ -319,7 +319,7 @@ class FolderScanner:
 
     async def _sweep_and_record(self) -> dict[str, int]:
         progress = self.progress
-        self.away = self.root_identity = None
+        self.root_mount = self.away = self.root_identity = None
         started = time.monotonic()
         counts = {
             "indexed": 0, "merged": 0, "unchanged": 0, "failed": 0, "skipped": 0, "deleted": 0, "chunks": 0,
