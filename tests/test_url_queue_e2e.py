@@ -52,24 +52,25 @@ def web_documents(daemon) -> int:
 
 
 def test_a_burst_of_add_urls_is_waited_for_in_the_queue_and_every_page_is_added(library, http_server):
-    """Twelve pages at once, each taking 4 s to serve, four fetched at a time: the later
-    calls wait 4 to 8 s for a worker, past the 6 s each call allows its own fetch. Each
-    call's own fetch and reading fit in it, so every call answers with its page."""
-    for n in range(12):
-        http_server.routes[f"/{n}"] = slow_page(4)
+    """Sixteen pages at once, each taking 3 s to serve, four fetched at a time: the last
+    calls wait 9 s for a worker, past the 8 s each call allows its own fetch. Each call's
+    own fetch and reading fit in it with 5 s to spare for a loaded machine, so every call
+    answers with its page."""
+    for n in range(16):
+        http_server.routes[f"/{n}"] = slow_page(3)
     http_server.routes["/first"] = slow_page(0)
     library.configure([], extra=FETCH_LOOPBACK)
     daemon = library.daemon()
     # The fetch workers are started by the first page, not under the load of the burst.
     daemon.call("urls.add", {"url": f"{http_server.base}/first"})
 
-    calls = [add_url(library, f"{http_server.base}/{n}", timeout=6) for n in range(12)]
+    calls = [add_url(library, f"{http_server.base}/{n}", timeout=8) for n in range(16)]
     answers = [call.communicate(timeout=120) for call in calls]
 
     failed = [(call.args[-1], err) for call, (_, err) in zip(calls, answers) if call.returncode != 0]
     assert not failed, failed
     assert all(out.startswith("document ") and "indexed" in out for out, _ in answers), answers
-    assert web_documents(daemon) == 13
+    assert web_documents(daemon) == 17
 
 
 def test_a_daemon_that_stops_answering_while_a_page_is_queued_is_given_up_on(library, http_server):
