@@ -841,7 +841,7 @@ async def test_a_file_that_hits_an_internal_error_is_failed_with_its_reason_and_
         return await convert(path, *args)
 
     async def buggy_read(function, args, timeout):
-        if args[0].found.rel == "new.md":
+        if args[0].name == "new.md":
             tried.append("new.md")
             raise KeyError("a reader bug")
         return await read(function, args, timeout)

@@ -4,7 +4,7 @@ chunked them: the date its dated lines give it, and its CJK pieces for the CJK i
 from __future__ import annotations
 
 from kenning.ingest.chunker import Chunk
-from kenning.store.documents import NewItem
+from kenning.store.records import NewItem
 from kenning.text import cjk, dates
 
 

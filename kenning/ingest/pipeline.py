@@ -9,7 +9,6 @@ threads. The event loop only sequences the steps.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -18,10 +17,9 @@ from typing import Literal
 
 from kenning.config import ChunkingSettings, LimitsSettings
 from kenning.errors import AccessDenied, IndexUnwritable, ReaderError
-from kenning.ingest.convert import ConvertLimits, Converted, convert_file
+from kenning.ingest.convert import ConvertLimits, Converted, guarded_hash, read_unseen
 from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
-from kenning.ingest.readers import ReadLimits, open_regular
-from kenning.ingest.sensitive import is_sensitive_path
+from kenning.ingest.readers import ReadLimits
 from kenning.ingest.walk import Discovered
 from kenning.store import documents
 from kenning.store.database import Database, unwritable
@@ -30,7 +28,6 @@ from kenning.text import dates
 
 log = logging.getLogger(__name__)
 
-HASH_BLOCK = 1 << 20
 # The coarsest file time a file system keeps (FAT's two seconds); see `needs_look`.
 RACY_SECONDS = 2.0
 
@@ -181,10 +178,13 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
         # Nothing to compare the hash with: the worker that parses the file hashes it
         # too, which saves a trip to a hashing thread for every file of a first sweep.
         document_id = await documents.mark_scanning(db, job.source_id, found.rel)
-        reading = options.parsers.read(_read_unseen, (job, options.max_file_bytes, options.convert_limits), timeout)
+        args = (found.path, job.root, job.confine_to_root, options.max_file_bytes, options.convert_limits)
+        reading = options.parsers.read(read_unseen, args, timeout)
     else:
         try:
-            digest, resolved = await asyncio.to_thread(_guarded_hash, job, options.max_file_bytes)
+            digest, resolved = await asyncio.to_thread(
+                guarded_hash, found.path, job.root, job.confine_to_root, options.max_file_bytes
+            )
         except ReaderError as exc:
             if isinstance(exc, AccessDenied) and prior.holds_text:
                 # A chmod, or a file another user owns and closed: the text read before is
@@ -254,43 +254,5 @@ async def _fail(db: Database, document_id: int, job: FileJob, exc: ReaderError) 
     return Outcome("failed", reason=reason)
 
 
-def _check_path(job: FileJob) -> Path:
-    """Resolve links again at open time: the walk's verdict may be stale by now."""
-    path = job.found.path
-    try:
-        resolved = path.resolve(strict=True)
-    except OSError as exc:
-        raise ReaderError(f"cannot open: {exc.strerror or exc}") from None
-    if is_sensitive_path(path) or is_sensitive_path(resolved):
-        raise ReaderError("refused: sensitive path")
-    if job.confine_to_root and not resolved.is_relative_to(job.root.resolve()):
-        raise ReaderError("refused: resolves outside the source root")
-    return resolved
-
-
 async def _hashed(digest: str, converting: Awaitable[Converted]) -> tuple[str, Converted]:
     return digest, await converting
-
-
-def _read_unseen(job: FileJob, max_bytes: int, limits: ConvertLimits) -> tuple[str, Converted]:
-    """In a parse worker: the hash and the chunks of a file with no state row yet."""
-    digest, resolved = _guarded_hash(job, max_bytes)
-    return digest, convert_file(resolved, job.found.path.stem, limits)
-
-
-def _guarded_hash(job: FileJob, max_bytes: int) -> tuple[str, Path]:
-    """The content hash and the path to read, checked again at open time.
-
-    The size limit is checked on the open file before a byte is hashed, so a file over
-    it (a 20 GB log, say) is refused at the cost of a stat, however often it changes.
-    """
-    resolved = _check_path(job)
-    digest = hashlib.sha256()
-    try:
-        with open(open_regular(resolved, max_bytes), "rb") as handle:
-            while block := handle.read(HASH_BLOCK):
-                digest.update(block)
-    except OSError as exc:
-        raise ReaderError(f"cannot read: {exc.strerror or exc}") from None
-    return digest.hexdigest(), resolved
-

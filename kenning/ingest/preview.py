@@ -137,7 +137,7 @@ def _sample(
                 continue
             item = queue.pop()
             try:
-                # A link is read at its target, as a sweep reads it (pipeline._check_path).
+                # A link is read at its target, as a sweep reads it (convert.check_path).
                 target = item.path.resolve() if item.target_name else item.path
                 parsed = read_file(target, ReadLimits(max_file_bytes=max_bytes))
                 count = len(chunk_document(parsed, chunking.target_chars, chunking.overlap_chars))

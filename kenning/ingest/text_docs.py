@@ -34,8 +34,9 @@ from kenning.ingest.readers import ReadResult
 from kenning.ingest.redact import redact
 from kenning.store import document_text, documents, sources
 from kenning.store.database import Database
-from kenning.store.documents import DocumentMeta, NewItem
+from kenning.store.documents import DocumentMeta
 from kenning.store.keys import agent_key, page_key, path_key
+from kenning.store.records import NewItem
 from kenning.store.texthash import text_hash
 from kenning.text import dates
 from kenning.text.controls import CONTROL

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from kenning.store import documents
 from kenning.store.database import Database
-from kenning.store.documents import DocumentMeta, NewItem
+from kenning.store.documents import DocumentMeta
+from kenning.store.records import NewItem
 
 SEGMENT_CHARS = 1 << 16
 # Tombstones kept; the oldest go first.

@@ -18,7 +18,8 @@ import aiosqlite
 
 from kenning.store import documents
 from kenning.store.database import Database
-from kenning.store.documents import DocumentMeta, NewItem
+from kenning.store.documents import DocumentMeta
+from kenning.store.records import NewItem
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ import aiosqlite
 from kenning.api import Stored
 from kenning.store import links, ownership
 from kenning.store.database import Database, on_thread
+from kenning.store.records import NewItem
 from kenning.text import dates
 
 Status = Literal["scanning", "done", "failed", "skipped", "merged"]
@@ -52,19 +53,6 @@ class FileState:
     def holds_text(self) -> bool:
         """Whether search finds text of this file's: what a file closed to this user keeps."""
         return self.status in ("done", "merged") or self.chunk_count > 0
-
-
-@dataclass(frozen=True)
-class NewItem:
-    title: str
-    section: str
-    content: str
-    line_start: int
-    line_end: int
-    # Set only when dated lines inside the chunk say more than its document's date.
-    date: str | None = None
-    # Its CJK runs cut for the CJK index (kenning/text/cjk.py); empty for most text.
-    cjk: str = ""
 
 
 async def file_states(db: Database, source_id: int) -> dict[str, FileState]:

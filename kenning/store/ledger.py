@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from kenning.store import documents, graph
 from kenning.store.database import Database
-from kenning.store.documents import DocumentMeta, NewItem
-from kenning.store.records import Extraction
+from kenning.store.documents import DocumentMeta
+from kenning.store.records import Extraction, NewItem
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,36 @@
-"""Records that cross stages: what extractors, fetchers and embedders hand on.
+"""Records that cross stages: what readers, extractors, fetchers and embedders hand on.
 
-They live below every stage that makes or reads them (workers make extractions and
-pages, ingest stores pages, the store writes the graph, retrieval embeds queries), so no
-stage imports another to share a type.
+They live below every stage that makes or reads them (readers make items, workers
+make extractions and pages, ingest stores pages, the store writes the graph, retrieval
+embeds queries), so no stage imports another to share a type. Nothing here imports
+more than the standard library: a parse worker needs its records, not the store.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-import numpy as np
+if TYPE_CHECKING:
+    # For the Embedder's annotation alone: a parse worker imports this module for its
+    # records and never needs numpy's 0.1-0.2 s of import.
+    import numpy as np
+
+
+@dataclass(frozen=True)
+class NewItem:
+    """One chunk as a reader made it, before the store gives it an id."""
+
+    title: str
+    section: str
+    content: str
+    line_start: int
+    line_end: int
+    # Set only when dated lines inside the chunk say more than its document's date.
+    date: str | None = None
+    # Its CJK runs cut for the CJK index (kenning/text/cjk.py); empty for most text.
+    cjk: str = ""
 
 
 @dataclass(frozen=True)
