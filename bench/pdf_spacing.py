@@ -38,7 +38,7 @@ from fpdf import FPDF
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kenning.ingest.readers import _pdf_page_text  # noqa: E402  (the setting kenning ships)
+from kenning.ingest.pdf_text import pdf_page_text  # noqa: E402  (the setting kenning ships)
 from tests.hostile_files import write_pdf  # noqa: E402
 
 SETTINGS = {
@@ -49,7 +49,7 @@ SETTINGS = {
     "x_tolerance_ratio=0.2": lambda page: page.extract_text(x_tolerance_ratio=0.2),
     "use_text_flow": lambda page: page.extract_text(use_text_flow=True),
     "layout": lambda page: page.extract_text(layout=True),
-    "kenning (readers._pdf_page_text)": _pdf_page_text,
+    "kenning (pdf_text.pdf_page_text)": pdf_page_text,
 }
 
 WORDS = (

@@ -22,7 +22,6 @@ import codecs
 import collections
 import gzip
 import io
-import logging
 import os
 import re
 import stat
@@ -31,17 +30,9 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import pdfplumber
-from lxml import etree
-from pdfminer.pdfdocument import PDFPasswordIncorrect
-from pdfplumber.utils.exceptions import PdfminerException
-
 from kenning.errors import AccessDenied, ReaderError, TextCapReached
-from kenning.ingest.docx_text import read_docx
 from kenning.text import frontmatter
 from kenning.text.html import first_h1, html_to_markdown, meta_charset
-
-logger = logging.getLogger(__name__)
 
 _MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown"})
 _PROSE_EXTENSIONS = frozenset({"", ".txt", ".org", ".rst", ".text"})
@@ -85,9 +76,6 @@ _NOT_TEXT = re.compile("[\x00-\x07\x0e-\x1a\x1c-\x1f\x7f-\x9f\ufffd]")
 # More of those than this share of the sniffed text means it was never text: random
 # bytes that happen to hold no NUL decode to about a tenth controls.
 _MAX_CONTROL_SHARE = 0.02
-
-# Scanned with finditer so a title is found without splitting a large file into lines.
-_WORD_GAP_RATIO = 0.15
 
 
 @dataclass(frozen=True)
@@ -447,9 +435,16 @@ def _convert(stem: str, suffix: str, data: bytes, limits: ReadLimits) -> ReadRes
     # Picked as `reader_format` names it, so the reading a file is stored under is its
     # reader's.
     form = _format_of(suffix)
+    # The PDF and DOCX readers are imported with the first file of their format: pdfplumber
+    # and python-docx cost the daemon and every parse worker 0.1-0.2 s of CPU at start,
+    # and a folder of notes has no use for them.
     if form == "pdf":
-        return _read_pdf(stem, data, limits.max_text_chars)
+        from kenning.ingest.pdf_text import read_pdf
+
+        return read_pdf(stem, data, limits.max_text_chars)
     if form == "docx":
+        from kenning.ingest.docx_text import read_docx
+
         text, title, warnings = read_docx(data, limits.max_file_bytes, limits.max_text_chars, _imported_text)
         return ReadResult(text, title or first_h1(text) or stem, "markdown", "docx", warnings=tuple(warnings))
     if form == "html":
@@ -460,52 +455,6 @@ def _convert(stem: str, suffix: str, data: bytes, limits: ReadLimits) -> ReadRes
     if form in ("code", "data"):
         return ReadResult(text, stem, form, form)
     return ReadResult(text, stem, "prose", "text")
-
-
-def _read_pdf(stem: str, data: bytes, max_chars: int) -> ReadResult:
-    pages: list[str] = []
-    page_starts: list[int] = []
-    line = 1
-    chars = 0
-    try:
-        opened = pdfplumber.open(io.BytesIO(data))
-    except PdfminerException as exc:
-        # A PDF that opens only with a user password; one locked for editing or printing
-        # alone (an owner password) opens without one and is read.
-        if any(isinstance(cause, PDFPasswordIncorrect) for cause in (*exc.args, exc.__context__)):
-            raise ReaderError("PDF is locked with a password; kenning reads only PDFs that open without one") from None
-        raise
-    with opened as pdf:
-        for page in pdf.pages:
-            try:
-                page_text = _pdf_page_text(page)
-            finally:
-                # pdfplumber caches every parsed character object on the page; without
-                # this a 2,000-page manual holds all of them until the file is closed.
-                page.close()
-            chars += len(page_text) + 1
-            if chars > max_chars:
-                raise TextCapReached(max_chars)
-            page_starts.append(line)
-            line += page_text.count("\n") + 1
-            pages.append(page_text)
-    text = "\n".join(pages)
-    if pages and not text.strip():
-        logger.info("%s: PDF has %d pages but no text layer (scanned?)", stem, len(pages))
-    return ReadResult(text, stem, "prose", "pdf", tuple(page_starts))
-
-
-def _pdf_page_text(page: pdfplumber.page.Page) -> str:
-    """The page's text, with a word gap judged relative to the type size.
-
-    pdfTeX and others draw no space glyph between words, only a gap, and pdfplumber's
-    default calls a gap a space past a fixed 3 points, which glues 9-point text into
-    `asn1DecodinggeneratesanASN.1structure`. 0.15 of the type size sits below the
-    narrowest word gap (0.22 em on a tight justified line) and above kerning and
-    letter-spacing; bench/pdf_spacing.py measured the alternatives.
-    """
-    text = page.extract_text(x_tolerance_ratio=_WORD_GAP_RATIO) or ""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 # The parts a DOCX imports whole (`w:altChunk`) that kenning reads, by content type or
@@ -560,6 +509,9 @@ def _is_utf8(data: bytes) -> bool:
 def _caused_by_memory(exc: BaseException) -> bool:
     """A parser that wraps the MemoryError it hit (pdfminer does), or libxml2 reporting
     it as a syntax error (python-docx), still ran out of memory."""
+    # Imported here, as the DOCX reader is: only python-docx raises lxml's errors.
+    from lxml import etree
+
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
