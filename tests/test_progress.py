@@ -16,7 +16,7 @@ from kenning.service.jobs import job_status
 from kenning.store import sources, vectors
 from kenning.store.database import Database
 from kenning.workers.embed import PAGE_SIZE, EmbedJob
-from kenning.workers.embedders import OllamaEmbedder
+from kenning.workers.ollama_embed import OllamaEmbedder
 from tests.fake_ollama import fake_ollama
 from tests.helpers import store_document
 

@@ -25,7 +25,8 @@ from kenning.service.semantic import Semantic
 from kenning.store import documents, sources, vectors
 from kenning.store.database import Database
 from kenning.store.vector_index import VectorIndex
-from kenning.workers.embedders import OllamaEmbedder, WordLlamaEmbedder
+from kenning.workers.embedders import WordLlamaEmbedder
+from kenning.workers.ollama_embed import OllamaEmbedder
 from tests.fake_ollama import FakeOllama, fake_ollama, hashed_embedding
 from tests.helpers import store_document
 
