@@ -299,6 +299,48 @@ def test_ordinary_text_and_code_are_not_masked(text):
     assert redact(text) == text
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("admin:S3cretPassw0rd!@intranet.local/admin", f"admin:{MARK}@intranet.local/admin"),
+        ("log in as admin:admin@192.168.1.1 first", f"log in as admin:{MARK}@192.168.1.1 first"),
+        ("DSN=app:Tr0ub4dor@db.internal:5432/app", f"DSN=app:{MARK}@db.internal:5432/app"),
+        ("backup:hunter22@nas01:5000", f"backup:{MARK}@nas01:5000"),
+        ('"svc:Xk29vq7LmN@[fd00::5]:8443"', f'"svc:{MARK}@[fd00::5]:8443"'),
+    ],
+)
+def test_a_user_and_password_without_a_scheme_lose_the_password(text, expected):
+    # The library's pattern needs `scheme://` before them; an agent's note, a ledger
+    # field or a config line often leaves it out.
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "write to ann@example.com",
+        "contact:ann@example.com",
+        "email:ann.lee@example.com",
+        "To:ann@example.com",
+        "mailto:ann@example.com",
+        "xmpp:alice@jabber.example.org",
+        "status:done@example.com in the tracker",
+        "meet at 10:30@home",
+        "meet at 10:30@home.office",
+        "@alice:matrix.org invited @bob:server.org",
+        "git clone git@github.com:org/repo.git",
+        "git@gitlab.example.com:team/tool.git",
+        "ssh [2001:db8::1]:22 and fe80::1%eth0",
+        "user:<password>@host.example",
+        "user:${DB_PASS}@host.example",
+        f"admin:{MARK}@intranet.local/admin",
+        "return a:b@self.weight",
+    ],
+)
+def test_addresses_times_and_ids_that_look_like_a_user_and_password_are_not_masked(text):
+    assert redact(text) == text
+
+
 def test_a_private_key_cut_short_loses_its_body_lines():
     text = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nAAAAB3NzaC1yc2EA\n\nThe rest of the page.\n"
     assert redact(text) == f"-----BEGIN RSA PRIVATE KEY-----\n{MARK}\n{MARK}\n\nThe rest of the page.\n"
@@ -357,6 +399,7 @@ def repeated(unit: str, size: int) -> str:
         "password (x ",
         "| password |\n",
         "pin 1234 ",
+        "a:b@c.de ",
     ],
     ids=[
         "eyJ",
@@ -370,6 +413,7 @@ def repeated(unit: str, size: int) -> str:
         "unclosed-bracket",
         "table-headers",
         "pins",
+        "user-password-host",
     ],
 )
 def test_pathological_inputs_take_linear_time(unit, size):
@@ -377,6 +421,7 @@ def test_pathological_inputs_take_linear_time(unit, size):
     out = redact(text)
     assert out.count("\n") == text.count("\n")
     quiet = ("eyJ", "-----BEGIN RSA PRIVATE KEY-----\n", "://user:", "password is \u201c", "password for ")
+    quiet += ("a:b@c.de ",)
     if unit in (*quiet, "reset password to ", "password (x ", "| password |\n"):
         assert out == text  # nothing there is a secret
     else:

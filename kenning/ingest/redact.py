@@ -19,15 +19,16 @@ flags the BEGIN line; the secret is the block under it, and a pasted block may b
 short: ``_pem_spans``); assignments of secret-named keys in any syntax, JSON, YAML, INI,
 .env, code, command-line flags and query strings, with the checks that tell a literal
 from a variable, a call, a type or a placeholder (``_assigned_secret``); Authorization
-and Bearer credentials; URL signatures (``sig=``); what no ``name = value`` spells (a flag
-and its value, ``sshpass -p``, ``mysql -pX``, ``curl -u user:X``, XML elements, netrc
-lines: ``_command_line_spans``); secrets said in sentences, lists and tables ("the wifi
-password is X", "the root password for db01 was changed to X", ``**Password:** X``,
-``| password | X |``, the cells under a table's Password column, "I set the admin
-password to X", "try X as the password", "the webhook secret (it's X)", "the PIN is
-1234", "recovery codes: X Y Z", "Das Passwort lautet X", "mot de passe : X", "la
-contraseña es X": ``_prose_spans``); and token formats it has no plugin for
-(``_OWN_TOKENS``).
+and Bearer credentials; URL signatures (``sig=``); a URL's user and password written
+without its scheme (``admin:X@intranet.local/admin``: ``_bare_userinfo``); what no
+``name = value`` spells (a flag and its value, ``sshpass -p``, ``mysql -pX``, ``curl -u
+user:X``, XML elements, netrc lines: ``_command_line_spans``); secrets said in sentences,
+lists and tables ("the wifi password is X", "the root password for db01 was changed to
+X", ``**Password:** X``, ``| password | X |``, the cells under a table's Password
+column, "I set the admin password to X", "try X as the password", "the webhook secret
+(it's X)", "the PIN is 1234", "recovery codes: X Y Z", "Das Passwort lautet X", "mot de
+passe : X", "la contraseña es X": ``_prose_spans``); and token formats it has no plugin
+for (``_OWN_TOKENS``).
 On this interpreter's standard library (bench/redact_speed.py) the forms added after a
 red-team pass changed 56 more lines, all of them netrc passwords in test_netrc.py; a
 second pass's (a value with more after it on its line, as in connection strings and
@@ -281,6 +282,33 @@ _ELEMENT = _re2(
 )
 # A URL's password with no user before it: `redis://:pw@host`.
 _URL_EMPTY_USER = _re2(r"(?i)\b[a-z][a-z0-9+.-]*://:([^@\s/]+)@")
+# A URL's user and password with no scheme before them: `admin:S3cret!@intranet.local/admin`
+# (the library's pattern needs the `://`). A password of words alone (`ann.lee`) is an
+# email's local part after a word and a colon (`contact:ann.lee@example.com`) unless
+# the rest reads as a URL: an IP host, a port or a path (`admin:admin@192.168.1.1`). The
+# patterns tell the two apart, so a line of `a:b@c.de` is no match at all; what they
+# match is judged by `_bare_userinfo`.
+_USER = r"([A-Za-z0-9._~%+-]+)"
+_PASSWORD_CHAR = r"[^\s:/@\"'<>`\[\]]"
+# A digit, a symbol or mixed case somewhere in it.
+_STRONG_MARK = r"(?:[^\sA-Za-z._+\-:/@\"'<>`\[\]]|[a-z][A-Z]|[A-Z][A-Z][a-z])"
+_STRONG_PASSWORD = rf"({_PASSWORD_CHAR}*{_STRONG_MARK}{_PASSWORD_CHAR}*)"
+_ANY_HOST = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]+)?"
+_URL_HOST = r"(\[[0-9A-Fa-f:.]+\]|[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+|[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]+|/))"
+_BARE_USERINFO = _re2(rf"{_USER}:{_STRONG_PASSWORD}@{_ANY_HOST}")
+_BARE_USERINFO_URL = _re2(rf"{_USER}:({_PASSWORD_CHAR}+)@{_URL_HOST}")
+# What may stand right before such a user: a space, a quote, a bracket, `=` (`DSN=...`).
+# After `/` it is a URL's, the library's to find; after `@` a Matrix id (`@ann:server`).
+_BEFORE_USERINFO = frozenset(b" \t\r\n\"'`([{<,;=>|")
+# A scheme with no `//` (`mailto:ann@example.com`, `xmpp:`) and the header fields an
+# address is written after (`To:ann@example.com`) are not a user.
+_NOT_USERS = frozenset(
+    b"""mailto xmpp sip sips tel im pres acct jabber matrix news email e-mail mail from to cc bcc
+    reply-to sender author maintainer contact by""".split()
+)
+_HOST_LABEL = re.compile(rb"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_TOP_LABEL = re.compile(rb"[A-Za-z]{2,63}")
+_IPV4 = re.compile(rb"(?:\d{1,3}\.){3}\d{1,3}")
 # SQL: `CREATE USER u WITH PASSWORD 'x'`, `IDENTIFIED BY 'x'`; PowerShell's
 # `ConvertTo-SecureString "x" -AsPlainText`.
 _QUOTED_AFTER = _re2(
@@ -387,6 +415,31 @@ def _assignment_spans(data: bytes) -> Iterator[Span]:
     yield from _command_line_spans(data)
 
 
+def _bare_userinfo(data: bytes, match: re2._Match, url_shaped: bool) -> bool:
+    """Whether a match of `_BARE_USERINFO` (or, `url_shaped`, of `_BARE_USERINFO_URL`) is
+    a credential: the user starts a word and is no scheme or header name, the password is
+    no placeholder and no time (`10:30@home`), and the host is an IP address, has a port,
+    or is a hostname with a top-level label (`intranet.local`)."""
+    start = match.start(1)
+    if start and data[start - 1] not in _BEFORE_USERINFO:
+        return False
+    user, password = match.group(1).lower(), match.group(2)
+    if user in _NOT_USERS or (user.isdigit() and password.isdigit()):
+        return False
+    text = password.decode("utf-8", "replace")
+    if _is_placeholder(text) or not any(char.isalnum() for char in text):
+        return False
+    if url_shaped:
+        return True
+    host = match.group(3).rstrip(b".-")
+    if host[:1] == b"[" or match.start(4) >= 0 or _IPV4.fullmatch(host):
+        return True
+    labels = host.split(b".")
+    return len(labels) > 1 and _TOP_LABEL.fullmatch(labels[-1]) is not None and all(
+        _HOST_LABEL.fullmatch(label) for label in labels
+    )
+
+
 def _nested_values(data: bytes, opening: int) -> tuple[list[Span], int]:
     """The string values (not the keys) inside the object or list opening at `opening`,
     up to its closing bracket or _MAX_NESTED_BYTES, and where the reading stopped. One
@@ -450,6 +503,10 @@ def _command_line_spans(data: bytes) -> Iterator[Span]:
     for match in _URL_EMPTY_USER.finditer(data):
         if _is_quoted_secret(match.group(1).decode("utf-8", "replace")):
             yield match.span(1)
+    for pattern, url_shaped in ((_BARE_USERINFO, False), (_BARE_USERINFO_URL, True)):
+        for match in pattern.finditer(data):
+            if _bare_userinfo(data, match, url_shaped):
+                yield match.span(2)
     for match in _QUOTED_AFTER.finditer(data):
         group = 1 if match.start(1) >= 0 else 2
         if _is_quoted_secret(match.group(group).decode("utf-8", "replace")):
