@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from kenning.cli import library as cli_library
 from kenning.cli import main
 from kenning.errors import RpcError
+from kenning.text.redacted import MARK
 from tests.daemon_harness import wait_for
 from tests.web_server import Handler, RouteServer, serving
 
@@ -507,3 +508,28 @@ def test_a_token_in_a_page_url_or_a_supersedes_target_never_reaches_the_database
     assert ken_json(library, "refresh-url", url)["document_id"] == page["document_id"]
     daemon.stop()
     assert token.encode() not in stored_bytes(library) and path_token.encode() not in stored_bytes(library)
+
+
+def test_a_password_in_a_uri_without_a_scheme_is_neither_stored_nor_echoed(library):
+    """`admin:S3cretPassw0rd!@intranet.local/admin` was stored as given in every kind of
+    record, and the ledger's "needs a scheme" error repeated it to the MCP host's log."""
+    password = "S3cretPassw0rd!"
+    uri = f"admin:{password}@intranet.local/admin"
+    library.configure([])
+    daemon = library.daemon()
+    with pytest.raises(RpcError) as refused:
+        daemon.call("ledger.add", {"section": "urls", "fields": {"url": uri}})
+    assert "needs a scheme" in str(refused.value) and password not in str(refused.value)
+    assert f"admin:{MARK}@intranet.local/admin" in str(refused.value)
+    entry = daemon.call("ledger.add", {"section": "findings", "fields": {"title": f"the wiki login is {uri}"}})
+    capsule = daemon.call("memory.add", {"title": "Intranet admin", "body": f"Log in at {uri} to reset."})
+    added = daemon.call(
+        "documents.add", {"title": "Runbook", "text": f"# Runbook\n\nOpen {uri} first.\n", "source_uri": uri}
+    )
+    daemon.call("archive.add", {"text": f"curl {uri}\n200 OK\n", "title": "probe"})
+    assert password not in json.dumps(daemon.call("memory.show", {"id": capsule["id"]}))
+    assert password not in json.dumps(daemon.call("ledger.list", {"section": "findings"}))
+    assert entry["entry"]["id"] and added["document_id"]
+    assert password.encode() not in stored_bytes(library)
+    daemon.stop()
+    assert password.encode() not in stored_bytes(library)

@@ -107,11 +107,11 @@ def check_uri(uri: str) -> None:
     drive = re.match(r"[a-z]:[\\/](?!/)", lowered)
     if lowered.startswith(("/", "~", "file:")) or drive:
         raise InvalidRequest(
-            f"{uri!r} is a file's place; an agent document's uri is a label of its own"
+            f"{redact(uri)!r} is a file's place; an agent document's uri is a label of its own"
             " (e.g. notes://standup/2024-05-02), and a file is indexed by adding its folder as a source"
         )
     if lowered.startswith("kenning:"):
-        raise InvalidRequest(f"{uri!r}: kenning:// uris name what kenning keeps itself; choose another scheme")
+        raise InvalidRequest(f"{redact(uri)!r}: kenning:// uris name what kenning keeps itself; choose another scheme")
 
 
 def check_supersedes(named: str) -> None:

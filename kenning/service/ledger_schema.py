@@ -94,7 +94,7 @@ def _host(value: str) -> str:
 def _port(value: str) -> str:
     match = _PORT.match(value.replace(" ", ""))
     if match is None or not 1 <= int(match.group(1)) <= 65535:
-        raise InvalidRequest(f"port {value!r} is not a port number (1-65535, optionally /tcp, /udp or /sctp)")
+        raise InvalidRequest(f"port {redact(value)!r} is not a port number (1-65535, optionally /tcp, /udp or /sctp)")
     protocol = (match.group(2) or "tcp").lower()
     return str(int(match.group(1))) + ("" if protocol == "tcp" else "/" + protocol)
 
@@ -103,7 +103,7 @@ def _ip(value: str) -> str:
     try:
         return str(ipaddress.ip_address(value.strip("[]")))
     except ValueError:
-        raise InvalidRequest(f"ip {value!r} is not an IP address") from None
+        raise InvalidRequest(f"ip {redact(value)!r} is not an IP address") from None
 
 
 def _url(value: str) -> str:
@@ -112,9 +112,9 @@ def _url(value: str) -> str:
     try:
         parts = urlsplit(_USERINFO.sub(r"\1", value))
     except ValueError as exc:
-        raise InvalidRequest(f"url {value!r} is not a valid URL: {exc}") from None
+        raise InvalidRequest(redact(f"url {value!r} is not a valid URL: {exc}")) from None
     if not parts.scheme or not parts.hostname:
-        raise InvalidRequest(f"url {value!r} needs a scheme and a host, like https://example.com/path")
+        raise InvalidRequest(f"url {redact(value)!r} needs a scheme and a host, like https://example.com/path")
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", parts.query, ""))
 
 
@@ -134,7 +134,7 @@ def _text(value: str) -> str:
     without the sentence punctuation at its edges ("Rotate the keys." is "rotate the keys")."""
     key = title_key(value).strip(_TEXT_EDGES)
     if not key:
-        raise InvalidRequest(f"{value[:40]!r} names nothing: give a word or a symbol, not only punctuation")
+        raise InvalidRequest(f"{redact(value)[:40]!r} names nothing: give a word or a symbol, not only punctuation")
     return key
 
 

@@ -393,7 +393,7 @@ class Library:
     async def refresh_url(self, url: str, progress: Progress = _unheard) -> AddedDocument:
         known = await lookup.page_state(self.db, page_key(url))
         if known is None:
-            raise NotFound(f"{url} has not been added; `ken add-url {url}` adds it")
+            raise NotFound(redact(f"{url} has not been added; `ken add-url {url}` adds it"))
         page = await self._fetch(FetchRequest(url, known.etag, known.last_modified), progress)
         if isinstance(page, NotModified):
             return AddedDocument(known.document_id, known.title, url, "indexed", 0, changed=False)
