@@ -46,6 +46,12 @@ def document_items(library, document_id: int) -> list[int]:
         return [item_id for (item_id,) in rows]
 
 
+def on_disk(database: Path) -> bytes:
+    """The database file and its WAL as they lie on disk, whatever SQLite would return."""
+    wal = database.with_name(database.name + "-wal")
+    return database.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
 def test_a_secret_an_older_redactor_missed_is_gone_after_the_upgrade(library, tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -476,11 +482,13 @@ def test_a_token_an_older_kenning_kept_in_page_keys_and_links_is_gone_after_the_
     assert token.encode() not in on_disk()
 
 
-def test_an_upgrade_reads_again_the_formats_whose_readers_changed_alone(library, tmp_path):
-    """A library the last release stored ("v9:1200/150" on every row): only the formats
-    whose readers changed since are read again (DOCX, and the text formats for UTF-16 with
-    no NUL), and a file its reader refused then and reads now; a PDF, hours of parsing in
-    a large library, is left alone."""
+def test_an_upgrade_whose_redactor_changed_reads_every_file_and_agent_text_again(library, tmp_path):
+    """What the last release stored, under the readings it recorded ("v9" and its formats'
+    marks), holds what its redactor let through: a URL's password written without its
+    scheme. The redactor changed, so every file is read again, a PDF too, and every
+    document agents gave is prepared again; the password is left nowhere on disk."""
+    password = "S3cretPassw0rd!"
+    leak = f"wiki admin:{password}@intranet.local/admin"
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "birds.md").write_text("# Birds\n\nThe quokka is not a bird; the kea is.\n")
@@ -488,47 +496,43 @@ def test_an_upgrade_reads_again_the_formats_whose_readers_changed_alone(library,
     document = docx.Document()
     document.add_paragraph("The tuatara enclosure rota.")
     document.save(notes / "rota.docx")
-    # A line of Japanese in UTF-16 has no NUL, and the last release refused it as binary:
-    # first a file that fails so still, then that line in its place, same size and time.
-    line = "吾輩は猫である名前はまだ無いどこで生れたかとんと見当がつかぬ".encode("utf-16-le")
-    neko = notes / "neko.txt"
-    neko.write_bytes(b"\0" * len(line))
     for path in notes.iterdir():
         os.utime(path, (1_000_000, 1_000_000))
     library.configure([{"name": "notes", "path": notes}])
     daemon = library.daemon()
-    assert daemon.wait_idle("notes")["failed"] == 1
-    daemon.call("documents.add", {"title": "Kea", "text": "The kea is a parrot.\n", "source_uri": "t://kea"})
+    daemon.wait_idle("notes")
+    kea = daemon.call("documents.add", {"title": "Kea", "text": "The kea is a parrot.\n", "source_uri": "t://kea"})
     daemon.call("documents.add", {"title": "Kaka", "text": "The kaka is a parrot.\n", "source_uri": "t://kaka"})
     daemon.stop()
 
     database = library.data_dir / "kenning.db"
+    last_release = {"Birds": "v9+markdown1", "rota": "v9+docx1", "report": "v9", "Kea": "v9", "Kaka": "v9"}
     with sqlite3.connect(database) as conn:
-        [failed] = conn.execute("SELECT reading FROM documents WHERE path = 'neko.txt'").fetchone()
-        conn.execute("UPDATE documents SET reading = 'v9:1200/150' WHERE status = 'done'")
-        conn.execute(
-            "UPDATE documents SET reading = ? WHERE path = 'neko.txt'", ("v9:1200/150:" + failed.split(":", 2)[2],)
-        )
-        # Agent text stored before readings were recorded: prepared again, as a yardstick.
-        conn.execute("UPDATE documents SET reading = NULL WHERE title = 'Kaka'")
+        for title, marks in last_release.items():
+            conn.execute("UPDATE documents SET reading = ? WHERE title = ?", (f"{marks}:1200/150", title))
+        [birds] = item_ids(library, "birds.md")
+        conn.execute("UPDATE items SET content = ? WHERE id = ?", (f"# Birds\n\n{leak}\n", birds))
+        kea_text = f"The kea is a parrot. {leak}\n"
+        conn.execute("UPDATE items SET content = ? WHERE document_id = ?", (kea_text, kea["document_id"]))
         before = dict(conn.execute("SELECT id, updated_at FROM documents"))
-    neko.write_bytes(line)
-    os.utime(neko, (1_000_000, 1_000_000))
+    assert password.encode() in on_disk(database)
     daemon = library.daemon()
-    assert daemon.wait_idle("notes")["failed"] == 0
-    wait_for(lambda: "documents again" in daemon.log(), 30, "the agent text prepared again")
+
+    def read_again() -> bool:
+        with sqlite3.connect(database) as conn:
+            return not conn.execute("SELECT count(*) FROM documents WHERE reading LIKE 'v9%'").fetchone()[0]
+
+    wait_for(read_again, timeout=60, what="every file and agent document read again")
+    daemon.wait_idle("notes")
     with sqlite3.connect(database) as conn:
         after = dict(conn.execute("SELECT id, updated_at FROM documents"))
         titles = dict(conn.execute("SELECT id, title FROM documents"))
-        readings = dict(conn.execute("SELECT title, reading FROM documents"))
-    changed = {titles[id_] for id_ in after if after[id_] != before[id_]}
-    assert len(after) == 6 and changed == {"rota", "neko", "Kaka", "Birds"}
-    assert "prepared 1 of 1 documents again" in daemon.log()
-    assert readings["report"] == readings["Kea"] == "v9:1200/150", readings
-    assert "reading 3 files again" in daemon.log()
-    assert [hit["title"] for hit in daemon.search("tuatara enclosure")] == ["rota"]
-    assert [hit["title"] for hit in daemon.search("吾輩は猫である")] == ["neko"]
+    assert {titles[id_] for id_ in after if after[id_] != before[id_]} == set(last_release)
+    assert "reading 3 files again" in daemon.log() and "prepared 2 of 2 documents again" in daemon.log()
+    assert not daemon.search("S3cretPassw0rd")
+    assert [hit["title"] for hit in daemon.search("okapi census")] == ["report"]
     daemon.stop()
+    assert password.encode() not in on_disk(database)
 
 
 def test_utf16_text_an_older_kenning_read_as_windows_1252_is_read_right_after_the_upgrade(
