@@ -533,3 +533,16 @@ def test_a_password_in_a_uri_without_a_scheme_is_neither_stored_nor_echoed(libra
     assert password.encode() not in stored_bytes(library)
     daemon.stop()
     assert password.encode() not in stored_bytes(library)
+
+
+def test_a_page_that_fails_to_read_is_named_without_the_token_in_its_url(library, http_server):
+    """"cannot read the page at <url>" repeated the URL as asked, `?access_token=` and all."""
+    token = "ghp_" + "Qw7" * 12
+    path = f"/tags.html?access_token={token}"
+    http_server.routes[path] = lambda h: h.reply(200, "text/html", ("<p>" + "<a " * 50_000).encode())
+    url = f"{http_server.base}{path}"
+    library.configure([], extra=FETCH_LOOPBACK + "[limits]\nparse_timeout = 1\nparse_workers = 1\n")
+    library.daemon()
+    err = refused(library, "add-url", url)
+    assert "cannot read the page at" in err and "parse_timeout" in err
+    assert token not in err and MARK in err

@@ -609,7 +609,7 @@ class Library:
         try:
             return await self.url_pool.send(request, started=lambda: progress("fetching"))
         except PoolTimeout as exc:
-            raise FetchError(f"fetching {request.url} timed out: {exc}") from None
+            raise FetchError(redact(f"fetching {request.url} timed out: {exc}")) from None
 
     async def _prepare_page(self, page: FetchedPage) -> PreparedText:
         """The page's text and chunks, made in a parse worker under the [limits] a file's
@@ -624,11 +624,11 @@ class Library:
                 urgent=True,
             )
         except ReaderError as exc:
-            raise ReaderError(f"cannot read the page at {page.url}: {exc}") from None
+            raise ReaderError(redact(f"cannot read the page at {page.url}: {exc}")) from None
         except ParseInterrupted as exc:
             # Its worker was stopped from outside (the daemon stopping, a signal to the
             # group): the page is not at fault, and adding it again may well work.
-            raise FetchError(f"reading the page at {page.url} was interrupted ({exc}); try again") from None
+            raise FetchError(redact(f"reading the page at {page.url} was interrupted ({exc}); try again")) from None
 
     async def _finish_removals(self) -> None:
         names = await source_store.resume_removals(self.db)
