@@ -536,7 +536,8 @@ def test_a_password_in_a_uri_without_a_scheme_is_neither_stored_nor_echoed(libra
 
 
 def test_a_page_that_fails_to_read_is_named_without_the_token_in_its_url(library, http_server):
-    """"cannot read the page at <url>" repeated the URL as asked, `?access_token=` and all."""
+    """"cannot read the page at <url>" and "<url> answered HTTP 404" repeated the URL as
+    asked, `?access_token=` and all."""
     token = "ghp_" + "Qw7" * 12
     path = f"/tags.html?access_token={token}"
     http_server.routes[path] = lambda h: h.reply(200, "text/html", ("<p>" + "<a " * 50_000).encode())
@@ -546,3 +547,5 @@ def test_a_page_that_fails_to_read_is_named_without_the_token_in_its_url(library
     err = refused(library, "add-url", url)
     assert "cannot read the page at" in err and "parse_timeout" in err
     assert token not in err and MARK in err
+    err = refused(library, "add-url", f"{http_server.base}/gone.html?access_token={token}")
+    assert "answered HTTP 404" in err and token not in err and MARK in err

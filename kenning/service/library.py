@@ -610,6 +610,9 @@ class Library:
             return await self.url_pool.send(request, started=lambda: progress("fetching"))
         except PoolTimeout as exc:
             raise FetchError(redact(f"fetching {request.url} timed out: {exc}")) from None
+        except FetchError as exc:
+            # Worded with the URL as asked (`... answered HTTP 404`), token and all.
+            raise type(exc)(redact(str(exc))) from None
 
     async def _prepare_page(self, page: FetchedPage) -> PreparedText:
         """The page's text and chunks, made in a parse worker under the [limits] a file's
