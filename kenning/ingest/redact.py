@@ -43,6 +43,9 @@ changed no more lines of either sample; on 10.9 million lines of installed packa
 code and docs (site-packages, the Cloud SDK, node_modules, CMake's docs) a first
 version masked 21 more, all code or API docs read as sentences; the rules now pass over
 them, and over 7 the sentences masked before (a backticked name, a `--flag`).
+The user and password without a scheme changed 6 more lines of the standard library, all
+of them `user:password@host:port` netlocs in urllib's tests, and none of the prose
+bench's lines about secrets.
 
 Linear time. Every regex, the library's included, runs on RE2 (google-re2), whose
 automata take time linear in the text whatever the pattern, so no input can make one
