@@ -333,6 +333,26 @@ async def test_chunks_are_pending_until_mined_and_again_for_another_extractor(db
     assert await graph.count_pending(db, OFFLINE) == 1
 
 
+async def test_the_pending_count_is_what_the_job_pages_through_whatever_each_chunk_went_through(db: Database):
+    """`status` shows the count and the job sizes its pass by it; it is counted without
+    the pages' join, so it must name the same chunks in every state one can be in."""
+    notes = await source(db)
+    document_id, _ = await store_document(db, notes, "a.md", *(f"Chunk {n} of Maria Chen." for n in range(6)))
+    other, mined, failed, due, structured, new = await item_ids(db, document_id)
+    await extract_offline(db, [other])
+    await graph.write_results(db, LLM, [(mined, FALCON), (failed, ExtractionFailed("x")), (due, ExtractionFailed("x"))])
+    async with db.transaction() as conn:
+        await conn.execute("UPDATE extractions SET retry_at = ? WHERE item_id = ?", (time.time() - 1, due))
+        await graph.write_structured(conn, [(structured, FALCON)])
+
+    for signature, pending in ((LLM, [other, due, new]), (OFFLINE, [mined, failed, due, new])):
+        assert [item.id for item in await graph.pending_page(db, signature, 0, 10)] == pending
+        assert await graph.count_pending(db, signature) == len(pending)
+
+    await documents.delete_documents(db, notes, ["a.md"])
+    assert await graph.count_pending(db, LLM) == 0
+
+
 # -- the graph leg -------------------------------------------------------------------
 
 

@@ -211,6 +211,32 @@ def test_upgrading_a_v18_library_counts_each_sources_documents_and_chunks_from_t
     assert sorted(conn.execute(lookup.TALLY_SQL).fetchall()) == [(1, "done", 2, 6), (1, "failed", 1, 0)]
 
 
+def test_upgrading_a_v20_library_counts_the_chunks_waiting_for_an_extractor_without_reading_every_chunk(tmp_path: Path):
+    """`ken status` counts the chunks the extractor has yet to mine, again after every
+    write; joining each chunk to its extraction took 30-200 ms at 100,000 chunks
+    (bench/status_speed.py). Counted from the extractions' index, no chunk row is read."""
+    conn = sqlite3.connect(tmp_path / "v20.db", isolation_level=None)
+    migrate(conn, MIGRATIONS[:20])
+    conn.execute("INSERT INTO sources (name, kind, root, created_at) VALUES ('notes', 'folder', '/n', 0)")
+    conn.execute("INSERT INTO documents (source_id, path, status, updated_at) VALUES (1, 'a.md', 'done', 0)")
+    conn.executemany(
+        "INSERT INTO items (document_id, ord, title, content, line_start, line_end) VALUES (1, ?, 'a', 'text', 1, 1)",
+        [(n,) for n in range(4)],
+    )
+    conn.executemany(
+        "INSERT INTO extractions (item_id, signature, status, retry_at) VALUES (?, ?, ?, ?)",
+        [(1, "llm", "ok", None), (2, "llm", "failed", 10.0), (3, "llm", "failed", 10.0**12)],
+    )
+
+    assert migrate(conn) == len(MIGRATIONS)
+
+    plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {graph.PENDING_COUNT_SQL}", ("llm", 100.0))]
+    extractions = [step for step in plan if "extractions" in step]
+    assert extractions and all("COVERING INDEX extractions_pending" in step for step in extractions)
+    assert not any("PRIMARY KEY" in step for step in plan)  # no chunk is looked up one by one
+    assert conn.execute(graph.PENDING_COUNT_SQL, ("llm", 100.0)).fetchone() == (2,)
+
+
 def test_upgrading_a_v11_library_keeps_every_document_id_and_never_gives_one_out_again(tmp_path: Path):
     """Document ids were a plain rowid: the largest one deleted was handed to the next
     document, so `ken get 3` came to show another file. The rebuild keeps every id and

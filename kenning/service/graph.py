@@ -21,8 +21,9 @@ from kenning.workers.offline_extract import Processes
 
 log = logging.getLogger(__name__)
 
-# Counting pending chunks scans every chunk: a status poll reuses a count for a moment,
-# though never past the end of a pass (it would show chunks pending beside an idle job).
+# The counts take a trip to a reader (4 ms at 100,000 chunks): a status poll reuses them
+# for a moment, though never past the end of a pass (it would show chunks pending beside
+# an idle job) nor past a wake (a write may have added chunks).
 STATUS_CACHE_SECONDS = 5.0
 
 

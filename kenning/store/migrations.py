@@ -611,6 +611,13 @@ def m020_status_tallies_covered(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX documents_status ON documents (source_id, status, chunk_count)")
 
 
+def m021_extractions_pending(conn: sqlite3.Connection) -> None:
+    """The chunks waiting for an extractor, counted from the extractions by signature
+    (store/graph.py `count_pending`): counted by joining every chunk to its extraction,
+    each `ken status` after a write took 30-200 ms at 100,000 chunks (4 ms from this index)."""
+    conn.execute("CREATE INDEX extractions_pending ON extractions (signature, status, retry_at)")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -632,6 +639,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m018_source_root_mount,
     m019_source_root_identity,
     m020_status_tallies_covered,
+    m021_extractions_pending,
 )
 
 
