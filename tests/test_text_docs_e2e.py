@@ -153,7 +153,11 @@ def test_add_url_refresh_and_every_refusal(library, http_server):
 
     never = f"{server.base}/never-added.html"
     message = refused(library, "refresh-url", never)
-    assert "has not been added" in message and never in message
+    assert "has not been added" in message and f"`ken add-url {never}`" in message
+    # A token in it is not repeated, nor offered back as "[REDACTED]" in a command.
+    message = refused(library, "refresh-url", f"{never}?access_token=Zq8xW3vT9pL2mK7nR4sY")
+    assert "has not been added" in message and "Zq8xW3vT9pL2mK7nR4sY" not in message
+    assert "`ken add-url` with the whole URL" in message
     assert server.paths[-1] == "/report.pdf", "refreshing an unknown URL must not fetch it"
 
     # The CLI's status prints the same object: still the one page, nothing else.

@@ -393,7 +393,10 @@ class Library:
     async def refresh_url(self, url: str, progress: Progress = _unheard) -> AddedDocument:
         known = await lookup.page_state(self.db, page_key(url))
         if known is None:
-            raise NotFound(redact(f"{url} has not been added; `ken add-url {url}` adds it"))
+            # A command naming "[REDACTED]" would add another page: the URL is the user's to give.
+            shown = redact(url)
+            command = f"`ken add-url {shown}`" if shown == url else "`ken add-url` with the whole URL"
+            raise NotFound(f"{shown} has not been added; {command} adds it")
         page = await self._fetch(FetchRequest(url, known.etag, known.last_modified), progress)
         if isinstance(page, NotModified):
             return AddedDocument(known.document_id, known.title, url, "indexed", 0, changed=False)
