@@ -65,8 +65,7 @@ from kenning.ingest.near_dups import (
 from kenning.store.vector_index import VectorIndex
 from kenning.store import documents, ownership
 from kenning.store.database import Database
-from kenning.store.documents import DocumentMeta
-from kenning.store.records import NewItem
+from kenning.store.records import DocumentMeta, NewItem
 from kenning.store.sources import sync_sources
 from kenning.store.texthash import text_hash
 from kenning.store.vectors import write_vectors

@@ -20,8 +20,7 @@ from kenning.api import Hit, Stored
 from kenning.retrieval.search import Retriever
 from kenning.store import documents
 from kenning.store.database import Database
-from kenning.store.documents import DocumentMeta
-from kenning.store.records import NewItem
+from kenning.store.records import DocumentMeta, NewItem
 from kenning.store.texthash import text_hash
 from kenning.text import cjk
 

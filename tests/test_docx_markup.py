@@ -24,7 +24,7 @@ from kenning.ingest.readers import ReadLimits, read_file
 from kenning.ingest.scan import FolderScanner
 from kenning.store import documents, sources
 from kenning.store.database import Database
-from kenning.store.documents import DocumentMeta
+from kenning.store.records import DocumentMeta
 from tests.helpers import add_note_reference, add_notes, search, wrap_docx
 
 _NS = (

@@ -23,7 +23,8 @@ from kenning.ingest.readers import ReadLimits
 from kenning.ingest.walk import Discovered
 from kenning.store import documents
 from kenning.store.database import Database, unwritable
-from kenning.store.documents import DocumentMeta, FileState
+from kenning.store.documents import FileState
+from kenning.store.records import DocumentMeta
 from kenning.text import dates
 
 log = logging.getLogger(__name__)

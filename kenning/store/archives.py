@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 from kenning.store import documents
 from kenning.store.database import Database
-from kenning.store.documents import DocumentMeta
-from kenning.store.records import NewItem
+from kenning.store.records import DocumentMeta, NewItem
 
 SEGMENT_CHARS = 1 << 16
 # Tombstones kept; the oldest go first.

@@ -18,8 +18,7 @@ import aiosqlite
 
 from kenning.store import documents
 from kenning.store.database import Database
-from kenning.store.documents import DocumentMeta
-from kenning.store.records import NewItem
+from kenning.store.records import DocumentMeta, NewItem
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import aiosqlite
 from kenning.api import Stored
 from kenning.store import links, ownership
 from kenning.store.database import Database, on_thread
-from kenning.store.records import NewItem
+from kenning.store.records import DocumentMeta, NewItem
 from kenning.text import dates
 
 Status = Literal["scanning", "done", "failed", "skipped", "merged"]
@@ -99,28 +99,6 @@ def _scanning(conn: sqlite3.Connection, source_id: int, path: str, uri: str | No
             (source_id, path, uri, now),
         ).fetchone()
     return row[0]
-
-
-@dataclass(frozen=True)
-class DocumentMeta:
-    """What a state row records about the text it last stored."""
-
-    title: str
-    format: str
-    mtime: float
-    size: int
-    content_hash: str
-    text_hash: str
-    tags: str = "[]"
-    namespace: str | None = None
-    etag: str | None = None
-    last_modified: str | None = None
-    # The date the document speaks from (an ISO prefix) and where it was read.
-    date: str | None = None
-    date_source: str | None = None
-    # How the text was read and chunked (ingest/convert.py `reading_of`): a file stored
-    # under another reading is read again, agent text prepared again.
-    reading: str | None = None
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 from kenning.store import documents, graph
 from kenning.store.database import Database
-from kenning.store.documents import DocumentMeta
-from kenning.store.records import Extraction, NewItem
+from kenning.store.records import DocumentMeta, Extraction, NewItem
 
 
 @dataclass(frozen=True)

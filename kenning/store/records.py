@@ -34,6 +34,28 @@ class NewItem:
 
 
 @dataclass(frozen=True)
+class DocumentMeta:
+    """What a state row records about the text it last stored."""
+
+    title: str
+    format: str
+    mtime: float
+    size: int
+    content_hash: str
+    text_hash: str
+    tags: str = "[]"
+    namespace: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    # The date the document speaks from (an ISO prefix) and where it was read.
+    date: str | None = None
+    date_source: str | None = None
+    # How the text was read and chunked (ingest/convert.py `reading_of`): a file stored
+    # under another reading is read again, agent text prepared again.
+    reading: str | None = None
+
+
+@dataclass(frozen=True)
 class Entity:
     name: str
     kind: str = "concept"
