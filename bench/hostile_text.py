@@ -3,7 +3,7 @@
 Files are parsed in killable worker processes (ingest/parse_pool.py), but agent text
 (`documents.add`), memory capsules, archive entries, ledger entries and text prepared
 again after an upgrade (service/rereading.py) are redacted, chunked and dated in a
-thread of the daemon (`text_docs.prepare_text` under `asyncio.to_thread`), which no
+thread of the daemon (`text_prep.prepare_text` under `asyncio.to_thread`), which no
 limit can kill and whose pure-Python work holds the GIL the event loop needs. So every
 stage has to stay linear in the text whatever the text is.
 
@@ -12,7 +12,7 @@ own, timed with one clock:
 
 | stage | what runs |
 |---|---|
-| visible | `text_docs.visible`, the blank-text check `documents.add` runs first |
+| visible | `text_prep.visible`, the blank-text check `documents.add` runs first |
 | redact | `ingest.redact.redact` on the whole text |
 | chunk | `chunker.chunk_document` (markdown, as agent text and capsules are; `--kind prose` as archives and ledger entries); markdown is held to [limits] max_chunks_per_file's default as agent text is: past it the text is refused and the later stages show `-` |
 | doc-date | `dates.document_date` and `dates.title_heading` on the whole text |
@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kenning.config import ChunkingSettings, LimitsSettings  # noqa: E402
-from kenning.ingest import text_docs  # noqa: E402
+from kenning.ingest import text_prep  # noqa: E402
 from kenning.ingest.chunker import chunk_document  # noqa: E402
 from kenning.ingest.items import new_items  # noqa: E402
 from kenning.ingest.readers import ReadResult  # noqa: E402
@@ -306,7 +306,7 @@ def stage_times(text: str, kind: str, stages: tuple[str, ...], work: Path, loop:
     times: dict[str, float] = {}
     results: dict[str, object] = {}
     if "visible" in stages:
-        times["visible"] = timed(lambda: text_docs.visible(text))
+        times["visible"] = timed(lambda: text_prep.visible(text))
 
     def redacting() -> None:
         results["clean"] = redact(text)
@@ -329,7 +329,7 @@ def stage_times(text: str, kind: str, stages: tuple[str, ...], work: Path, loop:
     assert isinstance(chunks, list)
 
     if most is not None and len(chunks) > most:
-        # Refused once chunking finds too many (text_docs.prepare_text): nothing is dated,
+        # Refused once chunking finds too many (text_prep.prepare_text): nothing is dated,
         # extracted or written.
         return {stage: times[stage] for stage in stages if stage in times}
 
@@ -358,7 +358,7 @@ def stage_times(text: str, kind: str, stages: tuple[str, ...], work: Path, loop:
     if "extract" in stages:
         times["extract"] = timed(lambda: [extract_text(chunk.text) for chunk in chunks])
     if "store" in stages:
-        prepared = text_docs.prepare_text(text_docs.Labels("hostile", "bench://hostile"), text, kind, chunking)
+        prepared = text_prep.prepare_text(text_prep.Labels("hostile", "bench://hostile"), text, kind, chunking)
 
         # Each input into a library of its own, so no input pays for what the ones
         # before it left in the index.

@@ -23,8 +23,9 @@ from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.readers import ReadResult
 from kenning.ingest import text_docs
-from kenning.ingest.pages import prepare_page
-from kenning.ingest.text_docs import Labels, TextDocument, add_page, prepare_text
+from kenning.ingest.pages import PageLimits, prepare_page
+from kenning.ingest.text_docs import TextDocument, add_page
+from kenning.ingest.text_prep import Labels, prepare_text
 from kenning.service import context, rereading
 from kenning.service.archive import default_title
 from kenning.service.ledger import render
@@ -705,7 +706,7 @@ async def test_agent_text_handed_an_older_copy_is_prepared_again(lib):
     shared = "# Terns\n\nThe tern colony nests on the north spit.\n"
     url = "https://birds.example/terns"
     page = FetchedPage(url, url, shared.encode(), None, "markdown", None, None)
-    held = await add_page(lib.db, url, prepare_page(page, lib.settings.chunking, lib.settings.limits))
+    held = await add_page(lib.db, url, prepare_page(page, PageLimits.of(lib.settings.chunking, lib.settings.limits)))
     copy = await lib.add_text(TextDocument("Terns", shared, "t://terns"))
     assert copy.stored == "merged"
     await tamper(lib, ("UPDATE documents SET reading = 'v0:old' WHERE id = ?", (held.document_id,)))

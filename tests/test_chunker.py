@@ -11,7 +11,8 @@ from kenning.config import ChunkingSettings
 from kenning.errors import InvalidRequest
 from kenning.ingest.convert import ConvertLimits, convert_file
 from kenning.ingest.readers import ReadLimits, ReadResult, read_file
-from kenning.ingest.text_docs import Labels, TextDocument, add_text, prepare_text
+from kenning.ingest.text_docs import TextDocument, add_text
+from kenning.ingest.text_prep import Labels, prepare_text
 from kenning.store import lookup
 from kenning.text.html import first_h1
 from tests.helpers import make_pdf

@@ -20,8 +20,8 @@ import pytest
 
 from kenning.config.settings import ChunkingSettings, FetchSettings, LimitsSettings
 from kenning.errors import ReaderError
-from kenning.ingest.pages import prepare_page
-from kenning.ingest.text_docs import PreparedText
+from kenning.ingest.pages import PageLimits, prepare_page
+from kenning.ingest.text_prep import PreparedText
 from kenning.store.records import FetchedPage
 from kenning.workers.fetch import (
     Fetcher,
@@ -55,7 +55,7 @@ async def fetch(url: str, *allowed: str, **settings: Any) -> FetchedPage | NotMo
 def read(page: FetchedPage | NotModified) -> PreparedText:
     """The page as it would be stored; the daemon does this in a parse worker."""
     assert isinstance(page, FetchedPage)
-    return prepare_page(page, ChunkingSettings(), LimitsSettings())
+    return prepare_page(page, PageLimits.of(ChunkingSettings(), LimitsSettings()))
 
 
 ARTICLE = b"""<!doctype html><html><head><title>Tide  tables &amp; you</title>
@@ -153,7 +153,7 @@ def test_a_page_is_held_to_the_limits_a_file_is(body: bytes, limits: LimitsSetti
     made a million chunks."""
     page = FetchedPage("https://a.example/", "https://a.example/", body, None, "markdown", None, None)
     with pytest.raises(ReaderError) as refused:
-        prepare_page(page, ChunkingSettings(), limits)
+        prepare_page(page, PageLimits.of(ChunkingSettings(), limits))
     assert str(refused.value) == reason
 
 

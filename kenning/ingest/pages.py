@@ -7,21 +7,42 @@ markup (60 KB of unclosed `<a <a <a` took 33 s, 450 KB half an hour). In a threa
 daemon that work could not be stopped once the fetch had given up on it, and it held a
 core and part of the GIL until it ended; in a worker it is held to the [limits]
 parse_timeout and parse_memory_mb, and killed there. So it takes and returns only
-picklable values, and nothing is stored here: the daemon stores what comes back.
+picklable values, and nothing is stored here: the daemon stores what comes back. A
+worker imports this module for its first page, so it imports neither the store's
+database nor the config (pydantic): PageLimits carries what the settings say.
 """
 
 from __future__ import annotations
 
 import codecs
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from kenning.config import ChunkingSettings, LimitsSettings
 from kenning.errors import ReaderError
-from kenning.ingest.text_docs import Labels, PreparedText, header_date, prepare_text
+from kenning.ingest.text_prep import Labels, PreparedText, header_date, prepare_text
 from kenning.store.records import FetchedPage
 from kenning.text.html import browser_codec, first_h1, html_to_markdown, meta_charset
 
+if TYPE_CHECKING:
+    from kenning.config import ChunkingSettings, LimitsSettings
 
-def prepare_page(page: FetchedPage, chunking: ChunkingSettings, limits: LimitsSettings) -> PreparedText:
+
+@dataclass(frozen=True)
+class PageLimits:
+    """The [chunking] sizes and the [limits] a page is held to, as a file is: made from the
+    settings in the daemon, since a worker has no config."""
+
+    target_chars: int
+    overlap_chars: int
+    max_text_chars: int
+    max_chunks_per_file: int
+
+    @classmethod
+    def of(cls, chunking: ChunkingSettings, limits: LimitsSettings) -> PageLimits:
+        return cls(chunking.target_chars, chunking.overlap_chars, limits.max_text_chars, limits.max_chunks_per_file)
+
+
+def prepare_page(page: FetchedPage, limits: PageLimits) -> PreparedText:
     """The page as a document keyed by the URL asked for, titled by its <title> or first
     heading, else by the URL the redirects ended at.
 
@@ -35,7 +56,7 @@ def prepare_page(page: FetchedPage, chunking: ChunkingSettings, limits: LimitsSe
         Labels(title or page.url, page.requested_url),
         text,
         "markdown" if page.format != "text" else "prose",
-        chunking,
+        limits,
         format=page.format,
         etag=page.etag,
         last_modified=page.last_modified,

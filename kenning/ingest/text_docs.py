@@ -1,8 +1,9 @@
 """Documents that arrive as text rather than as files: agent text and fetched pages.
 
 Both go through the same redact → chunk → duplicate gate → store path as files do, in
-one transaction per document (`documents.store_text`). A fetched page is prepared in a
-parse worker (ingest/pages.py) and stored here.
+one transaction per document (`documents.store_text`). The preparation itself, which a
+parse worker runs for a fetched page (ingest/pages.py), is text_prep.py's; what is
+checked and stored is here.
 
 An agent document's identity is a hash of its raw `source_uri`, never its title (two
 unrelated documents are both called "README") and never its redacted form (redaction
@@ -15,40 +16,20 @@ display or search (text, title, uri, tags, namespace) is redacted.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import os
 import re
-import time
-import unicodedata
 from dataclasses import dataclass, replace
-from email.utils import parsedate_to_datetime
 
 from kenning.api import AddedDocument
 from kenning.config import ChunkingSettings
 from kenning.errors import InvalidRequest
-from kenning.ingest.chunker import chunk_document
-from kenning.ingest.convert import reading_of
-from kenning.ingest.items import new_items
-from kenning.ingest.readers import ReadResult
 from kenning.ingest.redact import redact
+from kenning.ingest.text_prep import Labels, PreparedText, prepare_text, visible
 from kenning.store import document_text, documents, sources
 from kenning.store.database import Database
-from kenning.store.documents import DocumentMeta
 from kenning.store.keys import agent_key, page_key, path_key
-from kenning.store.records import NewItem
-from kenning.store.texthash import text_hash
-from kenning.text import dates
 from kenning.text.controls import CONTROL
-from kenning.text.headings import MAX_TITLE_CHARS, cut
 from kenning.text.unicode import normalized
-
-MAX_URI_CHARS = 2000
-MAX_TAGS = 32
-MAX_TAG_CHARS = 64
-# What shows nothing on its own: spaces, controls, and format characters (zero-width
-# space and joiners, direction marks, the byte order mark).
-_INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
 
 
 @dataclass(frozen=True)
@@ -133,11 +114,6 @@ def check_supersedes(named: str) -> None:
     raise InvalidRequest(f"supersedes {named!r}: a document cannot supersede one of kenning's own records; {instead}")
 
 
-def visible(text: str) -> bool:
-    """Whether some character of the text shows."""
-    return any(unicodedata.category(char) not in _INVISIBLE for char in text)
-
-
 def stored_keys(named: str) -> list[str]:
     """The keys a document named by `named` may be stored under: agent text given that
     uri, a page fetched from that URL, or (a path) the file at that place. Each is a
@@ -187,45 +163,6 @@ async def add_page(db: Database, requested_url: str, prepared: PreparedText) -> 
     return await _store_prepared(db, source_id, page_key(requested_url), prepared)
 
 
-def tidy_tags(tags: tuple[str, ...] | list[str], cut: bool = True) -> tuple[str, ...]:
-    """Tags as stored: each on one line with its spaces collapsed, redacted, cut to
-    length, without blank ones or repeats, at most MAX_TAGS.
-
-    A tag is a label shown on one line after the title; a newline inside one broke
-    every listing that showed it. Tags are redacted before they are cut, so a cut cannot
-    break a secret's shape and let it through. With `cut` false none is cut and none
-    dropped for the count: tags stored before the limits held are kept whole when what
-    holds them is prepared again, since what is stored is their only copy.
-    """
-    tidy: dict[str, None] = {}
-    for tag in tags:
-        spaced = " ".join(tag.split())
-        if visible(spaced):
-            redacted = redact(spaced)
-            tidy.setdefault(redacted[:MAX_TAG_CHARS].strip() if cut else redacted, None)
-    return tuple(tidy)[:MAX_TAGS] if cut else tuple(tidy)
-
-
-@dataclass(frozen=True)
-class Labels:
-    """What a document is shown and found by, besides its text."""
-
-    title: str
-    uri: str
-    tags: tuple[str, ...] = ()
-    namespace: str | None = None
-
-    def redacted(self) -> Labels:
-        # A fetched page's <title> may run to megabytes; an agent's is refused past this.
-        title = cut(redact(self.title).strip(), MAX_TITLE_CHARS)
-        return Labels(
-            title if visible(title) else "untitled",
-            redact(self.uri)[:MAX_URI_CHARS],
-            tidy_tags(self.tags),
-            None if self.namespace is None else redact(self.namespace),
-        )
-
-
 async def _store(
     db: Database,
     source_id: int,
@@ -265,15 +202,6 @@ async def _store_prepared(
     return AddedDocument(document_id, shown.title, shown.uri, stored, len(items) if stored != "merged" else 0)
 
 
-def header_date(last_modified: str | None) -> tuple[str, str] | None:
-    if not last_modified:
-        return None
-    try:
-        return parsedate_to_datetime(last_modified).date().isoformat(), "last-modified"
-    except (TypeError, ValueError):  # a malformed header says nothing about the date
-        return None
-
-
 async def prepare_again(db: Database, document_id: int, chunking: ChunkingSettings) -> bool:
     """Store agent text or a fetched page again as this code reads it: redacted and
     folded by the newest rules, chunked by the configured sizes. Its text is rebuilt
@@ -304,58 +232,3 @@ async def prepare_again(db: Database, document_id: int, chunking: ChunkingSettin
     # The size is of the text as given, which only the first preparation saw.
     meta = replace(prepared.meta, size=record.size)
     return await documents.restore_text(db, record, prepared.labels.uri, meta, prepared.items)
-
-
-@dataclass(frozen=True)
-class PreparedText:
-    """A text document ready to store: redacted labels and text, its chunks, its state row."""
-
-    labels: Labels
-    text: str
-    items: list[NewItem]
-    meta: DocumentMeta
-
-
-def prepare_text(
-    labels: Labels,
-    text: str,
-    kind: str,
-    chunking: ChunkingSettings,
-    *,
-    format: str = "text",
-    etag: str | None = None,
-    last_modified: str | None = None,
-    date: tuple[str, str] | None = None,
-    added: float | None = None,
-    max_chunks: int | None = None,
-) -> PreparedText:
-    """Redaction, chunking and dating: they cost CPU time, so callers run this in a
-    worker thread. `added` is when the text first arrived, kept when it is prepared
-    again (service/rereading.py); a text dated by nothing else speaks from then. A text
-    making more than `max_chunks` chunks is refused as soon as chunking finds it does,
-    before the rest is made (chunker.chunk_document)."""
-    clean = redact(text)
-    shown = labels.redacted()
-    chunks = chunk_document(
-        ReadResult(text=clean, title=shown.title, kind=kind, format="text"),
-        target_chars=chunking.target_chars,
-        overlap_chars=chunking.overlap_chars,
-        max_chunks=max_chunks,
-    )
-    if max_chunks is not None and len(chunks) > max_chunks:
-        raise InvalidRequest(
-            f"the text makes more than {max_chunks} chunks, over the [limits] max_chunks_per_file limit"
-            " that a file is held to"
-        )
-    stated = dates.document_date(clean, labels.uri.rstrip("/").rsplit("/", 1)[-1])
-    items = new_items(shown.title, chunks, dates.title_heading(clean, stated))
-    now = time.time() if added is None else added
-    given = (date, stated) if format == "agent" else (stated, date)
-    day, date_source = next((found for found in given if found), (dates.from_timestamp(now), "added"))
-    meta = DocumentMeta(
-        shown.title, format, now, len(text.encode()), hashlib.sha256(clean.encode()).hexdigest(),
-        text_hash(item.content for item in items), tags=json.dumps(shown.tags, ensure_ascii=False),
-        namespace=shown.namespace, etag=etag, last_modified=last_modified, date=day, date_source=date_source,
-        reading=reading_of(chunking.target_chars, chunking.overlap_chars),
-    )  # fmt: skip
-    return PreparedText(shown, clean, items, meta)

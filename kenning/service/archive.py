@@ -25,7 +25,8 @@ from kenning.api import Archived, ArchiveEntry, ArchiveList, ArchivePage
 from kenning.config import Settings
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.redact import redact
-from kenning.ingest.text_docs import Labels, PreparedText, check_title, prepare_text
+from kenning.ingest.text_docs import check_title
+from kenning.ingest.text_prep import Labels, PreparedText, prepare_text
 from kenning.service import paging
 from kenning.service.handles import digest_handle
 from kenning.store import archives, documents, sources

@@ -29,7 +29,7 @@ from kenning.api import LedgerAdded, LedgerEntry, LedgerList, LedgerRemoved, Led
 from kenning.config import Settings
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.redact import redact
-from kenning.ingest.text_docs import Labels, prepare_text
+from kenning.ingest.text_prep import Labels, prepare_text
 from kenning.service import ledger_schema as schema
 from kenning.service.handles import random_handle
 from kenning.store import graph, ledger, sources

@@ -56,10 +56,11 @@ from kenning.api import (
 )
 from kenning.config import Settings, load_settings
 from kenning.errors import InvalidRequest, NotFound, ReaderError
-from kenning.ingest.pages import prepare_page
+from kenning.ingest.pages import PageLimits, prepare_page
 from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
 from kenning.ingest.redact import redact
-from kenning.ingest.text_docs import PreparedText, TextDocument, add_page, add_text, stored_keys
+from kenning.ingest.text_docs import TextDocument, add_page, add_text, stored_keys
+from kenning.ingest.text_prep import PreparedText
 from kenning.retrieval.search import LEGS, Retriever
 from kenning.service import reading, rereading
 from kenning.service.archive import Archive
@@ -625,7 +626,7 @@ class Library:
         try:
             return await self.parsers.read(
                 prepare_page,
-                (page, self.settings.chunking, self.settings.limits),
+                (page, PageLimits.of(self.settings.chunking, self.settings.limits)),
                 self.settings.limits.parse_timeout,
                 urgent=True,
             )

@@ -33,7 +33,8 @@ from kenning.errors import EmbedderUnavailable, InvalidRequest, NotFound
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.readers import ReadResult
 from kenning.ingest.redact import redact
-from kenning.ingest.text_docs import Labels, check_line, check_title, prepare_text, tidy_tags, visible
+from kenning.ingest.text_docs import check_line, check_title
+from kenning.ingest.text_prep import Labels, prepare_text, tidy_tags, visible
 from kenning.retrieval.search import Retriever
 from kenning.service import paging
 from kenning.service.handles import random_handle
