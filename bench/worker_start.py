@@ -11,6 +11,9 @@ alike), with this interpreter:
   worker CPU           the CPU time of the one parse worker (`parse_workers = 1`) once the
                        first sweep, which started it to read the folder's one small file,
                        is over: its imports are most of it
+  page worker CPU      the same for a worker started for a fetched page, as `ken add-url`
+                       starts one: a small page read through a ParsePool as the daemon
+                       reads it (no daemon: its extraction would run in that worker next)
 
 and prints medians. It also lists the heaviest modules a worker imports, named by
 `python -X importtime`.
@@ -35,9 +38,36 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from kenning.client import Client  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
-# What a worker imports before its first file: pebble's initializer is in the pool's
-# module, the task in the conversion's (both as of this change; see heaviest_imports).
-WORKER_MODULES = "kenning.ingest.parse_pool, kenning.ingest.convert"
+# What a worker imports before its first file or page: pebble's initializer is in the
+# pool's module, a file's task in the conversion's, a page's in pages.py (as of this
+# change; see heaviest_imports).
+WORKER_MODULES = "kenning.ingest.parse_pool, kenning.ingest.convert, kenning.ingest.pages"
+# Run by the checkout's interpreter: one page through a one-worker pool, then it waits on
+# stdin while its worker's CPU is read, and stops the pool.
+PAGE_TASK = """
+import asyncio, sys
+from kenning.config import ChunkingSettings, LimitsSettings
+from kenning.ingest import pages
+from kenning.ingest.parse_pool import ParsePool
+from kenning.store.records import FetchedPage
+
+async def main():
+    body = b"<html><head><title>A page</title></head><body><h1>A page</h1><p>Read in a worker.</p></body></html>"
+    page = FetchedPage("http://127.0.0.1/a", "http://127.0.0.1/a", body, None, "html", None, None)
+    if hasattr(pages, "PageLimits"):
+        args = (page, pages.PageLimits.of(ChunkingSettings(), LimitsSettings()))
+    else:  # a checkout from before prepare_page took PageLimits
+        args = (page, ChunkingSettings(), LimitsSettings())
+    pool = ParsePool(1, 4096)
+    try:
+        await pool.read(pages.prepare_page, args, 120, urgent=True)
+        print("read", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
+    finally:
+        await pool.stop()
+
+asyncio.run(main())
+"""
 
 
 def cpu_seconds(pid: int) -> float:
@@ -113,6 +143,25 @@ def one_run(root: Path, home: Path) -> dict[str, float]:
         daemon.wait(30)
 
 
+def page_run(root: Path, home: Path) -> float:
+    """The CPU, in ms, of a parse worker of the checkout at `root` once it read one page."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    pipe = subprocess.PIPE
+    with subprocess.Popen([sys.executable, "-c", PAGE_TASK], env=env, cwd=home, stdin=pipe, stdout=pipe, text=True) as task:
+        assert task.stdin is not None and task.stdout is not None
+        try:
+            if task.stdout.readline().strip() != "read":
+                raise SystemExit(f"the page task of {root} failed")
+            workers = workers_of(task.pid)
+            if len(workers) != 1:
+                raise SystemExit(f"the page task of {root} has {len(workers)} parse workers, not one")
+            return cpu_seconds(workers[0]) * 1000
+        finally:
+            # Its end of line lets it stop its pool and exit.
+            task.stdin.close()
+            task.wait(30)
+
+
 def heaviest_imports(root: Path, home: Path, top: int = 8) -> list[tuple[int, str]]:
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", f"import {WORKER_MODULES}"],
@@ -142,12 +191,16 @@ def main() -> None:
         for run in range(args.runs):
             for name, root in checkouts.items():
                 samples[name].append(one_run(root, Path(tmp) / f"{name}{run}"))
+                samples[name][-1]["page_cpu"] = page_run(root, Path(tmp))
         heaviest = {name: heaviest_imports(root, Path(tmp)) for name, root in checkouts.items()}
     print(f"runs: {args.runs} each, interleaved; medians in ms ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})")
-    print(f"  {'checkout':<10} {'daemon to socket':>17} {'daemon CPU':>11} {'worker CPU':>11}")
+    print(f"  {'checkout':<10} {'daemon to socket':>17} {'daemon CPU':>11} {'worker CPU':>11} {'page worker CPU':>16}")
     for name, runs in samples.items():
         median = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
-        print(f"  {name:<10} {median['socket']:17.0f} {median['daemon_cpu']:11.0f} {median['worker_cpu']:11.0f}")
+        print(
+            f"  {name:<10} {median['socket']:17.0f} {median['daemon_cpu']:11.0f} {median['worker_cpu']:11.0f}"
+            f" {median['page_cpu']:16.0f}"
+        )
     for name, root in checkouts.items():
         print(f"heaviest imports of `import {WORKER_MODULES}` in {name} ({root}), cumulative µs:")
         for micros, module in heaviest[name]:
