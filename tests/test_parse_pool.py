@@ -11,10 +11,13 @@ from pathlib import Path
 import psutil
 import pytest
 
+from kenning.config import ChunkingSettings, LimitsSettings
 from kenning.errors import ReaderError, ShutDown
 from kenning.ingest.convert import ConvertLimits
+from kenning.ingest.pages import PageLimits, prepare_page
 from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
 from kenning.ingest.readers import ReadLimits
+from kenning.store.records import FetchedPage
 from tests.hostile_files import docx_many_paragraphs, pdf_stream_bomb
 
 LIMITS = ConvertLimits(read=ReadLimits(), target_chars=1200, overlap_chars=150, max_chunks=10_000)
@@ -58,6 +61,28 @@ async def test_a_file_converts_to_chunks(pool: ParsePool, note: Path) -> None:
     converted = await pool.convert(note, "note", LIMITS, TIMEOUT)
     assert converted.title == "Kestrels"
     assert [item.content for item in converted.items] == ["# Kestrels\n\nKestrels hover over fields."]
+
+
+# Asked of a worker: which of the modules it has no use for it holds. Each costs a worker
+# 0.1-0.4 s of CPU as it starts (bench/worker_start.py), paid again whenever the pool
+# starts after a minute idle; eval, so that asking imports nothing itself.
+HEAVY_HELD = (
+    "sorted(set(__import__('sys').modules)"
+    " & {'pydantic', 'aiosqlite', 'sqlite3', 'numpy', 'kenning.config', 'kenning.store.database', 'kenning.api'})"
+)
+
+
+async def test_a_worker_that_read_a_page_and_a_file_holds_neither_the_store_nor_the_settings(
+    pool: ParsePool, note: Path
+) -> None:
+    """`ken add-url` on a daemon's idle pool: its worker starts for the page."""
+    body = b"<html><head><title>Terns</title></head><body><p>Terns nest on the spit.</p></body></html>"
+    page = FetchedPage("https://birds.example/terns", "https://birds.example/terns", body, None, "html", None, None)
+    limits = PageLimits.of(ChunkingSettings(), LimitsSettings())
+    prepared = await pool.read(prepare_page, (page, limits), TIMEOUT, urgent=True)
+    assert (prepared.labels.title, [item.content for item in prepared.items]) == ("Terns", ["Terns nest on the spit."])
+    await pool.convert(note, "note", LIMITS, TIMEOUT)
+    assert await pool.run(eval, (HEAVY_HELD,), TIMEOUT) == []
 
 
 async def test_a_pdf_that_inflates_past_the_memory_limit_fails_and_the_pool_goes_on(
