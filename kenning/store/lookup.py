@@ -53,7 +53,7 @@ _TALLIES = "status tallies"
 async def tallies(db: Database, failures_each: int = 20) -> Tallies:
     """The counts, read in one trip to a reader's thread and kept until the next commit.
 
-    The counts come from one covering index (m019), not the rows: at 100,000 documents
+    The counts come from one covering index (m020), not the rows: at 100,000 documents
     the rows took 25 ms to read, the index 8 ms."""
 
     async def read(_keys: list[int]) -> dict[int, Tallies]:
