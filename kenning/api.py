@@ -396,6 +396,9 @@ class ReloadResult:
     sources: list[str]
     added: list[str]
     removed: list[str]
+    # Changed settings (`daemon.sweep_interval`, `limits.parse_workers`) the running
+    # daemon keeps its old values of until `ken restart`.
+    restart_needed: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -275,3 +275,19 @@ def test_a_folder_added_again_while_its_old_removal_is_unfinished_is_indexed_onc
     status = daemon.wait_idle("notes")
     assert (status["done"], status["failed"]) == (2, 0)
     assert "finished removing source notes" in daemon.log()
+
+
+def test_a_reload_names_the_changed_settings_that_wait_for_a_restart(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    library.configure([{"name": "notes", "path": notes}])
+    library.daemon()
+    library.configure([{"name": "notes", "path": notes}], extra='socket_idle_timeout = 30\n[limits]\nparse_workers = 3')
+
+    done = ken(library, "reload")
+
+    assert done.returncode == 0, done.stderr
+    assert "not applied until `ken restart`: daemon.socket_idle_timeout, limits.parse_workers" in done.stdout
+    library.configure([{"name": "notes", "path": notes}])
+    again = ken(library, "reload")
+    assert again.returncode == 0 and "restart" not in again.stdout

@@ -68,6 +68,8 @@ def reload(ctx: Context) -> None:
     added = ", ".join(result.added) or "none"
     removed = ", ".join(result.removed) or "none"
     click.echo(f"reloaded: {counted(len(result.sources), 'source')} (added: {added}; removed: {removed})")
+    if result.restart_needed:
+        click.echo(f"not applied until `ken restart`: {', '.join(result.restart_needed)}")
 
 
 @main.command()

@@ -442,8 +442,10 @@ class Library:
 
     async def _reload(self) -> ReloadResult:
         settings = load_settings(self.config_path)
+        held = self._held_until_restart(settings)
+        if held:
+            log.warning("changed in the config, applied at the next restart: %s", ", ".join(held))
         if settings.daemon != self.settings.daemon:
-            log.warning("[daemon] settings changed; they take effect at the next restart")
             settings = settings.model_copy(update={"daemon": self.settings.daemon})
         before = set(self.folders.running)
         previous, self.settings = self.settings, settings
@@ -459,7 +461,22 @@ class Library:
             self._spawn(self._prepare_again(), "prepare agent text again")
         after = set(self.folders.running)
         log.info("configuration reloaded: %d sources", len(after))
-        return ReloadResult(sorted(after), sorted(after - before), sorted(before - after))
+        return ReloadResult(sorted(after), sorted(after - before), sorted(before - after), held)
+
+    def _held_until_restart(self, settings: Settings) -> list[str]:
+        """The settings `settings` changes that this daemon cannot take up while it runs.
+
+        The socket, the data directory and the parse workers are made once, at start; a
+        reload that reported only its sources would leave the user believing a new
+        sweep_interval or log_level was in force."""
+        running = self.settings.daemon
+        fields = type(running).model_fields
+        held = [f"daemon.{key}" for key in fields if getattr(settings.daemon, key) != getattr(running, key)]
+        if settings.limits.parse_workers != self.parsers.workers:
+            held.append("limits.parse_workers")
+        if settings.limits.parse_memory_mb != self.parsers.memory_mb:
+            held.append("limits.parse_memory_mb")
+        return held
 
     async def reembed(self) -> ReembedResult:
         return ReembedResult(await self.semantic.reembed())
