@@ -291,3 +291,17 @@ def test_a_reload_names_the_changed_settings_that_wait_for_a_restart(library, tm
     library.configure([{"name": "notes", "path": notes}])
     again = ken(library, "reload")
     assert again.returncode == 0 and "restart" not in again.stdout
+
+
+def test_a_daemon_still_on_the_socket_an_earlier_config_named_is_not_called_not_running(library):
+    first = library.data_dir / "first.sock"
+    library.configure([], extra=f'socket = "{first}"')
+    daemon = library.daemon(wait=False)
+    wait_for(lambda: first.exists() and ken(library, "status").returncode == 0, timeout=30, what="daemon on first.sock")
+    library.configure([])
+
+    for command in ("status", "search", "reload"):
+        done = ken(library, command, *(["anything"] if command == "search" else []))
+        assert done.returncode == 1
+        assert f"a daemon (pid {daemon.proc.pid}) holds {library.data_dir}" in done.stderr
+        assert "`ken restart` moves it" in done.stderr and "start it with `ken start`" not in done.stderr

@@ -23,7 +23,7 @@ import click
 
 from kenning import __version__
 from kenning.config.paths import config_path
-from kenning.errors import ConfigError, KenningError
+from kenning.errors import ConfigError, DaemonNotRunning, KenningError
 
 if TYPE_CHECKING:
     from kenning.client import Client
@@ -133,11 +133,36 @@ class KenGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except DaemonNotRunning as exc:
+            click.echo(for_terminal(f"ken: {_not_answering(ctx.obj) or exc}", err=True), err=True)
+            sys.exit(1)
         except KenningError as exc:
             # A message may quote the library: a file's name (`ken open`, `ken get`), a
             # failure's reason, the daemon's log when it would not start.
             click.echo(for_terminal(f"ken: {exc}", err=True), err=True)
             sys.exit(1)
+
+
+def _not_answering(context: Context | None) -> str | None:
+    """Why no daemon answered, when one runs on this library all the same: "start it with
+    `ken start`" would send the user to a command that refuses, since a daemon holds the
+    data directory. It is still starting, or it listens on the socket the config named
+    when it started (`[daemon] socket` was edited since), which `ken restart` moves."""
+    if context is None:
+        return None
+    from kenning.cli.lifecycle import daemon_pid
+
+    try:
+        locations = context.locations
+        holder = daemon_pid(locations.data_dir)
+    except KenningError:
+        return None
+    if holder is None:
+        return None
+    return (
+        f"a daemon (pid {holder}) holds {locations.data_dir} but does not answer on {locations.socket}:"
+        " it is still starting, or it listens where the config said when it started (`ken restart` moves it)"
+    )
 
 
 def print_json(value: Any) -> None:
