@@ -129,8 +129,11 @@ def test_adding_a_source_keeps_comments_and_validates(tmp_path):
     settings = load_settings(path)
     assert settings.daemon.log_level == "debug"
     assert settings.sources[0].ignore == ("*.bak",)
-    with pytest.raises(ConfigError, match="two sources"):
+    with pytest.raises(ConfigError, match="a source named 'notes' already exists"):
         add_source(path, SourceSettings(name="notes", path=tmp_path / "other"))
+    # Refused under the edit lock, where a source another `ken sources add` wrote is seen.
+    with pytest.raises(ConfigError, match="is already a source"):
+        add_source(path, SourceSettings(name="again", path=tmp_path))
     assert len(load_settings(path).sources) == 1
 
 
@@ -299,3 +302,24 @@ def test_ken_sources_add_counts_the_files_it_will_pass_over(tmp_path):
     assert line.startswith("  4 files passed over: ")
     assert {"2 unsupported type", "1 compressed (unsupported inside)", "1 hidden"} == set(line.split(": ")[1].split(", "))
     assert "1 folder not entered" in result.output
+
+
+def test_sources_added_at_once_by_several_ken_commands_all_stay_in_the_config(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text("# my library\n")
+    folders = [tmp_path / f"folder{i}" for i in range(8)]
+    for folder in folders:
+        folder.mkdir()
+    adds = [
+        subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(config), "sources", "add", str(folder), "--yes"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        for folder in folders
+    ]
+    for add in adds:
+        out, err = add.communicate(timeout=120)
+        assert add.returncode == 0 and "added source" in out, err
+
+    assert sorted(source.path for source in load_settings(config).sources) == folders
+    assert config.read_text().startswith("# my library\n")

@@ -8,18 +8,21 @@ user's comments and layout survive `ken sources add`.
 from __future__ import annotations
 
 import difflib
+import fcntl
 import os
 import stat
 import tempfile
 import tomllib
 import typing
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import tomlkit
 from pydantic import ValidationError
 from tomlkit.items import Array
 
-from kenning.config.paths import config_dir, make_private_dirs
+from kenning.config.paths import config_dir, make_private_dirs, user_path
 from kenning.config.settings import Settings, SourceSettings
 from kenning.errors import ConfigError
 
@@ -96,8 +99,32 @@ def _validate(raw: dict, path: Path) -> Settings:
 
 def add_source(path: Path, source: SourceSettings) -> None:
     """Append a [[sources]] table (an inline one where the file writes its sources inline),
-    validating the result before the file is replaced."""
-    document = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+    validating the result before the file is replaced.
+
+    The file is read again under the edit lock, so a source of that name or folder added
+    by another `ken sources add` since the caller looked is refused here, not doubled."""
+    with _editing(path):
+        document = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+        existing = document.get("sources")
+        for entry in existing if isinstance(existing, list) else ():
+            if isinstance(entry, dict) and entry.get("name") == source.name:
+                raise ConfigError(f"a source named {source.name!r} already exists in {path}; pick another with --name")
+            if _source_path(entry, path) == source.path:
+                raise ConfigError(f"{source.path} is already a source in {path}")
+        _append(document, source)
+        _replace(path, document)
+
+
+def _source_path(entry: object, config: Path) -> Path | None:
+    """The folder a [[sources]] entry of the file names, as the settings resolve it."""
+    value = entry.get("path") if isinstance(entry, dict) else None
+    try:
+        return user_path(value, config_dir(config)) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _append(document: tomlkit.TOMLDocument, source: SourceSettings) -> None:
     sources = document.get("sources")
     if sources is None:
         sources = tomlkit.aot()
@@ -115,13 +142,17 @@ def add_source(path: Path, source: SourceSettings) -> None:
         entry["chunk_budget"] = source.chunk_budget
     entry["confine_to_root"] = source.confine_to_root
     sources.append(entry)
-    _replace(path, document)
 
 
 def remove_source(path: Path, name: str) -> bool:
     """Drop the source of that name; returns whether the file had one."""
     if not path.exists():
         return False
+    with _editing(path):
+        return _remove(path, name)
+
+
+def _remove(path: Path, name: str) -> bool:
     document = tomlkit.parse(path.read_text(encoding="utf-8"))
     sources = document.get("sources")
     if sources is None:
@@ -142,6 +173,29 @@ def remove_source(path: Path, name: str) -> bool:
         del document["sources"]
     _replace(path, document)
     return True
+
+
+@contextmanager
+def _editing(path: Path) -> Iterator[None]:
+    """Hold the config's edit lock from reading the file to replacing it.
+
+    Each edit reads the file, changes it and puts a new one in its place: two `ken
+    sources add` run at once (a script adding several folders) would each write the file
+    they read, and the first one's source would be gone from the config though it said
+    "added". The lock is an flock on the folder that holds the config's target: the file
+    itself is replaced by each edit, and a lock file beside it would be left in a
+    dotfiles checkout."""
+    folder = Path(os.path.realpath(path)).parent
+    try:
+        make_private_dirs(folder)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc} in {folder}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _replace(path: Path, document: tomlkit.TOMLDocument) -> None:
