@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kenning.errors import RpcError
 from tests.daemon_harness import DaemonProcess, wait_for
 
 
@@ -305,3 +306,24 @@ def test_a_daemon_still_on_the_socket_an_earlier_config_named_is_not_called_not_
         assert done.returncode == 1
         assert f"a daemon (pid {daemon.proc.pid}) holds {library.data_dir}" in done.stderr
         assert "`ken restart` moves it" in done.stderr and "start it with `ken start`" not in done.stderr
+
+
+def test_a_reload_while_the_config_file_is_missing_keeps_every_source(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "heron.md").write_text("The heron waded through the estuary.\n")
+    real = tmp_path / "dotfiles" / "kenning.toml"
+    real.parent.mkdir()
+    library.configure([{"name": "notes", "path": notes}]).rename(real)
+    library.config.symlink_to(real)
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    real.rename(real.with_name("kenning.toml.bak"))  # the link is broken: the file is gone
+
+    daemon.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: "reload refused" in daemon.log(), timeout=30, what="the reload to be refused")
+    with pytest.raises(RpcError, match="the config file is gone .* keeps its settings"):
+        daemon.call("reload")
+
+    assert daemon.search("heron")
+    assert [s["name"] for s in daemon.call("status")["sources"] if s["kind"] == "folder" and s["active"]] == ["notes"]

@@ -76,9 +76,18 @@ def _known_keys(loc: tuple) -> list[str]:
     return list(getattr(model, "model_fields", {}))
 
 
-def load_settings(path: Path) -> Settings:
-    """Load and validate; a missing file means the embedded defaults (no sources)."""
+def load_settings(path: Path, *, missing_ok: bool = True) -> Settings:
+    """Load and validate; a missing file means the embedded defaults (no sources).
+
+    Not so for a daemon re-reading the file it runs on (`missing_ok=False`): the file is
+    missing for a moment while an editor that moves the old one aside saves, or for good
+    when a dotfiles link breaks, and the defaults would drop every source from search."""
     if not path.exists():
+        if not missing_ok:
+            raise ConfigError(
+                f"{path}: the config file is gone (moved, deleted, or a link to it broken); the daemon keeps"
+                " its settings (to run with no sources, leave an empty file there)"
+            )
         return Settings()
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))

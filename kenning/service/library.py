@@ -111,6 +111,9 @@ class Library:
     def __init__(self, settings: Settings, config_path: Path) -> None:
         self.settings = settings
         self.config_path = config_path
+        # Whether the settings in force came from the file: if so, its going missing is
+        # refused at reload rather than taken as the defaults.
+        self._config_read = config_path.exists()
         self.started_at = time.time()
         self.db = Database(settings.daemon.db_path)
         self.activity = IngestActivity()
@@ -441,7 +444,8 @@ class Library:
             return await self._reload()
 
     async def _reload(self) -> ReloadResult:
-        settings = load_settings(self.config_path)
+        settings = load_settings(self.config_path, missing_ok=not self._config_read)
+        self._config_read = self.config_path.exists()
         held = self._held_until_restart(settings)
         if held:
             log.warning("changed in the config, applied at the next restart: %s", ", ".join(held))
