@@ -106,6 +106,21 @@ def test_starts_at_once_all_report_the_one_daemon_that_runs(detached):
     assert running and all(f"pid {running}" in out for out, _ in outputs)
 
 
+def test_a_stop_asked_while_a_start_is_under_way_stops_the_daemon_it_starts(detached):
+    """`ken start &` then `ken stop` at once: the stop looked before the new daemon held its
+    lock, said "not running", and the daemon came up anyway. It now waits for the start."""
+    config = detached.configure([])
+    start = subprocess.Popen(
+        [sys.executable, "-m", "kenning", "--config", str(config), "start"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    wait_for(lambda: log_path(detached.data_dir).exists(), timeout=30, what="the start to launch its daemon")
+    stopped = ken(config, "stop")
+    start.communicate(timeout=90)
+    assert stopped.returncode == 0 and "kenning stopped" in stopped.stdout, stopped.stdout + stopped.stderr
+    assert daemon_pid(detached.data_dir) is None
+
+
 def test_each_library_has_a_log_of_its_own(isolated_home):
     assert log_path(default_data_dir()) == state_dir() / "kenning.log"
     assert log_path(isolated_home / "work-library") == isolated_home / "work-library" / "kenning.log"

@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -217,6 +219,18 @@ def start_detached(ctx: Context) -> int:
     log = log_path(ctx.locations.data_dir)
     try:
         make_private_dirs(log.parent)
+    except OSError as exc:
+        reason = (cannot_create(log.parent) if not log.parent.exists() else None) or exc.strerror or str(exc)
+        raise KenningError(f"cannot write the daemon's log {log}: {reason}; set [daemon] data_dir elsewhere") from None
+    with _starting(log.parent):
+        # Another start held the folder meanwhile: its daemon is the one.
+        if (status := answering(ctx)) is not None:
+            return int(status["pid"])
+        return _launch(ctx, log)
+
+
+def _launch(ctx: Context, log: Path) -> int:
+    try:
         if log.exists() and log.stat().st_size > LOG_ROTATE_BYTES:
             log.replace(log.with_name(log.name + ".1"))
         # Made 0600 from the start: never, even for a moment, open to others under a loose
@@ -297,6 +311,48 @@ def wait_answering(ctx: Context, what: str) -> dict:
     )
 
 
+# Held by `ken start` from before it launches a daemon until that daemon answers or dies.
+STARTING_NAME = "starting.lock"
+
+
+@contextmanager
+def _starting(folder: Path) -> Iterator[None]:
+    """The start under way, for a `ken stop` asked meanwhile to wait for (`_after_starts`):
+    it found no daemon holding the library yet, said "not running", and the daemon came up
+    anyway. An flock, so a start killed halfway holds nothing."""
+    lock = folder / STARTING_NAME
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        # A read-only disk, a folder of someone else's: the daemon could not run there either.
+        raise KenningError(f"cannot write {lock}: {exc.strerror or exc}; set [daemon] data_dir elsewhere") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _after_starts(data_dir: Path) -> None:
+    """Wait, up to START_TIMEOUT, for a `ken start` launching a daemon on `data_dir`."""
+    try:
+        fd = os.open(log_path(data_dir).parent / STARTING_NAME, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return  # no start was ever made there, or it cannot be asked: nothing to wait for
+    deadline = time.monotonic() + START_TIMEOUT
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.1)
+    finally:
+        os.close(fd)
+
+
 def start(ctx: Context) -> str:
     # No daemon answers, or can listen, on a path too long for a socket: say that, not
     # that the one there "is not accepting connections".
@@ -327,6 +383,7 @@ def start(ctx: Context) -> str:
 
 def stop(ctx: Context) -> str:
     data_dir = ctx.locations.data_dir
+    _after_starts(data_dir)
     pid = daemon_pid(data_dir)
     if pid is None:
         return "kenning is not running"
