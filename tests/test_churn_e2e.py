@@ -85,16 +85,23 @@ def test_a_linked_root_re_pointed_at_a_release_of_the_same_sizes_and_mtimes_is_r
     assert _scan(daemon, "site")["unchanged"] == 1
 
 
-def test_a_folder_swapped_for_one_made_earlier_with_the_same_sizes_and_mtimes_is_read_again(library, tmp_path):
-    # `mv notes notes.old && mv notes.new notes`, notes.new restored earlier from a
-    # backup that keeps mtimes: the files at the same paths looked unchanged, and the
-    # old folder's text stayed cited under them.
+def _indexed_beside_its_twin(library, tmp_path):
+    """`notes` as the source, and `notes.new` beside it: the same path, size and mtime
+    holding other text ("ferry" there, "barge" here)."""
     for folder, word in (("notes", "ferry"), ("notes.new", "barge")):
         (tmp_path / folder / "docs").mkdir(parents=True)
         (tmp_path / folder / "docs" / "plan.md").write_text(f"# Plan\n\nThe {word} leaves at nine.\n")
         os.utime(tmp_path / folder / "docs" / "plan.md", (1_700_000_000, 1_700_000_000))
     notes = tmp_path / "notes"
     library.configure([{"name": "notes", "path": str(notes)}])
+    return notes
+
+
+def test_a_folder_swapped_for_one_made_earlier_with_the_same_sizes_and_mtimes_is_read_again(library, tmp_path):
+    # `mv notes notes.old && mv notes.new notes`, notes.new restored earlier from a
+    # backup that keeps mtimes: the files at the same paths looked unchanged, and the
+    # old folder's text stayed cited under them.
+    notes = _indexed_beside_its_twin(library, tmp_path)
     daemon = library.daemon()
     daemon.wait_idle("notes")
     assert daemon.search("ferry") and not daemon.search("barge")
@@ -111,12 +118,7 @@ def test_a_folder_swapped_while_the_daemon_is_stopped_is_read_again(library, tmp
     # The same swap as above, done while the daemon is stopped (a restore run before the
     # login that starts it): what the running daemon kept in memory was gone, and the
     # old folder's text stayed cited under the new folder's paths.
-    for folder, word in (("notes", "ferry"), ("notes.new", "barge")):
-        (tmp_path / folder / "docs").mkdir(parents=True)
-        (tmp_path / folder / "docs" / "plan.md").write_text(f"# Plan\n\nThe {word} leaves at nine.\n")
-        os.utime(tmp_path / folder / "docs" / "plan.md", (1_700_000_000, 1_700_000_000))
-    notes = tmp_path / "notes"
-    library.configure([{"name": "notes", "path": str(notes)}])
+    notes = _indexed_beside_its_twin(library, tmp_path)
     daemon = library.daemon()
     daemon.wait_idle("notes")
     assert daemon.search("ferry") and not daemon.search("barge")
