@@ -34,6 +34,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cli_start import heaviest_imports  # noqa: E402
 
 from kenning.client import Client  # noqa: E402
 
@@ -162,22 +165,6 @@ def page_run(root: Path, home: Path) -> float:
             task.wait(30)
 
 
-def heaviest_imports(root: Path, home: Path, top: int = 8) -> list[tuple[int, str]]:
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", f"import {WORKER_MODULES}"],
-        env={**os.environ, "PYTHONPATH": str(root)},
-        cwd=home,
-        capture_output=True,
-        text=True,
-    )
-    rows = []
-    for line in done.stderr.splitlines():
-        parts = line.split("|")
-        if len(parts) == 3 and parts[1].strip().isdigit():
-            rows.append((int(parts[1]), parts[2].rstrip()))
-    return sorted(rows, reverse=True)[:top]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
@@ -192,7 +179,10 @@ def main() -> None:
             for name, root in checkouts.items():
                 samples[name].append(one_run(root, Path(tmp) / f"{name}{run}"))
                 samples[name][-1]["page_cpu"] = page_run(root, Path(tmp))
-        heaviest = {name: heaviest_imports(root, Path(tmp)) for name, root in checkouts.items()}
+        heaviest = {
+            name: heaviest_imports({**os.environ, "PYTHONPATH": str(root)}, modules=WORKER_MODULES, cwd=Path(tmp))
+            for name, root in checkouts.items()
+        }
     print(f"runs: {args.runs} each, interleaved; medians in ms ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})")
     print(f"  {'checkout':<10} {'daemon to socket':>17} {'daemon CPU':>11} {'worker CPU':>11} {'page worker CPU':>16}")
     for name, runs in samples.items():
