@@ -46,9 +46,8 @@ def heaviest_imports(
     env: dict[str, str], top: int = 8, modules: str = "kenning.cli", cwd: Path | None = None
 ) -> list[tuple[int, str]]:
     """The `top` imports of `modules` by their own time (µs), as `python -X importtime` says."""
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", f"import {modules}"], env=env, cwd=cwd, capture_output=True, text=True
-    )
+    command = [sys.executable, "-X", "importtime", "-c", f"import {modules}"]
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True)
     rows = []
     for line in done.stderr.splitlines():
         parts = line.split("|")
