@@ -458,7 +458,7 @@ async def test_the_job_mines_every_chunk_offline_and_stops_cleanly(db: Database)
     await store_document(db, notes, "a.md", "Project Falcon is led by Maria Chen.", "Acme Corp pays NASA.")
     builder = GraphSide(db, LlmSettings(), asyncio.Event())
     builder.quiet.set()
-    builder.start()
+    await builder.start()
     try:
 
         async def settled() -> bool:
@@ -488,7 +488,7 @@ async def test_the_job_defers_to_a_running_ingest(db: Database):
     await store_document(db, notes, "a.md", "Project Falcon is led by Maria Chen.")
     quiet = asyncio.Event()  # a sweep is reading files in
     builder = GraphSide(db, LlmSettings(), quiet)
-    builder.start()
+    await builder.start()
     try:
         await wait_until(lambda: _state_is(builder, JobState.DEFERRED))
         assert await graph.count_pending(db, OFFLINE) == 1
@@ -519,7 +519,7 @@ async def test_extraction_on_workers_stopped_for_shutdown_ends_at_once_and_loses
     await workers.stop()
     builder = GraphSide(db, LlmSettings(), asyncio.Event(), workers)
     builder.quiet.set()
-    builder.start()
+    await builder.start()
     try:
         assert builder.job is not None
         async with asyncio.timeout(20):

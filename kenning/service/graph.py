@@ -39,13 +39,14 @@ class GraphSide:
         # When the counts were taken, the passes the job had ended then, and the counts.
         self._summary: tuple[float, int, dict[str, int | None]] | None = None
 
-    def start(self) -> None:
+    async def start(self) -> None:
         if self.job is not None:
             return
         self._summary = None
-        self.job = ExtractJob(
-            self.db, make_extractor(self.settings, self.processes), page_size(self.settings), self.quiet, self.processes
-        )
+        # In a thread: the first Ollama extractor imports ollama's client, 0.1 s of CPU
+        # that would hold every request waiting on the loop.
+        extractor = await asyncio.to_thread(make_extractor, self.settings, self.processes)
+        self.job = ExtractJob(self.db, extractor, page_size(self.settings), self.quiet, self.processes)
         self.job.start()
 
     async def stop(self) -> None:
@@ -60,7 +61,7 @@ class GraphSide:
         log.info("extractor changed to %s; chunks are re-extracted in the background", settings.backend)
         await self.stop()
         self.settings = settings
-        self.start()
+        await self.start()
 
     def wake(self, more: int = 0) -> None:
         if self.job is not None:

@@ -151,7 +151,7 @@ class Library:
         self._spawn(self.archive.prune(), "archive retention")
         self._spawn(self._prepare_again(), "prepare agent text again")
         self.semantic.start()
-        self.graph.start()
+        await self.graph.start()
         self.dedup.start()
         # Under the reload lock: a removal finishing in the background may apply the
         # settings too (`_start_namesakes`), and two applies at once could start one

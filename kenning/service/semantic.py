@@ -106,7 +106,8 @@ class Semantic:
         )
 
     async def _start(self, settings: EmbedderSettings) -> None:
-        embedder = make_embedder(settings)
+        # In a thread: the first Ollama embedder imports ollama's client (see GraphSide.start).
+        embedder = await asyncio.to_thread(make_embedder, settings)
         dim = None
         try:
             await asyncio.to_thread(embedder.check)
