@@ -174,6 +174,20 @@ def test_ken_sources_add_and_remove_keep_sources_written_inline_inline(tmp_path)
     assert "[[sources]]" not in config.read_text()
 
 
+def test_removing_the_last_source_leaves_a_config_a_running_daemon_takes(tmp_path):
+    """An emptied file is what an editor leaves mid-save, and a daemon refuses to reload it;
+    the edit that removes the last source says `sources = []` instead."""
+    (tmp_path / "notes").mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text(f'[[sources]]\nname = "notes"\npath = "{tmp_path / "notes"}"\n')
+    removed = CliRunner().invoke(main, ["--config", str(config), "sources", "remove", "notes", "--yes"])
+    assert "removed 'notes' from" in removed.output
+    assert load_settings(config, missing_ok=False).sources == ()
+    config.write_text("")
+    with pytest.raises(ConfigError, match="the config file is empty .* keeps its settings .*`sources = \\[\\]`"):
+        load_settings(config, missing_ok=False)
+
+
 def test_ken_sources_add_and_remove_write_through_a_linked_config_and_keep_its_mode(tmp_path):
     folder = tmp_path / "notes"
     folder.mkdir()

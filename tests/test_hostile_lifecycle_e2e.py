@@ -327,3 +327,21 @@ def test_a_reload_while_the_config_file_is_missing_keeps_every_source(library, t
 
     assert daemon.search("heron")
     assert [s["name"] for s in daemon.call("status")["sources"] if s["kind"] == "folder" and s["active"]] == ["notes"]
+
+
+def test_a_reload_that_lands_on_an_emptied_config_keeps_every_source(library, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "heron.md").write_text("The heron waded through the estuary.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    saved = library.config.read_text()
+    library.config.write_text("")  # an editor that truncates, then writes
+
+    with pytest.raises(RpcError, match="the config file is empty .* keeps its settings"):
+        daemon.call("reload")
+    assert daemon.search("heron")
+    library.config.write_text(saved)
+    assert daemon.call("reload")["sources"] == ["notes"]
+    assert [s["name"] for s in daemon.call("status")["sources"] if s["kind"] == "folder" and s["active"]] == ["notes"]

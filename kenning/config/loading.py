@@ -81,16 +81,24 @@ def load_settings(path: Path, *, missing_ok: bool = True) -> Settings:
 
     Not so for a daemon re-reading the file it runs on (`missing_ok=False`): the file is
     missing for a moment while an editor that moves the old one aside saves, or for good
-    when a dotfiles link breaks, and the defaults would drop every source from search."""
+    when a dotfiles link breaks, and the defaults would drop every source from search.
+    Nor is a file of zero bytes, what an editor that truncates before it writes leaves
+    for a moment; a config meant to hold no sources says so (`sources = []`)."""
     if not path.exists():
         if not missing_ok:
             raise ConfigError(
                 f"{path}: the config file is gone (moved, deleted, or a link to it broken); the daemon keeps"
-                " its settings (to run with no sources, leave an empty file there)"
+                " its settings (to run with no sources, leave a file there that says `sources = []`)"
             )
         return Settings()
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        if not text and not missing_ok:
+            raise ConfigError(
+                f"{path}: the config file is empty (an editor part way through saving it?); the daemon"
+                " keeps its settings (to run with no sources, write `sources = []` in it)"
+            )
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -179,7 +187,9 @@ def _remove(path: Path, name: str) -> bool:
             table.append(entry)
         document["sources"] = table
     else:
+        # Said, not left out: a file emptied by the edit would read as an editor mid-save.
         del document["sources"]
+        document["sources"] = tomlkit.array()
     _replace(path, document)
     return True
 
