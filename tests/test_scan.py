@@ -571,8 +571,8 @@ async def test_a_library_upgraded_while_its_drive_is_away_keeps_the_index_though
         assert (await scanner.sweep())["deleted"] == 0 and len(await search(db, "aardwolves")) == 2
         assert scanner.progress.kept_unmounted == "unknown"
         assert scanner.progress.last_error == (
-            f"{drive} is not a mount point, and none of its 2 indexed files is in it as indexed; whether it was a"
-            " drive's or a share's mount point is not known (it has not been seen holding them since kenning was"
+            f"{drive} is not a mount point, and it holds none of its 2 indexed files unchanged and not half of them"
+            " by name; whether it was a drive's or a share's mount point is not known (it has not been seen holding them since kenning was"
             " upgraded), so they are kept and nothing in it is read until the drive is mounted there again; if"
             " they were deleted on purpose, `ken sources remove notes` and add the folder again"
         )

@@ -497,9 +497,9 @@ class FolderScanner:
     def _unknown_message(self, root: Path, holds: bool, indexed: int) -> str:
         if holds:
             found = (
-                f"{root} is not a mount point, and none of its {indexed} indexed files is in it as indexed; whether it"
-                " was a drive's or a share's mount point is not known (it has not been seen holding them since kenning"
-                " was upgraded), so they are kept and nothing in it is read"
+                f"{root} is not a mount point, and it holds none of its {indexed} indexed files unchanged and not half"
+                " of them by name; whether it was a drive's or a share's mount point is not known (it has not been"
+                " seen holding them since kenning was upgraded), so they are kept and nothing in it is read"
             )
         else:
             found = (
