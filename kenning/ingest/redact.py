@@ -6,10 +6,15 @@ or removed, so the line ranges that citations carry still point at the right pla
 From detect-secrets (Yelp's maintained pattern set): the token formats, i.e. the
 deny-lists of all its ``RegexBasedDetector`` plugins (AWS, GitHub, GitLab, Slack, Stripe,
 JWT, SendGrid, Twilio, PyPI, npm, Azure storage, Discord, Telegram, Mailchimp, Square,
-IBM, Cloudant, SoftLayer, Artifactory, passwords in URLs), read from the installed
-plugins at import so an upgrade brings its new formats along; the key names that make an
+IBM, Cloudant, SoftLayer, Artifactory, passwords in URLs); the key names that make an
 assignment secret (its keyword plugin's ``DENYLIST``, plus a few it lacks such as
 ``token``); and the Shannon-entropy test, with its limit, for random-looking values.
+They come from ``secret_formats.py``, a copy written from the installed library, which
+tests/test_secret_formats.py checks against it so an upgrade's new formats are not
+missed: importing the plugins costs every daemon and parse worker start the library's
+whole package and ``requests`` (60-120 ms of CPU each), for a table of regexes. The
+entropy sum is the library's ``calculate_shannon_entropy``, written out here for the same
+reason (one loop; the test checks it gives the library's figure for the same value).
 Its scanner is not used: it runs line by line on Python's backtracking engine (0.6 MB/s
 on Python source here, and quadratic in a line's length: 40 KB of ``eyJ`` on one line
 takes 0.7 s), and its keyword plugin needs a file name to choose its regexes.
@@ -59,18 +64,14 @@ past a match is bounded or only moves forward.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import re2
-from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-from detect_secrets.plugins.base import RegexBasedDetector
-from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
-from detect_secrets.plugins.ip_public import IPPublicDetector
-from detect_secrets.plugins.keyword import DENYLIST
-from detect_secrets.plugins.private_key import PrivateKeyDetector
 
+from kenning.ingest import secret_formats
 from kenning.text.redacted import MARK
 from kenning.text.unicode import normalized
 
@@ -92,9 +93,6 @@ _LOOKAHEADS = ("(?=", "(?!")
 _LOOKBEHINDS = ("(?<=", "(?<!")
 _RE2_MAX_REPEAT = 1000
 _COUNT = re.compile(r"\{(\d+),(\d+)\}")
-# A public IP address is not a credential; a private key's header line is not the
-# secret (its body is, see `_pem_spans`).
-_NOT_TOKENS = (IPPublicDetector, PrivateKeyDetector)
 
 
 @dataclass(frozen=True)
@@ -107,15 +105,15 @@ class _TokenPattern:
     starts_word: bool = False
 
 
-def _library_pattern(pattern: re.Pattern[str]) -> _TokenPattern:
+def _library_pattern(pattern: str, flags: int) -> _TokenPattern:
     """The library's Python regex on RE2: look-arounds become flags, big counts shrink."""
-    if pattern.flags & re.VERBOSE and re.search(r"\s|#", pattern.pattern):
-        raise ValueError(f"cannot translate a verbose pattern to RE2: {pattern.pattern!r}")
-    source, dropped = _without_lookarounds(pattern.pattern)
+    if flags & re.VERBOSE and re.search(r"\s|#", pattern):
+        raise ValueError(f"cannot translate a verbose pattern to RE2: {pattern!r}")
+    source, dropped = _without_lookarounds(pattern)
     source = _COUNT.sub(lambda m: "{%s,%d}" % (m[1], min(int(m[2]), _RE2_MAX_REPEAT)), source)
-    flags = ("(?i)" if pattern.flags & re.IGNORECASE else "") + "(?m)"
+    inline = ("(?i)" if flags & re.IGNORECASE else "") + "(?m)"
     return _TokenPattern(
-        _re2(flags + source),
+        _re2(inline + source),
         ends_token=any(kind in _LOOKAHEADS for kind in dropped),
         starts_word=any(kind in _LOOKBEHINDS for kind in dropped),
     )
@@ -165,16 +163,6 @@ def _group_end(source: str, start: int) -> int:
     raise ValueError(f"unbalanced group in {source!r}")
 
 
-def _library_patterns() -> list[_TokenPattern]:
-    detectors = get_mapping_from_secret_type_to_class().values()
-    return [
-        _library_pattern(pattern)
-        for detector in detectors
-        if issubclass(detector, RegexBasedDetector) and not issubclass(detector, _NOT_TOKENS)
-        for pattern in detector.denylist
-    ]
-
-
 # Token formats detect-secrets has no plugin for.
 _OWN_TOKENS = (
     r"github_pat_[A-Za-z0-9_]{40,255}",
@@ -198,7 +186,10 @@ _OWN_TOKENS = (
     r"\$y\$([./A-Za-z0-9]+\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{16,})",
 )
 
-_TOKENS = [*_library_patterns(), *(_TokenPattern(_re2(pattern)) for pattern in _OWN_TOKENS)]
+_TOKENS = [
+    *(_library_pattern(pattern, flags) for _, pattern, flags in secret_formats.TOKEN_PATTERNS),
+    *(_TokenPattern(_re2(pattern)) for pattern in _OWN_TOKENS),
+]
 
 _WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _TOKEN_CHARS = _WORD | frozenset(b"-+/=")
@@ -348,7 +339,7 @@ _SECRET_NAME = re.compile(
     "(?:"
     + "|".join(
         (
-            *DENYLIST,
+            *secret_formats.KEYWORDS,
             "token",
             "credentials?",
             "passphrase",
@@ -389,7 +380,6 @@ _COLOR = re.compile(r"#[0-9A-Fa-f]{3,8}")
 _LOWER = frozenset(b"abcdefghijklmnopqrstuvwxyz")
 _QUOTES = (b'"', b"'", b"`")
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
-_ENTROPY = Base64HighEntropyString()
 _AFTER_BARE_VALUE = frozenset(b"\n\r,;&}])#'\"")
 _PLACEHOLDER_STARTS = ("$", "%", "<", "{{", "#{", "@")
 _MASKED_CHARS = frozenset("*xX•.")
@@ -936,7 +926,20 @@ def _is_bare_secret(value: str, match: re2._Match, key: bytes, key_quoted: bool,
 
 def _is_random(value: str) -> bool:
     """A random-looking token (the library's base64 entropy test), wherever it sits."""
-    return bool(_TOKEN_LIKE.fullmatch(value)) and _ENTROPY.calculate_shannon_entropy(value) > _ENTROPY.entropy_limit
+    return bool(_TOKEN_LIKE.fullmatch(value)) and _shannon_entropy(value) > secret_formats.ENTROPY_LIMIT
+
+
+def _shannon_entropy(value: str) -> float:
+    """Bits per character over the library's base64 alphabet, summed in its order, so
+    the figure is the library's to the last bit."""
+    if not value:
+        return 0.0
+    entropy = 0.0
+    for char in secret_formats.ENTROPY_CHARSET:
+        share = value.count(char) / len(value)
+        if share > 0:
+            entropy += -share * math.log(share, 2)
+    return entropy
 
 
 # --- private keys -----------------------------------------------------------------------------
