@@ -41,12 +41,11 @@ from http.cookiejar import CookieJar, DefaultCookiePolicy
 from types import TracebackType
 from typing import Literal, Self
 
-import httpx
-
 from kenning import __version__
 from kenning.config.settings import FetchSettings
 from kenning.errors import KenningError
 from kenning.store.records import FetchedPage
+from kenning.workers.http_client import httpx
 
 logger = logging.getLogger(__name__)
 

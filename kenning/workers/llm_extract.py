@@ -24,7 +24,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-import httpx
+from kenning.workers.http_client import httpx  # isort: skip  (before ollama, which imports httpx)
 import ollama
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError
 

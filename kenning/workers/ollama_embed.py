@@ -10,8 +10,9 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-import httpx
 import numpy as np
+
+from kenning.workers.http_client import httpx  # isort: skip  (before ollama, which imports httpx)
 import ollama
 from tenacity import (
     retry,

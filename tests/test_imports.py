@@ -1,0 +1,58 @@
+"""The daemon and its parse workers load only what they run.
+
+Every parse worker pays its imports when it starts (one per `parse_workers`, started
+again after a minute idle), and the daemon on every start: a library loaded for nothing
+is CPU and memory each time (bench/worker_start.py).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from kenning.config import ChunkingSettings, LimitsSettings
+from kenning.ingest.convert import ConvertLimits, convert_file
+from kenning.ingest.pages import PageLimits, prepare_page
+from kenning.ingest.parse_pool import ParsePool
+from kenning.ingest.readers import ReadLimits
+from kenning.store.records import FetchedPage
+from tests import loaded_modules
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = b"<html><head><title>A page</title></head><body><h1>A page</h1><p>password = hunter2x</p></body></html>"
+
+
+async def test_a_parse_worker_reads_a_file_and_a_page_without_the_libraries_it_does_not_run(tmp_path: Path) -> None:
+    note = tmp_path / "note.md"
+    note.write_text("# A note\n\napi_key = 'AKIAABCDEFGHIJKLMNOP'\n")
+    pool = ParsePool(1, 1024)
+    try:
+        converted = await pool.read(
+            convert_file, (note, "note", ConvertLimits(ReadLimits(), 1200, 150, 10_000)), 60
+        )
+        page = FetchedPage("http://127.0.0.1/a", "http://127.0.0.1/a", PAGE, None, "html", None, None)
+        await pool.read(prepare_page, (page, PageLimits.of(ChunkingSettings(), LimitsSettings())), 60, urgent=True)
+        held = await pool.read(loaded_modules.loaded, (), 60)
+    finally:
+        await pool.stop()
+    # It did redact: the worker is the one that ran the conversion.
+    assert "AKIAABCDEFGHIJKLMNOP" not in repr(converted)
+    assert held == []
+
+
+def test_the_daemon_starts_without_the_libraries_it_does_not_run(tmp_path: Path) -> None:
+    # The daemon's own modules, as `ken daemon` imports them (click is the `ken` command's
+    # own, so it is not asked about here); the wordllama model, loaded once they are,
+    # brings `requests` with it.
+    script = (
+        "from kenning.daemon.run import serve\n"
+        "from tests.loaded_modules import loaded\n"
+        "print(loaded(('detect_secrets', 'httpx._main', 'rich', 'pygments')))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "[]"
