@@ -19,6 +19,7 @@ from pathlib import Path
 
 from kenning.config import Settings
 from kenning.config.paths import LOG_ROTATE_BYTES
+from kenning.config.running import DaemonRecord, remove_record, write_record
 from kenning.daemon.guard import DataDirLock, check_socket_path, clear_stale_socket, private_dir
 from kenning.daemon.logfile import rotate_own_log
 from kenning.daemon.methods import build_methods
@@ -49,6 +50,13 @@ class Daemon:
         self._server: RpcServer | None = None
         self._exit_requested_at: float | None = None
         self._notifier = ServiceNotifier()
+        self._record = DaemonRecord(
+            pid=os.getpid(),
+            config=str(config_path),
+            data_dir=str(settings.daemon.data_dir),
+            socket=str(settings.daemon.socket_path),
+        )
+        self._recorded = False
         # Why the daemon left on its own: its socket or data directory was taken away.
         self.lost: str | None = None
 
@@ -68,6 +76,9 @@ class Daemon:
         private_dir(daemon.socket_path.parent)
         self._lock.acquire()
         clear_stale_socket(daemon.socket_path)
+        # Before anything slow (a migration): a `ken restart` after the config moved the
+        # library finds this daemon by it from here on.
+        await asyncio.to_thread(self._write_record)
         self._install_signal_handlers()
         await self.library.open()
         self._server = RpcServer(
@@ -126,8 +137,28 @@ class Daemon:
         finally:
             if self._server is not None:
                 self._server.remove_socket()
+            if self._recorded:
+                # (On the loop: a shutdown past its deadline must still get here.)
+                self._remove_record()
             self._lock.release()
         log.info("stopped after %.1fs", time.monotonic() - started)
+
+    def _write_record(self) -> None:
+        # A record is how `ken stop` finds this daemon once the config names another
+        # place; a state directory that cannot be written costs only that.
+        try:
+            path = write_record(self._record)
+        except OSError as exc:
+            log.warning("cannot record this daemon where `ken stop` looks for it: %s", exc)
+            return
+        self._recorded = True
+        log.info("recorded this daemon in %s", path)
+
+    def _remove_record(self) -> None:
+        try:
+            remove_record(self._record)
+        except OSError as exc:
+            log.warning("cannot remove this daemon's record: %s", exc)
 
     def _home_lost(self) -> str | None:
         daemon = self.settings.daemon
