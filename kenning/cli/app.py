@@ -144,25 +144,18 @@ class KenGroup(click.Group):
 
 
 def _not_answering(context: Context | None) -> str | None:
-    """Why no daemon answered, when one runs on this library all the same: "start it with
-    `ken start`" would send the user to a command that refuses, since a daemon holds the
-    data directory. It is still starting, or it listens on the socket the config named
-    when it started (`[daemon] socket` was edited since), which `ken restart` moves."""
+    """Why no daemon answered, when one started from this config runs all the same:
+    "start it with `ken start`" would send the user to a command that refuses, or to a
+    second daemon. It is still starting, or it listens where the config said when it
+    started (`[daemon] socket` or `data_dir` was edited since), which `ken restart` moves."""
     if context is None:
         return None
-    from kenning.cli.lifecycle import daemon_pid
+    from kenning.cli.lifecycle import not_answering
 
     try:
-        locations = context.locations
-        holder = daemon_pid(locations.data_dir)
+        return not_answering(context)
     except KenningError:
         return None
-    if holder is None:
-        return None
-    return (
-        f"a daemon (pid {holder}) holds {locations.data_dir} but does not answer on {locations.socket}:"
-        " it is still starting, or it listens where the config said when it started (`ken restart` moves it)"
-    )
 
 
 def print_json(value: Any) -> None:

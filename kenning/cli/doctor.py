@@ -24,7 +24,7 @@ import click
 
 from kenning import __version__, api
 from kenning.cli.app import Context, main, pass_context
-from kenning.cli.lifecycle import daemon_pid
+from kenning.cli.lifecycle import daemon_pid, moved_away, old_socket, still_runs
 from kenning.cli.status_view import ago, dimension_problem, megabytes
 from kenning.config.paths import cannot_create, not_yours, shared_by_all, socket_path_too_long
 from kenning.errors import ConfigError, DaemonNotRunning, KenningError, SocketNotYours
@@ -199,13 +199,25 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
         status = ctx.client(timeout=10).fetch("status", api.Status)
     except DaemonNotRunning:
         holder = daemon_pid(ctx.locations.data_dir)
+        moved = moved_away(ctx)
         if holder is not None:
+            where = old_socket(ctx, holder)
             checks.append(
                 Check(
                     PROBLEM,
                     "daemon",
-                    f"pid {holder} holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}",
-                    "ken stop, then ken start (its log: ken service status)",
+                    f"pid {holder} holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}"
+                    + (f": it listens on the old socket {where}" if where else ""),
+                    "ken restart" if where else "ken stop, then ken start (its log: ken service status)",
+                )
+            )
+        elif moved:
+            checks.append(
+                Check(
+                    PROBLEM,
+                    "daemon",
+                    f"not running on {ctx.locations.data_dir}, but {still_runs(moved[0])}",
+                    f"ken restart (stops it and starts one on {ctx.locations.data_dir})",
                 )
             )
         else:
@@ -220,6 +232,10 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
     except KenningError as exc:
         checks.append(Check(PROBLEM, "daemon", f"answers, but not as this ken expects: {exc}", "ken restart"))
         return None
+    for record in moved_away(ctx):
+        checks.append(
+            Check(PROBLEM, "daemon", f"a second daemon runs: {still_runs(record)}", "ken restart (stops both, starts one)")
+        )
     info = status.daemon
     if info.version != __version__:
         checks.append(

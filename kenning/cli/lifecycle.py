@@ -41,6 +41,7 @@ from kenning.config.paths import (
     socket_path_too_long,
     state_dir,
 )
+from kenning.config.running import DaemonRecord, records_dir, records_of
 from kenning.errors import DaemonNotRunning, KenningError
 
 UNIT = "kenning.service"
@@ -76,6 +77,73 @@ def daemon_pid(data_dir: Path) -> int | None:
         return None
     finally:
         os.close(fd)
+
+
+def recorded_daemons(ctx: Context) -> list[DaemonRecord]:
+    """The daemons started from this config that still run, wherever the config put them
+    when each started. A record counts while its pid holds its data directory's lock:
+    one left by a daemon killed outright names a pid that holds nothing (or that the
+    system has given to another program since), and is passed over."""
+    running = []
+    for record in records_of(ctx.config_path):
+        try:
+            holder = daemon_pid(Path(record.data_dir))
+        except KenningError:
+            continue  # a data directory this user can no longer open: nothing to tell there
+        if holder == record.pid:
+            running.append(record)
+    return running
+
+
+def _same_place(one: str | Path, other: str | Path) -> bool:
+    return os.path.realpath(one) == os.path.realpath(other)
+
+
+def moved_away(ctx: Context) -> list[DaemonRecord]:
+    """Daemons started from this config that run on a data directory it no longer names:
+    `[daemon] data_dir` was edited under them."""
+    return [record for record in recorded_daemons(ctx) if not _same_place(record.data_dir, ctx.locations.data_dir)]
+
+
+def old_socket(ctx: Context, pid: int) -> str | None:
+    """The socket the daemon `pid` on this config's data directory listens on, when the
+    config names another one now (`[daemon] socket` was edited under it)."""
+    for record in recorded_daemons(ctx):
+        if record.pid == pid and _same_place(record.data_dir, ctx.locations.data_dir):
+            if not _same_place(record.socket, ctx.locations.socket):
+                return record.socket
+    return None
+
+
+def still_runs(record: DaemonRecord) -> str:
+    return (
+        f"the daemon started from this config (pid {record.pid}) still runs on the old data directory"
+        f" {record.data_dir}, and indexes the same folders"
+    )
+
+
+def not_answering(ctx: Context) -> str | None:
+    """Why no daemon answers on the socket the config names although one started from it
+    runs: "start it with `ken start`" would send the user to a second daemon. None when
+    none runs."""
+    holder = daemon_pid(ctx.locations.data_dir)
+    if holder is not None:
+        where = old_socket(ctx, holder)
+        listens = (
+            f"it listens on the old socket {where}, where the config said when it started"
+            if where
+            else "it is still starting, or it listens where the config said when it started"
+        )
+        return (
+            f"a daemon (pid {holder}) holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}:"
+            f" {listens} (`ken restart` moves it)"
+        )
+    if moved := moved_away(ctx):
+        return (
+            f"no daemon answers on {ctx.locations.socket}, but {still_runs(moved[0])}:"
+            f" `ken restart` moves it to {ctx.locations.data_dir}, `ken stop` stops it"
+        )
+    return None
 
 
 def answering(ctx: Context) -> dict | None:
@@ -361,12 +429,10 @@ def start(ctx: Context) -> str:
     status = answering(ctx)
     if status is not None:
         return f"kenning is already running (pid {status['pid']})"
-    holder = daemon_pid(ctx.locations.data_dir)
-    if holder is not None:
-        raise KenningError(
-            f"a daemon (pid {holder}) holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket};"
-            " `ken stop` ends it"
-        )
+    if reason := not_answering(ctx):
+        # A daemon of this library runs where the config no longer points: a second one
+        # would index the same folders beside it.
+        raise KenningError(reason)
     _ = ctx.settings  # a config with a typo is reported here, not in the daemon's log
     found = manager()
     if found.installed and found.name == "systemd":
@@ -382,17 +448,34 @@ def start(ctx: Context) -> str:
 
 
 def stop(ctx: Context) -> str:
+    """Stop the daemon on this config's data directory, and any started from this config
+    that still runs where the config pointed before it was edited."""
+    said = stop_moved(ctx)
     data_dir = ctx.locations.data_dir
     _after_starts(data_dir)
     pid = daemon_pid(data_dir)
     if pid is None:
-        return "kenning is not running"
-    found = manager()
-    if (
-        found.installed
-        and found.name == "systemd"
-        and _run(["systemctl", "--user", "is-active", UNIT], check=False).stdout.strip() == "active"
-    ):
+        return "\n".join(said) or "kenning is not running"
+    where = old_socket(ctx, pid)
+    _end(pid, data_dir)
+    said.append(f"kenning stopped (pid {pid}, on the old socket {where})" if where else f"kenning stopped (pid {pid})")
+    return "\n".join(said)
+
+
+def stop_moved(ctx: Context) -> list[str]:
+    """Stop the daemons started from this config on a data directory it no longer names,
+    each on its own lock: what `ken stop` and `ken restart` say they stopped."""
+    said = []
+    for record in moved_away(ctx):
+        _end(record.pid, Path(record.data_dir))
+        said.append(f"stopped the daemon on the old data directory {record.data_dir} (pid {record.pid})")
+    return said
+
+
+def _end(pid: int, data_dir: Path) -> None:
+    """Stop the daemon `pid` holding `data_dir` and wait until its lock is free."""
+    if _service_runs(pid):
+        # Through the manager, so it does not take the stop for a crash and start it again.
         _run(["systemctl", "--user", "stop", UNIT])
     elif pid > 0:
         try:
@@ -407,7 +490,21 @@ def stop(ctx: Context) -> str:
                 " (nothing indexed is lost: the file in flight is redone at the next start)"
             )
         time.sleep(0.1)
-    return f"kenning stopped (pid {pid})"
+
+
+def _service_runs(pid: int) -> bool:
+    """Whether the systemd user service runs the daemon `pid` (-1: a daemon whose pid is not
+    known, taken to be the service's while it is active). A daemon started otherwise, on
+    a data directory the config has moved from, is not the service's to stop."""
+    found = manager()
+    if not (found.installed and found.name == "systemd"):
+        return False
+    if _run(["systemctl", "--user", "is-active", UNIT], check=False).stdout.strip() != "active":
+        return False
+    if pid < 0:
+        return True
+    main_pid = _run(["systemctl", "--user", "show", "--property=MainPID", "--value", UNIT], check=False)
+    return main_pid.stdout.strip() == str(pid)
 
 
 @main.command("start")
@@ -491,6 +588,10 @@ def service_install(ctx: Context) -> None:
             " and does not start at login; run `ken start` after a reboot"
         )
         return
+    # One the config moved from is stopped whoever runs it: the service then starts the
+    # one daemon, where the config says now.
+    for line in stop_moved(ctx):
+        click.echo(line)
     running_outside = daemon_pid(ctx.locations.data_dir) is not None and not (
         found.installed and _service_active(found)
     )
@@ -585,12 +686,11 @@ def service_status(ctx: Context) -> None:
     else:
         click.echo(f"service manager: {found.name} · kenning is not installed in it (`ken service install`)")
     status = answering(ctx)
-    pid = daemon_pid(ctx.locations.data_dir)
     if status is not None:
         click.echo(f"daemon: running, pid {status['pid']}, version {status['version']}, socket {status['socket']}")
-    elif pid is not None:
-        click.echo(f"daemon: pid {pid} holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}")
+        for record in moved_away(ctx):
+            click.echo(f"daemon: and {still_runs(record)} (`ken restart` stops it)")
     else:
-        click.echo("daemon: not running")
+        click.echo(f"daemon: {not_answering(ctx) or 'not running'}")
     journal = found.name == "systemd" and found.installed
     click.echo(f"log: {'journalctl --user -u kenning' if journal else log_path(ctx.locations.data_dir)}")

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from kenning import api
-from kenning.cli.app import Context, json_option, main, pass_context, print_json
+from kenning.cli.app import Context, echo_notes, json_option, main, pass_context, print_json
 from kenning.cli.status_view import megabytes, status_lines
 from kenning.text.counts import counted
 
@@ -50,9 +50,14 @@ def status(ctx: Context, watch: bool, as_json: bool) -> None:
     result = ctx.fetch("status", api.Status)
     if as_json:
         print_json(result)
-        return
-    for line in status_lines(result):
-        click.echo(line)
+    else:
+        for line in status_lines(result):
+            click.echo(line)
+    from kenning.cli.lifecycle import moved_away, still_runs
+
+    # On stderr, so `--json` stays JSON: a second daemon of this library is what a user
+    # never expects, and this status shows only the one that answered.
+    echo_notes([f"{still_runs(record)}; `ken restart` stops it" for record in moved_away(ctx)])
 
 
 @main.command()
