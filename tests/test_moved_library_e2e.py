@@ -1,0 +1,174 @@
+"""`ken stop|restart|start|status|doctor` after `[daemon] data_dir` or `socket` was edited
+under a running daemon: they find it where the config pointed when it started, so one
+library never ends up with two daemons indexing its folders. Real daemons, real sockets."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kenning.cli.lifecycle import daemon_pid
+from kenning.config.running import records_of, write_record
+from tests.daemon_harness import DaemonProcess, wait_for, write_config
+from tests.test_lifecycle_e2e import ken
+
+
+def daemons_of(config: Path) -> list[int]:
+    """The pids of every live daemon process run with `config`, however it was started."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # it ended meanwhile
+        if os.fsencode(config) in words and b"daemon" in words and b"kenning" in words:
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+@pytest.fixture
+def moved(library):
+    """A library with a note to index; every daemon left running on its config is killed after."""
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "okapi.md").write_text("# Okapi\n\nThe okapi is a forest giraffe.\n")
+    library.sources = [{"name": "notes", "path": notes}]
+    library.configure(library.sources)
+    yield library
+    for pid in daemons_of(library.config):
+        os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not daemons_of(library.config), timeout=10, what="the daemons to die")
+
+
+def started(config: Path) -> None:
+    done = ken(config, "start")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("edited", ["data_dir", "socket"])
+def test_restart_after_the_config_moved_the_library_leaves_one_daemon_where_it_now_points(moved, edited):
+    old_dir, old_socket = moved.data_dir, moved.data_dir / "kenning.sock"
+    started(moved.config)
+    first = daemon_pid(old_dir)
+    if edited == "data_dir":
+        new_dir = moved.root / "moved-data"
+        new_socket = new_dir / "kenning.sock"
+        write_config(moved.config, new_dir, moved.sources)
+    else:
+        new_dir = old_dir
+        new_socket = moved.root / "run" / "k.sock"
+        write_config(moved.config, old_dir, moved.sources, extra=f'socket = "{new_socket}"')
+
+    restarted = ken(moved.config, "restart")
+
+    assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+    if edited == "data_dir":
+        assert f"stopped the daemon on the old data directory {old_dir} (pid {first})" in restarted.stdout
+        assert daemon_pid(old_dir) is None
+    else:
+        assert f"kenning stopped (pid {first}, on the old socket {old_socket})" in restarted.stdout
+    assert not old_socket.exists()
+    second = daemon_pid(new_dir)
+    assert second and second != first and f"pid {second}" in restarted.stdout
+    assert daemons_of(moved.config) == [second]
+    assert new_socket.exists() and ken(moved.config, "status").returncode == 0
+
+
+def test_after_the_data_directory_moved_status_doctor_and_start_name_the_old_daemon_and_stop_ends_it(moved):
+    old_dir = moved.data_dir
+    started(moved.config)
+    first = daemon_pid(old_dir)
+    new_dir = moved.root / "moved-data"
+    write_config(moved.config, new_dir, moved.sources)
+    named = f"(pid {first}) still runs on the old data directory {old_dir}"
+
+    status = ken(moved.config, "status")
+    assert status.returncode == 1 and named in status.stderr and "`ken restart` moves it" in status.stderr
+    doctor = ken(moved.config, "doctor")
+    assert doctor.returncode == 1 and named in doctor.stdout and "ken restart" in doctor.stdout
+    # A start would put a second daemon on the same folders: it is refused, naming the first.
+    refused = ken(moved.config, "start")
+    assert refused.returncode == 1 and named in refused.stderr
+    assert daemon_pid(new_dir) is None and daemons_of(moved.config) == [first]
+
+    stopped = ken(moved.config, "stop")
+
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert stopped.stdout.strip() == f"stopped the daemon on the old data directory {old_dir} (pid {first})"
+    assert daemon_pid(old_dir) is None and not (old_dir / "kenning.sock").exists()
+    assert daemons_of(moved.config) == []
+    assert ken(moved.config, "stop").stdout.strip() == "kenning is not running"
+    # It removed its record as it stopped: nothing is left to name.
+    assert records_of(moved.config) == []
+    assert "old data directory" not in ken(moved.config, "status").stderr
+
+
+def test_a_second_daemon_left_on_the_old_data_directory_is_named_and_restart_leaves_one(moved):
+    """Two daemons of one config (one started before the edit, one after, outside `ken`):
+    status still answers, but says so, and a restart ends both and starts one."""
+    old_dir = moved.data_dir
+    first = moved.daemon().proc.pid
+    new_dir = moved.root / "moved-data"
+    write_config(moved.config, new_dir, moved.sources)
+    second = DaemonProcess(moved.config, new_dir, moved.root / "second.log").start()
+    try:
+        assert daemons_of(moved.config) == sorted([first, second.proc.pid])
+        named = f"(pid {first}) still runs on the old data directory {old_dir}"
+
+        status = ken(moved.config, "status")
+        assert status.returncode == 0 and named in status.stderr
+        doctor = ken(moved.config, "doctor")
+        assert doctor.returncode == 1 and f"a second daemon runs: the daemon started from this config {named}" in doctor.stdout
+
+        restarted = ken(moved.config, "restart")
+
+        assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+        assert f"stopped the daemon on the old data directory {old_dir} (pid {first})" in restarted.stdout
+        assert f"kenning stopped (pid {second.proc.pid})" in restarted.stdout
+        third = daemon_pid(new_dir)
+        assert daemons_of(moved.config) == [third] and daemon_pid(old_dir) is None
+    finally:
+        second.stop()
+
+
+def test_a_record_left_by_a_killed_daemon_is_passed_over_and_the_next_daemon_replaces_it(moved):
+    old_dir = moved.data_dir
+    started(moved.config)
+    first = daemon_pid(old_dir)
+    os.kill(first, signal.SIGKILL)
+    wait_for(lambda: daemon_pid(old_dir) is None, timeout=10, what="the killed daemon's lock to go")
+    [left] = records_of(moved.config)
+    assert left.pid == first
+    # The system gives its pid to another program: the record names a live process now.
+    sleeper = subprocess.Popen(["sleep", "600"])
+    try:
+        write_record(dataclasses.replace(left, pid=sleeper.pid))
+        new_dir = moved.root / "moved-data"
+        write_config(moved.config, new_dir, moved.sources)
+
+        status = ken(moved.config, "status")
+        assert status.returncode == 1 and "old data directory" not in status.stderr and "ken start" in status.stderr
+        started(moved.config)
+        second = daemon_pid(new_dir)
+        stopped = ken(moved.config, "stop")
+        assert stopped.stdout.strip() == f"kenning stopped (pid {second})"
+        assert sleeper.poll() is None
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+    # The next daemon on the old directory replaces the record, and is found by it.
+    write_config(moved.config, old_dir, moved.sources)
+    started(moved.config)
+    third = daemon_pid(old_dir)
+    write_config(moved.config, new_dir, moved.sources)
+    restarted = ken(moved.config, "restart")
+    assert f"stopped the daemon on the old data directory {old_dir} (pid {third})" in restarted.stdout
+    assert daemons_of(moved.config) == [daemon_pid(new_dir)]
