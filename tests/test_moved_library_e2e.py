@@ -90,7 +90,7 @@ def test_after_the_data_directory_moved_status_doctor_and_start_name_the_old_dae
     named = f"(pid {first}) still runs on the old data directory {old_dir}"
 
     status = ken(moved.config, "status")
-    assert status.returncode == 1 and named in status.stderr and "`ken restart` moves it" in status.stderr
+    assert status.returncode == 1 and named in status.stderr and f"`ken restart` stops it and starts one on {new_dir}" in status.stderr
     doctor = ken(moved.config, "doctor")
     assert doctor.returncode == 1 and named in doctor.stdout and "ken restart" in doctor.stdout
     # A start would put a second daemon on the same folders: it is refused, naming the first.

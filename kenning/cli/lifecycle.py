@@ -41,7 +41,7 @@ from kenning.config.paths import (
     socket_path_too_long,
     state_dir,
 )
-from kenning.config.running import DaemonRecord, records_dir, records_of
+from kenning.config.running import DaemonRecord, records_of
 from kenning.errors import DaemonNotRunning, KenningError
 
 UNIT = "kenning.service"
@@ -141,7 +141,7 @@ def not_answering(ctx: Context) -> str | None:
     if moved := moved_away(ctx):
         return (
             f"no daemon answers on {ctx.locations.socket}, but {still_runs(moved[0])}:"
-            f" `ken restart` moves it to {ctx.locations.data_dir}, `ken stop` stops it"
+            f" `ken restart` stops it and starts one on {ctx.locations.data_dir}, `ken stop` just stops it"
         )
     return None
 
@@ -514,7 +514,9 @@ def start_command(ctx: Context) -> None:
 
     Uses the systemd user service or launchd agent when `ken service install` set one
     up; otherwise runs it as a detached process logging to ~/.local/state/kenning/kenning.log
-    (a library with a data_dir of its own logs to kenning.log there).
+    (a library with a data_dir of its own logs to kenning.log there). Refused while a
+    daemon this config started still runs where the config pointed before an edit of
+    [daemon] data_dir or socket: `ken restart` moves it.
 
     \b
     Examples:
@@ -529,6 +531,9 @@ def start_command(ctx: Context) -> None:
 def stop_command(ctx: Context) -> None:
     """Stop the daemon (SIGTERM: the file in flight rolls back and is redone next start).
 
+    A daemon this config started before its [daemon] data_dir or socket was edited is
+    stopped too, where it runs.
+
     \b
     Examples:
       ken stop
@@ -540,6 +545,9 @@ def stop_command(ctx: Context) -> None:
 @pass_context
 def restart_command(ctx: Context) -> None:
     """Stop the daemon if it runs, then start it: how an upgrade gets onto the new code.
+
+    Also how an edit of [daemon] data_dir or socket takes effect: the daemon running
+    where the config pointed before is stopped, and one starts where it points now.
 
     \b
     Examples:
