@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kenning.cli.lifecycle import daemon_pid
-from kenning.config.running import records_of, write_record
+from kenning.config.running import DaemonRecord, record_path, records_of, write_record
 from tests.daemon_harness import DaemonProcess, wait_for, write_config
 from tests.test_lifecycle_e2e import ken
 
@@ -172,3 +172,18 @@ def test_a_record_left_by_a_killed_daemon_is_passed_over_and_the_next_daemon_rep
     restarted = ken(moved.config, "restart")
     assert f"stopped the daemon on the old data directory {old_dir} (pid {third})" in restarted.stdout
     assert daemons_of(moved.config) == [daemon_pid(new_dir)]
+
+
+def test_a_record_is_the_users_alone_and_one_that_cannot_be_read_is_passed_over(tmp_path):
+    config = tmp_path / "config.toml"
+    record = DaemonRecord(pid=1, config=str(config), data_dir=str(tmp_path / "a"), socket=str(tmp_path / "a" / "s"))
+    path = write_record(record)
+    assert path == record_path(config, tmp_path / "a") and os.stat(path).st_mode & 0o777 == 0o600
+    assert os.stat(path.parent).st_mode & 0o777 == 0o700
+    # A link to the config names the same library, so it finds the same records.
+    (tmp_path / "link.toml").symlink_to(config)
+    assert records_of(tmp_path / "link.toml") == [record]
+    # Half a file (a disk that filled as it was written), or one from elsewhere: no record.
+    record_path(config, tmp_path / "b").write_text('{"pid": 2, "config"')
+    record_path(config, tmp_path / "c").write_text('["not", "a", "record"]')
+    assert records_of(config) == [record]
