@@ -542,6 +542,27 @@ async def test_weak_documents_with_long_titles_do_not_keep_the_answer_out_of_a_p
     assert tiny.bytes <= 500 and "left out" in tiny.text
 
 
+async def test_a_small_pack_inlines_the_best_document_when_the_list_could_never_fit(lib):
+    """Room was kept for a line per relevant document before any was inlined: eleven
+    relevant notes with long names needed more than a 1,500-byte pack holds, so nothing
+    was inlined, and then the list was cut anyway, to a few lines and "left out"."""
+    answer = TextDocument("Kestrel pump priming", "Prime the Kestrel pump: open valve 3, run 30 s.", "note://prime")
+    await lib.add_text(answer)
+    for n in range(11):
+        title = f"Kestrel pump log {n} " + "with a long descriptive title " * 5
+        uri = f"note://kestrel-pump/{n}/" + "archive/" * 20
+        await lib.add_text(TextDocument(title, f"Kestrel pump log {n}: primed the Kestrel pump, it ran.", uri))
+    roomy = await lib.context_pack("how do I prime the Kestrel pump", 16_000)
+    floor = context.RELATIVE_FLOOR * roomy.inlined[0].score
+    assert roomy.inlined[0].title == "Kestrel pump priming"
+    assert len([document for document in roomy.inlined + roomy.listed if document.score >= floor]) == 12
+    for budget in (700, 1500, 3000):
+        pack = await lib.context_pack("how do I prime the Kestrel pump", budget)
+        assert pack.bytes <= budget
+        assert [document.title for document in pack.inlined][:1] == ["Kestrel pump priming"], budget
+        assert "open valve 3" in pack.text
+
+
 @pytest.mark.parametrize("when", ["before sizes", "before its text"])
 async def test_a_capsule_forgotten_while_a_pack_is_built_is_not_in_the_pack(lib, when):
     """A forget landing between the pack's search and its reads (two clients at once)

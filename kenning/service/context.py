@@ -12,7 +12,10 @@ best first. The decision rule, measured on the truth set (bench/context_pack.py)
    too large for what is left is listed and the next one is tried: size decides only
    after relevance, and one large document does not shut smaller relevant ones out.
    Documents under the floor get no room kept for them: eleven weak notes with long
-   titles kept the one note that answered out of a 4,000-byte pack.
+   titles kept the one note that answered out of a 4,000-byte pack. And the lines kept
+   room for never take more than `LIST_SHARE` of the budget: eleven relevant notes with
+   long names needed more than a 1,500-byte pack, so nothing was inlined, and then the
+   list was cut to what fitted anyway.
 4. Every other considered document is listed with one line: title, path and the lines
    of its best hit, its document id and size, so the agent can `get` or `search` it.
    If the list does not fit, its least relevant lines are dropped, and a last line
@@ -38,6 +41,7 @@ MAX_DOCUMENTS = 12
 RELATIVE_FLOOR = 0.5
 SEARCH_HITS = 60
 TASK_BYTES = 200
+LIST_SHARE = 0.5
 
 
 @dataclass
@@ -117,9 +121,12 @@ class ContextPacker:
         header = _header(task)
         for candidate in ordered:
             candidate.packed.bytes = sizes.get(candidate.packed.document_id, 0)
-        relevant = [c for c in ordered if c.packed.score >= RELATIVE_FLOOR * top]
-        listing = _size(LIST_HEADER) + sum(_size(_list_line(c.packed)) for c in relevant) if relevant else 0
-        used = _size(header) + listing
+        # The list line of each document past the floor that is not inlined, by id.
+        lines_kept = {
+            c.packed.document_id: _size(_list_line(c.packed)) for c in ordered if c.packed.score >= RELATIVE_FLOOR * top
+        }
+        most_kept = int(budget * LIST_SHARE)
+        used = _size(header)
         for candidate in ordered:
             document = candidate.packed
             if document.score < RELATIVE_FLOOR * top or document.bytes > budget:
@@ -128,16 +135,18 @@ class ContextPacker:
             if not text:
                 # Gone since its size was read: blank text is never stored.
                 candidate.gone = True
+                del lines_kept[document.document_id]
                 continue
-            listed_as = _size(_list_line(document))
             document.bytes = _size(text)
-            # Its line now states the exact size; inlined, it leaves the list altogether.
-            used += _size(_list_line(document)) - listed_as
+            # Its line now states the exact size, should it stay listed.
+            lines_kept[document.document_id] = _size(_list_line(document))
             block = _block(document, text)
-            change = _size(block) - _size(_list_line(document))
-            if used + change <= budget:
+            others = sum(size for key, size in lines_kept.items() if key != document.document_id)
+            kept = min(_size(LIST_HEADER) + others, most_kept) if others else 0
+            if used + _size(block) + kept <= budget:
                 candidate.block = block
-                used += change
+                used += _size(block)
+                del lines_kept[document.document_id]
         inlined = [c for c in ordered if c.block is not None]
         listed = [c for c in ordered if c.block is None and not c.gone]
         body = header + "".join(c.block for c in inlined if c.block)
