@@ -561,6 +561,9 @@ class ArchivePage:
     total_chars: int
     next_offset: int | None
     created_at: float
+    # The stored text's version: passed back with the next page, refused once the archive
+    # holds another text (stored again by a newer redactor), whose offsets are not these.
+    version: str
 
 
 @dataclass

@@ -14,7 +14,9 @@ import unicodedata
 from pathlib import Path
 
 import docx
+import pytest
 
+from kenning.errors import RpcError
 from kenning.ingest import readers
 from kenning.ingest.convert import ConvertLimits, convert_file
 from kenning.ingest.readers import ReadLimits
@@ -256,6 +258,54 @@ def test_what_agents_gave_an_older_kenning_is_redacted_and_folded_after_the_upgr
     assert listed["id"] == entry_id and "hunter2secret" not in listed["fields"]["notes"]
     # Text that reads the same keeps its chunks (ids, vectors, extractions).
     assert document_items(library, quiet["document_id"]) == kept
+    daemon.stop()
+
+
+def test_an_archive_redacted_again_between_two_pages_refuses_the_next_page(library):
+    """An agent reads an archive a page at a time; between two pages the daemon is
+    upgraded and stores the archive again without a secret the older redactor missed.
+    The next page by offset was cut from the shorter text: the pages joined skipped
+    lines, with nothing to say so."""
+    library.configure([])
+    daemon = library.daemon()
+    lines = "".join(f"copied file {n:04d}.tar\n" for n in range(200))
+    archived = daemon.call("archive.add", {"text": "kakapo backup log\n" + lines, "title": "backup run"})
+    handle = archived["handle"]
+    daemon.stop()
+    # What an older kenning stored: its redaction missed this form.
+    leak = "PGPASSWORD=hunter2secret psql -h db1"
+    text = f"kakapo backup log: {leak}\n" + lines
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        conn.execute("UPDATE archive_segments SET text = ? WHERE handle = ?", (text, handle))
+        conn.execute("UPDATE archives SET chars = ? WHERE handle = ?", (len(text), handle))
+    daemon = library.daemon()
+    first = daemon.call("archive.recall", {"handle": handle, "limit": 1000})
+    assert leak in first["text"] and first["next_offset"] == 1000
+    daemon.stop()
+
+    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        conn.execute("UPDATE documents SET reading = NULL WHERE id = ?", (archived["document_id"],))
+    daemon = library.daemon()
+
+    def prepared() -> bool:
+        with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+            return not conn.execute("SELECT count(*) FROM documents WHERE reading IS NULL").fetchone()[0]
+
+    wait_for(prepared, timeout=30, what="the archive prepared again")
+    with pytest.raises(RpcError) as refused:
+        daemon.call("archive.recall", {"handle": handle, "offset": 1000, "limit": 1000, "version": first["version"]})
+    assert refused.value.code == -32602 and "stored again" in str(refused.value)
+    # Read again from the start, the pages are of the text held now, joined exactly.
+    pages, offset, version = [], 0, None
+    while offset is not None:
+        page = daemon.call("archive.recall", {"handle": handle, "offset": offset, "limit": 1000} | (
+            {"version": version} if version else {}
+        ))  # fmt: skip
+        pages.append(page["text"])
+        offset, version = page["next_offset"], page["version"]
+    joined = "".join(pages)
+    assert "hunter2secret" not in joined and MARK in joined and joined.endswith(lines)
+    assert len(joined) == page["total_chars"] and version != first["version"]
     daemon.stop()
 
 

@@ -341,11 +341,15 @@ def recall(ctx: Context, handle: str, offset: int, limit: int | None, as_json: b
         return
     remaining = limit
     position: int | None = offset
+    version = None
     while position is not None and (remaining is None or remaining > 0):
         asked = min(remaining, RECALL_PAGE) if remaining is not None else RECALL_PAGE
-        page = ctx.fetch("archive.recall", api.ArchivePage, {"handle": handle, "offset": position, "limit": asked})
+        params = {"handle": handle, "offset": position, "limit": asked}
+        # Each page after the first names the text the first was cut from: stored again
+        # meanwhile, the pages printed would join two texts into one that never was.
+        page = ctx.fetch("archive.recall", api.ArchivePage, params | ({"version": version} if version else {}))
         sys.stdout.write(for_terminal(page.text))
-        position = page.next_offset
+        position, version = page.next_offset, page.version
         if remaining is not None:
             remaining -= len(page.text)
     sys.stdout.flush()

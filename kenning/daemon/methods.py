@@ -92,7 +92,9 @@ def build_methods(library: Library) -> dict[str, Method]:
         "memory.forget": Method(CapsuleParams, lambda p: library.memory_forget(p.id)),
         "memory.curate": Method(MemoryCurateParams, lambda p: library.memory_curate(p.scope, p.limit)),
         "archive.add": Method(ArchiveAddParams, lambda p: library.archive_add(p.text, p.title, p.tags)),
-        "archive.recall": Method(ArchiveRecallParams, lambda p: library.archive_recall(p.handle, p.offset, p.limit)),
+        "archive.recall": Method(
+            ArchiveRecallParams, lambda p: library.archive_recall(p.handle, p.offset, p.limit, p.version)
+        ),
         "archive.list": Method(PageParams, lambda p: library.archive_list(p.limit, p.offset, p.cursor)),
         "ledger.add": Method(
             LedgerAddParams, lambda p: library.ledger_add(p.section, _text_fields(p.fields), p.owner, p.evidence)

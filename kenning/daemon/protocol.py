@@ -291,6 +291,8 @@ class ArchiveRecallParams(_Params):
     handle: Handle
     offset: Annotated[int, Field(ge=0)] = 0
     limit: Annotated[int, Field(ge=1, le=MAX_TEXT_CHARS)] = 20_000
+    # An earlier page's `version`: refused if the archive holds another text since.
+    version: Annotated[str, Field(min_length=1, max_length=64)] | None = None
 
 
 LedgerFields = Annotated[

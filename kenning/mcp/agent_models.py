@@ -69,6 +69,7 @@ class ArchivePage(BaseModel):
     text: str = Field(description="characters offset .. offset+len(text) of the stored text, exactly")
     total_chars: int
     next_offset: int | None = Field(description="offset of the next page; null at the end")
+    version: str = Field(description="the stored text's version: pass it with the next page")
 
 
 class LedgerEntry(BaseModel):

@@ -70,10 +70,19 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_memory: bool) -> None
         handle: Annotated[str, Field(min_length=1, max_length=40, description="an archive handle, a-...")],
         offset: Annotated[int, Field(ge=0, description="first character to return")] = 0,
         limit: Annotated[int, Field(ge=1, le=1_000_000, description="characters to return")] = 20_000,
+        version: Annotated[
+            str | None,
+            Field(
+                min_length=1, max_length=64,
+                description="the `version` of an earlier page of this archive: an error if it holds another text"
+                " since, so the pages you join are one text",
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, ArchivePage]:
         """Read archived text back by its handle, a page of characters at a time. Pages are
-        exact: follow `next_offset` until it is null and the pages join to the stored text."""
-        params = {"handle": handle, "offset": offset, "limit": limit}
+        exact: follow `next_offset` until it is null, passing each page's `version` with the
+        next, and the pages join to the stored text."""
+        params = _given(handle=handle, offset=offset, limit=limit, version=version)
         return answer(ArchivePage.model_validate(await daemon("archive.recall", params)))
 
     @server.tool(annotations=READ_ONLY)

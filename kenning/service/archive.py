@@ -189,19 +189,31 @@ class Archive:
                 return handle
             length += 2
 
-    async def recall(self, handle: str, offset: int = 0, limit: int = 20_000) -> ArchivePage:
-        row = await archives.by_handle(self.db, handle)
-        if row is None:
+    async def recall(
+        self, handle: str, offset: int = 0, limit: int = 20_000, version: str | None = None
+    ) -> ArchivePage:
+        """`version`, from an earlier page: refused if the archive holds another text now
+        (stored again, redacted by a newer kenning), whose offsets are not the old one's."""
+        page = await archives.page(self.db, handle, offset, limit)
+        if page is None:
             gone = await archives.tombstone(self.db, handle)
             if gone is not None:
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(gone.pruned_at))
                 raise NotFound(f"archive {handle} ({gone.title!r}) was pruned {when}: {gone.reason}")
             raise NotFound(f"no archive {handle}; `ken archive list` shows them")
+        row = page.row
+        if version is not None and version != page.version:
+            raise InvalidRequest(
+                f"archive {handle} was stored again since version {version} (it is version {page.version} now, of"
+                f" {row.chars} characters): pages of the two are not one text; read it again from offset 0"
+            )
         if offset > row.chars or (offset == row.chars and row.chars > 0):
             raise InvalidRequest(f"offset {offset} is past the end: archive {handle} holds {row.chars} characters")
-        text = await archives.read(self.db, handle, offset, limit)
-        end = offset + len(text)
-        return ArchivePage(handle, row.title, offset, text, row.chars, end if end < row.chars else None, row.created_at)
+        end = offset + len(page.text)
+        return ArchivePage(
+            handle, row.title, offset, page.text, row.chars, end if end < row.chars else None, row.created_at,
+            page.version,
+        )  # fmt: skip
 
     async def listing(self, limit: int, offset: int, cursor: str | None) -> ArchiveList:
         after = None

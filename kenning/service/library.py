@@ -579,8 +579,10 @@ class Library:
     async def archive_add(self, text: str, title: str | None = None, tags: tuple[str, ...] = ()) -> Archived:
         return await self.archive.add(text, title, tags)
 
-    async def archive_recall(self, handle: str, offset: int = 0, limit: int = 20_000) -> ArchivePage:
-        return await self.archive.recall(handle, offset, limit)
+    async def archive_recall(
+        self, handle: str, offset: int = 0, limit: int = 20_000, version: str | None = None
+    ) -> ArchivePage:
+        return await self.archive.recall(handle, offset, limit, version)
 
     async def archive_list(self, limit: int = 50, offset: int = 0, cursor: str | None = None) -> ArchiveList:
         return await self.archive.listing(limit, offset, cursor)
