@@ -221,6 +221,11 @@ async def test_disuse_lowers_a_capsule_and_a_use_lifts_it_again(lib):
     # Being recalled was a use: the stale capsule is fresh again, and counted.
     again = await lib.memory_recall("how long does the orders service cache prices", limit=2)
     assert {hit.freshness for hit in again.capsules} == {1.0}
+    # What it returns is the capsule as this use left it, as `memory.show` returns it: a
+    # capsule just recalled said it had never been used.
+    assert [hit.capsule.uses for hit in again.capsules] == [2, 2]
+    listed = {capsule.id: capsule for capsule in (await lib.memory_list(limit=10)).capsules}
+    assert all(hit.capsule == listed[hit.capsule.id] for hit in again.capsules)
     assert (await lib.memory_show(stale.id)).uses == 3
 
 

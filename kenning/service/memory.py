@@ -371,7 +371,11 @@ class Memory:
             ranked.append(CapsuleHit(view(row), round(score, 6), relevance, round(fresh, 4), item_id))
         ranked.sort(key=lambda hit: (-hit.score, hit.capsule.id))
         ranked = ranked[:limit]
-        await capsules.mark_used(self.db, [hit.capsule.id for hit in ranked])
+        # Ranked by how fresh each was before this use; shown as this use leaves it, as
+        # `show` shows a capsule.
+        used_at = await capsules.mark_used(self.db, [hit.capsule.id for hit in ranked])
+        for hit in ranked:
+            hit.capsule = replace(hit.capsule, last_used_at=used_at, uses=hit.capsule.uses + 1)
         return Recalled(ranked, found.warnings)
 
     async def show(self, capsule_id: str) -> Capsule:
@@ -379,8 +383,8 @@ class Memory:
         if row is None:
             raise NotFound(f"no capsule {capsule_id}; `ken memory list` shows them")
         if row.superseded_by is None:
-            await capsules.mark_used(self.db, [row.id])
-            row = replace(row, last_used_at=time.time(), uses=row.uses + 1)
+            used_at = await capsules.mark_used(self.db, [row.id])
+            row = replace(row, last_used_at=used_at, uses=row.uses + 1)
         return view(row)
 
     async def listing(

@@ -227,14 +227,16 @@ async def set_vectors(db: Database, vectors: list[tuple[str, bytes, str]]) -> No
             )
 
 
-async def mark_used(db: Database, capsule_ids: list[str]) -> None:
-    """A capsule an agent was shown counts as used: its freshness starts again."""
+async def mark_used(db: Database, capsule_ids: list[str]) -> float:
+    """A capsule an agent was shown counts as used: its freshness starts again. Returns
+    the time recorded as its last use, for the capsule shown to say so."""
+    now = time.time()
     if capsule_ids:
         marks = ", ".join("?" * len(capsule_ids))
         await db.write_one(
-            f"UPDATE capsules SET last_used_at = ?, uses = uses + 1 WHERE id IN ({marks})",
-            [time.time(), *capsule_ids],
+            f"UPDATE capsules SET last_used_at = ?, uses = uses + 1 WHERE id IN ({marks})", [now, *capsule_ids]
         )
+    return now
 
 
 async def forget(
