@@ -102,13 +102,6 @@ async def save(
     return document_id, len(items)
 
 
-async def read(db: Database, handle: str, offset: int, limit: int) -> str:
-    """Characters [offset, offset + limit) of the stored text."""
-    first, last = offset // SEGMENT_CHARS, (offset + limit - 1) // SEGMENT_CHARS
-    rows = await db.read(_RUNS, (handle, first, last))
-    return _cut(rows, offset, limit)
-
-
 _RUNS = "SELECT text FROM archive_segments WHERE handle = ? AND seq BETWEEN ? AND ? ORDER BY seq"
 
 
@@ -116,6 +109,13 @@ def _cut(rows: list[tuple], offset: int, limit: int) -> str:
     joined = "".join(text for (text,) in rows)
     start = offset % SEGMENT_CHARS
     return joined[start : start + limit]
+
+
+async def read(db: Database, handle: str, offset: int, limit: int) -> str:
+    """Characters [offset, offset + limit) of the stored text."""
+    first, last = offset // SEGMENT_CHARS, (offset + limit - 1) // SEGMENT_CHARS
+    rows = await db.read(_RUNS, (handle, first, last))
+    return _cut(rows, offset, limit)
 
 
 @dataclass(frozen=True)
@@ -128,26 +128,24 @@ class Page:
 
 
 async def page(db: Database, handle: str, offset: int, limit: int) -> Page | None:
-    """The archive's row, version and characters [offset, offset + limit), read in one
-    snapshot: read apart, a store of it again in between gave a page of the new text
-    under the old one's length, and a prune an empty page short of the end."""
+    """The archive's row, version and characters [offset, offset + limit), read by one
+    statement, so from one snapshot: read apart, a store of it again in between gave a
+    page of the new text under the old one's length, and a prune an empty page short
+    of the end."""
     first, last = offset // SEGMENT_CHARS, (offset + limit - 1) // SEGMENT_CHARS
-    async with db.reader() as conn:
-        await conn.execute("BEGIN")
-        try:
-            found = await conn.execute_fetchall(
-                f"SELECT {', '.join('a.' + name for name in _COLUMNS.split(', '))},"
-                " coalesce(d.content_hash, a.digest) FROM archives a JOIN documents d ON d.id = a.document_id"
-                " WHERE a.handle = ?",
-                (handle,),
-            )
-            if not found:
-                return None
-            *columns, digest = list(found)[0]
-            runs = await conn.execute_fetchall(_RUNS, (handle, first, last)) if offset < columns[3] else []
-        finally:
-            await conn.execute("COMMIT")
-    return Page(ArchiveRow(*columns), digest[:16], _cut(list(runs), offset, limit))
+    columns = ", ".join("a." + name for name in _COLUMNS.split(", "))
+    rows = await db.read(
+        f"SELECT {columns}, coalesce(d.content_hash, a.digest), s.text FROM archives a"
+        " JOIN documents d ON d.id = a.document_id"
+        " LEFT JOIN archive_segments s ON s.handle = a.handle AND s.seq BETWEEN ? AND ?"
+        " WHERE a.handle = ? ORDER BY s.seq",
+        (first, last, handle),
+    )
+    if not rows:
+        return None
+    *stored, digest, _ = rows[0]
+    runs = [(text,) for *_, text in rows if text is not None]
+    return Page(ArchiveRow(*stored), digest[:16], _cut(runs, offset, limit))
 
 
 async def listing(
