@@ -38,6 +38,7 @@ FLOORS = (0.0, 0.25, 0.5, 0.75)
 # Mirrors kenning/service/context.py, for the replay of other floors.
 MAX_DOCUMENTS = 12
 SEARCH_HITS = 60
+LIST_SHARE = 0.5
 SKIPPED = ("abstention",)
 
 
@@ -61,16 +62,20 @@ def replay(hits: list[dict], sizes: dict[str, int], floor: float, budget: int) -
         return []
     top = max(seen.values())
     # A list line is about 110 bytes plus the path; a block's header about 60 plus path and
-    # title. Room is kept for the lines of the notes past the floor only.
-    used = 200 + sum(110 + len(doc) for doc, score in seen.items() if score >= floor * top)
+    # title. Room is kept for the lines of the notes past the floor only, and at most
+    # LIST_SHARE of the budget.
+    lines = {doc: 110 + len(doc) for doc, score in seen.items() if score >= floor * top}
+    used = 200
     inlined = []
     for doc, score in seen.items():
         if score < floor * top:
             continue
-        change = sizes[doc] + 60 + len(doc) * 2 - (110 + len(doc))
-        if used + change <= budget:
+        others = sum(size for other, size in lines.items() if other != doc)
+        block = sizes[doc] + 60 + len(doc) * 2
+        if used + block + min(others, int(budget * LIST_SHARE)) <= budget:
             inlined.append(doc)
-            used += change
+            used += block
+            del lines[doc]
     return inlined
 
 
