@@ -333,6 +333,18 @@ async def test_an_add_naming_two_entries_folds_the_younger_into_the_older(lib):
     assert len((await lib.ledger_list()).entries) == 1
 
 
+async def test_an_ipv4_address_written_as_ipv6_is_the_same_host(lib):
+    """Dual-stack listings (`ss -tn`, a proxy's log) write an IPv4 peer as ::ffff:a.b.c.d:
+    it was kept as a second host, under the key ::ffff:a00:14 that no one would type."""
+    listed = await lib.ledger_add("hosts", {"ip": "[::ffff:10.0.0.20]", "role": "db"})
+    assert listed.entry.identity == "10.0.0.20"
+    again = await lib.ledger_add("hosts", {"ip": "10.0.0.20", "os": "Alpine"})
+    assert again.status == "merged" and again.entry.id == listed.entry.id
+    service = await lib.ledger_add("services", {"host": "::FFFF:10.0.0.20", "port": "5432"})
+    assert service.entry.identity == "10.0.0.20:5432"
+    assert len((await lib.ledger_list("hosts")).entries) == 1
+
+
 async def test_a_ledger_value_past_the_limit_is_refused_without_splitting_it_whole(lib):
     """A value's words were split out whole on the event loop before its length was
     checked: 39 MB of "ab " (the socket takes 48 MB) took 3.3 s and 1 GB to refuse."""

@@ -84,9 +84,17 @@ def section(name: str) -> Section:
     return found
 
 
+def _address(value: str) -> str:
+    """An IP address in its canonical form; an IPv4 address written as IPv6 (::ffff:a.b.c.d,
+    as dual-stack listings show an IPv4 peer) is that IPv4 address. ValueError if none."""
+    address = ipaddress.ip_address(value.strip("[]"))
+    mapped = getattr(address, "ipv4_mapped", None)
+    return str(mapped or address)
+
+
 def _host(value: str) -> str:
     try:
-        return str(ipaddress.ip_address(value.strip("[]")))
+        return _address(value)
     except ValueError:
         return value.rstrip(".").casefold()
 
@@ -101,7 +109,7 @@ def _port(value: str) -> str:
 
 def _ip(value: str) -> str:
     try:
-        return str(ipaddress.ip_address(value.strip("[]")))
+        return _address(value)
     except ValueError:
         raise InvalidRequest(f"ip {redact(value)!r} is not an IP address") from None
 
