@@ -1032,3 +1032,38 @@ def test_ken_search_explain_says_why_hits_moved(daemon):
         capture_output=True, text=True, timeout=60, check=True,
     ).stdout  # fmt: skip
     assert '"2026-01-01"' in dated and '"2025-01-01"' not in dated
+
+
+def test_a_search_scoped_to_a_namespace_names_no_superseder_outside_it(daemon):
+    # An agent's note in another namespace says it replaces this one: a search scoped to
+    # this namespace must neither point at it nor rank the old note down for it.
+    daemon.call(
+        "documents.add",
+        {
+            "title": "Server room door",
+            "text": "The server room door code is 4471.",
+            "source_uri": "note://door-v1",
+            "namespace": "facilities",
+            "date": "2025-03",
+        },
+    )
+    daemon.call(
+        "documents.add",
+        {
+            "title": "Server room door",
+            "text": "The server room door code is now 9902.",
+            "source_uri": "note://door-v2",
+            "namespace": "private",
+            "supersedes": ["note://door-v1"],
+            "date": "2025-09",
+        },
+    )
+    everywhere = ask(daemon, "What is the server room door code?")
+    old = next(hit for hit in everywhere["hits"] if hit["path"] == "note://door-v1")
+    new = next(hit for hit in everywhere["hits"] if hit["path"] == "note://door-v2")
+    assert old["superseded_by"] == new["item_id"]
+    for scope in ({"namespace": "facilities"}, {"source": "agent", "namespace": "facilities"}):
+        scoped = ask(daemon, "What is the server room door code?", **scope)
+        [hit] = [hit for hit in scoped["hits"] if hit["path"] == "note://door-v1"]
+        assert hit["superseded_by"] is None, scope
+        assert not any("superseded" in reason for reason in hit["reasons"]), scope

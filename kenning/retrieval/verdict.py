@@ -128,7 +128,7 @@ async def settle(
     # Every candidate's text: identical copies anywhere among them show as one hit.
     ids = [hit.item_id for hit in hits]
     chunks, superseded = await asyncio.gather(
-        chunk_texts(db, ids), superseders(db, list(dict.fromkeys(hit.document_id for hit in judged)))
+        chunk_texts(db, ids), superseders(db, list(dict.fromkeys(hit.document_id for hit in judged)), scope)
     )
     texts = {item_id: chunk.content for item_id, chunk in chunks.items()}
     today = date.today()

@@ -13,10 +13,16 @@ last is current.
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kenning.store.database import Database
+
+if TYPE_CHECKING:
+    # scope.py imports sources.py, which imports documents.py, which imports this module.
+    from kenning.store.scope import Scope
 
 SUPERSEDES = "supersedes"
 
@@ -38,28 +44,34 @@ class Superseder:
     item_id: int
 
 
-async def superseders(db: Database, document_ids: list[int]) -> dict[int, Superseder]:
+async def superseders(db: Database, document_ids: list[int], scope: Scope) -> dict[int, Superseder]:
     """For each given document that another states it supersedes, that other (the latest
-    one added, when several do)."""
+    one added, when several do), cited at its first chunk in the source, namespace and
+    kinds the search is scoped to. One outside them is no superseder there: a search
+    scoped to one namespace would otherwise hand out an item id in another, and rank
+    its own hit down for text it may not show. The dates asked about do not count: text
+    superseded after them was still replaced, and says so."""
     if not document_ids:
         return {}
+    where, scope_params = dataclasses.replace(scope, since=None, until=None).where()
     # A document is named by its own key or by any copy's merged into it: the same file in
     # a second folder is stored once, and an agent may name either path. A file's key is
     # the hash of its absolute path (store/keys.py `path_key`, a function of every
     # connection), as the link holds it.
     rows = await db.read(
-        "SELECT d.id, l.document_id, (SELECT i.id FROM items i WHERE i.document_id = coalesce(by.merged_into, by.id)"
+        "SELECT o.id, l.document_id, (SELECT i.id FROM items i JOIN documents d ON d.id = i.document_id"
+        f" JOIN sources s ON s.id = d.source_id WHERE d.id = coalesce(by.merged_into, by.id) AND {where}"
         " ORDER BY i.ord LIMIT 1)"
-        " FROM documents d JOIN documents n ON n.id = d.id OR n.merged_into = d.id JOIN sources s ON s.id = n.source_id"
+        " FROM documents o JOIN documents n ON n.id = o.id OR n.merged_into = o.id JOIN sources ns ON ns.id = n.source_id"
         " JOIN document_links l ON l.kind = ? AND l.target ="
-        " (CASE WHEN s.kind = 'folder' THEN path_key(rtrim(s.root, '/') || '/' || n.path) ELSE n.path END)"
+        " (CASE WHEN ns.kind = 'folder' THEN path_key(rtrim(ns.root, '/') || '/' || n.path) ELSE n.path END)"
         " JOIN documents by ON by.id = l.document_id JOIN sources bs ON bs.id = by.source_id"
-        f" WHERE d.id IN ({', '.join('?' * len(document_ids))}) AND l.document_id != d.id"
+        f" WHERE o.id IN ({', '.join('?' * len(document_ids))}) AND l.document_id != o.id"
         # Two that each say they supersede the other: the later word stands.
-        " AND NOT EXISTS (SELECT 1 FROM document_links back WHERE back.document_id = d.id AND back.kind = ?"
-        " AND d.updated_at > by.updated_at AND back.target ="
+        " AND NOT EXISTS (SELECT 1 FROM document_links back WHERE back.document_id = o.id AND back.kind = ?"
+        " AND o.updated_at > by.updated_at AND back.target ="
         " (CASE WHEN bs.kind = 'folder' THEN path_key(rtrim(bs.root, '/') || '/' || by.path) ELSE by.path END))"
         " ORDER BY by.updated_at",
-        [SUPERSEDES, *document_ids, SUPERSEDES],
+        [*scope_params, SUPERSEDES, *document_ids, SUPERSEDES],
     )
     return {document_id: Superseder(by, item_id) for document_id, by, item_id in rows if item_id is not None}
