@@ -268,3 +268,17 @@ def test_bare_quarters_among_many_dates_are_read_in_time_linear_in_them():
     assert periods_without_year("Q1 2024; 3 March 2024, Q2.", date(2025, 9, 4)) == [
         Period(date(2025, 4, 1), date(2025, 7, 1))
     ]
+
+
+def test_a_question_opening_or_closing_a_period_asks_about_every_date_on_that_side():
+    def asked(question: str) -> list[Period]:
+        return list(TimeIntent.of(question, TODAY).periods)
+
+    assert asked("What has changed since 2024?") == [Period(date(2024, 1, 1), date.max)]
+    assert asked("Who joined from March 2025 onwards?") == [Period(date(2025, 3, 1), date.max)]
+    assert asked("What shipped after Q3 2025?") == [Period(date(2025, 10, 1), date.max)]
+    assert asked("What did it cost before 2026?") == [Period(date.min, date(2026, 1, 1))]
+    assert asked("Who led it until March 2025?") == [Period(date.min, date(2025, 4, 1))]
+    # "from" with no "on" names the period itself.
+    assert asked("What does the report from 2024 say?") == [period("2024")]
+    assert asked("What was revenue in Q3 2025?") == [Period(date(2025, 7, 1), date(2025, 10, 1))]

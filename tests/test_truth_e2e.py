@@ -1067,3 +1067,19 @@ def test_a_search_scoped_to_a_namespace_names_no_superseder_outside_it(daemon):
         [hit] = [hit for hit in scoped["hits"] if hit["path"] == "note://door-v1"]
         assert hit["superseded_by"] is None, scope
         assert not any("superseded" in reason for reason in hit["reasons"]), scope
+
+
+def test_a_question_opening_or_closing_a_period_counts_every_date_in_it(daemon):
+    # The backup notes speak from June 2025: "since 2024" and "before 2026" take them in,
+    # and none is outside what is asked; "before 2025" still takes nothing.
+    for question in (
+        "How long have billing database backups been kept since 2024?",
+        "How long were billing database backups kept before 2026?",
+        "How long have billing database backups been kept from 2025 on?",
+    ):
+        result = ask(daemon, question)
+        assert result["abstained"] is None, (question, result["abstained"])
+        assert {"backup-policy.md", "backup-audit.md"} <= set(docs(result)[:5]), question
+        for name in ("backup-policy.md", "backup-audit.md"):
+            assert not any("outside the period" in reason for reason in first_hit(result, name)["reasons"]), question
+    refused(daemon, "How long were billing database backups kept before 2025?", "the period asked about")

@@ -35,6 +35,13 @@ _CLAUSE = re.compile(
     re.IGNORECASE,
 )
 _NOT_A_CLAUSE = frozenset("at in on of for from to by about with and or but".split())
+# A period a question opens or closes rather than names: "since 2024" asks about 2024 and
+# every year after, "before 2026" about any time up to it. Read as the bare period, the
+# notes of 2025 were outside what "How long have backups been kept since 2024?" asked,
+# and the question was refused for want of a note dated in 2024.
+_FROM = re.compile(r"\b(?:since|after|from)\s+(?:the\s+)?$", re.IGNORECASE)
+_ON = re.compile(r"^\s*(?:on|onwards?)\b", re.IGNORECASE)
+_TO = re.compile(r"\b(?:before|until|till|up\s+to|prior\s+to)\s+(?:the\s+)?$", re.IGNORECASE)
 # The share of its score a hit dated far from the period keeps; set on the truth set's
 # dev split (bench/README.md).
 OUTSIDE_KEEPS = 0.7
@@ -61,7 +68,7 @@ class TimeIntent:
     @classmethod
     def of(cls, query: str, today: date) -> TimeIntent:
         named = named_spans(query, today)
-        periods = tuple(span for _, span in named)
+        periods = tuple(_opened(query, where, span) for where, span in named)
         words = frozenset(word.lower() for (start, end), _ in named for word in _WORD.findall(query, start, end))
         opened = [match.end() for match in _CLAUSE.finditer(query) if match.group(1).lower() not in _NOT_A_CLAUSE]
         clause: frozenset[str] = frozenset()
@@ -69,6 +76,22 @@ class TimeIntent:
             clause = frozenset(word.lower() for word in _WORD.findall(query, opened[0])) - words
         # A period named wins over "current": "the current price in 2025" asks about 2025.
         return cls(recent=not periods and bool(_RECENT.search(query)), periods=periods, words=words, clause=clause)
+
+
+def _opened(query: str, where: tuple[int, int], span: Period) -> Period:
+    """The period as the question bounds it: "since 2024" and "from 2024 on" run from
+    2024's start, "after 2024" from its end, on to any later date; "before 2026" runs
+    up to 2026's start, "until 2025" and "up to 2025" to its end, from any earlier date.
+    A period named with "from" and no "on" is that period ("the report from 2024")."""
+    before, after = query[: where[0]], query[where[1] :]
+    opener = _FROM.search(before)
+    if opener is not None and (not opener.group().lower().startswith("from") or _ON.match(after)):
+        starts_after = opener.group().lower().startswith("after")
+        return Period(span.end if starts_after else span.start, date.max)
+    closer = _TO.search(before)
+    if closer is not None:
+        return Period(date.min, span.start if closer.group().lower().startswith(("before", "prior")) else span.end)
+    return span
 
 
 def affinity(iso: str, periods: tuple[Period, ...]) -> float:
