@@ -1083,3 +1083,26 @@ def test_a_question_opening_or_closing_a_period_counts_every_date_in_it(daemon):
         for name in ("backup-policy.md", "backup-audit.md"):
             assert not any("outside the period" in reason for reason in first_hit(result, name)["reasons"]), question
     refused(daemon, "How long were billing database backups kept before 2025?", "the period asked about")
+
+
+def test_a_correction_replacing_a_number_ties_however_many_notes_hold_it(library):
+    # The old port stands in every note here, so it names nothing in particular as a
+    # word; as the value the correction replaces ("instead of 51820") it still ties.
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "2025-04-01-vpn.md").write_text("# VPN setup\n\nThe home VPN runs WireGuard on port 51820.\n")
+    (notes / "2025-05-01-vpn-change.md").write_text(
+        "# VPN change\n\nCorrection: the home VPN no longer uses port 51820; it runs on port 51999 instead of 51820.\n"
+    )
+    (notes / "firewall.md").write_text("# Firewall\n\nThe router forwards UDP 51820 for the garage camera.\n")
+    # Enough other notes that the new port, in one note of them all, names something.
+    for n, chore in enumerate(["gutters", "boiler", "smoke alarms", "bike chain", "tyres", "shed roof"] * 2):
+        (notes / f"chore-{n}.md").write_text(f"# Chore {n}\n\nCheck the {chore} in week {n + 1}.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    status = daemon.wait_idle("notes")
+    wait_for(lambda: daemon.call("status")["embedder"]["vectors"] == status["chunks"], timeout=60, what="embedding")
+    result = ask(daemon, "Which port does the home VPN run on?")
+    assert docs(result)[:2] == ["2025-05-01-vpn-change.md", "2025-04-01-vpn.md"]
+    change, setup = first_hit(result, "2025-05-01-vpn-change.md"), first_hit(result, "2025-04-01-vpn.md")
+    assert setup["superseded_by"] == change["item_id"]

@@ -182,9 +182,10 @@ class Side:
 
     def replaced(self, context: str) -> set[str]:
         """The words of the old value `context` replaces: "the venue is now the community
-        hall instead of Oakridge"."""
+        hall instead of Oakridge", "port 51999 instead of 51820" (a number is as often
+        the value replaced; a year says when, not what)."""
         told = {word for match in _REPLACED.finditer(context) for word in _words(match.group(1))}
-        return {word for word in told - STOPWORDS - GENERIC_VERBS if not word.isdigit()}
+        return {word for word in told - STOPWORDS - GENERIC_VERBS if not _YEAR.fullmatch(word)}
 
     @cached_property
     def correction_names(self) -> list[str]:
