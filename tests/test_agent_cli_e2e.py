@@ -219,3 +219,15 @@ def test_a_document_added_by_uri_is_removed_by_it_and_nothing_else_goes(library,
     refused = ken(library, "remove", str(notes / "terns.md"))
     assert refused.returncode == 1 and "deleted or ignored" in refused.stderr
     assert daemon.search("tern colony north spit")
+
+
+def test_add_text_with_an_empty_date_or_namespace_is_refused_and_adds_nothing(library):
+    # A script passing "--date $DAY" with DAY unset would otherwise have its text dated
+    # today, and outrank what it was meant to come before.
+    library.configure([])
+    daemon = library.daemon()
+    for option in ("--date", "--namespace"):
+        done = ken(library, "add-text", "--uri", "notes://empty", "--title", "Plan", option, "", stdin="Ring the puffins.\n")
+        assert done.returncode == 1, (option, done.stdout)
+        assert option.lstrip("-") in done.stderr, done.stderr
+    assert not daemon.search("puffins")

@@ -519,9 +519,11 @@ def add_text(
     """
     text = stdin_text("no text on standard input; pipe the document in: ken add-text --uri U --title T < file")
     params: dict[str, Any] = {"title": title, "text": text, "source_uri": uri, "tags": list(tags)}
-    if namespace:
+    # An empty value goes to the daemon, which refuses it: dropped, the text would be
+    # dated when it was added, or land in the default namespace.
+    if namespace is not None:
         params["namespace"] = namespace
-    if date:
+    if date is not None:
         params["date"] = date
     if supersedes:
         params["supersedes"] = list(supersedes)
