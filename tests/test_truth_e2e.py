@@ -856,6 +856,14 @@ def test_chinese_japanese_and_korean_questions_find_their_note_by_keyword(daemon
     assert docs(ask(daemon, question, legs=["keyword"]))[0] == note
 
 
+@pytest.mark.parametrize(("word", "note"), [("夜", "オフィス.md"), ("货", "会议纪要.md"), ('"夜', "オフィス.md")])
+def test_a_word_of_one_chinese_or_japanese_character_finds_the_note_holding_it(daemon, word, note):
+    # The CJK index holds pairs of characters; one character alone is a word too ("夜",
+    # night), here inside a longer run, and with a stray quote as typed in a hurry.
+    assert docs(ask(daemon, word, legs=["keyword"])) == [note]
+    assert docs(ask(daemon, word))[0] == note
+
+
 def test_a_quoted_phrase_matches_as_a_phrase(daemon):
     result = ask(daemon, 'Where is the "break glass" account?', legs=["keyword"])
     assert docs(result) == ["break-glass.md"]

@@ -175,10 +175,6 @@ def term_probe(term: str) -> str:
     return "(" + " OR ".join(quote(form) for form in (term, *forms)) + ")"
 
 
-def _or(items: list[str]) -> str | None:
-    return " OR ".join(quote(item) for item in items) or None
-
-
 def _content(tokens: list[str], dropped: frozenset[str]) -> list[str]:
     kept = [token for token in tokens if token not in dropped]
     return kept or tokens
@@ -342,4 +338,7 @@ def cjk_expression(text: str) -> str | None:
         if cjk.RUN.search(quoted) and not _TOKEN.search(cjk.RUN.sub(" ", quoted)):
             items.append(" ".join(cjk.pieces(quoted)))
     items += cjk.pieces(_QUOTED.sub(" ", text))
-    return _or(list(dict.fromkeys(items))[:MAX_TERMS])
+    # A run of one character ("鍵", "猫": a word in Chinese and Japanese) is no piece the
+    # index holds, since it holds pairs: it matches as the first of a pair, or alone.
+    kept = list(dict.fromkeys(items))[:MAX_TERMS]
+    return " OR ".join(quote(item) + (" *" if len(item) == 1 else "") for item in kept) or None
