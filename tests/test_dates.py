@@ -279,6 +279,9 @@ def test_a_question_opening_or_closing_a_period_asks_about_every_date_on_that_si
     assert asked("What shipped after Q3 2025?") == [Period(date(2025, 10, 1), date.max)]
     assert asked("What did it cost before 2026?") == [Period(date.min, date(2026, 1, 1))]
     assert asked("Who led it until March 2025?") == [Period(date.min, date(2025, 4, 1))]
+    # "After" and "before" a noun the period dates bound that thing, not the period.
+    assert asked("What changed after the 2024 offsite?") == [period("2024")]
+    assert asked("Who led it until the 2025 audit?") == [Period(date.min, date(2026, 1, 1))]
     # "from" with no "on" names the period itself.
     assert asked("What does the report from 2024 say?") == [period("2024")]
     assert asked("What was revenue in Q3 2025?") == [Period(date(2025, 7, 1), date(2025, 10, 1))]
