@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -1114,3 +1115,23 @@ def test_a_correction_replacing_a_number_ties_however_many_notes_hold_it(library
     assert docs(result)[:2] == ["2025-05-01-vpn-change.md", "2025-04-01-vpn.md"]
     change, setup = first_hit(result, "2025-05-01-vpn-change.md"), first_hit(result, "2025-04-01-vpn.md")
     assert setup["superseded_by"] == change["item_id"]
+
+
+def test_a_note_dated_after_today_is_not_what_holds_now(library):
+    # A roadmap dated years ahead says what will be, not what is.
+    ahead = date.today().year + 3
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "archive-server.md").write_text(
+        "---\ndate: 2025-06-01\n---\n# Archive server\n\nThe archive server is a Dell R720 in rack 3.\n"
+    )
+    (notes / "roadmap.md").write_text(
+        f"---\ndate: {ahead}-06-01\n---\n# Roadmap for the archive\n\nThe archive server will be replaced by a NAS.\n"
+    )
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    status = daemon.wait_idle("notes")
+    wait_for(lambda: daemon.call("status")["embedder"]["vectors"] == status["chunks"], timeout=60, what="embedding")
+    result = ask(daemon, "What is the archive server now?")
+    assert docs(result)[0] == "archive-server.md"
+    assert first_hit(result, "archive-server.md")["superseded_by"] is None

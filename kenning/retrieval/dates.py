@@ -66,6 +66,9 @@ class TimeIntent:
     # failed in March 2026"), the clause's other words, lower-cased: the period tells
     # which thing the question goes through, not when its answer was written.
     clause: frozenset[str] = frozenset()
+    # The day the question is asked: a note dated after it (a roadmap dated years ahead)
+    # says what will be, not what holds now.
+    today: date = date.max
 
     @classmethod
     def of(cls, query: str, today: date) -> TimeIntent:
@@ -77,7 +80,8 @@ class TimeIntent:
         if named and opened and all(start >= opened[0] for (start, _), _ in named):
             clause = frozenset(word.lower() for word in _WORD.findall(query, opened[0])) - words
         # A period named wins over "current": "the current price in 2025" asks about 2025.
-        return cls(recent=not periods and bool(_RECENT.search(query)), periods=periods, words=words, clause=clause)
+        recent = not periods and bool(_RECENT.search(query))
+        return cls(recent=recent, periods=periods, words=words, clause=clause, today=today)
 
 
 def _opened(query: str, where: tuple[int, int], span: Period) -> Period:

@@ -46,6 +46,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
+from datetime import date
 from functools import cached_property
 
 from kenning.api import Hit
@@ -251,6 +252,13 @@ def speaks_later(a: Side, b: Side) -> bool:
     return a.start is not None and b.end is not None and a.start >= b.end
 
 
+def _ahead_of(side: Side, today: date) -> bool:
+    """It speaks from after today: a roadmap dated years ahead says what will be ("the
+    archive server will be replaced by a NAS"), so it neither takes back what holds
+    now nor is newer than it."""
+    return side.start is not None and side.start > today.toordinal()
+
+
 def _same_time(a: Side, b: Side) -> bool:
     if a.start is None or b.start is None:
         return True
@@ -428,7 +436,7 @@ def _relate(
     upper: Side, lower: Side, intent: TimeIntent, close: _Closeness, common: Callable[[str], bool]
 ) -> None:
     for newer, older in ((lower, upper), (upper, lower)):
-        if not speaks_later(newer, older) or newer.cues.hedged:
+        if not speaks_later(newer, older) or newer.cues.hedged or _ahead_of(newer, intent.today):
             continue
         said = newer.cues
         if said.retraction and _means(
