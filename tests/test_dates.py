@@ -51,6 +51,9 @@ TODAY = date(2026, 12, 1)
         ("---\n# exported\n\ndate: 2024-02-01\n---\nbody", "x.md", ("2024-02-01", "front matter")),
         ("---\n" + "tag: a\n" * 60 + "updated: 2024-02-01\n---\n# Notes 2019\n", "x.md", ("2024-02-01", "front matter")),
         ("---\ntitle: x\n---\n" + "line\n" * 30 + "# Plan for 2025\n", "plan.md", ("2025", "heading")),
+        # Hugo's and Zola's TOML front matter.
+        ('+++\ntitle = "Gate codes"\ndate = "2024-05-05"\n+++\n# Gate codes', "x.md", ("2024-05-05", "front matter")),
+        ("+++\ndate = 2024-05-05T10:00:00Z\nlastmod = 2024-06-01\n+++\nbody", "x.md", ("2024-06-01", "front matter")),
     ],
 )
 def test_a_document_speaks_from_its_front_matter_then_its_name_then_its_first_heading(text, name, expected):

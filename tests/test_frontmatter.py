@@ -25,6 +25,11 @@ from kenning.text.frontmatter import body, front_matter_lines, title
         ("---\ntitle: Boiler\nbody without a closing fence", 0),
         ("# Boiler\n---\ntitle: x\n---", 0),
         ("", 0),
+        # TOML between `+++` fences (Hugo, Zola): keys, tables, arrays over lines.
+        ('+++\ntitle = "Boiler"\ndate = 2024-05-05\n+++\nbody', 4),
+        ('+++\ntags = [\n  "home",\n]\n[extra]\n"og.title" = "x"\n+++\nbody', 7),
+        ("+++\nWe moved the boiler.\n+++\nbody", 0),
+        ('+++\ntitle = "Boiler"\n---\nbody', 0),
     ],
 )
 def test_front_matter_ends_at_its_closing_fence(text, lines):
@@ -35,6 +40,7 @@ def test_the_body_is_what_follows_the_front_matter_or_the_whole_text():
     assert body("---\ntitle: Boiler\n---\nThe boiler is a Vaillant.") == "The boiler is a Vaillant."
     assert body("---\ntitle: Boiler\n---") == ""
     assert body("The boiler is a Vaillant.\n---\n") == "The boiler is a Vaillant.\n---\n"
+    assert body('+++\ndate = 2024-05-05\n+++\nThe boiler is a Vaillant.') == "The boiler is a Vaillant."
 
 
 @pytest.mark.parametrize(
@@ -49,6 +55,7 @@ def test_the_body_is_what_follows_the_front_matter_or_the_whole_text():
         ("We kept the title: Boiler.\n", None),
         # A rule, then prose: no front matter, whatever line starts with "title:".
         ("---\nIntro prose.\ntitle: Wrong\n---\n# Boiler", None),
+        ('+++\ntitle = "Boiler service"\ndate = "2024-05-05"\n+++\n# Boiler', "Boiler service"),
     ],
 )
 def test_the_title_front_matter_gives(text, expected):

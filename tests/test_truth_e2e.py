@@ -1135,3 +1135,19 @@ def test_a_note_dated_after_today_is_not_what_holds_now(library):
     result = ask(daemon, "What is the archive server now?")
     assert docs(result)[0] == "archive-server.md"
     assert first_hit(result, "archive-server.md")["superseded_by"] is None
+
+
+def test_a_hugo_note_speaks_from_the_date_its_toml_front_matter_gives(library):
+    # Hugo and Zola notes open with TOML between `+++` fences; read as body, the note was
+    # dated by its file's mtime (today) and outranked newer notes for "latest".
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "gate.md").write_text(
+        '+++\ntitle = "Loading dock"\ndate = "2024-05-05"\n+++\n# Gate codes\n\nThe loading dock gate code is 4471.\n'
+    )
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    [hit] = ask(daemon, "loading dock gate code", until="2024")["hits"]
+    assert hit["date"] == "2024-05-05" and hit["title"] == "Loading dock"
+    assert "+++" not in hit["snippet"] and "2024-05-05" not in hit["snippet"]

@@ -47,7 +47,9 @@ HASH_BLOCK = 1 << 20
 # 11: the redactor masks a URL's password written without its scheme
 # (`admin:X@intranet.local/admin`), which every stored text may hold. Not 10: a development
 # build recorded that for a while, and what it stored must be read again too.
-READER_VERSION = 11
+# 12: TOML front matter between `+++` fences (Hugo, Zola) dates and titles a note, which
+# was dated by its file's mtime and titled by its heading; agents' text may open so too.
+READER_VERSION = 12
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}
 

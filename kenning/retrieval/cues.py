@@ -48,7 +48,7 @@ from functools import lru_cache
 
 import re2
 
-from kenning.text.frontmatter import front_matter_lines
+from kenning.text.frontmatter import OPENINGS, front_matter_lines
 
 _RETRACTION = (
     r"retract(?:ed|ion|s)?|withdr[ae]wn?|withdraws|withdrawing|disregard|do not use|don't use|ignore (?:the|my|that"
@@ -82,7 +82,7 @@ _CUES = re2.compile(
     rf"|(?P<strong>{_HEDGE_STRONG})|(?P<weak>{_HEDGE_WEAK}))"
 )
 # A front matter line's key.
-_KEY = re.compile(r"^\s*[\w-]+:\s")
+_KEY = re.compile(r"^\s*[\w-]+(?::|\s*=)\s")
 _WORD = re.compile(r"\w+")
 # Weak hedges in a chunk's body count this much each; a chunk is hedged at 1.
 WEAK = 0.15
@@ -140,7 +140,7 @@ def _line(text: str, match: re2._Match) -> str:
     start = text.rfind("\n", 0, match.start()) + 1
     end = text.find("\n", match.end())
     line = text[start : end if end >= 0 else len(text)]
-    if text.startswith("---") and text.count("\n", 0, start) < front_matter_lines(text.split("\n")):
+    if text.startswith(OPENINGS) and text.count("\n", 0, start) < front_matter_lines(text.split("\n")):
         return _KEY.sub("", line, count=1)
     return line
 

@@ -69,7 +69,7 @@ _FRONT_KEYS = {
     **dict.fromkeys(("date", "published"), 1),
     "created": 2,
 }
-_FRONT_LINE = re.compile(r"(?P<key>[A-Za-z_-]+)[ \t]*:[ \t]*['\"]?(?P<value>[^'\"\n]*)")
+_FRONT_LINE = re.compile(r"(?P<key>[A-Za-z_-]+)[ \t]*[:=][ \t]*['\"]?(?P<value>[^'\"\n]*)")
 _HEADING = re.compile(r"#{1,6}[ \t]+(?P<text>.+)")
 # A line that opens with a date: a decision-log entry, a chat message, a dated list item.
 _LINE_OPENING = re.compile(r"[ \t]*(?:\*\*|__)?(?:[-*+>|][ \t]*|\d{1,3}\.[ \t]+)?(?:\*\*|__)?\[?")

@@ -1,5 +1,6 @@
 """Where a note's front matter ends: the `key: value` block between `---` fences that
-opens many markdown notes (`...` may close it too).
+opens many markdown notes (`...` may close it too), or the `key = value` (TOML) block
+between `+++` fences that Hugo and Zola notes open with.
 
 A leading `---` is also a markdown rule, so the block counts only when every line up to
 the closing fence reads as YAML (a `key: value`, a `- item`, an indented continuation, a
@@ -17,33 +18,41 @@ import re
 
 # How far the closing fence is looked for.
 MAX_LINES = 200
+# What a text with front matter starts with.
+OPENINGS = ("---", "+++")
 # A key of one word ("date:", "date:2025-01-01"), or of a few followed by a space as
 # YAML has it ("Date Created: ...", not "at 10:30").
 _KEY = re.compile(
     r"""\s*["']?[A-Za-z_][\w.-]*["']?[ \t]*:|\s*["']?[A-Za-z_][\w.-]*(?:[ \t][\w.-]+){1,3}["']?[ \t]*:(?:[ \t]|$)"""
 )
 _OTHER = re.compile(r"\s*$|\s*#|\s+\S|-(?:[ \t]|$)")
-_TITLE = re.compile(r"""["']?title["']?[ \t]*:[ \t]*(?P<title>.*\S)""", re.IGNORECASE)
+# TOML's: `key = value` (a bare, dotted or quoted key), `[table]`, and a blank, a
+# comment or an indented continuation of a multi-line array.
+_TOML_KEY = re.compile(r"""\s*(?:[A-Za-z_][\w.-]*|"[^"\n]+"|'[^'\n]+')[ \t]*=""")
+_TOML_OTHER = re.compile(r"\s*$|\s*#|\s*\[[^\]\n]+\]\s*$|\s+\S|\s*\]")
+_FENCES = {"---": (("---", "..."), _KEY, _OTHER), "+++": (("+++",), _TOML_KEY, _TOML_OTHER)}
+_TITLE = re.compile(r"""["']?title["']?[ \t]*[:=][ \t]*(?P<title>.*\S)""", re.IGNORECASE)
 
 
 def front_matter_lines(lines: list[str]) -> int:
     """How many of the first lines are front matter, fences included (0 when none)."""
-    if not lines or lines[0].rstrip() != "---":
+    if not lines or lines[0].rstrip() not in _FENCES:
         return 0
+    closing, key, other = _FENCES[lines[0].rstrip()]
     keyed = False
     for number, line in enumerate(lines[1:MAX_LINES], start=1):
-        if line.rstrip() in ("---", "..."):
+        if line.rstrip() in closing:
             return number + 1 if keyed else 0
-        if _KEY.match(line):
+        if key.match(line):
             keyed = True
-        elif not _OTHER.match(line):
+        elif not other.match(line):
             return 0
     return 0
 
 
 def body(text: str) -> str:
     """The text after its front matter: all of it when it has none."""
-    if not text.startswith("---"):
+    if not text.startswith(OPENINGS):
         return text
     lines = text.split("\n")
     skip = front_matter_lines(lines)
@@ -53,7 +62,7 @@ def body(text: str) -> str:
 def title(text: str) -> str | None:
     """The `title:` its front matter gives on its own line, unquoted; None when it gives
     none (a folded `title: >` block among them: the heading is title enough)."""
-    if not text.startswith("---"):
+    if not text.startswith(OPENINGS):
         return None
     lines = text.split("\n", MAX_LINES)
     fenced = front_matter_lines(lines)
