@@ -51,6 +51,10 @@ TODAY = date(2026, 12, 1)
         ("---\n# exported\n\ndate: 2024-02-01\n---\nbody", "x.md", ("2024-02-01", "front matter")),
         ("---\n" + "tag: a\n" * 60 + "updated: 2024-02-01\n---\n# Notes 2019\n", "x.md", ("2024-02-01", "front matter")),
         ("---\ntitle: x\n---\n" + "line\n" * 30 + "# Plan for 2025\n", "plan.md", ("2025", "heading")),
+        # Days as file names write them, not as text does; eight digits that are no day.
+        ("# Standup\n", "20250918-standup.md", ("2025-09-18", "file name")),
+        ("# Standup\n", "2025_09_19 standup.md", ("2025-09-19", "file name")),
+        ("# Build\n", "build-20251399.md", None),
         # Hugo's and Zola's TOML front matter.
         ('+++\ntitle = "Gate codes"\ndate = "2024-05-05"\n+++\n# Gate codes', "x.md", ("2024-05-05", "front matter")),
         ("+++\ndate = 2024-05-05T10:00:00Z\nlastmod = 2024-06-01\n+++\nbody", "x.md", ("2024-06-01", "front matter")),

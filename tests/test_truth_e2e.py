@@ -1151,3 +1151,17 @@ def test_a_hugo_note_speaks_from_the_date_its_toml_front_matter_gives(library):
     [hit] = ask(daemon, "loading dock gate code", until="2024")["hits"]
     assert hit["date"] == "2024-05-05" and hit["title"] == "Loading dock"
     assert "+++" not in hit["snippet"] and "2024-05-05" not in hit["snippet"]
+
+
+def test_a_note_speaks_from_the_day_its_file_name_writes_without_dashes(library):
+    # Daily-note plugins and exports name files 20250918-standup.md or 2025_09_19 standup.md.
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "20250918-standup.md").write_text("# Standup\n\nThe zebrafish tank pump was replaced.\n")
+    (notes / "2025_09_19 standup.md").write_text("# Standup\n\nThe axolotl tank heater was replaced.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    result = ask(daemon, "tank pump heater", until="2025-09")
+    assert first_hit(result, "20250918-standup.md")["date"] == "2025-09-18"
+    assert first_hit(result, "2025_09_19 standup.md")["date"] == "2025-09-19"

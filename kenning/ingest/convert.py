@@ -49,6 +49,7 @@ HASH_BLOCK = 1 << 20
 # build recorded that for a while, and what it stored must be read again too.
 # 12: TOML front matter between `+++` fences (Hugo, Zola) dates and titles a note, which
 # was dated by its file's mtime and titled by its heading; agents' text may open so too.
+# And a file named by a day without dashes (`20250918-standup.md`) speaks from that day.
 READER_VERSION = 12
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}

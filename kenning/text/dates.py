@@ -140,8 +140,16 @@ def written_days(text: str) -> list[Period]:
     return days
 
 
+# A day as file names write it besides the forms text uses: "20250918-standup",
+# "2025_09_18 standup" (cameras, exports, daily-note plugins). In a file's name only: in
+# text, eight digits are as often an order number.
+_NAME_DAY = re.compile(rf"(?<![\d]){_YEAR}(?P<sep>_?)(?P<month>0[1-9]|1[0-2])(?P=sep)(?P<day>[0-3]\d)(?!\d)")
+
+
 def _date_in_name(name: str) -> str | None:
     found = find_date(name)
+    if found is None and (day := _NAME_DAY.search(name)):
+        found = _from_match(day)
     if found is None and (year := _YEAR_ALONE.search(name)):
         found = year.group("year")
     return found
