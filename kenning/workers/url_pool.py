@@ -15,6 +15,8 @@ something hangs past it.
 
 from __future__ import annotations
 
+import asyncio
+
 from dataclasses import dataclass
 
 from kenning.config import FetchSettings
@@ -39,7 +41,10 @@ class FetchWorker:
         self._fetcher: Fetcher | None = None
 
     async def start(self) -> None:
-        self._fetcher = Fetcher(self._settings)
+        # In a thread, as OllamaChatWorker.start makes its client: the fetcher's httpx
+        # client builds an SSL context from the CA bundle, 20-45 ms of CPU and more of
+        # reading, which held requests waiting on the loop for up to 0.4 s under load.
+        self._fetcher = await asyncio.to_thread(Fetcher, self._settings)
 
     def alive(self) -> bool:
         return self._fetcher is not None
