@@ -341,6 +341,14 @@ def test_addresses_times_and_ids_that_look_like_a_user_and_password_are_not_mask
     assert redact(text) == text
 
 
+@pytest.mark.parametrize(
+    ("head", "token", "tail"),
+    [("/home/u", GITHUB, "x"), ("/srv/keys", STRIPE, "config.yml"), ("https://hooks.example/T0", "AKIAABCDEFGHIJKLMNOP", "in")],
+)
+def test_a_token_that_is_a_path_segment_keeps_the_rest_of_the_path(head, token, tail):
+    assert redact(f"see {head}/{token}/{tail} for it") == f"see {head}/{MARK}/{tail} for it"
+
+
 def test_a_private_key_cut_short_loses_its_body_lines():
     text = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nAAAAB3NzaC1yc2EA\n\nThe rest of the page.\n"
     assert redact(text) == f"-----BEGIN RSA PRIVATE KEY-----\n{MARK}\n{MARK}\n\nThe rest of the page.\n"

@@ -193,6 +193,7 @@ _TOKENS = [
 
 _WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _TOKEN_CHARS = _WORD | frozenset(b"-+/=")
+_SEGMENT_CHARS = _TOKEN_CHARS - frozenset(b"/")
 _MAX_EXTENSION = 4096
 
 
@@ -213,13 +214,16 @@ def _token_span(data: bytes, pattern: _TokenPattern, match: re2._Match) -> Span 
         return None
     if _is_placeholder(data[start:end].decode("utf-8", "replace")):
         return None  # `https://<user>:<password>@host`
-    if end < len(data) and data[end] in _TOKEN_CHARS:
+    # A token that is a path's segment (`/home/u/<token>/x`) ends at the next slash: the
+    # rest of the path is no part of it, and masked with it the path would be lost.
+    continuing = _SEGMENT_CHARS if start and data[start - 1] == 0x2F else _TOKEN_CHARS
+    if end < len(data) and data[end] in continuing:
         if pattern.ends_token:
             return None
         # A lowered count or a lazy ending stopped short of the token's end (Stripe's
         # newer keys are longer than its pattern): the rest of the token goes too.
         limit = min(len(data), end + _MAX_EXTENSION)
-        while end < limit and data[end] in _TOKEN_CHARS:
+        while end < limit and data[end] in continuing:
             end += 1
     return start, end
 
