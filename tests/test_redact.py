@@ -307,6 +307,11 @@ def test_ordinary_text_and_code_are_not_masked(text):
         ("DSN=app:Tr0ub4dor@db.internal:5432/app", f"DSN=app:{MARK}@db.internal:5432/app"),
         ("backup:hunter22@nas01:5000", f"backup:{MARK}@nas01:5000"),
         ('"svc:Xk29vq7LmN@[fd00::5]:8443"', f'"svc:{MARK}@[fd00::5]:8443"'),
+        # A password of plain words, before a host on a private network or a machine's name.
+        ("svc:letmein@intranet.local", f"svc:{MARK}@intranet.local"),
+        ("mount backup:changeme@nas.lan now", f"mount backup:{MARK}@nas.lan now"),
+        ("ci:deploy@build.corp.", f"ci:{MARK}@build.corp."),
+        ("app:sunshine@db01.example.com", f"app:{MARK}@db01.example.com"),
     ],
 )
 def test_a_user_and_password_without_a_scheme_lose_the_password(text, expected):
@@ -320,6 +325,9 @@ def test_a_user_and_password_without_a_scheme_lose_the_password(text, expected):
     [
         "write to ann@example.com",
         "contact:ann@example.com",
+        "contact:ann.lee@example.com",
+        "contact:ann@db01.corp",
+        "owner:ann.lee@example.com, reviewer:bob@example.org",
         "email:ann.lee@example.com",
         "To:ann@example.com",
         "mailto:ann@example.com",

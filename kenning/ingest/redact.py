@@ -50,7 +50,9 @@ version masked 21 more, all code or API docs read as sentences; the rules now pa
 them, and over 7 the sentences masked before (a backticked name, a `--flag`).
 The user and password without a scheme changed 6 more lines of the standard library, all
 of them `user:password@host:port` netlocs in urllib's tests, and none of the prose
-bench's lines about secrets.
+bench's lines about secrets. A password of plain words before a host on a private
+network or a machine's name (`svc:letmein@intranet.local`), and a token that is a path's
+segment ending at the next `/`, changed no more lines of either.
 
 Linear time. Every regex, the library's included, runs on RE2 (google-re2), whose
 automata take time linear in the text whatever the pattern, so no input can make one
@@ -295,6 +297,13 @@ _ANY_HOST = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*)(:[0-9]+)?"
 _URL_HOST = r"(\[[0-9A-Fa-f:.]+\]|[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+|[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]+|/))"
 _BARE_USERINFO = _re2(rf"{_USER}:{_STRONG_PASSWORD}@{_ANY_HOST}")
 _BARE_USERINFO_URL = _re2(rf"{_USER}:({_PASSWORD_CHAR}+)@{_URL_HOST}")
+# A password of words alone before a host that receives no mail: a name on a private
+# network (`svc:letmein@intranet.local`, RFC 6762's `.local`, RFC 8375's `home.arpa`,
+# the `.lan`, `.internal` and `.corp` of company networks) or a machine's name, letters
+# then a number (`db01.example.com`, `nas-2.example.org`). An address's domain is neither.
+_BARE_USERINFO_MACHINE = _re2(rf"{_USER}:({_PASSWORD_CHAR}+)@([A-Za-z0-9][A-Za-z0-9.-]*)")
+_PRIVATE_TOP_LABELS = frozenset(b"local lan internal intranet corp home arpa localdomain localhost intra".split())
+_MACHINE_LABEL = re.compile(rb"[A-Za-z]+-?[0-9]+")
 # What may stand right before such a user: a space, a quote, a bracket, `=` (`DSN=...`).
 # After `/` it is a URL's, the library's to find; after `@` a Matrix id (`@ann:server`).
 _BEFORE_USERINFO = frozenset(b" \t\r\n\"'`([{<,;=>|")
@@ -412,11 +421,12 @@ def _assignment_spans(data: bytes) -> Iterator[Span]:
     yield from _command_line_spans(data)
 
 
-def _bare_userinfo(data: bytes, match: re2._Match, url_shaped: bool) -> bool:
-    """Whether a match of `_BARE_USERINFO` (or, `url_shaped`, of `_BARE_USERINFO_URL`) is
-    a credential: the user starts a word and is no scheme or header name, the password is
-    no placeholder and no time (`10:30@home`), and the host is an IP address, has a port,
-    or is a hostname with a top-level label (`intranet.local`)."""
+def _bare_userinfo(data: bytes, match: re2._Match, shape: str) -> bool:
+    """Whether a match of `_BARE_USERINFO` (`shape` "any"), `_BARE_USERINFO_URL` ("url")
+    or `_BARE_USERINFO_MACHINE` ("machine") is a credential: the user starts a word and
+    is no scheme or header name, the password is no placeholder and no time
+    (`10:30@home`), and the host is an IP address, has a port, or is a hostname with a
+    top-level label (`intranet.local`); for "machine", a private or a machine's name."""
     start = match.start(1)
     if start and data[start - 1] not in _BEFORE_USERINFO:
         return False
@@ -426,9 +436,13 @@ def _bare_userinfo(data: bytes, match: re2._Match, url_shaped: bool) -> bool:
     text = password.decode("utf-8", "replace")
     if _is_placeholder(text) or not any(char.isalnum() for char in text):
         return False
-    if url_shaped:
+    if shape == "url":
         return True
     host = match.group(3).rstrip(b".-")
+    if shape == "machine":
+        labels = host.split(b".")
+        machine = labels[-1].lower() in _PRIVATE_TOP_LABELS or _MACHINE_LABEL.fullmatch(labels[0]) is not None
+        return machine and len(labels) > 1 and all(_HOST_LABEL.fullmatch(label) for label in labels)
     if host[:1] == b"[" or match.start(4) >= 0 or _IPV4.fullmatch(host):
         return True
     labels = host.split(b".")
@@ -500,9 +514,9 @@ def _command_line_spans(data: bytes) -> Iterator[Span]:
     for match in _URL_EMPTY_USER.finditer(data):
         if _is_quoted_secret(match.group(1).decode("utf-8", "replace")):
             yield match.span(1)
-    for pattern, url_shaped in ((_BARE_USERINFO, False), (_BARE_USERINFO_URL, True)):
+    for pattern, shape in ((_BARE_USERINFO, "any"), (_BARE_USERINFO_URL, "url"), (_BARE_USERINFO_MACHINE, "machine")):
         for match in pattern.finditer(data):
-            if _bare_userinfo(data, match, url_shaped):
+            if _bare_userinfo(data, match, shape):
                 yield match.span(2)
     for match in _QUOTED_AFTER.finditer(data):
         group = 1 if match.start(1) >= 0 else 2
