@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kenning.ingest.redact import redact
-from kenning.text.redacted import MARK
+from kenning.text.redacted import MARK, MARKS
 
 GITHUB = "ghp_" + "a1B2" * 9
 # A Kubernetes Secret's base64 of a PEM key: random-looking under a name holding only "key".
@@ -351,10 +351,28 @@ def test_addresses_times_and_ids_that_look_like_a_user_and_password_are_not_mask
 
 @pytest.mark.parametrize(
     ("head", "token", "tail"),
-    [("/home/u", GITHUB, "x"), ("/srv/keys", STRIPE, "config.yml"), ("https://hooks.example/T0", "AKIAABCDEFGHIJKLMNOP", "in")],
+    [
+        ("/home/u", GITHUB, "x"),
+        ("/srv/keys", STRIPE, "config.yml"),
+        ("https://hooks.example/T0", "AKIAABCDEFGHIJKLMNOP", "in"),
+    ],
 )
 def test_a_token_that_is_a_path_segment_keeps_the_rest_of_the_path(head, token, tail):
     assert redact(f"see {head}/{token}/{tail} for it") == f"see {head}/{MARK}/{tail} for it"
+
+
+def test_with_a_key_a_mark_tells_two_secrets_apart_and_names_each_the_same_every_time():
+    other = "ghp_" + "c3D4" * 9
+    key = bytes(range(32))
+    first, second = redact(f"token {GITHUB} found", key), redact(f"token {other} found", key)
+    assert first != second and first == redact(f"token {GITHUB} found", key)
+    assert MARKS.fullmatch(first.split()[1]) and GITHUB not in first
+    # Under another key the same secret reads otherwise: the mark says nothing without it.
+    assert redact(f"token {GITHUB} found", bytes(32)) != first
+    # Without a key both are the bare mark; a marked text is left as it is, keyed or not.
+    assert redact(f"token {GITHUB} found") == redact(f"token {other} found") == f"token {MARK} found"
+    assert redact(first) == first and redact(first, key) == first
+    assert redact(f"password: {first.split()[1]}") == f"password: {first.split()[1]}"
 
 
 def test_a_private_key_cut_short_loses_its_body_lines():

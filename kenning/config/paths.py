@@ -18,6 +18,8 @@ SOCKET_NAME = "kenning.sock"
 DB_NAME = "kenning.db"
 # The daemon holds an flock on this file while it runs; it holds the daemon's pid.
 LOCK_NAME = "daemon.lock"
+# The key that fingerprints secrets in redaction marks (kenning/service/redaction_key.py).
+REDACTION_KEY_NAME = "redaction.key"
 # A daemon's log past this size is moved to `<log>.1` (one earlier log is kept): at
 # `ken start`, and by the daemon itself while it runs (kenning/daemon/logfile.py).
 LOG_ROTATE_BYTES = 10 << 20

@@ -2,6 +2,9 @@
 
 Every secret found is replaced by ``[REDACTED]`` in place, and no newline is ever added
 or removed, so the line ranges that citations carry still point at the right place.
+Where the text is an identity (a ledger entry's fields, a capsule's title) the caller
+gives a key, and each mark carries the secret's keyed fingerprint, ``[REDACTED:3f9a]``
+(service/redaction_key.py says why and how).
 
 From detect-secrets (Yelp's maintained pattern set): the token formats, i.e. the
 deny-lists of all its ``RegexBasedDetector`` plugins (AWS, GitHub, GitLab, Slack, Stripe,
@@ -66,6 +69,8 @@ past a match is bounded or only moves forward.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
 import re
 from collections.abc import Iterator
@@ -74,7 +79,7 @@ from dataclasses import dataclass
 import re2
 
 from kenning.ingest import secret_formats
-from kenning.text.redacted import MARK
+from kenning.text.redacted import MARK, MARKS, fingerprinted
 from kenning.text.unicode import normalized
 
 _MARK = MARK.encode()
@@ -915,7 +920,7 @@ def _is_placeholder(value: str) -> bool:
         value.startswith(_PLACEHOLDER_STARTS)
         or set(value) <= _MASKED_CHARS
         or value.lower() in _NOT_VALUES
-        or value == MARK
+        or MARKS.fullmatch(value) is not None
     )
 
 
@@ -1046,11 +1051,14 @@ def _body_after(data: bytes, start: int, limit: int) -> Iterator[Span]:
 # --- putting it together -----------------------------------------------------------------------
 
 
-def redact(text: str) -> str:
+def redact(text: str, key: bytes | None = None) -> str:
     """``text`` with every credential found replaced by ``MARK``, line for line.
 
     Folded first (text/unicode.py): a secret's name in full-width letters is its name,
-    and what is stored is the folded text, so no other spelling of it is left to find."""
+    and what is stored is the folded text, so no other spelling of it is left to find.
+    With a `key`, each mark names its secret by a fingerprint keyed with it
+    (`[REDACTED:3f9a]`, text/redacted.py): for text that is an identity, where two
+    secrets must not make two things one."""
     if not text:
         return text
     text = normalized(text)
@@ -1060,10 +1068,10 @@ def redact(text: str) -> str:
         spans.extend(_pem_spans(data))
     if not spans:
         return text
-    return _masked(data, spans).decode("utf-8", "surrogatepass")
+    return _masked(data, spans, key).decode("utf-8", "surrogatepass")
 
 
-def _masked(data: bytes, spans: list[Span]) -> bytes:
+def _masked(data: bytes, spans: list[Span], key: bytes | None) -> bytes:
     out: list[bytes] = []
     position = 0
     spans.sort()
@@ -1072,12 +1080,18 @@ def _masked(data: bytes, spans: list[Span]) -> bytes:
         if next_start <= end:
             end = max(end, next_end)
             continue
-        out += (data[position:start], _mask(data[start:end]))
+        out += (data[position:start], _mask(data[start:end], key))
         position, start, end = end, next_start, next_end
-    out += (data[position:start], _mask(data[start:end]), data[end:])
+    out += (data[position:start], _mask(data[start:end], key), data[end:])
     return b"".join(out)
 
 
-def _mask(secret: bytes) -> bytes:
+def _mask(secret: bytes, key: bytes | None) -> bytes:
     # A span may cross lines (merged neighbours, a key body): keep every newline.
-    return b"\n".join(_MARK if part.strip() else part for part in secret.split(b"\n"))
+    return b"\n".join(_mark(part, key) if part.strip() else part for part in secret.split(b"\n"))
+
+
+def _mark(secret: bytes, key: bytes | None) -> bytes:
+    if key is None:
+        return _MARK
+    return fingerprinted(hmac.new(key, secret, hashlib.sha256).hexdigest()).encode()

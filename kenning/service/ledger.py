@@ -7,11 +7,16 @@ any other entries the add shows to be the same thing; fields are enriched (a lat
 replaces an earlier one, except an identity value, whose new value becomes an alias);
 evidence references accumulate. Correcting a fact is remove then add.
 
-Values are redacted as they arrive, like any stored text. A password or token can look
+Values are redacted as they arrive, like any stored text, each mark with its secret's
+fingerprint (`[REDACTED:3f9a]`, service/redaction_key.py): an identity is matched on the
+redacted text, and "token ghp_A… found" and "token ghp_B… found" must stay two entries,
+and the one removed be the one named. A password or token can look
 like any word, though, and only its field's name gives it away, so a field the redactor
 would take for a secret in an assignment (`password: "..."`) keeps none of its value,
 and neither does a credentials entry's `pw`, `key`, `hash` or `ntlm` (an NTLM hash logs
-in as well as the password). A field name is one line, and given once.
+in as well as the password). Those are a bare `[REDACTED]`: such a field is never an
+identity, and a fingerprint there would show which entries share a password. A field
+name is one line, and given once.
 
 `render` writes the ledger as one deterministic text block under a byte budget: sections
 in priority order, entries in the order they were first recorded, each kept if it still
@@ -69,12 +74,18 @@ class Ledger:
         self.db = db
         self.settings = settings
         self._lock = asyncio.Lock()
+        # The fingerprints' key (service/redaction_key.py); the library sets it at open.
+        self.redaction_key: bytes | None = None
+
+    def _redacted(self, section: str, fields: dict[str, str]) -> dict[str, str]:
+        assert self.redaction_key is not None, "the ledger is used before the library opened"
+        return _redacted(section, fields, self.redaction_key)
 
     async def add(
         self, section: str, fields: dict[str, str], owner: str = "agent", evidence: tuple[str, ...] = ()
     ) -> LedgerAdded:
         spec = schema.section(section)
-        incoming = _redacted(spec.name, fields)
+        incoming = self._redacted(spec.name, fields)
         wanted = schema.keys(spec, incoming)
         # One line each, as field values are: the rendered block writes them inside an
         # entry's line, where a newline would start a forged section or entry.
@@ -115,7 +126,7 @@ class Ledger:
             if row is None:
                 return False
             spec = schema.section(row.section)
-            fields = _redacted(spec.name, _credential_names_replaced(row.fields))
+            fields = self._redacted(spec.name, _credential_names_replaced(row.fields))
             keys = schema.keys(spec, fields) + [key for key in row.keys if redact(key) == key]
             # Two entries an older redactor kept apart by the secrets in them may answer to
             # the same key now: the key stays with the entry holding it, and this one keeps
@@ -196,7 +207,7 @@ class Ledger:
                 if section is None or not fields:
                     raise InvalidRequest("give an entry id, or a section and the entry's identity fields")
                 spec = schema.section(section)
-                incoming = _redacted(spec.name, fields)
+                incoming = self._redacted(spec.name, fields)
                 found = await ledger.matching(self.db, spec.name, schema.keys(spec, incoming))
                 if not found:
                     raise NotFound(f"no {spec.name} entry answers to {', '.join(schema.keys(spec, incoming))}")
@@ -221,13 +232,13 @@ class Ledger:
         return render(by_section, budget)
 
 
-def _redacted(section: str, fields: dict[str, str]) -> dict[str, str]:
+def _redacted(section: str, fields: dict[str, str], key: bytes) -> dict[str, str]:
     """The fields cleaned, with the secrets the module docstring describes hidden: in the
     credentials section, also the fields named for what a credential is (`pw`, `key`,
     `hash`, `ntlm`), which no assignment's name gives away."""
     secret = _CREDENTIAL_FIELDS if section == "credentials" else frozenset()
     return {
-        name: MARK if name in secret or _secret_name(name) else redact(value)
+        name: MARK if name in secret or _secret_name(name) else redact(value, key)
         for name, value in schema.clean_fields(fields).items()
     }
 

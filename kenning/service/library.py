@@ -62,7 +62,7 @@ from kenning.ingest.redact import redact
 from kenning.ingest.text_docs import TextDocument, add_page, add_text, stored_keys
 from kenning.ingest.text_prep import PreparedText
 from kenning.retrieval.search import LEGS, Retriever
-from kenning.service import reading, rereading
+from kenning.service import reading, redaction_key, rereading
 from kenning.service.archive import Archive
 from kenning.service.context import ContextPacker
 from kenning.service.curate import curate
@@ -143,6 +143,9 @@ class Library:
     # -- lifecycle ---------------------------------------------------------------------
 
     async def open(self) -> None:
+        # First: a key file that is no key is refused before anything is opened.
+        key = await asyncio.to_thread(redaction_key.load, self.settings.daemon.data_dir)
+        self.memory.redaction_key = self.ledger.redaction_key = key
         await self.db.open()
         self.db.subscribe(self._on_change)
         # In the background: a large removal must not hold the socket closed; the

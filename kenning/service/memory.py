@@ -7,7 +7,9 @@ Write-time dedup, in this order, under one lock so two writers cannot both pass 
 1. `supersedes` names a current capsule: the new one replaces it (the old one keeps its
    row, marked, and leaves the index).
 2. The same title (redacted; case and spacing aside, punctuation not: "C++" is not
-   "C#") in the same scope: that capsule is updated.
+   "C#") in the same scope: that capsule is updated. A secret in a title is masked with
+   its fingerprint (`[REDACTED:3f9a]`, service/redaction_key.py), so "deploy token
+   ghp_A…" does not update "deploy token ghp_B…".
 3. A capsule of the same kind in the same scope at least `duplicate_similarity` alike
    (cosine of the daemon's embedder over title and body; trigram Jaccard of the bodies
    >= `duplicate_trigram` while vectors are not ready): refused with its id, nothing
@@ -74,9 +76,9 @@ class NewCapsule:
     force: bool = False
 
 
-def _redacted_again(row: CapsuleRow) -> CapsuleRow:
+def _redacted_again(row: CapsuleRow, key: bytes) -> CapsuleRow:
     """A stored capsule's title, body, scope, tags and source redacted and folded by this code."""
-    title = redact(row.title).strip()
+    title = redact(row.title, key).strip()
     title = title if visible(title) else row.title
     return replace(
         row, title=title, title_key=title_key(title), body=redact(row.body), scope=redact(row.scope) or "default",
@@ -152,6 +154,12 @@ class Memory:
         self.retriever = retriever
         self.semantic = semantic
         self._lock = asyncio.Lock()
+        # The fingerprints' key (service/redaction_key.py); the library sets it at open.
+        self.redaction_key: bytes | None = None
+
+    def _key(self) -> bytes:
+        assert self.redaction_key is not None, "memory is used before the library opened"
+        return self.redaction_key
 
     # -- writing -----------------------------------------------------------------------
 
@@ -164,7 +172,7 @@ class Memory:
         check_title(spaced)
         # A scope is the capsule's namespace; a blank one is the default.
         check_line("scope", new.scope)
-        title = redact(spaced).strip()
+        title = redact(spaced, self._key()).strip()
         body = redact(new.body.strip())
         # A title of format characters alone ("\u200b") is as blank as one of spaces.
         if not visible(title) or not body:
@@ -270,7 +278,7 @@ class Memory:
             row = (await capsules.by_documents(self.db, [document_id])).get(document_id)
             if row is None:
                 return False
-            again = _redacted_again(row)
+            again = _redacted_again(row, self._key())
             taken = await capsules.current_by_title(self.db, again.scope, again.title_key)
             if taken is not None and taken.id != row.id:
                 # Two titles an older redactor kept apart by the secrets in them ("deploy
@@ -290,7 +298,8 @@ class Memory:
         it current again: redact theirs by the newest rules too. How many changed."""
         async with self._lock:
             rows = await capsules.superseded(self.db)
-            changed = [again for row in rows if (again := _redacted_again(row)) != row]
+            key = self._key()
+            changed = [again for row in rows if (again := _redacted_again(row, key)) != row]
             if changed:
                 await capsules.rewrite_superseded(self.db, changed)
             return len(changed)

@@ -23,7 +23,7 @@ from kenning.heap import release_free_memory
 from kenning.store import graph
 from kenning.store.database import Database
 from kenning.store.records import Extraction, ExtractionFailed
-from kenning.text.redacted import MARK
+from kenning.text.redacted import MARKS
 from kenning.workers.job import Job
 from kenning.workers.offline_extract import OfflineExtractor, Processes
 
@@ -69,7 +69,7 @@ def chunk_text(item: graph.PendingItem) -> str:
     if len(parts) == 2 and parts[0] == parts[1]:
         parts.pop()
     # Where redaction hid a secret there is nothing to name (kenning/text/redacted.py).
-    content = item.content.replace(MARK, " ")
+    content = MARKS.sub(" ", item.content)
     return f"# {' / '.join(parts)}\n\n{content}" if parts else content
 
 
