@@ -21,7 +21,7 @@ from kenning.ingest import readers
 from kenning.ingest.convert import ConvertLimits, convert_file
 from kenning.ingest.readers import ReadLimits
 from kenning.store.migrations import MIGRATIONS
-from kenning.text.redacted import MARK
+from kenning.text.redacted import MARK, MARKS
 from tests.daemon_harness import wait_for
 from tests.helpers import make_pdf
 from tests.web_server import Handler, serving
@@ -310,8 +310,9 @@ def test_an_archive_redacted_again_between_two_pages_refuses_the_next_page(libra
 
 
 def test_capsules_an_older_redactor_let_through_lose_their_secrets_even_when_titles_then_clash(library):
-    """Two titles told apart only by the secrets in them read the same once redacted, and a
-    replaced capsule has no document to prepare again: neither may keep its secret."""
+    """Two titles told apart only by the secrets in them (they read the same under a bare
+    mark; the fingerprints keep them apart), and a replaced capsule, which has no document
+    to prepare again: none may keep its secret."""
     from kenning.text.likeness import title_key
 
     library.configure([])
@@ -358,7 +359,7 @@ def test_capsules_an_older_redactor_let_through_lose_their_secrets_even_when_tit
     assert all(MARK in capsule["body"] for capsule in shown)
     # Both deploy capsules are still there, each under a title of its own.
     titles = {capsule["title"] for capsule in shown[:2]}
-    assert len(titles) == 2 and all(MARK in title for title in titles)
+    assert len(titles) == 2 and all(MARKS.search(title) for title in titles)
     assert shown[2]["superseded_by"] == newer["id"]
     daemon.stop()
 
@@ -536,15 +537,18 @@ def test_a_token_an_older_kenning_kept_in_page_keys_and_links_is_gone_after_the_
 
 
 def test_an_upgrade_whose_redactor_changed_reads_every_file_and_agent_text_again(library, tmp_path):
-    """What the last release stored, under the readings it recorded ("v9" and its formats'
-    marks), holds what its redactor let through: a URL's password written without its
-    scheme. The redactor changed, so every file is read again, a PDF too, and every
-    document agents gave is prepared again; the password is left nowhere on disk."""
-    password = "S3cretPassw0rd!"
-    leak = f"wiki admin:{password}@intranet.local/admin"
+    """What the last release stored, under the reading it recorded ("v11"), holds what its
+    redactor let through, a password of plain words before a private host written without
+    a scheme, and lost what followed a token in a path. The redactor changed, so every file
+    is read again, a PDF too, and every document agents gave is prepared again; the
+    password is left nowhere on disk, and the path is whole again."""
+    password = "letmein"
+    leak = f"wiki svc:{password}@intranet.local"
+    token = "ghp_" + "a1B2" * 9
     notes = tmp_path / "notes"
     notes.mkdir()
-    (notes / "birds.md").write_text("# Birds\n\nThe quokka is not a bird; the kea is.\n")
+    birds_text = f"# Birds\n\nThe quokka is not a bird; the kea is.\nRoster: /srv/birds/{token}/roster.md\n"
+    (notes / "birds.md").write_text(birds_text)
     make_pdf(notes / "report.pdf", [["The okapi census of the reserve."]])
     document = docx.Document()
     document.add_paragraph("The tuatara enclosure rota.")
@@ -559,12 +563,13 @@ def test_an_upgrade_whose_redactor_changed_reads_every_file_and_agent_text_again
     daemon.stop()
 
     database = library.data_dir / "kenning.db"
-    last_release = {"Birds": "v9+markdown1", "rota": "v9+docx1", "report": "v9", "Kea": "v9", "Kaka": "v9"}
+    last_release = {"Birds": "v11", "rota": "v11", "report": "v11", "Kea": "v11", "Kaka": "v11"}
     with sqlite3.connect(database) as conn:
         for title, marks in last_release.items():
             conn.execute("UPDATE documents SET reading = ? WHERE title = ?", (f"{marks}:1200/150", title))
         [birds] = item_ids(library, "birds.md")
-        conn.execute("UPDATE items SET content = ? WHERE id = ?", (f"# Birds\n\n{leak}\n", birds))
+        stored = f"# Birds\n\n{leak}\nRoster: /srv/birds/{MARK}\n"
+        conn.execute("UPDATE items SET content = ? WHERE id = ?", (stored, birds))
         kea_text = f"The kea is a parrot. {leak}\n"
         conn.execute("UPDATE items SET content = ? WHERE document_id = ?", (kea_text, kea["document_id"]))
         before = dict(conn.execute("SELECT id, updated_at FROM documents"))
@@ -573,7 +578,7 @@ def test_an_upgrade_whose_redactor_changed_reads_every_file_and_agent_text_again
 
     def read_again() -> bool:
         with sqlite3.connect(database) as conn:
-            return not conn.execute("SELECT count(*) FROM documents WHERE reading LIKE 'v9%'").fetchone()[0]
+            return not conn.execute("SELECT count(*) FROM documents WHERE reading LIKE 'v11:%'").fetchone()[0]
 
     wait_for(read_again, timeout=60, what="every file and agent document read again")
     daemon.wait_idle("notes")
@@ -584,8 +589,10 @@ def test_an_upgrade_whose_redactor_changed_reads_every_file_and_agent_text_again
         titles = dict(conn.execute("SELECT id, title FROM documents"))
     assert {titles[id_] for id_ in after if after[id_] != before[id_]} == set(last_release)
     assert "reading 3 files again" in daemon.log()
-    assert not daemon.search("S3cretPassw0rd")
+    assert not daemon.search(password)
     assert [hit["title"] for hit in daemon.search("okapi census")] == ["report"]
+    lines = daemon.call("documents.read", {"path": str(notes / "birds.md")})["lines"]
+    assert f"Roster: /srv/birds/{MARK}/roster.md" in lines
     daemon.stop()
     assert password.encode() not in on_disk(database)
 
