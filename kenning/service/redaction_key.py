@@ -67,4 +67,11 @@ def _make(path: Path) -> bytes:
         return path.read_bytes()
     finally:
         draft.unlink()
+    # The link itself must outlive a crash: a key lost with it would give every secret
+    # stored under it a new fingerprint at the next start.
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
     return key
