@@ -13,7 +13,7 @@ from kenning.ingest.convert import ConvertLimits, convert_file
 from kenning.ingest.readers import ReadLimits, ReadResult, read_file
 from kenning.ingest.text_docs import TextDocument, add_text
 from kenning.ingest.text_prep import Labels, prepare_text
-from kenning.store import lookup
+from kenning.store import tallies as tally_store
 from kenning.text.html import first_h1
 from tests.helpers import make_pdf
 
@@ -436,6 +436,6 @@ def test_chunking_stops_once_a_text_makes_more_chunks_than_allowed(text: str) ->
 async def test_agent_text_of_millions_of_headings_is_refused_without_chunking_it_all(db) -> None:
     with pytest.raises(InvalidRequest, match="more than 10000 chunks"):
         await add_text(db, TextDocument("Headings", "#\n" * 5_000_000, "t://headings"), ChunkingSettings(), 10_000)
-    assert (await lookup.tallies(db)).library_documents == 0
+    assert (await tally_store.tallies(db)).library_documents == 0
     added = await add_text(db, TextDocument("Headings", "#\n" * 10_000, "t://headings"), ChunkingSettings(), 10_000)
     assert added.chunks == 10_000

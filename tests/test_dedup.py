@@ -16,6 +16,7 @@ from kenning.ingest.dedup import near_dup_sweep
 from kenning.ingest.text_docs import TextDocument, add_text
 from kenning.service.reading import fetch
 from kenning.store import documents, lookup, sources, vectors
+from kenning.store import tallies as tally_store
 from kenning.store.database import Database
 from kenning.store.vector_index import VectorIndex
 from tests.helpers import search, store_document
@@ -66,7 +67,7 @@ async def test_a_folder_copy_is_stored_once_with_two_locations(db: Database):
     # One stored copy, cited where the scoped search looked.
     for name in ("a", "b"):
         assert [h.source for h in await search(db, "okapi", source=name)] == [name]
-    tallies = await lookup.tallies(db)
+    tallies = await tally_store.tallies(db)
     assert tallies.by_source[ids["a"]].holds == tallies.by_source[ids["b"]].holds == 1
     assert tallies.library_documents == 1
 

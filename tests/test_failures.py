@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kenning.store import documents, lookup, sources
+from kenning.store import documents, sources, tallies
 from kenning.store.keys import page_key
 
 URLS = ["https://c.example/wind", "https://a.example/tides", "https://b.example/moon"]
@@ -16,6 +16,6 @@ async def test_failed_pages_are_listed_in_the_order_of_the_urls_shown(db) -> Non
         document_id = await documents.mark_scanning(db, source_id, page_key(url), uri=url)
         await documents.mark_unindexed(db, document_id, "failed", f"no text in {url}", 0.0, 0, None)
 
-    shown = (await lookup.tallies(db, failures_each=2)).failures[source_id]
+    shown = (await tallies.tallies(db, failures_each=2)).failures[source_id]
 
     assert [failure.path for failure in shown] == ["https://a.example/tides", "https://b.example/moon"]

@@ -28,7 +28,8 @@ from kenning.ingest.scan import FolderScanner, SweepBudget
 from kenning.ingest.walk import SYSTEM_FS, WalkRules, walk
 from kenning.service.library import Library
 from tests.helpers import search
-from kenning.store import documents, lookup, sources
+from kenning.store import documents, sources
+from kenning.store import tallies as tally_store
 from kenning.store.database import Database
 
 
@@ -645,7 +646,7 @@ async def test_a_file_left_scanning_by_a_crash_is_ingested_again(db, tmp_path, o
     assert counts["indexed"] == 1
     [hit] = await search(db, "manatee")
     assert "two" in hit.snippet
-    tally = (await lookup.tallies(db)).by_source[scanner.source_id]
+    tally = (await tally_store.tallies(db)).by_source[scanner.source_id]
     assert (tally.done, tally.scanning) == (1, 0)
 
 
@@ -658,13 +659,13 @@ async def test_a_failed_file_is_retried_only_when_it_changes(db, tmp_path, optio
     scanner = await scanner_for(db, folder, options)
     assert (await scanner.sweep())["failed"] == 1
     assert (await scanner.sweep())["unchanged"] == 1
-    [failure] = (await lookup.tallies(db)).failures.get(scanner.source_id, [])
+    [failure] = (await tally_store.tallies(db)).failures.get(scanner.source_id, [])
     assert failure.path == "broken.pdf" and failure.reason
     bad.unlink()
     write(folder, "broken.pdf.md", "now fixed gecko text\n")
     counts = await scanner.sweep()
     assert counts["deleted"] == 1 and counts["indexed"] == 1
-    assert (await lookup.tallies(db)).failures.get(scanner.source_id, []) == []
+    assert (await tally_store.tallies(db)).failures.get(scanner.source_id, []) == []
 
 
 async def test_credentials_are_redacted_before_they_are_stored(db, tmp_path, options):
@@ -741,7 +742,7 @@ async def test_a_huge_sparse_file_is_refused_without_being_read(db, tmp_path, op
     scanner = await scanner_for(db, folder, options)
     counts = await scanner.sweep()
     assert (counts["indexed"], counts["failed"]) == (1, 1)
-    [failure] = (await lookup.tallies(db)).failures.get(scanner.source_id, [])
+    [failure] = (await tally_store.tallies(db)).failures.get(scanner.source_id, [])
     assert failure.path == "huge.log" and "over the 1048576-byte limit" in failure.reason
 
 
@@ -757,7 +758,7 @@ async def test_binary_and_capped_files_fail_with_their_reason_and_the_rest_is_in
     scanner = await scanner_for(db, folder, capped)
     counts = await scanner.sweep()
     assert (counts["indexed"], counts["failed"]) == (2, 2)
-    reasons = {failure.path: failure.reason for failure in (await lookup.tallies(db)).failures.get(scanner.source_id, [])}
+    reasons = {failure.path: failure.reason for failure in (await tally_store.tallies(db)).failures.get(scanner.source_id, [])}
     assert "binary content" in reasons["noise.md"]
     assert "over the 20-chunk limit" in reasons["long.txt"]
     [hit] = await search(db, "egrets")
@@ -852,12 +853,12 @@ async def test_a_file_that_hits_an_internal_error_is_failed_with_its_reason_and_
     write(folder, "new.md", "# New\n\nnotes on bilbies\n", mtime=2000)
     counts = await scanner.sweep()
     assert (counts["failed"], counts["unchanged"]) == (2, 1)
-    reasons = {failure.path: failure.reason for failure in (await lookup.tallies(db)).failures.get(scanner.source_id, [])}
+    reasons = {failure.path: failure.reason for failure in (await tally_store.tallies(db)).failures.get(scanner.source_id, [])}
     assert reasons == {
         "kept.md": "internal error: KeyError: 'a reader bug'",
         "new.md": "internal error: KeyError: 'a reader bug'",
     }
-    tally = (await lookup.tallies(db)).by_source[scanner.source_id]
+    tally = (await tally_store.tallies(db)).by_source[scanner.source_id]
     assert (tally.done, tally.failed, tally.scanning) == (1, 2, 0)
     # Nothing indexed is lost to a bug: the text read before the edit is still found,
     # and stays the one copy of it that another folder holding it shares.
@@ -885,7 +886,7 @@ async def test_a_file_that_hits_an_internal_error_is_failed_with_its_reason_and_
     )  # fmt: skip
     scanner.options = upgraded
     assert (await scanner.sweep())["failed"] == 0
-    assert (await lookup.tallies(db)).failures.get(scanner.source_id, []) == []
+    assert (await tally_store.tallies(db)).failures.get(scanner.source_id, []) == []
     [hit] = await search(db, "bilbies")
     assert hit.path.endswith("new.md")
 

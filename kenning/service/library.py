@@ -74,9 +74,11 @@ from kenning.service.memory import Memory, NewCapsule
 from kenning.service.semantic import Semantic
 from kenning.store import archives, capsules, document_text, documents, graph, ledger, lookup, maintenance
 from kenning.store import sources as source_store
+from kenning.store import tallies as tally_store
 from kenning.store.database import ChangeSet, Database
 from kenning.store.keys import agent_key, page_key
 from kenning.store.records import FetchedPage
+from kenning.store.tallies import SourceCounts
 from kenning.text.controls import escaped
 from kenning.workers.fetch import FetchError, NotModified
 from kenning.workers.pool import PoolTimeout
@@ -225,10 +227,10 @@ class Library:
             raise NotFound(f"unknown namespace {namespace!r}; namespaces: {listed or 'none yet'}")
 
     async def status(self) -> Status:
-        tallies = await lookup.tallies(self.db)
+        tallies = await tally_store.tallies(self.db)
         report = []
         for row in await source_store.list_sources(self.db):
-            tally = tallies.by_source.get(row.id, lookup.SourceCounts())
+            tally = tallies.by_source.get(row.id, SourceCounts())
             entry = SourceStatus(
                 name=row.name,
                 kind=row.kind,
@@ -307,12 +309,12 @@ class Library:
     async def sources_list(self) -> SourceList:
         """Configured sources and those only the index knows, with what each holds."""
         rows = {row.name: row for row in await source_store.list_sources(self.db)}
-        tallies = await lookup.tallies(self.db)
+        tallies = await tally_store.tallies(self.db)
         counts = tallies.by_source
         listed = []
         for source in self.settings.sources:
             row = rows.get(source.name)
-            tally = counts.get(row.id, lookup.SourceCounts()) if row else lookup.SourceCounts()
+            tally = counts.get(row.id, SourceCounts()) if row else SourceCounts()
             listed.append(
                 SourceEntry(
                     name=source.name,
@@ -331,7 +333,7 @@ class Library:
             )
         for name, row in rows.items():
             if self.settings.source(name) is None and not row.removing:
-                tally = counts.get(row.id, lookup.SourceCounts())
+                tally = counts.get(row.id, SourceCounts())
                 listed.append(
                     SourceEntry(name, row.kind, row.root, row.namespace, False, tally.holds, tally.merged, tally.chunks)
                 )

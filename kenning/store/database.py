@@ -13,7 +13,10 @@ What a write did to items and vectors is recorded by temporary triggers on the w
 into a temporary table, read back just before COMMIT and published to subscribers just
 after it. Derived in-memory views (the vector index) and the background jobs learn of
 every change that way, whichever store function made it, including rows removed by a
-foreign-key cascade: no caller has to remember to announce what it did.
+foreign-key cascade: no caller has to remember to announce what it did. Documents rows
+are recorded the same way, as what they add to or take from the counts `status` shows
+(per source and state, with their chunks), so those counts are kept by following the
+commits (store/tallies.py) rather than counted again after each one.
 
 Once the library has gone IDLE_RELEASE_S without a read or a write, each connection
 hands back its page cache, what store/until_commit.py keeps for searches is emptied,
@@ -70,28 +73,42 @@ PRAGMAS = (
 )
 
 # Kinds of rows in temp.changes.
-_ADDED, _REMOVED, _MOVED, _EMBEDDED, _UNEMBEDDED = range(5)
+_ADDED, _REMOVED, _MOVED, _EMBEDDED, _UNEMBEDDED, _COUNTED_IN, _COUNTED_OUT = range(7)
 
 # Temporary objects live only on the writer connection, the only one that writes.
 # Trigger bodies may not name a schema, so `changes` resolves to the temp table (no
 # main table has that name). REPLACE into vectors fires the insert trigger only, which
 # is what a rewritten vector is.
 _CHANGE_TRACKING = (
-    "CREATE TEMP TABLE changes (kind INTEGER NOT NULL, item_id INTEGER NOT NULL, detail)",
+    # For a documents row: item_id is its source, detail its status, amount its chunk_count.
+    "CREATE TEMP TABLE changes (kind INTEGER NOT NULL, item_id INTEGER NOT NULL, detail, amount INTEGER)",
     f"""CREATE TEMP TRIGGER track_items_ai AFTER INSERT ON main.items BEGIN
-        INSERT INTO changes VALUES ({_ADDED}, new.id, NULL); END""",
+        INSERT INTO changes (kind, item_id, detail) VALUES ({_ADDED}, new.id, NULL); END""",
     f"""CREATE TEMP TRIGGER track_items_ad AFTER DELETE ON main.items BEGIN
-        INSERT INTO changes VALUES ({_REMOVED}, old.id, NULL); END""",
+        INSERT INTO changes (kind, item_id, detail) VALUES ({_REMOVED}, old.id, NULL); END""",
     f"""CREATE TEMP TRIGGER track_items_moved AFTER UPDATE OF document_id ON main.items
         WHEN new.document_id != old.document_id BEGIN
-        INSERT INTO changes VALUES ({_MOVED}, new.id,
+        INSERT INTO changes (kind, item_id, detail) VALUES ({_MOVED}, new.id,
             (SELECT source_id FROM documents WHERE id = new.document_id)); END""",
     f"""CREATE TEMP TRIGGER track_vectors_ai AFTER INSERT ON main.vectors BEGIN
-        INSERT INTO changes VALUES ({_EMBEDDED}, new.item_id, new.signature); END""",
+        INSERT INTO changes (kind, item_id, detail) VALUES ({_EMBEDDED}, new.item_id, new.signature); END""",
     f"""CREATE TEMP TRIGGER track_vectors_au AFTER UPDATE ON main.vectors BEGIN
-        INSERT INTO changes VALUES ({_EMBEDDED}, new.item_id, new.signature); END""",
+        INSERT INTO changes (kind, item_id, detail) VALUES ({_EMBEDDED}, new.item_id, new.signature); END""",
     f"""CREATE TEMP TRIGGER track_vectors_ad AFTER DELETE ON main.vectors BEGIN
-        INSERT INTO changes VALUES ({_UNEMBEDDED}, old.item_id, old.signature); END""",
+        INSERT INTO changes (kind, item_id, detail) VALUES ({_UNEMBEDDED}, old.item_id, old.signature); END""",
+    f"""CREATE TEMP TRIGGER track_documents_ai AFTER INSERT ON main.documents BEGIN
+        INSERT INTO changes VALUES ({_COUNTED_IN}, new.source_id, new.status, new.chunk_count); END""",
+    f"""CREATE TEMP TRIGGER track_documents_ad AFTER DELETE ON main.documents BEGIN
+        INSERT INTO changes VALUES ({_COUNTED_OUT}, old.source_id, old.status, old.chunk_count); END""",
+    # A failed row's path and reason are shown too (status lists the first failures), so
+    # a change to them is recorded though no count moves.
+    f"""CREATE TEMP TRIGGER track_documents_au AFTER UPDATE ON main.documents
+        WHEN new.source_id IS NOT old.source_id OR new.status IS NOT old.status
+            OR new.chunk_count IS NOT old.chunk_count
+            OR ('failed' IN (new.status, old.status)
+                AND (new.reason IS NOT old.reason OR new.path IS NOT old.path OR new.uri IS NOT old.uri)) BEGIN
+        INSERT INTO changes VALUES ({_COUNTED_OUT}, old.source_id, old.status, old.chunk_count);
+        INSERT INTO changes VALUES ({_COUNTED_IN}, new.source_id, new.status, new.chunk_count); END""",
 )
 
 
@@ -106,19 +123,29 @@ class ChangeSet:
     # embedder signature -> items whose vector was written / deleted
     embedded: dict[str, tuple[int, ...]] = field(default_factory=dict)
     unembedded: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # (source id, status) -> what the documents rows written add to its (rows, chunks),
+    # either negative; a pair whose rows were only rewritten (a failed file's reason) is
+    # here with (0, 0).
+    counted: dict[tuple[int, str], tuple[int, int]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.added or self.removed or self.moved or self.embedded or self.unembedded)
+        return bool(self.added or self.removed or self.moved or self.embedded or self.unembedded or self.counted)
 
     @classmethod
-    def from_rows(cls, rows: list[tuple[int, int, object]]) -> "ChangeSet":
+    def from_rows(cls, rows: list[tuple[int, int, object, Any]]) -> "ChangeSet":
         added: list[int] = []
         removed: list[int] = []
         moved: dict[int, list[int]] = {}
         embedded: dict[str, list[int]] = {}
         unembedded: dict[str, list[int]] = {}
-        for kind, item_id, detail in rows:
-            if kind == _ADDED:
+        counted: dict[tuple[int, str], tuple[int, int]] = {}
+        for kind, item_id, detail, amount in rows:
+            if kind in (_COUNTED_IN, _COUNTED_OUT):
+                sign = 1 if kind == _COUNTED_IN else -1
+                key = (item_id, str(detail))
+                files, chunks = counted.get(key, (0, 0))
+                counted[key] = (files + sign, chunks + sign * (amount or 0))
+            elif kind == _ADDED:
                 added.append(item_id)
             elif kind == _REMOVED:
                 removed.append(item_id)
@@ -128,7 +155,7 @@ class ChangeSet:
                 embedded.setdefault(str(detail), []).append(item_id)
             else:
                 unembedded.setdefault(str(detail), []).append(item_id)
-        return cls(tuple(added), tuple(removed), _frozen(moved), _frozen(embedded), _frozen(unembedded))
+        return cls(tuple(added), tuple(removed), _frozen(moved), _frozen(embedded), _frozen(unembedded), counted)
 
 
 def _frozen(groups: dict) -> dict:
@@ -202,17 +229,26 @@ def on_thread(conn: aiosqlite.Connection, body: Callable[..., T], *args: Any) ->
     return conn._execute(body, conn._conn, *args)
 
 
+_DRAIN = "DELETE FROM changes RETURNING kind, item_id, detail, amount"
+
+
 def _in_transaction(conn: sqlite3.Connection, body: Callable[..., T], args: tuple) -> tuple[T, list]:
     conn.execute("BEGIN IMMEDIATE")
     try:
         result = body(conn, *args)
-        rows = conn.execute("DELETE FROM changes RETURNING kind, item_id, detail").fetchall()
+        rows = conn.execute(_DRAIN).fetchall()
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
     return result, rows
+
+
+def _one_statement(conn: sqlite3.Connection, sql: str, params: tuple | list) -> tuple[list[tuple], list]:
+    result = conn.execute(sql, params).fetchall()
+    # In autocommit the statement has committed: what its triggers recorded is published.
+    return result, conn.execute(_DRAIN).fetchall()
 
 
 # Errors that say the database cannot be written at all now, whatever is written: the
@@ -356,7 +392,7 @@ class Database:
             try:
                 await _finish(writer.execute("BEGIN IMMEDIATE"))
                 yield writer
-                rows = await _finish(writer.execute_fetchall("DELETE FROM changes RETURNING kind, item_id, detail"))
+                rows = await _finish(writer.execute_fetchall(_DRAIN))
                 await _finish(writer.execute("COMMIT"))
             except BaseException:
                 if writer.in_transaction:
@@ -389,16 +425,31 @@ class Database:
 
         Cheaper than transaction() for the many one-row writes of a sweep: every await
         on the writer is a thread hop, and at thousands of files the hops, not SQLite,
-        set the ingest rate. It publishes no changes, so it is only for statements on
-        state rows (documents, sources), never on items or vectors.
+        set the ingest rate. What it changes is published after it as a transaction's
+        is (a documents row's counts); it is meant for statements on state rows
+        (documents, sources), never on items or vectors.
         """
         writer = self._require_writer()
         self._touch()
         async with self._write_lock:
             try:
-                return list(await _finish(writer.execute_fetchall(sql, params)))
+                result, rows = await _finish(on_thread(writer, _one_statement, sql, params))
             finally:
                 self.commits += 1
+        self._publish(ChangeSet.from_rows(rows))
+        return result
+
+    async def as_written(self, body: Callable[..., T], *args: Any) -> T:
+        """`body(conn, *args)`, a read, on the writer's thread between two writes.
+
+        It reads the library as every write published so far left it, and no later one:
+        a view kept by following the published changes (store/tallies.py) reads here
+        what it starts from, and follows each change published after.
+        """
+        writer = self._require_writer()
+        self._touch()
+        async with self._write_lock:
+            return await _finish(on_thread(writer, body, *args))
 
     def total_changes(self) -> int:
         """Rows the writer has changed since it opened (counted as statements run, before

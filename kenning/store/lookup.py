@@ -1,95 +1,15 @@
-"""Reads that answer `status` and `documents.get`: counts per source, one chunk, one file."""
+"""Reads that answer `documents.get` and find what a path or uri names: one chunk, one file."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 from dataclasses import dataclass, replace
 
 import aiosqlite
 
-from kenning.api import Failure, ItemView, Location
-from kenning.store import until_commit
-from kenning.store.database import Database, on_thread
-
-
-@dataclass(frozen=True)
-class SourceCounts:
-    """What one source holds: documents it owns (`done`) and copies it shares (`merged`)."""
-
-    done: int = 0
-    merged: int = 0
-    failed: int = 0
-    skipped: int = 0
-    scanning: int = 0
-    chunks: int = 0
-
-    @property
-    def holds(self) -> int:
-        return self.done + self.merged
-
-
-@dataclass(frozen=True)
-class Tallies:
-    """What `status` and `sources.list` count: each source's documents by state, and the
-    first failures of each source that has any."""
-
-    by_source: dict[int, SourceCounts]
-    failures: dict[int, list[Failure]]
-
-    @property
-    def library_documents(self) -> int:
-        """Documents in the library, each counted once however many sources hold it: a
-        shared copy is `merged` in every source but its owner's."""
-        return sum(counts.done for counts in self.by_source.values())
-
-
-# A status poll asks for the same counts again and again; between two commits they
-# cannot change, so they are kept until the next one (store/until_commit.py).
-_TALLIES = "status tallies"
-
-
-async def tallies(db: Database, failures_each: int = 20) -> Tallies:
-    """The counts, read in one trip to a reader's thread and kept until the next commit.
-
-    The counts come from one covering index (m020), not the rows: at 100,000 documents
-    the rows took 25 ms to read, the index 8 ms."""
-
-    async def read(_keys: list[int]) -> dict[int, Tallies]:
-        async with db.reader() as conn:
-            return {failures_each: await on_thread(conn, _tallies, failures_each)}
-
-    return (await until_commit.cache(db, _TALLIES, 2).get([failures_each], read))[failures_each]
-
-
-TALLY_SQL = (
-    "SELECT source_id, status, count(*), coalesce(sum(chunk_count), 0) FROM documents GROUP BY source_id, status"
-)
-
-
-def _tallies(conn: sqlite3.Connection, failures_each: int) -> Tallies:
-    rows = conn.execute(TALLY_SQL).fetchall()
-    tally: dict[int, dict[str, int]] = {}
-    for source_id, status, files, chunks in rows:
-        entry = tally.setdefault(source_id, {"chunks": 0})
-        entry[status] = files
-        entry["chunks"] += chunks
-    by_source = {source_id: SourceCounts(**entry) for source_id, entry in tally.items()}
-    failures = {
-        source_id: _failures(conn, source_id, failures_each) for source_id, counts in by_source.items() if counts.failed
-    }
-    return Tallies(by_source, failures)
-
-
-def _failures(conn: sqlite3.Connection, source_id: int, limit: int) -> list[Failure]:
-    """A folder's files by path; agent text and pages by their shown uri, as their key is a hash."""
-    rows = conn.execute(
-        "SELECT coalesce(uri, path) AS shown, reason FROM documents WHERE source_id = ? AND status = 'failed'"
-        " ORDER BY shown LIMIT ?",
-        (source_id, limit),
-    )
-    return [Failure(path, reason) for path, reason in rows]
+from kenning.api import ItemView, Location
+from kenning.store.database import Database
 
 
 _ITEM_SQL = """
