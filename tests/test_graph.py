@@ -246,7 +246,7 @@ async def test_deleting_a_document_drops_entities_only_it_mentioned(db: Database
     assert await entity_names(db) == set()
     assert await rows(db, "SELECT count(*) FROM mentions") == [(0,)]
     assert await rows(db, "SELECT count(*) FROM relations") == [(0,)]
-    assert await graph.summary(db) == {"entities": 0, "relations": 0, "failed": 0}
+    assert await graph.summary(db) == {"entities": 0, "relations": 0, "failed": 0, "pending": None}
 
 
 async def test_results_for_a_chunk_deleted_while_it_was_mined_are_dropped(db: Database):
@@ -282,6 +282,7 @@ async def test_a_failed_extraction_is_recorded_retried_later_and_cleared_by_a_su
     async with db.transaction() as conn:
         await conn.execute("UPDATE extractions SET retry_at = ? WHERE item_id = ?", (time.time() - 1, item))
     assert await graph.count_pending(db, LLM) == 1
+    assert (await graph.summary(db, LLM))["pending"] == 1  # as status counts it
     assert [pending.id for pending in await graph.pending_page(db, LLM, 0, 10)] == [item]
 
     await graph.write_results(db, LLM, [(item, ExtractionFailed("again"))])

@@ -74,8 +74,7 @@ class GraphSide:
         now = time.monotonic()
         ended = job.passes_ended if job is not None else 0
         if self._summary is None or now - self._summary[0] > STATUS_CACHE_SECONDS or self._summary[1] != ended:
-            counts: dict[str, int | None] = dict(await graph.summary(self.db))
-            counts["pending"] = await graph.count_pending(self.db, signature) if signature else None
+            counts = await graph.summary(self.db, signature)
             self._summary = (now, ended, counts)
         counts = self._summary[2]
         if job is None:

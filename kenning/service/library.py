@@ -227,9 +227,15 @@ class Library:
             raise NotFound(f"unknown namespace {namespace!r}; namespaces: {listed or 'none yet'}")
 
     async def status(self) -> Status:
-        tallies = await tally_store.tallies(self.db)
+        # The reads side by side, each on a reader of its own: while an agent writes, every
+        # trip to a reader waits for the loop behind the embedding and mining threads, and
+        # one after another they added up to most of a call.
+        tallies, rows, space, graph_status, agent = await asyncio.gather(
+            tally_store.tallies(self.db), source_store.list_sources(self.db), maintenance.space(self.db),
+            self.graph.status(), self.agent_records(),
+        )  # fmt: skip
         report = []
-        for row in await source_store.list_sources(self.db):
+        for row in rows:
             tally = tallies.by_source.get(row.id, SourceCounts())
             entry = SourceStatus(
                 name=row.name,
@@ -286,7 +292,6 @@ class Library:
                     entry.eta_seconds = math.ceil(progress.pending / rate)
             report.append(entry)
         daemon = self.settings.daemon
-        space = await maintenance.space(self.db)
         return Status(
             daemon=DaemonInfo(
                 pid=os.getpid(),
@@ -300,10 +305,10 @@ class Library:
                 free_bytes=space.free_bytes,
             ),
             embedder=self.semantic.status(),
-            graph=await self.graph.status(),
+            graph=graph_status,
             library=LibraryCounts(tallies.library_documents),
             sources=report,
-            agent=await self.agent_records(),
+            agent=agent,
         )
 
     async def sources_list(self) -> SourceList:
@@ -616,12 +621,16 @@ class Library:
         return await self.context.pack(task, budget, source, namespace, kinds)
 
     async def agent_records(self) -> AgentRecords:
-        current, superseded = await capsules.counts(self.db)
-        count, size, pruned, last_pruned = await archives.totals(self.db)
+        # Side by side, on readers of their own: `status` asks on every call, and while an
+        # agent writes, each trip to a reader waits for the loop behind the embedding and
+        # mining threads.
+        (current, superseded), (count, size, pruned, last_pruned), entries = await asyncio.gather(
+            capsules.counts(self.db), archives.totals(self.db), ledger.count(self.db)
+        )
         retention = self.settings.archive
         return AgentRecords(
             current, superseded, count, size, retention.max_age_days, retention.max_total_mb, pruned, last_pruned,
-            await ledger.count(self.db),
+            entries,
         )  # fmt: skip
 
     # -- wiring ------------------------------------------------------------------------

@@ -448,12 +448,22 @@ def specificity(mentions: int) -> float:
     return 1.0 / math.log2(2 + mentions)
 
 
-async def summary(db: Database) -> dict[str, int]:
+async def summary(db: Database, signature: str | None = None) -> dict[str, int | None]:
+    """The graph's counts, with the chunks `signature`'s extractor has still to mine
+    (`count_pending`; None without one), in one trip to a reader: `status` asks for them
+    after every write, and while an agent writes each trip waits for the loop behind the
+    embedding and mining threads."""
     async with db.reader() as conn:
-        [(entities,)] = await conn.execute_fetchall("SELECT count(*) FROM entities")
-        [(relations,)] = await conn.execute_fetchall("SELECT count(*) FROM relations")
-        [(failed,)] = await conn.execute_fetchall("SELECT count(*) FROM extractions WHERE status = 'failed'")
-    return {"entities": entities, "relations": relations, "failed": failed}
+        return await on_thread(conn, _summary, signature, time.time())
+
+
+def _summary(conn: sqlite3.Connection, signature: str | None, now: float) -> dict[str, int | None]:
+    [(entities, relations, failed)] = conn.execute(
+        "SELECT (SELECT count(*) FROM entities), (SELECT count(*) FROM relations),"
+        " (SELECT count(*) FROM extractions WHERE status = 'failed')"
+    ).fetchall()
+    pending = conn.execute(PENDING_COUNT_SQL, (signature, now)).fetchone()[0] if signature else None
+    return {"entities": entities, "relations": relations, "failed": failed, "pending": pending}
 
 
 async def find_entities(db: Database, query: str, limit: int, chunks_per_entity: int = 10) -> list[EntityView]:

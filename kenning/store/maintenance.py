@@ -7,12 +7,12 @@ transaction, so searches and new writes are never held up for long.
 
 from __future__ import annotations
 
-import asyncio
 import logging
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from kenning.store.database import Database
+from kenning.store.database import Database, on_thread
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +62,15 @@ def _sizes(path: Path) -> tuple[int, int]:
 
 
 async def space(db: Database) -> Space:
-    [(page_size, free_pages)] = await db.read("SELECT * FROM pragma_page_size(), pragma_freelist_count()")
-    file_bytes, wal_bytes = await asyncio.to_thread(_sizes, db.path)
+    """In one trip to a reader (`status` asks on every call): the file's sizes are read
+    on its thread too, as stat-ing the file a query just read waits on nothing it did not."""
+    async with db.reader() as conn:
+        return await on_thread(conn, _space, db.path)
+
+
+def _space(conn: sqlite3.Connection, path: Path) -> Space:
+    [(page_size, free_pages)] = conn.execute("SELECT * FROM pragma_page_size(), pragma_freelist_count()").fetchall()
+    file_bytes, wal_bytes = _sizes(path)
     return Space(file_bytes, wal_bytes, page_size * free_pages)
 
 
