@@ -624,6 +624,28 @@ async def test_a_commit_that_changes_no_document_keeps_the_counts_status_shows(d
     assert await tallies.tallies(db) is kept
 
 
+async def test_counts_read_while_a_commit_lands_are_not_kept_past_it(db: Database):
+    """A source with failures has them read on a reader; a commit that lands while that
+    read waits must show in the next status, not the counts taken before it."""
+    import asyncio
+
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    first = await documents.mark_scanning(db, ids["notes"], "a.pdf")
+    await documents.mark_unindexed(db, first, "failed", "not a pdf", 1.0, 1, None)
+    await tallies.tallies(db)
+    second = await documents.mark_scanning(db, ids["notes"], "b.pdf")
+    await documents.mark_unindexed(db, second, "failed", "not a pdf either", 1.0, 1, None)
+    async with db.reader(), db.reader(), db.reader():  # the failures' read waits for one
+        asking = asyncio.ensure_future(tallies.tallies(db))
+        await asyncio.sleep(0.05)
+        skipped = await documents.mark_scanning(db, ids["notes"], "c.bin")
+        await documents.mark_unindexed(db, skipped, "skipped", "binary", 1.0, 1, None)
+    await asking
+    now = await tallies.tallies(db)
+    assert now.by_source == await counted_afresh(db)
+    assert (now.by_source[ids["notes"]].failed, now.by_source[ids["notes"]].skipped) == (2, 1)
+
+
 async def test_the_counts_stay_right_when_status_is_asked_while_writes_land(db: Database):
     """The counts are read once between two writes and then follow each commit: one
     read while others commit must neither miss a commit nor count one twice."""

@@ -79,9 +79,9 @@ class KeptTallies:
         self.counts: dict[tuple[int, str], tuple[int, int]] | None = None
         # failures_each -> source id -> its first failures, for the sources that have any
         self.failures: dict[int, dict[int, list[Failure]]] = {}
-        # Commits that touched a failed row, so a read of the failures that one landed
-        # during is not kept.
-        self.failed_changes = 0
+        # Moves at each change followed and at each clear: what was read across an await
+        # that one came during is used once but not kept.
+        self.version = 0
         self.built: dict[int, Tallies] = {}
         db.subscribe(self._follow)
 
@@ -96,14 +96,15 @@ class KeptTallies:
                 else:
                     self.counts.pop(key, None)
         if any(status == "failed" for _, status in changes.counted):
-            self.failed_changes += 1
             self.failures.clear()
         self.built.clear()
+        self.version += 1
 
     def clear(self) -> None:
         self.counts = None
         self.failures.clear()
         self.built.clear()
+        self.version += 1
 
     async def get(self, failures_each: int) -> Tallies:
         if (built := self.built.get(failures_each)) is not None:
@@ -113,17 +114,16 @@ class KeptTallies:
             # every one published after it follows (`_follow`), none twice or missed.
             self.counts = await self.db.as_written(_counts)
         by_source = _by_source(self.counts)
+        seen = self.version
         failures = self.failures.get(failures_each)
         if failures is None:
             failing = [source_id for source_id, counts in by_source.items() if counts.failed]
             failures = {}
             if failing:
-                seen = self.failed_changes
                 async with self.db.reader() as conn:
                     failures = await on_thread(conn, _failures, failing, failures_each)
-                if seen != self.failed_changes:
-                    # A failure changed while they were read; the next call reads them again.
-                    return Tallies(by_source, failures)
+            if seen != self.version:
+                return Tallies(by_source, failures)
             self.failures[failures_each] = failures
         built = self.built[failures_each] = Tallies(by_source, failures)
         return built
