@@ -532,6 +532,8 @@ class Curation:
     stale: list[StaleCapsule]
     duplicates: list[CapsulePair]
     contradictions: list[CapsulePair]
+    # What was not checked, and why: empty lists above must not pass for "none found".
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass

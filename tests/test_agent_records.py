@@ -119,6 +119,30 @@ async def test_with_the_embedder_down_near_identical_capsules_are_refused_by_tri
         await library.close()
 
 
+async def test_curate_says_when_a_scope_was_too_large_to_compare_with_the_embedder_down(tmp_path, monkeypatch):
+    """With the embedder down, a scope past the trigram limit was skipped in silence, and
+    its empty duplicate list read as "no duplicates". The limit is lowered here, as 1,500
+    capsules take a minute to write."""
+    from kenning.service import curate
+
+    monkeypatch.setattr(curate, "MAX_TRIGRAM_SCOPE", 3)
+    down = EmbedderSettings(backend="ollama", base_url=f"http://127.0.0.1:{closed_port()}", timeout=2)
+    library = await opened(tmp_path, embedder=down)
+    try:
+        body = "The nightly backup copies /srv/data to the NAS at two in the morning."
+        for scope, count in (("ops", 4), ("home", 2)):
+            for title in ("Nightly backup", "NAS copy", "Data backup", "Backup time")[:count]:
+                await library.memory_add(NewCapsule(title, body, scope=scope, force=True))
+        report = await library.memory_curate()
+        # The small scope is still compared by trigrams; the large one is named, not passed over.
+        assert [(p.scope, p.method) for p in report.duplicates] == [("home", "trigram")]
+        [warning] = report.warnings
+        assert "not checked in scope 'ops': 4 capsules" in warning and "embedder" in warning
+        assert (await library.memory_curate(scope="home")).warnings == []
+    finally:
+        await library.close()
+
+
 async def test_titles_apart_only_in_punctuation_are_two_capsules_and_a_title_must_show(lib):
     """Punctuation once fell out of the title key: "C#" overwrote "C++", and "\\x00",
     "\\u200b" and "🔑" all shared the empty key."""

@@ -243,6 +243,7 @@ def memory_curate(ctx: Context, scope: str | None, as_json: bool) -> None:
     if as_json:
         print_json(result)
         return
+    echo_notes(result.warnings)
     click.echo(f"stale ({len(result.stale)}):")
     for entry in result.stale:
         click.echo(for_terminal(f"  {entry.id}  {entry.title}  idle {entry.idle_days:g} days, used {entry.uses} times"))

@@ -44,13 +44,28 @@ async def curate(memory: Memory, scope: str | None, limit: int) -> Curation:
         ),
         key=lambda entry: (-entry.idle_days, entry.id),
     )
-    vectors, _ = await memory.vectors_for(rows)
+    vectors, why_not = await memory.vectors_for(rows)
     method = "vector" if vectors else "trigram"
     threshold = settings.duplicate_similarity if vectors else settings.duplicate_trigram
     duplicates, contradictions = await asyncio.to_thread(
         _pairs, rows, vectors, method, threshold, threshold - CONTRADICTION_SLACK
     )
-    return Curation(stale[:limit], duplicates[:limit], contradictions[:limit])
+    warnings = [] if vectors else _unchecked(rows, why_not)
+    return Curation(stale[:limit], duplicates[:limit], contradictions[:limit], warnings)
+
+
+def _unchecked(rows: list[CapsuleRow], why_not: str | None) -> list[str]:
+    """Scopes too large to compare by trigrams are left out of the pair lists; say so,
+    or empty lists there read as "no duplicates" while nothing was compared."""
+    sizes: dict[str, int] = {}
+    for row in rows:
+        sizes[row.scope] = sizes.get(row.scope, 0) + 1
+    return [
+        f"duplicates and contradictions not checked in scope {scope!r}: {count} capsules, more than the"
+        f" {MAX_TRIGRAM_SCOPE} compared by trigrams while the embedder cannot serve ({why_not or 'no vectors'})"
+        for scope, count in sorted(sizes.items())
+        if count > MAX_TRIGRAM_SCOPE
+    ]
 
 
 def _pairs(
