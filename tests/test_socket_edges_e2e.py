@@ -233,6 +233,28 @@ def test_an_empty_legs_list_is_refused(library):
     assert daemon.search("hedgehogs", kind=[])
 
 
+def test_a_query_with_no_words_is_refused_not_answered_no_matches(library):
+    """`"`, `""` or `?!` ran every leg and answered no hits and no reason: `ken` said "no
+    matches", as if the library held nothing on it. An empty query was already -32602."""
+    _config(library)
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    for query in ('"', '""', "?!", " \u200b ", "_"):
+        for method, params in (
+            ("search", {"query": query}),
+            ("memory.recall", {"query": query}),
+            ("context.pack", {"task": query}),
+        ):
+            code, message = _error(daemon, method, params)
+            assert code == -32602 and "no words" in message, (method, query, message)
+    assert daemon.search('"hedgehogs"')
+    answer = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "search", '""'],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert answer.returncode == 1 and "no words" in answer.stderr and "no matches" not in answer.stdout, answer
+
+
 def test_names_are_bounded_and_errors_echo_them_short(library):
     """A 1 MB source came back whole in the not-found error; so did a long unknown
     parameter name, and every one of a long list of bad items."""

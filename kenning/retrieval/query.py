@@ -31,6 +31,7 @@ from kenning.text.stopwords import GENERIC_VERBS, STOPWORDS
 MAX_TERMS = 32
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
 # A title before a person's name.
 _HONORIFIC = re.compile(
     r"\b(Captain|Capt|Doctor|Dr|Mr|Mrs|Ms|Miss|Mx|Prof|Professor|Sir|Dame|Rev|Reverend)\.?\s+(?=[A-Z])"
@@ -178,6 +179,12 @@ def term_probe(term: str) -> str:
 def _content(tokens: list[str], dropped: frozenset[str]) -> list[str]:
     kept = [token for token in tokens if token not in dropped]
     return kept or tokens
+
+
+def has_words(text: str) -> bool:
+    """A letter or digit somewhere: a query of quotes, punctuation or spaces alone asks for
+    nothing, and no leg can tell that apart from a search that found nothing."""
+    return _LETTER_OR_DIGIT.search(text) is not None
 
 
 def terms(text: str) -> list[str]:

@@ -30,12 +30,12 @@ import numpy as np
 
 from kenning.api import Hit, SearchResult
 from kenning.config import RetrievalSettings
-from kenning.errors import EmbedderUnavailable
+from kenning.errors import EmbedderUnavailable, InvalidRequest
 from kenning.retrieval import hop, values
 from kenning.retrieval.coverage import Asked
 from kenning.retrieval.fusion import Ranked, fuse_rrf, fuse_scores, in_rank_order, legs_and_ranks
 from kenning.retrieval.graph import graph_search
-from kenning.retrieval.query import KeywordQuery, cjk_expression, parse
+from kenning.retrieval.query import KeywordQuery, cjk_expression, has_words, parse
 from kenning.retrieval.verdict import Meaning, settle
 from kenning.store import fts
 from kenning.store.database import Database
@@ -144,6 +144,8 @@ class Retriever:
         scope = Scope(source, namespace, kinds, since, until)
         # In the form the text was indexed in (text/unicode.py).
         query = normalized(query)
+        if not has_words(query):
+            raise InvalidRequest("query has no words (only quotes, punctuation or spaces); give a word to search for")
         depth = max(limit * 3, MIN_CANDIDATES)
         while True:
             result, full = await self._search(query, limit, scope, legs, vectors, snippets, depth)
