@@ -468,6 +468,37 @@ async def test_a_url_with_credentials_is_stored_redacted_and_a_malformed_one_is_
     assert b"s3cr3t" not in stored and b"user:pass" not in stored
 
 
+async def test_one_url_written_several_ways_is_one_ledger_entry(lib):
+    """`http://x:80/a/../b` and `http://x/b` name one page, but were two entries: only the
+    scheme and host were folded. The query's order is the server's to read, so it stays."""
+    first = await lib.ledger_add("urls", {"url": "http://wiki.example:80/ops/../runbooks/"})
+    for same in (
+        "http://wiki.example/runbooks/",
+        "HTTP://Wiki.Example:/runbooks/./",
+        "http://admin:pw@wiki.example:0080/ops/deploy/../../runbooks/#top",
+    ):
+        again = await lib.ledger_add("urls", {"url": same})
+        assert (again.status, again.entry.id) == ("merged", first.entry.id), same
+    assert first.entry.identity == "http://wiki.example/runbooks/"
+    root = await lib.ledger_add("urls", {"url": "https://wiki.example:443"})
+    assert (await lib.ledger_add("urls", {"url": "https://wiki.example/"})).entry.id == root.entry.id
+    ordered = await lib.ledger_add("urls", {"url": "https://wiki.example/find?q=dns&page=2"})
+    swapped = await lib.ledger_add("urls", {"url": "https://wiki.example/find?page=2&q=dns"})
+    other_port = await lib.ledger_add("urls", {"url": "https://wiki.example:8443/"})
+    assert {ordered.status, swapped.status, other_port.status} == {"created"}
+    # An entry an older kenning keyed by the URL as written is still met by it, and by its
+    # normal form from now on.
+    old = await lib.ledger_add("urls", {"url": "http://ci.example:80/jobs/./nightly"})
+    as_keyed = "http://ci.example:80/jobs/./nightly"
+    await tamper(lib, ("UPDATE ledger_keys SET key = ? WHERE entry_id = ?", (as_keyed, old.entry.id)))
+    met = await lib.ledger_add("urls", {"url": "http://ci.example:80/jobs/./nightly", "note": "flaky"})
+    assert (met.status, met.entry.id) == ("merged", old.entry.id)
+    assert (await lib.ledger_add("urls", {"url": "http://ci.example/jobs/nightly"})).entry.id == old.entry.id
+    assert len((await lib.ledger_list()).entries) == 6
+    removed = await lib.ledger_remove(section="urls", fields={"url": "http://wiki.example:80/runbooks/"})
+    assert removed.id == first.entry.id
+
+
 async def test_free_text_identities_fold_case_and_sentence_punctuation_but_not_symbols(tmp_path):
     library = await opened(tmp_path)
     try:

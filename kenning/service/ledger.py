@@ -95,7 +95,8 @@ class Ledger:
             host_names = await self._host_names(incoming)
             if host_names:
                 wanted += schema.host_keys(spec, incoming, host_names)
-            found = await ledger.matching(self.db, spec.name, list(dict.fromkeys(wanted)))
+            former = schema.former_keys(spec, incoming)
+            found = await ledger.matching(self.db, spec.name, list(dict.fromkeys(wanted + former)))
             now = time.time()
             if not found:
                 row = EntryRow(
@@ -208,7 +209,8 @@ class Ledger:
                     raise InvalidRequest("give an entry id, or a section and the entry's identity fields")
                 spec = schema.section(section)
                 incoming = self._redacted(spec.name, fields)
-                found = await ledger.matching(self.db, spec.name, schema.keys(spec, incoming))
+                lookup = schema.keys(spec, incoming) + schema.former_keys(spec, incoming)
+                found = await ledger.matching(self.db, spec.name, lookup)
                 if not found:
                     raise NotFound(f"no {spec.name} entry answers to {', '.join(schema.keys(spec, incoming))}")
                 entry_id = found[0].id

@@ -20,7 +20,8 @@ them are the entry's aliases, and an add matching any alias merges into that ent
 Sections are listed in render priority: conclusions before enumeration. Values are
 normalised before they become keys: IP addresses canonical, host names lower case
 without a trailing dot, ports as `22` or `53/udp`, URLs with scheme and host lower case
-and without user or password, paths without doubled or trailing slashes, free text with
+and without user or password, default port or dot segments (an entry keyed before that is
+still met by its URL as it was keyed), paths without doubled or trailing slashes, free text with
 case, runs of space and the sentence punctuation around it folded ("C#" stays apart from
 "C"; text of punctuation alone is refused). Keys stored before symbols were kept stay as
 they were: such an entry is met again only by the form it was keyed under.
@@ -32,8 +33,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from kenning.errors import InvalidRequest
 from kenning.ingest.redact import redact
@@ -75,6 +77,8 @@ _SPACES = re.compile(r"\s+")
 _WORD_RUN = re.compile(r"\S+")
 # A URL's authority up to its last `@`: the userinfo, whatever characters it holds.
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+# The port a scheme means when none is written: `http://x:80/` is `http://x/`.
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
 def section(name: str) -> Section:
@@ -114,16 +118,60 @@ def _ip(value: str) -> str:
         raise InvalidRequest(f"ip {redact(value)!r} is not an IP address") from None
 
 
-def _url(value: str) -> str:
-    """The URL without its user and password: they say who reached the resource, not which
-    one it is, and a redacted password (`user:[REDACTED]@`) would read as an IPv6 host."""
+def _url_parts(value: str) -> SplitResult:
     try:
         parts = urlsplit(_USERINFO.sub(r"\1", value))
     except ValueError as exc:
         raise InvalidRequest(redact(f"url {value!r} is not a valid URL: {exc}")) from None
     if not parts.scheme or not parts.hostname:
         raise InvalidRequest(f"url {redact(value)!r} needs a scheme and a host, like https://example.com/path")
+    return parts
+
+
+def _url(value: str) -> str:
+    """The URL as the resource it names (RFC 3986, section 6.2.2): without its user and
+    password, which say who reached it, not which one it is (and a redacted password,
+    `user:[REDACTED]@`, would read as an IPv6 host); scheme and host in lower case; no
+    default port; no `.` or `..` segments; `/` for an empty path. The query is kept as it
+    is: a server may read its parameters in order."""
+    parts = _url_parts(value)
+    scheme = parts.scheme.lower()
+    netloc = parts.netloc.lower()
+    host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname
+    try:
+        port = parts.port
+    except ValueError:
+        # Not a port number: kept as written, so an entry stored with it keeps its key.
+        port = -1
+    if port is None or port == _DEFAULT_PORTS.get(scheme):
+        netloc = host or netloc
+    return urlunsplit((scheme, netloc, _without_dot_segments(parts.path) or "/", parts.query, ""))
+
+
+def _url_as_keyed_before(value: str) -> str:
+    """The key an older kenning gave the URL (scheme and host lower case, nothing else
+    normalised): entries stored then are still met by it until they are prepared again."""
+    parts = _url_parts(value)
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", parts.query, ""))
+
+
+def _without_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4: `/a/./b/../c` is `/a/c`; `..` never climbs above the root."""
+    output: list[str] = []
+    segments = path.split("/")
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == ".":
+            if last:
+                output.append("")
+        elif segment == "..":
+            if len(output) > 1 or (output and output[0]):
+                output.pop()
+            if last:
+                output.append("")
+        else:
+            output.append(segment)
+    return "/".join(output)
 
 
 def _path(value: str) -> str:
@@ -158,6 +206,7 @@ NORMALIZERS = {
     "subject": _text,
     "text": _text,
 }
+_KEYED_BEFORE = {**NORMALIZERS, "url": _url_as_keyed_before}
 _JOINERS = {("account", "host"): "@", ("account", "url"): " @ ", ("host", "port"): ":"}
 
 
@@ -218,15 +267,24 @@ def canonical(spec: Section, fields: dict[str, str]) -> tuple[str, ...]:
     raise InvalidRequest(f"a {spec.name} entry needs {needed}; it has {', '.join(fields) or 'no fields'}")
 
 
-def keys(spec: Section, fields: dict[str, str]) -> list[str]:
+def keys(
+    spec: Section, fields: dict[str, str], normalizers: dict[str, Callable[[str], str]] = NORMALIZERS
+) -> list[str]:
     """Every complete identity's key, canonical first; refuses an entry without one."""
     canonical(spec, fields)
     found = []
     for identity in spec.identities:
         if all(name in fields for name in identity):
-            values = [NORMALIZERS.get(name, _text)(fields[name]) for name in identity]
+            values = [normalizers.get(name, _text)(fields[name]) for name in identity]
             found.append(_JOINERS.get(identity, " ").join(values))
     return list(dict.fromkeys(found))
+
+
+def former_keys(spec: Section, fields: dict[str, str]) -> list[str]:
+    """Keys an older kenning gave these fields that `keys` no longer gives (a URL with its
+    default port or dot segments): to find entries stored then, never to store."""
+    current = keys(spec, fields)
+    return [key for key in keys(spec, fields, _KEYED_BEFORE) if key not in current]
 
 
 def label(spec: Section, fields: dict[str, str]) -> str:
