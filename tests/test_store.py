@@ -73,6 +73,37 @@ def test_upgrading_a_v2_library_keeps_every_document_and_backfills_its_text_hash
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
+def test_upgrading_a_v21_library_gives_a_quarter_dated_document_its_last_month(tmp_path: Path):
+    """A note stored as `date: Q3 2025` before m022 kept only July: `since 2025-08` still
+    missed it after the upgrade until its quarter's end was read from what is stored."""
+    conn = sqlite3.connect(tmp_path / "v21.db", isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    migrate(conn, MIGRATIONS[:21])
+    conn.execute("INSERT INTO sources (id, name, root, created_at) VALUES (1, 'notes', '/n', 0)")
+    documents = [
+        (1, "review.md", "2025-07", "front matter", "---\ndate: Q3 2025\n---\n# Review"),
+        (2, "july.md", "2025-07", "front matter", "---\ndate: 2025-07\n---\n# July"),
+        (3, "2025-Q4 plan.md", "2025-10", "file name", "# Plan"),
+        (4, "pump.md", "2025-07", "modified", "# Q3 2025 pump log"),
+    ]
+    for document_id, path, day, source, text in documents:
+        conn.execute(
+            "INSERT INTO documents (id, source_id, path, status, mtime, chunk_count, updated_at, date, date_source)"
+            " VALUES (?, 1, ?, 'done', 0, 1, 0, ?, ?)",
+            (document_id, path, day, source),
+        )
+        conn.execute(
+            "INSERT INTO items (document_id, ord, title, content, line_start, line_end) VALUES (?, 0, 't', ?, 1, 1)",
+            (document_id, text),
+        )
+
+    assert migrate(conn) == len(MIGRATIONS)
+
+    ends = dict(conn.execute("SELECT id, date_end FROM documents").fetchall())
+    assert ends == {1: "2025-09", 2: None, 3: "2025-12", 4: None}
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
 def test_upgrading_a_v4_library_dates_its_documents_and_indexes_its_cjk_text(tmp_path: Path):
     conn = sqlite3.connect(tmp_path / "v4.db", isolation_level=None)
     conn.execute("PRAGMA foreign_keys = ON")
@@ -293,7 +324,9 @@ def test_upgrading_a_v11_library_keeps_every_document_id_and_never_gives_one_out
     )
     tables = ("documents", "items", "items_fts", "vectors", "mentions", "capsules", "archives", "archive_segments",
               "ledger_entries", "ledger_keys", "document_links")  # fmt: skip
-    before = {table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() for table in tables}
+    # Compared in the columns they had: a later migration may add one (m022, `date_end`).
+    columns = {table: ", ".join(f'"{c[1]}"' for c in conn.execute(f"PRAGMA table_info({table})")) for table in tables}
+    before = {table: conn.execute(f"SELECT {columns[table]} FROM {table} ORDER BY 1, 2").fetchall() for table in tables}
     indexes = "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'documents' ORDER BY name"
     indexes_before = conn.execute(indexes).fetchall()
 
@@ -301,7 +334,8 @@ def test_upgrading_a_v11_library_keeps_every_document_id_and_never_gives_one_out
     assert conn.execute(indexes).fetchall() == indexes_before  # the rebuild (m012) keeps every index
     assert migrate(conn) == len(MIGRATIONS)
 
-    assert {table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() for table in tables} == before
+    after = {table: conn.execute(f"SELECT {columns[table]} FROM {table} ORDER BY 1, 2").fetchall() for table in tables}
+    assert after == before
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     conn.execute("DELETE FROM documents WHERE id = 6")

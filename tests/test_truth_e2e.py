@@ -1165,3 +1165,37 @@ def test_a_note_speaks_from_the_day_its_file_name_writes_without_dashes(library)
     result = ask(daemon, "tank pump heater", until="2025-09")
     assert first_hit(result, "20250918-standup.md")["date"] == "2025-09-18"
     assert first_hit(result, "2025_09_19 standup.md")["date"] == "2025-09-19"
+
+
+def test_a_note_dated_by_its_quarter_is_found_by_a_range_overlapping_any_month_of_it(library):
+    """`date: Q3 2025` was kept as July alone, so `since 2025-08` left out a note about
+    July to September. The hit still shows the quarter's first month."""
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "review.md").write_text("---\ndate: Q3 2025\n---\n# Review\n\nThe heron count fell by a third.\n")
+    (notes / "2025-Q4 plan.md").write_text("# Plan\n\nThe heron hide gets a new roof.\n")
+    (notes / "july.md").write_text("---\ndate: 2025-07\n---\n# July\n\nThe heron chicks fledged.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    daemon.call("documents.add", {
+        "title": "Survey", "source_uri": "note://survey",
+        "text": "---\ndate: 2025 Q2\n---\n# Survey\n\nThe heron survey ran in the spring.\n",
+    })  # fmt: skip
+    found = {
+        bounds: sorted(Path(hit["path"]).name for hit in ask(daemon, "heron", **dict(bounds))["hits"])
+        for bounds in (
+            (("since", "2025-08"),), (("since", "2025-09-30"),), (("since", "2025-10"),), (("until", "2025-06"),),
+            (("since", "2025-06"), ("until", "2025-06")), (("since", "2025-11"), ("until", "2025-11")),
+        )
+    }  # fmt: skip
+    assert found == {
+        (("since", "2025-08"),): ["2025-Q4 plan.md", "review.md"],
+        (("since", "2025-09-30"),): ["2025-Q4 plan.md", "review.md"],
+        (("since", "2025-10"),): ["2025-Q4 plan.md"],
+        (("until", "2025-06"),): ["survey"],
+        (("since", "2025-06"), ("until", "2025-06")): ["survey"],
+        (("since", "2025-11"), ("until", "2025-11")): ["2025-Q4 plan.md"],
+    }
+    assert first_hit(ask(daemon, "heron count", since="2025-09"), "review.md")["date"] == "2025-07"
+

@@ -96,6 +96,8 @@ class Converted:
     text_digest: str
     # The date the text states (front matter, file name, first heading) and where from.
     stated: tuple[str, str] | None = None
+    # The last month of the period it names, when wider than the date shows (a quarter).
+    date_end: str | None = None
     # What of the file could not be read though the rest was (ReadResult.warnings).
     warnings: tuple[str, ...] = ()
 
@@ -116,10 +118,10 @@ def convert_file(path: Path, fallback_title: str, limits: ConvertLimits) -> Conv
     if len(chunks) > limits.max_chunks:
         raise ReaderError(f"makes {len(chunks)} chunks, over the {limits.max_chunks}-chunk limit per file")
     # The fallback title is the file's stem as the walk found it (not a link's target).
-    stated = dates.document_date(text, fallback_title)
+    stated, date_end = dates.document_period(text, fallback_title)
     items = new_items(title, chunks, dates.title_heading(text, stated))
     digest = text_hash(item.content for item in items)
-    return Converted(title, parsed.format, items, digest, stated, parsed.warnings)
+    return Converted(title, parsed.format, items, digest, stated, date_end, parsed.warnings)
 
 
 def read_unseen(

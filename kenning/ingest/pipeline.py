@@ -233,7 +233,7 @@ async def _ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome
     date, date_source = converted.stated or (dates.from_timestamp(found.mtime), "modified")
     meta = DocumentMeta(
         converted.title, converted.format, found.stamp, found.size, digest, converted.text_digest,
-        date=date, date_source=date_source, reading=job.reading,
+        date=date, date_source=date_source, date_end=converted.date_end, reading=job.reading,
     )  # fmt: skip
     stored, fresh = await documents.replace_items(db, document_id, meta, converted.items)
     if stored == "merged":

@@ -133,16 +133,17 @@ def prepare_text(
             f"the text makes more than {max_chunks} chunks, over the [limits] max_chunks_per_file limit"
             " that a file is held to"
         )
-    stated = dates.document_date(clean, labels.uri.rstrip("/").rsplit("/", 1)[-1])
+    stated, stated_end = dates.document_period(clean, labels.uri.rstrip("/").rsplit("/", 1)[-1])
     items = new_items(shown.title, chunks, dates.title_heading(clean, stated))
     now = time.time() if added is None else added
     given = (date, stated) if format == "agent" else (stated, date)
     day, date_source = next((found for found in given if found), (dates.from_timestamp(now), "added"))
+    date_end = stated_end if (day, date_source) == stated else None
     meta = DocumentMeta(
         shown.title, format, now, len(text.encode()), hashlib.sha256(clean.encode()).hexdigest(),
         text_hash(item.content for item in items), tags=json.dumps(shown.tags, ensure_ascii=False),
         namespace=shown.namespace, etag=etag, last_modified=last_modified, date=day, date_source=date_source,
-        reading=reading_of(chunking.target_chars, chunking.overlap_chars),
+        date_end=date_end, reading=reading_of(chunking.target_chars, chunking.overlap_chars),
     )  # fmt: skip
     return PreparedText(shown, clean, items, meta)
 

@@ -348,11 +348,11 @@ def _record(
     conn.execute(
         "UPDATE documents SET status = ?, merged_into = ?, reason = NULL, title = ?, format = ?, mtime = ?,"
         " size = ?, content_hash = ?, text_hash = ?, chunk_count = ?, tags = ?, namespace = ?, etag = ?,"
-        " last_modified = ?, date = ?, date_source = ?, reading = ?, updated_at = ? WHERE id = ?",
+        " last_modified = ?, date = ?, date_source = ?, date_end = ?, reading = ?, updated_at = ? WHERE id = ?",
         (
             status, merged_into, meta.title, meta.format, meta.mtime, meta.size, meta.content_hash,
             meta.text_hash, chunk_count, meta.tags, meta.namespace, meta.etag, meta.last_modified, meta.date,
-            meta.date_source, meta.reading, time.time(), document_id,
+            meta.date_source, meta.date_end, meta.reading, time.time(), document_id,
         ),
     )
 

@@ -618,6 +618,24 @@ def m021_extractions_pending(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX extractions_pending ON extractions (signature, status, retry_at)")
 
 
+def m022_document_date_ends(conn: sqlite3.Connection) -> None:
+    """Where a document's date names a wider period than it shows (`date: Q3 2025`, kept as
+    `2025-07`), the period's last month, so `since 2025-08` finds it. Documents stored
+    already get theirs as m006 got their dates, from the first chunk and the name; only
+    those dated by their text to a quarter's first month are looked at."""
+    conn.execute("ALTER TABLE documents ADD COLUMN date_end TEXT")
+    rows = conn.execute(
+        "SELECT d.id, d.path, d.uri, d.date, d.date_source,"
+        " (SELECT content FROM items WHERE document_id = d.id ORDER BY ord LIMIT 1) FROM documents d"
+        " WHERE d.date_source IN ('front matter', 'file name', 'heading') AND length(d.date) = 7"
+        " AND substr(d.date, 6, 2) IN ('01', '04', '07', '10')"
+    ).fetchall()
+    for document_id, path, uri, date, source, first in rows:
+        stated, end = dates.document_period(first or "", (uri or path).rstrip("/").rsplit("/", 1)[-1])
+        if end is not None and stated == (date, source):
+            conn.execute("UPDATE documents SET date_end = ? WHERE id = ?", (end, document_id))
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -640,6 +658,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m019_source_root_identity,
     m020_status_tallies_covered,
     m021_extractions_pending,
+    m022_document_date_ends,
 )
 
 

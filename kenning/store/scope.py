@@ -7,7 +7,7 @@ collapsed into another source's), so a scoped search matches either. A document'
 is its source's kind: every aggregate source holds one kind of document. Dates are ISO
 prefixes whose length is their precision (see kenning/text/dates.py): a chunk dated
 `2025` overlaps `since 2025-06`, so each bound is compared at the coarser of the two
-precisions.
+precisions; a quarter, kept as its first month, is compared with `since` by its last.
 """
 
 from __future__ import annotations
@@ -25,10 +25,14 @@ SCOPES = 256
 # chat message), unless they come after the date its document states it was written,
 # which makes them dates it looks ahead to (a notice of 20 February headed "Supplements
 # from 1 April"); else its document's.
-CHUNK_DATE = (
-    "(CASE WHEN i.date IS NOT NULL AND (d.date IS NULL OR d.date_source = 'modified'"
-    " OR substr(i.date, 1, length(d.date)) <= d.date) THEN i.date ELSE d.date END)"
+_OWN_LINES = (
+    "i.date IS NOT NULL AND (d.date IS NULL OR d.date_source = 'modified'"
+    " OR substr(i.date, 1, length(d.date)) <= d.date)"
 )
+CHUNK_DATE = f"(CASE WHEN {_OWN_LINES} THEN i.date ELSE d.date END)"
+# Where that period ends, for `since`: a document dated `Q3 2025` speaks from `2025-07`
+# through `2025-09` (store/records.py `date_end`).
+CHUNK_DATE_END = f"(CASE WHEN {_OWN_LINES} THEN i.date ELSE coalesce(d.date_end, d.date) END)"
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,7 @@ class Scope:
         )
         params = [*owner_params, *located_params]
         if self.since is not None:
-            clause += f" AND {CHUNK_DATE} >= substr(?, 1, length({CHUNK_DATE}))"
+            clause += f" AND {CHUNK_DATE_END} >= substr(?, 1, length({CHUNK_DATE_END}))"
             params.append(self.since)
         if self.until is not None:
             clause += f" AND substr({CHUNK_DATE}, 1, length(?)) <= ?"

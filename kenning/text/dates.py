@@ -13,7 +13,8 @@ count, each with a known precision (a year, a quarter, a month, a day).
 
 A date is kept as an ISO prefix — `2025`, `2025-09`, `2025-09-18` — whose length is its
 precision, so dates sort and compare as text in SQL and in Python. A quarter is kept as
-its first month.
+its first month, where it sorts among notes; a document dated by one also keeps its last
+month (`document_period`), so a `since` range overlapping any month of it finds it.
 """
 
 from __future__ import annotations
@@ -115,12 +116,22 @@ def _from_match(match: re.Match[str]) -> str | None:
 
 def find_date(text: str) -> str | None:
     """The first written date in the text at the best precision offered, or None."""
-    best: tuple[int, str] | None = None
+    found = _find_span(text)
+    return None if found is None else found[0]
+
+
+def _find_span(text: str) -> tuple[str, str | None] | None:
+    """`find_date`, with the last month of the period when it is wider than the date's
+    precision shows (a quarter, kept as its first month), else None."""
+    best: tuple[int, str, re.Match[str]] | None = None
     for form in _FORMS:
         match = form.search(text)
         if match and (found := _from_match(match)) and (best is None or match.start() < best[0]):
-            best = (match.start(), found)
-    return None if best is None else best[1]
+            best = (match.start(), found, match)
+    if best is None:
+        return None
+    quarter = best[2].groupdict().get("quarter")
+    return best[1], _iso(int(best[2].group("year")), 3 * int(quarter)) if quarter else None
 
 
 def written_days(text: str) -> list[Period]:
@@ -146,13 +157,15 @@ def written_days(text: str) -> list[Period]:
 _NAME_DAY = re.compile(rf"(?<![\d]){_YEAR}(?P<sep>_?)(?P<month>0[1-9]|1[0-2])(?P=sep)(?P<day>[0-3]\d)(?!\d)")
 
 
-def _date_in_name(name: str) -> str | None:
-    found = find_date(name)
-    if found is None and (day := _NAME_DAY.search(name)):
+def _date_in_name(name: str) -> tuple[str, str | None] | None:
+    if (span := _find_span(name)) is not None:
+        return span
+    found = None
+    if day := _NAME_DAY.search(name):
         found = _from_match(day)
     if found is None and (year := _YEAR_ALONE.search(name)):
         found = year.group("year")
-    return found
+    return None if found is None else (found, None)
 
 
 def document_date(text: str, name: str) -> tuple[str, str] | None:
@@ -162,23 +175,34 @@ def document_date(text: str, name: str) -> tuple[str, str] | None:
     a revised note speaks from its revision), then a date in the file name, then one in
     the first heading.
     """
+    return document_period(text, name)[0]
+
+
+def document_period(text: str, name: str) -> tuple[tuple[str, str] | None, str | None]:
+    """`document_date`, and the last month of the period it names when that is wider than
+    the date shows: `date: Q3 2025` is kept as `2025-07` (where a note about the quarter
+    sorts among notes), through `2025-09` (so a search since August still finds it)."""
     lines, body = _opening(text)
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, str | None]] = {}
     for line in lines[1 : body - 1] if body else ():
         match = _FRONT_LINE.match(line)
         if match and match.group("key").lower() in _FRONT_KEYS:
-            value = find_date(match.group("value")) or _year_only(match.group("value"))
+            value = _find_span(match.group("value")) or _year_span(match.group("value"))
             if value:
                 found.setdefault(match.group("key").lower(), value)
     if found:
-        return found[min(found, key=_FRONT_KEYS.__getitem__)], "front matter"
+        day, end = found[min(found, key=_FRONT_KEYS.__getitem__)]
+        return (day, "front matter"), end
     if named := _date_in_name(name.rsplit(".", 1)[0] if "." in name else name):
-        return named, "file name"
+        return (named[0], "file name"), named[1]
     heading = _first_heading(lines, body)
-    if heading is None:
-        return None
-    stated = find_date(heading) or _year_only(heading)
-    return (stated, "heading") if stated else None
+    stated = None if heading is None else _find_span(heading) or _year_span(heading)
+    return ((stated[0], "heading"), stated[1]) if stated else (None, None)
+
+
+def _year_span(text: str) -> tuple[str, None] | None:
+    year = _year_only(text)
+    return None if year is None else (year, None)
 
 
 def _opening(text: str) -> tuple[list[str], int]:
