@@ -133,7 +133,10 @@ async def start_semantic(
 ) -> Running:
     """Start one as the daemon does; wait until every item is in the index, or (when some
     vectors are refused on purpose) only until the job has gone idle."""
-    running = Running(db, settings, retrieval or RetrievalSettings())
+    # A query embed over HTTP can take longer than the default 0.5 s budget on a loaded
+    # test machine, and the vector leg would be skipped; that budget has tests of its own
+    # (test_backend_faults_e2e.py).
+    running = Running(db, settings, retrieval or RetrievalSettings(query_embed_timeout=30.0))
     started.append(running)
     running.semantic.start()
     if catch_up:
