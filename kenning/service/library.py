@@ -71,6 +71,7 @@ from kenning.service.graph import GraphSide
 from kenning.service.jobs import IngestActivity, NearDupJob
 from kenning.service.ledger import Ledger
 from kenning.service.memory import Memory, NewCapsule
+from kenning.service.scrub import Scrubber
 from kenning.service.semantic import Semantic
 from kenning.store import archives, capsules, document_text, documents, graph, ledger, lookup, maintenance
 from kenning.store import sources as source_store
@@ -128,7 +129,9 @@ class Library:
         self.parsers = ParsePool(settings.limits.parse_workers, settings.limits.parse_memory_mb)
         # The offline extractor runs in the same worker processes.
         self.graph = GraphSide(self.db, settings.llm, self.activity.quiet, self.parsers)
-        self.folders = Folders(self.db, settings, self.activity, self.dedup, self.parsers)
+        # What is forgotten or removed leaves the file, not only the search (service/scrub.py).
+        self.scrubber = Scrubber(self.db)
+        self.folders = Folders(self.db, settings, self.activity, self.dedup, self.parsers, self.scrubber)
         self.url_pool = url_pool(settings.fetch)
         self.memory = Memory(self.db, settings, self.retriever, self.semantic)
         self.archive = Archive(self.db, settings)
@@ -172,7 +175,7 @@ class Library:
         """
         await self.folders.stop_all()
         await asyncio.gather(self.semantic.stop(), self.graph.stop(), self.dedup.stop(), self._cancel_tasks())
-        await asyncio.gather(self.url_pool.close(), self.parsers.stop())
+        await asyncio.gather(self.url_pool.close(), self.parsers.stop(), self.scrubber.stop())
         self.retriever.close()
         await self.db.close()
 
@@ -392,6 +395,7 @@ class Library:
                 f"no document added by an agent under {redact(uri)!r}, and no page fetched from it; a folder's file"
                 " leaves the index when it is deleted or ignored"
             )
+        await self.scrubber.scrub()
         return RemovedDocument(*found)
 
     async def add_url(self, url: str, progress: Progress = _unheard) -> AddedDocument:
@@ -437,6 +441,7 @@ class Library:
             )
         await self.folders.forget(name)
         removed = await source_store.remove_source(self.db, row.id)
+        await self.scrubber.scrub()
         # A reload while the removal ran may have brought the folder back (`ken sources
         # add` under the old name).
         await self._start_namesakes([name])
@@ -581,7 +586,9 @@ class Library:
         return await self.memory.listing(scope, kind, superseded, limit, offset, cursor)
 
     async def memory_forget(self, capsule_id: str) -> Forgotten:
-        return await self.memory.forget(capsule_id)
+        forgotten = await self.memory.forget(capsule_id)
+        await self.scrubber.scrub()
+        return forgotten
 
     async def memory_curate(self, scope: str | None = None, limit: int = 50) -> Curation:
         return await curate(self.memory, scope, limit)
@@ -605,7 +612,9 @@ class Library:
     async def ledger_remove(
         self, entry_id: str | None = None, section: str | None = None, fields: dict[str, str] | None = None
     ) -> LedgerRemoved:
-        return await self.ledger.remove(entry_id, section, fields)
+        removed = await self.ledger.remove(entry_id, section, fields)
+        await self.scrubber.scrub()
+        return removed
 
     async def ledger_render(self, budget: int | None = None, sections: tuple[str, ...] = ()) -> LedgerRender:
         return await self.ledger.render(budget, sections)

@@ -1,4 +1,5 @@
-"""Index upkeep: FTS segment merging after a sweep, and giving space back after removals.
+"""Index upkeep: FTS segment merging after a sweep, purging removed text from the keyword
+indexes, and giving space back after removals.
 
 The FTS table merges segments lazily (automerge 16) so that bulk ingest stays fast;
 afterwards the segments are merged in small steps, each its own short write
@@ -20,17 +21,47 @@ MERGE_PAGES_PER_STEP = 500
 MAX_STEPS = 2000
 
 
-async def merge_fts_segments(db: Database) -> int:
-    """Merge until FTS5 reports no more work; returns the number of steps taken."""
+# Both keyword indexes (store/fts.py INDEXES): every word of a chunk is in one, its CJK
+# bigrams in the other.
+FTS_TABLES = ("items_fts", "items_cjk")
+
+
+async def merge_fts_segments(db: Database, table: str = "items_fts", pages: int = MERGE_PAGES_PER_STEP) -> int:
+    """Merge until FTS5 reports no more work; returns the number of steps taken.
+
+    `pages` negative merges every segment into one (FTS5's 'merge' with a negative
+    argument is 'optimize' taken in steps), which is what purges removed words."""
     for step in range(1, MAX_STEPS + 1):
         before = db.total_changes()
-        await db.write_one("INSERT INTO items_fts (items_fts, rank) VALUES ('merge', ?)", (MERGE_PAGES_PER_STEP,))
+        await db.write_one(f"INSERT INTO {table} ({table}, rank) VALUES ('merge', ?)", (pages,))
         # FTS5's documented signal: a merge step that changed fewer than two rows had
         # nothing left to do.
         if db.total_changes() - before < 2:
             log.debug("fts merge finished after %d steps", step)
             return step
     return MAX_STEPS
+
+
+# -- removed text ------------------------------------------------------------------------
+#
+# Deleting a row leaves its words in the keyword index. FTS5 records a delete as a
+# tombstone in a new segment, which holds the words itself, and the segment the row was
+# written to keeps them too, until one merge takes in every segment that holds them:
+# only a merge of the whole index does that for sure. (SQLite 3.44 added a secure-delete
+# option that edits the segments in place; the Python kenning runs on here links 3.40.)
+# The pages the merge frees are zeroed (secure_delete, store/database.py), and the WAL,
+# which still holds the pages the removal and the merge wrote, is then folded into the
+# file and truncated.
+
+
+async def purge_removed(db: Database) -> bool:
+    """Take the words of removed rows out of the keyword indexes and out of the WAL;
+    returns False when a reader kept the WAL from being truncated (the next checkpoint,
+    at the latest when the library goes idle, finishes the job)."""
+    for table in FTS_TABLES:
+        steps = await merge_fts_segments(db, table, -MERGE_PAGES_PER_STEP)
+        log.debug("%s merged into one segment in %d steps", table, steps)
+    return await checkpoint(db)
 
 
 # -- space ---------------------------------------------------------------------------------
@@ -91,10 +122,13 @@ async def reclaim(db: Database) -> int:
     return max(before.total - after.total, 0)
 
 
-async def checkpoint(db: Database) -> None:
-    """Fold the WAL back into the file and truncate it (readers still on an older snapshot
-    keep the part they need; the next checkpoint gets it)."""
-    await db.write_one("PRAGMA wal_checkpoint(TRUNCATE)")
+async def checkpoint(db: Database) -> bool:
+    """Fold the WAL back into the file and truncate it; False when a reader still on an
+    older snapshot past the busy timeout kept part of it (the next checkpoint gets it)."""
+    [(busy, _, _)] = await db.write_one("PRAGMA wal_checkpoint(TRUNCATE)")
+    if busy:
+        log.warning("the WAL could not be truncated: a reader held an older snapshot")
+    return not busy
 
 
 async def compact(db: Database) -> tuple[Space, Space]:

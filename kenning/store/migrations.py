@@ -636,6 +636,19 @@ def m022_document_date_ends(conn: sqlite3.Connection) -> None:
             conn.execute("UPDATE documents SET date_end = ? WHERE id = ?", (end, document_id))
 
 
+def m023_purge_removed_words(conn: sqlite3.Connection) -> None:
+    """The words of what was removed before this kenning purged after every removal
+    (store/maintenance.py `purge_removed`) leave the keyword indexes: each is merged into
+    one segment, and the pages that frees are zeroed (secure_delete is on for every
+    connection, this one included). In a file made with incremental auto-vacuum the free
+    pages older removals left are handed back to the file system as well; an older file's
+    stay until `ken compact` rewrites it."""
+    for table in ("items_fts", "items_cjk"):
+        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:
+        conn.execute("PRAGMA incremental_vacuum")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -659,6 +672,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m020_status_tallies_covered,
     m021_extractions_pending,
     m022_document_date_ends,
+    m023_purge_removed_words,
 )
 
 

@@ -1,0 +1,149 @@
+"""What is forgotten or removed leaves the database file, not only the search: the bytes
+of kenning.db and its WAL, read as `strings kenning.db` reads them, no longer hold the
+words of a forgotten capsule, a removed agent document, a removed ledger entry or a
+deleted file, once the call (or, for a file, the sweep that notices it) returns. The
+words go from the rows (secure_delete), from the keyword index's segments (a purge that
+merges them) and from the WAL (truncated). In process, on a real SQLite file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from pathlib import Path
+
+from kenning.config import DaemonSettings, Settings, SourceSettings
+from kenning.ingest.text_docs import TextDocument
+from kenning.service.library import Library
+from kenning.service.memory import NewCapsule
+from kenning.store.migrations import MIGRATIONS, migrate
+
+# Made-up words the porter stemmer leaves as they are, one per thing removed, each in a
+# title and a body; and words of what stays.
+CAPSULE = ("Therapist schedule", "I see doctor vexmorland on Fridays; my pin hint is quibblestorm.")
+DOCUMENT = ("Diary entry", "Met plonkabrix at the clinic; the diagnosis was zendaquarm.")
+LEDGER = {"hostname": "grotvinheim", "owner": "fizzlemeyk"}
+FILE = "# Private\n\nMy landlord trabbelwund owes me the deposit for flat yorvikstram.\n"
+GONE = ("vexmorland", "quibblestorm", "plonkabrix", "zendaquarm", "grotvinheim", "fizzlemeyk", "trabbelwund", "yorvikstram")
+KEPT = ("wombatry", "quollish", "bandicoot")
+
+
+def on_disk(db: Path) -> bytes:
+    wal = db.with_name(db.name + "-wal")
+    return db.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
+def readable(db: Path, words: tuple[str, ...]) -> list[str]:
+    data = on_disk(db)
+    return [word for word in words if word.encode() in data]
+
+
+async def opened(tmp_path: Path, folder: Path) -> Library:
+    source = SourceSettings(name="notes", path=folder)
+    library = Library(Settings(daemon=DaemonSettings(data_dir=tmp_path / "data"), sources=(source,)), tmp_path / "c.toml")
+    await library.open()
+    deadline = time.monotonic() + 20
+    while library.semantic.vectors is None:
+        assert time.monotonic() < deadline, "the embedder did not come up"
+        await asyncio.sleep(0.05)
+    return library
+
+
+async def test_forgotten_and_removed_text_is_gone_from_the_database_file_and_its_wal(tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "private.md").write_text(FILE)
+    (folder / "kept.md").write_text("# Kept\n\nNotes on wombatry and quollish habits.\n")
+    library = await opened(tmp_path, folder)
+    try:
+        # The first sweep may have run at open already; this one ends after it.
+        await library.scan("notes", wait=True)
+        assert (await library.status()).sources[0].done == 2
+        for n in range(20):
+            await library.memory_add(NewCapsule(f"Filler {n}", f"Filler fact {n}: port {8000 + n} serves tool {n}.", "fact"))
+        capsule = await library.memory_add(NewCapsule(*CAPSULE, "fact"))
+        await library.add_text(TextDocument(*DOCUMENT, "diary://2026-12-01"))
+        await library.ledger_add("hosts", LEDGER)
+        await library.memory_add(NewCapsule("Garden", "The bandicoot digs under the fence.", "fact"))
+        # Checkpointed too, as a library running for a while has it: the words are in
+        # the file itself, not only in the WAL the test could otherwise wait out.
+        await library.db.write_one("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert readable(library.db.path, GONE) == list(GONE)
+
+        await library.memory_forget(capsule.id)
+        await library.remove_text("diary://2026-12-01")
+        await library.ledger_remove(section="hosts", fields={"hostname": "grotvinheim"})
+        (folder / "private.md").unlink()
+        assert (await library.scan("notes", wait=True)).result["deleted"] == 1
+
+        assert readable(library.db.path, GONE) == []
+        assert readable(library.db.path, KEPT) == list(KEPT)
+        assert [hit.title for hit in (await library.search("wombatry quollish")).hits] == ["Kept"]
+        assert [hit.title for hit in (await library.search("bandicoot fence")).hits][:1] == ["Garden"]
+        assert not (await library.search("vexmorland trabbelwund zendaquarm", legs=("keyword",))).hits
+    finally:
+        await library.close()
+    assert readable(library.db.path, GONE) == []
+
+
+async def test_a_removal_while_searches_and_writes_go_on_still_leaves_no_word_behind(tmp_path):
+    """The purge merges in steps between other writes: a capsule forgotten while others
+    are written and searched for is gone too, and each forget waits for a purge that
+    began after it, however many run at once."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    library = await opened(tmp_path, folder)
+    try:
+        doomed = [
+            await library.memory_add(NewCapsule(f"Secret {n}", f"Code word {word} for vault {n}.", "fact"))
+            for n, word in enumerate(GONE)
+        ]
+
+        async def writer() -> list[str]:
+            return [
+                (await library.add_text(TextDocument(f"Busy {n}", f"Log {n}: wombatry count {n * 37}.", f"log://{n}"))).stored
+                for n in range(30)
+            ]
+
+        async def reader() -> None:
+            for _ in range(30):
+                await library.search("wombatry")
+
+        written, *_ = await asyncio.gather(writer(), reader(), *(library.memory_forget(c.id) for c in doomed))
+        assert readable(library.db.path, GONE) == []
+        assert written == ["indexed"] * 30 and readable(library.db.path, ("wombatry",)) == ["wombatry"]
+        assert (await library.memory_list(limit=100)).capsules == []
+    finally:
+        await library.close()
+
+
+def test_an_upgraded_library_loses_the_words_removed_before_the_upgrade(tmp_path):
+    """A library of the schema before m023, where a delete left its words in the index
+    segments: the migration merges them away."""
+    path = tmp_path / "kenning.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+    conn.execute("PRAGMA journal_mode = WAL")
+    migrate(conn, MIGRATIONS[:22])
+    conn.execute("INSERT INTO sources (id, name, root, created_at) VALUES (1, 'notes', '/n', 0)")
+    for n in range(40):
+        conn.execute(
+            "INSERT INTO documents (id, source_id, path, status, updated_at) VALUES (?, 1, ?, 'done', 0)", (n + 1, f"{n}.md")
+        )
+        text = f"note {n} about wombatry" + (" and the vexmorland quibblestorm affair" if n == 7 else "")
+        conn.execute(
+            "INSERT INTO items (document_id, ord, title, content, line_start, line_end) VALUES (?, 0, 'Note', ?, 1, 1)",
+            (n + 1, text),
+        )
+    conn.execute("DELETE FROM documents WHERE id = 8")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert readable(path, ("vexmorland", "quibblestorm")) != []
+
+    conn.execute("PRAGMA secure_delete = ON")
+    assert migrate(conn) == len(MIGRATIONS)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert readable(path, ("vexmorland", "quibblestorm")) == []
+    assert conn.execute("SELECT count(*) FROM items_fts WHERE items_fts MATCH 'wombatry'").fetchone() == (39,)
+    assert conn.execute("PRAGMA freelist_count").fetchone() == (0,)
+    conn.close()
