@@ -46,6 +46,7 @@ INGEST_DEADLINE_S = 3600.0
 STOP_DEADLINE_S = 15.0
 IDLE_SETTLE_S = 5.0
 WARMUP_QUERIES = 20
+REMOVALS = 10
 BASELINE_PIECE_CHARS = 1200
 
 TARGET_INGEST_MBPS = 5.0
@@ -330,6 +331,23 @@ def time_queries(queries: list[str], run: Callable[[str], Any]) -> Latencies:
 # --- the daemon -----------------------------------------------------------------------
 
 
+def time_removals(client: Client, corpus: Corpus) -> tuple[Latencies, Latencies]:
+    """An agent document added and removed again, REMOVALS times: what a removal costs,
+    which purges the removed words from the whole keyword index and the WAL, beside the
+    add of the same text (its baseline, in the same run)."""
+    added, removed = Latencies(), Latencies()
+    text = corpus.files[0].read_text()[:4000]
+    for n in range(REMOVALS):
+        uri = f"bench://removal/{n}"
+        started = time.perf_counter()
+        client.call("documents.add", {"title": f"Removal {n}", "text": f"{text}\n\nround {n}", "source_uri": uri})
+        added.seconds.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        client.call("documents.remove", {"uri": uri})
+        removed.seconds.append(time.perf_counter() - started)
+    return added, removed
+
+
 def settle(process: psutil.Process, limit_s: float = 120.0) -> float:
     """Seconds until the daemon's worker processes (parsing, offline extraction) have
     exited, which they do after a minute without work; then IDLE_SETTLE_S more."""
@@ -528,6 +546,7 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             client.call("search", {"query": query, "limit": 10})
         settle(process)
         restart_rss = rss_bytes(process)
+        added, removed = time_removals(client, corpus)
         stop(daemon)
     finally:
         if daemon.poll() is None:
@@ -579,6 +598,9 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         "short_hybrid_p95_ms": round(subset_ms(kenning, short, 95), 2),
         "idle_rss_mb": round(idle_rss / MB, 1),
         "restart_idle_rss_mb": round(restart_rss / MB, 1),
+        "add_document_p50_ms": round(added.percentile_ms(50), 1),
+        "remove_document_p50_ms": round(removed.percentile_ms(50), 1),
+        "remove_document_max_ms": round(removed.max_ms(), 1),
         "embed_after_ingest_s": round(embed_s, 1),
         "graph_after_ingest_s": round(graph_s, 1),
         "entities": graph["entities"],
@@ -646,6 +668,8 @@ def format_summary(r: dict[str, Any]) -> str:
         f"  {mark(t['short_p95_lt_50ms'])} target < 50 ms at >= 100,000 chunks{at_scale}",
         f"idle RSS               {r['idle_rss_mb']} MB  {mark(t['idle_rss_lt_300mb'])} target < 300 MB",
         f"idle RSS after restart {r['restart_idle_rss_mb']} MB  {mark(t['restart_idle_rss_lt_300mb'])} target < 300 MB",
+        f"remove a document      p50 {r['remove_document_p50_ms']} ms, max {r['remove_document_max_ms']} ms"
+        f" (add of the same text p50 {r['add_document_p50_ms']} ms; {REMOVALS} of each, after the restart)",
         f"SIGTERM to exit        {stopped}  {mark(t['stops_within_15s'])} target < 15 s",
     ]
     return "\n".join(lines)
