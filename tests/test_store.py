@@ -28,11 +28,15 @@ async def test_every_connection_gets_the_pragmas_and_the_file_is_in_wal_mode(db:
     async with db.reader() as conn:
         values = {
             name: (await (await conn.execute(f"PRAGMA {name}")).fetchone())[0]
-            for name in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous", "journal_size_limit")
+            for name in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous", "journal_size_limit", "secure_delete")
         }
     assert values == {
-        "journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000, "synchronous": 1, "journal_size_limit": 16 << 20
-    }
+        "journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000, "synchronous": 1, "journal_size_limit": 16 << 20,
+        "secure_delete": 1,
+    }  # fmt: skip
+    # The writer is the connection that deletes: what it frees is zeroed, whatever the
+    # SQLite build's default (Debian's is on; SQLite's own default is off).
+    assert await db.write_one("PRAGMA secure_delete") == [(1,)]
     await sources.sync_sources(db, [("notes", "/n", "default")])
     assert (tmp_path / "kenning.db-wal").exists()
 

@@ -66,9 +66,10 @@ T = TypeVar("T")
 # Every connection gets these; journal_mode is a property of the file, set once by the
 # writer before the readers open. secure_delete overwrites what a delete frees with
 # zeros, so the text of a forgotten capsule or a removed document is not left readable
-# in the file (`strings kenning.db` found it). FAST zeroes only within the pages a delete
-# writes anyway and leaves freed pages as they were: a capsule body long enough for
-# overflow pages stayed readable in them. What ON costs is in bench/README.md.
+# in the file (README, "What is removed is gone from the disk"); it is set because the
+# default is the SQLite build's (Debian's is on; SQLite's own default is off).
+# FAST zeroes only within the pages a delete writes anyway and leaves freed pages as
+# they were: a capsule body long enough for overflow pages stayed readable in them.
 PRAGMAS = (
     f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
     "PRAGMA foreign_keys = ON",
