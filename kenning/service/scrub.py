@@ -3,10 +3,10 @@
 A capsule forgotten, a document removed, a source removed or a file deleted leaves its
 words in the keyword indexes and its pages in the WAL until the whole index is merged
 and the WAL truncated (store/maintenance.py `purge_removed`). That costs a rewrite of
-the keyword index (about 0.5 s per 16 MB of index on two cores), so removals that come
-together share one purge: a caller waits for a purge that started after it asked, and
-the purge runs as a task of its own, so a client that hangs up mid-way does not leave
-the removed words behind.
+the keyword index (0.6 s per 16 MB of index on two cores, bench/README.md), so removals
+that come together share one purge: a caller waits for a purge that started after it
+asked, and the purge runs as a task of its own, so a client that hangs up mid-way does
+not leave the removed words behind.
 """
 
 from __future__ import annotations
