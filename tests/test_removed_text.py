@@ -1,7 +1,7 @@
 """What is forgotten or removed leaves the database file, not only the search: the bytes
 of kenning.db and its WAL, read as `strings kenning.db` reads them, no longer hold the
-words of a forgotten capsule, a removed agent document, a removed ledger entry or a
-deleted file, once the call (or, for a file, the sweep that notices it) returns. The
+words of a forgotten capsule, a removed agent document or a removed ledger entry once
+the call returns, nor those of a file deleted before it. The
 words go from the rows (secure_delete), from the keyword index's segments (a purge that
 merges them) and from the WAL (truncated). In process, on a real SQLite file.
 """
@@ -71,11 +71,13 @@ async def test_forgotten_and_removed_text_is_gone_from_the_database_file_and_its
         await library.db.write_one("PRAGMA wal_checkpoint(TRUNCATE)")
         assert readable(library.db.path, GONE) == list(GONE)
 
+        # A sweep does not purge (a whole index rewritten each time files come and go):
+        # the deleted file's words go with the next removal's purge.
+        (folder / "private.md").unlink()
+        assert (await library.scan("notes", wait=True)).result["deleted"] == 1
         await library.memory_forget(capsule.id)
         await library.remove_text("diary://2026-12-01")
         await library.ledger_remove(section="hosts", fields={"hostname": "grotvinheim"})
-        (folder / "private.md").unlink()
-        assert (await library.scan("notes", wait=True)).result["deleted"] == 1
 
         assert readable(library.db.path, GONE) == []
         assert readable(library.db.path, KEPT) == list(KEPT)

@@ -3,8 +3,7 @@
 Config changes are applied here (a source whose settings changed is restarted), sweeps
 are requested here (by the watcher, the periodic round, `ken scan`), and what each
 sweep leaves behind is tidied here: the near-duplicate pass for the documents it
-changed, a resumed sweep after a chunk budget ran out, FTS segment merging, and the
-purge that takes a deleted file's words out of the database file (service/scrub.py).
+changed, a resumed sweep after a chunk budget ran out, FTS segment merging.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from kenning.ingest.pipeline import IngestOptions
 from kenning.ingest.scan import FolderScanner, SweepBudget
 from kenning.ingest.watch import watch_folder
 from kenning.service.jobs import IngestActivity, NearDupJob, SweepJob
-from kenning.service.scrub import Scrubber
 from kenning.store import sources as source_store
 from kenning.store.database import Database
 from kenning.store.maintenance import merge_fts_segments, reclaim
@@ -81,16 +79,9 @@ def own_output() -> tuple[tuple[Path, ...], frozenset[tuple[int, int]]]:
 
 class Folders:
     def __init__(
-        self,
-        db: Database,
-        settings: Settings,
-        activity: IngestActivity,
-        dedup: NearDupJob,
-        parsers: ParsePool,
-        scrubber: Scrubber,
+        self, db: Database, settings: Settings, activity: IngestActivity, dedup: NearDupJob, parsers: ParsePool
     ) -> None:
         self.db = db
-        self.scrubber = scrubber
         self.parsers = parsers
         self.settings = settings
         self.activity = activity
@@ -202,17 +193,14 @@ class Folders:
                 pause = self.settings.daemon.budget_pause
                 folder.resume_at = time.time() + pause
                 folder.resume_handle = asyncio.get_running_loop().call_later(pause, folder.job.wake)
-        if counts.get("deleted"):
-            # A deleted file's words leave the file before the sweep is over; the purge
-            # merges every segment, so it stands in for the merge pass below.
-            await self.scrubber.scrub()
-            if counts["deleted"] >= RECLAIM_AFTER_DELETED:
-                await reclaim(self.db)
-            await asyncio.to_thread(release_free_memory)
-        elif counts.get("indexed"):
+        if counts.get("indexed") or counts.get("deleted"):
             # One merge pass at a time; a sweep that ends while one runs leaves it to
-            # pick up the new segments as it goes.
+            # pick up the new segments as it goes. Not the purge of a removal
+            # (service/scrub.py): it rewrites the whole keyword index, and files come and
+            # go by the hundred in a folder a user works in (a branch switched).
             if not self._merge_lock.locked():
                 async with self._merge_lock:
                     await merge_fts_segments(self.db)
+                    if counts.get("deleted", 0) >= RECLAIM_AFTER_DELETED:
+                        await reclaim(self.db)
             await asyncio.to_thread(release_free_memory)

@@ -131,7 +131,7 @@ class Library:
         self.graph = GraphSide(self.db, settings.llm, self.activity.quiet, self.parsers)
         # What is forgotten or removed leaves the file, not only the search (service/scrub.py).
         self.scrubber = Scrubber(self.db)
-        self.folders = Folders(self.db, settings, self.activity, self.dedup, self.parsers, self.scrubber)
+        self.folders = Folders(self.db, settings, self.activity, self.dedup, self.parsers)
         self.url_pool = url_pool(settings.fetch)
         self.memory = Memory(self.db, settings, self.retriever, self.semantic)
         self.archive = Archive(self.db, settings)
