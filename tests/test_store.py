@@ -714,6 +714,43 @@ async def test_the_counts_stay_right_when_status_is_asked_while_writes_land(db: 
     )
 
 
+async def test_a_write_whose_caller_is_cancelled_after_it_commits_still_shows_in_the_counts(db: Database):
+    """A reload or a source's removal cancels a sweep while its write waits on the
+    writer's thread; the write still commits. Status's counts follow only what is
+    published, so a commit left unpublished was missing from them until the library
+    went quiet for 30 s, which a library an agent writes to never does."""
+    import asyncio
+
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    await index(db, ids["notes"], "a.md", "one walrus")
+    await tallies.tallies(db)  # kept from now on, following each commit
+
+    async def cancelled_while_it_waits(write) -> None:
+        blocker = sqlite3.connect(db.path, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
+        task = asyncio.ensure_future(write)
+        await asyncio.sleep(0.2)  # the write is on the writer's thread, waiting for the lock
+        task.cancel()
+        blocker.execute("COMMIT")
+        blocker.close()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    await cancelled_while_it_waits(documents.mark_scanning(db, ids["notes"], "b.pdf"))  # a transaction
+    assert (await tallies.tallies(db)).by_source == await counted_afresh(db)
+    await cancelled_while_it_waits(documents.mark_broken(db, ids["notes"], "b.pdf", "no", 1.0, 1, None))  # one statement
+    now = await tallies.tallies(db)
+    assert now.by_source == await counted_afresh(db)
+    assert [failure.path for failure in now.failures[ids["notes"]]] == ["b.pdf"]
+
+    async def stored_in_a_transaction() -> None:
+        async with db.transaction() as conn:
+            await conn.execute("UPDATE documents SET status = 'skipped' WHERE path = 'b.pdf'")
+
+    await cancelled_while_it_waits(stored_in_a_transaction())  # BEGIN waits; the body and COMMIT never run
+    assert (await tallies.tallies(db)).by_source == await counted_afresh(db)
+
+
 async def test_an_idle_library_drops_what_it_kept_for_searches_and_still_answers(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ):

@@ -221,8 +221,24 @@ async def _finish(operation: Awaitable[T]) -> T:
         except BaseException:
             break
     if cancelled:
-        raise asyncio.CancelledError
+        raise _Cut(future)
     return future.result()
+
+
+class _Cut(asyncio.CancelledError):
+    """The cancellation `_finish` re-raises, holding what the statement it waited for
+    did: a write that committed before it must still publish its changes, or what
+    follows them (status's counts, the vector index) misses that commit for good."""
+
+    def __init__(self, future: asyncio.Future) -> None:
+        super().__init__()
+        self.future = future
+
+    def committed(self) -> Any:
+        """The statement's result when it ran to its end, else None."""
+        if self.future.cancelled() or self.future.exception() is not None:
+            return None
+        return self.future.result()
 
 
 def on_thread(conn: aiosqlite.Connection, body: Callable[..., T], *args: Any) -> Awaitable[T]:
@@ -399,7 +415,12 @@ class Database:
                 await _finish(writer.execute("BEGIN IMMEDIATE"))
                 yield writer
                 rows = await _finish(writer.execute_fetchall(_DRAIN))
-                await _finish(writer.execute("COMMIT"))
+                try:
+                    await _finish(writer.execute("COMMIT"))
+                except _Cut as cut:
+                    if cut.committed() is not None:
+                        self._publish(ChangeSet.from_rows(list(rows)))
+                    raise
             except BaseException:
                 if writer.in_transaction:
                     await _finish(writer.execute("ROLLBACK"))
@@ -421,6 +442,9 @@ class Database:
         async with self._write_lock:
             try:
                 result, rows = await _finish(on_thread(writer, _in_transaction, body, args))
+            except _Cut as cut:
+                self._publish_committed(cut)
+                raise
             finally:
                 self.commits += 1
         self._publish(ChangeSet.from_rows(rows))
@@ -440,6 +464,9 @@ class Database:
         async with self._write_lock:
             try:
                 result, rows = await _finish(on_thread(writer, _one_statement, sql, params))
+            except _Cut as cut:
+                self._publish_committed(cut)
+                raise
             finally:
                 self.commits += 1
         self._publish(ChangeSet.from_rows(rows))
@@ -475,6 +502,12 @@ class Database:
         """One query on a pooled reader."""
         async with self.reader() as conn:
             return list(await conn.execute_fetchall(sql, params))
+
+    def _publish_committed(self, cut: _Cut) -> None:
+        """A write whose caller was cancelled while it ran on the writer's thread: what
+        it committed is published all the same."""
+        if (done := cut.committed()) is not None:
+            self._publish(ChangeSet.from_rows(done[1]))
 
     def _publish(self, changes: ChangeSet) -> None:
         if not changes:
