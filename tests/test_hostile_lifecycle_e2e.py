@@ -184,6 +184,41 @@ def test_a_read_only_database_at_start_is_one_line_naming_it(library, tmp_path):
     assert library.daemon().search("kestrels")  # nothing was lost
 
 
+def test_a_redaction_key_that_cannot_be_made_at_an_upgrade_is_one_line_naming_it(library, tmp_path):
+    """A library from before redaction.key gets its key at its first start on this
+    version, before the database opens: a data directory that cannot be written then
+    (made immutable, a full disk) was a traceback, where the database's own refusal
+    had been one line naming what to fix."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("Kestrels nest here.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    assert daemon.stop() == 0
+    key = library.data_dir / "redaction.key"
+    key.unlink()  # as a kenning of before left it
+    # Root writes through a directory's mode: it is made immutable instead.
+    if os.geteuid() != 0:
+        library.data_dir.chmod(0o500)
+    elif not shutil.which("chattr") or subprocess.run(["chattr", "+i", str(library.data_dir)], capture_output=True).returncode:
+        pytest.skip("no way to make the data directory unwritable for root here")
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "kenning", "--config", str(library.config), "daemon"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(library.data_dir)], capture_output=True)
+        library.data_dir.chmod(0o700)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    last = result.stderr.splitlines()[-1]
+    assert str(key) in last and "nothing indexed is lost" in last
+    assert library.daemon().search("kestrels")  # nothing was lost, and the key is made now
+    assert key.stat().st_size == 32
+
+
 def test_citations_in_files_with_lone_carriage_returns_name_the_lines_sed_shows(library, tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()

@@ -29,7 +29,7 @@ import secrets
 from pathlib import Path
 
 from kenning.config.paths import REDACTION_KEY_NAME
-from kenning.errors import ConfigError
+from kenning.errors import ConfigError, KenningError
 
 KEY_BYTES = 32
 
@@ -38,9 +38,18 @@ def load(data_dir: Path) -> bytes:
     """The key in `data_dir`, made there first if there is none."""
     path = data_dir / REDACTION_KEY_NAME
     try:
-        key = path.read_bytes()
-    except FileNotFoundError:
-        key = _make(path)
+        try:
+            key = path.read_bytes()
+        except FileNotFoundError:
+            key = _make(path)
+    except OSError as exc:
+        # The first start after an upgrade makes the key before the database opens: a data
+        # directory that cannot be written is said here, in one line, as the database says it.
+        raise KenningError(
+            f"cannot read or make the redaction key {path} ({exc.strerror or exc}): check that {data_dir} is"
+            " readable and writable by this user, not read-only, immutable or full, and start again;"
+            " nothing indexed is lost"
+        ) from None
     if len(key) != KEY_BYTES:
         raise ConfigError(
             f"{path} holds {len(key)} bytes, not a {KEY_BYTES}-byte key; move it away and kenning makes a new one"
