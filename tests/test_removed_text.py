@@ -149,3 +149,33 @@ def test_an_upgraded_library_loses_the_words_removed_before_the_upgrade(tmp_path
     assert conn.execute("SELECT count(*) FROM items_fts WHERE items_fts MATCH 'wombatry'").fetchone() == (39,)
     assert conn.execute("PRAGMA freelist_count").fetchone() == (0,)
     conn.close()
+
+
+async def test_a_source_removal_a_stop_cut_short_leaves_no_word_behind_once_the_next_start_finishes_it(tmp_path):
+    """`ken sources remove` cut short by a stop (the source flagged, its documents still
+    there) is finished by the next start in the background; its words must leave the
+    file then too, not wait for some later removal's purge."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "private.md").write_text(FILE)
+    library = await opened(tmp_path, folder)
+    try:
+        await library.scan("notes", wait=True)
+        await library.memory_add(NewCapsule("Garden", "The bandicoot digs under the fence.", "fact"))
+    finally:
+        await library.close()
+    path = tmp_path / "data" / "kenning.db"
+    with sqlite3.connect(path) as conn:  # as the removal's first commit left it
+        conn.execute("UPDATE sources SET removing = 1, active = 0 WHERE name = 'notes'")
+    assert readable(path, ("trabbelwund", "yorvikstram")) == ["trabbelwund", "yorvikstram"]
+
+    library = Library(Settings(daemon=DaemonSettings(data_dir=tmp_path / "data")), tmp_path / "c.toml")
+    await library.open()
+    try:
+        [finishing] = [task for task in library._tasks if task.get_name() == "finish removals"]
+        await finishing
+        assert await library.db.read("SELECT name FROM sources WHERE name = 'notes'") == []
+        assert readable(path, ("trabbelwund", "yorvikstram")) == []
+        assert readable(path, ("bandicoot",)) == ["bandicoot"]
+    finally:
+        await library.close()

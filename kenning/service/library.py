@@ -687,6 +687,9 @@ class Library:
         names = await source_store.resume_removals(self.db)
         for name in names:
             log.info("finished removing source %s, which a stop had interrupted", name)
+        if names:
+            # What `ken sources remove` would have purged had it returned (service/scrub.py).
+            await self.scrubber.scrub()
         await self._start_namesakes(names)
 
     async def _start_namesakes(self, names: list[str]) -> None:
