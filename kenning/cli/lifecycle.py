@@ -482,6 +482,10 @@ def _end(pid: int, data_dir: Path) -> None:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+        except PermissionError:
+            raise KenningError(
+                f"pid {pid} holds {data_dir} but is another user's process; it is not this user's daemon to stop"
+            ) from None
     deadline = time.monotonic() + STOP_TIMEOUT
     while daemon_pid(data_dir) is not None:
         if time.monotonic() > deadline:
