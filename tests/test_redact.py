@@ -25,6 +25,7 @@ JWT = (
         GITHUB,
         "github_pat_" + "B2" * 21,
         "xoxb-1234567890-abcdef",
+        "xoxe-1-" + "My3x" * 10,
         "sk-proj-" + "x9" * 12,
         "AIza" + "Q" * 35,
         "eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.SflKxwRJSMeKKF2QT4",
@@ -51,6 +52,53 @@ def test_a_token_longer_than_its_pattern_is_masked_whole():
 
 def test_tokens_inside_longer_identifiers_are_left_alone():
     text = "variable MYAKIAABCDEFGHIJKLMNOPQ stays"
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("word", "token"),
+    [
+        ("own", GITHUB),
+        ("x_", GITHUB),
+        ("id", "github_pat_" + "B2" * 21),
+        ("sc", "AKIAIOSFODNN7EXAMPL3"),
+        ("key_", "ASIAIOSFODNN7EXAMPL3"),
+        ("MY_", "AKIAIOSFODNN7EXAMPL3"),
+        ("my", "sk-proj-" + "x9" * 12),
+        ("my", "sk-ant-api03-" + "Qz7" * 10),
+        ("foo", "glpat-" + "Zx8" * 7),
+        ("abc", "xoxb-1234567890-abcdef"),
+        ("my", "npm_" + "Ab1" * 12),
+        ("z", STRIPE),
+        ("wo", "rk_live_" + "0123456789abcdefghijklmn"),
+        ("my", "SG." + "a" * 22 + "." + "b" * 43),
+        ("my", "pypi-AgEIcHlwaS5vcmc" + "q" * 70),
+    ],
+)
+def test_a_token_glued_to_the_word_before_it_is_masked(word, token):
+    # A ledger field, a memory scope or a note with a word run into the key: the prefix
+    # is one no word or blob holds, so the key is a key there too, and the word stays.
+    assert redact(f"scope {word}{token} here") == f"scope {word}{MARK} here"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # `ghs_` ends snake_case words; GitHub's own tokens have no `_` after the prefix.
+        "daily_highs_and_lows_by_region_for_the_year_2024 = []",
+        # A bare `sk-` is in every slug with "task-", "risk-", "disk-".
+        "see https://example.com/the-task-management-system-for-small-teams/",
+        "flask_test_ClientWithSessionHandlingAndCookies",
+        # AWS's shape inside upper-case base32 and base64 (a bundled wasm blob).
+        "JBSWY3DPEHPK3PXPAKIAMZXW6YTBOI2DMNRXGZLT",
+        "IANB+IMLKAIAKAKIASIAIAFBASAAKAIAEQMANgIAIANB9IMLKAIANgIEQfSDCyADN",
+        # Shapes words and base64 hold by chance: Twilio's, a JWT's, Google's.
+        "TRACabcdef0123456789abcdef0123456789",
+        "QUJDREVGeyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc",
+        "ZGF0YAIzaQ1234567890abcdefghijKLMNOPQRSTUVWX",
+    ],
+)
+def test_token_shapes_that_words_and_blobs_hold_by_chance_are_left_alone(text):
     assert redact(text) == text
 
 

@@ -53,6 +53,8 @@ HASH_BLOCK = 1 << 20
 # redactor masks a URL's password of plain words before a private or a machine's host
 # (`svc:letmein@intranet.local`), and a token that is a path's segment no longer takes
 # the rest of the path with it (`/home/u/[REDACTED]/x`, not `/home/u/[REDACTED]`).
+# It masks a token run into the word before it when its prefix is one no word holds
+# (`ownghp_...`, `x_ghp_...`, `scAKIA...`, `mysk-proj-...`), and Slack's `xoxe-`.
 READER_VERSION = 12
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}
