@@ -55,7 +55,9 @@ The user and password without a scheme changed 6 more lines of the standard libr
 of them `user:password@host:port` netlocs in urllib's tests, and none of the prose
 bench's lines about secrets. A password of plain words before a host on a private
 network or a machine's name (`svc:letmein@intranet.local`), and a token that is a path's
-segment ending at the next `/`, changed no more lines of either.
+segment ending at the next `/`, changed no more lines of either. Nor did a token run into
+the word before it (`ownghp_...`, `scAKIA...`: ``_is_glued_token``), on 10.6 million
+lines of the standard library, /usr/share/doc and installed packages, or on the prose bench.
 
 Linear time. Every regex, the library's included, runs on RE2 (google-re2), whose
 automata take time linear in the text whatever the pattern, so no input can make one
