@@ -147,6 +147,19 @@ class DaemonProcess:
 
         return wait_for(settled, timeout=timeout, what=f"source {name} to settle")
 
+    def wait_derived(self, timeout: float = 60) -> dict:
+        """Until every chunk has its vector and nothing waits for the graph: from then on
+        the same query ranks the same way, scores and all."""
+
+        def settled() -> dict | None:
+            status = self.call("status")
+            chunks = sum(source["chunks"] for source in status["sources"])
+            if (status["embedder"]["vectors"] or 0) < chunks or status["graph"]["pending"] != 0:
+                return None
+            return status
+
+        return wait_for(settled, timeout=timeout, what="every chunk to be embedded and mined")
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 

@@ -77,6 +77,9 @@ def test_a_context_pack_names_each_document_on_one_line(library):
     library.configure([{"name": "notes", "path": str(notes)}])
     daemon = library.daemon()
     daemon.wait_idle("notes")
+    # The pack is asked twice below and compared: its scores move while vectors and the
+    # graph still arrive.
+    daemon.wait_derived()
 
     pack = daemon.call("context.pack", {"task": "zorbex relay", "budget": 1000})
     assert pack["bytes"] == len(pack["text"].encode()) <= 1000
