@@ -18,6 +18,12 @@ from tests.daemon_harness import DaemonProcess, wait_for, write_config
 from tests.test_lifecycle_e2e import ken
 
 
+def only_running(config: Path, expected: list[int]) -> None:
+    """Until the daemons run with `config` are `expected`: a stopped daemon gives up its
+    lock before its process has left, and `ken stop` returns at the lock."""
+    wait_for(lambda: daemons_of(config) == expected, timeout=10, what=f"only {expected} to run")
+
+
 def daemons_of(config: Path) -> list[int]:
     """The pids of every live daemon process run with `config`, however it was started."""
     found = []
@@ -77,7 +83,7 @@ def test_restart_after_the_config_moved_the_library_leaves_one_daemon_where_it_n
     assert not old_socket.exists()
     second = daemon_pid(new_dir)
     assert second and second != first and f"pid {second}" in restarted.stdout
-    assert daemons_of(moved.config) == [second]
+    only_running(moved.config, [second])
     assert new_socket.exists() and ken(moved.config, "status").returncode == 0
 
 
@@ -103,7 +109,7 @@ def test_after_the_data_directory_moved_status_doctor_and_start_name_the_old_dae
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert stopped.stdout.strip() == f"stopped the daemon on the old data directory {old_dir} (pid {first})"
     assert daemon_pid(old_dir) is None and not (old_dir / "kenning.sock").exists()
-    assert daemons_of(moved.config) == []
+    only_running(moved.config, [])
     assert ken(moved.config, "stop").stdout.strip() == "kenning is not running"
     # It removed its record as it stopped: nothing is left to name.
     assert records_of(moved.config) == []
@@ -133,7 +139,8 @@ def test_a_second_daemon_left_on_the_old_data_directory_is_named_and_restart_lea
         assert f"stopped the daemon on the old data directory {old_dir} (pid {first})" in restarted.stdout
         assert f"kenning stopped (pid {second.proc.pid})" in restarted.stdout
         third = daemon_pid(new_dir)
-        assert daemons_of(moved.config) == [third] and daemon_pid(old_dir) is None
+        assert daemon_pid(old_dir) is None
+        only_running(moved.config, [third])
     finally:
         second.stop()
 
@@ -171,7 +178,7 @@ def test_a_record_left_by_a_killed_daemon_is_passed_over_and_the_next_daemon_rep
     write_config(moved.config, new_dir, moved.sources)
     restarted = ken(moved.config, "restart")
     assert f"stopped the daemon on the old data directory {old_dir} (pid {third})" in restarted.stdout
-    assert daemons_of(moved.config) == [daemon_pid(new_dir)]
+    only_running(moved.config, [daemon_pid(new_dir)])
 
 
 def test_a_record_is_the_users_alone_and_one_that_cannot_be_read_is_passed_over(tmp_path):
