@@ -119,7 +119,7 @@ class LineReader:
         if len(self._buffer) <= CHUNK_BYTES:
             self.release()
 
-    async def next_line(self) -> bytes | Framing:
+    async def next_line(self) -> bytes | bytearray | Framing:
         """The next line (with its newline; without one for a last line cut short by the
         end of input), b"" at the end of input, or what went wrong framing it.
 
@@ -168,7 +168,9 @@ class LineReader:
                 if self._skipping:
                     self._skipping = False
                     return Framing.OVERSIZED
-                line, self._buffer = bytes(self._buffer), bytearray()
+                # The buffer itself, not a copy of it: a client that hangs up mid-line can
+                # leave tens of megabytes held, and copying them held the loop.
+                line, self._buffer = self._buffer, bytearray()
                 self._budget.settle(self)
                 return line
             needed = 0 if self._skipping else max(0, len(self._buffer) + len(chunk) - CHUNK_BYTES - self._held)
@@ -196,7 +198,7 @@ class BadFrame(Exception):
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
-def decode(line: bytes, parse_error: int) -> Any:
+def decode(line: bytes | bytearray, parse_error: int) -> Any:
     """The line's JSON value, or BadFrame(parse_error). msgspec calls a lone surrogate
     escape "Input data was truncated", which sends a client looking for a cut line; the
     error names the escape instead."""

@@ -189,8 +189,8 @@ class RpcServer:
                     break
                 if line is Framing.IDLE or not line:
                     break
-                assert isinstance(line, bytes)
-                if not line.strip():
+                assert isinstance(line, (bytes, bytearray))
+                if line.isspace():  # (strip() would copy a line of megabytes to say so)
                     continue
                 self._handling.add(task)
                 try:
@@ -219,7 +219,7 @@ class RpcServer:
             self._connections.discard(task)
             writer.close()
 
-    async def _handle(self, lines: LineReader, line: bytes, writer: asyncio.StreamWriter) -> None:
+    async def _handle(self, lines: LineReader, line: bytes | bytearray, writer: asyncio.StreamWriter) -> None:
         """Answer one request line (none for a notification)."""
         notify = partial(self._notify, writer)
         if len(line) > protocol.LARGE_REQUEST_BYTES:
@@ -265,7 +265,7 @@ class RpcServer:
         if not writer.transport.is_closing():
             writer.write(msgspec.json.encode(message) + b"\n")
 
-    async def handle_line(self, line: bytes, notify: Notify | None = None) -> dict | None:
+    async def handle_line(self, line: bytes | bytearray, notify: Notify | None = None) -> dict | None:
         """`notify` writes a notification on the request's connection, for a method
         that reports its progress."""
         try:
