@@ -66,7 +66,10 @@ def one_line(text: str) -> str:
     help="Only these kinds of document (repeatable): folder files, fetched pages, agent text, capsules, ...",
 )
 @click.option(
-    "--since", metavar="DATE", help="Only text dated from DATE on (YYYY, YYYY-MM or YYYY-MM-DD; years 1900-2199)."
+    "--since",
+    metavar="DATE",
+    help="Only text dated from DATE on, or by a year or quarter reaching it (YYYY, YYYY-MM or YYYY-MM-DD;"
+    " years 1900-2199).",
 )
 @click.option(
     "--until",
