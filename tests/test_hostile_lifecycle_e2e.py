@@ -54,10 +54,7 @@ def test_a_socket_path_too_long_to_bind_is_refused_in_one_line_before_the_index_
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     deep.mkdir(parents=True, mode=0o700)
     library.configure([], extra=f'socket = "{deep / "kenning.sock"}"')
-    result = subprocess.run(
-        [sys.executable, "-m", "kenning", "--config", str(library.config), "daemon"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    result = _daemon_in_foreground(library)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert "longer than a unix socket path may be" in result.stderr.splitlines()[-1]
@@ -150,7 +147,7 @@ def test_another_process_holding_the_write_lock_pauses_the_sweep_and_it_resumes_
         assert daemon.stop() == 0
 
 
-def test_a_read_only_database_at_start_is_one_line_naming_it(library, tmp_path):
+def _kestrels_indexed_and_stopped(library, tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "a.md").write_text("Kestrels nest here.\n")
@@ -158,6 +155,18 @@ def test_a_read_only_database_at_start_is_one_line_naming_it(library, tmp_path):
     daemon = library.daemon()
     daemon.wait_idle("notes")
     assert daemon.stop() == 0
+
+
+def _daemon_in_foreground(library) -> subprocess.CompletedProcess:
+    """`ken daemon` run to its end, as a service manager runs it: what it says is its stderr."""
+    return subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "daemon"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_a_read_only_database_at_start_is_one_line_naming_it(library, tmp_path):
+    _kestrels_indexed_and_stopped(library, tmp_path)
     database = library.data_dir / "kenning.db"
     # Root writes through file modes: the file is made immutable instead, or, on a file
     # system without chattr, its write-ahead log's place is taken by a directory.
@@ -168,10 +177,7 @@ def test_a_read_only_database_at_start_is_one_line_naming_it(library, tmp_path):
         blocked.unlink(missing_ok=True)
         blocked.mkdir()
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "kenning", "--config", str(library.config), "daemon"],
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+        result = _daemon_in_foreground(library)
     finally:
         if os.geteuid() == 0 and shutil.which("chattr"):
             subprocess.run(["chattr", "-i", str(database)], capture_output=True)
@@ -189,13 +195,7 @@ def test_a_redaction_key_that_cannot_be_made_at_an_upgrade_is_one_line_naming_it
     version, before the database opens: a data directory that cannot be written then
     (made immutable, a full disk) was a traceback, where the database's own refusal
     had been one line naming what to fix."""
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "a.md").write_text("Kestrels nest here.\n")
-    library.configure([{"name": "notes", "path": notes}])
-    daemon = library.daemon()
-    daemon.wait_idle("notes")
-    assert daemon.stop() == 0
+    _kestrels_indexed_and_stopped(library, tmp_path)
     key = library.data_dir / "redaction.key"
     key.unlink()  # as a kenning of before left it
     # Root writes through a directory's mode: it is made immutable instead, or, on a file
@@ -205,10 +205,7 @@ def test_a_redaction_key_that_cannot_be_made_at_an_upgrade_is_one_line_naming_it
     elif not shutil.which("chattr") or subprocess.run(["chattr", "+i", str(library.data_dir)], capture_output=True).returncode:
         key.mkdir()
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "kenning", "--config", str(library.config), "daemon"],
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+        result = _daemon_in_foreground(library)
     finally:
         if os.geteuid() == 0 and shutil.which("chattr"):
             subprocess.run(["chattr", "-i", str(library.data_dir)], capture_output=True)
