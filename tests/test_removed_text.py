@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import time
 from pathlib import Path
 
 from kenning.config import DaemonSettings, Settings, SourceSettings
@@ -18,6 +17,7 @@ from kenning.ingest.text_docs import TextDocument
 from kenning.service.library import Library
 from kenning.service.memory import NewCapsule
 from kenning.store.migrations import MIGRATIONS, migrate
+from tests.test_agent_records import opened as library_opened
 
 # Made-up words the porter stemmer leaves as they are, one per thing removed, each in a
 # title and a body; and words of what stays.
@@ -40,14 +40,7 @@ def readable(db: Path, words: tuple[str, ...]) -> list[str]:
 
 
 async def opened(tmp_path: Path, folder: Path) -> Library:
-    source = SourceSettings(name="notes", path=folder)
-    library = Library(Settings(daemon=DaemonSettings(data_dir=tmp_path / "data"), sources=(source,)), tmp_path / "c.toml")
-    await library.open()
-    deadline = time.monotonic() + 20
-    while library.semantic.vectors is None:
-        assert time.monotonic() < deadline, "the embedder did not come up"
-        await asyncio.sleep(0.05)
-    return library
+    return await library_opened(tmp_path, sources=(SourceSettings(name="notes", path=folder),))
 
 
 async def test_forgotten_and_removed_text_is_gone_from_the_database_file_and_its_wal(tmp_path):
