@@ -37,6 +37,8 @@ TODAY = date(2026, 12, 1)
         ("# Platform sync, 18 September 2025\n\nNotes.", "sync.md", ("2025-09-18", "heading")),
         ("# Sync (March 4, 2025)\n", "sync.md", ("2025-03-04", "heading")),
         ("# 供应商会议 2025年9月18日\n", "会议.md", ("2025-09-18", "heading")),
+        ("# 2025년 9월 18일 출근 메모\n", "메모.md", ("2025-09-18", "heading")),
+        ("---\ndate: 2025年9月18日\n---\n# 考核\n", "考核.md", ("2025-09-18", "front matter")),
         ("---\ndate: 2023-05-06\nlastmod: 2024-01-02\n---\nbody", "x.md", ("2024-01-02", "front matter")),
         ("---\npublished: 2023-05-06\ncreated: 2020-01-01\n---\nbody", "x.md", ("2023-05-06", "front matter")),
         ("# Standup 2025/03/14\n", "standup.md", ("2025-03-14", "heading")),
@@ -292,3 +294,20 @@ def test_a_question_opening_or_closing_a_period_asks_about_every_date_on_that_si
     # "from" with no "on" names the period itself.
     assert asked("What does the report from 2024 say?") == [period("2024")]
     assert asked("What was revenue in Q3 2025?") == [Period(date(2025, 7, 1), date(2025, 10, 1))]
+
+
+def test_periods_and_now_as_chinese_japanese_and_korean_questions_write_them():
+    # No space stands between a year and the word before it.
+    assert named_periods("我们在2025年的出差补贴标准", TODAY) == [period("2025")]
+    assert named_periods("売上は2025年3月にいくら", TODAY) == [period("2025-03")]
+    assert named_periods("작년 말 2025년 3월 매출", TODAY) == [period("2025-03")]
+    for asked in ("現在の事務所のWi-Fiパスワードは？", "今のwi-fiパスワード", "目前办公室的打印机", "最新的报销流程", "현재 직원 주차장은?"):
+        assert TimeIntent.of(asked, TODAY).recent, asked
+    # 今 in today, this year, this time names a day, a year, an occasion; not "now".
+    for asked in ("今日の定例会議は？", "今年の予算は？", "今回の議題は？"):
+        assert not TimeIntent.of(asked, TODAY).recent, asked
+    # A month written without its year, as a notice names the note it takes back.
+    assert periods_without_year("4月2日の夏季休暇の方針は取り消します。", date(2025, 5, 12)) == [period("2025-04")]
+    assert periods_without_year("4월 4일에 공지한 일정", date(2025, 5, 14)) == [period("2025-04")]
+    assert periods_without_year("3ヶ月ごと、3개월마다", date(2025, 5, 14)) == []
+    assert written_days("夏季休暇の方針（2025年4月2日付）は取り消します。") == [period("2025-04-02")]

@@ -1199,3 +1199,52 @@ def test_a_note_dated_by_its_quarter_is_found_by_a_range_overlapping_any_month_o
     }
     assert first_hit(ask(daemon, "heron count", since="2025-09"), "review.md")["date"] == "2025-07"
 
+
+
+CJK_NOTES = {
+    # A Japanese correction, a Chinese retraction naming the day of what it takes back, a
+    # Korean correction; a Japanese draft beside the rule; a Japanese note and its later
+    # restatement for a question asking what holds now.
+    "2025-04-01-teirei.md": "# 定例会議について\n\n毎週の定例会議は3階の会議室Aで行います。\n",
+    "2025-05-10-teisei.md": "# 訂正：定例会議の場所\n\n毎週の定例会議は3階の会議室Aではなく、5階の会議室Bで行います。\n",
+    "2025-04-03-chuchai.md": "# 出差补贴标准\n\n出差补贴标准为每天三百元。\n",
+    "2025-05-13-chexiao.md": "# 撤回：出差补贴标准\n\n4月3日发布的出差补贴标准已撤回，请勿使用。\n",
+    "2025-04-01-jucha.md": "# 직원 주차장\n\n직원 주차장은 지하 2층에 있습니다.\n",
+    "2025-05-10-jeongjeong.md": "# 정정: 직원 주차장\n\n직원 주차장은 더 이상 지하 2층이 아니고 지하 3층에 있습니다.\n",
+    "2025-03-01-keihi.md": "# 経費精算\n\n経費精算の締め日は毎月25日です。\n",
+    "2025-06-01-an.md": "# 経費精算の締め日（案）\n\n経費精算の締め日を毎月20日に変更する案です。\n",
+    "2025-01-10-wifi.md": "# 事務所のWi-Fiパスワード\n\n事務所のWi-Fiパスワードはsakura2025です。\n",
+    "2025-08-10-wifi.md": "# 事務所のWi-Fiパスワード\n\n事務所のWi-Fiパスワードはmomiji2025です。\n",
+}
+
+
+def test_chinese_japanese_and_korean_corrections_retractions_drafts_and_now(library):
+    notes = library.root / "notes"
+    notes.mkdir()
+    for name, text in CJK_NOTES.items():
+        (notes / name).write_text(text)
+    # Enough other notes that a word two of these notes share names something.
+    for n, chore in enumerate(["gutters", "boiler", "smoke alarms", "bike chain", "tyres", "shed roof"] * 3):
+        (notes / f"chore-{n}.md").write_text(f"# Chore {n}\n\nCheck the {chore} in week {n + 1}.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    status = daemon.wait_idle("notes")
+    wait_for(lambda: daemon.call("status")["embedder"]["vectors"] == status["chunks"], timeout=60, what="embedding")
+
+    for question, newer, older, link in [
+        ("定例会議はどこで行いますか？", "2025-05-10-teisei.md", "2025-04-01-teirei.md", "superseded_by"),
+        ("出差补贴标准是多少？", "2025-05-13-chexiao.md", "2025-04-03-chuchai.md", "retracted_by"),
+        ("직원 주차장은 어디에 있습니까?", "2025-05-10-jeongjeong.md", "2025-04-01-jucha.md", "superseded_by"),
+    ]:
+        result = ask(daemon, question)
+        assert docs(result)[:2] == [newer, older], question
+        assert first_hit(result, older)[link] == first_hit(result, newer)["item_id"], question
+
+    rule = ask(daemon, "経費精算の締め日は？")
+    assert docs(rule)[:2] == ["2025-03-01-keihi.md", "2025-06-01-an.md"]
+    # The title's "（案）" (a draft) is read as a person wrote it, full-width or not.
+    assert any(reason.startswith("hedged ('(案)')") for reason in first_hit(rule, "2025-06-01-an.md")["reasons"])
+
+    now = ask(daemon, "現在の事務所のWi-Fiパスワードは？")
+    assert docs(now)[:2] == ["2025-08-10-wifi.md", "2025-01-10-wifi.md"]
+

@@ -449,3 +449,44 @@ def test_crowding_keeps_a_chain_of_corrections_in_order():
     diversity.spread(hits)
     truth.keep_above(hits)
     assert a.score > b.score > c.score
+
+
+def test_cjk_cues_as_people_write_them_and_the_same_characters_in_other_words():
+    def kinds(title: str, text: str = "") -> tuple[str | None, str | None, bool]:
+        said = cues.read(title, text)
+        return said.correction, said.retraction, said.hedged
+
+    # Corrections, retractions and drafts in the titles Japanese, Chinese and Korean notes use.
+    assert kinds("訂正：定例会議の場所") == ("訂正", None, False)
+    assert kinds("更正：数据库备份时间") == ("更正", None, False)
+    assert kinds("勘误：报销流程") == ("勘误", None, False)
+    assert kinds("정정: 직원 주차장") == ("정정", None, False)
+    assert kinds("更新：VPNの設定") == ("更新：", None, False)
+    assert kinds("取り消し：夏季休暇の方針") == (None, "取り消し", False)
+    assert kinds("撤回：出差补贴标准") == (None, "撤回", False)
+    assert kinds("철회: 보안 교육 일정") == (None, "철회", False)
+    assert kinds("経費精算規程（案）")[2] and kinds("案：経費精算の締め日")[2]
+    assert kinds("草案：打印机采购")[2] and kinds("초안: 회의실 예약 규칙")[2]
+    # In a line of the text, as the English cues are read there.
+    assert kinds("メモ", "定例会議は会議室aではなく、会議室bで行います。")[0] == "ではなく"
+    assert kinds("备注", "数据库备份不再在凌晨两点运行，改为凌晨四点。")[0] == "不再"
+    assert kinds("메모", "직원 주차장은 더 이상 지하 2층이 아닙니다.")[0] == "더 이상"
+    assert kinds("メモ", "旧手順は使用しないでください。")[1] == "使用しないで"
+    # The same characters doing other work: guidance (案内), an answer (答案), a plan
+    # (方案), "or" (もしくは), an event cancelled (取消), software updated (更新しました),
+    # a variable undefined (未定義), Amazon (아마존).
+    for title, text in [
+        ("会議室のご案内", "受付で案内を受けてください。"),
+        ("答案", "答案是四十二。"),
+        ("实施方案", "按照实施方案执行。"),
+        ("連絡先", "電話もしくはメールで連絡してください。"),
+        ("会议", "周五的会议取消了。"),
+        ("作業記録", "サーバーのosを更新しました。"),
+        ("エラー", "未定義の変数を参照しています。"),
+        ("구매", "아마존에서 주문했습니다."),
+    ]:
+        said = cues.read(title, text.lower())
+        assert (said.correction, said.retraction, said.hedge) == (None, None, 0), title
+    # "If" opens a runbook's condition in any language: weak, as in English.
+    assert not kinds("手順", "もしサーバーが応答しない場合は再起動してください。")[2]
+    assert not kinds("步骤", "如果服务器无响应，请重启。")[2]

@@ -246,6 +246,18 @@ class Asked:
         return Coverage(held, holds, near, beside_period, unknown, specific, absent, shares)
 
 
+def subject_keys(coverage: Coverage, period_words: frozenset[str]) -> list[str]:
+    """The query's words that say what it is about, the most specific first, without
+    those naming the period it asks about: what the truth signals (truth.py) look for
+    on the line a cue stands on and in the notes it may mean. A run of CJK script is
+    one word to the main index ("定例会議はどこで行いますか") that no note holds as such,
+    so it stands as the pieces of the query that chunks hold ("定例", "会議"), the
+    rarest first."""
+    keys = [key for key in coverage.specific if key not in period_words and not cjk.RUN.search(key)]
+    pieces = [label for label in coverage.shares if cjk.RUN.fullmatch(label)]
+    return keys + sorted(pieces, key=lambda piece: -coverage.shares[piece])
+
+
 def about_subject(coverage: Coverage, ids: list[int], left_out: frozenset[str]) -> list[int]:
     """Of these items, those holding the query's most specific word that any of them
     holds, leaving out `left_out` (the kind of answer, the period's words): the hits

@@ -19,9 +19,13 @@ from kenning.api import Hit
 from kenning.text.dates import Period, named_periods, named_spans, period, periods_without_year
 from kenning.text.statements import framed, holds_any
 
+# And in Chinese, Japanese and Korean, read without word boundaries (there are none
+# between their words): "今" only as "now" stands ("今の", "今は"), not in 今日, 今年 or
+# 今回, which name a day, a year, a time.
 _RECENT = re.compile(
     r"\b(?:now|nowadays|current(?:ly)?|latest|newest|most recent(?:ly)?|these days|at the moment|at present"
-    r"|presently|today|up to date|still)\b",
+    r"|presently|today|up to date|still)\b"
+    r"|現在|现在|目前|当前|當前|最新|現時点|现阶段|現行|现行|如今|今(?:の|は|も|でも)|현재|최신|지금|요즘",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"\w+")

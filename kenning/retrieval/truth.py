@@ -54,6 +54,7 @@ from kenning.retrieval import coverage, cues
 from kenning.retrieval.dates import TimeIntent
 from kenning.store.hits import ChunkText
 from kenning.store.links import Superseder
+from kenning.text import cjk
 from kenning.text.dates import Period, named_periods, period, periods_without_year, written_days
 from kenning.text.statements import word_among
 from kenning.text.stopwords import GENERIC_VERBS, STOPWORDS
@@ -83,6 +84,7 @@ HEDGED_FLOOR = 0.3
 STEP = 1e-4
 
 _WORD = re.compile(r"\w+")
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
 # A year names when, not what: "2024" in a decision log's line is no subject it shares.
 _YEAR = re.compile(r"(?:19|20)\d\d")
 # What a correction or retraction puts aside, named in the few words after it: "moves to
@@ -128,7 +130,9 @@ class Side:
         # The first and last day its date covers, as ordinals.
         self.start = span.start.toordinal() if span else None
         self.end = span.end.toordinal() if span else None
-        self._keys = keys[:KEYS]
+        # Values are read beside whole words: a pair of CJK characters (coverage.py
+        # `subject_keys`) stands in a run the tokens do not cut, so no value is near it.
+        self._keys = [key for key in keys if not cjk.RUN.fullmatch(key)][:KEYS]
         self._all_keys = keys
         self._answer_at = answer_at
         self._names = names
@@ -266,7 +270,14 @@ def _same_time(a: Side, b: Side) -> bool:
 
 
 def _words(text: str) -> set[str]:
-    return {word for word in set(_WORD.findall(text.lower())) if len(word) > 2} - STOPWORDS
+    """Its content words; in Chinese, Japanese and Korean, which have no spaces, the
+    pairs of characters the CJK index holds (kenning/text/cjk.py), but for those holding
+    hiragana ("です", "の夏", "は取"), which in Japanese writes endings and particles, so
+    that such a pair straddles a word's end rather than naming a thing."""
+    lowered = text.lower()
+    latin = lowered if lowered.isascii() else cjk.RUN.sub(" ", lowered)
+    words = {word for word in set(_WORD.findall(latin)) if len(word) > 2} - STOPWORDS
+    return words | {piece for piece in cjk.pieces(lowered) if not _HIRAGANA.search(piece)}
 
 
 def _keyed_values(text: str, keys: list[str], answer_at: AnswerAt | None = None) -> dict[str, set[str]]:

@@ -55,6 +55,7 @@ from kenning.store.hits import ChunkText, chunk_texts, load_hits, own_dates
 from kenning.store.links import superseders
 from kenning.store.scope import Scope
 from kenning.store.vector_index import VectorIndex
+from kenning.text import cjk
 from kenning.text.statements import holder
 
 # Hits read in full for the truth signals and the floor; past them nothing moves.
@@ -92,7 +93,9 @@ async def _common(db: Database, words: set[str]) -> Callable[[str], bool]:
     if not words:
         return lambda word: False
     ordered = sorted(words)
-    counts = await fts.term_counts(db, [Probe(quote(word)) for word in ordered])
+    # A pair of CJK characters is counted where it is held: in the CJK index.
+    probes = [Probe(quote(word), "cjk" if cjk.RUN.fullmatch(word) else "main") for word in ordered]
+    counts = await fts.term_counts(db, probes)
     common = {word for word, n in zip(ordered, counts.matching) if n > counts.chunks * truth.COMMON_SHARE}
     return common.__contains__
 
@@ -174,7 +177,7 @@ async def settle(
     agreement = partial(coverage.agreement, measured) if measured is not None else None
     # The period asked about is no part of the subject: "staff" and "2025" on one line of
     # a January newsletter's travel correction do not make it about the 2025 ceilidh.
-    keys = [key for key in measured.specific if key not in intent.words] if measured is not None else []
+    keys = coverage.subject_keys(measured, intent.words) if measured is not None else []
     # The names the question asks about, not the period it names ("Q3").
     names = (asked.query.names if asked is not None else parse(text).names) - set(intent.words)
     sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names)

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 
+from kenning.text import cjk
 from kenning.text.frontmatter import MAX_LINES, front_matter_lines
 from kenning.text.headings import MAX_HEADING_CHARS, cut
 
@@ -135,13 +136,18 @@ def _find_span(text: str) -> tuple[str, str | None] | None:
 
 
 def written_days(text: str) -> list[Period]:
-    """The days a text writes out in full ("9 March 2026", "March 9, 2026", "2026-03-09"):
-    a notice names the note it takes back by its day as often as by its month. Not the
+    """The days a text writes out in full ("9 March 2026", "March 9, 2026", "2026-03-09",
+    "2026年3月9日"): a notice names the note it takes back by its day as often as by its
+    month. Not the
     day a line opens with, which dates that line (a log's entry, "- 2026-03-02: cache
     moves to Ceph"), nor one inside an identifier ("FH-2026-03-09")."""
     days = []
-    for form in _FORMS[:3]:
+    # The first three forms are days; the fourth ("2025年4月2日", "2025년 4월 2일") is one
+    # when it writes the day.
+    for form in _FORMS[:4]:
         for match in form.finditer(text):
+            if match.group("day") is None:
+                continue
             start = text.rfind("\n", 0, match.start()) + 1
             opening = _LINE_OPENING.match(text, start)
             if match.start() == (opening.end() if opening else start) or _in_identifier(text, match):
@@ -400,6 +406,9 @@ _BARE = re.compile(
     r"|(?P<month>January|February|March|April|June|July|August|September|October|November|December))"
     r"(?![\w-])(?!,?\s+(?:of\s+)?(?:19|20)\d\d)"
 )
+# A month as Chinese, Japanese and Korean write it without a year ("4月2日の方針",
+# "4월 2일에 공지한"): a number and 月 or 월, not "3ヶ月" or "3개월" (three months).
+_BARE_CJK = re.compile(r"(?<!\d)(?P<number>1[0-2]|0?[1-9])\s*[月월]")
 
 
 def periods_without_year(text: str, written: date) -> list[Period]:
@@ -412,10 +421,12 @@ def periods_without_year(text: str, written: date) -> list[Period]:
         for match in form.finditer(text):
             named.hold(match)
     found: list[Period] = []
-    for match in _BARE.finditer(text):
+    for match in [*_BARE.finditer(text), *_BARE_CJK.finditer(text)]:
         if not named.free(match):
             continue
-        if match.group("month"):
+        if match.groupdict().get("number"):
+            first = last = int(match.group("number"))
+        elif match.group("month"):
             first, last = (_MONTHS[match.group("month").lower()],) * 2
         elif match.group("quarter"):
             first = int(match.group("quarter")) * 3 - 2
@@ -459,10 +470,12 @@ def _distance(span: Period, day: date) -> int:
 
 def _in_identifier(text: str, match: re.Match[str]) -> bool:
     """"FH-SEC-2025-07" names an advisory, not July 2025; "RT-2025" a product;
-    "air_quality_2019" a dataset."""
+    "air_quality_2019" a dataset. Chinese, Japanese and Korean put no space before a
+    number: "我们在2025年的收入", "売上は2025年3月に" name the year and the month."""
     before = text[match.start() - 1] if match.start() else " "
     after = text[match.end() : match.end() + 2]
-    return before in "-_" or before.isalnum() or (after[:1] in ("-", "_") and after[1:].isalnum())
+    named = before.isalnum() and not cjk.RUN.match(before)
+    return before in "-_" or named or (after[:1] in ("-", "_") and after[1:].isalnum())
 
 
 def _relative(which: str, unit: str, today: date) -> Period:
