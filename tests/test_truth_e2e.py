@@ -1248,3 +1248,34 @@ def test_chinese_japanese_and_korean_corrections_retractions_drafts_and_now(libr
     now = ask(daemon, "現在の事務所のWi-Fiパスワードは？")
     assert docs(now)[:2] == ["2025-08-10-wifi.md", "2025-01-10-wifi.md"]
 
+
+def test_now_prefers_the_newest_note_about_what_is_asked_not_the_newest_note(library):
+    # Two VPNs, each with its own later update; the office's is the newest of all.
+    notes = library.root / "notes"
+    notes.mkdir()
+    for name, text in {
+        "2025-01-10-office-vpn.md": "# Office VPN\n\nThe office VPN uses OpenVPN on the Fortigate firewall; connect to"
+        " vpn.example.com with your SSO login.\n",
+        "2025-03-01-home-vpn.md": "# Home VPN\n\nThe home VPN runs WireGuard on the Raspberry Pi in the hall cupboard,"
+        " port 51820.\n",
+        "2025-06-01-home-vpn-update.md": "# Home VPN update\n\nThe home VPN now runs WireGuard on the router itself,"
+        " port 51821; the Raspberry Pi is retired.\n",
+        "2025-09-01-office-vpn-update.md": "# Office VPN update\n\nThe office VPN moved to Tailscale; OpenVPN on the"
+        " Fortigate is switched off.\n",
+    }.items():
+        (notes / name).write_text(text)
+    for n, chore in enumerate(["gutters", "boiler", "smoke alarms", "bike chain", "tyres", "shed roof"] * 3):
+        (notes / f"chore-{n}.md").write_text(f"# Chore {n}\n\nCheck the {chore} in week {n + 1}.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    status = daemon.wait_idle("notes")
+    wait_for(lambda: daemon.call("status")["embedder"]["vectors"] == status["chunks"], timeout=60, what="embedding")
+
+    home = ask(daemon, "what is the home VPN now")
+    assert docs(home)[:2] == ["2025-06-01-home-vpn-update.md", "2025-03-01-home-vpn.md"]
+    # The office's update is still the newest about the office VPN, not about the home one.
+    office = first_hit(home, "2025-09-01-office-vpn-update.md")
+    home_ids = {first_hit(home, name)["item_id"] for name in ("2025-06-01-home-vpn-update.md", "2025-03-01-home-vpn.md")}
+    assert not [reason for reason in office["reasons"] if any(f"item {item}," in reason for item in home_ids)]
+    assert any("asked for now" in reason for reason in office["reasons"])
+    assert docs(ask(daemon, "what is the office VPN now"))[0] == "2025-09-01-office-vpn-update.md"

@@ -24,8 +24,12 @@ there are no vectors). For such a pair:
   notes, which also correct an April item, say Oakridge): meeting notes correct one
   item and state the next, and a single shared word tied four wrong pairs on dev and tune;
 - when the question asks for the current state, the newer of the two is placed above
-  when their texts are close (SAME_STATE), or about the same thing, the newer holding
-  every word of the query the older holds and giving another value beside one of them;
+  when it holds every word of the query the older holds, and their texts are close
+  (SAME_STATE) or about the same thing with the newer giving another value beside one
+  of those words. The newest note is the newest about what is asked: the office VPN's
+  update, close in wording to the home VPN's notes, went above both of them for "what
+  is the home VPN now", and the data team's standup moving says nothing of the
+  platform team's;
 - a hedged chunk (a proposal, a draft, "if we were to") goes below the plain
   statements about the same thing among the best hits;
 - two chunks of about the same time that neither correct nor hedge, and that give
@@ -471,18 +475,12 @@ def _relate(
             place_above(newer.hit, older.hit, f"supersedes item {older.hit.item_id} ({said.correction!r})")
             older.hit.reasons.append(f"superseded by item {newer.hit.item_id}")
             return
-        if intent.recent and not newer.cues.hedged and (
+        if intent.recent and not newer.cues.hedged and newer.holds_what_is_asked_of(older) and (
             close(newer, older, SAME_STATE)
             # A short note of a change sits further from the page it changes ("Calendar
             # changes: the standup moves to 10:15" against "Team rituals", cosine 0.36):
-            # holding every word of the question the older one holds, and giving another
-            # value beside one of them, it says what holds now. The data team's standup
-            # moving says nothing of the platform team's.
-            or (
-                close(newer, older, SAME_SUBJECT)
-                and newer.holds_what_is_asked_of(older)
-                and _disagree(newer.values, older.values)
-            )
+            # giving another value beside a word of the question, it says what holds now.
+            or (close(newer, older, SAME_SUBJECT) and _disagree(newer.values, older.values))
         ):
             place_above(newer.hit, older.hit, f"newer ({newer.hit.date}) than item {older.hit.item_id}, asked for now")
             return
