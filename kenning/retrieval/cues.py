@@ -107,13 +107,19 @@ _HEDGE_WEAK_CJK = r"もし|如果|也许|也許|或许|或許|만약|아마"
 # One pass over a text finds every cue; where two kinds could start at one place, the
 # earlier alternative wins ("no longer valid" retracts before "no longer" corrects).
 # Texts are lower-cased first: matching without IGNORECASE is four times faster.
-# Words that hold a cue and are none ("もしくは" is "or", "未定義" undefined, "아마존"
-# Amazon): read first at their place, so the cue inside them is not.
-_NO_CUE = r"もしくは|未定義|아마존"
 _CUES = re2.compile(
-    rf"(?P<none>{_NO_CUE})|(?P<retraction>\b(?:{_RETRACTION})|{_RETRACTION_CJK})"
-    rf"|(?P<correction>\b(?:{_CORRECTION})|{_CORRECTION_CJK})"
-    rf"|(?P<strong>\b(?:{_HEDGE_STRONG})|{_HEDGE_STRONG_CJK})|(?P<weak>\b(?:{_HEDGE_WEAK})|{_HEDGE_WEAK_CJK})"
+    rf"\b(?:(?P<retraction>{_RETRACTION})|(?P<correction>{_CORRECTION})"
+    rf"|(?P<strong>{_HEDGE_STRONG})|(?P<weak>{_HEDGE_WEAK}))"
+)
+# The CJK cues are a second pattern, read only on text that is not all ASCII: joined to
+# the first, they made reading the truth set's notes six times slower (48 ms against
+# 8 ms for its 172,000 characters), apart they add 1.6 ms. Words that hold a cue and are
+# none ("もしくは" is "or", "未定義" undefined, "아마존" Amazon) are read first at their
+# place, so the cue inside them is not.
+_NO_CUE = r"もしくは|未定義|아마존"
+_CJK_CUES = re2.compile(
+    rf"(?P<none>{_NO_CUE})|(?P<retraction>{_RETRACTION_CJK})|(?P<correction>{_CORRECTION_CJK})"
+    rf"|(?P<strong>{_HEDGE_STRONG_CJK})|(?P<weak>{_HEDGE_WEAK_CJK})"
 )
 # A front matter line's key.
 _KEY = re.compile(r"^\s*[\w-]+(?::|\s*=)\s")
@@ -150,9 +156,17 @@ def _found(text: str) -> dict[str, list[re2._Match]]:
     it is kept: a search reads a document's opening once for each of its hits, and the
     next search often reads the same hits."""
     found: dict[str, list[re2._Match]] = {"retraction": [], "correction": [], "strong": [], "weak": []}
-    for match in _CUES.finditer(text):
-        if match.lastgroup != "none":
-            found[match.lastgroup or "weak"].append(match)
+    for match in _matches(text):
+        found[match.lastgroup or "weak"].append(match)
+    return found
+
+
+def _matches(text: str) -> list[re2._Match]:
+    """Every cue in a lower-cased text, English and CJK, in the order they stand."""
+    found = list(_CUES.finditer(text))
+    if not text.isascii():
+        found += [match for match in _CJK_CUES.finditer(text) if match.lastgroup != "none"]
+        found.sort(key=lambda match: match.start())
     return found
 
 
@@ -184,9 +198,7 @@ def cue_words(text: str) -> set[str]:
     """The words of every cue in a lower-cased text ("instead", "no", "longer"); of "not
     ... as written", not the words between, which say what was not written."""
     words: set[str] = set()
-    for match in _CUES.finditer(text):
-        if match.lastgroup == "none":
-            continue
+    for match in _matches(text):
         found = _WORD.findall(match.group())
         if found[0] == "not" and "as" in found[1:]:
             found = ["not", "as", found[-1]]
