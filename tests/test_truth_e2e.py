@@ -1279,3 +1279,37 @@ def test_now_prefers_the_newest_note_about_what_is_asked_not_the_newest_note(lib
     assert not [reason for reason in office["reasons"] if any(f"item {item}," in reason for item in home_ids)]
     assert any("asked for now" in reason for reason in office["reasons"])
     assert docs(ask(daemon, "what is the office VPN now"))[0] == "2025-09-01-office-vpn-update.md"
+
+
+def _library_of(library, notes: dict[str, str]) -> DaemonProcess:
+    """A daemon on a folder holding `notes`, once every chunk is embedded."""
+    root = library.root / "notes"
+    for name, text in notes.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    library.configure([{"name": "notes", "path": root}])
+    daemon = library.daemon()
+    status = daemon.wait_idle("notes")
+    wait_for(lambda: daemon.call("status")["embedder"]["vectors"] == status["chunks"], timeout=60, what="embedding")
+    return daemon
+
+
+def test_a_hedge_word_said_to_be_no_hedge_hedges_nothing(library):
+    """"This is not a proposal" and "the draft was approved and is now policy" state a
+    fact; read as hedged, the newer note went below the old one for "now"."""
+    daemon = _library_of(library, {
+        "standup.md": "---\ndate: 2025-06-01\n---\n# Standup\n\nThe platform standup is at 10:00 every weekday.\n",
+        "standup-change.md": "---\ndate: 2025-09-01\n---\n# Standup time\n\n"
+        "This is not a proposal: from Monday the platform standup moves to 09:30.\n",
+        "leave.md": "---\ndate: 2024-10-01\n---\n# Leave\n\nStaff carry over up to 3 days of annual leave.\n",
+        "leave-policy.md": "---\ndate: 2025-10-01\n---\n# Leave policy\n\n"
+        "The draft was approved and is now policy: staff carry over up to 5 days of annual leave.\n",
+    })  # fmt: skip
+    for question, newer, older in (
+        ("When is the platform standup now?", "standup-change.md", "standup.md"),
+        ("How many days of annual leave can staff carry over now?", "leave-policy.md", "leave.md"),
+    ):
+        result = ask(daemon, question)
+        assert docs(result)[:2] == [newer, older], question
+        assert not any("hedged" in reason for reason in first_hit(result, newer)["reasons"]), question
+

@@ -331,6 +331,10 @@ def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
     assert kinds(notice) == (None, "withdrawn", False)
     assert kinds("the new rota is not agreed yet.")[2] and kinds("status: not decided.")[2]
     assert kinds("the rota is not yet agreed.")[2]
+    # A hedge word said to be none states a fact; the same words otherwise still hedge.
+    assert kinds("this is not a proposal: the standup moves to 09:30.") == (None, None, False)
+    assert kinds("the draft was approved and is now policy.") == (None, None, False)
+    assert kinds("this is a proposal: the standup moves to 09:30.")[2] and kinds("the draft rota.")[2]
 
 
 def test_two_statements_of_one_time_giving_different_values_conflict():

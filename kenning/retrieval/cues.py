@@ -34,7 +34,9 @@ winter use of its pier was read as hedged, and so retracted nothing). A third ro
 from notes a red-team pass wrote: what is "under evaluation by" someone is a hedge (an
 option "under evaluation" alone may be a compound a study evaluated, and "Option B:" or
 "in a scenario where" stand in decided ADRs and runbooks); no figure of the truth sets
-moved. A change announced as "the standup moves
+moved. A hedge word said to be none ("this is not a proposal", "the draft was approved
+and is now policy") hedges nothing: read as a hedge, it ranked a standing decision below
+the rule it replaced. A change announced as "the standup moves
 to 10:15" is not a correction: meeting notes announce moves ("the build cache moves to
 MinIO") that a later note corrects, and a note that corrects is itself tied only by its
 date or the value it replaced.
@@ -104,11 +106,19 @@ _HEDGE_STRONG_CJK = (
     r"|假设|假設|假如|征求意见稿|待定|尚未决定|尚未決定|초안|제안|미정|검토 중"
 )
 _HEDGE_WEAK_CJK = r"もし|如果|也许|也許|或许|或許|만약|아마"
+# A hedge word said to be no hedge: "this is not a proposal", "the draft was approved and
+# is now policy". Read as one cue that counts for nothing, it keeps the word inside it
+# from hedging the line.
+_SETTLED = (
+    r"(?:not|no longer|never) (?:a |an |the |just a |just an |only a )?(?:proposal|draft|rfc|idea|brainstorm)\b"
+    r"|(?:proposal|draft|rfc) (?:was|were|is|has been|have been|is now|got|now) (?:approved|adopted|accepted"
+    r"|agreed|ratified|signed off|merged|final(?:i[sz]ed)?|confirmed|policy)"
+)
 # One pass over a text finds every cue; where two kinds could start at one place, the
 # earlier alternative wins ("no longer valid" retracts before "no longer" corrects).
 # Texts are lower-cased first: matching without IGNORECASE is four times faster.
 _CUES = re2.compile(
-    rf"\b(?:(?P<retraction>{_RETRACTION})|(?P<correction>{_CORRECTION})"
+    rf"\b(?:(?P<settled>{_SETTLED})|(?P<retraction>{_RETRACTION})|(?P<correction>{_CORRECTION})"
     rf"|(?P<strong>{_HEDGE_STRONG})|(?P<weak>{_HEDGE_WEAK}))"
 )
 # The CJK cues are a second pattern, read only on text that is not all ASCII: joined to
@@ -155,7 +165,7 @@ def _found(text: str) -> dict[str, list[re2._Match]]:
     """Every cue in a lower-cased text, by kind; not to be changed by the caller, since
     it is kept: a search reads a document's opening once for each of its hits, and the
     next search often reads the same hits."""
-    found: dict[str, list[re2._Match]] = {"retraction": [], "correction": [], "strong": [], "weak": []}
+    found: dict[str, list[re2._Match]] = {"settled": [], "retraction": [], "correction": [], "strong": [], "weak": []}
     for match in _matches(text):
         found[match.lastgroup or "weak"].append(match)
     return found
@@ -199,6 +209,8 @@ def cue_words(text: str) -> set[str]:
     ... as written", not the words between, which say what was not written."""
     words: set[str] = set()
     for match in _matches(text):
+        if match.lastgroup == "settled":
+            continue
         found = _WORD.findall(match.group())
         if found[0] == "not" and "as" in found[1:]:
             found = ["not", "as", found[-1]]
