@@ -43,6 +43,10 @@ TODAY = date(2026, 12, 1)
         ("---\npublished: 2023-05-06\ncreated: 2020-01-01\n---\nbody", "x.md", ("2023-05-06", "front matter")),
         ("# Standup 2025/03/14\n", "standup.md", ("2025-03-14", "heading")),
         ("# Retro 2025.03.14\n", "retro.md", ("2025-03-14", "heading")),
+        # Day first with dots, as German or Polish notes write it; not inside a version.
+        ("# Standup 18.09.2025\n", "standup.md", ("2025-09-18", "heading")),
+        ("# Protokoll vom 3.11.2025\n", "protokoll.md", ("2025-11-03", "heading")),
+        ("# Firmware 1.18.09.2025\n", "fw.md", None),
         ("# Runbook\n\nRestart it.", "runbook.md", None),
         ("---\ntitle: x\n---\n# Runbook v1.2\n", "notes.md", None),
         # A "Date:" line in the body (a quoted email) is no front matter.
@@ -82,6 +86,7 @@ def test_dated_lines_refine_a_chunk_to_its_newest_entry():
     log = "2025-06-10 — Drop iOS 15 support (Tomás)\n- 12 March 2025: kick-off"
     assert chunk_date(log, "Decisions") == "2025-06-10"
     assert chunk_date("Body text only.", "Releases > 1.4.0 — 2024-02-01") == "2024-02-01"
+    assert chunk_date("- 03.11.2025: Umzug\n- 14.11.2025: Abnahme", "Log") == "2025-11-14"
 
 
 def test_the_title_of_a_note_dated_elsewhere_dates_no_chunk():

@@ -1313,3 +1313,13 @@ def test_a_hedge_word_said_to_be_no_hedge_hedges_nothing(library):
         assert docs(result)[:2] == [newer, older], question
         assert not any("hedged" in reason for reason in first_hit(result, newer)["reasons"]), question
 
+
+def test_a_note_speaks_from_a_day_written_day_first_with_dots(library):
+    """"18.09.2025", as German or Polish notes head a page, was no date: the note took its
+    file's mtime, today, and came first for "latest" over notes written since."""
+    daemon = _library_of(library, {
+        "standup-a.md": "# Standup 18.09.2025\n\nThe bandsaw blade in the workshop was swapped.\n",
+        "standup-b.md": "---\ndate: 2025-10-02\n---\n# Standup\n\nThe workshop bandsaw blade was swapped again.\n",
+    })  # fmt: skip
+    assert first_hit(ask(daemon, "workshop bandsaw blade", until="2025-09"), "standup-a.md")["date"] == "2025-09-18"
+    assert docs(ask(daemon, "What is the latest on the workshop bandsaw blade?"))[0] == "standup-b.md"

@@ -44,6 +44,9 @@ _FORMS = [
     re.compile(rf"(?<!\d){_YEAR}(?P<sep>[-/.])(?P<month>0[1-9]|1[0-2])(?P=sep)(?P<day>[0-3]\d)(?!\d)"),
     re.compile(rf"(?<![\w]){_DAY}\s+{_MONTH},?\s+{_YEAR}(?!\d)", re.IGNORECASE),
     re.compile(rf"(?<![\w]){_MONTH}\s+{_DAY},?\s+{_YEAR}(?!\d)", re.IGNORECASE),
+    # Day first with dots, as German, Polish, Russian and Scandinavian notes write it
+    # ("18.09.2025"); with slashes the order is a guess, so only dots count.
+    re.compile(rf"(?<![\d.])(?P<day>[0-3]?\d)\.(?P<month>1[0-2]|0?[1-9])\.{_YEAR}(?!\.?\d)"),
     re.compile(rf"{_YEAR}\s*[年년]\s*(?P<month>1[0-2]|0?[1-9])\s*[月월](?:\s*(?P<day>[0-3]?\d)\s*[日일])?"),
     re.compile(rf"(?<!\d){_YEAR}-(?P<month>0[1-9]|1[0-2])(?![\d])"),
     re.compile(rf"(?<![\w]){_MONTH},?\s+{_YEAR}(?!\d)", re.IGNORECASE),
@@ -137,14 +140,14 @@ def _find_span(text: str) -> tuple[str, str | None] | None:
 
 def written_days(text: str) -> list[Period]:
     """The days a text writes out in full ("9 March 2026", "March 9, 2026", "2026-03-09",
-    "2026年3月9日"): a notice names the note it takes back by its day as often as by its
-    month. Not the
-    day a line opens with, which dates that line (a log's entry, "- 2026-03-02: cache
-    moves to Ceph"), nor one inside an identifier ("FH-2026-03-09")."""
+    "09.03.2026", "2026年3月9日"): a notice names the note it takes back by its day as
+    often as by its month. Not the day a line opens with, which dates that line (a log's
+    entry, "- 2026-03-02: cache moves to Ceph"), nor one inside an identifier
+    ("FH-2026-03-09")."""
     days = []
-    # The first three forms are days; the fourth ("2025年4月2日", "2025년 4월 2일") is one
+    # The first four forms are days; the fifth ("2025年4月2日", "2025년 4월 2일") is one
     # when it writes the day.
-    for form in _FORMS[:4]:
+    for form in _FORMS[:5]:
         for match in form.finditer(text):
             if match.group("day") is None:
                 continue
@@ -237,7 +240,7 @@ def _entry_date(text: str) -> str | None:
     if found and len(found) == 10:
         return found
     bare = text.strip(" \t#*_[]():.-—")
-    for form in (*_FORMS[4:6], _YEAR_ALONE):
+    for form in (*_FORMS[5:7], _YEAR_ALONE):
         match = form.fullmatch(bare)
         if match:
             return _from_match(match)
@@ -253,7 +256,7 @@ def line_date(line: str) -> str | None:
     rest = line[opening.end() if opening else 0 :]
     if not rest[:1].isalnum():
         return None
-    for form in _FORMS[:6]:
+    for form in _FORMS[:7]:
         match = form.match(rest)
         if match:
             return _from_match(match)
