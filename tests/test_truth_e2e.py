@@ -1323,3 +1323,24 @@ def test_a_note_speaks_from_a_day_written_day_first_with_dots(library):
     })  # fmt: skip
     assert first_hit(ask(daemon, "workshop bandsaw blade", until="2025-09"), "standup-a.md")["date"] == "2025-09-18"
     assert docs(ask(daemon, "What is the latest on the workshop bandsaw blade?"))[0] == "standup-b.md"
+
+
+def test_a_later_entry_of_a_log_corrects_an_earlier_entry_of_the_same_log(library):
+    """Only separate documents were compared: a decision log's June entry correcting its
+    April one ranked below it and left it unmarked. What the log's opening says speaks for
+    every entry alike and ties none to another."""
+    daemon = _library_of(library, {
+        "decisions.md": "# Platform decision log\n\n## 2025-04-01\n- The session store uses Redis on the cache hosts.\n\n"
+        "## 2025-06-01\n- Correction: the session store uses Valkey instead of Redis, since the licence change.\n\n"
+        "## 2025-07-15\n- The metrics pipeline keeps raw samples for 10 days.\n",
+        "changelog.md": "# Export changelog\n\nThis changelog supersedes the wiki page on exports.\n\n"
+        "## 2025-03-01\n- The nightly export job runs at 02:00 from the batch host.\n\n"
+        "## 2025-05-01\n- The nightly export job retries twice before it pages anyone.\n",
+    })  # fmt: skip
+    result = ask(daemon, "What does the session store use?")
+    assert [hit["line_start"] for hit in result["hits"][:2]] == [6, 1], result["hits"][:2]
+    assert result["hits"][1]["superseded_by"] == result["hits"][0]["item_id"]
+    exports = ask(daemon, "When does the nightly export job run?")["hits"]
+    entries = [hit for hit in exports if hit["path"].endswith("changelog.md")]
+    assert len(entries) > 1 and not any(hit["superseded_by"] for hit in entries)
+

@@ -23,6 +23,9 @@ there are no vectors). For such a pair:
   replaces ("the venue is now the community hall instead of Oakridge", where the May
   notes, which also correct an April item, say Oakridge): meeting notes correct one
   item and state the next, and a single shared word tied four wrong pairs on dev and tune;
+- two parts of one document dated apart (a decision log's entries) are tied the same
+  way by what the later one's own lines say, and by nothing else: the title and opening
+  speak for both;
 - when the question asks for the current state, the newer of the two is placed above
   when it holds every word of the query the older holds, and their texts are close
   (SAME_STATE) or about the same thing with the newer giving another value beside one
@@ -171,7 +174,7 @@ class Side:
         the document it corrects: "This ADR supersedes ADR-0012")."""
         return word_among(list(_words(f"{self.hit.title}\n{self.text}")))
 
-    def _naming(self, context: str) -> list[str]:
+    def naming(self, context: str) -> list[str]:
         """The words of `context` besides the query's, the cue, generic verbs and years;
         and the names the query asks about that it puts aside ("instead of MinIO" asked
         about MinIO), which name the old statement whatever the question said."""
@@ -200,12 +203,25 @@ class Side:
     def correction_names(self) -> list[str]:
         """The words of the place it corrects in (see cues.Cues) that may name what it
         means, besides the query's words, the cue and years; none without a correction."""
-        return self._naming(self.cues.correction_context)
+        return self.naming(self.cues.correction_context)
 
     @cached_property
     def retraction_names(self) -> list[str]:
         """The same for the place it retracts in."""
-        return self._naming(self.cues.retraction_context)
+        return self.naming(self.cues.retraction_context)
+
+    @cached_property
+    def own_cues(self) -> cues.Cues:
+        """The cues of its own lines alone, not its document's title or opening, which
+        speak for every part of the document alike: what one dated entry of a log says
+        of an earlier entry of the same log."""
+        return cues.read("", self.text, "", self._all_keys)
+
+    @cached_property
+    def own_names(self) -> list[str]:
+        """`correction_names` and `retraction_names` of `own_cues`."""
+        said = self.own_cues
+        return [*self.naming(said.correction_context), *self.naming(said.retraction_context)]
 
     def dates(self, context: str, older: Side) -> bool:
         """Whether the place it corrects or retracts in names the time the older text
@@ -375,7 +391,7 @@ def read(
 def naming_words(sides: list[Side]) -> set[str]:
     """The words by which a correction or retraction among them may name what it means:
     how many chunks hold each decides whether it is `common`."""
-    return {word for side in sides for word in (*side.correction_names, *side.retraction_names)}
+    return {word for side in sides for word in (*side.correction_names, *side.retraction_names, *side.own_names)}
 
 
 def resolve(
@@ -394,6 +410,8 @@ def resolve(
         for lower in sides[i + 1 :]:
             if upper.hit.document_id != lower.hit.document_id:
                 _relate(upper, lower, intent, close, common)
+            else:
+                _relate_entries(upper, lower, intent, close, common)
     _hedge([side for side in sides if side.cues.hedged], sides, close)
 
 
@@ -447,33 +465,62 @@ def _means(
     return newer.dates(context, older) or (not older_says_so and newer.ties_to(names, older, common))
 
 
+def _takes_back(
+    newer: Side,
+    older: Side,
+    said: cues.Cues,
+    older_said: cues.Cues,
+    close: _Closeness,
+    common: Callable[[str], bool],
+) -> bool:
+    """Tie the older text to the newer one when what the newer says (`said`) retracts or
+    corrects it; `older_said` is what the older says of itself. Whether it was tied."""
+    if said.retraction and _means(
+        newer, older, said.retraction_context, newer.naming(said.retraction_context), older_said.retraction, close, common
+    ):
+        older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
+        place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
+        older.hit.reasons.append(f"retracted by item {newer.hit.item_id}")
+        return True
+    context = said.correction_context
+    if said.correction and (
+        _means(newer, older, context, newer.naming(context), older_said.correction, close, common)
+        # Putting aside what the question names, in so many words, says what it
+        # corrects however far apart the two texts' vectors are (short notes with
+        # other titles can sit at cosine 0.2).
+        or (not older_said.correction and any(map(older.words, newer.put_aside(context))))
+        # So does the old value it replaces, in an older text about the same thing,
+        # whatever else that text corrects and however common the value.
+        or (close(newer, older, SAME_SUBJECT) and any(map(older.words, newer.replaced(context))))
+    ):
+        older.hit.superseded_by = older.hit.superseded_by or newer.hit.item_id
+        place_above(newer.hit, older.hit, f"supersedes item {older.hit.item_id} ({said.correction!r})")
+        older.hit.reasons.append(f"superseded by item {newer.hit.item_id}")
+        return True
+    return False
+
+
+def _relate_entries(
+    upper: Side, lower: Side, intent: TimeIntent, close: _Closeness, common: Callable[[str], bool]
+) -> None:
+    """Two parts of one document dated apart (a decision log's entries, a changelog's
+    releases): the later corrects or retracts the earlier only by its own lines ("2025-06-01:
+    Correction: the session store uses Valkey instead of Redis"), never by the document's
+    title or opening, which both share. Nothing else between them is decided: one page
+    giving two values at two dates is its history, not a disagreement."""
+    for newer, older in ((lower, upper), (upper, lower)):
+        if speaks_later(newer, older) and not newer.own_cues.hedged and not _ahead_of(newer, intent.today):
+            if _takes_back(newer, older, newer.own_cues, older.own_cues, close, common):
+                return
+
+
 def _relate(
     upper: Side, lower: Side, intent: TimeIntent, close: _Closeness, common: Callable[[str], bool]
 ) -> None:
     for newer, older in ((lower, upper), (upper, lower)):
         if not speaks_later(newer, older) or newer.cues.hedged or _ahead_of(newer, intent.today):
             continue
-        said = newer.cues
-        if said.retraction and _means(
-            newer, older, said.retraction_context, newer.retraction_names, older.cues.retraction, close, common
-        ):
-            older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
-            place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
-            older.hit.reasons.append(f"retracted by item {newer.hit.item_id}")
-            return
-        if said.correction and (
-            _means(newer, older, said.correction_context, newer.correction_names, older.cues.correction, close, common)
-            # Putting aside what the question names, in so many words, says what it
-            # corrects however far apart the two texts' vectors are (short notes with
-            # other titles can sit at cosine 0.2).
-            or (not older.cues.correction and any(map(older.words, newer.put_aside(said.correction_context))))
-            # So does the old value it replaces, in an older text about the same thing,
-            # whatever else that text corrects and however common the value.
-            or (close(newer, older, SAME_SUBJECT) and any(map(older.words, newer.replaced(said.correction_context))))
-        ):
-            older.hit.superseded_by = older.hit.superseded_by or newer.hit.item_id
-            place_above(newer.hit, older.hit, f"supersedes item {older.hit.item_id} ({said.correction!r})")
-            older.hit.reasons.append(f"superseded by item {newer.hit.item_id}")
+        if _takes_back(newer, older, newer.cues, older.cues, close, common):
             return
         if intent.recent and not newer.cues.hedged and newer.holds_what_is_asked_of(older) and (
             close(newer, older, SAME_STATE)
