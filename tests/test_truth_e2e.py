@@ -1344,3 +1344,21 @@ def test_a_later_entry_of_a_log_corrects_an_earlier_entry_of_the_same_log(librar
     entries = [hit for hit in exports if hit["path"].endswith("changelog.md")]
     assert len(entries) > 1 and not any(hit["superseded_by"] for hit in entries)
 
+
+def test_a_document_an_agent_says_replaces_another_does_not_disagree_with_it(library):
+    """Nine days apart, two values for one thing read as a disagreement even where the
+    agent said the newer replaces the older: each hit named the other both as its
+    superseder and as what it conflicts with."""
+    daemon = _library_of(library, {"garden.md": "# Garden\n\nThe hedge is trimmed in late August.\n"})
+    daemon.call("documents.add", {
+        "title": "Lawn", "source_uri": "note://lawn", "date": "2025-05-01",
+        "text": "Mow the back lawn every 7 days in summer.",
+    })  # fmt: skip
+    daemon.call("documents.add", {
+        "title": "Lawn care", "source_uri": "note://lawn-care", "date": "2025-05-10", "supersedes": ["note://lawn"],
+        "text": "Mow the back lawn every 10 days in summer.",
+    })  # fmt: skip
+    result = ask(daemon, "How often should the back lawn be mowed?")
+    newer, older = result["hits"][:2]
+    assert (newer["path"], older["path"], older["superseded_by"]) == ("note://lawn-care", "note://lawn", newer["item_id"])
+    assert newer["conflicts_with"] == [] and older["conflicts_with"] == []

@@ -578,14 +578,20 @@ def show_both_sides(hits: list[Hit]) -> None:
 def apply_stated(hits: list[Hit], superseded: dict[int, Superseder]) -> None:
     """Supersessions an agent stated (documents.add `supersedes`): the older hit points at
     the newer document's best hit (or its first chunk), which goes above it; when the
-    newer one is not among the hits, the older keeps STATED_KEEPS of its score."""
+    newer one is not among the hits, the older keeps STATED_KEEPS of its score. What it
+    replaces it does not disagree with: neither carries `conflicts_with` the other."""
     best: dict[int, Hit] = {}
+    found = {hit.item_id: hit for hit in hits}
     for hit in hits:
         best.setdefault(hit.document_id, hit)
     for hit in hits:
         by = superseded.get(hit.document_id)
         if by is None:
             continue
+        for other in [found[item] for item in hit.conflicts_with if item in found]:
+            if other.document_id == by.document_id:
+                hit.conflicts_with.remove(other.item_id)
+                other.conflicts_with.remove(hit.item_id)
         newer = best.get(by.document_id)
         hit.superseded_by = newer.item_id if newer is not None else by.item_id
         if newer is not None:
