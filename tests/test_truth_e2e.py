@@ -1360,5 +1360,26 @@ def test_a_document_an_agent_says_replaces_another_does_not_disagree_with_it(lib
     })  # fmt: skip
     result = ask(daemon, "How often should the back lawn be mowed?")
     newer, older = result["hits"][:2]
-    assert (newer["path"], older["path"], older["superseded_by"]) == ("note://lawn-care", "note://lawn", newer["item_id"])
+    assert (newer["path"], older["path"]) == ("note://lawn-care", "note://lawn")
+    assert older["superseded_by"] == newer["item_id"]
     assert newer["conflicts_with"] == [] and older["conflicts_with"] == []
+
+
+@pytest.mark.parametrize("named", ["the kiln peak figure", "the glaze firing report of 2 May"])
+def test_a_retraction_taken_back_leaves_the_claim_standing(library, named):
+    """"Disregard the withdrawal" takes back the withdrawal, not the claim: the claim
+    kept `retracted_by` pointing at a notice that no longer stood, and the notice that
+    took it back was tied to nothing, or, naming the claim by its title and date, was
+    taken for one more retraction of it."""
+    daemon = _library_of(library, {
+        "2025-05-02-kiln.md": "# Glaze firing report\n\nThe studio kiln reached 1,280 °C at peak in the glaze firing.\n",
+        "2025-05-09-kiln-withdrawn.md": "# Withdrawn: glaze firing figure\n\n"
+        "The kiln peak figure of 1,280 °C is withdrawn: the thermocouple looked faulty. Disregard it.\n",
+        "2025-05-20-kiln-reinstated.md": f"# Kiln figure reinstated\n\nDisregard the withdrawal of {named}: "
+        "the thermocouple was checked and is fine, so the 1,280 °C peak stands.\n",
+    })  # fmt: skip
+    result = ask(daemon, "What peak temperature did the studio kiln reach?")
+    assert docs(result)[0] == "2025-05-20-kiln-reinstated.md"
+    claim, notice = first_hit(result, "2025-05-02-kiln.md"), first_hit(result, "2025-05-09-kiln-withdrawn.md")
+    assert claim["retracted_by"] is None
+    assert notice["retracted_by"] == first_hit(result, "2025-05-20-kiln-reinstated.md")["item_id"]

@@ -14,9 +14,11 @@ pair is the notice when that line also names the claim's time ("the guidance of 
 March", "the report of 19 January 2026") or every word of a title longer than the pair:
 a pair alone may name the subject rather than the note ("disregard the billing service
 alert" is no retraction of the runbook "Restart the billing service"). A hedged notice
-("if we were to withdraw...") takes nothing back. The notice goes just above the claim,
-which carries `retracted_by`, even when a correction already supersedes it: a note
-corrected once and withdrawn later carries both. Nothing is dropped.
+("if we were to withdraw...") takes nothing back, nor does one taking back the withdrawal
+of the note it names ("disregard the withdrawal of the glaze firing report of 2 May"). The
+notice goes just above the claim, which carries `retracted_by`, even when a correction
+already supersedes it: a note corrected once and withdrawn later carries both. Nothing is
+dropped.
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ def names_claim(notice: truth.Side, claim: truth.Side, pairs: list[tuple[str, st
     title's words (`pairs`) and by its time, or by every word of a longer title."""
     context = notice.cues.retraction_context
     if not notice.cues.retraction or notice.cues.hedged or not any(_pattern(pair).search(context) for pair in pairs):
+        return False
+    if truth.undoes(context):  # "disregard the withdrawal of the glaze firing report": it stands
         return False
     if notice.dates(context, claim):
         return True

@@ -23,6 +23,8 @@ there are no vectors). For such a pair:
   replaces ("the venue is now the community hall instead of Oakridge", where the May
   notes, which also correct an April item, say Oakridge): meeting notes correct one
   item and state the next, and a single shared word tied four wrong pairs on dev and tune;
+- a notice taking back a retraction ("disregard the withdrawal") is tied only to a
+  text that retracts, and the claim that text retracted stands again;
 - two parts of one document dated apart (a decision log's entries) are tied the same
   way by what the later one's own lines say, and by nothing else: the title and opening
   speak for both;
@@ -99,6 +101,14 @@ _YEAR = re.compile(r"(?:19|20)\d\d")
 _REPLACING = r"instead of|rather than|in place of"
 _PUT_ASIDE = re.compile(
     rf"\b(?:{_REPLACING}|no longer|replac(?:es|ing)|disregard|do not use|don't use)((?:\W+\w+){{1,3}})"
+)
+# A retraction of a retraction: "disregard the withdrawal of the kiln figure", "the
+# retraction is rescinded". What it takes back is the notice, and the claim stands again.
+_UNDOING = re.compile(
+    r"\b(?:disregard|ignore|rescind\w*|withdr[ae]w\w*|retract\w*|do not use|don't use)\W+(?:\w+\W+){0,2}?"
+    r"(?:withdrawal|retraction|recall)\b"
+    r"|\b(?:withdrawal|retraction|recall)\W+(?:\w+\W+){0,6}?(?:is|was|has been) (?:rescinded|withdrawn|retracted"
+    r"|itself withdrawn|cancell?ed|void|a mistake)"
 )
 # The old value a correction replaces, in the few words after it ("instead of Oakridge").
 _REPLACED = re.compile(rf"\b(?:{_REPLACING})((?:\W+\w+){{1,3}})")
@@ -413,6 +423,29 @@ def resolve(
             else:
                 _relate_entries(upper, lower, intent, close, common)
     _hedge([side for side in sides if side.cues.hedged], sides, close)
+    _reinstate(sides)
+
+
+def undoes(context: str) -> bool:
+    """Whether the place a notice retracts in takes back a retraction ("disregard the
+    withdrawal"), not a claim."""
+    return _UNDOING.search(context) is not None
+
+
+def _reinstate(sides: list[Side]) -> None:
+    """A claim whose retraction was itself retracted ("disregard the withdrawal of the
+    kiln figure") stands again: it no longer carries `retracted_by`."""
+    retracted = {side.hit.item_id: side.hit.retracted_by for side in sides}
+
+    def stands(item: int, seen: frozenset[int]) -> bool:
+        notice = retracted.get(item)
+        return notice is None or notice in seen or not stands(notice, seen | {item})
+
+    for side in sides:
+        notice = side.hit.retracted_by
+        if notice is not None and not stands(notice, frozenset({side.hit.item_id})):
+            side.hit.retracted_by = None
+            side.hit.reasons.append(f"its retraction, item {notice}, was taken back by item {retracted[notice]}")
 
 
 def _hedge(hedged: list[Side], sides: list[Side], close: _Closeness) -> None:
@@ -475,8 +508,17 @@ def _takes_back(
 ) -> bool:
     """Tie the older text to the newer one when what the newer says (`said`) retracts or
     corrects it; `older_said` is what the older says of itself. Whether it was tied."""
-    if said.retraction and _means(
-        newer, older, said.retraction_context, newer.naming(said.retraction_context), older_said.retraction, close, common
+    # A notice that takes back a retraction takes back only a text that retracts, named
+    # as any other: that it retracts something itself does not set it apart.
+    undoing = said.retraction is not None and undoes(said.retraction_context)
+    if said.retraction and (not undoing or older_said.retraction) and _means(
+        newer,
+        older,
+        said.retraction_context,
+        newer.naming(said.retraction_context),
+        None if undoing else older_said.retraction,
+        close,
+        common,
     ):
         older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
         place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
