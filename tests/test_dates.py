@@ -11,6 +11,7 @@ from kenning.retrieval.dates import TimeIntent, speaks_of
 from kenning.text.dates import (
     Period,
     chunk_date,
+    date_at,
     document_date,
     from_timestamp,
     named_periods,
@@ -316,3 +317,8 @@ def test_periods_and_now_as_chinese_japanese_and_korean_questions_write_them():
     assert periods_without_year("4월 4일에 공지한 일정", date(2025, 5, 14)) == [period("2025-04")]
     assert periods_without_year("3ヶ月ごと、3개월마다", date(2025, 5, 14)) == []
     assert written_days("夏季休暇の方針（2025年4月2日付）は取り消します。") == [period("2025-04-02")]
+
+
+def test_the_date_written_across_a_place_in_a_line():
+    line = "# Release 2.3.0, 15 September 2025"
+    assert [date_at(line, line.index(part)) for part in ("15", "2025", "2.3.0")] == ["2025-09-15", "2025-09-15", None]

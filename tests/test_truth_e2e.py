@@ -1383,3 +1383,18 @@ def test_a_retraction_taken_back_leaves_the_claim_standing(library, named):
     claim, notice = first_hit(result, "2025-05-02-kiln.md"), first_hit(result, "2025-05-09-kiln-withdrawn.md")
     assert claim["retracted_by"] is None
     assert notice["retracted_by"] == first_hit(result, "2025-05-20-kiln-reinstated.md")["item_id"]
+
+
+def test_notes_headed_by_the_day_they_were_written_do_not_disagree_about_when(library):
+    """For a question asking when, the day in each standup note's heading was read as its
+    answer: a week of notes each carried `conflicts_with` every other."""
+    notes = {
+        f"2025-09-{day}-platform-standup.md": f"# Platform standup, {day} September 2025\n\n"
+        "- Ines: finishing the billing export.\n- Marek: on call, two pages overnight.\n"
+        for day in range(15, 20)
+    }
+    notes["rituals.md"] = "---\ndate: 2025-06-01\n---\n# Team rituals\n\nThe platform standup is at 10:00 every weekday.\n"
+    hits = ask(_library_of(library, notes), "When is the platform standup?")["hits"]
+    assert len([hit for hit in hits if "standup.md" in hit["path"]]) == 5
+    assert [hit["conflicts_with"] for hit in hits] == [[]] * len(hits)
+

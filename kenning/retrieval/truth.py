@@ -64,7 +64,7 @@ from kenning.retrieval.dates import TimeIntent
 from kenning.store.hits import ChunkText
 from kenning.store.links import Superseder
 from kenning.text import cjk
-from kenning.text.dates import Period, named_periods, period, periods_without_year, written_days
+from kenning.text.dates import Period, date_at, named_periods, period, periods_without_year, written_days
 from kenning.text.statements import word_among
 from kenning.text.stopwords import GENERIC_VERBS, STOPWORDS
 
@@ -161,14 +161,27 @@ class Side:
     @cached_property
     def values(self) -> dict[str, set[str]]:
         if not self._names or any(name.search(f"{self.hit.title}\n{self.hit.section}") for name in self._written):
-            return _keyed_values(self.text, self._keys, self._answer_at)
+            return _keyed_values(self.text, self._keys, self._stated)
         return _keyed_values(self.text, self._keys, self._about_names)
 
+    def _stated(self, text: str, position: int) -> bool:
+        """Whether the value at `position` may answer (`answer_at`) and is not the date a
+        heading gives the text itself: "# Platform standup, 15 September 2025" says when
+        the note was written, and a week of standup notes do not disagree about when the
+        standup is."""
+        if self._answer_at is not None and not self._answer_at(text, position):
+            return False
+        start = text.rfind("\n", 0, position) + 1
+        end = text.find("\n", position)
+        line = text[start : end if end >= 0 else len(text)]
+        dating = line.startswith("#") and self.hit.date is not None
+        return not (dating and date_at(line, position - start) == self.hit.date)
+
     def _about_names(self, text: str, position: int) -> bool:
-        """Whether the value at `position` may answer (`answer_at`) and stands on a line
+        """Whether the value at `position` may answer (`_stated`) and stands on a line
         naming what the question asks about: pg-pay-2's page says "Backups: every 4
         hours" of itself, even where it mentions pg-main elsewhere."""
-        if self._answer_at is not None and not self._answer_at(text, position):
+        if not self._stated(text, position):
             return False
         end = text.find("\n", position)
         line = text[text.rfind("\n", 0, position) + 1 : end if end >= 0 else len(text)]

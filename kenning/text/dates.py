@@ -138,6 +138,15 @@ def _find_span(text: str) -> tuple[str, str | None] | None:
     return best[1], _iso(int(best[2].group("year")), 3 * int(quarter)) if quarter else None
 
 
+def date_at(text: str, position: int) -> str | None:
+    """The date written across `position` of `text` ("15" in "15 September 2025"), or None."""
+    for form in _FORMS:
+        for match in form.finditer(text):
+            if match.start() <= position < match.end():
+                return _from_match(match)
+    return None
+
+
 def written_days(text: str) -> list[Period]:
     """The days a text writes out in full ("9 March 2026", "March 9, 2026", "2026-03-09",
     "09.03.2026", "2026年3月9日"): a notice names the note it takes back by its day as
