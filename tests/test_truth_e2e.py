@@ -1398,3 +1398,16 @@ def test_notes_headed_by_the_day_they_were_written_do_not_disagree_about_when(li
     assert len([hit for hit in hits if "standup.md" in hit["path"]]) == 5
     assert [hit["conflicts_with"] for hit in hits] == [[]] * len(hits)
 
+
+def test_a_note_saying_what_holds_from_a_day_speaks_of_that_days_year(library):
+    """"As of 1 January 2026" in a note written in September 2025 says what holds in 2026,
+    as "from January 2026" did; a day a note wrote out named no period, and a question
+    about 2026 was refused for want of a note speaking of it."""
+    daemon = _library_of(library, {
+        "tooling.md": "---\ndate: 2025-09-01\n---\n# Tooling\n\n"
+        "As of 1 January 2026, the workshop tooling budget is 6,000 pounds a year.\n",
+        "garden.md": "---\ndate: 2025-09-01\n---\n# Garden\n\nThe hedge is trimmed in late August.\n",
+    })  # fmt: skip
+    result = ask(daemon, "What is the workshop tooling budget in 2026?")
+    assert result["abstained"] is None and docs(result)[0] == "tooling.md"
+    refused(daemon, "What was the workshop tooling budget in 2024?", "the period asked about")

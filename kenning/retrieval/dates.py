@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from kenning.api import Hit
-from kenning.text.dates import Period, named_periods, named_spans, period, periods_without_year
+from kenning.text.dates import Period, named_periods, named_spans, period, periods_without_year, written_days
 from kenning.text.statements import framed, holds_any
 
 # And in Chinese, Japanese and Korean, read without word boundaries (there are none
@@ -121,7 +121,8 @@ def affinity(iso: str, periods: tuple[Period, ...]) -> float:
 def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date, words: tuple[str, ...] = ()) -> bool:
     """The hit's title or heading names a period that overlaps one of them, or a line of
     its text does that also holds one of `words` (the rest of the question), read with
-    the heading, table header or lead-in that frames it: the Q3 results say "Revenue:
+    the heading, table header or lead-in that frames it (a day it writes out counts: "as
+    of 1 January 2026"): the Q3 results say "Revenue:
     £4.1m (Q2 2025: £3.8m)", which tells Q2's revenue but not its margin. A quarter or
     month named without a year is the one nearest the hit's date (the September
     meeting's "rota for Q4"). Else, its title names no period of its own
@@ -141,13 +142,21 @@ def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date, wor
     # Dates are read (what costs here) only on the lines holding the rest of the question.
     lines = [f"{frame}\n{unit}" for frame, unit in framed(text)] if words else [text]
     for line in lines:
-        if holds_any(line, words) and _overlap(named_periods(line, written) + _without_year(line, hit.date), periods):
+        if holds_any(line, words) and _overlap(_named_in_text(line, written, hit.date), periods):
             return True
     if _titled(hit):
         # "Data team plan, H2 2026", written in June, is about the second half.
         return False
     near = affinity(hit.date, periods) if hit.date is not None else 0.0
     return near >= 1.0 or (near > 0 and not named_periods(f"{heading}\n{text}", written))
+
+
+def _named_in_text(line: str, written: date, dated: str | None) -> list[Period]:
+    """The periods a note's line names, and the days it writes out: "As of 1 January
+    2026, the tooling budget is £6,000" speaks of 2026 as "from January 2026" does. A
+    question naming a day asks about the day (`named_spans`); a note naming one says
+    what holds from or on it."""
+    return named_periods(line, written) + _without_year(line, dated) + written_days(line)
 
 
 def _titled(hit: Hit) -> list[Period]:
