@@ -1411,3 +1411,19 @@ def test_a_note_saying_what_holds_from_a_day_speaks_of_that_days_year(library):
     result = ask(daemon, "What is the workshop tooling budget in 2026?")
     assert result["abstained"] is None and docs(result)[0] == "tooling.md"
     refused(daemon, "What was the workshop tooling budget in 2024?", "the period asked about")
+
+
+def test_documents_saying_in_a_ring_that_each_replaces_the_next_leave_the_last_word_standing(library):
+    """A says it replaces C (not yet written), B replaces A, C replaces B: each hit was
+    superseded by another, so nothing was current and the oldest came first. Two that
+    name each other already left the later word standing; a ring does so too."""
+    daemon = _library_of(library, {"garden.md": "# Garden\n\nThe hedge is trimmed in late August.\n"})
+    for name, bar, replaces in (("a", "1.2", "c"), ("b", "1.5", "a"), ("c", "1.8", "b")):
+        daemon.call("documents.add", {
+            "title": f"Boiler {name}", "source_uri": f"note://boiler-{name}", "supersedes": [f"note://boiler-{replaces}"],
+            "text": f"The boiler pressure should sit at {bar} bar when the heating is on.",
+        })  # fmt: skip
+    hits = ask(daemon, "What should the boiler pressure be?")["hits"][:3]
+    ids = {hit["path"]: hit["item_id"] for hit in hits}
+    assert [hit["path"] for hit in hits] == ["note://boiler-c", "note://boiler-b", "note://boiler-a"]
+    assert [hit["superseded_by"] for hit in hits] == [None, ids["note://boiler-c"], ids["note://boiler-b"]]

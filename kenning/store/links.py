@@ -8,7 +8,8 @@ whether the named document arrives before or after, and it goes when the stating
 document goes. Nothing is deleted: the superseded document stays searchable, and its
 hits carry `superseded_by`. Two documents
 that each say they supersede the other leave the later word standing: the one updated
-last is current.
+last is current; so do documents saying so in a ring (A replaces C, B replaces A, C
+replaces B).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ async def superseders(db: Database, document_ids: list[int], scope: Scope) -> di
     # the hash of its absolute path (store/keys.py `path_key`, a function of every
     # connection), as the link holds it.
     rows = await db.read(
-        "SELECT o.id, l.document_id, (SELECT i.id FROM items i JOIN documents d ON d.id = i.document_id"
+        "SELECT o.id, l.document_id, by.updated_at, (SELECT i.id FROM items i JOIN documents d ON d.id = i.document_id"
         f" JOIN sources s ON s.id = d.source_id WHERE d.id = coalesce(by.merged_into, by.id) AND {where}"
         " ORDER BY i.ord LIMIT 1)"
         " FROM documents o JOIN documents n ON n.id = o.id OR n.merged_into = o.id JOIN sources ns ON ns.id = n.source_id"
@@ -74,4 +75,24 @@ async def superseders(db: Database, document_ids: list[int], scope: Scope) -> di
         " ORDER BY by.updated_at",
         [*scope_params, SUPERSEDES, *document_ids, SUPERSEDES],
     )
-    return {document_id: Superseder(by, item_id) for document_id, by, item_id in rows if item_id is not None}
+    found = {document_id: (by, said_at, item_id) for document_id, by, said_at, item_id in rows if item_id is not None}
+    _break_cycles(found)
+    return {document_id: Superseder(by, item_id) for document_id, (by, _, item_id) in found.items()}
+
+
+def _break_cycles(found: dict[int, tuple[int, float, int]]) -> None:
+    """Documents that say in a ring that each supersedes the next (A replaces C, B
+    replaces A, C replaces B) leave the later words standing, as two that name each
+    other do: the link stated first goes, so the document updated last is current.
+    `found` maps a document to the one that says it supersedes it, when that one was
+    updated, and its item."""
+    for start in list(found):
+        ring = [start]
+        while ring[-1] in found:
+            following = found[ring[-1]][0]
+            if following == start:
+                del found[min(ring, key=lambda document_id: found[document_id][1])]
+                break
+            if following in ring:
+                break
+            ring.append(following)
