@@ -49,14 +49,15 @@ HASH_BLOCK = 1 << 20
 # build recorded that for a while, and what it stored must be read again too.
 # 12: TOML front matter between `+++` fences (Hugo, Zola) dates and titles a note, which
 # was dated by its file's mtime and titled by its heading; agents' text may open so too.
-# A file named by a day without dashes (`20250918-standup.md`) speaks from that day, and a
-# heading or line writing it day first with dots (`18.09.2025`) from that day too. The
+# A file named by a day without dashes (`20250918-standup.md`) speaks from that day. The
 # redactor masks a URL's password of plain words before a private or a machine's host
 # (`svc:letmein@intranet.local`), and a token that is a path's segment no longer takes
 # the rest of the path with it (`/home/u/[REDACTED]/x`, not `/home/u/[REDACTED]`).
 # It masks a token run into the word before it when its prefix is one no word holds
 # (`ownghp_...`, `x_ghp_...`, `scAKIA...`, `mysk-proj-...`), and Slack's `xoxe-`.
-READER_VERSION = 12
+# 13: a heading or line writing a day first with dots (`18.09.2025`) dates a note and
+# its dated lines; such notes spoke from their file's mtime.
+READER_VERSION = 13
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}
 
