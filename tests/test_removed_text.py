@@ -12,7 +12,10 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from kenning.config import DaemonSettings, Settings, SourceSettings
+from kenning.errors import ShutDown
 from kenning.ingest.text_docs import TextDocument
 from kenning.service.library import Library
 from kenning.service.memory import NewCapsule
@@ -172,3 +175,65 @@ async def test_a_source_removal_a_stop_cut_short_leaves_no_word_behind_once_the_
         assert readable(path, ("bandicoot",)) == ["bandicoot"]
     finally:
         await library.close()
+
+
+def grow_index(path: Path, document_uri: str, chunks: int) -> None:
+    """Give the library a keyword index large enough that a purge takes many steps
+    (store/maintenance.py MERGE_PAGES_PER_STEP): chunks of made-up words written as rows
+    of one document, through the triggers that index them as ingest's rows are. Ingesting
+    that many chunks would take minutes."""
+    words = ["".join(chr(97 + (n * 7 + k * 13) % 26) for k in range(3 + n % 6)) + str(n) for n in range(40_000)]
+    with sqlite3.connect(path) as conn:
+        [(document_id,)] = conn.execute("SELECT id FROM documents WHERE uri = ?", (document_uri,)).fetchall()
+        conn.executemany(
+            "INSERT INTO items (document_id, ord, title, section, content, line_start, line_end)"
+            " VALUES (?, ?, 'Filler', '', ?, 1, 1)",
+            (
+                (document_id, n + 1, " ".join(words[(n * 61 + k * 397) % len(words)] for k in range(80)))
+                for n in range(chunks)
+            ),
+        )
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+async def test_a_stop_during_a_purge_cuts_it_short_and_the_next_start_takes_the_removed_words_out(tmp_path):
+    """A removal's purge rewrites the whole keyword index, seconds on a large library; a
+    stop that waited for it ran past the shutdown deadline (and a service manager's
+    patience). The stop cuts it short between two steps, the removal says the daemon is
+    stopping, and the next start finishes the purge: the words leave the file then."""
+    library = await library_opened(tmp_path)
+    try:
+        await library.add_text(TextDocument("Filler", "Wombatry notes.", "filler://1"))
+        await library.add_text(TextDocument(*DOCUMENT, "diary://2026-12-01"))
+    finally:
+        await library.close()
+    path = tmp_path / "data" / "kenning.db"
+    grow_index(path, "filler://1", 20_000)
+
+    settings = Settings(daemon=DaemonSettings(data_dir=tmp_path / "data"))
+    library = Library(settings, tmp_path / "c.toml")
+    await library.open()
+    removal = asyncio.create_task(library.remove_text("diary://2026-12-01"))
+    try:
+        while library.scrubber._running is None:
+            assert not removal.done(), "the removal ended before its purge was seen to start"
+            await asyncio.sleep(0.005)
+    finally:
+        await library.close()
+    with pytest.raises(ShutDown, match="once the daemon starts again"):
+        await removal
+    # Cut short: the words are still in the file, and the document is gone all the same.
+    assert readable(path, ("plonkabrix", "zendaquarm")) != []
+
+    library = Library(settings, tmp_path / "c.toml")
+    await library.open()
+    try:
+        [finishing] = [task for task in library._tasks if task.get_name() == "finish the purge a stop cut short"]
+        await finishing
+        assert await library.db.read("SELECT count(*) FROM documents WHERE uri = 'diary://2026-12-01'") == [(0,)]
+        assert await library.db.read("SELECT count(*) FROM items_fts WHERE items_fts MATCH 'wombatry'") == [(1,)]
+        assert await library.db.read("SELECT count(*) FROM items") == [(20_001,)]
+    finally:
+        await library.close()
+    assert readable(path, ("plonkabrix", "zendaquarm")) == []

@@ -123,6 +123,7 @@ class Daemon:
 
     async def shutdown(self) -> None:
         log.info("shutting down")
+        self.library.stopping()
         await self._notifier.stop()
         started = self._exit_requested_at or time.monotonic()
         deadline = started + SHUTDOWN_DEADLINE_SECONDS

@@ -55,7 +55,7 @@ from kenning.api import (
     Status,
 )
 from kenning.config import Settings, load_settings
-from kenning.errors import InvalidRequest, NotFound, ReaderError
+from kenning.errors import InvalidRequest, NotFound, ReaderError, ShutDown
 from kenning.ingest.pages import PageLimits, prepare_page
 from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
 from kenning.ingest.redact import redact
@@ -156,6 +156,10 @@ class Library:
         # In the background: a large removal must not hold the socket closed; the
         # source is out of search and out of the gate from its first step.
         self._spawn(self._finish_removals(), "finish removals")
+        if await maintenance.purge_owed(self.db):
+            # A purge a stop cut short (service/scrub.py): the removal stood, its words
+            # are still in the file.
+            self._spawn(self.scrubber.scrub(), "finish the purge a stop cut short")
         self._spawn(self.archive.prune(), "archive retention")
         self._spawn(self._prepare_again(), "prepare agent text again")
         self.semantic.start()
@@ -173,11 +177,17 @@ class Library:
         The jobs and background tasks stop before the worker pools they send work to, so
         none is left waiting on a pool that is gone.
         """
+        self.stopping()
         await self.folders.stop_all()
         await asyncio.gather(self.semantic.stop(), self.graph.stop(), self.dedup.stop(), self._cancel_tasks())
         await asyncio.gather(self.url_pool.close(), self.parsers.stop(), self.scrubber.stop())
         self.retriever.close()
         await self.db.close()
+
+    def stopping(self) -> None:
+        """What stops the moment a stop is asked, before requests are drained: a purge,
+        which on a large library outlasts the shutdown deadline (service/scrub.py)."""
+        self.scrubber.halt()
 
     async def _cancel_tasks(self) -> None:
         tasks = [task for task in self._tasks if not task.done()]
@@ -710,5 +720,9 @@ class Library:
 
     def _task_done(self, task: asyncio.Task) -> None:
         self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
+        if task.cancelled() or task.exception() is None:
+            return
+        if isinstance(task.exception(), ShutDown):
+            log.info("background task %r stopped with the library: %s", task.get_name(), task.exception())
+        else:
             log.error("background task %r failed", task.get_name(), exc_info=task.exception())

@@ -7,6 +7,12 @@ the keyword index (0.6 s per 16 MB of index on two cores, bench/README.md), so r
 that come together share one purge: a caller waits for a purge that started after it
 asked, and the purge runs as a task of its own, so a client that hangs up mid-way does
 not leave the removed words behind.
+
+A stop does not wait for a purge: on a large library one takes longer than a service
+manager waits before it kills. The purge is marked owed in the database before it
+starts and the mark cleared once it has run to its end, so a stop cuts it short
+between two of its steps (each a short write, so nothing is half done) and the next
+start runs it again (`Library.open`).
 """
 
 from __future__ import annotations
@@ -14,8 +20,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from kenning.errors import ShutDown
 from kenning.store.database import Database
-from kenning.store.maintenance import purge_removed
+from kenning.store.maintenance import owe_purge, purge_paid, purge_removed
 
 log = logging.getLogger(__name__)
 
@@ -26,29 +33,49 @@ class Scrubber:
         self._asked = 0
         self._done = 0
         self._running: asyncio.Task | None = None
+        self._halted = False
 
     async def scrub(self) -> None:
         """Return once a purge that started after this call has finished (or failed,
-        which is logged: the removal itself stands, and the next purge takes its words)."""
+        which is logged: the removal itself stands, and the purge stays owed to the next
+        start). Raises ShutDown when the library stops first: the removal stands then
+        too, and the next start purges its words."""
         self._asked += 1
         asked = self._asked
+        await owe_purge(self.db)
         while self._done < asked:
+            if self._halted:
+                raise ShutDown(
+                    "the daemon is stopping: the removal is done, and its words leave the database file"
+                    " once the daemon starts again"
+                )
             if self._running is None:
                 self._running = asyncio.create_task(self._run(), name="purge removed text")
             await asyncio.shield(self._running)
 
     async def _run(self) -> None:
         started = self._asked
+        ended = True
         try:
-            await purge_removed(self.db)
+            ended = await purge_removed(self.db, lambda: self._halted)
+            # A removal asked after this purge started may have removed rows it had
+            # merged past already: its own purge clears the mark.
+            if ended and self._asked == started:
+                await purge_paid(self.db)
         except Exception:
-            log.exception("purging removed text from the index failed; the next removal tries again")
+            log.exception("purging removed text from the index failed; the next removal or start tries again")
         finally:
-            self._done = max(self._done, started)
+            if ended:
+                self._done = max(self._done, started)
             self._running = None
 
+    def halt(self) -> None:
+        """Cut a purge short at its next step, and start none: the library is stopping.
+        Safe to call twice."""
+        self._halted = True
+
     async def stop(self) -> None:
-        """Let a purge in flight finish: each of its steps is a short write, and the
-        database closes after it."""
+        """Halt, and wait for the step in flight: the database closes after it."""
+        self.halt()
         if self._running is not None:
             await asyncio.gather(self._running, return_exceptions=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,12 +27,18 @@ MAX_STEPS = 2000
 FTS_TABLES = ("items_fts", "items_cjk")
 
 
-async def merge_fts_segments(db: Database, table: str = "items_fts", pages: int = MERGE_PAGES_PER_STEP) -> int:
-    """Merge until FTS5 reports no more work; returns the number of steps taken.
+async def merge_fts_segments(
+    db: Database, table: str = "items_fts", pages: int = MERGE_PAGES_PER_STEP, halted: Callable[[], bool] = lambda: False
+) -> int | None:
+    """Merge until FTS5 reports no more work; returns the number of steps taken, or None
+    when `halted()` said to stop before one (the merge state is kept in the index, so the
+    next merge goes on from there).
 
     `pages` negative merges every segment into one (FTS5's 'merge' with a negative
     argument is 'optimize' taken in steps), which is what purges removed words."""
     for step in range(1, MAX_STEPS + 1):
+        if halted():
+            return None
         before = db.total_changes()
         await db.write_one(f"INSERT INTO {table} ({table}, rank) VALUES ('merge', ?)", (pages,))
         # FTS5's documented signal: a merge step that changed fewer than two rows had
@@ -54,14 +61,42 @@ async def merge_fts_segments(db: Database, table: str = "items_fts", pages: int 
 # file and truncated.
 
 
-async def purge_removed(db: Database) -> bool:
+#
+# A purge of a large library takes seconds (0.6 s per 16 MB of index on two cores), and a
+# stop must not wait for it: a service manager kills a daemon that does not leave in time.
+# So a purge is owed from the moment it is asked for until it has run to its end, and a
+# mark in the database says so (the `owed` table, m024): a purge a stop cut short between
+# two of its steps is run again by the next start, from where the merge stopped.
+
+PURGE = "purge"
+
+
+async def owe_purge(db: Database) -> None:
+    """Mark a purge as owed, before it starts: a stop or a crash during it leaves the mark."""
+    await db.write_one("INSERT OR IGNORE INTO owed (work) VALUES (?)", (PURGE,))
+
+
+async def purge_owed(db: Database) -> bool:
+    return bool(await db.read("SELECT 1 FROM owed WHERE work = ?", (PURGE,)))
+
+
+async def purge_paid(db: Database) -> None:
+    await db.write_one("DELETE FROM owed WHERE work = ?", (PURGE,))
+
+
+async def purge_removed(db: Database, halted: Callable[[], bool] = lambda: False) -> bool:
     """Take the words of removed rows out of the keyword indexes and out of the WAL;
-    returns False when a reader kept the WAL from being truncated (the next checkpoint,
-    at the latest when the library goes idle, finishes the job)."""
+    returns False when `halted()` cut it short between two steps. (A reader that kept
+    the WAL from being truncated is logged, not reported: the next checkpoint, at the
+    latest when the library goes idle, finishes that part.)"""
     for table in FTS_TABLES:
-        steps = await merge_fts_segments(db, table, -MERGE_PAGES_PER_STEP)
+        steps = await merge_fts_segments(db, table, -MERGE_PAGES_PER_STEP, halted)
+        if steps is None:
+            log.info("purge of removed words stopped before %s was merged whole; the next start finishes it", table)
+            return False
         log.debug("%s merged into one segment in %d steps", table, steps)
-    return await checkpoint(db)
+    await checkpoint(db)
+    return True
 
 
 # -- space ---------------------------------------------------------------------------------

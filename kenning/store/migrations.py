@@ -649,6 +649,15 @@ def m023_purge_removed_words(conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA incremental_vacuum")
 
 
+def m024_owed_work(conn: sqlite3.Connection) -> None:
+    """Work a stop may cut short that the next start must finish (store/maintenance.py
+    `owe_purge`). A library with text in it starts owing a purge: one that a stop
+    cancelled before this version, past the shutdown deadline, left its words behind
+    with nothing to say so."""
+    conn.execute("CREATE TABLE owed (work TEXT PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("INSERT INTO owed (work) SELECT 'purge' WHERE EXISTS (SELECT 1 FROM items)")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -673,6 +682,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m021_extractions_pending,
     m022_document_date_ends,
     m023_purge_removed_words,
+    m024_owed_work,
 )
 
 
