@@ -194,3 +194,44 @@ def test_a_record_is_the_users_alone_and_one_that_cannot_be_read_is_passed_over(
     record_path(config, tmp_path / "b").write_text('{"pid": 2, "config"')
     record_path(config, tmp_path / "c").write_text('["not", "a", "record"]')
     assert records_of(config) == [record]
+
+
+def test_stale_records_are_removed_once_their_lock_is_free_and_a_live_daemons_record_stays(moved):
+    """Each daemon killed outright left its record in the state directory for good; the
+    `ken` command that finds one stale removes it, but only with the data directory's
+    lock free: a live daemon's record stays, and a pid that is alive but holds no lock
+    (given to another program) is neither signalled nor kept."""
+    old_dir = moved.data_dir
+    started(moved.config)
+    killed = daemon_pid(old_dir)
+    os.kill(killed, signal.SIGKILL)
+    wait_for(lambda: daemon_pid(old_dir) is None, timeout=10, what="the killed daemon's lock to go")
+    [dead] = records_of(moved.config)
+    assert dead.pid == killed
+    new_dir = moved.root / "moved-data"
+    write_config(moved.config, new_dir, moved.sources)
+    started(moved.config)
+    live = daemon_pid(new_dir)
+    # Beside the killed daemon's (put back: the start found it already), a pid given to
+    # another program since, on a data directory no daemon holds, and one whose data
+    # directory is gone along with its daemon.
+    reused_dir, gone_dir = moved.root / "reused", moved.root / "gone"
+    reused_dir.mkdir(mode=0o700)
+    (reused_dir / "daemon.lock").write_text("")
+    sleeper = subprocess.Popen(["sleep", "600"])
+    try:
+        write_record(dead)
+        write_record(dataclasses.replace(dead, pid=sleeper.pid, data_dir=str(reused_dir)))
+        write_record(dataclasses.replace(dead, data_dir=str(gone_dir)))
+        assert len(records_of(moved.config)) == 4
+
+        status = ken(moved.config, "status")
+
+        assert status.returncode == 0, status.stdout + status.stderr
+        assert [(record.pid, record.data_dir) for record in records_of(moved.config)] == [(live, str(new_dir))]
+        assert sleeper.poll() is None
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert ken(moved.config, "stop").stdout.strip() == f"kenning stopped (pid {live})"
+    assert records_of(moved.config) == []

@@ -41,7 +41,7 @@ from kenning.config.paths import (
     socket_path_too_long,
     state_dir,
 )
-from kenning.config.running import DaemonRecord, records_of
+from kenning.config.running import DaemonRecord, records_of, remove_record
 from kenning.errors import DaemonNotRunning, KenningError
 
 UNIT = "kenning.service"
@@ -83,7 +83,8 @@ def recorded_daemons(ctx: Context) -> list[DaemonRecord]:
     """The daemons started from this config that still run, wherever the config put them
     when each started. A record counts while its pid holds its data directory's lock:
     one left by a daemon killed outright names a pid that holds nothing (or that the
-    system has given to another program since), and is passed over."""
+    system has given to another program since), and is passed over, and removed when
+    that is sure (`_forget_if_stale`)."""
     running = []
     for record in records_of(ctx.config_path):
         try:
@@ -92,7 +93,59 @@ def recorded_daemons(ctx: Context) -> list[DaemonRecord]:
             continue  # a data directory this user can no longer open: nothing to tell there
         if holder == record.pid:
             running.append(record)
+        else:
+            _forget_if_stale(record)
     return running
+
+
+def _forget_if_stale(record: DaemonRecord) -> None:
+    """Remove the record of a daemon that no longer runs, which would otherwise stay in the
+    state directory for good: each daemon killed outright leaves one.
+
+    Only while this holds its data directory's lock (a shared flock, taken without
+    waiting): no daemon holds the directory then, and none can take it and write its own
+    record in place of this one until it is let go, so the record removed is never a
+    live daemon's. A daemon holding the lock (another one, or one starting) leaves the
+    record be: it replaces it with its own. A data directory that is gone holds no lock
+    to take; its record goes once its pid has ended too (a daemon whose directory was
+    deleted under it notices and leaves within seconds, removing its own)."""
+    data_dir = Path(record.data_dir)
+    try:
+        fd = os.open(data_dir / LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        if not data_dir.exists() and not _alive(record.pid):
+            _remove_quietly(record)
+        return
+    except OSError:
+        return  # a lock that cannot be opened proves nothing
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return
+        _remove_quietly(record)
+    finally:
+        os.close(fd)
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False  # os.kill would ask about a process group
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_quietly(record: DaemonRecord) -> None:
+    # A state directory that cannot be written costs only the tidying.
+    try:
+        remove_record(record)
+    except OSError:
+        pass
 
 
 def _same_place(one: str | Path, other: str | Path) -> bool:

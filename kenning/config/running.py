@@ -15,7 +15,8 @@ killed outright leaves its record behind; the next daemon on that directory repl
 it, and until then a reader tells it is stale by the data directory's lock, which the
 kernel drops with the process: a record counts only while its pid holds that lock
 (`kenning.cli.lifecycle.recorded_daemons`), never on the pid alone, which another
-program may have been given since.
+program may have been given since. The reader that finds a stale record removes it,
+holding the lock meanwhile so that no daemon can be writing its own.
 """
 
 from __future__ import annotations
