@@ -256,11 +256,11 @@ def test_the_service_files_ken_writes_are_valid_for_their_managers(tmp_path):
 
     command = [sys.executable, "-m", "kenning", "--config", str(tmp_path / "my 100% config.toml"), "daemon"]
     unit = tmp_path / "kenning.service"
-    unit.write_text(systemd_unit(command))
+    unit.write_text(systemd_unit(command, {"PYTHONUNBUFFERED": "1"}))
     checked = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr
     assert "Type=notify" in unit.read_text() and "WatchdogSec=" in unit.read_text()
-    plist = plistlib.loads(launchd_plist(command, tmp_path / "a&b" / "kenning.log").encode())
+    plist = plistlib.loads(launchd_plist(command, tmp_path / "a&b" / "kenning.log", {"PYTHONUNBUFFERED": "1"}).encode())
     assert plist["ProgramArguments"] == command
     assert plist["StandardErrorPath"] == str(tmp_path / "a&b" / "kenning.log")
 
@@ -326,7 +326,7 @@ def test_the_systemd_unit_keeps_paths_with_newlines_backslashes_quotes_and_dolla
     # A config path as a user may name it: systemd must read back one word, unchanged.
     config = tmp_path / 'my "100%" $HOME it\'s a\\tb\nnotes.toml'
     unit = tmp_path / "kenning.service"
-    unit.write_text(systemd_unit([sys.executable, "-m", "kenning", "--config", str(config), "daemon"]))
+    unit.write_text(systemd_unit([sys.executable, "-m", "kenning", "--config", str(config), "daemon"], {}))
     [exec_start] = [line for line in unit.read_text().splitlines() if line.startswith("ExecStart=")]
     # Each word double-quoted with C escapes, % doubled (a specifier), and $ doubled in an
     # argument (systemd would expand a lone $HOME even inside quotes).
@@ -339,7 +339,7 @@ def test_the_systemd_unit_keeps_paths_with_newlines_backslashes_quotes_and_dolla
     checked = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr
     missing = tmp_path / "a venv $HOME 100%" / "python"
-    unit.write_text(systemd_unit([str(missing), "-m", "kenning", "daemon"]))
+    unit.write_text(systemd_unit([str(missing), "-m", "kenning", "daemon"], {}))
     checked = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
     assert f"Command {missing} is not executable" in checked.stderr, checked.stderr
 

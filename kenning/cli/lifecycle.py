@@ -48,6 +48,10 @@ UNIT = "kenning.service"
 LABEL = "com.kenning.daemon"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
+# How long the service manager waits for the daemon to leave after SIGTERM before it
+# kills it (TimeoutStopSec, launchd's ExitTimeOut): past the daemon's own shutdown
+# deadline, which it keeps (kenning/daemon/supervisor.py), and as long as `ken stop` waits.
+SERVICE_STOP_SECONDS = int(STOP_TIMEOUT)
 # Less free space than this beside the log, and a silent exit is put down to a full disk.
 FULL_DISK_BYTES = 1 << 20
 
@@ -244,6 +248,20 @@ def daemon_command(ctx: Context) -> list[str]:
     return [sys.executable, "-m", "kenning", *config, "daemon"]
 
 
+# The variables kenning's paths follow (config/paths.py). A service manager starts the
+# daemon in an environment of its own, without what the user's shell exports: a daemon
+# that did not get the values `ken service install` ran with would read another config
+# and serve another data directory and socket than `ken` looks at.
+PATH_VARIABLES = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+
+
+def service_environment() -> dict[str, str]:
+    """What the service runs the daemon with: the path variables `ken` sees, set."""
+    environment = {name: value for name in PATH_VARIABLES if (value := os.environ.get(name))}
+    environment["PYTHONUNBUFFERED"] = "1"
+    return environment
+
+
 def _systemd_word(word: str, executable: bool) -> str:
     """One ExecStart word as systemd reads it back: double-quoted with C escapes (a
     backslash or newline in a shell-quoted word would be unescaped or end the line),
@@ -256,8 +274,12 @@ def _systemd_word(word: str, executable: bool) -> str:
     return f'"{text}"'
 
 
-def systemd_unit(command: list[str]) -> str:
+def systemd_unit(command: list[str], environment: dict[str, str]) -> str:
     exec_start = " ".join(_systemd_word(word, executable=i == 0) for i, word in enumerate(command))
+    # (systemd expands no $VAR in an Environment= value, so only % is doubled.)
+    assignments = "\n".join(
+        f"Environment={_systemd_word(f'{name}={value}', executable=True)}" for name, value in environment.items()
+    )
     return f"""# Written by `ken service install`; `ken service uninstall` removes it.
 [Unit]
 Description=kenning local knowledge library
@@ -277,16 +299,20 @@ Restart=on-failure
 RestartSec=5
 # SIGTERM lets the daemon roll back the file in flight and close the index cleanly.
 KillSignal=SIGTERM
-TimeoutStopSec=30
-Environment=PYTHONUNBUFFERED=1
+TimeoutStopSec={SERVICE_STOP_SECONDS}
+{assignments}
 
 [Install]
 WantedBy=default.target
 """
 
 
-def launchd_plist(command: list[str], log: Path) -> str:
+def launchd_plist(command: list[str], log: Path, environment: dict[str, str]) -> str:
     arguments = "\n".join(f"        <string>{_xml(part)}</string>" for part in command)
+    variables = "\n".join(
+        f"        <key>{_xml(name)}</key>\n        <string>{_xml(value)}</string>"
+        for name, value in environment.items()
+    )
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
 <!-- Written by `ken service install`; `ken service uninstall` removes it. -->
@@ -309,6 +335,12 @@ def launchd_plist(command: list[str], log: Path) -> str:
     <string>{_xml(str(log))}</string>
     <key>StandardErrorPath</key>
     <string>{_xml(str(log))}</string>
+    <key>EnvironmentVariables</key>
+    <dict>
+{variables}
+    </dict>
+    <key>ExitTimeOut</key>
+    <integer>{SERVICE_STOP_SECONDS}</integer>
     <key>ProcessType</key>
     <string>Background</string>
 </dict>
@@ -664,7 +696,7 @@ def service_install(ctx: Context) -> None:
         click.echo(stop(ctx))
     assert found.unit_path is not None
     if found.name == "systemd":
-        write_unit(found.unit_path, systemd_unit(command))
+        write_unit(found.unit_path, systemd_unit(command, service_environment()))
         _run(["systemctl", "--user", "daemon-reload"])
         _run(["systemctl", "--user", "enable", UNIT])
         # restart: starts a stopped unit, and moves a running one onto the new code.
@@ -675,7 +707,7 @@ def service_install(ctx: Context) -> None:
         return
     log = log_path(ctx.locations.data_dir)
     make_private_dirs(log.parent)
-    write_unit(found.unit_path, launchd_plist(command, log))
+    write_unit(found.unit_path, launchd_plist(command, log, service_environment()))
     _run(["launchctl", "bootout", f"{_launchd_domain()}/{LABEL}"], check=False)
     _run(["launchctl", "bootstrap", _launchd_domain(), str(found.unit_path)])
     status = wait_answering(ctx, "launchctl bootstrap")
