@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from kenning.errors import ShutDown
 from kenning.store.database import Database
 from kenning.store.maintenance import owe_purge, purge_paid, purge_removed
 
@@ -38,17 +37,16 @@ class Scrubber:
     async def scrub(self) -> None:
         """Return once a purge that started after this call has finished (or failed,
         which is logged: the removal itself stands, and the purge stays owed to the next
-        start). Raises ShutDown when the library stops first: the removal stands then
-        too, and the next start purges its words."""
+        start), or once the library is stopping: the removal stands then too, and it is
+        done as far as the caller can tell, so it is told so, not given an error; the
+        next start purges its words."""
         self._asked += 1
         asked = self._asked
         await owe_purge(self.db)
         while self._done < asked:
             if self._halted:
-                raise ShutDown(
-                    "the daemon is stopping: the removal is done, and its words leave the database file"
-                    " once the daemon starts again"
-                )
+                log.info("the daemon is stopping: a removal's words leave the database file at the next start")
+                return
             if self._running is None:
                 self._running = asyncio.create_task(self._run(), name="purge removed text")
             await asyncio.shield(self._running)
