@@ -12,7 +12,6 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-
 from kenning.config import DaemonSettings, Settings, SourceSettings
 from kenning.ingest.text_docs import TextDocument
 from kenning.service.library import Library
