@@ -14,6 +14,7 @@ import time
 from contextlib import closing
 from pathlib import Path
 
+from kenning.daemon.supervisor import within
 from tests.daemon_harness import DaemonProcess, wait_for
 from tests.fake_ollama import FakeOllama, fake_ollama
 
@@ -111,3 +112,18 @@ def test_sigterm_with_clients_mid_request_logs_no_traceback(library, tmp_path):
             conn.close()
     assert took < DEADLINE_SECONDS and daemon.proc.returncode == 0
     assert "Traceback" not in daemon.log() and "ERROR" not in daemon.log(), daemon.log()
+
+
+# A statement that keeps SQLite busy for about a second on the writer's thread.
+SLOW_STATEMENT = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 5000000) SELECT count(*) FROM n"
+
+
+async def test_the_shutdown_deadline_cuts_short_a_store_write_in_flight(db):
+    """A write in flight when the deadline comes is cancelled through the store's own
+    cancellation (it carries what the write committed); the deadline still ends the
+    wait, where it used to let that cancellation out of the loop and leave the daemon
+    waiting on the database's threads for good."""
+    assert not await within(time.monotonic() + 0.2, db.write_one(SLOW_STATEMENT))
+    # The statement ran to its end on the writer's thread all the same, and the store
+    # takes the next write.
+    assert await db.write_one("SELECT 1") == [(1,)]

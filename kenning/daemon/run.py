@@ -37,6 +37,7 @@ from pathlib import Path
 from kenning.config import Settings
 from kenning.daemon.stalls import report_slow_steps
 from kenning.daemon.supervisor import Daemon
+from kenning.errors import KenningError
 from kenning.heap import limit_arenas
 from kenning.workers.embedders import load_wordllama
 
@@ -67,7 +68,9 @@ def serve(settings: Settings, config_path: Path) -> None:
     finally:
         executor.shutdown(wait=False, cancel_futures=True)
         loop.close()
-    _leave_if_threads_hang()
+        # Out of the loop on an error too: the threads must not keep the process then
+        # either.
+        _leave_if_threads_hang(sys.exc_info()[1])
 
 
 def _load_before_the_loop(settings: Settings) -> None:
@@ -108,16 +111,20 @@ def configure_logging(level: str) -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
-def _leave_if_threads_hang() -> None:
+def _leave_if_threads_hang(error: BaseException | None) -> None:
+    """Leave with `os._exit` when threads are still busy; `error` is what ended the loop,
+    told here since no caller gets to tell it then."""
     deadline = time.monotonic() + THREAD_GRACE_SECONDS
     while (busy := _busy_threads()) and time.monotonic() < deadline:
         time.sleep(0.05)
     if busy:
         log.warning("leaving %d worker threads still busy: %s", len(busy), ", ".join(t.name for t in busy))
+        if error is not None:
+            log.error("the daemon stopped on an error: %s", error, exc_info=not isinstance(error, KenningError))
         logging.shutdown()
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(0)
+        os._exit(0 if error is None else 1)
 
 
 def _busy_threads() -> list[threading.Thread]:

@@ -15,6 +15,7 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 
 from kenning.config import Settings
@@ -128,13 +129,11 @@ class Daemon:
         started = self._exit_requested_at or time.monotonic()
         deadline = started + SHUTDOWN_DEADLINE_SECONDS
         try:
-            async with asyncio.timeout_at(asyncio.get_running_loop().time() + (deadline - time.monotonic())):
-                if self._server is not None:
-                    drain = 0 if self.force_exit else min(REQUEST_DRAIN_SECONDS, deadline - time.monotonic())
-                    await self._server.stop(timeout=max(drain, 0))
-                await self.library.close()
-        except TimeoutError:
-            log.warning("shutdown deadline of %.0fs passed; leaving with work in flight (it rolls back)", SHUTDOWN_DEADLINE_SECONDS)
+            if not await within(deadline, self._close(deadline)):
+                log.warning(
+                    "shutdown deadline of %.0fs passed; leaving with work in flight (it rolls back)",
+                    SHUTDOWN_DEADLINE_SECONDS,
+                )
         finally:
             if self._server is not None:
                 self._server.remove_socket()
@@ -143,6 +142,12 @@ class Daemon:
                 self._remove_record()
             self._lock.release()
         log.info("stopped after %.1fs", time.monotonic() - started)
+
+    async def _close(self, deadline: float) -> None:
+        if self._server is not None:
+            drain = 0 if self.force_exit else min(REQUEST_DRAIN_SECONDS, deadline - time.monotonic())
+            await self._server.stop(timeout=max(drain, 0))
+        await self.library.close()
 
     def _write_record(self) -> None:
         # A record is how `ken stop` finds this daemon once the config names another
@@ -181,3 +186,25 @@ class Daemon:
         else:
             self._exit_requested_at = time.monotonic()
         self.should_exit.set()
+
+
+async def within(deadline: float, work: Awaitable[None]) -> bool:
+    """Await `work` until the `time.monotonic()` deadline; False when the deadline cut it short.
+
+    asyncio.timeout turns the cancellation it caused into TimeoutError only when that
+    comes back as a plain CancelledError (Python 3.11 checks the exact type). A store write
+    in flight re-raises its cancellation as a subclass that carries what it committed
+    (store/database.py `_Cut`); that went past the deadline's handling and out of the
+    loop, and the process then waited for the database's threads for good.
+    """
+    timeout = asyncio.timeout_at(asyncio.get_running_loop().time() + (deadline - time.monotonic()))
+    try:
+        async with timeout:
+            await work
+    except TimeoutError:
+        return False
+    except asyncio.CancelledError:
+        if not timeout.expired():
+            raise
+        return False
+    return True
