@@ -13,7 +13,7 @@ import os
 import socket
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -244,22 +244,52 @@ class AsyncClient:
         self.socket_path = socket_path
         self.timeout = timeout
 
-    async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+    async def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        progress: Callable[[str], Awaitable[None]] | None = None,
+        stage_timeout: float | None = None,
+    ) -> Any:
+        """With `progress` (a method that reports it: `urls.add`, `urls.refresh`), each stage
+        the daemon reports is handed to it, and the wait is bounded as Client.call bounds
+        it: `stage_timeout` (default `timeout`) from the latest new stage, or from the latest
+        word that the request is still queued, so a fetch longer than `timeout` is not
+        given up on while the daemon says it is working on it."""
         # Imported here: asyncio costs every `ken` command a noticeable share of its start-up,
         # and only the MCP server uses this client.
         import asyncio
 
+        if progress is not None:
+            params = {**(params or {}), "progress": True}
+        wait = self.timeout if progress is None or stage_timeout is None else stage_timeout
+        heard: list[str] = []
         try:
-            async with asyncio.timeout(self.timeout):
-                line = await self._exchange(_request(method, params))
+            async with asyncio.timeout(wait) as deadline:
+
+                async def told(stage: str) -> None:
+                    if stage == QUEUED or not heard or heard[-1] != stage:
+                        longer = max(wait, QUEUED_SILENCE) if stage == QUEUED else wait
+                        deadline.reschedule(asyncio.get_running_loop().time() + longer)
+                    if not heard or heard[-1] != stage:
+                        heard.append(stage)
+                        if progress is not None:
+                            await progress(stage)
+
+                line = await self._exchange(_request(method, params), told if progress is not None else None)
         except TimeoutError:
+            stage = heard[-1] if heard else None
+            during = f" (last stage: {stage})" if stage else ""
             raise DaemonTimeout(
-                f"kenning daemon did not answer {method!r} within {self.timeout:g} s (socket {self.socket_path})"
+                f"kenning daemon did not answer {method!r} within {wait:g} s{during} (socket {self.socket_path})",
+                stage,
+                wait,
             ) from None
         # A whole document's chunks can be megabytes of JSON: parsed off the event loop.
         return await asyncio.to_thread(_result, line)
 
-    async def _exchange(self, request: bytes) -> bytes:
+    async def _exchange(self, request: bytes, told: Callable[[str], Awaitable[None]] | None) -> bytes:
         import asyncio
 
         from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
@@ -274,6 +304,12 @@ class AsyncClient:
             reader, writer = await retrying(asyncio.open_unix_connection, self.socket_path, limit=MAX_ANSWER_BYTES)
         except OSError as exc:
             raise _unreachable(self.socket_path, exc) from None
+
+        async def read_answer() -> bytes:
+            while (line := await reader.readline()) and told is not None and (stage := _progress(line)) is not None:
+                await told(stage)
+            return line
+
         answer: asyncio.Future[bytes] | None = None
         try:
             _check_peer(writer.get_extra_info("socket"), self.socket_path)
@@ -281,7 +317,7 @@ class AsyncClient:
             # Read while the request goes out, as Client.call does after it: a daemon that
             # will not take the whole request answers and closes, and asyncio drops what
             # it has not read once a write fails.
-            answer = asyncio.ensure_future(reader.readline())
+            answer = asyncio.ensure_future(read_answer())
             try:
                 await writer.drain()
             except ConnectionError:

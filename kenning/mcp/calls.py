@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +39,25 @@ class DaemonError(ToolError):
 
 
 class DaemonCalls:
-    def __init__(self, socket_path: Path, timeout: float) -> None:
+    def __init__(self, socket_path: Path, timeout: float, stage_timeout: float | None = None) -> None:
+        """`stage_timeout`: how long a call that reports progress waits from each new stage
+        (`urls.add`: a fetch, then a page's reading, each may take longer than `timeout`)."""
         self._client = AsyncClient(socket_path, timeout)
         self._slots = asyncio.Semaphore(MAX_CALLS)
+        self._stage_timeout = stage_timeout
 
-    async def __call__(self, method: str, params: dict[str, Any] | None = None) -> Any:
+    async def __call__(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        progress: Callable[[str], Awaitable[None]] | None = None,
+    ) -> Any:
+        """`progress` hears each stage a method that reports it reaches (docs/protocol.md)."""
         try:
             async with self._slots:
-                return await self._client.call(method, params)
+                if progress is None:
+                    return await self._client.call(method, params)
+                return await self._client.call(method, params, progress=progress, stage_timeout=self._stage_timeout)
         except RpcError as exc:
             raise DaemonError(str(exc), exc.code) from None
         except KenningError as exc:

@@ -107,3 +107,10 @@ class Added(BaseModel):
     uri: str
     stored: str = Field(description="indexed, adopted, or merged (the same text is already stored elsewhere)")
     chunks: int
+
+
+class Fetched(Added):
+    url: str | None = Field(description="where the redirects ended (the page's address after them)")
+    changed: bool | None = Field(
+        None, description="refresh_url: false when the server said the page is unchanged (nothing was re-read)"
+    )

@@ -30,6 +30,10 @@ from kenning.mcp.calls import DaemonCalls
 
 log = logging.getLogger(__name__)
 
+# Past the daemon's own limits for a page's fetch and reading, for a parse worker busy
+# with another page and the store (as `ken add-url` waits).
+PAGE_WAIT_MARGIN = 30.0
+
 _GUIDE = (
     "kenning is the user's local knowledge library: their notes, documents, code and saved pages, "
     "indexed on this machine. Use `search` first; each hit cites its file as `path` with "
@@ -47,9 +51,10 @@ _MEMORY_ON = (
 _MEMORY_OFF = "Memory writes are off (`[mcp] memory = false`): capsules, archives and the ledger are read-only."
 _WRITES_ON = (
     "`add_document` stores text you give it in the library, under a uri you choose; `remove_document` removes it."
+    " `add_url` saves a web page from a host the user allowed; `refresh_url` fetches it again."
 )
 _WRITES_OFF = (
-    "Writing is off: this server offers no add_document or remove_document tool. The user can turn it on with "
+    "Writing is off: this server offers no add_document, remove_document, add_url or refresh_url tool. The user can turn it on with "
     "`allow_writes = true` under `[mcp]` in kenning's config.toml."
 )
 
@@ -97,7 +102,10 @@ def build_server(settings: Settings) -> MCPServer:
         ),
         middleware=[_explain_uninitialized],
     )
-    daemon = DaemonCalls(settings.daemon.socket_path, settings.mcp.timeout)
+    # A page's fetch and its reading may each take their whole limit; a stage the daemon
+    # reports starts the wait again (AsyncClient.call), as `ken add-url` waits.
+    page_wait = max(settings.mcp.timeout, settings.fetch.timeout + settings.limits.parse_timeout + PAGE_WAIT_MARGIN)
+    daemon = DaemonCalls(settings.daemon.socket_path, settings.mcp.timeout, page_wait)
     library_tools.register(server, daemon, allow_writes)
     agent_tools.register(server, daemon, memory)
     resources.register(server, daemon)

@@ -1,0 +1,112 @@
+"""An agent saving a web page through `ken mcp`: the SDK's stdio client drives the real
+server, which calls a real daemon, which fetches from a small HTTP server on 127.0.0.1
+that the test starts. The daemon's fetch policy ([fetch] allowed_hosts, private
+addresses, redirects) is the gate; the MCP tools add none of their own but are offered
+only when writes are allowed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.mcp_client import data, error_text, ken_mcp
+from tests.web_server import Handler, RouteServer, serving
+
+# A tool call waits 1 s for an ordinary answer: a page's fetch and reading is waited for
+# by the stage the daemon reports, not by that.
+CONFIG = '[mcp]\nallow_writes = true\ntimeout = 1\n[fetch]\nallowed_hosts = ["127.0.0.1"]\ntimeout = 20\n'
+PAGE = "<html><head><title>Tide tables</title></head><body><h1>Tide tables</h1><p>The {word} neap tide.</p></body></html>"
+
+
+@pytest.fixture
+def http_server() -> Iterator[RouteServer]:
+    with serving() as server:
+        yield server
+
+
+def page(word: str, seconds: float = 0, etag: str | None = None):
+    def answer(handler: Handler) -> None:
+        handler.server.stopping.wait(seconds)
+        if etag is not None and handler.headers.get("If-None-Match") == etag:
+            handler.reply(304, None, b"", ETag=etag)
+            return
+        headers = {"ETag": etag} if etag else {}
+        handler.reply(200, "text/html; charset=utf-8", PAGE.format(word=word).encode(), **headers)
+
+    return answer
+
+
+async def test_an_agent_saves_a_page_that_search_then_cites_and_is_told_how_the_fetch_goes(library, http_server):
+    # Served in 3 s, three times the call's own timeout: the stages keep it waiting.
+    http_server.routes["/tides"] = page("quahog", seconds=3, etag='"v1"')
+    library.configure([], CONFIG)
+    library.daemon()
+    url = f"{http_server.base}/tides"
+    told: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        told.append((value, total, message))
+
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert tools["add_url"].annotations.open_world_hint is True
+        assert "allowed_hosts" in tools["add_url"].description
+        added = data(await client.call_tool("add_url", {"url": url}, progress_callback=progress))
+        assert (added["title"], added["uri"], added["url"], added["stored"]) == ("Tide tables", url, url, "indexed")
+        # Fetching, then reading: each stage once, the value only growing.
+        assert [message for _, _, message in told] == ["fetching the page", "reading and storing the page"]
+        assert [value for value, _, _ in told] == sorted({value for value, _, _ in told})
+
+        [hit] = data(await client.call_tool("search", {"query": "quahog"}))["hits"]
+        assert (hit["document_id"], hit["path"], hit["source"]) == (added["document_id"], url, "web")
+
+        unchanged = data(await client.call_tool("refresh_url", {"url": url}))
+        assert (unchanged["document_id"], unchanged["changed"]) == (added["document_id"], False)
+
+
+async def test_a_refused_or_failed_fetch_is_a_tool_error_saying_why_and_stores_nothing(library, http_server):
+    http_server.routes["/there"] = page("walrus")
+    library.configure([], CONFIG)
+    daemon = library.daemon()
+    port = http_server.server_address[1]
+
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        # A host the user did not list, though it is this same loopback server.
+        assert "allowed_hosts" in error_text(await client.call_tool("add_url", {"url": f"http://localhost:{port}/there"}))
+        assert "404" in error_text(await client.call_tool("add_url", {"url": f"{http_server.base}/missing"}))
+        assert "file" in error_text(await client.call_tool("add_url", {"url": "file:///etc/passwd"}))
+        assert "has not been added" in error_text(
+            await client.call_tool("refresh_url", {"url": f"{http_server.base}/there"})
+        )
+    assert "/there" not in http_server.paths
+    assert daemon.call("status")["library"]["documents"] == 0
+
+
+async def test_a_token_in_a_page_url_reaches_its_host_but_is_not_stored_or_shown(library, http_server):
+    secret = "ghp_" + "Z" * 36
+    http_server.routes[f"/tides?access_token={secret}"] = page("barnacle")
+    library.configure([], CONFIG)
+    library.daemon()
+    url = f"{http_server.base}/tides?access_token={secret}"
+
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        added = data(await client.call_tool("add_url", {"url": url}))
+        assert secret not in added["uri"]
+        [hit] = data(await client.call_tool("search", {"query": "barnacle"}))["hits"]
+        assert secret not in hit["path"]
+        # The agent that knows the whole URL finds its page by it.
+        assert data(await client.call_tool("get", {"uri": url}))["document"]["document_id"] == added["document_id"]
+
+
+async def test_fetching_is_not_offered_until_writes_are_allowed(library, http_server):
+    http_server.routes["/tides"] = page("limpet")
+    library.configure([], '[fetch]\nallowed_hosts = ["127.0.0.1"]\n')
+    daemon = library.daemon()
+
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        assert not {"add_url", "refresh_url"} & {tool.name for tool in (await client.list_tools()).tools}
+        assert "add_url" in client.instructions
+        assert "add_url" in error_text(await client.call_tool("add_url", {"url": f"{http_server.base}/tides"}))
+    assert http_server.paths == []
+    assert daemon.call("status")["library"]["documents"] == 0
