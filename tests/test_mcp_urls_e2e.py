@@ -6,6 +6,7 @@ only when writes are allowed."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -110,3 +111,46 @@ async def test_fetching_is_not_offered_until_writes_are_allowed(library, http_se
         assert "add_url" in error_text(await client.call_tool("add_url", {"url": f"{http_server.base}/tides"}))
     assert http_server.paths == []
     assert daemon.call("status")["library"]["documents"] == 0
+
+
+async def test_pages_being_fetched_do_not_hold_up_the_other_tools(library, http_server):
+    """A session sends at most MAX_CALLS calls to the daemon at once, and a page waits
+    for its fetch as long as the daemon says it is working on it: as many slow pages as
+    that took every place, and a search or a status call waited behind them, past its
+    own timeout, for as long as the pages took."""
+    import anyio
+
+    from kenning.mcp.calls import MAX_CALLS
+
+    release = threading.Event()
+
+    def held(handler: Handler) -> None:
+        release.wait(120)
+        handler.reply(200, "text/html; charset=utf-8", PAGE.format(word=handler.path.strip("/")).encode())
+
+    for n in range(MAX_CALLS):
+        http_server.routes[f"/held{n}"] = held
+    library.configure([], CONFIG.replace("timeout = 20", "timeout = 120").replace("timeout = 1\n", "timeout = 10\n"))
+    library.daemon()
+
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        added = []
+
+        async def add(n: int) -> None:
+            added.append(await client.call_tool("add_url", {"url": f"{http_server.base}/held{n}"}))
+
+        async with anyio.create_task_group() as fetching:
+            for n in range(MAX_CALLS):
+                fetching.start_soon(add, n)
+            try:
+                # The daemon's four fetch workers each hold a page; the rest are queued.
+                with anyio.fail_after(30):
+                    while sum(path.startswith("/held") for path in http_server.paths) < 4:
+                        await anyio.sleep(0.1)
+                with anyio.fail_after(60):
+                    status = data(await client.call_tool("status", {}))
+                    hits = data(await client.call_tool("search", {"query": "anything"}))
+            finally:
+                release.set()
+        assert status["library"]["documents"] == 0 and hits["hits"] == []
+        assert [result for result in added if result.is_error] == []

@@ -24,7 +24,11 @@ from kenning.errors import KenningError, RpcError
 # Calls one session has at the daemon at once. Each is a connection of its own, and a
 # host sending 700 tool calls together took all 512 the daemon allows: 188 of its calls,
 # and any `ken` command meanwhile, were told "busy". The rest wait their turn here.
+# Pages being fetched take places of their own: each may be waited for minutes while the
+# daemon works through them, and sixteen slow pages held every place, so that a search
+# waited behind them far past its timeout.
 MAX_CALLS = 16
+MAX_PAGE_CALLS = 16
 # The daemon's code for a name that names nothing (docs/protocol.md).
 NOT_FOUND = -32001
 
@@ -44,6 +48,7 @@ class DaemonCalls:
         (`urls.add`: a fetch, then a page's reading, each may take longer than `timeout`)."""
         self._client = AsyncClient(socket_path, timeout)
         self._slots = asyncio.Semaphore(MAX_CALLS)
+        self._page_slots = asyncio.Semaphore(MAX_PAGE_CALLS)
         self._stage_timeout = stage_timeout
 
     async def __call__(
@@ -54,9 +59,10 @@ class DaemonCalls:
     ) -> Any:
         """`progress` hears each stage a method that reports it reaches (docs/protocol.md)."""
         try:
-            async with self._slots:
-                if progress is None:
+            if progress is None:
+                async with self._slots:
                     return await self._client.call(method, params)
+            async with self._page_slots:
                 return await self._client.call(method, params, progress=progress, stage_timeout=self._stage_timeout)
         except RpcError as exc:
             raise DaemonError(str(exc), exc.code) from None
