@@ -251,12 +251,15 @@ class AsyncClient:
         *,
         progress: Callable[[str], Awaitable[None]] | None = None,
         stage_timeout: float | None = None,
+        deadline: float | None = None,
     ) -> Any:
         """With `progress` (a method that reports it: `urls.add`, `urls.refresh`), each stage
         the daemon reports is handed to it, and the wait is bounded as Client.call bounds
         it: `stage_timeout` (default `timeout`) from the latest new stage, or from the latest
         word that the request is still queued, so a fetch longer than `timeout` is not
-        given up on while the daemon says it is working on it."""
+        given up on while the daemon says it is working on it. Without `progress`, a
+        `deadline` (the event loop's time) ends the call then rather than `timeout` from now:
+        the caller spent part of its wait already."""
         # Imported here: asyncio costs every `ken` command a noticeable share of its start-up,
         # and only the MCP server uses this client.
         import asyncio
@@ -266,12 +269,13 @@ class AsyncClient:
         wait = self.timeout if progress is None or stage_timeout is None else stage_timeout
         heard: list[str] = []
         try:
-            async with asyncio.timeout(wait) as deadline:
+            ends = deadline if progress is None and deadline is not None else asyncio.get_running_loop().time() + wait
+            async with asyncio.timeout_at(ends) as clock:
 
                 async def told(stage: str) -> None:
                     if stage == QUEUED or not heard or heard[-1] != stage:
                         longer = max(wait, QUEUED_SILENCE) if stage == QUEUED else wait
-                        deadline.reschedule(asyncio.get_running_loop().time() + longer)
+                        clock.reschedule(asyncio.get_running_loop().time() + longer)
                     if not heard or heard[-1] != stage:
                         heard.append(stage)
                         if progress is not None:

@@ -466,6 +466,30 @@ async def test_a_daemon_that_never_answers_gives_a_timeout_error_not_a_hang(libr
         wedged.close()
 
 
+async def test_many_calls_to_a_daemon_that_never_answers_each_give_up_after_the_timeout(library):
+    """A session has at most MAX_CALLS calls at the daemon at once and the rest waited for
+    a place with no deadline: of 64 calls to a wedged daemon, the last 16 answered after
+    four times the timeout."""
+    import asyncio
+
+    from kenning.mcp.calls import MAX_CALLS
+
+    library.configure([], "[mcp]\ntimeout = 5\n")
+    library.data_dir.mkdir(mode=0o700)
+    wedged = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    wedged.bind(str(library.data_dir / "kenning.sock"))
+    wedged.listen(4 * MAX_CALLS)
+    try:
+        async with ken_mcp(library.config, library.root / "mcp.log") as client:
+            started = time.monotonic()
+            results = await asyncio.gather(*(client.call_tool("status", {}) for _ in range(4 * MAX_CALLS)))
+            took = time.monotonic() - started
+    finally:
+        wedged.close()
+    assert all("did not answer 'status' within 5 s" in error_text(result) for result in results)
+    assert took < 12, took
+
+
 async def test_one_session_outlives_a_daemon_crash_and_restart(library):
     notes = library.root / "notes"
     notes.mkdir()

@@ -47,6 +47,7 @@ class DaemonCalls:
         """`stage_timeout`: how long a call that reports progress waits from each new stage
         (`urls.add`: a fetch, then a page's reading, each may take longer than `timeout`)."""
         self._client = AsyncClient(socket_path, timeout)
+        self._timeout = timeout
         self._slots = asyncio.Semaphore(MAX_CALLS)
         self._page_slots = asyncio.Semaphore(MAX_PAGE_CALLS)
         self._stage_timeout = stage_timeout
@@ -60,8 +61,23 @@ class DaemonCalls:
         """`progress` hears each stage a method that reports it reaches (docs/protocol.md)."""
         try:
             if progress is None:
-                async with self._slots:
-                    return await self._client.call(method, params)
+                # One deadline for the wait for a place and the call: behind sixteen calls
+                # to a daemon that had stopped answering, a call answered after twice the
+                # timeout, the forty-eighth after three times.
+                deadline = asyncio.get_running_loop().time() + self._timeout
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        await self._slots.acquire()
+                except TimeoutError:
+                    raise DaemonError(
+                        f"kenning daemon did not answer {method!r} within {self._timeout:g} s: the {MAX_CALLS} calls"
+                        " this session may have at the daemon at once were all still waiting for it",
+                        None,
+                    ) from None
+                try:
+                    return await self._client.call(method, params, deadline=deadline)
+                finally:
+                    self._slots.release()
             async with self._page_slots:
                 return await self._client.call(method, params, progress=progress, stage_timeout=self._stage_timeout)
         except RpcError as exc:
