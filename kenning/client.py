@@ -254,7 +254,7 @@ class AsyncClient:
         deadline: float | None = None,
     ) -> Any:
         """With `progress` (a method that reports it: `urls.add`, `urls.refresh`), each stage
-        the daemon reports is handed to it, and the wait is bounded as Client.call bounds
+        the daemon reports is handed to it (again each time the daemon repeats it), and the wait is bounded as Client.call bounds
         it: `stage_timeout` (default `timeout`) from the latest new stage, or from the latest
         word that the request is still queued, so a fetch longer than `timeout` is not
         given up on while the daemon says it is working on it. Without `progress`, a
@@ -278,8 +278,8 @@ class AsyncClient:
                         clock.reschedule(asyncio.get_running_loop().time() + longer)
                     if not heard or heard[-1] != stage:
                         heard.append(stage)
-                        if progress is not None:
-                            await progress(stage)
+                    if progress is not None:
+                        await progress(stage)
 
                 line = await self._exchange(_request(method, params), told if progress is not None else None)
         except TimeoutError:

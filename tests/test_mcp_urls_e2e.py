@@ -39,8 +39,9 @@ def page(word: str, seconds: float = 0, etag: str | None = None):
 
 
 async def test_an_agent_saves_a_page_that_search_then_cites_and_is_told_how_the_fetch_goes(library, http_server):
-    # Served in 3 s, three times the call's own timeout: the stages keep it waiting.
-    http_server.routes["/tides"] = page("quahog", seconds=3, etag='"v1"')
+    # Served in 11 s, eleven times the call's own timeout: the stages keep it waiting, and
+    # the daemon says "fetching" again every 5 s meanwhile.
+    http_server.routes["/tides"] = page("quahog", seconds=11, etag='"v1"')
     library.configure([], CONFIG)
     library.daemon()
     url = f"{http_server.base}/tides"
@@ -55,9 +56,12 @@ async def test_an_agent_saves_a_page_that_search_then_cites_and_is_told_how_the_
         assert "allowed_hosts" in tools["add_url"].description
         added = data(await client.call_tool("add_url", {"url": url}, progress_callback=progress))
         assert (added["title"], added["uri"], added["url"], added["stored"]) == ("Tide tables", url, url, "indexed")
-        # Fetching, then reading: each stage once, the value only growing.
-        assert [message for _, _, message in told] == ["fetching the page", "reading and storing the page"]
+        # Fetching, then reading (each told again while it lasts), the value only growing.
+        stages = [message for _, _, message in told]
+        assert sorted(set(stages), key=stages.index) == ["fetching the page", "reading and storing the page"]
         assert [value for value, _, _ in told] == sorted({value for value, _, _ in told})
+        assert {total for _, total, _ in told} == {3}
+        assert stages.count("fetching the page") >= 2
 
         [hit] = data(await client.call_tool("search", {"query": "quahog"}))["hits"]
         assert (hit["document_id"], hit["path"], hit["source"]) == (added["document_id"], url, "web")

@@ -269,14 +269,17 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
 
 def _progress(ctx: Context) -> Callable[[str], Awaitable[None]]:
     """The daemon's stages for a page as MCP progress (a no-op for a host that sent no
-    progress token): each stage once, in order, so the value only grows as MCP requires;
-    the daemon repeats a stage every few seconds, which keeps the call's own wait alive."""
-    told = [-1]
+    progress token). MCP wants the value to grow with each notification: stage n is told
+    as n, and each time the daemon says it again (every few seconds, while a page waits its
+    turn or is fetched) a little more, never reaching n + 1, so a host that restarts its
+    own timeout on progress keeps waiting while the daemon keeps working."""
+    at = [-1, 0]  # the stage told last, and how many times it was told again
 
     async def report(stage: str) -> None:
-        step = list(PAGE_STAGES).index(stage) if stage in PAGE_STAGES else told[0]
-        if step > told[0]:
-            told[0] = step
-            await ctx.report_progress(step, len(PAGE_STAGES), PAGE_STAGES[stage])
+        if stage not in PAGE_STAGES or list(PAGE_STAGES).index(stage) < at[0]:
+            return
+        step = list(PAGE_STAGES).index(stage)
+        at[:] = [step, 0] if step > at[0] else [step, at[1] + 1]
+        await ctx.report_progress(step + at[1] / (at[1] + 1), len(PAGE_STAGES), PAGE_STAGES[stage])
 
     return report
