@@ -416,6 +416,36 @@ def test_a_call_before_the_handshake_is_told_to_initialize_first(library):
         server.stdout.close()
 
 
+def test_ctrl_c_ends_the_server_while_its_input_is_still_open(library):
+    """`ken mcp` run by hand in a terminal, or a host stopping it with SIGINT: the signal
+    cancelled the server's loop, which then waited for its stdin reader, a thread blocked
+    reading a line, so the server went on until the next line or the end of its input."""
+    library.configure([])
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    with open(library.root / "mcp.log", "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(library.config), "mcp"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
+        )  # fmt: skip
+    try:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode())
+        server.stdin.write(b"\n")
+        server.stdin.flush()
+        assert select.select([server.stdout], [], [], 30)[0], "no answer to initialize within 30 s"
+        assert json.loads(server.stdout.readline())["id"] == 1
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("ken mcp still running 10 s after SIGINT") from None
+    finally:
+        server.kill()
+        server.wait()
+        server.stdin.close()
+        server.stdout.close()
+
+
 async def test_without_a_daemon_every_tool_answers_at_once_with_one_clear_error(library):
     library.configure([], "[mcp]\nallow_writes = true\ntimeout = 30\n")
     calls = {

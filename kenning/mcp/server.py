@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import signal
 import sys
 from typing import Any
 
@@ -211,4 +212,9 @@ def serve(settings: Settings) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    # SIGINT ends the process as SIGTERM does. Raised as KeyboardInterrupt, it cancelled
+    # the loop, which then waited for the SDK's stdin reader, a worker thread blocked in a
+    # read no cancellation reaches: Ctrl-C did nothing until the next line or the end of
+    # stdin. There is nothing to save: every call's work is the daemon's.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     anyio.run(_serve_stdio, build_server(settings))
