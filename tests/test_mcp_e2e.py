@@ -446,6 +446,39 @@ def test_ctrl_c_ends_the_server_while_its_input_is_still_open(library):
         server.stdout.close()
 
 
+def test_a_client_that_stops_reading_ends_the_server_without_a_traceback(library):
+    """A host that closed its end of the server's stdout but not of its stdin: the write
+    that failed ended the transport, which then waited for its stdin reader, a thread
+    blocked reading a line, so the server lived on, answering no one, until stdin closed,
+    and then left sixty lines of traceback in the host's log."""
+    library.configure([])
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    with open(library.root / "mcp.log", "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(library.config), "mcp"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
+        )  # fmt: skip
+    try:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode())
+        server.stdin.write(b"\n")
+        server.stdin.flush()
+        assert select.select([server.stdout], [], [], 30)[0], "no answer to initialize within 30 s"
+        server.stdout.close()
+        server.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "ping"}\n')
+        server.stdin.flush()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("ken mcp still running 10 s after its client stopped reading") from None
+    finally:
+        server.kill()
+        server.wait()
+        server.stdin.close()
+    logged = (library.root / "mcp.log").read_text()
+    assert "Traceback" not in logged and "stopped reading" in logged, logged
+
+
 async def test_without_a_daemon_every_tool_answers_at_once_with_one_clear_error(library):
     library.configure([], "[mcp]\nallow_writes = true\ntimeout = 30\n")
     calls = {

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import signal
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 from mcp import MCPError
@@ -200,8 +201,26 @@ async def _serve_stdio(server: MCPServer) -> None:
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(relay)
-            await lowlevel.run(messages, write_stream, lowlevel.create_initialization_options())
+            try:
+                await lowlevel.run(messages, write_stream, lowlevel.create_initialization_options())
+            except anyio.get_cancelled_exc_class():
+                # Not cancelled here (the relay failing): by the transport.
+                if not tasks.cancel_scope.cancel_called:
+                    _stopped_reading()
+                raise
             tasks.cancel_scope.cancel()
+
+
+def _stopped_reading() -> NoReturn:
+    """The transport cancels the server when a write to stdout fails: the client closed
+    its end (SIGINT ends the process without coming here, and the end of stdin ends the
+    loop without a cancellation). The transport then waits for its stdin reader, a thread
+    blocked reading a line that no cancellation reaches, so the server would live on,
+    answering no one, until the client closed stdin too, and end with a traceback of the
+    broken pipe. Nothing is lost by leaving now: every call's work is the daemon's."""
+    log.warning("the client stopped reading stdout (it closed its end); exiting")
+    logging.shutdown()
+    os._exit(0)
 
 
 def serve(settings: Settings) -> None:
