@@ -479,6 +479,26 @@ def test_a_client_that_stops_reading_ends_the_server_without_a_traceback(library
     assert "Traceback" not in logged and "stopped reading" in logged, logged
 
 
+async def test_an_error_quoting_what_the_agent_sent_carries_no_terminal_control_characters(library):
+    """The daemon's refusals quote the id or uri asked for, and a tool error is plain
+    text: an OSC sequence an agent was talked into sending came back raw to the host."""
+    library.configure([], "[mcp]\nallow_writes = true\n")
+    library.daemon()
+    sent = "\x1b]52;c;aGk=\x07\x1b[2J"
+    calls = {
+        "get": {"uri": f"notes://{sent}"},
+        "recall": {"handle": f"a-{sent}"},
+        "forget": {"id": f"m-{sent}"},
+        "ledger_remove": {"id": f"l-{sent}"},
+        "refresh_url": {"url": f"https://example.com/{sent}"},
+    }
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        for name, arguments in calls.items():
+            message = error_text(await client.call_tool(name, arguments))
+            assert "\x1b" not in message and "\x07" not in message, (name, message)
+            assert "\\x1b]52;c;aGk=\\x07" in message, (name, message)
+
+
 async def test_without_a_daemon_every_tool_answers_at_once_with_one_clear_error(library):
     library.configure([], "[mcp]\nallow_writes = true\ntimeout = 30\n")
     calls = {

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from kenning.client import AsyncClient
 from kenning.errors import KenningError, RpcError
+from kenning.text.controls import escaped
 
 
 # Calls one session has at the daemon at once. Each is a connection of its own, and a
@@ -35,7 +36,14 @@ NOT_FOUND = -32001
 
 class DaemonError(ToolError):
     """The daemon's refusal, keeping its JSON-RPC code (None when it was not reached), so
-    a resource read can tell a document that does not exist from a daemon that is down."""
+    a resource read can tell a document that does not exist from a daemon that is down.
+
+    Its message is plain text, not JSON, and many of the daemon's quote the value asked
+    for as it came (`no capsule ...`, `no indexed document at ...`): an id or uri a
+    hostile document talked the agent into sending with ESC or BEL in it came back whole
+    in the host's view of the call, where a terminal acts on them (retitle the window,
+    write the clipboard). Control characters in it are shown as escapes (`\\x1b`), as the
+    CLI shows them on a terminal."""
 
     def __init__(self, message: str, code: int | None) -> None:
         super().__init__(message)
@@ -81,9 +89,9 @@ class DaemonCalls:
             async with self._page_slots:
                 return await self._client.call(method, params, progress=progress, stage_timeout=self._stage_timeout)
         except RpcError as exc:
-            raise DaemonError(str(exc), exc.code) from None
+            raise DaemonError(escaped(str(exc)), exc.code) from None
         except KenningError as exc:
-            raise DaemonError(str(exc), None) from None
+            raise DaemonError(escaped(str(exc)), None) from None
 
 
 def answer(value: BaseModel | dict[str, Any]) -> CallToolResult:
