@@ -6,6 +6,7 @@ only when writes are allowed."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 
@@ -102,6 +103,31 @@ async def test_a_token_in_a_page_url_reaches_its_host_but_is_not_stored_or_shown
         assert secret not in hit["path"]
         # The agent that knows the whole URL finds its page by it.
         assert data(await client.call_tool("get", {"uri": url}))["document"]["document_id"] == added["document_id"]
+
+
+async def test_a_token_a_redirect_hands_out_is_not_shown_to_the_agent(library, http_server):
+    """The answer's `url` (where redirects ended) was the only place the daemon showed a
+    URL unredacted: a page that redirects to a signed address put its token, one the
+    agent never had, in the agent's context. A page refreshed unchanged answered with the
+    URL asked for as its `uri`, token and all, where a changed one answers the stored uri."""
+    issued = "ghp_" + "R" * 36
+    asked = "ghp_" + "S" * 36
+    http_server.routes[f"/go?access_token={asked}"] = lambda handler: handler.redirect(
+        f"{http_server.base}/signed?access_token={issued}"
+    )
+    http_server.routes[f"/signed?access_token={issued}"] = page("cockle", etag='"v1"')
+    library.configure([], CONFIG)
+    library.daemon()
+    url = f"{http_server.base}/go?access_token={asked}"
+
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        added = data(await client.call_tool("add_url", {"url": url}))
+        assert added["url"].startswith(f"{http_server.base}/signed?access_token=")
+        refreshed = data(await client.call_tool("refresh_url", {"url": url}))
+    assert f"/signed?access_token={issued}" in http_server.paths
+    assert issued not in json.dumps(added) and asked not in json.dumps(added)
+    assert refreshed["changed"] is False
+    assert asked not in json.dumps(refreshed) and refreshed["uri"] == added["uri"]
 
 
 async def test_fetching_is_not_offered_until_writes_are_allowed(library, http_server):

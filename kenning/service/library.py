@@ -415,7 +415,9 @@ class Library:
         assert not isinstance(page, NotModified)
         progress("reading")
         added = await add_page(self.db, url, await self._prepare_page(page))
-        added.url = page.url
+        # Redacted as the stored uri is: a redirect to a signed address hands out a token
+        # the caller never had (an agent's context goes to its model's provider).
+        added.url = redact(page.url)
         return added
 
     async def refresh_url(self, url: str, progress: Progress = _unheard) -> AddedDocument:
@@ -427,10 +429,11 @@ class Library:
             raise NotFound(f"{shown} has not been added; {command} adds it")
         page = await self._fetch(FetchRequest(url, known.etag, known.last_modified), progress)
         if isinstance(page, NotModified):
-            return AddedDocument(known.document_id, known.title, url, "indexed", 0, changed=False)
+            # The uri as stored, as a changed page answers, not the URL with its token.
+            return AddedDocument(known.document_id, known.title, redact(url), "indexed", 0, changed=False)
         progress("reading")
         added = await add_page(self.db, url, await self._prepare_page(page))
-        added.url, added.changed = page.url, True
+        added.url, added.changed = redact(page.url), True
         return added
 
     async def entities(self, query: str, limit: int = 10) -> Entities:
