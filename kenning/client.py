@@ -254,10 +254,10 @@ class AsyncClient:
         deadline: float | None = None,
     ) -> Any:
         """With `progress` (a method that reports it: `urls.add`, `urls.refresh`), each stage
-        the daemon reports is handed to it (again each time the daemon repeats it), and the wait is bounded as Client.call bounds
-        it: `stage_timeout` (default `timeout`) from the latest new stage, or from the latest
-        word that the request is still queued, so a fetch longer than `timeout` is not
-        given up on while the daemon says it is working on it. Without `progress`, a
+        the daemon reports is handed to it, again each time the daemon repeats it, and the
+        wait is bounded as Client.call bounds it: `stage_timeout` (default `timeout`) from
+        the latest new stage, or from the latest word that the request is still queued, so
+        a fetch longer than `timeout` is not given up on while the daemon works on it. Without `progress`, a
         `deadline` (the event loop's time) ends the call then rather than `timeout` from now:
         the caller spent part of its wait already."""
         # Imported here: asyncio costs every `ken` command a noticeable share of its start-up,

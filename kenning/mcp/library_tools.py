@@ -1,6 +1,6 @@
 """The library tools: search, get, list_sources, status and (when writes are allowed)
-add_document, remove_document, add_url and refresh_url, each a thin pass-through to one daemon method
-(docs/protocol.md). The agent's own tools (memory, archive, ledger, context packs) are
+add_document, remove_document, add_url and refresh_url, each a thin pass-through to one
+daemon method (docs/protocol.md). The agent's own tools (memory, archive, ledger, context packs) are
 in agent_tools.py.
 
 A tool's docstring is its description and each parameter's Field description is part of

@@ -56,8 +56,8 @@ _WRITES_ON = (
     " `add_url` saves a web page from a host the user allowed; `refresh_url` fetches it again."
 )
 _WRITES_OFF = (
-    "Writing is off: this server offers no add_document, remove_document, add_url or refresh_url tool. The user can turn it on with "
-    "`allow_writes = true` under `[mcp]` in kenning's config.toml."
+    "Writing is off: this server offers no add_document, remove_document, add_url or refresh_url tool. The user"
+    " can turn it on with `allow_writes = true` under `[mcp]` in kenning's config.toml."
 )
 
 
