@@ -40,9 +40,9 @@ def page(word: str, seconds: float = 0, etag: str | None = None):
 
 
 async def test_an_agent_saves_a_page_that_search_then_cites_and_is_told_how_the_fetch_goes(library, http_server):
-    # Served in 11 s, eleven times the call's own timeout: the stages keep it waiting, and
+    # Served in 7 s, seven times the call's own timeout: the stages keep it waiting, and
     # the daemon says "fetching" again every 5 s meanwhile.
-    http_server.routes["/tides"] = page("quahog", seconds=11, etag='"v1"')
+    http_server.routes["/tides"] = page("quahog", seconds=7, etag='"v1"')
     library.configure([], CONFIG)
     library.daemon()
     url = f"{http_server.base}/tides"
