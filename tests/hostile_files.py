@@ -78,6 +78,18 @@ def docx_many_paragraphs(path: Path, paragraphs: int) -> Path:
     return _write_docx(path, chunks())
 
 
+def docx_missing_part(path: Path, name_length: int) -> Path:
+    """A DOCX whose styles relationship names a part `name_length` characters long that
+    the package does not hold: python-docx's KeyError quotes the whole name."""
+    parts = _docx_parts()
+    rels = "word/_rels/document.xml.rels"
+    parts[rels] = parts[rels].replace(b'Target="styles.xml"', b'Target="%s.xml"' % (b"n" * name_length))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    return path
+
+
 def pdf_stream_bomb(path: Path, inflated: int) -> Path:
     """A one-page PDF whose content stream inflates to `inflated` bytes of spaces."""
     head = b"BT /F1 12 Tf 72 720 Td (bomb) Tj ET\n"

@@ -12,7 +12,14 @@ import sys
 import time
 
 from tests.daemon_harness import wait_for
-from tests.hostile_files import docx_many_paragraphs, docx_whitespace_bomb, gzip_bomb, nested_html, pdf_stream_bomb
+from tests.hostile_files import (
+    docx_many_paragraphs,
+    docx_missing_part,
+    docx_whitespace_bomb,
+    gzip_bomb,
+    nested_html,
+    pdf_stream_bomb,
+)
 
 # The time limit is generous: the tests share a busy machine, and the memory limit and
 # the caps are what these files meet first.
@@ -85,3 +92,23 @@ def test_a_failed_file_whose_name_holds_an_escape_sequence_is_shown_escaped(libr
     assert "\x1b" not in shown and "\x07" not in shown
     [line] = [line for line in shown.splitlines() if "failed:" in line]
     assert line.startswith("  failed: x\\x1b]0;owned\\x07\\nfailed: y.md: binary content")
+
+
+def test_a_parser_error_quoting_megabytes_of_the_file_is_one_short_line_in_status(library, tmp_path):
+    """A parser's error may quote what it choked on, and a DOCX may name a part a megabyte
+    long: stored whole, each `ken status` printed that megabyte per such file, and its
+    JSON carried it."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "ok.md").write_text("# Fine\n\nA tapir.\n")
+    docx_missing_part(notes / "named.docx", 1_000_000)
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    [failure] = daemon.wait_idle("notes")["failures"]
+    assert failure["reason"].startswith("cannot read DOCX: KeyError: ")
+    assert len(failure["reason"]) < 500
+    shown = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "status"],
+        check=True, capture_output=True, text=True, timeout=60,
+    ).stdout  # fmt: skip
+    assert len(shown) < 5_000
