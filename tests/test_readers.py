@@ -37,6 +37,14 @@ def test_utf16_with_bom_is_decoded_without_the_bom(encoding: str) -> None:
     assert decode_text(data) == "Grüße\nzweite Zeile"
 
 
+@pytest.mark.parametrize("encoding", ["utf-32-le", "utf-32-be"])
+def test_utf32_with_bom_is_text(encoding: str, tmp_path: Path) -> None:
+    """Its BOM starts as UTF-16's does: read as UTF-16, it was refused as binary."""
+    bom = b"\xff\xfe\x00\x00" if encoding.endswith("le") else b"\x00\x00\xfe\xff"
+    path = write(tmp_path / "notes.txt", bom + "Grüße\r\nzweite Zeile 日本\n".encode(encoding))
+    assert read_file(path).text == "Grüße\nzweite Zeile 日本\n"
+
+
 def test_utf8_bom_is_stripped() -> None:
     assert decode_text(b"\xef\xbb\xbf# Title\n") == "# Title\n"
 

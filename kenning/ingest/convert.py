@@ -59,7 +59,9 @@ HASH_BLOCK = 1 << 20
 # its dated lines; such notes spoke from their file's mtime.
 READER_VERSION = 13
 FORMAT_VERSIONS: dict[str, int] = {}
-RETRY_VERSIONS: dict[str, int] = {}
+# Text in UTF-32 with a byte-order mark was refused as binary (readers.decode_text), which
+# a text file's or a saved page's bytes go through.
+RETRY_VERSIONS: dict[str, int] = {form: 1 for form in ("text", "markdown", "code", "data", "html")}
 
 
 def reading_of(target_chars: int, overlap_chars: int, form: str | None = None, failed: bool = False) -> str:

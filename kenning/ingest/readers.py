@@ -156,7 +156,10 @@ def decode_text(data: bytes) -> str:
     the usual legacy encoding, else latin-1, which maps every byte; so the share of
     control characters is what tells text from noise.
     """
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        # Before UTF-16's: the little-endian marks share their first two bytes.
+        text = data.decode("utf-32", errors="replace")
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
         text = data.decode("utf-16", errors="replace")
     elif data.startswith(b"\xef\xbb\xbf"):
         text = _decode_legacy(data[3:])
