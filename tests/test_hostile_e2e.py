@@ -112,3 +112,21 @@ def test_a_parser_error_quoting_megabytes_of_the_file_is_one_short_line_in_statu
         check=True, capture_output=True, text=True, timeout=60,
     ).stdout  # fmt: skip
     assert len(shown) < 5_000
+
+
+def test_a_file_refused_for_want_of_permission_is_not_logged_as_stored_under_another_reading(library, tmp_path):
+    """Such a file is tried at every sweep (a chmod changes no mtime), and each sweep
+    logged it as read again for being "stored by an older kenning, other chunk sizes or
+    other limits": none of which was so, once a sweep, for as long as it stayed shut."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "ok.md").write_text("# Fine\n\nA tapir.\n")
+    (notes / "shut.md").write_text("# Shut\n\nA locked tapir.\n")
+    (notes / "shut.md").chmod(0)
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon(plain_permissions=True)
+    [failure] = daemon.wait_idle("notes")["failures"]
+    assert failure == {"path": "shut.md", "reason": "permission denied"}
+    for _ in range(2):
+        daemon.call("sources.scan", {"name": "notes", "wait": True})
+    assert "files again" not in daemon.log()

@@ -242,13 +242,20 @@ def _listing(
             source_id, settings.path, item, states.get(item.rel), settings.confine_to_root, *readings[form], swapped
         )
         (todo if needs_look(job) else settled).append(job)
-    again = sum(
-        1 for job in todo if job.prior and job.prior.status != "scanning" and job.prior.reading != job.expected
-    )
+    again = sum(1 for job in todo if _read_again(job.prior, job.expected))
     return _Listing(
         missing, unreadable_files, unreadable_kept, len(found) - len(kept), capped_kept, report.passed_over(),
         todo, settled, again,
     )  # fmt: skip
+
+
+def _read_again(prior: documents.FileState | None, expected: str) -> bool:
+    """Whether a file is looked at for having been stored under another reading. One
+    refused for want of permission recorded none: it is tried at every sweep, for a
+    chmod that lets it in, and no reading of it is stale."""
+    if prior is None or prior.status == "scanning" or prior.reading == expected:
+        return False
+    return not (prior.status == "failed" and prior.reading is None)
 
 
 def _let_go(found: list[Discovered], states: dict[str, documents.FileState], listing: _Listing) -> None:
