@@ -19,6 +19,7 @@ from tests.hostile_files import (
     gzip_bomb,
     nested_html,
     pdf_stream_bomb,
+    write_pdf,
 )
 
 # The time limit is generous: the tests share a busy machine, and the memory limit and
@@ -130,3 +131,18 @@ def test_a_file_refused_for_want_of_permission_is_not_logged_as_stored_under_ano
     for _ in range(2):
         daemon.call("sources.scan", {"name": "notes", "wait": True})
     assert "files again" not in daemon.log()
+
+
+def test_a_pdf_parsers_warnings_stay_out_of_the_daemons_log(library, tmp_path):
+    """The daemon quiets pdfminer, which warns about every odd object of a PDF (a font it
+    has no metrics for: at each use), but PDFs are parsed in worker processes, which
+    printed each warning bare on the log, naming neither the file nor the time."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    pdf = write_pdf(notes / "okapis.pdf", b"BT /F1 12 Tf 72 720 Td (okapis graze) Tj ET")
+    pdf.write_bytes(pdf.read_bytes().replace(b"/Times-Roman", b"/Tymes-Roman"))
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    assert daemon.wait_idle("notes")["done"] == 1
+    assert [hit["title"] for hit in daemon.search("okapis")] == ["okapis"]
+    assert "FontBBox" not in daemon.log()

@@ -262,7 +262,12 @@ WORKER_NICENESS = 10
 
 
 def _limit_worker(memory_mb: int) -> None:
-    """Runs in each worker as it starts: lower its priority, cap its address space."""
+    """Runs in each worker as it starts: lower its priority, cap its address space.
+
+    A spawned worker starts with no logging set up, so a library's warning went to the
+    daemon's log bare, without time or source: pdfminer's, about every odd object of a
+    PDF, as the daemon quiets them in its own process (daemon/run.py), are quieted here."""
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)
     os.nice(WORKER_NICENESS)
     limit = memory_mb * 1024 * 1024
     try:
