@@ -118,6 +118,17 @@ def write_pdf(path: Path, content: bytes, stream_options: bytes = b"") -> Path:
         b"<< /Length %d%s >>\nstream\n" % (len(content), stream_options) + content + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman >>",
     ]
+    return _write_pdf_objects(path, objects)
+
+
+def pdf_reference_loop(path: Path) -> Path:
+    """A PDF whose page tree is a reference to a reference to ... itself: pdfminer
+    follows the circle for ever, in a file of a few hundred bytes."""
+    objects = [b"<< /Type /Catalog /Pages 3 0 R >>", b"4 0 R", b"2 0 R", b"3 0 R"]
+    return _write_pdf_objects(path, objects)
+
+
+def _write_pdf_objects(path: Path, objects: list[bytes]) -> Path:
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, obj in enumerate(objects, start=1):

@@ -28,6 +28,7 @@ from kenning.ingest.scan import FolderScanner, SweepBudget
 from kenning.ingest.walk import SYSTEM_FS, WalkRules, walk
 from kenning.service.library import Library
 from tests.helpers import search
+from tests.hostile_files import pdf_reference_loop
 from kenning.store import documents, sources
 from kenning.store import tallies as tally_store
 from kenning.store.database import Database
@@ -803,6 +804,21 @@ def test_the_preview_reads_a_link_as_its_target_as_a_sweep_does(tmp_path):
     source = SourceSettings(name="notes", path=folder, confine_to_root=False)
     result = preview(source, Settings(daemon=DaemonSettings(data_dir=tmp_path / "data")))
     assert result.files == 1 and result.estimated_chunks >= 40
+
+
+def test_the_preview_gives_up_on_a_file_whose_parse_never_ends(tmp_path):
+    """A PDF of a few hundred bytes whose page tree refers to itself keeps pdfminer going
+    round for ever: the sample read it in `ken sources add` itself, which never ended."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    pdf_reference_loop(folder / "circle.pdf")
+    write(folder, "herons.md", "# Herons\n\n" + "The heron survey counted nests. " * 100)
+    source = SourceSettings(name="notes", path=folder)
+    settings = Settings(daemon=DaemonSettings(data_dir=tmp_path / "data"))
+    previewed: Future = Future()
+    threading.Thread(target=lambda: previewed.set_result(preview(source, settings)), daemon=True).start()
+    result = previewed.result(timeout=60)
+    assert result.files == 2 and result.estimated_chunks >= 2
 
 
 def test_the_preview_names_a_proc_mounted_in_the_folder(tmp_path, mount):

@@ -130,6 +130,13 @@ def convert_file(path: Path, fallback_title: str, limits: ConvertLimits) -> Conv
     return Converted(title, parsed.format, items, digest, stated, date_end, parsed.warnings)
 
 
+def count_chunks(path: Path, max_bytes: int, target_chars: int, overlap_chars: int) -> int:
+    """In a parse worker, for `ken sources add`'s estimate (ingest/preview.py): the chunks
+    a file makes, read as a sweep reads it; a ReaderError for one a sweep would fail."""
+    parsed = read_file(path, ReadLimits(max_file_bytes=max_bytes))
+    return len(chunk_document(parsed, target_chars=target_chars, overlap_chars=overlap_chars))
+
+
 def read_unseen(
     path: Path, root: Path, confine_to_root: bool, max_bytes: int, limits: ConvertLimits
 ) -> tuple[str, Converted]:

@@ -7,10 +7,16 @@ and chunker, and each type's chunks-per-byte (with every file at least one chunk
 fitted to what they gave and applied to the files not read. Size alone misses by a
 factor of two on headed markdown and code, where sections and definitions end chunks
 early (bench/preview_estimate.py measures both on real folders).
+
+Each sampled file is read in a parse worker, as a sweep reads it, under the daemon's
+memory limit and no longer than the sample's time: a file that never finishes parsing (a
+PDF of a few hundred bytes whose page tree refers to itself) hung `ken sources add`, read
+in the command itself, and a PDF bomb inflated in it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 import time
@@ -19,9 +25,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kenning.config import ChunkingSettings, Settings, SourceSettings
-from kenning.errors import ReaderError
-from kenning.ingest.chunker import chunk_document
-from kenning.ingest.readers import ReadLimits, read_file
+from kenning.errors import KenningError, ShutDown, WorkerStopped
+from kenning.ingest.convert import count_chunks
+from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.walk import CAPPED, Discovered, WalkReport, WalkRules, newest, walk
 from kenning.text.controls import escaped
 from kenning.text.counts import counted
@@ -74,7 +80,8 @@ def kept_files(
 def preview(source: SourceSettings, settings: Settings) -> Preview:
     report = WalkReport()
     kept, over_cap, too_large = kept_files(source, settings, report)
-    chunks = estimate_chunks(kept, settings.chunking, int(settings.daemon.max_file_mb * 1024 * 1024))
+    max_bytes = int(settings.daemon.max_file_mb * 1024 * 1024)
+    chunks = estimate_chunks(kept, settings.chunking, max_bytes, settings.limits.parse_memory_mb)
     per_sweep = settings.daemon.folder_chunk_budget if source.chunk_budget is None else source.chunk_budget
     if settings.daemon.sweep_chunk_budget:
         per_sweep = min(filter(None, (per_sweep, settings.daemon.sweep_chunk_budget)))
@@ -93,7 +100,7 @@ def preview(source: SourceSettings, settings: Settings) -> Preview:
 
 
 def estimate_chunks(
-    files: list[Discovered], chunking: ChunkingSettings, max_bytes: int, budget: float = SAMPLE_SECONDS
+    files: list[Discovered], chunking: ChunkingSettings, max_bytes: int, memory_mb: int, budget: float = SAMPLE_SECONDS
 ) -> int:
     """Chunks the files will make: sampled files count as they chunked, the rest by their
     type's fitted chunks-per-byte."""
@@ -101,7 +108,7 @@ def estimate_chunks(
     for item in files:
         # By the name its reader goes by: a link's target's (walk.Discovered.reader_name).
         groups[Path(item.reader_name).suffix.lower()].append(item)
-    sampled = _sample(groups, chunking, max_bytes, budget)
+    sampled = asyncio.run(_sample(groups, chunking, max_bytes, ParsePool(1, memory_mb), budget))
     total = 0
     for suffix, items in groups.items():
         measured = sampled.get(suffix, {})
@@ -114,11 +121,12 @@ def estimate_chunks(
     return round(total)
 
 
-def _sample(
-    groups: dict[str, list[Discovered]], chunking: ChunkingSettings, max_bytes: int, budget: float
+async def _sample(
+    groups: dict[str, list[Discovered]], chunking: ChunkingSettings, max_bytes: int, parsers: ParsePool, budget: float
 ) -> dict[str, dict]:
     """Read and chunk a random few files of each type, one type after another in turn,
-    until each has its quota or the time is spent."""
+    until each has its quota or the time is spent. A file the time ran out on is not
+    measured; one the sweep would fail (its parse out of memory included) gives none."""
     rng = random.Random(0)
     queues = {}
     for suffix, items in groups.items():
@@ -128,22 +136,27 @@ def _sample(
     measured: dict[str, dict] = defaultdict(dict)
     started = time.monotonic()
     deadline = started + budget
-    while any(queues.values()) and time.monotonic() < deadline:
-        for suffix, queue in queues.items():
-            now = time.monotonic()
-            if suffix in SLOW_TYPES and now > started + budget * SLOW_SHARE:
-                queue.clear()
-            if not queue or now >= deadline:
-                continue
-            item = queue.pop()
-            try:
+    try:
+        while any(queues.values()) and time.monotonic() < deadline:
+            for suffix, queue in queues.items():
+                now = time.monotonic()
+                if suffix in SLOW_TYPES and now > started + budget * SLOW_SHARE:
+                    queue.clear()
+                if not queue or now >= deadline:
+                    continue
+                item = queue.pop()
                 # A link is read at its target, as a sweep reads it (convert.check_path).
                 target = item.path.resolve() if item.target_name else item.path
-                parsed = read_file(target, ReadLimits(max_file_bytes=max_bytes))
-                count = len(chunk_document(parsed, chunking.target_chars, chunking.overlap_chars))
-            except ReaderError:
-                count = 0
-            measured[suffix][item.path] = count
+                args = (target, max_bytes, chunking.target_chars, chunking.overlap_chars)
+                try:
+                    count = await parsers.run(count_chunks, args, deadline - now)
+                except (TimeoutError, WorkerStopped, ShutDown):
+                    continue
+                except (KenningError, MemoryError):
+                    count = 0
+                measured[suffix][item.path] = count
+    finally:
+        await parsers.stop()
     return measured
 
 
