@@ -148,6 +148,15 @@ def test_pdf_pages_are_read_in_order_with_page_starts(tmp_path: Path) -> None:
         assert page_lines == expected
 
 
+def test_a_pdf_of_pages_with_no_text_layer_says_so(tmp_path: Path) -> None:
+    """A scanned PDF indexes nothing, and says why in the daemon's log with its path (the
+    warnings a reader returns are logged so): said by the reader in the parse worker,
+    where nothing sets up logging, the line never reached the log."""
+    result = read_file(make_pdf(tmp_path / "scan.pdf", [[], [], []]))
+    assert not result.text.strip()
+    assert result.warnings == ("its 3 pages have no text layer (scanned? kenning does no OCR)",)
+
+
 def test_corrupt_pdf_raises_reader_error(tmp_path: Path) -> None:
     path = write(tmp_path / "broken.pdf", b"%PDF-1.4\nthis is not really a pdf\n%%EOF")
     with pytest.raises(ReaderError, match="PDF") as info:

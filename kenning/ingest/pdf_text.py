@@ -7,7 +7,6 @@ the first PDF a process reads, not by every daemon and parse worker at start.
 from __future__ import annotations
 
 import io
-import logging
 
 import pdfplumber
 from pdfminer.pdfdocument import PDFPasswordIncorrect
@@ -16,7 +15,6 @@ from pdfplumber.utils.exceptions import PdfminerException
 from kenning.errors import ReaderError, TextCapReached
 from kenning.ingest.readers import ReadResult
 
-logger = logging.getLogger(__name__)
 
 # A gap wider than this share of the type size is a space between words (see
 # `pdf_page_text`).
@@ -51,9 +49,12 @@ def read_pdf(stem: str, data: bytes, max_chars: int) -> ReadResult:
             line += page_text.count("\n") + 1
             pages.append(page_text)
     text = "\n".join(pages)
+    # Returned, not logged: this runs in a parse worker, which has no log of its own; the
+    # pipeline logs a reader's warnings with the file's path.
+    warnings: tuple[str, ...] = ()
     if pages and not text.strip():
-        logger.info("%s: PDF has %d pages but no text layer (scanned?)", stem, len(pages))
-    return ReadResult(text, stem, "prose", "pdf", tuple(page_starts))
+        warnings = (f"its {len(pages)} pages have no text layer (scanned? kenning does no OCR)",)
+    return ReadResult(text, stem, "prose", "pdf", tuple(page_starts), warnings)
 
 
 def pdf_page_text(page: pdfplumber.page.Page) -> str:
