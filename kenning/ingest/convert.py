@@ -56,12 +56,11 @@ HASH_BLOCK = 1 << 20
 # It masks a token run into the word before it when its prefix is one no word holds
 # (`ownghp_...`, `x_ghp_...`, `scAKIA...`, `mysk-proj-...`), and Slack's `xoxe-`.
 # 13: a heading or line writing a day first with dots (`18.09.2025`) dates a note and
-# its dated lines; such notes spoke from their file's mtime.
+# its dated lines; such notes spoke from their file's mtime. Text in UTF-32 with a
+# byte-order mark, refused as binary before, is read (readers.decode_text).
 READER_VERSION = 13
 FORMAT_VERSIONS: dict[str, int] = {}
-# Text in UTF-32 with a byte-order mark was refused as binary (readers.decode_text), which
-# a text file's or a saved page's bytes go through.
-RETRY_VERSIONS: dict[str, int] = {form: 1 for form in ("text", "markdown", "code", "data", "html")}
+RETRY_VERSIONS: dict[str, int] = {}
 
 
 def reading_of(target_chars: int, overlap_chars: int, form: str | None = None, failed: bool = False) -> str:
