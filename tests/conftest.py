@@ -8,7 +8,9 @@ import os
 import shutil
 import subprocess
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,9 +18,7 @@ from kenning.ingest.parse_pool import ParsePool
 from kenning.store.database import Database
 
 
-@pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path_factory.mktemp("home")
+def _isolate(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
@@ -27,6 +27,11 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.delenv("KENNING_CONFIG", raising=False)
     os.chmod(home, 0o700)
     return home
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return _isolate(tmp_path_factory.mktemp("home"), monkeypatch)
 
 
 @pytest.fixture
@@ -46,17 +51,16 @@ def parsers() -> Iterator[ParsePool]:
     asyncio.run(pool.stop())
 
 
-@pytest.fixture
-def library(tmp_path: Path):
-    """A fresh data dir and config, and a way to start daemons on them; all stopped after."""
+@contextmanager
+def _library_at(folder: Path) -> Iterator[Any]:
     from tests.daemon_harness import DaemonProcess, write_config
 
     started: list[DaemonProcess] = []
 
     class Library:
-        root = tmp_path
-        data_dir = tmp_path / "data"
-        config = tmp_path / "config.toml"
+        root = folder
+        data_dir = folder / "data"
+        config = folder / "config.toml"
 
         def configure(self, sources: list[dict], extra: str = "") -> Path:
             return write_config(self.config, self.data_dir, sources, extra)
@@ -64,7 +68,7 @@ def library(tmp_path: Path):
         def daemon(
             self, wait: bool = True, plain_permissions: bool = False, wrapper: tuple[str, ...] = ()
         ) -> DaemonProcess:
-            log = tmp_path / f"daemon{len(started)}.log"
+            log = folder / f"daemon{len(started)}.log"
             process = DaemonProcess(self.config, self.data_dir, log, plain_permissions, wrapper)
             started.append(process)
             return process.start(wait=wait)
@@ -76,6 +80,25 @@ def library(tmp_path: Path):
             process.proc.wait()
     stalls = [line for process in started for line in process.loop_stalls()]
     assert not stalls, "the daemon's event loop was blocked:\n" + "\n".join(stalls)
+
+
+@pytest.fixture
+def library(tmp_path: Path):
+    """A fresh data dir and config, and a way to start daemons on them; all stopped after."""
+    with _library_at(tmp_path) as made:
+        yield made
+
+
+@pytest.fixture(scope="module")
+def module_library(tmp_path_factory: pytest.TempPathFactory):
+    """`library`, shared by a module's tests, for those that only ask a daemon things (or
+    add what none of the others look at): one daemon started and indexed for them all,
+    not one each. Its daemon runs under a home of its own, as each test's runs under
+    isolated_home, which is set up after a fixture of this scope."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _isolate(tmp_path_factory.mktemp("home"), monkeypatch)
+        with _library_at(tmp_path_factory.mktemp("library")) as made:
+            yield made
 
 
 @pytest.fixture

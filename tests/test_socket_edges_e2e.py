@@ -40,10 +40,17 @@ def _lines(conn: socket.socket, count: int, timeout: float = 30) -> list[dict]:
     return [json.loads(line) for line in data.splitlines()]
 
 
-def test_pathological_json_gets_errors_and_the_connection_stays(library):
-    _config(library)
-    daemon = library.daemon()
-    daemon.wait_idle("notes")
+@pytest.fixture(scope="module")
+def daemon(module_library):
+    """One daemon, its note indexed, for the tests below that only ask it things or add
+    what none of the others look for; each started and indexed its own."""
+    _config(module_library)
+    started = module_library.daemon()
+    started.wait_idle("notes")
+    return started
+
+
+def test_pathological_json_gets_errors_and_the_connection_stays(daemon):
     search = b'{"jsonrpc": "2.0", "id": 99, "method": "search", "params": {"query": "hedgehogs", "legs": ["keyword"]}}'
     cases = [
         (b"[" * 100_000 + b"]" * 100_000, -32700),
@@ -93,9 +100,7 @@ def test_idle_and_half_sent_connections_time_out(library):
     assert daemon.call("status")["daemon"]["pid"] == daemon.proc.pid
 
 
-def test_a_burst_of_500_connects_is_answered(library):
-    _config(library)
-    daemon = library.daemon()
+def test_a_burst_of_500_connects_is_answered(daemon):
     request = b'{"jsonrpc": "2.0", "id": 1, "method": "sources.list"}\n'
     conns = []
     for _ in range(500):
@@ -165,17 +170,15 @@ def test_add_text_sends_three_million_cjk_characters(library):
     assert daemon.call("documents.get", {"uri": "t://cjk", "limit": 1})["total_chunks"] > 100
 
 
-def test_ken_status_by_a_user_who_cannot_open_the_socket_is_one_line(library):
+def test_ken_status_by_a_user_who_cannot_open_the_socket_is_one_line(module_library, daemon):
     """Another user meets a socket they may not write to. The tests run as root, which
     may open anything, so `ken` runs without root's capabilities (setpriv) against a
     socket whose mode lets no one write."""
-    _config(library)
-    daemon = library.daemon()
     os.chmod(daemon.socket, 0)
     try:
         answer = subprocess.run(
             ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--",
-             sys.executable, "-m", "kenning", "--config", str(library.config), "status"],
+             sys.executable, "-m", "kenning", "--config", str(module_library.config), "status"],
             capture_output=True,
             text=True,
             timeout=60,
@@ -196,12 +199,9 @@ def _error(daemon, method: str, params: dict) -> tuple[int, str]:
     return caught.value.code, str(caught.value)
 
 
-def test_params_of_the_wrong_type_are_named_not_coerced(library):
+def test_params_of_the_wrong_type_are_named_not_coerced(daemon):
     """A string or a bool where a number belongs, or a string where a bool does, was read
     as the value it resembles ("3" as 3, true as 1, "yes" as true)."""
-    _config(library)
-    daemon = library.daemon()
-    daemon.wait_idle("notes")
     item_id = daemon.search("hedgehogs")[0]["item_id"]
     wrong = [
         ("search", {"query": "hedgehogs", "limit": "3"}, "limit"),
@@ -223,22 +223,16 @@ def test_params_of_the_wrong_type_are_named_not_coerced(library):
     assert added["status"] == "created"
 
 
-def test_an_empty_legs_list_is_refused(library):
+def test_an_empty_legs_list_is_refused(daemon):
     """No legs ran no search and answered no hits, while an empty `kind` means every kind."""
-    _config(library)
-    daemon = library.daemon()
-    daemon.wait_idle("notes")
     code, message = _error(daemon, "search", {"query": "hedgehogs", "legs": []})
     assert code == -32602 and message.startswith("legs") and "keyword, vector" in message, message
     assert daemon.search("hedgehogs", kind=[])
 
 
-def test_a_query_with_no_words_is_refused_not_answered_no_matches(library):
+def test_a_query_with_no_words_is_refused_not_answered_no_matches(module_library, daemon):
     """`"`, `""` or `?!` ran every leg and answered no hits and no reason: `ken` said "no
     matches", as if the library held nothing on it. An empty query was already -32602."""
-    _config(library)
-    daemon = library.daemon()
-    daemon.wait_idle("notes")
     for query in ('"', '""', "?!", " \u200b ", "_"):
         for method, params in (
             ("search", {"query": query}),
@@ -249,17 +243,15 @@ def test_a_query_with_no_words_is_refused_not_answered_no_matches(library):
             assert code == -32602 and "no words" in message, (method, query, message)
     assert daemon.search('"hedgehogs"')
     answer = subprocess.run(
-        [sys.executable, "-m", "kenning", "--config", str(library.config), "search", '""'],
+        [sys.executable, "-m", "kenning", "--config", str(module_library.config), "search", '""'],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert answer.returncode == 1 and "no words" in answer.stderr and "no matches" not in answer.stdout, answer
 
 
-def test_names_are_bounded_and_errors_echo_them_short(library):
+def test_names_are_bounded_and_errors_echo_them_short(daemon):
     """A 1 MB source came back whole in the not-found error; so did a long unknown
     parameter name, and every one of a long list of bad items."""
-    _config(library)
-    daemon = library.daemon()
     huge = [
         ("search", {"query": "hedgehogs", "source": "s" * 1_000_000}, "source"),
         ("search", {"query": "hedgehogs", "namespace": "n" * 100_000}, "namespace"),
@@ -279,11 +271,8 @@ def test_names_are_bounded_and_errors_echo_them_short(library):
     assert _error(daemon, "search", {"query": "hedgehogs", "namespace": "n" * 200})[0] == -32001
 
 
-def test_dates_out_of_range_name_the_range(library):
+def test_dates_out_of_range_name_the_range(daemon):
     """9999, 0001 and 1899 look like years; the error said they were not dates at all."""
-    _config(library)
-    daemon = library.daemon()
-    daemon.wait_idle("notes")
     for year in ("9999", "0001", "1899", "2200-01"):
         code, message = _error(daemon, "search", {"query": "hedgehogs", "since": year})
         assert code == -32602 and "1900 to 2199" in message, message
@@ -294,12 +283,9 @@ def test_dates_out_of_range_name_the_range(library):
         assert code == -32602
 
 
-def test_a_line_past_the_end_is_invalid_params_from_get_and_read(library):
+def test_a_line_past_the_end_is_invalid_params_from_get_and_read(daemon):
     """documents.get answered -32602 and documents.read -32001 for the same lines."""
-    _config(library)
-    daemon = library.daemon()
-    daemon.wait_idle("notes")
-    document_id = daemon.search("hedgehogs")[0]["document_id"]
+    document_id = daemon.search("hedgehogs", kind=["file"])[0]["document_id"]
     for method in ("documents.get", "documents.read"):
         code, message = _error(daemon, method, {"document_id": document_id, "line_start": 50})
         assert code == -32602 and "50" in message, (method, message)
@@ -327,14 +313,11 @@ def test_a_client_that_stops_reading_its_answer_is_cut_off(library):
     assert daemon.call("archive.recall", {"handle": handle, "limit": 10})["text"] == "lorem ipsu"
 
 
-def test_a_path_holding_a_nul_is_invalid_params(library):
+def test_a_path_holding_a_nul_is_invalid_params(module_library, daemon):
     """documents.get and documents.read by a path holding a NUL answered "internal error:
     ValueError: embedded null byte" (an agent's `get` tool said the same), and the daemon
     logged a traceback for it."""
-    _config(library)
-    daemon = library.daemon()
-    daemon.wait_idle("notes")
-    note = str(library.root / "notes" / "a.md")
+    note = str(module_library.root / "notes" / "a.md")
     for method, path in (("documents.get", note + "\x00"), ("documents.get", "\x00"), ("documents.read", "/a\x00b")):
         code, message = _error(daemon, method, {"path": path})
         assert code == -32602 and message.startswith("path") and "NUL" in message, (method, message)
@@ -380,33 +363,31 @@ def test_lines_left_unfinished_on_many_connections_share_one_memory_budget(libra
     assert added["chunks"] > 100
 
 
-def test_a_kind_named_many_times_is_one_kind(library):
+def test_a_kind_named_many_times_is_one_kind(daemon):
     """search and context.pack with `kind` holding "file" 300,000 times answered "internal
     error: OperationalError: too many SQL variables" (one placeholder each)."""
-    _config(library)
-    daemon = library.daemon()
-    daemon.wait_idle("notes")
 
     def mined() -> bool:
         # A hit found before its chunk is embedded and mined gains legs after: the two
-        # searches compared must see the same library.
+        # searches compared must see the same library, whatever else the tests sharing
+        # this daemon have added to it.
         status = daemon.call("status")
         graph, embedder = status["graph"], status["embedder"]
-        return graph["pending"] == 0 and graph["job"]["state"] == "idle" and embedder["vectors"] >= 1
+        chunks = sum(source["chunks"] for source in status["sources"])
+        return graph["pending"] == 0 and graph["job"]["state"] == "idle" and embedder["vectors"] >= chunks
 
-    wait_for(mined, timeout=60, what="the note to be embedded and mined")
+    wait_for(mined, timeout=60, what="every chunk to be embedded and mined")
     once = daemon.call("search", {"query": "hedgehogs", "kind": ["file"]})["hits"]
     assert once and daemon.call("search", {"query": "hedgehogs", "kind": ["file"] * 300_000})["hits"] == once
-    pack = daemon.call("context.pack", {"task": "hedgehogs", "kind": ["file"]})
+    # Both kinds, as below: the daemon is shared, and another test may add agent text.
+    pack = daemon.call("context.pack", {"task": "hedgehogs", "kind": ["file", "agent"]})
     assert daemon.call("context.pack", {"task": "hedgehogs", "kind": ["file", "agent"] * 150_000}) == pack
     assert "Traceback" not in daemon.log()
 
 
-def test_scanning_one_of_kennings_own_sources_says_why_not(library):
+def test_scanning_one_of_kennings_own_sources_says_why_not(daemon):
     """`ken scan agent` said "unknown source 'agent'; see `ken sources list`", and that
     list shows `agent`."""
-    _config(library)
-    daemon = library.daemon()
     daemon.call("documents.add", {"title": "Note", "text": "kakapo notes\n", "source_uri": "t://a"})
     assert "agent" in [source["name"] for source in daemon.call("sources.list")["sources"]]
     code, message = _error(daemon, "sources.scan", {"name": "agent"})
