@@ -42,6 +42,14 @@ def long_document() -> str:
     return "# Almanac\n\n" + "\n\n".join(sections) + "\n"
 
 
+@pytest.fixture(scope="module")
+def empty(module_library):
+    """One daemon on a library of nothing, writes not allowed, for the tests below that
+    only ask it things; each started its own."""
+    module_library.configure([])
+    return module_library.daemon()
+
+
 async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
     notes = library.root / "notes"
     notes.mkdir()
@@ -246,17 +254,14 @@ async def test_bad_reads_get_an_error_the_agent_can_act_on(library):
         assert read.contents[0].text == LAUNCHD.rstrip("\n")
 
 
-async def test_writes_are_not_offered_until_the_config_allows_them(library):
-    library.configure([])
-    daemon = library.daemon()
-
-    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+async def test_writes_are_not_offered_until_the_config_allows_them(empty):
+    async with ken_mcp(empty.config, empty.config.parent / "writes.log") as client:
         assert not {"add_document", "remove_document"} & {tool.name for tool in (await client.list_tools()).tools}
         assert "allow_writes = true" in client.instructions
         assert "add_document" in error_text(
             await client.call_tool("add_document", {"title": "t", "text": "x", "uri": "note://x"})
         )
-    assert daemon.call("status")["library"]["documents"] == 0
+    assert empty.call("status")["library"]["documents"] == 0
 
 
 async def test_with_writes_allowed_an_agent_adds_a_document_that_search_then_cites(library):
@@ -375,16 +380,14 @@ async def test_an_argument_of_the_wrong_json_type_is_refused_not_converted(libra
     assert status["library"]["documents"] == 2 and status["agent"]["archives"] == 0
 
 
-def test_a_call_before_the_handshake_is_told_to_initialize_first(library):
+def test_a_call_before_the_handshake_is_told_to_initialize_first(empty):
     """The SDK answers it "Invalid request parameters" and nothing more, which sends a host
     looking for a fault in its arguments. A host's raw lines, as the SDK's client always
     initializes first."""
-    library.configure([])
-    library.daemon()
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    with open(library.root / "mcp.log", "wb") as log:
+    with open(empty.config.parent / "handshake.log", "wb") as log:
         server = subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(library.config), "mcp"],
+            [sys.executable, "-m", "kenning", "--config", str(empty.config), "mcp"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
         )  # fmt: skip
 
@@ -591,15 +594,13 @@ async def test_one_session_outlives_a_daemon_crash_and_restart(library):
         assert data(await client.call_tool("search", {"query": "kickstart"}))["hits"]
 
 
-async def test_a_host_calling_many_tools_at_once_does_not_crowd_out_the_daemon(library):
+async def test_a_host_calling_many_tools_at_once_does_not_crowd_out_the_daemon(empty):
     """Each tool call was a connection of its own, all at once: a host sending 700
     calls together took the daemon's 512 connections, and 188 of its calls (and any
     `ken` command meanwhile) were told "busy: 512 connections are open"."""
     import asyncio
 
-    library.configure([])
-    daemon = library.daemon()
-    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+    async with ken_mcp(empty.config, empty.config.parent / "many.log") as client:
         results = await asyncio.gather(*(client.call_tool("list_sources", {}) for _ in range(600)))
     assert [result for result in results if result.is_error] == []
-    assert "turning new ones away" not in daemon.log()
+    assert "turning new ones away" not in empty.log()
