@@ -26,6 +26,16 @@ def database_holds(library, needle: str) -> bool:
     return False
 
 
+@pytest.fixture(scope="module")
+def refusing(module_library):
+    """One daemon for the tests below that are refused and add nothing; each started
+    its own."""
+    module_library.configure([])
+    daemon = module_library.daemon()
+    yield daemon
+    daemon.stop()
+
+
 # Each folds to a form `documents.add` refuses.
 FOLDING_URIS = [
     "ｋｅｎｎｉｎｇ://memory/m-aaaaaaaa",  # full-width letters fold to kenning://
@@ -36,15 +46,13 @@ FOLDING_URIS = [
 ]
 
 
-def test_a_uri_that_folds_into_a_refused_one_is_refused(library):
-    library.configure([])
-    daemon = library.daemon()
+def test_a_uri_that_folds_into_a_refused_one_is_refused(refusing):
+    daemon = refusing
     for uri in FOLDING_URIS:
         with pytest.raises(RpcError) as refused:
             daemon.call("documents.add", {"title": "Note", "text": "kakapo notes\n", "source_uri": uri})
         assert refused.value.code == INVALID_PARAMS, uri
     assert daemon.call("sources.list")["library_documents"] == 0
-    daemon.stop()
 
 
 def test_a_ledger_field_name_holding_a_credential_is_refused(library):
@@ -92,13 +100,12 @@ def test_an_archive_title_that_breaks_its_line_is_refused(library):
     daemon.stop()
 
 
-def test_a_namespace_or_scope_that_breaks_its_line_is_refused(library):
+def test_a_namespace_or_scope_that_breaks_its_line_is_refused(refusing):
     """A namespace was stored as sent, controls and all, and `ken search --namespace
     nosuch` listed the namespaces raw: "ns\\x1b]0;pwned\\x07" set the terminal's title, a
     newline split the error in two. A memory scope becomes a namespace. (Tags are stored
     as sent, and `ken` escapes them: test_agent_cli_e2e.)"""
-    library.configure([])
-    daemon = library.daemon()
+    daemon = refusing
     calls = []
     for bad in ("ns\x1b]0;pwned\x07", "two\nlines", "nul\x00", "\u202eexe.txt"):
         calls += [
@@ -114,15 +121,13 @@ def test_a_namespace_or_scope_that_breaks_its_line_is_refused(library):
     assert refused.value.code == INVALID_PARAMS and "blank" in str(refused.value)
     assert daemon.call("sources.list")["library_documents"] == 0
     assert daemon.call("memory.list")["capsules"] == []
-    daemon.stop()
 
 
 
-def test_a_text_or_uri_that_shows_nothing_is_refused(library):
+def test_a_text_or_uri_that_shows_nothing_is_refused(refusing):
     """Text of spaces and newlines was stored as a document of no chunks, which
     documents.get then called not found; a uri of one space was taken as a label."""
-    library.configure([])
-    daemon = library.daemon()
+    daemon = refusing
     for params in (
         {"title": "Note", "text": " \n\t\u200b\n", "source_uri": "t://blank"},
         {"title": "Note", "text": "kakapo notes\n", "source_uri": " "},
@@ -132,7 +137,6 @@ def test_a_text_or_uri_that_shows_nothing_is_refused(library):
             daemon.call("documents.add", params)
         assert refused.value.code == INVALID_PARAMS and "blank" in str(refused.value), params
     assert daemon.call("sources.list")["library_documents"] == 0
-    daemon.stop()
 
 
 def test_a_text_that_makes_more_chunks_than_a_file_may_is_refused(library):
