@@ -15,11 +15,13 @@ from kenning.workers.pool import BoundedPool, PoolClosed, PoolTimeout
 class Workshop:
     """Makes workers and watches them: how many run a request at once, which were closed."""
 
-    def __init__(self, fail_start_at: int | None = None) -> None:
+    def __init__(self, fail_start_at: int | None = None, started: asyncio.Event | None = None) -> None:
         self.workers: list[Worker] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self.fail_start_at = fail_start_at
+        # Set, a worker's start waits for it.
+        self.started = started
         self._ids = itertools.count()
 
     def __call__(self) -> Worker:
@@ -42,6 +44,8 @@ class Worker:
     async def start(self) -> None:
         if self.number == self.shop.fail_start_at:
             raise OSError(f"worker {self.number} cannot start")
+        if self.shop.started is not None:
+            await self.shop.started.wait()
         self.started = True
 
     def alive(self) -> bool:
@@ -65,6 +69,14 @@ class Worker:
             return f"worker {self.number}"
         finally:
             self.shop.in_flight -= 1
+
+
+async def handling(shop: Workshop, count: int) -> None:
+    """Until `count` requests are in a worker's hands. A fixed pause was not enough on a
+    loaded machine: the pool was still starting when the test went on to close it."""
+    async with asyncio.timeout(10):
+        while shop.in_flight < count:
+            await asyncio.sleep(0.005)
 
 
 async def test_fifty_requests_never_run_more_than_pool_size_at_once():
@@ -137,7 +149,7 @@ async def test_a_cancelled_caller_cancels_its_request_and_the_worker_is_replaced
     shop = Workshop()
     pool = BoundedPool(shop, 1)
     caller = asyncio.create_task(pool.send("hang"))
-    await asyncio.sleep(0.02)
+    await handling(shop, 1)
     caller.cancel()
     with pytest.raises(asyncio.CancelledError):
         await caller
@@ -163,7 +175,7 @@ async def test_close_lets_requests_in_flight_finish_then_closes_workers_and_is_i
     shop = Workshop()
     pool = BoundedPool(shop, 2)
     in_flight = asyncio.create_task(pool.send(0.2))
-    await asyncio.sleep(0.02)
+    await handling(shop, 1)
     await asyncio.gather(pool.close(), pool.close())
     assert in_flight.done() and in_flight.result().startswith("worker ")
     assert all(worker.closed for worker in shop.workers)
@@ -178,7 +190,8 @@ async def test_close_cancels_requests_past_its_deadline_and_wakes_waiters():
     pool = BoundedPool(shop, 1, close_timeout=0.1)
     hung = asyncio.create_task(pool.send("hang"))
     waiter = asyncio.create_task(pool.send(0))
-    await asyncio.sleep(0.02)
+    await handling(shop, 1)
+    await asyncio.sleep(0.02)  # the waiter is queued behind it
     started = time.monotonic()
     await pool.close()
     assert time.monotonic() - started < 1
@@ -197,7 +210,8 @@ async def test_close_fails_callers_waiting_for_a_worker_at_once():
     pool = BoundedPool(shop, 1, close_timeout=30)
     busy = asyncio.create_task(pool.send("hang"))
     waiters = [asyncio.create_task(pool.send(0)) for _ in range(3)]
-    await asyncio.sleep(0.02)
+    await handling(shop, 1)
+    await asyncio.sleep(0.02)  # the waiters are queued behind it
     closing = asyncio.create_task(pool.close())
     async with asyncio.timeout(10):
         for waiter in waiters:
@@ -207,6 +221,24 @@ async def test_close_fails_callers_waiting_for_a_worker_at_once():
     busy.cancel()
     await closing
     assert all(worker.closed for worker in shop.workers)
+
+
+async def test_a_pool_closed_while_its_workers_start_stays_closed_and_closes_them():
+    """close() while the first request's start() waited for its workers found none to
+    close and ended; the workers then came up and the pool ran again, the request
+    handled by a closed pool whose workers no one would ever close."""
+    started = asyncio.Event()
+    shop = Workshop(started=started)
+    pool = BoundedPool(shop, 2)
+    sending = asyncio.create_task(pool.send(0))
+    async with asyncio.timeout(10):
+        while len(shop.workers) < 2:
+            await asyncio.sleep(0.005)
+    await pool.close()
+    started.set()
+    with pytest.raises(PoolClosed, match="closed while it started"):
+        await sending
+    assert pool.state.value == "closed" and all(worker.closed for worker in shop.workers)
 
 
 async def test_a_failed_start_closes_the_workers_it_started():

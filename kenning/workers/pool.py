@@ -103,6 +103,10 @@ class BoundedPool(Generic[RequestT, ResponseT]):
             workers = [self._factory() for _ in range(self.size)]
             results = await asyncio.gather(*(worker.start() for worker in workers), return_exceptions=True)
             failure = next((result for result in results if isinstance(result, BaseException)), None)
+            if failure is None and self.state is not PoolState.NEW:
+                # close() came while the workers started and found none to close: kept,
+                # they would make a closed pool run again, its workers never closed.
+                failure = PoolClosed(f"{self.name} was closed while it started")
             if failure is not None:
                 await asyncio.gather(*(self._close_quietly(worker) for worker in workers))
                 raise failure
