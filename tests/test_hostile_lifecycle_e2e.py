@@ -147,14 +147,24 @@ def test_another_process_holding_the_write_lock_pauses_the_sweep_and_it_resumes_
         assert daemon.stop() == 0
 
 
-def _kestrels_indexed_and_stopped(library, tmp_path: Path) -> None:
-    notes = tmp_path / "notes"
+@pytest.fixture(scope="module")
+def kestrels(module_library) -> Path:
+    """A folder indexed and its daemon stopped, once for the tests that take a copy of
+    its library to break; each indexed its own."""
+    notes = module_library.root / "notes"
     notes.mkdir()
     (notes / "a.md").write_text("Kestrels nest here.\n")
-    library.configure([{"name": "notes", "path": notes}])
-    daemon = library.daemon()
+    module_library.configure([{"name": "notes", "path": notes}])
+    daemon = module_library.daemon()
     daemon.wait_idle("notes")
     assert daemon.stop() == 0
+    return module_library.root
+
+
+def _kestrels_indexed_and_stopped(library, kestrels: Path) -> None:
+    """`library` holding a copy of the kestrels' library, on the same folder."""
+    shutil.copytree(kestrels / "data", library.data_dir)
+    library.configure([{"name": "notes", "path": kestrels / "notes"}])
 
 
 def _daemon_in_foreground(library) -> subprocess.CompletedProcess:
@@ -165,8 +175,8 @@ def _daemon_in_foreground(library) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
-def test_a_read_only_database_at_start_is_one_line_naming_it(library, tmp_path):
-    _kestrels_indexed_and_stopped(library, tmp_path)
+def test_a_read_only_database_at_start_is_one_line_naming_it(library, kestrels):
+    _kestrels_indexed_and_stopped(library, kestrels)
     database = library.data_dir / "kenning.db"
     # Root writes through file modes: the file is made immutable instead, or, on a file
     # system without chattr, its write-ahead log's place is taken by a directory.
@@ -190,12 +200,12 @@ def test_a_read_only_database_at_start_is_one_line_naming_it(library, tmp_path):
     assert library.daemon().search("kestrels")  # nothing was lost
 
 
-def test_a_redaction_key_that_cannot_be_made_at_an_upgrade_is_one_line_naming_it(library, tmp_path):
+def test_a_redaction_key_that_cannot_be_made_at_an_upgrade_is_one_line_naming_it(library, kestrels):
     """A library from before redaction.key gets its key at its first start on this
     version, before the database opens: a data directory that cannot be written then
     (made immutable, a full disk) was a traceback, where the database's own refusal
     had been one line naming what to fix."""
-    _kestrels_indexed_and_stopped(library, tmp_path)
+    _kestrels_indexed_and_stopped(library, kestrels)
     key = library.data_dir / "redaction.key"
     key.unlink()  # as a kenning of before left it
     # Root writes through a directory's mode: it is made immutable instead, or, on a file
