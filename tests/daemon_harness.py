@@ -110,7 +110,9 @@ class DaemonProcess:
         )
         log.close()
         if wait:
-            wait_for(lambda: self._answers(), timeout=20, what="daemon to answer on its socket")
+            # Polled often: until the socket is bound each try is one failed connect, and
+            # every test that starts a daemon waits here.
+            wait_for(self._answers, timeout=20, what="daemon to answer on its socket", interval=0.02)
         return self
 
     def _answers(self) -> bool:
