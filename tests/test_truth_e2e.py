@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon_harness import DaemonProcess, wait_for, write_config
+from tests.daemon_harness import DaemonProcess, wait_for
 
 NOTES = {
     "ops/dead-letters.md": """
@@ -604,14 +604,15 @@ def _write(root: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("truth")
-    notes = root / "notes"
+def daemon(module_library):
+    # Through module_library: a module's fixture is set up before isolated_home, and a
+    # daemon started here on its own ran under the real HOME, recording itself in the
+    # user's ~/.local/state/kenning, with its event loop unchecked.
+    notes = module_library.root / "notes"
     _write(notes)
-    config = write_config(root / "config.toml", root / "data", [{"name": "notes", "path": notes}])
-    process = DaemonProcess(config, root / "data", root / "daemon.log").start()
+    module_library.configure([{"name": "notes", "path": notes}])
+    process = module_library.daemon()
     process.notes = notes
-    process.config = config
     status = process.wait_idle("notes")
 
     def embedded() -> bool:
