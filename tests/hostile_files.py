@@ -128,7 +128,28 @@ def pdf_reference_loop(path: Path) -> Path:
     return _write_pdf_objects(path, objects)
 
 
-def _write_pdf_objects(path: Path, objects: list[bytes]) -> Path:
+def pdf_reference_circle(path: Path, at: str) -> Path:
+    """A one-page PDF in which the object `at` names ("root": the catalog, "kids": the
+    page, "font": the page's font) is a reference to a reference to itself: pdfminer
+    follows any such circle for ever, wherever it is."""
+    content = b"BT /F1 12 Tf 72 720 Td (okapis graze) Tj ET"
+    refs = {"root": b"1 0 R", "kids": b"3 0 R", "font": b"5 0 R"}
+    refs[at] = b"6 0 R"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count 1 >>" % refs["kids"],
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 %s >> >> >>" % refs["font"],
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman >>",
+        b"7 0 R",
+        b"8 0 R",
+        b"6 0 R",
+    ]
+    return _write_pdf_objects(path, objects, root=refs["root"])
+
+
+def _write_pdf_objects(path: Path, objects: list[bytes], root: bytes = b"1 0 R") -> Path:
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, obj in enumerate(objects, start=1):
@@ -137,7 +158,7 @@ def _write_pdf_objects(path: Path, objects: list[bytes]) -> Path:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    out += b"trailer\n<< /Size %d /Root %s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, root, xref)
     path.write_bytes(bytes(out))
     return path
 

@@ -5,6 +5,7 @@ import os
 import contextlib
 import random
 import threading
+from concurrent.futures import Future
 import time
 from pathlib import Path
 
@@ -17,7 +18,14 @@ from kenning.ingest.chunker import chunk_document
 from kenning.ingest.readers import SUPPORTED_EXTENSIONS, ReadLimits, decode_text, read_file, reader_suffix
 from kenning.text.html import html_to_markdown
 from tests.helpers import add_note_reference, add_notes, add_text_box, make_pdf, wrap_docx
-from tests.hostile_files import docx_many_paragraphs, docx_whitespace_bomb, gzip_bomb, pdf_tex_spacing
+from tests.hostile_files import (
+    docx_many_paragraphs,
+    docx_whitespace_bomb,
+    gzip_bomb,
+    pdf_reference_circle,
+    pdf_reference_loop,
+    pdf_tex_spacing,
+)
 
 
 def write(path: Path, data: str | bytes) -> Path:
@@ -886,6 +894,28 @@ def test_a_docx_of_many_paragraphs_stops_at_the_text_cap(tmp_path: Path) -> None
     path = docx_many_paragraphs(tmp_path / "many.docx", 50_000)
     with pytest.raises(ReaderError, match="character limit"):
         read_file(path, ReadLimits(max_text_chars=10_000))
+
+
+@pytest.mark.parametrize("at", ["pages", "root", "kids", "font"])
+def test_a_pdf_whose_reference_leads_round_in_a_circle_is_refused_at_once(tmp_path: Path, at: str) -> None:
+    """pdfminer followed `6 0 R` -> `7 0 R` -> `8 0 R` -> `6 0 R` for ever, wherever the
+    circle was (the catalog, its page tree, a page's font): each such file of a few
+    hundred bytes held a parse worker for its whole `parse_timeout` (120 s) and then
+    failed as timed out. Read in a thread so that, were it to hang again, the test fails
+    after 30 s rather than at pytest's timeout."""
+    path = tmp_path / "circle.pdf"
+    pdf_reference_loop(path) if at == "pages" else pdf_reference_circle(path, at)
+    outcome: Future = Future()
+
+    def read() -> None:
+        try:
+            read_file(path)
+        except ReaderError as exc:
+            outcome.set_result(str(exc))
+
+    threading.Thread(target=read, daemon=True).start()
+    assert "damaged PDF: its object " in outcome.result(timeout=30)
+    assert "is a reference that leads round in a circle back to itself" in outcome.result()
 
 
 def test_a_pdf_past_the_text_cap_is_refused(tmp_path: Path) -> None:

@@ -7,9 +7,11 @@ the first PDF a process reads, not by every daemon and parse worker at start.
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 
 import pdfplumber
-from pdfminer.pdfdocument import PDFPasswordIncorrect
+from pdfminer.pdfdocument import PDFDocument, PDFObjectNotFound, PDFPasswordIncorrect
+from pdfminer.pdftypes import PDFObjRef
 from pdfplumber.utils.exceptions import PdfminerException
 
 from kenning.errors import ReaderError, TextCapReached
@@ -21,33 +23,71 @@ from kenning.ingest.readers import ReadResult
 WORD_GAP_RATIO = 0.15
 
 
+class _ReferenceCircle(ReaderError):
+    """An indirect object whose value is a reference to a reference ... to itself."""
+
+
+_getobj = PDFDocument.getobj
+
+
+def _getobj_refusing_circles(self: PDFDocument, objid: int) -> object:
+    """pdfminer's `getobj`, refusing an object that is a reference leading back to itself.
+
+    pdfminer resolves a reference by following it while the value it finds is another
+    reference (`pdftypes.resolve1`), with no bound, and every catalog, page tree, page
+    and font lookup goes through it: `3 0 obj 2 0 R`, `2 0 obj 4 0 R`, `4 0 obj 3 0 R`, a
+    few hundred bytes, kept a parse worker going round for its whole `parse_timeout`.
+    Installed on the class, since pdfplumber builds the document (and resolves its
+    catalog) itself; it costs a normal object one type check, and walks a chain only
+    when a value is a bare reference, which real files hardly hold.
+    """
+    obj = _getobj(self, objid)
+    seen = {objid}
+    target = obj
+    while isinstance(target, PDFObjRef):
+        if target.objid in seen:
+            raise _ReferenceCircle(
+                f"damaged PDF: its object {objid} is a reference that leads round in a circle back to itself"
+            )
+        seen.add(target.objid)
+        try:
+            target = _getobj(self, target.objid)
+        except PDFObjectNotFound:
+            break
+    return obj
+
+
+PDFDocument.getobj = _getobj_refusing_circles  # type: ignore[method-assign]
+
+
 def read_pdf(stem: str, data: bytes, max_chars: int) -> ReadResult:
     pages: list[str] = []
     page_starts: list[int] = []
     line = 1
     chars = 0
     try:
-        opened = pdfplumber.open(io.BytesIO(data))
-    except PdfminerException as exc:
-        # A PDF that opens only with a user password; one locked for editing or printing
-        # alone (an owner password) opens without one and is read.
-        if any(isinstance(cause, PDFPasswordIncorrect) for cause in (*exc.args, exc.__context__)):
-            raise ReaderError("PDF is locked with a password; kenning reads only PDFs that open without one") from None
-        raise
-    with opened as pdf:
-        for page in pdf.pages:
-            try:
-                page_text = pdf_page_text(page)
-            finally:
-                # pdfplumber caches every parsed character object on the page; without
-                # this a 2,000-page manual holds all of them until the file is closed.
-                page.close()
+        for page_text in _page_texts(data):
             chars += len(page_text) + 1
             if chars > max_chars:
                 raise TextCapReached(max_chars)
             page_starts.append(line)
             line += page_text.count("\n") + 1
             pages.append(page_text)
+    except _ReferenceCircle as exc:
+        # A plain ReaderError leaves the parse worker: unpickling this one would import
+        # pdfplumber into the daemon.
+        raise ReaderError(str(exc)) from None
+    except PdfminerException as exc:
+        # pdfplumber wraps what pdfminer raises, on opening the file, listing its pages
+        # and reading one alike.
+        causes = (*exc.args, exc.__context__)
+        if circle := next((cause for cause in causes if isinstance(cause, _ReferenceCircle)), None):
+            raise ReaderError(str(circle)) from None
+        # A PDF that opens only with a user password; one locked for editing or printing
+        # alone (an owner password) opens without one and is read.
+        if any(isinstance(cause, PDFPasswordIncorrect) for cause in causes):
+            raise ReaderError("PDF is locked with a password; kenning reads only PDFs that open without one") from None
+        raise
     text = "\n".join(pages)
     # Returned, not logged: this runs in a parse worker, which has no log of its own; the
     # pipeline logs a reader's warnings with the file's path.
@@ -55,6 +95,19 @@ def read_pdf(stem: str, data: bytes, max_chars: int) -> ReadResult:
     if pages and not text.strip():
         warnings = (f"its {len(pages)} pages have no text layer (scanned? kenning does no OCR)",)
     return ReadResult(text, stem, "prose", "pdf", tuple(page_starts), warnings)
+
+
+def _page_texts(data: bytes) -> Iterator[str]:
+    # Not closed by `with`: pdfplumber's close() lists the pages again, and a page tree
+    # that failed to list would fail there a second time. The stream is ours and each
+    # page is closed once read, so close() has nothing left to do.
+    for page in pdfplumber.open(io.BytesIO(data)).pages:
+        try:
+            yield pdf_page_text(page)
+        finally:
+            # pdfplumber caches every parsed character object on the page; without
+            # this a 2,000-page manual holds all of them until the file is closed.
+            page.close()
 
 
 def pdf_page_text(page: pdfplumber.page.Page) -> str:
