@@ -108,13 +108,14 @@ def pdf_tex_spacing(path: Path, lines: list[list[str]], size: float, gap: int = 
     return write_pdf(path, "\n".join(body).encode())
 
 
-def write_pdf(path: Path, content: bytes, stream_options: bytes = b"") -> Path:
-    """A one-page PDF around a content stream, in Times-Roman (metrics every reader knows)."""
+def write_pdf(path: Path, content: bytes, stream_options: bytes = b"", media_box: bool = True) -> Path:
+    """A one-page PDF around a content stream, in Times-Roman (metrics every reader knows);
+    without `media_box`, its page has no size, which a PDF must give."""
+    size = b" /MediaBox [0 0 612 792]" if media_box else b""
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
-        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Type /Page /Parent 2 0 R%s /Contents 4 0 R" % size + b" /Resources << /Font << /F1 5 0 R >> >> >>",
         b"<< /Length %d%s >>\nstream\n" % (len(content), stream_options) + content + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman >>",
     ]

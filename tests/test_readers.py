@@ -25,6 +25,7 @@ from tests.hostile_files import (
     pdf_reference_circle,
     pdf_reference_loop,
     pdf_tex_spacing,
+    write_pdf,
 )
 
 
@@ -916,6 +917,14 @@ def test_a_pdf_whose_reference_leads_round_in_a_circle_is_refused_at_once(tmp_pa
     threading.Thread(target=read, daemon=True).start()
     assert "damaged PDF: its object " in outcome.result(timeout=30)
     assert "is a reference that leads round in a circle back to itself" in outcome.result()
+
+
+def test_a_pdf_whose_pages_give_no_size_is_read_as_letter_size(tmp_path: Path) -> None:
+    """A page must have a MediaBox (its own or its page tree's); viewers and pdfminer
+    take US Letter where none is, and pdfplumber failed the file with `cannot read PDF:
+    TypeError: 'NoneType' object is not iterable`."""
+    path = write_pdf(tmp_path / "sizeless.pdf", b"BT /F1 12 Tf 72 720 Td (okapis graze) Tj ET", media_box=False)
+    assert read_file(path).text == "okapis graze"
 
 
 def test_a_pdf_past_the_text_cap_is_refused(tmp_path: Path) -> None:

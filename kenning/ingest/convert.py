@@ -57,7 +57,8 @@ HASH_BLOCK = 1 << 20
 # (`ownghp_...`, `x_ghp_...`, `scAKIA...`, `mysk-proj-...`), and Slack's `xoxe-`.
 # 13: a heading or line writing a day first with dots (`18.09.2025`) dates a note and
 # its dated lines; such notes spoke from their file's mtime. Text in UTF-32 with a
-# byte-order mark, refused as binary before, is read (readers.decode_text).
+# byte-order mark, refused as binary before, is read (readers.decode_text). A PDF whose
+# pages give no size (no MediaBox), failed before, is read as US Letter (pdf_text).
 READER_VERSION = 13
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pdfplumber
 from pdfminer.pdfdocument import PDFDocument, PDFObjectNotFound, PDFPasswordIncorrect
-from pdfminer.pdftypes import PDFObjRef
+from pdfminer.pdftypes import PDFObjRef, resolve1
 from pdfplumber.utils.exceptions import PdfminerException
 
 from kenning.errors import ReaderError, TextCapReached
@@ -21,6 +21,8 @@ from kenning.ingest.readers import ReadResult
 # A gap wider than this share of the type size is a space between words (see
 # `pdf_page_text`).
 WORD_GAP_RATIO = 0.15
+# The page size a viewer assumes when a PDF gives none, in points.
+_US_LETTER = [0, 0, 612, 792]
 
 
 class _ReferenceCircle(ReaderError):
@@ -101,13 +103,27 @@ def _page_texts(data: bytes) -> Iterator[str]:
     # Not closed by `with`: pdfplumber's close() lists the pages again, and a page tree
     # that failed to list would fail there a second time. The stream is ours and each
     # page is closed once read, so close() has nothing left to do.
-    for page in pdfplumber.open(io.BytesIO(data)).pages:
+    pdf = pdfplumber.open(io.BytesIO(data))
+    _default_media_box(pdf.doc)
+    for page in pdf.pages:
         try:
             yield pdf_page_text(page)
         finally:
             # pdfplumber caches every parsed character object on the page; without
             # this a 2,000-page manual holds all of them until the file is closed.
             page.close()
+
+
+def _default_media_box(doc: PDFDocument) -> None:
+    """Give the page tree US Letter for a size where neither a page nor a node above it
+    gives one, as viewers and pdfminer do: a page must have a MediaBox, which it may
+    inherit, and pdfplumber failed on one without it (`TypeError: 'NoneType' object is
+    not iterable`) though its text reads as any other page's. Set on the tree's root,
+    which every page inherits from; pdfminer caches the objects it parsed, so the
+    pages it lists next find it there."""
+    root = resolve1(doc.catalog.get("Pages"))
+    if isinstance(root, dict):
+        root.setdefault("MediaBox", _US_LETTER)
 
 
 def pdf_page_text(page: pdfplumber.page.Page) -> str:
