@@ -907,6 +907,29 @@ async def test_a_file_that_hits_an_internal_error_is_failed_with_its_reason_and_
     assert hit.path.endswith("new.md")
 
 
+async def test_an_internal_error_is_stored_as_one_short_line(db, tmp_path, options, monkeypatch):
+    """A bug's message may quote what it choked on (a whole chunk of text, a path), over
+    many lines: the reason is stored, logged and shown by every `ken status`, and was
+    kept whole, where a parser's is cut to one line of 300 characters. The parse pool
+    is patched as in the test above."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder, "new.md", "# New\n\nnotes on bilbies\n")
+    read = options.parsers.read
+
+    async def buggy_read(function, args, timeout):
+        if args[0].name == "new.md":
+            raise ValueError("could not place the chunk\n" + "bilbies burrow " * 10_000)
+        return await read(function, args, timeout)
+
+    monkeypatch.setattr(options.parsers, "read", buggy_read)
+    scanner = await scanner_for(db, folder, options)
+    assert (await scanner.sweep())["failed"] == 1
+    [failure] = (await tally_store.tallies(db)).failures[scanner.source_id]
+    assert failure.reason.startswith("internal error: ValueError: could not place the chunk bilbies burrow bilbies")
+    assert failure.reason.endswith("…") and "\n" not in failure.reason and len(failure.reason) < 400
+
+
 async def test_a_file_failed_by_an_internal_error_still_opens_at_its_last_indexed_text(tmp_path, monkeypatch):
     """Through the Library, as `ken status` and `ken get` see it. The parse pool is
     patched to raise what a bug in a reader would, as in the test above."""

@@ -391,7 +391,7 @@ def read_file(path: Path, limits: ReadLimits = ReadLimits()) -> ReadResult:
             raise MemoryError(str(exc)) from exc
         # Parsers for PDF/DOCX raise a zoo of their own types on damaged input; the
         # contract is that only ReaderError leaves this function.
-        raise ReaderError(f"cannot read {_format_name(suffix)}: {_one_line(exc)}") from exc
+        raise ReaderError(f"cannot read {_format_name(suffix)}: {error_line(exc)}") from exc
     if len(result.text) > limits.max_text_chars:
         raise TextCapReached(limits.max_text_chars)
     return result
@@ -415,7 +415,7 @@ def _read_bytes(path: Path, max_bytes: int, compressed: bool) -> bytes:
                 data += _read_at_most(handle, max_bytes + 1 - len(data))
     except (OSError, EOFError, zlib.error) as exc:
         if compressed:
-            raise ReaderError(f"cannot decompress: {_one_line(exc)}") from None
+            raise ReaderError(f"cannot decompress: {error_line(exc)}") from None
         raise ReaderError(f"cannot read file: {getattr(exc, 'strerror', None) or exc}") from None
     if len(data) > max_bytes:
         raise ReaderError(f"file grew past the {max_bytes}-byte limit while being read")
@@ -538,13 +538,14 @@ def _format_name(suffix: str) -> str:
     return {".pdf": "PDF", ".docx": "DOCX"}.get(suffix, f"{suffix or 'extensionless'} file")
 
 
-# A parser's message kept in a file's reason: enough to tell what it choked on.
+# An error's message kept in a file's reason: enough to tell what it choked on.
 _MAX_DETAIL_CHARS = 300
 
 
-def _one_line(exc: Exception) -> str:
-    """A parser's error as a reason: one line, cut short. A parser may quote what it
+def error_line(exc: BaseException) -> str:
+    """An error as a file's reason: one line, cut short. A parser may quote what it
     choked on (python-docx names a missing part, which a DOCX can make a megabyte
-    long), and the reason is stored, logged and shown by every `ken status`."""
+    long), as may a bug anywhere in ingest, and the reason is stored, logged and shown
+    by every `ken status`."""
     detail = cut(" ".join(str(exc).split()), _MAX_DETAIL_CHARS)
     return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
