@@ -245,6 +245,19 @@ def test_non_regular_files_skipped(root: Path) -> None:
     assert rels(root) == {"a.md"}
 
 
+def test_a_link_loop_is_passed_over_as_one(root: Path) -> None:
+    """`ken status` listed a link that leads round to itself as "unreadable or
+    vanished", which sent its owner looking for a missing file or a permission."""
+    make(root, "a.md")
+    (root / "self.md").symlink_to(root / "self.md")
+    (root / "there.md").symlink_to(root / "back.md")
+    (root / "back.md").symlink_to(root / "there.md")
+    (root / "broken.md").symlink_to(root / "missing.md")
+    report = WalkReport()
+    assert {item.rel for item in walk(root, WalkRules(), report)} == {"a.md"}
+    assert report.passed_over() == {"a symbolic link loop": 3, "unreadable or vanished": 1}
+
+
 def test_exclude_dirs(root: Path, tmp_path: Path) -> None:
     make(root, "a.md", "data/x.md", "data/deep/y.md")
     assert rels(root, WalkRules(exclude=(root / "data",))) == {"a.md"}

@@ -112,6 +112,10 @@ SENSITIVE = "sensitive"
 OUTSIDE_ROOT = "link outside the root"
 SPECIAL = "not a regular file"
 UNREADABLE = "unreadable or vanished"
+# A file link that leads, through itself or other links, back round to itself (ELOOP):
+# told apart from UNREADABLE, which sends its owner looking for a missing file or a
+# permission, since the stat that follows the link says so at no cost.
+LINK_LOOP = "a symbolic link loop"
 BAD_NAME = "name is not valid UTF-8"
 OWN = "kenning's own file"
 # Not passed over: the file is in a folder this user may list but not search (its x bit
@@ -537,7 +541,7 @@ def _inspect(
         except OSError as exc:
             # A broken link: one file, not the sweep.
             log.debug("skipping %s: %s", real, exc.strerror or exc)
-            return UNREADABLE
+            return LINK_LOOP if exc.errno == errno.ELOOP else UNREADABLE
     if not stat.S_ISREG(info.st_mode):
         return SPECIAL
     # The reader goes by the target's name (`Discovered.reader_name`): `a.md -> b.bin` is
