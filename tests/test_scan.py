@@ -821,6 +821,25 @@ def test_the_preview_gives_up_on_a_file_whose_parse_never_ends(tmp_path):
     assert result.files == 2 and result.estimated_chunks >= 2
 
 
+async def test_a_pdf_whose_page_tree_refers_to_itself_fails_at_once_as_damaged(db, tmp_path, options):
+    """Through the real parse workers: such a file held one for the whole parse_timeout
+    (120 s) and then failed as taking too long, which read as a large file, not a bad
+    one. The rest of the folder is indexed."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    pdf_reference_loop(folder / "circle.pdf")
+    write(folder, "herons.md", "# Herons\n\nThe heron survey counted nests.\n")
+    scanner = await scanner_for(db, folder, options)
+    assert (await scanner.sweep())["failed"] == 1
+    [failure] = (await tally_store.tallies(db)).failures[scanner.source_id]
+    assert (failure.path, failure.reason) == (
+        "circle.pdf",
+        "damaged PDF: its object 3 is a reference that leads round in a circle back to itself",
+    )
+    [hit] = await search(db, "heron survey")
+    assert hit.path.endswith("herons.md")
+
+
 def test_the_preview_names_a_proc_mounted_in_the_folder(tmp_path, mount):
     folder = tmp_path / "chroot"
     (folder / "proc").mkdir(parents=True)
