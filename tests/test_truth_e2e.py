@@ -1428,3 +1428,23 @@ def test_documents_saying_in_a_ring_that_each_replaces_the_next_leave_the_last_w
     ids = {hit["path"]: hit["item_id"] for hit in hits}
     assert [hit["path"] for hit in hits] == ["note://boiler-c", "note://boiler-b", "note://boiler-a"]
     assert [hit["superseded_by"] for hit in hits] == [None, ids["note://boiler-c"], ids["note://boiler-b"]]
+
+
+def test_a_ring_of_replacements_with_one_member_not_among_the_hits_still_leaves_the_last_word_standing(library):
+    """A says it replaces C, B replaces A, C replaces B, but only A and C answer the
+    question: the ring was looked for among the hits alone, so C (the last word) stayed
+    superseded by A, whose link was stated first, and the oldest value came first."""
+    daemon = _library_of(library, {"garden.md": "# Garden\n\nThe hedge is trimmed in late August.\n"})
+    texts = {
+        "a": "The boiler pressure should sit at 1.2 bar when the heating is on.",
+        "b": "Gutters are cleared of leaves every October.",
+        "c": "The boiler pressure should sit at 1.8 bar when the heating is on.",
+    }
+    for name, replaces in (("a", "c"), ("b", "a"), ("c", "b")):
+        daemon.call("documents.add", {
+            "title": f"House note {name}", "source_uri": f"note://house-{name}", "supersedes": [f"note://house-{replaces}"],
+            "text": texts[name],
+        })  # fmt: skip
+    hits = [hit for hit in ask(daemon, "What should the boiler pressure be?")["hits"] if hit["path"] != "garden.md"]
+    assert [hit["path"] for hit in hits] == ["note://house-c", "note://house-a"]
+    assert hits[0]["superseded_by"] is None and hits[1]["superseded_by"] is not None

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from kenning.store.scope import Scope
 
 SUPERSEDES = "supersedes"
+# How many links beyond the hits a ring of supersessions is followed (`superseders`).
+RING_DEPTH = 8
 
 
 def replace_links(conn: sqlite3.Connection, document_id: int, kind: str, targets: list[str]) -> None:
@@ -52,8 +54,28 @@ async def superseders(db: Database, document_ids: list[int], scope: Scope) -> di
     scoped to one namespace would otherwise hand out an item id in another, and rank
     its own hit down for text it may not show. The dates asked about do not count: text
     superseded after them was still replaced, and says so."""
-    if not document_ids:
-        return {}
+    found: dict[int, tuple[int, float, int]] = {}
+    # The superseders' own superseders too, so that a ring is seen whole though some of it
+    # answered no question (A and C among the hits, B not), a few links deep at most.
+    asked = set(document_ids)
+    asking = list(asked)
+    for _ in range(RING_DEPTH):
+        if not asking:
+            break
+        found.update(await _stated_over(db, asking, scope))
+        asking = list({by for by, _, _ in found.values()} - asked)
+        asked.update(asking)
+    _break_cycles(found)
+    return {
+        document_id: Superseder(found[document_id][0], found[document_id][2])
+        for document_id in document_ids
+        if document_id in found
+    }
+
+
+async def _stated_over(db: Database, document_ids: list[int], scope: Scope) -> dict[int, tuple[int, float, int]]:
+    """For each given document that another states it supersedes: that other, when it was
+    updated, and its first chunk in the scope."""
     where, scope_params = dataclasses.replace(scope, since=None, until=None).where()
     # A document is named by its own key or by any copy's merged into it: the same file in
     # a second folder is stored once, and an agent may name either path. A file's key is
@@ -75,9 +97,7 @@ async def superseders(db: Database, document_ids: list[int], scope: Scope) -> di
         " ORDER BY by.updated_at",
         [*scope_params, SUPERSEDES, *document_ids, SUPERSEDES],
     )
-    found = {document_id: (by, said_at, item_id) for document_id, by, said_at, item_id in rows if item_id is not None}
-    _break_cycles(found)
-    return {document_id: Superseder(by, item_id) for document_id, (by, _, item_id) in found.items()}
+    return {document_id: (by, said_at, item_id) for document_id, by, said_at, item_id in rows if item_id is not None}
 
 
 def _break_cycles(found: dict[int, tuple[int, float, int]]) -> None:
