@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, TypeVar
 
 import msgspec
 
+from kenning.config import Settings
 from kenning.config.paths import not_yours, served_by_another
 from kenning.errors import (
     DaemonNotRunning,
@@ -105,6 +106,25 @@ def _peer_uid(conn: socket.socket, socket_path: Path) -> int:
 # timeout shorter than the daemon's interval does not take its silence for a stall.
 QUEUED = "queued"
 QUEUED_SILENCE = 15.0
+# How long a page's call (`ken add-url`, MCP's add_url) waits from each new stage past the
+# daemon's own limits for a fetch and a page's conversion, each spent in full: for a
+# parse worker busy with another page, and the store. Time spent queued for a fetch
+# worker is not counted (`_wait_after`).
+PAGE_WAIT_MARGIN = 30.0
+
+
+def page_wait(settings: Settings) -> float:
+    """What a page's call waits from each new stage the daemon tells, both clients alike."""
+    return settings.fetch.timeout + settings.limits.parse_timeout + PAGE_WAIT_MARGIN
+
+
+def _wait_after(heard: str, last: str | None, timeout: float) -> float | None:
+    """How long to wait on from a stage the daemon told (`heard`, after `last`), or None
+    to keep the wait running: a new stage starts it again, and so does each word that the
+    request is still queued, which never gives up before QUEUED_SILENCE."""
+    if heard != QUEUED and heard == last:
+        return None
+    return max(timeout, QUEUED_SILENCE) if heard == QUEUED else timeout
 
 
 class _TimedOut(TimeoutError):
@@ -210,8 +230,8 @@ class Client:
             heard = _progress(line)
             if heard is None:
                 return line
-            if heard == QUEUED or heard != stage:
-                wait = max(self.timeout, QUEUED_SILENCE) if heard == QUEUED else self.timeout
+            if (again := _wait_after(heard, stage, self.timeout)) is not None:
+                wait = again
                 deadline = time.monotonic() + wait
             stage = heard
 
@@ -273,9 +293,8 @@ class AsyncClient:
             async with asyncio.timeout_at(ends) as clock:
 
                 async def told(stage: str) -> None:
-                    if stage == QUEUED or not heard or heard[-1] != stage:
-                        longer = max(wait, QUEUED_SILENCE) if stage == QUEUED else wait
-                        clock.reschedule(asyncio.get_running_loop().time() + longer)
+                    if (again := _wait_after(stage, heard[-1] if heard else None, wait)) is not None:
+                        clock.reschedule(asyncio.get_running_loop().time() + again)
                     if not heard or heard[-1] != stage:
                         heard.append(stage)
                     if progress is not None:

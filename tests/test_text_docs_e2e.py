@@ -18,7 +18,7 @@ import psutil
 import pytest
 from click.testing import CliRunner
 
-from kenning.cli import library as cli_library
+from kenning import client
 from kenning.cli import main
 from kenning.errors import RpcError
 from kenning.text.redacted import MARK
@@ -456,7 +456,7 @@ def test_add_url_waits_as_long_as_the_configured_limits_allow(library, http_serv
     library.configure([], extra='[fetch]\nallowed_hosts = ["127.0.0.1"]\ntimeout = 60\n')
     daemon = library.daemon()
     library.configure([], extra='[fetch]\nallowed_hosts = ["127.0.0.1"]\ntimeout = 1\n[limits]\nparse_timeout = 1\n')
-    monkeypatch.setattr(cli_library, "URL_WAIT_MARGIN", 1.0)
+    monkeypatch.setattr(client, "PAGE_WAIT_MARGIN", 1.0)
     started = time.monotonic()
     try:
         done = CliRunner().invoke(main, ["--config", str(library.config), "add-url", url])

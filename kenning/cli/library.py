@@ -13,6 +13,7 @@ from kenning import api
 from kenning.cli.app import (
     Context, echo_notes, for_terminal, json_option, main, pass_context, print_json, stdin_text,
 )  # fmt: skip
+from kenning.client import PAGE_WAIT_MARGIN, page_wait
 from kenning.errors import DaemonTimeout, KenningError, RpcError
 from kenning.text.controls import escaped
 from kenning.text.counts import counted
@@ -20,10 +21,6 @@ from kenning.text.counts import counted
 NOT_FOUND = -32001  # docs/protocol.md
 INVALID_PARAMS = -32602
 
-# How long `ken add-url` waits past the daemon's own limits for a fetch and a page's
-# conversion, each spent in full: for a parse worker busy with another page, and the
-# store. Time spent queued for a fetch worker is not counted (Client.call, `progress`).
-URL_WAIT_MARGIN = 30.0
 # What `ken add-url` says it was waiting for when the daemon stopped answering, by the
 # last stage the daemon reported for the page (docs/protocol.md, `progress`).
 _STALLED_AT = {
@@ -574,7 +571,7 @@ def url_wait_option(function):
         " storing it). Time spent waiting for a fetch worker behind other pages does not count while the daemon"
         " keeps saying the page is queued (every 5 s; no word for SECONDS, at least 15, ends the wait)."
         " Default: [fetch] timeout + [limits] parse_timeout"
-        f" + {URL_WAIT_MARGIN:g} s (180 s with the default config).",
+        f" + {PAGE_WAIT_MARGIN:g} s (180 s with the default config).",
     )(function)
 
 
@@ -585,8 +582,7 @@ def _page_call(ctx: Context, method: str, url: str, timeout: float | None, doing
     pages at once sees them all added. The daemon goes on with a request its client gave
     up on, so the message says the page may still arrive."""
     if timeout is None:
-        settings = ctx.settings
-        timeout = settings.fetch.timeout + settings.limits.parse_timeout + URL_WAIT_MARGIN
+        timeout = page_wait(ctx.settings)
     try:
         try:
             return ctx.fetch(method, api.AddedDocument, {"url": url}, timeout=timeout, progress=True)

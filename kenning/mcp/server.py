@@ -26,15 +26,12 @@ from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, J
 from pydantic import ConfigDict, ValidationError
 
 from kenning import __version__
+from kenning.client import page_wait
 from kenning.config import Settings
 from kenning.mcp import agent_tools, library_tools, resources
 from kenning.mcp.calls import DaemonCalls
 
 log = logging.getLogger(__name__)
-
-# Past the daemon's own limits for a page's fetch and reading, for a parse worker busy
-# with another page and the store (as `ken add-url` waits).
-PAGE_WAIT_MARGIN = 30.0
 
 _GUIDE = (
     "kenning is the user's local knowledge library: their notes, documents, code and saved pages, "
@@ -106,8 +103,8 @@ def build_server(settings: Settings) -> MCPServer:
     )
     # A page's fetch and its reading may each take their whole limit; a stage the daemon
     # reports starts the wait again (AsyncClient.call), as `ken add-url` waits.
-    page_wait = max(settings.mcp.timeout, settings.fetch.timeout + settings.limits.parse_timeout + PAGE_WAIT_MARGIN)
-    daemon = DaemonCalls(settings.daemon.socket_path, settings.mcp.timeout, page_wait)
+    stage_timeout = max(settings.mcp.timeout, page_wait(settings))
+    daemon = DaemonCalls(settings.daemon.socket_path, settings.mcp.timeout, stage_timeout)
     library_tools.register(server, daemon, allow_writes)
     agent_tools.register(server, daemon, memory)
     resources.register(server, daemon)
