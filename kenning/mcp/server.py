@@ -221,7 +221,8 @@ def _stopped_reading() -> NoReturn:
 
 
 def serve(settings: Settings) -> None:
-    """Blocks until the client closes stdin."""
+    """Blocks until the client closes stdin, stops reading stdout, or sends SIGINT or
+    SIGTERM (which end the process)."""
     # Configured before the SDK's own logging setup, which then leaves it alone.
     logging.basicConfig(
         level=settings.daemon.log_level.upper(),
