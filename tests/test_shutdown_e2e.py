@@ -8,11 +8,14 @@ it had indexed must still be there, whole, at the next start.
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import sqlite3
 import time
 from contextlib import closing
 from pathlib import Path
+
+import pytest
 
 from kenning.daemon.supervisor import within
 from tests.daemon_harness import DaemonProcess, wait_for
@@ -127,3 +130,22 @@ async def test_the_shutdown_deadline_cuts_short_a_store_write_in_flight(db):
     # The statement ran to its end on the writer's thread all the same, and the store
     # takes the next write.
     assert await db.write_one("SELECT 1") == [(1,)]
+
+
+async def test_a_cancellation_from_outside_still_ends_a_wait_the_deadline_had_cut():
+    """The work cut by the deadline may take a while to wind down (a store write is seen
+    through to its COMMIT); a cancellation of the caller meanwhile was taken for the
+    deadline's and swallowed, so the caller went on as if only the deadline had passed."""
+
+    async def write() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            await asyncio.sleep(30)  # winding down when the caller is cancelled
+            raise
+
+    waiting = asyncio.create_task(within(time.monotonic() + 0.1, write()))
+    await asyncio.sleep(0.5)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting

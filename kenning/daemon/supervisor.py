@@ -195,7 +195,9 @@ async def within(deadline: float, work: Awaitable[None]) -> bool:
     comes back as a plain CancelledError (Python 3.11 checks the exact type). A store write
     in flight re-raises its cancellation as a subclass that carries what it committed
     (store/database.py `_Cut`); that went past the deadline's handling and out of the
-    loop, and the process then waited for the database's threads for good.
+    loop, and the process then waited for the database's threads for good. A cancellation
+    of the caller's own, come while the cut work wound down, is passed on, not taken for
+    the deadline's.
     """
     timeout = asyncio.timeout_at(asyncio.get_running_loop().time() + (deadline - time.monotonic()))
     try:
@@ -204,7 +206,8 @@ async def within(deadline: float, work: Awaitable[None]) -> bool:
     except TimeoutError:
         return False
     except asyncio.CancelledError:
-        if not timeout.expired():
+        running = asyncio.current_task()
+        if not timeout.expired() or (running is not None and running.cancelling()):
             raise
         return False
     return True
