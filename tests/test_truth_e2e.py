@@ -1252,9 +1252,7 @@ def test_chinese_japanese_and_korean_corrections_retractions_drafts_and_now(libr
 
 def test_now_prefers_the_newest_note_about_what_is_asked_not_the_newest_note(library):
     # Two VPNs, each with its own later update; the office's is the newest of all.
-    notes = library.root / "notes"
-    notes.mkdir()
-    for name, text in {
+    notes = {
         "2025-01-10-office-vpn.md": "# Office VPN\n\nThe office VPN uses OpenVPN on the Fortigate firewall; connect to"
         " vpn.example.com with your SSO login.\n",
         "2025-03-01-home-vpn.md": "# Home VPN\n\nThe home VPN runs WireGuard on the Raspberry Pi in the hall cupboard,"
@@ -1263,14 +1261,10 @@ def test_now_prefers_the_newest_note_about_what_is_asked_not_the_newest_note(lib
         " port 51821; the Raspberry Pi is retired.\n",
         "2025-09-01-office-vpn-update.md": "# Office VPN update\n\nThe office VPN moved to Tailscale; OpenVPN on the"
         " Fortigate is switched off.\n",
-    }.items():
-        (notes / name).write_text(text)
+    }
     for n, chore in enumerate(["gutters", "boiler", "smoke alarms", "bike chain", "tyres", "shed roof"] * 3):
-        (notes / f"chore-{n}.md").write_text(f"# Chore {n}\n\nCheck the {chore} in week {n + 1}.\n")
-    library.configure([{"name": "notes", "path": notes}])
-    daemon = library.daemon()
-    status = daemon.wait_idle("notes")
-    wait_for(lambda: daemon.call("status")["embedder"]["vectors"] == status["chunks"], timeout=60, what="embedding")
+        notes[f"chore-{n}.md"] = f"# Chore {n}\n\nCheck the {chore} in week {n + 1}.\n"
+    daemon = _library_of(library, notes)
 
     home = ask(daemon, "what is the home VPN now")
     assert docs(home)[:2] == ["2025-06-01-home-vpn-update.md", "2025-03-01-home-vpn.md"]
