@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from kenning.config import DaemonSettings, Settings, SourceSettings
@@ -234,3 +235,29 @@ async def test_a_stop_during_a_purge_cuts_it_short_and_the_next_start_takes_the_
     finally:
         await library.close()
     assert readable(path, ("plonkabrix", "zendaquarm")) == []
+
+
+async def test_the_purge_is_marked_owed_in_the_file_before_the_removed_rows_go(tmp_path):
+    """A crash between a removal's commit and a mark written after it left the words in
+    the file with nothing to say a purge was owed. Seen from outside the daemon, at the
+    moment each removal's rows are gone: the mark is already in the file."""
+    library = await library_opened(tmp_path)
+    path = tmp_path / "data" / "kenning.db"
+    marked_when_removed: list[bool] = []
+
+    def on_commit(changes) -> None:
+        if changes.removed:
+            with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+                marked_when_removed.append(conn.execute("SELECT count(*) FROM owed").fetchone() == (1,))
+
+    try:
+        await library.add_text(TextDocument(*DOCUMENT, "diary://2026-12-01"))
+        capsule = await library.memory_add(NewCapsule(*CAPSULE, "fact"))
+        library.db.subscribe(on_commit)
+        await library.remove_text("diary://2026-12-01")
+        await library.memory_forget(capsule.id)
+    finally:
+        await library.close()
+    assert marked_when_removed == [True, True]
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT count(*) FROM owed").fetchone() == (0,)

@@ -399,6 +399,7 @@ class Library:
         """An agent document by the uri it was added under, or a fetched page by its URL.
         A folder's file goes when it is deleted or ignored, and kenning's own records each
         their own way (`_KEPT_WHOLE`)."""
+        await self.scrubber.owe()
         found = await documents.remove_text(self.db, [agent_key(uri), page_key(uri)])
         if found is None:
             raise NotFound(
@@ -453,6 +454,7 @@ class Library:
                 update={"sources": tuple(s for s in self.settings.sources if s.name != name)}
             )
         await self.folders.forget(name)
+        await self.scrubber.owe()
         removed = await source_store.remove_source(self.db, row.id)
         await self.scrubber.scrub()
         # A reload while the removal ran may have brought the folder back (`ken sources
@@ -599,6 +601,7 @@ class Library:
         return await self.memory.listing(scope, kind, superseded, limit, offset, cursor)
 
     async def memory_forget(self, capsule_id: str) -> Forgotten:
+        await self.scrubber.owe()
         forgotten = await self.memory.forget(capsule_id)
         await self.scrubber.scrub()
         return forgotten
@@ -625,6 +628,7 @@ class Library:
     async def ledger_remove(
         self, entry_id: str | None = None, section: str | None = None, fields: dict[str, str] | None = None
     ) -> LedgerRemoved:
+        await self.scrubber.owe()
         removed = await self.ledger.remove(entry_id, section, fields)
         await self.scrubber.scrub()
         return removed

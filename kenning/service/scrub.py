@@ -33,16 +33,26 @@ class Scrubber:
         self._done = 0
         self._running: asyncio.Task | None = None
         self._halted = False
+        # Removals marked owed since this daemon started: a purge clears the mark only
+        # when none was marked while it ran, since that one's rows may be behind it.
+        self._owing = 0
+
+    async def owe(self) -> None:
+        """Mark a purge owed, before a removal: the mark is in the file before the rows
+        go, so a crash at any point after leaves it, and the next start purges. (A
+        removal that then finds nothing to remove costs the next start a purge with
+        nothing to take out.)"""
+        self._owing += 1
+        await owe_purge(self.db)
 
     async def scrub(self) -> None:
-        """Return once a purge that started after this call has finished (or failed,
-        which is logged: the removal itself stands, and the purge stays owed to the next
-        start), or once the library is stopping: the removal stands then too, and it is
-        done as far as the caller can tell, so it is told so, not given an error; the
-        next start purges its words."""
+        """After a removal that `owe` marked: return once a purge that started after this
+        call has finished (or failed, which is logged: the removal itself stands, and the
+        purge stays owed to the next start), or once the library is stopping: the removal
+        stands then too, and it is done as far as the caller can tell, so it is told so,
+        not given an error; the next start purges its words."""
         self._asked += 1
         asked = self._asked
-        await owe_purge(self.db)
         while self._done < asked:
             if self._halted:
                 log.info("the daemon is stopping: a removal's words leave the database file at the next start")
@@ -53,12 +63,13 @@ class Scrubber:
 
     async def _run(self) -> None:
         started = self._asked
+        owing = self._owing
         ended = True
         try:
             ended = await purge_removed(self.db, lambda: self._halted)
-            # A removal asked after this purge started may have removed rows it had
+            # A removal marked after this purge started may have removed rows it had
             # merged past already: its own purge clears the mark.
-            if ended and self._asked == started:
+            if ended and self._owing == owing:
                 await purge_paid(self.db)
         except Exception:
             log.exception("purging removed text from the index failed; the next removal or start tries again")
