@@ -219,11 +219,17 @@ def test_stale_records_are_removed_once_their_lock_is_free_and_a_live_daemons_re
     reused_dir.mkdir(mode=0o700)
     (reused_dir / "daemon.lock").write_text("")
     sleeper = subprocess.Popen(["sleep", "600"])
+    # And a daemon killed whose parent has not reaped it yet (a container's init may
+    # never): its pid still answers kill(pid, 0).
+    zombie = subprocess.Popen(["sleep", "600"])
+    zombie.kill()
+    wait_for(lambda: zombie_state(zombie.pid), timeout=10, what="the killed process to be a zombie")
     try:
         write_record(dead)
         write_record(dataclasses.replace(dead, pid=sleeper.pid, data_dir=str(reused_dir)))
         write_record(dataclasses.replace(dead, data_dir=str(gone_dir)))
-        assert len(records_of(moved.config)) == 4
+        write_record(dataclasses.replace(dead, pid=zombie.pid, data_dir=str(moved.root / "gone-too")))
+        assert len(records_of(moved.config)) == 5
 
         status = ken(moved.config, "status")
 
@@ -233,5 +239,10 @@ def test_stale_records_are_removed_once_their_lock_is_free_and_a_live_daemons_re
     finally:
         sleeper.kill()
         sleeper.wait()
+        zombie.wait()
+
+
+def zombie_state(pid: int) -> bool:
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
     assert ken(moved.config, "stop").stdout.strip() == f"kenning stopped (pid {live})"
     assert records_of(moved.config) == []

@@ -141,7 +141,20 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A process killed but not yet reaped still answers kill(pid, 0): a daemon killed
+    outright, whose parent (`ken start` left it to init, and a container's init may reap
+    late or never) has not collected it. Linux tells it in /proc; elsewhere it counts as
+    alive, which only keeps a record longer."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    # The state follows the command's name in parentheses, which may hold anything.
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def _remove_quietly(record: DaemonRecord) -> None:
