@@ -419,6 +419,51 @@ def test_a_call_before_the_handshake_is_told_to_initialize_first(empty):
         server.stdout.close()
 
 
+def test_a_request_with_an_id_mcp_does_not_take_is_refused_and_a_blank_line_is_skipped(empty):
+    """A request whose id is 1.5 or an object was taken by the SDK for a notification and
+    never answered, so the host waited for ever; JSON-RPC answers an invalid request with
+    -32600 and id null. A blank line was answered with a parse error, where the daemon's
+    socket skips it. Answers come in the order of the lines, so the first one after the
+    blank lines is the refusal of the 1.5."""
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    with open(empty.config.parent / "ids.log", "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(empty.config), "mcp"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
+        )  # fmt: skip
+
+    def send(line: str) -> None:
+        server.stdin.write(line.encode() + b"\n")
+        server.stdin.flush()
+
+    def answer() -> dict:
+        if not select.select([server.stdout], [], [], 20)[0]:
+            raise AssertionError("no answer within 20 s")
+        return json.loads(server.stdout.readline())
+
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    try:
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}))
+        assert answer()["id"] == 1
+        send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        send("")
+        send("  \t ")
+        send('{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}')
+        send('{"jsonrpc": "2.0", "id": {"n": 2}, "method": "tools/call", "params": {"name": "status", "arguments": {}}}')
+        send('{"jsonrpc": "2.0", "id": 3, "method": "ping"}')
+        assert answer() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message":
+            "Invalid request: its id is the number 1.5; a request\'s id must be a string or an integer"}}  # fmt: skip
+        refused = answer()
+        assert (refused["id"], refused["error"]["code"]) == (None, -32600), refused
+        assert "its id is an object" in refused["error"]["message"]
+        # The session goes on, and nothing else was answered in between.
+        assert answer() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    finally:
+        server.stdin.close()
+        server.wait(timeout=20)
+        server.stdout.close()
+
+
 def test_ctrl_c_ends_the_server_while_its_input_is_still_open(library):
     """`ken mcp` run by hand in a terminal, or a host stopping it with SIGINT: the signal
     cancelled the server's loop, which then waited for its stdin reader, a thread blocked

@@ -7,15 +7,19 @@ so) and carries on across daemon restarts. Stdout is the protocol; logs go to st
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
 import re
 import signal
 import sys
+from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any, NoReturn
 
 import anyio
+import msgspec
+from anyio.streams.memory import MemoryObjectSendStream
 from mcp import MCPError
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
@@ -171,15 +175,75 @@ def _refusal(exc: Exception) -> JSONRPCError:
     return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=INVALID_REQUEST, message=message))
 
 
+class _Envelope(msgspec.Struct):
+    """The two members of a line that say whether it is a request; the rest is skipped
+    unread (a line may hold a 10 MB document)."""
+
+    id: Any = msgspec.UNSET
+    method: Any = msgspec.UNSET
+
+
+def _id_refusal(line: str) -> JSONRPCError | None:
+    """The error for a request whose `id` is neither a string nor an integer (1.5, an
+    object, true, null), which MCP does not allow. The SDK's parser reads such a line as
+    a notification and drops it, so the host that sent it waited for ever; JSON-RPC
+    answers an invalid request with id null. None for any other line, left to the SDK."""
+    try:
+        envelope = msgspec.json.decode(line, type=_Envelope)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    given = envelope.id
+    if envelope.method is msgspec.UNSET or given is msgspec.UNSET or type(given) in (int, str):
+        return None
+    if type(given) is float:
+        what = f"the number {given!r}"
+    else:
+        what = {dict: "an object", list: "an array", bool: json.dumps(given), type(None): "null"}.get(
+            type(given), "no string or integer"
+        )
+    message = f"Invalid request: its id is {what}; a request's id must be a string or an integer"
+    return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message=message))
+
+
+async def _requests(
+    lines: AsyncIterable[str], refused: MemoryObjectSendStream[JSONRPCError]
+) -> AsyncIterator[str]:
+    """stdin's lines for the SDK's transport, less the two kinds it mishandles: a blank
+    line, which it answered with a parse error where the daemon's socket skips it, and a
+    request with an id it cannot take (_id_refusal), whose refusal goes to `refused`."""
+    async for line in lines:
+        if line.isspace():
+            continue
+        if (refusal := _id_refusal(line)) is not None:
+            await refused.send(refusal)
+            continue
+        yield line
+
+
 async def _serve_stdio(server: MCPServer) -> None:
     """The SDK's stdio transport and server loop, with one thing added: the transport
     hands a line it cannot parse to the server as an exception, which the server drops
     with a debug log, so a host that sent one never hears back and its call hangs until
     its own timeout. Here such a line is answered with the JSON-RPC error for it and
-    logged; every other message passes through untouched."""
+    logged, and so is a request the SDK would take for a notification (_id_refusal); a
+    blank line is skipped; every other message passes through untouched."""
     lowlevel = server._lowlevel_server  # the SDK's own run_stdio_async does the same
-    async with stdio_server() as (read_stream, write_stream):
+    refused_in, refused = anyio.create_memory_object_stream[JSONRPCError](0)
+    # Read as the SDK reads stdin by default (UTF-8, a bad byte replaced), but through
+    # _requests; an explicit stdin is not diverted from fd 0, which nothing here reads.
+    wire = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    # The SDK only iterates its stdin (`async for line in stdin`), which _requests does.
+    async with stdio_server(stdin=_requests(wire, refused_in)) as (read_stream, write_stream):  # type: ignore[arg-type]
         messages_in, messages = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def answer_refused() -> None:
+            async with refused:
+                try:
+                    async for refusal in refused:
+                        log.warning("stdin line refused: %s", refusal.error.message)
+                        await write_stream.send(SessionMessage(refusal))
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    return
 
         async def relay() -> None:
             async with messages_in:
@@ -198,6 +262,7 @@ async def _serve_stdio(server: MCPServer) -> None:
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(relay)
+            tasks.start_soon(answer_refused)
             try:
                 await lowlevel.run(messages, write_stream, lowlevel.create_initialization_options())
             except anyio.get_cancelled_exc_class():
