@@ -277,9 +277,10 @@ class AsyncClient:
         the daemon reports is handed to it, again each time the daemon repeats it, and the
         wait is bounded as Client.call bounds it: `stage_timeout` (default `timeout`) from
         the latest new stage, or from the latest word that the request is still queued, so
-        a fetch longer than `timeout` is not given up on while the daemon works on it. Without `progress`, a
-        `deadline` (the event loop's time) ends the call then rather than `timeout` from now:
-        the caller spent part of its wait already."""
+        a fetch longer than `timeout` is not given up on while the daemon works on it. A
+        `deadline` (the event loop's time) ends the call then rather than `timeout` from now,
+        or with `progress`, unless the daemon tells a stage first: the caller spent part of
+        its wait already."""
         # Imported here: asyncio costs every `ken` command a noticeable share of its start-up,
         # and only the MCP server uses this client.
         import asyncio
@@ -289,7 +290,7 @@ class AsyncClient:
         wait = self.timeout if progress is None or stage_timeout is None else stage_timeout
         heard: list[str] = []
         try:
-            ends = deadline if progress is None and deadline is not None else asyncio.get_running_loop().time() + wait
+            ends = deadline if deadline is not None else asyncio.get_running_loop().time() + wait
             async with asyncio.timeout_at(ends) as clock:
 
                 async def told(stage: str) -> None:

@@ -16,14 +16,20 @@ from mcp.types import CallToolResult
 
 
 @asynccontextmanager
-async def ken_mcp(config: Path, log: Path, mode: str = "auto") -> AsyncIterator[Client]:
+async def ken_mcp(
+    config: Path, log: Path, mode: str = "auto", page_wait_margin: float | None = None
+) -> AsyncIterator[Client]:
     """The server's stderr goes to `log`; the host's environment is the SDK's minimal
     one, plus PYTHONPATH so the child imports this checkout. `mode="legacy"` connects with
-    the initialize handshake, as hosts built on earlier SDKs do."""
+    the initialize handshake, as hosts built on earlier SDKs do. `page_wait_margin` sets
+    kenning.client.PAGE_WAIT_MARGIN in the child (30 s, which no config sets), so a test
+    of a page's wait does not take half a minute."""
     env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "kenning", "--config", str(config), "mcp"], env=env
-    )
+    start = ["-m", "kenning"]
+    if page_wait_margin is not None:
+        start = ["-c", f"import kenning.client; kenning.client.PAGE_WAIT_MARGIN = {page_wait_margin!r}\n"
+                 "from kenning.cli import main; main()"]  # fmt: skip
+    params = StdioServerParameters(command=sys.executable, args=[*start, "--config", str(config), "mcp"], env=env)
     with open(log, "w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
             yield client

@@ -7,7 +7,9 @@ only when writes are allowed."""
 from __future__ import annotations
 
 import json
+import signal
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -184,3 +186,40 @@ async def test_pages_being_fetched_do_not_hold_up_the_other_tools(library, http_
                 release.set()
         assert status["library"]["documents"] == 0 and hits["hits"] == []
         assert [result for result in added if result.is_error] == []
+
+
+async def test_a_page_call_waiting_for_a_place_gives_up_when_a_page_call_would(library):
+    """A session has at most MAX_PAGE_CALLS page calls at the daemon at once, and the next
+    waited for a place with no deadline: against a daemon that had stopped answering
+    (SIGSTOP), it waited for the sixteen to give up, then as long again itself (2 x 180 s
+    with the default config). Here a page's wait is [fetch] timeout 7 + [limits]
+    parse_timeout 1 + a margin of 1 s = 9 s, so the seventeenth was answered after 18 s.
+    (Its place may come free just before its deadline, when the sixteen give up: then its
+    call, not its wait for a place, is what ends at it.)"""
+    import anyio
+
+    from kenning.mcp.calls import MAX_PAGE_CALLS
+
+    library.configure([], "[mcp]\nallow_writes = true\ntimeout = 1\n[fetch]\ntimeout = 7\n[limits]\nparse_timeout = 1\n")
+    daemon = library.daemon()
+    assert daemon.proc is not None
+    results: list[str] = []
+    async with ken_mcp(library.config, library.root / "mcp.log", page_wait_margin=1.0) as client:
+        # (A host the daemon refuses at once, were it to read the calls after all.)
+        assert "allowed_hosts" in error_text(await client.call_tool("add_url", {"url": "http://example.invalid/0"}))
+
+        async def add(n: int) -> None:
+            results.append(error_text(await client.call_tool("add_url", {"url": f"http://example.invalid/{n}"})))
+
+        daemon.proc.send_signal(signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            async with anyio.create_task_group() as calls:
+                for n in range(MAX_PAGE_CALLS + 1):
+                    calls.start_soon(add, n)
+            took = time.monotonic() - started
+        finally:
+            daemon.proc.send_signal(signal.SIGCONT)
+    assert len(results) == MAX_PAGE_CALLS + 1
+    assert all("kenning daemon did not answer 'urls.add' within 9 s" in text for text in results), results
+    assert took < 14, took

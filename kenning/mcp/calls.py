@@ -86,8 +86,27 @@ class DaemonCalls:
                     return await self._client.call(method, params, deadline=deadline)
                 finally:
                     self._slots.release()
-            async with self._page_slots:
-                return await self._client.call(method, params, progress=progress, stage_timeout=self._stage_timeout)
+            # A page's wait for a place has the deadline its call has until the daemon tells
+            # a stage: behind sixteen pages at a daemon that had stopped answering, the
+            # seventeenth waited for them to give up, and then as long again itself.
+            wait = self._stage_timeout if self._stage_timeout is not None else self._timeout
+            deadline = asyncio.get_running_loop().time() + wait
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await self._page_slots.acquire()
+            except TimeoutError:
+                raise DaemonError(
+                    f"kenning daemon did not answer {method!r} within {wait:g} s: the {MAX_PAGE_CALLS} page calls"
+                    " this session may have at the daemon at once were all still waiting for it, so this one was"
+                    " not sent",
+                    None,
+                ) from None
+            try:
+                return await self._client.call(
+                    method, params, progress=progress, stage_timeout=self._stage_timeout, deadline=deadline
+                )
+            finally:
+                self._page_slots.release()
         except RpcError as exc:
             raise DaemonError(escaped(str(exc)), exc.code) from None
         except KenningError as exc:
