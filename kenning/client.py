@@ -22,6 +22,7 @@ import msgspec
 from kenning.config import Settings
 from kenning.config.paths import not_yours, served_by_another
 from kenning.errors import (
+    AnswerLost,
     DaemonNotRunning,
     DaemonTimeout,
     DaemonUnreachable,
@@ -148,9 +149,28 @@ def _progress(line: bytes) -> str | None:
     return stage if isinstance(stage, str) else None
 
 
-def _result(line: bytes) -> Any:
+# The methods that change the library (docs/protocol.md). A daemon stopped while it works
+# on one may have done it before the connection closed: its client must not be told only
+# that there was no answer, which reads as "nothing happened", and send it again blind.
+WRITES = frozenset(
+    {
+        "documents.add", "documents.remove", "urls.add", "urls.refresh", "memory.add", "memory.forget",
+        "archive.add", "ledger.add", "ledger.remove", "sources.remove", "sources.scan", "dedup", "reembed",
+        "compact", "reload",
+    }
+)  # fmt: skip
+
+
+def _result(line: bytes, method: str) -> Any:
     if not line.endswith(b"\n"):
-        raise DaemonNotRunning("kenning daemon closed the connection without answering")
+        if method in WRITES:
+            raise AnswerLost(
+                f"kenning daemon closed the connection without answering {method!r}: it stopped while"
+                " working on it, and may have done it before it stopped",
+                method,
+                writes=True,
+            )
+        raise AnswerLost("kenning daemon closed the connection without answering", method, writes=False)
     response = msgspec.json.decode(line)
     if "error" in response:
         raise RpcError(response["error"].get("code", 0), response["error"].get("message", "unknown error"))
@@ -205,7 +225,7 @@ class Client:
             line = b""
         finally:
             conn.close()
-        return _result(line)
+        return _result(line, method)
 
     def _read_past_progress(self, conn: socket.socket, stream: BinaryIO) -> bytes:
         """The answer line, past the progress reported before it. The socket's timeout
@@ -311,7 +331,7 @@ class AsyncClient:
                 wait,
             ) from None
         # A whole document's chunks can be megabytes of JSON: parsed off the event loop.
-        return await asyncio.to_thread(_result, line)
+        return await asyncio.to_thread(_result, line, method)
 
     async def _exchange(self, request: bytes, told: Callable[[str], Awaitable[None]] | None) -> bytes:
         import asyncio

@@ -77,6 +77,18 @@ class DaemonNotRunning(KenningError):
     """The CLI found no daemon on the configured socket."""
 
 
+class AnswerLost(DaemonNotRunning):
+    """The daemon took a request and closed the connection without answering it: it was
+    stopped or died mid-request. `method`: what was asked; `writes`: whether that method
+    changes the library, in which case it may have been done all the same, and each
+    client says how to check in its own terms."""
+
+    def __init__(self, message: str, method: str, writes: bool) -> None:
+        super().__init__(message)
+        self.method = method
+        self.writes = writes
+
+
 class DaemonUnreachable(KenningError):
     """The socket is there but cannot be used: permission denied (another user's daemon),
     or the daemon kept refusing new connections (its queue full) through the retries."""

@@ -223,3 +223,38 @@ async def test_a_page_call_waiting_for_a_place_gives_up_when_a_page_call_would(l
     assert len(results) == MAX_PAGE_CALLS + 1
     assert all("kenning daemon did not answer 'urls.add' within 9 s" in text for text in results), results
     assert took < 14, took
+
+
+async def test_a_daemon_stopped_while_it_saves_a_page_says_the_page_may_be_saved_and_how_to_check(library, http_server):
+    """The agent was told only that the daemon "closed the connection without answering",
+    which reads as nothing done, though a write may have been done before it stopped."""
+    import anyio
+
+    release = threading.Event()
+
+    def held(handler: Handler) -> None:
+        release.wait(60)
+        handler.reply(200, "text/html; charset=utf-8", PAGE.format(word="sculpin").encode())
+
+    http_server.routes["/held"] = held
+    library.configure([], CONFIG)
+    daemon = library.daemon()
+    url = f"{http_server.base}/held"
+    told: list[str] = []
+    try:
+        async with ken_mcp(library.config, library.root / "mcp.log") as client:
+
+            async def add() -> None:
+                told.append(error_text(await client.call_tool("add_url", {"url": url})))
+
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(add)
+                with anyio.fail_after(30):
+                    while "/held" not in http_server.paths:
+                        await anyio.sleep(0.1)
+                await anyio.to_thread.run_sync(daemon.stop)
+    finally:
+        release.set()
+    [text] = told
+    assert "closed the connection without answering 'urls.add'" in text, text
+    assert "may have done it before it stopped: get(uri=...) with the url shows the page once it is stored" in text

@@ -438,6 +438,37 @@ def test_add_url_gives_up_on_a_stalled_server_and_says_the_page_may_still_come(l
     assert "The heron waits at the sluice gate." in ken(library, "get", url).stdout
 
 
+def test_a_daemon_stopped_while_it_adds_a_page_says_the_page_may_be_added_and_how_to_check(library, http_server):
+    """`ken add-url` said the daemon "closed the connection without answering", or that
+    a daemon "is still starting" when the one stopping still held its data directory:
+    neither says that the page may have been added meanwhile, nor how to find out."""
+    release = threading.Event()
+
+    def stalled(handler: Handler) -> None:
+        release.wait(60)
+        Page("Weir", "The otter crosses at the weir.", '"v1"', "")(handler)
+
+    http_server.routes["/weir.html"] = stalled
+    url = f"{http_server.base}/weir.html"
+    library.configure([], extra=FETCH_LOOPBACK)
+    daemon = library.daemon()
+    adding = subprocess.Popen(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "add-url", url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: "/weir.html" in http_server.paths, 30, "the fetch to start")
+        daemon.stop()
+        _, err = adding.communicate(timeout=30)
+    finally:
+        release.set()
+        if adding.poll() is None:
+            adding.kill()
+    assert adding.returncode == 1
+    assert "ken: kenning daemon closed the connection without answering 'urls.add'" in err, err
+    assert "may have done it before it stopped: `ken get URL` shows the page once it is stored" in err, err
+
+
 def test_add_url_waits_as_long_as_the_configured_limits_allow(library, http_server, monkeypatch):
     """With no --timeout the wait follows the config: [fetch] timeout + [limits]
     parse_timeout + a margin (30 s; 1 s here, run in-process, so the test does not wait

@@ -23,7 +23,7 @@ import click
 
 from kenning import __version__
 from kenning.config.paths import config_path
-from kenning.errors import ConfigError, DaemonNotRunning, KenningError
+from kenning.errors import AnswerLost, ConfigError, DaemonNotRunning, KenningError
 
 if TYPE_CHECKING:
     from kenning.client import Client
@@ -133,6 +133,12 @@ class KenGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except AnswerLost as exc:
+            # A write the daemon stopped on may have been done: saying why no daemon
+            # answers would hide that, and send the user to do it again blind.
+            told = f"{exc}: {_CHECK.get(exc.method, _CHECK_STATUS)}" if exc.writes else _not_answering(ctx.obj) or exc
+            click.echo(for_terminal(f"ken: {told}", err=True), err=True)
+            sys.exit(1)
         except DaemonNotRunning as exc:
             click.echo(for_terminal(f"ken: {_not_answering(ctx.obj) or exc}", err=True), err=True)
             sys.exit(1)
@@ -141,6 +147,23 @@ class KenGroup(click.Group):
             # failure's reason, the daemon's log when it would not start.
             click.echo(for_terminal(f"ken: {exc}", err=True), err=True)
             sys.exit(1)
+
+
+# How a user tells whether a write the daemon stopped on (AnswerLost) was done.
+_CHECK_STATUS = "`ken status` shows where the library stands once the daemon runs again"
+_CHECK = {
+    "documents.add": "`ken get URI` shows whether it was stored; adding it again under that uri replaces it",
+    "documents.remove": "`ken get URI` shows whether it is still there",
+    "urls.add": "`ken get URL` shows the page once it is stored",
+    "urls.refresh": "`ken get URL` shows the page as it is stored",
+    "memory.add": "`ken memory list` shows whether it was kept; adding it again with the same title and scope"
+    " updates that capsule",
+    "memory.forget": "`ken memory show ID` shows whether it is still kept",
+    "archive.add": "`ken archive list` shows whether it was stored; archiving the same text again gives the same handle",
+    "ledger.add": "`ken ledger list` shows whether it was recorded; adding it again merges into the same entry",
+    "ledger.remove": "`ken ledger list` shows whether it is still there",
+    "sources.remove": "`ken status` shows what the index still holds once the daemon runs again",
+}
 
 
 def _not_answering(context: Context | None) -> str | None:

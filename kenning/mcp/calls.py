@@ -18,7 +18,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from kenning.client import AsyncClient
-from kenning.errors import KenningError, RpcError
+from kenning.errors import AnswerLost, KenningError, RpcError
 from kenning.text.controls import escaped
 
 
@@ -32,6 +32,21 @@ MAX_CALLS = 16
 MAX_PAGE_CALLS = 16
 # The daemon's code for a name that names nothing (docs/protocol.md).
 NOT_FOUND = -32001
+# How an agent tells whether a write the daemon stopped on was done (AnswerLost), and
+# whether sending it again is safe, in this server's tools.
+_CHECK = {
+    "documents.add": "get(uri=...) with its uri shows whether it was stored; adding it again under that uri replaces"
+    " it, never adds a copy",
+    "documents.remove": "get(uri=...) with its uri shows whether it is still there",
+    "urls.add": "get(uri=...) with the url shows the page once it is stored",
+    "urls.refresh": "get(uri=...) with the url shows the page as it is stored",
+    "memory.add": "recall_memory shows whether it was kept; remembering it again with the same title and scope"
+    " updates that capsule, never adds a copy",
+    "memory.forget": "recall_memory shows whether it is still kept",
+    "archive.add": "archiving the same text again is safe: it gives back the same handle, once stored",
+    "ledger.add": "ledger_render shows whether it was recorded; adding it again merges into the same entry",
+    "ledger.remove": "ledger_render shows whether it is still there",
+}
 
 
 class DaemonError(ToolError):
@@ -109,6 +124,9 @@ class DaemonCalls:
                 self._page_slots.release()
         except RpcError as exc:
             raise DaemonError(escaped(str(exc)), exc.code) from None
+        except AnswerLost as exc:
+            check = _CHECK.get(method) if exc.writes else None
+            raise DaemonError(escaped(f"{exc}: {check}" if check else str(exc)), None) from None
         except KenningError as exc:
             raise DaemonError(escaped(str(exc)), None) from None
 
