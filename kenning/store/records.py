@@ -50,8 +50,9 @@ class DocumentMeta:
     # The date the document speaks from (an ISO prefix) and where it was read.
     date: str | None = None
     date_source: str | None = None
-    # The last month of the period the date names when it is wider than the date shows (a
-    # quarter, kept as its first month), for `since`; None otherwise.
+    # Where the period the date names ends when it is wider than the date shows (a
+    # quarter's last month, kept as its first; an ISO week's Sunday, kept as its Monday),
+    # for `since`; None otherwise.
     date_end: str | None = None
     # How the text was read and chunked (ingest/convert.py `reading_of`): a file stored
     # under another reading is read again, agent text prepared again.

@@ -14,7 +14,8 @@ count, each with a known precision (a year, a quarter, a month, a day).
 A date is kept as an ISO prefix — `2025`, `2025-09`, `2025-09-18` — whose length is its
 precision, so dates sort and compare as text in SQL and in Python. A quarter is kept as
 its first month, where it sorts among notes; a document dated by one also keeps its last
-month (`document_period`), so a `since` range overlapping any month of it finds it.
+month (`document_period`), so a `since` range overlapping any month of it finds it. An ISO
+week ("W38 2025", "2025-W38") is kept as its Monday, and its Sunday as its last day.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 from kenning.text import cjk
 from kenning.text.frontmatter import MAX_LINES, front_matter_lines
@@ -52,6 +53,12 @@ _FORMS = [
     re.compile(rf"(?<![\w]){_MONTH},?\s+{_YEAR}(?!\d)", re.IGNORECASE),
     re.compile(rf"(?<![A-Za-z0-9])[Qq](?P<quarter>[1-4])[\s_-]*{_YEAR}(?!\d)"),
     re.compile(rf"(?<!\d){_YEAR}[\s_-]*[Qq](?P<quarter>[1-4])(?![A-Za-z0-9])"),
+    # An ISO week, as sprint and standup notes write it ("Sprint review W38 2025",
+    # "2025-W38"): its Monday, through its Sunday (`_find_span`). Last, so the slices of
+    # day and month forms above keep their places. A week alone ("W38") or in an
+    # identifier ("ISO-W38", "W3C") names no year and dates nothing.
+    re.compile(rf"(?<![A-Za-z0-9-])W(?P<week>0?[1-9]|[1-4]\d|5[0-3])[\s_-]*{_YEAR}(?!\d)"),
+    re.compile(rf"(?<![\w-]){_YEAR}[\s_-]*W(?P<week>0[1-9]|[1-4]\d|5[0-3])(?![A-Za-z0-9])"),
 ]
 _YEAR_ALONE = re.compile(rf"(?<![\d.]){_YEAR}(?![\d.])")
 # Half years, which a question may name ("H1 2026", "2025 H2", "the second half of 2025")
@@ -108,6 +115,9 @@ def _iso(year: int, month: int | None = None, day: int | None = None) -> str | N
 def _from_match(match: re.Match[str]) -> str | None:
     groups = match.groupdict()
     year = int(groups["year"])
+    if groups.get("week"):
+        monday = _monday(year, int(groups["week"]))
+        return None if monday is None else monday.isoformat()
     if groups.get("quarter"):
         return _iso(year, 3 * int(groups["quarter"]) - 2)
     month_text = groups.get("month")
@@ -118,6 +128,20 @@ def _from_match(match: re.Match[str]) -> str | None:
     return _iso(year, month, int(day) if day else None)
 
 
+def _monday(year: int, week: int) -> date | None:
+    """The Monday of an ISO week; None for a week 53 its year has not."""
+    try:
+        return date.fromisocalendar(year, week, 1)
+    except ValueError:
+        return None
+
+
+def _week(match: re.Match[str]) -> Period | None:
+    """The days of the ISO week a match names, or None when it names none."""
+    monday = _monday(int(match.group("year")), int(match.group("week"))) if match.groupdict().get("week") else None
+    return None if monday is None else Period(monday, monday + timedelta(days=7))
+
+
 def find_date(text: str) -> str | None:
     """The first written date in the text at the best precision offered, or None."""
     found = _find_span(text)
@@ -125,8 +149,8 @@ def find_date(text: str) -> str | None:
 
 
 def _find_span(text: str) -> tuple[str, str | None] | None:
-    """`find_date`, with the last month of the period when it is wider than the date's
-    precision shows (a quarter, kept as its first month), else None."""
+    """`find_date`, with where the period ends when it is wider than the date's precision
+    shows (a quarter's last month; an ISO week's Sunday), else None."""
     best: tuple[int, str, re.Match[str]] | None = None
     for form in _FORMS:
         match = form.search(text)
@@ -134,6 +158,8 @@ def _find_span(text: str) -> tuple[str, str | None] | None:
             best = (match.start(), found, match)
     if best is None:
         return None
+    if week := _week(best[2]):
+        return best[1], (week.end - timedelta(days=1)).isoformat()
     quarter = best[2].groupdict().get("quarter")
     return best[1], _iso(int(best[2].group("year")), 3 * int(quarter)) if quarter else None
 
@@ -376,6 +402,9 @@ def named_spans(text: str, today: date) -> list[tuple[tuple[int, int], Period]]:
             if _in_identifier(text, match):
                 continue
             if free(match) and (iso := _from_match(match)):
+                if week := _week(match):
+                    add(match, week)
+                    continue
                 if len(iso) == 10:
                     taken.hold(match)
                     continue
