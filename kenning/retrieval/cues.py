@@ -109,10 +109,23 @@ _HEDGE_WEAK_CJK = r"もし|如果|也许|也許|或许|或許|만약|아마"
 # A hedge word said to be no hedge: "this is not a proposal", "the draft was approved and
 # is now policy". Read as one cue that counts for nothing, it keeps the word inside it
 # from hedging the line.
+# So is one said to have been one ("this was a proposal; it is now approved", "started as
+# a draft and has since been adopted") or to have lost its label ('the "draft" label was
+# removed'), told in the same clause: "this was a proposal, not yet approved" and "if
+# approved, the draft label will be removed" still hedge. RE2 has no look-ahead, so each
+# form spells out the words that may stand between.
+_SETTLED_AS = (
+    r"(?:approved|adopted|accepted|agreed|ratified|signed off|merged|final(?:i[sz]ed)?|confirmed|policy)"
+)
+_SETTLED_SAID = r"(?:was|were|is|are|has been|have been|is now|are now|got|now|ha(?:s|ve) (?:now|since) been)"
+_LABEL = r"[\"'“‘]?(?:draft|proposal|proposed|rfc)[\"'”’]? (?:label|tag|status|watermark|banner|stamp|marking)"
 _SETTLED = (
     r"(?:not|no longer|never) (?:a |an |the |just a |just an |only a )?(?:proposal|draft|rfc|idea|brainstorm)\b"
-    r"|(?:proposal|draft|rfc) (?:was|were|is|has been|have been|is now|got|now) (?:approved|adopted|accepted"
-    r"|agreed|ratified|signed off|merged|final(?:i[sz]ed)?|confirmed|policy)"
+    rf"|(?:proposal|draft|rfc) {_SETTLED_SAID} {_SETTLED_AS}"
+    r"|(?:was|were|started as|began as|used to be) (?:a |an |the |only a |just a )?(?:proposal|draft|rfc)\b"
+    rf"[;,:]? (?:and |but |which |that )?(?:it |this |that |they )?{_SETTLED_SAID} (?:formally )?{_SETTLED_AS}"
+    rf"|{_LABEL} (?:was|were|has been|have been|got) (?:removed|dropped|lifted|taken off|cleared)"
+    rf"|(?:removed|dropped|lifted|took off|cleared) the {_LABEL}"
 )
 # One pass over a text finds every cue; where two kinds could start at one place, the
 # earlier alternative wins ("no longer valid" retracts before "no longer" corrects).
