@@ -19,6 +19,11 @@ of the note it names ("disregard the withdrawal of the glaze firing report of 2 
 notice goes just above the claim, which carries `retracted_by`, even when a correction
 already supersedes it: a note corrected once and withdrawn later carries both. Nothing is
 dropped.
+
+A Chinese, Japanese or Korean title has no spaces ("出張規程"), and a notice runs its name
+into the words around it ("出張規程を撤回します"): its words are the pairs of characters
+the CJK index holds, and two overlapping ones ("出張", "張規") are a pair standing
+together, asked of that index.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from kenning.store import fts
 from kenning.store.database import Database
 from kenning.store.hits import ChunkText, chunk_texts, load_hits
 from kenning.store.scope import Scope
+from kenning.text import cjk
 from kenning.text.dates import period
 from kenning.text.stopwords import STOPWORDS
 
@@ -54,17 +60,45 @@ def _naming(word: str) -> bool:
 
 
 def _title_words(title: str) -> list[str]:
-    return [word for word in map(str.lower, _WORD.findall(title)) if _naming(word)]
+    """A title's naming words; a run of Chinese, Japanese or Korean, which has no spaces
+    ("出張規程"), is one word to `\\w+` that a notice holds only when it writes nothing
+    next to it ("出張規程を撤回します" is one run too), so its words are the pairs of
+    characters the CJK index holds (`truth.cjk_words`). "2025年4月版" says when, as
+    "2025" does."""
+    words = []
+    for word in map(str.lower, _WORD.findall(title)):
+        if not _naming(word):
+            continue
+        if cjk.RUN.search(word):
+            words += [part for part in _WORD.findall(cjk.RUN.sub(" ", word)) if _naming(part)]
+            words += truth.cjk_words(word)
+        else:
+            words.append(word)
+    return words
 
 
 def title_pairs(title: str) -> list[tuple[str, str]]:
     """Two naming words standing together in a title, neither a single letter: how a
-    note names another ("the weeding guidance", "the Oakridge shelving quote")."""
+    note names another ("the weeding guidance", "the Oakridge shelving quote"); in a CJK
+    run, two of its pairs of characters standing together ("出張", "張規" in 出張規程)."""
     words = [word.lower() for word in _WORD.findall(title)]
-    return [(a, b) for a, b in zip(words, words[1:]) if _naming(a) and _naming(b) and len(a) > 1 and len(b) > 1]
+    pairs = [(a, b) for a, b in zip(words, words[1:]) if _naming(a) and _naming(b) and len(a) > 1 and len(b) > 1]
+    for run in cjk.RUN.findall(title):
+        pieces = cjk.pieces(run)
+        kept = set(truth.cjk_words(run))
+        pairs += [(a, b) for a, b in zip(pieces, pieces[1:]) if a in kept and b in kept and (a, b) not in pairs]
+    return pairs
+
+
+def _cjk(pair: tuple[str, str]) -> bool:
+    """Whether the pair is two overlapping pieces of one CJK run (`title_pairs`)."""
+    a, b = pair
+    return len(a) == len(b) == cjk.PIECE and a[1:] == b[:1] and bool(cjk.RUN.fullmatch(a + b))
 
 
 def _pattern(pair: tuple[str, str]) -> re.Pattern[str]:
+    if _cjk(pair):
+        return re.compile(re.escape(pair[0] + pair[1][1:]))
     return re.compile(rf"\b{re.escape(pair[0])}\W+{re.escape(pair[1])}\b")
 
 
@@ -79,7 +113,7 @@ def names_claim(notice: truth.Side, claim: truth.Side, pairs: list[tuple[str, st
     if notice.dates(context, claim):
         return True
     words = _title_words(claim.hit.title)
-    said = set(_WORD.findall(context))
+    said = set(_WORD.findall(context)) | set(truth.cjk_words(context))
     return len(words) > 2 and all(word in said for word in words)
 
 
@@ -92,12 +126,22 @@ async def tie(db: Database, hits: list[Hit], chunks: dict[int, ChunkText], scope
     asked = list(dict.fromkeys(pair for found in pairs.values() for pair in found))
     if not asked:
         return []
-    named = " OR ".join(quote(" ".join(pair)) for pair in asked)
+    # The CJK index holds a run's pairs of characters as words in order, so two
+    # overlapping ones stand together as a phrase there, as two words do in the main one.
+    named = {
+        index: " OR ".join(quote(" ".join(pair)) for pair in asked if _cjk(pair) == (index == "cjk"))
+        for index in ("main", "cjk")
+    }
     # Only what speaks from after the earliest claim: the claims' own chunks, which hold
     # their titles, do not crowd the notices out.
     after = min(period(hit.date).end for hit in claims if hit.date is not None).isoformat()
     later = dataclasses.replace(scope, since=max(scope.since or after, after))
-    ranked = [item_id for item_id, _ in await fts.rank(db, named, CANDIDATES, later)]
+    found_by = await asyncio.gather(
+        *(fts.rank(db, expression, CANDIDATES, later, index=index) for index, expression in named.items() if expression)
+    )
+    # Each index's best first: their scores do not compare, and a title is all Latin or
+    # all CJK far more often than it is both.
+    ranked = list(dict.fromkeys(item_id for each in found_by for item_id, _ in each))
     present = {hit.item_id: hit for hit in hits}
     fresh = [item_id for item_id in ranked if item_id not in present]
     loaded, texts = await asyncio.gather(load_hits(db, fresh, scope), chunk_texts(db, fresh))

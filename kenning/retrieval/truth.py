@@ -320,7 +320,13 @@ def _words(text: str) -> set[str]:
     lowered = text.lower()
     latin = lowered if lowered.isascii() else cjk.RUN.sub(" ", lowered)
     words = {word for word in set(_WORD.findall(latin)) if len(word) > 2} - STOPWORDS
-    return words | {piece for piece in cjk.pieces(lowered) if not _HIRAGANA.search(piece)}
+    return words | set(cjk_words(lowered))
+
+
+def cjk_words(text: str) -> list[str]:
+    """The words `_words` reads in a text's Chinese, Japanese and Korean runs, in order:
+    the CJK index's pairs of characters, but for those holding hiragana."""
+    return [piece for piece in cjk.pieces(text) if not _HIRAGANA.search(piece)]
 
 
 def _keyed_values(text: str, keys: list[str], answer_at: AnswerAt | None = None) -> dict[str, set[str]]:
