@@ -59,6 +59,9 @@ HASH_BLOCK = 1 << 20
 # its dated lines; such notes spoke from their file's mtime. Text in UTF-32 with a
 # byte-order mark, refused as binary before, is read (readers.decode_text). A PDF whose
 # pages give no size (no MediaBox), failed before, is read as US Letter (pdf_text).
+# A heading, file name or front matter naming an ISO week ("Sprint review W38 2025",
+# `2025-W38-review.md`) dates a note by the week's Monday through its Sunday (`date_end`);
+# such notes were dated by the year alone.
 READER_VERSION = 13
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}

@@ -36,7 +36,8 @@ option "under evaluation" alone may be a compound a study evaluated, and "Option
 "in a scenario where" stand in decided ADRs and runbooks); no figure of the truth sets
 moved. A hedge word said to be none ("this is not a proposal", "the draft was approved
 and is now policy") hedges nothing: read as a hedge, it ranked a standing decision below
-the rule it replaced. A change announced as "the standup moves
+the rule it replaced; so is one said to have been one ("this was a proposal; it is now
+approved") or to have lost its label ('the "draft" label was removed'). A change announced as "the standup moves
 to 10:15" is not a correction: meeting notes announce moves ("the build cache moves to
 MinIO") that a later note corrects, and a note that corrects is itself tied only by its
 date or the value it replaced.
