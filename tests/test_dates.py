@@ -13,6 +13,7 @@ from kenning.text.dates import (
     chunk_date,
     date_at,
     document_date,
+    document_period,
     from_timestamp,
     named_periods,
     named_spans,
@@ -109,6 +110,21 @@ def test_the_title_of_a_note_dated_elsewhere_dates_no_chunk():
 )
 def test_a_period_a_chunk_is_about_does_not_date_it(text):
     assert chunk_date(text, "") is None
+
+
+def test_an_iso_week_dates_a_note_by_its_days_and_a_question_asks_about_them():
+    """"Sprint review W38 2025", "2025-W38": the week's Monday, through its Sunday; a week
+    without its year, in an identifier, or that its year has not, names no week."""
+    w38 = Period(date(2025, 9, 15), date(2025, 9, 22))
+    assert document_period("# Sprint review W38 2025\n", "review.md") == (("2025-09-15", "heading"), "2025-09-21")
+    assert document_period("# Review\n", "2025-W38-review.md") == (("2025-09-15", "file name"), "2025-09-21")
+    assert document_period("# Standup 2025W01\n", "s.md") == (("2024-12-30", "heading"), "2025-01-05")
+    assert named_periods("what did we ship in W38 2025?", TODAY) == [w38]
+    assert named_periods("what did we ship in 2025-W38?", TODAY) == [w38]
+    assert named_periods("what did we ship in W38?", TODAY) == []
+    for heading in ("# ISO-W38 tracker 2025", "# W3C audit 2025", "# W53 retro 2025", "# Ticket FH-2025-W38"):
+        assert document_date(heading + "\n", "x.md") == ("2025", "heading"), heading
+    assert named_periods("is FH-2025-W38 fixed?", TODAY) == []
 
 
 def test_periods_a_question_names():

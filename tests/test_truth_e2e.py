@@ -1442,3 +1442,80 @@ def test_a_ring_of_replacements_with_one_member_not_among_the_hits_still_leaves_
     hits = [hit for hit in ask(daemon, "What should the boiler pressure be?")["hits"] if hit["path"] != "garden.md"]
     assert [hit["path"] for hit in hits] == ["note://house-c", "note://house-a"]
     assert hits[0]["superseded_by"] is None and hits[1]["superseded_by"] is not None
+
+
+def test_a_note_dated_by_its_iso_week_speaks_from_that_weeks_days(library):
+    """Sprint and standup notes write the week ("Sprint review W40 2025", a file named
+    2025-W38-review.md): such a note was dated only to its year, so a question naming
+    the week could not tell it from the year's other sprints. "W38" alone, "ISO-W38" and
+    "W3C" name no week."""
+    daemon = _library_of(library, {
+        "2025-W38-review.md": "# Sprint review W38\n\nThe payments team shipped the refund export to finance.\n",
+        "sprint-40.md": "# Sprint review W40 2025\n\nThe payments team shipped the refund export retry button.\n",
+        "refund-plan.md": "---\ndate: 2025-03-04\n---\n# Refund export plan\n\n"
+        "The payments team will build the refund export in W38.\n",
+        "tracker.md": "# ISO-W38 tracker 2025\n\nThe kiln booking ticket sits in the ISO-W38 tracker.\n",
+        "w3c.md": "# W3C 2025 audit\n\nThe kiln booking page passed the W3C audit.\n",
+    })  # fmt: skip
+    hits = [hit for query in ("refund export", "kiln booking") for hit in ask(daemon, query)["hits"]]
+    dated = {Path(hit["path"]).name: hit["date"] for hit in hits}
+    assert dated["2025-W38-review.md"] == "2025-09-15" and dated["sprint-40.md"] == "2025-09-29"
+    assert dated["tracker.md"] == dated["w3c.md"] == "2025"
+    # A week's note speaks through its Sunday.
+    assert "2025-W38-review.md" in docs(ask(daemon, "refund export", since="2025-09-21"))
+    assert "2025-W38-review.md" not in docs(ask(daemon, "refund export", since="2025-09-22"))
+    result = ask(daemon, "What did the payments team ship in W38 2025?")
+    assert docs(result)[0] == "2025-W38-review.md"
+    assert any("outside the period" in reason for reason in first_hit(result, "sprint-40.md")["reasons"])
+
+
+def test_a_hedge_word_said_to_have_been_one_hedges_nothing_and_a_real_proposal_still_does(library):
+    """"This was a proposal; it is now approved" and 'the "draft" label was removed' say
+    the decision stands; read as hedged, it ranked below the rule it replaced. "A
+    proposal, not yet approved" and "if approved, the draft label will be removed" are
+    still proposals."""
+    daemon = _library_of(library, {
+        "meals.md": "---\ndate: 2025-03-01\n---\n# Travel meals\n\nThe meal allowance on trips is £25 a day.\n",
+        "meals-2025.md": "---\ndate: 2025-09-01\n---\n# Travel meals\n\n"
+        "This was a proposal; it is now approved: the meal allowance on trips is £30 a day.\n",
+        "remote.md": "---\ndate: 2024-10-01\n---\n# Remote work\n\nStaff may work from home two days a week.\n",
+        "remote-policy.md": "---\ndate: 2025-10-01\n---\n# Remote work policy\n\n"
+        'The "draft" label was removed on 2 October: staff may work from home three days a week.\n',
+        "parking.md": "---\ndate: 2025-01-10\n---\n# Visitor parking\n\nVisitors park their cars in bay C.\n",
+        "parking-2025.md": "---\ndate: 2025-06-10\n---\n# Visitor parking\n\n"
+        "This was a proposal, not yet approved: visitors park their cars in bay F.\n",
+        "lockers.md": "---\ndate: 2025-02-01\n---\n# Lockers\n\nBike lockers are emptied every Friday.\n",
+        "lockers-2025.md": "---\ndate: 2025-07-01\n---\n# Lockers\n\n"
+        "If approved, the draft label will be removed: bike lockers are emptied every Monday.\n",
+    })  # fmt: skip
+    for question, first, second in (
+        ("What is the meal allowance on trips now?", "meals-2025.md", "meals.md"),
+        ("How many days a week may staff work from home now?", "remote-policy.md", "remote.md"),
+        ("Where do visitors park their cars now?", "parking.md", "parking-2025.md"),
+        ("When are the bike lockers emptied now?", "lockers.md", "lockers-2025.md"),
+    ):
+        result = ask(daemon, question)
+        assert docs(result)[:2] == [first, second], question
+        hedged = [any("hedged" in reason for reason in first_hit(result, name)["reasons"]) for name in (first, second)]
+        assert hedged == [False, first in ("parking.md", "lockers.md")], question
+
+
+def test_a_cjk_notice_naming_the_claim_by_its_title_retracts_it(library):
+    """「出張規程（2025年4月版）を撤回します」 names the rule by its title, but a run of
+    Chinese or Japanese was one word to the title's pairs, so for a question sharing no
+    word with the notice none was looked for and the withdrawn rule answered alone."""
+    daemon = _library_of(library, {
+        "2025-04-01-kitei.md": "# 出張規程（2025年4月版）\n\n国内出張の日当は一日3000円です。\n",
+        "2025-06-10-oshirase.md": "# 総務からのお知らせ\n\n出張規程（2025年4月版）を撤回します。\n",
+        "2025-04-03-buchong.md": "# 差旅报销办法\n\n差旅报销的住宿上限为每晚五百元。\n",
+        "2025-06-12-tongzhi.md": "# 行政通知\n\n差旅报销办法已撤回，请勿使用。\n",
+        # Part of the title names the subject, not the note: no retraction of the rules.
+        "2025-06-20-xitong.md": "# 系统通知\n\n旧的差旅报销系统已撤回，请使用新系统。\n",
+    })  # fmt: skip
+    for question, claim, notice in (
+        ("日当はいくらですか？", "2025-04-01-kitei.md", "2025-06-10-oshirase.md"),
+        ("住宿上限是多少？", "2025-04-03-buchong.md", "2025-06-12-tongzhi.md"),
+    ):
+        result = ask(daemon, question)
+        assert docs(result)[:2] == [notice, claim], question
+        assert first_hit(result, claim)["retracted_by"] == first_hit(result, notice)["item_id"], question

@@ -335,6 +335,19 @@ def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
     assert kinds("this is not a proposal: the standup moves to 09:30.") == (None, None, False)
     assert kinds("the draft was approved and is now policy.") == (None, None, False)
     assert kinds("this is a proposal: the standup moves to 09:30.")[2] and kinds("the draft rota.")[2]
+    # So does one said to have been one, or to have lost its label; not a proposal yet to be.
+    for settled in (
+        "this was a proposal; it is now approved.", 'the "draft" label was removed on 2 october.',
+        "this started as a draft and has since been adopted.", "the proposal has now been approved.",
+        "we removed the draft label after the board met.", "this was a proposal, which was approved in may.",
+    ):  # fmt: skip
+        assert kinds(settled) == (None, None, False), settled
+    for hedged in (
+        "this was a proposal, not yet approved.", "this is a proposal, not yet approved.",
+        "if approved, the draft label will be removed.", "this was a proposal; it is not approved.",
+        "if approved, the draft becomes policy.",
+    ):  # fmt: skip
+        assert kinds(hedged)[2], hedged
 
 
 def test_two_statements_of_one_time_giving_different_values_conflict():
