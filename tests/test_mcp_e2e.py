@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from mcp import MCPError
@@ -48,6 +49,37 @@ def empty(module_library):
     only ask it things; each started its own."""
     module_library.configure([])
     return module_library.daemon()
+
+
+HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+
+
+class RawServer:
+    """`ken mcp` as a host starts it, spoken to in raw lines (the SDK's client would
+    never send what these tests send); its log goes to `log`."""
+
+    def __init__(self, config: Path, log: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+        with open(log, "wb") as stderr:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "kenning", "--config", str(config), "mcp"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env,
+            )  # fmt: skip
+
+    def send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line.encode() + b"\n")
+        self.process.stdin.flush()
+
+    def answer(self, what: str = "a line") -> dict:
+        assert self.process.stdout is not None
+        if not select.select([self.process.stdout], [], [], 30)[0]:
+            raise AssertionError(f"no answer to {what} within 30 s")
+        return json.loads(self.process.stdout.readline())
+
+    def initialize(self) -> None:
+        self.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}))
+        assert self.answer("initialize")["id"] == 1
 
 
 async def test_an_agent_lists_searches_reads_and_pages_with_citations(library):
@@ -384,29 +416,18 @@ def test_a_call_before_the_handshake_is_told_to_initialize_first(empty):
     """The SDK answers it "Invalid request parameters" and nothing more, which sends a host
     looking for a fault in its arguments. A host's raw lines, as the SDK's client always
     initializes first."""
-    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    with open(empty.config.parent / "handshake.log", "wb") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(empty.config), "mcp"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
-        )  # fmt: skip
+    server = RawServer(empty.config, empty.config.parent / "handshake.log")
 
     def ask(message: dict) -> dict:
-        server.stdin.write(json.dumps(message).encode() + b"\n")
-        server.stdin.flush()
-        if "id" not in message:
-            return {}
-        if not select.select([server.stdout], [], [], 20)[0]:
-            raise AssertionError(f"no answer to {message['method']} within 20 s")
-        return json.loads(server.stdout.readline())
+        server.send(json.dumps(message))
+        return server.answer(message["method"]) if "id" in message else {}
 
     status = {"name": "status", "arguments": {}}
     try:
         early = ask({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": status})
         assert early["id"] == 1 and early["error"]["code"] == -32602
         assert "tools/call before the session is initialized: send `initialize`" in early["error"]["message"]
-        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-        assert "result" in ask({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": hello})
+        assert "result" in ask({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": HELLO})
         ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
         # Arguments a tool refuses still get the SDK's own answer, not the handshake's.
         bad = ask({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "status", "arguments": 5}})
@@ -414,9 +435,7 @@ def test_a_call_before_the_handshake_is_told_to_initialize_first(empty):
         answered = ask({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": status})
         assert answered["id"] == 4 and not answered["result"].get("isError"), answered
     finally:
-        server.stdin.close()
-        server.wait(timeout=20)
-        server.stdout.close()
+        server.process.communicate(timeout=20)
 
 
 def test_a_request_with_an_id_mcp_does_not_take_is_refused_and_a_blank_line_is_skipped(empty):
@@ -425,26 +444,10 @@ def test_a_request_with_an_id_mcp_does_not_take_is_refused_and_a_blank_line_is_s
     -32600 and id null. A blank line was answered with a parse error, where the daemon's
     socket skips it. Answers come in the order of the lines, so the first one after the
     blank lines is the refusal of the 1.5."""
-    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    with open(empty.config.parent / "ids.log", "wb") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(empty.config), "mcp"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
-        )  # fmt: skip
-
-    def send(line: str) -> None:
-        server.stdin.write(line.encode() + b"\n")
-        server.stdin.flush()
-
-    def answer() -> dict:
-        if not select.select([server.stdout], [], [], 20)[0]:
-            raise AssertionError("no answer within 20 s")
-        return json.loads(server.stdout.readline())
-
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    server = RawServer(empty.config, empty.config.parent / "ids.log")
+    send, answer = server.send, server.answer
     try:
-        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}))
-        assert answer()["id"] == 1
+        server.initialize()
         send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         send("")
         send("  \t ")
@@ -459,9 +462,7 @@ def test_a_request_with_an_id_mcp_does_not_take_is_refused_and_a_blank_line_is_s
         # The session goes on, and nothing else was answered in between.
         assert answer() == {"jsonrpc": "2.0", "id": 3, "result": {}}
     finally:
-        server.stdin.close()
-        server.wait(timeout=20)
-        server.stdout.close()
+        server.process.communicate(timeout=20)
 
 
 def test_ctrl_c_ends_the_server_while_its_input_is_still_open(library):
@@ -469,19 +470,10 @@ def test_ctrl_c_ends_the_server_while_its_input_is_still_open(library):
     cancelled the server's loop, which then waited for its stdin reader, a thread blocked
     reading a line, so the server went on until the next line or the end of its input."""
     library.configure([])
-    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    with open(library.root / "mcp.log", "wb") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(library.config), "mcp"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
-        )  # fmt: skip
+    raw = RawServer(library.config, library.root / "mcp.log")
+    server = raw.process
     try:
-        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode())
-        server.stdin.write(b"\n")
-        server.stdin.flush()
-        assert select.select([server.stdout], [], [], 30)[0], "no answer to initialize within 30 s"
-        assert json.loads(server.stdout.readline())["id"] == 1
+        raw.initialize()
         server.send_signal(signal.SIGINT)
         try:
             server.wait(timeout=10)
@@ -500,21 +492,13 @@ def test_a_client_that_stops_reading_ends_the_server_without_a_traceback(library
     blocked reading a line, so the server lived on, answering no one, until stdin closed,
     and then left sixty lines of traceback in the host's log."""
     library.configure([])
-    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    with open(library.root / "mcp.log", "wb") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(library.config), "mcp"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
-        )  # fmt: skip
+    raw = RawServer(library.config, library.root / "mcp.log")
+    server = raw.process
     try:
-        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode())
-        server.stdin.write(b"\n")
-        server.stdin.flush()
+        raw.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}))
         assert select.select([server.stdout], [], [], 30)[0], "no answer to initialize within 30 s"
         server.stdout.close()
-        server.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "ping"}\n')
-        server.stdin.flush()
+        raw.send('{"jsonrpc": "2.0", "id": 2, "method": "ping"}')
         try:
             server.wait(timeout=10)
         except subprocess.TimeoutExpired:
