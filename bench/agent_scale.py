@@ -42,6 +42,7 @@ WORDS = (
     " scheduler ledger invoice auth export mailer catalog pricing report upload webhook inventory replica"
     " index vacuum migration rollback canary latency budget quota tenant cluster region failover"
 ).split()
+SYLLABLES = "ka lo mi ne su ta ri po an el or ux by de fi gu".split()
 SLOW = re.compile(r"loop step took ([0-9.]+) s, ([0-9.]+) s of it on the CPU: (.*)")
 
 
@@ -49,8 +50,29 @@ def log(message: str) -> None:
     print(f"[agent-scale] {message}", file=sys.stderr, flush=True)
 
 
+def vocabulary() -> tuple[list[str], list[float]]:
+    """4,000 words drawn by Zipf's law, as prose draws them: a term of a query then matches
+    a few chunks in a hundred, not every chunk, which a 40-word list would make it."""
+    made = [a + b + c for a in SYLLABLES for b in SYLLABLES for c in SYLLABLES[:16]][: 4000 - len(WORDS)]
+    words = [*WORDS, *made]
+    random.Random(SEED).shuffle(words)
+    return words, [1 / (rank + 1) for rank in range(len(words))]
+
+
+VOCABULARY, WEIGHTS = vocabulary()
+
+
+def words(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choices(VOCABULARY, WEIGHTS, k=n))
+
+
+def query(rng: random.Random) -> str:
+    """Three words of middling frequency, as a question names its subject."""
+    return " ".join(rng.choice(VOCABULARY[50:1500]) for _ in range(3))
+
+
 def sentence(rng: random.Random, n: int = 12) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + f" {rng.randint(1, 99999)}."
+    return " ".join(rng.choices(VOCABULARY, WEIGHTS, k=n)).capitalize() + f" {rng.randint(1, 99999)}."
 
 
 def start_daemon(root: Path) -> tuple[subprocess.Popen, Client]:
@@ -117,15 +139,15 @@ class Filler:
         rng = self.rng
         sections = []
         for s in range(20):
-            sections.append(f"## Part {s}: {rng.choice(WORDS)} {rng.choice(WORDS)}\n\n"
+            sections.append(f"## Part {s}: {words(rng, 2)}\n\n"
                             + " ".join(sentence(rng) for _ in range(12)))  # fmt: skip
-        self.client.call("documents.add", {"title": f"Runbook {n}: {rng.choice(WORDS)}",
+        self.client.call("documents.add", {"title": f"Runbook {n}: {words(rng, 3)}",
                                            "text": "\n\n".join(sections), "source_uri": f"bench://runbook/{n}"})  # fmt: skip
 
     def _capsules(self, n: int) -> None:
         rng = self.rng
         scope = f"project-{n % SCOPES}"
-        params: dict[str, Any] = {"title": f"Note {n} on {rng.choice(WORDS)} {rng.choice(WORDS)}",
+        params: dict[str, Any] = {"title": f"Note {n} on {words(rng, 3)}",
                                   "body": " ".join(sentence(rng) for _ in range(3)),
                                   "kind": KINDS[n % len(KINDS)], "scope": scope, "force": True}  # fmt: skip
         earlier = self.capsule_ids.setdefault(scope, [])
@@ -182,9 +204,9 @@ def calls(
                                                 "body": " ".join(sentence(rng) for _ in range(3)), "force": True}),
         "memory.add (dedup)": lambda n: ("memory.add", {"title": f"Checked note {n} {rng.random()}", "scope": scope(n),
                                                         "body": " ".join(sentence(rng) for _ in range(3))}),
-        "memory.recall": lambda n: ("memory.recall", {"query": f"{rng.choice(WORDS)} {rng.choice(WORDS)} retry",
+        "memory.recall": lambda n: ("memory.recall", {"query": query(rng),
                                                       "scope": scope(n), "limit": 5}),
-        "memory.recall (all)": lambda n: ("memory.recall", {"query": f"{rng.choice(WORDS)} {rng.choice(WORDS)}"}),
+        "memory.recall (all)": lambda n: ("memory.recall", {"query": query(rng)}),
         "memory.list": list_page,
         "memory.list (all)": lambda n: ("memory.list", {"limit": 50}),
         "memory.curate (scope)": lambda n: ("memory.curate", {"scope": scope(n)}),
@@ -195,9 +217,9 @@ def calls(
         "ledger.add": lambda n: ("ledger.add", {"section": "hosts", "fields": {"hostname": f"timed-{n}-{rng.random()}.lan"}}),
         "ledger.render": lambda n: ("ledger.render", {}),
         "ledger.list": lambda n: ("ledger.list", {"section": SECTIONS[n % len(SECTIONS)]}),
-        "context.pack 4000": lambda n: ("context.pack", {"task": f"{rng.choice(WORDS)} {rng.choice(WORDS)} runbook",
+        "context.pack 4000": lambda n: ("context.pack", {"task": query(rng),
                                                          "budget": 4000}),
-        "context.pack 32000": lambda n: ("context.pack", {"task": f"{rng.choice(WORDS)} {rng.choice(WORDS)} runbook",
+        "context.pack 32000": lambda n: ("context.pack", {"task": query(rng),
                                                           "budget": 32000}),
         "status": lambda n: ("status", {}),
     }  # fmt: skip
