@@ -24,7 +24,7 @@ from kenning.api import CapsulePair, Curation, StaleCapsule
 from kenning.service.memory import DAY, Memory, capsule_text
 from kenning.store import capsules
 from kenning.store.capsules import CapsuleRow
-from kenning.text.likeness import contrast, jaccard, same_subject, trigrams
+from kenning.text.likeness import Said, contrast, jaccard, said, same_subject, trigrams
 
 CONTRADICTION_SLACK = 0.1
 # Trigram comparison is pairwise in Python; past this many capsules in one scope it is
@@ -77,20 +77,35 @@ def _pairs(
     duplicates: list[CapsulePair] = []
     contradictions: list[CapsulePair] = []
     for scope, members in sorted(by_scope.items()):
+        read: dict[str, Said] = {}
+
+        def of(row: CapsuleRow) -> Said:
+            if row.id not in read:
+                read[row.id] = said(row.title, capsule_text(row.title, row.body))
+            return read[row.id]
+
         for first, second, similarity in _alike(members, vectors, floor):
-            first_text, second_text = capsule_text(first.title, first.body), capsule_text(second.title, second.body)
-            reason = contrast(first_text, second_text)
-            pair = CapsulePair(
-                first.id, second.id, first.title, second.title, scope, round(similarity, 4), method, reason or ""
-            )
+            mine, theirs = of(first), of(second)
+            subject = same_subject(mine, theirs)
+            if similarity < threshold and not subject:
+                # Short of a duplicate, a pair is listed only as a contradiction, which
+                # needs one subject: most pairs end here without being told apart.
+                continue
+            reason = contrast(mine, theirs)
+            rounded = round(similarity, 4)
             if reason is not None:
                 # Alike, yet stating different things: about one subject, they may
                 # contradict; about two (same pattern, other names), they are neither.
-                if same_subject(first.title, first_text, second.title, second_text):
-                    contradictions.append(pair)
+                if subject:
+                    contradictions.append(
+                        CapsulePair(first.id, second.id, first.title, second.title, scope, rounded, method, reason)
+                    )
             elif similarity >= threshold:
-                pair.reason = "near-identical"
-                duplicates.append(pair)
+                duplicates.append(
+                    CapsulePair(
+                        first.id, second.id, first.title, second.title, scope, rounded, method, "near-identical"
+                    )
+                )
     order = lambda pair: (-pair.similarity, pair.first, pair.second)  # noqa: E731
     return sorted(duplicates, key=order), sorted(contradictions, key=order)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
 from kenning.text.stopwords import STOPWORDS
 
@@ -63,27 +64,43 @@ def jaccard(first: frozenset[str], second: frozenset[str]) -> float:
     return len(first & second) / len(first | second)
 
 
-def same_subject(first_title: str, first_text: str, second_title: str, second_text: str) -> bool:
+@dataclass(frozen=True)
+class Said:
+    """What `contrast` and `same_subject` read of one capsule, read once: curate compares
+    each capsule with every alike one in its scope, and reading both texts again for each
+    pair took 90 ms for a scope of 100 capsules, minutes for a library of 20,000."""
+
+    numbers: frozenset[str]
+    words: frozenset[str]
+    subject: frozenset[str]
+
+
+def said(title: str, text: str) -> Said:
+    words = frozenset(_WORD.findall(text.casefold()))
+    subject = frozenset(word for word in _WORD.findall(title.casefold()) if word not in STOPWORDS)
+    return Said(frozenset(_NUMBER.findall(text)), words, subject)
+
+
+def same_subject(first: Said, second: Said) -> bool:
     """Whether one capsule's title words all occur in the other capsule: two facts built
     the same way about different things ("billing port", "search port") are not about
     one subject, and different numbers in them contradict nothing."""
+    # A title's words hold no stop word, so they are in the other's words exactly when
+    # they are in its words less the stop words.
+    return bool(first.subject and first.subject <= second.words) or bool(
+        second.subject and second.subject <= first.words
+    )
 
-    def words(text: str) -> set[str]:
-        return {word for word in _WORD.findall(text.casefold()) if word not in STOPWORDS}
 
-    first, second = words(first_title), words(second_title)
-    return bool(first and first <= words(second_text)) or bool(second and second <= words(first_text))
-
-
-def contrast(first: str, second: str) -> str | None:
+def contrast(first: Said, second: Said) -> str | None:
     """Why two alike texts may contradict each other, or None: different numbers where
     both state some, a negation only one of them makes, or a pair of opposite words."""
-    numbers = set(_NUMBER.findall(first)), set(_NUMBER.findall(second))
+    numbers = first.numbers, second.numbers
     if numbers[0] and numbers[1] and numbers[0] != numbers[1]:
         only = sorted(numbers[0] - numbers[1])[:3], sorted(numbers[1] - numbers[0])[:3]
         if only[0] or only[1]:
             return f"numbers differ: {', '.join(only[0]) or '-'} vs {', '.join(only[1]) or '-'}"
-    words = set(_WORD.findall(first.casefold())), set(_WORD.findall(second.casefold()))
+    words = first.words, second.words
     negated = (words[0] & NEGATIONS) ^ (words[1] & NEGATIONS)
     if negated:
         return f"only one says {', '.join(repr(word) for word in sorted(negated)[:3])}"
