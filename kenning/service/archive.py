@@ -41,6 +41,8 @@ HANDLE_CHARS = 8
 TITLE_CHARS = 120
 DAY = 86400.0
 MB = 1_000_000
+# Rows read at a time while retention walks the oldest archives past max_total_mb.
+PRUNE_PAGE = 200
 
 
 # A character that shows: neither a space nor a control character or bidirectional
@@ -233,21 +235,30 @@ class Archive:
     async def _prune(self, keep: str | None = None) -> list[str]:
         """Apply retention; `keep` (the archive just written) is never chosen."""
         settings = self.settings.archive
-        every = await archives.oldest_first(self.db)
-        rows = [row for row in every if row.handle != keep]
         doomed: list[tuple[ArchiveRow, str]] = []
+        # Read only the rows retention may take: every row on each add was a scan of
+        # every archive, on each add, for a list that nearly always comes out empty.
         if settings.max_age_days:
             cutoff = time.time() - settings.max_age_days * DAY
             reason = f"older than [archive] max_age_days = {settings.max_age_days:g}"
-            doomed = [(row, reason) for row in rows if row.created_at < cutoff]
+            aged = await archives.oldest_first(self.db, before=cutoff)
+            doomed = [(row, reason) for row in aged if row.handle != keep]
         if settings.max_total_mb:
-            kept = rows[len(doomed) :]
-            total = sum(row.bytes for row in every) - sum(row.bytes for row, _ in doomed)
+            total = await archives.total_bytes(self.db) - sum(row.bytes for row, _ in doomed)
             reason = f"the oldest while archives exceeded [archive] max_total_mb = {settings.max_total_mb:g}"
-            while kept and total > settings.max_total_mb * MB:
-                row = kept.pop(0)
-                total -= row.bytes
-                doomed.append((row, reason))
+            last = doomed[-1][0] if doomed else None
+            after = (last.created_at, last.handle) if last is not None else None
+            while total > settings.max_total_mb * MB:
+                page = await archives.oldest_first(self.db, after=after, limit=PRUNE_PAGE)
+                if not page:
+                    break
+                after = (page[-1].created_at, page[-1].handle)
+                for row in page:
+                    if total <= settings.max_total_mb * MB:
+                        break
+                    if row.handle != keep:
+                        total -= row.bytes
+                        doomed.append((row, reason))
         if doomed:
             await archives.prune(self.db, doomed)
             log.info("archive retention pruned %d archives", len(doomed))

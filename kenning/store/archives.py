@@ -165,8 +165,27 @@ async def listing(
     return [ArchiveRow(*row) for row in rows[:limit]], total, total_bytes, len(rows) > limit
 
 
-async def oldest_first(db: Database) -> list[ArchiveRow]:
-    rows = await db.read(f"SELECT {_COLUMNS} FROM archives ORDER BY created_at, handle")
+async def total_bytes(db: Database) -> int:
+    [(size,)] = await db.read("SELECT coalesce(sum(bytes), 0) FROM archives")
+    return size
+
+
+async def oldest_first(
+    db: Database, after: tuple[float, str] | None = None, before: float | None = None, limit: int = -1
+) -> list[ArchiveRow]:
+    """Oldest first, from after `after` (the (created_at, handle) of the last row seen),
+    only those created before `before`: retention reads the rows it may prune, not every row."""
+    clauses, params = ["1"], []
+    if after is not None:
+        clauses.append("(created_at > ? OR (created_at = ? AND handle > ?))")
+        params += [after[0], after[0], after[1]]
+    if before is not None:
+        clauses.append("created_at < ?")
+        params.append(before)
+    rows = await db.read(
+        f"SELECT {_COLUMNS} FROM archives WHERE {' AND '.join(clauses)} ORDER BY created_at, handle LIMIT ?",
+        [*params, limit],
+    )
     return [ArchiveRow(*row) for row in rows]
 
 
