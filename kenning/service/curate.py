@@ -34,16 +34,9 @@ MAX_TRIGRAM_SCOPE = 1500
 
 async def curate(memory: Memory, scope: str | None, limit: int) -> Curation:
     rows = await capsules.current(memory.db, scope)
-    now = time.time()
     settings = memory.settings.memory
-    stale = sorted(
-        (
-            StaleCapsule(row.id, row.title, row.scope, round((now - row.touched_at) / DAY, 1), row.uses, row.confidence)
-            for row in rows
-            if now - row.touched_at >= settings.stale_days * DAY
-        ),
-        key=lambda entry: (-entry.idle_days, entry.id),
-    )
+    # In a worker thread, as the pairs are: a library holds tens of thousands of capsules.
+    stale = await asyncio.to_thread(_stale, rows, time.time(), settings.stale_days)
     vectors, why_not = await memory.vectors_for(rows)
     method = "vector" if vectors else "trigram"
     threshold = settings.duplicate_similarity if vectors else settings.duplicate_trigram
@@ -52,6 +45,17 @@ async def curate(memory: Memory, scope: str | None, limit: int) -> Curation:
     )
     warnings = [] if vectors else _unchecked(rows, why_not)
     return Curation(stale[:limit], duplicates[:limit], contradictions[:limit], warnings)
+
+
+def _stale(rows: list[CapsuleRow], now: float, stale_days: float) -> list[StaleCapsule]:
+    return sorted(
+        (
+            StaleCapsule(row.id, row.title, row.scope, round((now - row.touched_at) / DAY, 1), row.uses, row.confidence)
+            for row in rows
+            if now - row.touched_at >= stale_days * DAY
+        ),
+        key=lambda entry: (-entry.idle_days, entry.id),
+    )
 
 
 def _unchecked(rows: list[CapsuleRow], why_not: str | None) -> list[str]:

@@ -230,8 +230,8 @@ class Ledger:
             schema.section(name)
         rows = await ledger.listing(self.db)
         chosen = [name for name in schema.PRIORITY if not sections or name in sections]
-        by_section = {name: [row for row in rows if row.section == name] for name in chosen}
-        return render(by_section, budget)
+        # Off the event loop: a line for every entry, 5,000 of them, is tens of milliseconds.
+        return await asyncio.to_thread(_render_rows, rows, chosen, budget)
 
 
 def _redacted(section: str, fields: dict[str, str], key: bytes) -> dict[str, str]:
@@ -272,6 +272,14 @@ async def _entity_name(db: Database, names: list[str]) -> str:
         if match is not None:
             return match.name
     return names[0]
+
+
+def _render_rows(rows: list[EntryRow], chosen: list[str], budget: int) -> LedgerRender:
+    by_section: dict[str, list[EntryRow]] = {name: [] for name in chosen}
+    for row in rows:
+        if row.section in by_section:
+            by_section[row.section].append(row)
+    return render(by_section, budget)
 
 
 def render(by_section: dict[str, list[EntryRow]], budget: int) -> LedgerRender:

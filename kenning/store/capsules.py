@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import aiosqlite
 
 from kenning.store import documents
-from kenning.store.database import Database
+from kenning.store.database import Database, on_thread
 from kenning.store.records import DocumentMeta, NewItem
 
 
@@ -82,9 +82,15 @@ async def current(db: Database, scope: str | None = None, kind: str | None = Non
     if kind is not None:
         clauses.append("kind = ?")
         params.append(kind)
-    where = " AND ".join(clauses)
-    rows = await db.read(f"SELECT {_COLUMNS} FROM capsules WHERE {where} ORDER BY created_at, id", params)
-    return [_row(row) for row in rows]
+    sql = f"SELECT {_COLUMNS} FROM capsules WHERE {' AND '.join(clauses)} ORDER BY created_at, id"
+    # The rows are built on the reader's thread: curate reads every capsule, 20,000 of
+    # them, which the event loop would otherwise turn into records between requests.
+    async with db.reader() as conn:
+        return await on_thread(conn, _rows, sql, params)
+
+
+def _rows(conn: sqlite3.Connection, sql: str, params: list) -> list[CapsuleRow]:
+    return [_row(row) for row in conn.execute(sql, params)]
 
 
 async def by_documents(db: Database, document_ids: list[int]) -> dict[int, CapsuleRow]:

@@ -10,10 +10,11 @@ leaves the ledger as it was before the add or as it is after it.
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass
 
 from kenning.store import documents, graph
-from kenning.store.database import Database
+from kenning.store.database import Database, on_thread
 from kenning.store.records import DocumentMeta, Extraction, NewItem
 
 
@@ -79,8 +80,14 @@ async def get(db: Database, entry_id: str) -> EntryRow | None:
 async def listing(db: Database, section: str | None = None) -> list[EntryRow]:
     """Entries in creation order (the render's order within a section)."""
     where, params = ("WHERE e.section = ?", [section]) if section else ("", [])
-    rows = await db.read(f"{_SELECT} {where} ORDER BY e.created_at, e.id", params)
-    return [_row(row) for row in rows]
+    # Built on the reader's thread: a render reads every entry, and decoding thousands of
+    # entries' fields is work the event loop would otherwise do between requests.
+    async with db.reader() as conn:
+        return await on_thread(conn, _rows, f"{_SELECT} {where} ORDER BY e.created_at, e.id", params)
+
+
+def _rows(conn: sqlite3.Connection, sql: str, params: list) -> list[EntryRow]:
+    return [_row(row) for row in conn.execute(sql, params)]
 
 
 async def save(db: Database, row: EntryRow, document: EntryDocument, extraction: Extraction, folded: list[str]) -> int:
