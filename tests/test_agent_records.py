@@ -339,6 +339,27 @@ async def test_retention_prunes_the_oldest_archives_and_says_so(tmp_path):
         await library.close()
 
 
+async def test_retention_walks_the_oldest_archives_page_by_page_past_the_aged_ones(tmp_path, monkeypatch):
+    """Retention reads the archives it may prune a page at a time: the pages join up, so
+    the oldest go first whatever the page size, after those past max_age_days."""
+    monkeypatch.setattr("kenning.service.archive.PRUNE_PAGE", 1)
+    library = await opened(tmp_path, archive=ArchiveSettings(max_age_days=0, max_total_mb=0))
+    try:
+        added = [(await library.archive_add(f"run {n}\n" + "word " * 10_000)).handle for n in range(5)]
+        db = sqlite3.connect(tmp_path / "data" / "kenning.db")
+        with db:
+            db.execute("UPDATE archives SET created_at = created_at - 10 * 86400 WHERE handle = ?", (added[0],))
+        db.close()
+        library.archive.settings = library.settings.model_copy(
+            update={"archive": ArchiveSettings(max_age_days=5, max_total_mb=0.12)}
+        )
+        # The first is too old; of the 200,030 bytes left, the next two go to fit 120,000.
+        assert await library.archive.prune() == added[:3]
+        assert [a.handle for a in (await library.archive_list()).archives] == added[:2:-1]
+    finally:
+        await library.close()
+
+
 # -- the ledger ----------------------------------------------------------------------------
 
 
