@@ -57,6 +57,19 @@ def test_quoted_words_and_hyphenated_names_are_phrases(fts):
     assert matches(fts, '"break glass"') == ["the break glass account"]
 
 
+def test_a_time_written_with_hyphens_is_words_not_a_name():
+    for question, words in (
+        ("What was revenue in 2025-Q3?", ("revenue", "2025", "q3")),
+        ("What did we ship in 2025-W38?", ("ship", "2025", "w38")),
+        ("Who was on call on 2025-09-18?", ("call", "2025", "09", "18")),
+    ):
+        query = parse(question)
+        assert (query.terms, query.phrases) == (words, ()), question
+        assert not {name for name in query.names if " " in name}, question
+    # An identifier holding a date is still a name.
+    assert parse("What does advisory FH-2025-07 cover?").phrases == (("fh", "2025", "07"),)
+
+
 def test_an_ordinal_is_found_however_it_is_written(fts):
     fts.executemany(
         "INSERT INTO t(body) VALUES (?)",

@@ -783,6 +783,8 @@ def test_a_question_nothing_answers_gets_no_hits_and_says_why(daemon):
     # The Q3 results name Q2 only for its revenue.
     assert docs(ask(daemon, "What was revenue in Q2 2025?"))[0] == "q3-2025-results.md"
     refused(daemon, "What was the gross margin in Q2 2025?", "period")
+    # A period written with a hyphen is the period, not a name no text holds.
+    assert docs(ask(daemon, "What was the gross margin in 2025-Q3?"))[0] == "q3-2025-results.md"
     # "shut-off" is a word of the language, not a name no text holds.
     assert docs(ask(daemon, "Where is the shut-off valve for the mains water?"))[0] == "house-manual.md"
     # The same words without the missing name are answered.
