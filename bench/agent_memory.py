@@ -174,14 +174,18 @@ def light_edit(text: str) -> str:
     return "Note: " + text.replace(";", ",").rstrip(".") + " (confirmed)."
 
 
-def start_daemon(root: Path) -> tuple[subprocess.Popen, Client, Path]:
+def start_daemon(
+    root: Path, env: dict[str, str] | None = None, call_timeout: float = 300
+) -> tuple[subprocess.Popen, Client, Path]:
+    """A daemon on an empty library under `root` (also bench/agent_scale.py's), with
+    `env` added to its environment, once its embedder is up."""
     data_dir = root / "data"
     config = root / "kenning.toml"
     config.write_text(f'[daemon]\ndata_dir = "{data_dir}"\nsweep_interval = 3600\nlog_level = "warning"\n')
     with open(root / "daemon.log", "wb") as out:
         daemon = subprocess.Popen([sys.executable, "-m", "kenning", "--config", str(config), "daemon"], stdout=out,
-                                  stderr=subprocess.STDOUT)  # fmt: skip
-    client = Client(data_dir / "kenning.sock", timeout=300)
+                                  stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})  # fmt: skip
+    client = Client(data_dir / "kenning.sock", timeout=call_timeout)
     deadline = time.monotonic() + 60
     while True:
         try:

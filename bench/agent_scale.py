@@ -18,22 +18,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
 
-from kenning.client import Client
-from kenning.errors import DaemonNotRunning
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from agent_memory import start_daemon, wait_idle  # noqa: E402
+
+from kenning.client import Client  # noqa: E402
 
 SEED = 20261206
+# Embedding and extraction after a full fill take long at scale 1.
+IDLE_DEADLINE_S = 1800
 SCOPES = 50
 KINDS = ("fact", "decision", "gotcha", "pattern", "anti-pattern", "recipe", "principle")
 SECTIONS = ("credentials", "findings", "decisions", "next_steps", "hosts", "services", "paths", "urls")
@@ -73,42 +76,6 @@ def query(rng: random.Random) -> str:
 
 def sentence(rng: random.Random, n: int = 12) -> str:
     return " ".join(rng.choices(VOCABULARY, WEIGHTS, k=n)).capitalize() + f" {rng.randint(1, 99999)}."
-
-
-def start_daemon(root: Path) -> tuple[subprocess.Popen, Client]:
-    data_dir = root / "data"
-    config = root / "kenning.toml"
-    config.write_text(f'[daemon]\ndata_dir = "{data_dir}"\nsweep_interval = 3600\nlog_level = "warning"\n')
-    env = {**os.environ, "KENNING_SLOW_CALLBACK_MS": "50"}
-    with open(root / "daemon.log", "wb") as out:
-        daemon = subprocess.Popen([sys.executable, "-m", "kenning", "--config", str(config), "daemon"], stdout=out,
-                                  stderr=subprocess.STDOUT, env=env)  # fmt: skip
-    client = Client(data_dir / "kenning.sock", timeout=600)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if client.call("status")["embedder"]["vectors"] is not None:
-                return daemon, client
-        except DaemonNotRunning:
-            pass
-        if daemon.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"the daemon did not come up; see {root / 'daemon.log'}")
-        time.sleep(0.2)
-
-
-def wait_idle(client: Client, deadline_s: float = 1800) -> None:
-    """Until embedding and extraction have caught up, so they do not share the cores with
-    what is timed next."""
-    deadline = time.monotonic() + deadline_s
-    quiet = 0
-    while time.monotonic() < deadline:
-        status = client.call("status")
-        busy = status["embedder"]["job"]["state"] != "idle" or (status["graph"]["pending"] or 0) > 0
-        quiet = 0 if busy else quiet + 1
-        if quiet >= 3:
-            return
-        time.sleep(0.5)
-    log("background jobs still busy; timing anyway")
 
 
 class Filler:
@@ -255,7 +222,7 @@ def slow_steps(log_path: Path, since: int) -> tuple[int, list[dict[str, Any]]]:
 
 
 def phase(client: Client, filler: Filler, rng: random.Random, count: int, log_path: Path) -> dict[str, Any]:
-    wait_idle(client)
+    wait_idle(client, IDLE_DEADLINE_S)
     mark = log_path.stat().st_size
     figures = measure(client, filler, rng, count)
     stalls, worst = slow_steps(log_path, mark)
@@ -292,7 +259,7 @@ def main() -> None:
     log_path = root / "daemon.log"
     daemon = None
     try:
-        daemon, client = start_daemon(root)
+        daemon, client, _ = start_daemon(root, {"KENNING_SLOW_CALLBACK_MS": "50"}, call_timeout=600)
         filler = Filler(client, args.scale, rng)
         filler.fill(0.01)
         filler.big_handle = client.call("archive.add", {"text": "".join(f"{i:08d} page line\n" for i in range(60_000))})[
@@ -302,7 +269,7 @@ def main() -> None:
         baseline = phase(client, filler, rng, args.calls, log_path)
         mark, started = log_path.stat().st_size, time.monotonic()
         filler.fill(1.0)
-        wait_idle(client)
+        wait_idle(client, IDLE_DEADLINE_S)
         fill_s = round(time.monotonic() - started)
         fill_stalls, fill_worst = slow_steps(log_path, mark)
         log("full")
