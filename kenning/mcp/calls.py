@@ -87,16 +87,7 @@ class DaemonCalls:
                 # One deadline for the wait for a place and the call: behind sixteen calls
                 # to a daemon that had stopped answering, a call answered after twice the
                 # timeout, the forty-eighth after three times.
-                deadline = asyncio.get_running_loop().time() + self._timeout
-                try:
-                    async with asyncio.timeout_at(deadline):
-                        await self._slots.acquire()
-                except TimeoutError:
-                    raise DaemonError(
-                        f"kenning daemon did not answer {method!r} within {self._timeout:g} s: the {MAX_CALLS} calls"
-                        " this session may have at the daemon at once were all still waiting for it",
-                        None,
-                    ) from None
+                deadline = await self._place(self._slots, self._timeout, method, f"{MAX_CALLS} calls", "")
                 try:
                     return await self._client.call(method, params, deadline=deadline)
                 finally:
@@ -105,17 +96,9 @@ class DaemonCalls:
             # a stage: behind sixteen pages at a daemon that had stopped answering, the
             # seventeenth waited for them to give up, and then as long again itself.
             wait = self._stage_timeout if self._stage_timeout is not None else self._timeout
-            deadline = asyncio.get_running_loop().time() + wait
-            try:
-                async with asyncio.timeout_at(deadline):
-                    await self._page_slots.acquire()
-            except TimeoutError:
-                raise DaemonError(
-                    f"kenning daemon did not answer {method!r} within {wait:g} s: the {MAX_PAGE_CALLS} page calls"
-                    " this session may have at the daemon at once were all still waiting for it, so this one was"
-                    " not sent",
-                    None,
-                ) from None
+            deadline = await self._place(
+                self._page_slots, wait, method, f"{MAX_PAGE_CALLS} page calls", ", so this one was not sent"
+            )
             try:
                 return await self._client.call(
                     method, params, progress=progress, stage_timeout=self._stage_timeout, deadline=deadline
@@ -129,6 +112,22 @@ class DaemonCalls:
             raise DaemonError(escaped(f"{exc}: {check}" if check else str(exc)), None) from None
         except KenningError as exc:
             raise DaemonError(escaped(str(exc)), None) from None
+
+    @staticmethod
+    async def _place(slots: asyncio.Semaphore, wait: float, method: str, places: str, after: str) -> float:
+        """Take one of `slots` within `wait` seconds; the deadline (the event loop's time),
+        which the call that follows keeps. Released by the caller."""
+        deadline = asyncio.get_running_loop().time() + wait
+        try:
+            async with asyncio.timeout_at(deadline):
+                await slots.acquire()
+        except TimeoutError:
+            raise DaemonError(
+                f"kenning daemon did not answer {method!r} within {wait:g} s: the {places} this session may have at"
+                f" the daemon at once were all still waiting for it{after}",
+                None,
+            ) from None
+        return deadline
 
 
 def answer(value: BaseModel | dict[str, Any]) -> CallToolResult:
