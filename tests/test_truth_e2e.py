@@ -1521,3 +1521,27 @@ def test_a_cjk_notice_naming_the_claim_by_its_title_retracts_it(library):
         result = ask(daemon, question)
         assert docs(result)[:2] == [notice, claim], question
         assert first_hit(result, claim)["retracted_by"] == first_hit(result, notice)["item_id"], question
+
+
+def test_a_note_told_not_to_draft_something_or_said_to_be_no_draft_is_not_hedged(library):
+    """"Don't draft the kiln budget yet; the kiln budget is £40k" and "This isn't a
+    draft" were read as drafts, below the older figure they replace. "Do not draft" was
+    read as "not a draft" and so hedged nothing; now as what it is, an instruction."""
+    daemon = _library_of(library, {
+        "budget.md": "---\ndate: 2025-03-01\n---\n# Kiln budget\n\nThe kiln budget is £30k.\n",
+        "budget-new.md": "---\ndate: 2025-09-01\n---\n# Kiln budget\n\n"
+        "Don't draft the kiln budget yet; the kiln budget is £40k.\n",
+        "store.md": "---\ndate: 2025-03-01\n---\n# Glaze store\n\nThe glaze store opens at 08:00.\n",
+        "store-new.md": "---\ndate: 2025-09-01\n---\n# Glaze store\n\nThis isn't a draft: the glaze store opens at 09:00.\n",
+        "clay.md": "---\ndate: 2025-03-01\n---\n# Clay order\n\nThe clay order is 200 kg a month.\n",
+        "clay-new.md": "---\ndate: 2025-09-01\n---\n# Clay order\n\n"
+        "Do not draft a new clay order; the clay order is 300 kg a month.\n",
+    })  # fmt: skip
+    for question, newer, older in (
+        ("How much is the kiln budget now?", "budget-new.md", "budget.md"),
+        ("When does the glaze store open now?", "store-new.md", "store.md"),
+        ("How big is the clay order now?", "clay-new.md", "clay.md"),
+    ):
+        result = ask(daemon, question)
+        assert docs(result)[:2] == [newer, older], question
+        assert not any("hedged" in reason for reason in first_hit(result, newer)["reasons"]), question

@@ -348,6 +348,15 @@ def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
         "if approved, the draft becomes policy.",
     ):  # fmt: skip
         assert kinds(hedged)[2], hedged
+    # Told not to draft something, a note says nothing of being a draft; said not to be
+    # one, however the "not" is written, it is none.
+    for plain in (
+        "do not draft the budget yet; the budget is 40k.", "don't draft the budget yet; the budget is 40k.",
+        "don’t draft replies from it.", "no need to draft a new order.", "this isn't a draft.",
+    ):  # fmt: skip
+        assert kinds(plain) == (None, None, False), plain
+    assert cues.cue_words("do not draft the budget yet.") == set()
+    assert kinds("please draft the budget.")[2] and kinds("this is not the final draft.")[2]
 
 
 def test_two_statements_of_one_time_giving_different_values_conflict():

@@ -121,18 +121,28 @@ _SETTLED_AS = (
 _SETTLED_SAID = r"(?:was|were|is|are|has been|have been|is now|are now|got|now|ha(?:s|ve) (?:now|since) been)"
 _LABEL = r"[\"'“‘]?(?:draft|proposal|proposed|rfc)[\"'”’]? (?:label|tag|status|watermark|banner|stamp|marking)"
 _SETTLED = (
-    r"(?:not|no longer|never) (?:a |an |the |just a |just an |only a )?(?:proposal|draft|rfc|idea|brainstorm)\b"
+    r"(?:not|(?:is|are|was|were)n['’]t|no longer|never) (?:a |an |the |just a |just an |only a )?"
+    r"(?:proposal|draft|rfc|idea|brainstorm)\b"
     rf"|(?:proposal|draft|rfc) {_SETTLED_SAID} {_SETTLED_AS}"
     r"|(?:was|were|started as|began as|used to be) (?:a |an |the |only a |just a )?(?:proposal|draft|rfc)\b"
     rf"[;,:]? (?:and |but |which |that )?(?:it |this |that |they )?{_SETTLED_SAID} (?:formally )?{_SETTLED_AS}"
     rf"|{_LABEL} (?:was|were|has been|have been|got) (?:removed|dropped|lifted|taken off|cleared)"
     rf"|(?:removed|dropped|lifted|took off|cleared) the {_LABEL}"
 )
+# "Draft" as what someone is told not to do ("do not draft the budget yet; the budget is
+# 40k", "don't draft replies from it") says nothing of whether the note is a draft: it
+# is no cue. "Do not draft" was read as "not a draft", a hedge said to be none, and
+# "don't draft" as a hedge, which ranked the note below the figure it replaced.
+_NO_CUE_EN = (
+    r"(?:(?:do|does|did|will|would|should|must|need|can|could)(?: not|n['’]t)|won['’]t|cannot|never|no need to"
+    r"|not to) (?:re)?draft(?:s|ed|ing)?\b"
+)
 # One pass over a text finds every cue; where two kinds could start at one place, the
 # earlier alternative wins ("no longer valid" retracts before "no longer" corrects).
 # Texts are lower-cased first: matching without IGNORECASE is four times faster.
 _CUES = re2.compile(
-    rf"\b(?:(?P<settled>{_SETTLED})|(?P<retraction>{_RETRACTION})|(?P<correction>{_CORRECTION})"
+    rf"\b(?:(?P<none>{_NO_CUE_EN})|(?P<settled>{_SETTLED})|(?P<retraction>{_RETRACTION})"
+    rf"|(?P<correction>{_CORRECTION})"
     rf"|(?P<strong>{_HEDGE_STRONG})|(?P<weak>{_HEDGE_WEAK}))"
 )
 # The CJK cues are a second pattern, read only on text that is not all ASCII: joined to
@@ -189,9 +199,9 @@ def _matches(text: str) -> list[re2._Match]:
     """Every cue in a lower-cased text, English and CJK, in the order they stand."""
     found = list(_CUES.finditer(text))
     if not text.isascii():
-        found += [match for match in _CJK_CUES.finditer(text) if match.lastgroup != "none"]
+        found += list(_CJK_CUES.finditer(text))
         found.sort(key=lambda match: match.start())
-    return found
+    return [match for match in found if match.lastgroup != "none"]
 
 
 def _opening(lead: str) -> str:
