@@ -49,6 +49,9 @@ TODAY = date(2026, 12, 1)
         ("# Standup 18.09.2025\n", "standup.md", ("2025-09-18", "heading")),
         ("# Protokoll vom 3.11.2025\n", "protokoll.md", ("2025-11-03", "heading")),
         ("# Firmware 1.18.09.2025\n", "fw.md", None),
+        ("# Release v2.1.2025\n", "mixer.md", None),
+        ("# Notes on release 3.10.2025\n", "wheel.md", None),
+        ("# Version: 1.2.2025\n", "notes.md", None),
         ("# Runbook\n\nRestart it.", "runbook.md", None),
         ("---\ntitle: x\n---\n# Runbook v1.2\n", "notes.md", None),
         # A "Date:" line in the body (a quoted email) is no front matter.

@@ -1545,3 +1545,18 @@ def test_a_note_told_not_to_draft_something_or_said_to_be_no_draft_is_not_hedged
         result = ask(daemon, question)
         assert docs(result)[:2] == [newer, older], question
         assert not any("hedged" in reason for reason in first_hit(result, newer)["reasons"]), question
+
+
+def test_a_version_written_with_dots_dates_no_note(library):
+    """"v2.1.2025" and "release 3.10.2025" were read as 2 January and 3 October 2025, as
+    "18.09.2025" is, and the release notes spoke from days they never name."""
+    daemon = _library_of(library, {
+        "mixer.md": "# Release v2.1.2025\n\nThe glaze mixer firmware adds a slow stir mode.\n",
+        "wheel.md": "# Notes on release 3.10.2025\n\nThe pottery wheel firmware fixes a speed bug.\n",
+        "standup.md": "# Standup 18.09.2025\n\nThe kiln firmware was flashed again.\n",
+    })  # fmt: skip
+    dated = {Path(hit["path"]).name: hit["date"] for hit in ask(daemon, "firmware")["hits"]}
+    assert dated["standup.md"] == "2025-09-18"
+    # By their files' mtime, today.
+    assert min(dated["mixer.md"], dated["wheel.md"]) > "2026", dated
+    assert docs(ask(daemon, "firmware", until="2025")) == ["standup.md"]

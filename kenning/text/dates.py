@@ -38,6 +38,12 @@ _MONTHS["sept"] = 9
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+# The words before a version's number; a lookbehind is of fixed width, so one for each.
+_NOT_A_VERSION = "".join(
+    rf"(?<!(?i:{re.escape(word)}){after})"
+    for word in ("version", "ver.", "release", "rel.", "build", "firmware", "patch", "tag")
+    for after in (" ", ": ")
+)
 
 # Written dates, most precise first; each names its own groups. Digits must not touch
 # other digits, so "12025-01" or a version "2.2025" is not a date.
@@ -46,8 +52,10 @@ _FORMS = [
     re.compile(rf"(?<![\w]){_DAY}\s+{_MONTH},?\s+{_YEAR}(?!\d)", re.IGNORECASE),
     re.compile(rf"(?<![\w]){_MONTH}\s+{_DAY},?\s+{_YEAR}(?!\d)", re.IGNORECASE),
     # Day first with dots, as German, Polish, Russian and Scandinavian notes write it
-    # ("18.09.2025"); with slashes the order is a guess, so only dots count.
-    re.compile(rf"(?<![\d.])(?P<day>[0-3]?\d)\.(?P<month>1[0-2]|0?[1-9])\.{_YEAR}(?!\.?\d)"),
+    # ("18.09.2025"); with slashes the order is a guess, so only dots count. Not a
+    # version, which is written so too ("v2.1.2025", "release 3.10.2025"): a note about
+    # one spoke from 2 January or 3 October 2025.
+    re.compile(rf"(?<![A-Za-z\d._]){_NOT_A_VERSION}(?P<day>[0-3]?\d)\.(?P<month>1[0-2]|0?[1-9])\.{_YEAR}(?!\.?\d)"),
     re.compile(rf"{_YEAR}\s*[年년]\s*(?P<month>1[0-2]|0?[1-9])\s*[月월](?:\s*(?P<day>[0-3]?\d)\s*[日일])?"),
     re.compile(rf"(?<!\d){_YEAR}-(?P<month>0[1-9]|1[0-2])(?![\d])"),
     re.compile(rf"(?<![\w]){_MONTH},?\s+{_YEAR}(?!\d)", re.IGNORECASE),
