@@ -52,6 +52,11 @@ TODAY = date(2026, 12, 1)
         ("# Release v2.1.2025\n", "mixer.md", None),
         ("# Notes on release 3.10.2025\n", "wheel.md", None),
         ("# Version: 1.2.2025\n", "notes.md", None),
+        # Han numerals, as Chinese writes a date as well as in Arabic digits.
+        ("# 会议纪要 二〇二五年九月十八日\n", "纪要.md", ("2025-09-18", "heading")),
+        ("# 年度总结 二零二五年\n", "总结.md", ("2025", "heading")),
+        ("# 二〇二五年十二月三十一日 值班\n", "值班.md", ("2025-12-31", "heading")),
+        ("# 2025年9月18号 例会\n", "例会.md", ("2025-09-18", "heading")),
         ("# Runbook\n\nRestart it.", "runbook.md", None),
         ("---\ntitle: x\n---\n# Runbook v1.2\n", "notes.md", None),
         # A "Date:" line in the body (a quoted email) is no front matter.
@@ -153,6 +158,9 @@ def test_periods_a_question_names():
     assert named_periods("this mar on the hull", TODAY) == []
     assert named_periods("the deploys this May", TODAY) == [period("2026-05")]
     assert named_periods("invoices last may", TODAY) == [period("2026-05")]
+    # Han numerals.
+    assert named_periods("二〇二五年九月的窑炉检修", TODAY) == [period("2025-09")]
+    assert named_periods("二零二五年的收入", TODAY) == [period("2025")]
 
 
 def test_a_period_named_without_its_year_is_the_one_nearest_the_note():

@@ -1560,3 +1560,16 @@ def test_a_version_written_with_dots_dates_no_note(library):
     # By their files' mtime, today.
     assert min(dated["mixer.md"], dated["wheel.md"]) > "2026", dated
     assert docs(ask(daemon, "firmware", until="2025")) == ["standup.md"]
+
+
+def test_a_note_dated_in_chinese_numerals_speaks_from_that_day(library):
+    """"二〇二五年九月十八日" and "二零二五年" were no dates, where "2025年9月18日" is one: the
+    notes took their files' mtime, today, and a question naming the month missed them."""
+    daemon = _library_of(library, {
+        "jiyao.md": "# 会议纪要 二〇二五年九月十八日\n\n陶艺工作室的窑炉检修完成。\n",
+        "zongjie.md": "# 年度总结 二零二五年\n\n陶艺工作室的釉料供应商更换。\n",
+        "2025-03-02-tongzhi.md": "# 通知\n\n陶艺工作室的窑炉暂停使用。\n",
+    })  # fmt: skip
+    dated = {Path(hit["path"]).name: hit["date"] for hit in ask(daemon, "陶艺工作室")["hits"]}
+    assert dated == {"jiyao.md": "2025-09-18", "zongjie.md": "2025", "2025-03-02-tongzhi.md": "2025-03-02"}
+    assert docs(ask(daemon, "二〇二五年九月窑炉怎么样？"))[0] == "jiyao.md"

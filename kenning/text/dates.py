@@ -38,6 +38,12 @@ _MONTHS["sept"] = 9
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+# Chinese writes a date's numbers in Han numerals as well: a year digit by digit
+# ("二〇二五年", "二零二五年"), a month and a day as counted ("九月", "十八日").
+_HAN_DIGITS = {**{digit: n for n, digit in enumerate("〇一二三四五六七八九")}, "零": 0, "○": 0}
+_YEAR_HAN = r"(?P<year_han>(?:一九|二[〇○零])[〇○零一二三四五六七八九]{2})"
+_MONTH_HAN = r"十[一二]?|[一二三四五六七八九]"
+_DAY_HAN = r"三十一?|二十[一二三四五六七八九]?|十[一二三四五六七八九]?|[一二三四五六七八九]"
 # The words before a version's number; a lookbehind is of fixed width, so one for each.
 _NOT_A_VERSION = "".join(
     rf"(?<!(?i:{re.escape(word)}){after})"
@@ -56,7 +62,10 @@ _FORMS = [
     # version, which is written so too ("v2.1.2025", "release 3.10.2025"): a note about
     # one spoke from 2 January or 3 October 2025.
     re.compile(rf"(?<![A-Za-z\d._]){_NOT_A_VERSION}(?P<day>[0-3]?\d)\.(?P<month>1[0-2]|0?[1-9])\.{_YEAR}(?!\.?\d)"),
-    re.compile(rf"{_YEAR}\s*[年년]\s*(?P<month>1[0-2]|0?[1-9])\s*[月월](?:\s*(?P<day>[0-3]?\d)\s*[日일])?"),
+    re.compile(
+        rf"(?:{_YEAR}|{_YEAR_HAN})\s*[年년]\s*(?P<month>1[0-2]|0?[1-9]|{_MONTH_HAN})\s*[月월]"
+        rf"(?:\s*(?P<day>[0-3]?\d|{_DAY_HAN})\s*[日일号號])?"
+    ),
     re.compile(rf"(?<!\d){_YEAR}-(?P<month>0[1-9]|1[0-2])(?![\d])"),
     re.compile(rf"(?<![\w]){_MONTH},?\s+{_YEAR}(?!\d)", re.IGNORECASE),
     re.compile(rf"(?<![A-Za-z0-9])[Qq](?P<quarter>[1-4])[\s_-]*{_YEAR}(?!\d)"),
@@ -68,7 +77,7 @@ _FORMS = [
     re.compile(rf"(?<![A-Za-z0-9-])W(?P<week>0?[1-9]|[1-4]\d|5[0-3])[\s_-]*{_YEAR}(?!\d)"),
     re.compile(rf"(?<![\w-]){_YEAR}[\s_-]*W(?P<week>0[1-9]|[1-4]\d|5[0-3])(?![A-Za-z0-9])"),
 ]
-_YEAR_ALONE = re.compile(rf"(?<![\d.]){_YEAR}(?![\d.])")
+_YEAR_ALONE = re.compile(rf"(?<![\d.]){_YEAR}(?![\d.])|{_YEAR_HAN}(?=\s*年)")
 # Half years, which a question may name ("H1 2026", "2025 H2", "the second half of 2025")
 # but a note is not dated by.
 _HALVES = [
@@ -120,9 +129,26 @@ def _iso(year: int, month: int | None = None, day: int | None = None) -> str | N
         return None
 
 
+def _year_of(match: re.Match[str]) -> str:
+    """A match's year in four Arabic digits: "二〇二五" is 2025."""
+    year = match.group("year")
+    return str(_number(match.group("year_han"))) if year is None else year
+
+
+def _number(text: str) -> int:
+    """A number in Arabic digits or in Han numerals: a year digit by digit ("二〇二五"),
+    a month or a day as counted ("十二", "二十八")."""
+    if text.isdigit():
+        return int(text)
+    tens, ten, ones = text.partition("十")
+    if not ten:
+        return int("".join(str(_HAN_DIGITS[digit]) for digit in text))
+    return _HAN_DIGITS.get(tens, 1) * 10 + _HAN_DIGITS.get(ones, 0)
+
+
 def _from_match(match: re.Match[str]) -> str | None:
     groups = match.groupdict()
-    year = int(groups["year"])
+    year = int(_year_of(match))
     if groups.get("week"):
         monday = _monday(year, int(groups["week"]))
         return None if monday is None else monday.isoformat()
@@ -131,9 +157,9 @@ def _from_match(match: re.Match[str]) -> str | None:
     month_text = groups.get("month")
     if month_text is None:
         return _iso(year)
-    month = int(month_text) if month_text.isdigit() else _MONTHS[month_text.lower().rstrip(".")]
+    month = _MONTHS.get(month_text.lower().rstrip(".")) or _number(month_text)
     day = groups.get("day")
-    return _iso(year, month, int(day) if day else None)
+    return _iso(year, month, _number(day) if day else None)
 
 
 def _monday(year: int, week: int) -> date | None:
@@ -215,9 +241,7 @@ def _date_in_name(name: str) -> tuple[str, str | None] | None:
     found = None
     if day := _NAME_DAY.search(name):
         found = _from_match(day)
-    if found is None and (year := _YEAR_ALONE.search(name)):
-        found = year.group("year")
-    return None if found is None else (found, None)
+    return None if (found := found or _year_only(name)) is None else (found, None)
 
 
 def document_date(text: str, name: str) -> tuple[str, str] | None:
@@ -272,7 +296,7 @@ def _first_heading(lines: list[str], body: int) -> str | None:
 
 def _year_only(text: str) -> str | None:
     match = _YEAR_ALONE.search(text)
-    return match.group("year") if match else None
+    return _year_of(match) if match else None
 
 
 def _entry_date(text: str) -> str | None:
@@ -431,7 +455,7 @@ def named_spans(text: str, today: date) -> list[tuple[tuple[int, int], Period]]:
             add(match, _months(int(match.group("year")), first, first + 2))
     for match in _YEAR_ALONE.finditer(text):
         if free(match) and not _in_identifier(text, match):
-            add(match, period(match.group("year")))
+            add(match, period(_year_of(match)))
     for match in _RELATIVE.finditer(text):
         add(match, _relative(match.group("which").lower(), match.group("unit").lower(), today))
     for match in _LAST_MONTH_NAME.finditer(text):
