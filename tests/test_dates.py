@@ -57,6 +57,9 @@ TODAY = date(2026, 12, 1)
         ("# 年度总结 二零二五年\n", "总结.md", ("2025", "heading")),
         ("# 二〇二五年十二月三十一日 值班\n", "值班.md", ("2025-12-31", "heading")),
         ("# 2025年9月18号 例会\n", "例会.md", ("2025-09-18", "heading")),
+        # A fiscal year, as the calendar year of its number.
+        ("# FY24 results\n", "results.md", ("2024", "heading")),
+        ("# Results\n", "fy25-results.md", ("2025", "file name")),
         ("# Runbook\n\nRestart it.", "runbook.md", None),
         ("---\ntitle: x\n---\n# Runbook v1.2\n", "notes.md", None),
         # A "Date:" line in the body (a quoted email) is no front matter.
@@ -158,6 +161,10 @@ def test_periods_a_question_names():
     assert named_periods("this mar on the hull", TODAY) == []
     assert named_periods("the deploys this May", TODAY) == [period("2026-05")]
     assert named_periods("invoices last may", TODAY) == [period("2026-05")]
+    # A fiscal year is its number's calendar year, the whole of what names it.
+    for fiscal in ("FY2025", "FY25", "fy 2025", "FY-2025", "fiscal year 2025", "Fiscal 2025"):
+        assert named_spans(f"What was revenue in {fiscal}?", TODAY) == [((20, 20 + len(fiscal)), period("2025"))]
+    assert named_periods("Is nginx affected by SEC-FY25?", TODAY) == []
     # Han numerals.
     assert named_periods("二〇二五年九月的窑炉检修", TODAY) == [period("2025-09")]
     assert named_periods("二零二五年的收入", TODAY) == [period("2025")]

@@ -1573,3 +1573,20 @@ def test_a_note_dated_in_chinese_numerals_speaks_from_that_day(library):
     dated = {Path(hit["path"]).name: hit["date"] for hit in ask(daemon, "陶艺工作室")["hits"]}
     assert dated == {"jiyao.md": "2025-09-18", "zongjie.md": "2025", "2025-03-02-tongzhi.md": "2025-03-02"}
     assert docs(ask(daemon, "二〇二五年九月窑炉怎么样？"))[0] == "jiyao.md"
+
+
+def test_a_question_naming_a_fiscal_year_prefers_the_notes_of_that_calendar_year(library):
+    """"FY2025" was a name no note holds, so the question was refused, and "FY25" no
+    period at all. A fiscal year is read as the calendar year of its number; a note
+    headed "FY24 results" speaks from 2024."""
+    daemon = _library_of(library, {
+        "rev-2024.md": "---\ndate: 2024-12-15\n---\n# Revenue review\n\nThe kiln workshop revenue was £310k.\n",
+        "rev-2025.md": "---\ndate: 2025-12-15\n---\n# Revenue review\n\nThe kiln workshop revenue was £420k.\n",
+        "rev-2026.md": "---\ndate: 2026-11-15\n---\n# Revenue review\n\nThe kiln workshop revenue was £505k.\n",
+        "results.md": "# FY24 results\n\nThe glaze shop revenue was £90k.\n",
+    })  # fmt: skip
+    for named in ("FY2025", "FY25", "FY 2025", "fiscal year 2025", "fiscal 2025"):
+        result = ask(daemon, f"What was the kiln workshop revenue in {named}?")
+        assert result["abstained"] is None and docs(result)[0] == "rev-2025.md", (named, result["abstained"])
+        assert any("outside the period" in reason for reason in first_hit(result, "rev-2026.md")["reasons"]), named
+    assert first_hit(ask(daemon, "glaze shop revenue"), "results.md")["date"] == "2024"

@@ -78,6 +78,16 @@ _FORMS = [
     re.compile(rf"(?<![\w-]){_YEAR}[\s_-]*W(?P<week>0[1-9]|[1-4]\d|5[0-3])(?![A-Za-z0-9])"),
 ]
 _YEAR_ALONE = re.compile(rf"(?<![\d.]){_YEAR}(?![\d.])|{_YEAR_HAN}(?=\s*年)")
+# A fiscal year ("FY2025", "FY25", "FY 2025", "fiscal year 2025", "fiscal 2025") is read as
+# the calendar year of its number. When a fiscal year starts, and which of its two
+# calendar years names it, differ by company and country (the US government's FY2025
+# began in October 2024, Japan's FY2025 begins in April 2025), and a note seldom says;
+# the calendar year is exact for the many whose year is the calendar's and overlaps
+# most of any other's. Ahead of a year alone, which it holds: "FY2025" in a question was
+# a name no note holds, and "FY25" no period at all.
+_FISCAL = re.compile(
+    r"(?<![A-Za-z0-9-])(?:FY[\s_-]?|fiscal\s+(?:year\s+)?)(?P<year>(?:19|20)\d\d|\d\d)(?![\d.])", re.IGNORECASE
+)
 # Half years, which a question may name ("H1 2026", "2025 H2", "the second half of 2025")
 # but a note is not dated by.
 _HALVES = [
@@ -130,9 +140,12 @@ def _iso(year: int, month: int | None = None, day: int | None = None) -> str | N
 
 
 def _year_of(match: re.Match[str]) -> str:
-    """A match's year in four Arabic digits: "二〇二五" is 2025."""
+    """A match's year in four Arabic digits: a fiscal year's "FY25" is 2025, and
+    "二〇二五" is 2025."""
     year = match.group("year")
-    return str(_number(match.group("year_han"))) if year is None else year
+    if year is None:
+        return str(_number(match.group("year_han")))
+    return f"20{year}" if len(year) == 2 else year
 
 
 def _number(text: str) -> int:
@@ -295,8 +308,9 @@ def _first_heading(lines: list[str], body: int) -> str | None:
 
 
 def _year_only(text: str) -> str | None:
-    match = _YEAR_ALONE.search(text)
-    return _year_of(match) if match else None
+    """The first year the text names, alone or as a fiscal year."""
+    found = [match for match in (_FISCAL.search(text), _YEAR_ALONE.search(text)) if match]
+    return _year_of(min(found, key=lambda match: match.start())) if found else None
 
 
 def _entry_date(text: str) -> str | None:
@@ -415,8 +429,8 @@ _LAST_MONTH_NAME = re.compile(
 
 
 def named_spans(text: str, today: date) -> list[tuple[tuple[int, int], Period]]:
-    """The periods a question names, each with where it is named: years, halves, quarters,
-    months, and "last year" style spans.
+    """The periods a question names, each with where it is named: years, fiscal years
+    (as calendar years), halves, quarters, months, and "last year" style spans.
 
     A full date (a day) is not a period a document speaks from: "is the office closed on
     2 January" asks about the day, not for notes written on it.
@@ -453,6 +467,9 @@ def named_spans(text: str, today: date) -> list[tuple[tuple[int, int], Period]]:
         if free(match):
             first = _NTH[match.group("nth").lower()] * 3 - 2
             add(match, _months(int(match.group("year")), first, first + 2))
+    for match in _FISCAL.finditer(text):
+        if free(match):
+            add(match, period(_year_of(match)))
     for match in _YEAR_ALONE.finditer(text):
         if free(match) and not _in_identifier(text, match):
             add(match, period(_year_of(match)))
