@@ -62,7 +62,11 @@ HASH_BLOCK = 1 << 20
 # A heading, file name or front matter naming an ISO week ("Sprint review W38 2025",
 # `2025-W38-review.md`) dates a note by the week's Monday through its Sunday (`date_end`);
 # such notes were dated by the year alone.
-READER_VERSION = 13
+# 14: a version written with dots ("v2.1.2025", "release 3.10.2025") dates nothing; such
+# notes spoke from 2 January and 3 October 2025. A date in Han numerals ("二〇二五年九月十八日",
+# "二零二五年") and a fiscal year ("FY25 results", `fy25-results.md`, as the calendar year)
+# date a note; such notes spoke from their file's mtime.
+READER_VERSION = 14
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}
 
