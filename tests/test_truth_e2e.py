@@ -1532,7 +1532,8 @@ def test_a_note_told_not_to_draft_something_or_said_to_be_no_draft_is_not_hedged
         "budget-new.md": "---\ndate: 2025-09-01\n---\n# Kiln budget\n\n"
         "Don't draft the kiln budget yet; the kiln budget is £40k.\n",
         "store.md": "---\ndate: 2025-03-01\n---\n# Glaze store\n\nThe glaze store opens at 08:00.\n",
-        "store-new.md": "---\ndate: 2025-09-01\n---\n# Glaze store\n\nThis isn't a draft: the glaze store opens at 09:00.\n",
+        "store-new.md": "---\ndate: 2025-09-01\n---\n# Glaze store\n\n"
+        "This isn't a draft: the glaze store opens at 09:00.\n",
         "clay.md": "---\ndate: 2025-03-01\n---\n# Clay order\n\nThe clay order is 200 kg a month.\n",
         "clay-new.md": "---\ndate: 2025-09-01\n---\n# Clay order\n\n"
         "Do not draft a new clay order; the clay order is 300 kg a month.\n",
