@@ -165,6 +165,8 @@ def test_periods_a_question_names():
     for fiscal in ("FY2025", "FY25", "fy 2025", "FY-2025", "fiscal year 2025", "Fiscal 2025"):
         assert named_spans(f"What was revenue in {fiscal}?", TODAY) == [((20, 20 + len(fiscal)), period("2025"))]
     assert named_periods("Is nginx affected by SEC-FY25?", TODAY) == []
+    assert named_periods("Who proposed a fiscal 20% cut?", TODAY) == []
+    assert named_periods("Who proposed an FY 20% cut?", TODAY) == []
     # Han numerals.
     assert named_periods("二〇二五年九月的窑炉检修", TODAY) == [period("2025-09")]
     assert named_periods("二零二五年的收入", TODAY) == [period("2025")]

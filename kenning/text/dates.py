@@ -85,8 +85,10 @@ _YEAR_ALONE = re.compile(rf"(?<![\d.]){_YEAR}(?![\d.])|{_YEAR_HAN}(?=\s*年)")
 # the calendar year is exact for the many whose year is the calendar's and overlaps
 # most of any other's. Ahead of a year alone, which it holds: "FY2025" in a question was
 # a name no note holds, and "FY25" no period at all.
+# Two digits only after "FY": "a fiscal 20% cut" names no year.
 _FISCAL = re.compile(
-    r"(?<![A-Za-z0-9-])(?:FY[\s_-]?|fiscal\s+(?:year\s+)?)(?P<year>(?:19|20)\d\d|\d\d)(?![\d.])", re.IGNORECASE
+    r"(?<![A-Za-z0-9-])(?:FY[\s_-]?|fiscal\s+(?:year\s+)?(?=(?:19|20)\d\d))(?P<year>(?:19|20)\d\d|\d\d)(?![\d.%])",
+    re.IGNORECASE,
 )
 # Half years, which a question may name ("H1 2026", "2025 H2", "the second half of 2025")
 # but a note is not dated by.
