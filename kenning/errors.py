@@ -1,4 +1,11 @@
-"""Domain errors. The CLI and the socket server turn these into one-line messages."""
+"""Domain errors, and how any error reads where a person or an agent sees it.
+
+The CLI and the socket server turn these into one-line messages. An error's text may
+quote what it choked on, and what it choked on may be huge: a megabyte-long name in the
+config, a part a DOCX names, an agent's document, a path nested as deep as the OS allows.
+That text reaches `ken`'s terminal, an agent's context, the daemon's log and every
+`ken status`, so each of those edges cuts it with `error_text` or `error_line`.
+"""
 
 
 class KenningError(Exception):
@@ -120,3 +127,29 @@ class RpcError(KenningError):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+# An error as shown: long enough for any message kenning writes itself (the longest, a
+# list of methods or of ten parameter errors, is under 1,500 characters), short of what a
+# quoted value can make it.
+MAX_ERROR_CHARS = 2000
+# An error's message kept as a file's reason, stored and shown with each failed file:
+# enough to tell what a parser choked on.
+MAX_DETAIL_CHARS = 300
+
+
+def error_text(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """`text` in at most `limit` characters: its start, which says what went wrong, and
+    how long it was, so the rest reads as cut rather than lost on the way. A text cut
+    once comes back as it is, so the daemon's cut survives `ken` cutting it again."""
+    if len(text) <= limit:
+        return text
+    mark = f"… [cut from {len(text):,} characters]"
+    return text[: max(limit - len(mark), 0)].rstrip() + mark
+
+
+def error_line(exc: BaseException, limit: int = MAX_DETAIL_CHARS) -> str:
+    """`exc` as one line, "Type: message", its message cut to `limit` characters: a
+    message over many lines (a bug quoting a chunk) would break the line it is put in."""
+    detail = error_text(" ".join(str(exc).split()), limit)
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__

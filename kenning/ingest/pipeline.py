@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Literal
 
 from kenning.config import ChunkingSettings, LimitsSettings
-from kenning.errors import AccessDenied, IndexUnwritable, ReaderError
+from kenning.errors import AccessDenied, IndexUnwritable, ReaderError, error_line
 from kenning.ingest.convert import ConvertLimits, Converted, guarded_hash, read_unseen
 from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
-from kenning.ingest.readers import ReadLimits, error_line
+from kenning.ingest.readers import ReadLimits
 from kenning.ingest.walk import Discovered
 from kenning.store import documents
 from kenning.store.database import Database, unwritable

@@ -30,9 +30,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from kenning.errors import AccessDenied, ReaderError, TextCapReached
+from kenning.errors import AccessDenied, ReaderError, TextCapReached, error_line
 from kenning.text import frontmatter
-from kenning.text.headings import cut
 from kenning.text.html import first_h1, html_to_markdown, meta_charset
 
 _MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown"})
@@ -536,16 +535,3 @@ def _suffix(name: str) -> str:
 
 def _format_name(suffix: str) -> str:
     return {".pdf": "PDF", ".docx": "DOCX"}.get(suffix, f"{suffix or 'extensionless'} file")
-
-
-# An error's message kept in a file's reason: enough to tell what it choked on.
-_MAX_DETAIL_CHARS = 300
-
-
-def error_line(exc: BaseException) -> str:
-    """An error as a file's reason: one line, cut short. A parser may quote what it
-    choked on (python-docx names a missing part, which a DOCX can make a megabyte
-    long), as may a bug anywhere in ingest, and the reason is stored, logged and shown
-    by every `ken status`."""
-    detail = cut(" ".join(str(exc).split()), _MAX_DETAIL_CHARS)
-    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__

@@ -43,7 +43,7 @@ from typing import Literal, Self
 
 from kenning import __version__
 from kenning.config.settings import FetchSettings
-from kenning.errors import KenningError
+from kenning.errors import KenningError, error_line
 from kenning.store.records import FetchedPage
 from kenning.workers.http_client import httpx
 
@@ -150,7 +150,7 @@ class Fetcher:
                 f"fetching {url} took longer than the [fetch] timeout of {timeout:g} s"
             ) from None
         except httpx.HTTPError as exc:
-            raise FetchError(f"cannot fetch {url}: {_one_line(exc)}") from None
+            raise FetchError(f"cannot fetch {url}: {error_line(exc)}") from None
 
     async def _follow(self, requested: str, headers: dict[str, str]) -> FetchedPage | NotModified:
         previous: httpx.URL | None = None
@@ -248,7 +248,7 @@ class Fetcher:
                 return await self._client.send(request, stream=True)
             except httpx.ConnectError as exc:
                 error = exc
-        raise FetchError(f"cannot connect to {url.host}: {_one_line(error)}")
+        raise FetchError(f"cannot connect to {url.host}: {error_line(error)}")
 
     async def _read(self, response: httpx.Response, url: httpx.URL, requested: str) -> FetchedPage:
         media_type, charset = _content_type(response.headers.get("content-type", ""))
@@ -342,7 +342,3 @@ def _content_type(header: str) -> tuple[str, str | None]:
             charset = value.strip().strip("\"'")
     return media_type.strip().lower(), charset
 
-
-def _one_line(exc: BaseException | None) -> str:
-    detail = " ".join(str(exc).split())
-    return detail or type(exc).__name__
