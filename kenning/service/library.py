@@ -474,7 +474,9 @@ class Library:
             return await self._reload()
 
     async def _reload(self) -> ReloadResult:
-        settings = load_settings(self.config_path, missing_ok=not self._config_read)
+        # Read and validated off the loop: a config of a megabyte (a value pasted whole)
+        # held it 0.1 s of CPU, every request waiting.
+        settings = await asyncio.to_thread(load_settings, self.config_path, missing_ok=not self._config_read)
         self._config_read = self.config_path.exists()
         held = self._held_until_restart(settings)
         if held:
