@@ -17,13 +17,13 @@ import re
 import sys
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from kenning import __version__
 from kenning.config.paths import config_path
-from kenning.errors import AnswerLost, ConfigError, DaemonNotRunning, KenningError
+from kenning.errors import AnswerLost, ConfigError, DaemonNotRunning, KenningError, error_text
 
 if TYPE_CHECKING:
     from kenning.client import Client
@@ -137,16 +137,25 @@ class KenGroup(click.Group):
             # A write the daemon stopped on may have been done: saying why no daemon
             # answers would hide that, and send the user to do it again blind.
             told = f"{exc}: {_CHECK.get(exc.method, _CHECK_STATUS)}" if exc.writes else _not_answering(ctx.obj) or exc
-            click.echo(for_terminal(f"ken: {told}", err=True), err=True)
-            sys.exit(1)
+            _fail(str(told))
         except DaemonNotRunning as exc:
-            click.echo(for_terminal(f"ken: {_not_answering(ctx.obj) or exc}", err=True), err=True)
-            sys.exit(1)
+            _fail(str(_not_answering(ctx.obj) or exc))
         except KenningError as exc:
             # A message may quote the library: a file's name (`ken open`, `ken get`), a
             # failure's reason, the daemon's log when it would not start.
-            click.echo(for_terminal(f"ken: {exc}", err=True), err=True)
-            sys.exit(1)
+            _fail(str(exc))
+        except click.ClickException as exc:
+            # A usage error quotes the value it refuses whole: a 100 KB path given to
+            # `ken sources add` filled the terminal. Click shows it, cut.
+            exc.message = error_text(exc.message)
+            raise
+
+
+def _fail(message: str) -> NoReturn:
+    """An error as `ken` ends on it: one message on stderr, cut as the daemon cuts its
+    own (a config value, a path or a name it quotes may be any length), and status 1."""
+    click.echo(for_terminal(f"ken: {error_text(message)}", err=True), err=True)
+    sys.exit(1)
 
 
 # How a user tells whether a write the daemon stopped on (AnswerLost) was done.

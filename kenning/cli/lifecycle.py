@@ -42,7 +42,7 @@ from kenning.config.paths import (
     state_dir,
 )
 from kenning.config.running import DaemonRecord, records_of, remove_record
-from kenning.errors import DaemonNotRunning, KenningError
+from kenning.errors import DaemonNotRunning, KenningError, error_text
 
 UNIT = "kenning.service"
 LABEL = "com.kenning.daemon"
@@ -453,16 +453,31 @@ def _silent(log: Path) -> str:
     return f"  nothing reached its log ({log}); `ken daemon` runs it in this terminal to show why"
 
 
+# What `ken start` quotes of the log of a daemon that would not start: `ken` cuts an
+# error past MAX_ERROR_CHARS, keeping its start, and the log's last lines say why.
+TAIL_CHARS = 1500
+TAIL_LINE_CHARS = 300
+
+
 def _tail(log: Path, start: int, lines: int = 15) -> str:
     """The last lines the log gained from byte `start` on (all of it if another start
-    rotated it meanwhile)."""
+    rotated it meanwhile): as many as fit in TAIL_CHARS, the latest first, each cut to
+    TAIL_LINE_CHARS, since a line may quote a value of any length."""
     try:
         with open(log, "rb") as f:
             f.seek(start if start <= os.fstat(f.fileno()).st_size else 0)
             text = f.read().decode(errors="replace")
     except OSError:
         return ""
-    return "\n".join("  " + line for line in text.splitlines()[-lines:])
+    shown: list[str] = []
+    size = 0
+    for line in reversed(text.splitlines()[-lines:]):
+        line = "  " + error_text(line, TAIL_LINE_CHARS)
+        size += len(line) + 1
+        if shown and size > TAIL_CHARS:
+            break
+        shown.append(line)
+    return "\n".join(reversed(shown))
 
 
 def wait_answering(ctx: Context, what: str) -> dict:

@@ -16,6 +16,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from kenning.text import dates
 
 from kenning.api import CapsuleKind, DocumentKind
+from kenning.errors import error_text
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -339,7 +340,10 @@ class ContextPackParams(_Params):
 
 
 def error_response(request_id: Any, code: int, message: str) -> dict:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    """Every error the socket answers, cut here: the params are bounded, but a message
+    may quote what no param holds (a megabyte-long source name in the config that
+    `reload` read, a value a bug choked on), and it went to the client whole."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": error_text(message)}}
 
 
 def result_response(request_id: Any, result: Any) -> dict:

@@ -35,7 +35,7 @@ from kenning.daemon.framing import (
     valid_id,
 )
 from kenning.daemon.guard import replaced
-from kenning.errors import ConfigError, InvalidRequest, KenningError, NotFound
+from kenning.errors import MAX_ERROR_CHARS, ConfigError, InvalidRequest, KenningError, NotFound, error_line
 from kenning.store.database import unwritable
 
 log = logging.getLogger(__name__)
@@ -359,7 +359,7 @@ class RpcServer:
                 )
             log.exception("method %s failed", name)
             return protocol.error_response(
-                request_id, protocol.INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}"
+                request_id, protocol.INTERNAL_ERROR, f"internal error: {error_line(exc, MAX_ERROR_CHARS)}"
             )
         return protocol.result_response(request_id, result)
 

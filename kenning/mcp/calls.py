@@ -18,7 +18,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from kenning.client import AsyncClient
-from kenning.errors import AnswerLost, KenningError, RpcError
+from kenning.errors import AnswerLost, KenningError, RpcError, error_text
 from kenning.text.controls import escaped
 
 
@@ -58,10 +58,11 @@ class DaemonError(ToolError):
     hostile document talked the agent into sending with ESC or BEL in it came back whole
     in the host's view of the call, where a terminal acts on them (retitle the window,
     write the clipboard). Control characters in it are shown as escapes (`\\x1b`), as the
-    CLI shows them on a terminal."""
+    CLI shows them on a terminal, and it is cut as `ken` cuts an error: each reply lands
+    in the agent's context."""
 
     def __init__(self, message: str, code: int | None) -> None:
-        super().__init__(message)
+        super().__init__(error_text(escaped(message)))
         self.code = code
 
 
@@ -106,12 +107,12 @@ class DaemonCalls:
             finally:
                 self._page_slots.release()
         except RpcError as exc:
-            raise DaemonError(escaped(str(exc)), exc.code) from None
+            raise DaemonError(str(exc), exc.code) from None
         except AnswerLost as exc:
             check = _CHECK.get(method) if exc.writes else None
-            raise DaemonError(escaped(f"{exc}: {check}" if check else str(exc)), None) from None
+            raise DaemonError(f"{exc}: {check}" if check else str(exc), None) from None
         except KenningError as exc:
-            raise DaemonError(escaped(str(exc)), None) from None
+            raise DaemonError(str(exc), None) from None
 
     @staticmethod
     async def _place(slots: asyncio.Semaphore, wait: float, method: str, places: str, after: str) -> float:

@@ -1,0 +1,76 @@
+"""An error's text is cut wherever a person or an agent sees it, against the real daemon
+over its real socket: the daemon's replies, what `ken` prints, the daemon's log. Each
+once came whole, holding whatever value the error quoted: a source named with a megabyte
+in the config came back from `ken reload` as a megabyte on the terminal."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+
+from kenning.errors import MAX_ERROR_CHARS
+from tests.daemon_harness import wait_for
+
+HUGE = "x" * (1 << 20)
+
+
+def _ken(library, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), *args],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+    )  # fmt: skip
+
+
+def _reply(path, method: str) -> dict:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(str(path))
+        conn.settimeout(30)
+        conn.sendall(json.dumps({"jsonrpc": "2.0", "id": 1, "method": method}).encode() + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = conn.recv(1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    return json.loads(data)
+
+
+def _notes(library):
+    notes = library.root / "notes"
+    notes.mkdir(exist_ok=True)
+    (notes / "a.md").write_text("# Hedgehogs\n\nHedgehogs hibernate in winter.\n")
+    return notes
+
+
+def test_a_megabyte_source_name_in_the_config_is_a_short_reload_error_and_the_daemon_goes_on(library):
+    notes = _notes(library)
+    library.configure([{"name": "notes", "path": str(notes)}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    library.configure([{"name": "notes", "path": str(notes)}, {"name": HUGE, "path": str(notes)}])
+
+    error = _reply(daemon.socket, "reload")["error"]
+    assert len(error["message"]) <= MAX_ERROR_CHARS
+    assert error["message"].startswith(f"{library.config}: sources['xxxx")
+    assert error["message"].endswith(" characters]") and "cut from" in error["message"]
+
+    done = _ken(library, "reload")
+    assert done.returncode == 1 and done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith("ken: ") and len(line) <= len("ken: ") + MAX_ERROR_CHARS and "cut from" in line
+
+    # Nothing changed: the previous configuration is kept, and the daemon answers.
+    assert [source["name"] for source in daemon.call("status")["sources"]] == ["notes"]
+    assert daemon.search("hedgehogs")
+
+
+def test_a_usage_error_quoting_a_long_path_is_cut(library):
+    library.configure([])
+    path = "/tmp/" + "p" * 100_000  # about as long as one argument may be
+    done = _ken(library, "sources", "add", path)
+    assert done.returncode == 2
+    assert "Invalid value for 'PATH': Directory '/tmp/ppp" in done.stderr
+    assert "cut from" in done.stderr and len(done.stderr) < MAX_ERROR_CHARS + 500
