@@ -74,3 +74,26 @@ def test_a_usage_error_quoting_a_long_path_is_cut(library):
     assert done.returncode == 2
     assert "Invalid value for 'PATH': Directory '/tmp/ppp" in done.stderr
     assert "cut from" in done.stderr and len(done.stderr) < MAX_ERROR_CHARS + 500
+
+
+def test_each_record_of_the_daemons_log_is_one_line_and_bounded(library):
+    """A file name may hold a line break, which wrote a line that read as a record of its
+    own; a config refused at SIGHUP was logged whole, a megabyte a line."""
+    notes = _notes(library)
+    forged = "broken\n2026-01-01 00:00:00,000 ERROR kenning.forged: not the daemon's.docx"
+    (notes / forged).write_bytes(b"PK\x03\x04 not a zip")
+    library.configure([{"name": "notes", "path": str(notes)}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    library.configure([{"name": "notes", "path": str(notes)}, {"name": HUGE, "path": str(notes)}])
+    daemon.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: "reload refused" in daemon.log(), timeout=30, what="the refused reload in the log")
+
+    lines = daemon.log().splitlines()
+    [refused] = [line for line in lines if "reload refused" in line]
+    assert "sources['xxxx" in refused and "cut from" in refused
+    assert max(len(line) for line in lines) < MAX_ERROR_CHARS + 100
+    [failed] = [line for line in lines if "broken" in line]
+    assert "broken\\n2026-01-01 00:00:00,000 ERROR kenning.forged" in failed
+    assert not any(line.startswith("2026-01-01") for line in lines)
+    assert daemon.search("hedgehogs")

@@ -3,7 +3,11 @@ owner for the cut that `ken`, the socket, MCP replies, the log and failure reaso
 
 from __future__ import annotations
 
+import logging
+import sys
+
 from kenning.errors import MAX_ERROR_CHARS, error_line, error_text
+from kenning.logs import FORMAT, MAX_TRACEBACK_CHARS, BoundedFormatter
 
 
 def test_a_long_error_keeps_its_start_and_says_it_was_cut():
@@ -28,3 +32,24 @@ def test_an_exception_is_one_line_naming_its_type():
     assert "\n" not in line and len(line) <= len("ValueError: ") + 300
     assert line.endswith("[cut from 150,025 characters]")
     assert error_line(KeyError()) == "KeyError"
+
+
+def test_a_logged_traceback_keeps_its_frames_and_cuts_what_the_error_quotes():
+    """`log.exception` after a bug whose message quotes a whole document: the frames say
+    where it happened, and the message each of its lines over again."""
+
+    def place(chunk: str) -> None:
+        raise ValueError(f"could not place {chunk!r}\n" * 100)
+
+    try:
+        place("bilbies " * 100_000)
+    except ValueError:
+        record = logging.LogRecord(
+            "kenning.ingest", logging.ERROR, __file__, 1, "could not ingest %s", ("a.md",), sys.exc_info()
+        )
+    text = BoundedFormatter(FORMAT).format(record)
+    assert text.splitlines()[0].endswith("ERROR kenning.ingest: could not ingest a.md")
+    assert "in place" in text and "raise ValueError" in text
+    assert len(text) <= 200 + MAX_TRACEBACK_CHARS
+    assert max(len(line) for line in text.splitlines()) <= MAX_ERROR_CHARS
+    assert text.endswith(" characters]")

@@ -37,6 +37,7 @@ from pathlib import Path
 from kenning.config import Settings
 from kenning.daemon.stalls import report_slow_steps
 from kenning.daemon.supervisor import Daemon
+from kenning import logs
 from kenning.errors import KenningError
 from kenning.heap import limit_arenas
 from kenning.workers.embedders import load_wordllama
@@ -96,9 +97,7 @@ def _load_before_the_loop(settings: Settings) -> None:
 
 
 def configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
-    )
+    logs.configure(level)
     # aiosqlite logs every statement at debug level, httpx every request, watchfiles
     # every batch of events (at debug those it filters out, such as the log's own writes
     # when the data directory is inside a watched folder: a line that makes another, ten

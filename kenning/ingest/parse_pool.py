@@ -44,6 +44,7 @@ from typing import TypeVar
 
 from pebble import ProcessExpired, ProcessPool
 
+from kenning import logs
 from kenning.errors import ReaderError, ShutDown, WorkerFailed, WorkerStopped
 from kenning.ingest.convert import ConvertLimits, Converted, convert_file
 
@@ -265,8 +266,11 @@ def _limit_worker(memory_mb: int) -> None:
     """Runs in each worker as it starts: lower its priority, cap its address space.
 
     A spawned worker starts with no logging set up, so a library's warning went to the
-    daemon's log bare, without time or source: pdfminer's, about every odd object of a
-    PDF, as the daemon quiets them in its own process (daemon/run.py), are quieted here."""
+    daemon's log bare, without time or source, and whole, however long a value it quoted:
+    it logs as the daemon does (kenning/logs.py). pdfminer's warnings, about every odd
+    object of a PDF, as the daemon quiets them in its own process (daemon/run.py), are
+    quieted here."""
+    logs.configure("warning")
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
     os.nice(WORKER_NICENESS)
     limit = memory_mb * 1024 * 1024

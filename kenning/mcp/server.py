@@ -29,7 +29,7 @@ from mcp.types import GetPromptResult, InputRequiredResult
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ConfigDict, ValidationError
 
-from kenning import __version__
+from kenning import __version__, logs
 from kenning.client import page_wait
 from kenning.config import Settings
 from kenning.mcp import agent_tools, library_tools, resources
@@ -289,11 +289,7 @@ def serve(settings: Settings) -> None:
     """Blocks until the client closes stdin, stops reading stdout, or sends SIGINT or
     SIGTERM (which end the process)."""
     # Configured before the SDK's own logging setup, which then leaves it alone.
-    logging.basicConfig(
-        level=settings.daemon.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    logs.configure(settings.daemon.log_level)
     # SIGINT ends the process as SIGTERM does. Raised as KeyboardInterrupt, it cancelled
     # the loop, which then waited for the SDK's stdin reader, a worker thread blocked in a
     # read no cancellation reaches: Ctrl-C did nothing until the next line or the end of
