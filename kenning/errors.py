@@ -148,8 +148,14 @@ def error_text(text: str, limit: int = MAX_ERROR_CHARS) -> str:
     return text[: max(limit - len(mark), 0)].rstrip() + mark
 
 
+def error_detail(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
+    """What another program said (a parser, Ollama, a proxy's error page), as quoted in a
+    message of kenning's: one line, cut to `limit` characters. Over many lines it would
+    break the line it is put in."""
+    return error_text(" ".join(text.split()), limit)
+
+
 def error_line(exc: BaseException, limit: int = MAX_DETAIL_CHARS) -> str:
-    """`exc` as one line, "Type: message", its message cut to `limit` characters: a
-    message over many lines (a bug quoting a chunk) would break the line it is put in."""
-    detail = error_text(" ".join(str(exc).split()), limit)
+    """`exc` as one line, "Type: message", its message cut to `limit` characters."""
+    detail = error_detail(str(exc), limit)
     return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__

@@ -13,6 +13,7 @@ import sys
 
 from kenning.errors import MAX_ERROR_CHARS
 from tests.daemon_harness import wait_for
+from tests.fake_ollama import fake_ollama
 
 HUGE = "x" * (1 << 20)
 
@@ -97,3 +98,31 @@ def test_each_record_of_the_daemons_log_is_one_line_and_bounded(library):
     assert "broken\\n2026-01-01 00:00:00,000 ERROR kenning.forged" in failed
     assert not any(line.startswith("2026-01-01") for line in lines)
     assert daemon.search("hedgehogs")
+
+
+def test_a_megabyte_error_from_ollama_is_cut_in_status_searches_and_the_log(library):
+    """Ollama passes on what its runner printed, and a proxy in front of it its own error
+    page: the backend's words reach `ken status`, each search's warnings and the log."""
+    notes = _notes(library)
+    with fake_ollama() as ollama:
+        extra = "".join(
+            f'[{part}]\nbackend = "ollama"\nmodel = "{model}"\nbase_url = "{ollama.url}"\n'
+            for part, model in (("embedder", "fake-embed"), ("llm", "fake-chat"))
+        )
+        library.configure([{"name": "notes", "path": str(notes)}], extra=extra)
+        ollama.error_text = "runner crashed: " + HUGE
+        ollama.mode = "error500"
+        daemon = library.daemon()
+        daemon.wait_idle("notes")
+        job = wait_for(
+            lambda: daemon.call("status")["embedder"]["job"]["last_error"], timeout=30, what="the backend's error"
+        )
+        assert job.startswith("ollama error 500: runner crashed: xxx") and job.endswith(" characters]")
+        assert len(job) <= MAX_ERROR_CHARS
+        graph = wait_for(lambda: daemon.call("status")["graph"]["job"]["last_error"], timeout=30, what="extraction")
+        assert graph.startswith("ollama error 500: runner crashed: xxx") and len(graph) <= MAX_ERROR_CHARS
+        warnings = daemon.call("search", {"query": "hedgehogs"})["warnings"]
+        assert warnings and max(len(warning) for warning in warnings) <= MAX_ERROR_CHARS
+        status = _ken(library, "status")
+        assert status.returncode == 0 and max(len(line) for line in status.stdout.splitlines()) <= MAX_ERROR_CHARS + 100
+        assert max(len(line) for line in daemon.log().splitlines()) < MAX_ERROR_CHARS + 100

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from kenning.config import EmbedderSettings
-from kenning.errors import EmbedderUnavailable
+from kenning.errors import EmbedderUnavailable, error_line
 from kenning.store.records import Embedder
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,9 @@ class WordLlamaEmbedder:
         try:
             self._load()
         except Exception as exc:
-            raise EmbedderUnavailable(f"wordllama model {self.model!r} ({self.dim}-d) cannot load: {exc}") from exc
+            raise EmbedderUnavailable(
+                f"wordllama model {self.model!r} ({self.dim}-d) cannot load: {error_line(exc)}"
+            ) from exc
 
     def dimension(self) -> int:
         return self.dim

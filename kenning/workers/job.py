@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential
 
-from kenning.errors import BackendUnavailable, ShutDown
+from kenning.errors import MAX_ERROR_CHARS, BackendUnavailable, ShutDown, error_line, error_text
 from kenning.store.database import unwritable
 
 log = logging.getLogger(__name__)
@@ -226,7 +226,7 @@ class Job:
                 return
             except Exception as exc:
                 log.exception("%s: pass failed", self.name)
-                self.last_error = f"{type(exc).__name__}: {exc}"
+                self.last_error = error_line(exc, MAX_ERROR_CHARS)
                 self._settle(number, exc)
             else:
                 self._settle(number, None)
@@ -246,7 +246,8 @@ class Job:
 
     def _waiting(self, retry_state: RetryCallState) -> None:
         error = retry_state.outcome.exception() if retry_state.outcome else None
-        message = str(error)
+        # A backend's error may quote what it was answered: a proxy's whole error page.
+        message = error_text(str(error))
         if self.last_error != message:
             log.warning("%s paused: %s; retrying with backoff", self.name, message)
         self.last_error = message

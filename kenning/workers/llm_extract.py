@@ -29,6 +29,7 @@ import ollama
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError
 
 from kenning.config import LlmSettings
+from kenning.errors import error_detail
 from kenning.store.records import Entity, Extraction, ExtractionFailed, Relation
 from kenning.text.names import normalize_name
 from kenning.workers.pool import BoundedPool, PoolTimeout
@@ -305,11 +306,13 @@ class OllamaExtractor:
                     f"ollama at {self.base_url} does not have model {self.model!r}; run `ollama pull {self.model}`",
                     details={"unavailable": True},
                 )
+            # Ollama passes on what its runner printed, a proxy in front of it its error page.
+            said = f"ollama error {exc.status_code}: {error_detail(str(exc.error))}"
             if exc.status_code >= 500:
                 # The server cannot serve anything (its runner died, it is overloaded):
                 # the job backs off as a whole rather than failing chunk after chunk.
-                return ExtractionFailed(f"ollama error {exc.status_code}: {exc.error}", details={"unavailable": True})
-            return ExtractionFailed(f"ollama error {exc.status_code}: {exc.error}", retryable=exc.status_code == 429)
+                return ExtractionFailed(said, details={"unavailable": True})
+            return ExtractionFailed(said, retryable=exc.status_code == 429)
         if isinstance(exc, ValueError):
             # A 200 whose body is not Ollama's JSON (ollama's client raises a JSONDecodeError
             # or a pydantic ValidationError): a proxy's error page, not an answer about the chunk.

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, Protocol
 
-from kenning.errors import BackendUnavailable, WorkerFailed, WorkerStopped
+from kenning.errors import BackendUnavailable, WorkerFailed, WorkerStopped, error_line
 from kenning.store.records import Entity, Extraction, ExtractionFailed, Relation
 from kenning.text.names import normalize_name
 from kenning.text.stopwords import STOPWORDS
@@ -218,7 +218,7 @@ class OfflineExtractor:
             raise BackendUnavailable(f"extraction workers: {exc}") from None
         except (WorkerFailed, MemoryError, TimeoutError) as exc:
             # Tried again later, with backoff, like any failed chunk.
-            reason = f"offline extractor: {type(exc).__name__}: {exc}".rstrip(": ")
+            reason = f"offline extractor: {error_line(exc)}"
             return [ExtractionFailed(reason) for _ in texts]
 
     async def close(self) -> None:

@@ -23,7 +23,7 @@ from tenacity import (
 )
 
 from kenning.config import EmbedderSettings
-from kenning.errors import EmbedderUnavailable
+from kenning.errors import EmbedderUnavailable, error_detail
 from kenning.workers.embedders import normalise, signature_for
 
 # A server that is down refuses (ConnectError); one killed mid-request resets the
@@ -100,7 +100,7 @@ class OllamaEmbedder:
         except _CONNECTION_ERRORS + (httpx.TimeoutException,) as exc:
             raise self._unreachable(exc) from None
         except ollama.ResponseError as exc:
-            raise EmbedderUnavailable(f"ollama error {exc.status_code}: {exc.error}") from None
+            raise EmbedderUnavailable(f"ollama error {exc.status_code}: {error_detail(str(exc.error))}") from None
         except ValueError as exc:
             raise self._misbehaving(exc) from None
 
@@ -139,7 +139,7 @@ class OllamaEmbedder:
                 raise EmbedderUnavailable(
                     f"ollama at {self.base_url} does not have model {self.model!r}; run `ollama pull {self.model}`"
                 ) from None
-            raise EmbedderUnavailable(f"ollama error {exc.status_code}: {exc.error}") from None
+            raise EmbedderUnavailable(f"ollama error {exc.status_code}: {error_detail(str(exc.error))}") from None
         except ValueError as exc:
             raise self._misbehaving(exc) from None
         return normalise(self._shaped(response.embeddings, len(texts)))
