@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -285,6 +286,19 @@ def test_the_root_and_pseudo_filesystems_are_refused_as_sources(tmp_path, path, 
     config.write_text(f'[[sources]]\nname = "x"\npath = "{path}"\n')
     with pytest.raises(ConfigError, match=f"sources\\[.x.\\]\\.path: .*{message}"):
         load_settings(config)
+
+
+def test_a_path_longer_than_the_system_opens_is_refused_without_quoting_it(tmp_path):
+    """A source of a megabyte-long path was taken, failed every sweep and put that
+    megabyte in every `ken status`; the error says how long it is, not what it says."""
+    config = tmp_path / "config.toml"
+    config.write_text(f'[[sources]]\nname = "x"\npath = "/tmp/{"p" * (1 << 20)}"\n')
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config)
+    assert str(refused.value) == (
+        f"{config}: sources['x'].path: is 1,048,581 bytes long; this system opens paths of at most"
+        f" {os.pathconf('/', 'PC_PATH_MAX') - 1:,}"
+    )
 
 
 def test_a_link_to_the_root_folder_is_refused_too(tmp_path):

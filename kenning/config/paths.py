@@ -73,8 +73,9 @@ def user_path(value: str | os.PathLike[str], base: Path | None = None) -> Path:
 
     Refused with ValueError, which the settings report as the key's error: an empty or
     blank path (it would quietly mean whichever directory the reader runs in, or a folder
-    named by spaces beside the config), and `~user` for a user this machine does not
-    know."""
+    named by spaces beside the config), `~user` for a user this machine does not know,
+    and a path longer than the system opens (PATH_MAX): a source of a megabyte-long path
+    was taken, failed every sweep, and put that megabyte in every `ken status`."""
     if not os.fspath(value).strip():
         raise ValueError("is empty; name a directory (a relative path is taken from the config file's directory)")
     try:
@@ -84,7 +85,11 @@ def user_path(value: str | os.PathLike[str], base: Path | None = None) -> Path:
         raise ValueError(f"{value}: no home directory is known for {user}") from None
     # abspath, not absolute(): `--config ../lib/config.toml` names the folder lib, not
     # other/../lib, and `data_dir = "../data"` is shown and cited without the "..".
-    return path.absolute() if base is None else Path(os.path.abspath(Path(base) / path))
+    path = path.absolute() if base is None else Path(os.path.abspath(Path(base) / path))
+    size, limit = len(os.fsencode(path)), os.pathconf("/", "PC_PATH_MAX")
+    if size >= limit:
+        raise ValueError(f"is {size:,} bytes long; this system opens paths of at most {limit - 1:,}")
+    return path
 
 
 def config_dir(config: Path) -> Path:
