@@ -126,3 +126,15 @@ def test_a_megabyte_error_from_ollama_is_cut_in_status_searches_and_the_log(libr
         status = _ken(library, "status")
         assert status.returncode == 0 and max(len(line) for line in status.stdout.splitlines()) <= MAX_ERROR_CHARS + 100
         assert max(len(line) for line in daemon.log().splitlines()) < MAX_ERROR_CHARS + 100
+
+
+def test_ken_doctor_shows_a_megabyte_config_error_cut(library):
+    notes = _notes(library)
+    library.configure([{"name": HUGE, "path": str(notes)}])
+    done = _ken(library, "doctor")
+    assert done.returncode == 1
+    [found] = [line for line in done.stdout.splitlines() if "config:" in line]
+    assert "sources['xxxx" in found and found.endswith(" characters]")
+    assert len(done.stdout) < 2 * MAX_ERROR_CHARS
+    checks = json.loads(_ken(library, "doctor", "--json").stdout)
+    assert max(len(check["found"]) for check in checks) <= MAX_ERROR_CHARS

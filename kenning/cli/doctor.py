@@ -27,7 +27,7 @@ from kenning.cli.app import Context, main, pass_context
 from kenning.cli.lifecycle import daemon_pid, moved_away, old_socket, still_runs
 from kenning.cli.status_view import ago, dimension_problem, megabytes
 from kenning.config.paths import cannot_create, not_yours, shared_by_all, socket_path_too_long
-from kenning.errors import ConfigError, DaemonNotRunning, KenningError, SocketNotYours
+from kenning.errors import ConfigError, DaemonNotRunning, KenningError, SocketNotYours, error_text
 from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
@@ -43,6 +43,11 @@ class Check:
     what: str
     found: str
     fix: str = ""
+
+    def __post_init__(self) -> None:
+        # What a check found may quote an error's whole text: a config naming a source
+        # with a megabyte made `ken doctor` print that megabyte, and `--json` hold it.
+        self.found = error_text(self.found)
 
 
 def run_checks(ctx: Context) -> list[Check]:
