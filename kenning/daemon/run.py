@@ -34,10 +34,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from kenning import logs
 from kenning.config import Settings
 from kenning.daemon.stalls import report_slow_steps
 from kenning.daemon.supervisor import Daemon
-from kenning import logs
 from kenning.errors import KenningError
 from kenning.heap import limit_arenas
 from kenning.workers.embedders import load_wordllama
