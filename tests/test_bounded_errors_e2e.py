@@ -138,3 +138,12 @@ def test_ken_doctor_shows_a_megabyte_config_error_cut(library):
     assert len(done.stdout) < 2 * MAX_ERROR_CHARS
     checks = json.loads(_ken(library, "doctor", "--json").stdout)
     assert max(len(check["found"]) for check in checks) <= MAX_ERROR_CHARS
+
+
+def test_removing_a_source_by_a_name_no_source_can_have_is_refused_before_asking(library):
+    library.configure([])
+    done = _ken(library, "sources", "remove", "y" * 100_000)
+    assert done.returncode == 1 and "Remove source" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("ken: no source is named 'yyy") and "cut from 100,000 characters" in line
+    assert len(line) < 400

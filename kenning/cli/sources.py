@@ -14,7 +14,7 @@ from kenning import api
 from kenning.cli.app import Context, json_option, main, pass_context, print_json
 from kenning.cli.follow import follow_removal, in_background, wait_until_searchable
 from kenning.cli.status_view import megabytes
-from kenning.errors import DaemonNotRunning, KenningError
+from kenning.errors import DaemonNotRunning, KenningError, error_text
 from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
@@ -202,7 +202,15 @@ def sources_remove(ctx: Context, name: str, yes: bool) -> None:
       ken sources remove old-archive --yes
     """
     from kenning.config import remove_source
+    from kenning.config.settings import SOURCE_NAME_PATTERN
 
+    if not re.fullmatch(SOURCE_NAME_PATTERN, name):
+        # No source was ever named so: asking to confirm its removal first quoted a
+        # pasted line back whole, control characters and all.
+        raise KenningError(
+            f"no source is named '{escaped(error_text(name, 100))}': a source's name is 1 to 64 letters, digits,"
+            " '.', '_' or '-', starting with a letter or digit (`ken sources list` names them)"
+        )
     if _kept_by_kenning(ctx, name):
         # The daemon refuses it and says how its items go: asking first would be asking
         # to confirm something that will not happen.
