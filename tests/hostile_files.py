@@ -170,6 +170,13 @@ def nested_html(path: Path, depth: int) -> Path:
     return path
 
 
+def html_comment_openers(path: Path, size: int, before: str = "", after: str = "") -> Path:
+    """`size` bytes of `<!-- a >`, comments opened and never closed, between `before` and
+    `after`: Python's html.parser sought each one's close to the end of the file."""
+    path.write_text(f"<html><body>{before}" + "<!-- a >" * (size // 8) + f"{after}</body></html>")
+    return path
+
+
 def gzip_bomb(path: Path, inflated: int, byte: bytes = b"a") -> Path:
     """A .gz of `inflated` repeated bytes."""
     deflated, checksum = _repeated_deflate(b"", byte, inflated)

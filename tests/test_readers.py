@@ -22,6 +22,7 @@ from tests.hostile_files import (
     docx_many_paragraphs,
     docx_whitespace_bomb,
     gzip_bomb,
+    html_comment_openers,
     pdf_reference_circle,
     pdf_reference_loop,
     pdf_tex_spacing,
@@ -609,6 +610,50 @@ def test_a_page_of_unclosed_title_tags_is_read_in_time_linear_in_its_length() ->
     started = time.monotonic()
     html_to_markdown("<title>" * 60_000)
     assert time.monotonic() - started < 5
+
+
+def _read_in_a_thread(path: Path) -> Future:
+    """read_file(path) in a daemon thread: a test waits on it with a bound, so that a
+    parse that runs for minutes fails the test rather than holding it to pytest's timeout."""
+    outcome: Future = Future()
+
+    def read() -> None:
+        try:
+            outcome.set_result(read_file(path))
+        except Exception as exc:  # the test reports it
+            outcome.set_exception(exc)
+
+    threading.Thread(target=read, daemon=True).start()
+    return outcome
+
+
+def test_a_page_of_comments_never_closed_is_read_in_time_and_to_where_they_open(tmp_path: Path) -> None:
+    """1 MB of `<!-- a >` took four minutes (html.parser sought each comment's close to the
+    end of the file, at each `<!--`), and a saved page failed at [limits] parse_timeout.
+    A comment still open at the end of the file runs to it, as browsers read it: the text
+    before it and between closed comments is read, what follows it is inside it."""
+    before = "<p>Zanzibar ledger</p><!-- a closed comment --><p>between comments</p>"
+    path = html_comment_openers(tmp_path / "openers.html", 1 << 20, before, after="<p>inside it</p>")
+    assert _read_in_a_thread(path).result(timeout=30).text == "Zanzibar ledger\n\nbetween comments"
+
+
+@pytest.mark.parametrize(
+    "unclosed",
+    ["<!-- a ", "<? a ", "<!x a ", "</x a ", "<a x", "<![CDATA[ a >", "<!DOCTYPE a "],
+)
+def test_markup_left_open_at_the_end_of_a_page_is_read_in_time(unclosed: str, tmp_path: Path) -> None:
+    """Each of these, repeated with no close after it, was retried at every `<`; `<a x`
+    is a tag whose attributes run to the end of the file (16 s for 50 KB before)."""
+    path = write(tmp_path / "open.html", "<p>Zanzibar ledger</p>" + unclosed * (400_000 // len(unclosed)))
+    assert _read_in_a_thread(path).result(timeout=30).text == "Zanzibar ledger"
+
+
+def test_a_marked_section_with_a_keyword_xml_does_not_know_is_a_bogus_comment(tmp_path: Path) -> None:
+    """`<![foo[` failed the page: html.parser read it as an SGML marked section and raised
+    AssertionError ("unknown status keyword 'foo' in marked section"). HTML reads any
+    `<![` as a comment that ends at the first `>`."""
+    path = write(tmp_path / "marked.html", "<p>quokka ledger</p><![foo[ x ]]><![ x><p>more</p><![CDATA[ y ]]><p>end</p>")
+    assert read_file(path).text == "quokka ledger\n\nmore\n\nend"
 
 
 @pytest.mark.parametrize(

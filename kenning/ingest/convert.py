@@ -66,6 +66,10 @@ HASH_BLOCK = 1 << 20
 # notes spoke from 2 January and 3 October 2025. A date in Han numerals ("二〇二五年九月十八日",
 # "二零二五年") and a fiscal year ("FY25 results", `fy25-results.md`, as the calendar year)
 # date a note; such notes spoke from their file's mtime.
+# And HTML read as browsers read its end (text.html._Converter): a comment, declaration or
+# tag still open at the end of a page runs to it, where its text up to the next `>` was
+# read and the rest after it; pages of such markup failed at parse_timeout, and `<![foo[`
+# failed the page.
 READER_VERSION = 14
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}

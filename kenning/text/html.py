@@ -33,7 +33,7 @@ def html_to_markdown(source: str) -> tuple[str, str]:
 
     Shared by HTML files and fetched pages, so both are chunked and cited alike.
     """
-    converter = html2text.HTML2Text()
+    converter = _Converter()
     converter.ignore_images = True
     converter.ignore_links = False
     converter.body_width = 0
@@ -44,6 +44,48 @@ def html_to_markdown(source: str) -> tuple[str, str]:
     text = converter.handle(source).replace("\r\n", "\n").replace("\r", "\n").strip("\n")
     title = " ".join(html.unescape(_title_element(source)).split())
     return text, title or first_h1(text)
+
+
+class _Converter(html2text.HTML2Text):
+    """html2text, with the end of the file read as HTML5 reads it.
+
+    Python's html.parser, until its fix for CVE-2025-6069, gives a comment,
+    declaration, processing instruction or tag still open at the end of the file one
+    character or up to the next `>` as text, and tries the next `<` again: each attempt
+    looks for its close to the end of the file, so 1 MB of `<!-- a >` took four minutes
+    and 4 MB passed [limits] parse_timeout. HTML5, browsers and Python's fixed parser
+    make such a construct run to the end of the file (a comment hides the rest; a tag
+    is dropped): one step, and the page reads as a browser shows it.
+    """
+
+    _at_end = False
+
+    def goahead(self, end: bool) -> None:
+        self._at_end = bool(end)
+        super().goahead(end)
+
+    def parse_comment(self, i: int, report: int = 1) -> int:
+        return self._or_to_end(super().parse_comment(i, report))
+
+    def parse_pi(self, i: int) -> int:
+        return self._or_to_end(super().parse_pi(i))
+
+    def parse_starttag(self, i: int) -> int:
+        return self._or_to_end(super().parse_starttag(i))
+
+    def parse_endtag(self, i: int) -> int:
+        return self._or_to_end(super().parse_endtag(i))
+
+    def parse_html_declaration(self, i: int) -> int:
+        if self.rawdata.startswith("<![", i):
+            # A marked section is XML's: in HTML `<![CDATA[` or `<![if` opens a bogus
+            # comment that ends at the first `>`. The parser's own reading of it raised
+            # AssertionError on a keyword it did not know (`<![foo[`), failing the file.
+            return self._or_to_end(self.parse_bogus_comment(i))
+        return self._or_to_end(super().parse_html_declaration(i))
+
+    def _or_to_end(self, end: int) -> int:
+        return len(self.rawdata) if end < 0 and self._at_end else end
 
 
 def _title_element(source: str) -> str:
