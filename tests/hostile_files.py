@@ -108,25 +108,32 @@ def pdf_tex_spacing(path: Path, lines: list[list[str]], size: float, gap: int = 
     return write_pdf(path, "\n".join(body).encode())
 
 
-def write_pdf(path: Path, content: bytes, stream_options: bytes = b"", media_box: bool = True) -> Path:
-    """A one-page PDF around a content stream, in Times-Roman (metrics every reader knows);
-    without `media_box`, its page has no size, which a PDF must give."""
-    size = b" /MediaBox [0 0 612 792]" if media_box else b""
+def write_pdf(
+    path: Path,
+    content: bytes,
+    stream_options: bytes = b"",
+    boxes: bytes = b"/MediaBox [0 0 612 792]",
+    more: tuple[bytes, ...] = (),
+) -> Path:
+    """A one-page PDF around a content stream, in Times-Roman (metrics every reader knows).
+    `boxes` are the page's size entries, which a PDF must give and may botch (`b""` for
+    none); `more` are objects after the fifth, for them to refer to."""
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R%s /Contents 4 0 R" % size + b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Type /Page /Parent 2 0 R %s /Contents 4 0 R" % boxes + b" /Resources << /Font << /F1 5 0 R >> >> >>",
         b"<< /Length %d%s >>\nstream\n" % (len(content), stream_options) + content + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman >>",
+        *more,
     ]
-    return _write_pdf_objects(path, objects)
+    return write_pdf_objects(path, objects)
 
 
 def pdf_reference_loop(path: Path) -> Path:
     """A PDF whose page tree is a reference to a reference to ... itself: pdfminer
     follows the circle for ever, in a file of a few hundred bytes."""
     objects = [b"<< /Type /Catalog /Pages 3 0 R >>", b"4 0 R", b"2 0 R", b"3 0 R"]
-    return _write_pdf_objects(path, objects)
+    return write_pdf_objects(path, objects)
 
 
 def pdf_reference_circle(path: Path, at: str) -> Path:
@@ -147,10 +154,10 @@ def pdf_reference_circle(path: Path, at: str) -> Path:
         b"8 0 R",
         b"6 0 R",
     ]
-    return _write_pdf_objects(path, objects, root=refs["root"])
+    return write_pdf_objects(path, objects, root=refs["root"])
 
 
-def _write_pdf_objects(path: Path, objects: list[bytes], root: bytes = b"1 0 R") -> Path:
+def write_pdf_objects(path: Path, objects: list[bytes], root: bytes = b"1 0 R") -> Path:
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, obj in enumerate(objects, start=1):

@@ -27,6 +27,7 @@ from tests.hostile_files import (
     pdf_reference_loop,
     pdf_tex_spacing,
     write_pdf,
+    write_pdf_objects,
 )
 
 
@@ -968,8 +969,49 @@ def test_a_pdf_whose_pages_give_no_size_is_read_as_letter_size(tmp_path: Path) -
     """A page must have a MediaBox (its own or its page tree's); viewers and pdfminer
     take US Letter where none is, and pdfplumber failed the file with `cannot read PDF:
     TypeError: 'NoneType' object is not iterable`."""
-    path = write_pdf(tmp_path / "sizeless.pdf", b"BT /F1 12 Tf 72 720 Td (okapis graze) Tj ET", media_box=False)
+    path = write_pdf(tmp_path / "sizeless.pdf", b"BT /F1 12 Tf 72 720 Td (okapis graze) Tj ET", boxes=b"")
     assert read_file(path).text == "okapis graze"
+
+
+@pytest.mark.parametrize(
+    ("boxes", "more"),
+    [
+        (b"/MediaBox [0 0 612]", ()),
+        (b"/MediaBox [0 0 a b]", ()),
+        (b"/MediaBox [0 0 (x) (y)]", ()),
+        (b"/MediaBox []", ()),
+        (b"/MediaBox 5", ()),
+        (b"/MediaBox << >>", ()),
+        (b"/MediaBox 6 0 R", (b"garbage",)),
+        (b"/MediaBox 6 0 R", ()),
+        (b"/MediaBox [0 0 612 6 0 R]", (b"(x)",)),
+        (b"/MediaBox [0 0 612 792] /CropBox [0 0 612]", ()),
+        (b"/MediaBox [0 0 612 792] /CropBox [0 0 a b]", ()),
+        (b"/MediaBox [0 0 612 792] /TrimBox [0 0 a b]", ()),
+    ],
+)
+def test_a_pdf_page_whose_size_is_malformed_is_read_as_letter_size(
+    boxes: bytes, more: tuple[bytes, ...], tmp_path: Path
+) -> None:
+    """A MediaBox that is not four numbers failed the whole file (`cannot read PDF:
+    IndexError: list index out of range`, `... not 'PSKeyword'`), as a missing one did:
+    it is read as US Letter, as viewers and pdfminer read it, and a malformed CropBox (or
+    trim, bleed or art box) as the MediaBox."""
+    path = write_pdf(tmp_path / "botched.pdf", b"BT /F1 12 Tf 72 720 Td (okapis graze) Tj ET", boxes=boxes, more=more)
+    assert read_file(path).text == "okapis graze"
+
+
+def test_a_malformed_size_a_page_inherits_is_read_as_letter_size(tmp_path: Path) -> None:
+    """A page takes its MediaBox from the page tree above it when it gives none."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 /MediaBox [0 0 a] >>",
+        b"<< /Type /Pages /Parent 2 0 R /Kids [4 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 3 0 R /Contents 5 0 R /Resources << /Font << /F1 6 0 R >> >> >>",
+        b"<< /Length 43 >>\nstream\nBT /F1 12 Tf 72 720 Td (okapis graze) Tj ET\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman >>",
+    ]
+    assert read_file(write_pdf_objects(tmp_path / "inherited.pdf", objects)).text == "okapis graze"
 
 
 def test_a_pdf_past_the_text_cap_is_refused(tmp_path: Path) -> None:

@@ -69,7 +69,8 @@ HASH_BLOCK = 1 << 20
 # And HTML read as browsers read its end (text.html._Converter): a comment, declaration or
 # tag still open at the end of a page runs to it, where its text up to the next `>` was
 # read and the rest after it; pages of such markup failed at parse_timeout, and `<![foo[`
-# failed the page.
+# failed the page. A PDF page with a malformed MediaBox or CropBox, failed before, is read
+# (pdf_text).
 READER_VERSION = 14
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}

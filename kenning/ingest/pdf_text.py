@@ -23,6 +23,8 @@ from kenning.ingest.readers import ReadResult
 WORD_GAP_RATIO = 0.15
 # The page size a viewer assumes when a PDF gives none, in points.
 _US_LETTER = [0, 0, 612, 792]
+# The boxes a page (or a node above it) gives, which pdfplumber reads as rectangles.
+_BOXES = ("MediaBox", "CropBox", "TrimBox", "BleedBox", "ArtBox")
 
 
 class _ReferenceCircle(ReaderError):
@@ -104,7 +106,7 @@ def _page_texts(data: bytes) -> Iterator[str]:
     # that failed to list would fail there a second time. The stream is ours and each
     # page is closed once read, so close() has nothing left to do.
     pdf = pdfplumber.open(io.BytesIO(data))
-    _default_media_box(pdf.doc)
+    _sound_page_boxes(pdf.doc)
     for page in pdf.pages:
         try:
             yield pdf_page_text(page)
@@ -114,16 +116,44 @@ def _page_texts(data: bytes) -> Iterator[str]:
             page.close()
 
 
-def _default_media_box(doc: PDFDocument) -> None:
-    """Give the page tree US Letter for a size where neither a page nor a node above it
-    gives one, as viewers and pdfminer do: a page must have a MediaBox, which it may
-    inherit, and pdfplumber failed on one without it (`TypeError: 'NoneType' object is
-    not iterable`) though its text reads as any other page's. Set on the tree's root,
-    which every page inherits from; pdfminer caches the objects it parsed, so the
-    pages it lists next find it there."""
+def _sound_page_boxes(doc: PDFDocument) -> None:
+    """Give every page a size pdfminer and pdfplumber can read, as viewers do.
+
+    A page must have a MediaBox, its own or one inherited from a node of the page tree
+    above it: four numbers. Where none is given, the tree's root gets US Letter, which
+    every page inherits. Where one is malformed (`[0 0 612]`, `[0 0 a b]`, a reference to
+    a string or to nothing), the node's is US Letter too, as pdfminer and pdf.js read it;
+    a malformed CropBox, TrimBox, BleedBox or ArtBox is dropped, which pdfplumber reads
+    as the MediaBox. Each failed the whole file (`IndexError`, `TypeError: 'PSKeyword'
+    object is not iterable`) though its text reads as any other page's. pdfminer caches
+    the objects it parsed, so the pages it lists next find the boxes set here.
+    """
     root = resolve1(doc.catalog.get("Pages"))
     if isinstance(root, dict):
         root.setdefault("MediaBox", _US_LETTER)
+    nodes, seen = [root], set()
+    while nodes:
+        node = nodes.pop()
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for name in _BOXES:
+            if name in node and not _is_rectangle(node[name]):
+                if name == "MediaBox":
+                    node[name] = _US_LETTER
+                else:
+                    del node[name]
+        kids = resolve1(node.get("Kids"))
+        if isinstance(kids, list):
+            nodes.extend(resolve1(kid) for kid in kids)
+
+
+def _is_rectangle(box: object) -> bool:
+    """Whether a box is four numbers, as a PDF must give it (each may be a reference)."""
+    corners = resolve1(box)
+    if not isinstance(corners, list) or len(corners) != 4:
+        return False
+    return all(isinstance(value, int | float) and not isinstance(value, bool) for value in map(resolve1, corners))
 
 
 def pdf_page_text(page: pdfplumber.page.Page) -> str:
