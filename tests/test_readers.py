@@ -803,6 +803,28 @@ def test_utf16_with_no_nul_at_all_is_read_as_written(tmp_path: Path, text: str, 
     assert read_file(path).text == text
 
 
+@pytest.mark.parametrize("bom", [False, True])
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Numbat survey notes from the Perth trip.\nSecond line of the field report.\n",
+        "Заметки о поездке в Пермь. Вторая строка отчёта.\n",
+        "会議の議事録。次の会議は月曜日の午前です。予算と日程を話し合います。",
+        "회의록입니다다음회의는월요일오전입니다예산과일정을논의합니다",
+    ],
+)
+def test_utf16_cut_short_by_a_byte_is_read_with_its_last_character_replaced(
+    tmp_path: Path, text: str, encoding: str, bom: bool
+) -> None:
+    """A file cut off after an odd number of bytes (a copy or download that stopped) ends
+    inside a character: it is read, that character replaced, as every decoder reads a
+    character cut short. UTF-16 with no NUL at all (a line of CJK) was refused as binary."""
+    data = ("\ufeff" if bom else "").encode(encoding) + text.encode(encoding) + b"\x21"
+    path = write(tmp_path / "cut.txt", data)
+    assert read_file(path).text == text + "\ufffd"
+
+
 @pytest.mark.parametrize("encoding", ["shift_jis", "gb2312", "euc-jp", "euc-kr", "big5"])
 def test_a_line_in_a_legacy_east_asian_encoding_is_not_taken_for_utf16(encoding: str) -> None:
     # It holds no NUL either, and Shift_JIS reads as UTF-16 ideographs, GB2312 as Hangul.

@@ -150,8 +150,9 @@ def decode_text(data: bytes) -> str:
     Cyrillic or CJK text has them only in its spaces, digits and line ends, and is kept
     only if it reads as the text of one or two scripts (`_non_latin_utf16`). Any other
     NUL-bearing data is binary. Such text with no space, digit or line end has no NUL at
-    all (a line of Japanese): bytes of even length that are no UTF-8 are read as it when
-    they pass the same test, and failed as binary before. A byte that is not part of UTF-8 is read as Windows-1252,
+    all (a line of Japanese): bytes that are no UTF-8 are read as it when they pass the
+    same test, and failed as binary before. Of an odd count (a file cut short), the last
+    byte is read as U+FFFD, as a character cut short is in any encoding. A byte that is not part of UTF-8 is read as Windows-1252,
     the usual legacy encoding, else latin-1, which maps every byte; so the share of
     control characters is what tells text from noise.
     """
@@ -171,7 +172,9 @@ def decode_text(data: bytes) -> str:
         text = data.decode(encoding, errors="replace")
     else:
         text = _decode_legacy(data)
-    if _mostly_controls(text[:_SNIFF_BYTES]):
+    # A character cut short at the end of a file (UTF-16 of an odd byte count) is one
+    # U+FFFD, no sign of binary: counted, it refused a short note cut so.
+    if _mostly_controls(text[:_SNIFF_BYTES].removesuffix("\ufffd")):
         raise ReaderError("binary content (control characters), not text")
     return _line_breaks(text)
 
@@ -221,7 +224,7 @@ def _utf16_without_nuls(data: bytes) -> str | None:
     as UTF-16 of one or two scripts (`_non_latin_utf16`): Shift_JIS as ideographs, GB2312
     as Hangul. Those come out as characters the region's everyday character sets mostly
     lack (`_everyday_east_asian`), which the text of a person rarely does."""
-    if len(data) % 2 or _utf8_text(data[:_SNIFF_BYTES]):
+    if _utf8_text(data[:_SNIFF_BYTES]):
         return None
     sample = data[:_SNIFF_BYTES]
     return next(
