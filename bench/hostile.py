@@ -15,10 +15,15 @@ Three parts, each with its baseline in the same run:
    ones: peak RSS of the daemon and its workers, the slowest `status` answer while it
    ingests, and whether every ordinary file was indexed. Target: peak RSS < 1 GB,
    daemon up throughout.
+4. HTML whose markup is left open at the end of the file (comments opened and never
+   closed, a tag whose attributes run to the end), and an ordinary page of the same
+   size: each converted by html2text on Python's own parser (baseline, what kenning ran
+   before) and by kenning's `html_to_markdown`, each in a fresh process, timed inside it.
 
     .venv/bin/python bench/hostile.py                 # everything (~3 min on 2 cores)
     .venv/bin/python bench/hostile.py --parts 2       # only the overhead part
     .venv/bin/python bench/hostile.py --timeout 30    # give up on an unbounded parse sooner
+    .venv/bin/python bench/hostile.py --parts 4 --html-sizes 1 4   # open markup at 1 and 4 MB
 
 MB here is 2**20 bytes (the limits are set in MiB). Progress goes to stderr.
 """
@@ -37,6 +42,7 @@ import time
 from pathlib import Path
 
 import docx
+import html2text
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,11 +52,13 @@ from kenning.client import Client  # noqa: E402
 from kenning.ingest.convert import ConvertLimits, convert_file  # noqa: E402
 from kenning.ingest.parse_pool import ParsePool  # noqa: E402
 from kenning.ingest.readers import ReadLimits  # noqa: E402
+from kenning.text.html import html_to_markdown  # noqa: E402
 from tests.helpers import make_pdf  # noqa: E402
 from tests.hostile_files import (  # noqa: E402
     docx_many_paragraphs,
     docx_whitespace_bomb,
     gzip_bomb,
+    html_comment_openers,
     nested_html,
     pdf_stream_bomb,
 )
@@ -110,9 +118,31 @@ def in_pool(path: Path) -> str:
 WAYS = {"unbounded": unbounded, "caps only": caps_only, "pool": in_pool}
 
 
+def stdlib_parser(path: Path) -> str:
+    """html2text as kenning configures it, on Python's html.parser as it is."""
+    converter = html2text.HTML2Text()
+    converter.ignore_images = True
+    converter.body_width = 0
+    converter.unicode_snob = True
+    source = path.read_text()
+    started = time.process_time()
+    text = converter.handle(source)
+    return f"{time.process_time() - started:.3f} s, {len(text)} chars"
+
+
+def kenning_html(path: Path) -> str:
+    source = path.read_text()
+    started = time.process_time()
+    text = html_to_markdown(source)[0]
+    return f"{time.process_time() - started:.3f} s, {len(text)} chars"
+
+
+HTML_WAYS = {"stdlib parser": stdlib_parser, "kenning": kenning_html}
+
+
 def one(way: str, path: Path) -> None:
     try:
-        outcome = WAYS[way](path)
+        outcome = {**WAYS, **HTML_WAYS}[way](path)
     except Exception as exc:  # the outcome is the figure, whatever it is
         outcome = f"{type(exc).__name__}: {' '.join(str(exc).split())[:70]}"
     print(outcome, flush=True)
@@ -341,9 +371,47 @@ def run_daemon(work: Path, folder: Path, ordinary: int, tree: Path, deadline: fl
     )
 
 
+# --- part 4: markup left open at the end of an HTML page -------------------------------
+
+
+def open_markup_pages(folder: Path, size: int) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    mb = f"{size / MiB:.3g}mb"
+    before = "<p>Text before the open markup.</p>"
+    tag = folder / f"open-tag-{mb}.html"
+    tag.write_text(f"<html><body>{before}" + "<a x" * (size // 4))
+    ordinary = folder / f"ordinary-{mb}.html"
+    paragraph = "<p>" + " ".join(["ordinary words of a page"] * 8) + "</p><!-- a closed comment -->\n"
+    ordinary.write_text("<html><body>" + paragraph * (size // len(paragraph)) + "</body></html>")
+    return [html_comment_openers(folder / f"open-comments-{mb}.html", size, before), tag, ordinary]
+
+
+def part_open_markup(work: Path, sizes: list[float], timeout: float) -> None:
+    log("part 4: HTML with markup left open")
+    print("\n4. HTML with markup left open at the end of the file (CPU seconds inside a fresh process)\n")
+    print(f"{'file':<26}{'size':>9}  {'stdlib parser':<30}{'kenning':<26}{'ratio':>8}  (stdlib / kenning)")
+    for size in sizes:
+        for path in open_markup_pages(work / "open-markup", int(size * MiB)):
+            outcomes = []
+            for way in HTML_WAYS:
+                log(f"  {path.name}: {way}")
+                outcome = measure(way, path, timeout)[2]
+                outcomes.append(f">{timeout:.0f} s (killed)" if outcome.startswith("still running") else outcome)
+            seconds = [float(outcome.split(" s,")[0]) if " s," in outcome else None for outcome in outcomes]
+            if seconds[1] is None:
+                ratio = "-"
+            elif seconds[0] is None:
+                ratio = f">{timeout / max(seconds[1], 0.01):.0f}"
+            else:
+                ratio = f"{seconds[0] / max(seconds[1], 0.01):.1f}"
+            kb = f"{path.stat().st_size / 1024:.0f} KB"
+            print(f"{path.name:<26}{kb:>9}  {outcomes[0][:28]:<30}{outcomes[1][:24]:<26}{ratio:>8}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="123", help="which parts to run, e.g. 13")
+    parser.add_argument("--parts", default="1234", help="which parts to run, e.g. 13")
+    parser.add_argument("--html-sizes", type=float, nargs="+", default=[1.0, 4.0], help="part 4's page sizes in MB")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds before an unbounded parse is killed")
     parser.add_argument("--work", type=Path, help="keep the generated files here")
     parser.add_argument("--baseline", type=Path, help="part 3 also runs the daemon from this checkout (e.g. `git worktree add`)")
@@ -361,6 +429,8 @@ def main() -> None:
             part_overhead(work)
         if "3" in args.parts:
             part_daemon(work, args.baseline, args.deadline)
+        if "4" in args.parts:
+            part_open_markup(work, args.html_sizes, args.timeout)
 
 
 if __name__ == "__main__":

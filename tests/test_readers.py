@@ -629,7 +629,7 @@ def _read_in_a_thread(path: Path) -> Future:
 
 
 def test_a_page_of_comments_never_closed_is_read_in_time_and_to_where_they_open(tmp_path: Path) -> None:
-    """1 MB of `<!-- a >` took four minutes (html.parser sought each comment's close to the
+    """1 MB of `<!-- a >` ran for minutes (html.parser sought each comment's close to the
     end of the file, at each `<!--`), and a saved page failed at [limits] parse_timeout.
     A comment still open at the end of the file runs to it, as browsers read it: the text
     before it and between closed comments is read, what follows it is inside it."""
