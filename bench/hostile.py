@@ -1,6 +1,6 @@
 """Hostile files: what each way of parsing costs, and the daemon on a folder of them.
 
-Three parts, each with its baseline in the same run:
+Four parts, each with its baseline in the same run:
 
 1. Each hostile file (the issue's sizes: a 1 MB DOCX of 1 GiB of spaces, a 408 KB PDF
    whose stream inflates to 400 MB, a DOCX of 2M paragraphs, a nested HTML, a gzip bomb)
@@ -20,7 +20,7 @@ Three parts, each with its baseline in the same run:
    size: each converted by html2text on Python's own parser (baseline, what kenning ran
    before) and by kenning's `html_to_markdown`, each in a fresh process, timed inside it.
 
-    .venv/bin/python bench/hostile.py                 # everything (~3 min on 2 cores)
+    .venv/bin/python bench/hostile.py                 # everything (~12 min on 2 cores, part 4 most of it)
     .venv/bin/python bench/hostile.py --parts 2       # only the overhead part
     .venv/bin/python bench/hostile.py --timeout 30    # give up on an unbounded parse sooner
     .venv/bin/python bench/hostile.py --parts 4 --html-sizes 1 4   # open markup at 1 and 4 MB
