@@ -175,6 +175,32 @@ def _daemon_in_foreground(library) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+def test_a_start_on_a_full_disk_is_one_line_saying_so_and_the_next_start_on_room_goes_on(library, tmp_path, mount):
+    """A daemon stopped, its disk filled, started again: the pid it writes into its lock
+    file (emptied at the stop) found no room, and the start was a traceback, which
+    `ken start` showed cut short by the full disk. A real tmpfs, as the lock's own write
+    is what fails."""
+    library.data_dir.mkdir(mode=0o700)
+    mount("-t", "tmpfs", "-o", "size=4m,mode=0700", "kenning-test", library.data_dir)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("Kestrels nest here.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    assert daemon.stop() == 0
+    filler = library.data_dir / "filler"
+    with open(filler, "wb") as out, pytest.raises(OSError):
+        while True:
+            out.write(b"\0" * 65536)
+            out.flush()
+    result = _daemon_in_foreground(library)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert f"the disk holding {library.data_dir} is full" in result.stderr.splitlines()[-1]
+    filler.unlink()
+    assert library.daemon().search("kestrels")  # nothing was lost
+
+
 def test_a_read_only_database_at_start_is_one_line_naming_it(library, kestrels):
     _kestrels_indexed_and_stopped(library, kestrels)
     database = library.data_dir / "kenning.db"

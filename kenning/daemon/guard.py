@@ -7,6 +7,7 @@ and replaced only when nothing answers on it.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import logging
 import os
@@ -101,8 +102,22 @@ class DataDirLock:
             raise DaemonAlreadyRunning(
                 f"another kenning daemon (pid {holder}) is already using {self.path.parent}"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError as exc:
+            # The first write of a start: on a full disk the lock file, emptied when the
+            # last daemon stopped, has no room for its pid, and this was a traceback.
+            os.close(fd)
+            if exc.errno == errno.ENOSPC:
+                raise KenningError(
+                    f"the disk holding {self.path.parent} is full: free some space and start again;"
+                    " nothing indexed is lost"
+                ) from None
+            raise KenningError(
+                f"cannot write {self.path}: {exc.strerror or exc}; the data directory must be writable"
+                " (or set [daemon] data_dir elsewhere)"
+            ) from None
         self._fd = fd
 
     def held(self) -> bool:
