@@ -1036,6 +1036,19 @@ def test_a_malformed_size_a_page_inherits_is_read_as_letter_size(tmp_path: Path)
     assert read_file(write_pdf_objects(tmp_path / "inherited.pdf", objects)).text == "okapis graze"
 
 
+def test_a_page_tree_whose_kids_lead_back_up_it_is_read_once(tmp_path: Path) -> None:
+    """The boxes are checked node by node down the tree before pdfminer lists its pages:
+    a node listing itself among its kids is looked at once, as pdfminer does."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R 2 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 a] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length 43 >>\nstream\nBT /F1 12 Tf 72 720 Td (okapis graze) Tj ET\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman >>",
+    ]
+    assert read_file(write_pdf_objects(tmp_path / "looped.pdf", objects)).text == "okapis graze"
+
+
 def test_a_pdf_past_the_text_cap_is_refused(tmp_path: Path) -> None:
     path = make_pdf(tmp_path / "long.pdf", [[f"page {n} line {i} of words" for i in range(40)] for n in range(5)])
     assert read_file(path).page_starts

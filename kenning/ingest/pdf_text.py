@@ -131,12 +131,16 @@ def _sound_page_boxes(doc: PDFDocument) -> None:
     root = resolve1(doc.catalog.get("Pages"))
     if isinstance(root, dict):
         root.setdefault("MediaBox", _US_LETTER)
-    nodes, seen = [root], set()
+    # A node is known by its object number where it has one, so a tree whose kids lead
+    # back up it is walked once.
+    nodes, seen = [doc.catalog.get("Pages")], set()
     while nodes:
-        node = nodes.pop()
-        if not isinstance(node, dict) or id(node) in seen:
+        item = nodes.pop()
+        key = ("ref", item.objid) if isinstance(item, PDFObjRef) else ("direct", id(item))
+        node = resolve1(item)
+        if key in seen or not isinstance(node, dict):
             continue
-        seen.add(id(node))
+        seen.add(key)
         for name in _BOXES:
             if name in node and not _is_rectangle(node[name]):
                 if name == "MediaBox":
@@ -145,7 +149,7 @@ def _sound_page_boxes(doc: PDFDocument) -> None:
                     del node[name]
         kids = resolve1(node.get("Kids"))
         if isinstance(kids, list):
-            nodes.extend(resolve1(kid) for kid in kids)
+            nodes.extend(kids)
 
 
 def _is_rectangle(box: object) -> bool:
