@@ -12,18 +12,39 @@ import pytest
 from click.testing import CliRunner
 
 from kenning.cli import main
-from kenning.config import SourceSettings, add_source, config_path, load_settings
+from kenning.config import Settings, SourceSettings, add_source, config_path, load_settings
 from kenning.config.locate import Locations, locate
 from kenning.errors import ConfigError
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def test_the_example_config_loads():
-    settings = load_settings(REPO / "config.example.toml")
+def test_the_example_config_states_every_setting_at_its_default(isolated_home, monkeypatch):
+    # Its header says so; a user copies it and expects nothing to move. The data
+    # directory's default follows XDG_DATA_HOME, so a value written out in the example
+    # moved the library of anyone who sets it (and every macOS user's).
+    monkeypatch.setenv("XDG_DATA_HOME", str(isolated_home / "elsewhere"))
+    example = REPO / "config.example.toml"
+    settings = load_settings(example)
     assert [s.name for s in settings.sources] == ["notes"]
-    assert settings.chunking.target_chars == 1200
-    assert settings.mcp.allow_writes is False
+    assert settings.model_copy(update={"sources": ()}) == Settings()
+    text = example.read_text()
+    for table, model in Settings.model_fields.items():
+        keys = SourceSettings.model_fields if table == "sources" else model.annotation.model_fields
+        for key in keys:
+            assert re.search(rf"^#? ?{key} = ", text, re.M), f"[{table}] {key} is not in the example"
+
+
+def test_a_daemon_runs_on_the_example_config(library, isolated_home):
+    notes = isolated_home / "notes"
+    notes.mkdir()
+    (notes / "owls.md").write_text("# Owls\n\nBarn owls hunt voles at night.\n")
+    library.config.write_text((REPO / "config.example.toml").read_text())
+    library.data_dir = isolated_home / ".local" / "share" / "kenning"
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    assert [hit["path"] for hit in daemon.search("voles")] == [str(notes / "owls.md")]
+    assert daemon.call("reload")["restart_needed"] == []
 
 
 def test_a_missing_file_means_defaults_with_no_sources(tmp_path, isolated_home):
