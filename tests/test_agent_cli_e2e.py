@@ -82,7 +82,7 @@ def test_memory_commands_refuse_a_duplicate_with_status_1(library):
         library, "memory", "add", "--title", "Billing migration timing", "--kind", "gotcha",
         "--body", "Never run the billing migration during the nightly invoice batch!",
     )  # fmt: skip
-    assert twin.returncode == 1 and twin.stdout.startswith(first["id"]) and "not stored" in twin.stdout
+    assert twin.returncode == 1 and twin.stdout.startswith(f"not stored: capsule {first['id']} ")
     recalled = ken_json(library, "memory", "recall", "when can I run the billing migration")
     assert [hit["capsule"]["id"] for hit in recalled["capsules"]] == [first["id"]]
     assert first["id"] in ken(library, "memory", "list").stdout
@@ -92,6 +92,8 @@ def test_memory_commands_refuse_a_duplicate_with_status_1(library):
     assert "agent: 1 capsule" in ken(library, "status").stdout
     assert ken(library, "memory", "forget", first["id"]).returncode == 0
     assert ken_json(library, "memory", "list")["total"] == 0
+    other = ken(library, "memory", "add", "--title", "Deploy day", "--body", "Deploys go out on Tuesdays.")
+    assert other.returncode == 0 and other.stdout.startswith("stored as m-") and other.stdout.count("m-") == 1
 
 
 def test_sources_remove_refuses_kennings_own_sources_and_keeps_what_they_hold(library):

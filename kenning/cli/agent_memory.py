@@ -104,7 +104,8 @@ def memory_add(
     if as_json:
         print_json(result)
     else:
-        click.echo(f"{result.id}: {result.message}")
+        # Each message names the capsule: "stored as m-…", "not stored: capsule m-… says …".
+        click.echo(result.message)
     if result.status == "refused":
         sys.exit(1)
 
