@@ -258,3 +258,41 @@ async def test_a_daemon_stopped_while_it_saves_a_page_says_the_page_may_be_saved
     [text] = told
     assert "closed the connection without answering 'urls.add'" in text, text
     assert "may have done it before it stopped: get(uri=...) with the url shows the page once it is stored" in text
+
+
+async def test_an_agent_that_cancels_its_page_calls_stops_the_daemon_fetching_them(library, http_server):
+    """A host's `notifications/cancelled` closed `ken mcp`'s connection to the daemon, but
+    the daemon fetched, read and stored the page all the same: four cancelled slow pages
+    held the daemon's four fetch workers until their hosts answered, the next page
+    waited behind them, and the pages the agent had given up on were stored."""
+    import anyio
+
+    release = threading.Event()
+
+    def held(handler: Handler) -> None:
+        release.wait(120)
+        handler.reply(200, "text/html; charset=utf-8", PAGE.format(word="grunion").encode())
+
+    for n in range(4):
+        http_server.routes[f"/held{n}"] = held
+    http_server.routes["/ready"] = page("sculpin")
+    library.configure([], CONFIG.replace("timeout = 20", "timeout = 120"))
+    daemon = library.daemon()
+    try:
+        async with ken_mcp(library.config, library.root / "mcp.log") as client:
+            async with anyio.create_task_group() as calls:
+                for n in range(4):
+                    calls.start_soon(client.call_tool, "add_url", {"url": f"{http_server.base}/held{n}"})
+                # The daemon's four fetch workers each hold a page.
+                with anyio.fail_after(30):
+                    while sum(path.startswith("/held") for path in http_server.paths) < 4:
+                        await anyio.sleep(0.1)
+                calls.cancel_scope.cancel()
+            with anyio.fail_after(30):
+                added = data(await client.call_tool("add_url", {"url": f"{http_server.base}/ready"}))
+    finally:
+        release.set()
+    assert added["title"] == "Tide tables"
+    assert daemon.log().count("method urls.add: its client went before the answer; stopped it") == 4
+    assert daemon.search("grunion") == []
+    assert daemon.call("status")["library"]["documents"] == 1

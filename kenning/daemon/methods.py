@@ -6,6 +6,8 @@ the Library's (kenning/service/library.py), so the MCP server and `ken` see the 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kenning.daemon.protocol import (
     AddTextParams,
     ArchiveAddParams,
@@ -37,6 +39,18 @@ from kenning.service.library import Library
 from kenning.service.memory import NewCapsule
 
 
+# Stopped when their client goes before the answer (hangup.py): the reads, whose answer
+# no one will read, and pages, stored in one write after a fetch and a reading that may
+# each take minutes and hold a worker other pages wait for. Other writes run to their end.
+STOPPED_ON_HANGUP = frozenset(
+    {
+        "search", "status", "sources.list", "documents.get", "documents.read", "entities", "memory.recall",
+        "memory.show", "memory.list", "archive.recall", "archive.list", "ledger.render", "ledger.list",
+        "context.pack", "urls.add", "urls.refresh",
+    }
+)  # fmt: skip
+
+
 def _text_fields(fields: dict[str, str | int | float] | None) -> dict[str, str] | None:
     return None if fields is None else {name: str(value) for name, value in fields.items()}
 
@@ -63,7 +77,7 @@ def build_methods(library: Library) -> dict[str, Method]:
         )
         return await library.add_text(document)
 
-    return {
+    methods = {
         "search": Method(SearchParams, search),
         "status": Method(NoParams, lambda _: library.status()),
         "sources.list": Method(NoParams, lambda _: library.sources_list()),
@@ -108,3 +122,4 @@ def build_methods(library: Library) -> dict[str, Method]:
             ContextPackParams, lambda p: library.context_pack(p.task, p.budget, p.source, p.namespace, p.kind)
         ),
     }
+    return {name: replace(method, stops_on_hangup=name in STOPPED_ON_HANGUP) for name, method in methods.items()}

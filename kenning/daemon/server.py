@@ -5,7 +5,9 @@ malformed input gets a JSON-RPC error and the connection stays usable, an oversi
 line included: its rest is skipped up to the next newline. Idle connections and lines
 left half-sent are closed (kenning/daemon/framing.py), and so are connections whose
 client stops reading its answer. At stop() a connection with no request under way is
-closed at once; one with a request in flight is given the drain time to answer it.
+closed at once; one with a request in flight is given the drain time to answer it. A
+method marked `stops_on_hangup` is cancelled when its client goes before its answer
+(kenning/daemon/hangup.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import asyncio
 import logging
 import os
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -35,6 +37,7 @@ from kenning.daemon.framing import (
     valid_id,
 )
 from kenning.daemon.guard import replaced
+from kenning.daemon.hangup import HangupReader, gone
 from kenning.errors import MAX_ERROR_CHARS, ConfigError, InvalidRequest, KenningError, NotFound, error_line
 from kenning.store.database import unwritable
 
@@ -49,6 +52,8 @@ NAME_CHARS = 64
 
 
 Notify = Callable[[dict], None]
+# Returns once the request's client has gone (hangup.gone).
+Gone = Callable[[], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,10 @@ class Method:
     # The handler also takes a callback that hears each stage the request reaches; a
     # client that sets `progress` in its params is told them (docs/protocol.md).
     reports: bool = False
+    # Cancelled when its client goes before it is answered: a method that only reads, or
+    # one whose change is made in one write at its end, so that stopping it anywhere
+    # leaves either all of its change or none.
+    stops_on_hangup: bool = False
 
 
 def _unheard(stage: str) -> None:
@@ -66,6 +75,10 @@ def _unheard(stage: str) -> None:
 
 class Unread(Exception):
     """The client did not take its answer within idle_seconds."""
+
+
+class _ClientGone(Exception):
+    """The client went before its request was answered, which was then stopped."""
 
 
 def _name(part: str | int) -> str:
@@ -123,8 +136,11 @@ class RpcServer:
         os.chmod(self.path, 0o600)
         info = os.lstat(self.path)
         self._bound = (info.st_dev, info.st_ino)
-        self._server = await asyncio.start_unix_server(
-            self._serve, sock=listener, limit=CHUNK_BYTES, backlog=protocol.ACCEPTS_PER_TURN
+        # asyncio.start_unix_server, with a reader that says when its client's input ends.
+        self._server = await asyncio.get_running_loop().create_unix_server(
+            lambda: asyncio.StreamReaderProtocol(HangupReader(CHUNK_BYTES), self._serve),
+            sock=listener,
+            backlog=protocol.ACCEPTS_PER_TURN,
         )
         listener.listen(protocol.LISTEN_BACKLOG)
         log.info("listening on %s", self.path)
@@ -164,7 +180,7 @@ class RpcServer:
         if self._bound == (info.st_dev, info.st_ino):
             self.path.unlink(missing_ok=True)
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve(self, reader: HangupReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         if len(self._connections) >= protocol.MAX_CONNECTIONS:
@@ -194,7 +210,7 @@ class RpcServer:
                     continue
                 self._handling.add(task)
                 try:
-                    await self._handle(lines, line, writer)
+                    await self._handle(lines, line, writer, partial(gone, reader, writer.get_extra_info("socket")))
                 finally:
                     self._handling.discard(task)
         except (ConnectionResetError, BrokenPipeError):
@@ -219,8 +235,10 @@ class RpcServer:
             self._connections.discard(task)
             writer.close()
 
-    async def _handle(self, lines: LineReader, line: bytes | bytearray, writer: asyncio.StreamWriter) -> None:
-        """Answer one request line (none for a notification)."""
+    async def _handle(
+        self, lines: LineReader, line: bytes | bytearray, writer: asyncio.StreamWriter, client_gone: Gone
+    ) -> None:
+        """Answer one request line (none for a notification, nor for a client gone)."""
         notify = partial(self._notify, writer)
         if len(line) > protocol.LARGE_REQUEST_BYTES:
             # While it waits its turn the line stays charged to the line budget, so forty
@@ -228,9 +246,9 @@ class RpcServer:
             # whole (1.8 GB) in the queue for a turn.
             async with self._large_requests:
                 lines.release_line()
-                response = await self.handle_line(line, notify)
+                response = await self.handle_line(line, notify, client_gone)
         else:
-            response = await self.handle_line(line, notify)
+            response = await self.handle_line(line, notify, client_gone)
         if response is not None:
             await self._send(writer, response)
 
@@ -265,9 +283,12 @@ class RpcServer:
         if not writer.transport.is_closing():
             writer.write(msgspec.json.encode(message) + b"\n")
 
-    async def handle_line(self, line: bytes | bytearray, notify: Notify | None = None) -> dict | None:
+    async def handle_line(
+        self, line: bytes | bytearray, notify: Notify | None = None, client_gone: Gone | None = None
+    ) -> dict | None:
         """`notify` writes a notification on the request's connection, for a method
-        that reports its progress."""
+        that reports its progress; `client_gone` returns once the request's client has
+        gone, which stops a method that `stops_on_hangup` and leaves it unanswered."""
         try:
             if len(line) > LARGE_LINE_BYTES:
                 # An agent's whole document: megabytes of JSON are decoded off the loop.
@@ -289,12 +310,17 @@ class RpcServer:
             )
         large = len(line) > LARGE_LINE_BYTES
         if "id" not in request:
-            notify = None  # a notification is not answered, nor told how it goes
-        response = await self._dispatch(request_id, request["method"], request.get("params", {}), large, notify)
+            # A notification is not answered, nor told how it goes; its client need not stay.
+            notify = client_gone = None
+        response = await self._dispatch(
+            request_id, request["method"], request.get("params", {}), large, notify, client_gone
+        )
         # A request without an id is a notification: it runs, and nothing is sent back.
         return response if "id" in request else None
 
-    async def _dispatch(self, request_id: Any, name: str, raw_params: Any, large: bool, notify: Notify | None) -> dict:
+    async def _dispatch(
+        self, request_id: Any, name: str, raw_params: Any, large: bool, notify: Notify | None, client_gone: Gone | None
+    ) -> dict | None:
         """`large`: params from a line over LARGE_LINE_BYTES, walked and validated off the
         loop as they were decoded: a `kind` named 300,000 times held it 0.12 s."""
         method = self.methods.get(name)
@@ -323,13 +349,15 @@ class RpcServer:
             many = exc.error_count() > DESCRIBED_ERRORS
             message = await asyncio.to_thread(_describe, exc) if many else _describe(exc)
             return protocol.error_response(request_id, protocol.INVALID_PARAMS, message)
+        work = self._run(method, params, request_id, notify)
         try:
-            if not method.reports:
-                result = await method.handler(params)
-            elif notify is not None and getattr(params, "progress", False):
-                result = await self._reporting(method, params, request_id, notify)
+            if client_gone is not None and method.stops_on_hangup:
+                result = await _unless_gone(work, client_gone)
             else:
-                result = await method.handler(params, _unheard)
+                result = await work
+        except _ClientGone:
+            log.info("method %s: its client went before the answer; stopped it", name)
+            return None
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is None or task.cancelling():
@@ -363,6 +391,13 @@ class RpcServer:
             )
         return protocol.result_response(request_id, result)
 
+    async def _run(self, method: Method, params: BaseModel, request_id: Any, notify: Notify | None) -> Any:
+        if not method.reports:
+            return await method.handler(params)
+        if notify is not None and getattr(params, "progress", False):
+            return await self._reporting(method, params, request_id, notify)
+        return await method.handler(params, _unheard)
+
     async def _reporting(self, method: Method, params: BaseModel, request_id: Any, notify: Notify) -> Any:
         """The handler's answer; meanwhile each stage it reaches is told, and the latest
         told again every PROGRESS_SECONDS, so a client can tell a request waiting its turn
@@ -384,3 +419,23 @@ class RpcServer:
             return await method.handler(params, report)
         finally:
             ticker.cancel()
+
+
+async def _unless_gone(work: Coroutine[Any, Any, Any], client_gone: Gone) -> Any:
+    """`work`'s result, or _ClientGone once `work` has been cancelled and has ended because
+    its client went first. Cancelled itself (stop()), it cancels `work` and waits for it
+    to end, as `work` ran in its place before."""
+    task = asyncio.ensure_future(work)
+    watch = asyncio.ensure_future(client_gone())
+    try:
+        await asyncio.wait((task, watch), return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            raise _ClientGone
+        return task.result()
+    finally:
+        watch.cancel()
+        if not task.done():
+            task.cancel()
+            # Its own unwinding first (a fetch worker replaced, a write seen to its end);
+            # what it ends with has no one to go to.
+            await asyncio.gather(task, return_exceptions=True)
