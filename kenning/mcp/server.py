@@ -126,13 +126,17 @@ def _strict_arguments(server: MCPServer) -> None:
     (FuncMetadata reads its model anew on each call), and its published schema says so
     (`additionalProperties: false`). The SDK lists its Tool objects only through the
     server's private tool manager; `mcp` is pinned below 3 and tests/test_mcp_e2e.py
-    fails if that changes."""
+    fails if that changes.
+
+    A strict model is built at its tool's first call, and its schema is the SDK's with
+    that one key added, which is what it generates: built here and its schema generated
+    again, every tool's arguments were worked through twice before `initialize` was
+    answered."""
     for tool in server._tool_manager.list_tools():
         model = tool.fn_metadata.arg_model
-        config = ConfigDict({**model.model_config, "extra": "forbid", "strict": True})
-        strict = type(model.__name__, (model,), {"model_config": config})
-        tool.fn_metadata.arg_model = strict
-        tool.parameters = strict.model_json_schema(by_alias=True)
+        config = ConfigDict({**model.model_config, "extra": "forbid", "strict": True, "defer_build": True})
+        tool.fn_metadata.arg_model = type(model.__name__, (model,), {"model_config": config})
+        tool.parameters = {**tool.parameters, "additionalProperties": False}
 
 
 # A UTF-16 surrogate escape ("\ud83d"): half of a pair, which alone is no character.
