@@ -56,3 +56,23 @@ def test_the_daemon_starts_without_the_libraries_it_does_not_run(tmp_path: Path)
         [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_ken_mcp_reads_its_config_and_builds_its_server_without_the_config_editor(tmp_path: Path) -> None:
+    # tomlkit, which only `ken sources add` and `remove` use, was most of what loading the
+    # settings cost `ken mcp` (bench/mcp_start.py) and every daemon start.
+    config = tmp_path / "config.toml"
+    config.write_text(f'[daemon]\ndata_dir = "{tmp_path / "data"}"\n')
+    script = (
+        "from pathlib import Path\n"
+        "from kenning.config import load_settings\n"
+        "from kenning.mcp.server import build_server\n"
+        "from tests.loaded_modules import loaded\n"
+        f"build_server(load_settings(Path({str(config)!r})))\n"
+        "print(loaded(('tomlkit',)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "[]"

@@ -10,7 +10,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kenning.config.loading import add_source, load_settings, remove_source
+    from kenning.config.editing import add_source, remove_source
+    from kenning.config.loading import load_settings
     from kenning.config.paths import config_path
     from kenning.config.settings import (
         ArchiveSettings,
@@ -30,9 +31,9 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
-    "add_source": "loading",
+    "add_source": "editing",
     "load_settings": "loading",
-    "remove_source": "loading",
+    "remove_source": "editing",
     "config_path": "paths",
     **{
         name: "settings"
