@@ -633,3 +633,29 @@ async def test_a_host_calling_many_tools_at_once_does_not_crowd_out_the_daemon(e
         results = await asyncio.gather(*(client.call_tool("list_sources", {}) for _ in range(600)))
     assert [result for result in results if result.is_error] == []
     assert "turning new ones away" not in empty.log()
+
+
+def test_the_server_collects_cycles_again_once_it_has_started(empty):
+    """`ken mcp` turns the cyclic collector off while it imports the SDK and builds its
+    server, and freezes what that made (bench/mcp_start.py): left off, a long session
+    would keep every reference cycle its calls made."""
+    script = (
+        "import gc, sys\n"
+        "from kenning.cli import main\n"
+        "try:\n"
+        f"    main(['--config', {str(empty.config)!r}, 'mcp'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(gc.isenabled(), gc.get_freeze_count() > 10_000)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}
+    lines = [hello, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    *answers, state = done.stdout.splitlines()
+    assert [json.loads(answer)["id"] for answer in answers] == [1], done.stderr[-2000:]
+    assert state == "True True"

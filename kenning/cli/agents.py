@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 from kenning.cli.app import Context, main, pass_context
 
 
@@ -16,6 +18,11 @@ def mcp(ctx: Context) -> None:
       ken --config ~/work/kenning.toml mcp     # an MCP client's "args": ["--config", "...", "mcp"]
     """
     # Imported here: the SDK takes about a second to import, which no other command should pay.
+    # The cyclic collector is off until the server is built (serve() turns it on again):
+    # the SDK makes tens of thousands of objects that live as long as the process, and
+    # collections going over them again and again while they were made were a fifth of
+    # the CPU `ken mcp` spent before it answered `initialize` (bench/mcp_start.py).
+    gc.disable()
     from kenning.mcp.server import serve
 
     serve(ctx.settings)

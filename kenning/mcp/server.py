@@ -7,6 +7,7 @@ so) and carries on across daemon restarts. Stdout is the protocol; logs go to st
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import logging
@@ -299,4 +300,9 @@ def serve(settings: Settings) -> None:
     # read no cancellation reaches: Ctrl-C did nothing until the next line or the end of
     # stdin. There is nothing to save: every call's work is the daemon's.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    anyio.run(_serve_stdio, build_server(settings))
+    server = build_server(settings)
+    # What start-up made (the SDK's models, the tools) lives as long as the process: frozen,
+    # no collection goes over it again. `ken mcp` turned the collector off while it was made.
+    gc.freeze()
+    gc.enable()
+    anyio.run(_serve_stdio, server)
