@@ -34,6 +34,7 @@ RUNS = [
     (["dedup_sweep.py", "--sizes", "1000", "--changed", "10", "--baseline-max", "1000", "--repeat", "1"], "recall"),
     (["context_pack.py", "--budgets", "4000"], "budget 4000 bytes"),
     (["cli_start.py", "--runs", "1"], "ken search"),
+    (["mcp_start.py", "--runs", "1"], "ken mcp -> initialize"),
     (["status_speed.py", "--files", "300", "--idle-seconds", "1", "--sweeps", "1"], "during sweep:"),
     (["worker_start.py", "--runs", "1"], "page worker CPU"),
     (["watch_setup.py", "--link", str(ROOT / "kenning"), "--dirs", "3", "--settle", "1"], "ratio kenning/recursive"),

@@ -20,7 +20,7 @@ def mcp(ctx: Context) -> None:
     # Imported here: the SDK takes about a second to import, which no other command should pay.
     # The cyclic collector is off until the server is built (serve() turns it on again):
     # the SDK makes tens of thousands of objects that live as long as the process, and
-    # collections going over them again and again while they were made were a fifth of
+    # collections going over them again and again while they were made were a tenth of
     # the CPU `ken mcp` spent before it answered `initialize` (bench/mcp_start.py).
     gc.disable()
     from kenning.mcp.server import serve
