@@ -1,6 +1,7 @@
 """A client that hangs up mid-request, on a real server over its real Unix socket: the
-work of a method that `stops_on_hangup` is stopped; a client that only finished sending
-(socat, `nc -N`) is still answered, and so is every other method."""
+work of a method that `stops_on_hangup`, or of a request sent with `cancel_on_close`, is
+stopped; a client that only finished sending (socat, `nc -N`) is still answered, and
+every other request runs to its end."""
 
 from __future__ import annotations
 
@@ -20,8 +21,13 @@ class _Text(BaseModel):
     text: str
 
 
-def _request(method: str, text: str) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"text": text}}).encode() + b"\n"
+class _Page(_Text):
+    cancel_on_close: bool = False
+
+
+def _request(method: str, text: str, **params: bool) -> bytes:
+    request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"text": text, **params}}
+    return json.dumps(request).encode() + b"\n"
 
 
 class _Held:
@@ -45,9 +51,11 @@ class _Held:
         return {"chars": len(params.text)}
 
 
-async def _server(stopped: _Held, kept: _Held) -> RpcServer:
+async def _server(stopped: _Held, kept: _Held, page: _Held | None = None) -> RpcServer:
     folder = Path(tempfile.mkdtemp(prefix="kb", dir="/tmp"))
     methods = {"stopped": Method(_Text, stopped, stops_on_hangup=True), "kept": Method(_Text, kept)}
+    if page is not None:
+        methods["page"] = Method(_Page, page)
     server = RpcServer(folder / "s.sock", methods, idle_seconds=120, line_seconds=120)
     await server.start()
     return server
@@ -111,4 +119,32 @@ async def test_a_client_that_only_finished_sending_is_still_answered():
         assert not stopped.cancelled
     finally:
         conn.close()
+        await server.stop(timeout=30)
+
+
+async def test_a_request_sent_with_cancel_on_close_is_stopped_when_its_client_hangs_up():
+    """`ken mcp` asks it of a page (a host cancelling add_url); `ken add-url`, whose page
+    still comes after it gives up waiting, does not."""
+    stopped, kept, page = _Held(), _Held(), _Held()
+    server = await _server(stopped, kept, page)
+    try:
+        _, writer = await asyncio.open_unix_connection(str(server.path))
+        writer.write(_request("page", "abc", cancel_on_close=True))
+        await asyncio.wait_for(page.entered.wait(), 30)
+        writer.close()
+        await asyncio.wait_for(page.ended.wait(), 30)
+        assert page.cancelled
+
+        page = _Held()
+        server.methods["page"] = Method(_Page, page)
+        _, writer = await asyncio.open_unix_connection(str(server.path))
+        writer.write(_request("page", "abc"))
+        await asyncio.wait_for(page.entered.wait(), 30)
+        writer.close()
+        await asyncio.sleep(0.5)
+        assert not page.ended.is_set()
+        page.gate.set()
+        await asyncio.wait_for(page.ended.wait(), 30)
+        assert not page.cancelled
+    finally:
         await server.stop(timeout=30)

@@ -14,7 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import select
-import socket
+from typing import Protocol
+
+
+class _Socket(Protocol):
+    """A connection's socket as its transport hands it out (asyncio's TransportSocket)."""
+
+    def fileno(self) -> int: ...
 
 
 class HangupReader(asyncio.StreamReader):
@@ -34,14 +40,14 @@ class HangupReader(asyncio.StreamReader):
         self.ended.set()
 
 
-def closed_both_ways(conn: socket.socket) -> bool:
+def closed_both_ways(conn: _Socket) -> bool:
     """Whether the peer closed its end (POLLHUP), not only shut down its sending side."""
     poller = select.poll()
     poller.register(conn.fileno(), 0)  # POLLHUP is reported whatever is asked for
     return any(events & (select.POLLHUP | select.POLLERR) for _, events in poller.poll(0))
 
 
-async def gone(reader: HangupReader, conn: socket.socket) -> None:
+async def gone(reader: HangupReader, conn: _Socket) -> None:
     """Returns once the client has gone; never, for a client that only finished sending."""
     await reader.ended.wait()
     if reader.exception() is None and not closed_both_ways(conn):

@@ -40,13 +40,13 @@ from kenning.service.memory import NewCapsule
 
 
 # Stopped when their client goes before the answer (hangup.py): the reads, whose answer
-# no one will read, and pages, stored in one write after a fetch and a reading that may
-# each take minutes and hold a worker other pages wait for. Other writes run to their end.
+# no one else will read. A page is stopped so only when its request asks (`cancel_on_close`);
+# other writes run to their end.
 STOPPED_ON_HANGUP = frozenset(
     {
         "search", "status", "sources.list", "documents.get", "documents.read", "entities", "memory.recall",
         "memory.show", "memory.list", "archive.recall", "archive.list", "ledger.render", "ledger.list",
-        "context.pack", "urls.add", "urls.refresh",
+        "context.pack",
     }
 )  # fmt: skip
 

@@ -155,6 +155,9 @@ class UrlParams(_Params):
     url: Annotated[str, Field(min_length=1, max_length=4000)]
     # Send `progress` notifications on the connection until the answer (docs/protocol.md).
     progress: bool = False
+    # Stop working on the page if the connection closes before the answer (an MCP host
+    # cancelling its call); without it a client that gives up leaves the page to come.
+    cancel_on_close: bool = False
 
 
 class UriParams(_Params):

@@ -6,8 +6,8 @@ line included: its rest is skipped up to the next newline. Idle connections and 
 left half-sent are closed (kenning/daemon/framing.py), and so are connections whose
 client stops reading its answer. At stop() a connection with no request under way is
 closed at once; one with a request in flight is given the drain time to answer it. A
-method marked `stops_on_hangup` is cancelled when its client goes before its answer
-(kenning/daemon/hangup.py).
+method marked `stops_on_hangup`, or a request with `cancel_on_close`, is cancelled when
+its client goes before its answer (kenning/daemon/hangup.py).
 """
 
 from __future__ import annotations
@@ -63,9 +63,9 @@ class Method:
     # The handler also takes a callback that hears each stage the request reaches; a
     # client that sets `progress` in its params is told them (docs/protocol.md).
     reports: bool = False
-    # Cancelled when its client goes before it is answered: a method that only reads, or
-    # one whose change is made in one write at its end, so that stopping it anywhere
-    # leaves either all of its change or none.
+    # Cancelled when its client goes before it is answered: a method that only reads. A
+    # request may ask for it too (`cancel_on_close`: pages, stored in one write after a
+    # fetch and a reading, so stopping one anywhere leaves all of it or none).
     stops_on_hangup: bool = False
 
 
@@ -351,7 +351,7 @@ class RpcServer:
             return protocol.error_response(request_id, protocol.INVALID_PARAMS, message)
         work = self._run(method, params, request_id, notify)
         try:
-            if client_gone is not None and method.stops_on_hangup:
+            if client_gone is not None and (method.stops_on_hangup or getattr(params, "cancel_on_close", False)):
                 result = await _unless_gone(work, client_gone)
             else:
                 result = await work
