@@ -101,18 +101,15 @@ async def by_documents(db: Database, document_ids: list[int]) -> dict[int, Capsu
     return {row.document_id: row for row in map(_row, rows) if row.document_id is not None}
 
 
-async def listing(
-    db: Database,
+def listing_statements(
     scope: str | None,
     kind: str | None,
     superseded: bool,
     limit: int,
     offset: int = 0,
     after: tuple[float, str] | None = None,
-) -> tuple[list[CapsuleRow], int, bool]:
-    """Newest created first (a key no update changes, so a walk by `after` — the
-    (created_at, id) of the last row seen — neither repeats nor skips one); `superseded`
-    lists the replaced ones too. Returns the rows, how many match, and whether more follow."""
+) -> tuple[tuple[str, list], tuple[str, list]]:
+    """The count and the page `listing` runs, each with its parameters."""
     clauses, params = ["1"], []
     if not superseded:
         clauses.append("superseded_by IS NULL")
@@ -125,14 +122,37 @@ async def listing(
     where = " AND ".join(clauses)
     page, page_params = where, [*params]
     if after is not None:
-        page += " AND (created_at < ? OR (created_at = ? AND id > ?))"
+        # The bound on created_at alone lets the index seek to the page (m025); written
+        # only as the OR, the walk read every newer capsule again.
+        page += " AND created_at <= ? AND (created_at < ? OR id > ?)"
         page_params += [after[0], after[0], after[1]]
-    async with db.reader() as conn:
-        [(total,)] = await conn.execute_fetchall(f"SELECT count(*) FROM capsules WHERE {where}", params)
-        rows = await conn.execute_fetchall(
+    return (
+        (f"SELECT count(*) FROM capsules WHERE {where}", params),
+        (
             f"SELECT {_COLUMNS} FROM capsules WHERE {page} ORDER BY created_at DESC, id LIMIT ? OFFSET ?",
             [*page_params, limit + 1, offset],
-        )
+        ),
+    )
+
+
+async def listing(
+    db: Database,
+    scope: str | None,
+    kind: str | None,
+    superseded: bool,
+    limit: int,
+    offset: int = 0,
+    after: tuple[float, str] | None = None,
+) -> tuple[list[CapsuleRow], int, bool]:
+    """Newest created first (a key no update changes, so a walk by `after` — the
+    (created_at, id) of the last row seen — neither repeats nor skips one); `superseded`
+    lists the replaced ones too. Returns the rows, how many match, and whether more follow."""
+    (count_sql, count_params), (page_sql, page_params) = listing_statements(
+        scope, kind, superseded, limit, offset, after
+    )
+    async with db.reader() as conn:
+        [(total,)] = await conn.execute_fetchall(count_sql, count_params)
+        rows = await conn.execute_fetchall(page_sql, page_params)
     return [_row(row) for row in rows[:limit]], total, len(rows) > limit
 
 

@@ -658,6 +658,15 @@ def m024_owed_work(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO owed (work) SELECT 'purge' WHERE EXISTS (SELECT 1 FROM items)")
 
 
+def m025_capsules_newest(conn: sqlite3.Connection) -> None:
+    """`memory.list` pages through capsules newest created first (store/capsules.py
+    `listing`). Within a scope the scope's index finds the few rows to sort; without one
+    no index held that order, so every page sorted every capsule: 26 ms a page at 20,000.
+    In the index's order a page reads its own rows, and a cursor seeks to where the last
+    page ended. Not partial: `--superseded` walks the replaced capsules too."""
+    conn.execute("CREATE INDEX capsules_created ON capsules (created_at DESC, id)")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -683,6 +692,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m022_document_date_ends,
     m023_purge_removed_words,
     m024_owed_work,
+    m025_capsules_newest,
 )
 
 
