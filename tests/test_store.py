@@ -11,10 +11,10 @@ import pytest
 import numpy as np
 
 from kenning.store import capsules, documents, fts, graph, sources, tallies, vectors
-from kenning.store.database import ChangeSet, Database
+from kenning.store.database import ChangeSet, Database, on_thread
 from kenning.store.keys import agent_key
 from kenning.store.migrations import MIGRATIONS, migrate
-from kenning.store.records import Entity, Extraction
+from kenning.store.records import DocumentMeta, Entity, Extraction, NewItem
 from kenning.store.texthash import text_hash
 from tests.helpers import search, store_document
 
@@ -486,6 +486,64 @@ async def test_a_scoped_search_finds_hits_ranked_below_thousands_of_others(db: D
     [hit] = await search(db, "heron", limit=5, source="small")
     assert hit.path == "/small/one.md" and hit.source == "small"
     assert len(await search(db, "heron", limit=5)) == 5
+
+
+async def test_a_narrow_scope_is_ranked_among_its_own_chunks_exactly_as_the_windows_rank_it(db: Database):
+    """A memory scope holds a few hundred of a library's chunks; its keyword ranking
+    widened the window over every match until the scope filled it (4-8 times a small
+    library's cost, bench/agent_scale.py). Ranked among the scope's own chunks, the hits
+    are the same, in the same order, ties by id: as every match ranked and filtered says."""
+    import random
+
+    from kenning.store.scope import Scope
+    from kenning.text import cjk
+
+    rng = random.Random(7)
+    words = "heron tapir kestrel marmot ibex lynx otter badger".split()
+    ids = await sources.sync_sources(db, [("big", "/big", "default"), ("small", "/small", "home")])
+    # Thousands of chunks that outrank every scoped one: the windows must widen.
+    await store_document(db, ids["big"], "many.md", *[f"heron tapir kestrel heron note {n}" for n in range(3000)])
+    await index(db, ids["big"], "shared.md", "the shared heron tapir page")
+    await index(db, ids["small"], "own.md", *[f"{rng.choice(words)} {rng.choice(words)} in small" for _ in range(40)])
+    # A location of big's copy: a search of `small` or `home` finds it there.
+    await index(db, ids["small"], "copy.md", "the shared heron tapir page")
+    memory = await sources.aggregate_source(db, "capsule")
+    async with db.transaction() as conn:
+        for n in range(300):
+            scope = ("alpha", "beta", "gamma")[n % 3]
+            # Capsules of one length from eight words: many score alike, and ties go by id.
+            text = " ".join(rng.choice(words) for _ in range(6))
+            items = [NewItem(f"Note {n}", "", text, 1, 1, cjk=cjk.index_text(f"Note {n}", "", text))]
+            meta = DocumentMeta(f"Note {n}", "markdown", 1.0, 1, f"capsule {n}", text_hash([text]), namespace=scope)
+            await documents.write_text(conn, memory, f"capsule:{n}", f"memory://{n}", meta, items)
+
+    scopes = [
+        Scope(namespace="alpha", kinds=("capsule",)),
+        Scope(namespace="beta"),
+        Scope(namespace="home"),
+        Scope(source="small"),
+        Scope(source="small", namespace="home", kinds=("file",)),
+        Scope(source="memory", namespace="gamma"),
+        Scope(namespace="nowhere"),
+    ]
+    queries = [f'"{a}" OR "{b}"' for a, b in zip(words, words[1:] + words[:1])] + [f'"{word}"' for word in words]
+    ties = 0
+    async with db.reader() as conn:
+        for scope in scopes:
+            where, params = scope.where()
+            assert await on_thread(conn, fts._chunks_within, scope, fts.FEW_CHUNKS) is not None
+            for expression in queries:
+                every = await conn.execute_fetchall(
+                    f"SELECT i.id, -{fts.BM25} AS score FROM items_fts JOIN {fts._IN_SCOPE}"
+                    f" WHERE i.id = items_fts.rowid AND items_fts MATCH ? AND {where} ORDER BY score DESC, i.id",
+                    [expression, *params],
+                )
+                for limit in (1, 5, 30):
+                    expected = [tuple(row) for row in every[:limit]]
+                    assert await fts.rank(db, expression, limit, scope) == expected
+                    assert await on_thread(conn, fts.rank_by_windows, expression, limit, scope, "main") == expected
+                ties += sum(a[1] == b[1] for a, b in zip(every, every[1:]))
+    assert ties > 100
 
 
 async def test_merging_fts_segments_keeps_every_match(db: Database):

@@ -3,15 +3,20 @@ the CJK index's bigrams), and how many chunks hold each of a query's terms. What
 best hits hold, and their excerpts, are read from a scratch index of just those chunks
 (store/scratch.py).
 
-Ranking runs on the FTS table alone and only the best rows are joined to their
-documents and sources: joining every match before sorting cost twice the time of the
-ranking itself. The scope applies to that window; when filtering leaves too few hits
-the window widens, and past a few rounds one filtered query over every match gives the
-exact answer. Expressions come from retrieval/query.py, which quotes every token.
+A scope that names a source or a namespace holding few chunks (a memory scope, an
+agent's namespace) is ranked among its own chunks: FTS5 walks every match, but weighs
+(bm25) only those in scope. Otherwise ranking runs on the FTS table alone and only the
+best rows are joined to their documents and sources: joining every match before sorting
+cost twice the time of the ranking itself. The scope applies to that window; when
+filtering leaves too few hits the window widens, and past a few rounds one filtered
+query over every match gives the exact answer. Either way the answer is the best
+`limit` chunks in scope by score, ties by id. Expressions come from retrieval/query.py,
+which quotes every token.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 
@@ -23,6 +28,8 @@ from kenning.store.scope import Scope
 # than the same term in its body.
 BM25 = "bm25(items_fts, 2.0, 1.5, 1.0)"
 WINDOWS = (40, 320, 2560)
+# A scope whose documents hold at most this many chunks is ranked among them alone.
+FEW_CHUNKS = 5_000
 _IN_SCOPE = "items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id"
 # The tokenizers the migrations gave the two indexes (m001, m006).
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -44,13 +51,65 @@ async def rank(db: Database, expression: str, limit: int, scope: Scope, index: s
 
 
 def _rank(conn: sqlite3.Connection, expression: str, limit: int, scope: Scope, index: str) -> list[tuple[int, float]]:
+    chunks = _chunks_within(conn, scope, FEW_CHUNKS)
+    if chunks is not None:
+        return rank_among(conn, expression, limit, scope, index, chunks)
+    return rank_by_windows(conn, expression, limit, scope, index)
+
+
+def _chunks_within(conn: sqlite3.Connection, scope: Scope, most: int) -> list[int] | None:
+    """Every chunk of the documents that may hold the scope's chunks (a superset of them),
+    read by index; None when the scope names no source or namespace, or holds more than
+    `most`: the windows then find its best chunks sooner than a list of them would."""
+    holders = scope.holders()
+    if holders is None:
+        return None
+    sql, params = holders
+    rows = conn.execute(f"{sql} LIMIT ?", [*params, most + 1]).fetchall()
+    if len(rows) > most:
+        return None
+    documents = sorted({document_id for row in rows for document_id in row if document_id is not None})
+    chunks = conn.execute(
+        "SELECT id FROM items WHERE document_id IN (SELECT value FROM json_each(?)) LIMIT ?",
+        [json.dumps(documents), most + 1],
+    ).fetchall()
+    return None if len(chunks) > most else [item_id for (item_id,) in chunks]
+
+
+def rank_among(
+    conn: sqlite3.Connection, expression: str, limit: int, scope: Scope, index: str, chunks: list[int]
+) -> list[tuple[int, float]]:
+    """The best `limit` in scope of `chunks` (a superset of the scope's), as `_rank` answers.
+
+    FTS5 still walks every match, which costs little; weighing one (bm25 reads its
+    column sizes) is what costs, and only the chunks in scope are weighed. The rowid is
+    `+rowid` so it is not offered to FTS5: as a rowid constraint each chunk became a
+    query of its own, which counted every term's matches again to weigh it."""
+    if not chunks:
+        return []
+    table, bm25 = INDEXES[index]
+    where, params = scope.where()
+    rows = conn.execute(
+        f"SELECT rowid, {bm25} AS rank FROM {table} WHERE {table} MATCH ? AND +rowid IN"
+        f" (SELECT i.id FROM {_IN_SCOPE} WHERE i.id IN (SELECT value FROM json_each(?)) AND {where})"
+        " ORDER BY rank, rowid LIMIT ?",
+        [expression, json.dumps(chunks), *params, limit],
+    ).fetchall()
+    return [(item_id, -score) for item_id, score in rows]
+
+
+def rank_by_windows(
+    conn: sqlite3.Connection, expression: str, limit: int, scope: Scope, index: str
+) -> list[tuple[int, float]]:
+    """The best `limit` in scope, from the best matches of all, in wider windows until
+    the scope fills one; past WINDOWS, from every match."""
     table, bm25 = INDEXES[index]
     where, params = scope.where()
     for window in WINDOWS:
         window = max(window, 4 * limit)
         ranked = dict(
             conn.execute(
-                f"SELECT rowid, {bm25} AS rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
+                f"SELECT rowid, {bm25} AS rank FROM {table} WHERE {table} MATCH ? ORDER BY rank, rowid LIMIT ?",
                 (expression, window),
             ).fetchall()
         )
@@ -65,7 +124,7 @@ def _rank(conn: sqlite3.Connection, expression: str, limit: int, scope: Scope, i
             return [(item_id, -score) for score, item_id in kept[:limit]]
     rows = conn.execute(
         f"SELECT i.id, {bm25} AS rank FROM {table} JOIN {_IN_SCOPE}"
-        f" WHERE i.id = {table}.rowid AND {table} MATCH ? AND {where} ORDER BY rank LIMIT ?",
+        f" WHERE i.id = {table}.rowid AND {table} MATCH ? AND {where} ORDER BY rank, i.id LIMIT ?",
         [expression, *params, limit],
     ).fetchall()
     return [(item_id, -score) for item_id, score in rows]

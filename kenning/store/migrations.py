@@ -667,6 +667,13 @@ def m025_capsules_newest(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX capsules_created ON capsules (created_at DESC, id)")
 
 
+def m026_documents_namespace(conn: sqlite3.Connection) -> None:
+    """The documents an agent put in a namespace (each memory scope is one), found without
+    reading every document: a search in a namespace ranks among its own chunks
+    (store/fts.py), and which those are was a scan of the whole table."""
+    conn.execute("CREATE INDEX documents_namespace ON documents (namespace) WHERE namespace IS NOT NULL")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -693,6 +700,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m023_purge_removed_words,
     m024_owed_work,
     m025_capsules_newest,
+    m026_documents_namespace,
 )
 
 

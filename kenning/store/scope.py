@@ -78,6 +78,26 @@ class Scope:
             params += [self.until, self.until]
         return clause, params
 
+    def holders(self) -> tuple[str, list[object]] | None:
+        """A statement whose rows `(id, merged_into)` name every document that may hold
+        the scope's chunks, found by index: those its source or namespace names, and each
+        one's owner when it is only a location of another's copy (`where` keeps which).
+        None when the scope names neither, and so may hold anything."""
+        if self.source is not None:
+            return (
+                "SELECT d.id, d.merged_into FROM documents d WHERE d.source_id = (SELECT id FROM sources WHERE name = ?)",
+                [self.source],
+            )
+        if self.namespace is not None:
+            # A document's own namespace (m026's index), else its source's.
+            return (
+                "SELECT d.id, d.merged_into FROM documents d WHERE d.namespace = ? UNION ALL"
+                " SELECT d.id, d.merged_into FROM documents d WHERE d.namespace IS NULL"
+                " AND d.source_id IN (SELECT id FROM sources WHERE namespace = ?)",
+                [self.namespace, self.namespace],
+            )
+        return None
+
     def cited_location(self) -> tuple[str, list[object]]:
         """A join naming, as `at_d` and `at_s`, the location a hit on document `d` cites when
         its owner `s` is out of scope (another source, or one no longer configured) and
