@@ -512,7 +512,7 @@ async def test_a_narrow_scope_is_ranked_among_its_own_chunks_exactly_as_the_wind
         for n in range(300):
             scope = ("alpha", "beta", "gamma")[n % 3]
             # Capsules of one length from eight words: many score alike, and ties go by id.
-            text = " ".join(rng.choice(words) for _ in range(6))
+            text = " ".join(rng.choice(words) for _ in range(6)) + ("", "", " 東京の会議", " 大阪の会議")[n % 4]
             items = [NewItem(f"Note {n}", "", text, 1, 1, cjk=cjk.index_text(f"Note {n}", "", text))]
             meta = DocumentMeta(f"Note {n}", "markdown", 1.0, 1, f"capsule {n}", text_hash([text]), namespace=scope)
             await documents.write_text(conn, memory, f"capsule:{n}", f"memory://{n}", meta, items)
@@ -526,24 +526,30 @@ async def test_a_narrow_scope_is_ranked_among_its_own_chunks_exactly_as_the_wind
         Scope(source="memory", namespace="gamma"),
         Scope(namespace="nowhere"),
     ]
-    queries = [f'"{a}" OR "{b}"' for a, b in zip(words, words[1:] + words[:1])] + [f'"{word}"' for word in words]
-    ties = 0
+    queries = {
+        "main": [f'"{a}" OR "{b}"' for a, b in zip(words, words[1:] + words[:1])] + [f'"{word}"' for word in words],
+        "cjk": ['"東京"', '"会議"', '"大阪" OR "東京"'],
+    }
+    ties, matched = 0, dict.fromkeys(queries, 0)
     async with db.reader() as conn:
         for scope in scopes:
             where, params = scope.where()
             assert await on_thread(conn, fts._chunks_within, scope, fts.FEW_CHUNKS) is not None
-            for expression in queries:
-                every = await conn.execute_fetchall(
-                    f"SELECT i.id, -{fts.BM25} AS score FROM items_fts JOIN {fts._IN_SCOPE}"
-                    f" WHERE i.id = items_fts.rowid AND items_fts MATCH ? AND {where} ORDER BY score DESC, i.id",
-                    [expression, *params],
-                )
-                for limit in (1, 5, 30):
-                    expected = [tuple(row) for row in every[:limit]]
-                    assert await fts.rank(db, expression, limit, scope) == expected
-                    assert await on_thread(conn, fts.rank_by_windows, expression, limit, scope, "main") == expected
-                ties += sum(a[1] == b[1] for a, b in zip(every, every[1:]))
-    assert ties > 100
+            for which, expressions in queries.items():
+                table, bm25 = fts.INDEXES[which]
+                for expression in expressions:
+                    every = await conn.execute_fetchall(
+                        f"SELECT i.id, -{bm25} AS score FROM {table} JOIN {fts._IN_SCOPE} WHERE i.id = {table}.rowid"
+                        f" AND {table} MATCH ? AND {where} ORDER BY score DESC, i.id",
+                        [expression, *params],
+                    )
+                    for limit in (1, 5, 30):
+                        expected = [tuple(row) for row in every[:limit]]
+                        assert await fts.rank(db, expression, limit, scope, which) == expected
+                        assert await on_thread(conn, fts.rank_by_windows, expression, limit, scope, which) == expected
+                    ties += sum(a[1] == b[1] for a, b in zip(every, every[1:]))
+                    matched[which] += len(every)
+    assert ties > 100 and all(count > 50 for count in matched.values())
 
 
 async def test_merging_fts_segments_keeps_every_match(db: Database):
