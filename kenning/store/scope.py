@@ -85,7 +85,8 @@ class Scope:
         None when the scope names neither, and so may hold anything."""
         if self.source is not None:
             return (
-                "SELECT d.id, d.merged_into FROM documents d WHERE d.source_id = (SELECT id FROM sources WHERE name = ?)",
+                "SELECT d.id, d.merged_into FROM documents d"
+                " WHERE d.source_id = (SELECT id FROM sources WHERE name = ?)",
                 [self.source],
             )
         if self.namespace is not None:
