@@ -24,6 +24,7 @@ from kenning.retrieval.search import Retriever
 from kenning.service.semantic import Semantic
 from kenning.store import documents, sources, vectors
 from kenning.store.database import Database
+from kenning.store.texthash import text_hash
 from kenning.store.vector_index import VectorIndex
 from kenning.workers.embedders import WordLlamaEmbedder
 from kenning.workers.ollama_embed import OllamaEmbedder
@@ -493,6 +494,70 @@ async def test_vector_index_follows_written_replaced_and_removed_vectors_and_sea
         await index.settled()
         assert len(index) == 4
         assert {item_id for item_id, _ in index.search(rows[4], 6)} == set(ids) - {ids[3], ids[4]}
+    finally:
+        await index.close()
+
+
+class OneQuery:
+    """An embedder every query embeds to one given direction."""
+
+    signature, batch_size, dim, on_dimension = "sig", 16, 8, None
+
+    def __init__(self, vector: np.ndarray) -> None:
+        self.vector = vector
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.tile(self.vector, (len(texts), 1))
+
+    def dimension(self) -> int:
+        return 8
+
+    def check(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+async def test_a_memory_scope_finds_its_nearest_capsules_though_thousands_elsewhere_are_nearer(db: Database):
+    """A scope's vector leg searched the whole memory source and kept what was in scope:
+    with thousands of other scopes' capsules nearer the query, none of the scope's own
+    came among the nearest 2,000, and three searches each deeper found nothing. Searched
+    among the scope's own chunks, its nearest are found, nearest first."""
+    from kenning.retrieval.search import Vectors
+    from kenning.store.records import DocumentMeta, NewItem
+    from kenning.store.scope import Scope
+
+    memory = await sources.aggregate_source(db, "capsule")
+    rng = np.random.default_rng(11)
+    query = np.eye(8, dtype=np.float32)[0]
+
+    def at_cosine(cosine: float) -> np.ndarray:
+        other = rng.standard_normal(8).astype(np.float32)
+        other[0] = 0.0
+        return cosine * query + np.sqrt(1 - cosine**2) * other / np.linalg.norm(other)
+
+    scopes = ["alpha"] * 40 + [f"other-{n % 10}" for n in range(2500)]
+    cosines = [0.5 + 0.3 * n / 40 for n in range(40)] + [0.9] * 2500
+    async with db.transaction() as conn:
+        for n, scope in enumerate(scopes):
+            text = f"capsule {n} of {scope}"
+            meta = DocumentMeta(text, "markdown", 1.0, 1, text, text_hash([text]), namespace=scope)
+            await documents.write_text(conn, memory, f"capsule:{n}", f"memory://{n}", meta, [NewItem(text, "", text, 1, 1)])
+    ids = await scalar_list(db, "SELECT id FROM items ORDER BY id")
+    index = await VectorIndex.open(db, "sig")
+    try:
+        await embed_rows(db, index, ids, np.stack([at_cosine(cosine) for cosine in cosines]))
+        scope = Scope(namespace="alpha", kinds=("capsule",))
+        assert await scope.few_chunks(db) == ids[:40]
+        nearest = await index.nearest(query, 10, among=ids[:40])
+        assert [item_id for item_id, _ in nearest] == ids[30:40][::-1]
+
+        result = await Retriever(db, RetrievalSettings(query_embed_timeout=30.0)).search(
+            "which capsule", 10, namespace="alpha", kinds=("capsule",), legs=("vector",),
+            vectors=Vectors(OneQuery(query), index),
+        )  # fmt: skip
+        assert [hit.item_id for hit in result.hits] == ids[30:40][::-1]
     finally:
         await index.close()
 

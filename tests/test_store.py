@@ -534,7 +534,7 @@ async def test_a_narrow_scope_is_ranked_among_its_own_chunks_exactly_as_the_wind
     async with db.reader() as conn:
         for scope in scopes:
             where, params = scope.where()
-            assert await on_thread(conn, fts._chunks_within, scope, fts.FEW_CHUNKS) is not None
+            assert await scope.few_chunks(db) is not None
             for which, expressions in queries.items():
                 table, bm25 = fts.INDEXES[which]
                 for expression in expressions:

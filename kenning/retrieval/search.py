@@ -382,14 +382,14 @@ class Retriever:
                 f"vector leg skipped: the embedder has not answered the last {len(self._overdue)} queries"
             )
             return [], None
-        allowed_call = asyncio.ensure_future(scope.source_ids(self.db))
+        allowed_call = asyncio.gather(scope.source_ids(self.db), scope.few_chunks(self.db))
         try:
             vector = await self._embed_query(vectors.embedder, query)
         except (EmbedderUnavailable, TimeoutError) as exc:
             allowed_call.cancel()
             warnings.append(f"vector leg skipped: {exc}")
             return [], None
-        allowed = await allowed_call
+        allowed, among = await allowed_call
         if index.dim is not None and vector.shape[0] != index.dim:
             warnings.append(
                 f"vector leg skipped: the query embeds to {vector.shape[0]} dimensions but the index holds"
@@ -398,5 +398,8 @@ class Retriever:
             return [], None
         if not allowed:
             return [], vector
-        pairs = await index.nearest(vector, depth, allowed, self.settings.min_similarity)
+        # A narrow scope (a memory scope among fifty) is searched among its own chunks:
+        # searched by source, its chunks were few of the nearest the leg offered, so the
+        # search ran again deeper, twice, and still missed those beyond a thousand.
+        pairs = await index.nearest(vector, depth, allowed, self.settings.min_similarity, among)
         return [(item_id, round(similarity, 6)) for item_id, similarity in pairs], vector

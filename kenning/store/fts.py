@@ -28,8 +28,6 @@ from kenning.store.scope import Scope
 # than the same term in its body.
 BM25 = "bm25(items_fts, 2.0, 1.5, 1.0)"
 WINDOWS = (40, 320, 2560)
-# A scope whose documents hold at most this many chunks is ranked among them alone.
-FEW_CHUNKS = 5_000
 _IN_SCOPE = "items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id"
 # The tokenizers the migrations gave the two indexes (m001, m006).
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -51,49 +49,26 @@ async def rank(db: Database, expression: str, limit: int, scope: Scope, index: s
 
 
 def _rank(conn: sqlite3.Connection, expression: str, limit: int, scope: Scope, index: str) -> list[tuple[int, float]]:
-    chunks = _chunks_within(conn, scope, FEW_CHUNKS)
+    chunks = scope.few_chunks_now(conn)
     if chunks is not None:
-        return rank_among(conn, expression, limit, scope, index, chunks)
+        return rank_among(conn, expression, limit, index, chunks)
     return rank_by_windows(conn, expression, limit, scope, index)
 
 
-def _chunks_within(conn: sqlite3.Connection, scope: Scope, most: int) -> list[int] | None:
-    """Every chunk of the documents that may hold the scope's chunks (a superset of them),
-    read by index; None when the scope names no source or namespace, or holds more than
-    `most`: the windows then find its best chunks sooner than a list of them would."""
-    holders = scope.holders()
-    if holders is None:
-        return None
-    sql, params = holders
-    rows = conn.execute(f"{sql} LIMIT ?", [*params, most + 1]).fetchall()
-    if len(rows) > most:
-        return None
-    documents = sorted({document_id for row in rows for document_id in row if document_id is not None})
-    chunks = conn.execute(
-        "SELECT id FROM items WHERE document_id IN (SELECT value FROM json_each(?)) LIMIT ?",
-        [json.dumps(documents), most + 1],
-    ).fetchall()
-    return None if len(chunks) > most else [item_id for (item_id,) in chunks]
-
-
-def rank_among(
-    conn: sqlite3.Connection, expression: str, limit: int, scope: Scope, index: str, chunks: list[int]
-) -> list[tuple[int, float]]:
-    """The best `limit` in scope of `chunks` (a superset of the scope's), as `_rank` answers.
+def rank_among(conn: sqlite3.Connection, expression: str, limit: int, index: str, chunks: list[int]) -> list[tuple[int, float]]:
+    """The best `limit` of `chunks` (a scope's, store/scope.py `few_chunks`), as `_rank` answers.
 
     FTS5 still walks every match, which costs little; weighing one (bm25 reads its
-    column sizes) is what costs, and only the chunks in scope are weighed. The rowid is
-    `+rowid` so it is not offered to FTS5: as a rowid constraint each chunk became a
-    query of its own, which counted every term's matches again to weigh it."""
+    column sizes) is what costs, and only the listed chunks are weighed. The rowid is
+    `+rowid` so the list is not offered to FTS5: as a rowid constraint each chunk became
+    a query of its own, which counted every term's matches again to weigh it."""
     if not chunks:
         return []
     table, bm25 = INDEXES[index]
-    where, params = scope.where()
     rows = conn.execute(
-        f"SELECT rowid, {bm25} AS rank FROM {table} WHERE {table} MATCH ? AND +rowid IN"
-        f" (SELECT i.id FROM {_IN_SCOPE} WHERE i.id IN (SELECT value FROM json_each(?)) AND {where})"
-        " ORDER BY rank, rowid LIMIT ?",
-        [expression, json.dumps(chunks), *params, limit],
+        f"SELECT rowid, {bm25} AS rank FROM {table} WHERE {table} MATCH ?"
+        " AND +rowid IN (SELECT value FROM json_each(?)) ORDER BY rank, rowid LIMIT ?",
+        [expression, json.dumps(chunks), limit],
     ).fetchall()
     return [(item_id, -score) for item_id, score in rows]
 

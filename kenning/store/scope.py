@@ -12,14 +12,19 @@ precisions; a quarter, kept as its first month, is compared with `since` by its 
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from dataclasses import dataclass
 
 from kenning.store import until_commit
-from kenning.store.database import Database
+from kenning.store.database import Database, on_thread
 from kenning.store.sources import SOURCE_KIND_OF
 
 # Scopes whose sources are kept until the next commit.
 SCOPES = 256
+# A scope holding at most this many chunks is searched among them alone (store/fts.py,
+# store/vector_index.py); a wider one is searched over the library and filtered.
+FEW_CHUNKS = 5_000
 
 # The date a chunk `i` of document `d` speaks from: its dated lines' (a changelog entry, a
 # chat message), unless they come after the date its document states it was written,
@@ -78,7 +83,7 @@ class Scope:
             params += [self.until, self.until]
         return clause, params
 
-    def holders(self) -> tuple[str, list[object]] | None:
+    def _holders(self) -> tuple[str, list[object]] | None:
         """A statement whose rows `(id, merged_into)` name every document that may hold
         the scope's chunks, found by index: those its source or namespace names, and each
         one's owner when it is only a location of another's copy (`where` keeps which).
@@ -98,6 +103,38 @@ class Scope:
                 [self.namespace, self.namespace],
             )
         return None
+
+    async def few_chunks(self, db: Database) -> list[int] | None:
+        """`few_chunks_now` on a reader."""
+        async with db.reader() as conn:
+            return await on_thread(conn, self.few_chunks_now)
+
+    def few_chunks_now(self, conn: sqlite3.Connection) -> list[int] | None:
+        """The ids of the scope's chunks, ascending, when it names a source or namespace
+        whose documents hold at most FEW_CHUNKS; None when it names neither (it may hold
+        anything) or holds more: the whole library searched and filtered finds its best
+        sooner than a list of them would. Every read is by index and bounded."""
+        holders = self._holders()
+        if holders is None:
+            return None
+        sql, params = holders
+        rows = conn.execute(f"{sql} LIMIT ?", [*params, FEW_CHUNKS + 1]).fetchall()
+        if len(rows) > FEW_CHUNKS:
+            return None
+        documents = json.dumps(sorted({document_id for row in rows for document_id in row if document_id is not None}))
+        [(held,)] = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM items WHERE document_id IN (SELECT value FROM json_each(?)) LIMIT ?)",
+            [documents, FEW_CHUNKS + 1],
+        ).fetchall()
+        if held > FEW_CHUNKS:
+            return None
+        where, where_params = self.where()
+        chunks = conn.execute(
+            "SELECT i.id FROM items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id"
+            f" WHERE i.document_id IN (SELECT value FROM json_each(?)) AND {where} ORDER BY i.id",
+            [documents, *where_params],
+        ).fetchall()
+        return [item_id for (item_id,) in chunks]
 
     def cited_location(self) -> tuple[str, list[object]]:
         """A join naming, as `at_d` and `at_s`, the location a hit on document `d` cites when

@@ -150,13 +150,34 @@ class VectorIndex:
         scores[excluded] = -np.inf
         return [(int(ids[row]), float(scores[row])) for row in _best(scores, min(k, kept))]
 
+    def search_among(
+        self, query: np.ndarray, k: int, item_ids: Iterable[int], min_similarity: float = -1.0
+    ) -> list[tuple[int, float]]:
+        """`search` over the given items alone (a narrow scope's): their rows are scored,
+        not the whole matrix scanned and then filtered."""
+        found, rows = self.vectors_for(item_ids)
+        if not found or query.shape[0] != rows.shape[1]:
+            return []
+        scores = rows @ query.astype(np.float32)
+        kept = np.flatnonzero(scores >= min_similarity)
+        best = kept[np.argsort(-scores[kept], kind="stable")[:k]]
+        return [(found[row], float(scores[row])) for row in best]
+
     async def nearest(
-        self, query: np.ndarray, k: int, sources: set[int] | None = None, min_similarity: float = -1.0
+        self,
+        query: np.ndarray,
+        k: int,
+        sources: set[int] | None = None,
+        min_similarity: float = -1.0,
+        among: list[int] | None = None,
     ) -> list[tuple[int, float]]:
         """Best k (item id, cosine) pairs by exact cosine, optionally only from the given
-        source ids; items removed meanwhile are left out."""
+        source ids, or only `among` the given items; items removed meanwhile are left out."""
         query = query.astype(np.float32)
-        found = await asyncio.to_thread(self.search, query, k * RESCORED, sources, min_similarity - SCORE_ERROR)
+        if among is not None:
+            found = await asyncio.to_thread(self.search_among, query, k * RESCORED, among, min_similarity - SCORE_ERROR)
+        else:
+            found = await asyncio.to_thread(self.search, query, k * RESCORED, sources, min_similarity - SCORE_ERROR)
         if not found:
             return []
         stored = await vectors.stored_vectors(self.db, self.signature, len(query), [item_id for item_id, _ in found])
