@@ -105,7 +105,9 @@ class Scope:
         return None
 
     async def few_chunks(self, db: Database) -> list[int] | None:
-        """`few_chunks_now` on a reader."""
+        """`few_chunks_now` on a reader; a scope that names no source or namespace takes none."""
+        if self._holders() is None:
+            return None
         async with db.reader() as conn:
             return await on_thread(conn, self.few_chunks_now)
 
