@@ -156,6 +156,24 @@ async def test_the_same_text_archived_under_a_new_title_says_what_it_kept(librar
         assert [h["title"] for h in listed["hits"]] == ["first CI run"]
 
 
+async def test_a_text_archived_again_is_not_the_first_retention_prunes(library):
+    """An agent that archives a text again is handed its old handle: retention took that
+    handle first, as the oldest, at the very next archive, and recalling it said pruned."""
+    started(library, "[archive]\nmax_total_mb = 0.001\n")
+    runs = {name: f"{name} run\n" + name[0] * 380 + "\n" for name in ("alpha", "beta", "gamma")}
+    async with ken_mcp(library.config, library.root / "mcp.log") as client:
+        alpha = await call(client, "archive", text=runs["alpha"])
+        beta = await call(client, "archive", text=runs["beta"])
+        again = await call(client, "archive", text=runs["alpha"])
+        assert (again["handle"], again["existing"]) == (alpha["handle"], True)
+
+        # Over 1,000 bytes with a third: the archive given least recently goes.
+        gamma = await call(client, "archive", text=runs["gamma"])
+        assert gamma["pruned"] == [beta["handle"]]
+        page = await call(client, "recall", handle=alpha["handle"])
+        assert page["text"] == runs["alpha"]
+
+
 async def test_the_ledger_merges_by_alias_and_renders_under_a_budget(library):
     daemon = started(library)
     async with ken_mcp(library.config, library.root / "mcp.log") as client:

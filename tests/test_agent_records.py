@@ -348,7 +348,7 @@ async def test_retention_walks_the_oldest_archives_page_by_page_past_the_aged_on
         added = [(await library.archive_add(f"run {n}\n" + "word " * 10_000)).handle for n in range(5)]
         db = sqlite3.connect(tmp_path / "data" / "kenning.db")
         with db:
-            db.execute("UPDATE archives SET created_at = created_at - 10 * 86400 WHERE handle = ?", (added[0],))
+            db.execute("UPDATE archives SET kept_at = kept_at - 10 * 86400 WHERE handle = ?", (added[0],))
         db.close()
         library.archive.settings = library.settings.model_copy(
             update={"archive": ArchiveSettings(max_age_days=5, max_total_mb=0.12)}
@@ -356,6 +356,28 @@ async def test_retention_walks_the_oldest_archives_page_by_page_past_the_aged_on
         # The first is too old; of the 200,030 bytes left, the next two go to fit 120,000.
         assert await library.archive.prune() == added[:3]
         assert [a.handle for a in (await library.archive_list()).archives] == added[:2:-1]
+    finally:
+        await library.close()
+
+
+async def test_a_text_archived_again_counts_its_age_from_then(tmp_path):
+    """Archived ten days ago and again now, a text is handed back under its old handle and
+    kept: max_age_days counted from the first time pruned it at the next round."""
+    library = await opened(tmp_path, archive=ArchiveSettings(max_age_days=5, max_total_mb=0))
+    try:
+        text = "nightly build\n" + "ok " * 100
+        first = await library.archive_add(text)
+        stale = await library.archive_add("an older run\n" + "fail " * 100)
+        db = sqlite3.connect(tmp_path / "data" / "kenning.db")
+        with db:
+            db.execute("UPDATE archives SET created_at = created_at - 10 * 86400, kept_at = kept_at - 10 * 86400")
+        db.close()
+        again = await library.archive_add(text)
+        assert (again.handle, again.existing) == (first.handle, True)
+        assert await library.archive.prune() == [stale.handle]
+        assert (await library.archive_recall(first.handle)).text == text
+        with pytest.raises(NotFound, match=f"archive {stale.handle} .* was pruned .*not archived within .*max_age_days"):
+            await library.archive_recall(stale.handle)
     finally:
         await library.close()
 

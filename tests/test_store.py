@@ -108,6 +108,25 @@ def test_upgrading_a_v21_library_gives_a_quarter_dated_document_its_last_month(t
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
+def test_upgrading_a_v24_library_counts_each_archives_retention_from_when_it_was_archived(tmp_path: Path):
+    conn = sqlite3.connect(tmp_path / "v24.db", isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    migrate(conn, MIGRATIONS[:24])
+    conn.execute("INSERT INTO sources (id, name, root, created_at) VALUES (1, 'archive', '', 0)")
+    conn.execute(
+        "INSERT INTO documents (id, source_id, path, status, updated_at) VALUES (1, 1, 'archive:a-1', 'done', 0)"
+    )
+    conn.execute(
+        "INSERT INTO archives (handle, document_id, title, chars, bytes, digest, created_at)"
+        " VALUES ('a-1', 1, 'Arc', 4, 4, 'd1', 1234.5)"
+    )
+
+    assert migrate(conn) == len(MIGRATIONS)
+
+    assert conn.execute("SELECT created_at, kept_at FROM archives").fetchall() == [(1234.5, 1234.5)]
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
 def test_upgrading_a_v4_library_dates_its_documents_and_indexes_its_cjk_text(tmp_path: Path):
     conn = sqlite3.connect(tmp_path / "v4.db", isolation_level=None)
     conn.execute("PRAGMA foreign_keys = ON")

@@ -154,6 +154,8 @@ def test_a_file_an_older_kenning_refused_for_want_of_permission_is_read_once_a_c
         conn.execute("DROP TABLE owed")  # added by schema 24
         conn.execute("DROP INDEX capsules_created")  # added by schema 25
         conn.execute("DROP INDEX documents_namespace")  # added by schema 26
+        conn.execute("DROP INDEX archives_kept")  # added by schema 27
+        conn.execute("ALTER TABLE archives DROP COLUMN kept_at")  # added by schema 27
         conn.execute("PRAGMA user_version = 12")
     locked.chmod(0o644)
     daemon = library.daemon(plain_permissions=True)
@@ -450,6 +452,8 @@ def test_a_library_upgraded_while_its_drive_is_unmounted_keeps_the_drives_index(
         conn.execute("DROP TABLE owed")  # added by schema 24
         conn.execute("DROP INDEX capsules_created")  # added by schema 25
         conn.execute("DROP INDEX documents_namespace")  # added by schema 26
+        conn.execute("DROP INDEX archives_kept")  # added by schema 27
+        conn.execute("ALTER TABLE archives DROP COLUMN kept_at")  # added by schema 27
         conn.execute("PRAGMA user_version = 14")
     subprocess.run(["umount", str(drive)], check=True)
 
@@ -526,6 +530,8 @@ def test_a_token_an_older_kenning_kept_in_page_keys_and_links_is_gone_after_the_
         conn.execute("DROP TABLE owed")  # added by schema 24
         conn.execute("DROP INDEX capsules_created")  # added by schema 25
         conn.execute("DROP INDEX documents_namespace")  # added by schema 26
+        conn.execute("DROP INDEX archives_kept")  # added by schema 27
+        conn.execute("ALTER TABLE archives DROP COLUMN kept_at")  # added by schema 27
         conn.execute("PRAGMA user_version = 15")
     wal = database.with_name(database.name + "-wal")
 
@@ -689,6 +695,8 @@ def test_an_upgrade_reads_no_folder_again_for_want_of_its_roots_identity_and_rec
         conn.execute("DROP TABLE owed")  # added by schema 24
         conn.execute("DROP INDEX capsules_created")  # added by schema 25
         conn.execute("DROP INDEX documents_namespace")  # added by schema 26
+        conn.execute("DROP INDEX archives_kept")  # added by schema 27
+        conn.execute("ALTER TABLE archives DROP COLUMN kept_at")  # added by schema 27
         conn.execute("PRAGMA user_version = 18")
 
     daemon = library.daemon()

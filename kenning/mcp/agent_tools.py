@@ -156,8 +156,8 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_memory: bool) -> None
         and read the text again with recall(handle). It is stored whole (credentials
         redacted) and indexed, so search(kind=["archive"]) finds it too. The same text again
         returns the same handle, kept once under its first title and tags (existing=true,
-        and a note naming what was not recorded). Old archives are pruned by the user's
-        retention setting."""
+        and a note naming what was not recorded; its retention counts from now). Archives
+        not archived for a while are pruned by the user's retention setting."""
         params = _given(text=text, title=title, tags=tags)
         return answer(Archived.model_validate(await daemon("archive.add", params)))
 

@@ -9,9 +9,12 @@ handle, with the title and tags it was first archived with, and a note saying so
 naming a new title or tags given, which are not recorded); two texts whose short handles
 clash get longer ones.
 
-Retention: archives older than `[archive] max_age_days` go, and the oldest go while the
-archives together exceed `max_total_mb`. Pruning runs after each archive and with the
-daemon's periodic round; a pruned handle leaves a tombstone, so recall says when and why.
+Retention: archives not archived for `[archive] max_age_days` go, and the least recently
+archived go while the archives together exceed `max_total_mb`. The same text archived
+again counts as archived now: its caller was just handed the handle and expects to
+recall it, and by the time of its first archiving it was the first retention took.
+Pruning runs after each archive and with the daemon's periodic round; a pruned handle
+leaves a tombstone, so recall says when and why.
 """
 
 from __future__ import annotations
@@ -102,13 +105,15 @@ class Archive:
         async with self._lock:
             known = await archives.by_digest(self.db, digest)
             if known is not None:
+                await archives.keep_again(self.db, known.handle, time.time())
                 note = await self._kept_note(known, prepared.labels, title is not None)
                 return Archived(
                     known.handle, known.title, known.chars, known.bytes, 0, known.document_id,
                     URI_PREFIX + known.handle, existing=True, note=note,
                 )  # fmt: skip
             handle = await self._handle(digest)
-            document_id, chunks = await self._save(handle, prepared, digest, time.time())
+            now = time.time()
+            document_id, chunks = await self._save(handle, prepared, digest, now, now)
             pruned = await self._prune(keep=handle)
         return Archived(
             handle, prepared.labels.title, len(prepared.text), size, chunks, document_id, URI_PREFIX + handle,
@@ -155,15 +160,18 @@ class Archive:
             if holder is not None and holder.handle != row.handle:
                 # Another archive holds this text now: archiving it again finds that one.
                 digest = row.digest
-            await self._save(row.handle, prepared, digest, row.created_at)
+            await self._save(row.handle, prepared, digest, row.created_at, row.kept_at)
             return True
 
-    async def _save(self, handle: str, prepared: PreparedText, digest: str, created_at: float) -> tuple[int, int]:
+    async def _save(
+        self, handle: str, prepared: PreparedText, digest: str, created_at: float, kept_at: float
+    ) -> tuple[int, int]:
         """Store prepared text under `handle`, new or again; (document id, chunks)."""
         segments = await asyncio.to_thread(archives.segments, prepared.text)
         row = ArchiveRow(
-            handle, 0, prepared.labels.title, len(prepared.text), len(prepared.text.encode()), digest, created_at
-        )
+            handle, 0, prepared.labels.title, len(prepared.text), len(prepared.text.encode()), digest, created_at,
+            kept_at,
+        )  # fmt: skip
         source_id = await sources.aggregate_source(self.db, "archive")
         return await archives.save(
             self.db, row, segments, source_id, URI_PREFIX + handle, prepared.meta, prepared.items
@@ -240,19 +248,22 @@ class Archive:
         # every archive, on each add, for a list that nearly always comes out empty.
         if settings.max_age_days:
             cutoff = time.time() - settings.max_age_days * DAY
-            reason = f"older than [archive] max_age_days = {settings.max_age_days:g}"
+            reason = f"not archived within [archive] max_age_days = {settings.max_age_days:g}"
             aged = await archives.oldest_first(self.db, before=cutoff)
             doomed = [(row, reason) for row in aged if row.handle != keep]
         if settings.max_total_mb:
             total = await archives.total_bytes(self.db) - sum(row.bytes for row, _ in doomed)
-            reason = f"the oldest while archives exceeded [archive] max_total_mb = {settings.max_total_mb:g}"
+            reason = (
+                "the least recently archived while archives exceeded [archive] max_total_mb ="
+                f" {settings.max_total_mb:g}"
+            )
             last = doomed[-1][0] if doomed else None
-            after = (last.created_at, last.handle) if last is not None else None
+            after = (last.kept_at, last.handle) if last is not None else None
             while total > settings.max_total_mb * MB:
                 page = await archives.oldest_first(self.db, after=after, limit=PRUNE_PAGE)
                 if not page:
                     break
-                after = (page[-1].created_at, page[-1].handle)
+                after = (page[-1].kept_at, page[-1].handle)
                 for row in page:
                     if total <= settings.max_total_mb * MB:
                         break

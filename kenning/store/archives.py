@@ -30,6 +30,8 @@ class ArchiveRow:
     bytes: int
     digest: str
     created_at: float
+    # When the text was last given to `archive`: retention's clock (service/archive.py).
+    kept_at: float
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Tombstone:
     reason: str
 
 
-_COLUMNS = "handle, document_id, title, chars, bytes, digest, created_at"
+_COLUMNS = "handle, document_id, title, chars, bytes, digest, created_at, kept_at"
 
 
 async def by_handle(db: Database, handle: str) -> ArchiveRow | None:
@@ -88,9 +90,10 @@ async def save(
     async with db.transaction() as conn:
         document_id, _ = await documents.write_text(conn, source_id, "archive:" + row.handle, uri, meta, items)
         await conn.execute(
-            f"INSERT INTO archives ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (handle) DO UPDATE SET"
-            " title = excluded.title, chars = excluded.chars, bytes = excluded.bytes, digest = excluded.digest",
-            (row.handle, document_id, row.title, row.chars, row.bytes, row.digest, row.created_at),
+            f"INSERT INTO archives ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (handle) DO UPDATE SET"
+            " title = excluded.title, chars = excluded.chars, bytes = excluded.bytes, digest = excluded.digest,"
+            " kept_at = excluded.kept_at",
+            (row.handle, document_id, row.title, row.chars, row.bytes, row.digest, row.created_at, row.kept_at),
         )
         await conn.execute("DELETE FROM archive_segments WHERE handle = ?", (row.handle,))
         await conn.executemany(
@@ -165,6 +168,11 @@ async def listing(
     return [ArchiveRow(*row) for row in rows[:limit]], total, total_bytes, len(rows) > limit
 
 
+async def keep_again(db: Database, handle: str, when: float) -> None:
+    """The archive's text was given again at `when`: retention counts from then."""
+    await db.write_one("UPDATE archives SET kept_at = max(kept_at, ?) WHERE handle = ?", (when, handle))
+
+
 async def total_bytes(db: Database) -> int:
     [(size,)] = await db.read("SELECT coalesce(sum(bytes), 0) FROM archives")
     return size
@@ -173,17 +181,18 @@ async def total_bytes(db: Database) -> int:
 async def oldest_first(
     db: Database, after: tuple[float, str] | None = None, before: float | None = None, limit: int = -1
 ) -> list[ArchiveRow]:
-    """Oldest first, from after `after` (the (created_at, handle) of the last row seen),
-    only those created before `before`: retention reads the rows it may prune, not every row."""
+    """Least recently archived first, from after `after` (the (kept_at, handle) of the last
+    row seen), only those last archived before `before`: retention reads the rows it may
+    prune, not every row."""
     clauses, params = ["1"], []
     if after is not None:
-        clauses.append("(created_at > ? OR (created_at = ? AND handle > ?))")
+        clauses.append("(kept_at > ? OR (kept_at = ? AND handle > ?))")
         params += [after[0], after[0], after[1]]
     if before is not None:
-        clauses.append("created_at < ?")
+        clauses.append("kept_at < ?")
         params.append(before)
     rows = await db.read(
-        f"SELECT {_COLUMNS} FROM archives WHERE {' AND '.join(clauses)} ORDER BY created_at, handle LIMIT ?",
+        f"SELECT {_COLUMNS} FROM archives WHERE {' AND '.join(clauses)} ORDER BY kept_at, handle LIMIT ?",
         [*params, limit],
     )
     return [ArchiveRow(*row) for row in rows]

@@ -674,6 +674,15 @@ def m026_documents_namespace(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX documents_namespace ON documents (namespace) WHERE namespace IS NOT NULL")
 
 
+def m027_archives_kept_at(conn: sqlite3.Connection) -> None:
+    """When each archive's text was last given to `archive` (service/archive.py): the same
+    text again returns the handle it was first archived under, and retention went by that
+    first time, so the handle an agent was just given was the first an archive pruned."""
+    conn.execute("ALTER TABLE archives ADD COLUMN kept_at REAL NOT NULL DEFAULT 0")
+    conn.execute("UPDATE archives SET kept_at = created_at")
+    conn.execute("CREATE INDEX archives_kept ON archives (kept_at)")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -701,6 +710,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m024_owed_work,
     m025_capsules_newest,
     m026_documents_namespace,
+    m027_archives_kept_at,
 )
 
 
