@@ -223,6 +223,34 @@ def test_a_document_added_by_uri_is_removed_by_it_and_nothing_else_goes(library,
     assert daemon.search("tern colony north spit")
 
 
+def test_a_document_added_under_a_uri_with_a_token_is_removed_by_the_uri_its_hit_shows(library):
+    """A uri or URL holding a credential is shown redacted, and the raw one is kept only as
+    a hash: the user who finds an agent's document in search had no way to remove it, as
+    `ken remove` took the raw uri alone and nothing names the one shown."""
+    library.configure([])
+    daemon = library.daemon()
+    token = "ghp_" + "Zq4T" * 9
+    added = ken_json(
+        library, "add-text", "--uri", f"notes://deploy/{token}", "--title", "Deploy", stdin="Kiwi deploy.\n"
+    )
+    twins = [
+        ken_json(library, "add-text", "--uri", f"notes://twin/{secret}", "--title", "Twin", stdin=f"Weka {n}.\n")
+        for n, secret in enumerate(("ghp_" + "Yx7R" * 9, "ghp_" + "Wv3P" * 9))
+    ]
+    [hit] = daemon.search("kiwi deploy")
+    assert hit["path"] == "notes://deploy/[REDACTED]"
+
+    removed = ken(library, "remove", hit["path"])
+    assert removed.returncode == 0, removed.stderr
+    assert f"removed document {added['document_id']} 'Deploy' (notes://deploy/[REDACTED])" in removed.stdout
+    assert not daemon.search("kiwi deploy")
+    # Two documents shown under one uri: which one is meant, the uri alone cannot say.
+    refused = ken(library, "remove", "notes://twin/[REDACTED]")
+    ids = ", ".join(str(twin["document_id"]) for twin in twins)
+    assert refused.returncode == 1 and f"2 documents are stored under notes://twin/[REDACTED] ({ids})" in refused.stderr
+    assert len(daemon.search("weka")) == 2
+
+
 def test_add_text_with_an_empty_date_or_namespace_is_refused_and_adds_nothing(library):
     # A script passing "--date $DAY" with DAY unset would otherwise have its text dated
     # today, and outrank what it was meant to come before.

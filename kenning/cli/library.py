@@ -548,7 +548,8 @@ def _stored_line(result: api.AddedDocument) -> str:
 @pass_context
 def remove_text(ctx: Context, uri: str, as_json: bool) -> None:
     """Remove a document added by `ken add-text` (or an agent) by its URI, or a fetched
-    page by its URL. A folder's file leaves the index when it is deleted or ignored.
+    page by its URL, or either by the URI `ken search` shows when a credential in it was
+    redacted. A folder's file leaves the index when it is deleted or ignored.
 
     \b
     Examples:

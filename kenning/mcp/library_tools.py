@@ -231,7 +231,8 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_writes: bool) -> None
             str,
             Field(
                 min_length=1, max_length=4000,
-                description="the uri a document was added under with add_document, or the URL of a fetched page",
+                description="the uri a document was added under with add_document, the URL of a fetched page,"
+                " or the uri a hit shows",
             ),
         ],
     ) -> Annotated[CallToolResult, Removed]:

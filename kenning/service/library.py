@@ -400,14 +400,20 @@ class Library:
         A folder's file goes when it is deleted or ignored, and kenning's own records each
         their own way (`_KEPT_WHOLE`)."""
         await self.scrubber.owe()
-        found = await documents.remove_text(self.db, [agent_key(uri), page_key(uri)])
-        if found is None:
+        done = await documents.remove_text(self.db, [agent_key(uri), page_key(uri)], uri)
+        if done.alike:
+            ids = ", ".join(map(str, done.alike))
+            raise InvalidRequest(
+                f"{len(done.alike)} documents are stored under {redact(uri)} ({ids}): their uris differ only in a"
+                " credential, which was redacted; remove one by the uri as it was added"
+            )
+        if done.removed is None:
             raise NotFound(
                 f"no document added by an agent under {redact(uri)!r}, and no page fetched from it; a folder's file"
                 " leaves the index when it is deleted or ignored"
             )
         await self.scrubber.scrub()
-        return RemovedDocument(*found)
+        return RemovedDocument(*done.removed)
 
     async def add_url(self, url: str, progress: Progress = _unheard) -> AddedDocument:
         """`progress` hears where the page is (PageStage), so a client can tell a page

@@ -411,24 +411,46 @@ async def touch(db: Database, document_id: int, mtime: float, size: int, dated: 
     )
 
 
-async def remove_text(db: Database, keys: list[str]) -> tuple[int, str, str] | None:
+@dataclass(frozen=True)
+class TextRemoval:
+    """What `remove_text` did: the document that went (id, title, uri), or the ids of the
+    documents shown under the uri asked for, of which none went."""
+
+    removed: tuple[int, str, str] | None
+    alike: tuple[int, ...] = ()
+
+
+_AGENT_TEXT = "source_id IN (SELECT id FROM sources WHERE kind IN ('agent', 'url') AND removing = 0)"
+
+
+async def remove_text(db: Database, keys: list[str], shown: str) -> TextRemoval:
     """Delete the agent document or fetched page stored under one of these identity keys
     (ingest/text_docs.py `stored_keys`), as a deleted file's row goes: what another source
-    also holds is handed to it. Its id, title and uri, or None when there is none."""
-    return await db.write(_remove_text, keys)
+    also holds is handed to it.
+
+    Under none of them, the one whose uri as hits show it (redacted) is `shown`: the raw
+    uri is kept only as a hash, so a document added under one holding a credential could
+    be removed only by whoever still held the credential, and not by the user who found
+    it in search. Two or more shown alike (uris apart only in their secrets) are left:
+    the uri cannot say which is meant."""
+    return await db.write(_remove_text, keys, shown)
 
 
-def _remove_text(conn: sqlite3.Connection, keys: list[str]) -> tuple[int, str, str] | None:
+def _remove_text(conn: sqlite3.Connection, keys: list[str], shown: str) -> TextRemoval:
     for key in keys:
         row = conn.execute(
-            "SELECT id, title, coalesce(uri, '') FROM documents WHERE path = ? AND source_id IN"
-            " (SELECT id FROM sources WHERE kind IN ('agent', 'url') AND removing = 0)",
-            (key,),
+            f"SELECT id, title, coalesce(uri, '') FROM documents WHERE path = ? AND {_AGENT_TEXT}", (key,)
         ).fetchone()
         if row is not None:
             _delete_row(conn, row[0])
-            return row
-    return None
+            return TextRemoval(row)
+    rows = conn.execute(
+        f"SELECT id, title, uri FROM documents WHERE uri = ? AND {_AGENT_TEXT} ORDER BY id", (shown,)
+    ).fetchall()
+    if len(rows) == 1:
+        _delete_row(conn, rows[0][0])
+        return TextRemoval(rows[0])
+    return TextRemoval(None, tuple(row[0] for row in rows))
 
 
 async def delete_documents(db: Database, source_id: int, paths: list[str]) -> int:
