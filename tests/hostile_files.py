@@ -129,6 +129,20 @@ def write_pdf(
     return write_pdf_objects(path, objects)
 
 
+def pdf_odd_link(path: Path, url: bytes) -> Path:
+    """A one-page PDF whose link's action dictionary has a key with no value: pdfminer
+    refuses the page, quoting the dictionary, `url` and all."""
+    content = b"BT /F1 12 Tf 72 720 Td (okapis graze) Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Annots [<< /Type /Annot /Subtype /Link /A << /S /URI /URI (%s) /Next >> >>] >>" % url,
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+    ]
+    return write_pdf_objects(path, objects)
+
+
 def pdf_reference_loop(path: Path) -> Path:
     """A PDF whose page tree is a reference to a reference to ... itself: pdfminer
     follows the circle for ever, in a file of a few hundred bytes."""

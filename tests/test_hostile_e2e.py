@@ -18,6 +18,7 @@ from tests.hostile_files import (
     docx_whitespace_bomb,
     gzip_bomb,
     nested_html,
+    pdf_odd_link,
     pdf_stream_bomb,
     write_pdf,
 )
@@ -113,6 +114,31 @@ def test_a_parser_error_quoting_megabytes_of_the_file_is_one_short_line_in_statu
         check=True, capture_output=True, text=True, timeout=60,
     ).stdout  # fmt: skip
     assert len(shown) < 5_000
+
+
+def test_a_credential_a_parser_error_quotes_is_redacted_in_the_reason(library, tmp_path):
+    """pdfminer refuses a dictionary with a key and no value by quoting it whole: a link's
+    URL with its token went into the file's reason verbatim, which the database keeps, the
+    log prints and `status` shows to the user and to every agent."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    token = "ghp_" + "Pq8V" * 9
+    pdf_odd_link(notes / "report.pdf", b"https://ci.example.com/run?token=" + token.encode())
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    [failure] = daemon.wait_idle("notes")["failures"]
+    assert failure["reason"].startswith("cannot read PDF: ") and "Invalid dictionary construct" in failure["reason"]
+    assert "token=[REDACTED]" in failure["reason"] and token not in failure["reason"]
+    shown = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "status"],
+        check=True, capture_output=True, text=True, timeout=60,
+    ).stdout  # fmt: skip
+    assert "report.pdf: cannot read PDF" in shown and token not in shown
+    assert "report.pdf" in daemon.log() and token not in daemon.log()
+    daemon.stop()
+    database = library.data_dir / "kenning.db"
+    wal = database.with_name("kenning.db-wal")
+    assert token.encode() not in database.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
 
 
 def test_a_file_refused_for_want_of_permission_is_not_logged_as_stored_under_another_reading(library, tmp_path):

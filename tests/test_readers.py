@@ -15,7 +15,7 @@ from fpdf import FPDF
 
 from kenning.errors import ReaderError
 from kenning.ingest.chunker import chunk_document
-from kenning.ingest.readers import SUPPORTED_EXTENSIONS, ReadLimits, decode_text, read_file, reader_suffix
+from kenning.ingest.readers import SUPPORTED_EXTENSIONS, ReadLimits, decode_text, read_file, reader_suffix, reason_line
 from kenning.text.html import html_to_markdown
 from tests.helpers import add_note_reference, add_notes, add_text_box, make_pdf, wrap_docx
 from tests.hostile_files import (
@@ -1071,3 +1071,13 @@ def test_pdf_words_set_without_space_glyphs_keep_their_spaces(tmp_path: Path, si
     result = read_file(pdf_tex_spacing(tmp_path / "manual.pdf", lines, size))
     assert result.text.split("\n") == [" ".join(words) for words in lines]
 
+
+
+def test_an_error_quoting_a_token_is_one_redacted_line_whatever_its_length():
+    token = "ghp_" + "Pq8V" * 9
+    assert reason_line(ValueError(f"no part\n named {token}")) == "ValueError: no part named [REDACTED]"
+    # Megabytes are read no further than a few lines' worth, a word or not.
+    line = reason_line(ValueError(f"part {token} " + "tail " * 1_000_000))
+    assert line.startswith("ValueError: part [REDACTED] tail") and line.endswith("… [cut from 5,000,045 characters]")
+    assert len(line) <= len("ValueError: ") + 300
+    assert reason_line(ValueError("x" * 1_000_000)).startswith("ValueError: xxx")

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Literal
 
 from kenning.config import ChunkingSettings, LimitsSettings
-from kenning.errors import AccessDenied, IndexUnwritable, ReaderError, error_line
+from kenning.errors import AccessDenied, IndexUnwritable, ReaderError
 from kenning.ingest.convert import ConvertLimits, Converted, guarded_hash, read_unseen
 from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
-from kenning.ingest.readers import ReadLimits
+from kenning.ingest.readers import ReadLimits, reason_line
 from kenning.ingest.walk import Discovered
 from kenning.store import documents
 from kenning.store.database import Database, unwritable
@@ -150,7 +150,7 @@ async def ingest(db: Database, job: FileJob, options: IngestOptions) -> Outcome:
         # A bug or a store error on one file (a name the database cannot hold, say)
         # costs that file, never the sweep: the rest of the folder goes on.
         log.exception("could not ingest %s", job.found.path)
-        reason = f"internal error: {error_line(exc)}"
+        reason = f"internal error: {reason_line(exc)}"
     # Recorded as failed under the limits it was tried with, so it is not parsed again
     # by every sweep, only once it changes or kenning reads files otherwise (an
     # upgrade); what it held from before stays searchable.

@@ -30,7 +30,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from kenning.errors import AccessDenied, ReaderError, TextCapReached, error_line
+from kenning.errors import MAX_DETAIL_CHARS, AccessDenied, ReaderError, TextCapReached
+from kenning.ingest.redact import redact
 from kenning.text import frontmatter
 from kenning.text.html import first_h1, html_to_markdown, meta_charset
 
@@ -393,7 +394,7 @@ def read_file(path: Path, limits: ReadLimits = ReadLimits()) -> ReadResult:
             raise MemoryError(str(exc)) from exc
         # Parsers for PDF/DOCX raise a zoo of their own types on damaged input; the
         # contract is that only ReaderError leaves this function.
-        raise ReaderError(f"cannot read {_format_name(suffix)}: {error_line(exc)}") from exc
+        raise ReaderError(f"cannot read {_format_name(suffix)}: {reason_line(exc)}") from exc
     if len(result.text) > limits.max_text_chars:
         raise TextCapReached(limits.max_text_chars)
     return result
@@ -417,7 +418,7 @@ def _read_bytes(path: Path, max_bytes: int, compressed: bool) -> bytes:
                 data += _read_at_most(handle, max_bytes + 1 - len(data))
     except (OSError, EOFError, zlib.error) as exc:
         if compressed:
-            raise ReaderError(f"cannot decompress: {error_line(exc)}") from None
+            raise ReaderError(f"cannot decompress: {reason_line(exc)}") from None
         raise ReaderError(f"cannot read file: {getattr(exc, 'strerror', None) or exc}") from None
     if len(data) > max_bytes:
         raise ReaderError(f"file grew past the {max_bytes}-byte limit while being read")
@@ -538,3 +539,29 @@ def _suffix(name: str) -> str:
 
 def _format_name(suffix: str) -> str:
     return {".pdf": "PDF", ".docx": "DOCX"}.get(suffix, f"{suffix or 'extensionless'} file")
+
+
+# How much of an error is redacted before it is cut: what could still show once the
+# marks have shortened it.
+_REDACTED_CHARS = 4 * MAX_DETAIL_CHARS
+
+
+def reason_line(exc: BaseException) -> str:
+    """`errors.error_line` for a file's reason, redacted. A parser may quote what it
+    choked on (python-docx names a missing part, which a DOCX can make a megabyte long;
+    pdfminer a malformed dictionary whole, a link's URL and its token with it), as may a
+    bug anywhere in ingest, and the reason is stored, logged and shown by every `ken
+    status`, to agents too. Redacted before it is cut, and after a first cut at a word's
+    end, so no token is cut into a piece the redactor no longer knows and a megabyte
+    costs little."""
+    whole = " ".join(str(exc).split())
+    detail = whole
+    if len(whole) > _REDACTED_CHARS:
+        head, space, _ = whole[:_REDACTED_CHARS].rpartition(" ")
+        detail = head if space else whole[:_REDACTED_CHARS]
+    detail = redact(detail)
+    if len(whole) > _REDACTED_CHARS or len(detail) > MAX_DETAIL_CHARS:
+        # As errors.error_text marks a cut: how long the message was, not its first part.
+        mark = f"… [cut from {len(whole):,} characters]"
+        detail = detail[: MAX_DETAIL_CHARS - len(mark)].rstrip() + mark
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
