@@ -52,6 +52,11 @@ TODAY = date(2026, 12, 1)
         ("# Release v2.1.2025\n", "mixer.md", None),
         ("# Notes on release 3.10.2025\n", "wheel.md", None),
         ("# Version: 1.2.2025\n", "notes.md", None),
+        ("# Git tag 3.10.2025\n", "tags.md", None),
+        # A version's word is a whole word: a German weekday ends in "tag", and Tag is day.
+        ("# Montag 18.09.2025 Teamsitzung\n", "sitzung.md", ("2025-09-18", "heading")),
+        ("# Stichtag: 30.09.2025\n", "frist.md", ("2025-09-30", "heading")),
+        ("# Letzter Tag 30.09.2025\n", "abschied.md", ("2025-09-30", "heading")),
         # Han numerals, as Chinese writes a date as well as in Arabic digits.
         ("# 会议纪要 二〇二五年九月十八日\n", "纪要.md", ("2025-09-18", "heading")),
         ("# 年度总结 二零二五年\n", "总结.md", ("2025", "heading")),
@@ -60,6 +65,9 @@ TODAY = date(2026, 12, 1)
         # A fiscal year, as the calendar year of its number.
         ("# FY24 results\n", "results.md", ("2024", "heading")),
         ("# Results\n", "fy25-results.md", ("2025", "file name")),
+        # Two digits as POSIX reads them: from 69, of the 1900s.
+        ("# Budget FY99\n", "budget.md", ("1999", "heading")),
+        ("# Results\n", "FY68 results.md", ("2068", "file name")),
         ("# Runbook\n\nRestart it.", "runbook.md", None),
         ("---\ntitle: x\n---\n# Runbook v1.2\n", "notes.md", None),
         # A "Date:" line in the body (a quoted email) is no front matter.

@@ -45,9 +45,15 @@ _YEAR_HAN = r"(?P<year_han>(?:一九|二[〇○零])[〇○零一二三四五六
 _MONTH_HAN = r"十[一二]?|[一二三四五六七八九]"
 _DAY_HAN = r"三十一?|二十[一二三四五六七八九]?|十[一二三四五六七八九]?|[一二三四五六七八九]"
 # The words before a version's number; a lookbehind is of fixed width, so one for each.
+# Whole words: German weekdays end in "tag", and "Montag 18.09.2025" (as "Stichtag" or
+# "Geburtstag" before one) is a date. "Tag" capitalised is the German for day ("Letzter
+# Tag 30.09.2025"), so only a lower-case "tag" names a version.
 _NOT_A_VERSION = "".join(
-    rf"(?<!(?i:{re.escape(word)}){after})"
-    for word in ("version", "ver.", "release", "rel.", "build", "firmware", "patch", "tag")
+    rf"(?<!\b{word}{after})"
+    for word in [
+        *(f"(?i:{re.escape(word)})" for word in ("version", "ver.", "release", "rel.", "build", "firmware", "patch")),
+        "tag",
+    ]
     for after in (" ", ": ")
 )
 
@@ -143,11 +149,14 @@ def _iso(year: int, month: int | None = None, day: int | None = None) -> str | N
 
 def _year_of(match: re.Match[str]) -> str:
     """A match's year in four Arabic digits: a fiscal year's "FY25" is 2025, and
-    "二〇二五" is 2025."""
+    "二〇二五" is 2025. Two digits from 69 are of the 1900s, as POSIX reads a year
+    so written (strptime's %y): an archived "FY99 budget" is of 1999, not 2099."""
     year = match.group("year")
     if year is None:
         return str(_number(match.group("year_han")))
-    return f"20{year}" if len(year) == 2 else year
+    if len(year) == 2:
+        return f"19{year}" if int(year) >= 69 else f"20{year}"
+    return year
 
 
 def _number(text: str) -> int:
