@@ -20,7 +20,7 @@ from kenning.text.controls import escaped
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # A traceback keeps its frames: each of its lines is cut as a message is, and the whole
-# at this, past any real stack of kenning's.
+# at this, its start and its end kept (where the work began, what was raised).
 MAX_TRACEBACK_CHARS = 20_000
 
 ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None] | tuple[None, None, None]
@@ -36,7 +36,13 @@ class BoundedFormatter(logging.Formatter):
 
     def formatException(self, ei: ExcInfo) -> str:
         lines = super().formatException(ei).splitlines()
-        return error_text("\n".join(error_text(line) for line in lines), MAX_TRACEBACK_CHARS)
+        text = "\n".join(error_text(line) for line in lines)
+        if len(text) <= MAX_TRACEBACK_CHARS:
+            return text
+        # Its start says where the work began, its end what was raised: cut at its start
+        # alone, a recursion's thousand frames lost the "RecursionError" line itself.
+        half = MAX_TRACEBACK_CHARS // 2
+        return f"{text[:half]}\n… [{len(text) - 2 * half:,} characters of frames cut] …\n{text[-half:]}"
 
 
 def configure(level: str) -> None:

@@ -53,3 +53,27 @@ def test_a_logged_traceback_keeps_its_frames_and_cuts_what_the_error_quotes():
     assert len(text) <= 200 + MAX_TRACEBACK_CHARS
     assert max(len(line) for line in text.splitlines()) <= MAX_ERROR_CHARS
     assert text.endswith(" characters]")
+
+
+def test_a_logged_traceback_too_long_to_keep_still_ends_with_what_was_raised():
+    """Two functions calling each other until RecursionError (a parser walking a tree
+    that leads back up it): no two frames repeat in a row, so the traceback runs to
+    90,000 characters, and cut at its start it lost the line naming the error."""
+
+    def walk(depth: int) -> int:
+        return descend(depth + 1)
+
+    def descend(depth: int) -> int:
+        return walk(depth + 1)
+
+    try:
+        walk(0)
+    except RecursionError:
+        record = logging.LogRecord(
+            "kenning.ingest", logging.ERROR, __file__, 1, "could not read a.pdf", (), sys.exc_info()
+        )
+    text = BoundedFormatter(FORMAT).format(record)
+    assert len(text) <= 200 + MAX_TRACEBACK_CHARS
+    assert text.splitlines()[1] == "Traceback (most recent call last):"
+    assert text.splitlines()[-1].startswith("RecursionError: maximum recursion depth exceeded")
+    assert "characters of frames cut] …" in text
