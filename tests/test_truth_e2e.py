@@ -1555,12 +1555,15 @@ def test_a_version_written_with_dots_dates_no_note(library):
         "mixer.md": "# Release v2.1.2025\n\nThe glaze mixer firmware adds a slow stir mode.\n",
         "wheel.md": "# Notes on release 3.10.2025\n\nThe pottery wheel firmware fixes a speed bug.\n",
         "standup.md": "# Standup 18.09.2025\n\nThe kiln firmware was flashed again.\n",
+        # A version's word is a whole word: German weekdays end in "tag".
+        "sitzung.md": "# Montag 22.09.2025 Teamsitzung\n\nDie Ofen-Firmware läuft.\n",
     })  # fmt: skip
     dated = {Path(hit["path"]).name: hit["date"] for hit in ask(daemon, "firmware")["hits"]}
     assert dated["standup.md"] == "2025-09-18"
+    assert dated["sitzung.md"] == "2025-09-22"
     # By their files' mtime, today.
     assert min(dated["mixer.md"], dated["wheel.md"]) > "2026", dated
-    assert docs(ask(daemon, "firmware", until="2025")) == ["standup.md"]
+    assert sorted(docs(ask(daemon, "firmware", until="2025"))) == ["sitzung.md", "standup.md"]
 
 
 def test_a_note_dated_in_chinese_numerals_speaks_from_that_day(library):
