@@ -1537,9 +1537,13 @@ def test_a_note_told_not_to_draft_something_or_said_to_be_no_draft_is_not_hedged
         "clay.md": "---\ndate: 2025-03-01\n---\n# Clay order\n\nThe clay order is 200 kg a month.\n",
         "clay-new.md": "---\ndate: 2025-09-01\n---\n# Clay order\n\n"
         "Do not draft a new clay order; the clay order is 300 kg a month.\n",
+        "wage.md": "---\ndate: 2025-03-01\n---\n# Studio wage\n\nThe studio wage is £12 an hour.\n",
+        "wage-new.md": "---\ndate: 2025-09-01\n---\n# Studio wage\n\n"
+        "We can't draft the rota yet; the studio wage is £13 an hour.\n",
     })  # fmt: skip
     for question, newer, older in (
         ("How much is the kiln budget now?", "budget-new.md", "budget.md"),
+        ("What is the studio wage now?", "wage-new.md", "wage.md"),
         ("When does the glaze store open now?", "store-new.md", "store.md"),
         ("How big is the clay order now?", "clay-new.md", "clay.md"),
     ):

@@ -353,6 +353,7 @@ def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
     for plain in (
         "do not draft the budget yet; the budget is 40k.", "don't draft the budget yet; the budget is 40k.",
         "don’t draft replies from it.", "no need to draft a new order.", "this isn't a draft.",
+        "we can't draft the budget yet; the budget is 40k.", "we can’t redraft it.",
     ):  # fmt: skip
         assert kinds(plain) == (None, None, False), plain
     assert cues.cue_words("do not draft the budget yet.") == set()

@@ -134,8 +134,8 @@ _SETTLED = (
 # is no cue. "Do not draft" was read as "not a draft", a hedge said to be none, and
 # "don't draft" as a hedge, which ranked the note below the figure it replaced.
 _NO_CUE_EN = (
-    r"(?:(?:do|does|did|will|would|should|must|need|can|could)(?: not|n['’]t)|won['’]t|cannot|never|no need to"
-    r"|not to) (?:re)?draft(?:s|ed|ing)?\b"
+    r"(?:(?:do|does|did|will|would|should|must|need|can|could)(?: not|n['’]t)|won['’]t|can['’]t|cannot|never"
+    r"|no need to|not to) (?:re)?draft(?:s|ed|ing)?\b"
 )
 # One pass over a text finds every cue; where two kinds could start at one place, the
 # earlier alternative wins ("no longer valid" retracts before "no longer" corrects).
