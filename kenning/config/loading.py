@@ -15,7 +15,12 @@ from pydantic import ValidationError
 
 from kenning.config.paths import config_dir
 from kenning.config.settings import Settings
-from kenning.errors import ConfigError
+from kenning.errors import ConfigError, error_text
+
+# A source named in an error is cut past this many characters; a valid name is at most
+# 64. A name of a megabyte was quoted whole ahead of what was wrong with it, and the
+# error, cut where it is shown, told only the name's first 2,000 characters.
+SHOWN_NAME_CHARS = 100
 
 
 def _describe(error: ValidationError, path: Path, raw: object = None) -> str:
@@ -42,7 +47,7 @@ def _where(loc: tuple, raw: object) -> str:
         if isinstance(part, int):
             entry = node[part] if isinstance(node, list) and part < len(node) else None
             name = entry.get("name") if isinstance(entry, dict) else None
-            parts[-1] += f"[{name!r}]" if isinstance(name, str) else f"[{part}]"
+            parts[-1] += f"[{error_text(name, SHOWN_NAME_CHARS)!r}]" if isinstance(name, str) else f"[{part}]"
             node = entry
         else:
             parts.append(str(part))
