@@ -89,6 +89,26 @@ def test_mistakes_are_refused_with_the_key_named(tmp_path, text, named):
         load_settings(path)
 
 
+@pytest.mark.parametrize(
+    ("text", "wrong"),
+    [
+        (f'[daemon]\n{"k" * (1 << 20)} = 1\n', ": unknown setting"),
+        (f'[[sources]]\nname = "{"n" * (1 << 20)}"\npath = "/x"\n', "'].name: String should match pattern"),
+    ],
+    ids=["key", "source name"],
+)
+def test_a_key_or_a_name_of_a_megabyte_is_named_by_its_start_and_what_is_wrong_is_said(tmp_path, text, wrong):
+    """Quoted whole, the name filled the error, which is cut where it is shown (2,000
+    characters): `ken reload` said 'sources['nnnn…' and never why."""
+    config = tmp_path / "config.toml"
+    config.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config)
+    message = str(refused.value)
+    assert f"… [cut from 1,048,576 characters]{wrong}" in message
+    assert len(message) < len(str(config)) + 200
+
+
 def test_relative_paths_are_taken_from_the_config_files_directory(tmp_path, monkeypatch):
     config = tmp_path / "lib" / "config.toml"
     config.parent.mkdir()

@@ -17,9 +17,10 @@ from kenning.config.paths import config_dir
 from kenning.config.settings import Settings
 from kenning.errors import ConfigError, error_text
 
-# A source named in an error is cut past this many characters; a valid name is at most
-# 64. A name of a megabyte was quoted whole ahead of what was wrong with it, and the
-# error, cut where it is shown, told only the name's first 2,000 characters.
+# A key or a source's name, as an error names where it is wrong, is cut past this many
+# characters; a valid name is at most 64. A name (or an unknown key) of a megabyte was
+# quoted whole ahead of what was wrong with it, and the error, cut where it is shown,
+# told only the name's first 2,000 characters.
 SHOWN_NAME_CHARS = 100
 
 
@@ -50,7 +51,7 @@ def _where(loc: tuple, raw: object) -> str:
             parts[-1] += f"[{error_text(name, SHOWN_NAME_CHARS)!r}]" if isinstance(name, str) else f"[{part}]"
             node = entry
         else:
-            parts.append(str(part))
+            parts.append(error_text(str(part), SHOWN_NAME_CHARS))
             node = node.get(part) if isinstance(node, dict) else None
     return ".".join(parts)
 
