@@ -1598,3 +1598,16 @@ def test_a_question_naming_a_fiscal_year_prefers_the_notes_of_that_calendar_year
         assert result["abstained"] is None and docs(result)[0] == "rev-2025.md", (named, result["abstained"])
         assert any("outside the period" in reason for reason in first_hit(result, "rev-2026.md")["reasons"]), named
     assert first_hit(ask(daemon, "glaze shop revenue"), "results.md")["date"] == "2024"
+
+
+def test_a_year_that_ends_a_sentence_is_the_period_it_names(library):
+    """"Up from £3.2m in 2024." names 2024 as much as "in 2024, up" does: the full stop
+    after the year hid it, and the year's question was refused because no hit about it
+    seemed to speak of the period."""
+    daemon = _library_of(library, {
+        "review.md": "---\ndate: 2025-12-15\n---\n# Annual review\n\n"
+        "Kiln workshop revenue was £4.1m this year, up from £3.2m in 2024.\n",
+        "kilns.md": "---\ndate: 2025-03-02\n---\n# Kilns\n\nThe workshop has two electric kilns.\n",
+    })  # fmt: skip
+    result = ask(daemon, "What was the kiln workshop revenue in 2024?")
+    assert result["abstained"] is None and "review.md" in docs(result), result["abstained"]

@@ -83,7 +83,9 @@ _FORMS = [
     re.compile(rf"(?<![A-Za-z0-9-])W(?P<week>0?[1-9]|[1-4]\d|5[0-3])[\s_-]*{_YEAR}(?!\d)"),
     re.compile(rf"(?<![\w-]){_YEAR}[\s_-]*W(?P<week>0[1-9]|[1-4]\d|5[0-3])(?![A-Za-z0-9])"),
 ]
-_YEAR_ALONE = re.compile(rf"(?<![\d.]){_YEAR}(?![\d.])|{_YEAR_HAN}(?=\s*年)")
+# A full stop after it ends the sentence ("up from £3.2m in 2024."); one before a digit
+# makes it part of a number or a version ("2025.1").
+_YEAR_ALONE = re.compile(rf"(?<![\d.]){_YEAR}(?!\d|\.\d)|{_YEAR_HAN}(?=\s*年)")
 # A fiscal year ("FY2025", "FY25", "FY 2025", "fiscal year 2025", "fiscal 2025") is read as
 # the calendar year of its number. When a fiscal year starts, and which of its two
 # calendar years names it, differ by company and country (the US government's FY2025
