@@ -243,6 +243,11 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
             "| Host | User | Password |\n|---|---|---|\n| db01 | root | Xk29vq7LmN |\n| db02 | root | see vault |\n",
             f"| Host | User | Password |\n|---|---|---|\n| db01 | root | {MARK} |\n| db02 | root | see vault |\n",
         ),
+        # A bracket opened before the value closes after it, and stays: it was masked
+        # with the value, which left the stored link open.
+        ("[docs](/u?access_token=abcdef1234567890abcdef)", f"[docs](/u?access_token={MARK})"),
+        ("(https://h.example/a?sig=Zk3j9dkl2k3j4l5k6j7h) next", f"(https://h.example/a?sig={MARK}) next"),
+        ("(password=Hunter2x9!)", f"(password={MARK})"),
     ],
 )
 def test_secret_formats_are_masked(text, expected):

@@ -451,8 +451,10 @@ def _assignment_spans(data: bytes) -> Iterator[Span]:
         if span is not None:
             yield span
     for match in _URL_PARAM.finditer(data):
-        if _is_quoted_secret(match.group(1).decode("utf-8", "replace")):
-            yield match.span(1)
+        start, end = match.span(1)
+        end = _closed_outside(data, start, end)
+        if _is_quoted_secret(data[start:end].decode("utf-8", "replace")):
+            yield start, end
     for match in _AUTHORIZATION.finditer(data):
         value = match.group(2).decode("utf-8", "replace")
         if _is_placeholder(value) or _has_code(value) or not any(char.isalnum() for char in value):
@@ -882,6 +884,7 @@ def _assigned_secret(data: bytes, match: re2._Match) -> Span | None:
         if key.strip(b"\"'").lower() == b"pass" and any(char.isspace() for char in value):
             return None  # `'pass': 'The "pass" statement'`: a word that is more than a name
         return (value_start, value_end) if _is_quoted_secret(value) else None
+    value_end = _closed_outside(data, value_start, value_end)
     value = data[value_start:value_end].decode("utf-8", "replace")
     if _is_random(value):
         return value_start, value_end
@@ -899,6 +902,16 @@ def _assigned_secret(data: bytes, match: re2._Match) -> Span | None:
     key_quoted = (before_key != b"" and before_key in _QUOTES) or key[-1:] in _QUOTES
     ends_line = value_end == len(data) or data[value_end] in b"\r\n#;&"
     return (value_start, value_end) if _is_bare_secret(value, match, key, key_quoted, ends_line) else None
+
+
+def _closed_outside(data: bytes, start: int, end: int) -> int:
+    """Where a bare value ends once the closing brackets it did not open are left out:
+    `[docs](/u?access_token=abc123)` and "(see token=abc123)" close a bracket opened
+    before the value. Masked with it, the `)` was lost from the stored text and the link
+    left open. A password ending in an unopened `)` keeps that one character in the clear."""
+    while end > start and data[end - 1 : end] == b")" and data.count(b"(", start, end) < data.count(b")", start, end):
+        end -= 1
+    return end
 
 
 def _continues_expression(data: bytes, end: int) -> bool:
