@@ -61,6 +61,19 @@ async def _server(stopped: _Held, kept: _Held, page: _Held | None = None) -> Rpc
     return server
 
 
+async def _runs_on_after_a_hangup(server: RpcServer, method: str, held: _Held) -> None:
+    """A request to `method` whose client hangs up mid-way runs on, and ends when let."""
+    _, writer = await asyncio.open_unix_connection(str(server.path))
+    writer.write(_request(method, "abc"))
+    await asyncio.wait_for(held.entered.wait(), 30)
+    writer.close()
+    await asyncio.sleep(0.5)
+    assert not held.ended.is_set()
+    held.gate.set()
+    await asyncio.wait_for(held.ended.wait(), 30)
+    assert not held.cancelled
+
+
 async def test_a_client_that_hangs_up_stops_its_request_and_the_server_serves_on(caplog):
     """A request ran to its end after its client had gone (an agent cancelling a slow
     add_url left the page fetched and stored, its fetch worker held meanwhile)."""
@@ -77,15 +90,7 @@ async def test_a_client_that_hangs_up_stops_its_request_and_the_server_serves_on
         assert "method stopped: its client went before the answer; stopped it" in caplog.text
 
         # A method not marked runs to its end whoever is left to hear it.
-        _, writer = await asyncio.open_unix_connection(str(server.path))
-        writer.write(_request("kept", "abc"))
-        await asyncio.wait_for(kept.entered.wait(), 30)
-        writer.close()
-        await asyncio.sleep(0.5)
-        assert not kept.ended.is_set()
-        kept.gate.set()
-        await asyncio.wait_for(kept.ended.wait(), 30)
-        assert not kept.cancelled
+        await _runs_on_after_a_hangup(server, "kept", kept)
 
         reader, writer = await asyncio.open_unix_connection(str(server.path))
         stopped.gate.set()
@@ -137,14 +142,6 @@ async def test_a_request_sent_with_cancel_on_close_is_stopped_when_its_client_ha
 
         page = _Held()
         server.methods["page"] = Method(_Page, page)
-        _, writer = await asyncio.open_unix_connection(str(server.path))
-        writer.write(_request("page", "abc"))
-        await asyncio.wait_for(page.entered.wait(), 30)
-        writer.close()
-        await asyncio.sleep(0.5)
-        assert not page.ended.is_set()
-        page.gate.set()
-        await asyncio.wait_for(page.ended.wait(), 30)
-        assert not page.cancelled
+        await _runs_on_after_a_hangup(server, "page", page)
     finally:
         await server.stop(timeout=30)
