@@ -8,6 +8,7 @@ import os
 import random
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import Future
@@ -27,6 +28,7 @@ from kenning.ingest.mounts import read_table
 from kenning.ingest.scan import FolderScanner, SweepBudget
 from kenning.ingest.walk import SYSTEM_FS, WalkRules, walk
 from kenning.service.library import Library
+from tests.daemon_harness import as_a_user
 from tests.helpers import search
 from tests.hostile_files import pdf_reference_loop
 from kenning.store import documents, sources
@@ -787,6 +789,30 @@ async def test_a_proc_mounted_in_a_folder_is_not_entered_and_status_counts_it(db
     counts = await scanner.sweep()
     assert counts["indexed"] == 1 and counts["failed"] == 0
     assert scanner.progress.passed_over == {SYSTEM_FS: 1}
+
+
+def test_a_file_whose_folder_closed_since_the_walk_is_refused_for_want_of_permission(tmp_path):
+    """A sweep that listed a folder before `chmod 644` took its search bit off hashed its
+    files after: the lookup of each was refused, read as a file that could not be
+    opened, and the text indexed from it was dropped. Refused for want of permission,
+    it is kept as last indexed (pipeline.py), as a file closed by its own mode is."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    write(notes, "home.md", "# Home\n\nThe quokka pen needs a new gate.\n")
+    script = (
+        "import sys\nfrom pathlib import Path\nfrom kenning.errors import AccessDenied\n"
+        "from kenning.ingest.convert import guarded_hash\n"
+        "try:\n    guarded_hash(Path(sys.argv[1]), Path(sys.argv[2]), True, 1 << 20)\n"
+        "except AccessDenied as exc:\n    print('denied:', exc)\n"
+    )
+    command = [sys.executable, "-c", script, str(notes / "home.md"), str(notes)]
+    assert subprocess.run(as_a_user(command), capture_output=True, text=True, check=True).stdout == ""
+    notes.chmod(0o644)
+    try:
+        done = subprocess.run(as_a_user(command), capture_output=True, text=True, check=True)
+    finally:
+        notes.chmod(0o755)
+    assert done.stdout == "denied: permission denied\n"
 
 
 def test_the_preview_reads_a_link_as_its_target_as_a_sweep_does(tmp_path):

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from kenning.errors import ReaderError
+from kenning.errors import AccessDenied, ReaderError
 from kenning.ingest.chunker import chunk_document
 from kenning.ingest.items import new_items
 from kenning.ingest.readers import ReadLimits, ReadResult, open_regular, read_file
@@ -181,6 +181,11 @@ def check_path(path: Path, root: Path, confine_to_root: bool) -> Path:
     """Resolve links again at open time: the walk's verdict may be stale by now."""
     try:
         resolved = path.resolve(strict=True)
+    except PermissionError:
+        # A folder on the way closed since the walk (`chmod -R 644` takes the search bit
+        # off): refused for want of permission, an indexed file keeps its text, as one
+        # whose own mode shuts it does. Failed as unreadable, its text went.
+        raise AccessDenied("permission denied") from None
     except OSError as exc:
         raise ReaderError(f"cannot open: {exc.strerror or exc}") from None
     if is_sensitive_path(path) or is_sensitive_path(resolved):
