@@ -60,16 +60,18 @@ class RawServer:
 
     def __init__(self, config: Path, log: Path) -> None:
         env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+        # Unbuffered, so select() on stdout tells the truth: read through a buffer, two
+        # answers that came in one chunk left the second in it, and select() waited for
+        # more while the answer sat there (a "no answer within 30 s" under load).
         with open(log, "wb") as stderr:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "kenning", "--config", str(config), "mcp"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env, bufsize=0,
             )  # fmt: skip
 
     def send(self, line: str) -> None:
         assert self.process.stdin is not None
         self.process.stdin.write(line.encode() + b"\n")
-        self.process.stdin.flush()
 
     def answer(self, what: str = "a line") -> dict:
         assert self.process.stdout is not None
