@@ -6,6 +6,7 @@ form that neither leaks a credential nor forges a line of a prompt block."""
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 
 import pytest
 
@@ -17,7 +18,7 @@ GITHUB_TOKEN = "ghp_" + "a1B2" * 9
 
 
 def database_holds(library, needle: str) -> bool:
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         for table in tables:
             for row in conn.execute(f"SELECT * FROM [{table}]"):

@@ -15,6 +15,7 @@ import socket
 import sqlite3
 import time
 from collections.abc import AsyncIterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,7 @@ async def tamper(lib: Library, *statements: tuple[str, tuple]) -> None:
     the loop would hold it while waiting for that transaction's lock."""
 
     def write() -> None:
-        with sqlite3.connect(lib.db.path) as conn:
+        with closing(sqlite3.connect(lib.db.path)) as conn, conn:
             for sql, params in statements:
                 conn.execute(sql, params)
 
@@ -906,7 +907,7 @@ async def test_ledger_entries_an_older_redactor_told_apart_by_a_secret_both_keep
     # the younger keeps its row: listed, rendered, removable by its id.
     assert [entry.id for entry in await ledger.matching(lib.db, "hosts", [older.identity])] == [older.id]
     assert (await lib.ledger_remove(younger.id)).id == younger.id
-    with sqlite3.connect(lib.db.path) as conn:
+    with closing(sqlite3.connect(lib.db.path)) as conn, conn:
         dump = "\n".join(conn.iterdump())
     assert token not in dump
 
@@ -940,7 +941,7 @@ async def test_agent_text_handed_an_older_copy_is_prepared_again(lib):
     assert copy.stored == "merged"
     await tamper(lib, ("UPDATE documents SET reading = 'v0:old' WHERE id = ?", (held.document_id,)))
     assert await lib.remove_text(url)
-    with sqlite3.connect(lib.db.path) as conn:
+    with closing(sqlite3.connect(lib.db.path)) as conn, conn:
         [(status, reading)] = conn.execute("SELECT status, reading FROM documents WHERE id = ?", (copy.document_id,))
     assert (status, reading) == ("done", "v0:old")
     assert await rereading.prepare_again(
@@ -982,7 +983,7 @@ async def test_closing_right_after_an_add_stops_and_keeps_the_document(tmp_path)
         assert "pumps" in " ".join(item.content for item in fetched.items)
     finally:
         await again.close()
-    with sqlite3.connect(again.settings.daemon.db_path) as check:
+    with closing(sqlite3.connect(again.settings.daemon.db_path)) as check, check:
         links = check.execute("SELECT document_id, kind, target FROM document_links").fetchall()
     assert {(document, kind) for document, kind, _ in links} == {(added.document_id, "supersedes")}
     assert agent_key("note://old-pumps") in {target for _, _, target in links}

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import docx
@@ -226,7 +227,7 @@ def test_sensitive_files_and_escaping_symlinks_are_never_read(library, tmp_path)
     assert daemon.search("okapi") == []
     assert daemon.search("dugong") == []
     assert len(daemon.search("lemurs")) == 1
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         stored = "\n".join(row[0] for row in conn.execute("SELECT content FROM items"))
     assert "okapi" not in stored and "dugong" not in stored
 
@@ -368,7 +369,7 @@ def test_sigterm_and_kill_9_mid_ingest_then_restart_is_complete_and_consistent(l
         assert hits and {h["path"] for h in hits} == {str(notes / f"doc{index:04d}.md")}
     restarted.stop()
 
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         conn.execute("INSERT INTO items_fts(items_fts) VALUES ('integrity-check')")
         assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == count
         per_doc = conn.execute(
@@ -486,7 +487,7 @@ def test_lifecycle_second_daemon_stale_socket_sigterm_and_reload(library, tmp_pa
 
     assert daemon.stop(signal.SIGTERM) == 0
     assert not daemon.socket.exists()
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
     for command in (["status"], ["search", "alpacas"], ["sources", "list"], ["scan", "notes"], ["reload"]):
@@ -617,7 +618,7 @@ def test_text_kept_for_a_file_that_then_is_closed_to_this_user_and_edited_stays_
     daemon = library.daemon(plain_permissions=True)
     assert daemon.wait_idle("notes")["done"] == 1
     daemon.stop()
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         conn.execute(KEPT_TEXT_ROWS[row])
     note.chmod(0)
     try:

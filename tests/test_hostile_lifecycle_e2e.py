@@ -11,6 +11,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -106,7 +107,7 @@ def test_a_full_disk_stops_the_sweep_says_why_and_it_resumes_by_itself_once_ther
         assert daemon.search("term0x") and daemon.search("term199x")
     finally:
         assert daemon.stop() == 0
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("SELECT count(*) FROM items").fetchone() == conn.execute("SELECT count(*) FROM items_fts").fetchone()
 
@@ -336,7 +337,7 @@ def test_a_folder_added_again_while_its_old_removal_is_unfinished_is_indexed_onc
     # `ken sources remove notes` cut short by a kill -9 right after its first commit (the
     # source flagged for removal; its documents still there), then the folder added back
     # under its old name: the next start finishes the removal in the background.
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         conn.execute("UPDATE sources SET removing = 1, active = 0 WHERE name = 'notes'")
     (notes / "b.md").write_text("# B\n\nThe walrus naps on the ice.\n")
 

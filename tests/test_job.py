@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,7 @@ class Writer(Job):
 
 async def test_a_pass_that_meets_another_process_s_write_lock_waits_and_is_tried_again(tmp_path: Path) -> None:
     path = tmp_path / "kenning.db"
-    with sqlite3.connect(path) as setup:
+    with closing(sqlite3.connect(path)) as setup, setup:
         setup.execute("CREATE TABLE notes (text TEXT)")
     holder = sqlite3.connect(path)
     holder.execute("BEGIN IMMEDIATE")
@@ -56,7 +57,7 @@ async def test_a_pass_that_meets_another_process_s_write_lock_waits_and_is_tried
     # Waited with the reason, then written on the next try, not failed.
     assert job.attempts == 2
     assert job.seen == [(JobState.RUNNING, "database is locked")]
-    with sqlite3.connect(path) as check:
+    with closing(sqlite3.connect(path)) as check, check:
         assert check.execute("SELECT text FROM notes").fetchall() == [("written",)]
 
 

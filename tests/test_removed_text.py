@@ -159,7 +159,7 @@ async def test_a_source_removal_a_stop_cut_short_leaves_no_word_behind_once_the_
     finally:
         await library.close()
     path = tmp_path / "data" / "kenning.db"
-    with sqlite3.connect(path) as conn:  # as the removal's first commit left it
+    with closing(sqlite3.connect(path)) as conn, conn:  # as the removal's first commit left it
         conn.execute("UPDATE sources SET removing = 1, active = 0 WHERE name = 'notes'")
     assert readable(path, ("trabbelwund", "yorvikstram")) == ["trabbelwund", "yorvikstram"]
 
@@ -181,7 +181,7 @@ def grow_index(path: Path, document_uri: str, chunks: int) -> None:
     of one document, through the triggers that index them as ingest's rows are. Ingesting
     that many chunks would take minutes."""
     words = ["".join(chr(97 + (n * 7 + k * 13) % 26) for k in range(3 + n % 6)) + str(n) for n in range(40_000)]
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         [(document_id,)] = conn.execute("SELECT id FROM documents WHERE uri = ?", (document_uri,)).fetchall()
         conn.executemany(
             "INSERT INTO items (document_id, ord, title, section, content, line_start, line_end)"

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from typing import Any
 
 import psutil
@@ -382,7 +383,7 @@ def test_labels_are_redacted_and_identity_stays_raw(library, http_server):
     [hit] = ken_search(library, "osprey")
     assert (hit["path"], hit["title"], hit["namespace"]) == (shown_uri, "Rotate [REDACTED]", "team-[REDACTED]")
     assert daemon.search("Q7wQ7wQ7w") == [] and daemon.search("tok123secret") == []
-    with sqlite3.connect(f"file:{library.data_dir / 'kenning.db'}?mode=ro", uri=True) as conn:
+    with closing(sqlite3.connect(f"file:{library.data_dir / 'kenning.db'}?mode=ro", uri=True)) as conn, conn:
         [(tags,)] = conn.execute("SELECT tags FROM documents WHERE id = ?", (added["document_id"],)).fetchall()
     assert json.loads(tags) == ["ops", "password=[REDACTED]"]
 

@@ -35,7 +35,7 @@ def ken(config: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def item_ids(library, path: str) -> list[int]:
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         rows = conn.execute(
             "SELECT i.id FROM items i JOIN documents d ON d.id = i.document_id WHERE d.path = ? ORDER BY i.ord",
             (path,),
@@ -44,7 +44,7 @@ def item_ids(library, path: str) -> list[int]:
 
 
 def document_items(library, document_id: int) -> list[int]:
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         rows = conn.execute("SELECT id FROM items WHERE document_id = ? ORDER BY ord", (document_id,))
         return [item_id for (item_id,) in rows]
 
@@ -70,7 +70,7 @@ def test_a_secret_an_older_redactor_missed_is_gone_after_the_upgrade(library, tm
 
     # What an older kenning, whose redaction missed this form, left behind: the secret
     # stored and indexed, and no record of how the file was read.
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         conn.execute("UPDATE items SET content = ? WHERE id = ?", (raw.split("\n", 2)[2], item_ids(library, "ops.md")[0]))
         conn.execute("UPDATE documents SET reading = NULL")
     daemon = library.daemon()
@@ -142,7 +142,7 @@ def test_a_file_an_older_kenning_refused_for_want_of_permission_is_read_once_a_c
     # What a kenning before schema 13 left: the refusal recorded like any other failure,
     # under the limits the file was tried with, so it was looked at again only once its
     # mtime or size changed, which a chmod does not do.
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         conn.execute(
             "UPDATE documents SET reading = (SELECT reading FROM documents WHERE path = 'broken.pdf')"
             " WHERE path = 'locked.md'"
@@ -211,7 +211,7 @@ def test_what_agents_gave_an_older_kenning_is_redacted_and_folded_after_the_upgr
     # left behind: the secret stored and indexed in each kind of record, a word spelled
     # in full-width letters, and no record of how any of it was prepared.
     leak = "PGPASSWORD=hunter2secret psql -h db1"
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         def document(uri: str) -> int:
             return conn.execute("SELECT id FROM documents WHERE uri = ?", (uri,)).fetchone()[0]
 
@@ -239,18 +239,18 @@ def test_what_agents_gave_an_older_kenning_is_redacted_and_folded_after_the_upgr
             (f"hosts: kakapo01 notes {leak}", entry["entry"]["document_id"]),
         )
         conn.execute("UPDATE documents SET reading = NULL")
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         assert conn.execute("SELECT count(*) FROM items WHERE content LIKE '%hunter2secret%'").fetchone()[0] == 4
 
     daemon = library.daemon()
 
     def prepared() -> bool:
-        with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
             return not conn.execute("SELECT count(*) FROM documents WHERE reading IS NULL").fetchone()[0]
 
     wait_for(prepared, timeout=30, what="the agent records prepared again")
     assert not daemon.search("hunter2secret"), "a secret stored before the upgrade is still searchable"
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         assert not conn.execute("SELECT count(*) FROM items WHERE content LIKE '%hunter2secret%'").fetchone()[0]
     lines = daemon.call("documents.read", {"uri": "t://plan"})["lines"]
     assert MARK in "\n".join(lines) and "hunter2secret" not in "\n".join(lines)
@@ -282,7 +282,7 @@ def test_an_archive_redacted_again_between_two_pages_refuses_the_next_page(libra
     # What an older kenning stored: its redaction missed this form.
     leak = "PGPASSWORD=hunter2secret psql -h db1"
     text = f"kakapo backup log: {leak}\n" + lines
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         conn.execute("UPDATE archive_segments SET text = ? WHERE handle = ?", (text, handle))
         conn.execute("UPDATE archives SET chars = ? WHERE handle = ?", (len(text), handle))
     daemon = library.daemon()
@@ -290,12 +290,12 @@ def test_an_archive_redacted_again_between_two_pages_refuses_the_next_page(libra
     assert leak in first["text"] and first["next_offset"] == 1000
     daemon.stop()
 
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         conn.execute("UPDATE documents SET reading = NULL WHERE id = ?", (archived["document_id"],))
     daemon = library.daemon()
 
     def prepared() -> bool:
-        with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
             return not conn.execute("SELECT count(*) FROM documents WHERE reading IS NULL").fetchone()[0]
 
     wait_for(prepared, timeout=30, what="the archive prepared again")
@@ -340,7 +340,7 @@ def test_capsules_an_older_redactor_let_through_lose_their_secrets_even_when_tit
         second["id"]: ("Deploy token ghp_" + "c3D4" * 9, "The weka release job reads ghp_" + "c3D4" * 9),
         old["id"]: ("Backup login", "The backup box login: PGPASSWORD=hunter2secret psql -h db1"),
     }
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         for capsule_id, (title, body) in leaks.items():
             conn.execute(
                 "UPDATE capsules SET title = ?, title_key = ?, body = ? WHERE id = ?",
@@ -356,7 +356,7 @@ def test_capsules_an_older_redactor_let_through_lose_their_secrets_even_when_tit
     # Three documents: the replaced capsule has none.
     wait_for(lambda: " of 3 documents again" in daemon.log(), 30, "the agent records prepared again")
     secrets = ["a1B2a1B2", "c3D4c3D4", "hunter2secret"]
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         for secret in secrets:
             assert not conn.execute("SELECT count(*) FROM capsules WHERE body LIKE ? OR title LIKE ?",
                                     (f"%{secret}%", f"%{secret}%")).fetchone()[0], secret  # fmt: skip
@@ -388,7 +388,7 @@ def test_after_the_upgrade_shared_text_stays_one_copy_and_no_label_keeps_a_secre
     # What an older kenning let through: a token in an agent document's uri, a capsule's
     # scope and a ledger field's name, and no record of how any of it was prepared.
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         conn.execute("UPDATE documents SET uri = ? WHERE uri = 't://terns'", (f"t://terns?token={token}",))
         conn.execute("UPDATE capsules SET scope = ? WHERE id = ?", (f"birds-{token}", capsule["id"]))
         conn.execute(
@@ -399,7 +399,7 @@ def test_after_the_upgrade_shared_text_stays_one_copy_and_no_label_keeps_a_secre
     daemon = library.daemon()
 
     def prepared() -> bool:
-        with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+        with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
             return not conn.execute(
                 "SELECT count(*) FROM documents d JOIN sources s ON s.id = d.source_id"
                 " WHERE s.kind != 'folder' AND d.reading IS NULL"
@@ -407,7 +407,7 @@ def test_after_the_upgrade_shared_text_stays_one_copy_and_no_label_keeps_a_secre
 
     wait_for(prepared, timeout=30, what="the agent records prepared again")
     daemon.wait_idle("notes")
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         dump = "\n".join(line for line in conn.iterdump() if not line.startswith("INSERT INTO \"items_fts"))
         holders = conn.execute("SELECT count(*) FROM documents WHERE text_hash = (SELECT text_hash FROM documents"
                                " WHERE path = 'terns.md') AND status = 'done'").fetchone()[0]  # fmt: skip
@@ -443,7 +443,7 @@ def test_a_library_upgraded_while_its_drive_is_unmounted_keeps_the_drives_index(
 
     # What schema 14 left behind for a library it upgraded and that no sweep found the
     # drive mounted in since: m014's column, with its default, and none of m017's.
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         conn.execute("ALTER TABLE sources DROP COLUMN root_identity")
         conn.execute("ALTER TABLE sources DROP COLUMN last_sweep_kept")
         conn.execute("ALTER TABLE sources DROP COLUMN root_mount")
@@ -517,7 +517,7 @@ def test_a_token_an_older_kenning_kept_in_page_keys_and_links_is_gone_after_the_
         return hashlib.sha256(text.encode()).hexdigest()
 
     database = library.data_dir / "kenning.db"
-    with sqlite3.connect(database) as conn:
+    with closing(sqlite3.connect(database)) as conn, conn:
         conn.execute("UPDATE documents SET path = ? WHERE id = ?", ("url:" + url, fetched["document_id"]))
         for raw, hashed in (("url:" + url, "url:" + digest(url)), (rota, "path:" + digest(rota))):
             conn.execute("UPDATE document_links SET target = ? WHERE target = ?", (raw, hashed))
@@ -550,7 +550,7 @@ def test_a_token_an_older_kenning_kept_in_page_keys_and_links_is_gone_after_the_
     superseded_by = hits[newer["document_id"]]["item_id"]
     assert hits[fetched["document_id"]]["superseded_by"] == census["superseded_by"] == superseded_by
     daemon.stop()
-    with sqlite3.connect(database) as conn:
+    with closing(sqlite3.connect(database)) as conn, conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert token.encode() not in on_disk()
 
@@ -583,7 +583,7 @@ def test_an_upgrade_whose_redactor_changed_reads_every_file_and_agent_text_again
 
     database = library.data_dir / "kenning.db"
     last_release = {"Birds": "v11", "rota": "v11", "report": "v11", "Kea": "v11", "Kaka": "v11"}
-    with sqlite3.connect(database) as conn:
+    with closing(sqlite3.connect(database)) as conn, conn:
         for title, marks in last_release.items():
             conn.execute("UPDATE documents SET reading = ? WHERE title = ?", (f"{marks}:1200/150", title))
         [birds] = item_ids(library, "birds.md")
@@ -592,13 +592,16 @@ def test_an_upgrade_whose_redactor_changed_reads_every_file_and_agent_text_again
         kea_text = f"The kea is a parrot. {leak}\n"
         conn.execute("UPDATE items SET content = ? WHERE document_id = ?", (kea_text, kea["document_id"]))
         before = dict(conn.execute("SELECT id, updated_at FROM documents"))
-    conn.close()
     assert password.encode() in on_disk(database)
     daemon = library.daemon()
 
     # While the daemon runs, the test reads as the daemon's own readers do: read-only.
-    # A read-write connection polling here was twice in some 35 runs under load told
-    # "database disk image is malformed" (the daemon went on); the cause is not known.
+    # A connection item_ids() left open once made this poll see the daemon's writes 30 s
+    # late (at its idle checkpoint), and twice "database disk image is malformed": reading
+    # the files for on_disk() closed descriptors on them, which drops every POSIX lock
+    # the process holds there (SQLite's documented caveat), so the daemon took the WAL
+    # index as its own while this process still read through it. Every connection a test
+    # opens is now closed.
     def read_again() -> bool:
         with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as conn:
             return not conn.execute("SELECT count(*) FROM documents WHERE reading LIKE 'v11:%'").fetchone()[0]
@@ -653,7 +656,7 @@ def test_utf16_text_an_older_kenning_read_as_windows_1252_is_read_right_after_th
     [old_chunk] = [item.content for item in garbled.items]
     assert "«0¿0" in old_chunk and not old_chunk.isascii()
     database = library.data_dir / "kenning.db"
-    with sqlite3.connect(database) as conn:
+    with closing(sqlite3.connect(database)) as conn, conn:
         [item_id] = item_ids(library, "katalog.txt")
         conn.execute("UPDATE items SET content = ? WHERE id = ?", (old_chunk, item_id))
         conn.execute("DELETE FROM items_cjk WHERE rowid = ?", (item_id,))
@@ -666,7 +669,7 @@ def test_utf16_text_an_older_kenning_read_as_windows_1252_is_read_right_after_th
     daemon.wait_idle("notes")
     assert daemon.call("documents.read", {"path": str(katalog)})["lines"] == [line]
     assert [hit["title"] for hit in daemon.search("カタログのサンプル")] == ["katalog"]
-    with sqlite3.connect(database) as conn:
+    with closing(sqlite3.connect(database)) as conn, conn:
         after = dict(conn.execute("SELECT path, updated_at FROM documents"))
         now = dict(conn.execute("SELECT path, reading FROM documents"))
     assert {path for path in after if after[path] != before[path]} == {"birds.md", "katalog.txt"}, now
@@ -676,7 +679,7 @@ def test_utf16_text_an_older_kenning_read_as_windows_1252_is_read_right_after_th
     assert item_ids(library, "birds.md") == kept
     # Once: the next sweep reads nothing again.
     daemon.call("sources.scan", {"name": "notes", "wait": True})
-    with sqlite3.connect(database) as conn:
+    with closing(sqlite3.connect(database)) as conn, conn:
         assert dict(conn.execute("SELECT path, updated_at FROM documents")) == after
     daemon.stop()
 
@@ -693,7 +696,7 @@ def test_an_upgrade_reads_no_folder_again_for_want_of_its_roots_identity_and_rec
     daemon = library.daemon()
     daemon.wait_idle("notes")
     daemon.stop()
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         conn.execute("ALTER TABLE sources DROP COLUMN root_identity")
         conn.execute("DROP INDEX extractions_pending")  # added by schema 21
         conn.execute("ALTER TABLE documents DROP COLUMN date_end")  # added by schema 22
@@ -718,5 +721,5 @@ def test_an_upgrade_reads_no_folder_again_for_want_of_its_roots_identity_and_rec
     daemon = library.daemon()
     daemon.call("sources.scan", {"name": "notes", "wait": True})
     assert [hit["path"] for hit in daemon.search("barge")] == [str(notes / "docs" / "plan.md")]
-    with sqlite3.connect(library.data_dir / "kenning.db") as conn:
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
