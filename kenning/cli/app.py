@@ -227,7 +227,7 @@ def stdin_text(missing: str) -> str:
     were (an archive promises the text back as stored), and decoded as UTF-8 strictly,
     so other bytes are an error rather than a traceback or a silent substitution.
     `missing` is the error when it holds no text."""
-    data = click.get_binary_stream("stdin").read()
+    data = sys.stdin.buffer.read()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

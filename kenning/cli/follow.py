@@ -11,6 +11,7 @@ commands take to run.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -116,7 +117,7 @@ class Board:
 
     def __init__(self, err: bool) -> None:
         self.err = err
-        self.terminal = click.get_text_stream("stderr" if err else "stdout").isatty()
+        self.terminal = (sys.stderr if err else sys.stdout).isatty()
         self._live: Any = None
         self._progress: Any = None
         self._tasks: dict[str, Any] = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -360,7 +361,7 @@ def get(ctx: Context, document: str, lines: str | None, numbers: bool | None, as
     if as_json:
         print_json(text)
         return
-    terminal = click.get_text_stream("stdout").isatty()
+    terminal = sys.stdout.isatty()
     if terminal:
         note = "" if text.format in FILE_LINE_FORMATS else f" · text extracted from {text.format}"
         click.echo(
