@@ -10,6 +10,9 @@ import subprocess
 import sys
 from typing import Any
 
+from click.testing import CliRunner, Result
+
+from kenning.cli import main
 from tests.daemon_harness import on_a_terminal as terminal
 
 
@@ -18,6 +21,12 @@ def ken(library, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
         [sys.executable, "-m", "kenning", "--config", str(library.config), *args],
         check=False, capture_output=True, text=True, input=stdin, timeout=60,
     )  # fmt: skip
+
+
+def ken_here(library, *args: str) -> Result:
+    """`ken` run in this process, for what does not read stdin: the same commands and
+    output without a process start."""
+    return CliRunner().invoke(main, ["--config", str(library.config), *args])
 
 
 def ken_json(library, *args: str, stdin: str = "") -> Any:
@@ -83,17 +92,19 @@ def test_memory_commands_refuse_a_duplicate_with_status_1(library):
         "--body", "Never run the billing migration during the nightly invoice batch!",
     )  # fmt: skip
     assert twin.returncode == 1 and twin.stdout.startswith(f"not stored: capsule {first['id']} ")
-    recalled = ken_json(library, "memory", "recall", "when can I run the billing migration")
+    # The rest in this process: the add from stdin and the refusal's exit status are the
+    # ones a real process shows; eight more `ken` processes cost 0.5 s each to start.
+    recalled = json.loads(ken_here(library, "memory", "recall", "when can I run the billing migration", "--json").stdout)
     assert [hit["capsule"]["id"] for hit in recalled["capsules"]] == [first["id"]]
-    assert first["id"] in ken(library, "memory", "list").stdout
-    shown = ken(library, "memory", "show", first["id"])
+    assert first["id"] in ken_here(library, "memory", "list").stdout
+    shown = ken_here(library, "memory", "show", first["id"])
     assert "Never run the billing migration" in shown.stdout and "used 2 times" in shown.stdout
-    assert "likely duplicates (0)" in ken(library, "memory", "curate").stdout
-    assert "agent: 1 capsule" in ken(library, "status").stdout
-    assert ken(library, "memory", "forget", first["id"]).returncode == 0
-    assert ken_json(library, "memory", "list")["total"] == 0
-    other = ken(library, "memory", "add", "--title", "Deploy day", "--body", "Deploys go out on Tuesdays.")
-    assert other.returncode == 0 and other.stdout.startswith("stored as m-") and other.stdout.count("m-") == 1
+    assert "likely duplicates (0)" in ken_here(library, "memory", "curate").stdout
+    assert "agent: 1 capsule" in ken_here(library, "status").stdout
+    assert ken_here(library, "memory", "forget", first["id"]).exit_code == 0
+    assert json.loads(ken_here(library, "memory", "list", "--json").stdout)["total"] == 0
+    other = ken_here(library, "memory", "add", "--title", "Deploy day", "--body", "Deploys go out on Tuesdays.")
+    assert other.exit_code == 0 and other.stdout.startswith("stored as m-") and other.stdout.count("m-") == 1
 
 
 def test_sources_remove_refuses_kennings_own_sources_and_keeps_what_they_hold(library):
