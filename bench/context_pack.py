@@ -14,7 +14,7 @@ relevance floor swept (0, 0.25, 0.5, 0.75: `RELATIVE_FLOOR` in kenning/service/c
 by replaying the pack's rule on the run's search results and note sizes. Choose the
 floor on `dev`; the real `context.pack` row is what the daemon does with the shipped one.
 
-    .venv/bin/python bench/context_pack.py [--split dev|test] [--budgets 4000,8000,16000] [--json]
+    .venv/bin/python bench/context_pack.py [--split dev|test] [--budgets 4000,8000,16000] [--questions N] [--json]
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def row(results: list[dict]) -> dict[str, float]:
 
 def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     questions, files = truth.load_set(truth.SET)
-    chosen = [q for q in questions if q.split == args.split and q.kind.name not in SKIPPED]
+    chosen = [q for q in questions if q.split == args.split and q.kind.name not in SKIPPED][: args.questions]
     docs = root / "docs"
     truth.copy_corpus(truth.SET / "corpus", docs)
     sizes = {doc: len((docs / doc).read_bytes()) for doc in files}
@@ -193,6 +193,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
     parser.add_argument("--budgets", default="4000,8000,16000", help="comma-separated byte budgets")
+    parser.add_argument("--questions", type=int, help="ask only the split's first N questions (default: all)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     args.budgets = [int(b) for b in args.budgets.split(",")]

@@ -32,7 +32,7 @@ RUNS = [
     (["redact_prose.py"], "heldout3"),
     (["preview_estimate.py", str(ROOT / "kenning"), "--max-files", "50"], "estimate"),
     (["dedup_sweep.py", "--sizes", "1000", "--changed", "10", "--baseline-max", "1000", "--repeat", "1"], "recall"),
-    (["context_pack.py", "--budgets", "4000"], "budget 4000 bytes"),
+    (["context_pack.py", "--budgets", "4000", "--questions", "5"], "budget 4000 bytes"),
     (["cli_start.py", "--runs", "1"], "ken search"),
     (["mcp_start.py", "--runs", "1"], "ken mcp -> initialize"),
     (["status_speed.py", "--files", "300", "--idle-seconds", "1", "--sweeps", "1"], "during sweep:"),
