@@ -36,11 +36,15 @@ from kenning.client import Client  # noqa: E402
 
 
 def timed(socket: Path, done: threading.Event, lags: list[float]) -> None:
+    """Asked once at least, so that a phase shorter than one status (a sweep of a small
+    folder) still has its row."""
     client = Client(socket, timeout=600)
-    while not done.is_set():
+    while True:
         sent = time.monotonic()
         client.call("status")
         lags.append(time.monotonic() - sent)
+        if done.is_set():
+            return
 
 
 def probe(socket: Path, body: Callable[[], object]) -> list[float]:
@@ -103,7 +107,7 @@ def measure(
     with daemon_from(tree, config, scratch, socket):
         client = Client(socket, timeout=600)
         wait_settled(client, args.files, label)
-        time.sleep(2.0)
+        time.sleep(args.quiet_seconds)
         [source] = [entry for entry in client.call("status")["sources"] if entry["name"] == "notes"]
         if source["holds"] != args.files or source["chunks"] < args.files:
             raise SystemExit(f"{label}: status counts {source['holds']} files, {source['chunks']} chunks")
@@ -122,7 +126,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=100_000, help="notes in the folder")
     parser.add_argument("--sweeps", type=int, default=3, help="sweeps timed, one after another (0: idle only)")
-    parser.add_argument("--idle-seconds", type=int, default=10, help="seconds of status calls idle, and while writing")
+    parser.add_argument("--idle-seconds", type=float, default=10, help="seconds of status calls idle, and while writing")
+    parser.add_argument(
+        "--quiet-seconds", type=float, default=2.0, help="seconds each daemon is left alone once settled, before timing"
+    )
     parser.add_argument("--baseline", type=Path, help="run the daemon from this checkout first, on the same index")
     parser.add_argument("--work", type=Path, help="sweep_lag.py's folder and index (built there when missing)")
     args = parser.parse_args()
@@ -132,7 +139,7 @@ def main() -> None:
             make_folder(work / "notes", args.files)
             index((args.baseline or HERE).resolve(), work, args.files)
         print(
-            f"{args.files} notes indexed; status asked idle and while writing, {args.idle_seconds} s each, then"
+            f"{args.files} notes indexed; status asked idle and while writing, {args.idle_seconds:g} s each, then"
             f" through {args.sweeps} sweeps"
         )
         for name, tree in (("baseline", args.baseline), ("kenning", HERE)):

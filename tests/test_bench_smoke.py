@@ -35,7 +35,10 @@ RUNS = [
     (["context_pack.py", "--budgets", "4000", "--questions", "5"], "budget 4000 bytes"),
     (["cli_start.py", "--runs", "1"], "ken search"),
     (["mcp_start.py", "--runs", "1"], "ken mcp -> initialize"),
-    (["status_speed.py", "--files", "300", "--idle-seconds", "1", "--sweeps", "1"], "during sweep:"),
+    (
+        ["status_speed.py", "--files", "30", "--idle-seconds", "0.5", "--quiet-seconds", "0", "--sweeps", "1"],
+        "during sweep:",
+    ),
     (["worker_start.py", "--runs", "1"], "page worker CPU"),
     (["watch_setup.py", "--link", str(ROOT / "kenning"), "--dirs", "3", "--settle", "1"], "ratio kenning/recursive"),
 ]
