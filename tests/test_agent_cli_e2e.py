@@ -29,6 +29,12 @@ def ken_here(library, *args: str) -> Result:
     return CliRunner().invoke(main, ["--config", str(library.config), *args])
 
 
+def ken_here_json(library, *args: str) -> Any:
+    done = ken_here(library, *args, "--json")
+    assert done.exit_code == 0, done.output
+    return json.loads(done.stdout)
+
+
 def ken_json(library, *args: str, stdin: str = "") -> Any:
     done = ken(library, *args, "--json", stdin=stdin)
     assert done.returncode == 0, done.stderr
@@ -94,7 +100,7 @@ def test_memory_commands_refuse_a_duplicate_with_status_1(library):
     assert twin.returncode == 1 and twin.stdout.startswith(f"not stored: capsule {first['id']} ")
     # The rest in this process: the add from stdin and the refusal's exit status are the
     # ones a real process shows; eight more `ken` processes cost 0.5 s each to start.
-    recalled = json.loads(ken_here(library, "memory", "recall", "when can I run the billing migration", "--json").stdout)
+    recalled = ken_here_json(library, "memory", "recall", "when can I run the billing migration")
     assert [hit["capsule"]["id"] for hit in recalled["capsules"]] == [first["id"]]
     assert first["id"] in ken_here(library, "memory", "list").stdout
     shown = ken_here(library, "memory", "show", first["id"])
@@ -102,7 +108,7 @@ def test_memory_commands_refuse_a_duplicate_with_status_1(library):
     assert "likely duplicates (0)" in ken_here(library, "memory", "curate").stdout
     assert "agent: 1 capsule" in ken_here(library, "status").stdout
     assert ken_here(library, "memory", "forget", first["id"]).exit_code == 0
-    assert json.loads(ken_here(library, "memory", "list", "--json").stdout)["total"] == 0
+    assert ken_here_json(library, "memory", "list")["total"] == 0
     other = ken_here(library, "memory", "add", "--title", "Deploy day", "--body", "Deploys go out on Tuesdays.")
     assert other.exit_code == 0 and other.stdout.startswith("stored as m-") and other.stdout.count("m-") == 1
 
