@@ -13,8 +13,10 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 
+import psutil
 import pytest
 
 from tests.daemon_harness import wait_for
@@ -46,6 +48,13 @@ def add_url(library, url: str, timeout: float) -> subprocess.Popen:
     )  # fmt: skip
 
 
+def accepted(daemon) -> int:
+    """Connections the daemon has taken on its socket (the one it listens on aside)."""
+    assert daemon.proc is not None
+    connections = psutil.Process(daemon.proc.pid).net_connections(kind="unix")
+    return sum(connection.laddr == str(daemon.socket) for connection in connections) - 1
+
+
 def web_documents(daemon) -> int:
     sources = daemon.call("status")["sources"]
     return next((s["holds"] for s in sources if s["name"] == "web"), 0)
@@ -74,11 +83,16 @@ def test_a_burst_of_add_urls_is_waited_for_in_the_queue_and_every_page_is_added(
 
 
 def test_a_daemon_that_stops_answering_while_a_page_is_queued_is_given_up_on(library, http_server):
-    """Four pages that do not answer hold every fetch worker, so a fifth waits its turn;
-    while it waits the daemon says so, and it is waited for past its --timeout. Once the
-    daemon is stopped (SIGSTOP) and says nothing, the call gives up after --timeout
-    and says the page was waiting for a fetch worker: after --timeout, or 15 s when that
-    is shorter, since the daemon repeats itself only every 5 s."""
+    """Four pages that do not answer hold every fetch worker, so a fifth waits its turn,
+    and the daemon says so. Once the daemon is stopped (SIGSTOP) and says nothing more,
+    the call is waited for past its --timeout, then gives up and says the page was
+    waiting for a fetch worker: after no word for --timeout, or 15 s when that is
+    shorter, since the daemon repeats itself only every 5 s.
+
+    The daemon is stopped within 5 s of taking the call, before its first repeat, so the
+    15 s count from its first word. Stopped 12 s in, after two repeats, the call gave up
+    10 s later with the same message; the burst test shows a call kept waiting past its
+    --timeout by a daemon that goes on answering."""
     release = threading.Event()
 
     def held(handler: Handler) -> None:
@@ -96,11 +110,15 @@ def test_a_daemon_that_stops_answering_while_a_page_is_queued_is_given_up_on(lib
         holding = [add_url(library, f"{http_server.base}/held-{n}", timeout=90) for n in range(4)]
         wait_for(lambda: sum(p.startswith("/held-") for p in http_server.paths) == 4, 30, "four fetches held")
         queued = add_url(library, f"{http_server.base}/queued", timeout=5)
-        # Past its --timeout, still waiting its turn: the daemon says it is queued.
-        with pytest.raises(subprocess.TimeoutExpired):
-            queued.wait(timeout=12)
+        wait_for(lambda: accepted(daemon) == 5, 30, "the daemon to take the queued call")
+        # Time to read the call and say it is queued: each step of the daemon's loop
+        # takes under a second, or the test fails (tests/daemon_harness.py).
+        time.sleep(3)
         daemon.proc.send_signal(signal.SIGSTOP)
         try:
+            # Past its --timeout, still waiting its turn; it gives up 15 s after the word.
+            with pytest.raises(subprocess.TimeoutExpired):
+                queued.wait(timeout=6)
             _, err = queued.communicate(timeout=40)
         finally:
             daemon.proc.send_signal(signal.SIGCONT)
