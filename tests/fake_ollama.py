@@ -20,6 +20,10 @@ The knobs a test flips at runtime:
 - `delay` seconds are slept before answering each embed request (a server that goes
   down cuts a sleeping request without answering).
 - `embed_requests` and `texts_embedded` count what was asked of /api/embed.
+- `hold_embeds_after = n`: once `texts_embedded` has reached n, each further embed
+  request is held without an answer and not counted, until it is set back to `None`
+  (then the held requests are hung up on) or the server stops. A job that commits
+  pages stops right after the page that reached n, however slow the machine is.
 
 - `mode` makes the server misbehave until it is set back to `None` (switchable while
   it runs): `"error500"` answers every endpoint with HTTP 500 and `error_text`;
@@ -192,9 +196,15 @@ class _Handler(BaseHTTPRequestHandler):
         dim = fake.dimension(model)
         if dim is None:
             return self._reply(404, {"error": f'model "{model}" not found, try pulling it first'})
-        with fake.lock:
-            fake.embed_requests += 1
-            fake.texts_embedded += len(texts)
+        while True:
+            with fake.lock:
+                if fake.hold_embeds_after is None or fake.texts_embedded < fake.hold_embeds_after:
+                    fake.embed_requests += 1
+                    fake.texts_embedded += len(texts)
+                    break
+            if self.server.stopping.wait(0.05) or fake.hold_embeds_after is None:
+                self.close_connection = True
+                return
         if fake.delay and self.server.stopping.wait(fake.delay):
             # Went down while "computing": hang up without an answer.
             self.close_connection = True
@@ -329,6 +339,7 @@ class FakeOllama:
         self.hung_requests = 0
         self.embed_requests = 0
         self.texts_embedded = 0
+        self.hold_embeds_after: int | None = None
         self.chat_models: set[str] = set(DEFAULT_CHAT_MODELS)
         self.chat_reply: Callable[[dict], str] = lambda body: EMPTY_EXTRACTION
         self.chat_delay = 0.0

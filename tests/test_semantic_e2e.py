@@ -1,8 +1,9 @@
 """Semantic retrieval in the real daemon: a subprocess embedding through a fake Ollama.
 
 The fake runs in the test process on 127.0.0.1 and the daemon reaches it over real
-HTTP, so "Ollama is down" is a refused connection, and a slow Ollama (`delay`) holds
-a re-embed open long enough to watch it, search through it, and kill -9 it.
+HTTP, so "Ollama is down" is a refused connection, a slow Ollama (`delay`) holds
+a re-embed open long enough to watch it and search through it, and one that stops
+answering after a page (`hold_embeds_after`) holds it there to kill -9 it.
 """
 
 from __future__ import annotations
@@ -168,7 +169,9 @@ def test_embeddings_are_stored_with_the_signature_and_search_uses_the_vector_leg
 
 def test_a_model_change_reembeds_in_the_background_while_search_keeps_answering(library, tmp_path, ollama):
     daemon, items, notes = start_with_field_guides(library, tmp_path, ollama)
-    ollama.delay = 0.12  # about 5 s for the whole re-embed at 16 texts a request
+    # 44 requests of 16 texts: the loop below sees the job part-way (after its first
+    # page, before its last) 7 or 8 times in 30 on an idle machine, 9 in 35 at 0.12 s.
+    ollama.delay = 0.05
     ollama.reset_counters()
     switch_model(library, daemon, ollama, notes, "fake-embed-2")
 
@@ -209,7 +212,10 @@ def test_a_model_change_reembeds_in_the_background_while_search_keeps_answering(
 
 def test_kill_9_mid_reembed_then_restart_finishes_it_without_redoing_committed_pages(library, tmp_path, ollama):
     daemon, items, notes = start_with_field_guides(library, tmp_path, ollama)
-    ollama.delay = 0.12
+    # The fake answers the first page and holds the next: the kill lands mid-re-embed
+    # with one page committed, on a loaded machine as on an idle one.
+    ollama.reset_counters()
+    ollama.hold_embeds_after = PAGE_SIZE
     switch_model(library, daemon, ollama, notes, "fake-embed-2")
 
     def first_page_committed() -> dict | None:
@@ -218,12 +224,13 @@ def test_kill_9_mid_reembed_then_restart_finishes_it_without_redoing_committed_p
         if status["signature"] == NEW_SIGNATURE and job.get("state") == "embedding" and job["done"] >= PAGE_SIZE:
             return status
         if status["signature"] == NEW_SIGNATURE and job.get("state") == "idle":
-            raise AssertionError("the re-embed finished before the kill; slow the fake down")
+            raise AssertionError("the re-embed finished before the kill; the fake's hold let it through")
         return None
 
     wait_for(first_page_committed, timeout=30, what="the re-embed to commit its first page", interval=0.05)
     daemon.proc.send_signal(signal.SIGKILL)
     daemon.proc.wait()
+    ollama.hold_embeds_after = None
 
     tally = vector_tally(library)
     committed = tally.get((NEW_SIGNATURE, 32), 0)
@@ -231,7 +238,6 @@ def test_kill_9_mid_reembed_then_restart_finishes_it_without_redoing_committed_p
     assert sum(tally.values()) == items  # old vectors are overwritten in place, never doubled
     assert tally.get((SIGNATURE, 64), 0) == items - committed
 
-    ollama.delay = 0.0
     ollama.reset_counters()
     restarted = library.daemon()
     wait_embedded(restarted, library, NEW_SIGNATURE)
