@@ -303,6 +303,10 @@ def test_kill_9_during_a_near_duplicate_sweep_then_a_rerun_leaves_one_copy_of_ea
     )
     daemon = library.daemon()
     # The targeted pass after the scans collapses the pairs in batches; stop it midway.
+    # Polled at leisure while the scans run (a poll every 5 ms would take a share of a
+    # core from them), then often from when every copy is read.
+    read = "SELECT count(*) FROM documents WHERE status IN ('done', 'merged')"
+    wait_for(lambda: db_rows(library, read) == [(2 * pairs,)], timeout=90, what="both folders to be read")
     wait_for(lambda: 0 < db_rows(library, "SELECT count(*) FROM documents WHERE status = 'merged'")[0][0],
              timeout=90, what="the near-duplicate pass to start collapsing", interval=0.005)  # fmt: skip
     daemon.proc.kill()
