@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -207,3 +209,50 @@ async def test_an_urgent_task_goes_before_background_work_already_queued() -> No
     finally:
         await pool.stop()
     assert finished == ["file 0", "page", "file 1", "file 2", "file 3"]
+
+
+STOPPED_WHILE_A_WORKER_STARTS = '''
+import asyncio, os, sys, time
+from pathlib import Path
+
+if __name__ == "__mp_main__":
+    # Each worker imports this script as it starts: the first goes on at once, the
+    # second is slow, as a worker spawned on a loaded machine is.
+    try:
+        Path(os.environ["FIRST_WORKER"]).open("x").close()
+    except FileExistsError:
+        time.sleep(1.5)
+
+def busy():
+    return sum(range(10**10))  # in C: the SIGTERM handler waits for it
+
+def quick():
+    return 1
+
+async def main():
+    from kenning.ingest.parse_pool import ParsePool
+    pool = ParsePool(2, 1024)
+    await pool.run(quick, (), 60, urgent=True)
+    parse = asyncio.ensure_future(pool.run(busy, (), 60, urgent=True))
+    await asyncio.sleep(0.3)
+    await pool.stop()
+    try:
+        await parse
+    except Exception:
+        pass
+
+if __name__ == "__main__":
+    asyncio.run(main())
+'''
+
+
+def test_a_stop_while_a_worker_is_still_starting_leaves_no_traceback(tmp_path: Path) -> None:
+    """pebble unlinks its semaphores, then ends its workers one at a time, waiting for each:
+    the second worker of a new pool, still starting, found them gone and printed a
+    traceback to the daemon's log at an ordinary `ken stop` (seen in CI) while the first,
+    busy in a parser's C code, took its time to die."""
+    script = tmp_path / "stopped_while_starting.py"
+    script.write_text(STOPPED_WHILE_A_WORKER_STARTS)
+    env = {**os.environ, "FIRST_WORKER": str(tmp_path / "first"), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr

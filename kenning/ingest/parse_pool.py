@@ -178,7 +178,7 @@ class ParsePool:
             return
         loop = asyncio.get_running_loop()
         done = loop.create_future()
-        _dispose(pool, lambda: loop.call_soon_threadsafe(_resolve, done))
+        _dispose(pool, lambda: loop.call_soon_threadsafe(_resolve, done), shutdown=True)
         try:
             async with asyncio.timeout(_STOP_WAIT_SECONDS):
                 await done
@@ -203,8 +203,14 @@ class ParsePool:
                 self._discard(old)
             pool = self._pool = self._new_pool()
             if self._stopped:
-                # stop() ran while the workers were starting.
-                self._discard(pool)
+                # stop() ran while the workers were starting, and found no pool to end: the
+                # daemon is on its way out, and the pool is ended before this thread, which
+                # the exit waits for, returns. Left to run on, the exit cut its ending short.
+                if self._pool is pool:
+                    self._pool = None
+                ended = threading.Event()
+                _dispose(pool, ended.set, shutdown=True)
+                ended.wait(_STOP_WAIT_SECONDS)
                 raise ShutDown("the worker pool is stopped")
             return pool
 
@@ -234,14 +240,24 @@ class ParsePool:
         _dispose(pool, lambda: None)
 
 
-def _dispose(pool: ProcessPool, then: Callable[[], None]) -> None:
+def _dispose(pool: ProcessPool, then: Callable[[], None], shutdown: bool = False) -> None:
     """Stop a pool and reap its workers in a daemon thread, then call `then`.
 
     Not the loop's executor: asyncio.run() waits for executor threads at exit, and a
     worker stuck in the kernel could hold pebble's join forever.
+
+    At `shutdown` every worker is sent SIGTERM first. pebble (5.2.3) unlinks its channels'
+    semaphores and then ends the workers one by one, waiting up to 3 s for each: a worker
+    still starting meanwhile (a pool's second, or the replacement for one a parse limit
+    killed) found the semaphores gone and left a traceback in the daemon's log, while the
+    worker before it, busy in a parser's C code, took its time to die. Every
+    multiprocessing child of the daemon is a parse worker, so all are sent it.
     """
 
     def join() -> None:
+        if shutdown:
+            for child in multiprocessing.active_children():
+                child.terminate()
         pool.stop()
         pool.join()
         then()
