@@ -271,6 +271,18 @@ def test_docx_imported_html_and_text_are_read_in_place_and_other_parts_are_named
     assert convert_file(tmp_path / "offer.docx", "offer", LIMITS).warnings == result.warnings
 
 
+def test_docx_a_warning_naming_a_part_is_redacted_as_the_text_is(tmp_path: Path) -> None:
+    """A warning is logged, and it names the part, whose name the file chose."""
+    token = "ghp_" + "a1B2" * 9
+    document = docx.Document()
+    intro = document.add_paragraph("Dear member,")
+    _import(document, intro, f"{token}.rtf", "application/rtf", rb"{\rtf1\ansi Slipway rules}")
+    document.save(tmp_path / "offer.docx")
+
+    [warning] = convert_file(tmp_path / "offer.docx", "offer", LIMITS).warnings
+    assert warning.startswith("imported part /word/[REDACTED]") and token not in warning
+
+
 def test_docx_an_imported_document_has_its_body_read_in_place(tmp_path: Path) -> None:
     merged = docx.Document()
     merged.add_heading("Season papers", 1)

@@ -190,6 +190,14 @@ def test_unusable_pattern_is_dropped_and_the_rest_apply(bad: str, caplog: pytest
     assert "line 2" in caplog.text
 
 
+def test_a_dropped_rule_is_logged_redacted(caplog: pytest.LogCaptureFixture) -> None:
+    """The warning quotes the line, which may hold anything the user wrote."""
+    token = "ghp_" + "a1B2" * 9
+    with caplog.at_level(logging.WARNING, logger="kenning.ingest.kiroignore"):
+        rules(f"builds/{token}//cache")
+    assert "line 1" in caplog.text and "[REDACTED]" in caplog.text and token not in caplog.text
+
+
 def test_more_rules_than_the_cap_make_the_file_unusable_not_cut_short() -> None:
     # Cut short, the rules past the cap did not apply, and what they kept out was indexed.
     lines = [f"f{i}.md" for i in range(MAX_RULES)] + ["over.md"]

@@ -142,7 +142,10 @@ def convert_file(path: Path, fallback_title: str, limits: ConvertLimits) -> Conv
     stated, date_end = dates.document_period(text, fallback_title)
     items = new_items(title, chunks, dates.title_heading(text, stated))
     digest = text_hash(item.content for item in items)
-    return Converted(title, parsed.format, items, digest, stated, date_end, parsed.warnings)
+    # Logged, and a warning may name what the file holds (a part's name, a parser's
+    # quote of it): redacted as the text is.
+    warnings = tuple(redact(warning) for warning in parsed.warnings)
+    return Converted(title, parsed.format, items, digest, stated, date_end, warnings)
 
 
 def count_chunks(path: Path, max_bytes: int, target_chars: int, overlap_chars: int) -> int:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kenning.errors import IgnoreFileUnusable
+from kenning.ingest.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +110,8 @@ class KiroIgnore:
             try:
                 rule = _parse_line(line)
             except ValueError as exc:
-                log.warning("%s line %d: %s; rule dropped", path, number, exc)
+                # The message quotes the line, which is the user's and may hold anything.
+                log.warning("%s line %d: %s; rule dropped", path, number, redact(str(exc)))
                 continue
             if rule is not None:
                 if len(rules) == MAX_RULES:
