@@ -21,7 +21,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,6 +39,7 @@ from kenning.config.paths import (
     not_yours,
     socket_path_too_long,
     state_dir,
+    write_privately,
 )
 from kenning.config.running import DaemonRecord, records_of, remove_record
 from kenning.errors import DaemonNotRunning, KenningError, error_text
@@ -748,15 +748,7 @@ def write_unit(path: Path, text: str) -> None:
     The manager runs whatever the file says as this user: one another user can write
     (written by the umask, 0666 under umask 000, or an older file rewritten in place with
     its old mode) would run their program in this user's name."""
-    make_private_dirs(path.parent)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    write_privately(path, text)
 
 
 def _service_active(found: Manager) -> bool:

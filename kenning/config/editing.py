@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import stat
-import tempfile
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,7 +19,7 @@ import tomlkit
 from tomlkit.items import Array
 
 from kenning.config.loading import validate
-from kenning.config.paths import config_dir, make_private_dirs, user_path
+from kenning.config.paths import config_dir, make_private_dirs, user_path, write_privately
 from kenning.config.settings import SourceSettings
 from kenning.errors import ConfigError
 
@@ -139,19 +137,7 @@ def _replace(path: Path, document: tomlkit.TOMLDocument) -> None:
     validate(tomllib.loads(text), path)
     target = Path(os.path.realpath(path))
     try:
-        make_private_dirs(target.parent)
-        # mkstemp makes the file 0600: the text is never readable by more than the result
-        # allows, and a config this command creates is the user's alone, like the data directory.
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        write_privately(target, text, keep_mode=True)
     except OSError as exc:
         # The config is edited by replacing it, so its folder must be writable too.
         raise ConfigError(f"cannot write {target}: {exc.strerror or exc} in {target.parent}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        if target.exists():
-            os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise

@@ -11,6 +11,7 @@ import os
 import pwd
 import stat
 import sys
+import tempfile
 from pathlib import Path
 
 APP = "kenning"
@@ -134,6 +135,26 @@ def make_private_dirs(path: Path) -> None:
     for directory in reversed(missing):
         # The umask can only take bits away from the mode, never add write for others.
         directory.mkdir(mode=0o700 if directory == missing[0] else 0o755, exist_ok=True)
+
+
+def write_privately(path: Path, text: str, keep_mode: bool = False) -> None:
+    """Put `text` at `path` whole, in folders `make_private_dirs` makes: written beside it
+    and renamed over it, so no reader (the daemon reloading a config, a service manager
+    reading its unit, `ken stop` a daemon's record) sees half of it, and a failed write
+    leaves what was there. The new file is 0600 (mkstemp's mode: never readable by more
+    than the result allows), or with `keep_mode` the mode of the file it replaces, so a
+    config made readable by a group stays so."""
+    make_private_dirs(path.parent)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        if keep_mode and path.exists():
+            os.chmod(temporary, stat.S_IMODE(path.stat().st_mode))
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
 
 
 def not_yours(path: Path, exc: OSError) -> str:

@@ -24,11 +24,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kenning.config.paths import make_private_dirs, state_dir
+from kenning.config.paths import state_dir, write_privately
 
 
 @dataclass(frozen=True)
@@ -54,15 +53,7 @@ def record_path(config: Path, data_dir: Path) -> Path:
 def write_record(record: DaemonRecord) -> Path:
     """Put `record` in place whole (a reader never sees half of one), the user's alone."""
     path = record_path(Path(record.config), Path(record.data_dir))
-    make_private_dirs(path.parent)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(asdict(record), handle)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    write_privately(path, json.dumps(asdict(record)))
     return path
 
 
