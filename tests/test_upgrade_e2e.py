@@ -28,6 +28,32 @@ from tests.helpers import make_pdf
 from tests.web_server import Handler, serving
 
 
+# What each schema from 17 on added, newest first (an index before its column): undone
+# in this order, a library is as an older kenning left it. A migration that adds to the
+# tables adds its undoing here.
+ADDED_BY_SCHEMA = (
+    (27, "DROP INDEX archives_kept"),
+    (27, "ALTER TABLE archives DROP COLUMN kept_at"),
+    (26, "DROP INDEX documents_namespace"),
+    (25, "DROP INDEX capsules_created"),
+    (24, "DROP TABLE owed"),
+    (22, "ALTER TABLE documents DROP COLUMN date_end"),
+    (21, "DROP INDEX extractions_pending"),
+    (19, "ALTER TABLE sources DROP COLUMN root_identity"),
+    (18, "ALTER TABLE sources DROP COLUMN root_mount"),  # schema 14 held root_mounted instead
+    (17, "ALTER TABLE sources DROP COLUMN last_sweep_kept"),
+)
+
+
+def as_schema(conn: sqlite3.Connection, version: int) -> None:
+    """The library at `conn` made as schema `version` left it, as far as later schemas
+    added to it; what a test needs of the older schema itself, it adds."""
+    for added_by, undo in ADDED_BY_SCHEMA:
+        if added_by > version:
+            conn.execute(undo)
+    conn.execute(f"PRAGMA user_version = {version}")
+
+
 def ken(config: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "kenning", "--config", str(config), *args], capture_output=True, text=True, timeout=60
@@ -147,17 +173,7 @@ def test_a_file_an_older_kenning_refused_for_want_of_permission_is_read_once_a_c
             "UPDATE documents SET reading = (SELECT reading FROM documents WHERE path = 'broken.pdf')"
             " WHERE path = 'locked.md'"
         )
-        conn.execute("ALTER TABLE sources DROP COLUMN root_identity")  # added by schema 19
-        conn.execute("ALTER TABLE sources DROP COLUMN root_mount")  # added by schema 18 (14's before)
-        conn.execute("ALTER TABLE sources DROP COLUMN last_sweep_kept")  # added by schema 17
-        conn.execute("DROP INDEX extractions_pending")  # added by schema 21
-        conn.execute("ALTER TABLE documents DROP COLUMN date_end")  # added by schema 22
-        conn.execute("DROP TABLE owed")  # added by schema 24
-        conn.execute("DROP INDEX capsules_created")  # added by schema 25
-        conn.execute("DROP INDEX documents_namespace")  # added by schema 26
-        conn.execute("DROP INDEX archives_kept")  # added by schema 27
-        conn.execute("ALTER TABLE archives DROP COLUMN kept_at")  # added by schema 27
-        conn.execute("PRAGMA user_version = 12")
+        as_schema(conn, 12)
     locked.chmod(0o644)
     daemon = library.daemon(plain_permissions=True)
     status = daemon.wait_idle("notes")
@@ -444,18 +460,8 @@ def test_a_library_upgraded_while_its_drive_is_unmounted_keeps_the_drives_index(
     # What schema 14 left behind for a library it upgraded and that no sweep found the
     # drive mounted in since: m014's column, with its default, and none of m017's.
     with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
-        conn.execute("ALTER TABLE sources DROP COLUMN root_identity")
-        conn.execute("ALTER TABLE sources DROP COLUMN last_sweep_kept")
-        conn.execute("ALTER TABLE sources DROP COLUMN root_mount")
+        as_schema(conn, 14)
         conn.execute("ALTER TABLE sources ADD COLUMN root_mounted INTEGER NOT NULL DEFAULT 0")
-        conn.execute("DROP INDEX extractions_pending")  # added by schema 21
-        conn.execute("ALTER TABLE documents DROP COLUMN date_end")  # added by schema 22
-        conn.execute("DROP TABLE owed")  # added by schema 24
-        conn.execute("DROP INDEX capsules_created")  # added by schema 25
-        conn.execute("DROP INDEX documents_namespace")  # added by schema 26
-        conn.execute("DROP INDEX archives_kept")  # added by schema 27
-        conn.execute("ALTER TABLE archives DROP COLUMN kept_at")  # added by schema 27
-        conn.execute("PRAGMA user_version = 14")
     subprocess.run(["umount", str(drive)], check=True)
 
     daemon = library.daemon()
@@ -521,19 +527,9 @@ def test_a_token_an_older_kenning_kept_in_page_keys_and_links_is_gone_after_the_
         conn.execute("UPDATE documents SET path = ? WHERE id = ?", ("url:" + url, fetched["document_id"]))
         for raw, hashed in (("url:" + url, "url:" + digest(url)), (rota, "path:" + digest(rota))):
             conn.execute("UPDATE document_links SET target = ? WHERE target = ?", (raw, hashed))
-        conn.execute("ALTER TABLE sources DROP COLUMN root_identity")  # added by schema 19
-        conn.execute("ALTER TABLE sources DROP COLUMN last_sweep_kept")  # added by schema 17
+        as_schema(conn, 15)
         # Schema 18 holds the mount a root is on; 15 held whether it was one.
-        conn.execute("ALTER TABLE sources DROP COLUMN root_mount")
         conn.execute("ALTER TABLE sources ADD COLUMN root_mounted INTEGER CHECK (root_mounted IN (0, 1))")
-        conn.execute("DROP INDEX extractions_pending")  # added by schema 21
-        conn.execute("ALTER TABLE documents DROP COLUMN date_end")  # added by schema 22
-        conn.execute("DROP TABLE owed")  # added by schema 24
-        conn.execute("DROP INDEX capsules_created")  # added by schema 25
-        conn.execute("DROP INDEX documents_namespace")  # added by schema 26
-        conn.execute("DROP INDEX archives_kept")  # added by schema 27
-        conn.execute("ALTER TABLE archives DROP COLUMN kept_at")  # added by schema 27
-        conn.execute("PRAGMA user_version = 15")
     wal = database.with_name(database.name + "-wal")
 
     def on_disk() -> bytes:
@@ -697,15 +693,7 @@ def test_an_upgrade_reads_no_folder_again_for_want_of_its_roots_identity_and_rec
     daemon.wait_idle("notes")
     daemon.stop()
     with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
-        conn.execute("ALTER TABLE sources DROP COLUMN root_identity")
-        conn.execute("DROP INDEX extractions_pending")  # added by schema 21
-        conn.execute("ALTER TABLE documents DROP COLUMN date_end")  # added by schema 22
-        conn.execute("DROP TABLE owed")  # added by schema 24
-        conn.execute("DROP INDEX capsules_created")  # added by schema 25
-        conn.execute("DROP INDEX documents_namespace")  # added by schema 26
-        conn.execute("DROP INDEX archives_kept")  # added by schema 27
-        conn.execute("ALTER TABLE archives DROP COLUMN kept_at")  # added by schema 27
-        conn.execute("PRAGMA user_version = 18")
+        as_schema(conn, 18)
 
     daemon = library.daemon()
     counts = daemon.call("sources.scan", {"name": "notes", "wait": True})["result"]
