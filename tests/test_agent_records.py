@@ -558,6 +558,32 @@ async def test_free_text_identities_fold_case_and_sentence_punctuation_but_not_s
         await library.close()
 
 
+async def test_a_free_text_identity_keeps_a_bracket_that_closes_one_within_it(lib):
+    """The edges' punctuation took every bracket: "build [arm64]" answered to "build [arm64",
+    so "Build [arm64" merged into it and overwrote its detail. A bracket or quote goes only
+    when it pairs with nothing inside or encloses the whole text. An entry keyed the old
+    way is still met, and its alias is the whole text once it is stored again."""
+    arm = await lib.ledger_add("findings", {"title": "build [arm64]", "detail": "fails on the runner"})
+    assert arm.entry.aliases == ["build [arm64]"]
+    cut = await lib.ledger_add("findings", {"title": "Build [arm64", "detail": "a typo in the job name"})
+    assert (cut.status, cut.entry.aliases) == ("created", ["build [arm64"])
+    for title, key in (("[WIP] build", "[wip] build"), ("(Rotate the keys.)", "rotate the keys")):
+        assert (await lib.ledger_add("findings", {"title": title})).entry.aliases == [key]
+    rfc = await lib.ledger_add("decisions", {"subject": "see [RFC 9110]", "why": "caching"})
+    assert rfc.entry.aliases == ["see [rfc 9110]"]
+    keyed_before = ("UPDATE ledger_keys SET key = 'see [rfc 9110' WHERE entry_id = ?", (rfc.entry.id,))
+    await tamper(lib, keyed_before)
+    again = await lib.ledger_add("decisions", {"subject": "See [RFC 9110]", "status": "agreed"})
+    assert (again.status, again.entry.id, again.entry.aliases) == ("merged", rfc.entry.id, ["see [rfc 9110]"])
+    await tamper(lib, keyed_before, ("UPDATE documents SET reading = NULL WHERE id = ?", (rfc.entry.document_id,)))
+    await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger, set())
+    [decision] = (await lib.ledger_list("decisions")).entries
+    assert decision.aliases == ["see [rfc 9110]"]
+    found = (await lib.ledger_list("findings")).entries
+    details = {entry.identity: entry.fields["detail"] for entry in found if "detail" in entry.fields}
+    assert details == {"build [arm64]": "fails on the runner", "Build [arm64": "a typo in the job name"}
+
+
 async def test_a_secret_named_field_is_redacted_in_storage_listing_and_render(tmp_path):
     library = await opened(tmp_path)
     try:

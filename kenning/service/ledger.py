@@ -109,7 +109,7 @@ class Ledger:
             keys = schema.keys(spec, row.fields) + [key for entry in found for key in entry.keys] + wanted
             row = EntryRow(
                 row.id, None, row.section, schema.label(spec, row.fields), row.fields, row.owner, row.evidence,
-                row.created_at, now, list(dict.fromkeys(keys)),
+                row.created_at, now, _current(spec, row.fields, keys),
             )  # fmt: skip
             document = await self._document(row)
             extraction = await self._extraction(spec, row, host_names)
@@ -128,7 +128,7 @@ class Ledger:
                 return False
             spec = schema.section(row.section)
             fields = self._redacted(spec.name, _credential_names_replaced(row.fields))
-            keys = schema.keys(spec, fields) + [key for key in row.keys if redact(key) == key]
+            keys = _current(spec, fields, schema.keys(spec, fields) + [key for key in row.keys if redact(key) == key])
             # Two entries an older redactor kept apart by the secrets in them may answer to
             # the same key now: the key stays with the entry holding it, and this one keeps
             # its id and its other keys, rather than one of them losing every key to the other.
@@ -243,6 +243,14 @@ def _redacted(section: str, fields: dict[str, str], key: bytes) -> dict[str, str
         name: MARK if name in secret or _secret_name(name) else redact(value, key)
         for name, value in schema.clean_fields(fields).items()
     }
+
+
+def _current(spec: schema.Section, fields: dict[str, str], keys: list[str]) -> list[str]:
+    """The keys without those an older kenning gave these fields: the current form
+    replaces each ("see [rfc 9110" was "see [RFC 9110]" cut short), and the entry is still
+    met by the value as an older kenning keyed it (`former_keys` looks both up)."""
+    former = set(schema.former_keys(spec, fields))
+    return [key for key in dict.fromkeys(keys) if key not in former]
 
 
 def _credential_names_replaced(fields: dict[str, str]) -> dict[str, str]:

@@ -23,8 +23,11 @@ without a trailing dot, ports as `22` or `53/udp`, URLs with scheme and host low
 and without user or password, default port or dot segments (an entry keyed before that is
 still met by its URL as it was keyed), paths without doubled or trailing slashes, free text with
 case, runs of space and the sentence punctuation around it folded ("C#" stays apart from
-"C"; text of punctuation alone is refused). Keys stored before symbols were kept stay as
-they were: such an entry is met again only by the form it was keyed under.
+"C"; text of punctuation alone is refused), a bracket or quote at an edge only when it
+pairs with nothing inside or encloses the whole ("see [RFC 9110]" keeps its "]"; an entry
+keyed when every edge bracket went is still met by its text, and keyed anew when stored
+again). Keys stored before symbols were kept stay as they were: such an entry is met
+again only by the form it was keyed under.
 A `host` that names a known host entry also answers to that host's other names, so
 `web01:22` and `10.0.0.5:22` are one service once the host entry links the two.
 """
@@ -183,15 +186,67 @@ def _path(value: str) -> str:
 # What may stand around free text without changing what it names: quotes, brackets and
 # sentence punctuation. Not "#", "+" or "*": "C#" is not "C".
 _TEXT_EDGES = " \t\n\"'`.,;:!?()[]{}<>"
+_SENTENCE_EDGES = " \t\n.,;:!?"
+_OPENERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+_QUOTES = "\"'`"
 
 
 def _text(value: str) -> str:
     """Free text as a key: a capsule title's key (case and spacing folded, symbols kept),
     without the sentence punctuation at its edges ("Rotate the keys." is "rotate the keys")."""
-    key = title_key(value).strip(_TEXT_EDGES)
-    if not key:
+    folded = title_key(value)
+    if not folded.strip(_TEXT_EDGES):
         raise InvalidRequest(f"{redact(value)[:40]!r} names nothing: give a word or a symbol, not only punctuation")
-    return key
+    return _without_edges(folded)
+
+
+def _text_as_keyed_before(value: str) -> str:
+    """The key an older kenning gave free text, every bracket and quote at its edges
+    dropped ("see [RFC 9110]" was "see [rfc 9110"): to find entries stored then."""
+    return title_key(value).strip(_TEXT_EDGES)
+
+
+def _without_edges(key: str) -> str:
+    """The key without sentence punctuation at its edges, nor a bracket or quote there
+    that pairs with nothing inside it or encloses all of it: "(Rotate the keys.)" is
+    "rotate the keys", but "see [RFC 9110]" and "[WIP] build" keep their brackets,
+    since the one at the edge closes or opens one within."""
+    partners = _partners(key)
+    start, end = 0, len(key) - 1
+    while start <= end:
+        if key[start] in _SENTENCE_EDGES:
+            start += 1
+        elif key[end] in _SENTENCE_EDGES:
+            end -= 1
+        elif partners.get(start) == end:
+            start, end = start + 1, end - 1
+        elif key[end] in _TEXT_EDGES and not start <= partners.get(end, -1) < end:
+            end -= 1
+        elif key[start] in _TEXT_EDGES and not start < partners.get(start, -1) <= end:
+            start += 1
+        else:
+            break
+    return key[start : end + 1]
+
+
+def _partners(key: str) -> dict[int, int]:
+    """Each bracket's and quote's partner, both ways: brackets nest, quotes pair in turn,
+    and a quote between two letters or digits is an apostrophe ("don't"), not a quote."""
+    partners: dict[int, int] = {}
+    open_at: dict[str, list[int]] = {closer: [] for closer in _OPENERS.values()}
+    quoted: dict[str, int] = {}
+    for index, char in enumerate(key):
+        if char in _OPENERS:
+            open_at[_OPENERS[char]].append(index)
+        elif char in open_at and open_at[char]:
+            partners[index] = open_at[char].pop()
+        elif char in _QUOTES and not (key[index - 1 : index].isalnum() and key[index + 1 : index + 2].isalnum()):
+            if char in quoted:
+                partners[index] = quoted.pop(char)
+            else:
+                quoted[char] = index
+    partners.update({other: index for index, other in list(partners.items())})
+    return partners
 
 
 NORMALIZERS = {
@@ -206,7 +261,13 @@ NORMALIZERS = {
     "subject": _text,
     "text": _text,
 }
-_KEYED_BEFORE = {**NORMALIZERS, "url": _url_as_keyed_before}
+_KEYED_BEFORE = {
+    **NORMALIZERS,
+    "url": _url_as_keyed_before,
+    "title": _text_as_keyed_before,
+    "subject": _text_as_keyed_before,
+    "text": _text_as_keyed_before,
+}
 _JOINERS = {("account", "host"): "@", ("account", "url"): " @ ", ("host", "port"): ":"}
 
 
