@@ -53,6 +53,14 @@ TODAY = date(2026, 12, 1)
         ("# Notes on release 3.10.2025\n", "wheel.md", None),
         ("# Version: 1.2.2025\n", "notes.md", None),
         ("# Git tag 3.10.2025\n", "tags.md", None),
+        # After a version's word, a day and a month of two digits each are a date: a
+        # version's numbers are not zero-padded. "v" or a fourth number keeps it a version.
+        ("# Release 18.09.2025\n", "notes.md", ("2025-09-18", "heading")),
+        ("# Version 03.10.2025\n", "notes.md", ("2025-10-03", "heading")),
+        ("# Release 18.9.2025\n", "notes.md", None),
+        ("# Release v18.09.2025\n", "notes.md", None),
+        ("# Build 18.09.2025.1\n", "notes.md", None),
+        ("# Build 18.09.1\n", "notes.md", None),
         # A version's word is a whole word: a German weekday ends in "tag", and Tag is day.
         ("# Montag 18.09.2025 Teamsitzung\n", "sitzung.md", ("2025-09-18", "heading")),
         ("# Stichtag: 30.09.2025\n", "frist.md", ("2025-09-30", "heading")),

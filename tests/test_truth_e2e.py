@@ -1554,8 +1554,11 @@ def test_a_note_told_not_to_draft_something_or_said_to_be_no_draft_is_not_hedged
 
 def test_a_version_written_with_dots_dates_no_note(library):
     """"v2.1.2025" and "release 3.10.2025" were read as 2 January and 3 October 2025, as
-    "18.09.2025" is, and the release notes spoke from days they never name."""
+    "18.09.2025" is, and the release notes spoke from days they never name. A day and a
+    month of two digits each after "Release" are a date all the same: that note took its
+    file's mtime, today, and a question about September 2025 missed it."""
     daemon = _library_of(library, {
+        "rollout.md": "# Release 18.09.2025\n\nThe glost kiln firmware rolls out to every studio.\n",
         "mixer.md": "# Release v2.1.2025\n\nThe glaze mixer firmware adds a slow stir mode.\n",
         "wheel.md": "# Notes on release 3.10.2025\n\nThe pottery wheel firmware fixes a speed bug.\n",
         "standup.md": "# Standup 18.09.2025\n\nThe kiln firmware was flashed again.\n",
@@ -1565,9 +1568,10 @@ def test_a_version_written_with_dots_dates_no_note(library):
     dated = {Path(hit["path"]).name: hit["date"] for hit in ask(daemon, "firmware")["hits"]}
     assert dated["standup.md"] == "2025-09-18"
     assert dated["sitzung.md"] == "2025-09-22"
+    assert dated["rollout.md"] == "2025-09-18"
     # By their files' mtime, today.
     assert min(dated["mixer.md"], dated["wheel.md"]) > "2026", dated
-    assert sorted(docs(ask(daemon, "firmware", until="2025"))) == ["sitzung.md", "standup.md"]
+    assert sorted(docs(ask(daemon, "firmware", until="2025"))) == ["rollout.md", "sitzung.md", "standup.md"]
 
 
 def test_a_note_dated_in_chinese_numerals_speaks_from_that_day(library):

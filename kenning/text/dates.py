@@ -66,8 +66,14 @@ _FORMS = [
     # Day first with dots, as German, Polish, Russian and Scandinavian notes write it
     # ("18.09.2025"); with slashes the order is a guess, so only dots count. Not a
     # version, which is written so too ("v2.1.2025", "release 3.10.2025"): a note about
-    # one spoke from 2 January or 3 October 2025.
-    re.compile(rf"(?<![A-Za-z\d._]){_NOT_A_VERSION}(?P<day>[0-3]?\d)\.(?P<month>1[0-2]|0?[1-9])\.{_YEAR}(?!\.?\d)"),
+    # one spoke from 2 January or 3 October 2025. After a version's word, a day and a
+    # month of two digits each are still a date ("Release 18.09.2025"): a version's
+    # numbers are not zero-padded (SemVer forbids it) and seldom two digits twice over,
+    # so one digit in either ("release 3.10.2025", "18.9.2025") keeps it a version.
+    re.compile(
+        rf"(?<![A-Za-z\d._])(?:(?=[0-3]\d\.(?:0[1-9]|1[0-2])\.)|{_NOT_A_VERSION})"
+        rf"(?P<day>[0-3]?\d)\.(?P<month>1[0-2]|0?[1-9])\.{_YEAR}(?!\.?\d)"
+    ),
     re.compile(
         rf"(?:{_YEAR}|{_YEAR_HAN})\s*[年년]\s*(?P<month>1[0-2]|0?[1-9]|{_MONTH_HAN})\s*[月월]"
         rf"(?:\s*(?P<day>[0-3]?\d|{_DAY_HAN})\s*[日일号號])?"
