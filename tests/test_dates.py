@@ -75,6 +75,7 @@ TODAY = date(2026, 12, 1)
         ("# Results\n", "fy25-results.md", ("2025", "file name")),
         # Two digits as POSIX reads them: from 69, of the 1900s.
         ("# Budget FY99\n", "budget.md", ("1999", "heading")),
+        ("# Backlog: fy 20 items\n", "backlog.md", None),
         ("# Results\n", "FY68 results.md", ("2068", "file name")),
         ("# Runbook\n\nRestart it.", "runbook.md", None),
         ("---\ntitle: x\n---\n# Runbook v1.2\n", "notes.md", None),
@@ -183,6 +184,11 @@ def test_periods_a_question_names():
     assert named_periods("Is nginx affected by SEC-FY25?", TODAY) == []
     assert named_periods("Who proposed a fiscal 20% cut?", TODAY) == []
     assert named_periods("Who proposed an FY 20% cut?", TODAY) == []
+    # A lower-case "fy" a space apart from two digits is a word before a count; upper
+    # case, or joined to its number as file names write it, it is a fiscal year.
+    assert named_periods("Who owns the fy 20 items?", TODAY) == []
+    for fiscal in ("FY 20", "fy20", "fy-20", "fy 2020"):
+        assert named_periods(f"Who owns the {fiscal} items?", TODAY) == [period("2020")], fiscal
     # Han numerals.
     assert named_periods("二〇二五年九月的窑炉检修", TODAY) == [period("2025-09")]
     assert named_periods("二零二五年的收入", TODAY) == [period("2025")]

@@ -1590,8 +1590,11 @@ def test_a_note_dated_in_chinese_numerals_speaks_from_that_day(library):
 def test_a_question_naming_a_fiscal_year_prefers_the_notes_of_that_calendar_year(library):
     """"FY2025" was a name no note holds, so the question was refused, and "FY25" no
     period at all. A fiscal year is read as the calendar year of its number; a note
-    headed "FY24 results" speaks from 2024."""
+    headed "FY24 results" speaks from 2024. One headed "fy 20 items", a count, spoke
+    from 2020, and a question about it looked for notes of 2020."""
     daemon = _library_of(library, {
+        "backlog.md": "# Glaze shop backlog: fy 20 items\n\nThe glaze shop reorders cobalt oxide.\n",
+        "reorder.md": "---\ndate: 2025-11-03\n---\n# Cobalt reorder\n\nThe glaze shop reorders fy 20 items of cobalt.\n",
         "rev-2024.md": "---\ndate: 2024-12-15\n---\n# Revenue review\n\nThe kiln workshop revenue was £310k.\n",
         "rev-2025.md": "---\ndate: 2025-12-15\n---\n# Revenue review\n\nThe kiln workshop revenue was £420k.\n",
         "rev-2026.md": "---\ndate: 2026-11-15\n---\n# Revenue review\n\nThe kiln workshop revenue was £505k.\n",
@@ -1602,6 +1605,11 @@ def test_a_question_naming_a_fiscal_year_prefers_the_notes_of_that_calendar_year
         assert result["abstained"] is None and docs(result)[0] == "rev-2025.md", (named, result["abstained"])
         assert any("outside the period" in reason for reason in first_hit(result, "rev-2026.md")["reasons"]), named
     assert first_hit(ask(daemon, "glaze shop revenue"), "results.md")["date"] == "2024"
+    # By its file's mtime, today.
+    assert first_hit(ask(daemon, "glaze shop backlog"), "backlog.md")["date"] > "2026"
+    counted = ask(daemon, "Which cobalt reorder has fy 20 items?")
+    assert counted["abstained"] is None and docs(counted)[0] == "reorder.md", counted["abstained"]
+    assert not any("period" in reason for reason in first_hit(counted, "reorder.md")["reasons"]), counted
 
 
 def test_a_year_that_ends_a_sentence_is_the_period_it_names(library):

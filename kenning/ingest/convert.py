@@ -75,9 +75,10 @@ HASH_BLOCK = 1 << 20
 # ("# Plan for 2025.") dates a note; the full stop hid it. A bracket closed after a
 # masked value ("[docs](/u?access_token=…)") stays in the text; it was masked with it.
 # 15: a day first with dots after a version's word, of two digits each ("Release
-# 18.09.2025"), dates a note; such notes spoke from their file's mtime. Every ledger entry
-# is prepared again too, so one keyed with its free text's closing bracket cut off ("see
-# [rfc 9110") answers to its whole text (service/ledger_schema.py).
+# 18.09.2025"), dates a note; such notes spoke from their file's mtime. A lower-case "fy"
+# a space apart from two digits ("fy 20 items") is no fiscal year; such notes spoke from
+# 2020. Every ledger entry is prepared again too, so one keyed with its free text's
+# closing bracket cut off ("see [rfc 9110") answers to its whole text (ledger_schema.py).
 READER_VERSION = 15
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}

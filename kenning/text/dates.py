@@ -99,10 +99,13 @@ _YEAR_ALONE = re.compile(rf"(?<![\d.]){_YEAR}(?!\d|\.\d)|{_YEAR_HAN}(?=\s*年)")
 # the calendar year is exact for the many whose year is the calendar's and overlaps
 # most of any other's. Ahead of a year alone, which it holds: "FY2025" in a question was
 # a name no note holds, and "FY25" no period at all.
-# Two digits only after "FY": "a fiscal 20% cut" names no year.
+# Two digits only after "FY": "a fiscal 20% cut" names no year. And only after "FY" as
+# finance writes it, upper case or joined to its number ("FY 25", "fy25", `fy-25-plan.md`,
+# as file names and tags are written in lower case): a lower-case "fy" a space apart from
+# two digits is a word of its own before a count ("fy 20 items"), no year 2020.
 _FISCAL = re.compile(
-    r"(?<![A-Za-z0-9-])(?:FY[\s_-]?|fiscal\s+(?:year\s+)?(?=(?:19|20)\d\d))(?P<year>(?:19|20)\d\d|\d\d)(?![\d.%])",
-    re.IGNORECASE,
+    r"(?<![A-Za-z0-9-])(?:(?i:fy)[_-]?|FY\s|(?i:fy\s|fiscal\s+(?:year\s+)?)(?=(?:19|20)\d\d))"
+    r"(?P<year>(?:19|20)\d\d|\d\d)(?![\d.%])"
 )
 # Half years, which a question may name ("H1 2026", "2025 H2", "the second half of 2025")
 # but a note is not dated by.
