@@ -1526,8 +1526,12 @@ def test_a_cjk_notice_naming_the_claim_by_its_title_retracts_it(library):
 def test_a_note_told_not_to_draft_something_or_said_to_be_no_draft_is_not_hedged(library):
     """"Don't draft the kiln budget yet; the kiln budget is £40k" and "This isn't a
     draft" were read as drafts, below the older figure they replace. "Do not draft" was
-    read as "not a draft" and so hedged nothing; now as what it is, an instruction."""
+    read as "not a draft" and so hedged nothing; now as what it is, an instruction. So
+    was "Please draft the reply to the council", a request."""
     daemon = _library_of(library, {
+        "pier.md": "---\ndate: 2025-03-01\n---\n# Pier fee\n\nThe pier fee is £30 a day.\n",
+        "pier-new.md": "---\ndate: 2025-09-01\n---\n# Pier fee\n\n"
+        "Please draft the reply to the council; the pier fee is £45 a day.\n",
         "budget.md": "---\ndate: 2025-03-01\n---\n# Kiln budget\n\nThe kiln budget is £30k.\n",
         "budget-new.md": "---\ndate: 2025-09-01\n---\n# Kiln budget\n\n"
         "Don't draft the kiln budget yet; the kiln budget is £40k.\n",
@@ -1546,6 +1550,7 @@ def test_a_note_told_not_to_draft_something_or_said_to_be_no_draft_is_not_hedged
         ("What is the studio wage now?", "wage-new.md", "wage.md"),
         ("When does the glaze store open now?", "store-new.md", "store.md"),
         ("How big is the clay order now?", "clay-new.md", "clay.md"),
+        ("What is the pier fee now?", "pier-new.md", "pier.md"),
     ):
         result = ask(daemon, question)
         assert docs(result)[:2] == [newer, older], question

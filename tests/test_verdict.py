@@ -357,7 +357,14 @@ def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
     ):  # fmt: skip
         assert kinds(plain) == (None, None, False), plain
     assert cues.cue_words("do not draft the budget yet.") == set()
-    assert kinds("please draft the budget.")[2] and kinds("this is not the final draft.")[2]
+    assert kinds("this is not the final draft.")[2] and kinds("please review the draft.")[2]
+    # Asked to draft something, a note says nothing of being a draft either.
+    for asked in (
+        "please draft the budget; the budget is 40k.", "kindly draft a reply to the council.",
+        "can you draft the rota? the studio opens at 10:00.", "we asked noor to redraft the order.",
+    ):  # fmt: skip
+        assert kinds(asked) == (None, None, False), asked
+    assert cues.cue_words("please draft the budget.") == set()
 
 
 def test_two_statements_of_one_time_giving_different_values_conflict():

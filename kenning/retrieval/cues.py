@@ -132,10 +132,14 @@ _SETTLED = (
 # "Draft" as what someone is told not to do ("do not draft the budget yet; the budget is
 # 40k", "don't draft replies from it") says nothing of whether the note is a draft: it
 # is no cue. "Do not draft" was read as "not a draft", a hedge said to be none, and
-# "don't draft" as a hedge, which ranked the note below the figure it replaced.
+# "don't draft" as a hedge, which ranked the note below the figure it replaced. Nor does
+# "draft" as what someone is asked to do ("please draft the reply; the fee is £45", "can
+# you draft it", "asked Noor to draft the rota"): a request states no possibility, and
+# read as a hedge it ranked the note below the figure it replaced.
 _NO_CUE_EN = (
     r"(?:(?:do|does|did|will|would|should|must|need|can|could)(?: not|n['’]t)|won['’]t|can['’]t|cannot|never"
-    r"|no need to|not to) (?:re)?draft(?:s|ed|ing)?\b"
+    r"|no need to|not to|please|pls|kindly|(?:can|could|would|will) you(?: please)?"
+    r"|ask(?:s|ed|ing)?(?: \w+)? to) (?:re)?draft(?:s|ed|ing)?\b"
 )
 # One pass over a text finds every cue; where two kinds could start at one place, the
 # earlier alternative wins ("no longer valid" retracts before "no longer" corrects).
