@@ -7,6 +7,7 @@ only the Ollama server is faked, on 127.0.0.1, and WordLlama runs with the netwo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
@@ -559,6 +560,78 @@ async def test_a_memory_scope_finds_its_nearest_capsules_though_thousands_elsewh
         )  # fmt: skip
         assert [hit.item_id for hit in result.hits] == ids[30:40][::-1]
     finally:
+        await index.close()
+
+
+class HeldQuery(OneQuery):
+    """An embedder whose query embedding waits until the test lets it answer."""
+
+    def __init__(self, vector: np.ndarray) -> None:
+        super().__init__(vector)
+        self.asked = threading.Event()
+        self.answer = threading.Event()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.asked.set()
+        self.answer.wait(60)
+        return super().embed(texts)
+
+
+async def test_a_cancelled_search_stops_its_scope_lookup(db: Database):
+    """A search cancelled while its query embedded (its client hung up) left the vector
+    leg's scope lookup running: the part queued on a busy reader's thread ran when its
+    turn came, and the part waiting for a free reader took one once the readers freed,
+    each reading the scope for no one ahead of the searches still waited for. Every
+    statement the readers run is traced here."""
+    from kenning.retrieval.search import Vectors
+    from kenning.store.database import READERS, on_thread
+
+    await sources.sync_sources(db, [("notes", "/n", "default")])
+    index = await VectorIndex.open(db, "sig")
+    embedder = HeldQuery(unit_rows(1, 8)[0])
+    retriever = Retriever(db, RetrievalSettings(query_embed_timeout=60.0))
+    traced: list[str] = []
+    busy = threading.Event()
+    try:
+        async with contextlib.AsyncExitStack() as held:
+            # Two readers are taken; the third is free, its thread busy with a long read.
+            for _ in range(READERS - 1):
+                conn = await held.enter_async_context(db.reader())
+                await on_thread(conn, lambda raw: raw.set_trace_callback(traced.append))
+            async with db.reader() as conn:
+                await on_thread(conn, lambda raw: raw.set_trace_callback(traced.append))
+                long_read = asyncio.ensure_future(on_thread(conn, lambda raw: busy.wait(60)))
+            search = asyncio.ensure_future(
+                retriever.search("which note", source="notes", legs=("vector",), vectors=Vectors(embedder, index))
+            )
+            # The lookup's two reads started the turn of the loop after the leg asked for
+            # the embedding, before this task hears that it did: one is now queued on the
+            # busy thread, the other waits for a reader.
+            await asyncio.to_thread(embedder.asked.wait, 60)
+            search.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await search
+            waiting = asyncio.Event()
+
+            async def after_the_rest() -> None:
+                """Every reader, once all those waiting before have had theirs, and each
+                reader's thread once the reads queued on it are done."""
+                async with contextlib.AsyncExitStack() as every:
+                    waiting.set()
+                    conns = [await every.enter_async_context(db.reader()) for _ in range(READERS)]
+                    for conn in conns:
+                        await on_thread(conn, lambda raw: None)
+
+            barrier = asyncio.ensure_future(after_the_rest())
+            await waiting.wait()
+            busy.set()
+            await long_read
+        await asyncio.wait_for(barrier, 60)
+        assert traced == []
+    finally:
+        busy.set()
+        embedder.answer.set()
+        retriever.close()
         await index.close()
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pytest
 import numpy as np
 
 from kenning.store import capsules, documents, fts, graph, sources, tallies, vectors
-from kenning.store.database import ChangeSet, Database, on_thread
+from kenning.store.database import ChangeSet, Database, on_thread, read_until_cancelled
 from kenning.store.keys import agent_key
 from kenning.store.migrations import MIGRATIONS, migrate
 from kenning.store.records import DocumentMeta, Entity, Extraction, NewItem
@@ -972,3 +974,22 @@ async def test_a_transaction_cancelled_twice_while_begin_waits_leaves_the_writer
     async with db.transaction() as conn:
         await conn.execute("INSERT INTO sources (name, root, created_at) VALUES ('y', '/y', 0)")
     assert [row[0] for row in await db.read("SELECT name FROM sources")] == ["y"]
+
+
+async def test_a_read_whose_caller_is_cancelled_stops_part_way_and_frees_its_reader(db: Database):
+    """A cancelled caller's read ran on its reader's thread to its end, and every read
+    handed that reader next waited behind it."""
+    started = threading.Event()
+    endless = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
+
+    def count_forever(raw: sqlite3.Connection) -> list[tuple]:
+        started.set()
+        return raw.execute(endless).fetchall()
+
+    async with db.reader() as conn:
+        call = asyncio.ensure_future(read_until_cancelled(conn, count_forever))
+        await asyncio.to_thread(started.wait, 60)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert await asyncio.wait_for(on_thread(conn, lambda raw: raw.execute("SELECT 7").fetchall()), 60) == [(7,)]

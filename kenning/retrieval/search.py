@@ -383,13 +383,18 @@ class Retriever:
             )
             return [], None
         allowed_call = asyncio.gather(scope.source_ids(self.db), scope.few_chunks(self.db))
+        # However the leg ends before it takes the lookup's answer (the embedder failed, or
+        # the search was cancelled as its client hung up), the lookup stops with it: left
+        # running, it took a reader once one was free and read the scope for no one.
         try:
-            vector = await self._embed_query(vectors.embedder, query)
-        except (EmbedderUnavailable, TimeoutError) as exc:
+            try:
+                vector = await self._embed_query(vectors.embedder, query)
+            except (EmbedderUnavailable, TimeoutError) as exc:
+                warnings.append(f"vector leg skipped: {exc}")
+                return [], None
+            allowed, among = await allowed_call
+        finally:
             allowed_call.cancel()
-            warnings.append(f"vector leg skipped: {exc}")
-            return [], None
-        allowed, among = await allowed_call
         if index.dim is not None and vector.shape[0] != index.dim:
             warnings.append(
                 f"vector leg skipped: the query embeds to {vector.shape[0]} dimensions but the index holds"

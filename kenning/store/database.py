@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -57,6 +58,10 @@ READERS = 3
 # are reused query after query, and the readers' caches stayed under 2 MB each.
 WRITER_STATEMENTS = 32
 IDLE_RELEASE_S = 30.0
+# SQLite VM steps between two looks, during a read its caller may abandon, at whether it
+# has (`read_until_cancelled`): 10,000 steps took 0.3 ms here, and a count to 3 million
+# ran as fast with its 5,100 looks as without them.
+ABANDON_CHECK_STEPS = 10_000
 # What a WAL file is cut back to each time SQLite starts it again from the beginning:
 # four automatic checkpoints' worth, so an ordinary burst does not regrow it every time.
 JOURNAL_SIZE_LIMIT = 16 << 20
@@ -249,6 +254,38 @@ def on_thread(conn: aiosqlite.Connection, body: Callable[..., T], *args: Any) ->
     store a file exercise both, so an aiosqlite that changes them fails there.
     """
     return conn._execute(body, conn._conn, *args)
+
+
+class _Abandoned(Exception):
+    """A read whose caller was cancelled before its turn on the connection came."""
+
+
+async def read_until_cancelled(conn: aiosqlite.Connection, body: Callable[..., T], *args: Any) -> T:
+    """`on_thread` for a read that is worth nothing once its caller is cancelled.
+
+    Cancelling the caller does not reach the connection's thread: a read already queued
+    there behind another caller's ran when its turn came, and one under way ran to its
+    end, each holding a reader for no one (a search whose client hung up read its scope
+    ahead of the searches still waited for). Cancelled, this one is skipped if it has not
+    begun, and interrupted within ABANDON_CHECK_STEPS if it has. Only for reads: a write
+    stopped part-way is what `_finish` exists to prevent.
+    """
+    abandoned = threading.Event()
+
+    def run(raw: sqlite3.Connection, *args: Any) -> T:
+        if abandoned.is_set():
+            raise _Abandoned
+        raw.set_progress_handler(abandoned.is_set, ABANDON_CHECK_STEPS)
+        try:
+            return body(raw, *args)
+        finally:
+            raw.set_progress_handler(None, 0)
+
+    try:
+        return await on_thread(conn, run, *args)
+    except asyncio.CancelledError:
+        abandoned.set()
+        raise
 
 
 _DRAIN = "DELETE FROM changes RETURNING kind, item_id, detail, amount"

@@ -17,7 +17,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from kenning.store import until_commit
-from kenning.store.database import Database, on_thread
+from kenning.store.database import Database, read_until_cancelled
 from kenning.store.sources import SOURCE_KIND_OF
 
 # Scopes whose sources are kept until the next commit.
@@ -105,11 +105,12 @@ class Scope:
         return None
 
     async def few_chunks(self, db: Database) -> list[int] | None:
-        """`few_chunks_now` on a reader; a scope that names no source or namespace takes none."""
+        """`few_chunks_now` on a reader, stopped if its caller is cancelled; a scope that
+        names no source or namespace takes none."""
         if self._holders() is None:
             return None
         async with db.reader() as conn:
-            return await on_thread(conn, self.few_chunks_now)
+            return await read_until_cancelled(conn, self.few_chunks_now)
 
     def few_chunks_now(self, conn: sqlite3.Connection) -> list[int] | None:
         """The ids of the scope's chunks, ascending, when it names a source or namespace
@@ -181,11 +182,12 @@ class Scope:
             )
             params += [self.namespace, self.namespace]
         matching = " AND ".join(clauses)
-        rows = await db.read(
+        sql = (
             f"WITH matching AS (SELECT s.id FROM sources s WHERE {matching})"
             " SELECT id FROM matching UNION SELECT d.source_id FROM documents ld"
             " JOIN documents d ON d.id = ld.merged_into"
-            " WHERE ld.merged_into IS NOT NULL AND ld.source_id IN (SELECT id FROM matching)",
-            params,
+            " WHERE ld.merged_into IS NOT NULL AND ld.source_id IN (SELECT id FROM matching)"
         )
+        async with db.reader() as conn:
+            rows = await read_until_cancelled(conn, lambda raw: raw.execute(sql, params).fetchall())
         return {row[0] for row in rows}
