@@ -43,11 +43,13 @@ async def test_a_parse_worker_reads_a_file_and_a_page_without_the_libraries_it_d
 
 
 def test_the_daemon_starts_without_the_libraries_it_does_not_run(tmp_path: Path) -> None:
-    # The daemon's own modules, as `ken daemon` imports them (click is the `ken` command's
-    # own, so it is not asked about here); the wordllama model, loaded once they are,
-    # brings `requests` with it.
+    # The daemon's own modules, as `ken daemon` imports them once it holds the library
+    # (click is the `ken` command's own, so it is not asked about here); the wordllama
+    # model, loaded once they are, brings `requests` with it.
     script = (
         "from kenning.daemon.run import serve\n"
+        "from kenning.daemon.supervisor import Daemon\n"
+        "from kenning.workers.embedders import load_wordllama\n"
         "from tests.loaded_modules import loaded\n"
         "print(loaded(('detect_secrets', 'httpx._main', 'rich', 'pygments')))\n"
     )
@@ -76,3 +78,24 @@ def test_ken_mcp_reads_its_config_and_builds_its_server_without_the_config_edito
         [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_a_second_daemon_on_a_library_refuses_before_it_loads_the_daemon(library, tmp_path: Path) -> None:
+    """A `ken daemon` started while one already serves the library imported all of
+    kenning, numpy and SQLite and loaded the embedding model (a second of CPU) before it
+    said "already using", and logged a shutdown of a daemon that never started."""
+    library.configure([])
+    first = library.daemon()
+    script = (
+        "import sys\n"
+        "from kenning.cli import main\n"
+        "try:\n"
+        f"    main(['--config', {str(library.config)!r}, 'daemon'])\n"
+        "except SystemExit as exit:\n"
+        "    print(exit.code)\n"
+        "print(sorted(n for n in ('kenning.daemon.supervisor', 'numpy', 'aiosqlite') if n in sys.modules))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.stdout.split("\n")[:2] == ["1", "[]"], done.stdout + done.stderr
+    assert done.stderr.strip() == f"ken: another kenning daemon (pid {first.proc.pid}) is already using {library.data_dir}"

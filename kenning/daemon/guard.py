@@ -154,3 +154,18 @@ def clear_stale_socket(path: Path) -> None:
     finally:
         probe.close()
     raise DaemonAlreadyRunning(f"a kenning daemon already answers on {path}")
+
+
+def claim(data_dir: Path, socket_path: Path) -> DataDirLock:
+    """The data directory's lock, held, once the paths are checked.
+
+    The first thing a start does, before the daemon's modules load: a second `ken daemon`
+    on a library already served imported everything and loaded the embedding model (a
+    second of CPU) before it said so.
+    """
+    check_socket_path(socket_path)
+    private_dir(data_dir)
+    private_dir(socket_path.parent)
+    lock = DataDirLock(data_dir)
+    lock.acquire()
+    return lock

@@ -36,11 +36,10 @@ from pathlib import Path
 
 from kenning import logs
 from kenning.config import Settings
+from kenning.daemon.guard import claim
 from kenning.daemon.stalls import report_slow_steps
-from kenning.daemon.supervisor import Daemon
 from kenning.errors import KenningError
 from kenning.heap import limit_arenas
-from kenning.workers.embedders import load_wordllama
 
 log = logging.getLogger(__name__)
 
@@ -53,16 +52,22 @@ THREAD_GRACE_SECONDS = 0.5
 def serve(settings: Settings, config_path: Path) -> None:
     limit_arenas()
     configure_logging(settings.daemon.log_level)
-    _load_before_the_loop(settings)
-    # Files the daemon creates (database, WAL, socket) are the user's alone.
+    # Files and folders the daemon creates (data directory, lock, database, WAL, socket)
+    # are the user's alone.
     os.umask(0o077)
+    lock = claim(settings.daemon.data_dir, settings.daemon.socket_path)
+    # Only with the library to itself does the daemon load its modules (all of kenning,
+    # numpy, SQLite, the model): a second start on the same library is told so at once.
+    from kenning.daemon.supervisor import Daemon
+
+    _load_before_the_loop(settings)
     loop = asyncio.new_event_loop()
     executor = ThreadPoolExecutor(thread_name_prefix="kenning-worker")
     loop.set_default_executor(executor)
     slow_ms = os.environ.get(SLOW_CALLBACK_ENV)
     if slow_ms:
         report_slow_steps(loop, float(slow_ms) / 1000)
-    daemon = Daemon(settings, config_path)
+    daemon = Daemon(settings, config_path, lock)
     try:
         loop.run_until_complete(daemon.run())
         loop.run_until_complete(loop.shutdown_asyncgens())
@@ -86,6 +91,8 @@ def _load_before_the_loop(settings: Settings) -> None:
     freed, so there is nothing for a collection to find in it.
     """
     import multiprocessing.popen_spawn_posix  # noqa: F401
+
+    from kenning.workers.embedders import load_wordllama
 
     if settings.embedder.backend == "wordllama":
         try:

@@ -21,7 +21,7 @@ from pathlib import Path
 from kenning.config import Settings
 from kenning.config.paths import LOG_ROTATE_BYTES
 from kenning.config.running import DaemonRecord, remove_record, write_record
-from kenning.daemon.guard import DataDirLock, check_socket_path, clear_stale_socket, private_dir
+from kenning.daemon.guard import DataDirLock, clear_stale_socket
 from kenning.daemon.logfile import rotate_own_log
 from kenning.daemon.methods import build_methods
 from kenning.daemon.notify import ServiceNotifier
@@ -41,13 +41,14 @@ HOME_CHECK_SECONDS = 5.0
 
 
 class Daemon:
-    def __init__(self, settings: Settings, config_path: Path) -> None:
+    def __init__(self, settings: Settings, config_path: Path, lock: DataDirLock) -> None:
+        """`lock`: the data directory's, already held (guard.claim); released at shutdown."""
         self.settings = settings
         self.library = Library(settings, config_path)
         self.should_exit = asyncio.Event()
         self.force_exit = False
         self._reload_requested = asyncio.Event()
-        self._lock = DataDirLock(settings.daemon.data_dir)
+        self._lock = lock
         self._server: RpcServer | None = None
         self._exit_requested_at: float | None = None
         self._notifier = ServiceNotifier()
@@ -72,10 +73,6 @@ class Daemon:
 
     async def startup(self) -> None:
         daemon = self.settings.daemon
-        check_socket_path(daemon.socket_path)
-        private_dir(daemon.data_dir)
-        private_dir(daemon.socket_path.parent)
-        self._lock.acquire()
         clear_stale_socket(daemon.socket_path)
         # Before anything slow (a migration): a `ken restart` after the config moved the
         # library finds this daemon by it from here on.
