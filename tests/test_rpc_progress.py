@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from kenning import client as client_module
 from kenning.client import Client
 from kenning.daemon import protocol
 from kenning.daemon.server import Method, RpcServer
@@ -100,3 +101,28 @@ async def test_a_stage_said_again_does_not_hold_the_client_past_its_timeout(monk
         await server.stop()
     assert raised.value.stage == "fetching"
     assert raised.value.waited == 2
+
+
+async def test_a_request_kept_queued_is_waited_for_past_the_silence_while_the_daemon_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A page waiting for a fetch worker is told "queued" once, then again every
+    PROGRESS_SECONDS; each word starts the client's wait again, so a client whose own
+    timeout is short waits through a queue many times QUEUED_SILENCE long. Were the
+    repeats not heard as news (or not sent), the client would give up QUEUED_SILENCE
+    after the first word, with the page still to come."""
+    monkeypatch.setattr(protocol, "PROGRESS_SECONDS", 0.05)
+    monkeypatch.setattr(client_module, "QUEUED_SILENCE", 1.0)
+    method = _Staged("q", "queued")
+    server = await _server(method)
+    try:
+        client = Client(server.path, timeout=0.2)
+        call = asyncio.ensure_future(asyncio.to_thread(client.call, "page", {"url": "q"}, progress=True))
+        await asyncio.wait_for(method.entered.wait(), 30)
+        await asyncio.sleep(3 * client_module.QUEUED_SILENCE)
+        assert not call.done()
+        method.gate.set()
+        assert await asyncio.wait_for(call, 30) == {"url": "q"}
+    finally:
+        method.gate.set()
+        await server.stop()
