@@ -96,6 +96,9 @@ def test_a_second_daemon_on_a_library_refuses_before_it_loads_the_daemon(library
         "print(sorted(n for n in ('kenning.daemon.supervisor', 'numpy', 'aiosqlite') if n in sys.modules))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert done.stdout.split("\n")[:2] == ["1", "[]"], done.stdout + done.stderr
-    assert done.stderr.strip() == f"ken: another kenning daemon (pid {first.proc.pid}) is already using {library.data_dir}"
+    refusal = f"ken: another kenning daemon (pid {first.proc.pid}) is already using {library.data_dir}"
+    assert done.stderr.strip() == refusal
