@@ -216,11 +216,17 @@ import asyncio, os, sys, time
 from pathlib import Path
 
 if __name__ == "__mp_main__":
-    # Each worker imports this script as it starts: the first goes on at once, the
-    # second is slow, as a worker spawned on a loaded machine is.
-    try:
-        Path(os.environ["FIRST_WORKER"]).open("x").close()
-    except FileExistsError:
+    # Each worker imports this script as it starts. The one pebble started second (the
+    # higher pid) is slow, as a worker spawned on a loaded machine is: pebble ends its
+    # workers in the order it started them, so it is still starting while the first,
+    # busy, is waited on. Which went on first was left to chance, and half the time
+    # pebble ended the slow one first, before it could fail.
+    workers = Path(os.environ["WORKERS"])
+    (workers / str(os.getpid())).touch()
+    deadline = time.monotonic() + 30
+    while len(list(workers.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if os.getpid() == max(int(worker.name) for worker in workers.iterdir()):
         time.sleep(1.5)
 
 def busy():
@@ -253,6 +259,7 @@ def test_a_stop_while_a_worker_is_still_starting_leaves_no_traceback(tmp_path: P
     busy in a parser's C code, took its time to die."""
     script = tmp_path / "stopped_while_starting.py"
     script.write_text(STOPPED_WHILE_A_WORKER_STARTS)
-    env = {**os.environ, "FIRST_WORKER": str(tmp_path / "first"), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    (tmp_path / "workers").mkdir()
+    env = {**os.environ, "WORKERS": str(tmp_path / "workers"), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
