@@ -263,3 +263,30 @@ def test_a_stop_while_a_worker_is_still_starting_leaves_no_traceback(tmp_path: P
     env = {**os.environ, "WORKERS": str(tmp_path / "workers"), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+
+
+def marked_nap(marker: str, seconds: float) -> str:
+    """A parse that says it has started, then takes `seconds`."""
+    Path(marker).touch()
+    time.sleep(seconds)
+    return "read"
+
+
+async def test_stopping_one_pool_leaves_another_pools_parse_in_flight_alone(tmp_path: Path) -> None:
+    """A stop sent SIGTERM to every worker process its process had, so another pool there
+    lost its parse in flight (WorkerStopped) and its workers. The daemon has one pool;
+    this suite's process has several: the session's pool for in-process sweeps, each
+    test's own, and the estimate's of a `ken sources add` run through CliRunner."""
+    busy, other = ParsePool(workers=1, memory_mb=300), ParsePool(workers=1, memory_mb=300)
+    marker = tmp_path / "started"
+    try:
+        await other.run(os.getpid, (), TIMEOUT)
+        parse = asyncio.create_task(busy.run(marked_nap, (str(marker), 3.0), TIMEOUT))
+        async with asyncio.timeout(30):
+            while not marker.exists():
+                await asyncio.sleep(0.05)
+        await other.stop()
+        assert await parse == "read"
+    finally:
+        await busy.stop()
+        await other.stop()

@@ -33,14 +33,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing
 import os
 import resource
 import threading
+import weakref
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.context import SpawnContext, SpawnProcess
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pebble import ProcessExpired, ProcessPool
 
@@ -80,6 +81,8 @@ class ParsePool:
         # A thread lock, taken in the starting thread: the pool is not tied to one loop.
         self._start_lock = threading.Lock()
         self._stopped = False
+        # Each pool's start method, which knows its workers; gone with the pool.
+        self._spawners: weakref.WeakKeyDictionary[ProcessPool, _Spawner] = weakref.WeakKeyDictionary()
         # What callers await; pebble never settles a task its stop() abandoned.
         self._waiting: set[asyncio.Future] = set()
         # Background tasks handed to pebble, at most `workers` at once; made per event
@@ -178,7 +181,7 @@ class ParsePool:
             return
         loop = asyncio.get_running_loop()
         done = loop.create_future()
-        _dispose(pool, lambda: loop.call_soon_threadsafe(_resolve, done), shutdown=True)
+        _dispose(pool, self._spawners[pool], lambda: loop.call_soon_threadsafe(_resolve, done))
         try:
             async with asyncio.timeout(_STOP_WAIT_SECONDS):
                 await done
@@ -209,20 +212,22 @@ class ParsePool:
                 if self._pool is pool:
                     self._pool = None
                 ended = threading.Event()
-                _dispose(pool, ended.set, shutdown=True)
+                _dispose(pool, self._spawners[pool], ended.set)
                 ended.wait(_STOP_WAIT_SECONDS)
                 raise ShutDown("the worker pool is stopped")
             return pool
 
     def _new_pool(self) -> ProcessPool:
+        spawner = _Spawner()
         pool = ProcessPool(
             max_workers=self.workers,
             initializer=_limit_worker,
             initargs=(self.memory_mb,),
             # spawn, not fork: the daemon has threads (SQLite, watchers), and a forked
             # child of a threaded process can inherit a lock held by one of them.
-            context=multiprocessing.get_context("spawn"),
+            context=spawner,
         )
+        self._spawners[pool] = spawner
         # pebble starts its workers on the first schedule; a no-op task does it here.
         pool.schedule(_ready).result()
         return pool
@@ -237,32 +242,57 @@ class ParsePool:
     def _discard(self, pool: ProcessPool) -> None:
         if self._pool is pool:
             self._pool = None
-        _dispose(pool, lambda: None)
+        _dispose(pool, self._spawners[pool], lambda: None)
 
 
-def _dispose(pool: ProcessPool, then: Callable[[], None], shutdown: bool = False) -> None:
+def _dispose(pool: ProcessPool, spawner: _Spawner, then: Callable[[], None]) -> None:
     """Stop a pool and reap its workers in a daemon thread, then call `then`.
 
     Not the loop's executor: asyncio.run() waits for executor threads at exit, and a
     worker stuck in the kernel could hold pebble's join forever.
 
-    At `shutdown` every worker is sent SIGTERM first. pebble (5.2.3) unlinks its channels'
-    semaphores and then ends the workers one by one, waiting up to 3 s for each: a worker
-    still starting meanwhile (a pool's second, or the replacement for one a parse limit
-    killed) found the semaphores gone and left a traceback in the daemon's log, while the
-    worker before it, busy in a parser's C code, took its time to die. Every
-    multiprocessing child of the daemon is a parse worker, so all are sent it.
+    The pool's own workers are sent SIGTERM first, once the pool is marked stopped (its
+    manager then starts no more, but for one it may be starting at that moment). pebble
+    (5.2.3) unlinks its channels' semaphores and then ends the workers one by one, waiting
+    up to 3 s for each: a worker still starting meanwhile (a pool's second, or the
+    replacement for one a parse limit killed) found the semaphores gone and left a
+    traceback in the daemon's log, while the worker before it, busy in a parser's C code,
+    took its time to die. Only this pool's: the daemon has one, but a process may hold
+    more (the test suite's does), and another's parse in flight is none of this stop's.
     """
 
     def join() -> None:
-        if shutdown:
-            for child in multiprocessing.active_children():
-                child.terminate()
         pool.stop()
+        for worker in spawner.unreaped():
+            worker.terminate()
         pool.join()
         then()
 
     threading.Thread(target=join, name="parse-pool-stop", daemon=True).start()
+
+
+class _Spawner(SpawnContext):
+    """The spawn start method for one pool, keeping the processes it started: pebble
+    names every pool's workers alike, and a stop must end its own and no other's.
+    pebble asks a context for `Process`, so that is what is answered here."""
+
+    def __init__(self) -> None:
+        # pebble's manager thread starts replacements while a stop may be reading these.
+        self._lock = threading.Lock()
+        self._started: weakref.WeakSet[SpawnProcess] = weakref.WeakSet()
+
+    def Process(self, *args: Any, **kwargs: Any) -> SpawnProcess:
+        process = SpawnProcess(*args, **kwargs)
+        with self._lock:
+            self._started.add(process)
+        return process
+
+    def unreaped(self) -> list[SpawnProcess]:
+        """Started (a pid) and not yet waited for: a signal to one reaped could reach a
+        process that took its pid since."""
+        with self._lock:
+            started = list(self._started)
+        return [process for process in started if process.pid is not None and process.exitcode is None]
 
 
 def _resolve(future: asyncio.Future) -> None:
