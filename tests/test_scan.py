@@ -19,6 +19,7 @@ import docx
 import pytest
 
 from kenning.config import ChunkingSettings, DaemonSettings, LimitsSettings, Settings, SourceSettings
+from kenning.errors import ReaderError
 from kenning.ingest import convert, scan
 from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.pipeline import RACY_SECONDS, FileJob, IngestOptions, ingest, needs_look
@@ -813,6 +814,17 @@ def test_a_file_whose_folder_closed_since_the_walk_is_refused_for_want_of_permis
     finally:
         notes.chmod(0o755)
     assert done.stdout == "denied: permission denied\n"
+
+
+def test_a_file_turned_into_a_link_loop_since_the_walk_fails_as_unreadable(tmp_path):
+    """Python 3.11's Path.resolve raises RuntimeError on a loop, and the file was failed
+    as "internal error: RuntimeError"; it is a file that cannot be opened."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    os.symlink(notes / "b.md", notes / "a.md")
+    os.symlink(notes / "a.md", notes / "b.md")
+    with pytest.raises(ReaderError, match="cannot open: Too many levels of symbolic links"):
+        convert.guarded_hash(notes / "a.md", notes, True, 1 << 20)
 
 
 def test_the_preview_reads_a_link_as_its_target_as_a_sweep_does(tmp_path):

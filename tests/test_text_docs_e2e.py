@@ -332,6 +332,11 @@ def test_agent_documents(library, tmp_path):
     for empty in ("", " \n\n"):
         message = refused(library, "add-text", "--uri", "mem://empty", "--title", "Empty", stdin=empty)
         assert "no text on standard input" in message
+    # No stdin at all (`<&-`): Python has no sys.stdin, and the read raised AttributeError.
+    command = [sys.executable, "-m", "kenning", "--config", str(library.config), "add-text", "--uri", "m://x", "--title", "X"]
+    closed = subprocess.run(["sh", "-c", 'exec "$@" <&-', "sh", *command], capture_output=True, text=True, timeout=60)
+    assert closed.returncode == 1 and "Traceback" not in closed.stderr, closed.stderr
+    assert closed.stderr.startswith("ken: no text on standard input"), closed.stderr
     assert source_documents(daemon, "agent") == before
 
 

@@ -8,6 +8,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 from tests.daemon_harness import wait_for
@@ -82,8 +83,8 @@ def test_compact_switches_an_older_file_to_incremental_vacuum_and_shrinks_it(lib
     for path in list(big.iterdir())[:25]:
         path.unlink()
     ken(library.config, "scan", "big", "--wait")
-    mode = sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute("PRAGMA auto_vacuum").fetchone()[0]
-    assert mode == 0
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 0
     free = daemon.call("status")["daemon"]["free_bytes"]
     assert free > 0
 

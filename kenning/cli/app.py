@@ -226,7 +226,10 @@ def stdin_text(missing: str) -> str:
     """Standard input exactly as given: read as bytes, so CRLF line endings stay as they
     were (an archive promises the text back as stored), and decoded as UTF-8 strictly,
     so other bytes are an error rather than a traceback or a silent substitution.
-    `missing` is the error when it holds no text."""
+    `missing` is the error when it holds no text, or when there is none (`<&-`: Python
+    then has no sys.stdin at all)."""
+    if sys.stdin is None:
+        raise KenningError(missing)
     data = sys.stdin.buffer.read()
     try:
         text = data.decode("utf-8")

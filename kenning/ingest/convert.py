@@ -10,6 +10,7 @@ store, aiosqlite and pydantic cost it 0.2-0.4 s of CPU it has no use for.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,9 +187,12 @@ def guarded_hash(path: Path, root: Path, confine_to_root: bool, max_bytes: int) 
 
 
 def check_path(path: Path, root: Path, confine_to_root: bool) -> Path:
-    """Resolve links again at open time: the walk's verdict may be stale by now."""
+    """Resolve links again at open time: the walk's verdict may be stale by now.
+
+    `os.path.realpath`, not `Path.resolve`: on Python 3.11 a link loop made since the walk
+    makes the latter raise RuntimeError, which failed the file as an internal error."""
     try:
-        resolved = path.resolve(strict=True)
+        resolved = Path(os.path.realpath(path, strict=True))
     except PermissionError:
         # A folder on the way closed since the walk (`chmod -R 644` takes the search bit
         # off): refused for want of permission, an indexed file keeps its text, as one
