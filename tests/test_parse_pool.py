@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import subprocess
@@ -290,3 +291,25 @@ async def test_stopping_one_pool_leaves_another_pools_parse_in_flight_alone(tmp_
     finally:
         await busy.stop()
         await other.stop()
+
+
+def busy_in_c() -> int:
+    """A parser's C code, as far as a signal can tell: its SIGTERM handler waits for it."""
+    return sum(range(10**10))
+
+
+async def test_a_stop_with_every_worker_busy_in_c_ends_them_within_the_stop_wait(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """pebble waited 3 s for each worker before it killed it: two busy in a parser's C code
+    outlasted the 5 s stop wait, and the daemon logged that its workers did not stop."""
+    pool = ParsePool(workers=2, memory_mb=1024)
+    await pool.run(nap, (0, "start"), TIMEOUT)
+    busy = [asyncio.ensure_future(pool.run(busy_in_c, (), TIMEOUT, urgent=True)) for _ in range(2)]
+    await asyncio.sleep(0.5)
+    with caplog.at_level(logging.WARNING, logger="kenning.ingest.parse_pool"):
+        await pool.stop()
+    assert "did not stop" not in caplog.text
+    for parse in busy:
+        with pytest.raises(ShutDown):
+            await parse

@@ -36,6 +36,7 @@ import logging
 import os
 import resource
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
@@ -57,9 +58,13 @@ T = TypeVar("T")
 # the whole process group with SIGTERM; pebble's worker exits 15 on it): the file was
 # not at fault.
 _STOPPED_BY_SIGNAL = frozenset({15, -15, -2, -1})
-# How long stop() waits for pebble to end its workers (it sends SIGTERM, then SIGKILL
-# after 3 s); past this the daemon exits anyway and the OS reaps them.
+# How long stop() waits for pebble to end its workers; past this the daemon exits anyway
+# and the OS reaps them.
 _STOP_WAIT_SECONDS = 5.0
+# How long a stopped pool's workers have, all together, to leave on SIGTERM before they
+# are killed. A worker busy in a parser's C code runs its SIGTERM handler only once that
+# returns; pebble waits 3 s for each in turn, so two such workers outlasted the stop wait.
+_TERM_GRACE_SECONDS = 1.0
 # Workers left with nothing to parse for this long exit; the next file starts them again.
 IDLE_SECONDS = 60.0
 
@@ -263,8 +268,14 @@ def _dispose(pool: ProcessPool, spawner: _Spawner, then: Callable[[], None]) -> 
 
     def join() -> None:
         pool.stop()
-        for worker in spawner.unreaped():
+        workers = spawner.unreaped()
+        for worker in workers:
             worker.terminate()
+        deadline = time.monotonic() + _TERM_GRACE_SECONDS
+        for worker in workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
+        for worker in spawner.unreaped():
+            worker.kill()
         pool.join()
         then()
 
