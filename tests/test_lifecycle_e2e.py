@@ -106,6 +106,36 @@ def test_starts_at_once_all_report_the_one_daemon_that_runs(detached):
     assert running and all(f"pid {running}" in out for out, _ in outputs)
 
 
+def test_a_start_while_a_daemon_holds_the_library_but_does_not_answer_yet_waits_for_it(detached):
+    """A daemon takes its library's lock before it loads its modules and model, and
+    listens a second or so later: a `ken start` that came then (a second start at once,
+    or one while the service manager's daemon came up) said "it is still starting" and
+    exited 1. The daemon is held still just after it takes the lock, so the start meets
+    it there every time."""
+    config = detached.configure([])
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "kenning", "--config", str(config), "daemon"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: daemon_pid(detached.data_dir) == daemon.pid, timeout=30, what="the lock", interval=0.005)
+        daemon.send_signal(signal.SIGSTOP)
+        assert not (detached.data_dir / "kenning.sock").exists(), "the daemon listened before it was held"
+        start = subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(config), "start"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        time.sleep(3)
+        assert start.poll() is None, start.communicate()
+        daemon.send_signal(signal.SIGCONT)
+        out, err = start.communicate(timeout=90)
+        assert start.returncode == 0 and f"kenning is running (pid {daemon.pid})" in out, out + err
+    finally:
+        daemon.send_signal(signal.SIGCONT)
+        daemon.terminate()
+        daemon.wait(timeout=30)
+
+
 def test_a_stop_asked_while_a_start_is_under_way_stops_the_daemon_it_starts(detached):
     """`ken start &` then `ken stop` at once: the stop looked before the new daemon held its
     lock, said "not running", and the daemon came up anyway. It now waits for the start."""

@@ -480,6 +480,20 @@ def _tail(log: Path, start: int, lines: int = 15) -> str:
     return "\n".join(reversed(shown))
 
 
+def _once_up(ctx: Context, pid: int) -> dict | None:
+    """The status of the daemon `pid`, which holds the library but does not answer yet,
+    once it does: another start's, most likely, which takes the lock before it loads its
+    modules and model and listens a second or so later. Two starts at once told the
+    second "it is still starting". None when it lets go of the lock or is still silent
+    after START_TIMEOUT (a daemon that is stuck: the caller says so)."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline and daemon_pid(ctx.locations.data_dir) == pid:
+        if (status := answering(ctx)) is not None:
+            return status
+        time.sleep(0.2)
+    return answering(ctx)
+
+
 def wait_answering(ctx: Context, what: str) -> dict:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
@@ -543,6 +557,9 @@ def start(ctx: Context) -> str:
     if status is not None:
         return f"kenning is already running (pid {status['pid']})"
     if reason := not_answering(ctx):
+        holder = daemon_pid(ctx.locations.data_dir)
+        if holder is not None and old_socket(ctx, holder) is None and (status := _once_up(ctx, holder)):
+            return f"kenning is running (pid {status['pid']})"
         # A daemon of this library runs where the config no longer points: a second one
         # would index the same folders beside it.
         raise KenningError(reason)
