@@ -22,7 +22,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -480,27 +480,29 @@ def _tail(log: Path, start: int, lines: int = 15) -> str:
     return "\n".join(reversed(shown))
 
 
-def _once_up(ctx: Context, pid: int) -> dict | None:
-    """The status of the daemon `pid`, which holds the library but does not answer yet,
-    once it does: another start's, most likely, which takes the lock before it loads its
-    modules and model and listens a second or so later. Two starts at once told the
-    second "it is still starting". None when it lets go of the lock or is still silent
-    after START_TIMEOUT (a daemon that is stuck: the caller says so)."""
+def _answering_within(ctx: Context, still: Callable[[], bool] = lambda: True) -> dict | None:
+    """The status of the daemon that answers on the socket within START_TIMEOUT, asked
+    again every 0.2 s while `still()` holds; None if none answered."""
     deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline and daemon_pid(ctx.locations.data_dir) == pid:
+    while time.monotonic() < deadline and still():
         if (status := answering(ctx)) is not None:
             return status
         time.sleep(0.2)
     return answering(ctx)
 
 
+def _once_up(ctx: Context, pid: int) -> dict | None:
+    """The status of the daemon `pid`, which holds the library but does not answer yet,
+    once it does: another start's, most likely, which takes the lock before it loads its
+    modules and model and listens a second or so later. Two starts at once told the
+    second "it is still starting". None when it lets go of the lock or is still silent
+    after START_TIMEOUT (a daemon that is stuck: the caller says so)."""
+    return _answering_within(ctx, lambda: daemon_pid(ctx.locations.data_dir) == pid)
+
+
 def wait_answering(ctx: Context, what: str) -> dict:
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        status = answering(ctx)
-        if status is not None:
-            return status
-        time.sleep(0.2)
+    if (status := _answering_within(ctx)) is not None:
+        return status
     raise KenningError(
         f"{what} did not bring up a daemon that answers on {ctx.locations.socket}; see `ken service status`"
     )
