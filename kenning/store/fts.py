@@ -21,7 +21,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from kenning.store import until_commit
-from kenning.store.database import Database, on_thread
+from kenning.store.database import Database, read_until_cancelled
 from kenning.store.scope import Scope
 
 # Column weights for bm25(): a term in a title or heading says more about a chunk
@@ -43,9 +43,9 @@ async def rank(db: Database, expression: str, limit: int, scope: Scope, index: s
 
     Every round runs on the reader's thread in one trip: between two statements the
     thread would otherwise wait for the event loop, which during a hybrid search is
-    busy with the other legs' answers."""
+    busy with the other legs' answers. A search whose client hung up stops it part-way."""
     async with db.reader() as conn:
-        return await on_thread(conn, _rank, expression, limit, scope, index)
+        return await read_until_cancelled(conn, _rank, expression, limit, scope, index)
 
 
 def _rank(conn: sqlite3.Connection, expression: str, limit: int, scope: Scope, index: str) -> list[tuple[int, float]]:

@@ -21,7 +21,7 @@ import numpy as np
 
 from kenning.api import EntityChunk, EntityRelation, EntityView
 from kenning.store import until_commit
-from kenning.store.database import Database, on_thread
+from kenning.store.database import Database, on_thread, read_until_cancelled
 from kenning.store.lookup import display_path
 from kenning.store.records import Extraction, ExtractionFailed
 from kenning.store.scope import Scope
@@ -413,11 +413,12 @@ class GraphReads:
 
 
 async def reading_graph(db: Database, body: Callable[[GraphReads], T]) -> T:
-    """`body` run with the graph's reads on one reader's thread, in one trip."""
+    """`body` run with the graph's reads on one reader's thread, in one trip; a search
+    whose client hung up stops it part-way."""
     names = until_commit.cache(db, "names", NAMES)
     walked = until_commit.cache(db, "graph walk", WALK_IDS, _size)
     async with db.reader() as conn:
-        return await on_thread(conn, lambda raw: body(GraphReads(raw, names, walked)))
+        return await read_until_cancelled(conn, lambda raw: body(GraphReads(raw, names, walked)))
 
 
 async def resolve_names(db: Database, norms: list[str]) -> dict[str, EntityMatch]:
