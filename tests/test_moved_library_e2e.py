@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kenning.cli.lifecycle import daemon_pid
-from kenning.config.running import DaemonRecord, record_path, records_of, write_record
+from kenning.config.running import DaemonRecord, record_path, records_of, remove_record, write_record
 from tests.daemon_harness import DaemonProcess, wait_for, write_config
 from tests.test_lifecycle_e2e import ken
 
@@ -194,6 +194,19 @@ def test_a_record_is_the_users_alone_and_one_that_cannot_be_read_is_passed_over(
     record_path(config, tmp_path / "b").write_text('{"pid": 2, "config"')
     record_path(config, tmp_path / "c").write_text('["not", "a", "record"]')
     assert records_of(config) == [record]
+
+
+def test_the_last_record_of_a_config_takes_its_folder_with_it(tmp_path):
+    config = tmp_path / "config.toml"
+    first = DaemonRecord(pid=1, config=str(config), data_dir=str(tmp_path / "a"), socket=str(tmp_path / "a" / "s"))
+    second = dataclasses.replace(first, pid=2, data_dir=str(tmp_path / "b"))
+    write_record(first)
+    folder = write_record(second).parent
+    remove_record(first)
+    assert records_of(config) == [second]
+    remove_record(second)
+    assert records_of(config) == [] and not folder.exists()
+    assert write_record(first).parent == folder and records_of(config) == [first]
 
 
 def test_stale_records_are_removed_once_their_lock_is_free_and_a_live_daemons_record_stays(moved):

@@ -53,7 +53,12 @@ def record_path(config: Path, data_dir: Path) -> Path:
 def write_record(record: DaemonRecord) -> Path:
     """Put `record` in place whole (a reader never sees half of one), the user's alone."""
     path = record_path(Path(record.config), Path(record.data_dir))
-    write_privately(path, json.dumps(asdict(record)))
+    try:
+        write_privately(path, json.dumps(asdict(record)))
+    except FileNotFoundError:
+        # Another daemon of this config removed the folder as its last record left it,
+        # between this one making it and writing into it.
+        write_privately(path, json.dumps(asdict(record)))
     return path
 
 
@@ -63,6 +68,12 @@ def remove_record(record: DaemonRecord) -> None:
     path = record_path(Path(record.config), Path(record.data_dir))
     if read_record(path) == record:
         path.unlink(missing_ok=True)
+        # The config's folder goes with its last record: every config ever started
+        # (each test's, each project's) left one behind for good.
+        try:
+            path.parent.rmdir()
+        except OSError:
+            pass
 
 
 def read_record(path: Path) -> DaemonRecord | None:
