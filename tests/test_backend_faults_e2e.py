@@ -6,6 +6,7 @@ the other legs within their budget."""
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -87,6 +88,17 @@ def test_a_hung_embed_call_does_not_hold_searches(library, ollama):
     daemon.wait_idle("notes")
     wait_for(lambda: _vectors(daemon) >= 20, timeout=30, what="the notes to be embedded")
     ollama.mode = "hang"
+    # Two searches whose clients hang up before the embedder's budget (0.5 s) is out:
+    # their calls still hold both query-embedding threads past it, so the next search
+    # skips the leg at once instead of waiting its budget out in the queue behind them.
+    for asked in (1, 2):
+        with socket.socket(socket.AF_UNIX) as hasty:
+            hasty.connect(str(daemon.socket))
+            hasty.sendall(b'{"jsonrpc":"2.0","id":1,"method":"search","params":{"query":"numbats"}}\n')
+            wait_for(lambda: ollama.hung_requests >= asked, timeout=10, what="the search to ask the embedder", interval=0.01)
+    time.sleep(1.0)
+    skipped = daemon.call("search", {"query": "numbats termites"})
+    assert skipped["hits"] and any("has not answered the last 2" in w for w in skipped["warnings"]), skipped
 
     def timed_search(_: int) -> tuple[float, dict]:
         started = time.monotonic()

@@ -349,20 +349,28 @@ class Retriever:
         Query embeddings run on threads of their own, so a hung backend cannot take the
         threads everything else hands work to. A thread cannot be stopped: one that
         overruns is remembered until it ends, and while MAX_OVERDUE_EMBEDS are, searches
-        skip the leg without asking again; one still queued is dropped.
+        skip the leg without asking again; one still queued is dropped. A call overruns
+        whether or not its search still waits: counted only when a search timed out on it,
+        the calls of searches whose clients hung up first (an MCP host that cancels sooner
+        than the budget) held both threads unseen, and every later search waited its
+        budget out in the queue behind them.
         """
         budget = self.settings.query_embed_timeout
         call = self._embedding_threads.submit(embedder.embed, [query])
+        asyncio.get_running_loop().call_later(budget, self._count_if_overdue, call)
         # Not asyncio.wait_for: on 3.11 it swallows a cancellation that meets the answer,
         # and a search cut off by shutdown went on to rank and load its vector leg.
         try:
             async with asyncio.timeout(budget):
                 return (await asyncio.wrap_future(call))[0]
         except TimeoutError:
-            if not call.done():
-                self._overdue.add(call)
-                call.add_done_callback(self._overdue.discard)
+            self._count_if_overdue(call)
             raise TimeoutError(f"the embedder did not answer within {budget:g} s") from None
+
+    def _count_if_overdue(self, call: Future) -> None:
+        if not call.done():
+            self._overdue.add(call)
+            call.add_done_callback(self._overdue.discard)
 
     async def _vector_leg(
         self, query: str, depth: int, scope: Scope, vectors: Vectors | None, warnings: list[str]
