@@ -596,10 +596,19 @@ async def test_a_secret_named_field_is_redacted_in_storage_listing_and_render(tm
         assert "- svc@db9 — password=[REDACTED]; token=[REDACTED]; password_hint=the usual; role=read" in block
         page = await library.get(uri=f"kenning://ledger/{added.entry.id}", line_start=1)
         assert page.lines is not None and "password=[REDACTED]" in page.lines.text
+        # A name of a secret in a compound or with a number after it (`ssh_key`, `root_pw`,
+        # `password2`) was stored, listed and rendered with its secret in clear.
+        named = {"ssh_key": "Qv7sshKey", "root_pw": "Qv7rootPw", "nt_hash": "Qv7ntHash", "creds": "admin:Qv7creds"}
+        again = await library.ledger_add("credentials", {"account": "ops", "host": "db9", **named, "key_file": "~/k"})
+        assert again.entry.fields == {
+            "account": "ops", "host": "db9", **dict.fromkeys(named, "[REDACTED]"), "key_file": "~/k"
+        }  # fmt: skip
+        host = await library.ledger_add("hosts", {"hostname": "db9", "password2": "Qv7second"})
+        assert host.entry.fields["password2"] == "[REDACTED]"
     finally:
         await library.close()
     stored = bytes_under(tmp_path / "data")
-    assert b"Tr0ub4dor" not in stored and b"Xk9#mP2" not in stored
+    assert b"Tr0ub4dor" not in stored and b"Xk9#mP2" not in stored and b"Qv7" not in stored
 
 
 def on_disk(database: Path) -> bytes:

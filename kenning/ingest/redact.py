@@ -936,6 +936,13 @@ def _key_start(data: bytes, start: int) -> int:
     return start
 
 
+def about_a_secret(name: str) -> bool:
+    """Whether a name is about a secret without holding one (`password_hint`, `key_file`,
+    `token_type`), for a caller that takes a name's other words for a secret's."""
+    words = [word for word in re.split(r"[^a-z]+", _CAMEL.sub(r"\1_\2", name).lower()) if word]
+    return bool(words) and words[-1] in _NOT_SECRET_SUFFIXES
+
+
 def _is_secret_name(key: str, in_url: bool) -> bool:
     # In a dotted name the last part is what is assigned: `config.password` is a
     # password, `Token.Keyword` (a syntax-highlighting style) is not.

@@ -14,7 +14,7 @@ and the one removed be the one named. A password or token can look
 like any word, though, and only its field's name gives it away, so a field the redactor
 would take for a secret in an assignment (`password: "..."`) keeps none of its value,
 and neither does a credentials entry's `pw`, `key`, `hash` or `ntlm` (an NTLM hash logs
-in as well as the password). Those are a bare `[REDACTED]`: such a field is never an
+in as well as the password), nor one whose name has such a word (`root_pw`, `ssh_key`). Those are a bare `[REDACTED]`: such a field is never an
 identity, and a fingerprint there would show which entries share a password. A field
 name is one line, and given once.
 
@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 import time
 
 from kenning.api import LedgerAdded, LedgerEntry, LedgerList, LedgerRemoved, LedgerRender
 from kenning.config import Settings
 from kenning.errors import InvalidRequest, NotFound
-from kenning.ingest.redact import redact
+from kenning.ingest.redact import about_a_secret, redact
 from kenning.ingest.text_prep import Labels, prepare_text
 from kenning.service import ledger_schema as schema
 from kenning.service.handles import random_handle
@@ -50,7 +51,14 @@ MAX_EVIDENCE = 50
 MAX_REF_CHARS = 300
 # A literal the redactor hides under a secret name, to ask it whether a name is one.
 _PROBE = "hunter2"
-_CREDENTIAL_FIELDS = frozenset("pw pwd pin key hash ntlm nt lm nthash lmhash otp totp seed cookie session".split())
+# A word of a credentials entry's field name that makes its value the credential: `pw`,
+# and `root_pw`, `ssh_key`, `nt_hash`, `creds`, `pw2` as well (unless the name is only
+# about one, `key_file`, `password_hint`).
+_CREDENTIAL_WORDS = frozenset(
+    """pw pwd pin key hash ntlm nt lm nthash lmhash otp totp seed cookie session cred creds credential credentials
+    pass passwd password passphrase passcode secret token ticket jwt bearer""".split()
+)
+_NAME_WORD = re.compile(r"[a-z]+")
 
 
 def view(row: EntryRow) -> LedgerEntry:
@@ -236,13 +244,21 @@ class Ledger:
 
 def _redacted(section: str, fields: dict[str, str], key: bytes) -> dict[str, str]:
     """The fields cleaned, with the secrets the module docstring describes hidden: in the
-    credentials section, also the fields named for what a credential is (`pw`, `key`,
-    `hash`, `ntlm`), which no assignment's name gives away."""
-    secret = _CREDENTIAL_FIELDS if section == "credentials" else frozenset()
+    credentials section, also the fields named for what a credential is (`pw`, `ssh_key`,
+    `nt_hash`), which no assignment's name gives away."""
     return {
-        name: MARK if name in secret or _secret_name(name) else redact(value, key)
+        name: MARK if _secret_field(section, name) else redact(value, key)
         for name, value in schema.clean_fields(fields).items()
     }
+
+
+def _secret_field(section: str, name: str) -> bool:
+    """A name is lower case here. Its words are read without the digits after them too:
+    the redactor's assignments take `password: "x"` for a secret, not `password2: "x"`."""
+    words = _NAME_WORD.findall(name)
+    if section == "credentials" and not about_a_secret(name) and any(word in _CREDENTIAL_WORDS for word in words):
+        return True
+    return _secret_name(name) or _secret_name("_".join(words))
 
 
 def _current(spec: schema.Section, fields: dict[str, str], keys: list[str]) -> list[str]:
