@@ -137,6 +137,13 @@ def test_a_text_or_uri_that_shows_nothing_is_refused(refusing):
         with pytest.raises(RpcError) as refused:
             daemon.call("documents.add", params)
         assert refused.value.code == INVALID_PARAMS and "blank" in str(refused.value), params
+    # An archive of them was kept as a document of no chunks too, and of zero-width
+    # spaces as an archive of no characters, recalled as "".
+    for text in (" \n\t\n", "\u200b\u200b", "\ufeff\x00"):
+        with pytest.raises(RpcError) as refused:
+            daemon.call("archive.add", {"text": text})
+        assert refused.value.code == INVALID_PARAMS and "blank" in str(refused.value), repr(text)
+    assert daemon.call("archive.list")["total"] == 0
     assert daemon.call("sources.list")["library_documents"] == 0
 
 

@@ -29,7 +29,7 @@ from kenning.config import Settings
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.redact import redact
 from kenning.ingest.text_docs import check_title
-from kenning.ingest.text_prep import Labels, PreparedText, prepare_text
+from kenning.ingest.text_prep import Labels, PreparedText, prepare_text, visible
 from kenning.service import paging
 from kenning.service.handles import digest_handle
 from kenning.store import archives, documents, sources
@@ -90,6 +90,11 @@ class Archive:
     async def add(self, text: str, title: str | None = None, tags: tuple[str, ...] = ()) -> Archived:
         if title is not None:
             check_title(title)
+        # Text of spaces or zero-width characters alone was kept as an archive of no chunks,
+        # which `get` of its uri called empty, or of no characters, recalled as "". Off the
+        # loop: ten million zero-width spaces are a long walk.
+        if not await asyncio.to_thread(visible, text):
+            raise InvalidRequest("the text is blank: it holds nothing but spaces, line breaks or invisible characters")
         labels = Labels(title or default_title(text), "", tags)
         prepared = await asyncio.to_thread(
             prepare_text, labels, text, "prose", self.settings.chunking, format="archive"
