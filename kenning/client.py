@@ -161,6 +161,15 @@ WRITES = frozenset(
 )  # fmt: skip
 
 
+def _timed_out(method: str, waited: float | None, during: str, socket_path: Path, stage: str | None) -> DaemonTimeout:
+    """A write given up on is not undone: the daemon goes on with it, so its client is
+    not told only that there was no answer, which reads as "nothing happened"."""
+    message = f"kenning daemon did not answer {method!r} within {waited:g} s{during} (socket {socket_path})"
+    if method in WRITES:
+        message += ": it may have done it, or may still do it"
+    return DaemonTimeout(message, stage, waited, writes=method in WRITES)
+
+
 def _result(line: bytes, method: str) -> Any:
     if not line.endswith(b"\n"):
         if method in WRITES:
@@ -215,11 +224,7 @@ class Client:
                     line = self._read_past_progress(conn, stream)
         except TimeoutError as exc:
             stage, waited = (exc.stage, exc.waited) if isinstance(exc, _TimedOut) else (None, self.timeout)
-            raise DaemonTimeout(
-                f"kenning daemon did not answer {method!r} within {waited:g} s (socket {self.socket_path})",
-                stage,
-                waited,
-            ) from None
+            raise _timed_out(method, waited, "", self.socket_path, stage) from None
         except ConnectionError:
             # The daemon went away mid-call (reset, broken pipe): the same as no answer.
             line = b""
@@ -325,11 +330,7 @@ class AsyncClient:
         except TimeoutError:
             stage = heard[-1] if heard else None
             during = f" (last stage: {stage})" if stage else ""
-            raise DaemonTimeout(
-                f"kenning daemon did not answer {method!r} within {wait:g} s{during} (socket {self.socket_path})",
-                stage,
-                wait,
-            ) from None
+            raise _timed_out(method, wait, during, self.socket_path, stage) from None
         # A whole document's chunks can be megabytes of JSON: parsed off the event loop.
         return await asyncio.to_thread(_result, line, method)
 

@@ -18,7 +18,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from kenning.client import AsyncClient
-from kenning.errors import AnswerLost, KenningError, RpcError, error_text
+from kenning.errors import AnswerLost, DaemonTimeout, KenningError, RpcError, error_text
 from kenning.text.controls import escaped
 
 
@@ -108,7 +108,7 @@ class DaemonCalls:
                 self._page_slots.release()
         except RpcError as exc:
             raise DaemonError(str(exc), exc.code) from None
-        except AnswerLost as exc:
+        except (AnswerLost, DaemonTimeout) as exc:
             check = _CHECK.get(method) if exc.writes else None
             raise DaemonError(f"{exc}: {check}" if check else str(exc), None) from None
         except KenningError as exc:
