@@ -248,6 +248,10 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         ("[docs](/u?access_token=abcdef1234567890abcdef)", f"[docs](/u?access_token={MARK})"),
         ("(https://h.example/a?sig=Zk3j9dkl2k3j4l5k6j7h) next", f"(https://h.example/a?sig={MARK}) next"),
         ("(password=Hunter2x9!)", f"(password={MARK})"),
+        # A secret's name with a number after it: the second of two, a rotated one.
+        ('password2 = "Hunter2x9!"', f'password2 = "{MARK}"'),
+        ("DB_PASSWORD2=Zq8Wv3Lp", f"DB_PASSWORD2={MARK}"),
+        ("webhookSecret2: Zq8Wv3Lp", f"webhookSecret2: {MARK}"),
     ],
 )
 def test_secret_formats_are_masked(text, expected):

@@ -80,10 +80,11 @@ HASH_BLOCK = 1 << 20
 # a space apart from two digits ("fy 20 items") is no fiscal year; such notes spoke from
 # 2020. Every ledger entry is prepared again too, so one keyed with its free text's
 # closing bracket cut off ("see [rfc 9110") answers to its whole text (ledger_schema.py).
-# 16: a ledger credentials field named with a credential's word in it (`root_pw`,
-# `ssh_key`, `nt_hash`, `creds`), or a secret's name with a number after it (`password2`),
-# keeps none of its value; such values were stored, listed and rendered in clear
-# (service/ledger.py). Every ledger entry is prepared again, so none is left holding one.
+# 16: a secret's name with a number after it (`password2 = "x"`, `DB_PASSWORD2=x`,
+# `webhookSecret2: x`) hides its value as the name alone does; such values were stored in
+# clear (redact._is_secret_name). A ledger credentials field named with a credential's
+# word in it (`root_pw`, `ssh_key`, `nt_hash`, `creds`) keeps none of its value, and every
+# ledger entry is prepared again, so none is left holding one (service/ledger.py).
 READER_VERSION = 16
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}

@@ -952,6 +952,11 @@ def _is_secret_name(key: str, in_url: bool) -> bool:
         return False
     if len(words) == 1 and words[0] in (_URL_SECRET_NAMES if in_url else _WHOLE_SECRET_NAMES):
         return True
+    # Digits after a word count, and name nothing: `password2`, `webhookSecret2` are
+    # secrets. Not a short name that is one only whole: `?key2=value2` is a form field.
+    words = [counted for word in words if (counted := word.rstrip("0123456789"))]
+    if not words:
+        return False
     if words[-1] in _NOT_SECRET_SUFFIXES:
         return False
     if len(words) > 1 and words[-1] == "pass":

@@ -253,12 +253,11 @@ def _redacted(section: str, fields: dict[str, str], key: bytes) -> dict[str, str
 
 
 def _secret_field(section: str, name: str) -> bool:
-    """A name is lower case here. Its words are read without the digits after them too:
-    the redactor's assignments take `password: "x"` for a secret, not `password2: "x"`."""
+    """A name is lower case here; its words are its runs of letters (`pw2` is `pw`)."""
     words = _NAME_WORD.findall(name)
     if section == "credentials" and not about_a_secret(name) and any(word in _CREDENTIAL_WORDS for word in words):
         return True
-    return _secret_name(name) or _secret_name("_".join(words))
+    return _secret_name(name)
 
 
 def _current(spec: schema.Section, fields: dict[str, str], keys: list[str]) -> list[str]:
