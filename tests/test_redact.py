@@ -252,6 +252,15 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         ('password2 = "Hunter2x9!"', f'password2 = "{MARK}"'),
         ("DB_PASSWORD2=Zq8Wv3Lp", f"DB_PASSWORD2={MARK}"),
         ("webhookSecret2: Zq8Wv3Lp", f"webhookSecret2: {MARK}"),
+        # A tool's own password option, in the shell history or tool output an agent archives.
+        ("docker login -u ci -p Zq8Wv3Lp registry.example.com", f"docker login -u ci -p {MARK} registry.example.com"),
+        ("redis-cli -h cache -a Zq8Wv3Lp ping", f"redis-cli -h cache -a {MARK} ping"),
+        ("ldapsearch -x -D cn=admin -w Zq8Wv3Lp -b dc=x", f"ldapsearch -x -D cn=admin -w {MARK} -b dc=x"),
+        ("az login -u ops@example.com -p Zq8Wv3Lp", f"az login -u ops@example.com -p {MARK}"),
+        ("zip -r -P Zq8Wv3Lp out.zip dir", f"zip -r -P {MARK} out.zip dir"),
+        ("7z a -pZq8Wv3Lp out.7z dir", f"7z a -p{MARK} out.7z dir"),
+        ("smbclient //fs/share -U admin%Zq8Wv3Lp", f"smbclient //fs/share -U admin%{MARK}"),
+        ("openssl enc -aes-256-cbc -pass pass:Zq8Wv3Lp -in f", f"openssl enc -aes-256-cbc -pass pass:{MARK} -in f"),
     ],
 )
 def test_secret_formats_are_masked(text, expected):

@@ -82,7 +82,9 @@ HASH_BLOCK = 1 << 20
 # closing bracket cut off ("see [rfc 9110") answers to its whole text (ledger_schema.py).
 # 16: a secret's name with a number after it (`password2 = "x"`, `DB_PASSWORD2=x`,
 # `webhookSecret2: x`) hides its value as the name alone does; such values were stored in
-# clear (redact._is_secret_name). A ledger credentials field named with a credential's
+# clear (redact._is_secret_name); and so do the password options of `docker login -p`,
+# `redis-cli -a`, `ldapsearch -w`, `zip -P`, `7z a -p`, `smbclient -U user%X` and
+# `openssl -pass pass:X` (redact._COMMAND_PASSWORDS). A ledger credentials field named with a credential's
 # word in it (`root_pw`, `ssh_key`, `nt_hash`, `creds`) keeps none of its value, and every
 # ledger entry is prepared again, so none is left holding one (service/ledger.py).
 READER_VERSION = 16

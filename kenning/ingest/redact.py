@@ -316,11 +316,22 @@ _FLAG = _re2(
     r"(?i)(?:^|[ \t])(--[\w-]*(?:pass|pwd|secret|token|key|credential)[\w-]*)[ \t]+(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`]+)"
 )
 # Tools that take a password on their command line in a form of their own: `sshpass -p
-# X`, `mysql -pX` (`mysql -p db` asks for it), `curl -u user:X`.
+# X`, `mysql -pX` (`mysql -p db` asks for it), `curl -u user:X`, `docker login -p X`,
+# `redis-cli -a X`, `ldapsearch -w X`, `zip -P X`, `7z a -pX`, `smbclient -U user%X`,
+# `openssl ... -pass pass:X`: shell history and tool output, which agents archive.
+_OPTION_VALUE = r"([^\s\"'-][^\s\"']*)"
 _COMMAND_PASSWORDS = (
     _re2(r"\bsshpass[ \t]+-p[ \t]*([^\s\"']+)"),
-    _re2(r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?[ \t]-p([^\s\"'-][^\s\"']*)"),
+    _re2(r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?[ \t]-p" + _OPTION_VALUE),
     _re2(r"\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t]*[\"']?[^\s:\"']+:([^\s\"'@]+)"),
+    _re2(r"\b(?:docker|podman|buildah|skopeo|helm(?:[ \t]+registry)?|az)[ \t]+login\b[^\n]*?[ \t]-p[ \t]+" + _OPTION_VALUE),
+    _re2(r"\bredis-cli\b[^\n]*?[ \t]-a[ \t]+" + _OPTION_VALUE),
+    _re2(r"\bldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn|exop)\b[^\n]*?[ \t]-w[ \t]*" + _OPTION_VALUE),
+    _re2(r"\b(?:un)?zip(?:cloak)?\b[^\n]*?[ \t](?:-P|--password)[ \t]+" + _OPTION_VALUE),
+    # 7-Zip's command letter first: `find . -name '*.7z' -print` is no password.
+    _re2(r"\b7z[ar]?[ \t]+[adeltux]\b[^\n]*?[ \t]-p" + _OPTION_VALUE),
+    _re2(r"\b(?:smbclient|rpcclient|smbmap|smbget)\b[^\n]*?[ \t](?:-U|--user)[ \t=]*[^\s%\"']+%([^\s\"']+)"),
+    _re2(r"\bopenssl\b[^\n]*?[ \t]-pass(?:in|out)?[ \t]+pass:([^\s\"']+)"),
 )
 # `<password>X</password>` in XML and its kin.
 _ELEMENT = _re2(
