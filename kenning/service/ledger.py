@@ -55,9 +55,11 @@ _PROBE = "hunter2"
 # and `root_pw`, `ssh_key`, `nt_hash`, `creds`, `pw2` as well (unless the name is only
 # about one, `key_file`, `password_hint`).
 _CREDENTIAL_WORDS = frozenset(
-    """pw pwd pin key hash ntlm nt lm nthash lmhash otp totp seed cookie session cred creds credential credentials
+    """pw pwd pin key hash ntlm nthash lmhash otp totp seed cookie session cred creds credential credentials
     pass passwd password passphrase passcode secret token ticket jwt bearer""".split()
 )
+# Credentials only as the whole name: `nt_domain` is a Windows domain.
+_WHOLE_CREDENTIAL_NAMES = frozenset({"nt", "lm"})
 _NAME_WORD = re.compile(r"[a-z]+")
 
 
@@ -254,9 +256,10 @@ def _redacted(section: str, fields: dict[str, str], key: bytes) -> dict[str, str
 
 def _secret_field(section: str, name: str) -> bool:
     """A name is lower case here; its words are its runs of letters (`pw2` is `pw`)."""
-    words = _NAME_WORD.findall(name)
-    if section == "credentials" and not about_a_secret(name) and any(word in _CREDENTIAL_WORDS for word in words):
-        return True
+    if section == "credentials" and not about_a_secret(name):
+        words = _NAME_WORD.findall(name)
+        if name in _WHOLE_CREDENTIAL_NAMES or any(word in _CREDENTIAL_WORDS for word in words):
+            return True
     return _secret_name(name)
 
 
