@@ -175,6 +175,18 @@ async def test_titles_apart_only_in_punctuation_are_two_capsules_and_a_title_mus
     assert (await lib.add_text(TextDocument("\u200b\u200d", "Zero width.", "mem://zw"))).title == "untitled"
 
 
+async def test_a_scope_asked_for_as_it_was_written_finds_what_was_kept_there(lib):
+    """remember stored " ops " as "ops", and a secret in a scope as its mark, while recall,
+    list and curate looked the scope up as sent: the agent's own scope found nothing."""
+    for scope in (" ops team ", "ops-" + "ghp_" + "a1B2" * 9):
+        added = await lib.memory_add(NewCapsule("Gannets", "The gannet colony nests on the north cliff.", scope=scope))
+        [hit] = (await lib.memory_recall("gannet colony", scope=scope)).capsules
+        assert hit.capsule.id == added.id, scope
+        assert [capsule.id for capsule in (await lib.memory_list(scope=scope)).capsules] == [added.id], scope
+        await lib.memory_add(NewCapsule("Gannet nests", "The gannet colony nests on the north cliff!", scope=scope, force=True))
+        assert len((await lib.memory_curate(scope=scope)).duplicates) == 1, scope
+
+
 async def test_a_capsule_cut_into_thousands_of_chunks_by_headings_is_refused_and_changes_nothing(tmp_path):
     """A capsule had no chunk limit: 20,000 characters of `#` lines were 10,000 chunks,
     all embedded at once by the add. One is held to what its body makes as prose and a

@@ -21,7 +21,7 @@ from itertools import combinations
 import numpy as np
 
 from kenning.api import CapsulePair, Curation, StaleCapsule
-from kenning.service.memory import DAY, Memory, capsule_text
+from kenning.service.memory import DAY, Memory, capsule_text, scope_of
 from kenning.store import capsules
 from kenning.store.capsules import CapsuleRow
 from kenning.text.likeness import Said, contrast, jaccard, said, same_subject, trigrams
@@ -33,7 +33,7 @@ MAX_TRIGRAM_SCOPE = 1500
 
 
 async def curate(memory: Memory, scope: str | None, limit: int) -> Curation:
-    rows = await capsules.current(memory.db, scope)
+    rows = await capsules.current(memory.db, scope_of(scope) if scope is not None else None)
     settings = memory.settings.memory
     # In a worker thread, as the pairs are: a library holds tens of thousands of capsules.
     stale = await asyncio.to_thread(_stale, rows, time.time(), settings.stale_days)

@@ -86,6 +86,13 @@ def _redacted_again(row: CapsuleRow, key: bytes) -> CapsuleRow:
     )  # fmt: skip
 
 
+def scope_of(scope: str) -> str:
+    """The scope a capsule is kept in: without spaces at its ends and with any secret in
+    it redacted, the default when blank. A scope asked for is folded the same way, so
+    the scope an agent wrote under (" ops ") finds what it wrote there."""
+    return redact(scope.strip()) or "default"
+
+
 def capsule_chunk_limit(body: str, chunking: ChunkingSettings) -> int:
     """Scaled to the body as prose, which makes about one chunk per target's worth of
     text, so no chunking setting refuses a capsule without headings of its own."""
@@ -179,7 +186,7 @@ class Memory:
             raise InvalidRequest("a capsule needs a title and a body that are not blank")
         key = title_key(title)
         # Everything stored is redacted, a scope (it becomes the document's namespace) and tags too.
-        new = replace(new, scope=redact(new.scope.strip()) or "default", tags=tidy_tags(new.tags))
+        new = replace(new, scope=scope_of(new.scope), tags=tidy_tags(new.tags))
         old = await self._supersedable(new.supersedes) if new.supersedes is not None else None
         same_title = await capsules.current_by_title(self.db, new.scope, key)
         if same_title is not None and (old is None or same_title.id != old.id):
@@ -355,7 +362,7 @@ class Memory:
         found = await self.retriever.search(
             query,
             max(limit * SEARCH_DEPTH, MIN_SEARCH_DEPTH),
-            namespace=scope,
+            namespace=scope_of(scope) if scope is not None else None,
             kinds=("capsule",),
             vectors=self.semantic.vectors,
             snippets=False,
@@ -401,6 +408,7 @@ class Memory:
     ) -> CapsuleList:
         """Newest created first: an update leaves a capsule where it was, so a walk by
         cursor meets each capsule once however others write meanwhile."""
+        scope = scope_of(scope) if scope is not None else None
         filters = {"scope": scope, "kind": kind, "superseded": superseded}
         after = None
         if cursor is not None:
