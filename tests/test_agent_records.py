@@ -183,7 +183,8 @@ async def test_a_scope_asked_for_as_it_was_written_finds_what_was_kept_there(lib
         [hit] = (await lib.memory_recall("gannet colony", scope=scope)).capsules
         assert hit.capsule.id == added.id, scope
         assert [capsule.id for capsule in (await lib.memory_list(scope=scope)).capsules] == [added.id], scope
-        await lib.memory_add(NewCapsule("Gannet nests", "The gannet colony nests on the north cliff!", scope=scope, force=True))
+        twin = NewCapsule("Gannet nests", "The gannet colony nests on the north cliff!", scope=scope, force=True)
+        await lib.memory_add(twin)
         assert len((await lib.memory_curate(scope=scope)).duplicates) == 1, scope
 
 

@@ -324,7 +324,9 @@ _COMMAND_PASSWORDS = (
     _re2(r"\bsshpass[ \t]+-p[ \t]*([^\s\"']+)"),
     _re2(r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?[ \t]-p" + _OPTION_VALUE),
     _re2(r"\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t]*[\"']?[^\s:\"']+:([^\s\"'@]+)"),
-    _re2(r"\b(?:docker|podman|buildah|skopeo|helm(?:[ \t]+registry)?|az)[ \t]+login\b[^\n]*?[ \t]-p[ \t]+" + _OPTION_VALUE),
+    _re2(
+        r"\b(?:docker|podman|buildah|skopeo|helm(?:[ \t]+registry)?|az)[ \t]+login\b[^\n]*?[ \t]-p[ \t]+" + _OPTION_VALUE
+    ),
     _re2(r"\bredis-cli\b[^\n]*?[ \t]-a[ \t]+" + _OPTION_VALUE),
     _re2(r"\bldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn|exop)\b[^\n]*?[ \t]-w[ \t]*" + _OPTION_VALUE),
     _re2(r"\b(?:un)?zip(?:cloak)?\b[^\n]*?[ \t](?:-P|--password)[ \t]+" + _OPTION_VALUE),

@@ -14,9 +14,10 @@ and the one removed be the one named. A password or token can look
 like any word, though, and only its field's name gives it away, so a field the redactor
 would take for a secret in an assignment (`password: "..."`) keeps none of its value,
 and neither does a credentials entry's `pw`, `key`, `hash` or `ntlm` (an NTLM hash logs
-in as well as the password), nor one whose name has such a word (`root_pw`, `ssh_key`). Those are a bare `[REDACTED]`: such a field is never an
-identity, and a fingerprint there would show which entries share a password. A field
-name is one line, and given once.
+in as well as the password), nor one whose name has such a word (`root_pw`, `ssh_key`).
+Those are a bare `[REDACTED]`: such a field is never an identity, and a fingerprint
+there would show which entries share a password. A field name is one line, and given
+once.
 
 `render` writes the ledger as one deterministic text block under a byte budget: sections
 in priority order, entries in the order they were first recorded, each kept if it still
