@@ -261,6 +261,13 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         ("7z a -pZq8Wv3Lp out.7z dir", f"7z a -p{MARK} out.7z dir"),
         ("smbclient //fs/share -U admin%Zq8Wv3Lp", f"smbclient //fs/share -U admin%{MARK}"),
         ("openssl enc -aes-256-cbc -pass pass:Zq8Wv3Lp -in f", f"openssl enc -aes-256-cbc -pass pass:{MARK} -in f"),
+        ("openssl enc -d -aes256 -k Zq8Wv3Lp -in f", f"openssl enc -d -aes256 -k {MARK} -in f"),
+        ("htpasswd -b /etc/nginx/.htpasswd ann Zq8Wv3Lp", f"htpasswd -b /etc/nginx/.htpasswd ann {MARK}"),
+        ("htpasswd -c -B -b .htpasswd ann Zq8Wv3Lp", f"htpasswd -c -B -b .htpasswd ann {MARK}"),
+        ("htpasswd -nbB ann Zq8Wv3Lp", f"htpasswd -nbB ann {MARK}"),
+        ("echo 'Zq8Wv3Lp' | sudo -S apt update", f"echo '{MARK}' | sudo -S apt update"),
+        ("echo Zq8Wv3Lp | sudo -kS true", f"echo {MARK} | sudo -kS true"),
+        ("admin_pw = Zq8Wv3Lp", f"admin_pw = {MARK}"),
     ],
 )
 def test_secret_formats_are_masked(text, expected):
@@ -298,6 +305,8 @@ def test_secret_formats_are_masked(text, expected):
         "password_hint: 'the name of your first pet'",
         "TOKEN_TTL = 3600",
         "password_min_length: 12",
+        "echo $PATH | sudo tee /etc/paths",
+        "htpasswd -D .htpasswd ann",
         'Token.Keyword: "bold #AA22FF"',
         "Token: '#ffffff'",
         "private_key: ed25519.Ed25519PrivateKey",

@@ -84,10 +84,11 @@ HASH_BLOCK = 1 << 20
 # `webhookSecret2: x`) hides its value as the name alone does; such values were stored in
 # clear (redact._is_secret_name); and so do the password options of `docker login -p`,
 # `redis-cli -a`, `ldapsearch -w`, `zip -P`, `7z a -p`, `smbclient -U user%X` and
-# `openssl -pass pass:X` (redact._COMMAND_PASSWORDS). A ledger credentials field named
-# with a credential's word in it (`root_pw`, `ssh_key`, `nt_hash`, `creds`) keeps none of
-# its value, and every ledger entry is prepared again, so none is left holding one
-# (service/ledger.py).
+# `openssl -pass pass:X` or `openssl enc -k X`, `htpasswd -b`, `echo X | sudo -S`
+# (redact._COMMAND_PASSWORDS), and `admin_pw = X` as `admin_pass = X`. A ledger
+# credentials field named with a credential's word in it (`root_pw`, `ssh_key`,
+# `nt_hash`, `creds`) keeps none of its value, and every ledger entry is prepared again,
+# so none is left holding one (service/ledger.py).
 READER_VERSION = 16
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}

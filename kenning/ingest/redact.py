@@ -297,7 +297,7 @@ def _secret_in(data: bytes, match: re2._Match) -> Span:
 # RE2's automaton large and slow (15 MB/s instead of 300 here), so lengths are checked
 # after the match instead.
 _ASSIGNMENT = _re2(
-    r"(?i)(?:pass|pwd|psk|secret|token|key|credential|contrase|auth)[\w.\-\x{80}-\x{10FFFF}]*"
+    r"(?i)(?:pass|pwd|[_-]pw|psk|secret|token|key|credential|contrase|auth)[\w.\-\x{80}-\x{10FFFF}]*"
     r"[\"'\]]{0,2}([ \t]*)(:=|=>|=|:)([ \t]*)(\"[^\"\n]*\"?|'[^'\n]*'?|`[^`\n]*`?|[^\s\"'`,;&]+)"
 )
 # Name characters, and every byte of a non-ASCII one (`contraseña`).
@@ -318,8 +318,10 @@ _FLAG = _re2(
 # Tools that take a password on their command line in a form of their own: `sshpass -p
 # X`, `mysql -pX` (`mysql -p db` asks for it), `curl -u user:X`, `docker login -p X`,
 # `redis-cli -a X`, `ldapsearch -w X`, `zip -P X`, `7z a -pX`, `smbclient -U user%X`,
-# `openssl ... -pass pass:X`: shell history and tool output, which agents archive.
+# `openssl ... -pass pass:X` or `-k X`, `htpasswd -b file user X`, `echo X | sudo -S`:
+# shell history and tool output, which agents archive.
 _OPTION_VALUE = r"([^\s\"'-][^\s\"']*)"
+_SHORT_FLAGS = r"(?:[ \t]+-[A-Za-z]+)*"
 _COMMAND_PASSWORDS = (
     _re2(r"\bsshpass[ \t]+-p[ \t]*([^\s\"']+)"),
     _re2(r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?[ \t]-p" + _OPTION_VALUE),
@@ -334,6 +336,11 @@ _COMMAND_PASSWORDS = (
     _re2(r"\b7z[ar]?[ \t]+[adeltux]\b[^\n]*?[ \t]-p" + _OPTION_VALUE),
     _re2(r"\b(?:smbclient|rpcclient|smbmap|smbget)\b[^\n]*?[ \t](?:-U|--user)[ \t=]*[^\s%\"']+%([^\s\"']+)"),
     _re2(r"\bopenssl\b[^\n]*?[ \t]-pass(?:in|out)?[ \t]+pass:([^\s\"']+)"),
+    _re2(r"\bopenssl[ \t]+enc\b[^\n]*?[ \t]-k[ \t]+" + _OPTION_VALUE),
+    # Batch mode takes the password after the user, and after the file unless -n prints.
+    _re2(r"\bhtpasswd" + _SHORT_FLAGS + r"[ \t]+-[A-Za-z]*n[A-Za-z]*" + _SHORT_FLAGS + r"[ \t]+[^\s-]\S*[ \t]+" + _OPTION_VALUE),
+    _re2(r"\bhtpasswd" + _SHORT_FLAGS + r"[ \t]+-[A-Za-z]*b[A-Za-z]*" + _SHORT_FLAGS + r"[ \t]+[^\s-]\S*[ \t]+\S+[ \t]+" + _OPTION_VALUE),
+    _re2(r"\becho[ \t]+(?:-n[ \t]+)?[\"']?([^\s\"'|]+)[\"']?[ \t]*\|[ \t]*sudo\b[^\n|]*?[ \t]-[A-Za-z]*S\b"),
 )
 # `<password>X</password>` in XML and its kin.
 _ELEMENT = _re2(
@@ -972,8 +979,8 @@ def _is_secret_name(key: str, in_url: bool) -> bool:
         return False
     if words[-1] in _NOT_SECRET_SUFFIXES:
         return False
-    if len(words) > 1 and words[-1] == "pass":
-        return True  # `ansible_become_pass`, `db_pass`; alone, `pass` is a secret only whole
+    if len(words) > 1 and words[-1] in ("pass", "pw"):
+        return True  # `ansible_become_pass`, `admin_pw`; alone, `pass` is a secret only whole
     pairs = [a + "_" + b for a, b in zip(words, words[1:])]
     return any(_SECRET_NAME.fullmatch(word) or word.endswith(_SECRET_ENDINGS) for word in (*words, *pairs))
 
