@@ -389,7 +389,11 @@ async def test_a_text_archived_again_counts_its_age_from_then(tmp_path):
         again = await library.archive_add(text)
         assert (again.handle, again.existing) == (first.handle, True)
         assert await library.archive.prune() == [stale.handle]
-        assert (await library.archive_recall(first.handle)).text == text
+        page = await library.archive_recall(first.handle)
+        assert page.text == text
+        assert (await library.archive_recall(first.handle, version=page.version)).text == text
+        with pytest.raises(InvalidRequest, match="'zz' is no archive's version"):
+            await library.archive_recall(first.handle, version="zz")
         with pytest.raises(NotFound, match=f"archive {stale.handle} .* was pruned .*not archived within .*max_age_days"):
             await library.archive_recall(stale.handle)
     finally:
