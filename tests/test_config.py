@@ -80,6 +80,11 @@ def test_a_missing_file_means_defaults_with_no_sources(tmp_path, isolated_home):
         ('[[sources]]\nname = "a"\npath = "  "\n', "sources['a'].path: is empty"),
         ('[daemon]\ndata_dir = "~nosuchuser/d"\n', "daemon.data_dir: ~nosuchuser/d: no home directory is known for ~nosuchuser"),
         ('[[sources]]\nname = "a"\npath = "~nosuchuser/x"\n', "sources['a'].path: ~nosuchuser/x: no home directory"),
+        # Parsed by recursion, this raised RecursionError; a dotted key of n parts costs
+        # tomllib n² (200 kB of `a.a.a` had the daemon killed for memory on reload).
+        ("x = " + "[" * 5000 + "]" * 5000, "not valid TOML: arrays or inline tables nested too deeply"),
+        ("[daemon]\n" + "a" + " . a" * 3000 + " = 1\n", "a dotted key of more than 32 parts (line 2)"),
+        ("[" + "a." * 40 + "a]\n", "a dotted key of more than 32 parts (line 1)"),
     ],
 )
 def test_mistakes_are_refused_with_the_key_named(tmp_path, text, named):
@@ -107,6 +112,16 @@ def test_a_key_or_a_name_of_a_megabyte_is_named_by_its_start_and_what_is_wrong_i
     message = str(refused.value)
     assert f"… [cut from 1,048,576 characters]{wrong}" in message
     assert len(message) < len(str(config)) + 200
+
+
+def test_a_config_nested_too_deeply_is_one_line_from_a_command(tmp_path):
+    """Read for the socket's path before anything else, it was a traceback of thousands
+    of lines from every `ken` command."""
+    config = tmp_path / "config.toml"
+    config.write_text("x = " + "[" * 5000 + "]" * 5000)
+    status = CliRunner().invoke(main, ["--config", str(config), "status"])
+    assert status.exit_code == 1
+    assert status.output.strip() == f"ken: {config}: not valid TOML: arrays or inline tables nested too deeply to read"
 
 
 def test_relative_paths_are_taken_from_the_config_files_directory(tmp_path, monkeypatch):

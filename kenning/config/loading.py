@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from kenning.config import toml
 from kenning.config.paths import config_dir
 from kenning.config.settings import Settings
 from kenning.errors import ConfigError, error_text
@@ -95,7 +96,7 @@ def load_settings(path: Path, *, missing_ok: bool = True) -> Settings:
                 f"{path}: the config file is empty (an editor part way through saving it?); the daemon"
                 " keeps its settings (to run with no sources, write `sources = []` in it)"
             )
-        raw = tomllib.loads(text)
+        raw = toml.parse(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:

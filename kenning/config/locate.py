@@ -13,6 +13,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from kenning.config import toml
 from kenning.config.paths import config_dir, default_data_dir, socket_path, user_path
 
 
@@ -28,7 +29,7 @@ def locate(config: Path) -> Locations | None:
     if not config.exists():
         return Locations(default_data_dir(), socket_path(default_data_dir(), None))
     try:
-        table = tomllib.loads(config.read_text(encoding="utf-8")).get("daemon", {})
+        table = toml.parse(config.read_text(encoding="utf-8")).get("daemon", {})
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
     if not isinstance(table, dict):
