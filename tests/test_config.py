@@ -15,6 +15,7 @@ from kenning.cli import main
 from kenning.config import Settings, SourceSettings, add_source, config_path, load_settings
 from kenning.config.locate import Locations, locate
 from kenning.errors import ConfigError
+from tests.fake_ollama import fake_ollama
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -122,6 +123,39 @@ def test_a_config_nested_too_deeply_is_one_line_from_a_command(tmp_path):
     status = CliRunner().invoke(main, ["--config", str(config), "status"])
     assert status.exit_code == 1
     assert status.output.strip() == f"ken: {config}: not valid TOML: arrays or inline tables nested too deeply to read"
+
+
+@pytest.mark.parametrize(
+    ("url", "wrong"),
+    [
+        ("http://kenning:s3cret@127.0.0.1:11434", "holds a user name or password"),
+        ("http://127.0.0.1:11434/?token=s3cret", "holds a query"),
+    ],
+)
+def test_an_ollama_address_holding_a_secret_is_refused_without_showing_it(tmp_path, url, wrong):
+    """The ollama client sends neither (it keeps host, port and path), and kenning quoted
+    the address in search notes, its log and `ken doctor`."""
+    config = tmp_path / "config.toml"
+    config.write_text(f'[llm]\nbase_url = "{url}"\n')
+    with pytest.raises(ConfigError, match=f"llm.base_url: {wrong}") as refused:
+        load_settings(config)
+    assert "s3cret" not in str(refused.value)
+
+
+def test_an_ollama_address_without_a_scheme_is_read_as_the_ollama_client_reads_it(tmp_path):
+    """`127.0.0.1:11434` (OLLAMA_HOST's own form) served the daemon, while `ken doctor`
+    said Ollama was not reachable there: 'unknown url type'."""
+    config = tmp_path / "config.toml"
+    with fake_ollama() as server:
+        config.write_text(
+            f'[daemon]\ndata_dir = "{tmp_path / "data"}"\n'
+            f'[embedder]\nbackend = "ollama"\nmodel = "fake-embed"\nbase_url = "127.0.0.1:{server.port}"\n'
+        )
+        doctor = CliRunner().invoke(main, ["--config", str(config), "doctor"])
+    assert f"ok      ollama (embedder): http://127.0.0.1:{server.port} serves fake-embed" in doctor.output
+    assert load_settings(config.with_name("none.toml")).llm.base_url == "http://127.0.0.1:11434"
+    config.write_text('[llm]\nbase_url = "localhost"\n')
+    assert load_settings(config).llm.base_url == "http://localhost:11434"
 
 
 def test_relative_paths_are_taken_from_the_config_files_directory(tmp_path, monkeypatch):

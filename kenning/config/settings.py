@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -33,6 +34,38 @@ def _config_path(value: object, info: ValidationInfo) -> object:
 
 # A path from the config file: `~` expanded, relative to the config file's directory.
 ConfigPath = Annotated[Path, BeforeValidator(_config_path)]
+
+
+def _ollama_url(value: object) -> object:
+    """An Ollama server's address as the ollama client reaches it: `host:port` with no
+    scheme (Ollama's own OLLAMA_HOST form) gets `http://` and, without a port, 11434.
+
+    A user name, password or query is refused: the client sends none of them (it keeps
+    the host, port and path alone), and kenning shows the address in its errors, its log
+    and `ken doctor`, where a token written into it was printed for anyone to read."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    scheme_given = "://" in text
+    parts = urlsplit(text if scheme_given else f"http://{text}")
+    if parts.scheme not in ("http", "https"):
+        raise ValueError("must be an http:// or https:// address")
+    if "@" in parts.netloc:
+        raise ValueError("holds a user name or password, which the ollama client never sends; leave them out")
+    if parts.query or parts.fragment or text.endswith(("?", "#")):
+        raise ValueError("holds a query or fragment (after ? or #), which the ollama client never sends; leave it out")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError("has a port that is not a number from 0 to 65535") from None
+    if not parts.hostname:
+        raise ValueError("names no host (write e.g. http://127.0.0.1:11434)")
+    netloc = parts.netloc if port is not None or scheme_given else f"{parts.netloc}:11434"
+    return f"{parts.scheme}://{netloc}{parts.path.rstrip('/')}"
+
+
+# An Ollama server's address (see _ollama_url).
+OllamaUrl = Annotated[str, BeforeValidator(_ollama_url)]
 
 
 class _Strict(BaseModel):
@@ -114,7 +147,7 @@ class EmbedderSettings(_Strict):
     backend: Literal["wordllama", "ollama"] = "wordllama"
     model: str | None = None
     dim: Annotated[int, Field(ge=16, le=4096)] = 256
-    base_url: str = "http://127.0.0.1:11434"
+    base_url: OllamaUrl = "http://127.0.0.1:11434"
     timeout: Annotated[float, Field(gt=0)] = 30.0
     batch_size: Annotated[int, Field(ge=1, le=4096)] = 64
     max_chars: Annotated[int, Field(ge=100, le=100_000)] = 2000
@@ -156,7 +189,7 @@ class LlmSettings(_Strict):
 
     backend: Literal["offline", "ollama"] = "offline"
     model: str = "qwen3:4b"
-    base_url: str = "http://127.0.0.1:11434"
+    base_url: OllamaUrl = "http://127.0.0.1:11434"
     extraction_pool_size: Annotated[int, Field(ge=1, le=16)] = 3
     timeout: Annotated[float, Field(gt=0)] = 120.0
     max_chars: Annotated[int, Field(ge=200, le=100_000)] = 4000
