@@ -30,7 +30,11 @@ The knobs a test flips at runtime:
   `"garbage"` answers every endpoint with 200 and a body that is not JSON; `"wrong_dim"`
   answers /api/embed with vectors one dimension short; `"wrong_count"` with one vector
   fewer than texts asked; `"hang"` holds /api/embed and /api/chat without an answer
-  until the mode changes or the server stops.
+  until the mode changes or the server stops; `"redirect"` answers /api/embed and
+  /api/chat with a 307 to the same path at `redirect_to` (another server's URL);
+  `"trickle"` answers /api/embed with a 200 whose body is a space every 0.1 s until the
+  mode changes or the server stops; `"flood"` with a 200 whose body is `flood_bytes`
+  of spaces, sent as fast as the client reads them.
 
 Chat (/api/chat) answers for the models in `chat_models`, a 404 for any other:
 
@@ -175,6 +179,15 @@ class _Handler(BaseHTTPRequestHandler):
                 if self.server.stopping.wait(0.05):
                     self.close_connection = True
                     return True
+        if fake.mode == "redirect" and self.path in ("/api/embed", "/api/chat"):
+            self.send_response(307)
+            self.send_header("Location", f"{fake.redirect_to}{self.path}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return True
+        if fake.mode in ("trickle", "flood") and self.path == "/api/embed":
+            self._endless_body()
+            return True
         if fake.mode == "error500":
             self._reply(500, {"error": fake.error_text})
             return True
@@ -182,6 +195,24 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b"<html>Bad Gateway</html>{not json")
             return True
         return False
+
+    def _endless_body(self) -> None:
+        """A 200 whose JSON never comes: spaces, slowly ("trickle") or in bulk ("flood")."""
+        fake = self.server.fake
+        mode = fake.mode
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        piece = b" " * (1 if mode == "trickle" else 65536)
+        sent = 0
+        while fake.mode == mode and sent < (fake.flood_bytes if mode == "flood" else float("inf")):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.flush()
+            sent += len(piece)
+            if mode == "trickle" and self.server.stopping.wait(0.1):
+                break
+        self.wfile.write(b"0\r\n\r\n")
 
     def _embed(self, body: dict) -> None:
         fake = self.server.fake
@@ -332,10 +363,13 @@ class FakeOllama:
     def __init__(self, models: dict[str, int] | None = None) -> None:
         self.models: dict[str, int] = dict(DEFAULT_MODELS if models is None else models)
         self.delay = 0.0
-        # None, "error500", "garbage", "wrong_dim", "wrong_count" or "hang" (module docstring).
+        # None, "error500", "garbage", "wrong_dim", "wrong_count", "hang", "redirect",
+        # "trickle" or "flood" (module docstring).
         self.mode: str | None = None
         # What an "error500" answer says: Ollama passes on what its runner printed.
         self.error_text = "llama runner process has terminated: signal: killed"
+        self.redirect_to = ""
+        self.flood_bytes = 32 * 1024 * 1024
         self.hung_requests = 0
         self.embed_requests = 0
         self.texts_embedded = 0

@@ -228,6 +228,16 @@ async def test_a_server_that_is_down_gives_a_retryable_failure_naming_it(
     assert isinstance((await extractor.extract(["Ada Lovelace"]))[0], Extraction)
 
 
+async def test_a_redirect_to_another_server_is_not_followed(server: FakeOllama, extractor: OllamaExtractor):
+    """The chunk went on to whatever host the answer named, and the failure was final."""
+    with fake_ollama() as elsewhere:
+        server.mode, server.redirect_to = "redirect", elsewhere.url
+        [failed] = await extractor.extract(["Ada Lovelace"])
+        assert elsewhere.chat_requests == []
+    assert isinstance(failed, ExtractionFailed) and failed.retryable
+    assert failed.reason.startswith(f"ollama at {server.url} answered with a redirect (HTTP 307)")
+
+
 async def test_a_missing_model_names_the_pull_command(server: FakeOllama):
     extractor = OllamaExtractor(settings(server, model="qwen3:4b"))
     try:

@@ -290,6 +290,36 @@ def test_a_slow_ollama_times_out_as_unavailable(ollama: FakeOllama):
     assert embedder.embed(["fast again"]).shape == (1, 64)
 
 
+def test_an_answer_that_never_ends_is_given_up_on(ollama: FakeOllama):
+    """A byte every 0.1 s never trips a read timeout: the embed job waited on it for good.
+    An answer in bulk was read whole into the daemon's memory, however large."""
+    embedder = OllamaEmbedder(ollama_settings(ollama, timeout=1))
+    ollama.mode = "trickle"
+    # The fake would trickle for good: stopped after 8 s, its answer is not JSON.
+    give_up = threading.Timer(8, lambda: setattr(ollama, "mode", None))
+    give_up.start()
+    try:
+        with pytest.raises(EmbedderUnavailable, match="timed out"):
+            embedder.embed(["a trickle"])
+    finally:
+        give_up.cancel()
+    ollama.mode = "flood"
+    with pytest.raises(EmbedderUnavailable, match=r"something unusable \(AnswerTooLarge\)"):
+        embedder.embed(["a flood"])
+    ollama.mode = None
+    assert embedder.embed(["answered again"]).shape == (1, 64)
+
+
+def test_a_redirect_to_another_server_is_not_followed(ollama: FakeOllama):
+    """The chunks' text went on to whatever host the answer named."""
+    with fake_ollama() as elsewhere:
+        ollama.mode, ollama.redirect_to = "redirect", elsewhere.url
+        embedder = OllamaEmbedder(ollama_settings(ollama, timeout=5))
+        with pytest.raises(EmbedderUnavailable, match=r"answered with a redirect \(HTTP 307\)"):
+            embedder.embed(["private notes"])
+        assert elsewhere.embed_requests == 0
+
+
 def test_ollama_going_away_mid_request_is_unavailable_not_an_error(ollama: FakeOllama):
     """Stopped (the connection closes) or killed (the kernel resets it): either way the
     caller must get EmbedderUnavailable, the one error the job and search know to wait out."""

@@ -32,6 +32,7 @@ from kenning.config import LlmSettings
 from kenning.errors import error_detail
 from kenning.store.records import Entity, Extraction, ExtractionFailed, Relation
 from kenning.text.names import normalize_name
+from kenning.workers.ollama_http import CHAT_ANSWER_BYTES, client_options, is_redirect, redirect_message
 from kenning.workers.pool import BoundedPool, PoolTimeout
 
 log = logging.getLogger(__name__)
@@ -205,7 +206,11 @@ class OllamaChatWorker:
         # over the loop's 100 ms budget on a loaded machine (the shutdown e2e test caught
         # it), so it is made in a worker thread; nothing in it belongs to a loop yet.
         self._client = await asyncio.to_thread(
-            ollama.AsyncClient, host=self.base_url, timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT)
+            lambda: ollama.AsyncClient(
+                host=self.base_url,
+                timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT),
+                **client_options(CHAT_ANSWER_BYTES),
+            )
         )
 
     def alive(self) -> bool:
@@ -300,6 +305,8 @@ class OllamaExtractor:
                 details={"unavailable": True},
             )
         if isinstance(exc, ollama.ResponseError):
+            if is_redirect(exc.status_code):
+                return ExtractionFailed(redirect_message(self.base_url, exc.status_code), details={"unavailable": True})
             if exc.status_code == 404:
                 # Retryable: the chunk extracts fine once the user pulls the model.
                 return ExtractionFailed(

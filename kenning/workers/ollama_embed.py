@@ -25,6 +25,7 @@ from tenacity import (
 from kenning.config import EmbedderSettings
 from kenning.errors import EmbedderUnavailable, error_detail
 from kenning.workers.embedders import normalise, signature_for
+from kenning.workers.ollama_http import EMBED_ANSWER_BYTES_PER_TEXT, client_options, is_redirect, redirect_message
 
 # A server that is down refuses (ConnectError); one killed mid-request resets the
 # connection (ReadError / WriteError): all mean "not reachable", none is a bad request.
@@ -63,7 +64,9 @@ class OllamaEmbedder:
     def _client(self) -> ollama.Client:
         client = getattr(self._local, "client", None)
         if client is None:
-            client = self._local.client = ollama.Client(host=self.base_url, timeout=self.timeout)
+            # `timeout` bounds each read and also the whole of an answer once it begins.
+            options = client_options(EMBED_ANSWER_BYTES_PER_TEXT * self.batch_size + (1 << 20), self.timeout)
+            client = self._local.client = ollama.Client(host=self.base_url, timeout=self.timeout, **options)
             with self._lock:
                 self._clients.append(client)
         return client
@@ -100,9 +103,14 @@ class OllamaEmbedder:
         except _CONNECTION_ERRORS + (httpx.TimeoutException,) as exc:
             raise self._unreachable(exc) from None
         except ollama.ResponseError as exc:
-            raise EmbedderUnavailable(f"ollama error {exc.status_code}: {error_detail(str(exc.error))}") from None
+            raise self._refused(exc) from None
         except ValueError as exc:
             raise self._misbehaving(exc) from None
+
+    def _refused(self, exc: ollama.ResponseError) -> EmbedderUnavailable:
+        if is_redirect(exc.status_code):
+            return EmbedderUnavailable(redirect_message(self.base_url, exc.status_code))
+        return EmbedderUnavailable(f"ollama error {exc.status_code}: {error_detail(str(exc.error))}")
 
     def check(self) -> None:
         with self._metadata_call():
@@ -139,7 +147,7 @@ class OllamaEmbedder:
                 raise EmbedderUnavailable(
                     f"ollama at {self.base_url} does not have model {self.model!r}; run `ollama pull {self.model}`"
                 ) from None
-            raise EmbedderUnavailable(f"ollama error {exc.status_code}: {error_detail(str(exc.error))}") from None
+            raise self._refused(exc) from None
         except ValueError as exc:
             raise self._misbehaving(exc) from None
         return normalise(self._shaped(response.embeddings, len(texts)))
