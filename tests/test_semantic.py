@@ -151,12 +151,13 @@ async def start_semantic(
     return running
 
 
-async def caught_up(db: Database, running: Running, timeout: float = 30) -> EmbedderStatus:
-    """Until the job is idle and the in-memory index holds a vector for every item."""
+async def caught_up(db: Database, running: Running, timeout: float = 30, missing: int = 0) -> EmbedderStatus:
+    """Until the job is idle and the in-memory index holds a vector for every item (but
+    `missing` of them)."""
     deadline = time.monotonic() + timeout
     while True:
         status = running.status()
-        items = await scalar(db, "SELECT count(*) FROM items")
+        items = await scalar(db, "SELECT count(*) FROM items") - missing
         if status.job.state == "idle" and status.vectors == items:
             return status
         if time.monotonic() > deadline:
@@ -363,6 +364,22 @@ async def test_the_embed_job_outlives_ollama_being_killed_mid_page(
     ollama.delay = 0.0
     ollama.start()
     await caught_up(db, semantic)
+
+
+async def test_a_text_the_model_cannot_embed_leaves_it_alone_and_the_rest_embedded(
+    db: Database, semantics: list[Running], ollama: FakeOllama
+):
+    """Ollama answers a text its model turns into NaN with a 500, for the whole request:
+    the job took that for an outage and retried the same page for good, so that text held
+    back the vectors of every item from its page on, those added later included."""
+    ids = await corpus(db)
+    ollama.poison_word = "tomatoes"
+    semantic = await start_semantic(db, semantics, ollama_settings(ollama), catch_up=False)
+    status = await caught_up(db, semantic, missing=1)
+    assert status.job.last_error is None
+    assert await scalar(db, "SELECT count(*) FROM vectors WHERE item_id = ?", (ids["garden.md"],)) == 0
+    found = await semantic.search("orchestra symphony Beethoven")
+    assert "vector" in found.hits[0].legs
 
 
 # -- WordLlama, offline -------------------------------------------------------------------

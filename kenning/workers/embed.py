@@ -14,16 +14,21 @@ import logging
 
 import numpy as np
 
+from kenning.errors import BackendUnavailable
 from kenning.heap import release_free_memory
 from kenning.store import vectors
 from kenning.store.database import Database
 from kenning.store.records import Embedder
+from kenning.store.vectors import StaleItem
 from kenning.workers.embedders import embedding_text
 from kenning.workers.job import Job
 
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 512
+# Embedded after a batch failed, to tell a server that cannot answer from one that cannot
+# embed some text of the batch.
+PROBE = "kenning"
 LARGE_REEMBED = 1000
 
 
@@ -42,6 +47,8 @@ class EmbedJob(Job):
         self.db = db
         self.embedder = embedder
         self.max_chars = max_chars
+        # Items the model failed on alone, with why (see _embed_batch).
+        self.refused: dict[int, str] = {}
 
     async def run_pass(self) -> None:
         signature = self.embedder.signature
@@ -60,21 +67,66 @@ class EmbedJob(Job):
             page = await vectors.stale_page(self.db, signature, after, PAGE_SIZE)
             if not page:
                 break
-            texts = [embedding_text(item.title, item.section, item.content, self.max_chars) for item in page]
-            matrix = await asyncio.to_thread(self._embed_all, texts)
-            written = await vectors.write_vectors(self.db, signature, [item.id for item in page], matrix)
+            todo = [item for item in page if item.id not in self.refused]
+            texts = [embedding_text(item.title, item.section, item.content, self.max_chars) for item in todo]
+            rows = await asyncio.to_thread(self._embed_all, texts)
+            embedded = self._sort_out(todo, rows)
+            written = await self._write(signature, embedded)
             # Only a real round trip says the backend is back; an empty pass asked nothing.
-            self.last_error = None
+            if todo:
+                self.last_error = None
             # Items deleted while they were embedded count as done: nothing is left of them.
             progress.advance(len(page))
             await progress.recount(lambda: vectors.count_stale(self.db, signature))
             after = page[-1].id
-            if written < len(page):
-                log.debug("%d items went away while being embedded", len(page) - written)
+            if written < len(embedded):
+                log.debug("%d items went away while being embedded", len(embedded) - written)
         log.info("embedded %d items with %s", progress.done, signature)
         await asyncio.to_thread(release_free_memory)
 
-    def _embed_all(self, texts: list[str]) -> np.ndarray:
+    async def _write(self, signature: str, embedded: list[tuple[StaleItem, np.ndarray]]) -> int:
+        if not embedded:
+            return 0
+        ids = [item.id for item, _ in embedded]
+        return await vectors.write_vectors(self.db, signature, ids, np.stack([row for _, row in embedded]))
+
+    def _embed_all(self, texts: list[str]) -> list[np.ndarray | BackendUnavailable]:
         size = self.embedder.batch_size
-        parts = [self.embedder.embed(texts[start : start + size]) for start in range(0, len(texts), size)]
-        return np.concatenate(parts)
+        return [row for start in range(0, len(texts), size) for row in self._embed_batch(texts[start : start + size])]
+
+    def _embed_batch(self, texts: list[str]) -> list[np.ndarray | BackendUnavailable]:
+        """The batch's rows; a text the model cannot embed gets the error instead.
+
+        Ollama answers a request holding a text its model turns into NaN with a 500 for
+        the whole request, as it answers when its runner died. Taken for an outage, that
+        text held back every vector from its page on for good: the pass backed off and
+        met it again. So a failed batch is followed by a probe; only when the probe is
+        answered, the server being up, is each text of the batch asked alone."""
+        try:
+            return list(self.embedder.embed(texts))
+        except BackendUnavailable:
+            self.embedder.embed([PROBE])
+        return [self._embed_one(text) for text in texts]
+
+    def _embed_one(self, text: str) -> np.ndarray | BackendUnavailable:
+        try:
+            return self.embedder.embed([text])[0]
+        except BackendUnavailable as exc:
+            # The server may have gone away since the probe: then no text is to blame.
+            self.embedder.embed([PROBE])
+            return exc
+
+    def _sort_out(
+        self, items: list[StaleItem], rows: list[np.ndarray | BackendUnavailable]
+    ) -> list[tuple[StaleItem, np.ndarray]]:
+        """The items embedded, with their rows; those the model failed on alone are left
+        out of this embedder's passes (they stay keyword-searchable, and are tried again
+        by a new embedder: a restart, a reload that changes it, `ken reembed`)."""
+        embedded = []
+        for item, row in zip(items, rows, strict=True):
+            if isinstance(row, BackendUnavailable):
+                self.refused[item.id] = str(row)
+                log.warning("item %d (%s) cannot be embedded, left to keyword search: %s", item.id, item.title, row)
+            else:
+                embedded.append((item, row))
+        return embedded
