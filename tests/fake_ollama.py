@@ -32,7 +32,8 @@ The knobs a test flips at runtime:
   it runs): `"error500"` answers every endpoint with HTTP 500 and `error_text`;
   `"garbage"` answers every endpoint with 200 and a body that is not JSON; `"wrong_dim"`
   answers /api/embed with vectors one dimension short; `"wrong_count"` with one vector
-  fewer than texts asked; `"hang"` holds /api/embed and /api/chat without an answer
+  fewer than texts asked; `"zeros"` with vectors of zeros; `"huge"` with its vectors
+  scaled by 1e30 (finite in float32, their squares are not); `"hang"` holds /api/embed and /api/chat without an answer
   until the mode changes or the server stops; `"redirect"` answers /api/embed and
   /api/chat with a 307 to the same path at `redirect_to` (another server's URL);
   `"trickle"` answers /api/embed with a 200 whose body is a space every 0.1 s until the
@@ -264,6 +265,10 @@ class _Handler(BaseHTTPRequestHandler):
             return [vector[:-1] for vector in vectors]
         if mode == "wrong_count":
             return vectors[:-1]
+        if mode == "zeros":
+            return [[0.0] * len(vector) for vector in vectors]
+        if mode == "huge":
+            return [[value * 1e30 for value in vector] for vector in vectors]
         return vectors
 
     def _show(self, body: dict) -> None:
@@ -368,8 +373,8 @@ class FakeOllama:
     def __init__(self, models: dict[str, int] | None = None) -> None:
         self.models: dict[str, int] = dict(DEFAULT_MODELS if models is None else models)
         self.delay = 0.0
-        # None, "error500", "garbage", "wrong_dim", "wrong_count", "hang", "redirect",
-        # "trickle" or "flood" (module docstring).
+        # None, "error500", "garbage", "wrong_dim", "wrong_count", "zeros", "huge", "hang",
+        # "redirect", "trickle" or "flood" (module docstring).
         self.mode: str | None = None
         # What an "error500" answer says: Ollama passes on what its runner printed.
         self.error_text = "llama runner process has terminated: signal: killed"

@@ -311,6 +311,18 @@ def test_an_answer_that_never_ends_is_given_up_on(ollama: FakeOllama):
     assert embedder.embed(["answered again"]).shape == (1, 64)
 
 
+def test_vectors_of_zeros_are_refused_and_huge_ones_are_normalised(ollama: FakeOllama):
+    """A row of zeros matches nothing, and was stored as the text's vector; a row of
+    numbers whose squares overflow float32 was normalised into one."""
+    embedder = OllamaEmbedder(ollama_settings(ollama, timeout=5))
+    expected = embedder.embed(["kestrel over the meadow"])
+    ollama.mode = "zeros"
+    with pytest.raises(EmbedderUnavailable, match="returned an embedding of zeros"):
+        embedder.embed(["kestrel over the meadow"])
+    ollama.mode = "huge"
+    assert np.allclose(embedder.embed(["kestrel over the meadow"]), expected, atol=1e-6)
+
+
 def test_a_redirect_to_another_server_is_not_followed(ollama: FakeOllama):
     """The chunks' text went on to whatever host the answer named."""
     with fake_ollama() as elsewhere:

@@ -43,11 +43,13 @@ def embedding_text(title: str, section: str, content: str, max_chars: int) -> st
 
 
 def normalise(matrix: np.ndarray) -> np.ndarray:
-    """Rows of unit length, so the vector leg's cosine is a plain dot product."""
-    matrix = np.asarray(matrix, dtype=np.float32)
+    """Rows of unit length, so the vector leg's cosine is a plain dot product. Their
+    lengths are taken in float64: a float32 row of values past 1e19 has squares that
+    overflow float32, and came out a row of zeros."""
+    matrix = np.asarray(matrix, dtype=np.float64)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return matrix / norms
+    return (matrix / norms).astype(np.float32)
 
 
 @functools.lru_cache(maxsize=1)

@@ -166,6 +166,9 @@ class OllamaEmbedder:
             )
         if not np.isfinite(vectors).all():
             raise EmbedderUnavailable(f"ollama at {self.base_url} returned embeddings that are not finite numbers")
+        if not vectors.any(axis=1).all():
+            # It points nowhere, so it matches nothing: stored, it would stand for the text.
+            raise EmbedderUnavailable(f"ollama at {self.base_url} returned an embedding of zeros")
         expected = self._dimension(vectors.shape[1])
         if vectors.shape[1] != expected:
             raise EmbedderUnavailable(
