@@ -18,6 +18,10 @@ from kenning.config.paths import DB_NAME, default_data_dir, socket_path, user_pa
 SOURCE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 # Kernel and device trees: their "files" are endless, blocking or live state, not documents.
 PSEUDO_FILESYSTEMS = (Path("/proc"), Path("/sys"), Path("/dev"))
+# A day. An HTTP client's timeout past about 1e9 s overflows the socket's time_t
+# (OverflowError): `[embedder] timeout = 1e10`, meant as "never", was accepted by a
+# reload and then left the daemon without vector search, its status "loading" for good.
+MAX_HTTP_TIMEOUT = 86_400
 # Agent-added text, fetched pages and agent records live in sources of these names.
 RESERVED_SOURCE_NAMES = frozenset({"agent", "web", "memory", "archive", "ledger"})
 
@@ -148,7 +152,7 @@ class EmbedderSettings(_Strict):
     model: str | None = None
     dim: Annotated[int, Field(ge=16, le=4096)] = 256
     base_url: OllamaUrl = "http://127.0.0.1:11434"
-    timeout: Annotated[float, Field(gt=0)] = 30.0
+    timeout: Annotated[float, Field(gt=0, le=MAX_HTTP_TIMEOUT)] = 30.0
     batch_size: Annotated[int, Field(ge=1, le=4096)] = 64
     max_chars: Annotated[int, Field(ge=100, le=100_000)] = 2000
 
@@ -191,7 +195,7 @@ class LlmSettings(_Strict):
     model: str = "qwen3:4b"
     base_url: OllamaUrl = "http://127.0.0.1:11434"
     extraction_pool_size: Annotated[int, Field(ge=1, le=16)] = 3
-    timeout: Annotated[float, Field(gt=0)] = 120.0
+    timeout: Annotated[float, Field(gt=0, le=MAX_HTTP_TIMEOUT)] = 120.0
     max_chars: Annotated[int, Field(ge=200, le=100_000)] = 4000
 
 
@@ -199,7 +203,7 @@ class FetchSettings(_Strict):
     """`ken add-url`: which hosts may be fetched, and how much of them."""
 
     allowed_hosts: tuple[str, ...] = ()
-    timeout: Annotated[float, Field(gt=0)] = 30.0
+    timeout: Annotated[float, Field(gt=0, le=MAX_HTTP_TIMEOUT)] = 30.0
     max_mb: Annotated[float, Field(gt=0)] = 5.0
     max_redirects: Annotated[int, Field(ge=0, le=20)] = 5
 
