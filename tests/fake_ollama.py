@@ -30,7 +30,8 @@ The knobs a test flips at runtime:
 
 - `mode` makes the server misbehave until it is set back to `None` (switchable while
   it runs): `"error500"` answers every endpoint with HTTP 500 and `error_text`;
-  `"garbage"` answers every endpoint with 200 and a body that is not JSON; `"wrong_dim"`
+  `"garbage"` answers every endpoint with 200 and a body that is not JSON; `"bad_gzip"`
+  with 200 and a body said to be gzip that is not; `"wrong_dim"`
   answers /api/embed with vectors one dimension short; `"wrong_count"` with one vector
   fewer than texts asked; `"zeros"` with vectors of zeros; `"huge"` with its vectors
   scaled by 1e30 (finite in float32, their squares are not); `"hang"` holds /api/embed and /api/chat without an answer
@@ -198,6 +199,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.mode == "garbage":
             self._send(200, b"<html>Bad Gateway</html>{not json")
             return True
+        if fake.mode == "bad_gzip":
+            self._send(200, b"not gzip at all", encoding="gzip")
+            return True
         return False
 
     def _endless_body(self) -> None:
@@ -358,9 +362,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _reply(self, status: int, payload: dict | None) -> None:
         self._send(status, b"" if payload is None else json.dumps(payload).encode())
 
-    def _send(self, status: int, data: bytes) -> None:
+    def _send(self, status: int, data: bytes, encoding: str | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
+        if encoding:
+            self.send_header("Content-Encoding", encoding)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         if self.command != "HEAD":
@@ -373,7 +379,7 @@ class FakeOllama:
     def __init__(self, models: dict[str, int] | None = None) -> None:
         self.models: dict[str, int] = dict(DEFAULT_MODELS if models is None else models)
         self.delay = 0.0
-        # None, "error500", "garbage", "wrong_dim", "wrong_count", "zeros", "huge", "hang",
+        # None, "error500", "garbage", "bad_gzip", "wrong_dim", "wrong_count", "zeros", "huge", "hang",
         # "redirect", "trickle" or "flood" (module docstring).
         self.mode: str | None = None
         # What an "error500" answer says: Ollama passes on what its runner printed.

@@ -323,6 +323,17 @@ def test_vectors_of_zeros_are_refused_and_huge_ones_are_normalised(ollama: FakeO
     assert np.allclose(embedder.embed(["kestrel over the meadow"]), expected, atol=1e-6)
 
 
+def test_an_answer_that_cannot_be_decoded_is_unusable_not_an_error(ollama: FakeOllama):
+    """httpx's DecodingError went past every handler: met at start, it turned vector
+    search off until the next restart, the embedder 'loading' for good."""
+    embedder = OllamaEmbedder(ollama_settings(ollama, timeout=5))
+    ollama.mode = "bad_gzip"
+    with pytest.raises(EmbedderUnavailable, match=r"something unusable \(DecodingError\)"):
+        embedder.check()
+    with pytest.raises(EmbedderUnavailable, match=r"something unusable \(DecodingError\)"):
+        embedder.embed(["kestrel"])
+
+
 def test_a_redirect_to_another_server_is_not_followed(ollama: FakeOllama):
     """The chunks' text went on to whatever host the answer named."""
     with fake_ollama() as elsewhere:

@@ -320,9 +320,10 @@ class OllamaExtractor:
                 # the job backs off as a whole rather than failing chunk after chunk.
                 return ExtractionFailed(said, details={"unavailable": True})
             return ExtractionFailed(said, retryable=exc.status_code == 429)
-        if isinstance(exc, ValueError):
+        if isinstance(exc, (ValueError, httpx.HTTPError)):
             # A 200 whose body is not Ollama's JSON (ollama's client raises a JSONDecodeError
-            # or a pydantic ValidationError): a proxy's error page, not an answer about the chunk.
+            # or a pydantic ValidationError), or one httpx cannot read (a DecodingError): a
+            # proxy's error page, not an answer about the chunk.
             return ExtractionFailed(
                 f"ollama at {self.base_url} answered with something unusable ({type(exc).__name__})",
                 details={"unavailable": True},

@@ -30,6 +30,11 @@ from kenning.workers.ollama_http import EMBED_ANSWER_BYTES_PER_TEXT, client_opti
 # A server that is down refuses (ConnectError); one killed mid-request resets the
 # connection (ReadError / WriteError): all mean "not reachable", none is a bad request.
 _CONNECTION_ERRORS = (httpx.NetworkError, httpx.ConnectTimeout, httpx.RemoteProtocolError, ConnectionError)
+# An answer that is not Ollama's JSON (ValueError: not JSON, not the shape documented,
+# too large), or that httpx cannot read at all (a body said to be gzip that is not: a
+# DecodingError, which went past every handler and, met at start, left the daemon
+# without vector search until it was restarted).
+_UNUSABLE = (ValueError, httpx.HTTPError)
 # ollama's client turns a refused connection into the builtin ConnectionError.
 _REFUSED = (httpx.ConnectError, ConnectionRefusedError, ConnectionError)
 
@@ -104,7 +109,7 @@ class OllamaEmbedder:
             raise self._unreachable(exc) from None
         except ollama.ResponseError as exc:
             raise self._refused(exc) from None
-        except ValueError as exc:
+        except _UNUSABLE as exc:
             raise self._misbehaving(exc) from None
 
     def _refused(self, exc: ollama.ResponseError) -> EmbedderUnavailable:
@@ -148,7 +153,7 @@ class OllamaEmbedder:
                     f"ollama at {self.base_url} does not have model {self.model!r}; run `ollama pull {self.model}`"
                 ) from None
             raise self._refused(exc) from None
-        except ValueError as exc:
+        except _UNUSABLE as exc:
             raise self._misbehaving(exc) from None
         return normalise(self._shaped(response.embeddings, len(texts)))
 
