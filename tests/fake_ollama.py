@@ -148,7 +148,9 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         if self._misbehaved():
             return
-        if self.path == "/api/tags":
+        if self.path == "/api/tags" and fake.tags_reply is not None:
+            self._send(200, json.dumps(fake.tags_reply).encode())
+        elif self.path == "/api/tags":
             # Every model pulled, embedding and chat alike, as Ollama lists them.
             names = [*fake.models, *sorted(set(fake.chat_models) - set(fake.models))]
             self._reply(200, {"models": [fake.model_entry(name) for name in names]})
@@ -385,6 +387,8 @@ class FakeOllama:
         # What an "error500" answer says: Ollama passes on what its runner printed.
         self.error_text = "llama runner process has terminated: signal: killed"
         self.redirect_to = ""
+        # When set, what GET /api/tags answers instead of the model list (any JSON value).
+        self.tags_reply: object = None
         # An embed request holding a text with this word is answered as Ollama answers
         # one its model turns into NaN (a 500 naming it); the others are embedded.
         self.poison_word: str | None = None

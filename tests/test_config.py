@@ -160,6 +160,29 @@ def test_an_ollama_address_without_a_scheme_is_read_as_the_ollama_client_reads_i
     assert load_settings(config).llm.base_url == "http://localhost:11434"
 
 
+@pytest.mark.parametrize(
+    ("mode", "tags", "said"),
+    [
+        (None, ["fake-embed:latest"], "does not answer as Ollama does (JSON of another shape for /api/tags)"),
+        (None, {"models": [None]}, "does not have fake-embed"),
+        ("garbage", None, "does not answer as Ollama does (JSONDecodeError for /api/tags)"),
+    ],
+)
+def test_doctor_names_an_ollama_that_answers_in_another_shape(tmp_path, mode, tags, said):
+    """A list or a null where Ollama lists its models was a traceback from `ken doctor`,
+    and an answer that is not JSON was called 'not reachable'."""
+    config = tmp_path / "config.toml"
+    with fake_ollama() as server:
+        server.mode, server.tags_reply = mode, tags
+        config.write_text(
+            f'[daemon]\ndata_dir = "{tmp_path / "data"}"\n'
+            f'[embedder]\nbackend = "ollama"\nmodel = "fake-embed"\nbase_url = "{server.url}"\n'
+        )
+        doctor = CliRunner().invoke(main, ["--config", str(config), "doctor"])
+    assert doctor.exception is None or isinstance(doctor.exception, SystemExit)
+    assert f"PROBLEM ollama (embedder): {server.url} {said}" in doctor.output
+
+
 def test_relative_paths_are_taken_from_the_config_files_directory(tmp_path, monkeypatch):
     config = tmp_path / "lib" / "config.toml"
     config.parent.mkdir()

@@ -319,11 +319,28 @@ def _ollama(role: str, base_url: str, model: str, checks: list[Check]) -> None:
     url = base_url.rstrip("/") + "/api/tags"
     try:
         with urllib.request.urlopen(url, timeout=OLLAMA_TIMEOUT) as answer:
-            models = {entry.get("name", "") for entry in json.load(answer).get("models", [])}
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+            models = _model_names(json.load(answer))
+    except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         checks.append(
             Check(PROBLEM, f"ollama ({role})", f"not reachable at {base_url}: {reason}", "start it: ollama serve")
+        )
+        return
+    except ValueError as exc:
+        models = None
+        what = type(exc).__name__
+    else:
+        what = "JSON of another shape"
+    if models is None:
+        # Something answers there, but not as Ollama lists its models: a proxy's error
+        # page, another program on the port. A list or a null there was a traceback.
+        checks.append(
+            Check(
+                PROBLEM,
+                f"ollama ({role})",
+                f"{base_url} does not answer as Ollama does ({what} for /api/tags)",
+                "check that base_url names the Ollama server, not a proxy or another program",
+            )
         )
         return
     wanted = {model, f"{model}:latest"}
@@ -331,6 +348,14 @@ def _ollama(role: str, base_url: str, model: str, checks: list[Check]) -> None:
         checks.append(Check(PROBLEM, f"ollama ({role})", f"{base_url} does not have {model}", f"ollama pull {model}"))
     else:
         checks.append(Check(OK, f"ollama ({role})", f"{base_url} serves {model}"))
+
+
+def _model_names(listed: object) -> set[str] | None:
+    """The names in an /api/tags answer; None when it is not Ollama's model list."""
+    entries = listed.get("models") if isinstance(listed, dict) else None
+    if not isinstance(entries, list):
+        return None
+    return {entry["name"] for entry in entries if isinstance(entry, dict) and isinstance(entry.get("name"), str)}
 
 
 def _disk(data_dir: Path, status: api.Status | None, checks: list[Check]) -> None:
