@@ -290,7 +290,10 @@ class _Handler(BaseHTTPRequestHandler):
                 "parameters": "",
                 "template": "",
                 "details": fake.model_entry(name)["details"],
-                "model_info": {"general.architecture": "fake", "fake.embedding_length": dim},
+                "model_info": {
+                    "general.architecture": "fake",
+                    "fake.embedding_length": dim if fake.stated_length is None else fake.stated_length,
+                },
                 "capabilities": ["embedding"],
                 "modified_at": "2024-01-01T00:00:00Z",
             },
@@ -389,6 +392,8 @@ class FakeOllama:
         self.redirect_to = ""
         # When set, what GET /api/tags answers instead of the model list (any JSON value).
         self.tags_reply: object = None
+        # When set, the embedding length /api/show states instead of the model's (any JSON value).
+        self.stated_length: object = None
         # An embed request holding a text with this word is answered as Ollama answers
         # one its model turns into NaN (a 500 naming it); the others are embedded.
         self.poison_word: str | None = None

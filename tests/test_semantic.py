@@ -334,6 +334,16 @@ def test_an_answer_that_cannot_be_decoded_is_unusable_not_an_error(ollama: FakeO
         embedder.embed(["kestrel"])
 
 
+@pytest.mark.parametrize("stated", ["sixty-four", 0, 10**12])
+def test_a_stated_embedding_length_that_is_no_length_is_not_believed(ollama: FakeOllama, stated):
+    """`int()` of what /api/show said raised a ValueError or TypeError past every
+    handler: met at start, it turned vector search off until a restart."""
+    ollama.stated_length = stated
+    embedder = OllamaEmbedder(ollama_settings(ollama, timeout=5))
+    assert embedder.dimension() == 64
+    assert embedder.embed(["kestrel"]).shape == (1, 64)
+
+
 def test_a_redirect_to_another_server_is_not_followed(ollama: FakeOllama):
     """The chunks' text went on to whatever host the answer named."""
     with fake_ollama() as elsewhere:

@@ -35,6 +35,8 @@ _CONNECTION_ERRORS = (httpx.NetworkError, httpx.ConnectTimeout, httpx.RemoteProt
 # DecodingError, which went past every handler and, met at start, left the daemon
 # without vector search until it was restarted).
 _UNUSABLE = (ValueError, httpx.HTTPError)
+# Longer than any embedding model makes (the largest make 4,096 or 8,192).
+MAX_DIMENSION = 65_536
 # ollama's client turns a refused connection into the builtin ConnectionError.
 _REFUSED = (httpx.ConnectError, ConnectionRefusedError, ConnectionError)
 
@@ -209,7 +211,11 @@ class OllamaEmbedder:
     def _stated_dimension(self) -> int | None:
         with self._metadata_call():
             info = self._client().show(self.model).modelinfo or {}
-        return next((int(value) for key, value in info.items() if key.endswith(".embedding_length")), None)
+        stated = next((value for key, value in info.items() if key.endswith(".embedding_length")), None)
+        # Anything but a plausible length says nothing. int() of a string raised past every
+        # handler (met at start, vector search was off until a restart), and a length of 0
+        # or -3 was believed: every stored vector dropped, every embedding refused.
+        return stated if type(stated) is int and 0 < stated <= MAX_DIMENSION else None
 
     @retry(
         # A refused connection is not retried here: nothing listens, the embed job backs
