@@ -76,6 +76,8 @@ def test_a_missing_file_means_defaults_with_no_sources(tmp_path, isolated_home):
         ("[memory]\nhalf_life_days = nan\n", "memory.half_life_days: Input should be a finite number"),
         # Past about 1e9 s a socket timeout overflows: the embedder failed to start.
         ("[embedder]\ntimeout = 1e10\n", "embedder.timeout: Input should be less than or equal to 86400"),
+        # Past 2**63 bytes setrlimit overflows: no parse worker started, every file failed.
+        ("[limits]\nparse_memory_mb = 99999999999999\n", "limits.parse_memory_mb: Input should be less than or equal to 1048576"),
         # An empty path would mean whichever directory the reading process runs in.
         ('[daemon]\ndata_dir = ""\n', "daemon.data_dir: is empty"),
         ('[daemon]\nsocket = ""\n', "daemon.socket: is empty"),

@@ -132,7 +132,9 @@ class LimitsSettings(_Strict):
     max_text_chars: Annotated[int, Field(ge=10_000)] = 10_000_000
     max_chunks_per_file: Annotated[int, Field(ge=10)] = 10_000
     parse_timeout: Annotated[float, Field(gt=0)] = 120.0
-    parse_memory_mb: Annotated[int, Field(ge=128)] = 512
+    # At most a terabyte: past 2**63 bytes the workers' address-space limit overflows
+    # setrlimit, no worker started, and every file failed as "BrokenProcessPool".
+    parse_memory_mb: Annotated[int, Field(ge=128, le=1 << 20)] = 512
     parse_workers: Annotated[int, Field(ge=1, le=16)] = 2
 
 
