@@ -185,6 +185,16 @@ def test_doctor_names_an_ollama_that_answers_in_another_shape(tmp_path, mode, ta
     assert f"PROBLEM ollama (embedder): {server.url} {said}" in doctor.output
 
 
+def test_a_config_that_is_a_fifo_is_refused_at_once(tmp_path):
+    """Opened to be read, it held every `ken` command (and a reload) until something
+    wrote to it; `/dev/zero` was read until memory ran out."""
+    config = tmp_path / "config.toml"
+    os.mkfifo(config)
+    status = CliRunner().invoke(main, ["--config", str(config), "status"])
+    assert status.exit_code == 1
+    assert status.output.strip() == f"ken: {config}: cannot read: not a regular file (a FIFO, a device or a socket)"
+
+
 def test_relative_paths_are_taken_from_the_config_files_directory(tmp_path, monkeypatch):
     config = tmp_path / "lib" / "config.toml"
     config.parent.mkdir()

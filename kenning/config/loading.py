@@ -90,7 +90,7 @@ def load_settings(path: Path, *, missing_ok: bool = True) -> Settings:
             )
         return Settings()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = toml.read_text(path)
         if not text and not missing_ok:
             raise ConfigError(
                 f"{path}: the config file is empty (an editor part way through saving it?); the daemon"

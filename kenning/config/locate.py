@@ -29,7 +29,7 @@ def locate(config: Path) -> Locations | None:
     if not config.exists():
         return Locations(default_data_dir(), socket_path(default_data_dir(), None))
     try:
-        table = toml.parse(config.read_text(encoding="utf-8")).get("daemon", {})
+        table = toml.parse(toml.read_text(config)).get("daemon", {})
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
     if not isinstance(table, dict):

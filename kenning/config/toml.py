@@ -1,4 +1,5 @@
-"""tomllib, held to what a config file can need: every reader of config.toml parses it here.
+"""tomllib, held to what a config file can need: every reader of config.toml reads and
+parses it here.
 
 A config is user input, and two shapes of it cost far more than their size. Nesting
 (`x = [[[[…`, or inline tables) is parsed by recursion: past Python's limit it raised
@@ -10,15 +11,41 @@ the daemon killed for memory on `ken reload`. No setting is more than three part
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 import tomllib
+from pathlib import Path
 from typing import Any
 
+# Far past any config: the largest real ones are a few kilobytes.
+MAX_CONFIG_BYTES = 16 << 20
 MAX_KEY_PARTS = 32
 _PART = r"""(?:[A-Za-z0-9_-]++|"[^"\n]*+"|'[^'\n]*+')"""
 # A key of more than MAX_KEY_PARTS parts. The look-behind starts a match only where a
 # part starts, so a long run of key characters is scanned once, not from each of them.
 _DEEP_KEY = re.compile(rf"(?<![A-Za-z0-9_-]){_PART}(?:[ \t]*+\.[ \t]*+{_PART}){{{MAX_KEY_PARTS},}}")
+
+
+def read_text(path: Path) -> str:
+    """The file's text; OSError for one that is no regular file or is too large to be a
+    config, UnicodeDecodeError for one that is not UTF-8.
+
+    `--config /dev/zero` was read until memory ran out, and a FIFO (or a link to one)
+    held every `ken` command, and the daemon's reload, until something wrote to it: it
+    is opened without waiting for a writer, and refused."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as file:
+        mode = os.fstat(file.fileno()).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket)")
+        data = file.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise OSError(errno.EFBIG, f"over {MAX_CONFIG_BYTES >> 20} MB, far more than a config holds")
+    return data.decode("utf-8")
 
 
 def parse(text: str) -> dict[str, Any]:
