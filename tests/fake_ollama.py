@@ -37,7 +37,7 @@ The knobs a test flips at runtime:
   scaled by 1e30 (finite in float32, their squares are not); `"hang"` holds /api/embed and /api/chat without an answer
   until the mode changes or the server stops; `"redirect"` answers /api/embed and
   /api/chat with a 307 to the same path at `redirect_to` (another server's URL);
-  `"trickle"` answers /api/embed with a 200 whose body is a space every 0.1 s until the
+  `"trickle"` answers /api/embed and /api/tags with a 200 whose body is a space every 0.1 s until the
   mode changes or the server stops; `"flood"` with a 200 whose body is `flood_bytes`
   of spaces, sent as fast as the client reads them.
 
@@ -192,7 +192,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return True
-        if fake.mode in ("trickle", "flood") and self.path == "/api/embed":
+        if fake.mode in ("trickle", "flood") and self.path in ("/api/embed", "/api/tags"):
             self._endless_body()
             return True
         if fake.mode == "error500":

@@ -168,6 +168,8 @@ def test_an_ollama_address_without_a_scheme_is_read_as_the_ollama_client_reads_i
         (None, ["fake-embed:latest"], "does not answer as Ollama does (JSON of another shape for /api/tags)"),
         (None, {"models": [None]}, "does not have fake-embed"),
         ("garbage", None, "does not answer as Ollama does (JSONDecodeError for /api/tags)"),
+        # A byte every 0.1 s never trips a read timeout: doctor waited for good.
+        ("trickle", None, "did not answer within 3 s"),
     ],
 )
 def test_doctor_names_an_ollama_that_answers_in_another_shape(tmp_path, mode, tags, said):
@@ -183,6 +185,7 @@ def test_doctor_names_an_ollama_that_answers_in_another_shape(tmp_path, mode, ta
         doctor = CliRunner().invoke(main, ["--config", str(config), "doctor"])
     assert doctor.exception is None or isinstance(doctor.exception, SystemExit)
     assert f"PROBLEM ollama (embedder): {server.url} {said}" in doctor.output
+    assert "not reachable" not in doctor.output
 
 
 def test_a_config_that_is_a_fifo_is_refused_at_once(tmp_path):

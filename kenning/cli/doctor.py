@@ -35,6 +35,8 @@ OK, NOTE, PROBLEM = "ok", "note", "problem"
 # Below this, or below the database's own size (what `ken compact` needs), disk is short.
 MIN_FREE_BYTES = 1 << 30
 OLLAMA_TIMEOUT = 3.0
+# Ollama's list of the models it has; thousands of them would be a few megabytes.
+MAX_ANSWER_BYTES = 16 << 20
 
 
 @dataclass
@@ -318,8 +320,17 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
 def _ollama(role: str, base_url: str, model: str, checks: list[Check]) -> None:
     url = base_url.rstrip("/") + "/api/tags"
     try:
-        with urllib.request.urlopen(url, timeout=OLLAMA_TIMEOUT) as answer:
-            models = _model_names(json.load(answer))
+        models = _model_names(json.loads(_answer(url)))
+    except _Overdue:
+        checks.append(
+            Check(
+                PROBLEM,
+                f"ollama ({role})",
+                f"{base_url} did not answer within {OLLAMA_TIMEOUT:g} s",
+                "restart Ollama (it answers, but never finishes); the daemon gives up on it the same way",
+            )
+        )
+        return
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         checks.append(
@@ -348,6 +359,25 @@ def _ollama(role: str, base_url: str, model: str, checks: list[Check]) -> None:
         checks.append(Check(PROBLEM, f"ollama ({role})", f"{base_url} does not have {model}", f"ollama pull {model}"))
     else:
         checks.append(Check(OK, f"ollama ({role})", f"{base_url} serves {model}"))
+
+
+class _Overdue(Exception):
+    """An answer still arriving at its deadline."""
+
+
+def _answer(url: str) -> bytes:
+    """The body at `url`, whole within OLLAMA_TIMEOUT. urllib's timeout bounds each read
+    alone: a server sending a byte at a time held `ken doctor` for good."""
+    deadline = time.monotonic() + OLLAMA_TIMEOUT
+    body = bytearray()
+    with urllib.request.urlopen(url, timeout=OLLAMA_TIMEOUT) as answer:
+        while chunk := answer.read1(1 << 16):
+            body += chunk
+            if time.monotonic() > deadline:
+                raise _Overdue
+            if len(body) > MAX_ANSWER_BYTES:
+                raise ValueError(f"an answer over {MAX_ANSWER_BYTES >> 20} MB")
+    return bytes(body)
 
 
 def _model_names(listed: object) -> set[str] | None:
