@@ -657,12 +657,15 @@ class HeldQuery(OneQuery):
         return super().embed(texts)
 
 
-async def test_a_cancelled_search_stops_its_scope_lookup(db: Database):
+async def test_a_cancelled_search_stops_its_scope_lookup(db: Database, caplog: pytest.LogCaptureFixture):
     """A search cancelled while its query embedded (its client hung up) left the vector
     leg's scope lookup running: the part queued on a busy reader's thread ran when its
     turn came, and the part waiting for a free reader took one once the readers freed,
     each reading the scope for no one ahead of the searches still waited for. Every
-    statement the readers run is traced here."""
+    statement the readers run is traced here. The lookup stopped, nothing of it is
+    logged: asyncio logged its gather, never awaited, as an ERROR with a traceback
+    ("_GatheringFuture exception was never retrieved"), one for each client that hung
+    up on a search while the readers were busy."""
     from kenning.retrieval.search import Vectors
     from kenning.store.database import READERS, on_thread
 
@@ -708,6 +711,7 @@ async def test_a_cancelled_search_stops_its_scope_lookup(db: Database):
             await long_read
         await asyncio.wait_for(barrier, 60)
         assert traced == []
+        assert "never retrieved" not in caplog.text
     finally:
         busy.set()
         embedder.answer.set()

@@ -86,6 +86,16 @@ def _flatten_common(ranking: list[tuple[int, float]]) -> list[tuple[int, float]]
     return ranking
 
 
+def _stop_unheard(call: asyncio.Future) -> None:
+    """Cancel `call`, whose answer no one will take, and take its ending here.
+
+    A cancelled gather ends holding a CancelledError as its exception; never retrieved,
+    asyncio logged it as an ERROR with a traceback each time a client hung up on a
+    search while its scope lookup waited for a reader."""
+    call.cancel()
+    call.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+
 def _after(
     hits: list[Hit], bridge: Hit, page: Hit, found_by: tuple[list[str], dict[str, int]], limit: int
 ) -> list[Hit]:
@@ -402,7 +412,7 @@ class Retriever:
                 return [], None
             allowed, among = await allowed_call
         finally:
-            allowed_call.cancel()
+            _stop_unheard(allowed_call)
         if index.dim is not None and vector.shape[0] != index.dim:
             warnings.append(
                 f"vector leg skipped: the query embeds to {vector.shape[0]} dimensions but the index holds"
