@@ -142,6 +142,13 @@ def test_get_show_context_open_and_search_formats(library, tmp_path):
     assert Path(str(recorder) + ".args").read_text().split("\n") == [f"+{hit['line_start']}", str(guide)]
     refused = ken(library.config, "open", str(pdf_hit["item_id"]), env={"EDITOR": "true"})
     assert refused.returncode == 1 and f"ken get {pdf_hit['document_id']} --lines" in refused.stderr
+    # An editor that is no command was a Python traceback: a $VISUAL of spaces (it hid
+    # $EDITOR), a quote left open, a folder.
+    bad_editors = ((" ", 'vim -c "set nu', "No closing quotation"), ("", str(tmp_path), "Permission denied"))
+    for visual, editor, said in bad_editors:
+        bad = ken(library.config, "open", str(hit["item_id"]), env={"VISUAL": visual, "EDITOR": editor})
+        assert bad.returncode == 1 and bad.stderr.startswith("ken: ") and said in bad.stderr, bad.stderr
+        assert "$EDITOR" in bad.stderr and "Traceback" not in bad.stderr
 
     paths = ken(library.config, "search", "wombat", "--format", "paths", "--leg", "keyword")
     assert paths.stdout.splitlines() == [f"{guide}:{hit['line_start']}: Guide — Guide > Install"]

@@ -389,10 +389,23 @@ _GOTO_FLAG = {"code", "code-insiders", "codium", "cursor", "windsurf"}  # --goto
 _COLON_LINE = {"subl", "zed", "hx", "helix", "mate"}  # FILE:LINE
 
 
+def _editor() -> str | None:
+    """$VISUAL, else $EDITOR: the first that names a command. One of spaces is as good as
+    unset, as an empty one is; it hid the other and left nothing to run."""
+    for name in ("VISUAL", "EDITOR"):
+        value = os.environ.get(name, "")
+        if value.strip():
+            return value
+    return None
+
+
 def editor_command(editor: str, path: str, line: int) -> list[str]:
     import shlex
 
-    words = shlex.split(editor)
+    try:
+        words = shlex.split(editor)
+    except ValueError as exc:
+        raise KenningError(f"cannot read $VISUAL/$EDITOR {one_line(editor)!r} as a command: {exc}") from None
     name = Path(words[0]).name
     if name in _GOTO_FLAG:
         return [*words, "--goto", f"{path}:{line}"]
@@ -433,8 +446,8 @@ def open_item(ctx: Context, item_id: int, source: str | None) -> None:
             f"item {item_id} is in {path}, {what}: its lines count in the extracted text;"
             f" read them with `ken get {item.document_id} --lines {item.line_start}-{item.line_end}`"
         )
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-    if not editor:
+    editor = _editor()
+    if editor is None:
         raise KenningError(f"set $VISUAL or $EDITOR to open files; the hit is at {path}:{item.line_start}")
     import subprocess
 
@@ -443,6 +456,10 @@ def open_item(ctx: Context, item_id: int, source: str | None) -> None:
         status = subprocess.call(command)
     except FileNotFoundError:
         raise KenningError(f"cannot run the editor {command[0]!r} (from $VISUAL/$EDITOR)") from None
+    except OSError as exc:
+        # A folder, a file without execute permission, one that is no program.
+        why = exc.strerror or exc
+        raise KenningError(f"cannot run the editor {command[0]!r} (from $VISUAL/$EDITOR): {why}") from None
     if status:
         raise KenningError(f"{command[0]} exited with status {status}")
 
