@@ -180,9 +180,20 @@ def _result(line: bytes, method: str) -> Any:
                 writes=True,
             )
         raise AnswerLost("kenning daemon closed the connection without answering", method, writes=False)
-    response = msgspec.json.decode(line)
-    if "error" in response:
-        raise RpcError(response["error"].get("code", 0), response["error"].get("message", "unknown error"))
+    try:
+        response = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        response = None
+    if isinstance(response, dict) and isinstance(error := response.get("error"), dict):
+        raise RpcError(error.get("code", 0), str(error.get("message", "unknown error")))
+    if not isinstance(response, dict) or "result" not in response:
+        # Another program of this user's on the socket (a stale path in the config):
+        # its words are no business of the caller's, and may be anything.
+        raise RpcError(
+            0,
+            f"the answer to {method!r} is not an answer kenning's daemon gives; is another program"
+            " listening on its socket?",
+        )
     return response["result"]
 
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from kenning.client import AsyncClient, Client
-from kenning.errors import SocketNotYours
+from kenning.errors import RpcError, SocketNotYours
 
 NOBODY = 65534
 # Listens on the path, and logs how many bytes each connection sent before it closed.
@@ -98,3 +100,33 @@ def _received(log: Path, connections: int) -> list[int]:
         assert time.monotonic() < deadline, "the squatter never saw the connections close"
         time.sleep(0.05)
     return [int(count) for count in log.read_text().split()]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [b"SSH-2.0-OpenSSH_9.6\n", b"[1, 2]\n", b'"ok"\n', b'{"jsonrpc": "2.0", "id": 1}\n', b'{"error": "denied"}\n'],
+)
+def test_an_answer_that_is_no_json_rpc_answer_is_one_error(answer: bytes, tmp_path: Path):
+    """Something of this user's other than kenning's daemon on the socket (a stale path in
+    the config, another program's socket) answers what is not kenning's: `ken` printed
+    msgspec's DecodeError, a KeyError or a TypeError as a Python traceback."""
+    path = tmp_path / "kenning.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+
+    def answer_once() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(answer)
+
+    listener = threading.Thread(target=answer_once)
+    listener.start()
+    try:
+        with pytest.raises(RpcError, match="is not an answer kenning's daemon gives") as raised:
+            Client(path, timeout=10).call("status")
+        assert "\n" not in str(raised.value)
+    finally:
+        listener.join(30)
+        server.close()
