@@ -11,6 +11,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from contextlib import closing
 from pathlib import Path
 
@@ -417,3 +418,45 @@ def test_a_reload_that_lands_on_an_emptied_config_keeps_every_source(library, tm
     library.config.write_text(saved)
     assert daemon.call("reload")["sources"] == ["notes"]
     assert [s["name"] for s in daemon.call("status")["sources"] if s["kind"] == "folder" and s["active"]] == ["notes"]
+
+
+def test_ken_sources_remove_whose_daemon_goes_midway_says_how_the_removal_ended(library, tmp_path):
+    """`ken sources remove` shows a bar from `status` asked twice a second while the
+    removal runs. A daemon that went midway (stopped, its library wiped) failed that
+    question, and that failure was the answer: 'a daemon holds the library but does not
+    answer: it is still starting', or 'not running: start it', where the removal itself
+    had been answered (done) or cut short (which `ken status` shows once it runs again)."""
+    from tests.test_removed_text import grow_index
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("Tapirs wallow here.\n")
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    daemon.call("documents.add", {"title": "Filler", "text": "Wombatry notes.", "source_uri": "filler://1"})
+    daemon.wait_derived()
+    # A keyword index whose purge, after the folder's rows go, takes a few seconds (its
+    # rows written beside the idle daemon).
+    grow_index(library.data_dir / "kenning.db", "filler://1", 5_000)
+
+    remover = subprocess.Popen(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "sources", "remove", "notes", "--yes"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    rows = "SELECT count(*) FROM sources WHERE name = 'notes'"
+    wait_for(lambda: _rows(library, rows) == [(0,)], timeout=30, what="the folder's rows to go", interval=0.005)
+    assert remover.poll() is None, "the removal ended before its purge"
+    # No `status` reaches the daemon now, as once it is stopped, while the removal's own
+    # connection stays open: a second is two of the bar's questions.
+    daemon.socket.unlink()
+    time.sleep(1)
+    daemon.stop()
+    out, err = remover.communicate(timeout=60)
+    assert "start it" not in err and "still starting" not in err, err
+    assert "removed source 'notes'" in out or "may have done it" in err, (out, err)
+
+
+def _rows(library, sql: str) -> list[tuple]:
+    with closing(sqlite3.connect(f"file:{library.data_dir / 'kenning.db'}?mode=ro", uri=True)) as conn:
+        return conn.execute(sql).fetchall()

@@ -23,7 +23,7 @@ import click
 from kenning import api
 from kenning.cli.app import Context, no_color
 from kenning.cli.status_view import ago, job_figures, status_lines
-from kenning.errors import KenningError
+from kenning.errors import DaemonNotRunning, KenningError
 from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
@@ -264,7 +264,14 @@ def follow_removal(ctx: Context, name: str, total: int, thread: threading.Thread
             thread.join(POLL_SECONDS)
             if not thread.is_alive():
                 break
-            status = ctx.fetch("status", api.Status)
+            try:
+                status = ctx.fetch("status", api.Status)
+            except DaemonNotRunning:
+                # The daemon went midway (stopped, its library wiped): how the removal
+                # ended is its own answer's to say (done, or cut short and finished at the
+                # next start), not this question's, which only fed the bar.
+                thread.join()
+                break
             source = next((s for s in status.sources if s.name == name), None)
             left = 0 if source is None else source.holds + source.failed + source.skipped + source.in_progress
             done = max(total - left, 0)
