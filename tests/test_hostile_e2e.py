@@ -73,10 +73,21 @@ def test_sigterm_does_not_wait_for_a_parse_in_progress(library, tmp_path):
     )
     daemon = library.daemon()
     wait_for(lambda: daemon.source_status("notes")["in_progress"] == 1, timeout=30, what="the parse to start")
+    # A `ken scan --wait` meanwhile hears how its sweep ended: the `status` that feeds its
+    # bar failed first once the daemon stopped listening, and that failure was its answer
+    # ("a daemon holds the library but does not answer: it is still starting").
+    scanning = subprocess.Popen(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "scan", "notes", "--wait"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert scanning.stderr.readline().startswith("notes: ")  # its bar, once the sweep was asked for
     time.sleep(1)
     started = time.monotonic()
     assert daemon.stop(signal.SIGTERM, timeout=15) == 0
     assert time.monotonic() - started < 10
+    _, err = scanning.communicate(timeout=30)
+    assert scanning.returncode == 1 and "still starting" not in err and "start it" not in err, err
+    assert "cut short" in err or "may have done it" in err, err
 
 
 def test_a_failed_file_whose_name_holds_an_escape_sequence_is_shown_escaped(library, tmp_path):

@@ -207,7 +207,16 @@ def wait_until_searchable(
             # Before the status is read: a status read while the sweep was still running
             # must not pass for the one after it.
             swept = sweep is None or not sweep[0].is_alive()
-            status = ctx.fetch("status", api.Status)
+            try:
+                status = ctx.fetch("status", api.Status)
+            except DaemonNotRunning:
+                if sweep is not None:
+                    # The daemon went midway: the sweep's own answer says how it ended
+                    # (cut short, or unanswered, which may still have been done).
+                    sweep[0].join()
+                    if "error" in sweep[1]:
+                        raise sweep[1]["error"] from None
+                raise
             board.show(work_rows(status, names))
             sources = {source.name: source for source in status.sources}
             missing = names - set(sources)
