@@ -116,6 +116,10 @@ def test_a_folder_copy_is_one_document_held_by_both_and_survives_either_removal(
     (original / "note1.md").rename(tmp_path / "note1.md")
     [hit] = daemon.search("quokka1")
     assert hit["path"] == str(copy / "note1.md")
+    # Its index is kept but not searched: a search scoped to it said "no matches".
+    with pytest.raises(RpcError, match="'original' is not in the config; its index is kept but not searched") as out:
+        daemon.search("quokka1", source="original")
+    assert out.value.code == -32001
     recorder = tmp_path / "editor.py"
     recorder.write_text("import sys, pathlib\npathlib.Path(sys.argv[0] + '.args').write_text(sys.argv[-1])\n")
     opened = subprocess.run(

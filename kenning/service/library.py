@@ -232,8 +232,19 @@ class Library:
         )  # fmt: skip
 
     async def _check_scope(self, source: str | None, namespace: str | None) -> None:
-        if source is not None and source not in {row.name for row in await source_store.list_sources(self.db)}:
-            raise NotFound(f"unknown source {source!r}; see `ken sources list`")
+        if source is not None:
+            row = next((row for row in await source_store.list_sources(self.db) if row.name == source), None)
+            if row is None:
+                raise NotFound(f"unknown source {source!r}; see `ken sources list`")
+            if row.removing:
+                raise NotFound(f"source {source!r} is being removed; nothing of it is searched")
+            if not row.active:
+                # A folder taken out of the config: its rows wait for it to come back, and
+                # a search scoped to it answered "no matches" as if it held nothing.
+                raise NotFound(
+                    f"source {source!r} is not in the config; its index is kept but not searched"
+                    f" (add the folder back, or `ken sources remove {source}` drops its index)"
+                )
         if namespace is not None and namespace not in (known := await source_store.namespaces(self.db)):
             # Escaped: a namespace stored before they were checked may hold a control character.
             listed = ", ".join(escaped(name) for name in sorted(known))
