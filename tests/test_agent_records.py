@@ -417,6 +417,11 @@ async def test_an_add_naming_two_entries_folds_the_younger_into_the_older(lib):
         await lib.ledger_remove(by_name.entry.id)
     with pytest.raises(InvalidRequest, match="not an IP address"):
         await lib.ledger_add("hosts", {"ip": "192.168.1.300"})
+    # Dots alone named no host, and each was the key "": ".", "..", a service on "..." were
+    # one entry, every later one merged into the first.
+    for field, value in (("hostname", "."), ("hostname", ".."), ("host", "...")):
+        with pytest.raises(InvalidRequest, match="is not a host name"):
+            await lib.ledger_add("services" if field == "host" else "hosts", {field: value, "port": "22"})
     assert len((await lib.ledger_list()).entries) == 1
 
 

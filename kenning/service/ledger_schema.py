@@ -103,7 +103,11 @@ def _host(value: str) -> str:
     try:
         return _address(value)
     except ValueError:
-        return value.rstrip(".").casefold()
+        name = value.rstrip(".").casefold()
+    if not name:
+        # Dots alone: the key "" that every other such value met, each merged into one entry.
+        raise InvalidRequest(f"{redact(value)!r} is not a host name")
+    return name
 
 
 def _port(value: str) -> str:
