@@ -361,6 +361,8 @@ def test_ken_sources_add_names_a_folder_in_ascii_dropping_accents(tmp_path):
         ("agent", None, "the name 'agent' is reserved for kenning's own sources; pick another with --name"),
         ("notes", "ledger", "the name 'ledger' is reserved for kenning's own sources; pick another with --name"),
         ("notes", "my notes", "'my notes' cannot be a source name: it must start with a letter or digit"),
+        # An empty --name was taken for none: the source was added under the folder's name.
+        ("notes", "", "'' cannot be a source name: it must start with a letter or digit"),
     ],
 )
 def test_ken_sources_add_asks_for_name_before_the_preview_when_it_cannot_use_one(tmp_path, folder, name, message):
@@ -368,7 +370,7 @@ def test_ken_sources_add_asks_for_name_before_the_preview_when_it_cannot_use_one
     (tmp_path / folder / "a.md").write_text("# A note\n")
     config = tmp_path / "config.toml"
     args = ["--config", str(config), "sources", "add", str(tmp_path / folder), "--yes"]
-    result = CliRunner().invoke(main, [*args, *(["--name", name] if name else [])])
+    result = CliRunner().invoke(main, [*args, *(["--name", name] if name is not None else [])])
     assert result.exit_code == 1
     # One line, before the preview: the folder is not walked for a name that cannot be used.
     assert result.output.startswith(f"ken: {message}") and result.output.count("\n") == 1

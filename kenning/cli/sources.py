@@ -115,7 +115,7 @@ def sources_add(
     # The folder's name may hold anything a file name can (an escape sequence, a newline),
     # and each message below names it.
     shown = escaped(str(path))
-    name = name or _name_for(path)
+    name = _name_for(path) if name is None else name
     if name in RESERVED_SOURCE_NAMES:
         raise KenningError(f"the name {name!r} is reserved for kenning's own sources; pick another with --name")
     settings = ctx.settings
