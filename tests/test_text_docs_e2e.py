@@ -286,7 +286,9 @@ def test_agent_documents(library, tmp_path):
     # the file is never opened.
     secret = tmp_path / "diary.txt"
     secret.write_text("The safe code word is zeppelinmoth.\n")
-    for uri in (str(secret), f"file://{secret}", "kenning://memory/m-forged1"):
+    # A path relative to where one stands is a place too: `ken get ../diary.txt` showed
+    # the agent's text, and `--format paths` sent an editor to the file.
+    for uri in (str(secret), f"file://{secret}", "kenning://memory/m-forged1", "../diary.txt"):
         said = refused(library, "add-text", "--uri", uri, "--title", "Diary", stdin="Only the quince jam recipe.\n")
         assert "file's place" in said or "kenning://" in said
     assert daemon.search("zeppelinmoth") == [] and daemon.search("quince") == []

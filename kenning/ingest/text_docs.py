@@ -84,9 +84,11 @@ def check_uri(uri: str) -> None:
     if not visible(uri):
         raise InvalidRequest("a uri cannot be blank: it is the label the document is cited and removed by")
     lowered = normalized(uri).strip().lower()
-    # "/notes/keys.md", "~/notes", "file:///...", "C:\\notes" or "C:/notes".
+    # "/notes/keys.md", "~/notes", "file:///...", "C:\\notes" or "C:/notes"; and a place
+    # relative to where one stands, "../notes" or "./notes", which `ken get` resolves there.
     drive = re.match(r"[a-z]:[\\/](?!/)", lowered)
-    if lowered.startswith(("/", "~", "file:")) or drive:
+    relative = re.match(r"\.\.?([\\/]|$)", lowered)
+    if lowered.startswith(("/", "~", "file:")) or drive or relative:
         raise InvalidRequest(
             f"{redact(uri)!r} is a file's place; an agent document's uri is a label of its own"
             " (e.g. notes://standup/2024-05-02), and a file is indexed by adding its folder as a source"
