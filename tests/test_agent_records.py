@@ -9,6 +9,7 @@ test_agent_mcp_e2e.py.
 from __future__ import annotations
 
 import asyncio
+import logging
 import json
 import re
 import socket
@@ -403,7 +404,7 @@ async def test_a_text_archived_again_counts_its_age_from_then(tmp_path):
 # -- the ledger ----------------------------------------------------------------------------
 
 
-async def test_an_add_naming_two_entries_folds_the_younger_into_the_older(lib):
+async def test_an_add_naming_two_entries_folds_the_younger_into_the_older(lib, caplog):
     by_ip = await lib.ledger_add("hosts", {"ip": "192.168.1.20", "role": "db"}, owner="lead", evidence=("a-one",))
     by_name = await lib.ledger_add("hosts", {"hostname": "db-02", "os": "Alpine"}, owner="helper", evidence=("a-two",))
     both = await lib.ledger_add("hosts", {"ip": "192.168.1.20", "hostname": "DB-02."}, owner="late")
@@ -423,6 +424,22 @@ async def test_an_add_naming_two_entries_folds_the_younger_into_the_older(lib):
         with pytest.raises(InvalidRequest, match="is not a host name"):
             await lib.ledger_add("services" if field == "host" else "hosts", {field: value, "port": "22"})
     assert len((await lib.ledger_list()).entries) == 1
+    # One an older kenning stored is kept as it was when its text is prepared again: the
+    # rules refusing it now do not make the upgrade fail on it, nor lose it.
+    dots = await lib.ledger_add("hosts", {"hostname": "db-03", "role": "cache"})
+    await tamper(
+        lib,
+        ("UPDATE ledger_entries SET fields = ? WHERE id = ?", ('{"hostname": "..", "role": "cache"}', dots.entry.id)),
+        ("UPDATE documents SET reading = NULL WHERE id = ?", (dots.entry.document_id,)),
+    )
+    failed: set[int] = set()
+    caplog.set_level(logging.WARNING, logger="kenning")
+    await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger, failed)
+    assert failed == {dots.entry.document_id}
+    [logged] = [record for record in caplog.records if record.levelno >= logging.WARNING]
+    assert "is kept as stored" in logged.getMessage() and logged.exc_info is None
+    kept = {entry.id: entry.fields for entry in (await lib.ledger_list("hosts")).entries}
+    assert kept[dots.entry.id] == {"hostname": "..", "role": "cache"}
 
 
 async def test_an_ipv4_address_written_as_ipv6_is_the_same_host(lib):

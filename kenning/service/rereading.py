@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 
 from kenning.config import ChunkingSettings
+from kenning.errors import InvalidRequest
 from kenning.ingest import text_docs
 from kenning.ingest.convert import reading_of
 from kenning.service.archive import Archive
@@ -81,6 +82,11 @@ async def prepare_again(
             tried.add(document_id)
             try:
                 stored += await owners[kind](document_id)
+            except InvalidRequest as exc:
+                # Stored before the newest rules refused its like (a ledger host of dots
+                # alone): it is kept as it was, readable and removable.
+                failed.add(document_id)
+                log.warning("document %d (%s) is kept as stored: the current rules refuse it: %s", document_id, kind, exc)
             except Exception:
                 # One record that cannot be stored again must not leave the others as they
                 # were; it is tried at the next start.
