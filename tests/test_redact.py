@@ -307,6 +307,7 @@ def test_secret_formats_are_masked(text, expected):
         "password_min_length: 12",
         "echo $PATH | sudo tee /etc/paths",
         "htpasswd -D .htpasswd ann",
+        "htpasswd -nB ann > .htpasswd",
         'Token.Keyword: "bold #AA22FF"',
         "Token: '#ffffff'",
         "private_key: ed25519.Ed25519PrivateKey",

@@ -337,9 +337,16 @@ _COMMAND_PASSWORDS = (
     _re2(r"\b(?:smbclient|rpcclient|smbmap|smbget)\b[^\n]*?[ \t](?:-U|--user)[ \t=]*[^\s%\"']+%([^\s\"']+)"),
     _re2(r"\bopenssl\b[^\n]*?[ \t]-pass(?:in|out)?[ \t]+pass:([^\s\"']+)"),
     _re2(r"\bopenssl[ \t]+enc\b[^\n]*?[ \t]-k[ \t]+" + _OPTION_VALUE),
-    # Batch mode takes the password after the user, and after the file unless -n prints.
-    _re2(r"\bhtpasswd" + _SHORT_FLAGS + r"[ \t]+-[A-Za-z]*n[A-Za-z]*" + _SHORT_FLAGS + r"[ \t]+[^\s-]\S*[ \t]+" + _OPTION_VALUE),
-    _re2(r"\bhtpasswd" + _SHORT_FLAGS + r"[ \t]+-[A-Za-z]*b[A-Za-z]*" + _SHORT_FLAGS + r"[ \t]+[^\s-]\S*[ \t]+\S+[ \t]+" + _OPTION_VALUE),
+    # Batch mode (-b) takes the password after the user, and after the file unless -n
+    # prints the line instead.
+    _re2(
+        r"\bhtpasswd" + _SHORT_FLAGS + r"[ \t]+-[A-Za-z]*(?:n[A-Za-z]*b|b[A-Za-z]*n)[A-Za-z]*" + _SHORT_FLAGS
+        + r"[ \t]+[^\s-]\S*[ \t]+" + _OPTION_VALUE
+    ),
+    _re2(
+        r"\bhtpasswd" + _SHORT_FLAGS + r"[ \t]+-[A-Za-z]*b[A-Za-z]*" + _SHORT_FLAGS
+        + r"[ \t]+[^\s-]\S*[ \t]+\S+[ \t]+" + _OPTION_VALUE
+    ),
     _re2(r"\becho[ \t]+(?:-n[ \t]+)?[\"']?([^\s\"'|]+)[\"']?[ \t]*\|[ \t]*sudo\b[^\n|]*?[ \t]-[A-Za-z]*S\b"),
 )
 # `<password>X</password>` in XML and its kin.

@@ -86,7 +86,9 @@ async def prepare_again(
                 # Stored before the newest rules refused its like (a ledger host of dots
                 # alone): it is kept as it was, readable and removable.
                 failed.add(document_id)
-                log.warning("document %d (%s) is kept as stored: the current rules refuse it: %s", document_id, kind, exc)
+                log.warning(
+                    "document %d (%s) is kept as stored: the current rules refuse it: %s", document_id, kind, exc
+                )
             except Exception:
                 # One record that cannot be stored again must not leave the others as they
                 # were; it is tried at the next start.
