@@ -393,7 +393,7 @@ async def test_a_text_archived_again_counts_its_age_from_then(tmp_path):
         page = await library.archive_recall(first.handle)
         assert page.text == text
         assert (await library.archive_recall(first.handle, version=page.version)).text == text
-        with pytest.raises(InvalidRequest, match="'zz' is no archive's version"):
+        with pytest.raises(InvalidRequest, match="'zz' is no page's version"):
             await library.archive_recall(first.handle, version="zz")
         with pytest.raises(NotFound, match=f"archive {stale.handle} .* was pruned .*not archived within .*max_age_days"):
             await library.archive_recall(stale.handle)

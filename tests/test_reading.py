@@ -24,6 +24,8 @@ async def test_a_page_read_while_its_document_is_replaced_names_the_version_it_i
     await add_text(db, TextDocument("Tides", TEXTS["A"], "test://tides"), chunking)
     first = await fetch(db, uri="test://tides", line_start=1)
     assert first.lines.text.startswith("A line 0") and first.version
+    with pytest.raises(InvalidRequest, match="'zz' is no page's version"):
+        await fetch(db, uri="test://tides", line_start=1, version="zz")
 
     read_lines = document_text.read_lines
     replaced: list[str] = []

@@ -31,7 +31,7 @@ from kenning.ingest.redact import redact
 from kenning.ingest.text_docs import check_title
 from kenning.ingest.text_prep import Labels, PreparedText, prepare_text, visible
 from kenning.service import paging
-from kenning.service.handles import digest_handle
+from kenning.service.handles import check_version, digest_handle
 from kenning.store import archives, documents, sources
 from kenning.store.archives import ArchiveRow
 from kenning.store.database import Database
@@ -54,8 +54,6 @@ _SHOWN = re.compile(r"[^\s" + CONTROL.pattern[1:])
 # Where str.splitlines() ends a line.
 _LINE_END = re.compile(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 _WORD = re.compile(r"\S+")
-# A page's `version`: its stored text's digest, cut (store/archives.py `page`).
-_VERSION = re.compile(r"[0-9a-f]{16}")
 
 
 def default_title(text: str) -> str:
@@ -219,8 +217,7 @@ class Archive:
                 raise NotFound(f"archive {handle} ({gone.title!r}) was pruned {when}: {gone.reason}")
             raise NotFound(f"no archive {handle}; `ken archive list` shows them")
         row = page.row
-        if version is not None and not _VERSION.fullmatch(version):
-            raise InvalidRequest(f"{version!r} is no archive's version: pass back the `version` a page gave")
+        check_version(version)
         if version is not None and version != page.version:
             raise InvalidRequest(
                 f"archive {handle} was stored again since version {version} (it is version {page.version} now, of"

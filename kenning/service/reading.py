@@ -12,6 +12,7 @@ from kenning.api import DocumentInfo, Fetched, ItemView, LineRange, Location
 from kenning.errors import InvalidRequest, NotFound
 from kenning.ingest.redact import redact
 from kenning.ingest.text_docs import stored_keys
+from kenning.service.handles import check_version
 from kenning.store import document_text, lookup
 from kenning.store import sources as source_store
 from kenning.store.database import Database
@@ -131,6 +132,7 @@ async def fetch(
         holder = item.document_id
     else:
         holder, at = await resolve(db, document_id, uri, path, source)
+    check_version(version)
     for _ in range(READ_TRIES):
         current = await document_text.version(db, holder)
         if version is not None and version != current:
