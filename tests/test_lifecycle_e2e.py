@@ -19,6 +19,7 @@ from kenning.config.paths import SOCKET_PATH_BYTES, default_data_dir, socket_pat
 from kenning.daemon.guard import DataDirLock
 from kenning.errors import KenningError
 from tests.daemon_harness import wait_for
+from tests.fake_ollama import fake_ollama
 
 
 def ken(config: Path, *args: str, timeout: float = 90) -> subprocess.CompletedProcess:
@@ -134,6 +135,62 @@ def test_a_start_while_a_daemon_holds_the_library_but_does_not_answer_yet_waits_
         daemon.send_signal(signal.SIGCONT)
         daemon.terminate()
         daemon.wait(timeout=30)
+
+
+def test_a_daemon_held_while_it_stops_is_named_as_stopping_and_a_start_waits_for_it(detached):
+    """Between closing its socket and letting go of its lock a stopping daemon answers no
+    one: a command then was told it was "still starting", and `ken start` (a stop and a
+    start in quick succession) failed. A search waiting on a hung embedder keeps the
+    daemon draining for seconds, and it is held still there, so the commands meet it in
+    that state every time."""
+    with fake_ollama() as ollama:
+        embedder = f'[embedder]\nbackend = "ollama"\nmodel = "fake-embed"\nbase_url = "{ollama.url}"\n'
+        config = detached.configure([], extra=embedder + "[retrieval]\nquery_embed_timeout = 30\n")
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(config), "daemon"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            sock = detached.data_dir / "kenning.sock"
+            wait_for(lambda: ken(config, "status").returncode == 0, timeout=60, what="the daemon to answer")
+            ollama.mode = "hang"
+            with socket.socket(socket.AF_UNIX) as waiting:
+                waiting.connect(str(sock))
+                waiting.sendall(b'{"jsonrpc":"2.0","id":1,"method":"search","params":{"query":"okapi"}}\n')
+                wait_for(lambda: ollama.hung_requests >= 1, timeout=30, what="the search to wait on the embedder")
+                daemon.send_signal(signal.SIGTERM)
+                wait_for(lambda: _refused(sock), timeout=30, what="the daemon to close its socket", interval=0.01)
+                daemon.send_signal(signal.SIGSTOP)
+            assert b"stopping" in (detached.data_dir / "daemon.lock").read_bytes()
+            asked = ken(config, "status")
+            assert asked.returncode != 0 and f"the daemon (pid {daemon.pid})" in asked.stderr, asked.stderr
+            assert "is stopping" in asked.stderr and "still starting" not in asked.stderr
+            ollama.mode = None
+            start = subprocess.Popen(
+                [sys.executable, "-m", "kenning", "--config", str(config), "start"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+            )  # fmt: skip
+            time.sleep(1)
+            assert start.poll() is None, start.communicate()
+            daemon.send_signal(signal.SIGCONT)
+            assert daemon.wait(timeout=30) == 0
+            out, err = start.communicate(timeout=90)
+            running = daemon_pid(detached.data_dir)
+            assert start.returncode == 0 and running not in (None, daemon.pid), out + err
+            assert f"kenning is running (pid {running}" in out
+        finally:
+            daemon.send_signal(signal.SIGCONT)
+            daemon.terminate()
+            daemon.wait(timeout=30)
+
+
+def _refused(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX) as probe:
+        try:
+            probe.connect(str(path))
+        except (ConnectionRefusedError, FileNotFoundError):
+            return True
+    return False
 
 
 def test_a_stop_asked_while_a_start_is_under_way_stops_the_daemon_it_starts(detached):

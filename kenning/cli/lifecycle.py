@@ -41,7 +41,7 @@ from kenning.config.paths import (
     state_dir,
     write_privately,
 )
-from kenning.config.running import DaemonRecord, records_of, remove_record
+from kenning.config.running import DaemonRecord, read_lock_text, records_of, remove_record
 from kenning.errors import DaemonNotRunning, KenningError, error_text
 
 UNIT = "kenning.service"
@@ -60,7 +60,14 @@ FULL_DISK_BYTES = 1 << 20
 
 
 def daemon_pid(data_dir: Path) -> int | None:
-    """The pid of the daemon holding the data directory's lock, or None when none does.
+    """The pid of the daemon holding the data directory's lock, or None when none does."""
+    holder = lock_holder(data_dir)
+    return None if holder is None else holder[0]
+
+
+def lock_holder(data_dir: Path) -> tuple[int, bool] | None:
+    """The pid of the daemon holding the data directory's lock (-1 when it wrote none
+    yet) and whether it is stopping; None when none holds it.
 
     The lock is an flock the kernel drops when the process ends however it ends, so this
     is true even for a daemon that was killed or hangs without answering on its socket.
@@ -75,8 +82,8 @@ def daemon_pid(data_dir: Path) -> int | None:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            text = os.pread(fd, 32, 0).decode(errors="replace").strip()
-            return int(text) if text.isdigit() else -1
+            pid, stopping = read_lock_text(os.pread(fd, 64, 0))
+            return (-1 if pid is None else pid), stopping
         fcntl.flock(fd, fcntl.LOCK_UN)
         return None
     finally:
@@ -196,8 +203,14 @@ def not_answering(ctx: Context) -> str | None:
     """Why no daemon answers on the socket the config names although one started from it
     runs: "start it with `ken start`" would send the user to a second daemon. None when
     none runs."""
-    holder = daemon_pid(ctx.locations.data_dir)
-    if holder is not None:
+    held = lock_holder(ctx.locations.data_dir)
+    if held is not None:
+        holder, stopping = held
+        if stopping:
+            return (
+                f"the daemon (pid {holder}) holding {ctx.locations.data_dir} is stopping: once it has exited,"
+                " `ken start` starts it again"
+            )
         where = old_socket(ctx, holder)
         listens = (
             f"it listens on the old socket {where}, where the config said when it started"
@@ -559,12 +572,19 @@ def start(ctx: Context) -> str:
     if status is not None:
         return f"kenning is already running (pid {status['pid']})"
     if reason := not_answering(ctx):
-        holder = daemon_pid(ctx.locations.data_dir)
-        if holder is not None and old_socket(ctx, holder) is None and (status := _once_up(ctx, holder)):
-            return f"kenning is running (pid {status['pid']})"
-        # A daemon of this library runs where the config no longer points: a second one
-        # would index the same folders beside it.
-        raise KenningError(reason)
+        held = lock_holder(ctx.locations.data_dir)
+        if held is not None and held[1]:
+            # A daemon on its way out (a `ken stop` or a service restart a moment ago):
+            # the new one starts once it has let go of the library.
+            if not _freed_within(ctx.locations.data_dir, STOP_TIMEOUT):
+                raise KenningError(reason)
+        else:
+            holder = None if held is None else held[0]
+            if holder is not None and old_socket(ctx, holder) is None and (status := _once_up(ctx, holder)):
+                return f"kenning is running (pid {status['pid']})"
+            # A daemon of this library runs where the config no longer points: a second
+            # one would index the same folders beside it.
+            raise KenningError(reason)
     _ = ctx.settings  # a config with a typo is reported here, not in the daemon's log
     found = manager()
     if found.installed and found.name == "systemd":
@@ -618,14 +638,21 @@ def _end(pid: int, data_dir: Path) -> None:
             raise KenningError(
                 f"pid {pid} holds {data_dir} but is another user's process; it is not this user's daemon to stop"
             ) from None
-    deadline = time.monotonic() + STOP_TIMEOUT
+    if not _freed_within(data_dir, STOP_TIMEOUT):
+        raise KenningError(
+            f"the daemon (pid {pid}) did not stop within {STOP_TIMEOUT:.0f}s; `kill -9 {pid}` ends it"
+            " (nothing indexed is lost: the file in flight is redone at the next start)"
+        )
+
+
+def _freed_within(data_dir: Path, seconds: float) -> bool:
+    """Whether no daemon holds `data_dir`'s lock, or its holder lets go within `seconds`."""
+    deadline = time.monotonic() + seconds
     while daemon_pid(data_dir) is not None:
         if time.monotonic() > deadline:
-            raise KenningError(
-                f"the daemon (pid {pid}) did not stop within {STOP_TIMEOUT:.0f}s; `kill -9 {pid}` ends it"
-                " (nothing indexed is lost: the file in flight is redone at the next start)"
-            )
+            return False
         time.sleep(0.1)
+    return True
 
 
 def _service_runs(pid: int) -> bool:

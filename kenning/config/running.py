@@ -38,6 +38,25 @@ class DaemonRecord:
     socket: str
 
 
+# The data directory's lock file holds its daemon's pid on its first line, and this word
+# on the next once the daemon has begun to stop: between closing its socket and letting
+# go of the lock it answers no one, and a command that met it then was told it was
+# "still starting".
+STOPPING = "stopping"
+
+
+def lock_text(pid: int, stopping: bool = False) -> bytes:
+    return f"{pid}\n{STOPPING}\n".encode() if stopping else f"{pid}\n".encode()
+
+
+def read_lock_text(raw: bytes) -> tuple[int | None, bool]:
+    """The pid a lock file names (None for none that can be read) and whether its daemon
+    is stopping."""
+    lines = raw.decode(errors="replace").split()
+    pid = int(lines[0]) if lines and lines[0].isdigit() else None
+    return pid, STOPPING in lines[1:]
+
+
 def records_dir() -> Path:
     return state_dir() / "daemons"
 

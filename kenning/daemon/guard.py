@@ -23,6 +23,7 @@ from kenning.config.paths import (
     shared_by_all,
     socket_path_too_long,
 )
+from kenning.config.running import lock_text, read_lock_text
 from kenning.errors import DaemonAlreadyRunning, KenningError
 
 log = logging.getLogger(__name__)
@@ -97,14 +98,14 @@ class DataDirLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            holder, _ = read_lock_text(os.pread(fd, 64, 0))
             os.close(fd)
             raise DaemonAlreadyRunning(
-                f"another kenning daemon (pid {holder}) is already using {self.path.parent}"
+                f"another kenning daemon (pid {holder or 'unknown'}) is already using {self.path.parent}"
             ) from None
         try:
             os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            os.pwrite(fd, lock_text(os.getpid()), 0)
         except OSError as exc:
             # The first write of a start: on a full disk the lock file, emptied when the
             # last daemon stopped, has no room for its pid, and this was a traceback.
@@ -119,6 +120,15 @@ class DataDirLock:
                 " (or set [daemon] data_dir elsewhere)"
             ) from None
         self._fd = fd
+
+    def mark_stopping(self) -> None:
+        """Say in the lock file that this daemon is stopping, for the commands that meet
+        it not answering meanwhile (config/running.py)."""
+        if self._fd is not None:
+            try:
+                os.pwrite(self._fd, lock_text(os.getpid(), stopping=True), 0)
+            except OSError:
+                pass  # A full disk costs only the word: the pid stays.
 
     def held(self) -> bool:
         """Whether the lock file is still the one locked: not once the data directory

@@ -121,6 +121,7 @@ class Daemon:
 
     async def shutdown(self) -> None:
         log.info("shutting down")
+        self._lock.mark_stopping()
         self.library.stopping()
         await self._notifier.stop()
         started = self._exit_requested_at or time.monotonic()
