@@ -87,8 +87,8 @@ def test_a_linked_root_re_pointed_at_a_release_of_the_same_sizes_and_mtimes_is_r
 
 def _indexed_beside_its_twin(library, tmp_path):
     """`notes` as the source, and `notes.new` beside it: the same path, size and mtime
-    holding other text ("ferry" there, "barge" here)."""
-    for folder, word in (("notes", "ferry"), ("notes.new", "barge")):
+    holding other text ("ferry" there, "barge" here); `spare/docs` holds a third ("skiff")."""
+    for folder, word in (("notes", "ferry"), ("notes.new", "barge"), ("spare", "skiff")):
         (tmp_path / folder / "docs").mkdir(parents=True)
         (tmp_path / folder / "docs" / "plan.md").write_text(f"# Plan\n\nThe {word} leaves at nine.\n")
         os.utime(tmp_path / folder / "docs" / "plan.md", (1_700_000_000, 1_700_000_000))
@@ -111,6 +111,17 @@ def test_a_folder_swapped_for_one_made_earlier_with_the_same_sizes_and_mtimes_is
     _scan(daemon)
     assert [hit["path"] for hit in daemon.search("barge")] == [str(notes / "docs" / "plan.md")]
     assert not daemon.search("ferry")
+    assert _scan(daemon)["unchanged"] == 1
+
+    # The same swap one folder down (`mv docs docs.old && mv ../spare/docs docs`): the
+    # root is the same folder, and a file moved with its folder keeps its inode's change
+    # time, so only the folder's own tells. `ken get` gave the barge's text for a file
+    # about a skiff, at every sweep.
+    os.rename(notes / "docs", tmp_path / "docs.old")
+    os.rename(tmp_path / "spare" / "docs", notes / "docs")
+    _scan(daemon)
+    assert [hit["path"] for hit in daemon.search("skiff")] == [str(notes / "docs" / "plan.md")]
+    assert not daemon.search("barge")
     assert _scan(daemon)["unchanged"] == 1
 
 

@@ -125,7 +125,9 @@ def needs_look(job: FileJob) -> bool:
     cited for text that was no longer in it. A chmod or a new hard link changes the
     inode as well; that costs one hash, and the matching hash settles it. On a share
     whose server's clock runs fast, a file changed within that lead of its last read is
-    hashed at each sweep until this clock passes its change time.
+    hashed at each sweep until this clock passes its change time. So is one below a folder
+    moved or renamed since its row was written (`walk._moved_since`): the files a folder
+    swapped in brings keep their own ctime.
     """
     prior = job.prior
     if prior is None or prior.status == "scanning" or prior.reading != job.expected or job.recheck:
@@ -135,7 +137,7 @@ def needs_look(job: FileJob) -> bool:
         written = min(prior.mtime, job.found.ctime)
     if prior.status in ("done", "merged") and prior.updated_at - written < RACY_SECONDS:
         return True
-    if prior.status in ("done", "merged") and job.found.ctime is not None and job.found.ctime > prior.updated_at:
+    if prior.status in ("done", "merged") and max(job.found.ctime or 0.0, job.found.moved or 0.0) > prior.updated_at:
         return True
     return prior.mtime != job.found.stamp or prior.size != job.found.size
 

@@ -221,6 +221,9 @@ class Discovered:
     # this machine's clock on every write, chmod or utime, and by no program to a time
     # of its choosing, as mtime can be. See `pipeline.needs_look`.
     ctime: float | None = None
+    # When a folder on the way from the root to it was last moved in or renamed (see
+    # `_moved_since`): the files that came with it keep their own ctime.
+    moved: float | None = None
     # A file link's target's name: the reader goes by it (the pipeline opens the resolved
     # path), so `a.md -> b.docx` is read, and versioned, as DOCX.
     target_name: str | None = None
@@ -258,7 +261,9 @@ def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list
     kiro = KiroIgnore.load(real_root)
     linked = _linked_since(root) if root != real_root else None
     found: list[Discovered] = []
+    moves: dict[str, float | None] = {}
     for dirpath, prefix, filenames in _descend(root, real_root, rules, ignored, kiro, report):
+        moved = _moved_since(dirpath, prefix, moves)
         for name in filenames:
             rel = prefix + name
             # The store and every citation hold paths as text; a name that is not
@@ -266,7 +271,7 @@ def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list
             # the sweep at the first write.
             reason = _refusal(name, rel, ignored, kiro) if _utf8(name) else BAD_NAME
             if reason is None:
-                item = _inspect(root, real_root, dirpath, name, rel, rules, linked)
+                item = _inspect(root, real_root, dirpath, name, rel, rules, linked, moved)
                 if item == UNSEARCHABLE:
                     if not prefix:
                         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(root))
@@ -505,14 +510,49 @@ def _linked_since(root: Path) -> float | None:
     return latest
 
 
+def _moved_since(dirpath: str, prefix: str, moves: dict[str, float | None]) -> float | None:
+    """When a folder below the root on the way to `dirpath`, itself included, was last
+    moved or renamed, if one was since it last changed; `moves` holds what its parents said.
+
+    `mv docs docs.old && mv ../docs.new docs` puts files at the same paths that keep their
+    own mtime, size and ctime (a rename changes the ctime of the folder moved alone): a
+    folder restored earlier from a backup that keeps mtimes looked unchanged file by file,
+    and the old folder's text stayed cited under its paths. A rename changes a folder's
+    ctime and not its mtime, which an entry made or removed changes too, so only a folder
+    whose ctime is past its mtime counts: a file added beside a thousand others does not
+    have all of them hashed. So does a chmod, or a `tar x` or `rsync -a` setting the
+    folder's mtime back: that costs a hash of each file below it once. The root is
+    another folder's business (`sources.root_identity`)."""
+    if not prefix:
+        return None
+    parent = prefix[:-1].rpartition("/")[0]
+    inherited = moves.get(parent + "/" if parent else "")
+    try:
+        info = os.lstat(dirpath)
+    except OSError:
+        own = None
+    else:
+        own = info.st_ctime if info.st_ctime > info.st_mtime else None
+    moved = max(inherited or 0.0, own or 0.0) or None
+    moves[prefix] = moved
+    return moved
+
+
 def _inspect(
-    root: Path, real_root: Path, dirpath: str, name: str, rel: str, rules: WalkRules, root_linked: float | None
+    root: Path,
+    real_root: Path,
+    dirpath: str,
+    name: str,
+    rel: str,
+    rules: WalkRules,
+    root_linked: float | None,
+    moved: float | None = None,
 ) -> Discovered | str:
     """Stat one file and apply the checks that need the disk; a string is why it is skipped.
 
     Works on strings until a file is kept: path objects cost more than the stat.
     `root_linked` is when a link on the way to the root was last re-pointed
-    (`_linked_since`).
+    (`_linked_since`), `moved` when a folder on the way was moved (`_moved_since`).
     """
     real = os.path.join(dirpath, name)
     try:
@@ -567,6 +607,7 @@ def _inspect(
         size=info.st_size,
         link_mtime=link_mtime,
         ctime=info.st_ctime,
+        moved=moved,
         target_name=os.path.basename(real) if linked else None,
     )
 
