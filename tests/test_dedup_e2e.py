@@ -132,6 +132,18 @@ def test_a_folder_copy_is_one_document_held_by_both_and_survives_either_removal(
     library.configure([{"name": "original", "path": original}, {"name": "copy", "path": copy}])
     assert ken(library, "reload").returncode == 0
 
+    # A file hard-linked into both folders and saved through one of them: inotify tells
+    # only the watch of the folder it was saved through, and the other folder cited the
+    # text its file no longer holds until the next periodic sweep, an hour later here.
+    (copy / "note4.md").unlink()
+    os.link(original / "note4.md", copy / "note4.md")
+    for name in ("original", "copy"):
+        daemon.call("sources.scan", {"name": name, "wait": True})
+    (original / "note4.md").write_text("# Note 4\n\nThe quokka4 tally moved to the barn.\n")
+    wait_for(lambda: daemon.search("barn", source="copy"), 15, "the copy's link to hold its new text")
+    [hit] = daemon.search("quokka4", source="copy")
+    assert hit["path"] == str(copy / "note4.md") and "barn" in hit["snippet"]
+
     removed = ken(library, "sources", "remove", "original", "--yes")
     assert removed.returncode == 0, removed.stderr
     for n in range(5):

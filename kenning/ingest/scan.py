@@ -284,6 +284,9 @@ class FolderScanner:
     # Documents the sweeps indexed since the last `take_changed()`: the targeted
     # near-duplicate pass looks at these.
     changed: set[int] = field(default_factory=set)
+    # Whether a file with another name (a hard link) changed since `take_linked()`: the
+    # other name may be in another folder, whose watch heard nothing of it.
+    linked: bool = False
     # The mount point the root is on, as the sweep under way found it when the root held
     # anything; recorded with the sweep, except while the drive is away (`_drive_away`).
     root_mount: str | None = None
@@ -312,6 +315,10 @@ class FolderScanner:
     def take_changed(self) -> set[int]:
         changed, self.changed = self.changed, set()
         return changed
+
+    def take_linked(self) -> bool:
+        linked, self.linked = self.linked, False
+        return linked
 
     async def sweep(self) -> dict[str, int]:
         """One pass over the folder; returns its counts.
@@ -548,6 +555,8 @@ class FolderScanner:
                 self.shared_budget.spend(outcome.chunks)
                 if outcome.document_id is not None and outcome.result == "indexed":
                     self.changed.add(outcome.document_id)
+                if job.found.names > 1 and outcome.result in ("indexed", "merged", "failed", "skipped"):
+                    self.linked = True
                 progress.checked += 1
                 progress.pending -= 1
 

@@ -224,6 +224,9 @@ class Discovered:
     # When a folder on the way from the root to it was last moved in or renamed (see
     # `_moved_since`): the files that came with it keep their own ctime.
     moved: float | None = None
+    # How many names the file has (of the target for a link): one changed through a name
+    # in another folder is a change no watch of this folder hears of.
+    names: int = 1
     # A file link's target's name: the reader goes by it (the pipeline opens the resolved
     # path), so `a.md -> b.docx` is read, and versioned, as DOCX.
     target_name: str | None = None
@@ -608,6 +611,7 @@ def _inspect(
         link_mtime=link_mtime,
         ctime=info.st_ctime,
         moved=moved,
+        names=info.st_nlink,
         target_name=os.path.basename(real) if linked else None,
     )
 

@@ -184,6 +184,14 @@ class Folders:
 
     async def _after_sweep(self, scanner: FolderScanner, counts: dict[str, int]) -> None:
         self.dedup.note_changed(scanner.take_changed())
+        if scanner.take_linked():
+            # A hard-linked file changed: saved through this folder, its other name in
+            # another folder changed too, and inotify told only this folder's watch; that
+            # folder cited the old text until the periodic sweep. Its sweep finds the new
+            # stamp, and what it reads there is unchanged here, so this stops.
+            for other in self.running.values():
+                if other.scanner is not scanner:
+                    other.job.wake()
         folder = self.running.get(scanner.settings.name)
         if folder is not None:
             folder.resume_at = None
