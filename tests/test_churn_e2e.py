@@ -26,6 +26,9 @@ def test_a_file_link_re_pointed_at_a_file_of_the_same_size_and_mtime_is_read_aga
     for version in ("v1.md", "v2.md"):
         os.utime(notes / version, (1_700_000_000, 1_700_000_000))
     (notes / "current.md").symlink_to("v1.md")
+    (notes / ".drafts").mkdir()
+    (notes / ".drafts" / "plan.md").write_text("# Draft\n\nThe canoe leaves at noon.\n")
+    (notes / "draft.md").symlink_to(".drafts/plan.md")
     library.configure([{"name": "notes", "path": str(notes)}])
     daemon = library.daemon()
     daemon.wait_idle("notes")
@@ -42,6 +45,13 @@ def test_a_file_link_re_pointed_at_a_file_of_the_same_size_and_mtime_is_read_aga
 
     assert cited("barge") == {"v2.md", "current.md"}
     assert cited("ferry") == {"v1.md"}
+
+    # A link's target saved in a folder the walk does not enter (a dot folder): no watch
+    # heard of it, and the link cited its old text until the periodic sweep.
+    assert cited("canoe") == {"draft.md"}
+    (notes / ".drafts" / "plan.md").write_text("# Draft\n\nThe dinghy leaves at noon.\n")
+    wait_for(lambda: cited("dinghy") == {"draft.md"}, 15, "the link to cite its target's new text")
+    assert cited("canoe") == set()
 
     # A second save of the same size within the file system's time resolution (FAT keeps
     # two seconds) leaves the same stamp; a file dated ahead of the clock (copied from a

@@ -2,6 +2,7 @@ import errno
 import logging
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -218,6 +219,17 @@ def test_the_directories_watched_are_the_ones_the_walk_enters(root: Path, outsid
     alias.symlink_to(root)
     # Written under the root as given, as the watcher's events are.
     assert directories(alias, rules)[1:] == [str(alias / "notes"), str(alias / "notes" / "2026")]
+    # The folders the file links lead into are watched too (their targets named, so only
+    # those count), when the walk does not enter them and the source may read there.
+    (root / "notes" / "cached.md").symlink_to(root / ".cache" / "x.md")
+    (root / "notes" / "far.md").symlink_to(outside / "deep" / "x.md")
+    (root / "notes" / "near.md").symlink_to(root / "notes" / "2026" / "a.md")
+    targets: set[str] = set()
+    assert set(directories(root, rules, targets)[3:]) == {str(root / ".cache"), str(outside / "deep")}
+    assert targets == {str(root / ".cache" / "x.md"), str(outside / "deep" / "x.md")}
+    confined: set[str] = set()
+    assert directories(root, replace(rules, confine_to_root=True), confined)[3:] == [str(root / ".cache")]
+    assert confined == {str(root / ".cache" / "x.md")}
 
 
 def test_a_tree_deeper_than_the_interpreter_recurses_is_walked(root: Path) -> None:

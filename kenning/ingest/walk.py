@@ -294,7 +294,7 @@ def walk(root: Path, rules: WalkRules, report: WalkReport | None = None) -> list
     return found
 
 
-def directories(root: Path, rules: WalkRules) -> list[str]:
+def directories(root: Path, rules: WalkRules, targets: set[str] | None = None) -> list[str]:
     """The directories the walk enters, the root first, written under ``root`` as given.
 
     These are what the watcher watches, one by one: a recursive watch of the root would
@@ -302,13 +302,38 @@ def directories(root: Path, rules: WalkRules) -> list[str]:
     thousands of inotify watches and held the interpreter for seconds) and enter the
     build trees and dot directories the walk skips. Raises when ``root`` cannot be listed.
     Strings, as watchfiles takes them: a folder may hold tens of thousands.
+
+    With ``targets``, the files the walk's file links lead to that lie in a directory
+    it does not enter (`notes/plan.md -> .drafts/plan.md`, or outside the root when it
+    is not confined) are added to it, and their directories to the list: a target saved
+    there told no watch, and its link cited the old text until the periodic sweep.
     """
     root = root.absolute()
     real_root = _real(root)
     kiro = KiroIgnore.load_for_watching(real_root)
-    descent = _descend(root, real_root, rules, _ignore_regex(rules.ignore), kiro, WalkReport())
+    links: list[str] | None = None if targets is None else []
+    descent = _descend(root, real_root, rules, _ignore_regex(rules.ignore), kiro, WalkReport(), links)
     top = str(root)
-    return [os.path.join(top, prefix).rstrip(os.sep) if prefix else top for _dirpath, prefix, _files in descent]
+    prefixes = [prefix for _dirpath, prefix, _files in descent]
+    entered = [os.path.join(top, prefix).rstrip(os.sep) if prefix else top for prefix in prefixes]
+    if targets is None or not links:
+        return entered
+    real_entered = {os.path.normpath(os.path.join(real_root, prefix)) for prefix in prefixes}
+    for target in _link_targets(links, real_root, rules.confine_to_root):
+        if os.path.dirname(target) not in real_entered:
+            targets.add(target)
+    return entered + sorted({os.path.dirname(target) for target in targets})
+
+
+def _link_targets(links: list[str], real_root: Path, confined: bool) -> Iterator[str]:
+    """The files these links lead to, as the walk would read them: regular files, inside
+    the root when the source is confined to it."""
+    for link in links:
+        target = os.path.realpath(link)
+        if confined and not Path(target).is_relative_to(real_root):
+            continue
+        if os.path.isfile(target):
+            yield target
 
 
 def _descend(
@@ -318,6 +343,7 @@ def _descend(
     ignored: re.Pattern[str] | None,
     kiro: KiroIgnore,
     report: WalkReport,
+    links: list[str] | None = None,
 ) -> Iterator[tuple[str, str, list[str]]]:
     """Each directory entered, as (path, path relative to the root with a trailing slash
     or empty, file names), pruning what the walk does not enter and counting it."""
@@ -353,7 +379,7 @@ def _descend(
             rel = os.path.relpath(error.filename, top).replace(os.sep, "/")
             report.unreadable_dirs[rel] = error.strerror or str(error)
 
-    for dirpath, dirnames, filenames in _tree(top, onerror, system, info.st_dev):
+    for dirpath, dirnames, filenames in _tree(top, onerror, system, info.st_dev, links):
         prefix = "" if dirpath == top else os.path.relpath(dirpath, top).replace(os.sep, "/") + "/"
         named = [name for name in dirnames if _utf8(name)]
         # Counted on its own: a folder of notes copied from an old disk in Latin-1
@@ -374,6 +400,7 @@ def _tree(
     onerror: Callable[[OSError], None],
     passes: Callable[[str, int], bool] | None = None,
     top_device: int | None = None,
+    links: list[str] | None = None,
 ) -> Iterator[tuple[str, list[str], list[str]]]:
     """os.walk's top-down walk without following links, on a stack of its own.
 
@@ -383,6 +410,8 @@ def _tree(
     a link to a directory is listed with the directories but never entered. Nor is a
     directory on another device than its parent (`top_device` for the top's children)
     when `passes(path, device)` says so: only those, mount points, are asked about.
+    `links` gains the path of each link listed with the files, known from the listing
+    alone (no stat).
     """
     stack: list[tuple[str, int | None]] = [(top, top_device)]
     while stack:
@@ -411,6 +440,8 @@ def _tree(
                     except OSError:
                         is_dir = False
                     (dirnames if is_dir else filenames).append(entry.name)
+                    if links is not None and not is_dir and entry.is_symlink():
+                        links.append(entry.path)
         except OSError as error:
             onerror(error)
             continue

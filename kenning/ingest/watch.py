@@ -57,8 +57,11 @@ class ChangeFilter:
     rules here and triggers a sweep, so newly ignored files leave the index.
     """
 
-    def __init__(self, root: Path, rules: WalkRules) -> None:
+    def __init__(self, root: Path, rules: WalkRules, targets: frozenset[str] = frozenset()) -> None:
         self.root = root
+        # Files the folder's file links lead to in directories the walk does not enter
+        # (`walk.directories`): a change to one is a change to its link.
+        self.targets = targets
         # Events name paths under the root as given, which may be a link to the real
         # folder: what is excluded is compared in that form too.
         self.rules = replace(rules, exclude=(*rules.exclude, *_under(root, rules.exclude)))
@@ -66,6 +69,8 @@ class ChangeFilter:
         self.kiroignore = KiroIgnore.load_for_watching(root)
 
     def __call__(self, change: Change, path: str) -> bool:
+        if path in self.targets:
+            return True
         candidate = Path(path)
         if candidate == self.kiroignore_path:
             self.kiroignore = KiroIgnore.load_for_watching(self.root)
@@ -312,14 +317,15 @@ def _watch(
     """
     started = time.monotonic()
     identity = _identity(root)
-    folders = directories(root, rules)
+    targets: set[str] = set()
+    folders = directories(root, rules, targets)
     # A new directory waits until then to be watched; the sweep the next watch asks
     # for finds what was written into it meanwhile.
     earliest = started + REWATCH_PACE * (time.monotonic() - started)
     if not folders:
         halt.wait()  # the root is inside kenning's own data directory: nothing to index
         return False
-    watch_filter = ChangeFilter(root, rules)
+    watch_filter = ChangeFilter(root, rules, frozenset(targets))
     fresh = True
     moved = False
     watched = set(folders)
@@ -347,7 +353,7 @@ def _watch(
                 # A directory made between the listing above and its parent's watch
                 # being set up gave no event and has no watch of its own: list again
                 # now that every watch is up, and watch again if the list grew.
-                moved = bool(set(directories(root, rules)) - watched)
+                moved = bool(set(directories(root, rules, set())) - watched)
             if not root.is_dir():
                 # The root itself went (unmounted, moved away): its watch is dead, so it
                 # is looked for again.
@@ -386,12 +392,17 @@ def _identity(root: Path) -> tuple[int, int] | None:
 
 def _moves_the_watch(change: Change, path: str, watch_filter: ChangeFilter, watched: set[str]) -> bool:
     """A directory arrived (made, or moved in), one not watched changed (made readable
-    again by chmod), or the .kiroignore that decides which directories are entered changed."""
+    again by chmod), the .kiroignore that decides which directories are entered changed,
+    or a file link arrived, whose target may lie in a directory not watched."""
     if Path(path) == watch_filter.kiroignore_path:
         return True
     if change == Change.deleted or (change == Change.modified and path in watched):
         return False
     try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
+        mode = os.lstat(path).st_mode
     except OSError:
         return False  # gone again already
+    if not stat.S_ISLNK(mode):
+        return stat.S_ISDIR(mode)
+    target = os.path.realpath(path)
+    return os.path.isfile(target) and target not in watch_filter.targets and os.path.dirname(target) not in watched
