@@ -327,12 +327,13 @@ def directories(root: Path, rules: WalkRules, targets: set[str] | None = None) -
 
 def _link_targets(links: list[str], real_root: Path, confined: bool) -> Iterator[str]:
     """The files these links lead to, as the walk would read them: regular files, inside
-    the root when the source is confined to it."""
+    the root when the source is confined to it. Only those in a folder this user may
+    list: watching one that refuses it (mode 711) fails the whole watch."""
     for link in links:
         target = os.path.realpath(link)
         if confined and not Path(target).is_relative_to(real_root):
             continue
-        if os.path.isfile(target):
+        if os.path.isfile(target) and os.access(os.path.dirname(target), os.R_OK):
             yield target
 
 
