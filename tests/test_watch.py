@@ -142,6 +142,39 @@ async def test_a_file_name_that_is_not_utf8_leaves_the_folder_watched(tmp_path: 
     await asyncio.wait_for(task, 5)
 
 
+async def test_a_file_whose_name_is_not_utf8_written_to_again_and_again_does_not_set_the_watch_up_each_time(
+    tmp_path: Path, monkeypatch
+) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    listed = watch_module.directories
+    listings = []
+
+    def counted(*args):
+        listings.append(time.monotonic())
+        return listed(*args)
+
+    monkeypatch.setattr(watch_module, "directories", counted)
+    monkeypatch.setattr(watch_module, "BUSY_SECONDS", 1.0)
+    changes, stop = Changes(), asyncio.Event()
+    task = await watching(root, changes, stop)
+    await asyncio.sleep(1)
+    listings.clear()
+    # A log with a Latin-1 name appended to ten times a second: each write ended the
+    # watch, and each watch set up again listed the folder and asked for a sweep.
+    for _ in range(20):
+        with open(bytes(root) + b"/caf\xe9.log", "ab") as handle:
+            handle.write(b"a line\n")
+        await asyncio.sleep(0.1)
+    assert len(listings) <= 8, len(listings)
+    await asyncio.sleep(1.2)
+    changes.reset()
+    (root / "after.md").write_text("written once the log went quiet\n")
+    await changes.next()
+    stop.set()
+    await asyncio.wait_for(task, 5)
+
+
 async def test_files_in_directories_made_after_the_watch_started_are_seen(tmp_path: Path) -> None:
     root = tmp_path / "notes"
     root.mkdir()

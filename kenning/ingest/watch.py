@@ -260,6 +260,7 @@ async def _watch_in_thread(
             # The first watch asks for no sweep of its own: the one the daemon starts
             # with, or the one whatever stopped the last watch asked for, is under way.
             again = tolerant = False
+            stumbled: float | None = None  # when a name that is not UTF-8 last ended a watch
             while True:
                 try:
                     going = _watch(root, rules, changed, halt, debounce_ms, again, up, tolerant)
@@ -271,6 +272,17 @@ async def _watch_in_thread(
                     # passes over every error, which is why it is not the rule).
                     again = tolerant = True
                     continue
+                except _UndecodableName:
+                    # Such a file written to again and again (a log with a Latin-1 name)
+                    # ended every watch at each write, and each setting up again listed
+                    # the folder and asked for a sweep: most of a CPU, for good, on a
+                    # folder of 2,000 directories. The second within `BUSY_SECONDS` waits
+                    # until they are over, as a busy file's sweep does; the sweep the next
+                    # watch asks for finds what changed meanwhile.
+                    if stumbled is not None:
+                        halt.wait(max(0.0, stumbled + BUSY_SECONDS - time.monotonic()))
+                    stumbled = time.monotonic()
+                    going = not halt.is_set()
                 if not going:
                     break
                 again, tolerant = True, False  # watched again at once, over the directories there are now
@@ -376,8 +388,12 @@ def _watch(
         if "decode path" not in str(exc):
             raise
         log.info("watching %s: a file name that is not UTF-8 (%s); watching again", root, exc)
-        return not halt.is_set()
+        raise _UndecodableName from exc
     return False
+
+
+class _UndecodableName(Exception):
+    """A watch ended on an event naming a path that is not UTF-8 (`_watch`)."""
 
 
 def _identity(root: Path) -> tuple[int, int] | None:
