@@ -181,6 +181,33 @@ def test_a_log_appended_to_many_times_in_quick_succession_is_read_a_few_times_an
     assert 1 <= reads < appends / 2
 
 
+def test_files_made_without_a_pause_in_a_large_folder_do_not_keep_it_swept_back_to_back(library, tmp_path):
+    """Each file made asked for a sweep at once, and each sweep lists the whole folder: a
+    program writing files without a pause (a download, a build) kept a folder of 10,000
+    files swept back to back, most of a CPU for as long as it ran."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for number in range(4000):
+        (notes / f"empty{number}.md").touch()  # listed by every sweep; capped, never read
+    library.configure([{"name": "notes", "path": str(notes), "max_files": 1}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    before = len(daemon.log())
+
+    started = time.monotonic()
+    made = 50
+    for number in range(made):
+        (notes / f"new{number}.md").write_text(f"The pangolin{number} was counted.\n")
+        time.sleep(0.05)
+    elapsed = time.monotonic() - started
+    # Nothing made is lost: the last one is found (the cap keeps the newest file).
+    wait_for(lambda: daemon.search(f"pangolin{made - 1}"), timeout=30, what="the last file to be searchable")
+    listed = [float(n) for n in re.findall(r"swept \d+ files .*, ([\d.]+)s of it listing", daemon.log()[before:])]
+    assert listed
+    # Back to back, sweeps spent most of the time listing; paced, a fifth of it at most.
+    assert sum(listed) < 0.4 * elapsed, listed
+
+
 def _calendar_defying_folder() -> Path | None:
     """A folder whose file system keeps an mtime past year 9999 (ext4 clamps to 2446;
     tmpfs, btrfs and XFS with bigtime do not)."""

@@ -103,6 +103,10 @@ class SweepProgress:
     links_kept: int = 0
     # When the running sweep began reading files in (monotonic): its rate is checked / elapsed.
     reading_since: float | None = None
+    # How long the last sweep took to walk the folder and set it against the index before
+    # reading anything: what a sweep costs when nothing changed (service/folders.py paces
+    # the sweeps a watch asks for by it).
+    listing_seconds: float | None = None
 
 
 async def _writing(write: Awaitable[T]) -> T:
@@ -383,6 +387,7 @@ class FolderScanner:
         progress = self.progress
         root = self.settings.path
         report = WalkReport()
+        started = time.monotonic()
         identity = await asyncio.to_thread(_identity, root)
         found = await asyncio.to_thread(walk, root, self.rules, report)
         states = await documents.file_states(self.db, self.source_id)
@@ -455,6 +460,7 @@ class FolderScanner:
         counts["unchanged"] = len(settled) - len(shut)
         progress.to_check, progress.checked, progress.pending = len(todo), 0, len(todo)
         progress.reading_since = time.monotonic()
+        progress.listing_seconds = progress.reading_since - started
         if todo and self.on_ingesting is not None:
             self.on_ingesting(True)
         try:
@@ -470,13 +476,15 @@ class FolderScanner:
         changed = any(counts[key] for key in ("indexed", "merged", "failed", "deleted"))
         log.log(
             logging.INFO if changed else logging.DEBUG,
-            "source %s: swept %d files (%d indexed, %d failed, %d deleted, %d chunks)",
+            "source %s: swept %d files (%d indexed, %d failed, %d deleted, %d chunks) in %.2fs, %.2fs of it listing",
             self.settings.name,
             len(found),
             counts["indexed"],
             counts["failed"],
             counts["deleted"],
             counts["chunks"],
+            time.monotonic() - started,
+            progress.listing_seconds,
         )
         await asyncio.to_thread(_let_go, found, states, listing)
         return counts
