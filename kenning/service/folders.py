@@ -22,7 +22,7 @@ from kenning.heap import release_free_memory
 from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.pipeline import IngestOptions
 from kenning.ingest.scan import FolderScanner, SweepBudget
-from kenning.ingest.watch import watch_folder
+from kenning.ingest.watch import BUSY_SECONDS, watch_folder
 from kenning.service.jobs import IngestActivity, NearDupJob, SweepJob
 from kenning.store import sources as source_store
 from kenning.store.database import Database
@@ -55,6 +55,8 @@ class Folder:
     # waiting for until `SWEEP_PACE` allows it.
     swept_at: float | None = None
     paced: asyncio.TimerHandle | None = None
+    # When a hard-linked file changed in another folder last asked for a sweep of this one.
+    linked_at: float | None = None
 
     def watch_failed(self, why: str | None) -> None:
         self.not_watched = why
@@ -75,6 +77,19 @@ class Folder:
             self.job.wake()
             return
         self.paced = loop.call_at(self.swept_at + SWEEP_PACE * listing, self._paced_sweep)
+
+    def linked_changed(self) -> None:
+        """A hard-linked file changed in another folder's sweep, and may be here under
+        another name: sweep, at most once every `BUSY_SECONDS` for this reason. A log
+        linked into two folders and written to without a pause would otherwise have
+        each folder's sweep ask for the other's, back to back, each reading it whole."""
+        now = asyncio.get_running_loop().time()
+        if self.linked_at is None or now >= self.linked_at + BUSY_SECONDS:
+            self.linked_at = now
+            self.changed()
+        elif self.paced is None:
+            self.linked_at += BUSY_SECONDS
+            self.paced = asyncio.get_running_loop().call_at(self.linked_at, self._paced_sweep)
 
     def _paced_sweep(self) -> None:
         self.paced = None
@@ -225,7 +240,7 @@ class Folders:
             # stamp, and what it reads there is unchanged here, so this stops.
             for other in self.running.values():
                 if other.scanner is not scanner:
-                    other.job.wake()
+                    other.linked_changed()
         folder = self.running.get(scanner.settings.name)
         if folder is not None:
             folder.swept_at = asyncio.get_running_loop().time()
