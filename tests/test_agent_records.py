@@ -424,22 +424,34 @@ async def test_an_add_naming_two_entries_folds_the_younger_into_the_older(lib, c
         with pytest.raises(InvalidRequest, match="is not a host name"):
             await lib.ledger_add("services" if field == "host" else "hosts", {field: value, "port": "22"})
     assert len((await lib.ledger_list()).entries) == 1
-    # One an older kenning stored is kept as it was when its text is prepared again: the
-    # rules refusing it now do not make the upgrade fail on it, nor lose it.
-    dots = await lib.ledger_add("hosts", {"hostname": "db-03", "role": "cache"})
+    # One an older kenning stored so is still read, prepared again and met by its other
+    # keys: a service on its address is added, not refused for the name it holds.
+    dots = await lib.ledger_add("hosts", {"ip": "10.0.0.7", "hostname": "db-07"})
     await tamper(
         lib,
-        ("UPDATE ledger_entries SET fields = ? WHERE id = ?", ('{"hostname": "..", "role": "cache"}', dots.entry.id)),
+        ("UPDATE ledger_entries SET fields = ? WHERE id = ?", ('{"ip": "10.0.0.7", "hostname": ".."}', dots.entry.id)),
+        ("UPDATE ledger_keys SET key = '' WHERE key = 'db-07'", ()),
         ("UPDATE documents SET reading = NULL WHERE id = ?", (dots.entry.document_id,)),
     )
     failed: set[int] = set()
+    await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger, failed)
+    assert failed == set()
+    assert (await lib.ledger_add("services", {"host": "10.0.0.7", "port": "5432"})).status == "created"
+    # One the rules refuse outright (an address that is none) is kept as it was, with a
+    # warning rather than a traceback at every start.
+    bad = await lib.ledger_add("hosts", {"ip": "10.0.0.8", "role": "cache"})
+    await tamper(
+        lib,
+        ("UPDATE ledger_entries SET fields = ? WHERE id = ?", ('{"ip": "10.0.0.300", "role": "cache"}', bad.entry.id)),
+        ("UPDATE documents SET reading = NULL WHERE id = ?", (bad.entry.document_id,)),
+    )
     caplog.set_level(logging.WARNING, logger="kenning")
     await rereading.prepare_again(lib.db, lambda: lib.settings.chunking, lib.memory, lib.archive, lib.ledger, failed)
-    assert failed == {dots.entry.document_id}
+    assert failed == {bad.entry.document_id}
     [logged] = [record for record in caplog.records if record.levelno >= logging.WARNING]
     assert "is kept as stored" in logged.getMessage() and logged.exc_info is None
     kept = {entry.id: entry.fields for entry in (await lib.ledger_list("hosts")).entries}
-    assert kept[dots.entry.id] == {"hostname": "..", "role": "cache"}
+    assert kept[bad.entry.id] == {"ip": "10.0.0.300", "role": "cache"}
 
 
 async def test_an_ipv4_address_written_as_ipv6_is_the_same_host(lib):

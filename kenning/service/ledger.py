@@ -97,6 +97,7 @@ class Ledger:
     ) -> LedgerAdded:
         spec = schema.section(section)
         incoming = self._redacted(spec.name, fields)
+        schema.refuse_hostless(incoming)
         wanted = schema.keys(spec, incoming)
         # One line each, as field values are: the rendered block writes them inside an
         # entry's line, where a newline would start a forged section or entry.
@@ -163,7 +164,8 @@ class Ledger:
             return []
         names = [schema.NORMALIZERS["host"](fields["host"])]
         for host in await ledger.matching(self.db, "hosts", names):
-            names += host.keys
+            # Not the key "" of a host an older kenning stored as dots alone.
+            names += [key for key in host.keys if key]
         return list(dict.fromkeys(names))
 
     async def _extraction(self, spec: schema.Section, row: EntryRow, host_names: list[str]) -> Extraction:

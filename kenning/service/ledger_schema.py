@@ -103,11 +103,16 @@ def _host(value: str) -> str:
     try:
         return _address(value)
     except ValueError:
-        name = value.rstrip(".").casefold()
-    if not name:
-        # Dots alone: the key "" that every other such value met, each merged into one entry.
-        raise InvalidRequest(f"{redact(value)!r} is not a host name")
-    return name
+        return value.rstrip(".").casefold()
+
+
+def refuse_hostless(fields: dict[str, str]) -> None:
+    """Refuse a host named by dots alone: its key is "", which every other such name met,
+    each merged into one entry. Only what an add brings: an entry an older kenning stored
+    so is kept, and still read, prepared again and met by its other keys."""
+    for name in ("host", "hostname"):
+        if name in fields and not _host(fields[name]):
+            raise InvalidRequest(f"{redact(fields[name])!r} is not a host name")
 
 
 def _port(value: str) -> str:
