@@ -204,8 +204,10 @@ def test_files_made_without_a_pause_in_a_large_folder_do_not_keep_it_swept_back_
     wait_for(lambda: daemon.search(f"pangolin{made - 1}"), timeout=30, what="the last file to be searchable")
     listed = [float(n) for n in re.findall(r"swept \d+ files .*, ([\d.]+)s of it listing", daemon.log()[before:])]
     assert listed
-    # Back to back, sweeps spent most of the time listing; paced, a fifth of it at most.
-    assert sum(listed) < 0.4 * elapsed, listed
+    # Back to back, sweeps spent most of the time listing (1.7 s of 2.6 here); paced, a
+    # fifth of it at most, and the two sweeps that may come after the last file was made
+    # (the last paced one, then the one that reads it) add a listing each.
+    assert sum(listed) < 0.3 * elapsed + 2 * max(listed), listed
 
 
 def _calendar_defying_folder() -> Path | None:
