@@ -10,6 +10,7 @@ from pathlib import Path
 
 from watchfiles import Change
 
+from kenning.ingest import walk as walk_module
 from kenning.ingest.walk import WalkRules
 from kenning.ingest import watch as watch_module
 from kenning.ingest.watch import ChangeFilter, Pacer, watch_folder
@@ -319,3 +320,30 @@ async def test_a_directory_closed_between_listing_and_watching_leaves_the_rest_w
     assert heard and all(why is None for why in heard)
     stop.set()
     await asyncio.wait_for(task, 5)
+
+
+def test_a_new_file_link_sets_the_watch_up_again_only_for_a_target_no_watch_covers(tmp_path: Path) -> None:
+    """Each new link to a note beside it rebuilt the watch of every folder when the root
+    was given through a link (`current -> releases/42`): the target's real folder was
+    looked for among folders watched under the link's name."""
+    real = tmp_path / "releases" / "42"
+    (real / "notes").mkdir(parents=True)
+    (real / ".drafts").mkdir()
+    (real / "notes" / "a.md").write_text("alpha\n")
+    (real / ".drafts" / "plan.md").write_text("plan\n")
+    (tmp_path / "outside.md").write_text("outside\n")
+    root = tmp_path / "current"
+    root.symlink_to(real)
+    targets: set[str] = set()
+    watched = set(walk_module.directories(root, WalkRules(), targets))
+    changes = ChangeFilter(root, WalkRules(), frozenset(targets))
+
+    def arrives(name: str, target: str) -> bool:
+        link = root / "notes" / name
+        link.symlink_to(target)
+        return watch_module._moves_the_watch(Change.added, str(link), changes, watched)
+
+    assert not arrives("beside.md", "a.md")
+    assert arrives("draft.md", "../.drafts/plan.md")
+    # Confined to its root (the default), a folder reads no file outside it.
+    assert not arrives("out.md", str(tmp_path / "outside.md"))

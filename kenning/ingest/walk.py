@@ -319,13 +319,13 @@ def directories(root: Path, rules: WalkRules, targets: set[str] | None = None) -
     if targets is None or not links:
         return entered
     real_entered = {os.path.normpath(os.path.join(real_root, prefix)) for prefix in prefixes}
-    for target in _link_targets(links, real_root, rules.confine_to_root):
+    for target in link_targets(links, real_root, rules.confine_to_root):
         if os.path.dirname(target) not in real_entered:
             targets.add(target)
     return entered + sorted({os.path.dirname(target) for target in targets})
 
 
-def _link_targets(links: list[str], real_root: Path, confined: bool) -> Iterator[str]:
+def link_targets(links: list[str], real_root: Path, confined: bool) -> Iterator[str]:
     """The files these links lead to, as the walk would read them: regular files, inside
     the root when the source is confined to it. Only those in a folder this user may
     list: watching one that refuses it (mode 711) fails the whole watch."""

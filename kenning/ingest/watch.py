@@ -31,7 +31,7 @@ from pathlib import Path
 from watchfiles import Change, watch
 
 from kenning.ingest.kiroignore import KiroIgnore
-from kenning.ingest.walk import WalkRules, directories, is_candidate
+from kenning.ingest.walk import WalkRules, directories, is_candidate, link_targets
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,7 @@ class ChangeFilter:
 
     def __init__(self, root: Path, rules: WalkRules, targets: frozenset[str] = frozenset()) -> None:
         self.root = root
+        self.real_root = Path(os.path.realpath(root))
         # Files the folder's file links lead to in directories the walk does not enter
         # (`walk.directories`): a change to one is a change to its link.
         self.targets = targets
@@ -420,5 +421,15 @@ def _moves_the_watch(change: Change, path: str, watch_filter: ChangeFilter, watc
         return False  # gone again already
     if not stat.S_ISLNK(mode):
         return stat.S_ISDIR(mode)
-    target = os.path.realpath(path)
-    return os.path.isfile(target) and target not in watch_filter.targets and os.path.dirname(target) not in watched
+    confined = watch_filter.rules.confine_to_root
+    target = next(link_targets([path], watch_filter.real_root, confined), None)
+    if target is None or target in watch_filter.targets:
+        return False
+    # A folder below the root is watched under the root as given, which may be a link
+    # (`current -> releases/42`); one a link led out to, under its real path.
+    folder = os.path.dirname(target)
+    below = os.path.relpath(folder, watch_filter.real_root)
+    root = os.path.abspath(watch_filter.root)
+    as_given = root if below == "." else os.path.join(root, below)
+    outside = below == os.pardir or below.startswith(os.pardir + os.sep)
+    return folder not in watched and (outside or as_given not in watched)
