@@ -22,7 +22,8 @@ The knobs a test flips at runtime:
 - `embed_requests` and `texts_embedded` count what was asked of /api/embed.
 - `poison_word`: an embed request holding a text with it is answered with the HTTP 500
   Ollama gives when its model turns a text into NaN (bge-m3, qwen3-embedding in fp16
-  and nomic-embed-text do, for some texts).
+  and nomic-embed-text do, for some texts); with `poison_failures = n`, only the first
+  n such requests are (a server's passing failure, not the text's).
 - `hold_embeds_after = n`: once `texts_embedded` has reached n, each further embed
   request is held without an answer and not counted, until it is set back to `None`
   (then the held requests are hung up on) or the server stops. A job that commits
@@ -238,7 +239,12 @@ class _Handler(BaseHTTPRequestHandler):
         if dim is None:
             return self._reply(404, {"error": f'model "{model}" not found, try pulling it first'})
         if fake.poison_word and any(fake.poison_word in text for text in texts):
-            return self._reply(500, {"error": "failed to encode response: json: unsupported value: NaN"})
+            with fake.lock:
+                failing = fake.poison_failures is None or fake.poison_failures > 0
+                if fake.poison_failures:
+                    fake.poison_failures -= 1
+            if failing:
+                return self._reply(500, {"error": "failed to encode response: json: unsupported value: NaN"})
         while True:
             with fake.lock:
                 if fake.hold_embeds_after is None or fake.texts_embedded < fake.hold_embeds_after:
@@ -397,6 +403,7 @@ class FakeOllama:
         # An embed request holding a text with this word is answered as Ollama answers
         # one its model turns into NaN (a 500 naming it); the others are embedded.
         self.poison_word: str | None = None
+        self.poison_failures: int | None = None
         self.flood_bytes = 32 * 1024 * 1024
         self.hung_requests = 0
         self.embed_requests = 0

@@ -416,6 +416,18 @@ async def test_a_text_the_model_cannot_embed_leaves_it_alone_and_the_rest_embedd
     assert "vector" in found.hits[0].legs
 
 
+async def test_a_text_that_fails_once_alone_is_asked_again_before_it_is_left_out(
+    db: Database, semantics: list[Running], ollama: FakeOllama
+):
+    """One failure of a text asked alone may be the server's moment (busy, a runner that
+    crashed and came back): the text was left out of the embedder's passes for good."""
+    await corpus(db)
+    ollama.poison_word, ollama.poison_failures = "tomatoes", 2  # its batch, then itself once
+    semantic = await start_semantic(db, semantics, ollama_settings(ollama), catch_up=False)
+    status = await caught_up(db, semantic)
+    assert status.job.last_error is None and ollama.poison_failures == 0
+
+
 # -- WordLlama, offline -------------------------------------------------------------------
 
 

@@ -109,10 +109,17 @@ class EmbedJob(Job):
         return [self._embed_one(text) for text in texts]
 
     def _embed_one(self, text: str) -> np.ndarray | BackendUnavailable:
+        """The text's row, or the error it met twice, the server answering the probe
+        after each: once may be the server's moment (busy, a runner that crashed and came
+        back), and the text would be left out of this embedder's passes for good."""
+        try:
+            return self.embedder.embed([text])[0]
+        except BackendUnavailable:
+            # The server may have gone away since the probe: then no text is to blame.
+            self.embedder.embed([PROBE])
         try:
             return self.embedder.embed([text])[0]
         except BackendUnavailable as exc:
-            # The server may have gone away since the probe: then no text is to blame.
             self.embedder.embed([PROBE])
             return exc
 
