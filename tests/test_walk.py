@@ -57,7 +57,7 @@ def test_lists_supported_files_with_stat(root: Path) -> None:
     item = found["a.md"]
     assert item == Discovered(
         path=root / "a.md", rel="a.md", mtime=1_000_000, size=len("content of a.md\n"),
-        ctime=os.stat(root / "a.md").st_ctime,
+        ctime=os.stat(root / "a.md").st_ctime, device=os.stat(root / "a.md").st_dev,
     )  # fmt: skip
     assert found["sub/deep/c.py"].path == root / "sub" / "deep" / "c.py"
 

@@ -288,9 +288,10 @@ class FolderScanner:
     # Documents the sweeps indexed since the last `take_changed()`: the targeted
     # near-duplicate pass looks at these.
     changed: set[int] = field(default_factory=set)
-    # Whether a file with another name (a hard link) changed since `take_linked()`: the
-    # other name may be in another folder, whose watch heard nothing of it.
-    linked: bool = False
+    # The devices of the files with another name (a hard link) that changed since
+    # `take_linked()`: the other name may be in another folder on that device, whose
+    # watch heard nothing of it.
+    linked: set[int] = field(default_factory=set)
     # The mount point the root is on, as the sweep under way found it when the root held
     # anything; recorded with the sweep, except while the drive is away (`_drive_away`).
     root_mount: str | None = None
@@ -320,8 +321,8 @@ class FolderScanner:
         changed, self.changed = self.changed, set()
         return changed
 
-    def take_linked(self) -> bool:
-        linked, self.linked = self.linked, False
+    def take_linked(self) -> set[int]:
+        linked, self.linked = self.linked, set()
         return linked
 
     async def sweep(self) -> dict[str, int]:
@@ -564,7 +565,7 @@ class FolderScanner:
                 if outcome.document_id is not None and outcome.result == "indexed":
                     self.changed.add(outcome.document_id)
                 if job.found.names > 1 and outcome.result in ("indexed", "merged", "failed", "skipped"):
-                    self.linked = True
+                    self.linked.add(job.found.device)
                 progress.checked += 1
                 progress.pending -= 1
 

@@ -227,6 +227,8 @@ class Discovered:
     # How many names the file has (of the target for a link): one changed through a name
     # in another folder is a change no watch of this folder hears of.
     names: int = 1
+    # The device it is on (of the target for a link): a hard link's other names are too.
+    device: int = 0
     # A file link's target's name: the reader goes by it (the pipeline opens the resolved
     # path), so `a.md -> b.docx` is read, and versioned, as DOCX.
     target_name: str | None = None
@@ -644,6 +646,7 @@ def _inspect(
         ctime=info.st_ctime,
         moved=moved,
         names=info.st_nlink,
+        device=info.st_dev,
         target_name=os.path.basename(real) if linked else None,
     )
 

@@ -101,6 +101,13 @@ class Folder:
             self.paced = None
 
 
+def _device(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_dev
+    except OSError:
+        return None
+
+
 def own_output() -> tuple[tuple[Path, ...], frozenset[tuple[int, int]]]:
     """The files this process's stdout and stderr append to (the log `ken start` opens
     for it, or where `ken daemon >> file` sends it): their paths, for the watcher, which
@@ -233,14 +240,19 @@ class Folders:
 
     async def _after_sweep(self, scanner: FolderScanner, counts: dict[str, int]) -> None:
         self.dedup.note_changed(scanner.take_changed())
-        if scanner.take_linked():
+        if devices := scanner.take_linked():
             # A hard-linked file changed: saved through this folder, its other name in
             # another folder changed too, and inotify told only this folder's watch; that
             # folder cited the old text until the periodic sweep. Its sweep finds the new
-            # stamp, and what it reads there is unchanged here, so this stops.
-            for other in self.running.values():
-                if other.scanner is not scanner:
-                    other.linked_changed()
+            # stamp, and what it reads there is unchanged here, so this stops. Only the
+            # folders on the file's device can hold another name of it (a snapshot tree
+            # of `cp -al` links elsewhere swept every source).
+            for other in list(self.running.values()):
+                if other.scanner is scanner:
+                    continue
+                if await asyncio.to_thread(_device, other.scanner.settings.path) in devices:
+                    if self.running.get(other.scanner.settings.name) is other:
+                        other.linked_changed()
         folder = self.running.get(scanner.settings.name)
         if folder is not None:
             folder.swept_at = asyncio.get_running_loop().time()
