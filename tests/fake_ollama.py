@@ -36,8 +36,8 @@ The knobs a test flips at runtime:
   answers /api/embed with vectors one dimension short; `"wrong_count"` with one vector
   fewer than texts asked; `"zeros"` with vectors of zeros; `"huge"` with its vectors
   scaled by 1e30 (finite in float32, their squares are not); `"hang"` holds /api/embed and /api/chat without an answer
-  until the mode changes or the server stops; `"redirect"` answers /api/embed and
-  /api/chat with a 307 to the same path at `redirect_to` (another server's URL);
+  until the mode changes or the server stops; `"redirect"` answers /api/embed,
+  /api/chat and /api/tags with a 307 to the same path at `redirect_to` (another server's URL);
   `"trickle"` answers /api/embed and /api/tags with a 200 whose body is a space every 0.1 s until the
   mode changes or the server stops; `"flood"` with a 200 whose body is `flood_bytes`
   of spaces, sent as fast as the client reads them.
@@ -187,7 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if self.server.stopping.wait(0.05):
                     self.close_connection = True
                     return True
-        if fake.mode == "redirect" and self.path in ("/api/embed", "/api/chat"):
+        if fake.mode == "redirect" and self.path in ("/api/embed", "/api/chat", "/api/tags"):
             self.send_response(307)
             self.send_header("Location", f"{fake.redirect_to}{self.path}")
             self.send_header("Content-Length", "0")

@@ -170,6 +170,8 @@ def test_an_ollama_address_without_a_scheme_is_read_as_the_ollama_client_reads_i
         ("garbage", None, "does not answer as Ollama does (JSONDecodeError for /api/tags)"),
         # A byte every 0.1 s never trips a read timeout: doctor waited for good.
         ("trickle", None, "did not answer within 3 s"),
+        # Followed, doctor said it served the model while the daemon refused it.
+        ("redirect", None, "answered with a redirect (HTTP 307), which kenning does not follow"),
     ],
 )
 def test_doctor_names_an_ollama_that_answers_in_another_shape(tmp_path, mode, tags, said):

@@ -331,6 +331,14 @@ def _ollama(role: str, base_url: str, model: str, checks: list[Check]) -> None:
             )
         )
         return
+    except urllib.error.HTTPError as exc:
+        if 300 <= exc.code < 400:
+            what = f"answered with a redirect (HTTP {exc.code}), which kenning does not follow"
+            fix = "set base_url to the address Ollama answers at"
+        else:
+            what, fix = f"answered HTTP {exc.code} ({exc.reason})", "see Ollama's own log (journalctl -u ollama)"
+        checks.append(Check(PROBLEM, f"ollama ({role})", f"{base_url} {what}", fix))
+        return
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         checks.append(
@@ -365,12 +373,20 @@ class _Overdue(Exception):
     """An answer still arriving at its deadline."""
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
 def _answer(url: str) -> bytes:
     """The body at `url`, whole within OLLAMA_TIMEOUT. urllib's timeout bounds each read
-    alone: a server sending a byte at a time held `ken doctor` for good."""
+    alone: a server sending a byte at a time held `ken doctor` for good. Asked as the
+    daemon asks (workers/ollama_http.py): of `url` itself, through no proxy of the
+    environment and following no redirect, so the two agree on whether it answers."""
     deadline = time.monotonic() + OLLAMA_TIMEOUT
     body = bytearray()
-    with urllib.request.urlopen(url, timeout=OLLAMA_TIMEOUT) as answer:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+    with opener.open(url, timeout=OLLAMA_TIMEOUT) as answer:
         while chunk := answer.read1(1 << 16):
             body += chunk
             if time.monotonic() > deadline:
