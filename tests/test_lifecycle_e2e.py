@@ -32,6 +32,22 @@ def ken(config: Path, *args: str, timeout: float = 90) -> subprocess.CompletedPr
     )
 
 
+def starting(config: Path) -> subprocess.Popen:
+    """`ken start` under way, its output to be read with communicate()."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "kenning", "--config", str(config), "start"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+
+
+def in_foreground(config: Path) -> subprocess.Popen:
+    """`ken daemon`: the daemon as this test's own child, to signal and wait for."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "kenning", "--config", str(config), "daemon"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
 @pytest.fixture
 def detached(library):
     """Whatever `ken start` leaves running is ended after the test, however it went."""
@@ -94,13 +110,7 @@ def test_start_stop_restart_without_a_service_manager(detached, tmp_path, isolat
 
 def test_starts_at_once_all_report_the_one_daemon_that_runs(detached):
     config = detached.configure([])
-    starts = [
-        subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(config), "start"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
-        for _ in range(3)
-    ]
+    starts = [starting(config) for _ in range(3)]
     outputs = [start.communicate(timeout=90) for start in starts]
     assert [start.returncode for start in starts] == [0, 0, 0], outputs
     running = daemon_pid(detached.data_dir)
@@ -114,18 +124,12 @@ def test_a_start_while_a_daemon_holds_the_library_but_does_not_answer_yet_waits_
     exited 1. The daemon is held still just after it takes the lock, so the start meets
     it there every time."""
     config = detached.configure([])
-    daemon = subprocess.Popen(
-        [sys.executable, "-m", "kenning", "--config", str(config), "daemon"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    daemon = in_foreground(config)
     try:
         wait_for(lambda: daemon_pid(detached.data_dir) == daemon.pid, timeout=30, what="the lock", interval=0.005)
         daemon.send_signal(signal.SIGSTOP)
         assert not (detached.data_dir / "kenning.sock").exists(), "the daemon listened before it was held"
-        start = subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(config), "start"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
+        start = starting(config)
         time.sleep(3)
         assert start.poll() is None, start.communicate()
         daemon.send_signal(signal.SIGCONT)
@@ -146,10 +150,7 @@ def test_a_daemon_held_while_it_stops_is_named_as_stopping_and_a_start_waits_for
     with fake_ollama() as ollama:
         embedder = f'[embedder]\nbackend = "ollama"\nmodel = "fake-embed"\nbase_url = "{ollama.url}"\n'
         config = detached.configure([], extra=embedder + "[retrieval]\nquery_embed_timeout = 30\n")
-        daemon = subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(config), "daemon"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+        daemon = in_foreground(config)
         try:
             sock = detached.data_dir / "kenning.sock"
             wait_for(lambda: ken(config, "status").returncode == 0, timeout=60, what="the daemon to answer")
@@ -166,10 +167,7 @@ def test_a_daemon_held_while_it_stops_is_named_as_stopping_and_a_start_waits_for
             assert asked.returncode != 0 and f"the daemon (pid {daemon.pid})" in asked.stderr, asked.stderr
             assert "is stopping" in asked.stderr and "still starting" not in asked.stderr
             ollama.mode = None
-            start = subprocess.Popen(
-                [sys.executable, "-m", "kenning", "--config", str(config), "start"],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-            )  # fmt: skip
+            start = starting(config)
             time.sleep(1)
             assert start.poll() is None, start.communicate()
             daemon.send_signal(signal.SIGCONT)
@@ -197,10 +195,7 @@ def test_a_stop_asked_while_a_start_is_under_way_stops_the_daemon_it_starts(deta
     """`ken start &` then `ken stop` at once: the stop looked before the new daemon held its
     lock, said "not running", and the daemon came up anyway. It now waits for the start."""
     config = detached.configure([])
-    start = subprocess.Popen(
-        [sys.executable, "-m", "kenning", "--config", str(config), "start"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+    start = starting(config)
     wait_for(lambda: log_path(detached.data_dir).exists(), timeout=30, what="the start to launch its daemon")
     stopped = ken(config, "stop")
     start.communicate(timeout=90)

@@ -143,19 +143,27 @@ async def test_a_file_name_that_is_not_utf8_leaves_the_folder_watched(tmp_path: 
     await asyncio.wait_for(task, 5)
 
 
+def counted_listings(monkeypatch, seconds: float = 0.0) -> list[float]:
+    """When the watch listed the folder's directories (each listing taking `seconds`
+    more): each is a watch set up again."""
+    listed = watch_module.directories
+    listings: list[float] = []
+
+    def counted(*args):
+        listings.append(time.monotonic())
+        time.sleep(seconds)
+        return listed(*args)
+
+    monkeypatch.setattr(watch_module, "directories", counted)
+    return listings
+
+
 async def test_a_file_whose_name_is_not_utf8_written_to_again_and_again_does_not_set_the_watch_up_each_time(
     tmp_path: Path, monkeypatch
 ) -> None:
     root = tmp_path / "notes"
     root.mkdir()
-    listed = watch_module.directories
-    listings = []
-
-    def counted(*args):
-        listings.append(time.monotonic())
-        return listed(*args)
-
-    monkeypatch.setattr(watch_module, "directories", counted)
+    listings = counted_listings(monkeypatch)
     monkeypatch.setattr(watch_module, "BUSY_SECONDS", 1.0)
     changes, stop = Changes(), asyncio.Event()
     task = await watching(root, changes, stop)
@@ -239,17 +247,9 @@ async def test_a_directory_made_while_the_watch_is_set_up_is_watched(tmp_path: P
 async def test_directories_arriving_steadily_do_not_set_the_watch_up_each_time(tmp_path: Path, monkeypatch) -> None:
     root = tmp_path / "notes"
     root.mkdir()
-    listed = watch_module.directories
-    listings = []
-
-    def slow_listing(*args):
-        # Listing a folder of 20,000 directories takes about this long (and setting up
-        # their watches holds the interpreter for a third of a second).
-        listings.append(time.monotonic())
-        time.sleep(0.2)
-        return listed(*args)
-
-    monkeypatch.setattr(watch_module, "directories", slow_listing)
+    # Listing a folder of 20,000 directories takes about this long (and setting up their
+    # watches holds the interpreter for a third of a second).
+    listings = counted_listings(monkeypatch, seconds=0.2)
     changes, stop = Changes(), asyncio.Event()
     task = await watching(root, changes, stop)
     await asyncio.sleep(2)
