@@ -81,6 +81,7 @@ def test_a_missing_file_means_defaults_with_no_sources(tmp_path, isolated_home):
         # An empty path would mean whichever directory the reading process runs in.
         ('[daemon]\ndata_dir = ""\n', "daemon.data_dir: is empty"),
         ('[daemon]\nsocket = ""\n', "daemon.socket: is empty"),
+        ('[llm]\nmodel = " "\n', "llm.model: is empty; name the Ollama model"),
         ('[[sources]]\nname = "a"\npath = ""\n', "sources['a'].path: is empty"),
         ('[[sources]]\nname = "a"\npath = "  "\n', "sources['a'].path: is empty"),
         ('[daemon]\ndata_dir = "~nosuchuser/d"\n', "daemon.data_dir: ~nosuchuser/d: no home directory is known for ~nosuchuser"),

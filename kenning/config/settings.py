@@ -200,6 +200,14 @@ class LlmSettings(_Strict):
     timeout: Annotated[float, Field(gt=0, le=MAX_HTTP_TIMEOUT)] = 120.0
     max_chars: Annotated[int, Field(ge=200, le=100_000)] = 4000
 
+    @field_validator("model")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        # Taken, an empty name had Ollama refuse every chunk (HTTP 400), one by one.
+        if not value.strip():
+            raise ValueError("is empty; name the Ollama model that extracts entities (the default is qwen3:4b)")
+        return value.strip()
+
 
 class FetchSettings(_Strict):
     """`ken add-url`: which hosts may be fetched, and how much of them."""
