@@ -18,6 +18,7 @@ from pathlib import Path
 import tomlkit
 from tomlkit.items import Array
 
+from kenning.config import toml
 from kenning.config.loading import validate
 from kenning.config.paths import config_dir, make_private_dirs, user_path, write_privately
 from kenning.config.settings import SourceSettings
@@ -31,7 +32,7 @@ def add_source(path: Path, source: SourceSettings) -> None:
     The file is read again under the edit lock, so a source of that name or folder added
     by another `ken sources add` since the caller looked is refused here, not doubled."""
     with _editing(path):
-        document = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+        document = tomlkit.parse(toml.read_text(path)) if path.exists() else tomlkit.document()
         existing = document.get("sources")
         for entry in existing if isinstance(existing, list) else ():
             if isinstance(entry, dict) and entry.get("name") == source.name:
@@ -80,7 +81,7 @@ def remove_source(path: Path, name: str) -> bool:
 
 
 def _remove(path: Path, name: str) -> bool:
-    document = tomlkit.parse(path.read_text(encoding="utf-8"))
+    document = tomlkit.parse(toml.read_text(path))
     sources = document.get("sources")
     if sources is None:
         return False

@@ -329,7 +329,7 @@ def _watch(
     a directory not yet watched, reported nothing.
     """
     started = time.monotonic()
-    identity = _identity(root)
+    identity = identity_of(root)
     targets: set[str] = set()
     folders = directories(root, rules, targets)
     # A new directory waits until then to be watched; the sweep the next watch asks
@@ -371,7 +371,7 @@ def _watch(
                 # The root itself went (unmounted, moved away): its watch is dead, so it
                 # is looked for again.
                 return False
-            if _identity(root) != identity:
+            if identity_of(root) != identity:
                 # A drive mounted on the root (or unmounted from it), or a linked root
                 # pointed elsewhere: the watch is on a directory no longer there to see,
                 # and nothing on the drive was seen but by the periodic sweep.
@@ -397,9 +397,9 @@ class _UndecodableName(Exception):
     """A watch ended on an event naming a path that is not UTF-8 (`_watch`)."""
 
 
-def _identity(root: Path) -> tuple[int, int] | None:
-    """Which directory the root names now; checked each time the watch yields (a second
-    when nothing happens)."""
+def identity_of(root: Path) -> tuple[int, int] | None:
+    """Which directory the root names now, as (device, inode); None when it names none.
+    Checked each time the watch yields (a second when nothing happens)."""
     try:
         info = os.stat(root)
     except OSError:

@@ -22,7 +22,7 @@ from kenning.heap import release_free_memory
 from kenning.ingest.parse_pool import ParsePool
 from kenning.ingest.pipeline import IngestOptions
 from kenning.ingest.scan import FolderScanner, SweepBudget
-from kenning.ingest.watch import BUSY_SECONDS, watch_folder
+from kenning.ingest.watch import BUSY_SECONDS, identity_of, watch_folder
 from kenning.service.jobs import IngestActivity, NearDupJob, SweepJob
 from kenning.store import sources as source_store
 from kenning.store.database import Database
@@ -99,13 +99,6 @@ class Folder:
         if self.paced is not None:
             self.paced.cancel()
             self.paced = None
-
-
-def _device(path: Path) -> int | None:
-    try:
-        return os.stat(path).st_dev
-    except OSError:
-        return None
 
 
 def own_output() -> tuple[tuple[Path, ...], frozenset[tuple[int, int]]]:
@@ -250,9 +243,9 @@ class Folders:
             for other in list(self.running.values()):
                 if other.scanner is scanner:
                     continue
-                if await asyncio.to_thread(_device, other.scanner.settings.path) in devices:
-                    if self.running.get(other.scanner.settings.name) is other:
-                        other.linked_changed()
+                found = await asyncio.to_thread(identity_of, other.scanner.settings.path)
+                if found is not None and found[0] in devices and self.running.get(other.scanner.settings.name) is other:
+                    other.linked_changed()
         folder = self.running.get(scanner.settings.name)
         if folder is not None:
             folder.swept_at = asyncio.get_running_loop().time()
