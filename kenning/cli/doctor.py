@@ -318,55 +318,47 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
 
 
 def _ollama(role: str, base_url: str, model: str, checks: list[Check]) -> None:
-    url = base_url.rstrip("/") + "/api/tags"
-    try:
-        models = _model_names(json.loads(_answer(url)))
-    except _Overdue:
-        checks.append(
-            Check(
-                PROBLEM,
-                f"ollama ({role})",
-                f"{base_url} did not answer within {OLLAMA_TIMEOUT:g} s",
-                "restart Ollama (it answers, but never finishes); the daemon gives up on it the same way",
-            )
-        )
-        return
-    except urllib.error.HTTPError as exc:
-        if 300 <= exc.code < 400:
-            what = f"answered with a redirect (HTTP {exc.code}), which kenning does not follow"
-            fix = "set base_url to the address Ollama answers at"
-        else:
-            what, fix = f"answered HTTP {exc.code} ({exc.reason})", "see Ollama's own log (journalctl -u ollama)"
-        checks.append(Check(PROBLEM, f"ollama ({role})", f"{base_url} {what}", fix))
-        return
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        checks.append(
-            Check(PROBLEM, f"ollama ({role})", f"not reachable at {base_url}: {reason}", "start it: ollama serve")
-        )
-        return
-    except ValueError as exc:
-        models = None
-        what = type(exc).__name__
-    else:
-        what = "JSON of another shape"
-    if models is None:
-        # Something answers there, but not as Ollama lists its models: a proxy's error
-        # page, another program on the port. A list or a null there was a traceback.
-        checks.append(
-            Check(
-                PROBLEM,
-                f"ollama ({role})",
-                f"{base_url} does not answer as Ollama does ({what} for /api/tags)",
-                "check that base_url names the Ollama server, not a proxy or another program",
-            )
-        )
+    models = _served(base_url)
+    if isinstance(models, tuple):
+        checks.append(Check(PROBLEM, f"ollama ({role})", *models))
         return
     wanted = {model, f"{model}:latest"}
     if not wanted & models:
         checks.append(Check(PROBLEM, f"ollama ({role})", f"{base_url} does not have {model}", f"ollama pull {model}"))
     else:
         checks.append(Check(OK, f"ollama ({role})", f"{base_url} serves {model}"))
+
+
+def _served(base_url: str) -> set[str] | tuple[str, str]:
+    """The models Ollama at `base_url` lists, or what is wrong there and what to do."""
+    try:
+        listed = json.loads(_answer(base_url.rstrip("/") + "/api/tags"))
+    except _Overdue:
+        return (
+            f"{base_url} did not answer within {OLLAMA_TIMEOUT:g} s",
+            "restart Ollama (it answers, but never finishes); the daemon gives up on it the same way",
+        )
+    except urllib.error.HTTPError as exc:
+        if 300 <= exc.code < 400:
+            return (
+                f"{base_url} answered with a redirect (HTTP {exc.code}), which kenning does not follow",
+                "set base_url to the address Ollama answers at",
+            )
+        return f"{base_url} answered HTTP {exc.code} ({exc.reason})", "see Ollama's own log (journalctl -u ollama)"
+    except (urllib.error.URLError, OSError) as exc:
+        return f"not reachable at {base_url}: {getattr(exc, 'reason', exc)}", "start it: ollama serve"
+    except ValueError as exc:
+        models, what = None, type(exc).__name__
+    else:
+        models, what = _model_names(listed), "JSON of another shape"
+    if models is None:
+        # Something answers there, but not as Ollama lists its models: a proxy's error
+        # page, another program on the port. A list or a null there was a traceback.
+        return (
+            f"{base_url} does not answer as Ollama does ({what} for /api/tags)",
+            "check that base_url names the Ollama server, not a proxy or another program",
+        )
+    return models
 
 
 class _Overdue(Exception):
