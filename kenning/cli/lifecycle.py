@@ -573,17 +573,15 @@ def start(ctx: Context) -> str:
         return f"kenning is already running (pid {status['pid']})"
     if reason := not_answering(ctx):
         held = lock_holder(ctx.locations.data_dir)
-        if held is not None and held[1]:
-            # A daemon on its way out (a `ken stop` or a service restart a moment ago):
-            # the new one starts once it has let go of the library.
-            if not _freed_within(ctx.locations.data_dir, STOP_TIMEOUT):
-                raise KenningError(reason)
-        else:
-            holder = None if held is None else held[0]
-            if holder is not None and old_socket(ctx, holder) is None and (status := _once_up(ctx, holder)):
+        if held is None or not held[1]:
+            if held is not None and old_socket(ctx, held[0]) is None and (status := _once_up(ctx, held[0])):
                 return f"kenning is running (pid {status['pid']})"
             # A daemon of this library runs where the config no longer points: a second
             # one would index the same folders beside it.
+            raise KenningError(reason)
+        # A daemon on its way out (a `ken stop` or a service restart a moment ago): the
+        # new one starts once it has let go of the library.
+        if not _freed_within(ctx.locations.data_dir, STOP_TIMEOUT):
             raise KenningError(reason)
     _ = ctx.settings  # a config with a typo is reported here, not in the daemon's log
     found = manager()
