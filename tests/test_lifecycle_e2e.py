@@ -153,7 +153,8 @@ def test_a_daemon_held_while_it_stops_is_named_as_stopping_and_a_start_waits_for
         daemon = in_foreground(config)
         try:
             sock = detached.data_dir / "kenning.sock"
-            wait_for(lambda: ken(config, "status").returncode == 0, timeout=60, what="the daemon to answer")
+            # Until the embedder has loaded a search skips the vector leg and asks Ollama nothing.
+            wait_for(lambda: _embedder_loaded(config), timeout=60, what="the daemon to answer with its embedder loaded")
             ollama.mode = "hang"
             with socket.socket(socket.AF_UNIX) as waiting:
                 waiting.connect(str(sock))
@@ -180,6 +181,11 @@ def test_a_daemon_held_while_it_stops_is_named_as_stopping_and_a_start_waits_for
             daemon.send_signal(signal.SIGCONT)
             daemon.terminate()
             daemon.wait(timeout=30)
+
+
+def _embedder_loaded(config: Path) -> bool:
+    asked = ken(config, "status")
+    return asked.returncode == 0 and "· loading ·" not in asked.stdout
 
 
 def _refused(path: Path) -> bool:
