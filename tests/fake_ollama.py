@@ -32,7 +32,8 @@ The knobs a test flips at runtime:
 - `mode` makes the server misbehave until it is set back to `None` (switchable while
   it runs): `"error500"` answers every endpoint with HTTP 500 and `error_text`;
   `"garbage"` answers every endpoint with 200 and a body that is not JSON; `"bad_gzip"`
-  with 200 and a body said to be gzip that is not; `"wrong_dim"`
+  with 200 and a body said to be gzip that is not; `"cut_short"` with 200, a
+  Content-Length, half of those bytes, and a closed connection; `"wrong_dim"`
   answers /api/embed with vectors one dimension short; `"wrong_count"` with one vector
   fewer than texts asked; `"zeros"` with vectors of zeros; `"huge"` with its vectors
   scaled by 1e30 (finite in float32, their squares are not); `"hang"` holds /api/embed and /api/chat without an answer
@@ -205,6 +206,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.mode == "bad_gzip":
             self._send(200, b"not gzip at all", encoding="gzip")
             return True
+        if fake.mode == "cut_short":
+            self._send(200, json.dumps({"models": [], "embeddings": [], "error": "x" * 64}).encode(), cut_short=True)
+            return True
         return False
 
     def _endless_body(self) -> None:
@@ -373,7 +377,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _reply(self, status: int, payload: dict | None) -> None:
         self._send(status, b"" if payload is None else json.dumps(payload).encode())
 
-    def _send(self, status: int, data: bytes, encoding: str | None = None) -> None:
+    def _send(self, status: int, data: bytes, encoding: str | None = None, cut_short: bool = False) -> None:
+        """`cut_short` sends half of `data` under a Content-Length for all of it, then
+        closes the connection."""
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         if encoding:
@@ -381,7 +387,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         if self.command != "HEAD":
-            self.wfile.write(data)
+            self.wfile.write(data[: len(data) // 2] if cut_short else data)
+        if cut_short:
+            self.close_connection = True
 
 
 class FakeOllama:
@@ -390,8 +398,8 @@ class FakeOllama:
     def __init__(self, models: dict[str, int] | None = None) -> None:
         self.models: dict[str, int] = dict(DEFAULT_MODELS if models is None else models)
         self.delay = 0.0
-        # None, "error500", "garbage", "bad_gzip", "wrong_dim", "wrong_count", "zeros", "huge", "hang",
-        # "redirect", "trickle" or "flood" (module docstring).
+        # None, "error500", "garbage", "bad_gzip", "cut_short", "wrong_dim", "wrong_count", "zeros",
+        # "huge", "hang", "redirect", "trickle" or "flood" (module docstring).
         self.mode: str | None = None
         # What an "error500" answer says: Ollama passes on what its runner printed.
         self.error_text = "llama runner process has terminated: signal: killed"

@@ -238,11 +238,16 @@ async def test_a_redirect_to_another_server_is_not_followed(server: FakeOllama, 
     assert failed.reason.startswith(f"ollama at {server.url} answered with a redirect (HTTP 307)")
 
 
-async def test_an_answer_that_cannot_be_decoded_backs_off_as_unusable(server: FakeOllama, extractor: OllamaExtractor):
+async def test_an_answer_that_cannot_be_decoded_or_is_cut_short_backs_off_as_unusable(server: FakeOllama, extractor: OllamaExtractor):
     server.mode = "bad_gzip"
     [failed] = await extractor.extract(["Ada Lovelace"])
     assert isinstance(failed, ExtractionFailed) and failed.details.get("unavailable")
     assert failed.reason == f"ollama at {server.url} answered with something unusable (DecodingError)"
+    server.mode = "cut_short"  # was "not reachable ... is it running?"
+    [failed] = await extractor.extract(["Ada Lovelace"])
+    assert failed.details.get("unavailable") and failed.reason.startswith(
+        f"ollama at {server.url} answered, but the answer was cut short (54 bytes of the 109 it announced came"
+    )
 
 
 async def test_a_missing_model_names_the_pull_command(server: FakeOllama):

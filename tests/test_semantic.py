@@ -345,6 +345,18 @@ def test_a_stated_embedding_length_that_is_no_length_is_not_believed(ollama: Fak
     assert embedder.embed(["kestrel"]).shape == (1, 64)
 
 
+def test_an_answer_cut_short_says_the_server_answered(ollama: FakeOllama):
+    """A 200 whose connection closed before its Content-Length came was reported as
+    "not reachable (RemoteProtocolError); is it running?" while the server was running."""
+    embedder = OllamaEmbedder(ollama_settings(ollama, timeout=5))
+    ollama.mode = "cut_short"
+    said = rf"ollama at {ollama.url} answered, but the answer was cut short \(54 bytes of the 109 it announced came"
+    with pytest.raises(EmbedderUnavailable, match=said):
+        embedder.check()
+    with pytest.raises(EmbedderUnavailable, match=said):
+        embedder.embed(["kestrel"])
+
+
 def test_a_redirect_to_another_server_is_not_followed(ollama: FakeOllama):
     """The chunks' text went on to whatever host the answer named."""
     with fake_ollama() as elsewhere:

@@ -9,6 +9,7 @@ reclaim), which nothing needs to be done about for kenning to work.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -338,6 +339,11 @@ def _served(base_url: str) -> set[str] | tuple[str, str]:
             f"{base_url} did not answer within {OLLAMA_TIMEOUT:g} s",
             "restart Ollama (it answers, but never finishes); the daemon gives up on it the same way",
         )
+    except _CutShort as exc:
+        return (
+            f"{base_url} answered, but the answer was cut short ({exc})",
+            "see Ollama's own log (journalctl -u ollama), and any proxy between it and kenning",
+        )
     except urllib.error.HTTPError as exc:
         if 300 <= exc.code < 400:
             return (
@@ -365,6 +371,12 @@ class _Overdue(Exception):
     """An answer still arriving at its deadline."""
 
 
+class _CutShort(Exception):
+    """An answer whose connection closed before all of it came. urllib ends the read
+    early without a word when a Content-Length is not met, and the half answer was taken
+    for one that is not Ollama's JSON."""
+
+
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: object, **kwargs: object) -> None:
         return None
@@ -379,12 +391,20 @@ def _answer(url: str) -> bytes:
     body = bytearray()
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
     with opener.open(url, timeout=OLLAMA_TIMEOUT) as answer:
-        while chunk := answer.read1(1 << 16):
-            body += chunk
-            if time.monotonic() > deadline:
-                raise _Overdue
-            if len(body) > MAX_ANSWER_BYTES:
-                raise ValueError(f"an answer over {MAX_ANSWER_BYTES >> 20} MB")
+        try:
+            while chunk := answer.read1(1 << 16):
+                body += chunk
+                if time.monotonic() > deadline:
+                    raise _Overdue
+                if len(body) > MAX_ANSWER_BYTES:
+                    raise ValueError(f"an answer over {MAX_ANSWER_BYTES >> 20} MB")
+        except http.client.IncompleteRead:
+            raise _CutShort(f"{len(body):,} bytes came before the connection closed") from None
+        if answer.length:
+            # Bytes it announced that never came.
+            raise _CutShort(
+                f"{len(body):,} bytes of the {len(body) + answer.length:,} it announced came before the connection closed"
+            )
     return bytes(body)
 
 

@@ -32,7 +32,13 @@ from kenning.config import LlmSettings
 from kenning.errors import error_detail
 from kenning.store.records import Entity, Extraction, ExtractionFailed, Relation
 from kenning.text.names import normalize_name
-from kenning.workers.ollama_http import CHAT_ANSWER_BYTES, client_options, is_redirect, redirect_message
+from kenning.workers.ollama_http import (
+    CHAT_ANSWER_BYTES,
+    client_options,
+    is_redirect,
+    redirect_message,
+    unusable_message,
+)
 from kenning.workers.pool import BoundedPool, PoolTimeout
 
 log = logging.getLogger(__name__)
@@ -322,12 +328,9 @@ class OllamaExtractor:
             return ExtractionFailed(said, retryable=exc.status_code == 429)
         if isinstance(exc, (ValueError, httpx.HTTPError)):
             # A 200 whose body is not Ollama's JSON (ollama's client raises a JSONDecodeError
-            # or a pydantic ValidationError), or one httpx cannot read (a DecodingError): a
-            # proxy's error page, not an answer about the chunk.
-            return ExtractionFailed(
-                f"ollama at {self.base_url} answered with something unusable ({type(exc).__name__})",
-                details={"unavailable": True},
-            )
+            # or a pydantic ValidationError), one httpx cannot read (a DecodingError), or one
+            # cut short: a proxy's error page, not an answer about the chunk.
+            return ExtractionFailed(unusable_message(self.base_url, exc), details={"unavailable": True})
         # PoolClosed among them: the extractor is shutting down, which is no chunk's
         # fault; the batch fails as a whole and its chunks stay pending, not failed.
         raise exc

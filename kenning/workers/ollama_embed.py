@@ -25,7 +25,13 @@ from tenacity import (
 from kenning.config import EmbedderSettings
 from kenning.errors import EmbedderUnavailable, error_detail
 from kenning.workers.embedders import normalise, signature_for
-from kenning.workers.ollama_http import EMBED_ANSWER_BYTES_PER_TEXT, client_options, is_redirect, redirect_message
+from kenning.workers.ollama_http import (
+    EMBED_ANSWER_BYTES_PER_TEXT,
+    client_options,
+    is_redirect,
+    redirect_message,
+    unusable_message,
+)
 
 # A server that is down refuses (ConnectError); one killed mid-request resets the
 # connection (ReadError / WriteError): all mean "not reachable", none is a bad request.
@@ -97,9 +103,9 @@ class OllamaEmbedder:
     def _misbehaving(self, exc: Exception) -> EmbedderUnavailable:
         # A 200 whose body is not JSON, or not the shape Ollama documents (ollama's
         # client raises a JSONDecodeError or a pydantic ValidationError, both ValueErrors):
-        # a proxy's error page, a server mid-upgrade. Like a 5xx, it says nothing about
-        # the texts, so it is the backend being unusable for now, and retried.
-        return EmbedderUnavailable(f"ollama at {self.base_url} answered with something unusable ({type(exc).__name__})")
+        # a proxy's error page, a server mid-upgrade; or one cut short. Like a 5xx, it says
+        # nothing about the texts, so it is the backend being unusable for now, and retried.
+        return EmbedderUnavailable(unusable_message(self.base_url, exc))
 
     @contextmanager
     def _metadata_call(self) -> Iterator[None]:

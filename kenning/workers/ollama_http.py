@@ -6,7 +6,10 @@ a request had the chunks' text sent on to whatever host it named, though the lib
 text goes nowhere but the Ollama the user configured; and one whose answer never ended
 held the embed job for good (a byte a second never trips a read timeout), or filled the
 daemon's memory. Here no redirect is followed, an answer past `max_bytes` is cut off
-as unusable, and one still arriving `seconds` after it began as a timeout.
+as unusable, and one still arriving `seconds` after it began as a timeout. An answer
+whose connection closed before all of it came is told apart from a server that never
+answered: httpx raises the same RemoteProtocolError for both, and a proxy or a server
+that cut its answers short was reported as not reachable, "is it running?".
 """
 
 from __future__ import annotations
@@ -28,6 +31,18 @@ class AnswerTooLarge(ValueError):
     """An answer over its byte limit: like one that is not JSON, the server misbehaving."""
 
 
+class AnswerCutShort(ValueError):
+    """An answer whose connection closed before all of it came: the server is there and
+    answered, so it is misbehaving (or something between cut it), not unreachable."""
+
+
+def unusable_message(base_url: str, exc: Exception) -> str:
+    """What a client says of an answer it cannot use (not JSON, too large, cut short)."""
+    if isinstance(exc, AnswerCutShort):
+        return f"ollama at {base_url} answered, but the answer was cut short ({exc})"
+    return f"ollama at {base_url} answered with something unusable ({type(exc).__name__})"
+
+
 def is_redirect(status_code: int) -> bool:
     return 300 <= status_code < 400
 
@@ -46,10 +61,12 @@ def client_options(max_bytes: int, seconds: float | None = None) -> dict[str, An
 
 
 class _Limit:
-    def __init__(self, request: httpx.Request, max_bytes: int, deadline: float | None) -> None:
+    def __init__(self, request: httpx.Request, length: str | None, max_bytes: int, deadline: float | None) -> None:
         self.request = request
         self.max_bytes = max_bytes
         self.deadline = deadline
+        # The Content-Length its head announced, if any (a chunked answer has none).
+        self.length = length
         self.seen = 0
 
     def check(self, chunk: bytes) -> bytes:
@@ -60,6 +77,11 @@ class _Limit:
             raise httpx.ReadTimeout("the answer was still arriving at its deadline", request=self.request)
         return chunk
 
+    def cut_short(self) -> AnswerCutShort:
+        """Its head came, then the connection closed before the rest of its body."""
+        said = f" of the {int(self.length):,} it announced" if self.length and self.length.isdigit() else ""
+        return AnswerCutShort(f"{self.seen:,} bytes{said} came before the connection closed")
+
 
 class _BoundedStream(httpx.SyncByteStream):
     def __init__(self, stream: httpx.SyncByteStream, limit: _Limit) -> None:
@@ -67,8 +89,11 @@ class _BoundedStream(httpx.SyncByteStream):
         self._limit = limit
 
     def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._stream:
-            yield self._limit.check(chunk)
+        try:
+            for chunk in self._stream:
+                yield self._limit.check(chunk)
+        except httpx.RemoteProtocolError:
+            raise self._limit.cut_short() from None
 
     def close(self) -> None:
         self._stream.close()
@@ -80,8 +105,11 @@ class _BoundedAsyncStream(httpx.AsyncByteStream):
         self._limit = limit
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._stream:
-            yield self._limit.check(chunk)
+        try:
+            async for chunk in self._stream:
+                yield self._limit.check(chunk)
+        except httpx.RemoteProtocolError:
+            raise self._limit.cut_short() from None
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -99,7 +127,8 @@ class _BoundedTransport(httpx.HTTPTransport):
         # took most of it to compute an answer must still have the time to send it.
         deadline = time.monotonic() + self._seconds
         assert isinstance(response.stream, httpx.SyncByteStream)
-        response.stream = _BoundedStream(response.stream, _Limit(request, self._max_bytes, deadline))
+        limit = _Limit(request, response.headers.get("Content-Length"), self._max_bytes, deadline)
+        response.stream = _BoundedStream(response.stream, limit)
         return response
 
 
@@ -113,5 +142,6 @@ class _BoundedAsyncTransport(httpx.AsyncHTTPTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         response = await super().handle_async_request(request)
         assert isinstance(response.stream, httpx.AsyncByteStream)
-        response.stream = _BoundedAsyncStream(response.stream, _Limit(request, self._max_bytes, None))
+        limit = _Limit(request, response.headers.get("Content-Length"), self._max_bytes, None)
+        response.stream = _BoundedAsyncStream(response.stream, limit)
         return response
