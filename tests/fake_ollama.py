@@ -33,7 +33,8 @@ The knobs a test flips at runtime:
   it runs): `"error500"` answers every endpoint with HTTP 500 and `error_text`;
   `"garbage"` answers every endpoint with 200 and a body that is not JSON; `"bad_gzip"`
   with 200 and a body said to be gzip that is not; `"cut_short"` with 200, a
-  Content-Length, half of those bytes, and a closed connection; `"wrong_dim"`
+  Content-Length, half of those bytes, and a closed connection; `"json_list"` with 200
+  and a JSON list where Ollama answers an object; `"wrong_dim"`
   answers /api/embed with vectors one dimension short; `"wrong_count"` with one vector
   fewer than texts asked; `"zeros"` with vectors of zeros; `"huge"` with its vectors
   scaled by 1e30 (finite in float32, their squares are not); `"hang"` holds /api/embed and /api/chat without an answer
@@ -205,6 +206,9 @@ class _Handler(BaseHTTPRequestHandler):
             return True
         if fake.mode == "bad_gzip":
             self._send(200, b"not gzip at all", encoding="gzip")
+            return True
+        if fake.mode == "json_list":
+            self._send(200, b"[]")
             return True
         if fake.mode == "cut_short":
             self._send(200, json.dumps({"models": [], "embeddings": [], "error": "x" * 64}).encode(), cut_short=True)
@@ -398,8 +402,8 @@ class FakeOllama:
     def __init__(self, models: dict[str, int] | None = None) -> None:
         self.models: dict[str, int] = dict(DEFAULT_MODELS if models is None else models)
         self.delay = 0.0
-        # None, "error500", "garbage", "bad_gzip", "cut_short", "wrong_dim", "wrong_count", "zeros",
-        # "huge", "hang", "redirect", "trickle" or "flood" (module docstring).
+        # None, "error500", "garbage", "bad_gzip", "cut_short", "json_list", "wrong_dim", "wrong_count",
+        # "zeros", "huge", "hang", "redirect", "trickle" or "flood" (module docstring).
         self.mode: str | None = None
         # What an "error500" answer says: Ollama passes on what its runner printed.
         self.error_text = "llama runner process has terminated: signal: killed"

@@ -15,6 +15,9 @@ from contextlib import closing
 
 import pytest
 
+from click.testing import CliRunner
+
+from kenning.cli import main
 from tests.daemon_harness import wait_for
 from tests.fake_ollama import FakeOllama, fake_ollama
 
@@ -74,6 +77,36 @@ def test_embedding_and_extraction_recover_after_ollama_misbehaves(library, ollam
     assert daemon.call("status")["embedder"]["job"]["last_error"] is None
     assert _dimensions(library) == {64}
     answer = daemon.call("search", {"query": "quolls at night"})
+    assert answer["warnings"] == [] and "vector" in answer["hits"][0]["legs"]
+    assert daemon.stop() == 0
+
+
+def test_an_embedder_failing_to_start_as_nobody_foresaw_says_why_and_recovers_by_itself(library, ollama):
+    """An error no handler knew (ollama's client meeting a JSON list where Ollama answers an
+    object: a TypeError) ended the embedder's start: vector search stayed off for good,
+    "loading" in status and a note in doctor, however soon Ollama was fixed; only a
+    restart brought it back."""
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "wombat.md").write_text("# Wombats\n\nWombats dig burrows with strong claws.\n")
+    ollama.mode = "json_list"
+    library.configure([{"name": "notes", "path": str(notes)}], extra=_config(ollama).split("[llm]")[0])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    job = wait_for(
+        lambda: (job := daemon.call("status")["embedder"]["job"])["state"] == "waiting" and job,
+        timeout=20,
+        what="the embedder to wait for its backend",
+    )
+    said = "the ollama embedder failed: TypeError: ollama._types.EmbedResponse() argument after ** must be a mapping"
+    assert job["last_error"].startswith(said), job
+    answer = daemon.call("search", {"query": "wombats burrows"})
+    assert answer["hits"] and answer["warnings"] == [f"vector leg skipped: {job['last_error']}"]
+    doctor = CliRunner().invoke(main, ["--config", str(library.config), "doctor"])
+    assert f"PROBLEM embedder: ollama cannot embed: {said}" in doctor.output
+    ollama.mode = None
+    wait_for(lambda: _vectors(daemon) >= 1, timeout=60, what="embedding to start by itself")
+    answer = daemon.call("search", {"query": "wombats burrows"})
     assert answer["warnings"] == [] and "vector" in answer["hits"][0]["legs"]
     assert daemon.stop() == 0
 

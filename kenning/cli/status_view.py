@@ -65,7 +65,11 @@ def job_figures(job: api.JobStatus) -> str:
 
 def embedder_line(embedder: api.EmbedderStatus) -> str:
     job = embedder.job
-    vectors = "loading" if embedder.vectors is None else counted(embedder.vectors, "vector")
+    if embedder.vectors is None:
+        # Waiting with no index: bringing it up failed, and is tried again (last_error says why).
+        vectors = "off" if job.state == "waiting" else "loading"
+    else:
+        vectors = counted(embedder.vectors, "vector")
     line = f"embedder: {embedder.backend} {embedder.model} · {vectors} · {job.state}"
     if job.state in ("embedding", "deferred"):
         line += " " + job_figures(job)

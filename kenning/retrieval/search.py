@@ -143,8 +143,10 @@ class Retriever:
         kinds: tuple[str, ...] = (),
         since: str | None = None,
         until: str | None = None,
+        vectors_off: str = "the embedding index is loading",
     ) -> SearchResult:
-        """The best `limit` hits for the query, cited, or none and why.
+        """The best `limit` hits for the query, cited, or none and why (`vectors_off`
+        says why when there are no `vectors`).
 
         Each leg offers `depth` candidates. Identical copies and overlapping chunks show
         as one hit, so when they fill a leg's offer (forty copies of one licence header)
@@ -158,7 +160,7 @@ class Retriever:
             raise InvalidRequest("query has no words (only quotes, punctuation or spaces); give a word to search for")
         depth = max(limit * 3, MIN_CANDIDATES)
         while True:
-            result, full = await self._search(query, limit, scope, legs, vectors, snippets, depth)
+            result, full = await self._search(query, limit, scope, legs, vectors, vectors_off, snippets, depth)
             if len(result.hits) >= limit or result.abstained or not full or depth >= MAX_DEPTH:
                 return result
             depth = min(depth * DEEPER, MAX_DEPTH)
@@ -170,6 +172,7 @@ class Retriever:
         scope: Scope,
         legs: tuple[str, ...],
         vectors: Vectors | None,
+        vectors_off: str,
         snippets: bool,
         depth: int,
     ) -> tuple[SearchResult, bool]:
@@ -185,7 +188,8 @@ class Retriever:
             asked = Asked(self.db, keywords, query)
         query_vector: np.ndarray | None = None
         if "vector" in legs:
-            leg_calls["vector"] = asyncio.ensure_future(self._vector_leg(query, depth, scope, vectors, warnings))
+            vector_leg = self._vector_leg(query, depth, scope, vectors, vectors_off, warnings)
+            leg_calls["vector"] = asyncio.ensure_future(vector_leg)
         if "graph" in legs and self.settings.graph_weight > 0:
             leg_calls["graph"] = asyncio.ensure_future(graph_search(self.db, query, depth * GRAPH_OVERSHOOT))
         # Each leg's hits are loaded as soon as it answers, while the others still run; an
@@ -383,12 +387,12 @@ class Retriever:
             call.add_done_callback(self._overdue.discard)
 
     async def _vector_leg(
-        self, query: str, depth: int, scope: Scope, vectors: Vectors | None, warnings: list[str]
+        self, query: str, depth: int, scope: Scope, vectors: Vectors | None, vectors_off: str, warnings: list[str]
     ) -> tuple[list[tuple[int, float]], np.ndarray | None]:
         """The best `depth` (item id, cosine) pairs, and the query's vector (None when the
         leg could not run; `warnings` says why)."""
         if vectors is None:
-            warnings.append("vector leg unavailable: the embedding index is loading; keyword results only")
+            warnings.append(f"vector leg unavailable: {vectors_off}; keyword results only")
             return [], None
         index = vectors.index
         if index.mismatched:

@@ -117,7 +117,7 @@ class ContextPacker:
     ) -> ContextPack:
         found = await self.retriever.search(
             task, SEARCH_HITS, source=source, namespace=namespace, kinds=kinds,
-            vectors=self.semantic.vectors, snippets=False,
+            vectors=self.semantic.vectors, vectors_off=self.semantic.off, snippets=False,
         )  # fmt: skip
         candidates: dict[int, _Candidate] = {}
         for hit in found.hits:

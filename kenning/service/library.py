@@ -228,7 +228,7 @@ class Library:
         await self._check_scope(source, namespace)
         return await self.retriever.search(
             query, limit, source=source, namespace=namespace, legs=legs, vectors=self.semantic.vectors,
-            kinds=kinds, since=since, until=until,
+            vectors_off=self.semantic.off, kinds=kinds, since=since, until=until,
         )  # fmt: skip
 
     async def _check_scope(self, source: str | None, namespace: str | None) -> None:

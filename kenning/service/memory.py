@@ -365,6 +365,7 @@ class Memory:
             namespace=scope_of(scope) if scope is not None else None,
             kinds=("capsule",),
             vectors=self.semantic.vectors,
+            vectors_off=self.semantic.off,
             snippets=False,
         )
         best: dict[int, tuple[float, int]] = {}
@@ -452,7 +453,7 @@ class Memory:
         ones), or ({}, why not) when the embedder cannot serve."""
         vectors = self.semantic.vectors
         if vectors is None:
-            return {}, "the embedder is still loading"
+            return {}, self.semantic.off
         embedder = vectors.embedder
         have = {
             row.id: np.frombuffer(row.vector, np.float32)

@@ -9,6 +9,12 @@ signature (the length is the server's to say), yet no query of it can be scored 
 the vectors already stored. So the unit is brought up again as soon as the embedder
 learns a length other than the index's, and bringing up drops the vectors of any other
 length: their items are embedded again in the background, as after a change of model.
+
+An embedder that cannot embed yet (its server down, its model missing, or any error its
+backend did not foresee) still comes up: the job waits and retries with backoff, and a
+search says why its vector leg is skipped. Bringing up that fails anyway (the index
+cannot be read) is tried again with backoff too, or at once on `ken reembed` or a
+reload; meanwhile status says why, and searches that the vector leg is off.
 """
 
 from __future__ import annotations
@@ -18,14 +24,16 @@ import logging
 
 from kenning.api import EmbedderStatus, JobStatus
 from kenning.config import EmbedderSettings
-from kenning.errors import EmbedderUnavailable
+from kenning.errors import EmbedderUnavailable, error_line
 from kenning.retrieval.search import Vectors
 from kenning.service.jobs import job_status
 from kenning.store import vectors
 from kenning.store.database import Database
+from kenning.store.records import Embedder
 from kenning.store.vector_index import VectorIndex
 from kenning.workers.embed import EmbedJob
 from kenning.workers.embedders import make_embedder, signature_for
+from kenning.workers.job import BACKOFF_MAX, BACKOFF_START
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +46,8 @@ class Semantic:
         self.job: EmbedJob | None = None
         self.vectors: Vectors | None = None
         self.check_error: str | None = None
+        # Why the last try to bring the unit up failed, while it is tried again.
+        self.start_error: str | None = None
         self._bring_up: asyncio.Task | None = None
         self._restart: asyncio.Task | None = None
         # Set whenever embedding has nothing it can do now; the near-duplicate sweep waits on it.
@@ -48,7 +58,7 @@ class Semantic:
         if self._bring_up is not None and not self._bring_up.done():
             return
         self.idle.clear()
-        self._bring_up = asyncio.create_task(self._start(self.settings), name="embedder start")
+        self._bring_up = asyncio.create_task(self._start_until_up(self.settings), name="embedder start")
         self._bring_up.add_done_callback(_log_failure)
 
     async def stop(self) -> None:
@@ -57,6 +67,7 @@ class Semantic:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
         self._bring_up = None
+        self.start_error = None
         if self.job is not None:
             await self.job.stop()
             self.job = None
@@ -66,7 +77,9 @@ class Semantic:
             await asyncio.to_thread(current.embedder.close)
 
     async def reconfigure(self, settings: EmbedderSettings) -> None:
-        if settings == self.settings:
+        """Swap the unit for one of `settings`; the same settings again retry a unit that
+        failed to come up, as a user fixing what broke it then reloads."""
+        if settings == self.settings and self.start_error is None:
             return
         log.info("embedder changed to %s %s; re-embedding in the background", settings.backend, settings.model_name)
         await self.stop()
@@ -92,6 +105,8 @@ class Semantic:
         index = self.vectors.index if self.vectors is not None else None
         if self.job is not None:
             job = job_status(self.job, running="embedding")
+        elif self.start_error is not None:
+            job = JobStatus(state="waiting", last_error=self.start_error)
         else:
             job = JobStatus(state="loading", last_error=self.check_error)
         return EmbedderStatus(
@@ -105,9 +120,38 @@ class Semantic:
             job=job,
         )
 
+    @property
+    def off(self) -> str:
+        """Why there is no index to search: it is loading, or the unit failed to come up."""
+        return self.start_error or "the embedding index is loading"
+
+    async def _start_until_up(self, settings: EmbedderSettings) -> None:
+        """Bring the unit up, trying again with backoff while that fails. A failure no
+        handler foresaw ended the task here: vector search stayed off, "loading" in status
+        and doctor, until the daemon was restarted."""
+        delay = BACKOFF_START
+        while True:
+            try:
+                await self._start(settings)
+            except Exception as exc:
+                self.start_error = f"the embedder could not start: {error_line(exc)}; tried again with backoff"
+                log.error("the embedder could not start; vector search is off, tried again in %g s", delay, exc_info=exc)
+            else:
+                self.start_error = None
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, BACKOFF_MAX)
+
     async def _start(self, settings: EmbedderSettings) -> None:
         # In a thread: the first Ollama embedder imports ollama's client (see GraphSide.start).
         embedder = await asyncio.to_thread(make_embedder, settings)
+        try:
+            await self._start_with(embedder, settings)
+        except BaseException:
+            await asyncio.to_thread(embedder.close)
+            raise
+
+    async def _start_with(self, embedder: Embedder, settings: EmbedderSettings) -> None:
         dim = None
         try:
             await asyncio.to_thread(embedder.check)

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from kenning.config import EmbedderSettings
-from kenning.errors import EmbedderUnavailable, error_line
+from kenning.errors import BackendUnavailable, EmbedderUnavailable, error_line
 from kenning.store.records import Embedder
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,67 @@ class WordLlamaEmbedder:
         self._loaded = None
 
 
+class Contained:
+    """An embedder whose every failure is EmbedderUnavailable.
+
+    The backends turn the failures they foresee (a server down, a model missing, an
+    answer that is not Ollama's) into EmbedderUnavailable, which every caller handles:
+    the embed job waits and retries with backoff, a search answers from its other legs.
+    Any other error went past them all: met as the embedder started, it left vector
+    search off, "loading", until a restart; in a pass, the job stopped retrying; in a
+    search, the search failed whole. Here it is that same failure, its traceback logged.
+    """
+
+    def __init__(self, inner: Embedder, backend: str) -> None:
+        self.inner = inner
+        self.backend = backend
+        self.signature = inner.signature
+        self.batch_size = inner.batch_size
+        self._last_logged: str | None = None
+
+    @property
+    def dim(self) -> int | None:
+        return self.inner.dim
+
+    @property
+    def on_dimension(self) -> Callable[[int], None] | None:
+        return self.inner.on_dimension
+
+    @on_dimension.setter
+    def on_dimension(self, heard: Callable[[int], None] | None) -> None:
+        self.inner.on_dimension = heard
+
+    def check(self) -> None:
+        self._contained(self.inner.check)
+
+    def dimension(self) -> int:
+        return self._contained(self.inner.dimension)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self._contained(self.inner.embed, texts)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def _contained(self, call: Callable, *args: object):
+        try:
+            return call(*args)
+        except BackendUnavailable:
+            raise
+        except Exception as exc:
+            message = f"the {self.backend} embedder failed: {error_line(exc)}"
+            # Once while it repeats: every pass and every search meets it again.
+            if message != self._last_logged:
+                self._last_logged = message
+                log.error("%s", message, exc_info=exc)
+            raise EmbedderUnavailable(message) from exc
+
+
 def make_embedder(settings: EmbedderSettings) -> Embedder:
+    return Contained(_backend(settings), settings.backend)
+
+
+def _backend(settings: EmbedderSettings) -> Embedder:
     if settings.backend == "ollama":
         # Imported only when configured: ollama's client costs every daemon start
         # 0.05-0.1 s of CPU, and the default backend is wordllama.
