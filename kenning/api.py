@@ -125,6 +125,8 @@ class EmbedderStatus:
     # `dimension` means the vector leg cannot score them until they are embedded again.
     model_dimension: int | None = None
     mismatched: int = 0
+    # Items whose text this embedder failed on, left to keyword search until `ken reembed`.
+    left_out: int = 0
 
 
 @dataclass

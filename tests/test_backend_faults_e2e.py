@@ -111,6 +111,34 @@ def test_an_embedder_failing_to_start_as_nobody_foresaw_says_why_and_recovers_by
     assert daemon.stop() == 0
 
 
+def test_texts_the_model_cannot_embed_are_counted_in_status_and_doctor_across_a_restart(library, ollama):
+    """Named only in the log: status and doctor said nothing of them, and a restart forgot
+    them (and asked the model for them again)."""
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "garden.md").write_text("# Garden\n\nShe planted tomatoes and basil.\n")
+    (notes / "wombat.md").write_text("# Wombats\n\nWombats dig burrows with strong claws.\n")
+    ollama.poison_word = "tomatoes"
+    library.configure([{"name": "notes", "path": str(notes)}], extra=_config(ollama).split("[llm]")[0])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    wait_for(lambda: daemon.call("status")["embedder"]["left_out"] == 1, timeout=30, what="the text to be left out")
+    said = "1 text left to keyword search: the embedder failed on it; `ken reembed` tries again"
+    assert said in CliRunner().invoke(main, ["--config", str(library.config), "status"]).output
+    assert daemon.stop() == 0
+    daemon = library.daemon()
+    assert daemon.call("status")["embedder"]["left_out"] == 1
+    assert f"note    embedder: {said}" in CliRunner().invoke(main, ["--config", str(library.config), "doctor"]).output
+    ollama.poison_word = None
+    daemon.call("reembed")
+    wait_for(
+        lambda: (e := daemon.call("status")["embedder"])["left_out"] == 0 and e["vectors"] == 2,
+        timeout=30,
+        what="`ken reembed` to embed the text",
+    )
+    assert daemon.stop() == 0
+
+
 def test_a_hung_embed_call_does_not_hold_searches(library, ollama):
     notes = library.root / "notes"
     notes.mkdir()

@@ -423,7 +423,8 @@ async def test_a_text_the_model_cannot_embed_leaves_it_alone_and_the_rest_embedd
     semantic = await start_semantic(db, semantics, ollama_settings(ollama), catch_up=False)
     status = await caught_up(db, semantic, missing=1)
     assert status.job.last_error is None
-    assert await scalar(db, "SELECT count(*) FROM vectors WHERE item_id = ?", (ids["garden.md"],)) == 0
+    assert (await semantic.semantic.report()).left_out == 1
+    assert ids["garden.md"] not in semantic.index.vectors_for([ids["garden.md"]])[0]
     found = await semantic.search("orchestra symphony Beethoven")
     assert "vector" in found.hits[0].legs
 

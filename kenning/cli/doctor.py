@@ -26,7 +26,7 @@ import click
 from kenning import __version__, api
 from kenning.cli.app import Context, main, pass_context
 from kenning.cli.lifecycle import daemon_pid, moved_away, old_socket, still_runs
-from kenning.cli.status_view import ago, dimension_problem, megabytes
+from kenning.cli.status_view import ago, dimension_problem, left_out_line, megabytes
 from kenning.config.paths import cannot_create, not_yours, shared_by_all, socket_path_too_long
 from kenning.errors import ConfigError, DaemonNotRunning, KenningError, SocketNotYours, error_text
 from kenning.text.controls import escaped
@@ -285,6 +285,10 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
                 f"{status.embedder.backend} {status.embedder.model}, {counted(status.embedder.vectors, 'vector')}, {job.state}",
             )
         )
+    if status.embedder.left_out:
+        # A note: the model fails on these texts whatever is done short of another model,
+        # and the rest of the library is embedded.
+        checks.append(Check(NOTE, "embedder", left_out_line(status.embedder.left_out)))
     # Apart from the job's state, which stays idle while the index holds vectors that no
     # query of the current model can be scored against.
     if problem := dimension_problem(status.embedder):

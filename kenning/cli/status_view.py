@@ -32,6 +32,8 @@ def status_lines(status: api.Status) -> list[str]:
             lines.append(click.style(f"  {escaped(job.last_error)}", fg="yellow"))
     if problem := dimension_problem(status.embedder):
         lines.append(click.style(f"  {problem}; `ken reembed` embeds them again", fg="yellow"))
+    if status.embedder.left_out:
+        lines.append(click.style(f"  {left_out_line(status.embedder.left_out)}", fg="yellow"))
     if not status.sources:
         lines.append("no sources yet: add one with `ken sources add PATH`")
     for source in status.sources:
@@ -74,6 +76,12 @@ def embedder_line(embedder: api.EmbedderStatus) -> str:
     if job.state in ("embedding", "deferred"):
         line += " " + job_figures(job)
     return line
+
+
+def left_out_line(count: int) -> str:
+    """Texts the embedder failed on: named one by one in the daemon's log, counted here."""
+    them = "it" if count == 1 else "them"
+    return f"{counted(count, 'text')} left to keyword search: the embedder failed on {them}; `ken reembed` tries again"
 
 
 def dimension_problem(embedder: api.EmbedderStatus) -> str | None:

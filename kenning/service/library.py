@@ -254,9 +254,9 @@ class Library:
         # The reads side by side, each on a reader of its own: while an agent writes, every
         # trip to a reader waits for the loop behind the embedding and mining threads, and
         # one after another they added up to most of a call.
-        tallies, rows, space, graph_status, agent = await asyncio.gather(
+        tallies, rows, space, graph_status, agent, embedder = await asyncio.gather(
             tally_store.tallies(self.db), source_store.list_sources(self.db), maintenance.space(self.db),
-            self.graph.status(), self.agent_records(),
+            self.graph.status(), self.agent_records(), self.semantic.report(),
         )  # fmt: skip
         report = []
         for row in rows:
@@ -328,7 +328,7 @@ class Library:
                 wal_bytes=space.wal_bytes,
                 free_bytes=space.free_bytes,
             ),
-            embedder=self.semantic.status(),
+            embedder=embedder,
             graph=graph_status,
             library=LibraryCounts(tallies.library_documents),
             sources=report,

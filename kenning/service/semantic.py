@@ -120,6 +120,12 @@ class Semantic:
             job=job,
         )
 
+    async def report(self) -> EmbedderStatus:
+        """`status()` with the count the store keeps of texts the embedder failed on."""
+        report = self.status()
+        report.left_out = await vectors.count_left_out(self.db, report.signature)
+        return report
+
     @property
     def off(self) -> str:
         """Why there is no index to search: it is loading, or the unit failed to come up."""

@@ -1,4 +1,12 @@
-"""Stored embeddings: which items are stale for an embedder, writing and loading vectors."""
+"""Stored embeddings: which items are stale for an embedder, writing and loading vectors.
+
+An item whose text the embedder failed on (EmbedJob leaves it to keyword search) has a
+row too, under `left_out(signature)`, of dimension 0 and no bytes: it is not stale, so no
+pass asks for it again, and the count survives a restart; it goes with its item, with
+`ken reembed` (delete_vectors), and when the model behind the name changes. Kept in this
+table, and not one of its own, so that no migration is needed and every rule that drops
+an item's vector drops it too. No reader of vectors asks for that signature.
+"""
 
 from __future__ import annotations
 
@@ -38,10 +46,15 @@ class LoadedVectors:
     mismatched: int = 0  # rows left out because their dimension differs from the rest
 
 
+def left_out(signature: str) -> str:
+    """The signature of the rows that say the embedder of `signature` failed on an item."""
+    return f"{signature}!left-out"
+
+
 _STALE = """
     SELECT i.id, d.source_id, i.title, i.section, i.content FROM items i
     JOIN documents d ON d.id = i.document_id
-    LEFT JOIN vectors v ON v.item_id = i.id AND v.signature = ?
+    LEFT JOIN vectors v ON v.item_id = i.id AND v.signature IN (?, ?)
     WHERE v.item_id IS NULL AND i.id > ?
     ORDER BY i.id LIMIT ?
 """
@@ -49,15 +62,40 @@ _STALE = """
 
 async def stale_page(db: Database, signature: str, after_id: int, limit: int) -> list[StaleItem]:
     async with db.reader() as conn:
-        rows = await conn.execute_fetchall(_STALE, (signature, after_id, limit))
+        rows = await conn.execute_fetchall(_STALE, (signature, left_out(signature), after_id, limit))
     return [StaleItem(*row) for row in rows]
 
 
 async def count_stale(db: Database, signature: str) -> int:
     async with db.reader() as conn:
         [(total,)] = await conn.execute_fetchall("SELECT count(*) FROM items", ())
-        [(fresh,)] = await conn.execute_fetchall("SELECT count(*) FROM vectors WHERE signature = ?", (signature,))
+        [(fresh,)] = await conn.execute_fetchall(
+            "SELECT count(*) FROM vectors WHERE signature IN (?, ?)", (signature, left_out(signature))
+        )
     return total - fresh
+
+
+async def count_left_out(db: Database, signature: str) -> int:
+    """Items the embedder of `signature` failed on, left to keyword search."""
+    async with db.reader() as conn:
+        [(count,)] = await conn.execute_fetchall("SELECT count(*) FROM vectors WHERE signature = ?", (left_out(signature),))
+    return count
+
+
+async def leave_out(db: Database, signature: str, ids: list[int]) -> int:
+    """Record that the embedder of `signature` failed on these items; returns how many were
+    recorded. An item deleted meanwhile, or given a vector of `signature` meanwhile (a
+    capsule embedded as it was written), is left as it is."""
+    if not ids:
+        return 0
+    async with db.transaction() as conn:
+        cursor = await conn.execute(
+            "INSERT OR REPLACE INTO vectors (item_id, signature, dim, vector)"
+            f" SELECT id, ?, 0, x'' FROM items WHERE id IN ({', '.join('?' * len(ids))})"
+            " AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.item_id = items.id AND v.signature = ?)",
+            [left_out(signature), *ids, signature],
+        )
+        return cursor.rowcount
 
 
 async def write_vectors(db: Database, signature: str, ids: list[int], matrix: np.ndarray) -> int:
@@ -114,9 +152,10 @@ async def stored_vectors(db: Database, signature: str, dim: int, item_ids: list[
 
 
 async def delete_vectors(db: Database, signature: str) -> int:
-    """Forget every vector of this signature (a re-embed makes them again)."""
+    """Forget every vector of this signature (a re-embed makes them again), and which items
+    it failed on (a re-embed asks for them again)."""
     async with db.transaction() as conn:
-        cursor = await conn.execute("DELETE FROM vectors WHERE signature = ?", (signature,))
+        cursor = await conn.execute("DELETE FROM vectors WHERE signature IN (?, ?)", (signature, left_out(signature)))
         return cursor.rowcount
 
 
@@ -126,8 +165,10 @@ async def drop_other_dimensions(db: Database, signature: str, dim: int) -> int:
     They were made by another model behind the same name (an Ollama model pulled anew),
     so no query of the current one can be scored against them: dropped, their items are
     stale and embedded again. Capsules' vectors of that length go too, which memory
-    dedup would otherwise try to compare with the current model's."""
+    dedup would otherwise try to compare with the current model's. What the old model
+    failed on is asked of the new one."""
     async with db.transaction() as conn:
+        await conn.execute("DELETE FROM vectors WHERE signature = ?", (left_out(signature),))
         cursor = await conn.execute("DELETE FROM vectors WHERE signature = ? AND dim != ?", (signature, dim))
         await conn.execute(
             "UPDATE capsules SET vector = NULL, signature = NULL WHERE signature = ? AND length(vector) != ?",

@@ -47,8 +47,6 @@ class EmbedJob(Job):
         self.db = db
         self.embedder = embedder
         self.max_chars = max_chars
-        # Items the model failed on alone, with why (see _embed_batch).
-        self.refused: dict[int, str] = {}
 
     async def run_pass(self) -> None:
         signature = self.embedder.signature
@@ -67,14 +65,13 @@ class EmbedJob(Job):
             page = await vectors.stale_page(self.db, signature, after, PAGE_SIZE)
             if not page:
                 break
-            todo = [item for item in page if item.id not in self.refused]
-            texts = [embedding_text(item.title, item.section, item.content, self.max_chars) for item in todo]
+            texts = [embedding_text(item.title, item.section, item.content, self.max_chars) for item in page]
             rows = await asyncio.to_thread(self._embed_all, texts)
-            embedded = self._sort_out(todo, rows)
+            embedded, failed = self._sort_out(page, rows)
             written = await self._write(signature, embedded)
-            # Only a real round trip says the backend is back; an empty pass asked nothing.
-            if todo:
-                self.last_error = None
+            await vectors.leave_out(self.db, signature, failed)
+            # A page answered for says the backend is back; a pass with no page asked nothing.
+            self.last_error = None
             # Items deleted while they were embedded count as done: nothing is left of them.
             progress.advance(len(page))
             await progress.recount(lambda: vectors.count_stale(self.db, signature))
@@ -125,15 +122,16 @@ class EmbedJob(Job):
 
     def _sort_out(
         self, items: list[StaleItem], rows: list[np.ndarray | BackendUnavailable]
-    ) -> list[tuple[StaleItem, np.ndarray]]:
-        """The items embedded, with their rows; those the model failed on alone are left
-        out of this embedder's passes (they stay keyword-searchable, and are tried again
-        by a new embedder: a restart, a reload that changes it, `ken reembed`)."""
-        embedded = []
+    ) -> tuple[list[tuple[StaleItem, np.ndarray]], list[int]]:
+        """The items embedded, with their rows, and the ids of those the model failed on
+        alone: these are left out of this embedder's passes, in the store, so status counts
+        them across restarts (they stay keyword-searchable, and are tried again by
+        `ken reembed` or by another model)."""
+        embedded, failed = [], []
         for item, row in zip(items, rows, strict=True):
             if isinstance(row, BackendUnavailable):
-                self.refused[item.id] = str(row)
+                failed.append(item.id)
                 log.warning("item %d (%s) cannot be embedded, left to keyword search: %s", item.id, item.title, row)
             else:
                 embedded.append((item, row))
-        return embedded
+        return embedded, failed
