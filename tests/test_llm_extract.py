@@ -250,6 +250,18 @@ async def test_an_answer_that_cannot_be_decoded_or_is_cut_short_backs_off_as_unu
     )
 
 
+async def test_an_error_nobody_foresaw_backs_off_as_the_backend_being_unusable(
+    server: FakeOllama, extractor: OllamaExtractor
+):
+    """ollama's client meeting a JSON list where it reads an object raised a TypeError past
+    every branch: the pass failed, the job went idle with its chunks pending, and nothing
+    tried them again once Ollama was fixed."""
+    server.mode = "json_list"
+    [failed] = await extractor.extract(["Ada Lovelace"])
+    assert isinstance(failed, ExtractionFailed) and failed.details.get("unavailable")
+    assert failed.reason.startswith("the ollama extractor failed: TypeError: ollama._types.ChatResponse()")
+
+
 async def test_a_missing_model_names_the_pull_command(server: FakeOllama):
     extractor = OllamaExtractor(settings(server, model="qwen3:4b"))
     try:

@@ -29,7 +29,7 @@ import ollama
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError
 
 from kenning.config import LlmSettings
-from kenning.errors import error_detail
+from kenning.errors import ShutDown, error_detail, error_line
 from kenning.store.records import Entity, Extraction, ExtractionFailed, Relation
 from kenning.text.names import normalize_name
 from kenning.workers.ollama_http import (
@@ -275,6 +275,8 @@ class OllamaExtractor:
         self.max_chars = settings.max_chars
         self.signature = f"ollama:{self.model}:{RECIPE}"
         self._policy = _ThinkPolicy("high" if effort == "high" else None)
+        # The last unforeseen error logged with its traceback: each batch meets it again.
+        self._last_logged: str | None = None
         self.pool: BoundedPool[list[dict[str, str]], str] = BoundedPool(
             lambda: OllamaChatWorker(self.base_url, self.model, self._policy),
             pool_size or settings.extraction_pool_size,
@@ -331,9 +333,19 @@ class OllamaExtractor:
             # or a pydantic ValidationError), one httpx cannot read (a DecodingError), or one
             # cut short: a proxy's error page, not an answer about the chunk.
             return ExtractionFailed(unusable_message(self.base_url, exc), details={"unavailable": True})
-        # PoolClosed among them: the extractor is shutting down, which is no chunk's
-        # fault; the batch fails as a whole and its chunks stay pending, not failed.
-        raise exc
+        if isinstance(exc, ShutDown) or not isinstance(exc, Exception):
+            # PoolClosed among them: the extractor is shutting down, which is no chunk's
+            # fault; the batch fails as a whole and its chunks stay pending, not failed.
+            raise exc
+        # An error none of the above foresaw (ollama's client meeting a JSON list where it
+        # reads an object: a TypeError) failed the whole pass: the job went idle, its
+        # chunks pending without even the offline extractor's entities, and nothing tried
+        # again once Ollama was fixed. It is the backend being unusable for now instead.
+        message = f"the ollama extractor failed: {error_line(exc)}"
+        if message != self._last_logged:
+            self._last_logged = message
+            log.error("%s", message, exc_info=exc)
+        return ExtractionFailed(message, details={"unavailable": True})
 
 
 def _first_error(exc: ValidationError) -> str:
