@@ -99,7 +99,8 @@ def dedup(ctx: Context) -> None:
 @main.command()
 @pass_context
 def reembed(ctx: Context) -> None:
-    """Embed every item again with the current embedder, in the background.
+    """Embed every item again with the current embedder, in the background, those it
+    failed on and left to keyword search included.
 
     \b
     Examples:

@@ -153,9 +153,10 @@ async def stored_vectors(db: Database, signature: str, dim: int, item_ids: list[
 
 async def delete_vectors(db: Database, signature: str) -> int:
     """Forget every vector of this signature (a re-embed makes them again), and which items
-    it failed on (a re-embed asks for them again)."""
+    it failed on (a re-embed asks for them again); returns how many vectors went."""
     async with db.transaction() as conn:
-        cursor = await conn.execute("DELETE FROM vectors WHERE signature IN (?, ?)", (signature, left_out(signature)))
+        await conn.execute("DELETE FROM vectors WHERE signature = ?", (left_out(signature),))
+        cursor = await conn.execute("DELETE FROM vectors WHERE signature = ?", (signature,))
         return cursor.rowcount
 
 
