@@ -482,7 +482,7 @@ class Library:
     async def dedup_now(self) -> DedupResult:
         run = await self.dedup.sweep()
         if run is None:
-            raise NotFound("the vector index is still loading; try again in a moment")
+            raise NotFound(f"{self.semantic.off}; try again in a moment")
         return DedupResult(run.documents, run.pairs, run.collapsed, round(run.seconds, 3))
 
     async def reload(self) -> ReloadResult:
