@@ -11,6 +11,9 @@ GITHUB = "ghp_" + "a1B2" * 9
 # A Kubernetes Secret's base64 of a PEM key: random-looking under a name holding only "key".
 K8S_KEY = "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2UUlCQURBTkJna3Foa2lHOXcwQkFRRUZBQVND"
 STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+VAULT = "s.Qf1s5zigZ4OX6akYjQXJC1jY"
+# About one Vault token in 70 has no digit: no word rule takes it for a secret.
+VAULT_LETTERS = "s.QfTsCzigZwOXqakYjQXJCejY"
 JWT = (
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
     ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0"
@@ -268,6 +271,16 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         ("echo 'Zq8Wv3Lp' | sudo -S apt update", f"echo '{MARK}' | sudo -S apt update"),
         ("echo Zq8Wv3Lp | sudo -kS true", f"echo {MARK} | sudo -kS true"),
         ("admin_pw = Zq8Wv3Lp", f"admin_pw = {MARK}"),
+        # Windows' `net use`: the password after the share, or after the user.
+        (r"net use \\fs01\share Zq8Wv3Lp /user:CORP\ann", rf"net use \\fs01\share {MARK} /user:CORP\ann"),
+        (r"net use Z: \\fs01\share /user:ann Zq8Wv3Lp /persistent:no", rf"net use Z: \\fs01\share /user:ann {MARK} /persistent:no"),
+        (r'net use Z: "\\fs01\my share" "Zq8 Wv3Lp"', rf'net use Z: "\\fs01\my share" "{MARK}"'),
+        # Legacy Vault service tokens, where Vault is named as taking them.
+        (f"X-Vault-Token: {VAULT_LETTERS}", f"X-Vault-Token: {MARK}"),
+        (f"curl -H 'X-Vault-Token: {VAULT}' https://vault:8200", f"curl -H 'X-Vault-Token: {MARK}' https://vault:8200"),
+        (f"vault login {VAULT}", f"vault login {MARK}"),
+        (f'VAULT_TOKEN: "{VAULT}"', f'VAULT_TOKEN: "{MARK}"'),
+        (f"the vault token is {VAULT_LETTERS}", f"the vault token is {MARK}"),
     ],
 )
 def test_secret_formats_are_masked(text, expected):
@@ -290,6 +303,11 @@ def test_secret_formats_are_masked(text, expected):
         "AAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
         "Set `api_key: ${API_KEY}` or `password: <your password>` in the config.",
         "clone https://<user>:<password>@git.example/repo",
+        r"net use \\fs01\share /user:ann *",
+        r"net use \\fs01\share /delete",
+        r"Run net use \\fs01\share to map it.",
+        r"net use \\fs01\share PASSWORD /user:NAME",
+        "s.Qf1s5zigZ4OX6akYjQXJC1jY is not named as a Vault token here",
         # Code that names secrets without holding one.
         "password: str",
         "token: Optional[str] = None",

@@ -89,7 +89,11 @@ HASH_BLOCK = 1 << 20
 # credentials field named with a credential's word in it (`root_pw`, `ssh_key`,
 # `nt_hash`, `creds`) keeps none of its value, and every ledger entry is prepared again,
 # so none is left holding one (service/ledger.py).
-READER_VERSION = 16
+# 17: the password of Windows' `net use \\srv\share X /user:ann` (or `/user:ann X`) and
+# a legacy Vault service token (`s.` and 24 characters) where Vault is named as taking it
+# (`X-Vault-Token:`, `VAULT_TOKEN=`, `vault login s.X`) are masked; they were stored in
+# clear (redact._NET_USE, redact._VAULT_TOKEN).
+READER_VERSION = 17
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}
 

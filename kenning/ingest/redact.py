@@ -349,6 +349,27 @@ _COMMAND_PASSWORDS = (
     ),
     _re2(r"\becho[ \t]+(?:-n[ \t]+)?[\"']?([^\s\"'|]+)[\"']?[ \t]*\|[ \t]*sudo\b[^\n|]*?[ \t]-[A-Za-z]*S\b"),
 )
+# Windows' `net use`, which takes the password after the share (`net use Z:
+# \\srv\share X /user:ann`) or, as written just as often, after the user (`... /user:ann
+# X`). `*` asks for it; an option (`/persistent:no`) is none. Judged by `_net_use_password`.
+_NET_USE_PASSWORD = r"(\"[^\"\n]+\"|[^\s\"`/*][^\s\"`]*)"
+_NET_USE = (
+    _re2(r"(?i)\bnet[ \t]+use\b[^\n]*?[ \t](?:\\\\[^\s\"\\]+\\[^\s\"]+|\"\\\\[^\"\n]+\")[ \t]+" + _NET_USE_PASSWORD),
+    _re2(r"(?i)\bnet[ \t]+use\b[^\n]*?[ \t]/u(?:ser)?:(?:\"[^\"\n]*\"|[^\s\"]+)[ \t]+" + _NET_USE_PASSWORD),
+)
+# What may follow the password on its line: another option, the end of a command or of a
+# code span. Prose goes on in words ("net use \\srv\share to map it").
+_AFTER_NET_USE = frozenset(b"\r\n/&|;>)^`'\"")
+# The syntax's own word for it, as documentation writes the command.
+_PASSWORD_WORDS = frozenset({"password", "passwd", "pass", "pwd"})
+# A legacy HashiCorp Vault service token, `s.` and 24 base62 characters: by its shape
+# alone a word in a sentence (`s.AbstractFactoryProvider`), so only where Vault is named
+# as taking it: `VAULT_TOKEN=`, an `X-Vault-Token:` header, `vault login s.X`, "the vault
+# token is s.X". (The `hvs.` tokens that replaced them are in `_OWN_TOKENS`.)
+_VAULT_TOKEN = _re2(
+    r"(?i)(?:vault[ \t_-]?token[\"'\]]{0,2}(?:[ \t]+(?:is|was))?(?:[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+)"
+    r"|\bvault[ \t]+login\b[^\n]*?[ \t](?:token=)?)[\"'`]?((?-i:s)\.[A-Za-z0-9]{24})"
+)
 # `<password>X</password>` in XML and its kin.
 _ELEMENT = _re2(
     r"(?i)<([\w:.-]*(?:pass|pwd|secret|token|key|credential)[\w:.-]*)>([^<\n]+)</([\w:.-]+)>"
@@ -565,9 +586,34 @@ def _indented_below(data: bytes, start: int, indent: int) -> Iterator[Span]:
         position = end if end < len(data) else -1
 
 
+def _net_use_spans(data: bytes) -> Iterator[Span]:
+    for pattern in _NET_USE:
+        for match in pattern.finditer(data):
+            start, end = match.span(1)
+            if data[start : start + 1] == b'"':
+                start, end = start + 1, end - 1
+            if _net_use_password(data, start, end, match.end()):
+                yield start, end
+
+
+def _net_use_password(data: bytes, start: int, end: int, after: int) -> bool:
+    """Whether what follows a `net use` share or user is its password: a value that ends
+    the command or comes before another option, and is no placeholder."""
+    while after < len(data) and data[after] in b" \t":
+        after += 1
+    if after < len(data) and data[after] not in _AFTER_NET_USE:
+        return False
+    value = data[start:end].decode("utf-8", "replace")
+    return value.strip("[]<>{}").lower() not in _PASSWORD_WORDS and _is_quoted_secret(value)
+
+
 def _command_line_spans(data: bytes) -> Iterator[Span]:
     """Secrets that no `name = value` spells: flags followed by a value, the password
     options of common tools, XML elements and netrc lines."""
+    yield from _net_use_spans(data)
+    for match in _VAULT_TOKEN.finditer(data):
+        if match.end() == len(data) or data[match.end()] not in _WORD:
+            yield match.span(1)
     for match in _FLAG.finditer(data):
         name = match.group(1).decode("utf-8", "replace").lstrip("-")
         start, end = match.span(2)
