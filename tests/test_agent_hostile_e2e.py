@@ -196,16 +196,15 @@ def test_a_uri_two_documents_share_once_redacted_names_neither(library):
     daemon.stop()
 
 
-def test_a_ledger_render_of_no_sections_is_refused_not_the_whole_ledger(library):
-    """An agent that filters the sections it wants and is left with none sent
-    `sections: []`, and got every section back, the credentials first."""
+def test_an_empty_sections_list_renders_every_section_as_an_empty_kind_list_is_every_kind(library):
+    """An agent sends `[]` for a filter it leaves open: `kind: []` searched every kind
+    while `sections: []` was refused, so the one call failed and the other did not."""
     library.configure([])
     daemon = library.daemon()
     daemon.call("ledger.add", {"section": "credentials", "fields": {"account": "root", "host": "db1", "note": "ops"}})
     daemon.call("ledger.add", {"section": "hosts", "fields": {"hostname": "db1"}})
-    with pytest.raises(RpcError) as refused:
-        daemon.call("ledger.render", {"sections": []})
-    assert refused.value.code == INVALID_PARAMS and "sections" in str(refused.value)
+    whole = daemon.call("ledger.render")
+    assert whole["text"].startswith("## credentials\n- root@db1")
+    assert daemon.call("ledger.render", {"sections": []}) == whole
     assert daemon.call("ledger.render", {"sections": ["hosts"]})["text"] == "## hosts\n- db1\n"
-    assert daemon.call("ledger.render")["text"].startswith("## credentials\n- root@db1")
     daemon.stop()

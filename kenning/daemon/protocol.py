@@ -325,9 +325,9 @@ class LedgerRemoveParams(_Params):
 
 class LedgerRenderParams(_Params):
     budget: Annotated[int, Field(ge=200, le=1_000_000)] | None = None
-    # Absent is every section; an empty list named none, and rendered every one, the
-    # credentials included, for an agent whose filter left nothing.
-    sections: Annotated[Array[Annotated[str, Field(max_length=40)]], Field(min_length=1)] | None = None
+    # Absent or empty is every section, as an empty `kind` is every kind: agents send
+    # `[]` for a filter they leave open, and were refused here alone.
+    sections: Array[Annotated[str, Field(max_length=40)]] | None = None
 
 
 class LedgerListParams(_Params):

@@ -88,9 +88,7 @@ def register(server: MCPServer, daemon: DaemonCalls, allow_memory: bool) -> None
     @server.tool(annotations=READ_ONLY)
     async def ledger_render(
         budget: Annotated[int | None, Field(ge=200, le=1_000_000, description="bytes; default 16000")] = None,
-        sections: Annotated[
-            list[str] | None, Field(min_length=1, description="only these sections (leave it out for all)")
-        ] = None,
+        sections: Annotated[list[str] | None, Field(description="only these sections (none or [] for all)")] = None,
     ) -> Annotated[CallToolResult, LedgerRender]:
         """The facts ledger as one text block for a prompt, at most `budget` bytes: sections
         in priority order (credentials, findings, decisions, next_steps, hosts, services,
