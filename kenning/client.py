@@ -167,7 +167,7 @@ def _timed_out(method: str, waited: float | None, during: str, socket_path: Path
     message = f"kenning daemon did not answer {method!r} within {waited:g} s{during} (socket {socket_path})"
     if method in WRITES:
         message += ": it may have done it, or may still do it"
-    return DaemonTimeout(message, stage, waited, writes=method in WRITES)
+    return DaemonTimeout(message, stage, waited, writes=method in WRITES, method=method)
 
 
 def _result(line: bytes, method: str) -> Any:

@@ -110,16 +110,22 @@ class DaemonTimeout(KenningError):
     """The daemon accepted a request but did not answer it in time. `stage`: the last
     progress it reported for the request (docs/protocol.md), None if none; `waited`:
     the seconds since then (or since the request was sent) that were given up on;
-    `writes`: whether the request changes the library, which the daemon goes on doing
-    after its client gave up (each client says how to check, as for AnswerLost)."""
+    `writes`: whether the request (`method`) changes the library, which the daemon goes on
+    doing after its client gave up (each client says how to check, as for AnswerLost)."""
 
     def __init__(
-        self, message: str, stage: str | None = None, waited: float | None = None, writes: bool = False
+        self,
+        message: str,
+        stage: str | None = None,
+        waited: float | None = None,
+        writes: bool = False,
+        method: str | None = None,
     ) -> None:
         super().__init__(message)
         self.stage = stage
         self.waited = waited
         self.writes = writes
+        self.method = method
 
 
 class DaemonAlreadyRunning(KenningError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 from typing import Any
@@ -278,3 +279,32 @@ def test_add_text_with_an_empty_date_or_namespace_is_refused_and_adds_nothing(li
         assert done.returncode == 1, (option, done.stdout)
         assert option.lstrip("-") in done.stderr, done.stderr
     assert not daemon.search("puffins")
+
+
+def test_a_write_the_daemon_did_not_answer_in_time_says_how_to_see_whether_it_was_done(library, monkeypatch):
+    """`ken` gives up on an answer after CALL_TIMEOUT, and the daemon goes on with the
+    write: "it may have done it" left the user to guess how to find out, which `ken mcp`
+    tells an agent for each tool, and a read given up on says nothing of the kind."""
+    from kenning.cli import app
+
+    library.configure([])
+    library.data_dir.mkdir(mode=0o700)
+    # A socket that accepts connections and never answers: a daemon busy past the wait.
+    wedged = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    wedged.bind(str(library.data_dir / "kenning.sock"))
+    wedged.listen(8)
+    monkeypatch.setattr(app, "CALL_TIMEOUT", 0.5)
+    try:
+        for args, stdin, check in (
+            (("memory", "add", "--title", "Naps", "--body", "Hedgehogs nap."), "", "`ken memory list` shows whether"),
+            (("archive", "--title", "run"), "pytest: 12 passed", "`ken archive list` shows whether"),
+            (("ledger", "add", "hosts", "--field", "hostname=web01"), "", "`ken ledger list` shows whether"),
+            (("reload",), "", "`ken sources list` shows the sources the daemon took up"),
+        ):
+            done = CliRunner().invoke(main, ["--config", str(library.config), *args], input=stdin)
+            assert done.exit_code == 1
+            assert "within 0.5 s" in done.output and "it may have done it, or may still do it: " + check in done.output
+        read = ken_here(library, "memory", "list")
+        assert read.exit_code == 1 and "within 0.5 s" in read.output and "may" not in read.output
+    finally:
+        wedged.close()

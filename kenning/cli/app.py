@@ -17,13 +17,14 @@ import re
 import sys
 from importlib import import_module
 from pathlib import Path
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from kenning import __version__
 from kenning.config.paths import config_path
-from kenning.errors import AnswerLost, ConfigError, DaemonNotRunning, KenningError, error_text
+from kenning.errors import AnswerLost, ConfigError, DaemonNotRunning, DaemonTimeout, KenningError, error_text
 
 if TYPE_CHECKING:
     from kenning.client import Client
@@ -31,6 +32,10 @@ if TYPE_CHECKING:
     from kenning.config.settings import Settings
 
 T = TypeVar("T")
+# Seconds, None for no limit, or `...` for CALL_TIMEOUT, read when the call is made.
+Wait = float | None | EllipsisType
+# How long a command waits for the daemon's answer unless it says otherwise.
+CALL_TIMEOUT = 60.0
 
 
 class Context:
@@ -76,12 +81,14 @@ class Context:
             self._locations = found
         return self._locations
 
-    def client(self, timeout: float | None = 60.0) -> Client:
+    def client(self, timeout: Wait = ...) -> Client:
+        """`timeout`: seconds to wait for each answer, None for as long as it takes; left
+        out, CALL_TIMEOUT."""
         from kenning.client import Client
 
-        return Client(self.locations.socket, timeout=timeout)
+        return Client(self.locations.socket, timeout=CALL_TIMEOUT if timeout is ... else timeout)
 
-    def call(self, method: str, params: dict[str, Any] | None = None, timeout: float | None = 60.0) -> Any:
+    def call(self, method: str, params: dict[str, Any] | None = None, timeout: Wait = ...) -> Any:
         return self.client(timeout).call(method, params)
 
     def fetch(
@@ -89,7 +96,7 @@ class Context:
         method: str,
         result_type: type[T],
         params: dict[str, Any] | None = None,
-        timeout: float | None = 60.0,
+        timeout: Wait = ...,
         *,
         progress: bool = False,
     ) -> T:
@@ -136,8 +143,11 @@ class KenGroup(click.Group):
         except AnswerLost as exc:
             # A write the daemon stopped on may have been done: saying why no daemon
             # answers would hide that, and send the user to do it again blind.
-            told = f"{exc}: {_CHECK.get(exc.method, _CHECK_STATUS)}" if exc.writes else _not_answering(ctx.obj) or exc
-            _fail(str(told))
+            _fail(_how_to_check(exc, exc.method) if exc.writes else str(_not_answering(ctx.obj) or exc))
+        except DaemonTimeout as exc:
+            # The daemon goes on with a write its client gave up on: as for one it
+            # stopped on, the user is told how to see whether it was done.
+            _fail(_how_to_check(exc, exc.method) if exc.writes else str(exc))
         except DaemonNotRunning as exc:
             _fail(str(_not_answering(ctx.obj) or exc))
         except KenningError as exc:
@@ -158,8 +168,13 @@ def _fail(message: str) -> NoReturn:
     sys.exit(1)
 
 
-# How a user tells whether a write the daemon stopped on (AnswerLost) was done.
-_CHECK_STATUS = "`ken status` shows where the library stands once the daemon runs again"
+def _how_to_check(error: KenningError, method: str | None) -> str:
+    return f"{error}: {_CHECK.get(method or '', _CHECK_STATUS)}"
+
+
+# How a user tells whether a write the daemon stopped on (AnswerLost) or did not answer
+# in time (DaemonTimeout) was done.
+_CHECK_STATUS = "`ken status` shows where the library stands"
 _CHECK = {
     "documents.add": "`ken get URI` shows whether it was stored; adding it again under that uri replaces it",
     "documents.remove": "`ken get URI` shows whether it is still there",
@@ -171,7 +186,11 @@ _CHECK = {
     "archive.add": "`ken archive list` shows whether it was stored; archiving the same text again gives the same handle",
     "ledger.add": "`ken ledger list` shows whether it was recorded; adding it again merges into the same entry",
     "ledger.remove": "`ken ledger list` shows whether it is still there",
-    "sources.remove": "`ken status` shows what the index still holds once the daemon runs again",
+    "sources.remove": "`ken sources list` shows whether it is still there",
+    "sources.scan": "`ken status` shows the source's sweep and when it last ended",
+    "reload": "`ken sources list` shows the sources the daemon took up",
+    "reembed": "`ken status` shows the embedder's job re-embedding",
+    "compact": "`ken status` shows the database's size",
 }
 
 
