@@ -810,8 +810,13 @@ async def test_weak_documents_with_long_titles_do_not_keep_the_answer_out_of_a_p
 async def test_a_small_pack_inlines_the_best_document_when_the_list_could_never_fit(lib):
     """Room was kept for a line per relevant document before any was inlined: eleven
     relevant notes with long names needed more than a 1,500-byte pack holds, so nothing
-    was inlined, and then the list was cut anyway, to a few lines and "left out"."""
-    answer = TextDocument("Kestrel pump priming", "Prime the Kestrel pump: open valve 3, run 30 s.", "note://prime")
+    was inlined, and then the list was cut anyway, to a few lines and "left out". Near
+    the smallest budget the room kept still pushed out an answer that fits on its own."""
+    steps = (
+        "Prime the Kestrel pump: open valve 3, run 30 s. Close the bleed screw once water runs clear,"
+        " then open the discharge slowly and watch the gauge settle near two bar before leaving it."
+    )
+    answer = TextDocument("Kestrel pump priming", steps, "note://prime")
     await lib.add_text(answer)
     for n in range(11):
         title = f"Kestrel pump log {n} " + "with a long descriptive title " * 5
@@ -821,7 +826,7 @@ async def test_a_small_pack_inlines_the_best_document_when_the_list_could_never_
     floor = context.RELATIVE_FLOOR * roomy.inlined[0].score
     assert roomy.inlined[0].title == "Kestrel pump priming"
     assert len([document for document in roomy.inlined + roomy.listed if document.score >= floor]) == 12
-    for budget in (700, 1500, 3000):
+    for budget in (500, 600, 700, 1500, 3000):
         pack = await lib.context_pack("how do I prime the Kestrel pump", budget)
         assert pack.bytes <= budget
         assert [document.title for document in pack.inlined][:1] == ["Kestrel pump priming"], budget

@@ -15,7 +15,9 @@ best first. The decision rule, measured on the truth set (bench/context_pack.py)
    titles kept the one note that answered out of a 4,000-byte pack. And the lines kept
    room for never take more than `LIST_SHARE` of the budget: eleven relevant notes with
    long names needed more than a 1,500-byte pack, so nothing was inlined, and then the
-   list was cut to what fitted anyway.
+   list was cut to what fitted anyway. The best document keeps no room at all: it is
+   inlined whenever it fits the budget on its own, and the list gets what is left (a
+   600-byte pack kept half its room for the list and inlined nothing).
 4. Every other considered document is listed with one line: title, path and the lines
    of its best hit, its document id and size, so the agent can `get` or `search` it.
    If the list does not fit, its least relevant lines are dropped, and a last line
@@ -156,7 +158,7 @@ class ContextPacker:
             lines_kept[document.document_id] = _size(_list_line(document))
             block = await asyncio.to_thread(_block, document, text)
             others = sum(size for key, size in lines_kept.items() if key != document.document_id)
-            kept = min(_size(LIST_HEADER) + others, most_kept) if others else 0
+            kept = min(_size(LIST_HEADER) + others, most_kept) if others and candidate is not ordered[0] else 0
             if used + _size(block) + kept <= budget:
                 candidate.block = block
                 used += _size(block)
