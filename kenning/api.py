@@ -196,6 +196,8 @@ class SourceStatus:
     # Set while the folder is not watched, why and what fixes it (an inotify limit
     # reached): its changes wait for the periodic sweep until then.
     not_watched: str | None = None
+    # Being removed (`sources.remove`): its documents go in batches until it is gone.
+    removing: bool = False
 
 
 @dataclass
@@ -243,6 +245,8 @@ class SourceEntry:
     max_files: int | None = None
     chunk_budget: int | None = None
     confine_to_root: bool | None = None
+    # Being removed: listed until its removal ends, whatever the config now says.
+    removing: bool = False
 
 
 @dataclass

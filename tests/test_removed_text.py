@@ -19,6 +19,7 @@ from kenning.service.library import Library
 from kenning.service.memory import NewCapsule
 from kenning.store.migrations import MIGRATIONS, migrate
 from tests.test_agent_records import opened as library_opened
+from tests.test_agent_records import tamper
 
 # Made-up words the porter stemmer leaves as they are, one per thing removed, each in a
 # title and a body; and words of what stays.
@@ -261,3 +262,25 @@ async def test_the_purge_is_marked_owed_in_the_file_before_the_removed_rows_go(t
     assert marked_when_removed == [True, True]
     with closing(sqlite3.connect(path)) as conn:
         assert conn.execute("SELECT count(*) FROM owed").fetchone() == (0,)
+
+
+async def test_a_source_being_removed_is_listed_as_such_before_and_after_a_reload(tmp_path):
+    """A removal flags the source's row first and drops its documents in batches. Until
+    it ended, `sources.list` left the source out, or, once a reload read a config still
+    naming it (a script removing it over the socket, a start finishing a removal a stop
+    cut short), listed it as an ordinary folder; `status` called it "not in config"."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "private.md").write_text(FILE)
+    (tmp_path / "c.toml").write_text(f'[[sources]]\nname = "notes"\npath = "{folder}"\n')
+    library = await opened(tmp_path, folder)
+    try:
+        await library.scan("notes", wait=True)
+        await tamper(library, ("UPDATE sources SET removing = 1, active = 0 WHERE name = 'notes'", ()))
+        for _ in range(2):
+            [listed] = [s for s in (await library.sources_list()).sources if s.name == "notes"]
+            [shown] = [s for s in (await library.status()).sources if s.name == "notes"]
+            assert listed.removing and shown.removing and (listed.documents, shown.holds) == (1, 1)
+            await library.reload()
+    finally:
+        await library.close()

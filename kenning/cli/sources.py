@@ -49,7 +49,9 @@ def sources_list(ctx: Context, as_json: bool) -> None:
     if not result.sources:
         click.echo("no sources yet: add one with `ken sources add PATH`")
     for source in result.sources:
-        if source.kind == "folder" and not source.in_config:
+        if source.removing:
+            note = "  (being removed)"
+        elif source.kind == "folder" and not source.in_config:
             note = "  (removed from config; index kept, not searched)"
         else:
             note = {"agent": "  (agent documents)", "url": "  (fetched pages)"}.get(source.kind, "")

@@ -139,7 +139,9 @@ def source_lines(source: api.SourceStatus) -> list[str]:
     if source.kind != "folder":
         label = AGGREGATE_LABELS.get(source.kind, source.kind)
         return [f"{name}  ({label})", f"  documents: {source.holds} · chunks: {source.chunks}"]
-    if source.scanning:
+    if source.removing:
+        state = "being removed"
+    elif source.scanning:
         state = "scanning"
     elif not source.active:
         state = "not in config"

@@ -279,6 +279,7 @@ class Library:
                 kept_unmounted=row.last_sweep_kept,
                 processed=tally.holds + tally.failed + tally.skipped,
                 failures=list(tallies.failures.get(row.id, ())),
+                removing=row.removing,
             )
             folder = self.folders.running.get(row.name)
             if folder is not None:
@@ -336,7 +337,10 @@ class Library:
         )
 
     async def sources_list(self) -> SourceList:
-        """Configured sources and those only the index knows, with what each holds."""
+        """Configured sources and those only the index knows, with what each holds. A
+        source being removed is listed, and says so, until its removal ends: the removal
+        takes it out of the daemon's settings and a reload may put it back (the config
+        still naming it), so neither says whether it is there."""
         rows = {row.name: row for row in await source_store.list_sources(self.db)}
         tallies = await tally_store.tallies(self.db)
         counts = tallies.by_source
@@ -358,13 +362,17 @@ class Library:
                     max_files=source.max_files,
                     chunk_budget=source.chunk_budget,
                     confine_to_root=source.confine_to_root,
+                    removing=row is not None and row.removing,
                 )
             )
         for name, row in rows.items():
-            if self.settings.source(name) is None and not row.removing:
+            if self.settings.source(name) is None:
                 tally = counts.get(row.id, SourceCounts())
                 listed.append(
-                    SourceEntry(name, row.kind, row.root, row.namespace, False, tally.holds, tally.merged, tally.chunks)
+                    SourceEntry(
+                        name, row.kind, row.root, row.namespace, False, tally.holds, tally.merged, tally.chunks,
+                        removing=row.removing,
+                    )  # fmt: skip
                 )
         return SourceList(listed, tallies.library_documents)
 
