@@ -280,8 +280,10 @@ class SourceSettings(_Strict):
     @classmethod
     def _not_the_system(cls, path: Path) -> Path:
         # Checked as written and with links resolved, so /proc/self or a link to /
-        # is refused too.
-        for form in (path, path.resolve()):
+        # is refused too. Resolved by realpath, which leaves a link loop as it stands
+        # (the sweep says the folder cannot be read): Path.resolve raised RuntimeError,
+        # and `ken start` and a reload ended in a traceback.
+        for form in (path, Path(os.path.realpath(path))):
             if form == Path(form.anchor):
                 raise ValueError(f"{path} is the root folder; add the folders that hold your documents instead")
             for tree in PSEUDO_FILESYSTEMS:
