@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.daemon_harness import wait_for
+
 
 def ken(config: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -86,3 +88,29 @@ def test_a_file_replaced_by_one_of_the_same_size_and_mtime_is_read_again(library
     assert paths(daemon.search("skiff")) == [str(notes / "v1.md"), str(notes / "v3.md")]
     assert daemon.search("barge") == []
     daemon.stop()
+
+
+def test_a_root_link_loop_pointed_at_a_folder_is_read_at_once(library, tmp_path):
+    """A source root that is a link looping back on itself cannot be read ("Too many
+    levels of symbolic links"). Pointed at a folder, it was looked at again only every
+    `watch_retry`, and `ken status` showed the error until then; the folder above it is
+    watched for the link's change, and the folder is swept at once."""
+    shelf, root = tmp_path / "shelf", tmp_path / "notes"
+    shelf.mkdir()
+    (shelf / "kea.md").write_text("# Kea\n\nThe kea opened the tramper's pack.\n")
+    root.symlink_to(root)
+    library.configure([{"name": "notes", "path": root}], "watch_retry = 600")
+    daemon = library.daemon()
+
+    def error() -> str | None:
+        return daemon.source_status("notes")["last_error"]
+
+    wait_for(lambda: "Too many levels of symbolic links" in (error() or ""), 30, "the sweep to say the root loops")
+
+    link = tmp_path / "notes.new"
+    link.symlink_to(shelf)
+    link.replace(root)
+
+    wait_for(lambda: error() is None, 20, "the folder the link now names to be read")
+    assert daemon.wait_idle("notes")["done"] == 1
+    assert paths(daemon.search("kea tramper")) == [str(root / "kea.md")]

@@ -176,7 +176,8 @@ async def watch_folder(
     retry_seconds: float,
     on_failure: Callable[[str | None], None] | None = None,
 ) -> None:
-    """Run until `stop` is set; a missing root is looked for every `retry_seconds`.
+    """Run until `stop` is set; a missing root is looked for every `retry_seconds`, and
+    at once when its name changes in the folder above it (`_root_named_again`).
 
     The root is checked before watching because watchfiles, told to ignore permission
     errors, watches a missing path in silence instead of raising: a folder created
@@ -210,12 +211,15 @@ async def watch_folder(
                     if on_failure is not None:
                         on_failure(why)
             if error is None and not missing:
-                log.warning("cannot watch %s: it does not exist; looking again every %.0fs", root, retry_seconds)
+                log.warning("cannot watch %s: it is not a folder now; looking again every %.0fs", root, retry_seconds)
                 missing = True
                 if on_failure is not None:
                     # A limit that kept it unwatched is no longer the news: the folder is
                     # gone, which the sweep reports.
                     on_failure(None)
+            if missing:
+                await _in_thread(_root_named_again, root, halt, retry_seconds)
+                continue
             try:
                 async with asyncio.timeout(retry_seconds):
                     await stop.wait()
@@ -225,6 +229,56 @@ async def watch_folder(
         halt.set()
         relay.cancel()
         pacer.close()
+
+
+def _root_named_again(root: Path, halt: threading.Event, seconds: float) -> None:
+    """Wait until the root's name changes in the folder above it, `seconds` pass or
+    `halt` is set.
+
+    A root that is not a folder now (a link looping back on itself, a folder moved away)
+    was looked for again only every `watch_retry`, and until then `ken status` kept the
+    sweep's "cannot read" after the link was pointed at a folder or the folder moved
+    back. Watching the one folder above for that name sees it at once; a change further
+    up (a drive mounted, a link's target made) waits for the time to pass, which other
+    names' changes do not put off (each wait of watchfiles' starts its timeout again)."""
+    deadline = time.monotonic() + seconds
+    try:
+        for _ in watch(
+            root.parent,
+            watch_filter=lambda _change, path: os.path.basename(path) == root.name or time.monotonic() >= deadline,
+            stop_event=halt,
+            step=50,
+            rust_timeout=int(seconds * 1000),
+            yield_on_timeout=True,
+            recursive=False,
+            raise_interrupt=False,
+        ):
+            return
+    except Exception:  # the folder above is gone too, or cannot be watched: wait the time out
+        halt.wait(seconds)
+
+
+async def _in_thread(function: Callable[..., None], *args: object) -> None:
+    """Run a wait of minutes in a thread of its own: in the loop's default executor, a
+    few folders away at once took every thread that `to_thread` calls wait for."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def finish() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    def run() -> None:
+        try:
+            function(*args)
+        finally:
+            try:
+                loop.call_soon_threadsafe(finish)
+            except RuntimeError:
+                pass  # the loop has closed: nobody is waiting any more
+
+    await asyncio.to_thread(threading.Thread(target=run, name=f"wait {args[0]}", daemon=True).start)
+    await done
 
 
 async def _relay(stop: asyncio.Event, halt: threading.Event) -> None:
