@@ -63,14 +63,15 @@ def replay(hits: list[dict], sizes: dict[str, int], floor: float, budget: int) -
     top = max(seen.values())
     # A list line is about 110 bytes plus the path; a block's header about 60 plus path and
     # title. Room is kept for the lines of the notes past the floor only, and at most
-    # LIST_SHARE of the budget.
+    # LIST_SHARE of the budget; none by the best note, inlined whenever it fits alone.
     lines = {doc: 110 + len(doc) for doc, score in seen.items() if score >= floor * top}
     used = 200
     inlined = []
+    best = next(iter(seen))
     for doc, score in seen.items():
         if score < floor * top:
             continue
-        others = sum(size for other, size in lines.items() if other != doc)
+        others = sum(size for other, size in lines.items() if other != doc) if doc != best else 0
         block = sizes[doc] + 60 + len(doc) * 2
         if used + block + min(others, int(budget * LIST_SHARE)) <= budget:
             inlined.append(doc)
