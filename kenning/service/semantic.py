@@ -140,8 +140,13 @@ class Semantic:
             try:
                 await self._start(settings)
             except Exception as exc:
-                self.start_error = f"the embedder could not start: {error_line(exc)}; tried again with backoff"
-                log.error("the embedder could not start; vector search is off, tried again in %g s", delay, exc_info=exc)
+                error = f"the embedder could not start: {error_line(exc)}; tried again with backoff"
+                # The traceback once; a damaged database fails the same way every minute.
+                if error != self.start_error:
+                    log.error("the embedder could not start; vector search is off, tried again in %g s", delay, exc_info=exc)
+                else:
+                    log.warning("%s (in %g s)", error, delay)
+                self.start_error = error
             else:
                 self.start_error = None
                 return
