@@ -275,6 +275,9 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         (r"net use \\fs01\share Zq8Wv3Lp /user:CORP\ann", rf"net use \\fs01\share {MARK} /user:CORP\ann"),
         (r"net use Z: \\fs01\share /user:ann Zq8Wv3Lp /persistent:no", rf"net use Z: \\fs01\share /user:ann {MARK} /persistent:no"),
         (r'net use Z: "\\fs01\my share" "Zq8 Wv3Lp"', rf'net use Z: "\\fs01\my share" "{MARK}"'),
+        # Before cmd's redirections, as login scripts write it.
+        (r"net use Z: \\fs01\share /user:ann Zq8Wv3Lp 2>nul", rf"net use Z: \\fs01\share /user:ann {MARK} 2>nul"),
+        (r"net use Z: \\fs01\share Zq8Wv3Lp>nul", rf"net use Z: \\fs01\share {MARK}>nul"),
         # Legacy Vault service tokens, where Vault is named as taking them.
         (f"X-Vault-Token: {VAULT_LETTERS}", f"X-Vault-Token: {MARK}"),
         (f"curl -H 'X-Vault-Token: {VAULT}' https://vault:8200", f"curl -H 'X-Vault-Token: {MARK}' https://vault:8200"),
@@ -307,6 +310,10 @@ def test_secret_formats_are_masked(text, expected):
         r"net use \\fs01\share /delete",
         r"Run net use \\fs01\share to map it.",
         r"net use \\fs01\share PASSWORD /user:NAME",
+        # A redirection of cmd's is no password: `>nul` was masked out of login scripts.
+        r"net use Z: \\fs01\share >nul",
+        r"net use Z: \\fs01\share /user:ann 2>nul",
+        r"net use Z: \\fs01\share <answers.txt",
         "s.Qf1s5zigZ4OX6akYjQXJC1jY is not named as a Vault token here",
         # Code that names secrets without holding one.
         "password: str",

@@ -590,10 +590,27 @@ def _net_use_spans(data: bytes) -> Iterator[Span]:
     for pattern in _NET_USE:
         for match in pattern.finditer(data):
             start, end = match.span(1)
+            after = match.end()
             if data[start : start + 1] == b'"':
                 start, end = start + 1, end - 1
-            if _net_use_password(data, start, end, match.end()):
+            elif (cut := _redirected(data[start:end])) is not None:
+                # cmd ends the word at a redirection, a pipe or `&`: what comes before is
+                # the password, if anything does (`2>nul` names stderr, none).
+                if cut == 0:
+                    continue
+                end = after = start + cut
+            if _net_use_password(data, start, end, after):
                 yield start, end
+
+
+def _redirected(word: bytes) -> int | None:
+    """Where cmd ends an unquoted word at `<`, `>`, `|` or `&`: 0 when no password comes
+    before it (`>nul`, `2>nul`), None when the word holds none of them."""
+    found = [at for at in map(word.find, (b"<", b">", b"|", b"&")) if at >= 0]
+    if not found:
+        return None
+    cut = min(found)
+    return 0 if cut == 0 or (cut == 1 and word[:1].isdigit() and word[1:2] in b"<>") else cut
 
 
 def _net_use_password(data: bytes, start: int, end: int, after: int) -> bool:
@@ -601,7 +618,8 @@ def _net_use_password(data: bytes, start: int, end: int, after: int) -> bool:
     the command or comes before another option, and is no placeholder."""
     while after < len(data) and data[after] in b" \t":
         after += 1
-    if after < len(data) and data[after] not in _AFTER_NET_USE:
+    redirect = data[after : after + 1].isdigit() and data[after + 1 : after + 2] in (b"<", b">")
+    if after < len(data) and data[after] not in _AFTER_NET_USE and not redirect:
         return False
     value = data[start:end].decode("utf-8", "replace")
     return value.strip("[]<>{}").lower() not in _PASSWORD_WORDS and _is_quoted_secret(value)
