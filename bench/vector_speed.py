@@ -199,7 +199,8 @@ def real_recall(db_path: Path, query_texts: list[str]) -> dict:
     `bench/ingest.py --keep DIR` leaves), for the int8 scan alone and with the vector leg's
     exact rescoring of RESCORED times as many candidates."""
     conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-    blobs = [row[0] for row in conn.execute("SELECT vector FROM vectors")]
+    # dim 0: an item the embedder failed on, kept as a row with no vector (store/vectors.py).
+    blobs = [row[0] for row in conn.execute("SELECT vector FROM vectors WHERE dim > 0")]
     conn.close()
     matrix = np.frombuffer(b"".join(blobs), np.float32).reshape(len(blobs), -1)
     del blobs
