@@ -314,6 +314,7 @@ def test_secret_formats_are_masked(text, expected):
         r"net use Z: \\fs01\share >nul",
         r"net use Z: \\fs01\share /user:ann 2>nul",
         r"net use Z: \\fs01\share <answers.txt",
+        r"Use net use to map \\fs01\share quickly.",
         "s.Qf1s5zigZ4OX6akYjQXJC1jY is not named as a Vault token here",
         # Code that names secrets without holding one.
         "password: str",
