@@ -180,3 +180,26 @@ def test_a_hung_embed_call_does_not_hold_searches(library, ollama):
         what="searches to use the vector leg again",
     )
     assert daemon.stop() == 0
+
+
+def test_vectors_the_index_cannot_read_are_named_by_doctor_with_the_fix(library, ollama):
+    """A stored vector cut short keeps the index from coming up: vector search stays off
+    and the daemon tries again with backoff. Doctor said the embedder "cannot embed" and
+    sent the user to [embedder] in the config, which was fine; `ken reembed` is the fix."""
+    notes = library.root / "notes"
+    notes.mkdir()
+    (notes / "wombat.md").write_text("# Wombats\n\nWombats dig burrows with strong claws.\n")
+    library.configure([{"name": "notes", "path": str(notes)}], extra=_config(ollama).split("[llm]")[0])
+    daemon = library.daemon()
+    wait_for(lambda: _vectors(daemon) == 1, timeout=30, what="the note to be embedded")
+    assert daemon.stop() == 0
+    with closing(sqlite3.connect(library.data_dir / "kenning.db", timeout=10)) as conn, conn:
+        conn.execute("UPDATE vectors SET vector = x'00010203'")
+    daemon = library.daemon()
+    wait_for(lambda: daemon.call("status")["embedder"]["job"]["state"] == "waiting", timeout=30, what="the bring-up to fail")
+    doctor = CliRunner().invoke(main, ["--config", str(library.config), "doctor"]).output
+    assert "PROBLEM embedder: vector search is off: the embedder could not start: ValueError" in doctor, doctor
+    assert "`ken reembed` drops them" in doctor and "see [embedder] in the config" not in doctor
+    daemon.call("reembed")
+    wait_for(lambda: _vectors(daemon) == 1, timeout=30, what="`ken reembed` to bring vector search back")
+    assert daemon.stop() == 0

@@ -266,7 +266,19 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
             )
         )
     job = status.embedder.job
-    if job.state == "waiting" or (job.last_error and job.state != "embedding"):
+    if status.embedder.vectors is None and job.state == "waiting":
+        # Bringing the index up failed (stored vectors it cannot read), not the embedder:
+        # its config is no fix, and "cannot embed" was untrue.
+        checks.append(
+            Check(
+                PROBLEM,
+                "embedder",
+                f"vector search is off: {job.last_error}",
+                "the daemon's log says why; if its stored vectors cannot be read, `ken reembed` drops them"
+                " and embeds every chunk again",
+            )
+        )
+    elif job.state == "waiting" or (job.last_error and job.state != "embedding"):
         checks.append(
             Check(
                 PROBLEM,
