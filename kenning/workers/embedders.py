@@ -159,7 +159,7 @@ class Contained:
 
     def _contained(self, call: Callable, *args: object):
         try:
-            return call(*args)
+            answer = call(*args)
         except BackendUnavailable:
             raise
         except Exception as exc:
@@ -169,6 +169,9 @@ class Contained:
                 self._last_logged = message
                 log.error("%s", message, exc_info=exc)
             raise EmbedderUnavailable(message) from exc
+        # Recovered: the same error coming back later is news again.
+        self._last_logged = None
+        return answer
 
 
 def make_embedder(settings: EmbedderSettings) -> Embedder:
