@@ -14,6 +14,7 @@ document crowding the others out.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections.abc import Callable
 
@@ -54,13 +55,23 @@ def lead_with(hits: list[Hit], better: Callable[[Hit, Hit], bool], why: str) -> 
         first[hit.document_id] = hit
 
 
+def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether lines start-end overlap one of `spans`, which are sorted and do not overlap
+    each other: then the last span starting at or before `end` ends last of those, and
+    only it needs asking. Asking each span, a search for 200 hits in one long document
+    made 350,000 comparisons on the event loop (its 1,800 candidates against every span
+    kept), and the work grew with the square of the candidates."""
+    at = bisect.bisect_right(spans, (end, float("inf")))
+    return at > 0 and spans[at - 1][1] >= start
+
+
 def distinct(hits: list[Hit], texts: dict[int, str]) -> list[Hit]:
     """The hits without overlapping repeats and identical copies, best first."""
     kept: list[Hit] = []
     spans: dict[int, list[tuple[int, int]]] = {}
     copies: dict[str, Hit] = {}
     for hit in hits:
-        if any(start <= hit.line_end and hit.line_start <= end for start, end in spans.get(hit.document_id, ())):
+        if _overlaps(spans.get(hit.document_id, []), hit.line_start, hit.line_end):
             continue
         text = texts.get(hit.item_id)
         key = _fingerprint(text) if text is not None else None
@@ -70,6 +81,6 @@ def distinct(hits: list[Hit], texts: dict[int, str]) -> list[Hit]:
             continue
         if key is not None:
             copies[key] = hit
-        spans.setdefault(hit.document_id, []).append((hit.line_start, hit.line_end))
+        bisect.insort(spans.setdefault(hit.document_id, []), (hit.line_start, hit.line_end))
         kept.append(hit)
     return kept
