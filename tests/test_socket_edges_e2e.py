@@ -420,3 +420,36 @@ def test_scan_wait_whose_sweep_is_stopped_is_answered_and_logged(library):
         assert "result" in _lines(conn, 1)[0]  # and the connection is still served
     assert "method sources.scan: the work it waited on was cancelled" in daemon.log()
     assert daemon.call("status")["daemon"]["pid"] == daemon.proc.pid
+
+
+def test_a_search_of_the_default_size_does_not_wait_for_a_crowd_of_large_ones(daemon):
+    """Searches for many hits, sent together, ran interleaved on the readers, each holding
+    its candidates until the crowd's end: a search for five hits sent with sixteen for
+    200 was answered with the last of them, and 300 searches for 200 hits took the daemon
+    from 138 MB to 751 MB, and it kept 471 MB after (bench/search_crowd.py). Large
+    searches now take turns; small ones never wait."""
+    words = "hedgehog forage hedge garden night beetle worm leaf winter nest"
+    text = "\n\n".join(f"## Part {i}\n\n{words} part{i} " + words[i % 7 :] for i in range(1500))
+    daemon.call("documents.add", {"title": "Crowd", "text": text, "source_uri": "t://crowd-of-hedgehogs"})
+    daemon.wait_derived()  # each leg offers its 600 candidates
+    large = {"jsonrpc": "2.0", "id": 1, "method": "search", "params": {"query": words, "limit": 200}}
+    small = {"jsonrpc": "2.0", "id": 2, "method": "search", "params": {"query": "hedgehogs hibernate", "limit": 5}}
+    conns = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(17)]
+    answered: dict[socket.socket, float] = {}
+    try:
+        for conn, request in zip(conns, [large] * 16 + [small]):
+            conn.connect(str(daemon.socket))
+            conn.sendall(json.dumps(request).encode() + b"\n")
+        sent = time.monotonic()
+        while len(answered) < len(conns):
+            readable, _, _ = select.select([c for c in conns if c not in answered], [], [], 60)
+            assert readable, "no answer within 60 s"
+            for conn in readable:
+                assert _lines(conn, 1)[0]["result"]["hits"]
+                answered[conn] = time.monotonic() - sent
+    finally:
+        for conn in conns:
+            conn.close()
+    # Measured against the crowd's own time, so a slow machine slows both alike: the small
+    # search waits at most for the two large ones under way, not for the crowd.
+    assert answered[conns[-1]] < max(answered.values()) / 3

@@ -10,6 +10,7 @@ store's change events, a sweep that changed documents feeds the near-duplicate j
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import os
@@ -99,6 +100,19 @@ def _unheard(stage: PageStage) -> None:
     pass
 
 
+# A search for more than LARGE_SEARCH_HITS hits, and a context pack (a search of 60 and
+# then whole documents), runs LARGE_SEARCHES_AT_ONCE at a time; the rest wait their turn,
+# as large requests do on the socket. Unbounded, a crowd ran interleaved on the readers,
+# each holding its candidates until the crowd's end: 300 searches for 200 hits sent at
+# once took the daemon from 138 MB to 751 MB, and it still held 471 MB after (the freed
+# objects left Python's memory arenas too scattered to hand back; 200 packs of 2 MB took
+# it to 1.2 GB), and a search for one hit sent meanwhile waited 24 s. Two at a time, the
+# crowd was answered sooner, the daemon peaked at 157 MB, and the search for one hit,
+# which never waits here, took 0.1 s (bench/search_crowd.py).
+LARGE_SEARCH_HITS = 20
+LARGE_SEARCHES_AT_ONCE = 2
+
+
 # kenning's own sources that keep what agents wrote, of which there is no other copy:
 # `sources.remove` would delete every capsule, archive or ledger entry at once, so each
 # goes its own way. Fetched pages (the web source) can be fetched again, so it may go.
@@ -144,6 +158,7 @@ class Library:
         # What agents gave, prepared again under a newer reading (service/rereading.py).
         self._rereading = asyncio.Lock()
         self._unprepared: set[int] = set()
+        self._large_searches = asyncio.Semaphore(LARGE_SEARCHES_AT_ONCE)
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -226,10 +241,12 @@ class Library:
         until: str | None = None,
     ) -> SearchResult:
         await self._check_scope(source, namespace)
-        return await self.retriever.search(
-            query, limit, source=source, namespace=namespace, legs=legs, vectors=self.semantic.vectors,
-            vectors_off=self.semantic.off, kinds=kinds, since=since, until=until,
-        )  # fmt: skip
+        turn = self._large_searches if limit > LARGE_SEARCH_HITS else contextlib.nullcontext()
+        async with turn:
+            return await self.retriever.search(
+                query, limit, source=source, namespace=namespace, legs=legs, vectors=self.semantic.vectors,
+                vectors_off=self.semantic.off, kinds=kinds, since=since, until=until,
+            )  # fmt: skip
 
     async def _check_scope(self, source: str | None, namespace: str | None) -> None:
         if source is not None:
@@ -671,7 +688,8 @@ class Library:
         kinds: tuple[str, ...] = (),
     ) -> ContextPack:  # fmt: skip
         await self._check_scope(source, namespace)
-        return await self.context.pack(task, budget, source, namespace, kinds)
+        async with self._large_searches:
+            return await self.context.pack(task, budget, source, namespace, kinds)
 
     async def agent_records(self) -> AgentRecords:
         # Side by side, on readers of their own: `status` asks on every call, and while an
