@@ -16,6 +16,7 @@ import asyncio
 import logging
 import os
 import socket
+import traceback
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from functools import partial
@@ -213,12 +214,13 @@ class RpcServer:
                     await self._handle(lines, line, writer, partial(gone, reader, writer.get_extra_info("socket")))
                 finally:
                     self._handling.discard(task)
-        except (ConnectionResetError, BrokenPipeError):
-            pass
-        except Unread:
+        except (ConnectionResetError, BrokenPipeError) as exc:
+            _let_go(exc)
+        except Unread as exc:
             log.warning("closed a connection whose client did not read its answer within %g s", self.idle_seconds)
             # close() would wait to write the answer out; abort() drops it, and its memory.
             writer.transport.abort()
+            _let_go(exc)
         except asyncio.CancelledError:
             writer.transport.abort()
             if not self._stopping:
@@ -419,6 +421,18 @@ class RpcServer:
             return await method.handler(params, report)
         finally:
             ticker.cancel()
+
+
+def _let_go(error: BaseException | None) -> None:
+    """Let go of what the frames `error` passed through hold: the answer it cut off.
+
+    The error is held by the future the write waited on, and holds that future through
+    its traceback's frames: a cycle only a full collection frees, which an idle daemon
+    does not run. Sixty clients that went before taking a 10 MB archive's answer left the
+    daemon holding 725 MB from then on."""
+    while error is not None:
+        traceback.clear_frames(error.__traceback__)
+        error = error.__context__
 
 
 async def _unless_gone(work: Coroutine[Any, Any, Any], client_gone: Gone) -> Any:
