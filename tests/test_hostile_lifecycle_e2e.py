@@ -228,6 +228,24 @@ def test_a_read_only_database_at_start_is_one_line_naming_it(library, kestrels):
     assert library.daemon().search("kestrels")  # nothing was lost
 
 
+def test_a_damaged_database_at_start_is_one_line_naming_it_and_how_to_start_afresh(library, kestrels):
+    """A database cut short (a disk that failed mid-copy) or overwritten by something
+    else was a traceback from the first PRAGMA, which `ken start` quoted: nothing said
+    which file, or that moving it aside with its -wal and -shm starts a new library."""
+    _kestrels_indexed_and_stopped(library, kestrels)
+    database = library.data_dir / "kenning.db"
+    kept = database.read_bytes()
+    for damaged in (kept[: len(kept) // 3], b"<html>not a database</html>\n" * 100):
+        database.write_bytes(damaged)
+        result = _daemon_in_foreground(library)
+        assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
+        last = result.stderr.splitlines()[-1]
+        assert f"the database {database} is damaged" in last and "-wal" in last, last
+        assert database.read_bytes() == damaged  # left as it was, for a recovery
+    database.write_bytes(kept)
+    assert library.daemon().search("kestrels")
+
+
 def test_a_redaction_key_that_cannot_be_made_at_an_upgrade_is_one_line_naming_it(library, kestrels):
     """A library from before redaction.key gets its key at its first start on this
     version, before the database opens: a data directory that cannot be written then
