@@ -945,6 +945,44 @@ async def test_an_idle_library_folds_its_wal_back_and_truncates_it(
     assert len(await search(db, "walrus49999")) == 1
 
 
+async def test_a_wal_an_outside_reader_kept_from_truncating_is_truncated_once_it_lets_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """An sqlite3 shell left inside a read transaction while a folder was indexed, past
+    the busy timeout, kept the idle checkpoint from truncating the WAL (75 MB beside a
+    10 MB database), and with no write after it nothing tried again: the WAL stayed that
+    large until the next burst of work."""
+    import asyncio
+
+    from kenning.store import database
+
+    monkeypatch.setattr(database, "IDLE_RELEASE_S", 0.2)
+    # A busy timeout the reader outlasts in a test's time (it is 10 s).
+    pragmas = tuple(p for p in database.PRAGMAS if "busy_timeout" not in p)
+    monkeypatch.setattr(database, "PRAGMAS", ("PRAGMA busy_timeout = 200", *pragmas))
+    db = Database(tmp_path / "kenning.db")
+    await db.open()
+    try:
+        wal = tmp_path / "kenning.db-wal"
+        ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+        outside = sqlite3.connect(db.path, isolation_level=None)
+        outside.execute("BEGIN")
+        outside.execute("SELECT count(*) FROM documents").fetchall()
+        await index(db, ids["notes"], "a.md", " ".join(f"walrus{k}" for k in range(50_000)))
+        await asyncio.sleep(1.0)  # idle: the checkpoint is tried, and given up, while the reader holds
+        assert wal.stat().st_size > 1 << 20
+        outside.execute("COMMIT")
+        outside.close()
+        for _ in range(50):
+            await asyncio.sleep(0.1)
+            if wal.stat().st_size == 0:
+                break
+        assert wal.stat().st_size == 0
+        assert len(await search(db, "walrus49999")) == 1
+    finally:
+        await db.close()
+
+
 async def test_a_transaction_cancelled_twice_while_begin_waits_leaves_the_writer_usable(db: Database):
     """Issue 12, item 1: a reload cancels a sweep whose BEGIN IMMEDIATE is still waiting
     for the file lock, and cancels it again before BEGIN returns. BEGIN then completes on

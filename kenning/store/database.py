@@ -438,18 +438,35 @@ class Database:
     async def _release_memory(self) -> None:
         for cache in self.caches.values():
             cache.clear()
+        truncated = True
         try:
             for reader in self._all_readers:
                 await reader.execute("PRAGMA shrink_memory")
             if self._writer is not None:
                 async with self._write_lock:
-                    # No reader is in the middle of a search now, so the checkpoint can
-                    # take the whole WAL and hand its space back.
-                    await self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    truncated = await self._truncate_wal()
                     await self._writer.execute("PRAGMA shrink_memory")
         except (sqlite3.Error, ValueError) as exc:
             log.debug("releasing the connections' caches failed: %s", exc)
         await asyncio.to_thread(release_free_memory)
+        if not truncated:
+            # Another process (an sqlite3 shell left in a transaction, a backup) reads an
+            # older snapshot: with no write to come, nothing else would try again, and the
+            # WAL would keep the size that reader let it grow to.
+            self._touch()
+
+    async def _truncate_wal(self) -> bool:
+        """Fold the WAL back into the file and cut it to nothing; False when another
+        process's read transaction keeps it. None of this daemon's readers is in the
+        middle of a search now, so only another process can; the checkpoint does not wait
+        for it (the busy timeout), which would hold every write that long."""
+        writer = self._require_writer()
+        await writer.execute("PRAGMA busy_timeout = 0")
+        try:
+            [(busy, _, _)] = await writer.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            await writer.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return not busy
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
