@@ -113,6 +113,50 @@ def test_a_full_disk_stops_the_sweep_says_why_and_it_resumes_by_itself_once_ther
         assert conn.execute("SELECT count(*) FROM items").fetchone() == conn.execute("SELECT count(*) FROM items_fts").fetchone()
 
 
+def test_agent_text_an_upgrade_prepares_again_on_a_full_disk_is_prepared_once_there_is_room(library, tmp_path):
+    """The start after an upgrade prepares again what agents gave, so a secret the newer
+    redactor masks leaves it. On a full disk each record's write failed and was marked
+    failed, and those records were tried again only at the next start: with room again a
+    minute later, the secret stayed searchable for as long as the daemon ran. The disk is
+    played by RLIMIT_FSIZE, as above."""
+    library.configure([])
+    daemon = library.daemon()
+    for n in range(40):
+        text = f"# Kakapo log {n}\n\n" + f"Entry {n} of the kakapo feeding log, {os.urandom(600).hex()}.\n"
+        daemon.call("documents.add", {"title": f"Log {n}", "text": text, "source_uri": f"t://log/{n}"})
+    daemon.stop()
+    database = library.data_dir / "kenning.db"
+    # What an older kenning, whose redactor missed this form, left in every record.
+    with closing(sqlite3.connect(database)) as conn, conn:
+        conn.execute("UPDATE items SET content = content || ' PGPASSWORD=hunter2secret psql -h db1'")
+        conn.execute("UPDATE documents SET reading = NULL")
+    limit = database.stat().st_size + 200_000
+
+    def small_disk() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    def leaked() -> int:
+        with closing(sqlite3.connect(database)) as conn, conn:
+            return conn.execute("SELECT count(*) FROM items WHERE content LIKE '%hunter2secret%'").fetchone()[0]
+
+    daemon = DaemonProcess(library.config, library.data_dir, tmp_path / "full.log")
+    with open(daemon.log_path, "ab") as log:
+        daemon.proc = subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(library.config), "daemon"],
+            stdout=log, stderr=subprocess.STDOUT, preexec_fn=small_disk,
+        )  # fmt: skip
+    try:
+        wait_for(lambda: "preparing agent text again paused" in daemon.log(), timeout=30, what="the disk to fill")
+        assert leaked(), "the disk filled only after every record was prepared"
+        resource.prlimit(daemon.proc.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        wait_for(lambda: not leaked(), timeout=40, what="every record prepared again once there is room")
+        assert not daemon.search("hunter2secret")
+        assert "could not prepare document" not in daemon.log()
+    finally:
+        assert daemon.stop() == 0
+
+
 def test_another_process_holding_the_write_lock_pauses_the_sweep_and_it_resumes_once_let_go(library, tmp_path):
     """An sqlite3 shell left inside a transaction holds the lock past the busy timeout
     (10 s): a file written meanwhile was failed after it (and then neither done nor

@@ -19,6 +19,8 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Literal
 
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
+
 from kenning import __version__
 from kenning.api import (
     AddedDocument,
@@ -56,7 +58,7 @@ from kenning.api import (
     Status,
 )
 from kenning.config import Settings, load_settings
-from kenning.errors import InvalidRequest, NotFound, ReaderError, ShutDown
+from kenning.errors import IndexUnwritable, InvalidRequest, NotFound, ReaderError, ShutDown
 from kenning.ingest.pages import PageLimits, prepare_page
 from kenning.ingest.parse_pool import ParseInterrupted, ParsePool
 from kenning.ingest.redact import redact
@@ -83,6 +85,7 @@ from kenning.store.records import FetchedPage
 from kenning.store.tallies import SourceCounts
 from kenning.text.controls import escaped
 from kenning.workers.fetch import FetchError, NotModified
+from kenning.workers.job import BACKOFF_MAX, BACKOFF_START
 from kenning.workers.pool import PoolTimeout
 from kenning.workers.url_pool import FetchRequest, url_pool
 
@@ -212,13 +215,22 @@ class Library:
             await asyncio.wait(tasks)
 
     async def _prepare_again(self) -> None:
-        """One run at a time: a run goes round until nothing it has not tried is stale."""
+        """One run at a time: a run goes round until nothing it has not tried is stale,
+        and while the index cannot be written, it is run again with backoff, as a sweep is."""
         if self._rereading.locked():
             return
         async with self._rereading:
-            await rereading.prepare_again(
-                self.db, lambda: self.settings.chunking, self.memory, self.archive, self.ledger, self._unprepared
+            retrying = AsyncRetrying(
+                retry=retry_if_exception_type(IndexUnwritable),
+                wait=wait_exponential(multiplier=BACKOFF_START, max=BACKOFF_MAX),
+                before_sleep=_rereading_paused,
+                reraise=True,
             )
+            async for attempt in retrying:
+                with attempt:
+                    await rereading.prepare_again(
+                        self.db, lambda: self.settings.chunking, self.memory, self.archive, self.ledger, self._unprepared
+                    )
 
     def periodic_round(self) -> None:
         if self.folders.periodic_round():
@@ -778,3 +790,8 @@ class Library:
             log.info("background task %r stopped with the library: %s", task.get_name(), task.exception())
         else:
             log.error("background task %r failed", task.get_name(), exc_info=task.exception())
+
+
+def _rereading_paused(retry_state: RetryCallState) -> None:
+    error = retry_state.outcome.exception() if retry_state.outcome else None
+    log.warning("preparing agent text again paused: %s; retrying with backoff", error)

@@ -24,14 +24,14 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 
 from kenning.config import ChunkingSettings
-from kenning.errors import InvalidRequest
+from kenning.errors import IndexUnwritable, InvalidRequest
 from kenning.ingest import text_docs
 from kenning.ingest.convert import reading_of
 from kenning.service.archive import Archive
 from kenning.service.ledger import Ledger
 from kenning.service.memory import Memory
 from kenning.store import documents
-from kenning.store.database import Database
+from kenning.store.database import Database, unwritable
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,8 @@ async def prepare_again(
     sources; returns how many were stored. `chunking` gives the configured sizes, read
     anew each round, since a reload may change them mid-way. `failed` holds the
     documents that could not be stored in an earlier run since the start: they are not
-    tried again (and logged again) each periodic round, but at the next start.
+    tried again (and logged again) each periodic round, but at the next start. A store
+    that refuses every write (IndexUnwritable) stops the run, for the caller to run again.
 
     It goes round until no document it has not tried is stale: a sweep running beside
     it can hand a copy prepared under an older reading to agent text (a folder's file
@@ -89,7 +90,13 @@ async def prepare_again(
                 log.warning(
                     "document %d (%s) is kept as stored: the current rules refuse it: %s", document_id, kind, exc
                 )
-            except Exception:
+            except Exception as exc:
+                if unwritable(exc):
+                    # A full disk, a read-only file, a lock held elsewhere: no record is at
+                    # fault, and every one after it would fail too. Marked failed, they
+                    # were left unprepared (a secret a newer redactor masks, kept) until
+                    # the next start, though the disk had room again a minute later.
+                    raise IndexUnwritable(f"cannot write the index: {exc}") from exc
                 # One record that cannot be stored again must not leave the others as they
                 # were; it is tried at the next start.
                 failed.add(document_id)
