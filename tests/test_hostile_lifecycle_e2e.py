@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kenning.errors import RpcError
-from tests.daemon_harness import DaemonProcess, wait_for
+from tests.daemon_harness import DaemonProcess, as_a_user, wait_for
 
 
 def ken(library, *args: str) -> subprocess.CompletedProcess:
@@ -288,6 +288,62 @@ def test_a_damaged_database_at_start_is_one_line_naming_it_and_how_to_start_afre
         assert database.read_bytes() == damaged  # left as it was, for a recovery
     database.write_bytes(kept)
     assert library.daemon().search("kestrels")
+
+
+def test_vectors_a_damaged_page_keeps_from_loading_are_not_called_loading_for_ever(library, kestrels):
+    """A page of the vectors table overwritten (a failing disk) while the rest reads: the
+    vector index could not load, and status said "loading" for as long as the daemon ran,
+    and doctor called the index still loading, though nothing would ever load it. It is
+    tried again with backoff, and said to be off, and why, meanwhile."""
+    _kestrels_indexed_and_stopped(library, kestrels)
+    database = library.data_dir / "kenning.db"
+    with closing(sqlite3.connect(database)) as conn:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        pages = [n for (n,) in conn.execute("SELECT pageno FROM dbstat WHERE name = 'vectors'")]
+    with open(database, "r+b") as f:
+        for page in pages:
+            f.seek((page - 1) * page_size)
+            f.write(b"\xff" * page_size)
+    daemon = library.daemon()
+    embedder = wait_for(
+        lambda: (e := daemon.call("status")["embedder"])["job"]["state"] != "loading" and e, timeout=20,
+        what="the embedder to come up or fail",
+    )  # fmt: skip
+    assert embedder["vectors"] is None and embedder["job"]["state"] == "waiting"
+    assert "could not start" in embedder["job"]["last_error"] and "malformed" in embedder["job"]["last_error"]
+    assert daemon.search("kestrels")  # keyword search goes on
+    doctor = subprocess.run(
+        [sys.executable, "-m", "kenning", "--config", str(library.config), "doctor"], capture_output=True, text=True
+    )
+    assert "vector search is off: the embedder could not start:" in doctor.stdout and "still loading" not in doctor.stdout
+    daemon.stop()
+
+
+def test_a_data_directory_made_read_only_while_running_still_stops_cleanly(library, kestrels):
+    """`chmod 500` on the data directory of a running daemon: its open files still take
+    writes, but at the stop the socket could not be removed, and that PermissionError
+    left the shutdown before the library was closed: a traceback, exit status 1 (a
+    service manager restarts it), the database never checkpointed nor its threads ended;
+    and a start there was a traceback from removing that socket."""
+    _kestrels_indexed_and_stopped(library, kestrels)
+    daemon = library.daemon(plain_permissions=True)
+    daemon.wait_idle("notes")
+    daemon.call("documents.add", {"title": "Egrets", "text": "Egrets wade at the pond.\n", "source_uri": "t://egrets"})
+    library.data_dir.chmod(0o500)
+    try:
+        assert daemon.stop() == 0, daemon.log()[-3000:]
+        assert "Traceback" not in daemon.log()
+        assert "cannot remove the socket" in daemon.log()
+        wal = library.data_dir / "kenning.db-wal"
+        assert not wal.exists() or wal.stat().st_size == 0  # checkpointed at the close
+        # A start there meets the socket left behind: one line, not a traceback.
+        command = [sys.executable, "-m", "kenning", "--config", str(library.config), "daemon"]
+        result = subprocess.run(as_a_user(command), capture_output=True, text=True, timeout=60)
+        assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
+        assert "cannot remove the socket" in result.stderr.splitlines()[-1]
+    finally:
+        library.data_dir.chmod(0o700)
+    assert library.daemon().search("egrets")
 
 
 def test_a_redaction_key_that_cannot_be_made_at_an_upgrade_is_one_line_naming_it(library, kestrels):

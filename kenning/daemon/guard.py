@@ -157,7 +157,13 @@ def clear_stale_socket(path: Path) -> None:
         probe.connect(str(path))
     except (ConnectionRefusedError, FileNotFoundError):
         log.warning("removing stale socket %s left by an earlier daemon", path)
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise KenningError(
+                f"cannot remove the socket {path} an earlier daemon left: {exc.strerror or exc};"
+                f" check that {path.parent} is writable by this user"
+            ) from None
         return
     except OSError as exc:
         raise KenningError(f"cannot probe existing socket {path}: {exc}") from None

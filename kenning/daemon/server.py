@@ -179,7 +179,12 @@ class RpcServer:
         except OSError:
             return
         if self._bound == (info.st_dev, info.st_ino):
-            self.path.unlink(missing_ok=True)
+            try:
+                self.path.unlink(missing_ok=True)
+            except OSError as exc:
+                # Its folder made read-only under the daemon (`chmod 500`): the stop must
+                # still close the library; the next start replaces the socket left here.
+                log.warning("cannot remove the socket %s: %s", self.path, exc.strerror or exc)
 
     async def _serve(self, reader: HangupReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
