@@ -116,6 +116,22 @@ def test_after_the_data_directory_moved_status_doctor_and_start_name_the_old_dae
     assert "old data directory" not in ken(moved.config, "status").stderr
 
 
+def test_a_start_from_another_config_on_the_same_library_names_the_socket_the_daemon_listens_on(moved):
+    """Two config files naming one data directory and two sockets: `ken start` from the
+    second, the first's daemon running (or winning a start at the same moment), waited a
+    minute for an answer on its own socket that could never come, then said the daemon
+    "is still starting"."""
+    started(moved.config)
+    first = daemon_pid(moved.data_dir)
+    other = write_config(
+        moved.root / "other.toml", moved.data_dir, moved.sources, extra=f'socket = "{moved.root / "run" / "o.sock"}"'
+    )
+    refused = ken(other, "start", timeout=30)
+    assert refused.returncode == 1
+    assert f"it listens on {moved.data_dir / 'kenning.sock'}" in refused.stderr, refused.stderr
+    assert "still starting" not in refused.stderr and daemons_of(moved.config) == [first]
+
+
 def test_a_second_daemon_left_on_the_old_data_directory_is_named_and_restart_leaves_one(moved):
     """Two daemons of one config (one started before the edit, one after, outside `ken`):
     status still answers, but says so, and a restart ends both and starts one."""

@@ -215,7 +215,7 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
                     PROBLEM,
                     "daemon",
                     f"pid {holder} holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}"
-                    + (f": it listens on the old socket {where}" if where else ""),
+                    + (f": it listens on {where}" if where else ""),
                     "ken restart" if where else "ken stop, then ken start (its log: ken service status)",
                 )
             )

@@ -41,7 +41,7 @@ from kenning.config.paths import (
     state_dir,
     write_privately,
 )
-from kenning.config.running import DaemonRecord, read_lock_text, records_of, remove_record
+from kenning.config.running import DaemonRecord, all_records, read_lock_text, records_of, remove_record
 from kenning.errors import DaemonNotRunning, KenningError, error_text
 
 UNIT = "kenning.service"
@@ -183,9 +183,12 @@ def moved_away(ctx: Context) -> list[DaemonRecord]:
 
 
 def old_socket(ctx: Context, pid: int) -> str | None:
-    """The socket the daemon `pid` on this config's data directory listens on, when the
-    config names another one now (`[daemon] socket` was edited under it)."""
-    for record in recorded_daemons(ctx):
+    """The socket the daemon `pid`, which holds this config's data directory, listens on,
+    when the config names another one now: `[daemon] socket` was edited under it, or it
+    was started from another config naming the same data directory. (That one's `ken
+    start` waited a minute for it to answer where it never would.) The pid holding the
+    lock is what makes a record of it current."""
+    for record in all_records():
         if record.pid == pid and _same_place(record.data_dir, ctx.locations.data_dir):
             if not _same_place(record.socket, ctx.locations.socket):
                 return record.socket
@@ -213,7 +216,7 @@ def not_answering(ctx: Context) -> str | None:
             )
         where = old_socket(ctx, holder)
         listens = (
-            f"it listens on the old socket {where}, where the config said when it started"
+            f"it listens on {where}, where the config it was started from said"
             if where
             else "it is still starting, or it listens where the config said when it started"
         )
@@ -446,10 +449,14 @@ def _launch(ctx: Context, log: Path) -> int:
                 process.terminate()
                 process.wait(timeout=STOP_TIMEOUT)
             return pid
-        if process.poll() is not None and daemon_pid(ctx.locations.data_dir) is None:
+        if process.poll() is not None and (holder := daemon_pid(ctx.locations.data_dir)) is None:
             # (While another daemon holds the lock, it is the one to wait for.)
             told = _tail(log, ours) or _silent(log)
             raise KenningError(f"the daemon exited with status {process.returncode}:\n{told}")
+        if process.poll() is not None and old_socket(ctx, holder) is not None:
+            # Another start's daemon, started at the same moment from a config naming
+            # another socket, took the library: it will never answer here.
+            raise KenningError(not_answering(ctx) or f"another daemon (pid {holder}) holds {ctx.locations.data_dir}")
         time.sleep(0.2)
     raise KenningError(f"the daemon did not answer within {START_TIMEOUT:.0f}s; its log ({log}):\n{_tail(log, ours)}")
 

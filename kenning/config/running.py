@@ -107,6 +107,15 @@ def read_record(path: Path) -> DaemonRecord | None:
         return None
 
 
+def all_records() -> list[DaemonRecord]:
+    """Every record any config's daemons left, live or stale."""
+    try:
+        paths = sorted(records_dir().glob("*/*.json"))
+    except OSError:
+        return []
+    return [record for path in paths if (record := read_record(path)) is not None]
+
+
 def records_of(config: Path) -> list[DaemonRecord]:
     """Every record the daemons started from `config` left, live or stale."""
     try:
