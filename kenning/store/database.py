@@ -22,7 +22,8 @@ Once the library has gone IDLE_RELEASE_S without a read or a write, each connect
 hands back its page cache, what store/until_commit.py keeps for searches is emptied,
 and the allocator returns free pages: a daemon left running holds what a fresh start
 does, not what its last burst of work needed. The WAL is folded back into the file and
-truncated then too. SQLite reuses a WAL from its start once it is checkpointed but keeps
+truncated then too, and tried again each idle period while another process's read
+transaction (an sqlite3 shell, a backup) keeps it. SQLite reuses a WAL from its start once it is checkpointed but keeps
 the file at the largest size it ever reached: in a 35-minute soak of edits, searches and
 agent writes it stood at 70 MB beside an 18 MB database and never came back down.
 JOURNAL_SIZE_LIMIT bounds it while the library stays busy as well.
