@@ -983,6 +983,33 @@ async def test_a_wal_an_outside_reader_kept_from_truncating_is_truncated_once_it
         await db.close()
 
 
+async def test_a_close_while_another_process_holds_the_write_lock_does_not_wait_it_out(tmp_path: Path):
+    """An sqlite3 shell left in BEGIN IMMEDIATE at `ken stop`: the close's checkpoint
+    waited out the busy timeout (10 s), past the shutdown's deadline (9 s), and the daemon
+    left saying work in flight was rolled back. What the WAL holds is the next open's."""
+    import time
+
+    db = Database(tmp_path / "kenning.db")
+    await db.open()
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    await index(db, ids["notes"], "a.md", "one walrus")
+    outside = sqlite3.connect(db.path, isolation_level=None)
+    outside.execute("BEGIN IMMEDIATE")
+    started = time.monotonic()
+    try:
+        await db.close()
+    finally:
+        outside.execute("ROLLBACK")
+        outside.close()
+    assert time.monotonic() - started < 5, "the close waited out the busy timeout"
+    again = Database(tmp_path / "kenning.db")
+    await again.open()
+    try:
+        assert len(await search(again, "walrus")) == 1
+    finally:
+        await again.close()
+
+
 async def test_a_transaction_cancelled_twice_while_begin_waits_leaves_the_writer_usable(db: Database):
     """Issue 12, item 1: a reload cancels a sweep whose BEGIN IMMEDIATE is still waiting
     for the file lock, and cancels it again before BEGIN returns. BEGIN then completes on

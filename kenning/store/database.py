@@ -408,7 +408,10 @@ class Database:
         if self._writer is not None:
             async with self._write_lock:
                 try:
-                    await self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    # Not waiting out another process's lock: that took a stop past its
+                    # deadline. What the WAL holds, the next open reads.
+                    if not await self._truncate_wal():
+                        log.info("the WAL is left for the next start: another process holds the database")
                 except sqlite3.Error as exc:
                     log.warning("checkpoint at close failed: %s", exc)
                 await self._writer.close()
