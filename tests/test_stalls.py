@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
+import signal
+import subprocess
 import time
 from asyncio import events
 
@@ -72,3 +75,32 @@ def test_another_loop_is_not_timed(monkeypatch: pytest.MonkeyPatch, caplog) -> N
         watched.close()
         other.close()
     assert not caplog.records
+
+
+def test_a_step_the_process_was_stopped_in_is_not_reported_as_a_stall(monkeypatch: pytest.MonkeyPatch, caplog) -> None:
+    """Tests SIGSTOP a daemon that must stop answering: a step it was stopped in took as
+    long as the stop, and failed the test as a loop held for seconds, though nothing held
+    it. Here the process stops itself mid-step and a child sends SIGCONT a second later."""
+    monkeypatch.setattr(events.Handle, "_run", events.Handle._run)  # put back after the test
+    previous = signal.getsignal(signal.SIGCONT)
+    # It waits for its standard input to close, the step's word to go on.
+    waker = subprocess.Popen(["sh", "-c", f"read _; sleep 1; kill -CONT {os.getpid()}"], stdin=subprocess.PIPE)
+    loop = asyncio.new_event_loop()
+    try:
+        report_slow_steps(loop, 0.5)
+
+        async def stopped() -> None:
+            assert waker.stdin is not None
+            waker.stdin.close()
+            os.kill(os.getpid(), signal.SIGSTOP)
+            time.sleep(0.01)  # the SIGCONT handler runs at the next bytecode
+
+        with caplog.at_level(logging.INFO, logger="kenning.daemon.stalls"):
+            loop.run_until_complete(stopped())
+    finally:
+        loop.close()
+        signal.signal(signal.SIGCONT, previous)
+        waker.wait(timeout=30)
+    [record] = caplog.records
+    assert record.levelno == logging.INFO and "the process stopped (SIGSTOP) in it" in record.getMessage()
+    assert not STEP.search(record.getMessage())

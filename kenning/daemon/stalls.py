@@ -12,12 +12,18 @@ over the threshold, and the test harness judges them (tests/daemon_harness.py).
 asyncio times steps in `BaseEventLoop._run_once` around `Handle._run` and offers no
 hook for it, so `Handle._run` is wrapped: this runs only when `KENNING_SLOW_CALLBACK_MS`
 is set, never in a user's daemon.
+
+A step the process was stopped in (SIGSTOP, as tests do to a daemon that must stop
+answering) takes as long as the stop, without the CPU: it is logged apart, since
+nothing held the loop. A SIGCONT during the step tells them apart; its handler only
+counts, and the process resumes whatever handler it has.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import time
 from asyncio import events
 
@@ -33,15 +39,25 @@ def report_slow_steps(loop: asyncio.AbstractEventLoop, threshold_seconds: float)
     loop.set_debug(True)
     loop.slow_callback_duration = float("inf")
     run = events.Handle._run
+    continued = [0]
+
+    def count_continue(_signum: int, _frame: object) -> None:
+        continued[0] += 1
+
+    signal.signal(signal.SIGCONT, count_continue)
 
     def timed_run(handle: events.Handle) -> None:
         if handle._loop is not loop:
             run(handle)
             return
-        wall, cpu = time.monotonic(), time.thread_time()
+        wall, cpu, before = time.monotonic(), time.thread_time(), continued[0]
         run(handle)
         wall, cpu = time.monotonic() - wall, time.thread_time() - cpu
-        if wall >= threshold_seconds:
+        if wall < threshold_seconds:
+            return
+        if continued[0] != before:
+            log.info("loop step took %.3f s, the process stopped (SIGSTOP) in it: %s", wall, _describe(handle))
+        else:
             log.warning("loop step took %.3f s, %.3f s of it on the CPU: %s", wall, cpu, _describe(handle))
 
     events.Handle._run = timed_run  # type: ignore[method-assign]
