@@ -361,10 +361,7 @@ async def test_retention_walks_the_oldest_archives_page_by_page_past_the_aged_on
     library = await opened(tmp_path, archive=ArchiveSettings(max_age_days=0, max_total_mb=0))
     try:
         added = [(await library.archive_add(f"run {n}\n" + "word " * 10_000)).handle for n in range(5)]
-        db = sqlite3.connect(tmp_path / "data" / "kenning.db")
-        with db:
-            db.execute("UPDATE archives SET kept_at = kept_at - 10 * 86400 WHERE handle = ?", (added[0],))
-        db.close()
+        await tamper(library, ("UPDATE archives SET kept_at = kept_at - 10 * 86400 WHERE handle = ?", (added[0],)))
         library.archive.settings = library.settings.model_copy(
             update={"archive": ArchiveSettings(max_age_days=5, max_total_mb=0.12)}
         )
@@ -383,10 +380,7 @@ async def test_a_text_archived_again_counts_its_age_from_then(tmp_path):
         text = "nightly build\n" + "ok " * 100
         first = await library.archive_add(text)
         stale = await library.archive_add("an older run\n" + "fail " * 100)
-        db = sqlite3.connect(tmp_path / "data" / "kenning.db")
-        with db:
-            db.execute("UPDATE archives SET created_at = created_at - 10 * 86400, kept_at = kept_at - 10 * 86400")
-        db.close()
+        await tamper(library, ("UPDATE archives SET created_at = created_at - 10 * 86400, kept_at = kept_at - 10 * 86400", ()))
         again = await library.archive_add(text)
         assert (again.handle, again.existing) == (first.handle, True)
         assert await library.archive.prune() == [stale.handle]
