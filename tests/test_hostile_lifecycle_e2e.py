@@ -63,6 +63,23 @@ def test_a_socket_path_too_long_to_bind_is_refused_in_one_line_before_the_index_
     assert not (library.data_dir / "kenning.db").exists()
 
 
+def _on_a_small_disk(library, log_path: Path, limit: int) -> DaemonProcess:
+    """A daemon whose writes past `limit` bytes of a file fail as on a full disk
+    (RLIMIT_FSIZE); raising its limit again is freeing space."""
+
+    def small_disk() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    daemon = DaemonProcess(library.config, library.data_dir, log_path)
+    with open(daemon.log_path, "ab") as log:
+        daemon.proc = subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(library.config), "daemon"],
+            stdout=log, stderr=subprocess.STDOUT, preexec_fn=small_disk,
+        )  # fmt: skip
+    return daemon
+
+
 def test_a_full_disk_stops_the_sweep_says_why_and_it_resumes_by_itself_once_there_is_room(library, tmp_path):
     """The disk filling up is played by RLIMIT_FSIZE on the daemon: a write past it fails
     as it would on a full disk, and raising it again is freeing space."""
@@ -72,18 +89,7 @@ def test_a_full_disk_stops_the_sweep_says_why_and_it_resumes_by_itself_once_ther
         parts = (f"## Part {part}\nPart {part} of file {index} names term{index}x {os.urandom(200).hex()}.\n" for part in range(8))
         (notes / f"f{index}.md").write_text(f"# File {index}\n\n" + "\n".join(parts))
     library.configure([{"name": "notes", "path": notes}])
-    limit = 1_500_000
-
-    def small_disk() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
-
-    daemon = DaemonProcess(library.config, library.data_dir, tmp_path / "full.log")
-    with open(daemon.log_path, "ab") as log:
-        daemon.proc = subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(library.config), "daemon"],
-            stdout=log, stderr=subprocess.STDOUT, preexec_fn=small_disk,
-        )  # fmt: skip
+    daemon = _on_a_small_disk(library, tmp_path / "full.log", 1_500_000)
     try:
         wait_for(daemon._answers, timeout=20, what="the daemon to answer")
         stuck = wait_for(
@@ -130,22 +136,12 @@ def test_agent_text_an_upgrade_prepares_again_on_a_full_disk_is_prepared_once_th
     with closing(sqlite3.connect(database)) as conn, conn:
         conn.execute("UPDATE items SET content = content || ' PGPASSWORD=hunter2secret psql -h db1'")
         conn.execute("UPDATE documents SET reading = NULL")
-    limit = database.stat().st_size + 200_000
-
-    def small_disk() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
 
     def leaked() -> int:
         with closing(sqlite3.connect(database)) as conn, conn:
             return conn.execute("SELECT count(*) FROM items WHERE content LIKE '%hunter2secret%'").fetchone()[0]
 
-    daemon = DaemonProcess(library.config, library.data_dir, tmp_path / "full.log")
-    with open(daemon.log_path, "ab") as log:
-        daemon.proc = subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(library.config), "daemon"],
-            stdout=log, stderr=subprocess.STDOUT, preexec_fn=small_disk,
-        )  # fmt: skip
+    daemon = _on_a_small_disk(library, tmp_path / "full.log", database.stat().st_size + 200_000)
     try:
         wait_for(lambda: "preparing agent text again paused" in daemon.log(), timeout=30, what="the disk to fill")
         assert leaked(), "the disk filled only after every record was prepared"
