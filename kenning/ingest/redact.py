@@ -354,11 +354,12 @@ _COMMAND_PASSWORDS = (
 # X`). `*` asks for it; an option (`/persistent:no`) is none. Judged by `_net_use_password`.
 _NET_USE_PASSWORD = r"(\"[^\"\n]+\"|[^\s\"`/*][^\s\"`]*)"
 _NET_USE = (
-    # The share comes next, or after a device (`Z:`, `LPT1:`, `*`): prose between the two
-    # ("net use to map \\srv\share quickly.") had its last word masked.
+    # The share comes next, or after a device (`Z:`, `LPT1:`, `*`, a batch file's `%DRIVE%`)
+    # and options: prose between the two ("net use to map \\srv\share quickly.") had its
+    # last word masked.
     _re2(
-        r"(?i)\bnet[ \t]+use(?:[ \t]+(?:[a-z][a-z0-9]{0,3}:|\*))?[ \t]+"
-        r"(?:\\\\[^\s\"\\]+\\[^\s\"]+|\"\\\\[^\"\n]+\")[ \t]+" + _NET_USE_PASSWORD
+        r"(?i)\bnet[ \t]+use(?:[ \t]+/[^\s/]\S*)*(?:[ \t]+(?:[a-z][a-z0-9]{0,3}:|\*|%[^%\s]+%|![^!\s]+!))?"
+        r"(?:[ \t]+/[^\s/]\S*)*[ \t]+(?:\\\\[^\s\"\\]+\\[^\s\"]+|\"\\\\[^\"\n]+\")[ \t]+" + _NET_USE_PASSWORD
     ),
     _re2(r"(?i)\bnet[ \t]+use\b[^\n]*?[ \t]/u(?:ser)?:(?:\"[^\"\n]*\"|[^\s\"]+)[ \t]+" + _NET_USE_PASSWORD),
 )
