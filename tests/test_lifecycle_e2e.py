@@ -13,7 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from kenning.cli import lifecycle, main
 from kenning.cli.lifecycle import daemon_pid, log_path
 from kenning.config.paths import SOCKET_PATH_BYTES, default_data_dir, socket_path_too_long, state_dir
 from kenning.daemon.guard import DataDirLock
@@ -247,6 +249,29 @@ def test_start_refuses_a_broken_config_and_reports_a_daemon_that_dies(detached, 
     doctor = ken(config, "doctor")
     assert doctor.returncode == 1 and "is longer than a unix socket path may be" in doctor.stdout
     assert "daemon:" not in doctor.stdout
+
+
+def test_a_daemon_that_exits_between_two_looks_of_start_is_reported_in_one_line(detached, monkeypatch):
+    """`ken start` asked twice per look whether the daemon it launched had exited: one
+    that exited between the two asks ended the start in an UnboundLocalError's
+    traceback instead of the daemon's own last words. The exit is made to land there
+    (the first ask waits for it and answers as before it)."""
+    config = detached.configure([])
+    died = [sys.executable, "-c", "import sys; sys.exit('the daemon found no room')"]
+    monkeypatch.setattr(lifecycle, "daemon_command", lambda ctx: died)
+    poll = subprocess.Popen.poll
+    asked: list[int] = []
+
+    def exits_after_the_first_ask(process: subprocess.Popen) -> int | None:
+        if process.args is died and not asked:
+            asked.append(process.wait())
+            return None
+        return poll(process)
+
+    monkeypatch.setattr(subprocess.Popen, "poll", exits_after_the_first_ask)
+    result = CliRunner().invoke(main, ["--config", str(config), "start"])
+    assert isinstance(result.exception, SystemExit) and result.exit_code == 1, result.exception
+    assert "the daemon exited with status 1" in result.output and "the daemon found no room" in result.output
 
 
 # A process whose stdout and stderr append to one log, as `ken start` and launchd leave

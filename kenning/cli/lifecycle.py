@@ -449,14 +449,17 @@ def _launch(ctx: Context, log: Path) -> int:
                 process.terminate()
                 process.wait(timeout=STOP_TIMEOUT)
             return pid
-        if process.poll() is not None and (holder := daemon_pid(ctx.locations.data_dir)) is None:
-            # (While another daemon holds the lock, it is the one to wait for.)
-            told = _tail(log, ours) or _silent(log)
-            raise KenningError(f"the daemon exited with status {process.returncode}:\n{told}")
-        if process.poll() is not None and old_socket(ctx, holder) is not None:
-            # Another start's daemon, started at the same moment from a config naming
-            # another socket, took the library: it will never answer here.
-            raise KenningError(not_answering(ctx) or f"another daemon (pid {holder}) holds {ctx.locations.data_dir}")
+        # Asked once: a daemon that exited between two asks left `holder` unset, and the
+        # start ended in an UnboundLocalError's traceback.
+        if process.poll() is not None:
+            if (holder := daemon_pid(ctx.locations.data_dir)) is None:
+                # (While another daemon holds the lock, it is the one to wait for.)
+                told = _tail(log, ours) or _silent(log)
+                raise KenningError(f"the daemon exited with status {process.returncode}:\n{told}")
+            if old_socket(ctx, holder) is not None:
+                # Another start's daemon, started at the same moment from a config naming
+                # another socket, took the library: it will never answer here.
+                raise KenningError(not_answering(ctx) or f"another daemon (pid {holder}) holds {ctx.locations.data_dir}")
         time.sleep(0.2)
     raise KenningError(f"the daemon did not answer within {START_TIMEOUT:.0f}s; its log ({log}):\n{_tail(log, ours)}")
 
