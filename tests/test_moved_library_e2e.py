@@ -79,7 +79,7 @@ def test_restart_after_the_config_moved_the_library_leaves_one_daemon_where_it_n
         assert f"stopped the daemon on the old data directory {old_dir} (pid {first})" in restarted.stdout
         assert daemon_pid(old_dir) is None
     else:
-        assert f"kenning stopped (pid {first}, on the old socket {old_socket})" in restarted.stdout
+        assert f"kenning stopped (pid {first}, which listened on {old_socket})" in restarted.stdout
     assert not old_socket.exists()
     second = daemon_pid(new_dir)
     assert second and second != first and f"pid {second}" in restarted.stdout
@@ -130,6 +130,9 @@ def test_a_start_from_another_config_on_the_same_library_names_the_socket_the_da
     assert refused.returncode == 1
     assert f"it listens on {moved.data_dir / 'kenning.sock'}" in refused.stderr, refused.stderr
     assert "still starting" not in refused.stderr and daemons_of(moved.config) == [first]
+    # Its socket is the first config's, not an old one of this config's.
+    stopped = ken(other, "stop")
+    assert stopped.stdout.strip() == f"kenning stopped (pid {first}, which listened on {moved.data_dir / 'kenning.sock'})"
 
 
 def test_a_second_daemon_left_on_the_old_data_directory_is_named_and_restart_leaves_one(moved):

@@ -618,7 +618,8 @@ def stop(ctx: Context) -> str:
         return "\n".join(said) or "kenning is not running"
     where = old_socket(ctx, pid)
     _end(pid, data_dir)
-    said.append(f"kenning stopped (pid {pid}, on the old socket {where})" if where else f"kenning stopped (pid {pid})")
+    # (`where` is not always old: the daemon may have been started from another config.)
+    said.append(f"kenning stopped (pid {pid}, which listened on {where})" if where else f"kenning stopped (pid {pid})")
     return "\n".join(said)
 
 
