@@ -364,8 +364,9 @@ _NET_USE = (
     _re2(r"(?i)\bnet[ \t]+use\b[^\n]*?[ \t]/u(?:ser)?:(?:\"[^\"\n]*\"|[^\s\"]+)[ \t]+" + _NET_USE_PASSWORD),
 )
 # What may follow the password on its line: another option, the end of a command or of a
-# code span. Prose goes on in words ("net use \\srv\share to map it").
-_AFTER_NET_USE = frozenset(b"\r\n/&|;>)^`'\"")
+# code span, a redirection (`<nul`, which keeps it from prompting). Prose goes on in words
+# ("net use \\srv\share to map it").
+_AFTER_NET_USE = frozenset(b"\r\n/&|;<>)^`'\"")
 # The syntax's own word for it, as documentation writes the command.
 _PASSWORD_WORDS = frozenset({"password", "passwd", "pass", "pwd"})
 # A legacy HashiCorp Vault service token, `s.` and 24 base62 characters: by its shape
