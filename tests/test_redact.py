@@ -279,6 +279,8 @@ def test_assignments_url_passwords_and_private_keys_keep_their_lines():
         (r"net use Z: \\fs01\share /user:ann Zq8Wv3Lp 2>nul", rf"net use Z: \\fs01\share /user:ann {MARK} 2>nul"),
         (r"net use Z: \\fs01\share Zq8Wv3Lp>nul", rf"net use Z: \\fs01\share {MARK}>nul"),
         (r"net use Z: \\fs01\share Zq8Wv3Lp<nul", rf"net use Z: \\fs01\share {MARK}<nul"),
+        # cmd's `^` escapes what would end the word: the password is all of it.
+        (r"net use Z: \\fs01\share Zq8^&Wv3Lp /user:ann", rf"net use Z: \\fs01\share {MARK} /user:ann"),
         (r"net use \\fs01\share /user:ann Zq8Wv3Lp <nul", rf"net use \\fs01\share /user:ann {MARK} <nul"),
         # A batch file's variable for the device, options before the share.
         (r"net use %DRIVE% \\fs01\share Zq8Wv3Lp /user:ann", rf"net use %DRIVE% \\fs01\share {MARK} /user:ann"),

@@ -610,13 +610,18 @@ def _net_use_spans(data: bytes) -> Iterator[Span]:
                 yield start, end
 
 
+# Where cmd ends a word: not at one `^` escapes, which is the word's own (`Zq8^&Wv3` is
+# the password `Zq8&Wv3`, and was masked up to the `&`). (`^^&` ends it, and is taken
+# for escaped: the word is masked whole, which errs the safe way.)
+_CMD_CUT = re.compile(rb"(?<!\^)[<>|&]")
+
+
 def _redirected(word: bytes) -> int | None:
     """Where cmd ends an unquoted word at `<`, `>`, `|` or `&`: 0 when no password comes
     before it (`>nul`, `2>nul`), None when the word holds none of them."""
-    found = [at for at in map(word.find, (b"<", b">", b"|", b"&")) if at >= 0]
-    if not found:
+    if (found := _CMD_CUT.search(word)) is None:
         return None
-    cut = min(found)
+    cut = found.start()
     return 0 if cut == 0 or (cut == 1 and word[:1].isdigit() and word[1:2] in b"<>") else cut
 
 
