@@ -83,8 +83,12 @@ def test_a_step_the_process_was_stopped_in_is_not_reported_as_a_stall(monkeypatc
     it. Here the process stops itself mid-step and a child sends SIGCONT a second later."""
     monkeypatch.setattr(events.Handle, "_run", events.Handle._run)  # put back after the test
     previous = signal.getsignal(signal.SIGCONT)
-    # It waits for its standard input to close, the step's word to go on.
-    waker = subprocess.Popen(["sh", "-c", f"read _; sleep 1; kill -CONT {os.getpid()}"], stdin=subprocess.PIPE)
+    # It waits for its standard input to close, the step's word to go on, then sends
+    # SIGCONT every second until it is killed: one sent before the stop would leave the
+    # test stopped for good.
+    waker = subprocess.Popen(
+        ["sh", "-c", f"read _; while sleep 1; do kill -CONT {os.getpid()} || exit; done"], stdin=subprocess.PIPE
+    )
     loop = asyncio.new_event_loop()
     try:
         report_slow_steps(loop, 0.5)
@@ -100,6 +104,7 @@ def test_a_step_the_process_was_stopped_in_is_not_reported_as_a_stall(monkeypatc
     finally:
         loop.close()
         signal.signal(signal.SIGCONT, previous)
+        waker.kill()
         waker.wait(timeout=30)
     [record] = caplog.records
     assert record.levelno == logging.INFO and "the process stopped (SIGSTOP) in it" in record.getMessage()
