@@ -925,11 +925,19 @@ async def test_a_burst_that_grew_the_wal_does_not_leave_it_that_large_while_the_
     assert len(await search(db, "walrus4x99999")) == 1
 
 
+async def _emptied(wal: Path) -> None:
+    """Until the idle release has truncated `wal` (it runs IDLE_RELEASE_S after the last
+    work), for at most five seconds."""
+    for _ in range(50):
+        await asyncio.sleep(0.1)
+        if wal.stat().st_size == 0:
+            break
+    assert wal.stat().st_size == 0
+
+
 async def test_an_idle_library_folds_its_wal_back_and_truncates_it(
     db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    import asyncio
-
     from kenning.store import database
 
     monkeypatch.setattr(database, "IDLE_RELEASE_S", 0.2)
@@ -937,11 +945,7 @@ async def test_an_idle_library_folds_its_wal_back_and_truncates_it(
     ids = await sources.sync_sources(db, [("notes", "/n", "default")])
     await index(db, ids["notes"], "a.md", " ".join(f"walrus{k}" for k in range(50_000)))
     assert wal.stat().st_size > 1 << 20
-    for _ in range(50):
-        await asyncio.sleep(0.1)
-        if wal.stat().st_size == 0:
-            break
-    assert wal.stat().st_size == 0
+    await _emptied(wal)
     assert len(await search(db, "walrus49999")) == 1
 
 
@@ -952,8 +956,6 @@ async def test_a_wal_an_outside_reader_kept_from_truncating_is_truncated_once_it
     the busy timeout, kept the idle checkpoint from truncating the WAL (75 MB beside a
     10 MB database), and with no write after it nothing tried again: the WAL stayed that
     large until the next burst of work."""
-    import asyncio
-
     from kenning.store import database
 
     monkeypatch.setattr(database, "IDLE_RELEASE_S", 0.2)
@@ -973,11 +975,7 @@ async def test_a_wal_an_outside_reader_kept_from_truncating_is_truncated_once_it
         assert wal.stat().st_size > 1 << 20
         outside.execute("COMMIT")
         outside.close()
-        for _ in range(50):
-            await asyncio.sleep(0.1)
-            if wal.stat().st_size == 0:
-                break
-        assert wal.stat().st_size == 0
+        await _emptied(wal)
         assert len(await search(db, "walrus49999")) == 1
     finally:
         await db.close()
