@@ -26,7 +26,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from watchfiles import Change, watch
 
@@ -34,6 +36,7 @@ from kenning.ingest.kiroignore import KiroIgnore
 from kenning.ingest.walk import WalkRules, directories, is_candidate, link_targets
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # How long a watch waits in silence before yielding nothing: the first such yield tells
 # that a new watch is up.
@@ -218,7 +221,7 @@ async def watch_folder(
                     # gone, which the sweep reports.
                     on_failure(None)
             if missing:
-                await _in_thread(_root_named_again, root, halt, retry_seconds)
+                await _in_thread(f"wait {root}", partial(_root_named_again, root, halt, retry_seconds))
                 continue
             try:
                 async with asyncio.timeout(retry_seconds):
@@ -258,27 +261,31 @@ def _root_named_again(root: Path, halt: threading.Event, seconds: float) -> None
         halt.wait(seconds)
 
 
-async def _in_thread(function: Callable[..., None], *args: object) -> None:
-    """Run a wait of minutes in a thread of its own: in the loop's default executor, a
-    few folders away at once took every thread that `to_thread` calls wait for."""
+async def _in_thread(name: str, function: Callable[[], T]) -> T:
+    """What `function`, a wait of minutes, returns, run in a thread of its own: in the
+    loop's default executor, a few folders watched or waited for at once took every
+    thread that `to_thread` calls wait for."""
     loop = asyncio.get_running_loop()
-    done: asyncio.Future[None] = loop.create_future()
+    done: asyncio.Future[T] = loop.create_future()
 
-    def finish() -> None:
-        if not done.done():
-            done.set_result(None)
+    def settle(outcome: Callable[[], None]) -> None:
+        if not done.done():  # (a wait cancelled meanwhile)
+            outcome()
 
     def run() -> None:
         try:
-            function(*args)
-        finally:
-            try:
-                loop.call_soon_threadsafe(finish)
-            except RuntimeError:
-                pass  # the loop has closed: nobody is waiting any more
+            outcome = partial(done.set_result, function())
+        except BaseException as exc:
+            outcome = partial(done.set_exception, exc)
+        try:
+            loop.call_soon_threadsafe(settle, outcome)
+        except RuntimeError:
+            pass  # the loop has closed: nobody is waiting any more
 
-    await asyncio.to_thread(threading.Thread(target=run, name=f"wait {args[0]}", daemon=True).start)
-    await done
+    # Starting a thread waits until it runs, which on a busy machine can take a while:
+    # not on the event loop.
+    await asyncio.to_thread(threading.Thread(target=run, name=name, daemon=True).start)
+    return await done
 
 
 async def _relay(stop: asyncio.Event, halt: threading.Event) -> None:
@@ -296,11 +303,6 @@ async def _watch_in_thread(
 ) -> BaseException | None:
     """Watch until the root goes or `halt` is set; returns what stopped it, if not those."""
     loop = asyncio.get_running_loop()
-    ended: asyncio.Future[BaseException | None] = loop.create_future()
-
-    def deliver(result: BaseException | None) -> None:
-        if not ended.done():
-            ended.set_result(result)
 
     def changed(paths: set[str], force: bool) -> None:
         loop.call_soon_threadsafe(pacer.changes, paths, force)
@@ -309,8 +311,7 @@ async def _watch_in_thread(
         if on_failure is not None:
             loop.call_soon_threadsafe(on_failure, None)
 
-    def run() -> None:
-        result: BaseException | None = None
+    def run() -> BaseException | None:
         try:
             # The first watch asks for no sweep of its own: the one the daemon starts
             # with, or the one whatever stopped the last watch asked for, is under way.
@@ -344,16 +345,10 @@ async def _watch_in_thread(
         except FileNotFoundError:
             pass  # gone between the check and the watch
         except Exception as exc:  # a watcher error costs this folder's watch, not the daemon
-            result = exc
-        try:
-            loop.call_soon_threadsafe(deliver, result)
-        except RuntimeError:
-            pass  # the loop has closed: nobody is waiting any more
+            return exc
+        return None
 
-    # Starting a thread waits until it runs, which on a busy machine can take a while:
-    # not on the event loop.
-    await asyncio.to_thread(threading.Thread(target=run, name=f"watch {root}", daemon=True).start)
-    return await ended
+    return await _in_thread(f"watch {root}", run)
 
 
 def _watch(
