@@ -3,10 +3,17 @@ own index would, and one search's chunks must never show in the next one's answe
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
+from kenning.retrieval import coverage
+from kenning.retrieval.coverage import EXCERPTS_ON_LOOP, Asked
 from kenning.retrieval.query import parse
 from kenning.store import scratch, sources
 from kenning.store.database import Database
 from kenning.store.fts import Probe
+from kenning.store.hits import load_hits
+from kenning.store.scope import Scope
 from tests.helpers import store_document
 
 NOTES = {
@@ -35,6 +42,60 @@ async def test_excerpts_and_holders_are_what_the_library_index_gives(db: Databas
     [ferry] = index.holders([Probe('NEAR("night" "zanzibar", 6)')])
     assert ferry == set(library)
     scratch.give_back(index)
+
+
+async def _library_excerpts(db: Database, expression: str) -> dict[int, str]:
+    async with db.reader() as conn:
+        return dict(await conn.execute_fetchall(
+            "SELECT rowid, snippet(items_fts, 2, '**', '**', '…', 24) FROM items_fts WHERE items_fts MATCH ?",
+            (expression,),
+        ))  # fmt: skip
+
+
+async def test_a_large_search_s_excerpts_are_the_library_s_and_a_cancelled_one_leaves_no_index_in_use(
+    db: Database, monkeypatch
+):
+    """A large search's hits are excerpted on a worker thread (Asked.excerpts); a search
+    cancelled meanwhile must not hand back the index the thread still fills."""
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    for n in range(EXCERPTS_ON_LOOP + 15):
+        await store_document(db, ids["notes"], f"ferry{n}.md", f"Sailing {n}: the night ferry to Zanzibar, pier {n}.")
+    question = "night ferry zanzibar"
+    expression = parse(question).expression
+    library = await _library_excerpts(db, expression)
+    hits = list((await load_hits(db, list(library), Scope())).values())
+    assert len(hits) > EXCERPTS_ON_LOOP
+    asked = Asked(db, parse(question), question)
+    assert await asked.excerpts(expression, hits) == library
+    asked.close()
+
+    # The thread is held at its start, the search cancelled, and the next search's index
+    # taken: it must not be the one the thread goes on to fill.
+    entered, go_on, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def held_back(*args):
+        entered.set()
+        go_on.wait(10)
+        try:
+            return excerpt(*args)
+        finally:
+            finished.set()
+
+    excerpt = coverage._index_and_excerpt
+    monkeypatch.setattr(coverage, "_index_and_excerpt", held_back)
+    asked = Asked(db, parse(question), question)
+    search = asyncio.ensure_future(asked.excerpts(expression, hits))
+    while not entered.is_set():
+        await asyncio.sleep(0.01)
+    search.cancel()
+    await asyncio.gather(search, return_exceptions=True)
+    asked.close()
+    next_index = scratch.take()
+    go_on.set()
+    assert finished.wait(10)
+    next_index.add({1: ("Rota", "", "The rota changes on Mondays.")})
+    assert next_index.holders([Probe('"zanzibar"'), Probe('"rota"')]) == [set(), {1}]
+    scratch.give_back(next_index)
 
 
 def test_a_handed_back_index_holds_nothing_of_the_last_search():
