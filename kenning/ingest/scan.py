@@ -423,8 +423,20 @@ class FolderScanner:
         listing = await asyncio.to_thread(
             _listing, found, states, report, self.source_id, self.settings, self.options, swapped
         )
+        # A chmod changes no mtime, so an indexed file closed to this user since looks
+        # unchanged: only asking tells, and one that cannot be opened is kept as last
+        # read and named, as a changed one is when its read is refused.
+        shut = await asyncio.to_thread(_shut, listing.settled)
         progress.unreadable_dirs = dict(report.unreadable_dirs)
-        progress.unreadable_files = listing.unreadable_files
+        progress.links_kept = len(listing.unreadable_files)
+        # A file named unreadable by the last sweep stays named until this one reads it:
+        # published without it, `ken status` lost it for the length of the sweep.
+        to_read = {job.found.rel for job in listing.todo}
+        progress.unreadable_files = {
+            **{rel: why for rel, why in progress.unreadable_files.items() if rel in to_read},
+            **listing.unreadable_files,
+            **{job.found.rel: "permission denied" for job in shut},
+        }
         # A drive that is away deletes nothing: what its mount point holds meanwhile (a
         # .DS_Store, a swap file, a note saved there by mistake) is indexed, and the
         # drive's files are kept as last indexed until it is mounted again.
@@ -433,7 +445,6 @@ class FolderScanner:
         if away:
             self.away = _away_message(root, away, len(missing))
         progress.unreadable_kept = listing.unreadable_kept
-        progress.links_kept = len(progress.unreadable_files)
         counts["deleted"] = await _writing(documents.delete_documents(self.db, self.source_id, gone))
 
         progress.discovered = len(found)
@@ -451,12 +462,6 @@ class FolderScanner:
                 self.settings.name,
                 listing.again,
             )
-        # A chmod changes no mtime, so an indexed file closed to this user since looks
-        # unchanged: only asking tells, and one that cannot be opened is kept as last
-        # read and named, as a changed one is when its read is refused.
-        shut = await asyncio.to_thread(_shut, settled)
-        for job in shut:
-            progress.unreadable_files[job.found.rel] = "permission denied"
         counts["unreadable"] = len(shut)
         counts["unchanged"] = len(settled) - len(shut)
         progress.to_check, progress.checked, progress.pending = len(todo), 0, len(todo)
@@ -560,6 +565,8 @@ class FolderScanner:
                 counts[outcome.result] += 1
                 if outcome.result == "unreadable":
                     progress.unreadable_files[job.found.rel] = outcome.reason or "cannot be read"
+                else:
+                    progress.unreadable_files.pop(job.found.rel, None)
                 counts["chunks"] += outcome.chunks
                 self.shared_budget.spend(outcome.chunks)
                 if outcome.document_id is not None and outcome.result == "indexed":
