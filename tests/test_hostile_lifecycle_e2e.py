@@ -271,17 +271,22 @@ def test_a_read_only_database_at_start_is_one_line_naming_it(library, kestrels):
 def test_a_damaged_database_at_start_is_one_line_naming_it_and_how_to_start_afresh(library, kestrels):
     """A database cut short (a disk that failed mid-copy) or overwritten by something
     else was a traceback from the first PRAGMA, which `ken start` quoted: nothing said
-    which file, or that moving it aside with its -wal and -shm starts a new library."""
+    which file, or that moving it aside with its -wal and -shm starts a new library; and
+    `ken doctor`, run while it was stopped, saw nothing wrong but that it was not running."""
     _kestrels_indexed_and_stopped(library, kestrels)
     database = library.data_dir / "kenning.db"
     kept = database.read_bytes()
-    for damaged in (kept[: len(kept) // 3], b"<html>not a database</html>\n" * 100):
+    for damaged in (b"<html>not a database</html>\n" * 100, kept[: len(kept) // 3]):
         database.write_bytes(damaged)
         result = _daemon_in_foreground(library)
         assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
         last = result.stderr.splitlines()[-1]
         assert f"the database {database} is damaged" in last and "-wal" in last, last
         assert database.read_bytes() == damaged  # left as it was, for a recovery
+    # Doctor, run while it is stopped, says so too rather than only "ken start".
+    doctor = ken(library, "doctor")
+    assert doctor.returncode == 1 and f"database: {database} is damaged" in doctor.stdout, doctor.stdout
+    assert "move it aside with its -wal and -shm files" in doctor.stdout
     database.write_bytes(kept)
     assert library.daemon().search("kestrels")
 

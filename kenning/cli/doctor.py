@@ -29,6 +29,7 @@ from kenning.cli.lifecycle import daemon_pid, moved_away, old_socket, still_runs
 from kenning.cli.status_view import ago, dimension_problem, left_out_line, megabytes
 from kenning.config.paths import cannot_create, not_yours, shared_by_all, socket_path_too_long
 from kenning.errors import ConfigError, DaemonNotRunning, KenningError, SocketNotYours, error_text
+from kenning.store.damage import damage_in, what_to_do
 from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
@@ -64,6 +65,8 @@ def run_checks(ctx: Context) -> list[Check]:
     roots_at = len(checks)
     # No daemon can listen on a socket path too long for one (reported above).
     status = _daemon(ctx, checks) if socket_path_too_long(daemon.socket_path) is None else None
+    if status is None:
+        _database(daemon.db_path, checks)
     # A folder gone with its drive is the daemon's to tell (`_index`: a drive away), and
     # is no problem; only the daemon knows the folder was on a drive.
     away = {source.name for source in status.sources if source.kept_unmounted} if status is not None else set()
@@ -184,6 +187,19 @@ def _socket(path: Path, checks: list[Check]) -> None:
 
 
 _OWN_DIRECTORY = "set [daemon] {} to a place in a directory of your own"
+
+
+def _database(path: Path, checks: list[Check]) -> None:
+    """A stopped daemon's database, which a start would refuse: `ken start` is not the
+    fix then, and nothing else says so until it is tried."""
+    try:
+        present = path.is_file()
+    except OSError:
+        return
+    if present and (exc := damage_in(path)) is not None:
+        checks.append(
+            Check(PROBLEM, "database", f"{path} is damaged ({exc}): the daemon cannot start on it", what_to_do())
+        )
 
 
 def _source_root(name: str, path: Path, checks: list[Check]) -> None:

@@ -45,6 +45,7 @@ import aiosqlite
 
 from kenning.errors import KenningError
 from kenning.heap import release_free_memory
+from kenning.store.damage import damaged, is_damage
 from kenning.store.keys import path_key
 from kenning.store.migrations import migrate
 
@@ -331,17 +332,6 @@ def unwritable(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.Error) and code is not None and (code & 0xFF) in _UNWRITABLE
 
 
-def damaged(path: Path, exc: sqlite3.Error) -> str:
-    """What to do about a database SQLite cannot read (cut short, overwritten): it is left
-    as it is, since what agents gave is kept nowhere else. Its -wal and -shm must go with
-    it: a new database beside the old WAL would take the old one's frames as its own."""
-    return (
-        f"the database {path} is damaged ({exc}): move it aside with its -wal and -shm files and start"
-        " again for a new one (folders are read again; what agents gave is only in the old file:"
-        " `sqlite3 FILE .recover` may save it)"
-    )
-
-
 class Database:
     """Owns the writer and the readers; `open()` migrates before anything else runs."""
 
@@ -382,7 +372,7 @@ class Database:
                 ) from exc
             raise
         except sqlite3.DatabaseError as exc:
-            if exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+            if is_damage(exc):
                 raise KenningError(damaged(self.path, exc)) from exc
             raise
         self._writer = await aiosqlite.connect(self.path, isolation_level=None, cached_statements=WRITER_STATEMENTS)
