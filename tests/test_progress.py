@@ -113,3 +113,17 @@ def test_status_says_a_folder_it_cannot_read_is_not_being_watched():
     unknown = source("/mnt/usb/notes is empty; its 3 indexed files are kept")
     unknown.kept_unmounted = "unknown"
     assert source_lines(unknown)[0].endswith("(maybe not mounted: kept as last indexed)")
+
+
+def test_a_sweep_stopped_midway_shows_counts_that_add_up_to_the_folder():
+    """A full disk stopped the sweep after 15 of 200 files; its retry looks at 8 of those
+    15 again (saved too close to their read for their times to tell), and status read
+    "15 indexed · 193 pending" of a folder of 200 for as long as the disk stayed full."""
+    source = api.SourceStatus(
+        "notes", "folder", "/home/u/notes", "default", True, 15, 0, 15, 0, 0, 2, 120, None,
+        "cannot write the index: disk I/O error", 15, pending=193, total=200, percent=7.5,
+    )  # fmt: skip
+    [counts] = [line for line in source_lines(source) if " pending" in line]
+    assert "15 indexed · 0 failed · 0 skipped · 193 pending (8 of them read before, to look at again)" in counts
+    source.pending = 185
+    assert [line for line in source_lines(source) if line.strip().endswith("185 pending")]

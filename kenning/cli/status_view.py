@@ -134,6 +134,17 @@ AGGREGATE_LABELS = {
 }
 
 
+def _looked_at_again(source: api.SourceStatus) -> str:
+    """Of the files a sweep has still to look at, those already counted as read (a
+    changed file; one saved too close to its last read for its time to tell, whose hash
+    does): counted both as read and as pending, the line added up to more files than the
+    folder has, and a sweep a full disk stops leaves it so for as long as the disk is full."""
+    again = source.holds + source.failed + source.skipped + source.pending - (source.total or 0)
+    if source.total is None or source.pending == 0 or again <= 0:
+        return ""
+    return f" ({min(again, source.pending)} of them read before, to look at again)"
+
+
 def source_lines(source: api.SourceStatus) -> list[str]:
     name = click.style(source.name, bold=True)
     if source.kind != "folder":
@@ -178,7 +189,8 @@ def source_lines(source: api.SourceStatus) -> list[str]:
     shared = f" ({source.merged} also held by another source)" if source.merged else ""
     lines.append(
         f"  {source.holds} indexed{shared} · {source.failed} failed · {source.skipped} skipped"
-        f" · {source.pending} pending" + (f" · {source.capped} over max_files" if source.capped else "")
+        f" · {source.pending} pending" + _looked_at_again(source)
+        + (f" · {source.capped} over max_files" if source.capped else "")
         + (f" ({source.capped_kept} of them indexed before the cap, kept unchanged)" if source.capped_kept else "")
     )
     swept = f"{ago(time.time() - source.last_sweep_at)} ago" if source.last_sweep_at else "never"
