@@ -317,6 +317,9 @@ def test_secret_formats_are_masked(text, expected):
         r"net use \\fs01\share /delete",
         r"Run net use \\fs01\share to map it.",
         r"net use \\fs01\share PASSWORD /user:NAME",
+        # Its answers are not a password (`/persistent:yes` written apart).
+        r"net use Z: \\fs01\share yes",
+        r"net use Z: \\fs01\share NO /savecred",
         # A redirection of cmd's is no password: `>nul` was masked out of login scripts.
         r"net use Z: \\fs01\share >nul",
         r"net use Z: \\fs01\share /user:ann 2>nul",

@@ -93,7 +93,9 @@ HASH_BLOCK = 1 << 20
 # a legacy Vault service token (`s.` and 24 characters) where Vault is named as taking it
 # (`X-Vault-Token:`, `VAULT_TOKEN=`, `vault login s.X`) are masked; they were stored in
 # clear (redact._NET_USE, redact._VAULT_TOKEN).
-READER_VERSION = 17
+# 18: the word after a `net use` share that is one of its answers, not a password
+# (`net use Z: \\srv\share yes`), is kept; it was masked (redact._NET_USE_ANSWERS).
+READER_VERSION = 18
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}
 

@@ -369,6 +369,9 @@ _NET_USE = (
 _AFTER_NET_USE = frozenset(b"\r\n/&|;<>)^`'\"")
 # The syntax's own word for it, as documentation writes the command.
 _PASSWORD_WORDS = frozenset({"password", "passwd", "pass", "pwd"})
+# The answers `net use` takes (`/persistent:yes`, written apart; yes or no to its
+# prompt): `net use Z: \\srv\share yes` had "yes" masked as its password.
+_NET_USE_ANSWERS = frozenset({"yes", "no"})
 # A legacy HashiCorp Vault service token, `s.` and 24 base62 characters: by its shape
 # alone a word in a sentence (`s.AbstractFactoryProvider`), so only where Vault is named
 # as taking it: `VAULT_TOKEN=`, an `X-Vault-Token:` header, `vault login s.X`, "the vault
@@ -634,7 +637,8 @@ def _net_use_password(data: bytes, start: int, end: int, after: int) -> bool:
     if after < len(data) and data[after] not in _AFTER_NET_USE and not redirect:
         return False
     value = data[start:end].decode("utf-8", "replace")
-    return value.strip("[]<>{}").lower() not in _PASSWORD_WORDS and _is_quoted_secret(value)
+    word = value.strip("[]<>{}").lower()
+    return word not in _PASSWORD_WORDS and word not in _NET_USE_ANSWERS and _is_quoted_secret(value)
 
 
 def _command_line_spans(data: bytes) -> Iterator[Span]:
