@@ -291,12 +291,18 @@ def test_a_damaged_database_at_start_is_one_line_naming_it_and_how_to_start_afre
     assert library.daemon().search("kestrels")
 
 
-def test_vectors_a_damaged_page_keeps_from_loading_are_not_called_loading_for_ever(library, kestrels):
+def test_vectors_a_damaged_page_keeps_from_loading_are_not_called_loading_for_ever(library, kestrels, tmp_path):
     """A page of the vectors table overwritten (a failing disk) while the rest reads: the
     vector index could not load, and status said "loading" for as long as the daemon ran,
     and doctor called the index still loading, though nothing would ever load it. It is
-    tried again with backoff, and said to be off, and why, meanwhile."""
+    tried again with backoff, and said to be off, and why, meanwhile; and the
+    near-duplicate sweep a new file asks for, which waited for it in silence, says why
+    it waits."""
     _kestrels_indexed_and_stopped(library, kestrels)
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "b.md").write_text("Merlins hunt here.\n")
+    library.configure([{"name": "notes", "path": kestrels / "notes"}, {"name": "more", "path": more}])
     database = library.data_dir / "kenning.db"
     with closing(sqlite3.connect(database)) as conn:
         page_size = conn.execute("PRAGMA page_size").fetchone()[0]
@@ -317,6 +323,11 @@ def test_vectors_a_damaged_page_keeps_from_loading_are_not_called_loading_for_ev
         [sys.executable, "-m", "kenning", "--config", str(library.config), "doctor"], capture_output=True, text=True
     )
     assert "vector search is off: the embedder could not start:" in doctor.stdout and "still loading" not in doctor.stdout
+    daemon.wait_idle("more")
+    wait_for(
+        lambda: "near-duplicates paused: no vector index to compare documents by: the embedder could not start:"
+        in daemon.log(), timeout=10, what="the near-duplicate sweep to say why it waits",
+    )  # fmt: skip
     daemon.stop()
 
 

@@ -96,12 +96,14 @@ class NearDupJob(Job):
         settings: DedupSettings,
         index: Callable[[], VectorIndex | None],
         embedding_idle: asyncio.Event,
+        why_no_index: Callable[[], str],
     ) -> None:
         super().__init__()
         self.db = db
         self.settings = settings
         self._index = index
         self._embedding_idle = embedding_idle
+        self._why_no_index = why_no_index
         self._pending: set[int] = set()
         self._lock = asyncio.Lock()
         self.last_run: DedupRun | None = None
@@ -119,7 +121,7 @@ class NearDupJob(Job):
         run = await self.sweep(only)
         if run is None:
             self._pending |= only
-            raise BackendUnavailable("the vector index is still loading")
+            raise BackendUnavailable(f"no vector index to compare documents by: {self._why_no_index()}")
         if waiting := only & run.without_vectors:
             # Embedding went idle while these had no vectors yet (a backend outage):
             # they are looked at again after the next scan.

@@ -140,7 +140,7 @@ class Library:
         self.retriever = Retriever(self.db, settings.retrieval)
         self.semantic = Semantic(self.db, settings.embedder, self.activity.quiet)
 
-        self.dedup = NearDupJob(self.db, settings.dedup, self._index, self.semantic.idle)
+        self.dedup = NearDupJob(self.db, settings.dedup, self._index, self.semantic.idle, lambda: self.semantic.off)
         # Files are read and chunked in worker processes with memory and time limits;
         # their number and memory limit take effect at the next start.
         self.parsers = ParsePool(settings.limits.parse_workers, settings.limits.parse_memory_mb)

@@ -147,6 +147,10 @@ class Semantic:
                 else:
                     log.warning("%s (in %g s)", error, delay)
                 self.start_error = error
+                # Embedding can do nothing until the unit is up: the near-duplicate sweep,
+                # which waits for it to be idle, waited in silence for as long as this
+                # failed, where it can say why it cannot go on (service/jobs.py).
+                self.idle.set()
             else:
                 self.start_error = None
                 return
