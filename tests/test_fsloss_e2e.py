@@ -94,7 +94,8 @@ def test_a_root_link_loop_pointed_at_a_folder_is_read_at_once(library, tmp_path)
     """A source root that is a link looping back on itself cannot be read ("Too many
     levels of symbolic links"). Pointed at a folder, it was looked at again only every
     `watch_retry`, and `ken status` showed the error until then; the folder above it is
-    watched for the link's change, and the folder is swept at once."""
+    watched for the link's change, and the folder is swept at once. The log's "cannot
+    watch" line called it "not a folder", naming no link that loops."""
     shelf, root = tmp_path / "shelf", tmp_path / "notes"
     shelf.mkdir()
     (shelf / "kea.md").write_text("# Kea\n\nThe kea opened the tramper's pack.\n")
@@ -106,6 +107,9 @@ def test_a_root_link_loop_pointed_at_a_folder_is_read_at_once(library, tmp_path)
         return daemon.source_status("notes")["last_error"]
 
     wait_for(lambda: "Too many levels of symbolic links" in (error() or ""), 30, "the sweep to say the root loops")
+    # The watch's line names the link that loops, and its round, not "not a folder".
+    loop = f"cannot watch {root}: its path goes round a symbolic link loop: {root} -> {root};"
+    wait_for(lambda: loop in daemon.log(), 10, "the watch to say where the path loops")
 
     link = tmp_path / "notes.new"
     link.symlink_to(shelf)

@@ -19,6 +19,7 @@ and chunks that file whole again.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import stat
@@ -214,7 +215,8 @@ async def watch_folder(
                     if on_failure is not None:
                         on_failure(why)
             if error is None and not missing:
-                log.warning("cannot watch %s: it is not a folder now; looking again every %.0fs", root, retry_seconds)
+                why = await asyncio.to_thread(_not_a_folder, root)
+                log.warning("cannot watch %s: %s; looking again every %.0fs", root, why, retry_seconds)
                 missing = True
                 if on_failure is not None:
                     # A limit that kept it unwatched is no longer the news: the folder is
@@ -232,6 +234,44 @@ async def watch_folder(
         halt.set()
         relay.cancel()
         pacer.close()
+
+
+def _not_a_folder(root: Path) -> str:
+    """Why the root cannot be watched as a folder. A link that leads back round to itself
+    is named with its round: the root's own name may be a folder below the link that
+    loops, and "not a folder" left the user to find which of the path's links it was."""
+    try:
+        os.stat(root)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"its path goes round a symbolic link loop: {' -> '.join(_round(_looping(root)))}"
+    return "it is not a folder now"
+
+
+def _looping(root: Path) -> Path:
+    """The first folder of the path, from the top, that is a link loop."""
+    for place in (*reversed(root.parents), root):
+        try:
+            os.stat(place)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return place
+    return root
+
+
+def _round(start: Path, most: int = 40) -> list[str]:
+    """The links from `start` until one comes round again (as the kernel, at most 40)."""
+    seen = [str(start)]
+    place = str(start)
+    for _ in range(most):
+        try:
+            place = os.path.normpath(os.path.join(os.path.dirname(place), os.readlink(place)))
+        except OSError:
+            break
+        seen.append(place)
+        if seen.count(place) > 1:
+            break
+    return seen
 
 
 def _root_named_again(root: Path, halt: threading.Event, seconds: float) -> None:
