@@ -125,6 +125,9 @@ class RpcServer:
         self._full = False
         # The socket file this server bound (device, inode): only that one is removed.
         self._bound: tuple[int, int] | None = None
+        # The stop removes the socket, and shutdown's own last step again in case the stop
+        # did not get there: a socket that could not be removed was logged twice.
+        self._removal_tried = False
         self._line_budget = LineBudget(protocol.LINE_BUDGET_BYTES, protocol.MAX_LINE_BYTES)
         self._large_requests = asyncio.Semaphore(protocol.LARGE_REQUESTS_AT_ONCE)
 
@@ -174,6 +177,9 @@ class RpcServer:
     def remove_socket(self) -> None:
         # Another daemon's socket at the same path, started after this one's was deleted,
         # is not this one's to remove; nor is one that cannot be checked.
+        if self._removal_tried:
+            return
+        self._removal_tried = True
         try:
             info = os.lstat(self.path)
         except OSError:
