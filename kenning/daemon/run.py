@@ -82,7 +82,9 @@ def serve(settings: Settings, config_path: Path) -> None:
 def _load_before_the_loop(settings: Settings) -> None:
     """What would otherwise first load in a worker thread while the loop runs, holding
     the GIL (and so the loop) for 100 ms and more: the embedding model, and the modules
-    the worker processes are started with.
+    the worker processes are started with. And what would load on the loop itself: the
+    asyncio backend httpx connects through, imported at the first page fetch or Ollama
+    call, 33 ms of the loop's CPU (50 on a busy machine).
 
     Then what is loaded is frozen out of the cyclic garbage collector. A full collection
     walks every tracked object, and it runs in whatever code allocates when the counts
@@ -91,6 +93,8 @@ def _load_before_the_loop(settings: Settings) -> None:
     freed, so there is nothing for a collection to find in it.
     """
     import multiprocessing.popen_spawn_posix  # noqa: F401
+
+    import anyio._backends._asyncio  # noqa: F401
 
     from kenning.workers.embedders import load_wordllama
 
