@@ -210,6 +210,26 @@ async def test_chunk_budget_defers_files_to_later_sweeps(db, tmp_path, options):
     assert len(await search(db, "emus")) == 6
 
 
+async def test_a_source_pointed_at_another_folder_before_a_full_sweep_is_cited_for_that_folders_text(
+    db, tmp_path, options
+):
+    """Two folders of notes with the same names, sizes and mtimes (a copy made with `cp
+    -p`, two sources' paths swapped in one edit): the source's first sweep was cut short
+    (here by its budget), so no sweep had noted which folder it indexed, and the files it
+    had read were taken as unchanged in the new one, cited there for the old text."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder, word in ((old, "emus"), (new, "kiwi")):
+        folder.mkdir()
+        for index in range(4):
+            write(folder, f"n{index}.md", f"note {index} about {word}\n", mtime=1000 + index)
+    first = await scanner_for(db, old, options, chunk_budget=2)
+    assert (await first.sweep())["indexed"] == 2
+    second = await scanner_for(db, new, options)
+    await second.sweep()
+    assert await search(db, "emus") == []
+    assert len(await search(db, "kiwi")) == 4
+
+
 async def test_sources_share_the_per_round_budget_and_resume_when_it_is_renewed(db, tmp_path, options):
     shared = SweepBudget(per_round=3)
     scanners = []

@@ -397,9 +397,12 @@ class FolderScanner:
         # hold files of the same size and mtime at the same paths, so each is looked at
         # once. Only on the same device: a drive mounted again on the root is the same
         # drive as far as anyone can tell, and is not hashed whole each time. Unknown
-        # (since the upgrade, m019) judges no swap.
+        # (since the upgrade, m019) judges no swap. A root the config re-pointed is
+        # another folder wherever it is (`sources.REPOINTED`).
         last = await sources.root_identity(self.db, self.source_id)
-        swapped = last is not None and last[0] == identity[0] and last[1] != identity[1]
+        swapped = last == sources.REPOINTED or (
+            isinstance(last, tuple) and last[0] == identity[0] and last[1] != identity[1]
+        )
         # Recorded whenever the root holds anything, not only files the walk lists: a
         # drive holding nothing indexable, or only a folder that cannot be listed, is a
         # drive all the same.

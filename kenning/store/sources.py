@@ -50,6 +50,12 @@ SOURCE_KIND_OF = {
     "ledger": "ledger",
 }
 REMOVE_BATCH = 200
+# `root_identity` of a source the config pointed at another folder, until a sweep has
+# looked at every file there. Its documents were read in the old folder, whose files may
+# have the same names, sizes and mtimes (a copy made with `cp -p`, two sources' paths
+# swapped in one edit): the (device, inode) a sweep records says so only when one had
+# finished before the edit and only when both folders are on one device.
+REPOINTED = "repointed"
 
 
 def _row(values: tuple) -> SourceRow:
@@ -76,9 +82,11 @@ async def sync_sources(db: Database, configured: list[tuple[str, str, str]]) -> 
                 " active = 1,"
                 # The mount was that of the old folder: a source pointed at an empty one
                 # is not a drive that went away (ingest/scan.py), so it has none to wait for.
-                " root_mount = CASE WHEN root = excluded.root THEN root_mount ELSE '' END"
+                " root_mount = CASE WHEN root = excluded.root THEN root_mount ELSE '' END,"
+                # Nor is the folder a sweep last looked at whole the one it names now.
+                " root_identity = CASE WHEN root = excluded.root THEN root_identity ELSE ? END"
                 " WHERE removing = 0 RETURNING id",
-                (name, root, namespace, now),
+                (name, root, namespace, now, REPOINTED),
             )
             row = await cursor.fetchone()
             if row is not None:  # None: an older source of that name is still being removed
@@ -110,13 +118,16 @@ async def record_sweep(
         )
 
 
-async def root_identity(db: Database, source_id: int) -> tuple[int, int] | None:
+async def root_identity(db: Database, source_id: int) -> tuple[int, int] | str | None:
     """The (device, inode) of the folder the root named when a sweep last looked at every
-    file it listed; None when none has since the library was upgraded (migrations.py
-    m019), or ever. Kept as text: an inode number may not fit SQLite's signed integers."""
+    file it listed; `REPOINTED` when the config named another folder since; None when no
+    sweep has since the library was upgraded (migrations.py m019), or ever. Kept as text:
+    an inode number may not fit SQLite's signed integers."""
     rows = await db.read("SELECT root_identity FROM sources WHERE id = ?", (source_id,))
     if not rows or rows[0][0] is None:
         return None
+    if rows[0][0] == REPOINTED:
+        return REPOINTED
     device, inode = rows[0][0].split(":")
     return int(device), int(inode)
 
