@@ -296,6 +296,20 @@ def test_ken_sources_add_without_a_daemon_writes_the_config(tmp_path):
     assert again.exit_code == 1 and "already a source" in again.output
 
 
+def test_ken_sources_add_refuses_a_folder_the_config_names_through_a_link(tmp_path):
+    """The check compared the folder, resolved, with the paths as the config writes them:
+    a source written as a link was added again, and each of its files indexed twice."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (tmp_path / "current").symlink_to(folder)
+    config = tmp_path / "config.toml"
+    config.write_text('[[sources]]\nname = "mine"\npath = "current"\n')
+    for path in (str(tmp_path / "current"), str(folder)):
+        result = CliRunner().invoke(main, ["--config", str(config), "sources", "add", path, "--name", "again", "--yes"])
+        assert result.exit_code == 1 and "already a source" in result.output, result.output
+    assert [source.name for source in load_settings(config).sources] == ["mine"]
+
+
 def test_ken_sources_add_and_remove_keep_sources_written_inline_inline(tmp_path):
     for name in ("one", "two"):
         (tmp_path / name).mkdir()

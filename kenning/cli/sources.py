@@ -14,6 +14,7 @@ from kenning import api
 from kenning.cli.app import Context, json_option, main, pass_context, print_json
 from kenning.cli.follow import follow_removal, in_background, wait_until_searchable
 from kenning.cli.status_view import megabytes
+from kenning.config.paths import same_folder
 from kenning.errors import DaemonNotRunning, KenningError, error_text
 from kenning.text.controls import escaped
 from kenning.text.counts import counted
@@ -123,7 +124,7 @@ def sources_add(
     settings = ctx.settings
     if settings.source(name) is not None:
         raise KenningError(f"a source named {name!r} already exists in {ctx.config_path}; pick another with --name")
-    if any(existing.path == path for existing in settings.sources):
+    if any(same_folder(existing.path, path) for existing in settings.sources):
         raise KenningError(f"{shown} is already a source in {ctx.config_path}")
     try:
         source = SourceSettings(

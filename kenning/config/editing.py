@@ -20,7 +20,7 @@ from tomlkit.items import Array
 
 from kenning.config import toml
 from kenning.config.loading import validate
-from kenning.config.paths import config_dir, make_private_dirs, user_path, write_privately
+from kenning.config.paths import config_dir, make_private_dirs, same_folder, user_path, write_privately
 from kenning.config.settings import SourceSettings
 from kenning.errors import ConfigError
 
@@ -37,7 +37,7 @@ def add_source(path: Path, source: SourceSettings) -> None:
         for entry in existing if isinstance(existing, list) else ():
             if isinstance(entry, dict) and entry.get("name") == source.name:
                 raise ConfigError(f"a source named {source.name!r} already exists in {path}; pick another with --name")
-            if _source_path(entry, path) == source.path:
+            if (named := _source_path(entry, path)) is not None and same_folder(named, source.path):
                 raise ConfigError(f"{source.path} is already a source in {path}")
         _append(document, source)
         _replace(path, document)

@@ -93,6 +93,12 @@ def user_path(value: str | os.PathLike[str], base: Path | None = None) -> Path:
     return path
 
 
+def same_folder(one: Path, other: Path) -> bool:
+    """Whether two paths name one folder: a source written as a link (`current ->
+    releases/r1`) and the folder it names, added again, had each file indexed twice."""
+    return os.path.realpath(one) == os.path.realpath(other)
+
+
 def config_dir(config: Path) -> Path:
     """The directory a config's relative paths are taken from: its target's, when the
     config is a link (a dotfiles checkout), so the link and the file name one library."""
