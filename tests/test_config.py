@@ -64,6 +64,8 @@ def test_a_missing_file_means_defaults_with_no_sources(tmp_path, isolated_home):
         ('[[sources]]\nname = "a"\n', "sources['a'].path"),
         ('[[sources]]\npath = "/x"\n', "sources[0].name: Field required"),
         ('[[sources]]\nname = "a"\npath = "/x"\n[[sources]]\nname = "a"\npath = "/y"\n', "two sources are named 'a'"),
+        # The walk never enters the data directory: such a source held nothing, and said nothing.
+        ('[daemon]\ndata_dir = "/d"\n[[sources]]\nname = "a"\npath = "/d/notes"\n', "source 'a' (/d/notes) is in kenning's data directory"),
         ('[[sources]]\nname = "has space"\npath = "/x"\n', "sources['has space'].name"),
         ("[chunking]\ntarget_chars = 500\noverlap_chars = 600\n", "overlap_chars must be smaller"),
         ('[mcp]\nallow_writes = "yes please"\n', "mcp.allow_writes"),

@@ -308,7 +308,7 @@ class Settings(_Strict):
     sources: tuple[SourceSettings, ...] = ()
 
     @model_validator(mode="after")
-    def _unique_names(self) -> "Settings":
+    def _sources_usable(self) -> "Settings":
         seen: set[str] = set()
         for source in self.sources:
             if source.name in RESERVED_SOURCE_NAMES:
@@ -316,6 +316,13 @@ class Settings(_Strict):
             if source.name in seen:
                 raise ValueError(f"two sources are named {source.name!r}; names must be unique")
             seen.add(source.name)
+            if Path(os.path.realpath(source.path)).is_relative_to(os.path.realpath(self.daemon.data_dir)):
+                # The walk never enters it (the index, its logs and socket are there): the
+                # source held nothing, and nothing said why.
+                raise ValueError(
+                    f"source {source.name!r} ({source.path}) is in kenning's data directory"
+                    f" {self.daemon.data_dir}, whose files are never indexed; keep your documents elsewhere"
+                )
         return self
 
     def source(self, name: str) -> SourceSettings | None:
