@@ -104,6 +104,15 @@ class Context:
         (`progress`: see Client.call)."""
         return self.client(timeout).fetch(method, result_type, params, progress=progress)
 
+    def daemon_reads_another(self) -> Path | None:
+        """The config the running daemon reads, when it is not this command's: one found
+        through the data directory another config names too, whose reload re-reads its
+        own file. Raises DaemonNotRunning."""
+        from kenning import api
+
+        reads = Path(self.fetch("status", api.Status).daemon.config)
+        return None if reads.resolve() == Path(self.config_path).resolve() else reads
+
 
 pass_context = click.make_pass_decorator(Context)
 

@@ -10,6 +10,8 @@ import click
 from kenning import api
 from kenning.cli.app import Context, echo_notes, json_option, main, pass_context, print_json
 from kenning.cli.status_view import megabytes, status_lines
+from kenning.errors import KenningError
+from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
 
@@ -69,6 +71,15 @@ def reload(ctx: Context) -> None:
     Examples:
       ken reload
     """
+    reads = ctx.daemon_reads_another()
+    if reads is not None:
+        # Its reload re-reads its own file: "reloaded" would leave this config's folders
+        # unindexed with no word of why.
+        reads_shown, config_shown = escaped(str(reads)), escaped(str(ctx.config_path))
+        raise KenningError(
+            f"the running daemon reads {reads_shown}, not {config_shown}: edit that file and run"
+            f" `ken --config {reads_shown} reload`, or stop that daemon and `ken --config {config_shown} start`"
+        )
     result = ctx.fetch("reload", api.ReloadResult)
     added = ", ".join(result.added) or "none"
     removed = ", ".join(result.removed) or "none"

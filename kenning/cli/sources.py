@@ -156,13 +156,13 @@ def sources_add(
     click.echo(f"added source {name!r} ({shown}) to {escaped(str(ctx.config_path))}")
     since = time.time()
     try:
-        reads = Path(ctx.fetch("status", api.Status).daemon.config)
+        reads = ctx.daemon_reads_another()
     except DaemonNotRunning:
         click.echo("the daemon is not running; it will index this folder when it starts (`ken start`)")
         if wait:
             sys.exit(1)
         return
-    if reads.resolve() != Path(ctx.config_path).resolve():
+    if reads is not None:
         # A reload would re-read the daemon's own config, which does not name this source.
         reads_shown, config_shown = escaped(str(reads)), escaped(str(ctx.config_path))
         click.echo(
