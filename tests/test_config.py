@@ -312,6 +312,18 @@ def test_ken_sources_add_refuses_a_folder_the_config_names_through_a_link(tmp_pa
     assert [source.name for source in load_settings(config).sources] == ["mine"]
 
 
+def test_ken_sources_add_takes_a_quoted_tilde_as_the_config_does(tmp_path, isolated_home):
+    """Quoted for its space, `~/My Notes` reached the command as written and was refused
+    as a folder that does not exist; the config file expands it."""
+    (isolated_home / "My Notes").mkdir()
+    config = tmp_path / "config.toml"
+    added = CliRunner().invoke(main, ["--config", str(config), "sources", "add", "~/My Notes", "--yes"])
+    assert added.exit_code == 0, added.output
+    assert [source.path for source in load_settings(config).sources] == [isolated_home / "My Notes"]
+    missing = CliRunner().invoke(main, ["--config", str(config), "sources", "add", "~/later", "--yes"])
+    assert missing.exit_code == 1 and f"{isolated_home / 'later'} does not exist" in missing.output
+
+
 def test_ken_sources_add_and_remove_keep_sources_written_inline_inline(tmp_path):
     for name in ("one", "two"):
         (tmp_path / name).mkdir()

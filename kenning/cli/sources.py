@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -14,7 +15,7 @@ from kenning import api
 from kenning.cli.app import Context, json_option, main, pass_context, print_json
 from kenning.cli.follow import follow_removal, in_background, wait_until_searchable
 from kenning.cli.status_view import megabytes
-from kenning.config.paths import same_folder
+from kenning.config.paths import same_folder, user_path
 from kenning.errors import DaemonNotRunning, KenningError, error_text
 from kenning.text.controls import escaped
 from kenning.text.counts import counted
@@ -66,7 +67,8 @@ def sources_list(ctx: Context, as_json: bool) -> None:
 
 
 @sources.command("add")
-@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+# As typed: a Path makes "" the current directory.
+@click.argument("given", metavar="PATH", type=click.Path())
 @click.option("--name", help="Source name: letters, digits, . _ - (default: made from the folder's name).")
 @click.option("--namespace", default="default", show_default=True, help="Namespace to search it under.")
 @click.option("--ignore", multiple=True, help="Glob to leave out, relative to the folder (repeatable).")
@@ -88,7 +90,7 @@ def sources_list(ctx: Context, as_json: bool) -> None:
 @pass_context
 def sources_add(
     ctx: Context,
-    path: Path,
+    given: str,
     name: str | None,
     namespace: str,
     ignore: tuple[str, ...],
@@ -114,7 +116,7 @@ def sources_add(
     from kenning.ingest.preview import describe, preview
 
     ctx.creates_config()
-    path = path.resolve()
+    path = _folder(given)
     # The folder's name may hold anything a file name can (an escape sequence, a newline),
     # and each message below names it.
     shown = escaped(str(path))
@@ -179,6 +181,24 @@ def sources_add(
         )
         return
     click.echo(f"{name}: {wait_until_searchable(ctx, {name}, since)}")
+
+
+def _folder(given: str) -> Path:
+    """The folder `given` names, links resolved and `~` expanded as the config file
+    expands it: quoted ("~/My Notes", for its space) it reached the command as written,
+    and was refused as a folder that does not exist."""
+    if not given.strip():
+        raise KenningError("the path given is empty; name the folder that holds the documents")
+    try:
+        path = user_path(given)
+    except ValueError as exc:
+        # Its reasons that name the path say which part is wrong (`~nosuchuser/notes: no home ...`).
+        reason = str(exc) if str(exc).startswith(given) else f"{given}: {exc}"
+        raise KenningError(escaped(reason)) from None
+    if not path.is_dir():
+        problem = "is not a folder" if path.exists() else "does not exist"
+        raise KenningError(f"{escaped(str(path))} {problem}; name the folder that holds the documents")
+    return Path(os.path.realpath(path))
 
 
 def _name_for(folder: Path) -> str:
