@@ -183,6 +183,10 @@ def sources_add(
     click.echo(f"{name}: {wait_until_searchable(ctx, {name}, since)}")
 
 
+# A path an error names is cut past this many characters.
+SHOWN_PATH_CHARS = 300
+
+
 def _folder(given: str) -> Path:
     """The folder `given` names, links resolved and `~` expanded as the config file
     expands it: quoted ("~/My Notes", for its space) it reached the command as written,
@@ -192,9 +196,10 @@ def _folder(given: str) -> Path:
     try:
         path = user_path(given)
     except ValueError as exc:
-        # Its reasons that name the path say which part is wrong (`~nosuchuser/notes: no home ...`).
-        reason = str(exc) if str(exc).startswith(given) else f"{given}: {exc}"
-        raise KenningError(escaped(reason)) from None
+        # The path is cut where it is named, so that what is wrong with it is still said
+        # (a path of 100,000 characters, too long to open).
+        reason = str(exc).removeprefix(f"{given}: ")
+        raise KenningError(f"{escaped(error_text(given, SHOWN_PATH_CHARS))}: {reason}") from None
     if not path.is_dir():
         problem = "is not a folder" if path.exists() else "does not exist"
         raise KenningError(f"{escaped(str(path))} {problem}; name the folder that holds the documents")
