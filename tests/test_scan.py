@@ -230,6 +230,19 @@ async def test_a_source_pointed_at_another_folder_before_a_full_sweep_is_cited_f
     assert len(await search(db, "kiwi")) == 4
 
 
+async def test_a_source_pointed_at_a_folder_that_is_not_there_cites_nothing_of_the_old_one(db, tmp_path, options):
+    """A typo in the new path: the old folder's files were kept, as a drive that is away
+    keeps its own, and every search cited them at paths in a folder that does not exist."""
+    old = tmp_path / "notes"
+    old.mkdir()
+    write(old, "n.md", "note about emus\n")
+    assert (await (await scanner_for(db, old, options)).sweep())["indexed"] == 1
+    typo = await scanner_for(db, tmp_path / "ntoes", options)
+    assert (await typo.sweep())["deleted"] == 1
+    assert await search(db, "emus") == []
+    assert typo.progress.last_error.startswith(f"cannot read {tmp_path / 'ntoes'}: No such file or directory")
+
+
 async def test_sources_share_the_per_round_budget_and_resume_when_it_is_renewed(db, tmp_path, options):
     shared = SweepBudget(per_round=3)
     scanners = []

@@ -367,7 +367,9 @@ class FolderScanner:
             # away, as its bare mount point would be (/media/usb/notes, the drive at
             # /media/usb, or a mount point an automounter removes).
             error = f"cannot read {self.settings.path}: {exc.strerror or exc}"
-            if away := await self._gone_with_its_mount():
+            if await sources.root_identity(self.db, self.source_id) == sources.REPOINTED:
+                counts["deleted"] = await self._drop_old_folder()
+            elif away := await self._gone_with_its_mount():
                 error, kept = away, "unmounted"
             log.warning("source %s: %s", self.settings.name, error)
         finally:
@@ -516,6 +518,13 @@ class FolderScanner:
         if not recorded or on == os.path.realpath(root) or await asyncio.to_thread(_mount_point, Path(recorded)):
             return None
         return recorded
+
+    async def _drop_old_folder(self) -> int:
+        """Drop what the source held, read in the folder the config named before its root
+        (which cannot be read): kept, as a drive that is away keeps its files, it was cited
+        at paths in the folder named now (a typo in it: a folder that does not exist)."""
+        states = await documents.file_states(self.db, self.source_id)
+        return await _writing(documents.delete_documents(self.db, self.source_id, list(states)))
 
     async def _gone_with_its_mount(self) -> str | None:
         """Why the root, which cannot be read, is kept as a drive away: the mount it was
