@@ -32,7 +32,7 @@ from kenning.service.library import Library
 from tests.daemon_harness import as_a_user
 from tests.helpers import search
 from tests.hostile_files import pdf_reference_loop
-from kenning.store import documents, sources
+from kenning.store import documents, lookup, sources
 from kenning.store import tallies as tally_store
 from kenning.store.database import Database
 
@@ -241,6 +241,22 @@ async def test_a_source_pointed_at_a_folder_that_is_not_there_cites_nothing_of_t
     assert (await typo.sweep())["deleted"] == 1
     assert await search(db, "emus") == []
     assert typo.progress.last_error.startswith(f"cannot read {tmp_path / 'ntoes'}: No such file or directory")
+
+
+async def test_a_file_is_read_from_the_source_the_config_names_not_one_it_dropped(db, tmp_path, options):
+    """A source renamed in the config: the old name keeps its rows, out of search, and
+    `ken get` of a file edited since read them, the text from before the edit."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    note = write(folder, "n.md", "note about emus\n", mtime=1000)
+    await (await scanner_for(db, folder, options)).sweep()
+    ids = await sources.sync_sources(db, [("renamed", str(folder), "default")])
+    renamed = FolderScanner(db, ids["renamed"], SourceSettings(name="renamed", path=folder), options)
+    await renamed.sweep()
+    write(folder, "n.md", "note about kiwi\n", mtime=2000)
+    assert (await renamed.sweep())["indexed"] == 1
+    found = await lookup.document_at(db, str(note))
+    assert found is not None and found.source == "renamed"
 
 
 async def test_sources_share_the_per_round_budget_and_resume_when_it_is_renewed(db, tmp_path, options):

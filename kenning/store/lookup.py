@@ -107,15 +107,20 @@ async def document_at(db: Database, path: str) -> AtPath | None:
     and resolved, so a file reached through a symlinked folder is found; a folder source
     inside another is tried first, so the innermost holder is the one cited. A row holding
     text (its own, or another's copy) is preferred over a failed or skipped one, which is
-    returned only to say why the file is not indexed.
+    returned only to say why the file is not indexed. The sources the config names come
+    before those dropped from it, whose rows are the file as it was when last configured:
+    of a source renamed in the config, the old name's row of a file edited since held the
+    text from before the edit, and was what `ken get` read.
     """
-    roots = await db.read("SELECT id, root FROM sources WHERE kind = 'folder' AND removing = 0")
+    roots = await db.read("SELECT id, root, active FROM sources WHERE kind = 'folder' AND removing = 0")
     # Resolving links reads the disk (a stalled mount would stall it): not on the event
     # loop, and not while holding one of the pool's readers.
     candidates = await asyncio.to_thread(_under_roots, path, roots)
     unindexed = None
     async with db.reader() as conn:
-        for source_id, rel in candidates:
+        for source_id, rel, active in candidates:
+            if not active and unindexed is not None:
+                break  # a configured source's row says why it is not indexed; a dropped one's text is older
             rows = await conn.execute_fetchall(_AT_SQL + " WHERE d.source_id = ? AND d.path = ?", (source_id, rel))
             if not rows:
                 continue
@@ -152,20 +157,21 @@ def _at(row: tuple) -> AtPath:
     return AtPath(holder, status, reason, location, source, namespace, display_path(root, stored, uri), bool(has_text))
 
 
-def _under_roots(path: str, roots: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """(source id, relative path) for each folder root the path lies under, innermost first."""
+def _under_roots(path: str, roots: list[tuple[int, str, int]]) -> list[tuple[int, str, bool]]:
+    """(source id, relative path, whether the source is active) for each folder root the
+    path lies under, those of active sources first, innermost first among them."""
     candidates = dict.fromkeys((os.path.abspath(path), os.path.realpath(path)))
     matches = sorted(
         (
-            (len(base), source_id, os.path.relpath(candidate, base).replace(os.sep, "/"))
-            for source_id, root in roots
+            (not active, -len(base), source_id, os.path.relpath(candidate, base).replace(os.sep, "/"))
+            for source_id, root, active in roots
             for base in dict.fromkeys((root, os.path.realpath(root)))
             for candidate in candidates
             if candidate.startswith(base.rstrip(os.sep) + os.sep)
         ),
-        key=lambda match: -match[0],
+        key=lambda match: match[:2],
     )
-    return list(dict.fromkeys((source_id, rel) for _, source_id, rel in matches))
+    return list(dict.fromkeys((source_id, rel, not inactive) for inactive, _, source_id, rel in matches))
 
 
 @dataclass(frozen=True)
