@@ -10,7 +10,6 @@ import click
 from kenning import api
 from kenning.cli.app import Context, echo_notes, json_option, main, pass_context, print_json
 from kenning.cli.status_view import megabytes, status_lines
-from kenning.errors import KenningError
 from kenning.text.controls import escaped
 from kenning.text.counts import counted
 
@@ -72,18 +71,18 @@ def reload(ctx: Context) -> None:
       ken reload
     """
     reads = ctx.daemon_reads_another()
-    if reads is not None:
-        # Its reload re-reads its own file: "reloaded" would leave this config's folders
-        # unindexed with no word of why.
-        reads_shown, config_shown = escaped(str(reads)), escaped(str(ctx.config_path))
-        raise KenningError(
-            f"the running daemon reads {reads_shown}, not {config_shown}: edit that file and run"
-            f" `ken --config {reads_shown} reload`, or stop that daemon and `ken --config {config_shown} start`"
-        )
     result = ctx.fetch("reload", api.ReloadResult)
     added = ", ".join(result.added) or "none"
     removed = ", ".join(result.removed) or "none"
     click.echo(f"reloaded: {counted(len(result.sources), 'source')} (added: {added}; removed: {removed})")
+    if reads is not None:
+        # It re-read its own file: "reloaded" alone left this config's folders unindexed
+        # with no word of why.
+        reads_shown, config_shown = escaped(str(reads)), escaped(str(ctx.config_path))
+        click.echo(
+            f"the running daemon reads {reads_shown}, not {config_shown}: it re-read that file; to run on"
+            f" {config_shown}, stop that daemon and `ken --config {config_shown} start`"
+        )
     if result.restart_needed:
         click.echo(f"not applied until `ken restart`: {', '.join(result.restart_needed)}")
 
