@@ -8,9 +8,11 @@ import asyncio
 import time
 from types import SimpleNamespace
 
+import click
+
 from kenning import api
 from kenning.cli.follow import work_rows
-from kenning.cli.status_view import source_lines
+from kenning.cli.status_view import source_lines, status_lines
 from kenning.config import EmbedderSettings
 from kenning.service.jobs import job_status
 from kenning.store import sources, vectors
@@ -127,3 +129,26 @@ def test_a_sweep_stopped_midway_shows_counts_that_add_up_to_the_folder():
     assert "15 indexed · 0 failed · 0 skipped · 193 pending (8 of them read before, to look at again)" in counts
     source.pending = 185
     assert [line for line in source_lines(source) if line.strip().endswith("185 pending")]
+
+
+def test_status_names_the_job_each_error_is_from_and_shows_no_negative_time():
+    """On a full disk the embedder's and the graph's errors were two bare "disk I/O
+    error" lines; and a clock set back showed the daemon "up -3590s"."""
+    failed = api.JobStatus(state="waiting", last_error="disk I/O error")
+    status = SimpleNamespace(
+        daemon=SimpleNamespace(
+            version="1", pid=7, uptime_seconds=-3590.0, data_dir="/d", db_bytes=0, wal_bytes=0, free_bytes=0
+        ),
+        embedder=SimpleNamespace(
+            vectors=3, backend="wordllama", model="m", job=failed, dimension=0, model_dimension=0, mismatched=0,
+            left_out=0,
+        ),
+        graph=api.GraphStatus("offline", "offline:v2", None, 1, 0, 0, 0, failed),
+        library=SimpleNamespace(documents=3),
+        agent=None,
+        sources=[],
+    )  # fmt: skip
+    lines = status_lines(status)
+    assert " up 0s " in lines[0]
+    errors = [click.unstyle(line) for line in lines if "disk I/O error" in line]
+    assert errors == ["  embedder: disk I/O error", "  graph: disk I/O error"]

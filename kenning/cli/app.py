@@ -55,7 +55,7 @@ class Context:
         if self.explicit and not self.config_path.exists():
             raise ConfigError(
                 f"config file {self.config_path} does not exist (named by --config or KENNING_CONFIG);"
-                " create it (an empty file means the defaults) or leave the option out"
+                " create it (one holding `sources = []` runs on the defaults with no folders) or leave the option out"
             )
 
     @property

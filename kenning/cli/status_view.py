@@ -27,9 +27,10 @@ def status_lines(status: api.Status) -> list[str]:
     ]
     if status.agent is not None:
         lines.append(agent_line(status.agent))
-    for job in (status.embedder.job, status.graph.job):
+    # Each named: on a full disk both said "disk I/O error", and nothing told them apart.
+    for label, job in (("embedder", status.embedder.job), ("graph", status.graph.job)):
         if job.last_error:
-            lines.append(click.style(f"  {escaped(job.last_error)}", fg="yellow"))
+            lines.append(click.style(f"  {label}: {escaped(job.last_error)}", fg="yellow"))
     if problem := dimension_problem(status.embedder):
         lines.append(click.style(f"  {problem}; `ken reembed` embeds them again", fg="yellow"))
     if status.embedder.left_out:
@@ -222,7 +223,9 @@ def source_lines(source: api.SourceStatus) -> list[str]:
 
 
 def ago(seconds: float) -> str:
-    seconds = int(seconds)
+    """A span as status shows it; one measured across a clock set back is none, not
+    "-3590s"."""
+    seconds = max(int(seconds), 0)
     if seconds < 60:
         return f"{seconds}s"
     if seconds < 3600:
