@@ -263,7 +263,13 @@ class RpcServer:
         else:
             response = await self.handle_line(line, notify, client_gone)
         if response is not None:
-            await self._send(writer, response)
+            writer.write(_encoded(response))
+            # Written, the answer is the transport's copy alone: the result it was made
+            # from, held here while a slow client read, doubled what each one held (30
+            # clients not reading a 10 MB archive: 594 MB over the daemon's own, 316 MB
+            # without it).
+            del response
+            await self._drained(writer)
 
     async def _turn_away(self, writer: asyncio.StreamWriter) -> None:
         """Answer BUSY and close: the descriptors the daemon needs for its files stay free."""
@@ -279,8 +285,10 @@ class RpcServer:
             writer.close()
 
     async def _send(self, writer: asyncio.StreamWriter, message: dict) -> None:
-        # Results are the Library's dataclasses; msgspec encodes them as they are.
-        writer.write(msgspec.json.encode(message) + b"\n")
+        writer.write(_encoded(message))
+        await self._drained(writer)
+
+    async def _drained(self, writer: asyncio.StreamWriter) -> None:
         # A client that stops reading (hung, stopped, or never meaning to) held its
         # connection, and the whole answer in memory, for good: forty asking for a 10 MB
         # archive held 740 MB. One that has not taken it within idle_seconds is cut off.
@@ -294,7 +302,7 @@ class RpcServer:
         """Written without waiting for the client to take it: a line every few seconds,
         and the answer after them waits (`_send`) as any answer does."""
         if not writer.transport.is_closing():
-            writer.write(msgspec.json.encode(message) + b"\n")
+            writer.write(_encoded(message))
 
     async def handle_line(
         self, line: bytes | bytearray, notify: Notify | None = None, client_gone: Gone | None = None
@@ -432,6 +440,11 @@ class RpcServer:
             return await method.handler(params, report)
         finally:
             ticker.cancel()
+
+
+def _encoded(message: dict) -> bytes:
+    # Results are the Library's dataclasses; msgspec encodes them as they are.
+    return msgspec.json.encode(message) + b"\n"
 
 
 def _let_go(error: BaseException | None) -> None:
