@@ -917,6 +917,21 @@ def test_an_agent_document_can_say_which_document_it_supersedes(daemon):
     assert new["date"] == "2025-09"
 
 
+def test_the_current_document_of_a_chain_an_agent_stated_disagrees_with_none_it_replaced(daemon):
+    """C, B replacing C, A replacing B, within weeks of each other: A and C were shown
+    disagreeing, and a question then lifted the oldest value beside the current one."""
+    for name, seconds, day, replaces in (("c", 10, "01", None), ("b", 20, "02", "c"), ("a", 30, "03", "b")):
+        daemon.call("documents.add", {
+            "title": f"Zorblax {name}", "source_uri": f"note://zorblax-{name}", "date": f"2025-{day}-01",
+            "text": f"The zorblax relay timeout is {seconds} seconds.",
+            **({"supersedes": [f"note://zorblax-{replaces}"]} if replaces else {}),
+        })  # fmt: skip
+    hits = {hit["path"]: hit for hit in ask(daemon, "What is the zorblax relay timeout?")["hits"]}
+    current, middle, oldest = hits["note://zorblax-a"], hits["note://zorblax-b"], hits["note://zorblax-c"]
+    assert (middle["superseded_by"], oldest["superseded_by"]) == (current["item_id"], middle["item_id"])
+    assert current["conflicts_with"] == [] and oldest["conflicts_with"] == []
+
+
 def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     wait_mined(daemon)
     result = ask(daemon, "Which city does the lead of Project Heron work from?")

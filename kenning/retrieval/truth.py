@@ -640,7 +640,8 @@ def apply_stated(hits: list[Hit], superseded: dict[int, Superseder]) -> None:
     """Supersessions an agent stated (documents.add `supersedes`): the older hit points at
     the newer document's best hit (or its first chunk), which goes above it; when the
     newer one is not among the hits, the older keeps STATED_KEEPS of its score. What it
-    replaces it does not disagree with: neither carries `conflicts_with` the other."""
+    replaces, directly or through others (A replaces B, which replaces C), it does not
+    disagree with: neither carries `conflicts_with` the other."""
     best: dict[int, Hit] = {}
     found = {hit.item_id: hit for hit in hits}
     for hit in hits:
@@ -649,8 +650,9 @@ def apply_stated(hits: list[Hit], superseded: dict[int, Superseder]) -> None:
         by = superseded.get(hit.document_id)
         if by is None:
             continue
+        replacing = _replacing(hit.document_id, superseded)
         for other in [found[item] for item in hit.conflicts_with if item in found]:
-            if other.document_id == by.document_id:
+            if other.document_id in replacing:
                 hit.conflicts_with.remove(other.item_id)
                 other.conflicts_with.remove(hit.item_id)
         newer = best.get(by.document_id)
@@ -660,3 +662,15 @@ def apply_stated(hits: list[Hit], superseded: dict[int, Superseder]) -> None:
         else:
             hit.score *= STATED_KEEPS
         hit.reasons.append(f"superseded by item {hit.superseded_by} (stated when it was added)")
+
+
+def _replacing(document_id: int, superseded: dict[int, Superseder]) -> set[int]:
+    """The documents stated to replace this one, and those replacing them in turn: the
+    current one of a chain gave its value beside the oldest's, of about the same time,
+    and the two were shown disagreeing though one had replaced the other."""
+    chain: set[int] = set()
+    by = superseded.get(document_id)
+    while by is not None and by.document_id not in chain and by.document_id != document_id:
+        chain.add(by.document_id)
+        by = superseded.get(by.document_id)
+    return chain
