@@ -932,6 +932,28 @@ def test_the_current_document_of_a_chain_an_agent_stated_disagrees_with_none_it_
     assert current["conflicts_with"] == [] and oldest["conflicts_with"] == []
 
 
+def test_a_notice_found_by_the_claims_title_retracts_nothing_ahead_of_today_and_can_be_taken_back(daemon):
+    """Notices sharing no word with the question, found by the claim's title: one dated
+    next year withdrew the claim now, and one taking back a withdrawal was passed over,
+    so the claim stayed withdrawn."""
+    def add(uri: str, title: str, day: str, text: str) -> None:
+        daemon.call("documents.add", {"title": title, "source_uri": uri, "date": day, "text": text})
+
+    ahead = date.today().year + 1
+    add("note://glost-guide", "Glost kiln guidance", "2025-03-09", "Fire the glost kiln to cone 6 over 9 hours.")
+    add("note://glost-notice", "Studio notices", f"{ahead}-05-01",
+        "The glost kiln guidance of 9 March 2025 is withdrawn; do not follow it.")  # fmt: skip
+    add("note://quire-guide", "Quire binding guidance", "2025-03-09", "Sew each quire with waxed linen thread.")
+    add("note://quire-notice", "Bindery notices", "2025-05-01", "The quire binding guidance of 9 March is withdrawn.")
+    add("note://quire-undo", "Bindery notices June", "2025-06-01",
+        "Disregard the withdrawal of the quire binding guidance of 9 March; it stands.")  # fmt: skip
+    kiln = {hit["path"]: hit for hit in ask(daemon, "How long should the glost kiln fire?")["hits"]}
+    assert kiln["note://glost-guide"]["retracted_by"] is None
+    hits = {hit["path"]: hit for hit in ask(daemon, "Which thread do we sew with?")["hits"]}
+    assert hits["note://quire-guide"]["retracted_by"] is None
+    assert hits["note://quire-notice"]["retracted_by"] == hits["note://quire-undo"]["item_id"]
+
+
 def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     wait_mined(daemon)
     result = ask(daemon, "Which city does the lead of Project Heron work from?")

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
+from datetime import date
 
 from kenning.api import Hit
 from kenning.retrieval import truth
@@ -105,10 +106,19 @@ def _pattern(pair: tuple[str, str]) -> re.Pattern[str]:
 def names_claim(notice: truth.Side, claim: truth.Side, pairs: list[tuple[str, str]]) -> bool:
     """Whether the notice's retraction stands on a line naming the claim by a pair of its
     title's words (`pairs`) and by its time, or by every word of a longer title."""
+    # "disregard the withdrawal of the glaze firing report": it stands (`reinstates`).
+    return _retracts_naming(notice, claim, pairs) and not truth.undoes(notice.cues.retraction_context)
+
+
+def reinstates(notice: truth.Side, claim: truth.Side, pairs: list[tuple[str, str]]) -> bool:
+    """Whether the notice takes back the withdrawal of the claim, naming it as a
+    retraction would: "disregard the withdrawal of the shelving guidance of 9 March"."""
+    return _retracts_naming(notice, claim, pairs) and truth.undoes(notice.cues.retraction_context)
+
+
+def _retracts_naming(notice: truth.Side, claim: truth.Side, pairs: list[tuple[str, str]]) -> bool:
     context = notice.cues.retraction_context
     if not notice.cues.retraction or notice.cues.hedged or not any(_pattern(pair).search(context) for pair in pairs):
-        return False
-    if truth.undoes(context):  # "disregard the withdrawal of the glaze firing report": it stands
         return False
     if notice.dates(context, claim):
         return True
@@ -147,25 +157,68 @@ async def tie(db: Database, hits: list[Hit], chunks: dict[int, ChunkText], scope
     loaded, texts = await asyncio.gather(load_hits(db, fresh, scope), chunk_texts(db, fresh))
     keys = {claim.item_id: [word for pair in pairs[claim.item_id] for word in pair] for claim in claims}
     sides = {claim.item_id: truth.Side(claim, chunks[claim.item_id], keys[claim.item_id], None) for claim in claims}
+    today = date.today()
+    # Each notice read as one about each claim: (notice, its text, the notice's side).
+    read = [
+        (notice, text, {claim.item_id: truth.Side(notice, text, keys[claim.item_id], None) for claim in claims})
+        for item_id in ranked
+        if (notice := present.get(item_id) or loaded.get(item_id)) is not None
+        and (text := chunks.get(item_id) or texts.get(item_id)) is not None
+    ]
     found: list[Hit] = []
-    for item_id in ranked:
-        notice = present.get(item_id) or loaded.get(item_id)
-        text = chunks.get(item_id) or texts.get(item_id)
-        if notice is None or text is None or notice.retracted_by is not None:
+
+    def join(notice: Hit, text: ChunkText) -> None:
+        if notice.item_id not in present and notice not in found:
+            chunks[notice.item_id] = text
+            found.append(notice)
+
+    for notice, text, said_of in read:
+        if notice.retracted_by is not None:
             continue
         for claim in claims:
             if claim.retracted_by is not None or notice.document_id == claim.document_id:
                 continue
-            older = sides[claim.item_id]
-            said = truth.Side(notice, text, keys[claim.item_id], None)
-            if not (truth.speaks_later(said, older) and names_claim(said, older, pairs[claim.item_id])):
+            older, said = sides[claim.item_id], said_of[claim.item_id]
+            # A notice dated after today says what will be withdrawn, as a note dated
+            # ahead says what will be (truth.py `ahead_of`): the claim holds now.
+            if truth.ahead_of(said, today) or not (
+                truth.speaks_later(said, older) and names_claim(said, older, pairs[claim.item_id])
+            ):
                 continue
-            claim.retracted_by = item_id
+            claim.retracted_by = notice.item_id
             truth.place_above(notice, claim, f"retracts item {claim.item_id} ({said.cues.retraction!r}), naming it")
-            claim.reasons.append(f"retracted by item {item_id}, which names it")
-            if item_id not in present:
-                chunks[item_id] = text
-                found.append(notice)
+            claim.reasons.append(f"retracted by item {notice.item_id}, which names it")
+            join(notice, text)
+            undone = _reinstated(claim, said, read, sides[claim.item_id], pairs[claim.item_id], today)
+            if undone is not None:
+                join(*undone)
             break
     hits += found
     return found
+
+
+def _reinstated(
+    claim: Hit,
+    notice: truth.Side,
+    read: list[tuple[Hit, ChunkText, dict[int, truth.Side]]],
+    older: truth.Side,
+    pairs: list[tuple[str, str]],
+    today: date,
+) -> tuple[Hit, ChunkText] | None:
+    """A later notice taking back the withdrawal `notice` made of the claim ("disregard
+    the withdrawal of the shelving guidance of 9 March") leaves the claim standing, as
+    truth.py's `_reinstate` does for notices among the best hits: found only by the
+    claim's title, it was passed over, and the claim stayed withdrawn. The notice that
+    took it back, and its text, when there is one."""
+    for later, text, said_of in read:
+        said = said_of[claim.item_id]
+        if later.document_id in (claim.document_id, notice.hit.document_id) or truth.ahead_of(said, today):
+            continue
+        if truth.speaks_later(said, notice) and reinstates(said, older, pairs):
+            notice.hit.retracted_by = later.item_id
+            why = f"takes back item {notice.hit.item_id}'s retraction of item {claim.item_id}"
+            truth.place_above(later, notice.hit, why)
+            claim.retracted_by = None
+            claim.reasons.append(f"its retraction, item {notice.hit.item_id}, was taken back by item {later.item_id}")
+            return later, text
+    return None

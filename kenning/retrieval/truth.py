@@ -299,7 +299,7 @@ def speaks_later(a: Side, b: Side) -> bool:
     return a.start is not None and b.end is not None and a.start >= b.end
 
 
-def _ahead_of(side: Side, today: date) -> bool:
+def ahead_of(side: Side, today: date) -> bool:
     """It speaks from after today: a roadmap dated years ahead says what will be ("the
     archive server will be replaced by a NAS"), so it neither takes back what holds
     now nor is newer than it."""
@@ -570,7 +570,7 @@ def _relate_entries(
     title or opening, which both share. Nothing else between them is decided: one page
     giving two values at two dates is its history, not a disagreement."""
     for newer, older in ((lower, upper), (upper, lower)):
-        if speaks_later(newer, older) and not newer.own_cues.hedged and not _ahead_of(newer, intent.today):
+        if speaks_later(newer, older) and not newer.own_cues.hedged and not ahead_of(newer, intent.today):
             if _takes_back(newer, older, newer.own_cues, older.own_cues, close, common):
                 return
 
@@ -579,7 +579,7 @@ def _relate(
     upper: Side, lower: Side, intent: TimeIntent, close: _Closeness, common: Callable[[str], bool]
 ) -> None:
     for newer, older in ((lower, upper), (upper, lower)):
-        if not speaks_later(newer, older) or newer.cues.hedged or _ahead_of(newer, intent.today):
+        if not speaks_later(newer, older) or newer.cues.hedged or ahead_of(newer, intent.today):
             continue
         if _takes_back(newer, older, newer.cues, older.cues, close, common):
             return
