@@ -646,6 +646,9 @@ class PackedDocument:
     item_id: int  # its best chunk
     line_start: int
     line_end: int
+    # What takes its best chunk back, as that hit carries it in a search.
+    superseded_by: int | None = None
+    retracted_by: int | None = None
 
 
 @dataclass

@@ -853,6 +853,28 @@ async def test_a_documents_text_cannot_open_a_block_of_its_own_in_a_pack(lib):
     assert "- Numbat law — /etc/law.md:1-9 (document 2, 90 bytes, score 1.00)" in lines
 
 
+async def test_a_pack_says_which_of_its_documents_were_replaced(lib):
+    """A pack inlined a replaced note as plainly as the note that replaced it: its text
+    and its documents said nothing of it, so an agent read the old figure as holding now."""
+    old = await lib.add_text(
+        TextDocument("Quokka key", "Rotate the quokka signing key every 30 days.", "note://quokka-v1", date="2025-01")
+    )
+    new = await lib.add_text(TextDocument(
+        "Quokka key", "Rotate the quokka signing key every 90 days.", "note://quokka-v2", date="2025-06",
+        supersedes=("note://quokka-v1",),
+    ))  # fmt: skip
+    pack = await lib.context_pack("how often do I rotate the quokka signing key", 4000)
+    by_id = {document.document_id: document for document in pack.inlined}
+    replaced, current = by_id[old.document_id], by_id[new.document_id]
+    assert replaced.superseded_by == current.item_id and current.superseded_by is None
+    headers = [line for line in pack.text.splitlines() if line.startswith("=== ")]
+    assert headers == [
+        f"=== Quokka key — note://quokka-v2 (document {new.document_id}) ===",
+        f"=== Quokka key — note://quokka-v1 (document {old.document_id};"
+        f" lines 1-1 superseded by item {current.item_id}) ===",
+    ]
+
+
 @pytest.mark.parametrize("when", ["before sizes", "before its text"])
 async def test_a_capsule_forgotten_while_a_pack_is_built_is_not_in_the_pack(lib, when):
     """A forget landing between the pack's search and its reads (two clients at once)

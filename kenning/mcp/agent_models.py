@@ -111,6 +111,8 @@ class PackedDocument(BaseModel):
     bytes: int = Field(description="size of its text (estimated from its chunks when it was not read)")
     line_start: int = Field(description="its best hit's first line")
     line_end: int
+    superseded_by: int | None = Field(None, description="item id of newer text replacing its best hit's lines")
+    retracted_by: int | None = Field(None, description="item id of a notice withdrawing its best hit's lines")
 
 
 class ContextPack(BaseModel):

@@ -63,7 +63,7 @@ def _header(task: str) -> str:
 # A line of a document's text that reads as one of the pack's own: a block's header or
 # the list's heading (a pack archived, or saved in a note, then inlined in a later one).
 _PACK_LINE = re.compile(
-    r"^(?=[ \t]*(?:=== .* \(document \d+\) ===[ \t\r]*$|## Also relevant, not inlined))", re.MULTILINE
+    r"^(?=[ \t]*(?:=== .* \(document \d+(?:;[^()]*)?\) ===[ \t\r]*$|## Also relevant, not inlined))", re.MULTILINE
 )
 
 
@@ -77,16 +77,27 @@ def _block(document: PackedDocument, text: str) -> str:
     if "(document " in marked or "## Also relevant" in marked:
         marked = _PACK_LINE.sub(lambda _: "\\", marked)
     return (
-        f"=== {escaped(document.title)} — {escaped(document.path)} (document {document.document_id}) ===\n"
-        f"{marked}\n\n"
+        f"=== {escaped(document.title)} — {escaped(document.path)}"
+        f" (document {document.document_id}{_taken_back(document)}) ===\n{marked}\n\n"
     )
 
 
 def _list_line(document: PackedDocument) -> str:
     return (
         f"- {escaped(document.title)} — {escaped(document.path)}:{document.line_start}-{document.line_end}"
-        f" (document {document.document_id}, {document.bytes} bytes, score {document.score:.2f})\n"
+        f" (document {document.document_id}, {document.bytes} bytes, score {document.score:.2f}"
+        f"{_taken_back(document)})\n"
     )
+
+
+def _taken_back(document: PackedDocument) -> str:
+    """What says its best hit no longer holds, as a search marks that hit: a pack gave a
+    replaced note's old figure as plainly as the note replacing it. Only those lines are
+    named: a correction may replace one paragraph of a long page."""
+    marks = [f"superseded by item {document.superseded_by}"] if document.superseded_by is not None else []
+    if document.retracted_by is not None:
+        marks.append(f"retracted by item {document.retracted_by}")
+    return f"; lines {document.line_start}-{document.line_end} {', '.join(marks)}" if marks else ""
 
 
 LIST_HEADER = "## Also relevant, not inlined (get(document_id=...) reads one; search finds more)\n"
@@ -126,7 +137,7 @@ class ContextPacker:
             if hit.document_id not in candidates and len(candidates) < MAX_DOCUMENTS:
                 packed = PackedDocument(
                     hit.document_id, hit.title, hit.path, hit.source, round(hit.score, 4), 0, hit.item_id,
-                    hit.line_start, hit.line_end,
+                    hit.line_start, hit.line_end, hit.superseded_by, hit.retracted_by,
                 )  # fmt: skip
                 candidates[hit.document_id] = _Candidate(packed)
         sizes = await lookup.text_sizes(self.db, list(candidates))
