@@ -109,6 +109,7 @@ class PackedDocument(BaseModel):
     source: str
     score: float
     bytes: int = Field(description="size of its text (estimated from its chunks when it was not read)")
+    item_id: int = Field(description="its best hit, as `superseded_by` and `retracted_by` name one")
     line_start: int = Field(description="its best hit's first line")
     line_end: int
     superseded_by: int | None = Field(None, description="item id of newer text replacing its best hit's lines")
