@@ -932,6 +932,24 @@ def test_the_current_document_of_a_chain_an_agent_stated_disagrees_with_none_it_
     assert current["conflicts_with"] == [] and oldest["conflicts_with"] == []
 
 
+def test_a_correction_replacing_a_two_digit_value_supersedes_the_note_giving_it(daemon):
+    """Each correction names the value it replaces: "instead of 20 MB" named none, its
+    words being under three letters, so the newest showed disagreeing with the value it
+    replaced, and the note giving that value was not marked superseded."""
+    for name, month, text in (
+        ("1", "01", "The tern upload limit is 10 MB per file."),
+        ("2", "02", "Correction: the tern upload limit is 20 MB per file instead of 10 MB."),
+        ("3", "03", "Correction: the tern upload limit is 30 MB per file instead of 20 MB."),
+    ):
+        daemon.call("documents.add", {
+            "title": f"Tern limits {name}", "source_uri": f"note://tern-{name}", "date": f"2025-{month}-01", "text": text
+        })  # fmt: skip
+    hits = {hit["path"]: hit for hit in ask(daemon, "What is the tern upload limit?")["hits"]}
+    newest, middle = hits["note://tern-3"], hits["note://tern-2"]
+    assert middle["superseded_by"] == newest["item_id"]
+    assert newest["conflicts_with"] == [] and middle["conflicts_with"] == []
+
+
 def test_a_notice_found_by_the_claims_title_retracts_nothing_ahead_of_today_and_can_be_taken_back(daemon):
     """Notices sharing no word with the question, found by the claim's title: one dated
     next year withdrew the claim now, and one taking back a withdrawal was passed over,

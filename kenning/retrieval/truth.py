@@ -112,6 +112,8 @@ _UNDOING = re.compile(
 )
 # The old value a correction replaces, in the few words after it ("instead of Oakridge").
 _REPLACED = re.compile(rf"\b(?:{_REPLACING})((?:\W+\w+){{1,3}})")
+# A number as written, whole: not the "10" of "2010", "10.5" or "10,000".
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w]|[.,]\d)")
 # A number with its currency or unit, or a word.
 _TOKEN = re.compile(r"[£$€]?\d[\d,.:]*\d(?:\s?%)?|[£$€]?\d(?:\s?%)?|\w+")
 # What a value starts with: a digit or a currency sign.
@@ -221,6 +223,19 @@ class Side:
         the value replaced; a year says when, not what)."""
         told = {word for match in _REPLACED.finditer(context) for word in _words(match.group(1))}
         return {word for word in told - STOPWORDS - GENERIC_VERBS if not _YEAR.fullmatch(word)}
+
+    def replaced_numbers(self, context: str) -> set[str]:
+        """The numbers, as written, of the old value `context` replaces: `replaced` reads
+        words of three letters or more, so "20 MB per file instead of 10 MB" named no
+        old value, and a chain of such corrections showed the newest disagreeing with the
+        value it replaced."""
+        told = {number for match in _REPLACED.finditer(context) for number in _NUMBER.findall(match.group(1))}
+        return {number for number in told if not _YEAR.fullmatch(number)}
+
+    @cached_property
+    def numbers(self) -> frozenset[str]:
+        """The numbers its title and text write, whole: "10" is not in "2010" or "10.5"."""
+        return frozenset(_NUMBER.findall(f"{self.hit.title}\n{self.text}"))
 
     @cached_property
     def correction_names(self) -> list[str]:
@@ -552,7 +567,10 @@ def _takes_back(
         or (not older_said.correction and any(map(older.words, newer.put_aside(context))))
         # So does the old value it replaces, in an older text about the same thing,
         # whatever else that text corrects and however common the value.
-        or (close(newer, older, SAME_SUBJECT) and any(map(older.words, newer.replaced(context))))
+        or (
+            close(newer, older, SAME_SUBJECT)
+            and (any(map(older.words, newer.replaced(context))) or bool(newer.replaced_numbers(context) & older.numbers))
+        )
     ):
         older.hit.superseded_by = older.hit.superseded_by or newer.hit.item_id
         place_above(newer.hit, older.hit, f"supersedes item {older.hit.item_id} ({said.correction!r})")
