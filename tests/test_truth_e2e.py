@@ -950,6 +950,24 @@ def test_a_correction_replacing_a_two_digit_value_supersedes_the_note_giving_it(
     assert newest["conflicts_with"] == [] and middle["conflicts_with"] == []
 
 
+def test_a_correction_of_a_correction_does_not_disagree_with_the_first_note(daemon):
+    """"300 instead of 200" corrects "200 instead of 100", which corrects the first note's
+    100: the newest names neither of the first note's words, so the two were shown
+    disagreeing, and a question lifted the twice-replaced value beside the current one."""
+    for name, day, text in (
+        ("1", "2025-01-01", "The heron batch size is 100."),
+        ("2", "2025-01-20", "Correction: the heron batch size is 200 instead of 100."),
+        ("3", "2025-02-10", "Correction: the heron batch size is 300 instead of 200."),
+    ):
+        daemon.call("documents.add", {
+            "title": f"Heron batch {name}", "source_uri": f"note://heron-batch-{name}", "date": day, "text": text
+        })  # fmt: skip
+    hits = {hit["path"]: hit for hit in ask(daemon, "What is the heron batch size?")["hits"]}
+    first, middle, newest = (hits[f"note://heron-batch-{name}"] for name in "123")
+    assert (first["superseded_by"], middle["superseded_by"]) == (middle["item_id"], newest["item_id"])
+    assert first["conflicts_with"] == [] and newest["conflicts_with"] == []
+
+
 def test_a_notice_found_by_the_claims_title_retracts_nothing_ahead_of_today_and_can_be_taken_back(daemon):
     """Notices sharing no word with the question, found by the claim's title: one dated
     next year withdrew the claim now, and one taking back a withdrawal was passed over,

@@ -620,6 +620,33 @@ def _relate(
         lower.hit.conflicts_with.append(upper.hit.item_id)
 
 
+def agree_down_chains(hits: list[Hit]) -> None:
+    """A hit does not disagree with one it takes back through others: a correction of a
+    correction ("300 instead of 200", which was "200 instead of 100") gave its value
+    beside the first note's, of about the same time and naming neither of its values,
+    and the two were shown disagreeing though the first was replaced twice over."""
+    found = {hit.item_id: hit for hit in hits}
+    for hit in hits:
+        for other in [found[item] for item in hit.conflicts_with if item in found]:
+            if other.item_id in _taking_back(hit, found) or hit.item_id in _taking_back(other, found):
+                hit.conflicts_with.remove(other.item_id)
+                other.conflicts_with.remove(hit.item_id)
+
+
+def _taking_back(hit: Hit, found: dict[int, Hit]) -> set[int]:
+    """The items that supersede or retract it, and those taking them back in turn."""
+    chain: set[int] = set()
+    todo = [hit]
+    while todo:
+        current = todo.pop()
+        for later in (current.superseded_by, current.retracted_by):
+            if later is not None and later != hit.item_id and later not in chain:
+                chain.add(later)
+                if later in found:
+                    todo.append(found[later])
+    return chain
+
+
 def keep_above(hits: list[Hit]) -> None:
     """Put each correction or retraction back above what it takes back when crowding
     (retrieval/diversity.py) lowered it as its document's second or later hit. Lifting
