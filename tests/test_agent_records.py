@@ -853,6 +853,18 @@ async def test_a_documents_text_cannot_open_a_block_of_its_own_in_a_pack(lib):
     assert "- Numbat law — /etc/law.md:1-9 (document 2, 90 bytes, score 1.00)" in lines
 
 
+async def test_a_question_for_a_port_is_answered_by_the_ledgers_service_entry(lib):
+    """The ledger writes a service as "host:port", with no word "port" beside the number:
+    asked for the port, search refused the entry that states it, "no best hit about it
+    states one"."""
+    await lib.ledger_add("services", {"host": "petrel.lan", "port": "7443", "name": "keycloak"})
+    admins = "Keycloak holds the staff logins; its admins are Ines and Marek."
+    await lib.add_text(TextDocument("Keycloak", admins, "note://kc"))
+    found = await lib.search("What port does the keycloak service use on petrel.lan?")
+    assert found.abstained is None
+    assert found.hits[0].path.startswith("kenning://ledger/")
+
+
 async def test_a_pack_says_which_of_its_documents_were_replaced(lib):
     """A pack inlined a replaced note as plainly as the note that replaced it: its text
     and its documents said nothing of it, so an agent read the old figure as holding now."""

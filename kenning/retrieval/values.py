@@ -134,6 +134,11 @@ class _Kind:
     event: bool = False
 
 
+# A host name, an IPv4 address or a bracketed IPv6 one, then a colon and a port: a
+# time ("10:30") has no host before it.
+_HOST_PORT = re.compile(
+    r"(?<![\w.:-])(?:\d{1,3}(?:\.\d{1,3}){3}|[a-z][\w-]*(?:\.[\w-]+)*|\[[0-9a-f:]+\]):\d{2,5}(?![\w:]|\.\d)", re.I
+)
 # Not a date written with hyphens ("2025-09-18"), which has as many digits.
 _PHONE = re.compile(r"(?<![\w.+-])(?!\d{4}-\d\d-\d\d(?!\d))\+?\(?\d(?:[ ()-]*\d){6,14}(?!\w|\.\d)")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -260,6 +265,9 @@ _KINDS = (
         re.compile(r"(?<![\w.-])\d{2,5}(?![\w-]|\.\d)"),
         NEAR_TOKENS,
         unlike=_WHEN,
+        # A host and its port, as the ledger's services and many notes write them
+        # ("db1.corp:5432", "10.0.0.5:8443", "[::1]:8080"), name no "port" beside them.
+        anywhere=_HOST_PORT,
     ),
     _Kind(
         "a version",
