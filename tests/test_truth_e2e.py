@@ -950,22 +950,30 @@ def test_a_correction_replacing_a_two_digit_value_supersedes_the_note_giving_it(
     assert newest["conflicts_with"] == [] and middle["conflicts_with"] == []
 
 
-def test_a_correction_of_a_correction_does_not_disagree_with_the_first_note(daemon):
-    """"300 instead of 200" corrects "200 instead of 100", which corrects the first note's
-    100: the newest names neither of the first note's words, so the two were shown
-    disagreeing, and a question lifted the twice-replaced value beside the current one."""
-    for name, day, text in (
-        ("1", "2025-01-01", "The heron batch size is 100."),
-        ("2", "2025-01-20", "Correction: the heron batch size is 200 instead of 100."),
-        ("3", "2025-02-10", "Correction: the heron batch size is 300 instead of 200."),
+def test_text_corrected_or_withdrawn_disagrees_with_nothing(daemon):
+    """Disagreements were decided before corrections and notices were tied: "300 instead
+    of 200" corrects "200 instead of 100", which corrects the first note's 100, and the
+    newest, naming neither of its values, was shown disagreeing with it; the capacity
+    page, with a load test its notice withdrew. A question lifted the text taken back
+    beside the figure that holds."""
+    for uri, day, title, text in (
+        ("heron-batch-1", "2025-01-01", "Heron batch 1", "The heron batch size is 100."),
+        ("heron-batch-2", "2025-01-20", "Heron batch 2", "Correction: the heron batch size is 200 instead of 100."),
+        ("heron-batch-3", "2025-02-10", "Heron batch 3", "Correction: the heron batch size is 300 instead of 200."),
+        ("puffin-test", "2025-05-02", "Puffin load test", "The puffin gateway handled 900 requests a second."),
+        ("puffin-page", "2025-05-10", "Puffin capacity", "The puffin gateway handles 1,400 requests a second."),
+        ("puffin-notice", "2025-05-20", "Puffin notice", "The puffin load test of 2 May is withdrawn: it was wrong."),
     ):
-        daemon.call("documents.add", {
-            "title": f"Heron batch {name}", "source_uri": f"note://heron-batch-{name}", "date": day, "text": text
-        })  # fmt: skip
+        daemon.call("documents.add", {"title": title, "source_uri": f"note://{uri}", "date": day, "text": text})
     hits = {hit["path"]: hit for hit in ask(daemon, "What is the heron batch size?")["hits"]}
     first, middle, newest = (hits[f"note://heron-batch-{name}"] for name in "123")
     assert (first["superseded_by"], middle["superseded_by"]) == (middle["item_id"], newest["item_id"])
     assert first["conflicts_with"] == [] and newest["conflicts_with"] == []
+    result = ask(daemon, "How many requests a second can the puffin gateway handle?")
+    hits = {hit["path"]: hit for hit in result["hits"]}
+    withdrawn, page = hits["note://puffin-test"], hits["note://puffin-page"]
+    assert withdrawn["retracted_by"] == hits["note://puffin-notice"]["item_id"]
+    assert page["conflicts_with"] == [] and withdrawn["conflicts_with"] == []
 
 
 def test_a_notice_found_by_the_claims_title_retracts_nothing_ahead_of_today_and_can_be_taken_back(daemon):

@@ -620,31 +620,22 @@ def _relate(
         lower.hit.conflicts_with.append(upper.hit.item_id)
 
 
-def agree_down_chains(hits: list[Hit]) -> None:
-    """A hit does not disagree with one it takes back through others: a correction of a
-    correction ("300 instead of 200", which was "200 instead of 100") gave its value
-    beside the first note's, of about the same time and naming neither of its values,
-    and the two were shown disagreeing though the first was replaced twice over."""
+def agree_with_nothing_taken_back(hits: list[Hit]) -> None:
+    """A hit superseded or retracted disagrees with nothing: what it said no longer holds.
+    Disagreements are decided pair by pair before every correction and notice is tied,
+    so the current figure carried `conflicts_with` a withdrawn load test's, and the
+    newest of a chain of corrections ("300 instead of 200", which was "200 instead of
+    100") the first note's, naming neither of its values; a question then lifted the
+    text taken back beside the figure that holds."""
     found = {hit.item_id: hit for hit in hits}
     for hit in hits:
-        for other in [found[item] for item in hit.conflicts_with if item in found]:
-            if other.item_id in _taking_back(hit, found) or hit.item_id in _taking_back(other, found):
-                hit.conflicts_with.remove(other.item_id)
+        if hit.superseded_by is None and hit.retracted_by is None:
+            continue
+        for item in hit.conflicts_with:
+            other = found.get(item)
+            if other is not None and hit.item_id in other.conflicts_with:
                 other.conflicts_with.remove(hit.item_id)
-
-
-def _taking_back(hit: Hit, found: dict[int, Hit]) -> set[int]:
-    """The items that supersede or retract it, and those taking them back in turn."""
-    chain: set[int] = set()
-    todo = [hit]
-    while todo:
-        current = todo.pop()
-        for later in (current.superseded_by, current.retracted_by):
-            if later is not None and later != hit.item_id and later not in chain:
-                chain.add(later)
-                if later in found:
-                    todo.append(found[later])
-    return chain
+        hit.conflicts_with.clear()
 
 
 def keep_above(hits: list[Hit]) -> None:
@@ -685,8 +676,7 @@ def apply_stated(hits: list[Hit], superseded: dict[int, Superseder]) -> None:
     """Supersessions an agent stated (documents.add `supersedes`): the older hit points at
     the newer document's best hit (or its first chunk), which goes above it; when the
     newer one is not among the hits, the older keeps STATED_KEEPS of its score. What it
-    replaces, directly or through others (A replaces B, which replaces C), it does not
-    disagree with: neither carries `conflicts_with` the other."""
+    replaces it does not disagree with: neither carries `conflicts_with` the other."""
     best: dict[int, Hit] = {}
     found = {hit.item_id: hit for hit in hits}
     for hit in hits:
@@ -695,9 +685,8 @@ def apply_stated(hits: list[Hit], superseded: dict[int, Superseder]) -> None:
         by = superseded.get(hit.document_id)
         if by is None:
             continue
-        replacing = _replacing(hit.document_id, superseded)
         for other in [found[item] for item in hit.conflicts_with if item in found]:
-            if other.document_id in replacing:
+            if other.document_id == by.document_id:
                 hit.conflicts_with.remove(other.item_id)
                 other.conflicts_with.remove(hit.item_id)
         newer = best.get(by.document_id)
@@ -707,15 +696,3 @@ def apply_stated(hits: list[Hit], superseded: dict[int, Superseder]) -> None:
         else:
             hit.score *= STATED_KEEPS
         hit.reasons.append(f"superseded by item {hit.superseded_by} (stated when it was added)")
-
-
-def _replacing(document_id: int, superseded: dict[int, Superseder]) -> set[int]:
-    """The documents stated to replace this one, and those replacing them in turn: the
-    current one of a chain gave its value beside the oldest's, of about the same time,
-    and the two were shown disagreeing though one had replaced the other."""
-    chain: set[int] = set()
-    by = superseded.get(document_id)
-    while by is not None and by.document_id not in chain and by.document_id != document_id:
-        chain.add(by.document_id)
-        by = superseded.get(by.document_id)
-    return chain

@@ -186,7 +186,7 @@ async def settle(
     in_rank_order(hits)
     for notice in await notices.tie(db, hits, chunks, scope):
         texts[notice.item_id] = chunks[notice.item_id].content
-    truth.agree_down_chains(hits)
+    truth.agree_with_nothing_taken_back(hits)
     # A document's first hit is counted in the order the truth signals left.
     in_rank_order(hits)
     diversity.spread(hits)

@@ -50,10 +50,9 @@ class Superseder:
 async def superseders(db: Database, document_ids: list[int], scope: Scope) -> dict[int, Superseder]:
     """For each given document that another states it supersedes, that other (the latest
     one added, when several do), cited at its first chunk in the source, namespace and
-    kinds the search is scoped to; and the same for those others, a few links deep, so
-    that a chain (A replaces B, which replaces C) can be followed to its end. One outside
-    the scope is no superseder there: a search scoped to one namespace would otherwise
-    hand out an item id in another, and rank its own hit down for text it may not show. The dates asked about do not count: text
+    kinds the search is scoped to. One outside them is no superseder there: a search
+    scoped to one namespace would otherwise hand out an item id in another, and rank
+    its own hit down for text it may not show. The dates asked about do not count: text
     superseded after them was still replaced, and says so."""
     found: dict[int, tuple[int, float, int]] = {}
     # The superseders' own superseders too, so that a ring is seen whole though some of it
@@ -67,7 +66,11 @@ async def superseders(db: Database, document_ids: list[int], scope: Scope) -> di
         asking = list({by for by, _, _ in found.values()} - asked)
         asked.update(asking)
     _break_cycles(found)
-    return {document_id: Superseder(by, item_id) for document_id, (by, _, item_id) in found.items()}
+    return {
+        document_id: Superseder(found[document_id][0], found[document_id][2])
+        for document_id in document_ids
+        if document_id in found
+    }
 
 
 async def _stated_over(db: Database, document_ids: list[int], scope: Scope) -> dict[int, tuple[int, float, int]]:
