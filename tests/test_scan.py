@@ -243,6 +243,32 @@ async def test_a_source_pointed_at_a_folder_that_is_not_there_cites_nothing_of_t
     assert typo.progress.last_error.startswith(f"cannot read {tmp_path / 'ntoes'}: No such file or directory")
 
 
+async def test_a_sweep_of_the_old_folder_ending_after_the_re_point_does_not_undo_it(db, tmp_path, options):
+    """A reload re-points the source while a sweep of the old folder is reading files
+    (service/folders.py `apply` marks the new root before it stops that sweep): the
+    sweep, ending, recorded the old folder as the one last looked at whole, so the new
+    root was taken for the old folder and, not there (a typo), kept its text, cited at
+    paths in a folder that does not exist."""
+    old = tmp_path / "notes"
+    old.mkdir()
+    write(old, "n.md", "note about emus\n", mtime=1000)
+    first = await scanner_for(db, old, options)
+    await first.sweep()
+    write(old, "n.md", "note about emus and owls\n", mtime=2000)
+    typo = tmp_path / "ntoes"
+    repointed: list[asyncio.Future] = []
+
+    def reload_meanwhile(busy: bool) -> None:
+        if busy and not repointed:
+            repointed.append(asyncio.ensure_future(sources.sync_sources(db, [("notes", str(typo), "default")])))
+
+    ending = FolderScanner(db, first.source_id, first.settings, options, on_ingesting=reload_meanwhile)
+    assert (await ending.sweep())["indexed"] == 1
+    await repointed[0]
+    assert (await FolderScanner(db, first.source_id, SourceSettings(name="notes", path=typo), options).sweep())["deleted"] == 1
+    assert await search(db, "emus") == []
+
+
 async def test_a_file_is_read_from_the_source_the_config_names_not_one_it_dropped(db, tmp_path, options):
     """A source renamed in the config: the old name keeps its rows, out of search, and
     `ken get` of a file edited since read them, the text from before the edit."""

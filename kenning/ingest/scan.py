@@ -381,7 +381,10 @@ class FolderScanner:
         progress.last_error = error
         progress.kept_unmounted = kept
         progress.last_result = counts
-        await _writing(sources.record_sweep(self.db, self.source_id, error, self.root_mount, kept, self.root_identity))
+        swept = str(self.settings.path)
+        await _writing(
+            sources.record_sweep(self.db, self.source_id, swept, error, self.root_mount, kept, self.root_identity)
+        )
         self.root_mount = self.away = self.root_identity = None
         progress.write_error = None
         return counts

@@ -97,6 +97,7 @@ async def sync_sources(db: Database, configured: list[tuple[str, str, str]]) -> 
 async def record_sweep(
     db: Database,
     source_id: int,
+    root: str,
     error: str | None,
     root_mount: str | None = None,
     kept: str | None = None,
@@ -108,13 +109,20 @@ async def record_sweep(
     mount the root was on is gone: the drive is away) or "unknown" (whether it was on one
     is not known); `status` shows it without reading `error`. `root_identity`: the
     (device, inode) of the folder the root named, when the sweep looked at every file it
-    listed (None leaves what an earlier sweep recorded)."""
+    listed (None leaves what an earlier sweep recorded).
+
+    Both are of `root`, the folder swept: a reload may point the source elsewhere while
+    a sweep of the old folder ends (service/folders.py `apply` stops it after), and the
+    old folder's, recorded for the new one, undid `REPOINTED`."""
     identity = None if root_identity is None else f"{root_identity[0]}:{root_identity[1]}"
     async with db.transaction() as conn:
         await conn.execute(
-            "UPDATE sources SET last_sweep_at = ?, last_sweep_error = ?, root_mount = coalesce(?, root_mount),"
-            " last_sweep_kept = ?, root_identity = coalesce(?, root_identity) WHERE id = ?",
-            (time.time(), error, root_mount, kept, identity, source_id),
+            "UPDATE sources SET last_sweep_at = ?, last_sweep_error = ?,"
+            " root_mount = CASE WHEN root = ? THEN coalesce(?, root_mount) ELSE root_mount END,"
+            " last_sweep_kept = ?,"
+            " root_identity = CASE WHEN root = ? THEN coalesce(?, root_identity) ELSE root_identity END"
+            " WHERE id = ?",
+            (time.time(), error, root, root_mount, kept, root, identity, source_id),
         )
 
 
