@@ -528,3 +528,16 @@ def test_sources_added_at_once_by_several_ken_commands_all_stay_in_the_config(tm
 
     assert sorted(source.path for source in load_settings(config).sources) == folders
     assert config.read_text().startswith("# my library\n")
+
+
+def test_doctor_names_a_damaged_database_in_a_data_directory_whose_name_holds_a_hash(tmp_path):
+    """The file was opened by a URI, and a '#' in its path began the URI's fragment: doctor
+    opened (and made, empty) a file named "C" beside "C#lib", and saw nothing wrong."""
+    data_dir = tmp_path / "C#lib"
+    data_dir.mkdir()
+    (data_dir / "kenning.db").write_bytes(b"<html>not a database</html>\n" * 100)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[daemon]\ndata_dir = "{data_dir}"\n')
+    doctor = CliRunner().invoke(main, ["--config", str(config), "doctor"])
+    assert f"database: {data_dir / 'kenning.db'} is damaged" in doctor.output, doctor.output
+    assert not (tmp_path / "C").exists()

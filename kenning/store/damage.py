@@ -1,12 +1,13 @@
 """A database file SQLite cannot read (cut short, overwritten), told the same way by the
 daemon refusing to start on it and by `ken doctor` while the daemon is stopped.
 
-This module imports nothing but sqlite3, so the `ken` command can look at the file
+This module imports little beyond sqlite3, so the `ken` command can look at the file
 without loading the daemon's store.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -33,6 +34,13 @@ def damaged(path: Path, exc: sqlite3.Error) -> str:
     return f"the database {path} is damaged ({exc}): {what_to_do()}"
 
 
+def read_only_uri(path: Path) -> str:
+    """The URI SQLite opens `path` read-only by. Percent-encoded: written as it stands, a
+    '#' in the path began the URI's fragment and a '?' its query, and SQLite opened (and
+    made, empty, and writable) the file named by the part before it: "C" for "C#lib"."""
+    return Path(os.path.abspath(path)).as_uri() + "?mode=ro"
+
+
 def damage_in(path: Path) -> sqlite3.Error | None:
     """The error that keeps the daemon from opening `path`, read without writing to it.
 
@@ -42,7 +50,7 @@ def damage_in(path: Path) -> sqlite3.Error | None:
     damage, and the daemon's start says what it is.
     """
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = sqlite3.connect(read_only_uri(path), uri=True)
     except sqlite3.Error:
         return None
     try:
