@@ -43,6 +43,21 @@ async def test_every_connection_gets_the_pragmas_and_the_file_is_in_wal_mode(db:
     assert (tmp_path / "kenning.db-wal").exists()
 
 
+async def test_a_library_in_a_folder_whose_name_holds_a_hash_or_a_question_mark_opens_and_reads(tmp_path: Path):
+    """Readers opened the file by a URI, where '#' begins a fragment and '?' a query: in
+    "C#lib" they read an empty file "C" beside it, and the daemon failed to start."""
+    for name in ("C#lib", "what?", "100%25"):
+        (tmp_path / name).mkdir()
+        database = Database(tmp_path / name / "kenning.db")
+        await database.open()
+        try:
+            await sources.sync_sources(database, [("notes", "/n", "default")])
+            assert [row[0] for row in await database.read("SELECT name FROM sources WHERE kind = 'folder'")] == ["notes"]
+        finally:
+            await database.close()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["100%25", "C#lib", "what?"]
+
+
 def test_migrations_bring_an_empty_file_to_the_latest_version_and_refuse_a_newer_one(tmp_path: Path):
     conn = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
     assert migrate(conn, MIGRATIONS[:0]) == 0

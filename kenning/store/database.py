@@ -45,7 +45,7 @@ import aiosqlite
 
 from kenning.errors import KenningError
 from kenning.heap import release_free_memory
-from kenning.store.damage import damaged, is_damage
+from kenning.store.damage import damaged, is_damage, read_only_uri
 from kenning.store.keys import path_key
 from kenning.store.migrations import migrate
 
@@ -380,7 +380,7 @@ class Database:
         for statement in _CHANGE_TRACKING:
             await self._writer.execute(statement)
         for _ in range(self._reader_count):
-            reader = await aiosqlite.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None)
+            reader = await aiosqlite.connect(read_only_uri(self.path), uri=True, isolation_level=None)
             await configure(reader)
             self._all_readers.append(reader)
             self._readers.put_nowait(reader)
