@@ -265,7 +265,8 @@ async def test_a_sweep_of_the_old_folder_ending_after_the_re_point_does_not_undo
     ending = FolderScanner(db, first.source_id, first.settings, options, on_ingesting=reload_meanwhile)
     assert (await ending.sweep())["indexed"] == 1
     await repointed[0]
-    assert (await FolderScanner(db, first.source_id, SourceSettings(name="notes", path=typo), options).sweep())["deleted"] == 1
+    pointed = FolderScanner(db, first.source_id, SourceSettings(name="notes", path=typo), options)
+    assert (await pointed.sweep())["deleted"] == 1
     assert await search(db, "emus") == []
 
 

@@ -52,7 +52,8 @@ async def test_a_library_in_a_folder_whose_name_holds_a_hash_or_a_question_mark_
         await database.open()
         try:
             await sources.sync_sources(database, [("notes", "/n", "default")])
-            assert [row[0] for row in await database.read("SELECT name FROM sources WHERE kind = 'folder'")] == ["notes"]
+            named = await database.read("SELECT name FROM sources WHERE kind = 'folder'")
+            assert [row[0] for row in named] == ["notes"]
         finally:
             await database.close()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["100%25", "C#lib", "what?"]
