@@ -586,6 +586,9 @@ async def test_one_url_written_several_ways_is_one_ledger_entry(lib):
     assert len((await lib.ledger_list()).entries) == 6
     removed = await lib.ledger_remove(section="urls", fields={"url": "http://wiki.example:80/runbooks/"})
     assert removed.id == first.entry.id
+    # Asked again, it is gone: the error says where the entries are listed.
+    with pytest.raises(NotFound, match=r"no urls entry answers to .*; `ken ledger list --section urls` shows them"):
+        await lib.ledger_remove(section="urls", fields={"url": "http://wiki.example:80/runbooks/"})
 
 
 async def test_free_text_identities_fold_case_and_sentence_punctuation_but_not_symbols(tmp_path):

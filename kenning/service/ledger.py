@@ -225,7 +225,10 @@ class Ledger:
                 lookup = schema.keys(spec, incoming) + schema.former_keys(spec, incoming)
                 found = await ledger.matching(self.db, spec.name, lookup)
                 if not found:
-                    raise NotFound(f"no {spec.name} entry answers to {', '.join(schema.keys(spec, incoming))}")
+                    raise NotFound(
+                        f"no {spec.name} entry answers to {', '.join(schema.keys(spec, incoming))};"
+                        f" `ken ledger list --section {spec.name}` shows them"
+                    )
                 entry_id = found[0].id
             row = await ledger.remove(self.db, entry_id)
         if row is None:
