@@ -43,6 +43,10 @@ TODAY = date(2026, 12, 1)
         ("---\ndate: 2025年9月18日\n---\n# 考核\n", "考核.md", ("2025-09-18", "front matter")),
         ("---\ndate: 2023-05-06\nlastmod: 2024-01-02\n---\nbody", "x.md", ("2024-01-02", "front matter")),
         ("---\npublished: 2023-05-06\ncreated: 2020-01-01\n---\nbody", "x.md", ("2023-05-06", "front matter")),
+        # Eight digits, as some exporters write the day; not a day that does not exist.
+        ("---\ndate: 20250305\n---\nbody", "x.md", ("2025-03-05", "front matter")),
+        ("---\ndate: '20250305'\n---\nbody", "x.md", ("2025-03-05", "front matter")),
+        ("---\ndate: 20251345\n---\nbody", "x.md", None),
         ("# Standup 2025/03/14\n", "standup.md", ("2025-03-14", "heading")),
         ("# Retro 2025.03.14\n", "retro.md", ("2025-03-14", "heading")),
         # Day first with dots, as German or Polish notes write it; not inside a version.

@@ -94,7 +94,8 @@ HASH_BLOCK = 1 << 20
 # (`X-Vault-Token:`, `VAULT_TOKEN=`, `vault login s.X`) are masked; they were stored in
 # clear (redact._NET_USE, redact._VAULT_TOKEN).
 # 18: the word after a `net use` share that is one of its answers, not a password
-# (`net use Z: \\srv\share yes`), is kept; it was masked (redact._NET_USE_ANSWERS).
+# (`net use Z: \\srv\share yes`), is kept; it was masked (redact._NET_USE_ANSWERS). And a
+# front matter date of eight digits (`date: 20250305`) dates its note (text/dates.py).
 READER_VERSION = 18
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}

@@ -298,7 +298,7 @@ def document_period(text: str, name: str) -> tuple[tuple[str, str] | None, str |
     for line in lines[1 : body - 1] if body else ():
         match = _FRONT_LINE.match(line)
         if match and match.group("key").lower() in _FRONT_KEYS:
-            value = _find_span(match.group("value")) or _year_span(match.group("value"))
+            value = _front_value(match.group("value"))
             if value:
                 found.setdefault(match.group("key").lower(), value)
     if found:
@@ -309,6 +309,16 @@ def document_period(text: str, name: str) -> tuple[tuple[str, str] | None, str |
     heading = _first_heading(lines, body)
     stated = None if heading is None else _find_span(heading) or _year_span(heading)
     return ((stated[0], "heading"), stated[1]) if stated else (None, None)
+
+
+def _front_value(value: str) -> tuple[str, str | None] | None:
+    """The date a front matter date key gives. Eight digits alone are a day there, as in
+    a file's name (`date: 20250305`, as some exporters write it): passed over, the file's
+    mtime dated the note, and a correction written before that copy was made counted as
+    older than it."""
+    if (day := _NAME_DAY.fullmatch(value.strip().strip("'\""))) is not None and (found := _from_match(day)):
+        return found, None
+    return _find_span(value) or _year_span(value)
 
 
 def _year_span(text: str) -> tuple[str, None] | None:
