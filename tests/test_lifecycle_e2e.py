@@ -433,6 +433,31 @@ def test_start_under_a_home_too_long_for_a_socket_names_the_socket_path(tmp_path
     assert "longer than a unix socket path may be" in started.stderr and "set [daemon] socket" in started.stderr
 
 
+def test_a_relative_xdg_data_home_is_ignored_so_stop_in_another_folder_stops_the_daemon(tmp_path):
+    # XDG_DATA_HOME=rel made the library `rel/kenning` under whatever folder `ken` ran
+    # in: `ken stop` from another folder said "not running" beside the daemon it left.
+    home = tmp_path / "h"
+    started_in, stopped_in = home / "a", home / "b"
+    for folder in (started_in, stopped_in):
+        folder.mkdir(parents=True)
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": "", "XDG_DATA_HOME": "rel", "XDG_STATE_HOME": "st"}
+    env.pop("KENNING_CONFIG", None)
+
+    def ken(command: str, cwd: Path) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "kenning", command], capture_output=True, text=True, timeout=90, env=env,
+            cwd=cwd, stdin=subprocess.DEVNULL,
+        )
+
+    try:
+        assert ken("start", started_in).returncode == 0
+        stopped = ken("stop", stopped_in)
+        assert stopped.stdout.startswith("kenning stopped"), stopped.stdout + stopped.stderr
+    finally:
+        ken("stop", started_in)
+    assert not (started_in / "rel").exists()
+
+
 def test_the_systemd_unit_keeps_paths_with_newlines_backslashes_quotes_and_dollars(tmp_path):
     from kenning.cli.lifecycle import systemd_unit
 

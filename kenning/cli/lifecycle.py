@@ -40,6 +40,7 @@ from kenning.config.paths import (
     socket_path_too_long,
     state_dir,
     write_privately,
+    xdg_value,
 )
 from kenning.config.running import DaemonRecord, all_records, read_lock_text, records_of, remove_record
 from kenning.errors import DaemonNotRunning, KenningError, error_text
@@ -259,7 +260,7 @@ def manager() -> Manager:
     if sys.platform == "darwin" and shutil.which("launchctl"):
         return Manager("launchd", Path.home() / "Library" / "LaunchAgents" / f"{LABEL}.plist")
     if shutil.which("systemctl") and _run(["systemctl", "--user", "show-environment"], check=False).returncode == 0:
-        config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+        config_home = Path(xdg_value("XDG_CONFIG_HOME") or Path.home() / ".config")
         return Manager("systemd", config_home / "systemd" / "user" / UNIT)
     return Manager("none", None)
 
@@ -286,7 +287,7 @@ PATH_VARIABLES = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
 
 def service_environment() -> dict[str, str]:
     """What the service runs the daemon with: the path variables `ken` sees, set."""
-    environment = {name: value for name in PATH_VARIABLES if (value := os.environ.get(name))}
+    environment = {name: value for name in PATH_VARIABLES if (value := xdg_value(name))}
     environment["PYTHONUNBUFFERED"] = "1"
     return environment
 

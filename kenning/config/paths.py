@@ -42,26 +42,36 @@ def socket_path_too_long(path: Path) -> str | None:
     )
 
 
-def _xdg(var: str, fallback: str) -> Path:
+def xdg_value(var: str) -> str | None:
+    """An XDG base directory variable's value when it counts: set to an absolute path.
+
+    A relative one is to be ignored (the XDG spec says so): taken as it was, it named a
+    library in whatever folder `ken` ran from, so `ken stop` in another folder said "not
+    running" beside the daemon `ken start` left, and the service ran one in its own."""
     value = os.environ.get(var)
+    return value if value and os.path.isabs(value) else None
+
+
+def _xdg(var: str, fallback: str) -> Path:
+    value = xdg_value(var)
     return Path(value) if value else Path.home() / fallback
 
 
 def default_config_path() -> Path:
-    if sys.platform == "darwin" and not os.environ.get("XDG_CONFIG_HOME"):
+    if sys.platform == "darwin" and not xdg_value("XDG_CONFIG_HOME"):
         return Path.home() / "Library" / "Application Support" / APP / "config.toml"
     return _xdg("XDG_CONFIG_HOME", ".config") / APP / "config.toml"
 
 
 def default_data_dir() -> Path:
-    if sys.platform == "darwin" and not os.environ.get("XDG_DATA_HOME"):
+    if sys.platform == "darwin" and not xdg_value("XDG_DATA_HOME"):
         return Path.home() / "Library" / "Application Support" / APP
     return _xdg("XDG_DATA_HOME", ".local/share") / APP
 
 
 def state_dir() -> Path:
     """Where a daemon started by `ken start` writes its log (XDG state; ~/Library/Logs on macOS)."""
-    if sys.platform == "darwin" and not os.environ.get("XDG_STATE_HOME"):
+    if sys.platform == "darwin" and not xdg_value("XDG_STATE_HOME"):
         return Path.home() / "Library" / "Logs" / APP
     return _xdg("XDG_STATE_HOME", ".local/state") / APP
 
