@@ -17,14 +17,32 @@ bindir=${KENNING_BIN:-$HOME/.local/bin}
 foreground=false
 [ "${1:-}" = "--foreground" ] && foreground=true
 
-if [ -x "$prefix/bin/python" ]; then
+# A Python kenning runs on (3.11 or newer) with pip in it.
+usable() {
+  "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && "$1" -m pip --version >/dev/null 2>&1
+}
+
+if usable "$prefix/bin/python"; then
   echo "upgrading kenning in $prefix"
 else
+  if ! command -v python3 >/dev/null || ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "kenning needs Python 3.11 or newer as python3 (found: $(command -v python3 >/dev/null && python3 --version 2>&1 || echo none));" \
+      "install one, then run ./install.sh again" >&2
+    exit 1
+  fi
   echo "installing kenning into $prefix"
-  python3 -m venv "$prefix"
+  # A venv an earlier run left half made (python3-venv missing: no pip in it) or made with
+  # an older Python is made anew: kept, it failed every later run with "pip: No such file".
+  clear=
+  [ -f "$prefix/pyvenv.cfg" ] && clear=--clear
+  if ! python3 -m venv $clear "$prefix"; then
+    echo "could not make a virtual environment in $prefix; on Debian or Ubuntu: sudo apt install python3-venv," \
+      "then run ./install.sh again" >&2
+    exit 1
+  fi
 fi
-"$prefix/bin/pip" install --quiet --upgrade pip
-"$prefix/bin/pip" install --quiet --upgrade "$here"
+"$prefix/bin/python" -m pip install --quiet --upgrade pip
+"$prefix/bin/python" -m pip install --quiet --upgrade "$here"
 mkdir -p "$bindir"
 ln -sf "$prefix/bin/ken" "$bindir/ken"
 echo "ken is at $bindir/ken ($("$bindir/ken" --version))"

@@ -210,3 +210,36 @@ def test_service_install_under_launchd_runs_this_library_and_uninstall_removes_w
     assert service.commands() == [["launchctl", "bootout", f"{domain}/com.kenning.daemon"]]
     assert not plist_path.exists()
     wait_for(lambda: daemon_pid(service.data_dir) is None, timeout=20, what="the daemon to stop")
+
+
+INSTALL_SH = Path(__file__).parents[1] / "install.sh"
+
+
+def _stub(path: Path, body: str) -> None:
+    path.write_text(f'#!/bin/sh\necho "{path.name} $*" >> "$STUB_LOG"\n{body}\nexit 0\n')
+    path.chmod(0o755)
+
+
+def test_install_sh_makes_anew_the_half_made_venv_a_failed_first_run_left(tmp_path):
+    # python3 -m venv without python3-venv (Debian, Ubuntu) leaves a venv with no pip in
+    # it; every later ./install.sh, python3-venv installed meanwhile, failed on it with
+    # "pip: No such file or directory" until the user found and deleted the folder.
+    # Python and kenning are stand-ins here: what is checked is the script's own steps.
+    prefix, bin_dir, stubs, made = tmp_path / "prefix", tmp_path / "bin", tmp_path / "stubs", tmp_path / "made"
+    for folder in (prefix / "bin", stubs, made):
+        folder.mkdir(parents=True)
+    (prefix / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    _stub(prefix / "bin" / "python", "exit 1")  # no pip in it
+    _stub(made / "python", "")
+    _stub(made / "ken", '[ "$1" = --version ] && echo "kenning, version test"')
+    _stub(stubs / "python3", f'for last; do :; done\n[ "$1" = -m ] && cp "{made}/python" "{made}/ken" "$last/bin/"')
+    env = {
+        "HOME": str(tmp_path), "PATH": f"{stubs}{os.pathsep}/usr/bin{os.pathsep}/bin", "STUB_LOG": str(tmp_path / "log"),
+        "KENNING_PREFIX": str(prefix), "KENNING_BIN": str(bin_dir),
+    }
+    ran = subprocess.run(["bash", str(INSTALL_SH)], capture_output=True, text=True, timeout=60, env=env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    steps = (tmp_path / "log").read_text().splitlines()
+    assert f"python3 -m venv --clear {prefix}" in steps
+    assert f"python -m pip install --quiet --upgrade {INSTALL_SH.parent}" in steps
+    assert steps[-1] == "ken service install"
