@@ -36,15 +36,19 @@ else
   clear=
   [ -f "$prefix/pyvenv.cfg" ] && clear=--clear
   if ! python3 -m venv $clear "$prefix"; then
-    echo "could not make a virtual environment in $prefix; on Debian or Ubuntu: sudo apt install python3-venv," \
-      "then run ./install.sh again" >&2
+    echo "could not make a virtual environment in $prefix (the lines above say why): for a folder you cannot" \
+      "write in, set KENNING_PREFIX to one you can; for a missing venv module, on Debian or Ubuntu:" \
+      "sudo apt install python3-venv; then run ./install.sh again" >&2
     exit 1
   fi
 fi
 "$prefix/bin/python" -m pip install --quiet --upgrade pip
 "$prefix/bin/python" -m pip install --quiet --upgrade "$here"
-mkdir -p "$bindir"
-ln -sf "$prefix/bin/ken" "$bindir/ken"
+if ! { mkdir -p "$bindir" && ln -sfn "$prefix/bin/ken" "$bindir/ken"; }; then
+  echo "could not put ken in $bindir: set KENNING_BIN to a folder you can write in, on your PATH," \
+    "then run ./install.sh again" >&2
+  exit 1
+fi
 echo "ken is at $bindir/ken ($("$bindir/ken" --version))"
 
 if $foreground; then
