@@ -304,6 +304,23 @@ def test_a_running_daemons_log_is_moved_aside_once_past_its_limit_and_stays_boun
     assert piped.stdout == "moved None\n" and piped.stderr.count("\n") == 300
 
 
+def test_a_log_deleted_with_its_folder_while_the_daemon_runs_is_started_anew_where_it_was(tmp_path):
+    """Its lines went to the deleted file: `ken status` named a log that did not exist,
+    and the file, which no path reached any more, grew without bound."""
+    log = tmp_path / "state" / "kenning" / "kenning.log"
+    log.parent.mkdir(parents=True)
+    deleting = (
+        "import shutil, sys; from kenning.daemon.logfile import rotate_own_log;"
+        " print('before', file=sys.stderr, flush=True); shutil.rmtree(sys.argv[1]);"
+        " print(f'started {rotate_own_log(1 << 20)}', flush=True); print('after', file=sys.stderr, flush=True)"
+    )
+    with open(log, "ab") as out:
+        subprocess.run([sys.executable, "-c", deleting, str(log.parent)], stdout=out, stderr=out, check=True, timeout=60)
+    lines = log.read_text().splitlines()
+    assert lines[-2:] == [f"started {log}", "after"] and "before" not in lines
+    assert log.stat().st_mode & 0o777 == 0o600
+
+
 @pytest.mark.parametrize("through", ["a-file", "/proc"])
 def test_a_data_directory_that_cannot_be_made_is_one_line_naming_it(tmp_path, through):
     (tmp_path / "a-file").write_text("not a folder\n")
