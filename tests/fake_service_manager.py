@@ -93,10 +93,21 @@ def _stop() -> None:
     (_state() / "pid").unlink(missing_ok=True)
 
 
+def _config_home() -> Path:
+    """Where the user manager reads units from: its own XDG_CONFIG_HOME (set by the test
+    as FAKE_MANAGER_CONFIG_HOME, as environment.d would set it), else ~/.config; what the
+    shell `ken` runs in exports is not the manager's."""
+    return Path(os.environ.get("FAKE_MANAGER_CONFIG_HOME") or Path(os.environ["HOME"]) / ".config")
+
+
 def systemctl(args: list[str]) -> int:
     assert args[0] == "--user", args
-    unit_file = Path(os.environ["XDG_CONFIG_HOME"]) / "systemd" / "user" / UNIT
+    unit_file = _config_home() / "systemd" / "user" / UNIT
     verb, rest = args[1], args[2:]
+    if verb == "show-environment":
+        print(f"HOME={os.environ['HOME']}")
+        if os.environ.get("FAKE_MANAGER_CONFIG_HOME"):
+            print(f"XDG_CONFIG_HOME={_config_home()}")
     if verb in ("start", "restart", "enable") and not unit_file.exists():
         print(f"Unit {UNIT} not found.", file=sys.stderr)
         return 5

@@ -59,6 +59,8 @@ class Managed:
             "XDG_DATA_HOME": str(root / "xdg-data"),
             "XDG_STATE_HOME": str(self.state_home),
             "FAKE_MANAGER_STATE": str(self.state),
+            # A manager whose environment has the shell's XDG_CONFIG_HOME (environment.d).
+            "FAKE_MANAGER_CONFIG_HOME": str(self.config_home),
         }
         # The default config: the unit names none, and the daemon must find this one.
         self.config = self.config_home / "kenning" / "config.toml"
@@ -164,6 +166,23 @@ def test_service_install_under_systemd_runs_this_library_and_uninstall_removes_w
     ]
     assert not unit.exists() and list(unit.parent.iterdir()) == []
     assert daemon_pid(service.data_dir) is None
+
+
+def test_service_install_puts_the_unit_where_a_manager_without_the_shells_xdg_config_home_reads_it(managed):
+    # XDG_CONFIG_HOME exported by ~/.bashrc alone: systemd reads units from ~/.config, and
+    # the unit written under the shell's XDG_CONFIG_HOME failed `systemctl --user enable`
+    # with "Unit file kenning.service does not exist" beside the file just written.
+    service = managed("systemctl")
+    del service.env["FAKE_MANAGER_CONFIG_HOME"]
+    installed = service.ken("service", "install")
+    assert installed.returncode == 0, installed.stdout + installed.stderr + service.log()
+    unit = Path(os.environ["HOME"]) / ".config" / "systemd" / "user" / "kenning.service"
+    assert f"installed {unit}; kenning is running" in installed.stdout
+    # The daemon still reads the config and serves the library the shell's `ken` looks at.
+    assert daemon_pid(service.data_dir) == service.pid()
+    assert "active" in service.ken("service", "status").stdout
+    removed = service.ken("service", "uninstall")
+    assert removed.returncode == 0 and not unit.exists(), removed.stdout + removed.stderr
 
 
 def test_service_install_under_launchd_runs_this_library_and_uninstall_removes_what_it_wrote(managed):

@@ -259,10 +259,22 @@ class Manager:
 def manager() -> Manager:
     if sys.platform == "darwin" and shutil.which("launchctl"):
         return Manager("launchd", Path.home() / "Library" / "LaunchAgents" / f"{LABEL}.plist")
-    if shutil.which("systemctl") and _run(["systemctl", "--user", "show-environment"], check=False).returncode == 0:
-        config_home = Path(xdg_value("XDG_CONFIG_HOME") or Path.home() / ".config")
-        return Manager("systemd", config_home / "systemd" / "user" / UNIT)
+    if shutil.which("systemctl"):
+        shown = _run(["systemctl", "--user", "show-environment"], check=False)
+        if shown.returncode == 0:
+            return Manager("systemd", _units_home(shown.stdout) / "systemd" / "user" / UNIT)
     return Manager("none", None)
+
+
+def _units_home(manager_environment: str) -> Path:
+    """The folder the user manager reads units under: its own XDG_CONFIG_HOME, else
+    ~/.config. Not the shell's: one exported by ~/.bashrc alone put the unit where systemd
+    never looks, and `systemctl --user enable` said the file just written did not exist."""
+    for line in manager_environment.splitlines():
+        name, _, value = line.partition("=")
+        if name == "XDG_CONFIG_HOME" and os.path.isabs(value):
+            return Path(value)
+    return Path.home() / ".config"
 
 
 def _run(command: list[str], check: bool = True) -> subprocess.CompletedProcess:
