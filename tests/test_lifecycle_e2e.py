@@ -345,6 +345,9 @@ def test_service_install_without_a_manager_runs_the_daemon_detached(detached):
     assert "no user service manager here" in installed.stdout and "ken start` after a reboot" in installed.stdout
     first = daemon_pid(detached.data_dir)
     assert first
+    if sys.platform.startswith("linux"):
+        # It holds no folder busy: the one `ken` ran in could be on a drive to unmount.
+        assert os.readlink(f"/proc/{first}/cwd") == "/"
     # Installing again (an upgrade) restarts the daemon onto this code.
     again = ken(config, "service", "install")
     assert again.returncode == 0, again.stderr

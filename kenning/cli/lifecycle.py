@@ -29,6 +29,7 @@ from pathlib import Path
 
 import click
 
+import kenning
 from kenning.cli.app import Context, main, pass_context
 from kenning.config.paths import (
     LOCK_NAME,
@@ -449,7 +450,10 @@ def _launch(ctx: Context, log: Path) -> int:
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            # Not the folder `ken start` ran in: a daemon left in it kept it busy, and the
+            # drive holding it could not be unmounted until `ken stop`.
+            cwd="/",
+            env=_daemon_environment(),
         )
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
@@ -475,6 +479,21 @@ def _launch(ctx: Context, log: Path) -> int:
                 raise KenningError(not_answering(ctx) or f"another daemon (pid {holder}) holds {ctx.locations.data_dir}")
         time.sleep(0.2)
     raise KenningError(f"the daemon did not answer within {START_TIMEOUT:.0f}s; its log ({log}):\n{_tail(log, ours)}")
+
+
+def _daemon_environment() -> dict[str, str]:
+    """The detached daemon's environment. A kenning `python -m` found in the folder `ken`
+    ran in (a checkout, not an install) is handed on by PYTHONPATH: the daemon runs in /,
+    and would otherwise import another copy, or none."""
+    environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    source = os.path.dirname(os.path.dirname(os.path.realpath(kenning.__file__)))
+    try:
+        here = os.path.realpath(os.getcwd())
+    except OSError:
+        here = None  # a folder deleted under `ken`: nothing was imported from it
+    if source == here:
+        environment["PYTHONPATH"] = os.pathsep.join(filter(None, (source, environment.get("PYTHONPATH"))))
+    return environment
 
 
 def _silent(log: Path) -> str:
