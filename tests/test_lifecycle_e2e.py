@@ -594,7 +594,10 @@ def test_a_library_this_user_may_not_open_is_one_line_from_every_command(tmp_pat
         assert f"PROBLEM data directory: cannot open {data_dir}: {not_yours}" in doctor.stdout
         added = ken_as_a_user("sources", "add", str(notes), "--yes")
         assert added.returncode == 1 and "Traceback" not in added.stderr
-        assert added.stderr.splitlines()[-1] == f"ken: cannot write {config}: Permission denied in {shared}"
+        assert added.stderr.splitlines()[-1] == (
+            f"ken: cannot write {config}: Permission denied in {shared};"
+            " keep a config where you can write, named by `ken --config FILE` or KENNING_CONFIG=FILE"
+        )
     finally:
         theirs.chmod(0o700)
         shared.chmod(0o700)

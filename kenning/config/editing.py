@@ -105,6 +105,11 @@ def _remove(path: Path, name: str) -> bool:
     return True
 
 
+# What to do about a config folder that cannot be written (a read-only ~/.config, kept by
+# a dotfiles tool or an image): the bare error left the folder's text unindexed.
+ELSEWHERE = "; keep a config where you can write, named by `ken --config FILE` or KENNING_CONFIG=FILE"
+
+
 @contextmanager
 def _editing(path: Path) -> Iterator[None]:
     """Hold the config's edit lock from reading the file to replacing it.
@@ -120,7 +125,7 @@ def _editing(path: Path) -> Iterator[None]:
         make_private_dirs(folder)
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
-        raise ConfigError(f"cannot write {path}: {exc.strerror or exc} in {folder}") from None
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc} in {folder}{ELSEWHERE}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -141,4 +146,4 @@ def _replace(path: Path, document: tomlkit.TOMLDocument) -> None:
         write_privately(target, text, keep_mode=True)
     except OSError as exc:
         # The config is edited by replacing it, so its folder must be writable too.
-        raise ConfigError(f"cannot write {target}: {exc.strerror or exc} in {target.parent}") from None
+        raise ConfigError(f"cannot write {target}: {exc.strerror or exc} in {target.parent}{ELSEWHERE}") from None
