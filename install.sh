@@ -62,7 +62,14 @@ fi
 
 echo
 case ":$PATH:" in
-  *":$bindir:"*) ;;
+  *":$bindir:"*)
+    # An older ken (a pip install of its own) earlier on the PATH is the one a shell runs.
+    first=$(command -v ken || true)
+    if [ "$first" != "$bindir/ken" ]; then
+      echo "another ken comes first on your PATH: $first; remove it, or put $bindir before its folder in PATH"
+      echo
+    fi
+    ;;
   *)
     echo "$bindir is not on your PATH; add this line to ~/.bashrc or ~/.zshrc, then open a new shell:"
     echo "  export PATH=\"$bindir:\$PATH\""

@@ -239,7 +239,7 @@ def _stub(path: Path, body: str) -> None:
     path.chmod(0o755)
 
 
-def test_install_sh_makes_anew_the_half_made_venv_a_failed_first_run_left(tmp_path):
+def test_install_sh_makes_anew_a_half_made_venv_and_names_an_older_ken_first_on_the_path(tmp_path):
     # python3 -m venv without python3-venv (Debian, Ubuntu) leaves a venv with no pip in
     # it; every later ./install.sh, python3-venv installed meanwhile, failed on it with
     # "pip: No such file or directory" until the user found and deleted the folder.
@@ -252,8 +252,11 @@ def test_install_sh_makes_anew_the_half_made_venv_a_failed_first_run_left(tmp_pa
     _stub(made / "python", "")
     _stub(made / "ken", '[ "$1" = --version ] && echo "kenning, version test"')
     _stub(stubs / "python3", f'for last; do :; done\n[ "$1" = -m ] && cp "{made}/python" "{made}/ken" "$last/bin/"')
+    # And an older ken of its own install earlier on the PATH than this one's.
+    _stub(stubs / "ken", "")
+    path = os.pathsep.join([str(stubs), str(bin_dir), "/usr/bin", "/bin"])
     env = {
-        "HOME": str(tmp_path), "PATH": f"{stubs}{os.pathsep}/usr/bin{os.pathsep}/bin", "STUB_LOG": str(tmp_path / "log"),
+        "HOME": str(tmp_path), "PATH": path, "STUB_LOG": str(tmp_path / "log"),
         "KENNING_PREFIX": str(prefix), "KENNING_BIN": str(bin_dir),
     }
     ran = subprocess.run(["bash", str(INSTALL_SH)], capture_output=True, text=True, timeout=60, env=env)
@@ -262,3 +265,4 @@ def test_install_sh_makes_anew_the_half_made_venv_a_failed_first_run_left(tmp_pa
     assert f"python3 -m venv --clear {prefix}" in steps
     assert f"python -m pip install --quiet --upgrade {INSTALL_SH.parent}" in steps
     assert steps[-1] == "ken service install"
+    assert f"another ken comes first on your PATH: {stubs / 'ken'}" in ran.stdout
