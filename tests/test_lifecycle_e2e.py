@@ -656,3 +656,25 @@ def test_start_writes_no_log_through_a_link(tmp_path):
     assert started.stderr.startswith(f"ken: cannot write the daemon's log {data_dir / 'kenning.log'}:")
     assert victim.read_text() == "export PATH\n" and _mode(victim) == 0o644
     assert daemon_pid(data_dir) is None
+
+
+def test_a_lock_held_with_no_pid_written_is_never_told_to_kill_9_minus_1(tmp_path, monkeypatch):
+    """A process holding the library's lock that had written no pid in it (a daemon still
+    starting, or another program taking the lock) was read as pid -1: a stop that waited
+    it out ended with "`kill -9 -1` ends it", which ends every process of the user."""
+    import fcntl
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    fd = os.open(data_dir / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        assert daemon_pid(data_dir) == -1
+        monkeypatch.setattr(lifecycle, "STOP_TIMEOUT", 0.2)
+        with pytest.raises(KenningError) as stopped:
+            lifecycle._end(-1, data_dir)
+    finally:
+        os.close(fd)
+    message = str(stopped.value)
+    assert "`kill" not in message and "pid -1" not in message
+    assert f"`fuser -v {data_dir / 'daemon.lock'}` names it" in message

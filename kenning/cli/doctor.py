@@ -25,7 +25,7 @@ import click
 
 from kenning import __version__, api
 from kenning.cli.app import Context, main, pass_context
-from kenning.cli.lifecycle import daemon_pid, moved_away, old_socket, still_runs
+from kenning.cli.lifecycle import daemon_pid, moved_away, old_socket, pid_text, still_runs
 from kenning.cli.status_view import ago, dimension_problem, left_out_line, megabytes
 from kenning.config.paths import cannot_create, not_yours, shared_by_all, socket_path_too_long
 from kenning.errors import ConfigError, DaemonNotRunning, KenningError, SocketNotYours, error_text
@@ -230,7 +230,7 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
                 Check(
                     PROBLEM,
                     "daemon",
-                    f"pid {holder} holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}"
+                    f"a daemon ({pid_text(holder)}) holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}"
                     + (f": it listens on {where}" if where else ""),
                     "ken restart" if where else "ken stop, then ken start (its log: ken service status)",
                 )

@@ -67,6 +67,11 @@ def daemon_pid(data_dir: Path) -> int | None:
     return None if holder is None else holder[0]
 
 
+def pid_text(pid: int) -> str:
+    """A lock holder's pid as messages give it: -1 is one that has written none yet."""
+    return f"pid {pid}" if pid > 0 else "its pid not written yet"
+
+
 def lock_holder(data_dir: Path) -> tuple[int, bool] | None:
     """The pid of the daemon holding the data directory's lock (-1 when it wrote none
     yet) and whether it is stopping; None when none holds it.
@@ -213,7 +218,7 @@ def not_answering(ctx: Context) -> str | None:
         holder, stopping = held
         if stopping:
             return (
-                f"the daemon (pid {holder}) holding {ctx.locations.data_dir} is stopping: once it has exited,"
+                f"the daemon ({pid_text(holder)}) holding {ctx.locations.data_dir} is stopping: once it has exited,"
                 " `ken start` starts it again"
             )
         where = old_socket(ctx, holder)
@@ -223,7 +228,7 @@ def not_answering(ctx: Context) -> str | None:
             else "it is still starting, or it listens where the config said when it started"
         )
         return (
-            f"a daemon (pid {holder}) holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}:"
+            f"a daemon ({pid_text(holder)}) holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}:"
             f" {listens} (`ken restart` moves it)"
         )
     if moved := moved_away(ctx):
@@ -476,7 +481,7 @@ def _launch(ctx: Context, log: Path) -> int:
             if old_socket(ctx, holder) is not None:
                 # Another start's daemon, started at the same moment from a config naming
                 # another socket, took the library: it will never answer here.
-                raise KenningError(not_answering(ctx) or f"another daemon (pid {holder}) holds {ctx.locations.data_dir}")
+                raise KenningError(not_answering(ctx) or f"another daemon ({pid_text(holder)}) holds {ctx.locations.data_dir}")
         time.sleep(0.2)
     raise KenningError(f"the daemon did not answer within {START_TIMEOUT:.0f}s; its log ({log}):\n{_tail(log, ours)}")
 
@@ -651,7 +656,7 @@ def stop(ctx: Context) -> str:
     where = old_socket(ctx, pid)
     _end(pid, data_dir)
     # (`where` is not always old: the daemon may have been started from another config.)
-    said.append(f"kenning stopped (pid {pid}, which listened on {where})" if where else f"kenning stopped (pid {pid})")
+    said.append(f"kenning stopped ({pid_text(pid)}, which listened on {where})" if where else f"kenning stopped ({pid_text(pid)})")
     return "\n".join(said)
 
 
@@ -680,8 +685,11 @@ def _end(pid: int, data_dir: Path) -> None:
                 f"pid {pid} holds {data_dir} but is another user's process; it is not this user's daemon to stop"
             ) from None
     if not _freed_within(data_dir, STOP_TIMEOUT):
+        # No pid written (a daemon still starting, or another program holding the lock):
+        # `kill -9 -1` would have ended every process of the user.
+        ends = f"`kill -9 {pid}` ends it" if pid > 0 else f"`fuser -v {data_dir / LOCK_NAME}` names it"
         raise KenningError(
-            f"the daemon (pid {pid}) did not stop within {STOP_TIMEOUT:.0f}s; `kill -9 {pid}` ends it"
+            f"the daemon ({pid_text(pid)}) did not stop within {STOP_TIMEOUT:.0f}s; {ends}"
             " (nothing indexed is lost: the file in flight is redone at the next start)"
         )
 
