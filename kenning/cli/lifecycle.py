@@ -222,14 +222,17 @@ def not_answering(ctx: Context) -> str | None:
                 " `ken start` starts it again"
             )
         where = old_socket(ctx, holder)
+        # Still starting, it needs only a moment: "`ken restart` moves it" sent a search
+        # made during a restart to restart it again.
         listens = (
-            f"it listens on {where}, where the config it was started from said"
+            f"it listens on {where}, where the config it was started from said (`ken restart` moves it)"
             if where
-            else "it is still starting, or it listens where the config said when it started"
+            else "it is still starting (try again in a moment), or it listens where the config said when it"
+            " started (then `ken restart` moves it)"
         )
         return (
             f"a daemon ({pid_text(holder)}) holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}:"
-            f" {listens} (`ken restart` moves it)"
+            f" {listens}"
         )
     if moved := moved_away(ctx):
         return (
