@@ -950,6 +950,20 @@ def test_a_correction_replacing_a_two_digit_value_supersedes_the_note_giving_it(
     assert newest["conflicts_with"] == [] and middle["conflicts_with"] == []
 
 
+def test_a_correction_replacing_a_two_digit_value_does_not_find_it_in_a_date(daemon):
+    """The value a correction replaces ("instead of 18") was found in the "18" of an
+    older correction's "2025-03-18", so the note saying which host the batch runs on
+    showed superseded by one about its size."""
+    for uri, day, title, text in (
+        ("skua-host", "2025-04-01", "Skua batch host",
+         "Correction to the 2025-03-18 skua batch notes: the skua batch runs on kestrel instead of osprey."),
+        ("skua-size", "2025-05-01", "Skua batch size", "Correction: the skua batch size is 30 instead of 18."),
+    ):  # fmt: skip
+        daemon.call("documents.add", {"title": title, "source_uri": f"note://{uri}", "date": day, "text": text})
+    hits = {hit["path"]: hit for hit in ask(daemon, "Which host does the skua batch run on?")["hits"]}
+    assert hits["note://skua-host"]["superseded_by"] is None
+
+
 def test_text_corrected_or_withdrawn_disagrees_with_nothing(daemon):
     """Disagreements were decided before corrections and notices were tied: "300 instead
     of 200" corrects "200 instead of 100", which corrects the first note's 100, and the

@@ -112,8 +112,9 @@ _UNDOING = re.compile(
 )
 # The old value a correction replaces, in the few words after it ("instead of Oakridge").
 _REPLACED = re.compile(rf"\b(?:{_REPLACING})((?:\W+\w+){{1,3}})")
-# A number as written, whole: not the "10" of "2010", "10.5" or "10,000".
-_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w]|[.,]\d)")
+# A number as written, whole: not the "10" of "2010", "10.5" or "10,000", nor a part of
+# a date or time ("2025-03-18", "18/03", "20:30").
+_NUMBER = re.compile(r"(?<![\w.,:/-])\d+(?:[.,]\d+)*(?![\w]|[.,:/-]\d)")
 # A number with its currency or unit, or a word.
 _TOKEN = re.compile(r"[£$€]?\d[\d,.:]*\d(?:\s?%)?|[£$€]?\d(?:\s?%)?|\w+")
 # What a value starts with: a digit or a currency sign.
