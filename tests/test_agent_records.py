@@ -866,6 +866,11 @@ async def test_a_question_for_a_port_is_answered_by_the_ledgers_service_entry(li
     found = await lib.search("What port does the keycloak service use on petrel.lan?")
     assert found.abstained is None
     assert found.hits[0].path.startswith("kenning://ledger/")
+    # A capitalised label and its number ("Chapter:12") is no host and port.
+    heron = "The heron gateway we use has its own port settings page; its runbook is Chapter:12 of the handbook."
+    await lib.add_text(TextDocument("Heron gateway", heron, "note://heron"))
+    found = await lib.search("What port does the heron gateway use?")
+    assert found.abstained is not None and "states one" in found.abstained
 
 
 async def test_a_pack_says_which_of_its_documents_were_replaced(lib):
@@ -1109,3 +1114,4 @@ async def test_closing_right_after_an_add_stops_and_keeps_the_document(tmp_path)
         links = check.execute("SELECT document_id, kind, target FROM document_links").fetchall()
     assert {(document, kind) for document, kind, _ in links} == {(added.document_id, "supersedes")}
     assert agent_key("note://old-pumps") in {target for _, _, target in links}
+

@@ -135,9 +135,12 @@ class _Kind:
 
 
 # A host name, an IPv4 address or a bracketed IPv6 one, then a colon and a port: a
-# time ("10:30") has no host before it.
+# time ("10:30") has no host before it. A name without a dot is a host only in lower
+# case, as hosts are written ("redis:6379"): "Chapter:12" or "Room:14" is a label.
 _HOST_PORT = re.compile(
-    r"(?<![\w.:-])(?:\d{1,3}(?:\.\d{1,3}){3}|[a-z][\w-]*(?:\.[\w-]+)*|\[[0-9a-f:]+\]):\d{2,5}(?![\w:]|\.\d)", re.I
+    r"(?<![\w.:-])(?:\d{1,3}(?:\.\d{1,3}){3}|[a-z][\w-]*(?:\.[\w-]+)+|(?-i:[a-z][a-z0-9_-]*)|\[[0-9a-f:]+\])"
+    r":\d{2,5}(?![\w:]|\.\d)",
+    re.I,
 )
 # Not a date written with hyphens ("2025-09-18"), which has as many digits.
 _PHONE = re.compile(r"(?<![\w.+-])(?!\d{4}-\d\d-\d\d(?!\d))\+?\(?\d(?:[ ()-]*\d){6,14}(?!\w|\.\d)")
