@@ -969,7 +969,8 @@ def test_text_corrected_or_withdrawn_disagrees_with_nothing(daemon):
     of 200" corrects "200 instead of 100", which corrects the first note's 100, and the
     newest, naming neither of its values, was shown disagreeing with it; the capacity
     page, with a load test its notice withdrew. A question lifted the text taken back
-    beside the figure that holds."""
+    beside the figure that holds. But a note whose timeout was corrected still disagrees
+    with an older note giving another batch size."""
     for uri, day, title, text in (
         ("heron-batch-1", "2025-01-01", "Heron batch 1", "The heron batch size is 100."),
         ("heron-batch-2", "2025-01-20", "Heron batch 2", "Correction: the heron batch size is 200 instead of 100."),
@@ -977,6 +978,9 @@ def test_text_corrected_or_withdrawn_disagrees_with_nothing(daemon):
         ("puffin-test", "2025-05-02", "Puffin load test", "The puffin gateway handled 900 requests a second."),
         ("puffin-page", "2025-05-10", "Puffin capacity", "The puffin gateway handles 1,400 requests a second."),
         ("puffin-notice", "2025-05-20", "Puffin notice", "The puffin load test of 2 May is withdrawn: it was wrong."),
+        ("gannet-a", "2025-01-10", "Gannet settings", "The gannet batch size is 150 and the gannet timeout is 45 seconds."),
+        ("gannet-c", "2025-01-12", "Gannet runbook", "The gannet batch size is 250."),
+        ("gannet-b", "2025-03-01", "Gannet timeout fix", "Correction: the gannet timeout is 75 seconds instead of 45 seconds."),
     ):
         daemon.call("documents.add", {"title": title, "source_uri": f"note://{uri}", "date": day, "text": text})
     hits = {hit["path"]: hit for hit in ask(daemon, "What is the heron batch size?")["hits"]}
@@ -988,6 +992,12 @@ def test_text_corrected_or_withdrawn_disagrees_with_nothing(daemon):
     withdrawn, page = hits["note://puffin-test"], hits["note://puffin-page"]
     assert withdrawn["retracted_by"] == hits["note://puffin-notice"]["item_id"]
     assert page["conflicts_with"] == [] and withdrawn["conflicts_with"] == []
+    # A correction of one value leaves the note's other values disagreeing with a note
+    # older than it: the batch sizes still disagree once the timeout is corrected.
+    hits = {hit["path"]: hit for hit in ask(daemon, "What is the gannet batch size?")["hits"]}
+    settings, runbook = hits["note://gannet-a"], hits["note://gannet-c"]
+    assert settings["superseded_by"] == hits["note://gannet-b"]["item_id"]
+    assert runbook["item_id"] in settings["conflicts_with"] and settings["item_id"] in runbook["conflicts_with"]
 
 
 def test_a_notice_found_by_the_claims_title_retracts_nothing_ahead_of_today_and_can_be_taken_back(daemon):

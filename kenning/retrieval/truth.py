@@ -622,21 +622,33 @@ def _relate(
 
 
 def agree_with_nothing_taken_back(hits: list[Hit]) -> None:
-    """A hit superseded or retracted disagrees with nothing: what it said no longer holds.
-    Disagreements are decided pair by pair before every correction and notice is tied,
-    so the current figure carried `conflicts_with` a withdrawn load test's, and the
-    newest of a chain of corrections ("300 instead of 200", which was "200 instead of
-    100") the first note's, naming neither of its values; a question then lifted the
-    text taken back beside the figure that holds."""
+    """A hit superseded or retracted disagrees with nothing said since it was taken back:
+    what it said no longer holds. Disagreements are decided pair by pair before every
+    correction and notice is tied, so the current figure carried `conflicts_with` a
+    withdrawn load test's, and the newest of a chain of corrections ("300 instead of
+    200", which was "200 instead of 100") the first note's, naming neither of its values;
+    a question then lifted the text taken back beside the figure that holds. A correction
+    replaces one of a note's values, though: a note older than it giving another batch
+    size still disagrees with the note whose timeout it corrected (`_before_correction`)."""
     found = {hit.item_id: hit for hit in hits}
     for hit in hits:
         if hit.superseded_by is None and hit.retracted_by is None:
             continue
-        for item in hit.conflicts_with:
-            other = found.get(item)
-            if other is not None and hit.item_id in other.conflicts_with:
-                other.conflicts_with.remove(hit.item_id)
-        hit.conflicts_with.clear()
+        for other in [found[item] for item in hit.conflicts_with if item in found]:
+            if not _before_correction(other, hit, found):
+                hit.conflicts_with.remove(other.item_id)
+                if hit.item_id in other.conflicts_with:
+                    other.conflicts_with.remove(hit.item_id)
+        hit.conflicts_with[:] = [item for item in hit.conflicts_with if item in found]
+
+
+def _before_correction(other: Hit, hit: Hit, found: dict[int, Hit]) -> bool:
+    """Whether `other` speaks from before the text superseding `hit` (not retracting it:
+    a notice withdraws the whole claim), so that correction did not answer it."""
+    by = found.get(hit.superseded_by) if hit.retracted_by is None and hit.superseded_by is not None else None
+    if by is None or by.date is None or other.date is None:
+        return False
+    return period(other.date).end <= period(by.date).start
 
 
 def keep_above(hits: list[Hit]) -> None:
