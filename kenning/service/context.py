@@ -62,9 +62,16 @@ def _header(task: str) -> str:
 
 # A line of a document's text that reads as one of the pack's own: a block's header or
 # the list's heading (a pack archived, or saved in a note, then inlined in a later one).
-_PACK_LINE = re.compile(
-    r"^(?=[ \t]*(?:=== .* \(document \d+(?:;[^()]*)?\) ===[ \t\r]*$|## Also relevant, not inlined))", re.MULTILINE
+_PACK_LINE = (
+    r"(?=[ \t]*(?:=== .* \(document \d+(?:;[^()]*)?\) ===[ \t]*(?:{end})|## Also relevant, not inlined))"
 )
+_AFTER_NEWLINE = re.compile("^" + _PACK_LINE.format(end=r"\r?$"), re.MULTILINE)
+# A form feed, U+2028 or a lone carriage return ends a line for str.splitlines, and for
+# a client reading the pack by it, as a newline does. Looked for only in text holding
+# one: at every character it took three times as long.
+_BREAKS = r"[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"
+_ODD_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_AFTER_ANY_BREAK = re.compile(f"(^|{_BREAKS})" + _PACK_LINE.format(end=rf"{_BREAKS}|\Z"))
 
 
 # A title or a path may hold a newline (a file's name, a front matter title): escaped,
@@ -75,7 +82,10 @@ _PACK_LINE = re.compile(
 def _block(document: PackedDocument, text: str) -> str:
     marked = text.rstrip()
     if "(document " in marked or "## Also relevant" in marked:
-        marked = _PACK_LINE.sub(lambda _: "\\", marked)
+        if any(mark in marked for mark in _ODD_BREAKS) or marked.count("\r") != marked.count("\r\n"):
+            marked = _AFTER_ANY_BREAK.sub(lambda line: f"{line[1]}\\", marked)
+        else:
+            marked = _AFTER_NEWLINE.sub(lambda _: "\\", marked)
     return (
         f"=== {escaped(document.title)} — {escaped(document.path)}"
         f" (document {document.document_id}{_taken_back(document)}) ===\n{marked}\n\n"
