@@ -28,8 +28,8 @@ front matter is not a statement, and a count or a port is not a date: "9 October
 holds no number of technicians. A count and a port must stand within NEAR_TOKENS of the
 words naming what is counted, on the same line or under them ("12 vans", "vans: 12", a
 table's "Vans" column; a headcount may say people, staff, visits or attendance whichever
-the question said), and a version just after its name ("PostgreSQL 15"), since most
-notes hold some number.
+the question said; a port may instead follow its host and a colon, "db1.corp:5432"),
+and a version just after its name ("PostgreSQL 15"), since most notes hold some number.
 
 Which hits may state it is retrieval/verdict.py's to say: the best few about the
 question's subject, and the page the best hit names (the far page of a question through
