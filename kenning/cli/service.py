@@ -70,8 +70,10 @@ def reload(ctx: Context) -> None:
     Examples:
       ken reload
     """
-    reads = ctx.daemon_reads_another()
     result = ctx.fetch("reload", api.ReloadResult)
+    # Asked after: a daemon too busy to answer is then told of as one that may have
+    # reloaded, with what shows whether it did (cli/app.py), not as a status unanswered.
+    reads = ctx.daemon_reads_another()
     added = ", ".join(result.added) or "none"
     removed = ", ".join(result.removed) or "none"
     click.echo(f"reloaded: {counted(len(result.sources), 'source')} (added: {added}; removed: {removed})")
