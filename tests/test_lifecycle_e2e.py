@@ -453,10 +453,11 @@ def test_start_under_a_home_too_long_for_a_socket_names_the_socket_path(tmp_path
     assert "longer than a unix socket path may be" in started.stderr and "set [daemon] socket" in started.stderr
 
 
-def test_a_relative_xdg_data_home_is_ignored_so_stop_in_another_folder_stops_the_daemon(tmp_path):
+def test_a_relative_xdg_data_home_is_ignored_so_stop_in_another_folder_stops_the_daemon(isolated_home):
     # XDG_DATA_HOME=rel made the library `rel/kenning` under whatever folder `ken` ran
     # in: `ken stop` from another folder said "not running" beside the daemon it left.
-    home = tmp_path / "h"
+    # (The test's home, not a folder named after the test: the socket's path must fit.)
+    home = isolated_home
     started_in, stopped_in = home / "a", home / "b"
     for folder in (started_in, stopped_in):
         folder.mkdir(parents=True)
