@@ -10,7 +10,7 @@ resolves to the same text.
 
 Target: a one-line edit in a 100-chunk document re-embeds at most 2 chunks.
 
-    .venv/bin/python bench/stable_chunks.py [--json]
+    .venv/bin/python bench/stable_chunks.py [--edits N] [--json]
 
 It runs kenning's own sweep and embed job in-process on a temporary folder.
 """
@@ -138,11 +138,11 @@ async def measure(root: Path, name: str, lines: list[str], edit: Callable[[list[
     }
 
 
-async def run() -> dict:
+async def run(edits: int) -> dict:
     results = {}
     for kind, document in (("markdown", markdown_document), ("prose", prose_document)):
         lines = document(random.Random(SEED))
-        for label, edit in EDITS.items():
+        for label, edit in list(EDITS.items())[:edits]:
             with tempfile.TemporaryDirectory(prefix="kenning-stable-") as tmp:
                 suffix = "md" if kind == "markdown" else "txt"
                 results[f"{kind}: {label}"] = await measure(Path(tmp), f"handbook.{suffix}", lines, edit)
@@ -151,10 +151,11 @@ async def run() -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--edits", type=int, default=len(EDITS), help="the first N edits only (the first is the target's)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     logging.getLogger("kenning").setLevel(logging.WARNING)
-    results = asyncio.run(run())
+    results = asyncio.run(run(args.edits))
     if args.json:
         print(json.dumps(results, indent=2))
         return

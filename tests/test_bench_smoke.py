@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # (script and arguments, a line the script prints once it has measured)
 RUNS = [
-    (["stable_chunks.py"], "one word changed in one line"),
+    (["stable_chunks.py", "--edits", "1"], "one word changed in one line"),
     (["cjk_index.py"], "bigram"),
     (["truth.py", "--check"], "abstention"),
     (["truth.py", "--check", "--data", str(ROOT / "bench" / "truth_heldout")], "abstention"),
