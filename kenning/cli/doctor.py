@@ -230,7 +230,8 @@ def _daemon(ctx: Context, checks: list[Check]) -> api.Status | None:
                 Check(
                     PROBLEM,
                     "daemon",
-                    f"a daemon ({pid_text(holder)}) holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}"
+                    f"a daemon ({pid_text(holder)}) holds {ctx.locations.data_dir}"
+                    f" but does not answer on {ctx.locations.socket}"
                     + (f": it listens on {where}" if where else ""),
                     "ken restart" if where else "ken stop, then ken start (its log: ken service status)",
                 )

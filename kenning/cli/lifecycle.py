@@ -231,8 +231,8 @@ def not_answering(ctx: Context) -> str | None:
             " started (then `ken restart` moves it)"
         )
         return (
-            f"a daemon ({pid_text(holder)}) holds {ctx.locations.data_dir} but does not answer on {ctx.locations.socket}:"
-            f" {listens}"
+            f"a daemon ({pid_text(holder)}) holds {ctx.locations.data_dir}"
+            f" but does not answer on {ctx.locations.socket}: {listens}"
         )
     if moved := moved_away(ctx):
         return (
@@ -279,11 +279,9 @@ def _units_home(manager_environment: str) -> Path:
     """The folder the user manager reads units under: its own XDG_CONFIG_HOME, else
     ~/.config. Not the shell's: one exported by ~/.bashrc alone put the unit where systemd
     never looks, and `systemctl --user enable` said the file just written did not exist."""
-    for line in manager_environment.splitlines():
-        name, _, value = line.partition("=")
-        if name == "XDG_CONFIG_HOME" and os.path.isabs(value):
-            return Path(value)
-    return Path.home() / ".config"
+    environment = dict(line.partition("=")[::2] for line in manager_environment.splitlines())
+    value = xdg_value("XDG_CONFIG_HOME", environment)
+    return Path(value) if value else Path.home() / ".config"
 
 
 def _run(command: list[str], check: bool = True) -> subprocess.CompletedProcess:
@@ -484,7 +482,9 @@ def _launch(ctx: Context, log: Path) -> int:
             if old_socket(ctx, holder) is not None:
                 # Another start's daemon, started at the same moment from a config naming
                 # another socket, took the library: it will never answer here.
-                raise KenningError(not_answering(ctx) or f"another daemon ({pid_text(holder)}) holds {ctx.locations.data_dir}")
+                raise KenningError(
+                    not_answering(ctx) or f"another daemon ({pid_text(holder)}) holds {ctx.locations.data_dir}"
+                )
         time.sleep(0.2)
     raise KenningError(f"the daemon did not answer within {START_TIMEOUT:.0f}s; its log ({log}):\n{_tail(log, ours)}")
 
@@ -659,7 +659,8 @@ def stop(ctx: Context) -> str:
     where = old_socket(ctx, pid)
     _end(pid, data_dir)
     # (`where` is not always old: the daemon may have been started from another config.)
-    said.append(f"kenning stopped ({pid_text(pid)}, which listened on {where})" if where else f"kenning stopped ({pid_text(pid)})")
+    listened = f", which listened on {where}" if where else ""
+    said.append(f"kenning stopped ({pid_text(pid)}{listened})")
     return "\n".join(said)
 
 

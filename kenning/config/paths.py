@@ -12,6 +12,7 @@ import pwd
 import stat
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 APP = "kenning"
@@ -42,13 +43,14 @@ def socket_path_too_long(path: Path) -> str | None:
     )
 
 
-def xdg_value(var: str) -> str | None:
-    """An XDG base directory variable's value when it counts: set to an absolute path.
+def xdg_value(var: str, environment: Mapping[str, str] = os.environ) -> str | None:
+    """An XDG base directory variable's value in `environment` (the process's, or another
+    process's, such as the user service manager's) when it counts: an absolute path.
 
     A relative one is to be ignored (the XDG spec says so): taken as it was, it named a
     library in whatever folder `ken` ran from, so `ken stop` in another folder said "not
     running" beside the daemon `ken start` left, and the service ran one in its own."""
-    value = os.environ.get(var)
+    value = environment.get(var)
     return value if value and os.path.isabs(value) else None
 
 

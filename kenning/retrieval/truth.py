@@ -570,7 +570,10 @@ def _takes_back(
         # whatever else that text corrects and however common the value.
         or (
             close(newer, older, SAME_SUBJECT)
-            and (any(map(older.words, newer.replaced(context))) or bool(newer.replaced_numbers(context) & older.numbers))
+            and (
+                any(map(older.words, newer.replaced(context)))
+                or bool(newer.replaced_numbers(context) & older.numbers)
+            )
         )
     ):
         older.hit.superseded_by = older.hit.superseded_by or newer.hit.item_id
