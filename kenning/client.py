@@ -15,11 +15,10 @@ import struct
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import msgspec
 
-from kenning.config import Settings
 from kenning.config.paths import not_yours, served_by_another
 from kenning.errors import (
     AnswerLost,
@@ -30,6 +29,9 @@ from kenning.errors import (
     RpcError,
     SocketNotYours,
 )
+
+if TYPE_CHECKING:
+    from kenning.config import Settings
 
 T = TypeVar("T")
 

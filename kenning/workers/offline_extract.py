@@ -23,7 +23,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any, Protocol
 
 from kenning.errors import BackendUnavailable, WorkerFailed, WorkerStopped, error_line
@@ -130,39 +130,49 @@ def _range(first: int, last: int) -> str:
     return re.escape(chr(first)) if first == last else f"{re.escape(chr(first))}-{re.escape(chr(last))}"
 
 
-_UP = _letter_class("Lu", "Lt")
-_LOW = _letter_class("Ll")
-# A capitalised word, but not a call (`Chunk(`) or the head of a dotted name (`Path.home`).
-_CAPITALISED = rf"(?>{_UP}\w*+(?:[-/&'’]\w++)*+)(?!\(|\.[A-Za-z_])"
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _KATAKANA = "\u30a0-\u30ff\u31f0-\u31ff"
 _HANGUL = "\uac00-\ud7af"
 _CJK = f"{_HAN}{_KATAKANA}{_HANGUL}\u3040-\u309f"  # with hiragana
 _CONNECTOR = r"(?:of|for|the|de|du|da|di|del|della|des|van|von|der|den|la|le|&)"
 
-# A lowercase word that is prose, not code: not followed by `(`, `.attr` or `_`.
-_PLAIN = rf"{_LOW}++(?:['’-]{_LOW}++)*+(?![\w(]|\.\w)"
 
-# One pass reads the whole chunk. The scanner always resumes at a word boundary, since
-# every alternative that starts on a word character consumes the whole word. Plain
-# lowercase words, most of any chunk, come back as whole runs, not one by one.
-_TOKEN = re.compile(
-    r"(?P<url>(?:https?|ftp|file)://\S++)"
-    rf"|(?P<text>{_PLAIN}(?:(?>[ \t]*+\n[ \t]*+|[ \t]++){_PLAIN})*+)"
-    rf"|(?P<name>{_CAPITALISED}(?: ++(?:{_CONNECTOR} ++){{0,2}}{_CAPITALISED})*+)"
-    # A sentence ends at . ! ? before a space, at a blank line, or before a list item or
-    # heading; one newline inside a wrapped paragraph does not end it.
-    r"|(?P<end>[.!?](?=\s|\Z)|[。！？]|\n[ \t]*+(?:\n\s*+|(?=[-*+>#|]|\d+[.)]\s)))"
-    r"|(?P<opening>[:;\n])"
-    # A bullet or a quote between a line start and its first word.
-    r"|(?P<mark>[-*+>#\"'“‘(\[|~])"
-    r"|(?P<ident>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+)(?P<call>\((?!s\)))?"
-    r"|`(?P<tick>[^`\n]{1,100})`"
-    rf"|(?P<cjk>[{_HAN}]{{2,}}+|[{_KATAKANA}]{{2,}}+|[{_HANGUL}]{{2,}}+)"
-    # Anything else (digits, other punctuation) ends a phrase; CJK is left out so a
-    # single kana cannot swallow the kanji after it.
-    rf"|[^\W{_CJK}]++|[^\w\s]"
-)
+@cache
+def _tokenizer() -> re.Pattern[str]:
+    """The one pattern that reads a chunk, made on first use.
+
+    Its letter classes walk the whole BMP and the pattern they make takes a while to
+    compile: 40-60 ms of CPU that every daemon start paid, though the daemon hands
+    extraction to its parse workers and never reads a chunk with it itself.
+    """
+    upper = _letter_class("Lu", "Lt")
+    lower = _letter_class("Ll")
+    # A capitalised word, but not a call (`Chunk(`) or the head of a dotted name (`Path.home`).
+    capitalised = rf"(?>{upper}\w*+(?:[-/&'’]\w++)*+)(?!\(|\.[A-Za-z_])"
+    # A lowercase word that is prose, not code: not followed by `(`, `.attr` or `_`.
+    plain = rf"{lower}++(?:['’-]{lower}++)*+(?![\w(]|\.\w)"
+    # One pass reads the whole chunk. The scanner always resumes at a word boundary, since
+    # every alternative that starts on a word character consumes the whole word. Plain
+    # lowercase words, most of any chunk, come back as whole runs, not one by one.
+    return re.compile(
+        r"(?P<url>(?:https?|ftp|file)://\S++)"
+        rf"|(?P<text>{plain}(?:(?>[ \t]*+\n[ \t]*+|[ \t]++){plain})*+)"
+        rf"|(?P<name>{capitalised}(?: ++(?:{_CONNECTOR} ++){{0,2}}{capitalised})*+)"
+        # A sentence ends at . ! ? before a space, at a blank line, or before a list item
+        # or heading; one newline inside a wrapped paragraph does not end it.
+        r"|(?P<end>[.!?](?=\s|\Z)|[。！？]|\n[ \t]*+(?:\n\s*+|(?=[-*+>#|]|\d+[.)]\s)))"
+        r"|(?P<opening>[:;\n])"
+        # A bullet or a quote between a line start and its first word.
+        r"|(?P<mark>[-*+>#\"'“‘(\[|~])"
+        r"|(?P<ident>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*+)(?P<call>\((?!s\)))?"
+        r"|`(?P<tick>[^`\n]{1,100})`"
+        rf"|(?P<cjk>[{_HAN}]{{2,}}+|[{_KATAKANA}]{{2,}}+|[{_HANGUL}]{{2,}}+)"
+        # Anything else (digits, other punctuation) ends a phrase; CJK is left out so a
+        # single kana cannot swallow the kanji after it.
+        rf"|[^\W{_CJK}]++|[^\w\s]"
+    )
+
+
 _TITLE = re.compile(r"#{1,6}[ \t]")  # a markdown heading as the chunk's first line
 _TITLE_NAME_WORDS = 3
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
@@ -267,7 +277,7 @@ def extract_text(text: str) -> Extraction:
     titled = _TITLE.match(text) is not None
     heading = text.split("\n", 1)[0].lstrip("#").strip() if titled else ""
     lead, lead_index = "", -1  # "Breast" of "Breast cancer is ...": a phrase's first word
-    for _url, words, name, end, start, mark, ident, call, tick, han in _TOKEN.findall(text):
+    for _url, words, name, end, start, mark, ident, call, tick, han in _tokenizer().findall(text):
         index += _STEP
         if words:
             if lead_index == index - _STEP:
