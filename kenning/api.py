@@ -1,16 +1,23 @@
-"""The records the Library API returns, as plain dataclasses.
+"""The records the Library API returns, as msgspec Structs.
 
-The service fills them, the socket server encodes them (msgspec), and the clients (`ken`,
-`ken mcp`) decode the answer back into the same types, so a field renamed on one side
-and not the other fails loudly in the tests instead of reading as a missing key at run
-time. Only the standard library is imported here: the CLI loads this module and must
-start fast. docs/protocol.md describes the same shapes for other programs.
+The service fills them, the socket server encodes them (msgspec), and `ken` decodes the
+answer back into the same types (`ken mcp` into its tools' own models, mcp/models.py),
+so a field renamed on one side and not the other fails loudly in the tests instead of
+reading as a missing key at run time. The CLI loads this module and must start fast:
+as dataclasses these 52 records cost 29 ms of CPU to import, the code generated for each
+class, paid by every daemon start and every `ken` command that asks the daemon; as
+Structs, 2 ms, and msgspec is what the client decodes with anyway. They behave as the
+dataclasses did (mutable, made by keyword or by position in field order, the same JSON),
+but `dataclasses.replace` and `asdict` do not take them: `msgspec.structs.replace` and
+`msgspec.structs.asdict` do.
+docs/protocol.md describes the same shapes for other programs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
+
+from msgspec import Struct, field
 
 # What became of a document's new text: stored, taken over from a lower-ranked holder,
 # or recorded as another location of a copy already stored.
@@ -26,8 +33,7 @@ CapsuleKind = Literal["fact", "decision", "gotcha", "pattern", "anti-pattern", "
 CAPSULE_KINDS: tuple[str, ...] = ("fact", "decision", "gotcha", "pattern", "anti-pattern", "recipe", "principle")
 
 
-@dataclass
-class Elsewhere:
+class Elsewhere(Struct):
     """Another place that holds exactly the text of a hit."""
 
     item_id: int
@@ -37,8 +43,7 @@ class Elsewhere:
     line_end: int
 
 
-@dataclass
-class Hit:
+class Hit(Struct):
     """One chunk a search found, and where it sits in its source."""
 
     item_id: int
@@ -74,8 +79,7 @@ class Hit:
     copy: bool = False
 
 
-@dataclass
-class SearchResult:
+class SearchResult(Struct):
     hits: list[Hit]
     # Why a leg could not run (the embedder is down, the index is loading).
     warnings: list[str] = field(default_factory=list)
@@ -86,8 +90,7 @@ class SearchResult:
     withheld: list[Hit] = field(default_factory=list)
 
 
-@dataclass
-class JobStatus:
+class JobStatus(Struct):
     state: str
     done: int = 0
     total: int = 0
@@ -99,8 +102,7 @@ class JobStatus:
     failed_this_pass: int | None = None
 
 
-@dataclass
-class DaemonInfo:
+class DaemonInfo(Struct):
     pid: int
     version: str
     uptime_seconds: float
@@ -112,8 +114,7 @@ class DaemonInfo:
     free_bytes: int = 0  # pages inside the file that hold nothing; `compact` returns them
 
 
-@dataclass
-class EmbedderStatus:
+class EmbedderStatus(Struct):
     backend: str
     model: str
     signature: str
@@ -129,8 +130,7 @@ class EmbedderStatus:
     left_out: int = 0
 
 
-@dataclass
-class GraphStatus:
+class GraphStatus(Struct):
     backend: str
     extractor: str | None
     model: str | None
@@ -141,14 +141,12 @@ class GraphStatus:
     job: JobStatus
 
 
-@dataclass
-class Failure:
+class Failure(Struct):
     path: str
     reason: str
 
 
-@dataclass
-class SourceStatus:
+class SourceStatus(Struct):
     name: str
     kind: str
     path: str
@@ -200,13 +198,11 @@ class SourceStatus:
     removing: bool = False
 
 
-@dataclass
-class LibraryCounts:
+class LibraryCounts(Struct):
     documents: int
 
 
-@dataclass
-class AgentRecords:
+class AgentRecords(Struct):
     """What agents keep: capsules, archives (with retention) and ledger entries."""
 
     capsules: int
@@ -220,8 +216,7 @@ class AgentRecords:
     ledger_entries: int
 
 
-@dataclass
-class Status:
+class Status(Struct):
     daemon: DaemonInfo
     embedder: EmbedderStatus
     graph: GraphStatus
@@ -230,8 +225,7 @@ class Status:
     agent: AgentRecords | None = None
 
 
-@dataclass
-class SourceEntry:
+class SourceEntry(Struct):
     name: str
     kind: str
     path: str
@@ -249,29 +243,25 @@ class SourceEntry:
     removing: bool = False
 
 
-@dataclass
-class SourceList:
+class SourceList(Struct):
     sources: list[SourceEntry]
     library_documents: int
 
 
-@dataclass
-class ScanResult:
+class ScanResult(Struct):
     name: str
     started: bool = False
     finished: bool = False
     result: dict[str, int] | None = None
 
 
-@dataclass
-class RemovedSource:
+class RemovedSource(Struct):
     name: str
     documents_removed: int
     bytes_freed: int = 0  # what the database file and its WAL shrank by afterwards
 
 
-@dataclass
-class RemovedDocument:
+class RemovedDocument(Struct):
     """`documents.remove`: the agent document or fetched page that went."""
 
     document_id: int
@@ -279,14 +269,12 @@ class RemovedDocument:
     uri: str
 
 
-@dataclass
-class Location:
+class Location(Struct):
     source: str
     path: str
 
 
-@dataclass
-class ItemView:
+class ItemView(Struct):
     """One chunk in full, with its citation."""
 
     item_id: int
@@ -304,8 +292,7 @@ class ItemView:
     locations: list[Location] = field(default_factory=list)
 
 
-@dataclass
-class DocumentInfo:
+class DocumentInfo(Struct):
     document_id: int
     title: str
     source: str
@@ -315,8 +302,7 @@ class DocumentInfo:
     locations: list[Location] = field(default_factory=list)
 
 
-@dataclass
-class LineRange:
+class LineRange(Struct):
     """Lines of a document's extracted text, rebuilt from its chunks (1-based, inclusive)."""
 
     line_start: int
@@ -326,8 +312,7 @@ class LineRange:
     next_line: int | None  # where the next page of lines starts; None at the end
 
 
-@dataclass
-class Fetched:
+class Fetched(Struct):
     """`documents.get`: one item (`item`), or a document and a page of its items in order,
     or (`lines`) a range of its lines."""
 
@@ -341,8 +326,7 @@ class Fetched:
     version: str | None = None
 
 
-@dataclass
-class AddedDocument:
+class AddedDocument(Struct):
     document_id: int
     title: str
     uri: str
@@ -353,8 +337,7 @@ class AddedDocument:
     changed: bool | None = None
 
 
-@dataclass
-class EntityRelation:
+class EntityRelation(Struct):
     kind: str
     direction: Literal["out", "in"]
     other: str
@@ -362,8 +345,7 @@ class EntityRelation:
     chunks: int  # how many chunks state it
 
 
-@dataclass
-class EntityChunk:
+class EntityChunk(Struct):
     item_id: int
     title: str
     source: str
@@ -373,8 +355,7 @@ class EntityChunk:
     line_end: int
 
 
-@dataclass
-class EntityView:
+class EntityView(Struct):
     id: int
     name: str
     kind: str
@@ -384,21 +365,18 @@ class EntityView:
     chunks: list[EntityChunk]
 
 
-@dataclass
-class Entities:
+class Entities(Struct):
     entities: list[EntityView]
 
 
-@dataclass
-class DedupResult:
+class DedupResult(Struct):
     documents: int
     pairs: int
     collapsed: int
     seconds: float
 
 
-@dataclass
-class ReloadResult:
+class ReloadResult(Struct):
     sources: list[str]
     added: list[str]
     removed: list[str]
@@ -407,13 +385,11 @@ class ReloadResult:
     restart_needed: list[str] = field(default_factory=list)
 
 
-@dataclass
-class ReembedResult:
+class ReembedResult(Struct):
     dropped: int
 
 
-@dataclass
-class DocumentText:
+class DocumentText(Struct):
     """`documents.read`: lines of the text kenning extracted from a document, the text
     its citations' line numbers count in (for PDF, DOCX and HTML, not the file itself)."""
 
@@ -430,8 +406,7 @@ class DocumentText:
     locations: list[Location] = field(default_factory=list)
 
 
-@dataclass
-class CompactResult:
+class CompactResult(Struct):
     """`compact`: the database's size (file plus WAL) before and after, and how long it took."""
 
     bytes_before: int
@@ -442,8 +417,7 @@ class CompactResult:
 # -- agent records: memory capsules, archives, the ledger, context packs ----------------
 
 
-@dataclass
-class Capsule:
+class Capsule(Struct):
     """A piece of knowledge kept for later: `memory.*`. `document_id` is None once it is
     superseded (then it is kept for its history but never found by search)."""
 
@@ -465,8 +439,7 @@ class Capsule:
     uri: str
 
 
-@dataclass
-class Remembered:
+class Remembered(Struct):
     """`memory.add`: what became of the capsule. `refused` names the near-identical
     capsule already kept (`id`) and how alike they are; nothing was written then."""
 
@@ -479,8 +452,7 @@ class Remembered:
     superseded: str | None = None
 
 
-@dataclass
-class CapsuleHit:
+class CapsuleHit(Struct):
     capsule: Capsule
     score: float  # relevance x freshness x confidence weight, higher is better
     relevance: float  # the search's fused score for its best chunk
@@ -488,14 +460,12 @@ class CapsuleHit:
     item_id: int
 
 
-@dataclass
-class Recalled:
+class Recalled(Struct):
     capsules: list[CapsuleHit]
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass
-class CapsuleList:
+class CapsuleList(Struct):
     """`memory.list`: `next_cursor` continues strictly after the last capsule (None at the end)."""
 
     capsules: list[Capsule]
@@ -503,14 +473,12 @@ class CapsuleList:
     next_cursor: str | None = None
 
 
-@dataclass
-class Forgotten:
+class Forgotten(Struct):
     id: str
     title: str
 
 
-@dataclass
-class StaleCapsule:
+class StaleCapsule(Struct):
     id: str
     title: str
     scope: str
@@ -519,8 +487,7 @@ class StaleCapsule:
     confidence: float
 
 
-@dataclass
-class CapsulePair:
+class CapsulePair(Struct):
     first: str
     second: str
     first_title: str
@@ -531,8 +498,7 @@ class CapsulePair:
     reason: str
 
 
-@dataclass
-class Curation:
+class Curation(Struct):
     """`memory.curate`: capsules to look at; it changes nothing."""
 
     stale: list[StaleCapsule]
@@ -542,8 +508,7 @@ class Curation:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass
-class Archived:
+class Archived(Struct):
     handle: str
     title: str
     chars: int
@@ -558,8 +523,7 @@ class Archived:
     note: str | None = None
 
 
-@dataclass
-class ArchivePage:
+class ArchivePage(Struct):
     """`archive.recall`: characters [offset, offset + len(text)) of the stored text."""
 
     handle: str
@@ -574,8 +538,7 @@ class ArchivePage:
     version: str
 
 
-@dataclass
-class ArchiveEntry:
+class ArchiveEntry(Struct):
     handle: str
     title: str
     chars: int
@@ -583,8 +546,7 @@ class ArchiveEntry:
     created_at: float
 
 
-@dataclass
-class ArchiveList:
+class ArchiveList(Struct):
     """`archive.list`: `next_cursor` continues strictly after the last archive (None at the end)."""
 
     archives: list[ArchiveEntry]
@@ -593,8 +555,7 @@ class ArchiveList:
     next_cursor: str | None = None
 
 
-@dataclass
-class LedgerEntry:
+class LedgerEntry(Struct):
     id: str
     section: str
     identity: str
@@ -607,22 +568,19 @@ class LedgerEntry:
     document_id: int
 
 
-@dataclass
-class LedgerAdded:
+class LedgerAdded(Struct):
     status: Literal["created", "merged"]
     entry: LedgerEntry
     folded: list[str] = field(default_factory=list)  # entries this add showed to be the same one
 
 
-@dataclass
-class LedgerRemoved:
+class LedgerRemoved(Struct):
     id: str
     section: str
     identity: str
 
 
-@dataclass
-class LedgerRender:
+class LedgerRender(Struct):
     text: str
     bytes: int
     budget: int
@@ -630,13 +588,11 @@ class LedgerRender:
     omitted: dict[str, int]  # entries left out, per section
 
 
-@dataclass
-class LedgerList:
+class LedgerList(Struct):
     entries: list[LedgerEntry]
 
 
-@dataclass
-class PackedDocument:
+class PackedDocument(Struct):
     document_id: int
     title: str
     path: str
@@ -651,8 +607,7 @@ class PackedDocument:
     retracted_by: int | None = None
 
 
-@dataclass
-class ContextPack:
+class ContextPack(Struct):
     """`context.pack`: `text` is the pack; `inlined` are in it whole, `listed` by one line."""
 
     text: str

@@ -443,7 +443,7 @@ class RpcServer:
 
 
 def _encoded(message: dict) -> bytes:
-    # Results are the Library's dataclasses; msgspec encodes them as they are.
+    # Results are the Library's records, msgspec Structs (kenning/api.py), which it encodes natively.
     return msgspec.json.encode(message) + b"\n"
 
 

@@ -27,6 +27,7 @@ import logging
 import time
 from dataclasses import dataclass, replace
 
+import msgspec
 import numpy as np
 
 from kenning.api import Capsule, CapsuleHit, CapsuleList, Forgotten, Recalled, Remembered
@@ -392,7 +393,7 @@ class Memory:
         # `show` shows a capsule.
         used_at = await capsules.mark_used(self.db, [hit.capsule.id for hit in ranked])
         for hit in ranked:
-            hit.capsule = replace(hit.capsule, last_used_at=used_at, uses=hit.capsule.uses + 1)
+            hit.capsule = msgspec.structs.replace(hit.capsule, last_used_at=used_at, uses=hit.capsule.uses + 1)
         return Recalled(ranked, found.warnings)
 
     async def show(self, capsule_id: str) -> Capsule:

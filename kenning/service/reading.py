@@ -5,8 +5,9 @@ Its lines are rebuilt from its chunks by store/document_text.py, as `documents.r
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TypeVar
+
+from msgspec.structs import replace
 
 from kenning.api import DocumentInfo, Fetched, ItemView, LineRange, Location
 from kenning.errors import InvalidRequest, NotFound
