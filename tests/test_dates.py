@@ -47,6 +47,10 @@ TODAY = date(2026, 12, 1)
         ("---\ndate: 20250305\n---\nbody", "x.md", ("2025-03-05", "front matter")),
         ("---\ndate: '20250305'\n---\nbody", "x.md", ("2025-03-05", "front matter")),
         ("---\ndate: 20251345\n---\nbody", "x.md", None),
+        # A year first, then a month and a day of one digit each; a day first stays its year.
+        ("---\ndate: 2025/3/5\n---\nbody", "x.md", ("2025-03-05", "front matter")),
+        ("---\nupdated: '2025-3-15 09:30'\n---\nbody", "x.md", ("2025-03-15", "front matter")),
+        ("---\ndate: 5/3/2025\n---\nbody", "x.md", ("2025", "front matter")),
         ("# Standup 2025/03/14\n", "standup.md", ("2025-03-14", "heading")),
         ("# Retro 2025.03.14\n", "retro.md", ("2025-03-14", "heading")),
         # Day first with dots, as German or Polish notes write it; not inside a version.

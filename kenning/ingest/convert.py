@@ -96,7 +96,9 @@ HASH_BLOCK = 1 << 20
 # 18: the word after a `net use` share that is one of its answers, not a password
 # (`net use Z: \\srv\share yes`), is kept; it was masked (redact._NET_USE_ANSWERS). And a
 # front matter date of eight digits (`date: 20250305`) dates its note (text/dates.py).
-READER_VERSION = 18
+# 19: so does a front matter date of a year, then a month and a day of one digit each
+# (`date: 2025/3/5`); it dated its note by the year alone.
+READER_VERSION = 19
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}
 

@@ -268,6 +268,10 @@ def written_days(text: str) -> list[Period]:
 # "2025_09_18 standup" (cameras, exports, daily-note plugins). In a file's name only: in
 # text, eight digits are as often an order number.
 _NAME_DAY = re.compile(rf"(?<![\d]){_YEAR}(?P<sep>_?)(?P<month>0[1-9]|1[0-2])(?P=sep)(?P<day>[0-3]\d)(?!\d)")
+# A front matter value that opens with a year can only be a day with its month next,
+# however few its digits (`2025/3/5`); in running text such a run is as likely a version
+# (`2024.1.2`), so only here.
+_FRONT_DAY = re.compile(rf"{_YEAR}(?P<sep>[-/.])(?P<month>0?[1-9]|1[0-2])(?P=sep)(?P<day>[0-3]?\d)(?![\d.])")
 
 
 def _date_in_name(name: str) -> tuple[str, str | None] | None:
@@ -315,8 +319,10 @@ def _front_value(value: str) -> tuple[str, str | None] | None:
     """The date a front matter date key gives. Eight digits alone are a day there, as in
     a file's name (`date: 20250305`, as some exporters write it): passed over, the file's
     mtime dated the note, and a correction written before that copy was made counted as
-    older than it."""
-    if (day := _NAME_DAY.fullmatch(value.strip().strip("'\""))) is not None and (found := _from_match(day)):
+    older than it. So is a year, month and day of one digit each (`2025/3/5`), which
+    dated the note by its year alone."""
+    value = value.strip().strip("'\"")
+    if (day := _NAME_DAY.fullmatch(value) or _FRONT_DAY.match(value)) is not None and (found := _from_match(day)):
         return found, None
     return _find_span(value) or _year_span(value)
 
