@@ -1733,3 +1733,25 @@ def test_a_year_that_ends_a_sentence_is_the_period_it_names(library):
     })  # fmt: skip
     result = ask(daemon, "What was the kiln workshop revenue in 2024?")
     assert result["abstained"] is None and "review.md" in docs(result), result["abstained"]
+
+
+def test_a_log_entry_of_the_period_giving_a_things_versions_answers_what_was_decided_about_them(library):
+    """"Postgres 16 everywhere by March" on a decision log's line of 2 February 2026 says
+    what was decided about Postgres versions then, without the word "versions": as the
+    rest of the question beside its period it held only "Postgres", less than half of
+    it, and the question was refused as if nothing spoke of February."""
+    daemon = _library_of(library, {
+        "decisions.md": "# Engineering decision log\n\nNewest at the bottom.\n\n## 2025\n\n"
+        "- 2025-09-18 — Job queue moves to NATS JetStream (Marco)\n\n## 2026\n\n"
+        "- 2026-01-12 — Platform on-call grows to 8 engineers (Priya)\n"
+        "- 2026-02-02 — Postgres 16 everywhere by March; 17 evaluated in Q3 (Marco)\n",
+        "backups.md": "# Backups\n\nPostgres backups run nightly from the batch host.\n",
+        "failover.md": "# Failover\n\nPostgres failover is manual; page the platform on-call first.\n",
+        "replicas.md": "# Replicas\n\nEach Postgres primary has two streaming replicas.\n",
+        "api.md": "# API\n\nOld API versions are switched off a year after their successor ships.\n",
+    })  # fmt: skip
+    result = ask(daemon, "What did we decide about Postgres versions in February 2026?")
+    assert result["abstained"] is None, result["abstained"]
+    assert docs(result)[0] == "decisions.md" and result["hits"][0]["date"] == "2026-02-02"
+    # A thing no entry of the period gives a version of is still refused.
+    refused(daemon, "What did we decide about NATS versions in February 2026?", "period")

@@ -171,6 +171,10 @@ def test_a_version_and_a_port_are_numbers_beside_their_names():
     assert states(version, "pg-pay-2 runs PostgreSQL 15.4 on three nodes.")
     assert not states(version, "pg-pay-2 runs PostgreSQL on three nodes, updated 2025-03-01.")
     assert not states(wanted("Which Java version does rota-service run on?"), "| rota-service | Workforce | 2 | Java |")
+    decided = wanted("What did we decide about Postgres versions in February 2026?")
+    assert decided.kind == "a version" and "versions" in decided.said_by_any_value
+    assert states(decided, "- 2026-02-02 — Postgres 16 everywhere by March; 17 evaluated in Q3 (Marco)")
+    assert not states(decided, "- 2026-02-02 — Postgres failover drill on 12 March (Marco)")
     port = wanted("Which port does the notifier listen on?")
     assert states(port, "The notifier listens on port 8443.")
     assert not states(port, "The notifier sends 4000 emails an hour to customers across the UK. Its port is set by the platform team.")

@@ -71,6 +71,8 @@ class Coverage:
     absent: frozenset[str] = frozenset()
     # Each of the query's single words -> its share of the query's weight.
     shares: dict[str, float] = field(default_factory=dict)
+    # Each of the words counted in `beside_period` -> its share of their weight.
+    beside_shares: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -276,7 +278,13 @@ class Asked:
             item.label for item in self.items if item.label in self.query.terms and not holding[item.probe]
         )
         shares = {item.label: weights[item.probe] / total for item in self.items if item.probe in weights}
-        return Coverage(held, holds, near, beside_period, unknown, specific, absent, shares)
+        rest = sum(weight for probe, weight in weights.items() if probe not in beside) or 1.0
+        beside_shares = {
+            item.label: weights[item.probe] / rest
+            for item in self.items
+            if item.probe in weights and item.probe not in beside
+        }
+        return Coverage(held, holds, near, beside_period, unknown, specific, absent, shares, beside_shares)
 
 
 def subject_keys(coverage: Coverage, period_words: frozenset[str]) -> list[str]:

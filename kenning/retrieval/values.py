@@ -274,7 +274,13 @@ _KINDS = (
     ),
     _Kind(
         "a version",
-        re.compile(r"\b(?:what|which)\s+(?P<near>(?:[\w-]+\s+)?version)\b", re.I),
+        # "Which PostgreSQL version...", or what was said or decided about a thing's
+        # versions ("What did we decide about Postgres versions?"): "Postgres 16".
+        re.compile(
+            r"\b(?:what|which)\s+(?P<near>(?:[\w-]+\s+)?(?P<kind>versions?))\b"
+            r"|\b(?:what|which)\b.*\babout\s+(?P<near2>(?:[\w-]+\s+)?(?P<kind2>versions?))\b",
+            re.I,
+        ),
         re.compile(r"(?<![\w.-])v?\d+(?:\.\d+)*(?![\w-])", re.I),
         VERSION_TOKENS,
         after=True,
@@ -401,7 +407,7 @@ def _beside_dates(text: str, position: int) -> bool:
 # Words asking for a kind of value without saying what the value is of.
 _GENERIC_NAMING = frozenset(
     "cost costs charge charges pay paid spend spent money price fee fees rate year time colour color colours colors"
-    " hours".split()
+    " hours version versions".split()
 )
 
 
@@ -438,7 +444,10 @@ def wanted(question: str) -> Wanted | None:
         groups = match.groupdict()
         if kind.distance:
             adjective = groups.get("adjective")
-            found = f"{adjective} {_MEASURED[adjective.lower()]}" if adjective else groups.get("near") or groups["of"]
+            if adjective:
+                found = f"{adjective} {_MEASURED[adjective.lower()]}"
+            else:
+                found = groups.get("near") or groups.get("near2") or groups["of"]
             words = [word.lower() for word in _TOKEN.findall(found)]
             near = tuple(word for word in words if word not in STOPWORDS)
             if not near:

@@ -203,7 +203,7 @@ async def settle(
             for entry, best_id in standing_for.items()
         }
     if held is not None and measured is not None and wanted is not None:
-        held = _held_as_values(held, best, texts, wanted, measured)
+        held = _held_as_values(held, best, texts, wanted, measured, measured.shares)
     coverage_best, similarity_best = floors.best_support(
         best, held, meaning.to_query([hit.item_id for hit in best]) if meaning else None
     )
@@ -212,6 +212,10 @@ async def settle(
     of_period = [hit.item_id for hit in best]
     if intent.periods:
         beside = measured.beside_period if measured is not None else {}
+        if measured is not None and wanted is not None:
+            # "Postgres 16" on the decision log's line of February 2026 says what was
+            # decided about Postgres versions then, without the word.
+            beside = _held_as_values(beside, best, texts, wanted, measured, measured.beside_shares)
         # The rest of the question, which a line naming the period must hold some of: of
         # a relative clause naming it, the clause.
         rest: tuple[str, ...] = ()
@@ -252,13 +256,20 @@ async def settle(
 
 
 def _held_as_values(
-    held: dict[int, float], best: list[Hit], texts: dict[int, str], wanted: values.Wanted, measured: coverage.Coverage
+    held: dict[int, float],
+    best: list[Hit],
+    texts: dict[int, str],
+    wanted: values.Wanted,
+    measured: coverage.Coverage,
+    shares: dict[str, float],
 ) -> dict[int, float]:
-    """Each best hit's share of the question, counting the words that name the kind of
-    value asked for as held by a hit that states one: "Bicycles: £2.50 per single
-    journey" answers "How much does it cost to bring a bicycle on the ferry?" without
-    the word "cost", while "What colour are the RT-10 tablets?" gains nothing from
-    notes that give no colour, and "What is the deposit..." nothing from a rent."""
+    """Each best hit's share of the question (each word's share of it in `shares`: of the
+    whole question, or of what a hit must hold beside the period it names), counting
+    the words that name the kind of value asked for as held by a hit that states one:
+    "Bicycles: £2.50 per single journey" answers "How much does it cost to bring a
+    bicycle on the ferry?" without the word "cost", while "What colour are the RT-10
+    tablets?" gains nothing from notes that give no colour, and "What is the deposit..."
+    nothing from a rent."""
     said = wanted.said_by_any_value
     if not said:
         return held
@@ -266,7 +277,7 @@ def _held_as_values(
     for hit in best:
         unheld = [word for word in said if Probe(term_probe(word)) not in measured.holds.get(hit.item_id, {})]
         if unheld and values.states(wanted, texts.get(hit.item_id, "")):
-            raised[hit.item_id] = raised.get(hit.item_id, 0.0) + sum(measured.shares.get(word, 0.0) for word in unheld)
+            raised[hit.item_id] = raised.get(hit.item_id, 0.0) + sum(shares.get(word, 0.0) for word in unheld)
     return raised
 
 
