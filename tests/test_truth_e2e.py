@@ -1755,3 +1755,27 @@ def test_a_log_entry_of_the_period_giving_a_things_versions_answers_what_was_dec
     assert docs(result)[0] == "decisions.md" and result["hits"][0]["date"] == "2026-02-02"
     # A thing no entry of the period gives a version of is still refused.
     refused(daemon, "What did we decide about NATS versions in February 2026?", "period")
+
+
+def test_a_section_stating_the_sum_asked_for_is_cited_before_one_naming_the_word(library):
+    """"A learning budget of £1,000 a year for courses" answers "How much money does each
+    person get for courses?" without the word "money", as the floor counts it; the
+    section saying "company money" held more of the question's words and was cited."""
+    daemon = _library_of(library, {
+        "expenses.md": "# Expenses policy\n\nHow to claim what you spend for work.\n\n## General rules\n\n"
+        "- Spend company money as if it were your own: the reasonable option, not the cheapest.\n"
+        "- Get approval from your manager before booking anything over £500.\n"
+        "- Alcohol is not expensed, except at team events approved by a director.\n\n"
+        "## Booking travel\n\nBook trains and hotels through TravelPerk so they are paid centrally.\n"
+        "Standard class for trains; economy for flights under six hours.\n\n"
+        "## Mileage\n\n- Using your own car: 45p a mile for the first 10,000 miles, then 25p.\n"
+        "- Taxis are fine when there is no reasonable public transport.\n\n"
+        "## Training and books\n\nEach person has a learning budget of £1,000 a year for courses and books.\n"
+        "Agree conferences with your manager; books need no approval.\n",
+        "leave.md": "# Leave\n\nEach person gets 25 days of holiday a year, plus bank holidays.\n",
+        "laptops.md": "# Laptops\n\nLaptops are replaced every four years for each person.\n",
+    })  # fmt: skip
+    result = ask(daemon, "How much money does each person get for courses?")
+    assert result["abstained"] is None, result["abstained"]
+    hit = first_hit(result, "expenses.md")
+    assert hit["line_start"] <= 23 <= hit["line_end"], (hit["line_start"], hit["line_end"], hit["reasons"])

@@ -472,7 +472,12 @@ def quoted_first(hits: list[Hit], coverage: Coverage, quoted: frozenset[str]) ->
         hit.reasons.append(f"holds the quoted {', '.join(repr(phrase) for phrase in sorted(quoted))} (+{lift:.3f})")
 
 
-def cite_fullest(hits: list[Hit], coverage: Coverage, of_period: Callable[[Hit], bool] | None = None) -> None:
+def cite_fullest(
+    hits: list[Hit],
+    coverage: Coverage,
+    of_period: Callable[[Hit], bool] | None = None,
+    held: dict[int, float] | None = None,
+) -> None:
     """Within one document, the chunk holding more of the query's weight than the
     document's best chunk takes that one's place: a chat export's first line names the
     channel and the month the question names, a runbook's introduction the task, and the
@@ -481,8 +486,11 @@ def cite_fullest(hits: list[Hit], coverage: Coverage, of_period: Callable[[Hit],
 
     `of_period`: whether a chunk is dated in the period the question names; one that is
     keeps its place before one that is not (a changelog's entry for July before its
-    introduction, which names the service and says what the dates mean)."""
-    held = coverage.held
+    introduction, which names the service and says what the dates mean).
+
+    `held`: each hit's share of the query, when it is not `coverage.held` (the words
+    naming the kind of value asked for counted as held by a chunk that states one)."""
+    held = coverage.held if held is None else held
 
     def better(hit: Hit, best: Hit) -> bool:
         if of_period is not None and of_period(best) and not of_period(hit):

@@ -167,7 +167,11 @@ async def settle(
     if measured is not None:
         # Before the kind of value, which may then prefer a chunk that states one.
         dated_in = (lambda hit: hit.date is not None and affinity(hit.date, intent.periods) >= 1) if intent.periods else None
-        coverage.cite_fullest(hits[:JUDGED], measured, dated_in)
+        # "A learning budget of £1,000 a year" holds "money" for "How much money does
+        # each person get per year...?" as the floor counts it, not the rules' "company
+        # money" section.
+        stated = _held_as_values(measured.held, hits[:JUDGED], texts, wanted, measured, measured.shares) if wanted else None
+        coverage.cite_fullest(hits[:JUDGED], measured, dated_in, stated)
         in_rank_order(hits)
     if wanted is not None:
         # Before the truth signals, which then weigh the chunk that says the value.
