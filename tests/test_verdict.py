@@ -55,6 +55,16 @@ def test_a_documents_chunk_holding_more_of_the_query_is_cited_first():
     assert "holds more of the query" in message.reasons[0]
 
 
+def test_a_documents_chunk_stating_the_kind_of_value_asked_for_holds_the_word_naming_it():
+    # "A learning budget of £1,000 a year" for "How much money...", against the rules'
+    # "company money", which held more of the question's words as written.
+    money, rules = hit(3, 9, (47, 50), score=0.5), hit(4, 9, (10, 16), score=0.7)
+    measured = coverage.Coverage({3: 0.23, 4: 0.26}, {}, {}, {}, [], [])
+    coverage.cite_fullest([rules, money], measured)
+    assert (money.score, rules.score) == (0.5, 0.7)
+    coverage.cite_fullest([rules, money], measured, held={3: 0.38, 4: 0.26})
+    assert (money.score, rules.score) == (0.7, 0.5)
+
 def test_the_floor_refuses_only_fact_questions_and_says_why():
     def refusal(**support) -> str | None:
         return floors.refusal(floors.Support(**{"coverage": 0.9, "similarity": 0.6, **support}), 0.6, 0.4)
