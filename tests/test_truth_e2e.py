@@ -1779,3 +1779,26 @@ def test_a_section_stating_the_sum_asked_for_is_cited_before_one_naming_the_word
     assert result["abstained"] is None, result["abstained"]
     hit = first_hit(result, "expenses.md")
     assert hit["line_start"] <= 23 <= hit["line_end"], (hit["line_start"], hit["line_end"], hit["reasons"])
+
+
+def test_a_documents_section_holding_the_questions_words_together_is_cited(library):
+    """"Which header should I send...?" is answered by the changelog's entry saying "send
+    an `Idempotency-Key` header"; an older entry holding a little more of the question's
+    words one at a time ("created duplicate schedule slots") was cited."""
+    daemon = _library_of(library, {
+        "CHANGELOG.md": "# Changelog: dispatch-api\n\nAll notable changes to the dispatch-api service.\n\n"
+        "## 2025.05.2 (2025-05-21)\n\n"
+        "- Idempotency keys: send an `Idempotency-Key` header on every POST to make retries safe.\n"
+        "- Fix: pagination cursors expired after 10 minutes; they now last 24 hours.\n\n"
+        "## 2025.04.0 (2025-04-08)\n\n- Attachments can be listed and deleted through the API.\n"
+        "- Webhook signing secrets can be rotated without downtime.\n\n"
+        "## 2024.11.3 (2024-11-27)\n\n"
+        "- Fix: a daylight saving change created duplicate schedule slots for night shifts.\n",
+        "jobs.md": "# Jobs\n\nRepeating jobs are created each morning; job creation is open to dispatchers.\n",
+        "webhooks.md": "# Webhooks\n\nWe send a signature header with every webhook, naming the jobs it is about.\n",
+        "rota.md": "# Rota\n\nWeekend jobs are created on Fridays and shared out.\n",
+    })  # fmt: skip
+    result = ask(daemon, "Which header should I send so that repeating a job-creation request does not create duplicate jobs?")
+    assert result["abstained"] is None, result["abstained"]
+    hit = first_hit(result, "CHANGELOG.md")
+    assert hit["line_start"] <= 7 <= hit["line_end"], (hit["line_start"], hit["line_end"], hit["reasons"])

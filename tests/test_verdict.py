@@ -65,6 +65,15 @@ def test_a_documents_chunk_stating_the_kind_of_value_asked_for_holds_the_word_na
     coverage.cite_fullest([rules, money], measured, held={3: 0.38, 4: 0.26})
     assert (money.score, rules.score) == (0.7, 0.5)
 
+
+def test_a_documents_chunk_holding_the_querys_words_together_is_cited_first():
+    # "send an `Idempotency-Key` header" against "created duplicate ... request ids",
+    # which holds a little more of the question's words, one at a time.
+    scattered, together = hit(1, 7, (51, 54), score=0.7), hit(2, 7, (29, 32), score=0.5)
+    measured = coverage.Coverage({1: 0.33, 2: 0.31}, {}, {1: 0.0, 2: 0.2}, {}, [], [])
+    coverage.cite_fullest([scattered, together], measured)
+    assert (together.score, scattered.score) == (0.7, 0.5)
+
 def test_the_floor_refuses_only_fact_questions_and_says_why():
     def refusal(**support) -> str | None:
         return floors.refusal(floors.Support(**{"coverage": 0.9, "similarity": 0.6, **support}), 0.6, 0.4)
