@@ -17,6 +17,8 @@ does not depend on the query's own scale:
   it caught (bench/README.md);
 - a period asked about ("revenue in Q3 2024") that no best hit both speaks of and holds
   the rest of the question in (a decision log of 2024 does not say what the stipend was);
+  a word naming the kind of value asked for is held by a hit stating one, as below
+  ("Postgres 16" on the log's line of February 2026 for "Postgres versions");
 - a kind of value asked for ("What year did...", "How many vans...") that no best hit
   about the question's subject (and the period it names, if any) states
   (retrieval/values.py): the page about a person holds the question's words and meaning
