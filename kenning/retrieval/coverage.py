@@ -498,9 +498,9 @@ def cite_fullest(
     as much as the share of its weight: the changelog's entry that says "send an
     `Idempotency-Key` header" answers "Which header should I send...?", while an older
     entry holding a little more of the question's words one at a time ("created",
-    "duplicate", "request ids" on another line) says nothing of a header. Counted at
-    half as much, or at one and a half times, it cites the same chunks on the truth
-    set's dev and tune splits; at 0.4 it still cites the older entry."""
+    "duplicate", "request ids" on another line) says nothing of a header. Counted from
+    half as much to one and a half times as much, the truth set's dev and tune splits
+    pass the same questions; at 0.4 the older entry is still cited."""
     held = coverage.held if held is None else held
 
     def fullness(hit: Hit) -> float:
