@@ -1757,6 +1757,24 @@ def test_a_log_entry_of_the_period_giving_a_things_versions_answers_what_was_dec
     refused(daemon, "What did we decide about NATS versions in February 2026?", "period")
 
 
+def test_a_question_about_a_things_versions_answered_by_no_number_is_not_refused(library):
+    """"What is the rule about API versions?" is answered by a rule that gives no version
+    ("Old API versions are switched off..."), and "Which versions of Python..." by
+    "Python 3.11", which stands after no word "versions": both were refused as asking
+    for a version that no best hit states."""
+    daemon = _library_of(library, {
+        "api.md": "# API\n\nOld API versions are switched off a year after their successor ships.\n",
+        "billing.md": "# Billing service\n\nThe billing service supports Python 3.11 and Python 3.12 only.\n",
+        "android.md": "# Android app\n\nWe keep the two newest releases of the Android app in the store.\n",
+    })  # fmt: skip
+    for question, answer in (
+        ("What is the rule about API versions?", "api.md"),
+        ("What did we decide about versions of the Android app?", "android.md"),
+        ("Which versions of Python does the billing service support?", "billing.md"),
+    ):
+        result = ask(daemon, question)
+        assert result["abstained"] is None and docs(result)[0] == answer, (question, result["abstained"])
+
 def test_a_section_stating_the_sum_asked_for_is_cited_before_one_naming_the_word(library):
     """"A learning budget of £1,000 a year for courses" answers "How much money does each
     person get for courses?" without the word "money", as the floor counts it; the

@@ -137,6 +137,8 @@ class _Kind:
     # Whether the question's words but its names say what is to be placed in time
     # (`Wanted.event`).
     event: bool = False
+    # Whether a question of this form is refused when no hit states such a value.
+    refuses: bool = True
 
 
 # A host name, an IPv4 address or a bracketed IPv6 one, then a colon and a port: a
@@ -197,6 +199,7 @@ _MAY_PLACE_IN_TIME = re.compile(
     re.IGNORECASE,
 )
 _TIME_UNIT = re.compile(rf"{_UNITS}|seconds?|quarters?", re.IGNORECASE)
+_VERSION = re.compile(r"(?<![\w.-])v?\d+(?:\.\d+)*(?![\w-])", re.I)
 _WHEN_OR_RECURRENCE = re.compile(rf"{_WHEN.pattern}|\b(?:every|each)\s+{_DURATION}", re.IGNORECASE)
 # A measure, by what it measures: the nouns and adjectives that ask for it ("What is the
 # top speed...", "How deep...") and the units it is written in ("12 knots", "4.5 m").
@@ -279,17 +282,24 @@ _KINDS = (
     ),
     _Kind(
         "a version",
-        # "Which PostgreSQL version...", or what was said or decided about a thing's
-        # versions ("What did we decide about Postgres versions?"): "Postgres 16".
-        re.compile(
-            r"\b(?:what|which)\s+(?P<near>(?:[\w-]+\s+)?(?P<kind>versions?))\b"
-            r"|\b(?:what|which)\b.*\babout\s+(?P<near2>(?:[\w-]+\s+)?(?P<kind2>versions?))\b",
-            re.I,
-        ),
-        re.compile(r"(?<![\w.-])v?\d+(?:\.\d+)*(?![\w-])", re.I),
+        re.compile(r"\b(?:what|which)\s+(?P<near>(?:[\w-]+\s+)?(?P<kind>version))\b", re.I),
+        _VERSION,
         VERSION_TOKENS,
         after=True,
         unlike=_DATES,
+    ),
+    # What was said or decided about a thing's versions ("What did we decide about
+    # Postgres versions?"): "Postgres 16" says it. But the answer is as often a rule
+    # that gives no number ("Old API versions are switched off a year after their
+    # successor ships"), so no question of this form is refused for want of one.
+    _Kind(
+        "a version",
+        re.compile(r"\b(?:what|which)\b.*\babout\s+(?P<near>(?:[\w-]+\s+)?(?P<kind>versions?))\b", re.I),
+        _VERSION,
+        VERSION_TOKENS,
+        after=True,
+        unlike=_DATES,
+        refuses=False,
     ),
     _Kind(
         "a fee or rate",
@@ -450,10 +460,7 @@ def wanted(question: str) -> Wanted | None:
         groups = match.groupdict()
         if kind.distance:
             adjective = groups.get("adjective")
-            if adjective:
-                found = f"{adjective} {_MEASURED[adjective.lower()]}"
-            else:
-                found = groups.get("near") or groups.get("near2") or groups["of"]
+            found = f"{adjective} {_MEASURED[adjective.lower()]}" if adjective else groups.get("near") or groups["of"]
             words = [word.lower() for word in _TOKEN.findall(found)]
             near = tuple(word for word in words if word not in STOPWORDS)
             if not near:

@@ -308,8 +308,9 @@ async def _unstated(
     best hit about a namesake of what the question names (`coverage.not_namesakes`), nor
     the page a namesake names. A count must also stand on a page about the question's
     named subject, or on the best hit or a page it names: the words it stands beside
-    ("seats") are as often another customer's."""
-    if wanted is None:
+    ("seats") are as often another customer's. None for a form whose answer may give no
+    value (what was decided about a thing's versions: a rule for old ones)."""
+    if wanted is None or not wanted.form.refuses:
         return None
     if wanted.event and measured is not None and set(wanted.event) <= measured.absent:
         return f"{wanted.kind} of {' '.join(repr(word) for word in wanted.event)}, which no text names,"
