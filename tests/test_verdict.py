@@ -66,6 +66,15 @@ def test_a_documents_chunk_stating_the_kind_of_value_asked_for_holds_the_word_na
     assert (money.score, rules.score) == (0.7, 0.5)
 
 
+def test_a_chunk_the_coverage_did_not_measure_is_not_cited_for_stating_the_value():
+    # The verdict counts the words naming the kind of value as held by any judged chunk
+    # stating one (`_held_as_values`), measured or not: a chunk that rose into the judged
+    # hits after the others were lowered for their period held only those words.
+    best, unmeasured = hit(1, 9, (1, 5), score=0.7), hit(2, 9, (40, 44), score=0.5)
+    measured = coverage.Coverage({1: 0.1}, {}, {}, {}, [], [])
+    coverage.cite_fullest([best, unmeasured], measured, held={1: 0.1, 2: 0.2})
+    assert (best.score, unmeasured.score) == (0.7, 0.5)
+
 def test_a_documents_chunk_holding_the_querys_words_together_is_cited_first():
     # "send an `Idempotency-Key` header" against "created duplicate ... request ids",
     # which holds a little more of the question's words, one at a time.

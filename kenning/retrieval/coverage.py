@@ -493,6 +493,10 @@ def cite_fullest(
 
     `held`: each hit's share of the query, when it is not `coverage.held` (the words
     naming the kind of value asked for counted as held by a chunk that states one).
+    Only the chunks `coverage` measured take part: one it did not (it rose into the
+    judged hits when those above it were lowered for their period) counts there as
+    holding the naming words alone, and was cited for a value it states though nothing
+    said it held any of the question's other words.
 
     The share of the query's word pairs a chunk holds near each other (`near`) counts
     as much as the share of its weight: the changelog's entry that says "send an
@@ -511,5 +515,5 @@ def cite_fullest(
             return False
         return fullness(hit) > fullness(best)
 
-    measured = [hit for hit in hits if hit.item_id in held]
+    measured = [hit for hit in hits if hit.item_id in coverage.held]
     diversity.lead_with(measured, better, "holds more of the query")
