@@ -682,8 +682,15 @@ def main() -> None:
     splits = [args.split] if args.split else [*SPLITS, "all"]
     if args.json:
         if args.split:
+            # Only the split's own questions: a tuning run's output must not show how the
+            # test questions fared, one by one.
+            shown = {q.id for q in questions if q.split == args.split or (args.split == "all" and q.split != "tune")}
             for system in ("kenning", "fts5"):
-                result[system] = {args.split: result[system][args.split], "questions": result[system]["questions"]}
+                asked = result[system]["questions"]
+                result[system] = {
+                    args.split: result[system][args.split],
+                    "questions": {qid: outcome for qid, outcome in asked.items() if qid in shown},
+                }
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
         print(format_report(result, splits))
