@@ -1816,7 +1816,9 @@ def test_a_documents_section_holding_the_questions_words_together_is_cited(libra
         "webhooks.md": "# Webhooks\n\nWe send a signature header with every webhook, naming the jobs it is about.\n",
         "rota.md": "# Rota\n\nWeekend jobs are created on Fridays and shared out.\n",
     })  # fmt: skip
-    result = ask(daemon, "Which header should I send so that repeating a job-creation request does not create duplicate jobs?")
+    result = ask(
+        daemon, "Which header should I send so that repeating a job-creation request does not create duplicate jobs?"
+    )
     assert result["abstained"] is None, result["abstained"]
     hit = first_hit(result, "CHANGELOG.md")
     assert hit["line_start"] <= 7 <= hit["line_end"], (hit["line_start"], hit["line_end"], hit["reasons"])

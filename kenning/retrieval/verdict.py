@@ -170,7 +170,9 @@ async def settle(
         # "A learning budget of £1,000 a year" holds "money" for "How much money does
         # each person get per year...?" as the floor counts it, not the rules' "company
         # money" section.
-        stated = _held_as_values(measured.held, hits[:JUDGED], texts, wanted, measured, measured.shares) if wanted else None
+        stated = (
+            _held_as_values(measured.held, hits[:JUDGED], texts, wanted, measured, measured.shares) if wanted else None
+        )
         coverage.cite_fullest(hits[:JUDGED], measured, dated_in, stated)
         in_rank_order(hits)
     if wanted is not None:
