@@ -280,13 +280,8 @@ class Asked:
         absent = frozenset(
             item.label for item in self.items if item.label in self.query.terms and not holding[item.probe]
         )
-        shares = {item.label: weights[item.probe] / total for item in self.items if item.probe in weights}
-        rest = sum(weight for probe, weight in weights.items() if probe not in beside) or 1.0
-        beside_shares = {
-            item.label: weights[item.probe] / rest
-            for item in self.items
-            if item.probe in weights and item.probe not in beside
-        }
+        shares = _word_shares(self.items, weights, set())
+        beside_shares = _word_shares(self.items, weights, beside)
         return Coverage(held, holds, near, beside_period, unknown, specific, absent, shares, beside_shares)
 
 
@@ -422,6 +417,14 @@ def _shares(holds: dict[int, dict[Probe, float]], weights: dict[Probe, float], l
     return {
         item_id: sum(weight for probe, weight in held.items() if probe not in left_out) / total if total else 1.0
         for item_id, held in holds.items()
+    }
+
+
+def _word_shares(items: list[_Item], weights: dict[Probe, float], left_out: set[Probe]) -> dict[str, float]:
+    """Each of the query's words' share of its weight, not counting `left_out`."""
+    total = sum(weight for probe, weight in weights.items() if probe not in left_out) or 1.0
+    return {
+        item.label: weights[item.probe] / total for item in items if item.probe in weights and item.probe not in left_out
     }
 
 
