@@ -24,6 +24,14 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = b"<html><head><title>A page</title></head><body><h1>A page</h1><p>password = hunter2x</p></body></html>"
 
 
+def _python(script: str, cwd: Path | None = None, check: bool = False) -> subprocess.CompletedProcess[str]:
+    """`script` in a new interpreter that imports this checkout's kenning and tests."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=cwd, capture_output=True, text=True, check=check, timeout=120
+    )
+
+
 async def test_a_parse_worker_reads_a_file_and_a_page_without_the_libraries_it_does_not_run(tmp_path: Path) -> None:
     note = tmp_path / "note.md"
     note.write_text("# A note\n\napi_key = 'AKIAABCDEFGHIJKLMNOP'\n")
@@ -53,10 +61,7 @@ def test_the_daemon_starts_without_the_libraries_it_does_not_run(tmp_path: Path)
         "from tests.loaded_modules import loaded\n"
         "print(loaded(('detect_secrets', 'httpx._main', 'rich', 'pygments')))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120
-    )
+    done = _python(script, tmp_path, check=True)
     assert done.stdout.strip() == "[]"
 
 
@@ -73,10 +78,7 @@ def test_ken_mcp_reads_its_config_and_builds_its_server_without_the_config_edito
         f"build_server(load_settings(Path({str(config)!r})))\n"
         "print(loaded(('tomlkit',)))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120
-    )
+    done = _python(script, tmp_path, check=True)
     assert done.stdout.strip() == "[]"
 
 
@@ -95,10 +97,7 @@ def test_a_second_daemon_on_a_library_refuses_before_it_loads_the_daemon(library
         "    print(exit.code)\n"
         "print(sorted(n for n in ('kenning.daemon.supervisor', 'numpy', 'aiosqlite') if n in sys.modules))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
+    done = _python(script, tmp_path)
     assert done.stdout.split("\n")[:2] == ["1", "[]"], done.stdout + done.stderr
     refusal = f"ken: another kenning daemon (pid {first.proc.pid}) is already using {library.data_dir}"
     assert done.stderr.strip() == refusal
@@ -117,10 +116,7 @@ def test_a_ken_command_that_only_asks_the_daemon_does_not_load_the_settings_mode
         "from kenning.cli import main\n"
         f"main(['--config', {str(config)!r}, 'search', 'wombat'])\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
+    done = _python(script, tmp_path)
     assert "not running" in done.stderr
     assert done.stderr.strip().splitlines()[-1] == "[]"
 
@@ -133,8 +129,5 @@ def test_the_daemon_does_not_build_the_entity_tokenizer_its_parse_workers_run() 
         "from kenning.workers import offline_extract\n"
         "print(offline_extract._tokenizer.cache_info().currsize)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True, timeout=120
-    )
+    done = _python(script, check=True)
     assert done.stdout.strip() == "0"
