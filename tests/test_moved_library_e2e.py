@@ -25,18 +25,22 @@ def only_running(config: Path, expected: list[int]) -> None:
 
 
 def daemons_of(config: Path) -> list[int]:
-    """The pids of every live daemon process run with `config`, however it was started."""
-    found = []
+    """The pids of every live daemon process run with `config`, however it was started.
+
+    A process a daemon is starting (a parse worker) has its parent's command line from
+    the fork until it execs its own: it is the daemon's child, not a second daemon."""
+    found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             words = (entry / "cmdline").read_bytes().split(b"\0")
+            status = (entry / "status").read_text()
         except OSError:
             continue  # it ended meanwhile
         if os.fsencode(config) in words and b"daemon" in words and b"kenning" in words:
-            found.append(int(entry.name))
-    return sorted(found)
+            found[int(entry.name)] = int(status.split("PPid:", 1)[1].split()[0])
+    return sorted(pid for pid, parent in found.items() if parent not in found)
 
 
 @pytest.fixture
