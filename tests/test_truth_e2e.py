@@ -593,6 +593,24 @@ NOTES = {
 
         Rail maintenance contractor. Halden Rail licenses 250 seats for its technicians.
         """,
+    "2025-01-10-wren-kickoff.md": """
+        # Project Wren kickoff
+
+        Project lead: Tamsin Greer. We move the spares catalogue to the new warehouse system by June.
+        """,
+    "people/tamsin-greer.md": """
+        ---
+        date: 2024-05-02
+        ---
+        # Tamsin Greer
+
+        Senior engineer on the stores team. Works from the Dundee office, three days a week.
+        """,
+    "2025-09-01-office-moves.md": """
+        # Office moves, September
+
+        Correction: Tamsin Greer no longer works from Dundee; from September she works from the Perth office.
+        """,
 }
 
 
@@ -1020,6 +1038,19 @@ def test_a_notice_found_by_the_claims_title_retracts_nothing_ahead_of_today_and_
     hits = {hit["path"]: hit for hit in ask(daemon, "Which thread do we sew with?")["hits"]}
     assert hits["note://quire-guide"]["retracted_by"] is None
     assert hits["note://quire-notice"]["retracted_by"] == hits["note://quire-undo"]["item_id"]
+
+
+def test_the_page_a_hop_puts_second_stays_below_the_correction_that_supersedes_it(daemon):
+    wait_mined(daemon)
+    result = ask(daemon, "Which city does the lead of Project Wren work from?")
+    page, correction = first_hit(result, "tamsin-greer.md"), first_hit(result, "2025-09-01-office-moves.md")
+    # The kickoff names the lead and her page goes after it, but the correction saying
+    # she has moved goes with it, just above it.
+    assert docs(result)[:3] == ["2025-01-10-wren-kickoff.md", "2025-09-01-office-moves.md", "tamsin-greer.md"]
+    assert page["superseded_by"] == correction["item_id"]
+    assert any("named by the hit above it" in reason for reason in page["reasons"])
+    assert any("which it takes back" in reason for reason in correction["reasons"])
+    assert [hit["score"] for hit in result["hits"]] == sorted((hit["score"] for hit in result["hits"]), reverse=True)
 
 
 def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):

@@ -103,7 +103,10 @@ def _after(
     its neighbours; `limit` of them.
 
     A page already among the hits moves as it is, with what the truth signals said of it
-    (a claim the best hit retracts stays marked `retracted_by`)."""
+    (a claim the best hit retracts stays marked `retracted_by`). The hit that takes it
+    back, when it ranks below the bridge, moves with it and goes just above it: the
+    lead's page saying she works from Leeds went second, above the correction saying
+    she has moved to Bristol, which it named as its `superseded_by`."""
     if page.item_id == bridge.item_id:
         return hits[:limit]
     known = next((hit for hit in hits if hit.item_id == page.item_id), None)
@@ -112,10 +115,28 @@ def _after(
     else:
         known.reasons += page.reasons
         page = known
-    others = [hit for hit in hits if hit.item_id != page.item_id]
+    below = {hit.item_id: hit for hit in hits[hits.index(bridge) + 1 :]}
+    moving = [page]
+    # A chain of corrections comes along whole, each above what it takes back; a ring an
+    # agent stated ends it.
+    while (newer := _taking_back(moving[0], below)) is not None and newer not in moving:
+        newer.reasons.append(f"kept above item {moving[0].item_id}, which it takes back")
+        moving.insert(0, newer)
+    others = [hit for hit in hits if hit not in moving]
     at = others.index(bridge) + 1
-    page.score = round((bridge.score + others[at].score) / 2 if at < len(others) else bridge.score, 6)
-    return [*others[:at], page, *others[at:]][:limit]
+    low = others[at].score if at < len(others) else bridge.score
+    step = (bridge.score - low) / (len(moving) + 1)
+    for place, hit in enumerate(moving, 1):
+        hit.score = round(bridge.score - place * step, 6)
+    return [*others[:at], *moving, *others[at:]][:limit]
+
+
+def _taking_back(hit: Hit, among: dict[int, Hit]) -> Hit | None:
+    """The hit among `among` that retracts or supersedes `hit`, if any."""
+    for later in (hit.retracted_by, hit.superseded_by):
+        if later is not None and later in among:
+            return among[later]
+    return None
 
 
 class Retriever:
