@@ -175,6 +175,10 @@ def test_a_version_and_a_port_are_numbers_beside_their_names():
     assert decided.kind == "a version" and "versions" in decided.said_by_any_value
     assert states(decided, "- 2026-02-02 — Postgres 16 everywhere by March; 17 evaluated in Q3 (Marco)")
     assert not states(decided, "- 2026-02-02 — Postgres failover drill on 12 March (Marco)")
+    # The thing whose version is asked may follow the word: its name says the version.
+    node = wanted("Which version of Node does the CI use?")
+    assert states(node, "CI runs on Node 20 since March.")
+    assert not states(node, "CI runs 20 jobs at once since March.")
     port = wanted("Which port does the notifier listen on?")
     assert states(port, "The notifier listens on port 8443.")
     assert not states(port, "The notifier sends 4000 emails an hour to customers across the UK. Its port is set by the platform team.")

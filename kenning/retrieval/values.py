@@ -280,9 +280,13 @@ _KINDS = (
         # ("db1.corp:5432", "10.0.0.5:8443", "[::1]:8080"), name no "port" beside them.
         anywhere=_HOST_PORT,
     ),
+    # The thing may also follow ("Which version of Node does CI use?": "Node 20").
     _Kind(
         "a version",
-        re.compile(r"\b(?:what|which)\s+(?P<near>(?:[\w-]+\s+)?(?P<kind>version))\b", re.I),
+        re.compile(
+            r"\b(?:what|which)\s+(?P<near>(?:[\w-]+\s+)?(?P<kind>version))\b(?:\s+of\s+(?:the\s+)?(?P<thing>[\w.-]+))?",
+            re.I,
+        ),
         _VERSION,
         VERSION_TOKENS,
         after=True,
@@ -461,6 +465,7 @@ def wanted(question: str) -> Wanted | None:
         if kind.distance:
             adjective = groups.get("adjective")
             found = f"{adjective} {_MEASURED[adjective.lower()]}" if adjective else groups.get("near") or groups["of"]
+            found = f"{found} {groups.get('thing') or ''}"
             words = [word.lower() for word in _TOKEN.findall(found)]
             near = tuple(word for word in words if word not in STOPWORDS)
             if not near:
