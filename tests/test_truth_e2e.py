@@ -593,6 +593,29 @@ NOTES = {
 
         Rail maintenance contractor. Halden Rail licenses 250 seats for its technicians.
         """,
+    "ports/kilbrannan.md": """
+        ---
+        updated: 2025-05-20
+        ---
+        # Kilbrannan pier
+
+        Pier owned by the estate; berthing dues per call.
+
+        ## Approach
+        - The narrows run hard on the ebb: approach Kilbrannan at slack water, or on the flood with power in hand.
+        - Leading lights on the hillside, white over white.
+        """,
+    "incidents/2025-06-02-kilbrannan-contact.md": """
+        # Heavy contact at Kilbrannan pier, 2 June 2025
+
+        MV Tern made heavy contact with the Kilbrannan pier face while berthing. Two fender panels damaged.
+        Cause: the mate misjudged the approach speed. Retraining for the mate.
+        """,
+    "incidents/2025-07-10-kilbrannan-addendum.md": """
+        # Addendum to the Kilbrannan contact report (2 June 2025)
+
+        The statement in the original report that the mate misjudged the approach is retracted; the investigation is reopened.
+        """,
     "2025-01-10-wren-kickoff.md": """
         # Project Wren kickoff
 
@@ -1038,6 +1061,15 @@ def test_a_notice_found_by_the_claims_title_retracts_nothing_ahead_of_today_and_
     hits = {hit["path"]: hit for hit in ask(daemon, "Which thread do we sew with?")["hits"]}
     assert hits["note://quire-guide"]["retracted_by"] is None
     assert hits["note://quire-notice"]["retracted_by"] == hits["note://quire-undo"]["item_id"]
+
+
+def test_a_retraction_whose_title_dates_the_report_it_means_retracts_no_page_sharing_a_word(daemon):
+    result = ask(daemon, "How hard do the narrows run at Kilbrannan pier?")
+    notice = first_hit(result, "2025-07-10-kilbrannan-addendum.md")
+    # Its line names no date; its title names the report's day, and that report is among
+    # the hits: the pier's page, which shares "approach", is not what it takes back.
+    assert first_hit(result, "2025-06-02-kilbrannan-contact.md")["retracted_by"] == notice["item_id"]
+    assert all(hit["retracted_by"] is None for hit in result["hits"] if hit["path"].endswith("kilbrannan.md"))
 
 
 def test_the_page_a_hop_puts_second_stays_below_the_correction_that_supersedes_it(daemon):

@@ -275,13 +275,26 @@ class Side:
         )
 
     def _times(self, context: str) -> list[Period]:
-        """The times the place it corrects or retracts in names, read as of its date: a
-        month without its year is the nearest one, and a day may be written out."""
+        """The times the place it corrects or retracts in names, read as of its date (a
+        month without its year is the nearest one, and a day may be written out), and
+        the earlier times its title names: "Addendum to the Port Mhor contact report (2
+        June 2025)" retracts, in lines naming no date, what the report of that day said."""
         if not context or self.hit.date is None:
             return []
         written = period(self.hit.date).start
         told = self._as_written(context)
-        return [*named_periods(told, written), *periods_without_year(told, written), *written_days(told)]
+        return [*_periods(told, written), *self._title_times]
+
+    @cached_property
+    def _title_times(self) -> list[Period]:
+        """The times its title and its document's first heading name before its own date:
+        a title naming its own day or month ("Weekly notes, 3 March") says when it was
+        written, not what it means."""
+        if self.hit.date is None or self.start is None:
+            return []
+        first = next((line for line in f"{self._lead}\n{self.text}".split("\n") if line.startswith("# ")), "")
+        spans = _periods(f"{self.hit.title}\n{first}", period(self.hit.date).start)
+        return [span for span in spans if span.end.toordinal() <= self.start]
 
     def _as_written(self, context: str) -> str:
         """The lines of a (lower-cased) cue context as the note writes them: a month
@@ -308,6 +321,10 @@ class Side:
         meant."""
         own = [word for word in names if not common(word)]
         return not own or any(older.words(word) for word in own)
+
+
+def _periods(text: str, written: date) -> list[Period]:
+    return [*named_periods(text, written), *periods_without_year(text, written), *written_days(text)]
 
 
 def speaks_later(a: Side, b: Side) -> bool:
@@ -388,6 +405,7 @@ class _Closeness:
     cosine when vectors exist, else shared words."""
 
     def __init__(self, sides: list[Side], similarity: Similarity | None, agreement: Similarity | None) -> None:
+        self.sides = sides
         self.similarity = similarity
         self.agreement = agreement
         self.words = {side.hit.item_id: _words(side.text) for side in sides} if similarity is None else {}
@@ -527,10 +545,20 @@ def _means(
     """Whether the place `newer` corrects or retracts in (`context`, naming `names`)
     means the older text, about the same thing: by naming its date, or, unless the older
     text corrects or retracts something itself (`older_says_so`), by naming something it
-    names."""
+    names. Not by a name when it names a time that another of the best hits about the
+    same thing speaks from: the addendum to the 2 June contact report, retracting that
+    "the mate misjudged the approach", was tied to the port's page for its "Approach"
+    section as well as to the report."""
     if not close(newer, older, SAME_SUBJECT):
         return False
-    return newer.dates(context, older) or (not older_says_so and newer.ties_to(names, older, common))
+    if newer.dates(context, older):
+        return True
+    if any(
+        speaks_later(newer, other) and newer.dates(context, other) and close(newer, other, SAME_SUBJECT)
+        for other in close.sides
+    ):
+        return False
+    return not older_says_so and newer.ties_to(names, older, common)
 
 
 def _takes_back(
