@@ -238,6 +238,39 @@ def test_a_correction_naming_the_time_of_the_note_it_corrects_is_tied_to_it():
     assert {h.item_id: h.superseded_by for h in resolve([april(), other_year], keys)} == {1: None, 2: None}
 
 
+def test_a_month_a_retraction_names_ties_no_note_that_merely_names_the_month():
+    keys = ["brodick", "depot", "old", "mill", "house"]
+    question = "Is the Brodick depot moving to the Old Mill House?"
+    june = side(1, 1, "1. Brodick depot: the move to the Old Mill House in October is agreed.", "2025-06-04", 0.9)
+    cottage = side(2, 2, "The Old Mill House cottage by the Brodick depot: boiler serviced every October.", "2024-08-20", 0.8)
+    july = side(
+        3, 3, "1. Brodick depot: the move to the Old Mill House is off. Please disregard the October relocation in the"
+        " June minutes.", "2025-07-02", 0.7,
+    )  # fmt: skip
+    assert {h.item_id: h.retracted_by for h in resolve([june, cottage, july], keys, question)} == {1: 3, 2: None, 3: None}
+    # A month in a day still names what states that day.
+    plan = side(1, 1, "The ferry app launches on 1 May 2025 with mobile boarding cards.", "2025-03-20", 0.9)
+    pulled = side(2, 2, "Please disregard the 1 May launch date for the ferry app.", "2025-04-22", 0.7)
+    assert {h.item_id: h.retracted_by for h in resolve([plan, pulled], ["ferry", "app"], "When does the ferry app launch?")} == {
+        1: 2,
+        2: None,
+    }
+
+
+def test_a_notice_whose_title_names_the_day_of_what_it_retracts_ties_no_other_note_by_a_word():
+    keys = ["kilbrannan", "pier", "narrows"]
+    question = "How hard do the narrows run at Kilbrannan pier?"
+    page = side(1, 1, "Kilbrannan pier approach: the narrows run hard on the ebb; approach at slack water.", "2025-05-20", 0.9)
+    report = side(2, 2, "Heavy contact at Kilbrannan pier: the narrows ran hard and the mate misjudged the approach.",
+                  "2025-06-02", 0.8)  # fmt: skip
+    addendum = side(
+        3, 3, "Kilbrannan pier: the statement that the mate misjudged the approach in the narrows is retracted.",
+        "2025-07-10", 0.7, title="Addendum to the Kilbrannan contact report (2 June 2025)",
+    )  # fmt: skip
+    marks = {h.item_id: h.retracted_by for h in resolve([page, report, addendum], keys, question)}
+    assert marks == {1: None, 2: 3, 3: None}
+
+
 def test_a_correction_is_tied_to_the_older_note_that_says_the_value_it_replaces():
     keys = ["staff", "day", "autumn"]
     question = "Where is the autumn all-staff day?"

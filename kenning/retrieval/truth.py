@@ -52,6 +52,7 @@ where it was; nothing is dropped, so the old text stays findable and marked.
 
 from __future__ import annotations
 
+import calendar
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
@@ -112,6 +113,12 @@ _UNDOING = re.compile(
 )
 # The old value a correction replaces, in the few words after it ("instead of Oakridge").
 _REPLACED = re.compile(rf"\b(?:{_REPLACING})((?:\W+\w+){{1,3}})")
+# The names of months and weekdays, which say when rather than what.
+_CALENDAR_WORDS = frozenset(name.lower() for name in (*calendar.month_name[1:], *calendar.day_name))
+_DAY_OF_MONTH = re.compile(
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+({'|'.join(calendar.month_name[1:]).lower()})\b"
+    rf"|\b({'|'.join(calendar.month_name[1:]).lower()})\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
+)
 # A number as written, whole: not the "10" of "2010", "10.5" or "10,000", nor a part of
 # a date or time ("2025-03-18", "18/03", "20:30").
 _NUMBER = re.compile(r"(?<![\w.,:/-])\d+(?:[.,]\d+)*(?![\w]|[.,:/-]\d)")
@@ -201,10 +208,14 @@ class Side:
         return word_among(list(_words(f"{self.hit.title}\n{self.text}")))
 
     def naming(self, context: str) -> list[str]:
-        """The words of `context` besides the query's, the cue, generic verbs and years;
+        """The words of `context` besides the query's, the cue, generic verbs, years, and
+        months and weekdays but in a day ("disregard the October relocation in the June
+        minutes" named the house notes' boiler "serviced every October", where "disregard
+        the 1 May launch date" names the plan launching on 1 May);
         and the names the query asks about that it puts aside ("instead of MinIO" asked
         about MinIO), which name the old statement whatever the question said."""
-        told = _words(context) - cues.cue_words(context) - GENERIC_VERBS
+        bare = _CALENDAR_WORDS - {match.group(1) or match.group(2) for match in _DAY_OF_MONTH.finditer(context)}
+        told = _words(context) - cues.cue_words(context) - GENERIC_VERBS - bare
         aside = self.put_aside(context)
         return [word for word in told if not _YEAR.fullmatch(word) and (word in aside or not self._asked(word))]
 
@@ -268,33 +279,44 @@ class Side:
         arrangement", "the report of 19 January is withdrawn". A note named by its date
         is the one meant, whatever else it says; "March 2027 was the old passport" names
         no March 2025 note."""
-        if older.start is None or older.end is None:
-            return False
-        return any(
-            span.start.toordinal() < older.end and older.start < span.end.toordinal() for span in self._times(context)
-        )
+        return _overlaps(self._times(context), older)
+
+    def dates_by_day(self, context: str, older: Side) -> bool:
+        """Whether it names, by its day, the time the older text speaks from: a day is a
+        reference to one text, where a month or a quarter may be what a report covers
+        ("the Q3 report is withdrawn" dated in November)."""
+        return _overlaps(self._days(context), older)
 
     def _times(self, context: str) -> list[Period]:
-        """The times the place it corrects or retracts in names, read as of its date (a
-        month without its year is the nearest one, and a day may be written out), and
-        the earlier times its title names: "Addendum to the Port Mhor contact report (2
-        June 2025)" retracts, in lines naming no date, what the report of that day said."""
+        """The times the place it corrects or retracts in names, read as of its date: a
+        month without its year is the nearest one, and a day may be written out. And
+        the days its title names (`_title_days`)."""
         if not context or self.hit.date is None:
             return []
         written = period(self.hit.date).start
         told = self._as_written(context)
-        return [*_periods(told, written), *self._title_times]
+        return [
+            *named_periods(told, written),
+            *periods_without_year(told, written),
+            *written_days(told),
+            *self._title_days,
+        ]
+
+    def _days(self, context: str) -> list[Period]:
+        if not context or self.hit.date is None:
+            return []
+        return [*written_days(self._as_written(context)), *self._title_days]
 
     @cached_property
-    def _title_times(self) -> list[Period]:
-        """The times its title and its document's first heading name before its own date:
-        a title naming its own day or month ("Weekly notes, 3 March") says when it was
-        written, not what it means."""
-        if self.hit.date is None or self.start is None:
+    def _title_days(self) -> list[Period]:
+        """The days before its own date that its title or its document's first heading
+        names: "Addendum to the Port Mhor contact report (2 June 2025)" retracts, in lines
+        naming no date, what the report of that day said. Its own day there says when it
+        was written."""
+        if self.start is None:
             return []
         first = next((line for line in f"{self._lead}\n{self.text}".split("\n") if line.startswith("# ")), "")
-        spans = _periods(f"{self.hit.title}\n{first}", period(self.hit.date).start)
-        return [span for span in spans if span.end.toordinal() <= self.start]
+        return [day for day in written_days(f"{self.hit.title}\n{first}") if day.end.toordinal() <= self.start]
 
     def _as_written(self, context: str) -> str:
         """The lines of a (lower-cased) cue context as the note writes them: a month
@@ -323,8 +345,10 @@ class Side:
         return not own or any(older.words(word) for word in own)
 
 
-def _periods(text: str, written: date) -> list[Period]:
-    return [*named_periods(text, written), *periods_without_year(text, written), *written_days(text)]
+def _overlaps(spans: list[Period], side: Side) -> bool:
+    if side.start is None or side.end is None:
+        return False
+    return any(span.start.toordinal() < side.end and side.start < span.end.toordinal() for span in spans)
 
 
 def speaks_later(a: Side, b: Side) -> bool:
@@ -545,16 +569,16 @@ def _means(
     """Whether the place `newer` corrects or retracts in (`context`, naming `names`)
     means the older text, about the same thing: by naming its date, or, unless the older
     text corrects or retracts something itself (`older_says_so`), by naming something it
-    names. Not by a name when it names a time that another of the best hits about the
-    same thing speaks from: the addendum to the 2 June contact report, retracting that
-    "the mate misjudged the approach", was tied to the port's page for its "Approach"
+    names. Not by a name when it names the day another of the best hits about the same
+    thing speaks from: the addendum to the 2 June contact report, retracting that "the
+    mate misjudged the approach", was tied to the port's page for its "Approach"
     section as well as to the report."""
     if not close(newer, older, SAME_SUBJECT):
         return False
     if newer.dates(context, older):
         return True
     if any(
-        speaks_later(newer, other) and newer.dates(context, other) and close(newer, other, SAME_SUBJECT)
+        speaks_later(newer, other) and newer.dates_by_day(context, other) and close(newer, other, SAME_SUBJECT)
         for other in close.sides
     ):
         return False
