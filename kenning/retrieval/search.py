@@ -117,11 +117,17 @@ def _after(
         page = known
     below = {hit.item_id: hit for hit in hits[hits.index(bridge) + 1 :]}
     moving = [page]
-    # A chain of corrections comes along whole, each above what it takes back; a ring an
-    # agent stated ends it.
-    while (newer := _taking_back(moving[0], below)) is not None and newer not in moving:
-        newer.reasons.append(f"kept above item {moving[0].item_id}, which it takes back")
-        moving.insert(0, newer)
+    # A chain of corrections comes along whole, each above what it takes back, and so
+    # do a notice retracting a hit and a text superseding it; a ring an agent stated
+    # ends it.
+    waiting = [page]
+    while waiting:
+        taken = waiting.pop(0)
+        for newer in _taking_back(taken, below):
+            if newer not in moving:
+                newer.reasons.append(f"kept above item {taken.item_id}, which it takes back")
+                moving.insert(moving.index(taken), newer)
+                waiting.append(newer)
     others = [hit for hit in hits if hit not in moving]
     at = others.index(bridge) + 1
     low = others[at].score if at < len(others) else bridge.score
@@ -131,12 +137,9 @@ def _after(
     return [*others[:at], *moving, *others[at:]][:limit]
 
 
-def _taking_back(hit: Hit, among: dict[int, Hit]) -> Hit | None:
-    """The hit among `among` that retracts or supersedes `hit`, if any."""
-    for later in (hit.retracted_by, hit.superseded_by):
-        if later is not None and later in among:
-            return among[later]
-    return None
+def _taking_back(hit: Hit, among: dict[int, Hit]) -> list[Hit]:
+    """The hits among `among` that retract or supersede `hit`."""
+    return [among[later] for later in (hit.retracted_by, hit.superseded_by) if later is not None and later in among]
 
 
 class Retriever:
