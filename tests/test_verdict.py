@@ -257,6 +257,18 @@ def test_a_month_a_retraction_names_ties_no_note_that_merely_names_the_month():
     }
 
 
+def test_a_month_cut_short_in_a_retraction_ties_no_note_that_merely_names_the_month():
+    keys = ["brodick", "depot", "old", "mill", "house"]
+    question = "Is the Brodick depot moving to the Old Mill House?"
+    june = side(1, 1, "1. Brodick depot: the move to the Old Mill House in October is agreed.", "2025-06-04", 0.9)
+    cottage = side(2, 2, "The Old Mill House cottage by the Brodick depot: boiler serviced every Oct.", "2024-08-20", 0.8)
+    july = side(
+        3, 3, "1. Brodick depot: the move to the Old Mill House is off. Please disregard the Oct relocation in the"
+        " June minutes.", "2025-07-02", 0.7,
+    )  # fmt: skip
+    assert {h.item_id: h.retracted_by for h in resolve([june, cottage, july], keys, question)} == {1: 3, 2: None, 3: None}
+
+
 def test_a_notice_whose_title_names_the_day_of_what_it_retracts_ties_no_other_note_by_a_word():
     keys = ["kilbrannan", "pier", "narrows"]
     question = "How hard do the narrows run at Kilbrannan pier?"

@@ -113,11 +113,17 @@ _UNDOING = re.compile(
 )
 # The old value a correction replaces, in the few words after it ("instead of Oakridge").
 _REPLACED = re.compile(rf"\b(?:{_REPLACING})((?:\W+\w+){{1,3}})")
-# The names of months and weekdays, which say when rather than what.
-_CALENDAR_WORDS = frozenset(name.lower() for name in (*calendar.month_name[1:], *calendar.day_name))
+# The names of months and weekdays, which say when rather than what, as written out or
+# cut short ("the Oct relocation", "Sept 3"); not "wed", "sat" or "sun", which are words.
+_MONTH_WORDS = sorted(
+    {name.lower() for name in (*calendar.month_name[1:], *calendar.month_abbr[1:])} | {"sept"}, key=len, reverse=True
+)
+_CALENDAR_WORDS = frozenset(
+    (*_MONTH_WORDS, *(name.lower() for name in calendar.day_name), "mon", "tue", "tues", "thu", "thur", "thurs", "fri")
+)
 _DAY_OF_MONTH = re.compile(
-    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+({'|'.join(calendar.month_name[1:]).lower()})\b"
-    rf"|\b({'|'.join(calendar.month_name[1:]).lower()})\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?({'|'.join(_MONTH_WORDS)})\b"
+    rf"|\b({'|'.join(_MONTH_WORDS)})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
 )
 # A number as written, whole: not the "10" of "2010", "10.5" or "10,000", nor a part of
 # a date or time ("2025-03-18", "18/03", "20:30").
