@@ -103,8 +103,9 @@ def _after(
     its neighbours; `limit` of them.
 
     A page already among the hits moves as it is, with what the truth signals said of it
-    (a claim the best hit retracts stays marked `retracted_by`). The hit that takes it
-    back, when it ranks below the bridge, moves with it and goes just above it: the
+    (a claim the best hit retracts stays marked `retracted_by`). The hits that take it
+    back (a notice retracting it, a text superseding it, and what takes those back),
+    when they rank below the bridge, move with it and go just above it: the
     lead's page saying she works from Leeds went second, above the correction saying
     she has moved to Bristol, which it named as its `superseded_by`."""
     if page.item_id == bridge.item_id:
