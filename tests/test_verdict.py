@@ -269,6 +269,15 @@ def test_a_month_cut_short_in_a_retraction_ties_no_note_that_merely_names_the_mo
     assert {h.item_id: h.retracted_by for h in resolve([june, cottage, july], keys, question)} == {1: 3, 2: None, 3: None}
 
 
+@pytest.mark.parametrize("when", ["October", "Sunday"])
+def test_a_retraction_naming_nothing_but_a_month_or_weekday_retracts_what_that_names(when):
+    keys, question = ["brodick", "ferry", "timetable"], "What is the Brodick ferry timetable?"
+    summer = side(1, 1, "Brodick ferry timetable, summer: departures 07:00, 09:30 and 16:00.", "2025-05-01", 0.9)
+    named = side(2, 2, f"Brodick ferry timetable for {when}: two departures, 08:00 and 15:00.", "2025-09-15", 0.8)
+    notice = side(3, 3, f"Brodick ferry: disregard the {when} timetable.", "2025-09-25", 0.7)
+    assert {h.item_id: h.retracted_by for h in resolve([summer, named, notice], keys, question)} == {1: None, 2: 3, 3: None}
+
+
 def test_a_notice_whose_title_names_the_day_of_what_it_retracts_ties_no_other_note_by_a_word():
     keys = ["kilbrannan", "pier", "narrows"]
     question = "How hard do the narrows run at Kilbrannan pier?"

@@ -214,14 +214,12 @@ class Side:
         return word_among(list(_words(f"{self.hit.title}\n{self.text}")))
 
     def naming(self, context: str) -> list[str]:
-        """The words of `context` besides the query's, the cue, generic verbs, years, and
-        months and weekdays but in a day ("disregard the October relocation in the June
-        minutes" named the house notes' boiler "serviced every October", where "disregard
-        the 1 May launch date" names the plan launching on 1 May);
+        """The words of `context` besides the query's, the cue, generic verbs and years;
         and the names the query asks about that it puts aside ("instead of MinIO" asked
-        about MinIO), which name the old statement whatever the question said."""
-        bare = _CALENDAR_WORDS - {match.group(1) or match.group(2) for match in _DAY_OF_MONTH.finditer(context)}
-        told = _words(context) - cues.cue_words(context) - GENERIC_VERBS - bare
+        about MinIO), which name the old statement whatever the question said. A month
+        or weekday outside a day among them names only when nothing else does
+        (`ties_to`)."""
+        told = _words(context) - cues.cue_words(context) - GENERIC_VERBS
         aside = self.put_aside(context)
         return [word for word in told if not _YEAR.fullmatch(word) and (word in aside or not self._asked(word))]
 
@@ -339,16 +337,22 @@ class Side:
         """Whether it holds every word of the question the other text holds."""
         return all(self.words(key) for key in self._all_keys if other.words(key))
 
-    def ties_to(self, names: list[str], older: Side, common: Callable[[str], bool]) -> bool:
+    def ties_to(
+        self, names: list[str], older: Side, common: Callable[[str], bool], bare: frozenset[str] = frozenset()
+    ) -> bool:
         """Whether the older text names something that the place this one corrects or
         retracts in names (`names`): "Correction to the 4 Sept notes: the job queue
         migration target is NATS JetStream" corrects notes about the migration, not the
         dead letter queue's page that a question about job queues also finds. A place
         naming nothing but the query's words, the cue and `common` words ("Correction:
         refund approval threshold") names nothing more, and any text about them may be
-        meant."""
+        meant. A month or weekday outside a day (`bare`) names what is meant only when
+        nothing else does: "disregard the October relocation in the June minutes" named
+        the house notes' boiler "serviced every October", where "disregard the October
+        timetable" names the October timetable, and without its month any ferry page."""
         own = [word for word in names if not common(word)]
-        return not own or any(older.words(word) for word in own)
+        named = [word for word in own if word not in bare] or own
+        return not named or any(older.words(word) for word in named)
 
 
 def _overlaps(spans: list[Period], side: Side) -> bool:
@@ -588,7 +592,13 @@ def _means(
         for other in close.sides
     ):
         return False
-    return not older_says_so and newer.ties_to(names, older, common)
+    return not older_says_so and newer.ties_to(names, older, common, _bare_calendar(context))
+
+
+def _bare_calendar(context: str) -> frozenset[str]:
+    """The names of months and weekdays, but those in a day ("the 1 May launch date"):
+    they say when rather than what."""
+    return _CALENDAR_WORDS - {match.group(1) or match.group(2) for match in _DAY_OF_MONTH.finditer(context)}
 
 
 def _takes_back(
