@@ -292,6 +292,19 @@ def test_a_notice_whose_title_names_the_day_of_what_it_retracts_ties_no_other_no
     assert marks == {1: None, 2: 3, 3: None}
 
 
+def test_a_records_title_naming_the_day_it_records_names_nothing_it_takes_back():
+    keys = ["brodick", "depot", "saturday"]
+    question = "Is the Brodick depot open on Saturdays?"
+    page = side(1, 1, "Brodick depot: closed on Saturdays from May; weekday hours 07:30 to 17:00.", "2025-05-01", 0.9)
+    agenda = side(2, 2, "Brodick depot meeting agenda: Saturday cover, the new forklift, the rota.", "2025-06-02", 0.8)
+    minutes = side(
+        3, 3, "Brodick depot: the Saturday closure notice is withdrawn; the depot stays closed on Saturdays only in"
+        " winter.", "2025-06-04", 0.7, title="Minutes of the depot meeting, 2 June 2025",
+    )  # fmt: skip
+    marks = {h.item_id: h.retracted_by for h in resolve([page, agenda, minutes], keys, question)}
+    assert marks == {1: 3, 2: None, 3: None}
+
+
 def test_a_correction_is_tied_to_the_older_note_that_says_the_value_it_replaces():
     keys = ["staff", "day", "autumn"]
     question = "Where is the autumn all-staff day?"

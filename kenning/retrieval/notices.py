@@ -105,7 +105,8 @@ def _pattern(pair: tuple[str, str]) -> re.Pattern[str]:
 
 def names_claim(notice: truth.Side, claim: truth.Side, pairs: list[tuple[str, str]]) -> bool:
     """Whether the notice's retraction stands on a line naming the claim by a pair of its
-    title's words (`pairs`) and by its time, or by every word of a longer title."""
+    title's words (`pairs`) and by its time (there, or as the day the notice's title
+    names: truth.Side `dates`), or by every word of a longer title."""
     # "disregard the withdrawal of the glaze firing report": it stands (`reinstates`).
     return _retracts_naming(notice, claim, pairs) and not truth.undoes(notice.cues.retraction_context)
 

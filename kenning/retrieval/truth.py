@@ -113,6 +113,12 @@ _UNDOING = re.compile(
 )
 # The old value a correction replaces, in the few words after it ("instead of Oakridge").
 _REPLACED = re.compile(rf"\b(?:{_REPLACING})((?:\W+\w+){{1,3}})")
+# A title saying that its text adds to, corrects or takes back another.
+_ABOUT_ANOTHER = re.compile(
+    r"\b(?:addendum|addenda|amendment|amended|erratum|errata|correct(?:ion|ed)|retract(?:ion|ed)|withdrawn|withdrawal"
+    r"|update\s+(?:to|on)|follow-?up\s+(?:to|on)|re:)",
+    re.IGNORECASE,
+)
 # The names of months and weekdays, which say when rather than what, as written out or
 # cut short ("the Oct relocation", "Sept 3"); not "wed", "sat" or "sun", which are words.
 _MONTH_WORDS = sorted(
@@ -278,11 +284,11 @@ class Side:
         return [*self.naming(said.correction_context), *self.naming(said.retraction_context)]
 
     def dates(self, context: str, older: Side) -> bool:
-        """Whether the place it corrects or retracts in names the time the older text
-        speaks from: "Correction to the April notes", "this replaces the June
-        arrangement", "the report of 19 January is withdrawn". A note named by its date
-        is the one meant, whatever else it says; "March 2027 was the old passport" names
-        no March 2025 note."""
+        """Whether the place it corrects or retracts in, or the day its title names
+        (`_title_days`), names the time the older text speaks from: "Correction to the
+        April notes", "this replaces the June arrangement", "the report of 19 January is
+        withdrawn". A note named by its date is the one meant, whatever else it says;
+        "March 2027 was the old passport" names no March 2025 note."""
         return _overlaps(self._times(context), older)
 
     def dates_by_day(self, context: str, older: Side) -> bool:
@@ -314,13 +320,18 @@ class Side:
     @cached_property
     def _title_days(self) -> list[Period]:
         """The days before its own date that its title or its document's first heading
-        names: "Addendum to the Port Mhor contact report (2 June 2025)" retracts, in lines
-        naming no date, what the report of that day said. Its own day there says when it
-        was written."""
+        names, when they say it adds to or takes back another text: "Addendum to the Port
+        Mhor contact report (2 June 2025)" retracts, in lines naming no date, what the
+        report of that day said. A record's title names the day of what it records
+        ("Minutes of the depot meeting, 2 June 2025", written on 4 June), and its own day
+        says when it was written."""
         if self.start is None:
             return []
         first = next((line for line in f"{self._lead}\n{self.text}".split("\n") if line.startswith("# ")), "")
-        return [day for day in written_days(f"{self.hit.title}\n{first}") if day.end.toordinal() <= self.start]
+        heading = f"{self.hit.title}\n{first}"
+        if not _ABOUT_ANOTHER.search(heading):
+            return []
+        return [day for day in written_days(heading) if day.end.toordinal() <= self.start]
 
     def _as_written(self, context: str) -> str:
         """The lines of a (lower-cased) cue context as the note writes them: a month
