@@ -305,6 +305,24 @@ def test_a_records_title_naming_the_day_it_records_names_nothing_it_takes_back()
     assert marks == {1: 3, 2: None, 3: None}
 
 
+def test_a_year_a_notice_names_dates_only_a_text_whose_title_writes_it():
+    question = "Is the Ardnish terminal cafe closing?"
+    keys = ["ardnish", "terminal", "cafe", "closing"]
+    page = side(1, 1, "Ardnish terminal: long-stay parking, the booking office and the cafe.", "2024-09-01", 0.9,
+                title="Ardnish terminal")  # fmt: skip
+    statement = side(
+        2, 2, "Please disregard the rumour: the Ardnish terminal cafe is not closing. (The Skerrivaig cafe closed in"
+        " 2024.)", "2025-05-08", 0.7, title="Ardnish terminal cafe",
+    )  # fmt: skip
+    assert {h.item_id: h.retracted_by for h in resolve([page, statement], keys, question)} == {1: None, 2: None}
+    # A year the older text's title writes names it.
+    old = side(1, 1, "Parental leave: 16 weeks at full pay.", "2023-04-01", 0.9, title="Parental leave policy 2023")
+    new = side(2, 2, "This policy supersedes the 2023 parental leave policy. Parental leave: 20 weeks at full pay.",
+               "2025-04-01", 0.7, title="Parental leave policy")  # fmt: skip
+    ranked = resolve([old, new], ["parental", "leave", "weeks"], "How many weeks of parental leave?")
+    assert {h.item_id: h.superseded_by for h in ranked} == {1: 2, 2: None}
+
+
 def test_a_correction_is_tied_to_the_older_note_that_says_the_value_it_replaces():
     keys = ["staff", "day", "autumn"]
     question = "Where is the autumn all-staff day?"

@@ -56,8 +56,9 @@ import calendar
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from datetime import date
+from datetime import date, timedelta
 from functools import cached_property
+from pathlib import PurePosixPath
 
 from kenning.api import Hit
 from kenning.retrieval import coverage, cues
@@ -113,6 +114,10 @@ _UNDOING = re.compile(
 )
 # The old value a correction replaces, in the few words after it ("instead of Oakridge").
 _REPLACED = re.compile(rf"\b(?:{_REPLACING})((?:\W+\w+){{1,3}})")
+# The longest time that names a text by its date wherever the text's title says nothing
+# of it: a month ("the April notes").
+LONGEST_DATING = timedelta(days=31)
+_SEPARATORS = re.compile(r"[-_.]+")
 # A title saying that its text adds to, corrects or takes back another.
 _ABOUT_ANOTHER = re.compile(
     r"\b(?:addendum|addenda|amendment|amended|erratum|errata|correct(?:ion|ed)|retract(?:ion|ed)|withdrawn|withdrawal"
@@ -288,8 +293,24 @@ class Side:
         (`_title_days`), names the time the older text speaks from: "Correction to the
         April notes", "this replaces the June arrangement", "the report of 19 January is
         withdrawn". A note named by its date is the one meant, whatever else it says;
-        "March 2027 was the old passport" names no March 2025 note."""
-        return _overlaps(self._times(context), older)
+        "March 2027 was the old passport" names no March 2025 note.
+
+        A year, a half or a quarter names a text by its date only when the text's title
+        or file name writes it: "the 2023 parental leave policy" means the policy titled
+        so, but "the Skerrivaig cafe closed in 2025" means no page written in 2025, and
+        "the Q3 2025 quarterly report is withdrawn" the report on Q3, not the one on Q2
+        written in July."""
+        return any(
+            _overlaps([span], older) and (span.end - span.start <= LONGEST_DATING or older.titled(span))
+            for span in self._times(context)
+        )
+
+    def titled(self, span: Period) -> bool:
+        """Whether its title or file name names a time within `span` ("Parental leave
+        policy 2023", "drill-schedule-2024.md")."""
+        stem = _SEPARATORS.sub(" ", PurePosixPath(self.hit.path).stem)
+        named = named_periods(f"{self.hit.title}\n{stem}", span.start)
+        return any(span.start <= time.start and time.end <= span.end for time in named)
 
     def dates_by_day(self, context: str, older: Side) -> bool:
         """Whether it names, by its day, the time the older text speaks from: a day is a
