@@ -323,6 +323,34 @@ def test_a_year_a_notice_names_dates_only_a_text_whose_title_writes_it():
     assert {h.item_id: h.superseded_by for h in ranked} == {1: 2, 2: None}
 
 
+def test_a_notice_naming_many_things_ties_a_note_holding_only_one_of_them():
+    question = "Is the parking fine cancelled?"
+    keys = ["parking", "fine", "cancelled"]
+    runbook = side(1, 1, "Parking fine procedure: if a sailing is cancelled, tell the community council contact.",
+                   "2024-10-01", 0.9)  # fmt: skip
+    fine = side(2, 2, "Parking fine from the council: loading bay, 12 February, £70. Kirsty has the photos.",
+                "2025-02-12", 0.8)  # fmt: skip
+    notice = side(
+        3, 3, "Parking fine cancelled: the council has withdrawn the PCN from February; the loading bay signs were"
+        " missing, Kirsty sent the photos and they admitted it.", "2025-03-03", 0.7,
+    )  # fmt: skip
+    marks = {h.item_id: h.retracted_by for h in resolve([runbook, fine, notice], keys, question)}
+    assert marks == {1: None, 2: 3, 3: None}
+
+
+def test_a_season_named_by_its_years_names_the_text_of_that_season():
+    question = "When is the last weekday sailing this winter?"
+    keys = ["last", "weekday", "sailing", "winter"]
+    this = side(1, 1, "Winter timetable 2025-26, route 1: last weekday sailing 18:10.", "2025-10-18", 0.9)
+    last = side(2, 2, "Winter timetable 2024-25, route 1: last weekday sailing 18:10.", "2024-10-20", 0.8)
+    amendment = side(
+        3, 3, "Correction to the winter 2025-26 timetable for route 1: the last weekday sailing is 17:40, as the"
+        " crew hours changed. Printed leaflets are being replaced and the booking office told.", "2025-11-20", 0.7,
+    )  # fmt: skip
+    marks = {h.item_id: h.superseded_by for h in resolve([this, last, amendment], keys, question)}
+    assert marks == {1: 3, 2: None, 3: None}
+
+
 def test_a_correction_is_tied_to_the_older_note_that_says_the_value_it_replaces():
     keys = ["staff", "day", "autumn"]
     question = "Where is the autumn all-staff day?"

@@ -118,6 +118,10 @@ _REPLACED = re.compile(rf"\b(?:{_REPLACING})((?:\W+\w+){{1,3}})")
 # of it: a month ("the April notes").
 LONGEST_DATING = timedelta(days=31)
 _SEPARATORS = re.compile(r"[-_.]+")
+MANY_NAMES = 6
+# A season named by its two years ("the winter 2025-26 timetable"): a name, where each
+# year alone says only when.
+_SEASON = re.compile(r"(?<![\w-])(?:19|20)\d\d[-/]\d\d(?![\w-])")
 # A title saying that its text adds to, corrects or takes back another.
 _ABOUT_ANOTHER = re.compile(
     r"\b(?:addendum|addenda|amendment|amended|erratum|errata|correct(?:ion|ed)|retract(?:ion|ed)|withdrawn|withdrawal"
@@ -219,6 +223,11 @@ class Side:
         return word_among(self._all_keys)
 
     @cached_property
+    def seasons(self) -> frozenset[str]:
+        """The seasons its title and text name by their years ("2025-26")."""
+        return frozenset(_SEASON.findall(f"{self.hit.title}\n{self.text}".lower()))
+
+    @cached_property
     def words(self) -> Callable[[str], bool]:
         """Whether its text or its document's title holds a word (a correction may name
         the document it corrects: "This ADR supersedes ADR-0012")."""
@@ -295,13 +304,13 @@ class Side:
         withdrawn". A note named by its date is the one meant, whatever else it says;
         "March 2027 was the old passport" names no March 2025 note.
 
-        A year, a half or a quarter names a text by its date only when the text's title
-        or file name writes it: "the 2023 parental leave policy" means the policy titled
-        so, but "the Skerrivaig cafe closed in 2025" means no page written in 2025, and
-        "the Q3 2025 quarterly report is withdrawn" the report on Q3, not the one on Q2
-        written in July."""
+        A year, a half or a quarter names a text not by its date but by its title or file
+        name writing it: "the 2023 parental leave policy" means the policy titled so, but
+        "the Skerrivaig cafe closed in 2025" means no page written in 2025, and "the Q3
+        2025 quarterly report is withdrawn" the report on Q3, written in October, not the
+        one on Q2 written in July."""
         return any(
-            _overlaps([span], older) and (span.end - span.start <= LONGEST_DATING or older.titled(span))
+            older.titled(span) if span.end - span.start > LONGEST_DATING else _overlaps([span], older)
             for span in self._times(context)
         )
 
@@ -381,10 +390,22 @@ class Side:
         meant. A month or weekday outside a day (`bare`) names what is meant only when
         nothing else does: "disregard the October relocation in the June minutes" named
         the house notes' boiler "serviced every October", where "disregard the October
-        timetable" names the October timetable, and without its month any ferry page."""
+        timetable" names the October timetable, and without its month any ferry page.
+
+        A place naming MANY_NAMES words or more names a text by two of them: one alone is
+        as often a word any note of the library may hold. "The council has withdrawn the
+        PCN from February: the loading bay signs were missing..." retracted the ferry
+        runbook's "tell the community council contact", and "please disregard the rumour
+        going round this week" the route page that goes "round" the island. Naming a
+        season by its years ("the winter 2025-26 timetable"), it means no text naming
+        only other seasons (the 2024-25 timetable)."""
         own = [word for word in names if not common(word)]
         named = [word for word in own if word not in bare] or own
-        return not named or any(older.words(word) for word in named)
+        seasons = [word for word in named if _SEASON.fullmatch(word)]
+        if seasons and not any(map(older.words, seasons)) and older.seasons:
+            return False
+        held = sum(1 for word in named if older.words(word))
+        return not named or held >= (2 if len(named) >= MANY_NAMES else 1)
 
 
 def _overlaps(spans: list[Period], side: Side) -> bool:
@@ -419,7 +440,7 @@ def _words(text: str) -> set[str]:
     lowered = text.lower()
     latin = lowered if lowered.isascii() else cjk.RUN.sub(" ", lowered)
     words = {word for word in set(_WORD.findall(latin)) if len(word) > 2} - STOPWORDS
-    return words | set(cjk_words(lowered))
+    return words | set(_SEASON.findall(latin)) | set(cjk_words(lowered))
 
 
 def cjk_words(text: str) -> list[str]:
