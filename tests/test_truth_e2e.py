@@ -950,6 +950,7 @@ def test_an_agent_document_can_say_which_document_it_supersedes(daemon):
             "date": "2025-09",
         },
     )
+    daemon.wait_derived()
     result = ask(daemon, "What is the guest wifi network named?")
     old = next(hit for hit in result["hits"] if hit["path"] == "note://wifi-v1")
     new = next(hit for hit in result["hits"] if hit["path"] == "note://wifi-v2")
@@ -967,6 +968,7 @@ def test_the_current_document_of_a_chain_an_agent_stated_disagrees_with_none_it_
             "text": f"The zorblax relay timeout is {seconds} seconds.",
             **({"supersedes": [f"note://zorblax-{replaces}"]} if replaces else {}),
         })  # fmt: skip
+    daemon.wait_derived()
     hits = {hit["path"]: hit for hit in ask(daemon, "What is the zorblax relay timeout?")["hits"]}
     current, middle, oldest = hits["note://zorblax-a"], hits["note://zorblax-b"], hits["note://zorblax-c"]
     assert (middle["superseded_by"], oldest["superseded_by"]) == (current["item_id"], middle["item_id"])
@@ -985,6 +987,7 @@ def test_a_correction_replacing_a_two_digit_value_supersedes_the_note_giving_it(
         daemon.call("documents.add", {
             "title": f"Tern limits {name}", "source_uri": f"note://tern-{name}", "date": f"2025-{month}-01", "text": text
         })  # fmt: skip
+    daemon.wait_derived()
     hits = {hit["path"]: hit for hit in ask(daemon, "What is the tern upload limit?")["hits"]}
     newest, middle = hits["note://tern-3"], hits["note://tern-2"]
     assert middle["superseded_by"] == newest["item_id"]
@@ -1001,6 +1004,7 @@ def test_a_correction_replacing_a_two_digit_value_does_not_find_it_in_a_date(dae
         ("skua-size", "2025-05-01", "Skua batch size", "Correction: the skua batch size is 30 instead of 18."),
     ):  # fmt: skip
         daemon.call("documents.add", {"title": title, "source_uri": f"note://{uri}", "date": day, "text": text})
+    daemon.wait_derived()
     hits = {hit["path"]: hit for hit in ask(daemon, "Which host does the skua batch run on?")["hits"]}
     assert hits["note://skua-host"]["superseded_by"] is None
 
@@ -1024,6 +1028,7 @@ def test_text_corrected_or_withdrawn_disagrees_with_nothing(daemon):
         ("gannet-b", "2025-03-01", "Gannet timeout fix", "Correction: the gannet timeout is 75 seconds instead of 45 seconds."),
     ):
         daemon.call("documents.add", {"title": title, "source_uri": f"note://{uri}", "date": day, "text": text})
+    daemon.wait_derived()
     hits = {hit["path"]: hit for hit in ask(daemon, "What is the heron batch size?")["hits"]}
     first, middle, newest = (hits[f"note://heron-batch-{name}"] for name in "123")
     assert (first["superseded_by"], middle["superseded_by"]) == (middle["item_id"], newest["item_id"])
@@ -1056,6 +1061,7 @@ def test_a_notice_found_by_the_claims_title_retracts_nothing_ahead_of_today_and_
     add("note://quire-notice", "Bindery notices", "2025-05-01", "The quire binding guidance of 9 March is withdrawn.")
     add("note://quire-undo", "Bindery notices June", "2025-06-01",
         "Disregard the withdrawal of the quire binding guidance of 9 March; it stands.")  # fmt: skip
+    daemon.wait_derived()
     kiln = {hit["path"]: hit for hit in ask(daemon, "How long should the glost kiln fire?")["hits"]}
     assert kiln["note://glost-guide"]["retracted_by"] is None
     hits = {hit["path"]: hit for hit in ask(daemon, "Which thread do we sew with?")["hits"]}
@@ -1238,6 +1244,7 @@ def test_a_search_scoped_to_a_namespace_names_no_superseder_outside_it(daemon):
             "date": "2025-09",
         },
     )
+    daemon.wait_derived()
     everywhere = ask(daemon, "What is the server room door code?")
     old = next(hit for hit in everywhere["hits"] if hit["path"] == "note://door-v1")
     new = next(hit for hit in everywhere["hits"] if hit["path"] == "note://door-v2")
