@@ -351,6 +351,28 @@ def test_a_season_named_by_its_years_names_the_text_of_that_season():
     assert marks == {1: 3, 2: None, 3: None}
 
 
+def test_a_season_is_one_however_its_years_are_written_and_a_month_is_no_season():
+    question = "When is the last weekday sailing this winter?"
+    keys = ["last", "weekday", "sailing", "winter"]
+    amendment = side(
+        3, 3, "Correction to the winter 2025-26 timetable for route 1: the last weekday sailing is 17:40, as the"
+        " crew hours changed. Printed leaflets are being replaced and the booking office told.", "2025-11-20", 0.7,
+    )  # fmt: skip
+    # The same season with a slash, or a dash as typeset, is the season named.
+    for written in ("2025/26", "2025\u201326", "2025-2026"):
+        this = side(1, 1, f"Winter timetable {written}, route 1: last weekday sailing 18:10.", "2025-10-18", 0.9)
+        marks = {h.item_id: h.superseded_by for h in resolve([this, amendment], keys, question)}
+        assert marks == {1: 3, 3: None}, written
+    # Last season's page naming the month it ends ("2025-03") or typesetting its years
+    # names no season of the notice's.
+    this = side(1, 1, "Winter timetable 2025-26, route 1: last weekday sailing 18:10.", "2025-10-18", 0.9)
+    for text in ("Winter timetable 2024-25 (until 2025-03), route 1: last weekday sailing 18:10.",
+                 "Winter timetable 2024\u201325, route 1: last weekday sailing 18:10."):  # fmt: skip
+        last = side(2, 2, text, "2024-10-20", 0.8)
+        marks = {h.item_id: h.superseded_by for h in resolve([this, last, amendment], keys, question)}
+        assert marks == {1: 3, 2: None, 3: None}, text
+
+
 def test_a_correction_is_tied_to_the_older_note_that_says_the_value_it_replaces():
     keys = ["staff", "day", "autumn"]
     question = "Where is the autumn all-staff day?"

@@ -129,8 +129,10 @@ LONGEST_DATING = timedelta(days=31)
 _SEPARATORS = re.compile(r"[-_.]+")
 MANY_NAMES = 6
 # A season named by its two years ("the winter 2025-26 timetable"): a name, where each
-# year alone says only when.
-_SEASON = re.compile(r"(?<![\w-])(?:19|20)\d\d[-/]\d\d(?![\w-])")
+# year alone says only when. Written "2025/26", "2025–26" or "2025-2026" too, it is read
+# as "2025-26"; the second year follows the first, so a month ("2025-03") is no season.
+_SEASON = re.compile(r"(?<![\w-])((?:19|20)\d\d)[-/–]((?:19|20)?\d\d)(?![\w-])")
+_SEASON_WORD = re.compile(r"(?:19|20)\d\d-\d\d")
 # A title saying that its text adds to, corrects or takes back another.
 _ABOUT_ANOTHER = re.compile(
     r"\b(?:addendum|addenda|amendment|amended|erratum|errata|correct(?:ion|ed)|retract(?:ion|ed)|withdrawn|withdrawal"
@@ -234,7 +236,7 @@ class Side:
     @cached_property
     def seasons(self) -> frozenset[str]:
         """The seasons its title and text name by their years ("2025-26")."""
-        return frozenset(_SEASON.findall(f"{self.hit.title}\n{self.text}".lower()))
+        return frozenset(_seasons(f"{self.hit.title}\n{self.text}".lower()))
 
     @cached_property
     def words(self) -> Callable[[str], bool]:
@@ -410,8 +412,8 @@ class Side:
         only other seasons (the 2024-25 timetable)."""
         own = [word for word in names if not common(word)]
         named = [word for word in own if word not in bare] or own
-        seasons = [word for word in named if _SEASON.fullmatch(word)]
-        if seasons and not any(map(older.words, seasons)) and older.seasons:
+        seasons = {word for word in named if _SEASON_WORD.fullmatch(word)}
+        if seasons and not seasons & older.seasons and older.seasons:
             return False
         held = sum(1 for word in named if older.words(word))
         return not named or held >= (2 if len(named) >= MANY_NAMES else 1)
@@ -449,7 +451,17 @@ def _words(text: str) -> set[str]:
     lowered = text.lower()
     latin = lowered if lowered.isascii() else cjk.RUN.sub(" ", lowered)
     words = {word for word in set(_WORD.findall(latin)) if len(word) > 2} - STOPWORDS
-    return words | set(_SEASON.findall(latin)) | set(cjk_words(lowered))
+    return words | _seasons(latin) | set(cjk_words(lowered))
+
+
+def _seasons(text: str) -> set[str]:
+    """The seasons a (lower-cased) text names by their years, each as "2025-26"."""
+    found = set()
+    for match in _SEASON.finditer(text):
+        first, second = int(match.group(1)), int(match.group(2)[-2:])
+        if second == (first + 1) % 100 and (len(match.group(2)) == 2 or int(match.group(2)) == first + 1):
+            found.add(f"{first}-{second:02d}")
+    return found
 
 
 def cjk_words(text: str) -> list[str]:
