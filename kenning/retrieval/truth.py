@@ -75,7 +75,15 @@ from kenning.retrieval.dates import TimeIntent
 from kenning.store.hits import ChunkText
 from kenning.store.links import Superseder
 from kenning.text import cjk
-from kenning.text.dates import Period, date_at, named_periods, period, periods_without_year, written_days
+from kenning.text.dates import (
+    Period,
+    date_at,
+    document_date,
+    named_periods,
+    period,
+    periods_without_year,
+    written_days,
+)
 from kenning.text.statements import word_among
 from kenning.text.stopwords import GENERIC_VERBS, STOPWORDS
 
@@ -327,9 +335,20 @@ class Side:
 
     def titled(self, span: Period) -> bool:
         """Whether its title or file name names a time within `span` ("Parental leave
-        policy 2023", "drill-schedule-2024.md")."""
-        stem = _SEPARATORS.sub(" ", PurePosixPath(self.hit.path).stem)
-        named = named_periods(f"{self.hit.title}\n{stem}", span.start)
+        policy 2023", "drill-schedule-2024.md", "Fare table, 1 January 2026",
+        "20260105-plan.md"), read as of its own date: "This year's rota" written in 2023
+        names 2023, and "Quarterly report Q3" written in October that year's Q3."""
+        written = date.fromordinal(self.start) if self.start is not None else span.start
+        stem = PurePosixPath(self.hit.path).stem
+        title = self.hit.title
+        named = [
+            *named_periods(f"{title}\n{_SEPARATORS.sub(' ', stem)}", written),
+            *periods_without_year(title, written),
+            # A day opening a line dates that line (`written_days`); a title's is its own.
+            *written_days(f"~ {title}"),
+        ]
+        if (found := document_date("", stem)) is not None:
+            named.append(period(found[0]))
         return any(span.start <= time.start and time.end <= span.end for time in named)
 
     def dates_by_day(self, context: str, older: Side) -> bool:
