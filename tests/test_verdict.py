@@ -394,6 +394,15 @@ def test_a_season_is_one_however_its_years_are_written_and_a_month_is_no_season(
         last = side(2, 2, text, "2024-10-20", 0.8)
         marks = {h.item_id: h.superseded_by for h in resolve([this, last, amendment], keys, question)}
         assert marks == {1: 3, 2: None, 3: None}, text
+    # Nor do a season's years name a year: the 2025/26 timetable is not last season's,
+    # titled "2024/2025".
+    for dash in ("/", "\u2013"):
+        fix = amendment[1].content.replace("2025-26", f"2025{dash}26")
+        said = side(3, 3, fix, "2025-11-20", 0.7)
+        this = side(1, 1, "Route 1: last weekday sailing 18:10.", "2025-10-18", 0.9, title=f"Winter 2025{dash}2026")
+        last = side(2, 2, "Route 1: last weekday sailing 18:10.", "2024-10-20", 0.8, title=f"Winter 2024{dash}2025")
+        marks = {h.item_id: h.superseded_by for h in resolve([this, last, said], keys, question)}
+        assert marks == {1: 3, 2: None, 3: None}, dash
 
 
 def test_a_correction_is_tied_to_the_older_note_that_says_the_value_it_replaces():

@@ -340,9 +340,9 @@ class Side:
         names 2023, and "Quarterly report Q3" written in October that year's Q3."""
         written = date.fromordinal(self.start) if self.start is not None else span.start
         stem = PurePosixPath(self.hit.path).stem
-        title = self.hit.title
+        title = _without_seasons(self.hit.title)
         named = [
-            *named_periods(f"{title}\n{_SEPARATORS.sub(' ', stem)}", written),
+            *named_periods(f"{title}\n{_SEPARATORS.sub(' ', _without_seasons(stem))}", written),
             *periods_without_year(title, written),
             # A day opening a line dates that line (`written_days`); a title's is its own.
             *written_days(f"~ {title}"),
@@ -364,7 +364,7 @@ class Side:
         if not context or self.hit.date is None:
             return []
         written = period(self.hit.date).start
-        told = self._as_written(context)
+        told = _without_seasons(self._as_written(context))
         return [
             *named_periods(told, written),
             *periods_without_year(told, written),
@@ -471,6 +471,12 @@ def _words(text: str) -> set[str]:
     latin = lowered if lowered.isascii() else cjk.RUN.sub(" ", lowered)
     words = {word for word in set(_WORD.findall(latin)) if len(word) > 2} - STOPWORDS
     return words | _seasons(latin) | set(cjk_words(lowered))
+
+
+def _without_seasons(text: str) -> str:
+    """The text with the seasons it names (`_seasons`) blanked: "the 2025/26 timetable"
+    names no year 2025, which the timetable titled "Winter 2024/2025" writes."""
+    return _SEASON.sub(lambda match: " " * len(match.group()) if _seasons(match.group()) else match.group(), text)
 
 
 def _seasons(text: str) -> set[str]:
