@@ -655,6 +655,13 @@ def test_a_notice_names_a_claim_by_two_words_of_its_title_and_its_time_or_all_of
     page = truth.Side(page_hit, page_text, ["billing", "service"], None)
     assert not names("Disregard the billing service alert from last night.", page)
     assert names("Disregard the billing service page of 9 March: it is out of date.", page)
+    # A year names a claim whose title writes no time by its date, and one whose title
+    # writes a time by that time.
+    handbook_hit, handbook_text = side(4, 4, "25 days of leave.", "2026-02-01", 0.9, title="Staff handbook")
+    handbook = truth.Side(handbook_hit, handbook_text, ["staff", "handbook"], None)
+    assert names("The 2026 staff handbook is withdrawn.", handbook)
+    assert not names("The 2025 staff handbook is withdrawn.", handbook)
+    assert not names("The 2027 weeding guidance is withdrawn.")
 
 
 def test_crowding_never_puts_a_retraction_below_the_claim_it_takes_back():

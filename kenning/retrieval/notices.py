@@ -106,7 +106,8 @@ def _pattern(pair: tuple[str, str]) -> re.Pattern[str]:
 def names_claim(notice: truth.Side, claim: truth.Side, pairs: list[tuple[str, str]]) -> bool:
     """Whether the notice's retraction stands on a line naming the claim by a pair of its
     title's words (`pairs`) and by its time (there, or as the day the notice's title
-    names: truth.Side `dates`), or by every word of a longer title."""
+    names: truth.Side `dates`; a year by the claim's title, or by its date when its title
+    writes no time), or by every word of a longer title."""
     # "disregard the withdrawal of the glaze firing report": it stands (`reinstates`).
     return _retracts_naming(notice, claim, pairs) and not truth.undoes(notice.cues.retraction_context)
 
@@ -121,7 +122,7 @@ def _retracts_naming(notice: truth.Side, claim: truth.Side, pairs: list[tuple[st
     context = notice.cues.retraction_context
     if not notice.cues.retraction or notice.cues.hedged or not any(_pattern(pair).search(context) for pair in pairs):
         return False
-    if notice.dates(context, claim):
+    if notice.dates(context, claim, by_date=True):
         return True
     words = _title_words(claim.hit.title)
     said = set(_WORD.findall(context)) | set(truth.cjk_words(context))

@@ -316,7 +316,7 @@ class Side:
         said = self.own_cues
         return [*self.naming(said.correction_context), *self.naming(said.retraction_context)]
 
-    def dates(self, context: str, older: Side) -> bool:
+    def dates(self, context: str, older: Side, by_date: bool = False) -> bool:
         """Whether the place it corrects or retracts in, or the day its title names
         (`_title_days`), names the time the older text speaks from: "Correction to the
         April notes", "this replaces the June arrangement", "the report of 19 January is
@@ -327,9 +327,14 @@ class Side:
         name writing it: "the 2023 parental leave policy" means the policy titled so, but
         "the Skerrivaig cafe closed in 2025" means no page written in 2025, and "the Q3
         2025 quarterly report is withdrawn" the report on Q3, written in October, not the
-        one on Q2 written in July."""
+        one on Q2 written in July. With `by_date`, a year names by its date a text whose
+        title and file name write no time: a notice naming the text by its title's words
+        as well (notices.py), "the 2025 staff handbook is withdrawn", means the "Staff
+        handbook" written in 2025."""
         return any(
-            older.titled(span) if span.end - span.start > LONGEST_DATING else _overlaps([span], older)
+            (older.titled(span) or (by_date and not older.title_times(span.start) and _overlaps([span], older)))
+            if span.end - span.start > LONGEST_DATING
+            else _overlaps([span], older)
             for span in self._times(context)
         )
 
@@ -338,7 +343,12 @@ class Side:
         policy 2023", "drill-schedule-2024.md", "Fare table, 1 January 2026",
         "20260105-plan.md"), read as of its own date: "This year's rota" written in 2023
         names 2023, and "Quarterly report Q3" written in October that year's Q3."""
-        written = date.fromordinal(self.start) if self.start is not None else span.start
+        return any(span.start <= time.start and time.end <= span.end for time in self.title_times(span.start))
+
+    def title_times(self, undated: date) -> list[Period]:
+        """The times its title and file name name (`titled`), read as of its date, or of
+        `undated` when it has none."""
+        written = date.fromordinal(self.start) if self.start is not None else undated
         stem = PurePosixPath(self.hit.path).stem
         title = _without_seasons(self.hit.title)
         named = [
@@ -349,7 +359,7 @@ class Side:
         ]
         if (found := document_date("", stem)) is not None:
             named.append(period(found[0]))
-        return any(span.start <= time.start and time.end <= span.end for time in named)
+        return named
 
     def dates_by_day(self, context: str, older: Side) -> bool:
         """Whether it names, by its day, the time the older text speaks from: a day is a
