@@ -25,9 +25,10 @@ there are no vectors). For such a pair:
   item and state the next, and a single shared word tied four wrong pairs on dev and tune.
   A line naming MANY_NAMES words or more ties a text holding two of them; a year or a
   quarter names a text by its title or file name, not its date (a notice found by the
-  claim's title, notices.py, names one whose title writes no time by its date); a day the line or a title saying
-  it takes something back names ("Addendum to the contact report (2 June 2025)") means
-  the text of that day when one is among the best hits, and no other. Reading every
+  claim's title, notices.py, names one whose title writes no time by its date); a day
+  the line or a title saying it takes something back names ("Addendum to the contact
+  report (2 June 2025)") means the text of that day when one is among the best hits,
+  and no other. Reading every
   mark on the top ten of the truth set's dev and tune questions and the third set's
   questions, these took 146 pairs to 108: 40 of the 41 removed were wrong (a parking
   fine's cancellation retracting a ferry runbook for "the community council contact",
