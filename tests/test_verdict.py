@@ -323,7 +323,7 @@ def test_a_year_a_notice_names_dates_only_a_text_whose_title_writes_it():
     assert {h.item_id: h.superseded_by for h in ranked} == {1: 2, 2: None}
 
 
-def test_a_title_writes_a_year_as_of_its_own_date_and_by_its_day_or_file_name():
+def test_a_title_writes_a_year_as_of_its_own_date_and_not_by_the_day_it_was_written():
     # "This year's rota", written in 2023, is no 2025 rota.
     old = side(1, 1, "Rota: Alice on Mondays.", "2023-01-10", 0.9, title="This year's rota")
     notice = side(2, 2, "Disregard the 2025 rota: a new one follows.", "2025-06-01", 0.7, title="Office news")
@@ -331,15 +331,17 @@ def test_a_title_writes_a_year_as_of_its_own_date_and_by_its_day_or_file_name():
         1: None, 2: None
     }  # fmt: skip
     said, context = truth.Side(*notice, ["rota"], None), "disregard the 2026 goals: a new list follows."
-    for title, path, day in [
-        ("Goals for next year", "/n/1.md", "2025-11-20"),
-        ("Goals, 5 January 2026", "/n/1.md", "2026-01-05"),
-        ("Goals", "/n/20260105-goals.md", "2026-01-05"),
-        ("Goals", "/n/fy-26-goals.md", "2025-12-01"),
+    for title, path, day, named in [
+        ("Goals for next year", "/n/1.md", "2025-11-20", True),
+        ("Goals", "/n/fy-26-goals.md", "2025-12-01", True),
+        # A day says when the text was written; its year names no subject.
+        ("Goals, 5 January 2026", "/n/1.md", "2026-01-05", False),
+        ("Goals", "/n/20260105-goals.md", "2026-01-05", False),
+        ("Goals", "/n/2026-01-05-goals.md", "2026-01-05", False),
     ]:
         older, chunk = side(1, 1, "Goals: x", day, 0.9, title=title)
         older.path = path
-        assert said.dates(context, truth.Side(older, chunk, ["rota"], None)), (title, path)
+        assert said.dates(context, truth.Side(older, chunk, ["rota"], None)) is named, (title, path)
     # A quarter without its year in the title is the one nearest the text's date.
     report, chunk = side(1, 1, "Revenue up 4%.", "2025-10-06", 0.9, title="Quarterly report Q3")
     said = truth.Side(*side(3, 3, "The Q3 2025 quarterly report is withdrawn.", "2025-11-20", 0.5), [], None)
@@ -662,6 +664,8 @@ def test_a_notice_names_a_claim_by_two_words_of_its_title_and_its_time_or_all_of
     assert names("The 2026 staff handbook is withdrawn.", handbook)
     assert not names("The 2025 staff handbook is withdrawn.", handbook)
     assert not names("The 2027 weeding guidance is withdrawn.")
+    # Not a year further along the line, which says when something else happened.
+    assert not names("The staff handbook rumour is withdrawn: the canteen closed in 2026, not the library.", handbook)
 
 
 def test_crowding_never_puts_a_retraction_below_the_claim_it_takes_back():

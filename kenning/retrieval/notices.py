@@ -51,6 +51,9 @@ from kenning.text.stopwords import STOPWORDS
 CLAIMS = 3
 CANDIDATES = 30
 _WORD = re.compile(r"\w+")
+# How far from a claim's title words, in characters, a year names which one it is.
+YEAR_REACH = 12
+_YEAR_NEAR = re.compile(r"(?<![\w.-])(?:19|20)\d\d(?![\w-])")
 _NUMBER = re.compile(r"\d")
 
 
@@ -118,11 +121,23 @@ def reinstates(notice: truth.Side, claim: truth.Side, pairs: list[tuple[str, str
     return _retracts_naming(notice, claim, pairs) and truth.undoes(notice.cues.retraction_context)
 
 
+def _year_beside(context: str, pairs: list[tuple[str, str]]) -> bool:
+    """Whether a year stands right beside the claim's title words ("the 2025 staff
+    handbook", "the staff handbook of 2025"): it says which one, where a year further along
+    the line ("the cafe is not closing ... the Skerrivaig cafe closed in 2025") says when
+    something else happened."""
+    for pair in pairs:
+        for match in _pattern(pair).finditer(context):
+            if _YEAR_NEAR.search(context, max(0, match.start() - YEAR_REACH), match.end() + YEAR_REACH):
+                return True
+    return False
+
+
 def _retracts_naming(notice: truth.Side, claim: truth.Side, pairs: list[tuple[str, str]]) -> bool:
     context = notice.cues.retraction_context
     if not notice.cues.retraction or notice.cues.hedged or not any(_pattern(pair).search(context) for pair in pairs):
         return False
-    if notice.dates(context, claim, by_date=True):
+    if notice.dates(context, claim, by_date=_year_beside(context, pairs)):
         return True
     words = _title_words(claim.hit.title)
     said = set(_WORD.findall(context)) | set(truth.cjk_words(context))

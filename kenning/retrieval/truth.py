@@ -80,10 +80,10 @@ from kenning.text import cjk
 from kenning.text.dates import (
     Period,
     date_at,
-    document_date,
     named_periods,
     period,
     periods_without_year,
+    without_days,
     written_days,
 )
 from kenning.text.statements import word_among
@@ -342,26 +342,23 @@ class Side:
 
     def titled(self, span: Period) -> bool:
         """Whether its title or file name names a time within `span` ("Parental leave
-        policy 2023", "drill-schedule-2024.md", "Fare table, 1 January 2026",
-        "20260105-plan.md"), read as of its own date: "This year's rota" written in 2023
-        names 2023, and "Quarterly report Q3" written in October that year's Q3."""
+        policy 2023", "drill-schedule-2024.md", "fy-26-plan.md"), read as of its own date:
+        "This year's rota" written in 2023 names 2023, and "Quarterly report Q3" written
+        in October that year's Q3."""
         return any(span.start <= time.start and time.end <= span.end for time in self.title_times(span.start))
 
     def title_times(self, undated: date) -> list[Period]:
         """The times its title and file name name (`titled`), read as of its date, or of
-        `undated` when it has none."""
+        `undated` when it has none. Not a day there, nor the year of one: that says when
+        the text was written ("Platform planning, 12 January 2026", "2025-09-04-ops.md"),
+        and a notice saying "the H1 hiring" or "the cafe closed in 2025" means no meeting
+        held then."""
         written = date.fromordinal(self.start) if self.start is not None else undated
-        stem = PurePosixPath(self.hit.path).stem
-        title = _without_seasons(self.hit.title)
-        named = [
-            *named_periods(f"{title}\n{_SEPARATORS.sub(' ', _without_seasons(stem))}", written),
-            *periods_without_year(title, written),
-            # A day opening a line dates that line (`written_days`); a title's is its own.
-            *written_days(f"~ {title}"),
-        ]
-        if (found := document_date("", stem)) is not None:
-            named.append(period(found[0]))
-        return named
+        title = without_days(_without_seasons(self.hit.title))
+        stem = without_days(_without_seasons(PurePosixPath(self.hit.path).stem))
+        # The name as written ("fy-26-goals") and in words ("drill schedule 2024").
+        named = f"{title}\n{stem}\n{_SEPARATORS.sub(' ', stem)}"
+        return [*named_periods(named, written), *periods_without_year(title, written)]
 
     def dates_by_day(self, context: str, older: Side) -> bool:
         """Whether it names, by its day, the time the older text speaks from: a day is a

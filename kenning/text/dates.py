@@ -264,6 +264,16 @@ def written_days(text: str) -> list[Period]:
     return days
 
 
+def without_days(text: str) -> str:
+    """The text with the days it writes out in full (the forms `written_days` reads, and
+    a file name's "20260112") blanked wherever they stand: a title's day says when its
+    text was written, and the year in it then names no subject ("Platform planning, 12
+    January 2026" is no plan for 2026)."""
+    for form in (*_FORMS[:5], _NAME_DAY):
+        text = form.sub(lambda match: match.group() if match.group("day") is None else " " * len(match.group()), text)
+    return text
+
+
 # A day as file names write it besides the forms text uses: "20250918-standup",
 # "2025_09_18 standup" (cameras, exports, daily-note plugins). In a file's name only: in
 # text, eight digits are as often an order number.
