@@ -238,35 +238,25 @@ def test_a_correction_naming_the_time_of_the_note_it_corrects_is_tied_to_it():
     assert {h.item_id: h.superseded_by for h in resolve([april(), other_year], keys)} == {1: None, 2: None}
 
 
-def test_a_month_a_retraction_names_ties_no_note_that_merely_names_the_month():
+@pytest.mark.parametrize("month", ["October", "Oct"])
+def test_a_month_a_retraction_names_ties_no_note_that_merely_names_the_month(month):
     keys = ["brodick", "depot", "old", "mill", "house"]
     question = "Is the Brodick depot moving to the Old Mill House?"
     june = side(1, 1, "1. Brodick depot: the move to the Old Mill House in October is agreed.", "2025-06-04", 0.9)
-    cottage = side(2, 2, "The Old Mill House cottage by the Brodick depot: boiler serviced every October.", "2024-08-20", 0.8)
+    cottage = side(2, 2, f"The Old Mill House cottage by the Brodick depot: boiler serviced every {month}.",
+                   "2024-08-20", 0.8)  # fmt: skip
     july = side(
-        3, 3, "1. Brodick depot: the move to the Old Mill House is off. Please disregard the October relocation in the"
-        " June minutes.", "2025-07-02", 0.7,
+        3, 3, f"1. Brodick depot: the move to the Old Mill House is off. Please disregard the {month} relocation in"
+        " the June minutes.", "2025-07-02", 0.7,
     )  # fmt: skip
     assert {h.item_id: h.retracted_by for h in resolve([june, cottage, july], keys, question)} == {1: 3, 2: None, 3: None}
-    # A month in a day still names what states that day.
+
+
+def test_a_month_in_a_day_a_retraction_names_still_names_what_states_that_day():
     plan = side(1, 1, "The ferry app launches on 1 May 2025 with mobile boarding cards.", "2025-03-20", 0.9)
     pulled = side(2, 2, "Please disregard the 1 May launch date for the ferry app.", "2025-04-22", 0.7)
-    assert {h.item_id: h.retracted_by for h in resolve([plan, pulled], ["ferry", "app"], "When does the ferry app launch?")} == {
-        1: 2,
-        2: None,
-    }
-
-
-def test_a_month_cut_short_in_a_retraction_ties_no_note_that_merely_names_the_month():
-    keys = ["brodick", "depot", "old", "mill", "house"]
-    question = "Is the Brodick depot moving to the Old Mill House?"
-    june = side(1, 1, "1. Brodick depot: the move to the Old Mill House in October is agreed.", "2025-06-04", 0.9)
-    cottage = side(2, 2, "The Old Mill House cottage by the Brodick depot: boiler serviced every Oct.", "2024-08-20", 0.8)
-    july = side(
-        3, 3, "1. Brodick depot: the move to the Old Mill House is off. Please disregard the Oct relocation in the"
-        " June minutes.", "2025-07-02", 0.7,
-    )  # fmt: skip
-    assert {h.item_id: h.retracted_by for h in resolve([june, cottage, july], keys, question)} == {1: 3, 2: None, 3: None}
+    ranked = resolve([plan, pulled], ["ferry", "app"], "When does the ferry app launch?")
+    assert {h.item_id: h.retracted_by for h in ranked} == {1: 2, 2: None}
 
 
 @pytest.mark.parametrize("when", ["October", "Sunday"])
