@@ -28,12 +28,12 @@ there are no vectors). For such a pair:
   claim's title, notices.py, names one whose title writes no time by its date); a day
   the line or a title saying it takes something back names ("Addendum to the contact
   report (2 June 2025)") means the text of that day when one is among the best hits,
-  and no other. Reading every
-  mark on the top ten of the truth set's dev and tune questions and the third set's
-  questions, these took 146 pairs to 108: 40 of the 41 removed were wrong (a parking
-  fine's cancellation retracting a ferry runbook for "the community council contact",
-  "the Skerrivaig cafe closed in 2025" retracting every 2025 page about the Ardnish
-  terminal), one right (a chat "before Christmas", named by the holiday alone);
+  and no other. Reading every mark on the top ten of the truth set's dev and tune
+  questions and the third set's questions, these took 146 pairs to 108: 40 of the 41
+  removed were wrong (a parking fine's cancellation retracting a ferry runbook for "the
+  community council contact", "the Skerrivaig cafe closed in 2025" retracting every 2025
+  page about the Ardnish terminal), one right (a chat "before Christmas", named by the
+  holiday alone);
 - a notice taking back a retraction ("disregard the withdrawal") is tied only to a
   text that retracts, and the claim that text retracted stands again;
 - two parts of one document dated apart (a decision log's entries) are tied the same
@@ -136,7 +136,9 @@ _REPLACED = re.compile(rf"\b(?:{_REPLACING})((?:\W+\w+){{1,3}})")
 # The longest time that names a text by its date wherever the text's title says nothing
 # of it: a month ("the April notes").
 LONGEST_DATING = timedelta(days=31)
+# What stands between a file name's words ("drill-schedule-2024").
 _SEPARATORS = re.compile(r"[-_.]+")
+# How many words a notice's line names before a text must hold two of them (`ties_to`).
 MANY_NAMES = 6
 # A season named by its two years ("the winter 2025-26 timetable"): a name, where each
 # year alone says only when. Written "2025/26", "2025–26" or "2025-2026" too, it is read
