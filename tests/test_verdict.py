@@ -338,7 +338,7 @@ def test_a_title_writes_a_year_as_of_its_own_date_and_not_by_the_day_it_was_writ
     assert said.dates("the q3 2025 quarterly report is withdrawn.", truth.Side(report, chunk, [], None))
 
 
-def test_a_notice_naming_many_things_ties_a_note_holding_only_one_of_them():
+def test_a_notice_naming_many_things_ties_no_note_holding_only_one_of_them():
     question = "Is the parking fine cancelled?"
     keys = ["parking", "fine", "cancelled"]
     runbook = side(1, 1, "Parking fine procedure: if a sailing is cancelled, tell the community council contact.",
