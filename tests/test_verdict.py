@@ -397,6 +397,27 @@ def test_a_season_is_one_however_its_years_are_written_and_a_month_is_no_season(
         assert marks == {1: 3, 2: None, 3: None}, dash
 
 
+def test_a_notice_naming_a_day_without_its_year_means_the_text_of_that_day():
+    keys = ["oakridge", "shelving", "quote"]
+    question = "Is the Oakridge shelving quote still open?"
+    meeting = side(1, 1, "Oakridge shelving for the first floor: quotes due in October.", "2025-09-24", 0.9)
+    quote = side(2, 2, "Fairweather quote for the Oakridge shelving, first floor: £18,400.", "2025-10-14", 0.8)
+    notice = side(3, 3, "Fairweather have withdrawn their Oakridge shelving quote of 14 October for the first floor.",
+                  "2025-11-03", 0.7)  # fmt: skip
+    marks = {h.item_id: h.retracted_by for h in resolve([meeting, quote, notice], keys, question)}
+    assert marks == {1: None, 2: 3, 3: None}
+
+
+def test_a_chat_lines_speaker_names_nothing_it_takes_back():
+    keys = ["central", "lift", "certificate"]
+    question = "When does the Central lift certificate run out?"
+    minutes = side(1, 1, "Central lift certificate: Tom Bradshaw keeps the file.", "2025-03-24", 0.9)
+    chat = side(2, 2, "[2025-09-03 11:32] Tom Bradshaw: retracted: I misread the Central lift certificate, March"
+                " 2027 is the next examination.", "2025-09-03", 0.7)  # fmt: skip
+    marks = {h.item_id: h.retracted_by for h in resolve([minutes, chat], keys, question)}
+    assert marks == {1: None, 2: None}
+
+
 def test_a_correction_is_tied_to_the_older_note_that_says_the_value_it_replaces():
     keys = ["staff", "day", "autumn"]
     question = "Where is the autumn all-staff day?"

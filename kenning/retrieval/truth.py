@@ -160,9 +160,17 @@ _CALENDAR_WORDS = frozenset(
     (*_MONTH_WORDS, *(name.lower() for name in calendar.day_name), "mon", "tue", "tues", "thu", "thur", "thurs", "fri")
 )
 _DAY_OF_MONTH = re.compile(
-    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?({'|'.join(_MONTH_WORDS)})\b"
-    rf"|\b({'|'.join(_MONTH_WORDS)})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
+    rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{'|'.join(_MONTH_WORDS)})\b"
+    rf"|\b(?P<month2>{'|'.join(_MONTH_WORDS)})\.?\s+(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\b"
 )
+_MONTH_NUMBERS = {
+    name.lower(): number
+    for number in range(1, 13)
+    for name in (calendar.month_name[number], calendar.month_abbr[number])
+} | {"sept": 9}
+# A chat export's speaker, before what a line says: "[2026-02-03 11:32] Tom Bradshaw:".
+# The notice is the line; who said it names nothing it takes back.
+_SPEAKER = re.compile(r"^[\W_]*\[[^\]\n]*\d:\d\d[^\]\n]*\][\W_]*[^:\n]{1,40}?:", re.MULTILINE)
 # A number as written, whole: not the "10" of "2010", "10.5" or "10,000", nor a part of
 # a date or time ("2025-03-18", "18/03", "20:30").
 _NUMBER = re.compile(r"(?<![\w.,:/-])\d+(?:[.,]\d+)*(?![\w]|[.,:/-]\d)")
@@ -246,6 +254,11 @@ class Side:
         return word_among(self._all_keys)
 
     @cached_property
+    def days_of_month(self) -> frozenset[tuple[int, int]]:
+        """The (month, day) pairs its title and text write ("1 May 2026", "May 1")."""
+        return frozenset(day for _, day in _days_of_month(f"{self.hit.title}\n{self.text}".lower()))
+
+    @cached_property
     def seasons(self) -> frozenset[str]:
         """The seasons its title and text name by their years ("2025-26")."""
         return frozenset(_seasons(f"{self.hit.title}\n{self.text}".lower()))
@@ -261,7 +274,8 @@ class Side:
         and the names the query asks about that it puts aside ("instead of MinIO" asked
         about MinIO), which name the old statement whatever the question said. A month
         or weekday outside a day among them names only when nothing else does
-        (`ties_to`)."""
+        (`ties_to`). Not a chat line's speaker (`_SPEAKER`)."""
+        context = _SPEAKER.sub(" ", context)
         told = _words(context) - cues.cue_words(context) - GENERIC_VERBS
         aside = self.put_aside(context)
         return [word for word in told if not _YEAR.fullmatch(word) and (word in aside or not self._asked(word))]
@@ -370,8 +384,8 @@ class Side:
 
     def _times(self, context: str) -> list[Period]:
         """The times the place it corrects or retracts in names, read as of its date: a
-        month without its year is the nearest one, and a day may be written out. And
-        the days its title names (`_title_days`)."""
+        month or a day without its year is the nearest one ("the 4 Sept notes"), and a
+        day may be written out. And the days its title names (`_title_days`)."""
         if not context or self.hit.date is None:
             return []
         written = period(self.hit.date).start
@@ -380,13 +394,18 @@ class Side:
             *named_periods(told, written),
             *periods_without_year(told, written),
             *written_days(told),
+            *_days_before(context, written),
             *self._title_days,
         ]
 
     def _days(self, context: str) -> list[Period]:
+        """The days the place it corrects or retracts in names, with their year or
+        without it ("their quote of 14 October": the last 14 October on or before its
+        own date), and the days its title names (`_title_days`)."""
         if not context or self.hit.date is None:
             return []
-        return [*written_days(self._as_written(context)), *self._title_days]
+        written = period(self.hit.date).start
+        return [*written_days(self._as_written(context)), *_days_before(context, written), *self._title_days]
 
     @cached_property
     def _title_days(self) -> list[Period]:
@@ -702,13 +721,43 @@ def _means(
         for other in close.sides
     ):
         return False
-    return not older_says_so and newer.ties_to(names, older, common, _bare_calendar(context))
+    return not older_says_so and newer.ties_to(names, older, common, _bare_calendar(context, older))
 
 
-def _bare_calendar(context: str) -> frozenset[str]:
-    """The names of months and weekdays, but those in a day ("the 1 May launch date"):
-    they say when rather than what."""
-    return _CALENDAR_WORDS - {match.group(1) or match.group(2) for match in _DAY_OF_MONTH.finditer(context)}
+def _bare_calendar(context: str, older: Side) -> frozenset[str]:
+    """The names of months and weekdays: they say when rather than what. But a month in
+    a day the older text writes too names it ("disregard the 1 May launch date" names the
+    plan launching on 1 May, where "their quote of 14 October" names no meeting held "in
+    October")."""
+    return _CALENDAR_WORDS - {word for word, day in _days_of_month(context) if day in older.days_of_month}
+
+
+def _days_before(text: str, written: date) -> list[Period]:
+    """The days a (lower-cased) text names by day and month, each the last one on or
+    before `written`."""
+    days = []
+    for _, (month, day) in _days_of_month(text):
+        for year in (written.year, written.year - 1):
+            try:
+                found = date(year, month, day)
+            except ValueError:
+                break
+            if found <= written:
+                days.append(Period(found, found + timedelta(days=1)))
+                break
+    return days
+
+
+def _days_of_month(text: str) -> list[tuple[str, tuple[int, int]]]:
+    """The days a (lower-cased) text names by their day and month ("14 october", "may
+    1st", "1st of may"), each with the month's word as written."""
+    found = []
+    for match in _DAY_OF_MONTH.finditer(text):
+        word = match.group("month") or match.group("month2")
+        day = int(match.group("day") or match.group("day2"))
+        if 1 <= day <= 31:
+            found.append((word, (_MONTH_NUMBERS[word], day)))
+    return found
 
 
 def _takes_back(
