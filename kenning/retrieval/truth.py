@@ -704,6 +704,7 @@ def _means(
     older_says_so: str | None,
     close: _Closeness,
     common: Callable[[str], bool],
+    undoing: bool = False,
 ) -> bool:
     """Whether the place `newer` corrects or retracts in (`context`, naming `names`)
     means the older text, about the same thing: by naming its date, or, unless the older
@@ -711,13 +712,18 @@ def _means(
     names. Not by a name when it names the day another of the best hits about the same
     thing speaks from: the addendum to the 2 June contact report, retracting that "the
     mate misjudged the approach", was tied to the port's page for its "Approach"
-    section as well as to the report."""
+    section as well as to the report. A notice `undoing` a retraction means only a text
+    that retracts, whatever day it names ("disregard the withdrawal of the glaze firing
+    report of 2 May" means the withdrawal, not the report)."""
     if not close(newer, older, SAME_SUBJECT):
         return False
     if newer.dates(context, older):
         return True
     if any(
-        speaks_later(newer, other) and newer.dates_by_day(context, other) and close(newer, other, SAME_SUBJECT)
+        speaks_later(newer, other)
+        and (not undoing or other.cues.retraction)
+        and newer.dates_by_day(context, other)
+        and close(newer, other, SAME_SUBJECT)
         for other in close.sides
     ):
         return False
@@ -781,6 +787,7 @@ def _takes_back(
         None if undoing else older_said.retraction,
         close,
         common,
+        undoing,
     ):
         older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
         place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
