@@ -125,6 +125,16 @@ def resolve(
     return sorted(hits, key=lambda h: -h.score)
 
 
+def retracted(pairs: list[tuple[Hit, ChunkText]], keys: list[str], query: str = "where does the cache move") -> dict:
+    """Each hit's `retracted_by` once the truth signals have read them."""
+    return {h.item_id: h.retracted_by for h in resolve(pairs, keys, query)}
+
+
+def superseded(pairs: list[tuple[Hit, ChunkText]], keys: list[str], query: str = "where does the cache move") -> dict:
+    """Each hit's `superseded_by` once the truth signals have read them."""
+    return {h.item_id: h.superseded_by for h in resolve(pairs, keys, query)}
+
+
 def test_without_vectors_a_newer_correction_still_goes_above_what_it_corrects():
     old = side(1, 1, "Decided: the build cache moves to MinIO next month.", "2025-03-04", 0.9)
     new = side(2, 2, "Correction: the build cache moves to Ceph instead of MinIO.", "2025-03-18", 0.7)
@@ -233,9 +243,9 @@ def test_a_correction_naming_the_time_of_the_note_it_corrects_is_tied_to_it():
     # The April note corrects something of its own (the printers), which alone would keep
     # it from being corrected in turn: naming April ties them.
     by_date = newer("Correction to the April notes: Saltcote will close at 16:00 on Saturdays.")
-    assert {h.item_id: h.superseded_by for h in resolve([april(), by_date], keys)} == {1: 2, 2: None}
+    assert superseded([april(), by_date], keys) == {1: 2, 2: None}
     other_year = newer("Correction: Saltcote will close at 16:00 on Saturdays from April 2027.")
-    assert {h.item_id: h.superseded_by for h in resolve([april(), other_year], keys)} == {1: None, 2: None}
+    assert superseded([april(), other_year], keys) == {1: None, 2: None}
 
 
 @pytest.mark.parametrize("month", ["October", "Oct"])
@@ -249,14 +259,13 @@ def test_a_month_a_retraction_names_ties_no_note_that_merely_names_the_month(mon
         3, 3, f"1. Brodick depot: the move to the Old Mill House is off. Please disregard the {month} relocation in"
         " the June minutes.", "2025-07-02", 0.7,
     )  # fmt: skip
-    assert {h.item_id: h.retracted_by for h in resolve([june, cottage, july], keys, question)} == {1: 3, 2: None, 3: None}
+    assert retracted([june, cottage, july], keys, question) == {1: 3, 2: None, 3: None}
 
 
 def test_a_month_in_a_day_a_retraction_names_still_names_what_states_that_day():
     plan = side(1, 1, "The ferry app launches on 1 May 2025 with mobile boarding cards.", "2025-03-20", 0.9)
     pulled = side(2, 2, "Please disregard the 1 May launch date for the ferry app.", "2025-04-22", 0.7)
-    ranked = resolve([plan, pulled], ["ferry", "app"], "When does the ferry app launch?")
-    assert {h.item_id: h.retracted_by for h in ranked} == {1: 2, 2: None}
+    assert retracted([plan, pulled], ["ferry", "app"], "When does the ferry app launch?") == {1: 2, 2: None}
 
 
 @pytest.mark.parametrize("when", ["October", "Sunday"])
@@ -265,20 +274,21 @@ def test_a_retraction_naming_nothing_but_a_month_or_weekday_retracts_what_that_n
     summer = side(1, 1, "Brodick ferry timetable, summer: departures 07:00, 09:30 and 16:00.", "2025-05-01", 0.9)
     named = side(2, 2, f"Brodick ferry timetable for {when}: two departures, 08:00 and 15:00.", "2025-09-15", 0.8)
     notice = side(3, 3, f"Brodick ferry: disregard the {when} timetable.", "2025-09-25", 0.7)
-    assert {h.item_id: h.retracted_by for h in resolve([summer, named, notice], keys, question)} == {1: None, 2: 3, 3: None}
+    assert retracted([summer, named, notice], keys, question) == {1: None, 2: 3, 3: None}
 
 
 def test_a_notice_whose_title_names_the_day_of_what_it_retracts_ties_no_other_note_by_a_word():
     keys = ["kilbrannan", "pier", "narrows"]
     question = "How hard do the narrows run at Kilbrannan pier?"
-    page = side(1, 1, "Kilbrannan pier approach: the narrows run hard on the ebb; approach at slack water.", "2025-05-20", 0.9)
+    page = side(1, 1, "Kilbrannan pier approach: the narrows run hard on the ebb; approach at slack water.",
+                "2025-05-20", 0.9)  # fmt: skip
     report = side(2, 2, "Heavy contact at Kilbrannan pier: the narrows ran hard and the mate misjudged the approach.",
                   "2025-06-02", 0.8)  # fmt: skip
     addendum = side(
         3, 3, "Kilbrannan pier: the statement that the mate misjudged the approach in the narrows is retracted.",
         "2025-07-10", 0.7, title="Addendum to the Kilbrannan contact report (2 June 2025)",
     )  # fmt: skip
-    marks = {h.item_id: h.retracted_by for h in resolve([page, report, addendum], keys, question)}
+    marks = retracted([page, report, addendum], keys, question)
     assert marks == {1: None, 2: 3, 3: None}
 
 
@@ -291,7 +301,7 @@ def test_a_records_title_naming_the_day_it_records_names_nothing_it_takes_back()
         3, 3, "Brodick depot: the Saturday closure notice is withdrawn; the depot stays closed on Saturdays only in"
         " winter.", "2025-06-04", 0.7, title="Minutes of the depot meeting, 2 June 2025",
     )  # fmt: skip
-    marks = {h.item_id: h.retracted_by for h in resolve([page, agenda, minutes], keys, question)}
+    marks = retracted([page, agenda, minutes], keys, question)
     assert marks == {1: 3, 2: None, 3: None}
 
 
@@ -304,20 +314,20 @@ def test_a_year_a_notice_names_dates_only_a_text_whose_title_writes_it():
         2, 2, "Please disregard the rumour: the Ardnish terminal cafe is not closing. (The Skerrivaig cafe closed in"
         " 2024.)", "2025-05-08", 0.7, title="Ardnish terminal cafe",
     )  # fmt: skip
-    assert {h.item_id: h.retracted_by for h in resolve([page, statement], keys, question)} == {1: None, 2: None}
+    assert retracted([page, statement], keys, question) == {1: None, 2: None}
     # A year the older text's title writes names it.
     old = side(1, 1, "Parental leave: 16 weeks at full pay.", "2023-04-01", 0.9, title="Parental leave policy 2023")
     new = side(2, 2, "This policy supersedes the 2023 parental leave policy. Parental leave: 20 weeks at full pay.",
                "2025-04-01", 0.7, title="Parental leave policy")  # fmt: skip
-    ranked = resolve([old, new], ["parental", "leave", "weeks"], "How many weeks of parental leave?")
-    assert {h.item_id: h.superseded_by for h in ranked} == {1: 2, 2: None}
+    question = "How many weeks of parental leave?"
+    assert superseded([old, new], ["parental", "leave", "weeks"], question) == {1: 2, 2: None}
 
 
 def test_a_title_writes_a_year_as_of_its_own_date_and_not_by_the_day_it_was_written():
     # "This year's rota", written in 2023, is no 2025 rota.
     old = side(1, 1, "Rota: Alice on Mondays.", "2023-01-10", 0.9, title="This year's rota")
     notice = side(2, 2, "Disregard the 2025 rota: a new one follows.", "2025-06-01", 0.7, title="Office news")
-    assert {h.item_id: h.retracted_by for h in resolve([old, notice], ["rota"], "Who is on the rota?")} == {
+    assert retracted([old, notice], ["rota"], "Who is on the rota?") == {
         1: None, 2: None
     }  # fmt: skip
     said, context = truth.Side(*notice, ["rota"], None), "disregard the 2026 goals: a new list follows."
@@ -349,7 +359,7 @@ def test_a_notice_naming_many_things_ties_no_note_holding_only_one_of_them():
         3, 3, "Parking fine cancelled: the council has withdrawn the PCN from February; the loading bay signs were"
         " missing, Kirsty sent the photos and they admitted it.", "2025-03-03", 0.7,
     )  # fmt: skip
-    marks = {h.item_id: h.retracted_by for h in resolve([runbook, fine, notice], keys, question)}
+    marks = retracted([runbook, fine, notice], keys, question)
     assert marks == {1: None, 2: 3, 3: None}
 
 
@@ -362,7 +372,7 @@ def test_a_season_named_by_its_years_names_the_text_of_that_season():
         3, 3, "Correction to the winter 2025-26 timetable for route 1: the last weekday sailing is 17:40, as the"
         " crew hours changed. Printed leaflets are being replaced and the booking office told.", "2025-11-20", 0.7,
     )  # fmt: skip
-    marks = {h.item_id: h.superseded_by for h in resolve([this, last, amendment], keys, question)}
+    marks = superseded([this, last, amendment], keys, question)
     assert marks == {1: 3, 2: None, 3: None}
 
 
@@ -376,7 +386,7 @@ def test_a_season_is_one_however_its_years_are_written_and_a_month_is_no_season(
     # The same season with a slash, or a dash as typeset, is the season named.
     for written in ("2025/26", "2025\u201326", "2025-2026"):
         this = side(1, 1, f"Winter timetable {written}, route 1: last weekday sailing 18:10.", "2025-10-18", 0.9)
-        marks = {h.item_id: h.superseded_by for h in resolve([this, amendment], keys, question)}
+        marks = superseded([this, amendment], keys, question)
         assert marks == {1: 3, 3: None}, written
     # Last season's page naming the month it ends ("2025-03") or typesetting its years
     # names no season of the notice's.
@@ -384,7 +394,7 @@ def test_a_season_is_one_however_its_years_are_written_and_a_month_is_no_season(
     for text in ("Winter timetable 2024-25 (until 2025-03), route 1: last weekday sailing 18:10.",
                  "Winter timetable 2024\u201325, route 1: last weekday sailing 18:10."):  # fmt: skip
         last = side(2, 2, text, "2024-10-20", 0.8)
-        marks = {h.item_id: h.superseded_by for h in resolve([this, last, amendment], keys, question)}
+        marks = superseded([this, last, amendment], keys, question)
         assert marks == {1: 3, 2: None, 3: None}, text
     # Nor do a season's years name a year: the 2025/26 timetable is not last season's,
     # titled "2024/2025".
@@ -393,7 +403,7 @@ def test_a_season_is_one_however_its_years_are_written_and_a_month_is_no_season(
         said = side(3, 3, fix, "2025-11-20", 0.7)
         this = side(1, 1, "Route 1: last weekday sailing 18:10.", "2025-10-18", 0.9, title=f"Winter 2025{dash}2026")
         last = side(2, 2, "Route 1: last weekday sailing 18:10.", "2024-10-20", 0.8, title=f"Winter 2024{dash}2025")
-        marks = {h.item_id: h.superseded_by for h in resolve([this, last, said], keys, question)}
+        marks = superseded([this, last, said], keys, question)
         assert marks == {1: 3, 2: None, 3: None}, dash
 
 
@@ -404,7 +414,7 @@ def test_a_notice_naming_a_day_without_its_year_means_the_text_of_that_day():
     quote = side(2, 2, "Fairweather quote for the Oakridge shelving, first floor: £18,400.", "2025-10-14", 0.8)
     notice = side(3, 3, "Fairweather have withdrawn their Oakridge shelving quote of 14 October for the first floor.",
                   "2025-11-03", 0.7)  # fmt: skip
-    marks = {h.item_id: h.retracted_by for h in resolve([meeting, quote, notice], keys, question)}
+    marks = retracted([meeting, quote, notice], keys, question)
     assert marks == {1: None, 2: 3, 3: None}
 
 
@@ -414,7 +424,7 @@ def test_a_chat_lines_speaker_names_nothing_it_takes_back():
     minutes = side(1, 1, "Central lift certificate: Tom Bradshaw keeps the file.", "2025-03-24", 0.9)
     chat = side(2, 2, "[2025-09-03 11:32] Tom Bradshaw: retracted: I misread the Central lift certificate, March"
                 " 2027 is the next examination.", "2025-09-03", 0.7)  # fmt: skip
-    marks = {h.item_id: h.retracted_by for h in resolve([minutes, chat], keys, question)}
+    marks = retracted([minutes, chat], keys, question)
     assert marks == {1: None, 2: None}
 
 
@@ -457,15 +467,15 @@ def test_a_word_much_of_the_library_holds_ties_no_correction_to_a_note():
     portal = "The build cache of the customer portal is emptied nightly."
     correction = "Correction: the build cache for customer uploads moves to Ceph."
 
-    def superseded(common: frozenset[str]) -> dict[int, int | None]:
+    def marks_with(common: frozenset[str]) -> dict[int, int | None]:
         older = side(1, 1, portal, "2025-01-10", 0.9, title="Portal")
         newer = side(2, 2, correction, "2025-03-18", 0.7, title="Infra sync")
         return {h.item_id: h.superseded_by for h in resolve([older, newer], keys, common=common)}
 
-    assert superseded(frozenset()) == {1: 2, 2: None}
+    assert marks_with(frozenset()) == {1: 2, 2: None}
     # "customer" in every twelfth chunk names no note: the correction's own subject
     # (uploads, Ceph) is not the portal's.
-    assert superseded(frozenset({"customer"})) == {1: None, 2: None}
+    assert marks_with(frozenset({"customer"})) == {1: None, 2: None}
     newer, chunk = side(2, 2, correction, "2025-03-18", 0.7)
     assert truth.naming_words(truth.read([newer], {2: chunk}, keys)) == {"customer", "uploads", "moves", "ceph"}
 
