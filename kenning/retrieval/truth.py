@@ -78,8 +78,11 @@ from kenning.store.hits import ChunkText
 from kenning.store.links import Superseder
 from kenning.text import cjk
 from kenning.text.dates import (
+    MONTH_WORDS,
     Period,
     date_at,
+    days_of_month,
+    days_without_year,
     named_periods,
     period,
     periods_without_year,
@@ -153,21 +156,9 @@ _ABOUT_ANOTHER = re.compile(
 )
 # The names of months and weekdays, which say when rather than what, as written out or
 # cut short ("the Oct relocation", "Sept 3"); not "wed", "sat" or "sun", which are words.
-_MONTH_WORDS = sorted(
-    {name.lower() for name in (*calendar.month_name[1:], *calendar.month_abbr[1:])} | {"sept"}, key=len, reverse=True
+_CALENDAR_WORDS = MONTH_WORDS | frozenset(
+    (*(name.lower() for name in calendar.day_name), "mon", "tue", "tues", "thu", "thur", "thurs", "fri")
 )
-_CALENDAR_WORDS = frozenset(
-    (*_MONTH_WORDS, *(name.lower() for name in calendar.day_name), "mon", "tue", "tues", "thu", "thur", "thurs", "fri")
-)
-_DAY_OF_MONTH = re.compile(
-    rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{'|'.join(_MONTH_WORDS)})\b"
-    rf"|\b(?P<month2>{'|'.join(_MONTH_WORDS)})\.?\s+(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\b"
-)
-_MONTH_NUMBERS = {
-    name.lower(): number
-    for number in range(1, 13)
-    for name in (calendar.month_name[number], calendar.month_abbr[number])
-} | {"sept": 9}
 # A chat export's speaker, before what a line says: "[2026-02-03 11:32] Tom Bradshaw:".
 # The notice is the line; who said it names nothing it takes back.
 _SPEAKER = re.compile(r"^[\W_]*\[[^\]\n]*\d:\d\d[^\]\n]*\][\W_]*[^:\n]{1,40}?:", re.MULTILINE)
@@ -256,7 +247,7 @@ class Side:
     @cached_property
     def days_of_month(self) -> frozenset[tuple[int, int]]:
         """The (month, day) pairs its title and text write ("1 May 2026", "May 1")."""
-        return frozenset(day for _, day in _days_of_month(f"{self.hit.title}\n{self.text}".lower()))
+        return frozenset(day for _, day in days_of_month(f"{self.hit.title}\n{self.text}".lower()))
 
     @cached_property
     def seasons(self) -> frozenset[str]:
@@ -376,12 +367,6 @@ class Side:
         named = f"{title}\n{stem}\n{_SEPARATORS.sub(' ', stem)}"
         return [*named_periods(named, written), *periods_without_year(title, written)]
 
-    def dates_by_day(self, context: str, older: Side) -> bool:
-        """Whether it names, by its day, the time the older text speaks from: a day is a
-        reference to one text, where a month or a quarter may be what a report covers
-        ("the Q3 report is withdrawn" dated in November)."""
-        return _overlaps(self._days(context), older)
-
     def _times(self, context: str) -> list[Period]:
         """The times the place it corrects or retracts in names, read as of its date: a
         month or a day without its year is the nearest one ("the 4 Sept notes"), and a
@@ -394,18 +379,20 @@ class Side:
             *named_periods(told, written),
             *periods_without_year(told, written),
             *written_days(told),
-            *_days_before(context, written),
+            *days_without_year(context, written),
             *self._title_days,
         ]
 
-    def _days(self, context: str) -> list[Period]:
+    def days(self, context: str) -> list[Period]:
         """The days the place it corrects or retracts in names, with their year or
         without it ("their quote of 14 October": the last 14 October on or before its
-        own date), and the days its title names (`_title_days`)."""
+        own date), and the days its title names (`_title_days`). A day is a reference to
+        one text, where a month or a quarter may be what a report covers ("the Q3 report
+        is withdrawn" dated in November)."""
         if not context or self.hit.date is None:
             return []
         written = period(self.hit.date).start
-        return [*written_days(self._as_written(context)), *_days_before(context, written), *self._title_days]
+        return [*written_days(self._as_written(context)), *days_without_year(context, written), *self._title_days]
 
     @cached_property
     def _title_days(self) -> list[Period]:
@@ -719,10 +706,11 @@ def _means(
         return False
     if newer.dates(context, older):
         return True
+    days = newer.days(context)
     if any(
         speaks_later(newer, other)
         and (not undoing or other.cues.retraction)
-        and newer.dates_by_day(context, other)
+        and _overlaps(days, other)
         and close(newer, other, SAME_SUBJECT)
         for other in close.sides
     ):
@@ -735,35 +723,7 @@ def _bare_calendar(context: str, older: Side) -> frozenset[str]:
     a day the older text writes too names it ("disregard the 1 May launch date" names the
     plan launching on 1 May, where "their quote of 14 October" names no meeting held "in
     October")."""
-    return _CALENDAR_WORDS - {word for word, day in _days_of_month(context) if day in older.days_of_month}
-
-
-def _days_before(text: str, written: date) -> list[Period]:
-    """The days a (lower-cased) text names by day and month, each the last one on or
-    before `written`."""
-    days = []
-    for _, (month, day) in _days_of_month(text):
-        for year in (written.year, written.year - 1):
-            try:
-                found = date(year, month, day)
-            except ValueError:
-                break
-            if found <= written:
-                days.append(Period(found, found + timedelta(days=1)))
-                break
-    return days
-
-
-def _days_of_month(text: str) -> list[tuple[str, tuple[int, int]]]:
-    """The days a (lower-cased) text names by their day and month ("14 october", "may
-    1st", "1st of may"), each with the month's word as written."""
-    found = []
-    for match in _DAY_OF_MONTH.finditer(text):
-        word = match.group("month") or match.group("month2")
-        day = int(match.group("day") or match.group("day2"))
-        if 1 <= day <= 31:
-            found.append((word, (_MONTH_NUMBERS[word], day)))
-    return found
+    return _CALENDAR_WORDS - {word for word, day in days_of_month(context) if day in older.days_of_month}
 
 
 def _takes_back(

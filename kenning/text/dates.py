@@ -35,7 +35,10 @@ _MONTHS = {
     for name in {calendar.month_name[number].lower(), calendar.month_abbr[number].lower()}
 }
 _MONTHS["sept"] = 9
-_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+# The months' names as written out or cut short, lower-cased.
+MONTH_WORDS = frozenset(_MONTHS)
+_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MONTH = rf"(?P<month>{_MONTH_NAMES})\.?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 # Chinese writes a date's numbers in Han numerals as well: a year digit by digit
@@ -261,6 +264,42 @@ def written_days(text: str) -> list[Period]:
                 continue
             if (found := _from_match(match)) is not None:
                 days.append(period(found))
+    return days
+
+
+# A day named by its day and month, with or without a year after ("14 october", "may
+# 1st", "1st of may", "sept. 3"), in lower-cased text.
+_DAY_AND_MONTH = re.compile(
+    rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH_NAMES})\b"
+    rf"|\b(?P<month2>{_MONTH_NAMES})\.?\s+(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\b"
+)
+
+
+def days_of_month(text: str) -> list[tuple[str, tuple[int, int]]]:
+    """The days a lower-cased text names by their day and month, each as the month's
+    word as written and (month, day)."""
+    found = []
+    for match in _DAY_AND_MONTH.finditer(text):
+        word = match.group("month") or match.group("month2")
+        day = int(match.group("day") or match.group("day2"))
+        if 1 <= day <= 31:
+            found.append((word, (_MONTHS[word], day)))
+    return found
+
+
+def days_without_year(text: str, written: date) -> list[Period]:
+    """The days a lower-cased text names by day and month ("their quote of 14 October"),
+    each the last one on or before `written`, as `periods_without_year` takes a month."""
+    days = []
+    for _, (month, day) in days_of_month(text):
+        for year in (written.year, written.year - 1):
+            try:
+                found = date(year, month, day)
+            except ValueError:
+                break
+            if found <= written:
+                days.append(Period(found, found + timedelta(days=1)))
+                break
     return days
 
 
