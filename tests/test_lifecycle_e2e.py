@@ -96,7 +96,14 @@ def test_start_stop_restart_without_a_service_manager(detached, tmp_path, isolat
     with open(log, "ab") as out:
         out.write(b"an old line\n" * filler)
     moved = "its earlier lines are in kenning.log.1"
-    wait_for(lambda: moved in log.read_text(), timeout=30, what="the daemon to move its log aside")
+
+    def moved_aside() -> bool:
+        try:
+            return moved in log.read_text()
+        except FileNotFoundError:  # read between the move and the new log's opening
+            return False
+
+    wait_for(moved_aside, timeout=30, what="the daemon to move its log aside")
     assert log.stat().st_size < 1 << 20 and "an old line" not in log.read_text()
     # Lines the daemon logged meanwhile may follow them there.
     assert log.with_name("kenning.log.1").read_text().count("an old line\n") == filler
