@@ -399,6 +399,42 @@ async def test_a_source_scoped_graph_search_keeps_to_its_source(db: Database):
     assert {hit.document_id for hit in only_other.hits} == {elsewhere}
 
 
+async def test_a_page_of_its_own_is_one_short_document_titled_with_the_name(db: Database):
+    notes = await source(db)
+    bridge, _ = await store_document(db, notes, "falcon.md", "Project lead: Maria Chen.", title="Falcon")
+    page, _ = await store_document(db, notes, "maria.md", "Maria Chen works from Tromsø.", title="Maria Chen")
+    await extract_offline(db, [*await item_ids(db, bridge), *await item_ids(db, page)])
+    [linking] = await item_ids(db, bridge)
+    assert [(norm, pages) for norm, _, pages in await graph.pages_named_by(db, linking)] == [
+        ("maria chen", await item_ids(db, page))
+    ]
+    assert [name for name, _ in await graph.pages_titled(db, ["maria chen"], bridge)] == ["maria chen"]
+
+    # A second document titled with the name ("README", "NEWS" title hundreds): the
+    # name is the page of neither.
+    again, _ = await store_document(db, notes, "maria-2.md", "Maria Chen joined in 2019.", title="Maria Chen")
+    await extract_offline(db, await item_ids(db, again))
+    assert await graph.pages_named_by(db, linking) == []
+    assert await graph.pages_called(db, ["maria chen"], bridge) == []
+    assert await graph.pages_titled(db, ["maria chen"], bridge) == []
+
+
+async def test_a_long_document_titled_with_a_name_is_a_manual_not_its_page(db: Database):
+    notes = await source(db)
+    bridge, _ = await store_document(db, notes, "cli.md", "Each Process has an exit code.", title="Exit codes")
+    chunks = [f"Process part {n}: signals, the working directory and its environment." for n in range(13)]
+    manual, _ = await store_document(db, notes, "process.md", *chunks, title="Process")
+    await extract_offline(db, [*await item_ids(db, bridge), *await item_ids(db, manual)])
+    [linking] = await item_ids(db, bridge)
+    assert await graph.pages_called(db, ["process"], bridge) == []
+    assert await graph.pages_titled(db, ["process"], bridge) == []
+    assert all(norm != "process" for norm, _, _ in await graph.pages_named_by(db, linking))
+    # The same name over a document of PAGE_CHUNKS chunks is its page.
+    await store_document(db, notes, "process.md", *chunks[: graph.PAGE_CHUNKS], title="Process")
+    await extract_offline(db, await item_ids(db, manual))
+    assert [name for name, _ in await graph.pages_titled(db, ["process"], bridge)] == ["process"]
+
+
 async def test_a_query_naming_no_known_entity_has_no_graph_hits(db: Database):
     await falcon_library(db)
     result = await Retriever(db, RetrievalSettings()).search("how do glaciers calve icebergs", legs=("graph",))

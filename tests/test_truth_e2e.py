@@ -1187,6 +1187,21 @@ def test_a_question_through_a_named_person_finds_that_persons_page_next(daemon):
     assert not any("as the hit above it does" in reason for hit in result["hits"] for reason in hit["reasons"])
 
 
+def test_a_question_asking_how_to_do_something_takes_no_hop(daemon):
+    wait_mined(daemon)
+    # An instruction answers it, not a page the best hit names: the catalog service's
+    # page went second for the first, the route's vessel for the second.
+    for question, best in [
+        ("How do I kick off Project Heron?", "kickoff.md"),
+        ("How can we route cars to Lochan pier?", "route-9.md"),
+    ]:
+        result = ask(daemon, question)
+        assert docs(result)[0] == best
+        assert not any("hit above it" in reason for hit in result["hits"] for reason in hit["reasons"])
+    # Asked for a fact, the same note leads on to the vessel's page.
+    assert docs(ask(daemon, "Which vessel calls at Lochan pier?"))[:2] == ["route-9.md", "petrel.md"]
+
+
 def test_ken_search_explain_says_why_hits_moved(daemon):
     shown = subprocess.run(
         [sys.executable, "-m", "kenning", "--config", str(daemon.config), "search", "--explain",

@@ -44,23 +44,29 @@ the service already. On bench/multihop.py this put the answer page in the top 10
 more of its 150 two-hop questions; one single-hop question, answered by its subject's
 page, has it third rather than second.
 
-Only questions that ask for a fact take the hop. It is taken from the best hit, whose
-page goes second, and from the next document's best hit, whose page goes after it unless
-the hits hold that page already: the note that links the question on is often not the
-best hit but the update below it ("From now on Eric Hoffmann reports to Luca Virtanen"
-under Eric's own page, which names no manager). That second hop put the answer page in
-bench/multihop.py's top 10 for 10 more of its two-hop questions and moved nothing on the
-truth sets; letting it move a page already among the hits put a retracted claim above
-the policy it contradicts. Its linking sentence must itself hold something of the
-question: a note below the best hit that names a port in passing pushed the answer to
-"How do the ships get electricity overnight at Ardnish?" out of the top five. So a
-clean question that the best hit answers itself keeps that answer first and loses two
-places at most below it. A line holding a word of the question other than its names,
-where the relation is said ("lead", "maintainer", "source system"), comes before one
-holding only names; that one still links (a table row naming the model asked about).
-Hopping only from the lines that hold most of those words, rather than from the best
-line naming a page, lost 10 and 20 of the 150 two-hop answers found on bench/multihop.py's
-two worlds: the sentence that holds the question's words often names nothing with a page.
+Only questions that ask for a fact take the hop, and not one asking how the asker does
+something ("How do I add a trusted key for an apt repository?"): an instruction answers
+it, and the page its best hit names is no step of it. Over 120 questions a user might
+ask of a Debian system's documentation (2,469 of its files), 45 of the 86 pages a hop
+put among the top five answered such a question, none of them usefully; the multi-hop
+sets ask none (bench/README.md). A page is one short document (store/graph.py
+PAGE_CHUNKS). It is taken from the best hit, whose page goes second, and from the next
+document's best hit, whose page goes after it unless the hits hold that page already:
+the note that links the question on is often not the best hit but the update below it
+("From now on Eric Hoffmann reports to Luca Virtanen" under Eric's own page, which names
+no manager). That second hop put the answer page in bench/multihop.py's top 10 for 10
+more of its two-hop questions and moved nothing on the truth sets; letting it move a
+page already among the hits put a retracted claim above the policy it contradicts. Its
+linking sentence must itself hold something of the question: a note below the best hit
+that names a port in passing pushed the answer to "How do the ships get electricity
+overnight at Ardnish?" out of the top five. So a clean question that the best hit
+answers itself keeps that answer first and loses two places at most below it. A line
+holding a word of the question other than its names, where the relation is said ("lead",
+"maintainer", "source system"), comes before one holding only names; that one still
+links (a table row naming the model asked about). Hopping only from the lines that hold
+most of those words, rather than from the best line naming a page, lost 10 and 20 of the
+150 two-hop answers found on bench/multihop.py's two worlds: the sentence that holds the
+question's words often names nothing with a page.
 
 When no line holding the question's words names anything, the note says what the
 question goes through in words of its own ("Lead: Nadia Quinn." on the seed library
@@ -186,7 +192,7 @@ async def follow(
     question, not only its paragraph: what a hit below the best says in passing ("The
     Skerrivaig cafe closed in 2025") is no link. `wanted`: the kind of value the question
     asks for, which a line of another note naming what has no page may state."""
-    if not query.question or not hits:
+    if not query.question or query.procedure or not hits:
         return None
     bridge = hits[0]
     texts = await chunk_texts(db, [bridge.item_id])

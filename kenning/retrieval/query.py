@@ -42,6 +42,12 @@ _QUOTED = re.compile(r"[\"“”„]([^\"“”„]+)[\"“”„]")
 # A question that asks for a fact ("Which port...", "When does...", "How many...", "How do
 # I..."): one a note either states or does not. "Why", "should", "is X good for you" and
 # "how to" ask about a topic, as a title does, and are left out.
+# A question asking how the asker does something ("How do I rotate the key?", "how can we
+# speed up git status"): a fact question an instruction answers, not one about something
+# a note links on to (retrieval/hop.py).
+_PROCEDURE = re.compile(
+    r"\s*how\s+(?:do|does|did|can|could|should|would|must|may|might)\s+(?:i|we|you|one)\b", re.IGNORECASE
+)
 _FACT_QUESTION = re.compile(
     r"\s*(?:(?:in|on|at|for|from|to|with|by|after|before|above|below|under|over|since|until|during|about|of)\s+)?"
     r"(?:what|what's|which|who|who's|whom|whose|when|where|how\s+(?:many|much|long|often|old|far|big|large|soon"
@@ -140,6 +146,8 @@ class KeywordQuery:
     # A thing of the asker's own, named by one word ("my motorbike", "our boat's"): a
     # name of theirs, which no note about something else answers for.
     owned: frozenset[str] = frozenset()
+    # Whether the question asks how the asker does something ("How do I...").
+    procedure: bool = False
 
     @property
     def expression(self) -> str | None:
@@ -248,6 +256,7 @@ def parse(text: str) -> KeywordQuery:
         frozenset(word for word in _relating(text, ahead, kind) if word in kept) - names,
         frozenset(" ".join(words) for words in quoted),
         _owned(text, kept, asked_for),
+        bool(_PROCEDURE.match(text)),
     )
 
 

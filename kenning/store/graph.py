@@ -532,6 +532,17 @@ async def find_entities(db: Database, query: str, limit: int, chunks_per_entity:
     return found
 
 
+# A page of its own is one document, of at most this many chunks, about the thing: a
+# name that titles many documents ("README", "NEWS") is the page of none of them, and a
+# long document titled with it ("Process", "File system" in a manual) is a manual on a
+# subject, whose chunk for a question a search finds by the question's own words. Every
+# page the multi-hop sets go through is one chunk; in a Debian system's documentation,
+# pages of 23 to 8,995 chunks put a manual's page second for questions they do not
+# answer (bench/README.md).
+PAGE_CHUNKS = 12
+_OWN_PAGE = f"count(DISTINCT pi.document_id) = 1 AND count(*) <= {PAGE_CHUNKS}"
+
+
 async def pages_named_by(db: Database, item_id: int) -> list[tuple[str, list[str], list[int]]]:
     """The entities a chunk mentions that have a page of their own in another document:
     each entity's normalized name and aliases, and the chunks of the page about it."""
@@ -540,7 +551,7 @@ async def pages_named_by(db: Database, item_id: int) -> list[tuple[str, list[str
         " group_concat(p.item_id) FROM mentions m JOIN entities e ON e.id = m.entity_id"
         " JOIN mentions p ON p.entity_id = m.entity_id AND p.about = 1 AND p.item_id != m.item_id"
         " JOIN items pi ON pi.id = p.item_id JOIN items mi ON mi.id = m.item_id"
-        " WHERE m.item_id = ? AND pi.document_id != mi.document_id GROUP BY e.id",
+        f" WHERE m.item_id = ? AND pi.document_id != mi.document_id GROUP BY e.id HAVING {_OWN_PAGE}",
         (item_id,),
     )
     return _pages(rows)
@@ -559,7 +570,7 @@ async def pages_called(db: Database, norms: list[str], document_id: int) -> list
         " group_concat(p.item_id) FROM entities e JOIN mentions p ON p.entity_id = e.id AND p.about = 1"
         " JOIN items pi ON pi.id = p.item_id"
         f" WHERE (e.norm IN ({marks}) OR e.id IN (SELECT entity_id FROM entity_aliases WHERE norm IN ({marks})))"
-        " AND pi.document_id != ? GROUP BY e.id",
+        f" AND pi.document_id != ? GROUP BY e.id HAVING {_OWN_PAGE}",
         [*norms, *norms, document_id],
     )
     return _pages(rows)
@@ -574,19 +585,20 @@ def _pages(rows: Iterable[Any]) -> list[tuple[str, list[str], list[int]]]:
 
 async def pages_titled(db: Database, names: list[str], document_id: int) -> list[tuple[str, list[int]]]:
     """For each identifier ("rota-service", "pg-pay-2"), the chunks of the other
-    documents titled with it: a page a line names by its title, as a wiki link does,
-    whether or not extraction took the identifier for an entity."""
+    document titled with it: a page a line names by its title, as a wiki link does,
+    whether or not extraction took the identifier for an entity. Only a page of its own
+    (PAGE_CHUNKS) counts."""
     found: list[tuple[str, list[int]]] = []
     for name in names:
         words = " ".join(re.findall(r"\w+", name))
         if not words:
             continue
         rows = await db.read(
-            "SELECT i.id, i.title FROM items_fts JOIN items i ON i.id = items_fts.rowid"
+            "SELECT i.id, i.document_id, i.title FROM items_fts JOIN items i ON i.id = items_fts.rowid"
             f" WHERE items_fts MATCH ? AND i.document_id != ? LIMIT {TITLED_ROWS}",
             ('title : "' + words + '"', document_id),
         )
-        pages = [item_id for item_id, title in rows if _title_norm(title) == name]
-        if pages:
-            found.append((name, pages))
+        titled = [(item_id, document) for item_id, document, title in rows if _title_norm(title) == name]
+        if titled and len(titled) <= PAGE_CHUNKS and len({document for _, document in titled}) == 1:
+            found.append((name, [item_id for item_id, _ in titled]))
     return found
