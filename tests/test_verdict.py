@@ -121,7 +121,7 @@ def resolve(
     answer_at = values.answers_at(query, values.wanted(query))
     names = parse(query).names - intent.words
     sides = truth.read(hits, {h.item_id: chunk for h, chunk in pairs}, keys, answer_at, names)
-    truth.resolve(sides, intent, None, None, common.__contains__)
+    truth.resolve(sides, intent, None, None, common.__contains__, disagreeing=not parse(query).procedure)
     return sorted(hits, key=lambda h: -h.score)
 
 
@@ -450,6 +450,15 @@ def test_a_correction_is_tied_to_the_older_note_that_says_the_value_it_replaces(
     assert all(h.superseded_by is None for h in resolve([may(), september("Wrenfield")], keys, question))
 
 
+def test_an_old_value_that_is_the_questions_own_word_ties_no_correction():
+    # Every text about the question holds "certificates": "instead of certificates" in
+    # a page about pre-shared keys replaces nothing the certificate store's page says.
+    keys = ["certificate", "store", "tls"]
+    old = side(1, 1, "TLS certificates are kept in the system store.", "2025-01-10", 0.9, title="Certificates")
+    new = side(2, 2, "The TLS store can hold a pre-shared key instead of certificates.", "2025-06-10", 0.8, title="Keys")
+    assert superseded([old, new], keys, "Where is the TLS certificate store?") == {1: None, 2: None}
+
+
 def test_a_question_naming_what_a_correction_puts_aside_still_finds_the_correction():
     # "build cache MinIO": MinIO is the question's word, and what "instead of" puts aside.
     keys = ["cache", "build", "minio"]
@@ -590,6 +599,16 @@ def test_two_statements_of_one_time_giving_different_values_conflict():
     b = side(2, 2, "Billing database backups are kept for 14 days.", "2025-06-20", 0.8)
     ranked = resolve([a, b], ["backups", "billing", "kept"], "How long are billing backups kept?")
     assert ranked[0].conflicts_with == [2] and ranked[1].conflicts_with == [1]
+
+
+def test_a_question_asking_how_to_do_something_finds_no_disagreement():
+    a = side(1, 1, "Nightly backups of the billing database are kept for 35 days.", "2025-06-10", 0.9)
+    b = side(2, 2, "Billing database backups are kept for 14 days.", "2025-06-20", 0.8)
+    keys = ["backups", "billing", "kept"]
+    for procedure in ("How do I keep billing backups?", "how can we keep the billing backups longer"):
+        assert all(h.conflicts_with == [] for h in resolve([a, b], keys, procedure)), procedure
+    assert parse("How do I keep billing backups?").question
+    assert not parse("How long are billing backups kept?").procedure
 
 
 def test_values_about_another_named_thing_are_no_disagreement():

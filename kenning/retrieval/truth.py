@@ -284,9 +284,16 @@ class Side:
     def replaced(self, context: str) -> set[str]:
         """The words of the old value `context` replaces: "the venue is now the community
         hall instead of Oakridge", "port 51999 instead of 51820" (a number is as often
-        the value replaced; a year says when, not what)."""
+        the value replaced; a year says when, not what). Not a word of the query's own
+        other than its names, which every text about the question holds: "a pre-shared
+        key instead of certificates" replaced no certificate store's page for "what is
+        the TLS certificate store location", nor "instead of pin" every pinning page."""
         told = {word for match in _REPLACED.finditer(context) for word in _words(match.group(1))}
-        return {word for word in told - STOPWORDS - GENERIC_VERBS if not _YEAR.fullmatch(word)}
+        return {
+            word
+            for word in told - STOPWORDS - GENERIC_VERBS
+            if not _YEAR.fullmatch(word) and (word in self._name_words or not self._asked(word))
+        }
 
     def replaced_numbers(self, context: str) -> set[str]:
         """The numbers, as written, of the old value `context` replaces: `replaced` reads
@@ -613,16 +620,24 @@ def resolve(
     similarity: Similarity | None,
     agreement: Similarity | None,
     common: Callable[[str], bool] = lambda word: False,
+    disagreeing: bool = True,
 ) -> None:
     """Mark relations among the best hits (`read`) and reorder the pairs they decide; the
     hits keep their places in the caller's list (which it sorts again). `similarity`
     and `agreement` compare two hits (cosine; shared query terms); `common` says which
-    words are held by too much of the library to tie a correction to what it means."""
+    words are held by too much of the library to tie a correction to what it means.
+
+    Without `disagreeing` no two hits disagree: a question asking how to do something
+    ("How do I switch branches in git?") asks for no value, and the numbers beside its
+    words in two texts (release notes' "branch^0", "-n 2") are no answers that differ.
+    Over 120 questions a user might ask of a Debian system's documentation, 54 of the 137
+    hits among the top five that carried `conflicts_with` answered such a question
+    (bench/doc_marks.py)."""
     close = _Closeness(sides, similarity, agreement)
     for i, upper in enumerate(sides):
         for lower in sides[i + 1 :]:
             if upper.hit.document_id != lower.hit.document_id:
-                _relate(upper, lower, intent, close, common)
+                _relate(upper, lower, intent, close, common, disagreeing)
             else:
                 _relate_entries(upper, lower, intent, close, common)
     _hedge([side for side in sides if side.cues.hedged], sides, close)
@@ -792,7 +807,7 @@ def _relate_entries(
 
 
 def _relate(
-    upper: Side, lower: Side, intent: TimeIntent, close: _Closeness, common: Callable[[str], bool]
+    upper: Side, lower: Side, intent: TimeIntent, close: _Closeness, common: Callable[[str], bool], disagreeing: bool
 ) -> None:
     for newer, older in ((lower, upper), (upper, lower)):
         if not speaks_later(newer, older) or newer.cues.hedged or ahead_of(newer, intent.today):
@@ -809,7 +824,8 @@ def _relate(
             place_above(newer.hit, older.hit, f"newer ({newer.hit.date}) than item {older.hit.item_id}, asked for now")
             return
     if (
-        not (upper.cues.hedged or lower.cues.hedged)
+        disagreeing
+        and not (upper.cues.hedged or lower.cues.hedged)
         and _same_time(upper, lower)
         and close(upper, lower, SAME_CLAIM)
         and _disagree(upper.values, lower.values)

@@ -184,10 +184,12 @@ async def settle(
     # The period asked about is no part of the subject: "staff" and "2025" on one line of
     # a January newsletter's travel correction do not make it about the 2025 ceilidh.
     keys = coverage.subject_keys(measured, intent.words) if measured is not None else []
+    query = asked.query if asked is not None else parse(text)
     # The names the question asks about, not the period it names ("Q3").
-    names = (asked.query.names if asked is not None else parse(text).names) - set(intent.words)
+    names = query.names - set(intent.words)
     sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names)
-    truth.resolve(sides, intent, between, agreement, await _common(db, truth.naming_words(sides)))
+    common = await _common(db, truth.naming_words(sides))
+    truth.resolve(sides, intent, between, agreement, common, disagreeing=not query.procedure)
     truth.apply_stated(judged, superseded)
     in_rank_order(hits)
     for notice in await notices.tie(db, hits, chunks, scope):
