@@ -36,15 +36,20 @@ async def search(
 
 
 async def store_document(
-    db: Database, source_id: int, path: str, *texts: str, title: str = "Title", mtime: float = 1.0
+    db: Database, source_id: int, path: str, *texts: str, title: str = "Title", mtime: float = 1.0,
+    date: str | None = None,
 ) -> tuple[int, Stored]:
-    """Index a document's chunks as the ingest pipeline does; returns its id and what became of it."""
+    """Index a document's chunks as the ingest pipeline does; returns its id and what became of it.
+    `date`: the day it speaks from, as its front matter would give it."""
     document_id = await documents.mark_scanning(db, source_id, path)
     items = [
         NewItem(title, "Section", text, n + 1, n + 1, cjk=cjk.index_text(title, "Section", text))
         for n, text in enumerate(texts)
     ]
-    meta = DocumentMeta(title, "markdown", mtime, 1, f"bytes:{path}:{texts}", text_hash(texts))
+    meta = DocumentMeta(
+        title, "markdown", mtime, 1, f"bytes:{path}:{texts}", text_hash(texts),
+        date=date, date_source="front matter" if date else None,
+    )
     stored, _ = await documents.replace_items(db, document_id, meta, items)
     return document_id, stored
 

@@ -89,14 +89,21 @@ class Meaning:
 
 
 async def _common(db: Database, words: set[str]) -> Callable[[str], bool]:
-    """Which of these words more than truth.COMMON_SHARE of the library's chunks hold."""
+    """Which of these words more than truth.COMMON_SHARE of the library's chunks hold, or
+    more than truth.COMMON_DOCUMENTS of its documents."""
     if not words:
         return lambda word: False
     ordered = sorted(words)
     # A pair of CJK characters is counted where it is held: in the CJK index.
     probes = [Probe(quote(word), "cjk" if cjk.RUN.fullmatch(word) else "main") for word in ordered]
-    counts = await fts.term_counts(db, probes)
-    common = {word for word, n in zip(ordered, counts.matching) if n > counts.chunks * truth.COMMON_SHARE}
+    chunks, documents = await asyncio.gather(
+        fts.term_counts(db, probes), fts.term_counts(db, probes, documents=True)
+    )
+    common = {
+        word
+        for word, in_chunks, in_documents in zip(ordered, chunks.matching, documents.matching)
+        if in_chunks > chunks.total * truth.COMMON_SHARE or in_documents > documents.total * truth.COMMON_DOCUMENTS
+    }
     return common.__contains__
 
 

@@ -115,27 +115,36 @@ class Probe:
 
 @dataclass(frozen=True)
 class TermCounts:
-    """How many chunks the library holds, and how many match each probe."""
+    """How many chunks (or documents) the library holds, and how many match each probe."""
 
-    chunks: int
+    total: int
     matching: list[int]
 
 
-async def term_counts(db: Database, probes: list[Probe]) -> TermCounts:
+async def term_counts(db: Database, probes: list[Probe], documents: bool = False) -> TermCounts:
     """Each count walks that term's list in the index, as bm25 itself does to weigh it, so
     what was counted is kept until the next commit (store/until_commit.py): queries keep
-    asking about the same words. What is not kept is read in one statement."""
+    asking about the same words. What is not kept is read in one statement.
+
+    `documents`: count the documents holding a chunk that matches, and the documents
+    holding any chunk, instead of chunks."""
+    held = "count(DISTINCT i.document_id)" if documents else "count(*)"
 
     async def count(keys: list[Probe | None]) -> dict[Probe | None, int]:
         probed = [key for key in keys if key is not None]
         counts = "".join(
-            f", (SELECT count(*) FROM {INDEXES[p.index][0]} WHERE {INDEXES[p.index][0]} MATCH ?)" for p in probed
+            f", (SELECT {held} FROM {INDEXES[p.index][0]}"
+            + (f" JOIN items i ON i.id = {INDEXES[p.index][0]}.rowid" if documents else "")
+            + f" WHERE {INDEXES[p.index][0]} MATCH ?)"
+            for p in probed
         )
-        [row] = await db.read(f"SELECT (SELECT count(*) FROM items){counts}", [p.expression for p in probed])
+        total = "count(DISTINCT document_id)" if documents else "count(*)"
+        [row] = await db.read(f"SELECT (SELECT {total} FROM items){counts}", [p.expression for p in probed])
         return {None: row[0], **dict(zip(probed, row[1:]))}
 
-    # None stands for the library's chunk count, which every idf needs.
-    found = await until_commit.cache(db, "term counts", COUNTED_TERMS).get([None, *probes], count)
+    # None stands for the library's count, which every idf needs.
+    cache = "document counts" if documents else "term counts"
+    found = await until_commit.cache(db, cache, COUNTED_TERMS).get([None, *probes], count)
     return TermCounts(found[None], [found[probe] for probe in probes])
 
 
