@@ -98,7 +98,9 @@ HASH_BLOCK = 1 << 20
 # front matter date of eight digits (`date: 20250305`) dates its note (text/dates.py).
 # 19: so does a front matter date of a year, then a month and a day of one digit each
 # (`date: 2025/3/5`); it dated its note by the year alone.
-READER_VERSION = 19
+# 20: the line signing a Debian changelog's entry (" -- Name <mail>  Thu, 25 May 2023
+# ...") dates the chunk holding it (text/dates.py); such chunks spoke from the file's mtime.
+READER_VERSION = 20
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}
 

@@ -11,6 +11,15 @@ from kenning.text import cjk, dates
 def new_items(title: str, chunks: list[Chunk], heading: str | None = None) -> list[NewItem]:
     """`heading` is the document's first heading when its date is stated elsewhere
     (`dates.title_heading`), whose own date dates no chunk."""
+    found = [dates.chunk_date(chunk.text, chunk.section, heading) for chunk in chunks]
+    # A Debian changelog signs each entry below its changes: a chunk of a long entry's
+    # changes holding no signed line speaks from the next one, not from the file's time
+    # (the newest entry's), which put 1996's changes above 2014's.
+    following = None
+    for index in reversed(range(len(chunks))):
+        if found[index] is None:
+            found[index] = following
+        following = dates.signed_date(chunks[index].text) or following
     return [
         NewItem(
             title,
@@ -18,8 +27,8 @@ def new_items(title: str, chunks: list[Chunk], heading: str | None = None) -> li
             chunk.text,
             chunk.line_start,
             chunk.line_end,
-            date=dates.chunk_date(chunk.text, chunk.section, heading),
+            date=day,
             cjk=cjk.index_text(title, chunk.section, chunk.text),
         )
-        for chunk in chunks
+        for chunk, day in zip(chunks, found)
     ]

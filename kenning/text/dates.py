@@ -1,11 +1,12 @@
 """Dates written in text: the date a note speaks from, dated lines, and periods a question names.
 
-Ingest reads a document's date from its front matter, its file name or its first heading,
-and refines a chunk's date from dated lines inside it (a changelog entry, a decision log
-line, a chat message); the store's migration backfills the same from stored chunks; the
-query side reads the periods a question names ("in 2025", "Q3 2025", "March 2026",
-"last year"). One parser serves all three, so a date found at ingest and one asked for
-at query time always mean the same span.
+Ingest reads a document's date from its front matter, its file name or its first
+heading, and refines a chunk's date from dated lines inside it (a changelog entry, the
+line signing a Debian changelog's entry, a decision log line, a chat message); the
+store's migration backfills the same from stored chunks; the query side reads the
+periods a question names ("in 2025", "Q3 2025", "March 2026", "last year"). One parser
+serves all three, so a date found at ingest and one asked for at query time always mean
+the same span.
 
 Hand-written rather than dateparser/dateutil: those find a date in almost any digits
 (a version, a port, a ticket number), and here only a few unambiguous written forms
@@ -134,6 +135,10 @@ _FRONT_LINE = re.compile(r"(?P<key>[A-Za-z_-]+)[ \t]*[:=][ \t]*['\"]?(?P<value>[
 _HEADING = re.compile(r"#{1,6}[ \t]+(?P<text>.+)")
 # A line that opens with a date: a decision-log entry, a chat message, a dated list item.
 _LINE_OPENING = re.compile(r"[ \t]*(?:\*\*|__)?(?:[-*+>|][ \t]*|\d{1,3}\.[ \t]+)?(?:\*\*|__)?\[?")
+# The line that signs a Debian changelog's entry, under its changes (" -- Name <mail>
+# Thu, 25 May 2023 16:11:37 +0200"): every package's changelog on a Debian or Ubuntu
+# system, and every debian/changelog in a source tree, dates its entries so alone.
+_SIGNED = re.compile(r"^ -- [^<\n]*<[^>\n]*>[ \t]+(?:[A-Za-z]{3},[ \t]*)?(?P<date>.*)", re.MULTILINE)
 # How far past the front matter the first heading is looked for.
 HEADING_SCAN_LINES = 40
 
@@ -416,10 +421,14 @@ def _entry_date(text: str) -> str | None:
 
 
 def line_date(line: str) -> str | None:
-    """The date a line opens with (or a heading's entry date), or None."""
+    """The date a line opens with (or a heading's entry date, or the date a changelog
+    entry is signed with), or None."""
     heading = _HEADING.match(line)
     if heading:
         return _entry_date(heading.group("text"))
+    signed = _SIGNED.match(line)
+    if signed and (match := _FORMS[1].match(signed.group("date"))):
+        return _from_match(match)
     opening = _LINE_OPENING.match(line)
     rest = line[opening.end() if opening else 0 :]
     if not rest[:1].isalnum():
@@ -428,6 +437,14 @@ def line_date(line: str) -> str | None:
         match = form.match(rest)
         if match:
             return _from_match(match)
+    return None
+
+
+def signed_date(text: str) -> str | None:
+    """The date of the first line signing a Debian changelog's entry in a text, or None."""
+    for match in _SIGNED.finditer(text):
+        if found := _FORMS[1].match(match.group("date")):
+            return _from_match(found)
     return None
 
 
