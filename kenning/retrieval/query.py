@@ -42,17 +42,17 @@ _QUOTED = re.compile(r"[\"“”„]([^\"“”„]+)[\"“”„]")
 # A question that asks for a fact ("Which port...", "When does...", "How many...", "How do
 # I..."): one a note either states or does not. "Why", "should", "is X good for you" and
 # "how to" ask about a topic, as a title does, and are left out.
-# A question asking how the asker does something ("How do I rotate the key?", "how can we
-# speed up git status"): a fact question an instruction answers, not one about something
-# a note links on to (retrieval/hop.py).
-_PROCEDURE = re.compile(
-    r"\s*how\s+(?:do|does|did|can|could|should|would|must|may|might)\s+(?:i|we|you|one)\b", re.IGNORECASE
-)
 _FACT_QUESTION = re.compile(
     r"\s*(?:(?:in|on|at|for|from|to|with|by|after|before|above|below|under|over|since|until|during|about|of)\s+)?"
     r"(?:what|what's|which|who|who's|whom|whose|when|where|how\s+(?:many|much|long|often|old|far|big|large|soon"
     r"|do|does|did|can|could|should|would|is|are|was|were)\b)\b",
     re.IGNORECASE,
+)
+# A question asking how the asker does something ("How do I rotate the key?", "how can we
+# speed up git status"): a fact question an instruction answers, not one about something
+# a note links on to (retrieval/hop.py).
+_PROCEDURE = re.compile(
+    r"\s*how\s+(?:do|does|did|can|could|should|would|must|may|might)\s+(?:i|we|you|one)\b", re.IGNORECASE
 )
 # Words joined by hyphens ("billing-exporter", "pg-main", "Wi-Fi"): one name, searched as a
 # phrase; a verb or noun with its particle ("shut-off", "follow-up", "out-of-hours") is a

@@ -635,7 +635,7 @@ def resolve(
     Without `disagreeing` no two hits disagree: a question asking how to do something
     ("How do I switch branches in git?") asks for no value, and the numbers beside its
     words in two texts (release notes' "branch^0", "-n 2") are no answers that differ.
-    Over 120 questions a user might ask of a Debian system's documentation, 54 of the 137
+    Over 120 questions a user might ask of a Debian system's documentation, 52 of the 145
     hits among the top five that carried `conflicts_with` answered such a question
     (bench/doc_marks.py)."""
     close = _Closeness(sides, similarity, agreement)
