@@ -459,6 +459,18 @@ def test_an_old_value_that_is_the_questions_own_word_ties_no_correction():
     assert superseded([old, new], keys, "Where is the TLS certificate store?") == {1: None, 2: None}
 
 
+def test_a_correction_naming_nothing_more_than_the_question_means_only_a_text_close_to_it():
+    # Its line names only the question's words and words much of the library holds: it
+    # means the note that says what it says, not one that merely shares some of it.
+    keys = ["billing", "backups", "kept"]
+    note = side(1, 1, "Billing backups are kept in the vault after the monthly audit.", "2025-01-10", 0.9)
+    text = "The billing team keeps monthly backups of invoices, receipts, ledgers and statements."
+    team = side(2, 2, text, "2025-01-12", 0.8, title="Archives")
+    new = side(3, 3, "Correction: where billing backups are kept, as the monthly audit found.", "2025-06-10", 0.7)
+    ranked = resolve([note, team, new], keys, "Where are billing backups kept?", frozenset({"monthly", "audit", "found"}))
+    assert {h.item_id: h.superseded_by for h in ranked} == {1: 3, 2: None, 3: None}
+
+
 def test_a_question_naming_what_a_correction_puts_aside_still_finds_the_correction():
     # "build cache MinIO": MinIO is the question's word, and what "instead of" puts aside.
     keys = ["cache", "build", "minio"]

@@ -438,18 +438,27 @@ class Side:
         return all(self.words(key) for key in self._all_keys if other.words(key))
 
     def ties_to(
-        self, names: list[str], older: Side, common: Callable[[str], bool], bare: frozenset[str] = frozenset()
+        self,
+        names: list[str],
+        older: Side,
+        common: Callable[[str], bool],
+        same_state: bool,
+        bare: frozenset[str] = frozenset(),
     ) -> bool:
         """Whether the older text names something that the place this one corrects or
         retracts in names (`names`): "Correction to the 4 Sept notes: the job queue
         migration target is NATS JetStream" corrects notes about the migration, not the
         dead letter queue's page that a question about job queues also finds. A place
         naming nothing but the query's words, the cue and `common` words ("Correction:
-        refund approval threshold") names nothing more, and any text about them may be
-        meant. A month or weekday outside a day (`bare`) names what is meant only when
-        nothing else does: "disregard the October relocation in the June minutes" named
-        the house notes' boiler "serviced every October", where "disregard the October
-        timetable" names the October timetable, and without its month any ferry page.
+        refund approval threshold") names nothing more, and means a text as close to it
+        as two states of one thing (`same_state`, SAME_STATE): "it turns out" in
+        Node.js's security release process, closer than SAME_SUBJECT to every changelog
+        about a security fix, superseded curl's; so did a grant's withdrawal the page of
+        a route to the island of the slipway it was for. A month or weekday outside a
+        day (`bare`) names what is meant only when nothing else does: "disregard the
+        October relocation in the June minutes" named the house notes' boiler "serviced
+        every October", where "disregard the October timetable" names the October
+        timetable, and without its month any ferry page.
 
         A place naming MANY_NAMES words or more names a text by two of them: one alone is
         as often a word any note of the library may hold. "The council has withdrawn the
@@ -463,8 +472,10 @@ class Side:
         seasons = {word for word in named if _SEASON_WORD.fullmatch(word)}
         if seasons and not seasons & older.seasons and older.seasons:
             return False
+        if not named:
+            return same_state
         held = sum(1 for word in named if older.words(word))
-        return not named or held >= (2 if len(named) >= MANY_NAMES else 1)
+        return held >= (2 if len(named) >= MANY_NAMES else 1)
 
 
 def _overlaps(spans: list[Period], side: Side) -> bool:
@@ -735,7 +746,9 @@ def _means(
         for other in close.sides
     ):
         return False
-    return not older_says_so and newer.ties_to(names, older, common, _bare_calendar(context, older))
+    if older_says_so:
+        return False
+    return newer.ties_to(names, older, common, close(newer, older, SAME_STATE), _bare_calendar(context, older))
 
 
 def _bare_calendar(context: str, older: Side) -> frozenset[str]:
