@@ -460,14 +460,14 @@ def test_an_old_value_that_is_the_questions_own_word_ties_no_correction():
 
 
 def test_a_correction_naming_nothing_more_than_the_question_means_only_a_text_close_to_it():
-    # Its line names only the question's words and words much of the library holds: it
-    # means the note that says what it says, not one that merely shares some of it.
-    keys = ["billing", "backups", "kept"]
-    note = side(1, 1, "Billing backups are kept in the vault after the monthly audit.", "2025-01-10", 0.9)
-    text = "The billing team keeps monthly backups of invoices, receipts, ledgers and statements."
+    # Its line names only the question's words: it means the note that says what it
+    # says, not one that merely shares some of it.
+    keys = ["billing", "database", "backups", "kept"]
+    note = side(1, 1, "Billing database backups are kept in the vault.", "2025-01-10", 0.9)
+    text = "The billing team keeps backups of invoices, receipts, ledgers and statements."
     team = side(2, 2, text, "2025-01-12", 0.8, title="Archives")
-    new = side(3, 3, "Correction: where billing backups are kept, as the monthly audit found.", "2025-06-10", 0.7)
-    ranked = resolve([note, team, new], keys, "Where are billing backups kept?", frozenset({"monthly", "audit", "found"}))
+    new = side(3, 3, "Correction: where billing database backups are kept.", "2025-06-10", 0.7)
+    ranked = resolve([note, team, new], keys, "Where are the billing database backups kept?")
     assert {h.item_id: h.superseded_by for h in ranked} == {1: 3, 2: None, 3: None}
 
 

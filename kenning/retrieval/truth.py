@@ -449,16 +449,18 @@ class Side:
         retracts in names (`names`): "Correction to the 4 Sept notes: the job queue
         migration target is NATS JetStream" corrects notes about the migration, not the
         dead letter queue's page that a question about job queues also finds. A place
-        naming nothing but the query's words, the cue and `common` words ("Correction:
-        refund approval threshold") names nothing more, and means a text as close to it
-        as two states of one thing (`same_state`, SAME_STATE): "it turns out" in
-        Node.js's security release process, closer than SAME_SUBJECT to every changelog
-        about a security fix, superseded curl's; so did a grant's withdrawal the page of
-        a route to the island of the slipway it was for. A month or weekday outside a
-        day (`bare`) names what is meant only when nothing else does: "disregard the
-        October relocation in the June minutes" named the house notes' boiler "serviced
-        every October", where "disregard the October timetable" names the October
-        timetable, and without its month any ferry page.
+        naming nothing but the query's words and the cue ("Correction: refund approval
+        threshold") means a text as close to it as two states of one thing
+        (`same_state`, SAME_STATE), not any text sharing some of them: a slipway grant's
+        withdrawal ("There is no grant at present") retracted the page of the route to
+        the island it was for, and a newsletter's staff travel correction superseded the
+        fares changelog. One naming only `common` words besides names nothing more
+        either, and any text about them may be meant: in a library of a few notes every
+        word is common. A month or weekday outside a day (`bare`) names what is meant
+        only when nothing else does: "disregard the October relocation in the June
+        minutes" named the house notes' boiler "serviced every October", where
+        "disregard the October timetable" names the October timetable, and without its
+        month any ferry page.
 
         A place naming MANY_NAMES words or more names a text by two of them: one alone is
         as often a word any note of the library may hold. "The council has withdrawn the
@@ -472,8 +474,10 @@ class Side:
         seasons = {word for word in named if _SEASON_WORD.fullmatch(word)}
         if seasons and not seasons & older.seasons and older.seasons:
             return False
-        if not named:
+        if not names:
             return same_state
+        if not named:
+            return True
         held = sum(1 for word in named if older.words(word))
         return held >= (2 if len(named) >= MANY_NAMES else 1)
 
