@@ -21,16 +21,14 @@ import argparse
 import json
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from multihop import SetupError, log, stop, wait_ready, write_config  # noqa: E402
+from multihop import SetupError, log, start_daemon, stop, wait_ready, workspace, write_config  # noqa: E402
 
 from kenning.client import Client  # noqa: E402
 
@@ -89,12 +87,7 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     log_path = root / "daemon.log"
     client = Client(data_dir / "kenning.sock", timeout=600.0)
     log(f"{files} files, {len(questions)} questions; starting the daemon in {root}")
-    with open(log_path, "wb") as daemon_log:
-        daemon = subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(config), "daemon"],
-            stdout=daemon_log,
-            stderr=subprocess.STDOUT,
-        )
+    daemon = start_daemon(config, log_path)
     try:
         status, stages = wait_ready(daemon, client, 1, True, args.deadline, log_path)
         # As a library is after its first near-duplicate sweep: a package's copies of
@@ -146,23 +139,9 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> None:
     args = parse_args()
-    if args.keep is not None:
-        if args.keep.exists() and any(args.keep.iterdir()):
-            sys.exit(f"--keep {args.keep}: directory is not empty")
-        args.keep.mkdir(mode=0o700, parents=True, exist_ok=True)
-        root = args.keep.absolute()
-    else:
-        root = Path(tempfile.mkdtemp(prefix="kenning-doc-marks-"))
     started = time.monotonic()
-    try:
+    with workspace(args.keep, "doc_marks") as root:
         result = measure(args, root)
-    except SetupError as exc:
-        sys.exit(f"doc_marks bench: {exc}")
-    finally:
-        if args.keep is None:
-            shutil.rmtree(root, ignore_errors=True)
-        else:
-            log(f"kept {root}")
     result["run_seconds"] = round(time.monotonic() - started, 1)
     print(json.dumps(result, indent=2) if args.json else format_summary(result))
 

@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -311,12 +313,7 @@ def measure(args: argparse.Namespace, root: Path, modes: list[Mode]) -> dict[str
     client = Client(data_dir / "kenning.sock")
     need_graph = any("graph" in mode.legs for mode in modes)
     log(f"{len(pages)} pages, {len(queries)} questions; starting the daemon in {root}")
-    with open(log_path, "wb") as daemon_log:
-        daemon = subprocess.Popen(
-            [sys.executable, "-m", "kenning", "--config", str(config), "daemon"],
-            stdout=daemon_log,
-            stderr=subprocess.STDOUT,
-        )
+    daemon = start_daemon(config, log_path)
     try:
         status, stages = wait_ready(daemon, client, len(pages), need_graph, args.deadline, log_path)
         source = next(s for s in status["sources"] if s["name"] == SOURCE)
@@ -442,26 +439,43 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
-def main() -> None:
-    args = parse_args()
-    modes = [MODES[key] for key in dict.fromkeys(args.modes.split(","))]
-    if args.keep is not None:
-        if args.keep.exists() and any(args.keep.iterdir()):
-            sys.exit(f"--keep {args.keep}: directory is not empty")
-        args.keep.mkdir(mode=0o700, parents=True, exist_ok=True)
-        root = args.keep.absolute()
+@contextmanager
+def workspace(keep: Path | None, name: str) -> Iterator[Path]:
+    """The bench's directory: `--keep DIR` (made private, refused unless empty, kept), or
+    a temporary one removed after. A SetupError ends the run with its message."""
+    if keep is None:
+        root = Path(tempfile.mkdtemp(prefix=f"kenning-{name}-"))
+    elif keep.exists() and any(keep.iterdir()):
+        sys.exit(f"--keep {keep}: directory is not empty")
     else:
-        root = Path(tempfile.mkdtemp(prefix="kenning-multihop-"))
-    started = time.monotonic()
+        keep.mkdir(mode=0o700, parents=True, exist_ok=True)
+        root = keep.absolute()
     try:
-        result = measure(args, root, modes)
+        yield root
     except SetupError as exc:
-        sys.exit(f"multihop bench: {exc}")
+        sys.exit(f"{name} bench: {exc}")
     finally:
-        if args.keep is None:
+        if keep is None:
             shutil.rmtree(root, ignore_errors=True)
         else:
             log(f"kept {root}")
+
+
+def start_daemon(config: Path, log_path: Path) -> subprocess.Popen:
+    with open(log_path, "wb") as daemon_log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kenning", "--config", str(config), "daemon"],
+            stdout=daemon_log,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def main() -> None:
+    args = parse_args()
+    modes = [MODES[key] for key in dict.fromkeys(args.modes.split(","))]
+    started = time.monotonic()
+    with workspace(args.keep, "multihop") as root:
+        result = measure(args, root, modes)
     result["verdicts"] = verdicts(result)
     result["run_seconds"] = round(time.monotonic() - started, 1)
     print(json.dumps(result, indent=2) if args.json else format_summary(result))
