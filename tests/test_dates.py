@@ -127,25 +127,40 @@ def test_dated_lines_refine_a_chunk_to_its_newest_entry():
     assert chunk_date(log, "Decisions") == "2025-06-10"
     assert chunk_date("Body text only.", "Releases > 1.4.0 — 2024-02-01") == "2024-02-01"
     assert chunk_date("- 03.11.2025: Umzug\n- 14.11.2025: Abnahme", "Log") == "2025-11-14"
-    # A Debian changelog signs each entry under its changes; a line quoting one does not.
-    debian = (
-        "apt (2.1.9) unstable; urgency=medium\n\n  * http: Fix infinite loop on read errors\n\n"
-        " -- Julian Andres Klode <jak@debian.org>  Mon, 10 Aug 2020 14:16:23 +0200\n\n"
-        "apt (2.1.8) unstable; urgency=medium\n\n  * Fully deprecate apt-key\n\n"
-        " -- Julian Andres Klode <jak@debian.org>  Tue, 4 Aug 2020 14:00:34 +0200\n"
-    )
-    assert chunk_date(debian, "") == "2020-08-10"
-    assert chunk_date("  * Quote: -- A <a@b> Mon, 10 Aug 2020 as signed", "") is None
 
 
-def test_a_chunk_of_a_debian_changelog_entry_speaks_from_the_line_signing_it_below():
-    entry = "dpkg (1.17.6) unstable; urgency=low\n\n  * Set default compression options per format."
-    signed = "  * Uniform members.\n\n -- Guillem Jover <guillem@debian.org>  Sat, 25 Jan 2014 11:00:00 +0100"
-    older = "dpkg (1.0.0) unstable\n\n  * First.\n\n -- Ian Jackson <ian@debian.org>  Wed, 22 May 1996 10:00:00 +0100"
-    chunks = [Chunk(entry, "", 1, 3), Chunk(signed, "", 4, 6), Chunk(older, "", 7, 11), Chunk("Notes.", "", 12, 12)]
-    # The first chunk holds no signed line: its entry is signed in the next; what follows
-    # the last signature keeps the document's own date.
-    assert [item.date for item in new_items("changelog", chunks)] == ["2014-01-25", "2014-01-25", "1996-05-22", None]
+DEBIAN_CHANGELOG = """dpkg (1.17.6) unstable; urgency=low
+
+  * Set default compression options per format.
+  * Add support for uniform members.
+
+ -- Guillem Jover <guillem@debian.org>  Sat, 25 Jan 2014 11:00:00 +0100
+
+dpkg (1.0.1) unstable; urgency=low
+
+  * Second.
+
+ -- Ian Jackson <ian@debian.org>  Mon, 31 Feb 2000 10:00:00 +0100
+ -- Ian Jackson <ian@debian.org>  Wed, 22 May 1996 10:00:00 +0100
+
+Local variables:
+"""
+
+
+def test_a_chunk_of_a_debian_changelog_speaks_from_the_line_signing_its_entry():
+    lines = DEBIAN_CHANGELOG.split("\n")
+
+    def chunk(start: int, end: int) -> Chunk:
+        return Chunk("\n".join(lines[start - 1 : end]), "", start, end)
+
+    # The second chunk repeats the first's signature (overlap) and opens with it past
+    # that: it holds 1996's changes, signed below. An impossible date signs nothing.
+    chunks = [chunk(1, 6), chunk(5, 12), chunk(13, 14), chunk(15, 16)]
+    dated = [item.date for item in new_items("changelog", chunks, text=DEBIAN_CHANGELOG)]
+    assert dated == ["2014-01-25", "1996-05-22", "1996-05-22", None]
+    # Text that merely quotes an entry is no changelog: nothing in it is dated so.
+    quoted = "# Packaging notes\n\nAn entry is signed like this:\n\n" + lines[5]
+    assert [item.date for item in new_items("notes", [Chunk(quoted, "", 1, 5)], text=quoted)] == [None]
 
 
 def test_the_title_of_a_note_dated_elsewhere_dates_no_chunk():

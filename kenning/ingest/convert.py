@@ -98,8 +98,8 @@ HASH_BLOCK = 1 << 20
 # front matter date of eight digits (`date: 20250305`) dates its note (text/dates.py).
 # 19: so does a front matter date of a year, then a month and a day of one digit each
 # (`date: 2025/3/5`); it dated its note by the year alone.
-# 20: the line signing a Debian changelog's entry (" -- Name <mail>  Thu, 25 May 2023
-# ...") dates the chunk holding it (text/dates.py); such chunks spoke from the file's mtime.
+# 20: a Debian changelog's chunks speak from the line signing their entry (" -- Name <mail>
+# Thu, 25 May 2023 ...", text/dates.py `changelog_dates`); they spoke from the file's mtime.
 READER_VERSION = 20
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}
@@ -166,7 +166,7 @@ def convert_file(path: Path, fallback_title: str, limits: ConvertLimits) -> Conv
         raise ReaderError(f"makes {len(chunks)} chunks, over the {limits.max_chunks}-chunk limit per file")
     # The fallback title is the file's stem as the walk found it (not a link's target).
     stated, date_end = dates.document_period(text, fallback_title)
-    items = new_items(title, chunks, dates.title_heading(text, stated))
+    items = new_items(title, chunks, dates.title_heading(text, stated), text)
     digest = text_hash(item.content for item in items)
     # Logged, and a warning may name what the file holds (a part's name, a parser's
     # quote of it): redacted as the text is.

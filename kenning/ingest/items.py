@@ -8,18 +8,20 @@ from kenning.store.records import NewItem
 from kenning.text import cjk, dates
 
 
-def new_items(title: str, chunks: list[Chunk], heading: str | None = None) -> list[NewItem]:
+def new_items(title: str, chunks: list[Chunk], heading: str | None = None, text: str = "") -> list[NewItem]:
     """`heading` is the document's first heading when its date is stated elsewhere
-    (`dates.title_heading`), whose own date dates no chunk."""
-    found = [dates.chunk_date(chunk.text, chunk.section, heading) for chunk in chunks]
-    # A Debian changelog signs each entry below its changes: a chunk of a long entry's
-    # changes holding no signed line speaks from the next one, not from the file's time
-    # (the newest entry's), which put 1996's changes above 2014's.
-    following = None
-    for index in reversed(range(len(chunks))):
-        if found[index] is None:
-            found[index] = following
-        following = dates.signed_date(chunks[index].text) or following
+    (`dates.title_heading`), whose own date dates no chunk. `text` is the document's,
+    whose lines the chunks' line numbers count: a Debian changelog's chunk speaks from
+    the line signing its entry, below its changes, not from the file's time (the
+    newest entry's), which put 1996's changes beside 2023's."""
+    spans: list[tuple[int, int]] = []
+    reached = 0
+    for chunk in chunks:
+        # The lines it repeats of the chunk before are that chunk's.
+        overlapping = chunk.line_start <= reached < chunk.line_end
+        spans.append((reached + 1 if overlapping else chunk.line_start, chunk.line_end))
+        reached = max(reached, chunk.line_end)
+    signed = dates.changelog_dates(text, spans) or [None] * len(chunks)
     return [
         NewItem(
             title,
@@ -27,8 +29,8 @@ def new_items(title: str, chunks: list[Chunk], heading: str | None = None) -> li
             chunk.text,
             chunk.line_start,
             chunk.line_end,
-            date=day,
+            date=day or dates.chunk_date(chunk.text, chunk.section, heading),
             cjk=cjk.index_text(title, chunk.section, chunk.text),
         )
-        for chunk, day in zip(chunks, found)
+        for chunk, day in zip(chunks, signed)
     ]

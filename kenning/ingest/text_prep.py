@@ -134,7 +134,7 @@ def prepare_text(
             " that a file is held to"
         )
     stated, stated_end = dates.document_period(clean, labels.uri.rstrip("/").rsplit("/", 1)[-1])
-    items = new_items(shown.title, chunks, dates.title_heading(clean, stated))
+    items = new_items(shown.title, chunks, dates.title_heading(clean, stated), clean)
     now = time.time() if added is None else added
     given = (date, stated) if format == "agent" else (stated, date)
     day, date_source = next((found for found in given if found), (dates.from_timestamp(now), "added"))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 
@@ -135,10 +136,12 @@ _FRONT_LINE = re.compile(r"(?P<key>[A-Za-z_-]+)[ \t]*[:=][ \t]*['\"]?(?P<value>[
 _HEADING = re.compile(r"#{1,6}[ \t]+(?P<text>.+)")
 # A line that opens with a date: a decision-log entry, a chat message, a dated list item.
 _LINE_OPENING = re.compile(r"[ \t]*(?:\*\*|__)?(?:[-*+>|][ \t]*|\d{1,3}\.[ \t]+)?(?:\*\*|__)?\[?")
-# The line that signs a Debian changelog's entry, under its changes (" -- Name <mail>
-# Thu, 25 May 2023 16:11:37 +0200"): every package's changelog on a Debian or Ubuntu
-# system, and every debian/changelog in a source tree, dates its entries so alone.
-_SIGNED = re.compile(r"^ -- [^<\n]*<[^>\n]*>[ \t]+(?:[A-Za-z]{3},[ \t]*)?(?P<date>.*)", re.MULTILINE)
+# A Debian changelog (every package's on a Debian or Ubuntu system, every debian/changelog
+# in a source tree) opens each entry with a line naming the package, its version and its
+# urgency, and signs it below its changes with the only date it gives (" -- Name <mail>
+# Thu, 25 May 2023 16:11:37 +0200").
+_DEBIAN_ENTRY = re.compile(r"[a-z0-9][a-z0-9+.-]* \([^()\s]+\) [^;\n]+;[^\n]*\burgency=", re.IGNORECASE)
+_SIGNED = re.compile(r" -- [^<\n]*<[^>\n]*>[ \t]+(?:[A-Za-z]{3},[ \t]*)?(?P<date>.*)")
 # How far past the front matter the first heading is looked for.
 HEADING_SCAN_LINES = 40
 
@@ -421,14 +424,10 @@ def _entry_date(text: str) -> str | None:
 
 
 def line_date(line: str) -> str | None:
-    """The date a line opens with (or a heading's entry date, or the date a changelog
-    entry is signed with), or None."""
+    """The date a line opens with (or a heading's entry date), or None."""
     heading = _HEADING.match(line)
     if heading:
         return _entry_date(heading.group("text"))
-    signed = _SIGNED.match(line)
-    if signed and (match := _FORMS[1].match(signed.group("date"))):
-        return _from_match(match)
     opening = _LINE_OPENING.match(line)
     rest = line[opening.end() if opening else 0 :]
     if not rest[:1].isalnum():
@@ -440,12 +439,32 @@ def line_date(line: str) -> str | None:
     return None
 
 
-def signed_date(text: str) -> str | None:
-    """The date of the first line signing a Debian changelog's entry in a text, or None."""
-    for match in _SIGNED.finditer(text):
-        if found := _FORMS[1].match(match.group("date")):
-            return _from_match(found)
-    return None
+def changelog_dates(text: str, spans: list[tuple[int, int]]) -> list[str | None] | None:
+    """For a Debian changelog, the date each span of its lines speaks from (1-based and
+    inclusive: a chunk's lines past the overlap it repeats): that of the line signing
+    the entry its first line of changes belongs to, the first signature at or after
+    it (a span of signatures alone speaks from its first). None where no entry is signed
+    after it; None for the whole of any other text (a manual quoting an example entry
+    is no changelog)."""
+    lines = text.split("\n")
+    if not _DEBIAN_ENTRY.match(next((line for line in lines if line.strip()), "")):
+        return None
+    signed: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, 1):
+        if (signature := _SIGNED.match(line)) and (match := _FORMS[1].match(signature.group("date"))):
+            if day := _from_match(match):
+                signed.append((number, day))
+    numbers = [number for number, _ in signed]
+    found: list[str | None] = []
+    for start, end in spans:
+        changes = (
+            number
+            for number in range(start, min(end, len(lines)) + 1)
+            if lines[number - 1].strip() and not _SIGNED.match(lines[number - 1])
+        )
+        at = bisect_left(numbers, next(changes, start))
+        found.append(signed[at][1] if at < len(signed) else None)
+    return found
 
 
 def chunk_date(text: str, section: str, title: str | None = None) -> str | None:
