@@ -450,13 +450,13 @@ def test_a_correction_is_tied_to_the_older_note_that_says_the_value_it_replaces(
     assert all(h.superseded_by is None for h in resolve([may(), september("Wrenfield")], keys, question))
 
 
-def test_an_old_value_that_is_the_questions_own_word_ties_no_correction():
-    # Every text about the question holds "certificates": "instead of certificates" in
-    # a page about pre-shared keys replaces nothing the certificate store's page says.
-    keys = ["certificate", "store", "tls"]
-    old = side(1, 1, "TLS certificates are kept in the system store.", "2025-01-10", 0.9, title="Certificates")
-    new = side(2, 2, "The TLS store can hold a pre-shared key instead of certificates.", "2025-06-10", 0.8, title="Keys")
-    assert superseded([old, new], keys, "Where is the TLS certificate store?") == {1: None, 2: None}
+def test_a_correction_replacing_a_value_the_question_names_supersedes_the_note_giving_it():
+    # "Is it still Y?" names the old value: the correction replacing it still means the
+    # note that gives it, however much every text about the question holds its words.
+    keys = ["book", "club", "community", "hall"]
+    old = side(1, 1, "The book club meets in the community hall on Thursdays.", "2025-01-10", 0.9)
+    new = side(2, 2, "Update: the book club now meets in the library instead of the community hall.", "2025-06-10", 0.8)
+    assert superseded([old, new], keys, "Does the book club still meet in the community hall?") == {1: 2, 2: None}
 
 
 def test_a_correction_naming_nothing_more_than_the_question_means_only_a_text_close_to_it():
@@ -620,7 +620,10 @@ def test_a_question_asking_how_to_do_something_finds_no_disagreement():
     for procedure in ("How do I keep billing backups?", "how can we keep the billing backups longer"):
         assert all(h.conflicts_with == [] for h in resolve([a, b], keys, procedure)), procedure
     assert parse("How do I keep billing backups?").question
-    assert not parse("How long are billing backups kept?").procedure
+    assert parse("How should one keep billing backups?").procedure
+    # How something was done, or how a thing called I/O works, is a fact asked.
+    for fact in ("How long are billing backups kept?", "How did you configure billing backups?", "How does I/O work?"):
+        assert not parse(fact).procedure, fact
 
 
 def test_values_about_another_named_thing_are_no_disagreement():

@@ -289,16 +289,9 @@ class Side:
     def replaced(self, context: str) -> set[str]:
         """The words of the old value `context` replaces: "the venue is now the community
         hall instead of Oakridge", "port 51999 instead of 51820" (a number is as often
-        the value replaced; a year says when, not what). Not a word of the query's own
-        other than its names, which every text about the question holds: "a pre-shared
-        key instead of certificates" replaced no certificate store's page for "what is
-        the TLS certificate store location", nor "instead of pin" every pinning page."""
+        the value replaced; a year says when, not what)."""
         told = {word for match in _REPLACED.finditer(context) for word in _words(match.group(1))}
-        return {
-            word
-            for word in told - STOPWORDS - GENERIC_VERBS
-            if not _YEAR.fullmatch(word) and (word in self._name_words or not self._asked(word))
-        }
+        return {word for word in told - STOPWORDS - GENERIC_VERBS if not _YEAR.fullmatch(word)}
 
     def replaced_numbers(self, context: str) -> set[str]:
         """The numbers, as written, of the old value `context` replaces: `replaced` reads
