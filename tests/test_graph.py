@@ -422,16 +422,23 @@ async def test_a_page_of_its_own_is_one_short_document_titled_with_the_name(db: 
 async def test_a_long_document_titled_with_a_name_is_a_manual_not_its_page(db: Database):
     notes = await source(db)
     bridge, _ = await store_document(db, notes, "cli.md", "Each Process has an exit code.", title="Exit codes")
-    chunks = [f"Process part {n}: signals, the working directory and its environment." for n in range(13)]
+    chunks = [f"Part {n}: signals, the working directory and its environment." for n in range(graph.PAGE_CHUNKS + 1)]
     manual, _ = await store_document(db, notes, "process.md", *chunks, title="Process")
-    await extract_offline(db, [*await item_ids(db, bridge), *await item_ids(db, manual)])
+    # Extraction names Process in two of the manual's thirteen chunks: the manual is
+    # still thirteen chunks long.
+    named = Extraction(entities=(Entity("Process", "concept"),), relations=())
     [linking] = await item_ids(db, bridge)
+    pages = (await item_ids(db, manual))[:2]
+    await graph.write_results(db, OFFLINE, [(item, named) for item in (linking, *pages)])
     assert await graph.pages_called(db, ["process"], bridge) == []
     assert await graph.pages_titled(db, ["process"], bridge) == []
-    assert all(norm != "process" for norm, _, _ in await graph.pages_named_by(db, linking))
+    assert await graph.pages_named_by(db, linking) == []
     # The same name over a document of PAGE_CHUNKS chunks is its page.
     await store_document(db, notes, "process.md", *chunks[: graph.PAGE_CHUNKS], title="Process")
-    await extract_offline(db, await item_ids(db, manual))
+    pages = (await item_ids(db, manual))[:2]
+    await graph.write_results(db, OFFLINE, [(item, named) for item in pages])
+    assert [norm for norm, _, _ in await graph.pages_called(db, ["process"], bridge)] == ["process"]
+    assert [norm for norm, _, _ in await graph.pages_named_by(db, linking)] == ["process"]
     assert [name for name, _ in await graph.pages_titled(db, ["process"], bridge)] == ["process"]
 
 

@@ -540,7 +540,11 @@ async def find_entities(db: Database, query: str, limit: int, chunks_per_entity:
 # pages of 23 to 8,995 chunks put a manual's page second for questions they do not
 # answer (bench/README.md).
 PAGE_CHUNKS = 12
-_OWN_PAGE = f"count(DISTINCT pi.document_id) = 1 AND count(*) <= {PAGE_CHUNKS}"
+# Counted in the document's chunks, not in those extraction found about the name.
+_OWN_PAGE = (
+    "count(DISTINCT pi.document_id) = 1"
+    f" AND (SELECT count(*) FROM items d WHERE d.document_id = min(pi.document_id)) <= {PAGE_CHUNKS}"
+)
 
 
 async def pages_named_by(db: Database, item_id: int) -> list[tuple[str, list[str], list[int]]]:
@@ -583,6 +587,11 @@ def _pages(rows: Iterable[Any]) -> list[tuple[str, list[str], list[int]]]:
     ]
 
 
+async def _chunk_count(db: Database, document_id: int) -> int:
+    [(count,)] = await db.read("SELECT count(*) FROM items WHERE document_id = ?", (document_id,))
+    return count
+
+
 async def pages_titled(db: Database, names: list[str], document_id: int) -> list[tuple[str, list[int]]]:
     """For each identifier ("rota-service", "pg-pay-2"), the chunks of the other
     document titled with it: a page a line names by its title, as a wiki link does,
@@ -599,6 +608,7 @@ async def pages_titled(db: Database, names: list[str], document_id: int) -> list
             ('title : "' + words + '"', document_id),
         )
         titled = [(item_id, document) for item_id, document, title in rows if _title_norm(title) == name]
-        if titled and len(titled) <= PAGE_CHUNKS and len({document for _, document in titled}) == 1:
+        documents = {document for _, document in titled}
+        if len(documents) == 1 and await _chunk_count(db, documents.pop()) <= PAGE_CHUNKS:
             found.append((name, [item_id for item_id, _ in titled]))
     return found
