@@ -52,7 +52,7 @@ _FACT_QUESTION = re.compile(
 # speed up git status"): a fact question an instruction answers, not one about something
 # a note links on to (retrieval/hop.py).
 _PROCEDURE = re.compile(
-    r"\s*how\s+(?:do|does|did|can|could|should|would|must|may|might)\s+(?:i|we|you|one)\b", re.IGNORECASE
+    r"\s*how\s+(?:do|does|can|could|should|would|must|may|might)\s+(?:i|we|you|one)(?=\s)", re.IGNORECASE
 )
 # Words joined by hyphens ("billing-exporter", "pg-main", "Wi-Fi"): one name, searched as a
 # phrase; a verb or noun with its particle ("shut-off", "follow-up", "out-of-hours") is a
