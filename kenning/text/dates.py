@@ -140,7 +140,8 @@ _LINE_OPENING = re.compile(r"[ \t]*(?:\*\*|__)?(?:[-*+>|][ \t]*|\d{1,3}\.[ \t]+)
 # in a source tree) opens each entry with a line naming the package, its version and its
 # urgency, and signs it below its changes with the only date it gives (" -- Name <mail>
 # Thu, 25 May 2023 16:11:37 +0200").
-_DEBIAN_ENTRY = re.compile(r"[a-z0-9][a-z0-9+.-]* \([^()\s]+\) [^;\n]+;[^\n]*\burgency=", re.IGNORECASE)
+# Matched at the text's start, it reads past blank lines and its first line, no further.
+_DEBIAN_OPENING = re.compile(r"(?:[ \t\r\f\v]*\n)*[a-z0-9][a-z0-9+.-]* \([^()\s]+\) [^;\n]+;[^\n]*\burgency=", re.IGNORECASE)
 _SIGNED = re.compile(r" -- [^<\n]*<[^>\n]*>[ \t]+(?:[A-Za-z]{3},[ \t]*)?(?P<date>.*)")
 # How far past the front matter the first heading is looked for.
 HEADING_SCAN_LINES = 40
@@ -446,9 +447,9 @@ def changelog_dates(text: str, spans: list[tuple[int, int]]) -> list[str | None]
     it (a span of signatures alone speaks from its first). None where no entry is signed
     after it; None for the whole of any other text (a manual quoting an example entry
     is no changelog)."""
-    lines = text.split("\n")
-    if not _DEBIAN_ENTRY.match(next((line for line in lines if line.strip()), "")):
+    if not _DEBIAN_OPENING.match(text):
         return None
+    lines = text.split("\n")
     signed: list[tuple[int, str]] = []
     for number, line in enumerate(lines, 1):
         if (signature := _SIGNED.match(line)) and (match := _FORMS[1].match(signature.group("date"))):
