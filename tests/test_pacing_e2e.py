@@ -57,8 +57,13 @@ def test_a_file_named_unreadable_stays_named_while_the_budget_leaves_it_for_a_la
         # scan); the shut file waits for the next sweep, budget_pause away.
         (notes / "new.md").write_text("# New\n\nA wren sings from the hedge.\n")
         wait_for(lambda: daemon.search("wren"), timeout=30, what="the new file to be indexed")
-        status = daemon.source_status("notes")
-        assert status["deferred"] == 1
+        # The sweep publishes what it left for later when it ends, a moment after the
+        # new file's chunk is searchable.
+        def swept() -> dict | None:
+            status = daemon.source_status("notes")
+            return status if status["deferred"] == 1 and not status["scanning"] else None
+
+        status = wait_for(swept, timeout=30, what="the sweep to leave the shut file for later")
         assert status["unreadable_files"] == {"shut.md": "permission denied"}
         assert [hit["title"] for hit in daemon.search("kestrel")] == ["Shut"]
     finally:
