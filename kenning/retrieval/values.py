@@ -134,6 +134,10 @@ class _Kind:
     surely: re.Pattern[str] | None = None
     # A form that states the value wherever it stands in the hit, near the words or not.
     anywhere: re.Pattern[str] | None = None
+    # A form that states the value anywhere in the hit when the question names nothing
+    # but the kind, its group "name" no stopword: "What version does the staging
+    # database run?" is answered by "Postgres 15", which names no version.
+    unnamed: re.Pattern[str] | None = None
     # Whether the question's words but its names say what is to be placed in time
     # (`Wanted.event`).
     event: bool = False
@@ -200,6 +204,8 @@ _MAY_PLACE_IN_TIME = re.compile(
 )
 _TIME_UNIT = re.compile(rf"{_UNITS}|seconds?|quarters?", re.IGNORECASE)
 _VERSION = re.compile(r"(?<![\w.-])v?\d+(?:\.\d+)*(?![\w-])", re.I)
+# A name and its version after it: "Postgres 15", "Ubuntu 22.04".
+_NAMED_VERSION = re.compile(r"\b(?P<name>[A-Z][\w+#.-]*)\s+v?\d+(?:\.\d+)*(?![\w-])")
 _WHEN_OR_RECURRENCE = re.compile(rf"{_WHEN.pattern}|\b(?:every|each)\s+{_DURATION}", re.IGNORECASE)
 # A measure, by what it measures: the nouns and adjectives that ask for it ("What is the
 # top speed...", "How deep...") and the units it is written in ("12 knots", "4.5 m").
@@ -291,6 +297,7 @@ _KINDS = (
         VERSION_TOKENS,
         after=True,
         unlike=_DATES,
+        unnamed=_NAMED_VERSION,
     ),
     # What was said or decided about a thing's versions ("What did we decide about
     # Postgres versions?"): "Postgres 16" says it. But the answer is as often a rule
@@ -478,9 +485,9 @@ def wanted(question: str) -> Wanted | None:
                 # it; a length of time that is itself the amount asked ("25 days of annual
                 # leave" for "How much annual leave...") stays.
                 kind = replace(kind, unlike=_WHEN_OR_RECURRENCE)
-        naming = groups.get("kind") or groups.get("kind2") or ""
+        naming = frozenset(word.lower() for word in _TOKEN.findall(groups.get("kind") or groups.get("kind2") or ""))
         event = _event(question) if kind.event else ()
-        return Wanted(kind.name, near, kind, frozenset(word.lower() for word in _TOKEN.findall(naming)), event)
+        return Wanted(kind.name, near, kind, naming, event)
     return None
 
 
@@ -521,6 +528,10 @@ def states(wanted: Wanted, text: str, surely: bool = False) -> bool:
         return value.search(text) is not None
     if form.anywhere is not None and form.anywhere.search(text):
         return True
+    if form.unnamed is not None and set(wanted.near) <= wanted.naming:
+        named = (match.group("name").lower() for match in form.unnamed.finditer(text))
+        if any(name not in STOPWORDS for name in named):
+            return True
     # "Tokyo (5 nights)" over "Hotel: ..., 13th floor" counts no floors; "| Depot | Vans |"
     # over "| Leeds | 12 |" counts Leeds's vans.
     return any(_near(form, wanted.near, frame, unit) for frame, unit in framed(text))
