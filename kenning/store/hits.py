@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from kenning.api import Hit
 from kenning.store.database import Database
 from kenning.store.lookup import display_path
-from kenning.store.scope import CHUNK_DATE, Scope
+from kenning.store.scope import CHUNK_DATE, CHUNK_DATE_SOURCE, Scope
 from kenning.text.frontmatter import body
 
 EXCERPT_CHARS = 200
@@ -25,7 +25,8 @@ _COLUMNS = (
     " CASE WHEN at_d.id IS NULL THEN coalesce(d.namespace, s.namespace) ELSE coalesce(at_d.namespace, at_s.namespace) END,"
     " coalesce(at_s.root, s.root), coalesce(at_d.path, d.path), i.section, i.line_start, i.line_end,"
     " coalesce(at_d.mtime, d.mtime), CASE WHEN at_d.id IS NULL THEN d.uri ELSE at_d.uri END,"
-    f" substr(i.content, 1, {EXCERPT_CHARS + FRONT_MATTER_CHARS}), {CHUNK_DATE}, at_d.id IS NOT NULL"
+    f" substr(i.content, 1, {EXCERPT_CHARS + FRONT_MATTER_CHARS}), {CHUNK_DATE}, at_d.id IS NOT NULL,"
+    f" {CHUNK_DATE_SOURCE}"
 )
 _JOINS = "items i JOIN documents d ON d.id = i.document_id JOIN sources s ON s.id = d.source_id"
 
@@ -44,6 +45,7 @@ def _hit(row: tuple) -> Hit:
         line_end=row[9],
         modified=row[10],
         date=row[13],
+        date_source=row[15],
         copy=bool(row[14]),
     )
 
