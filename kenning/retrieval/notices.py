@@ -199,7 +199,7 @@ async def tie(db: Database, hits: list[Hit], chunks: dict[int, ChunkText], scope
             # A notice dated after today says what will be withdrawn, as a note dated
             # ahead says what will be (truth.py `ahead_of`): the claim holds now.
             if truth.ahead_of(said, today) or not (
-                truth.speaks_later(said, older) and names_claim(said, older, pairs[claim.item_id])
+                truth.may_take_back(said, older) and names_claim(said, older, pairs[claim.item_id])
             ):
                 continue
             claim.retracted_by = notice.item_id

@@ -111,6 +111,11 @@ SAME_TIME_DAYS = 60
 # and 34 % of the documents, and tied a debugger's NEWS to a profiler's manual.
 COMMON_SHARE = 1 / 12
 COMMON_DOCUMENTS = 1 / 4
+# But a word fewer than this many chunks hold names something in particular however small
+# the library: in one of three notes, "Leeds" and "Saturdays" are in a third of it, and
+# named the York office's hours as what "The Leeds office no longer opens on Saturdays"
+# corrects.
+COMMON_FEWEST = 3
 CONFLICT_TOP = 5
 # A hit whose document an agent said is superseded, when the newer one is not among the hits.
 STATED_KEEPS = 0.5
@@ -131,6 +136,10 @@ _REPLACING = r"instead of|rather than|in place of"
 _PUT_ASIDE = re.compile(
     rf"\b(?:{_REPLACING}|no longer|replac(?:es|ing)|disregard|do not use|don't use)((?:\W+\w+){{1,3}})"
 )
+# Dates no text wrote: when a file or page last changed, or when it was stored.
+_UNWRITTEN_DATES = frozenset({"modified", "last-modified", "added"})
+# A word written with a capital inside a sentence: a name ("disregard the Acme quote").
+_WRITTEN_NAME = re.compile(r"(?<=[\w,;'\"()] )[A-Z][\w-]*")
 # A retraction of a retraction: "disregard the withdrawal of the kiln figure", "the
 # retraction is rescinded". What it takes back is the notice, and the claim stands again.
 _UNDOING = re.compile(
@@ -169,6 +178,7 @@ _CALENDAR_WORDS = MONTH_WORDS | frozenset(
 _SPEAKER = re.compile(r"^[\W_]*\[[^\]\n]*\d:\d\d[^\]\n]*\][\W_]*[^:\n]{1,40}?:", re.MULTILINE)
 # A number as written, whole: not the "10" of "2010", "10.5" or "10,000", nor a part of
 # a date or time ("2025-03-18", "18/03", "20:30").
+_DIGITS = re.compile(r"\d+")
 _NUMBER = re.compile(r"(?<![\w.,:/-])\d+(?:[.,]\d+)*(?![\w]|[.,:/-]\d)")
 # A number with its currency or unit, or a word.
 _TOKEN = re.compile(r"[£$€]?\d[\d,.:]*\d(?:\s?%)?|[£$€]?\d(?:\s?%)?|\w+")
@@ -205,6 +215,7 @@ class Side:
         # The first and last day its date covers, as ordinals.
         self.start = span.start.toordinal() if span else None
         self.end = span.end.toordinal() if span else None
+        self.dated_by_words = span is not None and hit.date_source not in _UNWRITTEN_DATES
         # Values are read beside whole words: a pair of CJK characters (coverage.py
         # `subject_keys`) stands in a run the tokens do not cut, so no value is near it.
         self._keys = [key for key in keys if not cjk.RUN.fullmatch(key)][:KEYS]
@@ -286,6 +297,13 @@ class Side:
         named = self._name_words
         return {word for match in _PUT_ASIDE.finditer(context) for word in _words(match.group(1)) if word in named}
 
+    def names_put_aside(self, context: str) -> set[str]:
+        """The names its text writes (with a capital, inside a sentence) that `context`
+        puts aside: "disregard the Acme quote; their sales rep sent a figure for another
+        region" means the Acme quote, whatever else the line names."""
+        written = {match.group().lower() for match in _WRITTEN_NAME.finditer(self.text)}
+        return {word for match in _PUT_ASIDE.finditer(context) for word in _words(match.group(1)) if word in written}
+
     def replaced(self, context: str) -> set[str]:
         """The words of the old value `context` replaces: "the venue is now the community
         hall instead of Oakridge", "port 51999 instead of 51820" (a number is as often
@@ -300,6 +318,20 @@ class Side:
         value it replaced."""
         told = {number for match in _REPLACED.finditer(context) for number in _NUMBER.findall(match.group(1))}
         return {number for number in told if not _YEAR.fullmatch(number)}
+
+    def figures(self, context: str) -> set[str]:
+        """The figures `context` writes that the question does not: numbers of three
+        digits or more, or with a point or a comma ("1,280", "15.4"), not years. A notice
+        withdrawing "the kiln peak figure of 1,280 °C" names the report stating it; a day
+        ("2 May") or a small count names no one text, and the "3.2" of "What does firmware
+        3.2 add on the T600?" every release note of 3.2."""
+        return {
+            number
+            for number in _NUMBER.findall(context)
+            if not _YEAR.fullmatch(number)
+            and (len(number) >= 3 or not number.isdigit())
+            and not all(map(self._asked, _DIGITS.findall(number)))
+        }
 
     @cached_property
     def numbers(self) -> frozenset[str]:
@@ -437,6 +469,7 @@ class Side:
         common: Callable[[str], bool],
         same_state: bool,
         bare: frozenset[str] = frozenset(),
+        aside: frozenset[str] = frozenset(),
     ) -> bool:
         """Whether the older text names something that the place this one corrects or
         retracts in names (`names`): "Correction to the 4 Sept notes: the job queue
@@ -459,7 +492,9 @@ class Side:
         as often a word any note of the library may hold. "The council has withdrawn the
         PCN from February: the loading bay signs were missing..." retracted the ferry
         runbook's "tell the community council contact", and "please disregard the rumour
-        going round this week" the route page that goes "round" the island. Naming a
+        going round this week" the route page that goes "round" the island. A name
+        the place puts aside (`aside`, Side.names_put_aside) is one the older text must
+        hold, however many words the rest of the line names. Naming a
         season by its years ("the winter 2025-26 timetable"), it means no text naming
         only other seasons (the 2024-25 timetable)."""
         own = [word for word in names if not common(word)]
@@ -470,6 +505,8 @@ class Side:
         if not names:
             return same_state
         if not named:
+            return True
+        if any(older.words(word) for word in named if word in aside):
             return True
         held = sum(1 for word in named if older.words(word))
         return held >= (2 if len(named) >= MANY_NAMES else 1)
@@ -484,6 +521,15 @@ def _overlaps(spans: list[Period], side: Side) -> bool:
 def speaks_later(a: Side, b: Side) -> bool:
     """a speaks from a later time than b, with no overlap between their dates."""
     return a.start is not None and b.end is not None and a.start >= b.end
+
+
+def may_take_back(newer: Side, older: Side) -> bool:
+    """Whether `newer` may correct or retract `older` by their dates: it speaks from
+    later, or its own words date it and only the time its file last changed dates the
+    older (`Side.dated_by_words`). A file's mtime says when it was last touched, not when
+    what it says held: house notes without a date, edited since or only just copied,
+    still name the boiler firm a note dated in May says has closed down."""
+    return speaks_later(newer, older) or (newer.dated_by_words and not older.dated_by_words)
 
 
 def ahead_of(side: Side, today: date) -> bool:
@@ -720,6 +766,7 @@ def _means(
     close: _Closeness,
     common: Callable[[str], bool],
     undoing: bool = False,
+    figures: frozenset[str] = frozenset(),
 ) -> bool:
     """Whether the place `newer` corrects or retracts in (`context`, naming `names`)
     means the older text, about the same thing: by naming its date, or, unless the older
@@ -729,7 +776,8 @@ def _means(
     mate misjudged the approach", was tied to the port's page for its "Approach"
     section as well as to the report. A notice `undoing` a retraction means only a text
     that retracts, whatever day it names ("disregard the withdrawal of the glaze firing
-    report of 2 May" means the withdrawal, not the report)."""
+    report of 2 May" means the withdrawal, not the report). A retraction naming a figure
+    (`figures`) that of the best hits only the older text writes means it."""
     if not close(newer, older, SAME_SUBJECT):
         return False
     if newer.dates(context, older):
@@ -745,7 +793,24 @@ def _means(
         return False
     if older_says_so:
         return False
-    return newer.ties_to(names, older, common, close(newer, older, SAME_STATE), _bare_calendar(context, older))
+    if any(_pins(figure, newer, older, close.sides) for figure in figures):
+        return True
+    return newer.ties_to(
+        names,
+        older,
+        common,
+        close(newer, older, SAME_STATE),
+        _bare_calendar(context, older),
+        frozenset(newer.names_put_aside(context)),
+    )
+
+
+def _pins(figure: str, newer: Side, older: Side, sides: list[Side]) -> bool:
+    """Whether, of the best hits `newer` may take back, only the older text's document
+    writes the figure: the 3.2 a notice withdrawing the T400's firmware 3.2 names is in
+    the T600's release notes too."""
+    holders = {side.hit.document_id for side in sides if figure in side.numbers and may_take_back(newer, side)}
+    return holders == {older.hit.document_id}
 
 
 def _bare_calendar(context: str, older: Side) -> frozenset[str]:
@@ -778,6 +843,7 @@ def _takes_back(
         close,
         common,
         undoing,
+        frozenset(newer.figures(said.retraction_context)),
     ):
         older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
         place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
@@ -825,11 +891,11 @@ def _relate(
     upper: Side, lower: Side, intent: TimeIntent, close: _Closeness, common: Callable[[str], bool], disagreeing: bool
 ) -> None:
     for newer, older in ((lower, upper), (upper, lower)):
-        if not speaks_later(newer, older) or newer.cues.hedged or ahead_of(newer, intent.today):
+        if newer.cues.hedged or ahead_of(newer, intent.today):
             continue
-        if _takes_back(newer, older, newer.cues, older.cues, close, common):
+        if may_take_back(newer, older) and _takes_back(newer, older, newer.cues, older.cues, close, common):
             return
-        if intent.recent and not newer.cues.hedged and newer.holds_what_is_asked_of(older) and (
+        if speaks_later(newer, older) and intent.recent and newer.holds_what_is_asked_of(older) and (
             close(newer, older, SAME_STATE)
             # A short note of a change sits further from the page it changes ("Calendar
             # changes: the standup moves to 10:15" against "Team rituals", cosine 0.36):

@@ -90,7 +90,8 @@ class Meaning:
 
 async def _common(db: Database, words: set[str]) -> Callable[[str], bool]:
     """Which of these words more than truth.COMMON_SHARE of the library's chunks hold, or
-    more than truth.COMMON_DOCUMENTS of its documents."""
+    more than truth.COMMON_DOCUMENTS of its documents, and at least truth.COMMON_FEWEST
+    chunks."""
     if not words:
         return lambda word: False
     ordered = sorted(words)
@@ -102,7 +103,8 @@ async def _common(db: Database, words: set[str]) -> Callable[[str], bool]:
     common = {
         word
         for word, in_chunks, in_documents in zip(ordered, chunks.matching, documents.matching)
-        if in_chunks > chunks.total * truth.COMMON_SHARE or in_documents > documents.total * truth.COMMON_DOCUMENTS
+        if in_chunks >= truth.COMMON_FEWEST
+        and (in_chunks > chunks.total * truth.COMMON_SHARE or in_documents > documents.total * truth.COMMON_DOCUMENTS)
     }
     return common.__contains__
 
