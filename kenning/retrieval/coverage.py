@@ -3,8 +3,7 @@ share of the abstention floor, and the proximity signal.
 
 A hit's coverage is the share of the query's weight it holds, each term and quoted phrase
 weighted by bm25's own idf, ln(1 + (N - n + 0.5) / (n + 0.5)), so a word in every chunk
-counts for almost nothing and a word no chunk holds counts most (as one a single chunk
-holds, whatever the library's size): a question naming
+counts for almost nothing and a word no chunk holds counts most: a question naming
 something the library has never heard of ("the Lisbon office") is never well covered,
 however many of its other words a chunk shares. bm25 scores are not comparable across
 queries; this share is.
@@ -241,11 +240,7 @@ class Asked:
                     # each occur somewhere is still a thing no text names.
                     unknown.append(item.label)
                 continue
-            # A word no chunk holds weighs as one a single chunk holds: in a library of three
-            # notes bm25's idf weighs it twice as much (it is 1.1 times in one of ten
-            # thousand), and "Which day does the butter arrive?" was refused the dairy's
-            # note ("Delivery: Wednesdays") for the word "arrive".
-            weights[item.probe] = weights.get(item.probe, 0.0) + _idf(counts.total, max(n, 1))
+            weights[item.probe] = weights.get(item.probe, 0.0) + _idf(counts.total, n)
             named = (item.label in self.query.names or item.label in self.query.owned) and item.label not in period_words
             if named and (n == 0 or item.label in unwritten):
                 # A period's own name ("H1") is the period rule's.
