@@ -104,6 +104,15 @@ TODAY = date(2026, 12, 1)
         # Hugo's and Zola's TOML front matter.
         ('+++\ntitle = "Gate codes"\ndate = "2024-05-05"\n+++\n# Gate codes', "x.md", ("2024-05-05", "front matter")),
         ("+++\ndate = 2024-05-05T10:00:00Z\nlastmod = 2024-06-01\n+++\nbody", "x.md", ("2024-06-01", "front matter")),
+        # A short line among the first two that gives a whole date: a plain-text note's
+        # first line, the line under a title. Not a log's first entry, nor a date in the
+        # middle of a sentence, nor one further down.
+        ("18 May 2026 — boiler\nHeatRight have closed down.\n", "boiler.txt", ("2026-05-18", "opening")),
+        ("Quote from Northwind Paper — 14 January 2026\nA4: 4.20 a ream\n", "quote.txt", ("2026-01-14", "opening")),
+        ("# Payments on-call\nUpdated 12 May 2026\n\nPrimary: Priya\n", "oncall.md", ("2026-05-12", "opening")),
+        ("# Decisions\n\n2026-03-01: kickoff\n2026-04-01: review moved\n", "log.md", None),
+        ("We agreed on 3 March 2026 that the vendor ships the panels before the quarter ends.\n", "n.md", None),
+        ("# Notes\nAttendees: Ann, Bo\n3 March 2026\n", "notes.md", None),
     ],
 )
 def test_a_document_speaks_from_its_front_matter_then_its_name_then_its_first_heading(text, name, expected):

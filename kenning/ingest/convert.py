@@ -100,7 +100,10 @@ HASH_BLOCK = 1 << 20
 # (`date: 2025/3/5`); it dated its note by the year alone.
 # 20: a Debian changelog's chunks speak from the line signing their entry (" -- Name <mail>
 # Thu, 25 May 2023 ...", text/dates.py `changelog_dates`); they spoke from the file's mtime.
-READER_VERSION = 20
+# 21: a short line among a document's first two that gives a whole date ("18 May 2026 —
+# boiler", "Updated 12 May 2026") dates it where no heading does (text/dates.py
+# `_opening_date`); such notes spoke from their file's mtime.
+READER_VERSION = 21
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}
 

@@ -145,6 +145,12 @@ _DEBIAN_OPENING = re.compile(r"(?:[ \t\r\f\v]*\n)*[a-z0-9][a-z0-9+.-]* \([^()\s]
 _SIGNED = re.compile(r" -- [^<\n]*<[^>\n]*>[ \t]+(?:[A-Za-z]{3},[ \t]*)?(?P<date>.*)")
 # How far past the front matter the first heading is looked for.
 HEADING_SCAN_LINES = 40
+# A short line among a document's first few that gives a whole date dates it as a heading
+# would, where no heading does: a plain-text note's first line ("18 May 2026 — boiler",
+# "Quote from Northwind Paper Supplies — 14 January 2026") or the line under a title
+# ("Updated 12 May 2026").
+OPENING_LINES = 2
+OPENING_CHARS = 60
 
 
 @dataclass(frozen=True)
@@ -370,7 +376,10 @@ def document_period(text: str, name: str) -> tuple[tuple[str, str] | None, str |
         return (named[0], "file name"), named[1]
     heading = _first_heading(lines, body)
     stated = None if heading is None else _find_span(heading) or _year_span(heading)
-    return ((stated[0], "heading"), stated[1]) if stated else (None, None)
+    if stated:
+        return (stated[0], "heading"), stated[1]
+    opening = _opening_date(lines, body)
+    return ((opening, "opening"), None) if opening else (None, None)
 
 
 def _front_value(value: str) -> tuple[str, str | None] | None:
@@ -401,6 +410,21 @@ def _first_heading(lines: list[str], body: int) -> str | None:
         if heading := _HEADING.match(line):
             return heading.group("text")
     return None
+
+
+def _opening_date(lines: list[str], body: int) -> str | None:
+    """The whole date a short line among the first OPENING_LINES of the body gives, when
+    no other of its first lines opens with a date: a log's first entry ("2026-03-01: kickoff")
+    dates that entry, and its later ones their own."""
+    scanned = lines[body : body + HEADING_SCAN_LINES]
+    opening = [line.strip() for line in scanned if line.strip()][:OPENING_LINES]
+    found = next(
+        (day for line in opening if len(line) <= OPENING_CHARS and (day := find_date(line)) and len(day) == 10), None
+    )
+    if found is None:
+        return None
+    entries = {day for line in scanned if (day := line_date(line))}
+    return found if entries <= {found} else None
 
 
 def _year_only(text: str) -> str | None:
