@@ -438,6 +438,17 @@ def agreement(coverage: Coverage, a: int, b: int) -> float | None:
     return sum(w for probe, w in held_a.items() if probe in held_b) / smaller if smaller else 0.0
 
 
+def alike(coverage: Coverage, a: int, b: int) -> float | None:
+    """How much of the query's weight held by the one of two items that holds more the
+    other holds too: the NAS's backup page and the laptops' share every word of "When
+    does the laptop backup run?" the laptops' page holds, but not the other way round."""
+    if a not in coverage.holds or b not in coverage.holds:
+        return None
+    held_a, held_b = coverage.holds[a], coverage.holds[b]
+    larger = max(sum(held_a.values()), sum(held_b.values()))
+    return sum(w for probe, w in held_a.items() if probe in held_b) / larger if larger else 0.0
+
+
 def reward_proximity(hits: list[Hit], coverage: Coverage) -> None:
     """Words standing together rank a hit up among those that hold about as much of the
     query as the best one does (NEAR_AMONG of its share): a page naming two of the words

@@ -620,10 +620,13 @@ class _Closeness:
     """Pairwise closeness of the best hits: agreement on the query's terms, and their texts'
     cosine when vectors exist, else shared words."""
 
-    def __init__(self, sides: list[Side], similarity: Similarity | None, agreement: Similarity | None) -> None:
+    def __init__(
+        self, sides: list[Side], similarity: Similarity | None, agreement: Similarity | None, alike: Similarity | None
+    ) -> None:
         self.sides = sides
         self.similarity = similarity
         self.agreement = agreement
+        self.alike = alike
         self.words = {side.hit.item_id: _words(side.text) for side in sides} if similarity is None else {}
 
     def __call__(self, a: Side, b: Side, threshold: float) -> bool:
@@ -639,6 +642,15 @@ class _Closeness:
         words_b = self.words.get(b.hit.item_id) or _words(b.text)
         smaller = min(len(words_a), len(words_b)) or 1
         return len(words_a & words_b) / smaller >= SHARED_WORDS * threshold / SAME_SUBJECT
+
+    def same_question(self, a: Side, b: Side) -> bool:
+        """Whether each holds about as much of the question as the other (`alike`): two
+        texts disagree about one thing, not the desktop app's release notes with the
+        mobile app's about "the latest version of the mobile app"."""
+        if self.alike is None:
+            return True
+        shared = self.alike(a.hit.item_id, b.hit.item_id)
+        return shared is None or shared >= AGREEMENT
 
 
 def place_above(mover: Hit, anchor: Hit, why: str) -> bool:
@@ -680,11 +692,13 @@ def resolve(
     agreement: Similarity | None,
     common: Callable[[str], bool] = lambda word: False,
     disagreeing: bool = True,
+    alike: Similarity | None = None,
 ) -> None:
     """Mark relations among the best hits (`read`) and reorder the pairs they decide; the
     hits keep their places in the caller's list (which it sorts again). `similarity`
-    and `agreement` compare two hits (cosine; shared query terms); `common` says which
-    words are held by too much of the library to tie a correction to what it means.
+    and `agreement` compare two hits (cosine; shared query terms, of the one holding
+    less), as `alike` does for a disagreement (of the one holding more); `common` says
+    which words are held by too much of the library to tie a correction to what it means.
 
     Without `disagreeing` no two hits disagree: a question asking how to do something
     ("How do I switch branches in git?") asks for no value, and the numbers beside its
@@ -692,7 +706,7 @@ def resolve(
     Over 120 questions a user might ask of a Debian system's documentation, 52 of the 145
     hits among the top five that carried `conflicts_with` answered such a question
     (bench/doc_marks.py)."""
-    close = _Closeness(sides, similarity, agreement)
+    close = _Closeness(sides, similarity, agreement, alike)
     for i, upper in enumerate(sides):
         for lower in sides[i + 1 :]:
             if upper.hit.document_id != lower.hit.document_id:
@@ -909,6 +923,7 @@ def _relate(
         and not (upper.cues.hedged or lower.cues.hedged)
         and _same_time(upper, lower)
         and close(upper, lower, SAME_CLAIM)
+        and close.same_question(upper, lower)
         and _disagree(upper.values, lower.values)
     ):
         upper.hit.conflicts_with.append(lower.hit.item_id)

@@ -190,6 +190,7 @@ async def settle(
         in_rank_order(hits)
     between = meaning.between([hit.item_id for hit in hits[: truth.DEPTH]]) if meaning else None
     agreement = partial(coverage.agreement, measured) if measured is not None else None
+    alike = partial(coverage.alike, measured) if measured is not None else None
     # The period asked about is no part of the subject: "staff" and "2025" on one line of
     # a January newsletter's travel correction do not make it about the 2025 ceilidh.
     keys = coverage.subject_keys(measured, intent.words) if measured is not None else []
@@ -198,7 +199,7 @@ async def settle(
     names = query.names - set(intent.words)
     sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names)
     common = await _common(db, truth.naming_words(sides))
-    truth.resolve(sides, intent, between, agreement, common, disagreeing=not query.procedure)
+    truth.resolve(sides, intent, between, agreement, common, disagreeing=not query.procedure, alike=alike)
     truth.apply_stated(judged, superseded)
     in_rank_order(hits)
     for notice in await notices.tie(db, hits, chunks, scope):
