@@ -61,8 +61,9 @@ class Hit(Struct):
     # (`2025`, `2025-09`, `2025-09-18`): its document's, or a dated line's inside it
     # that is not later than the date its document states.
     date: str | None = None
-    # How `date` was found: "front matter", "file name", "heading", "line" (a dated line
-    # of the chunk's own), "given" (by an agent), "modified" (the file's mtime),
+    # How `date` was found: "front matter", "file name", "heading", "opening" (a short
+    # line among the first two), "line" (a dated line of the chunk's own), "given" (by
+    # an agent), "modified" (the file's mtime),
     # "last-modified" (a fetched page's header) or "added" (when it was stored).
     date_source: str | None = None
     score: float = 0.0
