@@ -228,12 +228,6 @@ class Side:
         return tuple(map(coverage.written, self._names))
 
     @cached_property
-    def names_held(self) -> frozenset[str]:
-        """The names the question asks about that its title or text writes."""
-        text = f"{self.hit.title}\n{self.text}"
-        return frozenset(name for name, written in zip(self._names, self._written) if written.search(text))
-
-    @cached_property
     def values(self) -> dict[str, set[str]]:
         if not self._names or any(name.search(f"{self.hit.title}\n{self.hit.section}") for name in self._written):
             return _keyed_values(self.text, self._keys, self._stated)
@@ -850,13 +844,7 @@ def _takes_back(
     common: Callable[[str], bool],
 ) -> bool:
     """Tie the older text to the newer one when what the newer says (`said`) retracts or
-    corrects it; `older_said` is what the older says of itself. Whether it was tied.
-    Never when one writes a name the question asks about that the other does not: a
-    Northwind email revising "the January quote" for "How much does Northwind charge
-    per ream?" does not revise Brightleaf's January quote, nor "The Leeds office no
-    longer opens on Saturdays" the York office's hours."""
-    if newer.names_held != older.names_held:
-        return False
+    corrects it; `older_said` is what the older says of itself. Whether it was tied."""
     # A notice that takes back a retraction takes back only a text that retracts, named
     # as any other: that it retracts something itself does not set it apart.
     undoing = said.retraction is not None and undoes(said.retraction_context)
