@@ -260,6 +260,12 @@ def test_a_period_named_without_its_year_is_the_one_nearest_the_note():
     # A month or quarter that has its year, or sits in a date or an identifier, is not bare.
     for written in ("Signed on March 3, 2024.", "Due 15 January 2027.", "Q4 of 2024", "see sales_q1", "report-Q3.pdf"):
         assert periods_without_year(written, september) == [], written
+    # A day without its year names that day, not its month: a notice retracting "the
+    # results posted on 2 June" means no report of 9 June.
+    june = date(2026, 6, 16)
+    assert periods_without_year("The results posted on 2 June are retracted.", june) == [period("2026-06-02")]
+    assert periods_without_year("Rerun on Sept 4th", june) == [period("2026-09-04")]
+    assert periods_without_year("we may 5 times", june) == []
 
 
 def _hit(day: str) -> Hit:

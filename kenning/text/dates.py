@@ -290,6 +290,18 @@ _DAY_AND_MONTH = re.compile(
 )
 
 
+# The same, as a text writes it.
+_DAY_AND_MONTH_WRITTEN = re.compile(_DAY_AND_MONTH.pattern, re.IGNORECASE)
+
+
+def _day(year: int, month: int, day: int) -> Period | None:
+    try:
+        found = date(year, month, day)
+    except ValueError:
+        return None
+    return Period(found, found + timedelta(days=1))
+
+
 def days_of_month(text: str) -> list[tuple[str, tuple[int, int]]]:
     """The days a lower-cased text names by their day and month, each as the month's
     word as written and (month, day)."""
@@ -650,15 +662,27 @@ _BARE_CJK = re.compile(r"(?<!\d)(?P<number>1[0-2]|0?[1-9])\s*[月월]")
 
 
 def periods_without_year(text: str, written: date) -> list[Period]:
-    """The quarters, halves and months a note names without a year, each taken as the one
-    nearest the day the note was written: the September meeting's "rota for Q4" is for
-    that year's Q4, a November note's "due in January" for the next January."""
+    """The quarters, halves, months and days a note names without a year, each taken as
+    the one nearest the day the note was written: the September meeting's "rota for Q4"
+    is for that year's Q4, a November note's "due in January" for the next January. A
+    day names that day, not its month: a notice of 16 June retracting "the results
+    posted on 2 June" means no report of 9 June."""
     # Written dates of any precision, days included: "March 3, 2024" names no bare March.
     named = _Marks(len(text))
     for form in _FORMS:
         for match in form.finditer(text):
             named.hold(match)
     found: list[Period] = []
+    for match in _DAY_AND_MONTH_WRITTEN.finditer(text):
+        word = match.group("month") or match.group("month2")
+        # A month's name as a name is written: "may 5" is no day.
+        if not named.free(match) or not word[0].isupper():
+            continue
+        named.hold(match)
+        month = _MONTHS[word.lower()]
+        day = int(match.group("day") or match.group("day2"))
+        days = [_day(year, month, day) for year in (written.year - 1, written.year, written.year + 1)]
+        found += [min((day for day in days if day), key=lambda day: _distance(day, written))] if any(days) else []
     for match in [*_BARE.finditer(text), *_BARE_CJK.finditer(text)]:
         if not named.free(match):
             continue
