@@ -228,6 +228,12 @@ class Side:
         return tuple(map(coverage.written, self._names))
 
     @cached_property
+    def names_held(self) -> frozenset[str]:
+        """The names the question asks about that its title or text writes."""
+        text = f"{self.hit.title}\n{self.text}"
+        return frozenset(name for name, written in zip(self._names, self._written) if written.search(text))
+
+    @cached_property
     def values(self) -> dict[str, set[str]]:
         if not self._names or any(name.search(f"{self.hit.title}\n{self.hit.section}") for name in self._written):
             return _keyed_values(self.text, self._keys, self._stated)
@@ -795,7 +801,7 @@ def _means(
     if not close(newer, older, SAME_SUBJECT):
         return False
     if newer.dates(context, older):
-        return True
+        return _named_by_date(newer, older, context, close.sides)
     days = newer.days(context)
     if any(
         speaks_later(newer, other)
@@ -817,6 +823,22 @@ def _means(
         _bare_calendar(context, older),
         frozenset(newer.names_put_aside(context)),
     )
+
+
+def _named_by_date(newer: Side, older: Side, context: str, sides: list[Side]) -> bool:
+    """Whether the time `context` names means the older text, which it names: of two or
+    more documents it names, the ones writing the names of the question the newer one
+    writes. A Northwind email saying "this replaces the January quote" means Northwind's
+    quote of January, not Brightleaf's, for "How much does Northwind charge per ream?"."""
+    named = {
+        side.hit.document_id: side
+        for side in sides
+        if side.hit.document_id != newer.hit.document_id and may_take_back(newer, side) and newer.dates(context, side)
+    }
+    if len(named) < 2:
+        return True
+    writing = {document for document, side in named.items() if side.names_held == newer.names_held}
+    return not writing or older.hit.document_id in writing
 
 
 def _pins(figure: str, newer: Side, older: Side, sides: list[Side]) -> bool:
