@@ -65,6 +65,7 @@ _RETRACTION = (
     r"|no longer (?:valid|stands|applies|accurate|true)|is (?:not|no longer) (?:true|accurate|valid|correct)"
     r"|was a mistake|is invalid|invalidated|(?:do not|don't) rely on (?:this|that|these|those|it|the (?:earlier|previous|old))"
     r"|(?:should|must) not be used|not to be used|null and void|(?:was|were|is|are|been) (?:scrapped|shelved)"
+    r"|(?:was|were|is|are|been) (?:now )?cancell?ed"
 )
 _CORRECTION = (
     r"correction|corrected|erratum|no longer|(?:was|were|is) wrong|wrong way round|(?:was|were) too"

@@ -140,6 +140,14 @@ _PUT_ASIDE = re.compile(
 _UNWRITTEN_DATES = frozenset({"modified", "last-modified", "added"})
 # A word written with a capital inside a sentence: a name ("disregard the Acme quote").
 _WRITTEN_NAME = re.compile(r"(?<=[\w,;'\"()] )[A-Z][\w-]*")
+# What a notice says is withdrawn, named just before it: "Saturday's Ben Ledi hike is
+# cancelled: Met Office amber wind warning...", "T400 firmware 3.2 has been withdrawn
+# after reports of units failing to boot".
+_TAKEN_BACK = re.compile(
+    r"((?:[^\W_]+\W+){1,6}?)(?:is|are|was|were|has been|have been|had been)\s+(?:now\s+)?"
+    r"(?:cancell?ed|withdrawn|retracted|rescinded|called off|scrapped|shelved)\b"
+)
+_CLAUSE_END = re.compile(r"[:;!?\n—]|\.(?!\d)")
 # A retraction of a retraction: "disregard the withdrawal of the kiln figure", "the
 # retraction is rescinded". What it takes back is the notice, and the claim stands again.
 _UNDOING = re.compile(
@@ -309,6 +317,13 @@ class Side:
         region" means the Acme quote, whatever else the line names."""
         written = {match.group().lower() for match in _WRITTEN_NAME.finditer(self.text)}
         return {word for match in _PUT_ASIDE.finditer(context) for word in _words(match.group(1)) if word in written}
+
+    def taken_back(self, context: str) -> set[str]:
+        """The words naming what `context` says is withdrawn, in the clause before it
+        ("saturday's ben ledi hike is cancelled"): the question's words among them,
+        which the notice's other words, its reasons, outnumber."""
+        clauses = (_CLAUSE_END.split(match.group(1))[-1] for match in _TAKEN_BACK.finditer(context))
+        return {word for clause in clauses for word in _words(clause) - GENERIC_VERBS if not _YEAR.fullmatch(word)}
 
     def replaced(self, context: str) -> set[str]:
         """The words of the old value `context` replaces: "the venue is now the community
@@ -787,6 +802,7 @@ def _means(
     common: Callable[[str], bool],
     undoing: bool = False,
     figures: frozenset[str] = frozenset(),
+    taken_back: frozenset[str] = frozenset(),
 ) -> bool:
     """Whether the place `newer` corrects or retracts in (`context`, naming `names`)
     means the older text, about the same thing: by naming its date, or, unless the older
@@ -797,7 +813,9 @@ def _means(
     section as well as to the report. A notice `undoing` a retraction means only a text
     that retracts, whatever day it names ("disregard the withdrawal of the glaze firing
     report of 2 May" means the withdrawal, not the report). A retraction naming a figure
-    (`figures`) that of the best hits only the older text writes means it."""
+    (`figures`) that of the best hits only the older text writes means it, and so does
+    one saying the thing it names is withdrawn (`taken_back`) when the older text holds
+    every word naming it."""
     if not close(newer, older, SAME_SUBJECT):
         return False
     if newer.dates(context, older):
@@ -814,6 +832,8 @@ def _means(
     if older_says_so:
         return False
     if any(_pins(figure, newer, older, close.sides) for figure in figures):
+        return True
+    if taken_back and all(map(older.words, taken_back)):
         return True
     return newer.ties_to(
         names,
@@ -880,6 +900,7 @@ def _takes_back(
         common,
         undoing,
         frozenset(newer.figures(said.retraction_context)),
+        frozenset(newer.taken_back(said.retraction_context)),
     ):
         older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
         place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
