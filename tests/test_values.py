@@ -179,6 +179,10 @@ def test_a_version_and_a_port_are_numbers_beside_their_names():
     node = wanted("Which version of Node does the CI use?")
     assert states(node, "CI runs on Node 20 since March.")
     assert not states(node, "CI runs 20 jobs at once since March.")
+    # Asked for without its thing's name, a version is a name and the number after it.
+    unnamed = wanted("What version does the staging database run?")
+    assert states(unnamed, "Correction: the staging database runs on Postgres 15, not 14.")
+    assert not states(unnamed, "The staging database runs on Postgres. The 3 replicas moved on March 15.")
     port = wanted("Which port does the notifier listen on?")
     assert states(port, "The notifier listens on port 8443.")
     assert not states(port, "The notifier sends 4000 emails an hour to customers across the UK. Its port is set by the platform team.")

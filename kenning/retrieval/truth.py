@@ -142,8 +142,9 @@ _PUT_ASIDE = re.compile(
 )
 # Dates no text wrote: when a file or page last changed, or when it was stored.
 _UNWRITTEN_DATES = frozenset({"modified", "last-modified", "added"})
-# A word written with a capital inside a sentence: a name ("disregard the Acme quote").
-_WRITTEN_NAME = re.compile(r"(?<=[\w,;'\"()] )[A-Z][\w-]*")
+# A word written with a capital inside a sentence, or with one inside it wherever it
+# stands: a name ("disregard the Acme quote", "HeatRight have closed down").
+_WRITTEN_NAME = re.compile(r"(?<=[\w,;'\"()] )[A-Z][\w-]*|\b[A-Za-z][a-z]+[A-Z][\w-]*")
 # What a notice says is withdrawn, named just before it: "Saturday's Ben Ledi hike is
 # cancelled: Met Office amber wind warning...", "T400 firmware 3.2 has been withdrawn
 # after reports of units failing to boot".
@@ -319,8 +320,19 @@ class Side:
         """The names its text writes (with a capital, inside a sentence) that `context`
         puts aside: "disregard the Acme quote; their sales rep sent a figure for another
         region" means the Acme quote, whatever else the line names."""
-        written = {match.group().lower() for match in _WRITTEN_NAME.finditer(self.text)}
-        return {word for match in _PUT_ASIDE.finditer(context) for word in _words(match.group(1)) if word in written}
+        return {
+            word for match in _PUT_ASIDE.finditer(context) for word in _words(match.group(1)) if word in self._written_names
+        }
+
+    def names_in(self, context: str) -> set[str]:
+        """The names its text writes that `context` holds, but the question's words, a
+        chat line's speaker and the names of months and weekdays, which say when."""
+        told = _words(_SPEAKER.sub(" ", context)) - _CALENDAR_WORDS
+        return {word for word in told if word in self._written_names and not self._asked(word)}
+
+    @cached_property
+    def _written_names(self) -> frozenset[str]:
+        return frozenset(match.group().lower() for match in _WRITTEN_NAME.finditer(self.text))
 
     def taken_back(self, context: str) -> set[str]:
         """The words naming what `context` says is withdrawn, in the clause before it
@@ -817,9 +829,12 @@ def _means(
     section as well as to the report. A notice `undoing` a retraction means only a text
     that retracts, whatever day it names ("disregard the withdrawal of the glaze firing
     report of 2 May" means the withdrawal, not the report). A retraction naming a figure
-    (`figures`) that of the best hits only the older text writes means it, and so does
-    one saying the thing it names is withdrawn (`taken_back`) when the older text holds
-    every word naming it."""
+    (`figures`) that of the best hits only the older text writes means it, as does any
+    place naming a name (`Side.names_in`, not a `common` word) only the older text
+    writes ("HeatRight have closed down. We now use Calder Heating instead" means the
+    house notes' boiler line, serviced by HeatRight), and so does a retraction saying
+    the thing it names is withdrawn (`taken_back`) when the older text holds every word
+    naming it."""
     if not close(newer, older, SAME_SUBJECT):
         return False
     if newer.dates(context, older):
@@ -836,6 +851,9 @@ def _means(
     if older_says_so:
         return False
     if any(_pins(figure, newer, older, close.sides) for figure in figures):
+        return True
+    names_pinned = (name for name in newer.names_in(context) if not common(name))
+    if any(_pins(name, newer, older, close.sides, by_word=True) for name in names_pinned):
         return True
     if taken_back and all(map(older.words, taken_back)):
         return True
@@ -865,11 +883,17 @@ def _named_by_date(newer: Side, older: Side, context: str, sides: list[Side]) ->
     return not writing or older.hit.document_id in writing
 
 
-def _pins(figure: str, newer: Side, older: Side, sides: list[Side]) -> bool:
+def _pins(mark: str, newer: Side, older: Side, sides: list[Side], by_word: bool = False) -> bool:
     """Whether, of the best hits `newer` may take back, only the older text's document
-    writes the figure: the 3.2 a notice withdrawing the T400's firmware 3.2 names is in
-    the T600's release notes too."""
-    holders = {side.hit.document_id for side in sides if figure in side.numbers and may_take_back(newer, side)}
+    writes the figure (or, `by_word`, the name): the 3.2 a notice withdrawing the T400's
+    firmware 3.2 names is in the T600's release notes too."""
+    holders = {
+        side.hit.document_id
+        for side in sides
+        if side.hit.document_id != newer.hit.document_id
+        and (side.words(mark) if by_word else mark in side.numbers)
+        and may_take_back(newer, side)
+    }
     return holders == {older.hit.document_id}
 
 

@@ -1,0 +1,175 @@
+"""The truth signals in libraries of a few notes, through a real daemon: the kind of
+library a person or a checker builds by hand (bench/small_libraries.py). In one of three
+notes every word is in a good share of the library, and the files written a moment ago
+are dated by their mtime, today, unless their text says otherwise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.daemon_harness import DaemonProcess
+
+
+def _library_of(library, notes: dict[str, str]) -> DaemonProcess:
+    """A daemon on a folder holding `notes`, once every chunk is embedded and mined."""
+    root = library.root / "notes"
+    for name, text in notes.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    library.configure([{"name": "notes", "path": root}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    daemon.wait_derived()
+    return daemon
+
+
+def _hits(daemon: DaemonProcess, question: str) -> dict[str, dict]:
+    """Each file's best hit, by file name, in rank order."""
+    hits: dict[str, dict] = {}
+    for hit in daemon.call("search", {"query": question})["hits"]:
+        hits.setdefault(Path(hit["path"]).name, hit)
+    return hits
+
+
+def test_a_note_saying_one_office_no_longer_opens_corrects_no_other_office(library):
+    daemon = _library_of(library, {
+        "leeds.md": "---\ndate: 2026-01-05\n---\n# Office\n\nThe Leeds office opens at 8am on weekdays.\n",
+        "leeds-news.md": "---\ndate: 2026-06-01\n---\n# Office news\n\nThe Leeds office no longer opens on Saturdays.\n",
+        "york.md": "---\ndate: 2026-02-05\n---\n# York\n\nThe York office opens at 9am on weekdays.\n",
+    })  # fmt: skip
+    hits = _hits(daemon, "When does the York office open?")
+    # "Leeds" and "Saturdays" are in a third of the library each: they still name Leeds.
+    assert list(hits)[0] == "york.md"
+    assert hits["york.md"]["superseded_by"] is None
+
+
+def test_a_notice_retracting_one_vendors_quote_names_it_among_its_reasons(library):
+    daemon = _library_of(library, {
+        "acme.md": "---\ndate: 2026-09-01\n---\n# Acme vendor quote\n\nAcme quoted 40 euros per seat for the support plan.\n",
+        "globex.md": "---\ndate: 2026-09-02\n---\n# Globex vendor quote\n\nGlobex quoted 55 euros per seat for the support plan.\n",
+        "notice.md": "---\ndate: 2026-10-01\n---\n# Notice\n\nRetraction: disregard the Acme quote; their sales rep"
+        " sent a figure for another region.\n",
+    })  # fmt: skip
+    hits = _hits(daemon, "What did the vendors quote per seat for the support plan?")
+    assert hits["acme.md"]["retracted_by"] == hits["notice.md"]["item_id"]
+    assert hits["globex.md"]["retracted_by"] is None
+    # What was withdrawn disagrees with nothing.
+    assert hits["globex.md"]["conflicts_with"] == []
+
+
+def test_a_withdrawn_release_is_the_one_product_the_notice_names(library):
+    release = "# {model} thermostat — firmware 3.2\nReleased 2 September 2026\n\n- Adds schedule sync\n"
+    daemon = _library_of(library, {
+        "t400-firmware-3.2.md": release.format(model="T400"),
+        "t600-firmware-3.2.md": release.format(model="T600"),
+        "t400-withdrawn.txt": "12 September 2026\nT400 firmware 3.2 has been withdrawn after reports of units"
+        " failing to boot. Stay on 3.1.4.\n",
+    })  # fmt: skip
+    hits = _hits(daemon, "Which firmware should I install on the T400?")
+    assert list(hits)[:2] == ["t400-withdrawn.txt", "t400-firmware-3.2.md"]
+    assert hits["t400-firmware-3.2.md"]["retracted_by"] == hits["t400-withdrawn.txt"]["item_id"]
+    # Its 3.2 is the T600's too, which is not withdrawn.
+    assert hits["t600-firmware-3.2.md"]["retracted_by"] is None
+
+
+def test_a_dated_correction_supersedes_house_notes_dated_only_by_their_mtime(library):
+    daemon = _library_of(library, {
+        "house-notes.txt": "House notes\n\nBoiler: Worcester combi in the kitchen cupboard. Serviced by HeatRight"
+        " (0161 555 0192), annual service due every March.\nStopcock: under the kitchen sink.\n",
+        "2026-05-18-boiler.txt": "18 May 2026 — boiler\nHeatRight have closed down. We now use Calder Heating"
+        " instead (0161 555 0447, ask for Imran). They did the service today.\n",
+        "car-notes.txt": "Car notes\n\nGolf. Serviced by Parkside Motors (0161 555 0311), annual service due every"
+        " March, MOT in September.\n",
+    })  # fmt: skip
+    hits = _hits(daemon, "Who services the boiler?")
+    assert list(hits)[:2] == ["2026-05-18-boiler.txt", "house-notes.txt"]
+    assert hits["house-notes.txt"]["superseded_by"] == hits["2026-05-18-boiler.txt"]["item_id"]
+    assert hits["house-notes.txt"]["date_source"] == "modified"
+    # Its first line opens with the day its file is named by.
+    assert (hits["2026-05-18-boiler.txt"]["date"], hits["2026-05-18-boiler.txt"]["date_source"]) == (
+        "2026-05-18", "line"
+    )
+    assert _hits(daemon, "When is the car's annual service due?")["car-notes.txt"]["superseded_by"] is None
+
+
+def test_a_replaced_quote_is_the_senders_not_every_quote_of_that_month(library):
+    quote = "Quote from {firm} — {day} January 2026\nA4 copier paper, 80 gsm: €4.20 per ream\nContact: {contact}\n"
+    daemon = _library_of(library, {
+        "northwind-quote.txt": quote.format(firm="Northwind Paper Supplies", day=14, contact="Hanna Berg"),
+        "brightleaf-quote.txt": quote.format(firm="Brightleaf Paper Co", day=16, contact="Olu Adeyemi"),
+        "2026-06-03-revised-price.md": "From: Hanna Berg\nSubject: Revised price list\n\nOur A4 80 gsm price has"
+        " changed to €4.65 per ream from 1 July. This replaces the January quote.\n\nHanna Berg, Northwind Paper"
+        " Supplies\n",
+    })  # fmt: skip
+    hits = _hits(daemon, "How much does Northwind charge per ream of A4?")
+    assert list(hits)[:2] == ["2026-06-03-revised-price.md", "northwind-quote.txt"]
+    assert hits["northwind-quote.txt"]["superseded_by"] == hits["2026-06-03-revised-price.md"]["item_id"]
+    assert (hits["northwind-quote.txt"]["date"], hits["northwind-quote.txt"]["date_source"]) == ("2026-01-14", "opening")
+    assert hits["brightleaf-quote.txt"]["superseded_by"] is None
+
+
+def test_results_retracted_by_their_day_are_that_days_results_only(library):
+    result = "---\ndate: 2026-06-{day:02d}\n---\n# Viability screen, batch {batch}\n\nCompound {compound} reduced HeLa" \
+        " cell viability by {share}% at 10 µM.\n"  # fmt: skip
+    daemon = _library_of(library, {
+        "2026-06-02-results.md": result.format(day=2, batch=4, compound="K-17", share=40),
+        "2026-06-09-results.md": result.format(day=9, batch=5, compound="K-22", share=15),
+        "2026-06-16-notice.md": "---\ndate: 2026-06-16\n---\nNotice: the viability results posted on 2 June are"
+        " retracted. The plate reader was miscalibrated that week.\n",
+    })  # fmt: skip
+    hits = _hits(daemon, "What effect did K-22 have on cell viability?")
+    assert hits["2026-06-02-results.md"]["retracted_by"] == hits["2026-06-16-notice.md"]["item_id"]
+    assert hits["2026-06-09-results.md"]["retracted_by"] is None
+    assert list(hits)[0] == "2026-06-09-results.md"
+
+
+def test_a_cancelled_hike_is_retracted_and_the_other_hike_is_not(library):
+    hike = "{day} hike: {hill}\n\n{day} {date} October. Meet 8:00 at the car park. Leader: {leader}.\n"
+    daemon = _library_of(library, {
+        "2026-10-05-ben-ledi.md": hike.format(day="Saturday", hill="Ben Ledi", date=10, leader="Fiona"),
+        "2026-10-05-ben-vorlich.md": hike.format(day="Sunday", hill="Ben Vorlich", date=18, leader="Callum"),
+        "2026-10-08-announcement.txt": "8 Oct 2026 — from Fiona\nSaturday's Ben Ledi hike is cancelled: Met Office"
+        " amber wind warning for the hills. No replacement walk this weekend.\n",
+    })  # fmt: skip
+    hits = _hits(daemon, "Is the Ben Ledi hike still on?")
+    assert list(hits)[:2] == ["2026-10-08-announcement.txt", "2026-10-05-ben-ledi.md"]
+    assert hits["2026-10-05-ben-ledi.md"]["retracted_by"] == hits["2026-10-08-announcement.txt"]["item_id"]
+    assert hits["2026-10-05-ben-vorlich.md"]["retracted_by"] is None
+
+
+def test_the_desktop_apps_release_notes_do_not_disagree_with_the_mobile_apps(library):
+    notes = "# {app} app release notes — {month} 2026\n\nVersion {version} ({systems})\n- Dark mode\n"
+    daemon = _library_of(library, {
+        "mobile-2026-07.md": notes.format(app="Mobile", month="July", version="4.6.0", systems="iOS and Android"),
+        "mobile-2026-10.md": notes.format(app="Mobile", month="October", version="4.8.1", systems="iOS and Android"),
+        "desktop-2026-11.md": notes.format(app="Desktop", month="November", version="4.9.0", systems="Windows"),
+    })  # fmt: skip
+    hits = _hits(daemon, "What is the latest version of the mobile app?")
+    assert list(hits)[0] == "mobile-2026-10.md"
+    assert hits["desktop-2026-11.md"]["conflicts_with"] == [] and hits["mobile-2026-10.md"]["conflicts_with"] == []
+
+
+def test_a_proposal_goes_below_the_agreements_list_that_states_the_time(library):
+    daemon = _library_of(library, {
+        "team-agreements.md": "# Platform team agreements\nLast updated 2 February 2026\n\n- Standup daily at 9:15,"
+        " 15 minutes max, on Zoom.\n- Code review within one working day.\n- Retro every other Thursday at 14:00.\n",
+        "proposal-standup-time.md": "---\ndate: 2026-11-10\nstatus: proposal\n---\n# Proposal: later standup\n\n"
+        "If we moved standup to 10:30, people in Lisbon would not dial in during their commute. Not decided yet.\n",
+        "design-team-agreements.md": "# Design team agreements\nLast updated 2 February 2026\n\n- Design crit every"
+        " Thursday at 10:30, 45 minutes, in the Atrium room.\n- Retro monthly.\n",
+    })  # fmt: skip
+    hits = _hits(daemon, "What time is standup?")
+    assert list(hits)[:2] == ["team-agreements.md", "proposal-standup-time.md"]
+    assert any(reason.startswith("hedged") for reason in hits["proposal-standup-time.md"]["reasons"])
+
+
+def test_a_version_question_is_answered_by_a_name_and_its_number(library):
+    daemon = _library_of(library, {
+        "standup.md": "---\ndate: 2026-03-01\n---\n# Standup\n\nThe staging database runs on Postgres 14.\n",
+        "infra.md": "---\ndate: 2026-04-10\n---\n# Infra update\n\nCorrection: the staging database runs on"
+        " Postgres 15, not 14.\n",
+        "team.md": "---\ndate: 2026-02-01\n---\n# Analytics team\n\nThe analytics database runs on ClickHouse.\n",
+    })  # fmt: skip
+    hits = _hits(daemon, "What version does the staging database run?")
+    assert list(hits)[:2] == ["infra.md", "standup.md"]
+    assert hits["standup.md"]["superseded_by"] == hits["infra.md"]["item_id"]
