@@ -141,6 +141,9 @@ _NO_CUE_EN = (
     r"(?:(?:do|does|did|will|would|should|must|need|can|could)(?: not|n['’]t)|won['’]t|can['’]t|cannot|never"
     r"|no need to|not to|please|pls|kindly|(?:can|could|would|will) you(?: please)?"
     r"|ask(?:s|ed|ing)?(?: \w+)? to) (?:re)?draft(?:s|ed|ing)?\b"
+    # What is done when something is cancelled takes nothing back ("## When a sailing is
+    # cancelled", "if your train is cancelled").
+    r"|(?:when|whenever|if|once|until|unless|in case)(?: \w+){0,5}? (?:was|were|is|are|been|gets?|got) cancell?ed\b"
 )
 # One pass over a text finds every cue; where two kinds could start at one place, the
 # earlier alternative wins ("no longer valid" retracts before "no longer" corrects).

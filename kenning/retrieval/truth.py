@@ -339,7 +339,11 @@ class Side:
         ("saturday's ben ledi hike is cancelled"): the question's words among them,
         which the notice's other words, its reasons, outnumber."""
         clauses = (_CLAUSE_END.split(match.group(1))[-1] for match in _TAKEN_BACK.finditer(context))
-        return {word for clause in clauses for word in _words(clause) - GENERIC_VERBS if not _YEAR.fullmatch(word)}
+        # Short words with a digit and years name it too: "the Q3 2025 report is withdrawn"
+        # is not the Q2 report.
+        words = (word for clause in clauses for word in _WORD.findall(clause))
+        told = {word for word in words if len(word) > 2 or not (word.isalpha() or word.isdigit())}
+        return told - STOPWORDS - GENERIC_VERBS
 
     def replaced(self, context: str) -> set[str]:
         """The words of the old value `context` replaces: "the venue is now the community
