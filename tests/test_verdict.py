@@ -121,7 +121,7 @@ def resolve(
     answer_at = values.answers_at(query, values.wanted(query))
     names = parse(query).names - intent.words
     sides = truth.read(hits, {h.item_id: chunk for h, chunk in pairs}, keys, answer_at, names)
-    truth.resolve(sides, intent, None, None, common.__contains__, disagreeing=not parse(query).procedure)
+    truth.resolve(sides, intent, None, None, truth.Commonness(common), disagreeing=not parse(query).procedure)
     return sorted(hits, key=lambda h: -h.score)
 
 

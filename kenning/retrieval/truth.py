@@ -58,6 +58,17 @@ there are no vectors). For such a pair:
   its own backup interval beside a mention of pg-main. On the truth set's dev and tune
   questions that took 26 disagreeing pairs of documents to 22, the 4 the set means kept.
 
+In a library of a few notes (bench/small_libraries.py) every word is in a good share
+of it, so what is rare says less, and what the notes write says more: a word fewer than
+COMMON_FEWEST chunks hold is never common; a name a line puts aside ("disregard the Acme
+quote"), a figure or a name only one of the best hits writes, or every word of what a
+notice says is withdrawn ("Saturday's Ben Ledi hike is cancelled") names what it takes
+back; a time naming two of the best hits means those writing the question's names the
+newer one writes; and a text dated only by when its file last changed may be taken back
+by one its own words date (`may_take_back`). Two hits disagree only when each holds about
+as much of the question as the other (`alike`), and a hedged one goes below a plain
+statement as far apart as HEDGE_SUBJECT.
+
 "Placed above" moves the lower hit just above the upper one and leaves everything else
 where it was; nothing is dropped, so the old text stays findable and marked.
 """
@@ -68,6 +79,7 @@ import calendar
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cached_property
 from pathlib import PurePosixPath
@@ -115,6 +127,10 @@ SAME_TIME_DAYS = 60
 # and 34 % of the documents, and tied a debugger's NEWS to a profiler's manual.
 COMMON_SHARE = 1 / 12
 COMMON_DOCUMENTS = 1 / 4
+# A name (`Side.names_in`) at most this many documents hold, the one naming it and one
+# other, may name that other: "HeatRight" in the house notes and the note saying they
+# closed down. A person's first name in many notes names none of them.
+RARE_DOCUMENTS = 2
 # But a word fewer than this many chunks hold names something in particular however small
 # the library: in one of three notes, "Leeds" and "Saturdays" are in a third of it, and
 # named the York office's hours as what "The Leeds office no longer opens on Saturdays"
@@ -507,7 +523,7 @@ class Side:
         self,
         names: list[str],
         older: Side,
-        common: Callable[[str], bool],
+        common: Commonness,
         same_state: bool,
         bare: frozenset[str] = frozenset(),
         aside: frozenset[str] = frozenset(),
@@ -551,6 +567,19 @@ class Side:
             return True
         held = sum(1 for word in named if older.words(word))
         return held >= (2 if len(named) >= MANY_NAMES else 1)
+
+
+@dataclass(frozen=True)
+class Commonness:
+    """Which of the words that may name what a correction means the library holds too
+    widely to name anything (`common`, called as a function), and which so narrowly that
+    a name among them points at one text (`rare`, RARE_DOCUMENTS)."""
+
+    common: frozenset[str] = frozenset()
+    rare: frozenset[str] = frozenset()
+
+    def __call__(self, word: str) -> bool:
+        return word in self.common
 
 
 def _overlaps(spans: list[Period], side: Side) -> bool:
@@ -731,7 +760,7 @@ def resolve(
     intent: TimeIntent,
     similarity: Similarity | None,
     agreement: Similarity | None,
-    common: Callable[[str], bool] = lambda word: False,
+    common: Commonness = Commonness(),
     disagreeing: bool = True,
     alike: Similarity | None = None,
 ) -> None:
@@ -739,7 +768,8 @@ def resolve(
     hits keep their places in the caller's list (which it sorts again). `similarity`
     and `agreement` compare two hits (cosine; shared query terms, of the one holding
     less), as `alike` does for a disagreement (of the one holding more); `common` says
-    which words are held by too much of the library to tie a correction to what it means.
+    which words are held by too much of the library to tie a correction to what it means,
+    and which by so little that a name among them points at one text.
 
     Without `disagreeing` no two hits disagree: a question asking how to do something
     ("How do I switch branches in git?") asks for no value, and the numbers beside its
@@ -819,7 +849,7 @@ def _means(
     names: list[str],
     older_says_so: str | None,
     close: _Closeness,
-    common: Callable[[str], bool],
+    common: Commonness,
     undoing: bool = False,
     figures: frozenset[str] = frozenset(),
     taken_back: frozenset[str] = frozenset(),
@@ -834,8 +864,8 @@ def _means(
     that retracts, whatever day it names ("disregard the withdrawal of the glaze firing
     report of 2 May" means the withdrawal, not the report). A retraction naming a figure
     (`figures`) that of the best hits only the older text writes means it, as does any
-    place naming a name (`Side.names_in`, not a `common` word) only the older text
-    writes ("HeatRight have closed down. We now use Calder Heating instead" means the
+    place naming a name (`Side.names_in`) few documents of the library hold (`rare`)
+    that only the older text writes ("HeatRight have closed down. We now use Calder Heating instead" means the
     house notes' boiler line, serviced by HeatRight), and so does a retraction saying
     the thing it names is withdrawn (`taken_back`) when the older text holds every word
     naming it."""
@@ -856,7 +886,7 @@ def _means(
         return False
     if any(_pins(figure, newer, older, close.sides) for figure in figures):
         return True
-    names_pinned = (name for name in newer.names_in(context) if not common(name))
+    names_pinned = (name for name in newer.names_in(context) if name in common.rare)
     if any(_pins(name, newer, older, close.sides, by_word=True) for name in names_pinned):
         return True
     if taken_back and all(map(older.words, taken_back)):
@@ -915,7 +945,7 @@ def _takes_back(
     said: cues.Cues,
     older_said: cues.Cues,
     close: _Closeness,
-    common: Callable[[str], bool],
+    common: Commonness,
 ) -> bool:
     """Tie the older text to the newer one when what the newer says (`said`) retracts or
     corrects it; `older_said` is what the older says of itself. Whether it was tied."""
@@ -963,7 +993,7 @@ def _takes_back(
 
 
 def _relate_entries(
-    upper: Side, lower: Side, intent: TimeIntent, close: _Closeness, common: Callable[[str], bool]
+    upper: Side, lower: Side, intent: TimeIntent, close: _Closeness, common: Commonness
 ) -> None:
     """Two parts of one document dated apart (a decision log's entries, a changelog's
     releases): the later corrects or retracts the earlier only by its own lines ("2025-06-01:
@@ -977,7 +1007,7 @@ def _relate_entries(
 
 
 def _relate(
-    upper: Side, lower: Side, intent: TimeIntent, close: _Closeness, common: Callable[[str], bool], disagreeing: bool
+    upper: Side, lower: Side, intent: TimeIntent, close: _Closeness, common: Commonness, disagreeing: bool
 ) -> None:
     for newer, older in ((lower, upper), (upper, lower)):
         if newer.cues.hedged or ahead_of(newer, intent.today):

@@ -88,25 +88,27 @@ class Meaning:
         return cosine
 
 
-async def _common(db: Database, words: set[str]) -> Callable[[str], bool]:
+async def _common(db: Database, words: set[str]) -> truth.Commonness:
     """Which of these words more than truth.COMMON_SHARE of the library's chunks hold, or
     more than truth.COMMON_DOCUMENTS of its documents, and at least truth.COMMON_FEWEST
-    chunks."""
+    chunks; and which at most truth.RARE_DOCUMENTS documents hold."""
     if not words:
-        return lambda word: False
+        return truth.Commonness()
     ordered = sorted(words)
     # A pair of CJK characters is counted where it is held: in the CJK index.
     probes = [Probe(quote(word), "cjk" if cjk.RUN.fullmatch(word) else "main") for word in ordered]
     chunks, documents = await asyncio.gather(
         fts.term_counts(db, probes), fts.term_counts(db, probes, documents=True)
     )
+    counted = list(zip(ordered, chunks.matching, documents.matching))
     common = {
         word
-        for word, in_chunks, in_documents in zip(ordered, chunks.matching, documents.matching)
+        for word, in_chunks, in_documents in counted
         if in_chunks >= truth.COMMON_FEWEST
         and (in_chunks > chunks.total * truth.COMMON_SHARE or in_documents > documents.total * truth.COMMON_DOCUMENTS)
     }
-    return common.__contains__
+    rare = {word for word, _, in_documents in counted if in_documents <= truth.RARE_DOCUMENTS}
+    return truth.Commonness(frozenset(common), frozenset(rare))
 
 
 class Settled(NamedTuple):
