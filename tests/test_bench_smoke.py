@@ -27,6 +27,7 @@ RUNS = [
     (["truth.py", "--check", "--data", str(ROOT / "bench" / "truth_heldout")], "abstention"),
     (["truth.py", "--check", "--data", str(ROOT / "bench" / "truth_fresh")], "abstention"),
     (["truth_speed.py", "--chunks", "2000", "--queries", "10"], "hybrid, no truth stages"),
+    (["small_libraries.py", "--only", "d01"], "expected marks seen"),
     (["vector_speed.py", "--sizes", "2000", "--queries", "10", "--reembed", "0"], "vector index search"),
     (["redact_speed.py", "--sizes", "0.02", "--show", "1", "--sample", str(ROOT / "kenning")], "pathological inputs"),
     (["redact_prose.py"], "heldout3"),
