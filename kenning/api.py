@@ -62,8 +62,8 @@ class Hit(Struct):
     # that is not later than the date its document states.
     date: str | None = None
     # How `date` was found: "front matter", "file name", "heading", "opening" (a short
-    # line among the first two), "line" (a dated line of the chunk's own), "given" (by
-    # an agent), "modified" (the file's mtime),
+    # line among the first two), "line" (a dated line of the chunk's own, when it refines
+    # the document's date), "given" (by an agent), "modified" (the file's mtime),
     # "last-modified" (a fetched page's header) or "added" (when it was stored).
     date_source: str | None = None
     score: float = 0.0

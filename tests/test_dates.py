@@ -113,6 +113,9 @@ TODAY = date(2026, 12, 1)
         ("# Decisions\n\n2026-03-01: kickoff\n2026-04-01: review moved\n", "log.md", None),
         ("We agreed on 3 March 2026 that the vendor ships the panels before the quarter ends.\n", "n.md", None),
         ("# Notes\nAttendees: Ann, Bo\n3 March 2026\n", "notes.md", None),
+        # Nor a date the line says is of something else.
+        ("Passport\nExpires 31 December 2029\n", "passport.txt", None),
+        ("# Biscuit\nBorn 12 April 2019\n", "biscuit.md", None),
     ],
 )
 def test_a_document_speaks_from_its_front_matter_then_its_name_then_its_first_heading(text, name, expected):

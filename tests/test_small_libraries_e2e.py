@@ -44,7 +44,9 @@ def test_a_note_saying_one_office_no_longer_opens_corrects_no_other_office(libra
 
 
 def test_a_notice_retracting_one_vendors_quote_names_it_among_its_reasons(library):
+    # Acme is named by three notes: the name the notice puts aside, not its rarity, ties it.
     daemon = _library_of(library, {
+        "acme-contacts.md": "---\ndate: 2026-08-01\n---\n# Contacts\n\nOur account manager at Acme is Jo Park.\n",
         "acme.md": "---\ndate: 2026-09-01\n---\n# Acme vendor quote\n\nAcme quoted 40 euros per seat for the support plan.\n",
         "globex.md": "---\ndate: 2026-09-02\n---\n# Globex vendor quote\n\nGlobex quoted 55 euros per seat for the support plan.\n",
         "notice.md": "---\ndate: 2026-10-01\n---\n# Notice\n\nRetraction: disregard the Acme quote; their sales rep"
@@ -85,9 +87,8 @@ def test_a_dated_correction_supersedes_house_notes_dated_only_by_their_mtime(lib
     assert list(hits)[:2] == ["2026-05-18-boiler.txt", "house-notes.txt"]
     assert hits["house-notes.txt"]["superseded_by"] == hits["2026-05-18-boiler.txt"]["item_id"]
     assert hits["house-notes.txt"]["date_source"] == "modified"
-    # Its first line opens with the day its file is named by.
     assert (hits["2026-05-18-boiler.txt"]["date"], hits["2026-05-18-boiler.txt"]["date_source"]) == (
-        "2026-05-18", "line"
+        "2026-05-18", "file name"
     )
     assert _hits(daemon, "When is the car's annual service due?")["car-notes.txt"]["superseded_by"] is None
 

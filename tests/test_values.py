@@ -183,6 +183,7 @@ def test_a_version_and_a_port_are_numbers_beside_their_names():
     unnamed = wanted("What version does the staging database run?")
     assert states(unnamed, "Correction: the staging database runs on Postgres 15, not 14.")
     assert not states(unnamed, "The staging database runs on Postgres. The 3 replicas moved on March 15.")
+    assert not states(unnamed, "The staging database moved to Room 12; see Ticket 4521, Step 3.")
     port = wanted("Which port does the notifier listen on?")
     assert states(port, "The notifier listens on port 8443.")
     assert not states(port, "The notifier sends 4000 emails an hour to customers across the UK. Its port is set by the platform team.")

@@ -81,7 +81,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import PurePosixPath
 
 from kenning.api import Hit
@@ -160,12 +160,15 @@ _PUT_ASIDE = re.compile(
 _UNWRITTEN_DATES = frozenset({"modified", "last-modified", "added"})
 # A word written with a capital inside a sentence, or with one inside it wherever it
 # stands: a name ("disregard the Acme quote", "HeatRight have closed down").
-_WRITTEN_NAME = re.compile(r"(?<=[\w,;'\"()] )[A-Z][\w-]*|\b[A-Za-z][a-z]+[A-Z][\w-]*")
+# (Any letter is matched and the caller keeps those written upper case: "Ørsted", "Émile".)
+_WRITTEN_NAME = re.compile(r"(?<=[\w,;'\"()] )[^\W\d_][\w-]*|\b[A-Za-z][a-z]+[A-Z][\w-]*")
 # What a notice says is withdrawn, named just before it: "Saturday's Ben Ledi hike is
 # cancelled: Met Office amber wind warning...", "T400 firmware 3.2 has been withdrawn
 # after reports of units failing to boot".
+# Each try starts at a word's start and takes whole words, so a long run of letters is
+# read once, not from each of its letters.
 _TAKEN_BACK = re.compile(
-    r"((?:[^\W_]+\W+){1,6}?)(?:is|are|was|were|has been|have been|had been)\s+(?:now\s+)?"
+    r"(?<![^\W_])((?:[^\W_]++\W+){1,6}?)(?:is|are|was|were|has been|have been|had been)\s+(?:now\s+)?"
     r"(?:cancell?ed|withdrawn|retracted|rescinded|called off|scrapped|shelved)\b"
 )
 _CLAUSE_END = re.compile(r"[:;!?\n—]|\.(?!\d)")
@@ -223,6 +226,12 @@ Similarity = Callable[[int, int], float | None]
 AnswerAt = Callable[[str, int], bool]
 # The share of the query's weight held by the lesser of two hits that the other must hold too.
 AGREEMENT = 0.5
+# And, for two to disagree, the share held by the greater (`_Closeness.same_question`):
+# the desktop app's release notes hold 0.36 of what the mobile app's latest notes hold of
+# "What is the latest version of the mobile app?", and a family chat's "Grandma's party is
+# Sunday 20 December" 0.49 of what Mum's email about her birthday party holds
+# (bench/small_libraries.py dev).
+ALIKE = 0.4
 
 
 class Side:
@@ -335,9 +344,13 @@ class Side:
     def names_put_aside(self, context: str) -> set[str]:
         """The names its text writes (with a capital, inside a sentence) that `context`
         puts aside: "disregard the Acme quote; their sales rep sent a figure for another
-        region" means the Acme quote, whatever else the line names."""
+        region" means the Acme quote, whatever else the line names. Not a month's or a
+        weekday's name, which says when ("disregard the October relocation")."""
         return {
-            word for match in _PUT_ASIDE.finditer(context) for word in _words(match.group(1)) if word in self._written_names
+            word
+            for match in _PUT_ASIDE.finditer(context)
+            for word in _words(match.group(1)) - _CALENDAR_WORDS
+            if word in self._written_names
         }
 
     def names_in(self, context: str) -> set[str]:
@@ -348,18 +361,18 @@ class Side:
 
     @cached_property
     def _written_names(self) -> frozenset[str]:
-        return frozenset(match.group().lower() for match in _WRITTEN_NAME.finditer(self.text))
+        return frozenset(
+            match.group().lower()
+            for match in _WRITTEN_NAME.finditer(self.text)
+            if match.group()[0].isupper() or not match.group().islower()
+        )
 
-    def taken_back(self, context: str) -> set[str]:
+    def taken_back(self, context: str) -> frozenset[str]:
         """The words naming what `context` says is withdrawn, in the clause before it
         ("saturday's ben ledi hike is cancelled"): the question's words among them,
-        which the notice's other words, its reasons, outnumber."""
-        clauses = (_CLAUSE_END.split(match.group(1))[-1] for match in _TAKEN_BACK.finditer(context))
-        # Short words with a digit and years name it too: "the Q3 2025 report is withdrawn"
-        # is not the Q2 report.
-        words = (word for clause in clauses for word in _WORD.findall(clause))
-        told = {word for word in words if len(word) > 2 or not (word.isalpha() or word.isdigit())}
-        return told - STOPWORDS - GENERIC_VERBS
+        which the notice's other words, its reasons, outnumber. None when one word
+        alone names it: "Standup is cancelled today" names no page of standups."""
+        return _taken_back(context)
 
     def replaced(self, context: str) -> set[str]:
         """The words of the old value `context` replaces: "the venue is now the community
@@ -551,7 +564,8 @@ class Side:
         runbook's "tell the community council contact", and "please disregard the rumour
         going round this week" the route page that goes "round" the island. A name
         the place puts aside (`aside`, Side.names_put_aside) is one the older text must
-        hold, however many words the rest of the line names. Naming a
+        hold, however many words the rest of the line names and however common the name
+        is. Naming a
         season by its years ("the winter 2025-26 timetable"), it means no text naming
         only other seasons (the 2024-25 timetable)."""
         own = [word for word in names if not common(word)]
@@ -561,9 +575,9 @@ class Side:
             return False
         if not names:
             return same_state
-        if not named:
+        if any(older.words(word) for word in names if word in aside):
             return True
-        if any(older.words(word) for word in named if word in aside):
+        if not named:
             return True
         held = sum(1 for word in named if older.words(word))
         return held >= (2 if len(named) >= MANY_NAMES else 1)
@@ -580,6 +594,18 @@ class Commonness:
 
     def __call__(self, word: str) -> bool:
         return word in self.common
+
+
+@lru_cache(maxsize=256)
+def _taken_back(context: str) -> frozenset[str]:
+    """`Side.taken_back`, read once for a notice however many hits it is tried against."""
+    clauses = (_CLAUSE_END.split(match.group(1))[-1] for match in _TAKEN_BACK.finditer(context))
+    # Short words with a digit and years name it too: "the Q3 2025 report is withdrawn"
+    # is not the Q2 report.
+    words = (word for clause in clauses for word in _WORD.findall(clause))
+    told = {word for word in words if len(word) > 2 or not (word.isalpha() or word.isdigit())}
+    told -= STOPWORDS | GENERIC_VERBS
+    return frozenset(told) if len(told) > 1 else frozenset()
 
 
 def _overlaps(spans: list[Period], side: Side) -> bool:
@@ -720,7 +746,7 @@ class _Closeness:
         if self.alike is None:
             return True
         shared = self.alike(a.hit.item_id, b.hit.item_id)
-        return shared is None or shared >= AGREEMENT
+        return shared is None or shared >= ALIKE
 
 
 def place_above(mover: Hit, anchor: Hit, why: str) -> bool:
@@ -903,7 +929,7 @@ def _means(
 
 def _named_by_date(newer: Side, older: Side, context: str, sides: list[Side]) -> bool:
     """Whether the time `context` names means the older text, which it names: of two or
-    more documents it names, the ones writing the names of the question the newer one
+    more documents it names, the ones writing every name of the question the newer one
     writes. A Northwind email saying "this replaces the January quote" means Northwind's
     quote of January, not Brightleaf's, for "How much does Northwind charge per ream?"."""
     named = {
@@ -913,7 +939,7 @@ def _named_by_date(newer: Side, older: Side, context: str, sides: list[Side]) ->
     }
     if len(named) < 2:
         return True
-    writing = {document for document, side in named.items() if side.names_held == newer.names_held}
+    writing = {document for document, side in named.items() if newer.names_held and side.names_held >= newer.names_held}
     return not writing or older.hit.document_id in writing
 
 
@@ -962,7 +988,7 @@ def _takes_back(
         common,
         undoing,
         frozenset(newer.figures(said.retraction_context)),
-        frozenset(newer.taken_back(said.retraction_context)),
+        newer.taken_back(said.retraction_context),
     ):
         older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
         place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")

@@ -135,7 +135,8 @@ class _Kind:
     # A form that states the value wherever it stands in the hit, near the words or not.
     anywhere: re.Pattern[str] | None = None
     # A form that states the value anywhere in the hit when the question names nothing
-    # but the kind, its group "name" no stopword: "What version does the staging
+    # but the kind, its group "name" no stopword nor a word numbering things of its kind
+    # (`_NUMBERING`): "What version does the staging
     # database run?" is answered by "Postgres 15", which names no version.
     unnamed: re.Pattern[str] | None = None
     # Whether the question's words but its names say what is to be placed in time
@@ -204,8 +205,15 @@ _MAY_PLACE_IN_TIME = re.compile(
 )
 _TIME_UNIT = re.compile(rf"{_UNITS}|seconds?|quarters?", re.IGNORECASE)
 _VERSION = re.compile(r"(?<![\w.-])v?\d+(?:\.\d+)*(?![\w-])", re.I)
-# A name and its version after it: "Postgres 15", "Ubuntu 22.04".
+# A name and its version after it: "Postgres 15", "Ubuntu 22.04". Not a word that
+# numbers things of its kind ("Room 12", "Ticket 4521", "Step 3").
 _NAMED_VERSION = re.compile(r"\b(?P<name>[A-Z][\w+#.-]*)\s+v?\d+(?:\.\d+)*(?![\w-])")
+_NUMBERING = frozenset(
+    "room ticket step page floor level chapter section table figure line item issue order case invoice platform"
+    " gate bay unit week day sprint phase stage part row column box building block flat suite door desk seat"
+    " lane route bus train flight pier dock ward bed lot number no team group class grade year month hour"
+    " question task test batch plate tier zone area exit track bin slot port house pr ref rev appendix".split()
+)
 _WHEN_OR_RECURRENCE = re.compile(rf"{_WHEN.pattern}|\b(?:every|each)\s+{_DURATION}", re.IGNORECASE)
 # A measure, by what it measures: the nouns and adjectives that ask for it ("What is the
 # top speed...", "How deep...") and the units it is written in ("12 knots", "4.5 m").
@@ -530,7 +538,7 @@ def states(wanted: Wanted, text: str, surely: bool = False) -> bool:
         return True
     if form.unnamed is not None and set(wanted.near) <= wanted.naming:
         named = (match.group("name").lower() for match in form.unnamed.finditer(text))
-        if any(name not in STOPWORDS for name in named):
+        if any(name not in STOPWORDS and name not in _NUMBERING for name in named):
             return True
     # "Tokyo (5 nights)" over "Hotel: ..., 13th floor" counts no floors; "| Depot | Vans |"
     # over "| Leeds | 12 |" counts Leeds's vans.

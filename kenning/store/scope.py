@@ -35,8 +35,9 @@ _OWN_LINES = (
     " OR substr(i.date, 1, length(d.date)) <= d.date)"
 )
 CHUNK_DATE = f"(CASE WHEN {_OWN_LINES} THEN i.date ELSE d.date END)"
-# How that date was found: "line" for a dated line's, else its document's date_source.
-CHUNK_DATE_SOURCE = f"(CASE WHEN {_OWN_LINES} THEN 'line' ELSE d.date_source END)"
+# How that date was found: "line" for a dated line's that is not its document's date,
+# else its document's date_source.
+CHUNK_DATE_SOURCE = f"(CASE WHEN {_OWN_LINES} AND i.date IS NOT d.date THEN 'line' ELSE d.date_source END)"
 # Where that period ends, for `since`: a document dated `Q3 2025` speaks from `2025-07`
 # through `2025-09` (store/records.py `date_end`).
 CHUNK_DATE_END = f"(CASE WHEN {_OWN_LINES} THEN i.date ELSE coalesce(d.date_end, d.date) END)"

@@ -151,6 +151,13 @@ HEADING_SCAN_LINES = 40
 # ("Updated 12 May 2026").
 OPENING_LINES = 2
 OPENING_CHARS = 60
+# Unless the line says the date is of something else: "Passport\nExpires 31 December 2029",
+# "# Biscuit\nBorn 12 April 2019".
+_NOT_WRITTEN = re.compile(
+    r"\b(?:expir\w*|due|born|birthday|deadline|until|till|valid|renew\w*|ends?|ending|closes?|closing|before|after"
+    r"|starts?|starting|opens?|launch\w*)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -210,9 +217,23 @@ def _from_match(match: re.Match[str]) -> str | None:
     month_text = groups.get("month")
     if month_text is None:
         return _iso(year)
-    month = _MONTHS.get(month_text.lower().rstrip(".")) or _number(month_text)
+    month = _month_of(month_text)
+    if month is None:
+        return None
     day = groups.get("day")
     return _iso(year, month, _number(day) if day else None)
+
+
+def _month_of(text: str) -> int | None:
+    """The month a matched name or number gives; None for a name a case-blind match
+    took from other letters ("Aprıl": under IGNORECASE the dotless ı matches i)."""
+    name = text.lower().rstrip(".")
+    if name in _MONTHS:
+        return _MONTHS[name]
+    try:
+        return _number(text)
+    except (KeyError, ValueError):
+        return None
 
 
 def _monday(year: int, week: int) -> date | None:
@@ -431,7 +452,12 @@ def _opening_date(lines: list[str], body: int) -> str | None:
     scanned = lines[body : body + HEADING_SCAN_LINES]
     opening = [line.strip() for line in scanned if line.strip()][:OPENING_LINES]
     found = next(
-        (day for line in opening if len(line) <= OPENING_CHARS and (day := find_date(line)) and len(day) == 10), None
+        (
+            day
+            for line in opening
+            if len(line) <= OPENING_CHARS and not _NOT_WRITTEN.search(line) and (day := find_date(line)) and len(day) == 10
+        ),
+        None,
     )
     if found is None:
         return None
@@ -636,8 +662,7 @@ def named_spans(text: str, today: date) -> list[tuple[tuple[int, int], Period]]:
     for match in _RELATIVE.finditer(text):
         add(match, _relative(match.group("which").lower(), match.group("unit").lower(), today))
     for match in _LAST_MONTH_NAME.finditer(text):
-        if free(match):
-            month = _MONTHS[match.group("month").lower().rstrip(".")]
+        if free(match) and (month := _month_of(match.group("month"))) is not None:
             year = today.year - (1 if match.group("which").lower() == "last" and month >= today.month else 0)
             add(match, period(_iso(year, month) or str(year)))
     return found
@@ -675,11 +700,11 @@ def periods_without_year(text: str, written: date) -> list[Period]:
     found: list[Period] = []
     for match in _DAY_AND_MONTH_WRITTEN.finditer(text):
         word = match.group("month") or match.group("month2")
+        month = _month_of(word)
         # A month's name as a name is written: "may 5" is no day.
-        if not named.free(match) or not word[0].isupper():
+        if not named.free(match) or not word[0].isupper() or month is None:
             continue
         named.hold(match)
-        month = _MONTHS[word.lower()]
         day = int(match.group("day") or match.group("day2"))
         days = [_day(year, month, day) for year in (written.year - 1, written.year, written.year + 1)]
         found += [min((day for day in days if day), key=lambda day: _distance(day, written))] if any(days) else []
