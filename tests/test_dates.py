@@ -442,3 +442,9 @@ def test_periods_and_now_as_chinese_japanese_and_korean_questions_write_them():
 def test_the_date_written_across_a_place_in_a_line():
     line = "# Release 2.3.0, 15 September 2025"
     assert [date_at(line, line.index(part)) for part in ("15", "2025", "2.3.0")] == ["2025-09-15", "2025-09-15", None]
+
+
+def test_a_month_a_case_blind_match_took_from_other_letters_dates_nothing():
+    # Under IGNORECASE the dotless ı matches i: "Aprıl" is no month, and no error.
+    assert periods_without_year("Due 2 Aprıl", date(2026, 6, 16)) == []
+    assert document_period("2 Aprıl 2026 — boiler\nHeatRight closed down.\n", "boiler.txt") == (None, None)

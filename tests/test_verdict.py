@@ -795,3 +795,17 @@ def test_telling_apart_many_hits_of_one_document_does_not_ask_every_pair():
     hits += [hit(-i, 1, (10 * i + 3, 10 * i + 4)) for i in range(1_000)]  # each inside a kept one
     kept = diversity.distinct(hits, {})
     assert [h.item_id for h in kept] == list(range(100_000))
+
+
+def test_what_is_cancelled_retracts_and_what_is_not_or_is_a_condition_does_not():
+    def retraction(line: str, keys: list[str]) -> str | None:
+        return cues.read("", line, "", keys).retraction
+
+    assert retraction("Saturday's Ben Ledi hike is cancelled: wind warning.", ["ledi", "hike"]) == "is cancelled"
+    for line in (
+        "The standup has not been cancelled today.",
+        "The standup hasn't been cancelled today.",
+        "Orders that are cancelled before dispatch are refunded.",
+        "## When a sailing is cancelled, refund the fare",
+    ):
+        assert retraction(line.lower(), ["standup", "today", "orders", "refunded", "sailing", "refund"]) is None, line
