@@ -102,13 +102,14 @@ def judge(scenario: Scenario, question: dict[str, Any], hits: list[dict[str, Any
         )
     else:
         answer = question["answer"]
-        right = answer in top and all(docs.index(answer) < docs.index(stale) for stale in question.get("below", []) if stale in docs)
+        shown = [old for old in question.get("below", []) if old in docs]
+        right = answer in top and all(docs.index(answer) < docs.index(old) for old in shown)
     shown_stale = {file: kind for file, kind in marks.items() if file in docs}
     seen = {file for hit, file in zip(hits, files) if file in shown_stale and hit[shown_stale[file]] is not None}
-    false_marks = sorted(
-        {f"{file} {kind}" for hit, file in zip(hits, files) for kind in MARKS if hit[kind] is not None and (file, kind) not in stale}
-    )
-    false_conflicts = sorted({file for hit, file in zip(hits, files) if hit["conflicts_with"] and file not in disagreeing})
+    marked = {(file, kind) for hit, file in zip(hits, files) for kind in MARKS if hit[kind] is not None}
+    false_marks = sorted(f"{file} {kind}" for file, kind in marked - stale)
+    conflicting = {file for hit, file in zip(hits, files) if hit["conflicts_with"]}
+    false_conflicts = sorted(conflicting - disagreeing)
     return {
         "right": right,
         "docs": top,
@@ -139,7 +140,8 @@ def run_scenario(scenario: Scenario, root: Path, deadline: float) -> list[dict[s
             daemon.kill()
             daemon.wait()
     return [
-        {"id": scenario.id, "q": question["q"], "class": question["class"], **judge(scenario, question, answer["hits"], notes)}
+        {"id": scenario.id, "q": question["q"], "class": question["class"]}
+        | judge(scenario, question, answer["hits"], notes)
         for question, answer in zip(scenario.questions, answers)
     ]
 
@@ -195,7 +197,8 @@ def main() -> None:
         started = time.monotonic()
         results = []
         for n, scenario in enumerate(scenarios, 1):
-            log(f"[{n}/{len(scenarios)}] {scenario.id}: {len(scenario.notes)} notes, {len(scenario.questions)} questions")
+            questions = len(scenario.questions)
+            log(f"[{n}/{len(scenarios)}] {scenario.id}: {len(scenario.notes)} notes, {questions} questions")
             results += run_scenario(scenario, root / scenario.id, args.deadline)
         result = {
             "split": args.split,

@@ -891,10 +891,10 @@ def _means(
     report of 2 May" means the withdrawal, not the report). A retraction naming a figure
     (`figures`) that of the best hits only the older text writes means it, as does any
     place naming a name (`Side.names_in`) few documents of the library hold (`rare`)
-    that only the older text writes ("HeatRight have closed down. We now use Calder Heating instead" means the
-    house notes' boiler line, serviced by HeatRight), and so does a retraction saying
-    the thing it names is withdrawn (`taken_back`) when the older text holds every word
-    naming it."""
+    that only the older text writes ("HeatRight have closed down. We now use Calder
+    Heating instead" means the house notes' boiler line, serviced by HeatRight), and so
+    does a retraction saying the thing it names is withdrawn (`taken_back`) when the
+    older text holds every word naming it."""
     if not close(newer, older, SAME_SUBJECT):
         return False
     if newer.dates(context, older):
