@@ -879,6 +879,7 @@ def _means(
     undoing: bool = False,
     figures: frozenset[str] = frozenset(),
     taken_back: frozenset[str] = frozenset(),
+    outright: bool = False,
 ) -> bool:
     """Whether the place `newer` corrects or retracts in (`context`, naming `names`)
     means the older text, about the same thing: by naming its date, or, unless the older
@@ -894,7 +895,8 @@ def _means(
     that only the older text writes ("HeatRight have closed down. We now use Calder
     Heating instead" means the house notes' boiler line, serviced by HeatRight), and so
     does a retraction saying the thing it names is withdrawn (`taken_back`) when the
-    older text holds every word naming it."""
+    older text holds every word naming it. With `outright`, nothing else ties: not the
+    words the two share (`ties_to`) but a name the place puts aside."""
     if not close(newer, older, SAME_SUBJECT):
         return False
     if newer.dates(context, older):
@@ -917,6 +919,8 @@ def _means(
         return True
     if taken_back and all(map(older.words, taken_back)):
         return True
+    if outright:
+        return any(map(older.words, newer.names_put_aside(context)))
     return newer.ties_to(
         names,
         older,
@@ -972,9 +976,11 @@ def _takes_back(
     older_said: cues.Cues,
     close: _Closeness,
     common: Commonness,
+    outright: bool = False,
 ) -> bool:
     """Tie the older text to the newer one when what the newer says (`said`) retracts or
-    corrects it; `older_said` is what the older says of itself. Whether it was tied."""
+    corrects it; `older_said` is what the older says of itself. Whether it was tied.
+    With `outright`, only by what names the older text outright (`_means`)."""
     # A notice that takes back a retraction takes back only a text that retracts, named
     # as any other: that it retracts something itself does not set it apart.
     undoing = said.retraction is not None and undoes(said.retraction_context)
@@ -989,6 +995,7 @@ def _takes_back(
         undoing,
         frozenset(newer.figures(said.retraction_context)),
         newer.taken_back(said.retraction_context),
+        outright,
     ):
         older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
         place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
@@ -996,17 +1003,20 @@ def _takes_back(
         return True
     context = said.correction_context
     if said.correction and (
-        _means(newer, older, context, newer.naming(context), older_said.correction, close, common)
+        _means(
+            newer, older, context, newer.naming(context), older_said.correction, close, common, outright=outright
+        )
         # Putting aside what the question names, in so many words, says what it
         # corrects however far apart the two texts' vectors are (short notes with
         # other titles can sit at cosine 0.2).
         or (not older_said.correction and any(map(older.words, newer.put_aside(context))))
         # So does the old value it replaces, in an older text about the same thing,
-        # whatever else that text corrects and however common the value.
+        # whatever else that text corrects and however common the value; outright, only
+        # a figure ("instead of flags" in dpkg's changelog named Node's manual page).
         or (
             close(newer, older, SAME_SUBJECT)
             and (
-                any(map(older.words, newer.replaced(context)))
+                (not outright and any(map(older.words, newer.replaced(context))))
                 or bool(newer.replaced_numbers(context) & older.numbers)
             )
         )
@@ -1038,7 +1048,14 @@ def _relate(
     for newer, older in ((lower, upper), (upper, lower)):
         if newer.cues.hedged or ahead_of(newer, intent.today):
             continue
-        if may_take_back(newer, older) and _takes_back(newer, older, newer.cues, older.cues, close, common):
+        # A text dated only by its file's mtime is taken back by one dated earlier only
+        # when that one names it outright: a Debian changelog's entry, dated by its
+        # signature, superseded READMEs and HTML manuals of other packages through the
+        # words they shared (bench/doc_marks.py).
+        later = speaks_later(newer, older)
+        if (later or may_take_back(newer, older)) and _takes_back(
+            newer, older, newer.cues, older.cues, close, common, outright=not later
+        ):
             return
         if speaks_later(newer, older) and intent.recent and newer.holds_what_is_asked_of(older) and (
             close(newer, older, SAME_STATE)
