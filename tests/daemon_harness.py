@@ -189,6 +189,23 @@ class DaemonProcess:
         return self.proc.returncode
 
 
+def library_of(library: Any, notes: dict[str, str], derived: bool = False) -> DaemonProcess:
+    """A daemon on a folder holding `notes` (the `library` fixture's), once every chunk is
+    embedded; with `derived`, mined for entities too, so the same query ranks the same."""
+    root = library.root / "notes"
+    for name, text in notes.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    library.configure([{"name": "notes", "path": root}])
+    daemon = library.daemon()
+    status = daemon.wait_idle("notes")
+    if derived:
+        daemon.wait_derived()
+    else:
+        wait_for(lambda: daemon.call("status")["embedder"]["vectors"] == status["chunks"], timeout=60, what="embedding")
+    return daemon
+
+
 def wait_for(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
     deadline = time.monotonic() + timeout
     while True:

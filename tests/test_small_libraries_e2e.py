@@ -7,20 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.daemon_harness import DaemonProcess
-
-
-def _library_of(library, notes: dict[str, str]) -> DaemonProcess:
-    """A daemon on a folder holding `notes`, once every chunk is embedded and mined."""
-    root = library.root / "notes"
-    for name, text in notes.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    library.configure([{"name": "notes", "path": root}])
-    daemon = library.daemon()
-    daemon.wait_idle("notes")
-    daemon.wait_derived()
-    return daemon
+from tests.daemon_harness import DaemonProcess, library_of
 
 
 def _hits(daemon: DaemonProcess, question: str) -> dict[str, dict]:
@@ -32,7 +19,7 @@ def _hits(daemon: DaemonProcess, question: str) -> dict[str, dict]:
 
 
 def test_a_note_saying_one_office_no_longer_opens_corrects_no_other_office(library):
-    daemon = _library_of(library, {
+    daemon = library_of(library, derived=True, notes={
         "leeds.md": "---\ndate: 2026-01-05\n---\n# Office\n\nThe Leeds office opens at 8am on weekdays.\n",
         "leeds-news.md": "---\ndate: 2026-06-01\n---\n# Office news\n\nThe Leeds office no longer opens on Saturdays.\n",
         "york.md": "---\ndate: 2026-02-05\n---\n# York\n\nThe York office opens at 9am on weekdays.\n",
@@ -45,7 +32,7 @@ def test_a_note_saying_one_office_no_longer_opens_corrects_no_other_office(libra
 
 def test_a_notice_retracting_one_vendors_quote_names_it_among_its_reasons(library):
     # Acme is named by three notes: the name the notice puts aside, not its rarity, ties it.
-    daemon = _library_of(library, {
+    daemon = library_of(library, derived=True, notes={
         "acme-contacts.md": "---\ndate: 2026-08-01\n---\n# Contacts\n\nOur account manager at Acme is Jo Park.\n",
         "acme.md": "---\ndate: 2026-09-01\n---\n# Acme vendor quote\n\nAcme quoted 40 euros per seat for the support plan.\n",
         "globex.md": "---\ndate: 2026-09-02\n---\n# Globex vendor quote\n\nGlobex quoted 55 euros per seat for the support plan.\n",
@@ -61,7 +48,7 @@ def test_a_notice_retracting_one_vendors_quote_names_it_among_its_reasons(librar
 
 def test_a_withdrawn_release_is_the_one_product_the_notice_names(library):
     release = "# {model} thermostat — firmware 3.2\nReleased 2 September 2026\n\n- Adds schedule sync\n"
-    daemon = _library_of(library, {
+    daemon = library_of(library, derived=True, notes={
         "t400-firmware-3.2.md": release.format(model="T400"),
         "t600-firmware-3.2.md": release.format(model="T600"),
         "t400-withdrawn.txt": "12 September 2026\nT400 firmware 3.2 has been withdrawn after reports of units"
@@ -75,7 +62,7 @@ def test_a_withdrawn_release_is_the_one_product_the_notice_names(library):
 
 
 def test_a_dated_correction_supersedes_house_notes_dated_only_by_their_mtime(library):
-    daemon = _library_of(library, {
+    daemon = library_of(library, derived=True, notes={
         "house-notes.txt": "House notes\n\nBoiler: Worcester combi in the kitchen cupboard. Serviced by HeatRight"
         " (0161 555 0192), annual service due every March.\nStopcock: under the kitchen sink.\n",
         "2026-05-18-boiler.txt": "18 May 2026 — boiler\nHeatRight have closed down. We now use Calder Heating"
@@ -95,7 +82,7 @@ def test_a_dated_correction_supersedes_house_notes_dated_only_by_their_mtime(lib
 
 def test_a_replaced_quote_is_the_senders_not_every_quote_of_that_month(library):
     quote = "Quote from {firm} — {day} January 2026\nA4 copier paper, 80 gsm: €4.20 per ream\nContact: {contact}\n"
-    daemon = _library_of(library, {
+    daemon = library_of(library, derived=True, notes={
         "northwind-quote.txt": quote.format(firm="Northwind Paper Supplies", day=14, contact="Hanna Berg"),
         "brightleaf-quote.txt": quote.format(firm="Brightleaf Paper Co", day=16, contact="Olu Adeyemi"),
         "2026-06-03-revised-price.md": "From: Hanna Berg\nSubject: Revised price list\n\nOur A4 80 gsm price has"
@@ -112,7 +99,7 @@ def test_a_replaced_quote_is_the_senders_not_every_quote_of_that_month(library):
 def test_results_retracted_by_their_day_are_that_days_results_only(library):
     result = "---\ndate: 2026-06-{day:02d}\n---\n# Viability screen, batch {batch}\n\nCompound {compound} reduced HeLa" \
         " cell viability by {share}% at 10 µM.\n"  # fmt: skip
-    daemon = _library_of(library, {
+    daemon = library_of(library, derived=True, notes={
         "2026-06-02-results.md": result.format(day=2, batch=4, compound="K-17", share=40),
         "2026-06-09-results.md": result.format(day=9, batch=5, compound="K-22", share=15),
         "2026-06-16-notice.md": "---\ndate: 2026-06-16\n---\nNotice: the viability results posted on 2 June are"
@@ -126,7 +113,7 @@ def test_results_retracted_by_their_day_are_that_days_results_only(library):
 
 def test_a_cancelled_hike_is_retracted_and_the_other_hike_is_not(library):
     hike = "{day} hike: {hill}\n\n{day} {date} October. Meet 8:00 at the car park. Leader: {leader}.\n"
-    daemon = _library_of(library, {
+    daemon = library_of(library, derived=True, notes={
         "2026-10-05-ben-ledi.md": hike.format(day="Saturday", hill="Ben Ledi", date=10, leader="Fiona"),
         "2026-10-05-ben-vorlich.md": hike.format(day="Sunday", hill="Ben Vorlich", date=18, leader="Callum"),
         "2026-10-08-announcement.txt": "8 Oct 2026 — from Fiona\nSaturday's Ben Ledi hike is cancelled: Met Office"
@@ -140,7 +127,7 @@ def test_a_cancelled_hike_is_retracted_and_the_other_hike_is_not(library):
 
 def test_the_desktop_apps_release_notes_do_not_disagree_with_the_mobile_apps(library):
     notes = "# {app} app release notes — {month} 2026\n\nVersion {version} ({systems})\n- Dark mode\n"
-    daemon = _library_of(library, {
+    daemon = library_of(library, derived=True, notes={
         "mobile-2026-07.md": notes.format(app="Mobile", month="July", version="4.6.0", systems="iOS and Android"),
         "mobile-2026-10.md": notes.format(app="Mobile", month="October", version="4.8.1", systems="iOS and Android"),
         "desktop-2026-11.md": notes.format(app="Desktop", month="November", version="4.9.0", systems="Windows"),
@@ -151,7 +138,7 @@ def test_the_desktop_apps_release_notes_do_not_disagree_with_the_mobile_apps(lib
 
 
 def test_a_proposal_goes_below_the_agreements_list_that_states_the_time(library):
-    daemon = _library_of(library, {
+    daemon = library_of(library, derived=True, notes={
         "team-agreements.md": "# Platform team agreements\nLast updated 2 February 2026\n\n- Standup daily at 9:15,"
         " 15 minutes max, on Zoom.\n- Code review within one working day.\n- Retro every other Thursday at 14:00.\n",
         "proposal-standup-time.md": "---\ndate: 2026-11-10\nstatus: proposal\n---\n# Proposal: later standup\n\n"
@@ -165,7 +152,7 @@ def test_a_proposal_goes_below_the_agreements_list_that_states_the_time(library)
 
 
 def test_a_version_question_is_answered_by_a_name_and_its_number(library):
-    daemon = _library_of(library, {
+    daemon = library_of(library, derived=True, notes={
         "standup.md": "---\ndate: 2026-03-01\n---\n# Standup\n\nThe staging database runs on Postgres 14.\n",
         "infra.md": "---\ndate: 2026-04-10\n---\n# Infra update\n\nCorrection: the staging database runs on"
         " Postgres 15, not 14.\n",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon_harness import DaemonProcess, wait_for
+from tests.daemon_harness import DaemonProcess, library_of, wait_for
 
 NOTES = {
     "ops/dead-letters.md": """
@@ -1456,7 +1456,7 @@ def test_now_prefers_the_newest_note_about_what_is_asked_not_the_newest_note(lib
     }
     for n, chore in enumerate(["gutters", "boiler", "smoke alarms", "bike chain", "tyres", "shed roof"] * 3):
         notes[f"chore-{n}.md"] = f"# Chore {n}\n\nCheck the {chore} in week {n + 1}.\n"
-    daemon = _library_of(library, notes)
+    daemon = library_of(library, notes)
 
     home = ask(daemon, "what is the home VPN now")
     assert docs(home)[:2] == ["2025-06-01-home-vpn-update.md", "2025-03-01-home-vpn.md"]
@@ -1470,23 +1470,10 @@ def test_now_prefers_the_newest_note_about_what_is_asked_not_the_newest_note(lib
     assert docs(ask(daemon, "what is the office VPN now"))[0] == "2025-09-01-office-vpn-update.md"
 
 
-def _library_of(library, notes: dict[str, str]) -> DaemonProcess:
-    """A daemon on a folder holding `notes`, once every chunk is embedded."""
-    root = library.root / "notes"
-    for name, text in notes.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    library.configure([{"name": "notes", "path": root}])
-    daemon = library.daemon()
-    status = daemon.wait_idle("notes")
-    wait_for(lambda: daemon.call("status")["embedder"]["vectors"] == status["chunks"], timeout=60, what="embedding")
-    return daemon
-
-
 def test_a_hedge_word_said_to_be_no_hedge_hedges_nothing(library):
     """"This is not a proposal" and "the draft was approved and is now policy" state a
     fact; read as hedged, the newer note went below the old one for "now"."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "standup.md": "---\ndate: 2025-06-01\n---\n# Standup\n\nThe platform standup is at 10:00 every weekday.\n",
         "standup-change.md": "---\ndate: 2025-09-01\n---\n# Standup time\n\n"
         "This is not a proposal: from Monday the platform standup moves to 09:30.\n",
@@ -1506,7 +1493,7 @@ def test_a_hedge_word_said_to_be_no_hedge_hedges_nothing(library):
 def test_a_note_speaks_from_a_day_written_day_first_with_dots(library):
     """"18.09.2025", as German or Polish notes head a page, was no date: the note took its
     file's mtime, today, and came first for "latest" over notes written since."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "standup-a.md": "# Standup 18.09.2025\n\nThe bandsaw blade in the workshop was swapped.\n",
         "standup-b.md": "---\ndate: 2025-10-02\n---\n# Standup\n\nThe workshop bandsaw blade was swapped again.\n",
     })  # fmt: skip
@@ -1518,7 +1505,7 @@ def test_a_later_entry_of_a_log_corrects_an_earlier_entry_of_the_same_log(librar
     """Only separate documents were compared: a decision log's June entry correcting its
     April one ranked below it and left it unmarked. What the log's opening says speaks for
     every entry alike and ties none to another."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "decisions.md": "# Platform decision log\n\n## 2025-04-01\n- The session store uses Redis on the cache hosts.\n\n"
         "## 2025-06-01\n- Correction: the session store uses Valkey instead of Redis, since the licence change.\n\n"
         "## 2025-07-15\n- The metrics pipeline keeps raw samples for 10 days.\n",
@@ -1538,7 +1525,7 @@ def test_a_document_an_agent_says_replaces_another_does_not_disagree_with_it(lib
     """Nine days apart, two values for one thing read as a disagreement even where the
     agent said the newer replaces the older: each hit named the other both as its
     superseder and as what it conflicts with."""
-    daemon = _library_of(library, {"garden.md": "# Garden\n\nThe hedge is trimmed in late August.\n"})
+    daemon = library_of(library, {"garden.md": "# Garden\n\nThe hedge is trimmed in late August.\n"})
     daemon.call("documents.add", {
         "title": "Lawn", "source_uri": "note://lawn", "date": "2025-05-01",
         "text": "Mow the back lawn every 7 days in summer.",
@@ -1560,7 +1547,7 @@ def test_a_retraction_taken_back_leaves_the_claim_standing(library, named):
     kept `retracted_by` pointing at a notice that no longer stood, and the notice that
     took it back was tied to nothing, or, naming the claim by its title and date, was
     taken for one more retraction of it."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "2025-05-02-kiln.md": "# Glaze firing report\n\nThe studio kiln reached 1,280 °C at peak in the glaze firing.\n",
         "2025-05-09-kiln-withdrawn.md": "# Withdrawn: glaze firing figure\n\n"
         "The kiln peak figure of 1,280 °C is withdrawn: the thermocouple looked faulty. Disregard it.\n",
@@ -1583,7 +1570,7 @@ def test_notes_headed_by_the_day_they_were_written_do_not_disagree_about_when(li
         for day in range(15, 20)
     }
     notes["rituals.md"] = "---\ndate: 2025-06-01\n---\n# Team rituals\n\nThe platform standup is at 10:00 every weekday.\n"
-    hits = ask(_library_of(library, notes), "When is the platform standup?")["hits"]
+    hits = ask(library_of(library, notes), "When is the platform standup?")["hits"]
     assert len([hit for hit in hits if "standup.md" in hit["path"]]) == 5
     assert [hit["conflicts_with"] for hit in hits] == [[]] * len(hits)
 
@@ -1592,7 +1579,7 @@ def test_a_note_saying_what_holds_from_a_day_speaks_of_that_days_year(library):
     """"As of 1 January 2026" in a note written in September 2025 says what holds in 2026,
     as "from January 2026" did; a day a note wrote out named no period, and a question
     about 2026 was refused for want of a note speaking of it."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "tooling.md": "---\ndate: 2025-09-01\n---\n# Tooling\n\n"
         "As of 1 January 2026, the workshop tooling budget is 6,000 pounds a year.\n",
         "garden.md": "---\ndate: 2025-09-01\n---\n# Garden\n\nThe hedge is trimmed in late August.\n",
@@ -1606,7 +1593,7 @@ def test_documents_saying_in_a_ring_that_each_replaces_the_next_leave_the_last_w
     """A says it replaces C (not yet written), B replaces A, C replaces B: each hit was
     superseded by another, so nothing was current and the oldest came first. Two that
     name each other already left the later word standing; a ring does so too."""
-    daemon = _library_of(library, {"garden.md": "# Garden\n\nThe hedge is trimmed in late August.\n"})
+    daemon = library_of(library, {"garden.md": "# Garden\n\nThe hedge is trimmed in late August.\n"})
     for name, bar, replaces in (("a", "1.2", "c"), ("b", "1.5", "a"), ("c", "1.8", "b")):
         daemon.call("documents.add", {
             "title": f"Boiler {name}", "source_uri": f"note://boiler-{name}", "supersedes": [f"note://boiler-{replaces}"],
@@ -1622,7 +1609,7 @@ def test_a_ring_of_replacements_with_one_member_not_among_the_hits_still_leaves_
     """A says it replaces C, B replaces A, C replaces B, but only A and C answer the
     question: the ring was looked for among the hits alone, so C (the last word) stayed
     superseded by A, whose link was stated first, and the oldest value came first."""
-    daemon = _library_of(library, {"garden.md": "# Garden\n\nThe hedge is trimmed in late August.\n"})
+    daemon = library_of(library, {"garden.md": "# Garden\n\nThe hedge is trimmed in late August.\n"})
     texts = {
         "a": "The boiler pressure should sit at 1.2 bar when the heating is on.",
         "b": "Gutters are cleared of leaves every October.",
@@ -1643,7 +1630,7 @@ def test_a_note_dated_by_its_iso_week_speaks_from_that_weeks_days(library):
     2025-W38-review.md): such a note was dated only to its year, so a question naming
     the week could not tell it from the year's other sprints. "W38" alone, "ISO-W38" and
     "W3C" name no week."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "2025-W38-review.md": "# Sprint review W38\n\nThe payments team shipped the refund export to finance.\n",
         "sprint-40.md": "# Sprint review W40 2025\n\nThe payments team shipped the refund export retry button.\n",
         "refund-plan.md": "---\ndate: 2025-03-04\n---\n# Refund export plan\n\n"
@@ -1668,7 +1655,7 @@ def test_a_hedge_word_said_to_have_been_one_hedges_nothing_and_a_real_proposal_s
     the decision stands; read as hedged, it ranked below the rule it replaced. "A
     proposal, not yet approved" and "if approved, the draft label will be removed" are
     still proposals."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "meals.md": "---\ndate: 2025-03-01\n---\n# Travel meals\n\nThe meal allowance on trips is £25 a day.\n",
         "meals-2025.md": "---\ndate: 2025-09-01\n---\n# Travel meals\n\n"
         "This was a proposal; it is now approved: the meal allowance on trips is £30 a day.\n",
@@ -1698,7 +1685,7 @@ def test_a_cjk_notice_naming_the_claim_by_its_title_retracts_it(library):
     """「出張規程（2025年4月版）を撤回します」 names the rule by its title, but a run of
     Chinese or Japanese was one word to the title's pairs, so for a question sharing no
     word with the notice none was looked for and the withdrawn rule answered alone."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "2025-04-01-kitei.md": "# 出張規程（2025年4月版）\n\n国内出張の日当は一日3000円です。\n",
         "2025-06-10-oshirase.md": "# 総務からのお知らせ\n\n出張規程（2025年4月版）を撤回します。\n",
         "2025-04-03-buchong.md": "# 差旅报销办法\n\n差旅报销的住宿上限为每晚五百元。\n",
@@ -1720,7 +1707,7 @@ def test_a_note_told_not_to_draft_something_or_said_to_be_no_draft_is_not_hedged
     draft" were read as drafts, below the older figure they replace. "Do not draft" was
     read as "not a draft" and so hedged nothing; now as what it is, an instruction. So
     was "Please draft the reply to the council", a request."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "pier.md": "---\ndate: 2025-03-01\n---\n# Pier fee\n\nThe pier fee is £30 a day.\n",
         "pier-new.md": "---\ndate: 2025-09-01\n---\n# Pier fee\n\n"
         "Please draft the reply to the council; the pier fee is £45 a day.\n",
@@ -1754,7 +1741,7 @@ def test_a_version_written_with_dots_dates_no_note(library):
     "18.09.2025" is, and the release notes spoke from days they never name. A day and a
     month of two digits each after "Release" are a date all the same: that note took its
     file's mtime, today, and a question about September 2025 missed it."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "rollout.md": "# Release 18.09.2025\n\nThe glost kiln firmware rolls out to every studio.\n",
         "mixer.md": "# Release v2.1.2025\n\nThe glaze mixer firmware adds a slow stir mode.\n",
         "wheel.md": "# Notes on release 3.10.2025\n\nThe pottery wheel firmware fixes a speed bug.\n",
@@ -1774,7 +1761,7 @@ def test_a_version_written_with_dots_dates_no_note(library):
 def test_a_note_dated_in_chinese_numerals_speaks_from_that_day(library):
     """"二〇二五年九月十八日" and "二零二五年" were no dates, where "2025年9月18日" is one: the
     notes took their files' mtime, today, and a question naming the month missed them."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "jiyao.md": "# 会议纪要 二〇二五年九月十八日\n\n陶艺工作室的窑炉检修完成。\n",
         "zongjie.md": "# 年度总结 二零二五年\n\n陶艺工作室的釉料供应商更换。\n",
         "2025-03-02-tongzhi.md": "# 通知\n\n陶艺工作室的窑炉暂停使用。\n",
@@ -1789,7 +1776,7 @@ def test_a_question_naming_a_fiscal_year_prefers_the_notes_of_that_calendar_year
     period at all. A fiscal year is read as the calendar year of its number; a note
     headed "FY24 results" speaks from 2024. One headed "fy 20 items", a count, spoke
     from 2020, and a question about it looked for notes of 2020."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "backlog.md": "# Glaze shop backlog: fy 20 items\n\nThe glaze shop reorders cobalt oxide.\n",
         "reorder.md": "---\ndate: 2025-11-03\n---\n# Cobalt reorder\n\nThe glaze shop reorders fy 20 items of cobalt.\n",
         "rev-2024.md": "---\ndate: 2024-12-15\n---\n# Revenue review\n\nThe kiln workshop revenue was £310k.\n",
@@ -1813,7 +1800,7 @@ def test_a_year_that_ends_a_sentence_is_the_period_it_names(library):
     """"Up from £3.2m in 2024." names 2024 as much as "in 2024, up" does: the full stop
     after the year hid it, and the year's question was refused because no hit about it
     seemed to speak of the period."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "review.md": "---\ndate: 2025-12-15\n---\n# Annual review\n\n"
         "Kiln workshop revenue was £4.1m this year, up from £3.2m in 2024.\n",
         "kilns.md": "---\ndate: 2025-03-02\n---\n# Kilns\n\nThe workshop has two electric kilns.\n",
@@ -1827,7 +1814,7 @@ def test_a_log_entry_of_the_period_giving_a_things_versions_answers_what_was_dec
     what was decided about Postgres versions then, without the word "versions": as the
     rest of the question beside its period it held only "Postgres", less than half of
     it, and the question was refused as if nothing spoke of February."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "decisions.md": "# Engineering decision log\n\nNewest at the bottom.\n\n## 2025\n\n"
         "- 2025-09-18 — Job queue moves to NATS JetStream (Marco)\n\n## 2026\n\n"
         "- 2026-01-12 — Platform on-call grows to 8 engineers (Priya)\n"
@@ -1849,7 +1836,7 @@ def test_a_question_about_a_things_versions_answered_by_no_number_is_not_refused
     ("Old API versions are switched off..."), and "Which versions of Python..." by
     "Python 3.11", which stands after no word "versions": both were refused as asking
     for a version that no best hit states."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "api.md": "# API\n\nOld API versions are switched off a year after their successor ships.\n",
         "billing.md": "# Billing service\n\nThe billing service supports Python 3.11 and Python 3.12 only.\n",
         "android.md": "# Android app\n\nWe keep the two newest releases of the Android app in the store.\n",
@@ -1866,7 +1853,7 @@ def test_a_section_stating_the_sum_asked_for_is_cited_before_one_naming_the_word
     """"A learning budget of £1,000 a year for courses" answers "How much money does each
     person get for courses?" without the word "money", as the floor counts it; the
     section saying "company money" held more of the question's words and was cited."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "expenses.md": "# Expenses policy\n\nHow to claim what you spend for work.\n\n## General rules\n\n"
         "- Spend company money as if it were your own: the reasonable option, not the cheapest.\n"
         "- Get approval from your manager before booking anything over £500.\n"
@@ -1890,7 +1877,7 @@ def test_a_documents_section_holding_the_questions_words_together_is_cited(libra
     """"Which header should I send...?" is answered by the changelog's entry saying "send
     an `Idempotency-Key` header"; an older entry holding a little more of the question's
     words one at a time ("created duplicate schedule slots") was cited."""
-    daemon = _library_of(library, {
+    daemon = library_of(library, {
         "CHANGELOG.md": "# Changelog: dispatch-api\n\nAll notable changes to the dispatch-api service.\n\n"
         "## 2025.05.2 (2025-05-21)\n\n"
         "- Idempotency keys: send an `Idempotency-Key` header on every POST to make retries safe.\n"
