@@ -802,10 +802,12 @@ def test_what_is_cancelled_retracts_and_what_is_not_or_is_a_condition_does_not()
         return cues.read("", line, "", keys).retraction
 
     assert retraction("Saturday's Ben Ledi hike is cancelled: wind warning.", ["ledi", "hike"]) == "is cancelled"
+    assert retraction("please note that the ben ledi hike is cancelled.", ["ledi", "hike"]) == "is cancelled"
     for line in (
         "The standup has not been cancelled today.",
         "The standup hasn't been cancelled today.",
         "Orders that are cancelled before dispatch are refunded.",
+        "Orders which have been cancelled today are refunded.",
         "## When a sailing is cancelled, refund the fare",
     ):
         assert retraction(line.lower(), ["standup", "today", "orders", "refunded", "sailing", "refund"]) is None, line

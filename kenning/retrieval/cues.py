@@ -142,10 +142,11 @@ _NO_CUE_EN = (
     r"|no need to|not to|please|pls|kindly|(?:can|could|would|will) you(?: please)?"
     r"|ask(?:s|ed|ing)?(?: \w+)? to) (?:re)?draft(?:s|ed|ing)?\b"
     # What is done when something is cancelled takes nothing back ("## When a sailing is
-    # cancelled", "if your train is cancelled", "orders that are cancelled"), nor what
-    # is not cancelled ("has not been cancelled", "hasn't been").
-    r"|(?:when|whenever|if|once|until|unless|in case|that|which|who)(?: \w+){0,5}? (?:was|were|is|are|been|gets?|got)"
-    r" cancell?ed\b|(?:not|\w*n['’]t|never) (?:been |be |yet )?cancell?ed\b"
+    # cancelled", "if your train is cancelled", "orders that are cancelled", but "note
+    # that the hike is cancelled" does), nor what is not cancelled ("has not been
+    # cancelled", "hasn't been").
+    r"|(?:(?:when|whenever|if|once|until|unless|in case)(?: \w+){0,5}?|that|which|who)(?: ha(?:s|ve|d))?"
+    r" (?:was|were|is|are|been|gets?|got) cancell?ed\b|(?:not|\w*n['’]t|never) (?:been |be |yet )?cancell?ed\b"
 )
 # One pass over a text finds every cue; where two kinds could start at one place, the
 # earlier alternative wins ("no longer valid" retracts before "no longer" corrects).

@@ -171,7 +171,7 @@ _TAKEN_BACK = re.compile(
     r"(?<![^\W_])((?:[^\W_]++\W+){1,6}?)(?:is|are|was|were|has been|have been|had been)\s+(?:now\s+)?"
     r"(?:cancell?ed|withdrawn|retracted|rescinded|called off|scrapped|shelved)\b"
 )
-_CLAUSE_END = re.compile(r"[:;!?\n—]|\.(?!\d)")
+_CLAUSE_END = re.compile(r"[:;!?\n—]|\.(?!\d)|\bthat\b")
 # A retraction of a retraction: "disregard the withdrawal of the kiln figure", "the
 # retraction is rescinded". What it takes back is the notice, and the claim stands again.
 _UNDOING = re.compile(
