@@ -431,22 +431,23 @@ def _word_shares(items: list[_Item], weights: dict[Probe, float], left_out: set[
 def agreement(coverage: Coverage, a: int, b: int) -> float | None:
     """How much of the query's weight held by the one of two items that holds less the
     other holds too; None when either was not measured."""
-    if a not in coverage.holds or b not in coverage.holds:
-        return None
-    held_a, held_b = coverage.holds[a], coverage.holds[b]
-    smaller = min(sum(held_a.values()), sum(held_b.values()))
-    return sum(w for probe, w in held_a.items() if probe in held_b) / smaller if smaller else 0.0
+    return _shared(coverage, a, b, min)
 
 
 def alike(coverage: Coverage, a: int, b: int) -> float | None:
     """How much of the query's weight held by the one of two items that holds more the
     other holds too: the NAS's backup page and the laptops' share every word of "When
     does the laptop backup run?" the laptops' page holds, but not the other way round."""
+    return _shared(coverage, a, b, max)
+
+
+def _shared(coverage: Coverage, a: int, b: int, which: Callable[[float, float], float]) -> float | None:
+    """The weight both items hold, as a share of the weight `which` of the two holds."""
     if a not in coverage.holds or b not in coverage.holds:
         return None
     held_a, held_b = coverage.holds[a], coverage.holds[b]
-    larger = max(sum(held_a.values()), sum(held_b.values()))
-    return sum(w for probe, w in held_a.items() if probe in held_b) / larger if larger else 0.0
+    whole = which(sum(held_a.values()), sum(held_b.values()))
+    return sum(w for probe, w in held_a.items() if probe in held_b) / whole if whole else 0.0
 
 
 def reward_proximity(hits: list[Hit], coverage: Coverage) -> None:

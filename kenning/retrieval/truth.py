@@ -367,13 +367,6 @@ class Side:
             if match.group()[0].isupper() or not match.group().islower()
         )
 
-    def taken_back(self, context: str) -> frozenset[str]:
-        """The words naming what `context` says is withdrawn, in the clause before it
-        ("saturday's ben ledi hike is cancelled"): the question's words among them,
-        which the notice's other words, its reasons, outnumber. None when one word
-        alone names it: "Standup is cancelled today" names no page of standups."""
-        return _taken_back(context)
-
     def replaced(self, context: str) -> set[str]:
         """The words of the old value `context` replaces: "the venue is now the community
         hall instead of Oakridge", "port 51999 instead of 51820" (a number is as often
@@ -598,7 +591,11 @@ class Commonness:
 
 @lru_cache(maxsize=256)
 def _taken_back(context: str) -> frozenset[str]:
-    """`Side.taken_back`, read once for a notice however many hits it is tried against."""
+    """The words naming what `context` says is withdrawn, in the clause before it
+    ("saturday's ben ledi hike is cancelled"): the question's words among them, which
+    the notice's other words, its reasons, outnumber. None when one word alone names it:
+    "Standup is cancelled today" names no page of standups. Cached: a notice is tried
+    against every older hit."""
     clauses = (_CLAUSE_END.split(match.group(1))[-1] for match in _TAKEN_BACK.finditer(context))
     # Short words with a digit and years name it too: "the Q3 2025 report is withdrawn"
     # is not the Q2 report.
@@ -994,7 +991,7 @@ def _takes_back(
         common,
         undoing,
         frozenset(newer.figures(said.retraction_context)),
-        newer.taken_back(said.retraction_context),
+        _taken_back(said.retraction_context),
         outright,
     ):
         older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
