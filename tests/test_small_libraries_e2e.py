@@ -161,3 +161,22 @@ def test_a_version_question_is_answered_by_a_name_and_its_number(library):
     hits = _hits(daemon, "What version does the staging database run?")
     assert list(hits)[:2] == ["infra.md", "standup.md"]
     assert hits["standup.md"]["superseded_by"] == hits["infra.md"]["item_id"]
+
+
+def test_a_code_or_a_version_no_note_writes_is_refused_whatever_the_capitals(library):
+    daemon = library_of(library, derived=True, notes={
+        "results.md": "# Viability screen, batch 4\n\nCompound K-17 reduced HeLa cell viability by 40% at 10 µM.\n",
+        "t400-firmware-3.2.md": "# T400 thermostat — firmware 3.2\nReleased 2 September 2026\n\n- Adds schedule sync\n",
+        "db-runbook.md": "# Runbook: production Postgres\n\nPrimary: db-prod-1 (Postgres 15).\nmax_connections = 200\n",
+    })  # fmt: skip
+    # "IC50" is the question's one long word and capitalised, as a title's words are.
+    for question, unknown in [
+        ("What is the IC50 of K-17?", "ic50"),
+        ("What is new in T400 firmware 3.3?", "3 3"),
+        ("What is shared_buffers set to on db-prod-1?", "shared_buffers"),
+    ]:
+        result = daemon.call("search", {"query": question})
+        assert result["hits"] == [], question
+        assert repr(unknown) in result["abstained"], result["abstained"]
+    assert list(_hits(daemon, "What does T400 firmware 3.2 add?"))[0] == "t400-firmware-3.2.md"
+    assert list(_hits(daemon, "What is max_connections set to on db-prod-1?"))[0] == "db-runbook.md"

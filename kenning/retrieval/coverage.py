@@ -97,15 +97,15 @@ def _items(query: KeywordQuery, text: str) -> list[_Item]:
 
 
 def written(name: str) -> re.Pattern[str]:
-    """A hyphenated name as it may be written: its parts joined by a hyphen of any kind,
-    an underscore, a space or a line break, or by nothing ("BillingExporter"), the last
-    one maybe plural."""
+    """A hyphenated name or a dotted number as it may be written: its parts joined by a
+    hyphen of any kind, an underscore, a point, a space or a line break, or by nothing
+    ("BillingExporter"), the last one maybe plural."""
     parts = name.split()
     # The question's plural of a name written in the singular ("edge-routers").
     if len(parts[-1]) > 3 and parts[-1].endswith("s") and not parts[-1].endswith("ss"):
         parts[-1] = parts[-1][:-1]
     parts = [re.escape(part) for part in parts]
-    return re.compile(r"(?<!\w)" + r"[-_\s\u2010-\u2015]*".join(parts) + r"(?:e?s)?(?!\w)", re.IGNORECASE)
+    return re.compile(r"(?<!\w)" + r"[-_.\s\u2010-\u2015]*".join(parts) + r"(?:e?s)?(?!\w)", re.IGNORECASE)
 
 
 def _index_and_excerpt(

@@ -61,7 +61,16 @@ _PROCEDURE = re.compile(
 # ("x" * 4000, a CJK run), `\w+` ran to its end and backed off one character at a time,
 # which is quadratic, and held the daemon's loop for a third of a second. Where a match
 # starts and ends is unchanged: the leftmost match always began at a word's start.
-_COMPOUND = re.compile(r"(?<!\w)\w++(?:-\w++)+")
+# A dotted number ("3.3", "5.3.1") is one too, a version or a figure: as the words "3" and
+# "3" it matched any text writing a 3, and "What is new in firmware 3.3?" was answered
+# from the notes on 3.2.
+_COMPOUND = re.compile(r"(?<![\w.])\d++(?:\.\d++)+(?![\w.]*\d)|(?<!\w)\w++(?:-\w++)+")
+_JOINS = re.compile(r"[-.]")
+# A word written as a code, letters then a digit ("IC50", "T400", "SEV1") or joined by
+# an underscore ("shared_buffers"): a name however the question is capitalised, where a
+# title's capitals are no names ("What is the IC50 of K-17?" has one long word, which is
+# capitalised). Not a version written "v2", which notes as often write "version 2".
+_CODE = re.compile(r"(?!v\d+$)[a-z]+\d\w*|\w+_\w+", re.IGNORECASE)
 # Not stopwords everywhere (the extractor may take "Current" for part of a name), but in
 # a question they carry no topic.
 QUESTION_WORDS = frozenset(
@@ -220,10 +229,10 @@ def parse(text: str) -> KeywordQuery:
     quoted = list(phrases)
     rest = _QUOTED.sub(lambda match: " " if len(_TOKEN.findall(match.group(1))) > 1 else match.group(1), text)
     joined = [match.group() for match in _COMPOUND.finditer(rest)]
-    compounds = [tuple(part.lower() for part in word.split("-")) for word in joined if not _names_a_time(word)]
+    compounds = [tuple(part.lower() for part in _JOINS.split(word)) for word in joined if not _names_a_time(word)]
     phrases += [words for words in dict.fromkeys(compounds) if words not in phrases]
     # A time written with hyphens ("2025-Q3") is asked as it is written with spaces.
-    rest = _COMPOUND.sub(lambda match: match.group().replace("-", " ") if _names_a_time(match.group()) else " ", rest)
+    rest = _COMPOUND.sub(lambda match: _JOINS.sub(" ", match.group()) if _names_a_time(match.group()) else " ", rest)
     chosen = _content(terms(rest), QUESTION_WORDS)
     if phrases:
         # With a phrase to search for, stopwords and question words are not needed to
@@ -241,6 +250,7 @@ def parse(text: str) -> KeywordQuery:
     longer = [token for token in inner if len(token) > 3]
     if len([token for token in capitalized if len(token) > 3]) < len(longer):
         names |= {token.lower() for token in capitalized}
+    names |= {token.lower() for token in words if _CODE.fullmatch(token) and not _names_a_time(token)}
     # "Captain" in "Captain Ally Munro" is the person's title, which a note may not use.
     names -= {match.group(1).lower() for match in _HONORIFIC.finditer(text)}
     kept = tuple(chosen[: max(MAX_TERMS - len(phrases), 0)])
