@@ -180,3 +180,17 @@ def test_a_code_or_a_version_no_note_writes_is_refused_whatever_the_capitals(lib
         assert repr(unknown) in result["abstained"], result["abstained"]
     assert list(_hits(daemon, "What does T400 firmware 3.2 add?"))[0] == "t400-firmware-3.2.md"
     assert list(_hits(daemon, "What is max_connections set to on db-prod-1?"))[0] == "db-runbook.md"
+
+
+def test_words_every_note_shares_still_rank_the_note_holding_more_of_them(library):
+    # Each word of the question is in two of the three notes, so FTS5 weighs each at
+    # nothing; the art gallery's note is the closest in meaning ("closed on Mondays").
+    daemon = library_of(library, derived=True, notes={
+        "trip-plan.md": "# Harbourtown weekend — plan\n\nHarbour Maritime Museum: opens 10:00, closed on Mondays"
+        " (from the guidebook, 2026 edition).\nFerry to the island: hourly from Pier 2, last one back 18:30.\n",
+        "chat-with-sam.txt": "[14/11/2026 19:02] Sam: went to the maritime museum last year, it's shut on Tuesdays"
+        " btw\n[14/11/2026 19:03] Sam: opens at 10 though\n[14/11/2026 19:05] me: thanks!\n",
+        "art-gallery.md": "Harbour Art Gallery\n\nOpens 11:00, closed on Mondays. Free entry on the first Sunday of the"
+        " month.\n",
+    })  # fmt: skip
+    assert list(_hits(daemon, "Which day is the maritime museum closed?"))[0] == "trip-plan.md"

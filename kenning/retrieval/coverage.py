@@ -124,7 +124,8 @@ def _near(pair: tuple[str, str]) -> Probe:
     return Probe(f"NEAR({quote(pair[0])} {quote(pair[1])}, {NEAR_DISTANCE})")
 
 
-def _idf(chunks: int, holding: int) -> float:
+def idf(chunks: int, holding: int) -> float:
+    """bm25's idf as Lucene has it, which FTS5 clamps where a term is in over half the chunks."""
     return math.log(1 + (chunks - holding + 0.5) / (holding + 0.5))
 
 
@@ -234,13 +235,13 @@ class Asked:
                 continue
             if n == 0 and item.words and all(holding[word] for word in item.words):
                 for word in item.words:
-                    weights[word] = weights.get(word, 0.0) + _idf(counts.total, holding[word]) / len(item.words)
+                    weights[word] = weights.get(word, 0.0) + idf(counts.total, holding[word]) / len(item.words)
                 if item.label in self.query.names:
                     # A hyphenated name ("invoice-archiver", "pg-analytics") whose words
                     # each occur somewhere is still a thing no text names.
                     unknown.append(item.label)
                 continue
-            weights[item.probe] = weights.get(item.probe, 0.0) + _idf(counts.total, n)
+            weights[item.probe] = weights.get(item.probe, 0.0) + idf(counts.total, n)
             named = (item.label in self.query.names or item.label in self.query.owned) and item.label not in period_words
             if named and (n == 0 or item.label in unwritten):
                 # A period's own name ("H1") is the period rule's.

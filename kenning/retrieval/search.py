@@ -32,13 +32,14 @@ from kenning.api import Hit, SearchResult
 from kenning.config import RetrievalSettings
 from kenning.errors import EmbedderUnavailable, InvalidRequest
 from kenning.retrieval import hop, values
-from kenning.retrieval.coverage import Asked
+from kenning.retrieval.coverage import Asked, idf
 from kenning.retrieval.fusion import Ranked, fuse_rrf, fuse_scores, in_rank_order, legs_and_ranks
 from kenning.retrieval.graph import graph_search
-from kenning.retrieval.query import KeywordQuery, cjk_expression, has_words, parse
+from kenning.retrieval.query import KeywordQuery, cjk_expression, has_words, parse, quote, term_probe
 from kenning.retrieval.verdict import Meaning, settle
 from kenning.store import fts
 from kenning.store.database import Database
+from kenning.store.fts import Probe
 from kenning.store.hits import load_hits
 from kenning.store.records import Embedder
 from kenning.store.scope import Scope
@@ -52,7 +53,7 @@ MIN_CANDIDATES = 30
 DEEPER = 4
 MAX_DEPTH = 1000
 # Below this -bm25 every matched term had its idf clamped by FTS5 (at 1e-6, times at
-# most a column weight of 2 and k1 + 1 per term): see _flatten_common.
+# most a column weight of 2 and k1 + 1 per term): see Search._by_held_weight.
 COMMON_TERMS_SCORE = 1e-4
 # The graph walk ranks unscoped: it offers this many times the depth, so that after the
 # scope is applied enough remain.
@@ -70,20 +71,6 @@ class Vectors:
 
     embedder: Embedder
     index: VectorIndex
-
-
-def _flatten_common(ranking: list[tuple[int, float]]) -> list[tuple[int, float]]:
-    """A ranking whose every term is in over half the chunks is a tie, kept in order.
-
-    FTS5 clamps such a term's idf to 1e-6, so the scores differ only by term counts and
-    lengths at the sixth decimal; min-max fusion would stretch that noise to the leg's
-    whole range and let it outvote meaning. In a small library this is common: a long
-    log repeating the query's words fills the index. The leg still says which chunks
-    hold the words; the other legs decide among them.
-    """
-    if ranking and ranking[0][1] < COMMON_TERMS_SCORE:
-        return [(item_id, COMMON_TERMS_SCORE) for item_id, _ in ranking]
-    return ranking
 
 
 def _stop_unheard(call: asyncio.Future) -> None:
@@ -372,7 +359,9 @@ class Retriever:
         cjk = cjk_expression(query)
         if cjk is not None:
             calls.append(fts.rank(self.db, cjk, depth, scope, index="cjk"))
-        rankings = [_flatten_common(ranking) for ranking in await asyncio.gather(*calls)]
+        rankings = list(await asyncio.gather(*calls))
+        if keywords.expression is not None and rankings[0] and rankings[0][0][1] < COMMON_TERMS_SCORE:
+            rankings[0] = await self._by_held_weight(keywords, rankings[0])
         if len(rankings) == 1:
             return rankings[0]
         merged: dict[int, float] = {}
@@ -381,6 +370,25 @@ class Retriever:
             for item_id, score in ranking:
                 merged[item_id] = merged.get(item_id, 0.0) + score / best
         return sorted(merged.items(), key=lambda pair: -pair[1])[:depth]
+
+    async def _by_held_weight(self, keywords: KeywordQuery, ranking: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """A ranking whose every term is in over half the chunks, ranked by how much of the
+        query each chunk holds, each term weighted by an idf that stays positive.
+
+        FTS5 clamps such a term's idf to 1e-6, so its scores differ only by term counts
+        and lengths at the sixth decimal; min-max fusion would stretch that noise to the
+        leg's whole range and let it outvote meaning. In a library of a few notes this is
+        most queries, and read as a tie the leg said nothing: "Which day is the maritime
+        museum closed?" went to the art gallery's note (closed on Mondays), closest in
+        meaning, over the trip plan holding "maritime museum closed". A long log
+        repeating the query's words does it in a larger library."""
+        probes = [Probe(quote(" ".join(phrase))) for phrase in keywords.phrases]
+        probes += [Probe(term_probe(term)) for term in keywords.terms]
+        ids = [item_id for item_id, _ in ranking]
+        counts, held = await asyncio.gather(fts.term_counts(self.db, probes), fts.holders(self.db, probes, ids))
+        weights = [idf(counts.total, n) for n in counts.matching]
+        scores = {item_id: sum(w for w, holding in zip(weights, held) if item_id in holding) for item_id in ids}
+        return sorted(scores.items(), key=lambda pair: -pair[1])
 
     async def _embed_query(self, embedder: Embedder, query: str) -> np.ndarray:
         """The query's vector within `query_embed_timeout`, or TimeoutError.

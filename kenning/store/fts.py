@@ -148,6 +148,26 @@ async def term_counts(db: Database, probes: list[Probe], documents: bool = False
     return TermCounts(found[None], [found[probe] for probe in probes])
 
 
+async def holders(db: Database, probes: list[Probe], chunks: list[int]) -> list[set[int]]:
+    """For each probe of the main index, which of these chunks match it."""
+
+    def read(conn: sqlite3.Connection) -> list[set[int]]:
+        listed = json.dumps(chunks)
+        return [
+            {
+                row[0]
+                for row in conn.execute(
+                    "SELECT rowid FROM items_fts WHERE items_fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))",
+                    [probe.expression, listed],
+                )
+            }
+            for probe in probes
+        ]
+
+    async with db.reader() as conn:
+        return await read_until_cancelled(conn, read)
+
+
 async def matching_texts(db: Database, expression: str, limit: int) -> list[str]:
     """The title, section and text of up to `limit` chunks the main index matches: what it
     matched through stemming can then be read as written ("billing export" for
