@@ -208,3 +208,16 @@ def test_how_long_a_walk_is_refused_over_notes_giving_only_where_and_when_to_mee
     assert result["hits"] == [] and "a length of time or way" in result["abstained"]
     assert list(_hits(daemon, "Where do we meet for the Ben Vorlich walk?"))[0] == "2026-10-05-hike-ben-vorlich.md"
     assert list(_hits(daemon, "How long is the Schiehallion route?"))[0] == "2026-09-20-hike-schiehallion.md"
+
+
+def test_a_month_or_weekday_the_notes_abbreviate_is_no_name_the_library_lacks(library):
+    daemon = library_of(library, derived=True, notes={
+        "reading-list-2026.md": "Book club 2026\nSep - Tomorrow, and Tomorrow, and Tomorrow\nOct - The Covenant of Water\n",
+        "rota-week-48.txt": "Shop rota, week 48\nMon: Priya\nTue: Sam and Olu\nWed: Priya\n",
+        "offsite.md": "---\ndate: 2026-11-03\n---\nOffsite planning: budget is EUR 180 per head incl. dinner.\n",
+    })  # fmt: skip
+    assert list(_hits(daemon, "what book are we reading in October"))[0] == "reading-list-2026.md"
+    assert list(_hits(daemon, "who's working Tuesday in week 48"))[0] == "rota-week-48.txt"
+    # "per-person" is a phrase of the language, not a name no note writes.
+    result = daemon.call("search", {"query": "What's the per-person budget for the offsite?"})
+    assert "per person" not in (result["abstained"] or "")

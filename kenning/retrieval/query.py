@@ -122,6 +122,13 @@ _STRANDED = re.compile(
 )
 
 
+_CALENDAR = frozenset(
+    (
+        "january february march april may june july august september october november december"
+        " jan feb mar apr jun jul aug sep sept oct nov dec"
+    ).split()
+    + [f"{day}{end}" for day in "monday tuesday wednesday thursday friday saturday sunday".split() for end in ("", "s")]
+)
 # One word after "my", "our", "your" or "their" that is the whole of what is owned: the
 # question's words go on with its possessive, a function word, a verb that can say
 # anything, or stop ("my motorbike's", "my motorbike need"; not "my vegetable plot").
@@ -253,6 +260,10 @@ def parse(text: str) -> KeywordQuery:
     names |= {token.lower() for token in words if _CODE.fullmatch(token) and not _names_a_time(token)}
     # "Captain" in "Captain Ally Munro" is the person's title, which a note may not use.
     names -= {match.group(1).lower() for match in _HONORIFIC.finditer(text)}
+    # A month or a day of the week is a time, which notes write their own way ("Oct",
+    # "Sat 9-5"), not a thing the library may lack: "what book are we reading in
+    # October" was refused for want of a note writing "October".
+    names -= _CALENDAR
     kept = tuple(chosen[: max(MAX_TERMS - len(phrases), 0)])
     ahead = _ahead(text)
     kind = _asked_for(ahead)
@@ -300,7 +311,7 @@ _PARTICLES = frozenset("off up in on out down over back away about through".spli
 # The parts that make a compound a modifier of the language ("self-service", "full-time",
 # "Polish-language", "cloud-based"), whichever words they join.
 _MODIFIER_HEADS = frozenset(
-    "self non multi cross semi anti well full part long short high low".split()
+    "self non multi cross semi anti well full part long short high low per pre post".split()
 )
 _MODIFIER_TAILS = frozenset(
     "based free related specific wide level friendly language style only like owned led made sized scale time term"
