@@ -604,6 +604,10 @@ def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
     ):  # fmt: skip
         assert kinds(asked) == (None, None, False), asked
     assert cues.cue_words("please draft the budget.") == set()
+    # A cue is a whole word, not the start of a longer one.
+    assert kinds("sign in on the tablet by the door.") == (None, None, False)
+    assert kinds("the atm withdrawal limit is £500 a day.") == (None, None, False)
+    assert kinds("a four-day week is on the table.")[2]
 
 
 def test_two_statements_of_one_time_giving_different_values_conflict():

@@ -60,7 +60,7 @@ from kenning.text import cjk
 from kenning.text.frontmatter import OPENINGS, front_matter_lines
 
 _RETRACTION = (
-    r"retract(?:ed|ion|s)?|withdr[ae]wn?|withdraws|withdrawing|disregard|do not use|don't use|ignore (?:the|my|that"
+    r"retract(?:ed|ion|s)?|withdr[ae]wn?\b|withdraws|withdrawing|disregard|do not use|don't use|ignore (?:the|my|that"
     r"|this|previous|it|what)|rescind(?:ed)?|fell through|called off|(?:issued|published|posted|sent) in error"
     r"|no longer (?:valid|stands|applies|accurate|true)|is (?:not|no longer) (?:true|accurate|valid|correct)"
     r"|was a mistake|is invalid|invalidated|(?:do not|don't) rely on (?:this|that|these|those|it|the (?:earlier|previous|old))"
@@ -81,7 +81,7 @@ _HEDGE_STRONG = (
     r"|(?:is|are|was|were|been|be|'s|status:)\s+not\s+(?:decided|agreed|adopted|approved|planned)"
     r"|nothing (?:is )?decided|undecided|status: (?:idea|draft|proposal|proposed)|we might|might (?:do|add|move"
     r"|switch|try)|wish ?list|straw ?man|just an idea|not final|to be (?:decided|confirmed)|tb[cd]\b"
-    r"|on the table|pending (?:approval|sign-off)|under (?:evaluation|consideration) by"
+    r"|on the table\b|pending (?:approval|sign-off)|under (?:evaluation|consideration) by"
 )
 _HEDGE_WEAK = r"(?:might|maybe|perhaps|could|possibly|would|if)\b"
 # The same in Chinese, Japanese and Korean, which put no space between words, so a cue
@@ -149,7 +149,10 @@ _NO_CUE_EN = (
     r" (?:was|were|is|are|been|gets?|got) cancell?ed\b|(?:not|\w*n['’]t|never) (?:been |be |yet )?cancell?ed\b"
 )
 # One pass over a text finds every cue; where two kinds could start at one place, the
-# earlier alternative wins ("no longer valid" retracts before "no longer" corrects).
+# earlier alternative wins ("no longer valid" retracts before "no longer" corrects). A
+# cue that is the start of a longer word ends in a word boundary: "sign in on the
+# tablet" put a food bank's handbook "on the table", and "the ATM withdrawal limit"
+# withdrew a bank's fee page.
 # Texts are lower-cased first: matching without IGNORECASE is four times faster.
 _CUES = re2.compile(
     rf"\b(?:(?P<none>{_NO_CUE_EN})|(?P<settled>{_SETTLED})|(?P<retraction>{_RETRACTION})"
