@@ -221,3 +221,25 @@ def test_a_month_or_weekday_the_notes_abbreviate_is_no_name_the_library_lacks(li
     # "per-person" is a phrase of the language, not a name no note writes.
     result = daemon.call("search", {"query": "What's the per-person budget for the offsite?"})
     assert "per person" not in (result["abstained"] or "")
+
+
+def test_a_note_saying_what_it_replaces_supersedes_the_note_that_names_it(library):
+    daemon = library_of(library, derived=True, notes={
+        "2025-11-03-vpn-setup.md": "VPN setup (3 Nov 2025)\nAll staff connect with the OpenVPN client.\n"
+        "Profile download: vpn.example-co.net, port 1194.\n",
+        "2026-03-16-vpn-migration.md": "16 March 2026 - We now use WireGuard instead of OpenVPN for remote access.\n"
+        "Import your config from the IT portal.\n",
+        "printer-setup.txt": "Office printer: Brother HL-L8360CDW, IP 10.0.4.20.\n",
+        "insurance-2025.md": "14 Nov 2025: Golf insured with Admiral, policy ADM-55120, £455/yr.\n",
+        "2026-11-02-insurance-switch.md": "2 Nov 2026: switched the Golf's insurance to LV= from 14 Nov, £412/yr."
+        " Cancelled the Admiral auto-renewal.\n",
+    })  # fmt: skip
+    # The two share little of the question: the newer holds "use", the older "staff",
+    # "client" and "connect"; it names the older's OpenVPN as what it replaces.
+    hits = _hits(daemon, "What VPN client do staff use to connect?")
+    assert list(hits)[:2] == ["2026-03-16-vpn-migration.md", "2025-11-03-vpn-setup.md"]
+    assert hits["2025-11-03-vpn-setup.md"]["superseded_by"] == hits["2026-03-16-vpn-migration.md"]["item_id"]
+    # "switched the Golf's insurance to" corrects as "switched to" does.
+    hits = _hits(daemon, "Who is the Golf insured with?")
+    assert list(hits)[:2] == ["2026-11-02-insurance-switch.md", "insurance-2025.md"]
+    assert hits["insurance-2025.md"]["superseded_by"] == hits["2026-11-02-insurance-switch.md"]["item_id"]

@@ -727,6 +727,10 @@ class _Closeness:
             shared = self.agreement(a.hit.item_id, b.hit.item_id)
             if shared is not None and shared < AGREEMENT:
                 return False
+        return self.in_meaning(a, b, threshold)
+
+    def in_meaning(self, a: Side, b: Side, threshold: float) -> bool:
+        """Close in meaning alone, whatever share of the question each holds."""
         if self.similarity is not None:
             value = self.similarity(a.hit.item_id, b.hit.item_id)
             if value is not None:
@@ -1016,6 +1020,14 @@ def _takes_back(
                 (not outright and any(map(older.words, newer.replaced(context))))
                 or bool(newer.replaced_numbers(context) & older.numbers)
             )
+        )
+        # A rare name it replaces, which the older text writes, names that text as a
+        # figure would, whatever share of the question each holds: "we now use WireGuard
+        # instead of OpenVPN" holds "use" and the setup note "staff", "client" and
+        # "connect" of "What VPN client do staff use to connect?".
+        or (
+            close.in_meaning(newer, older, SAME_SUBJECT)
+            and any(map(older.words, newer.replaced(context) & common.rare))
         )
     ):
         older.hit.superseded_by = older.hit.superseded_by or newer.hit.item_id
