@@ -217,20 +217,9 @@ _NUMBERING = frozenset(
 _WHEN_OR_RECURRENCE = re.compile(rf"{_WHEN.pattern}|\b(?:every|each)\s+{_DURATION}", re.IGNORECASE)
 # A measure, by what it measures: the nouns and adjectives that ask for it ("What is the
 # top speed...", "How deep...") and the units it is written in ("12 knots", "4.5 m").
-# "How long" asks for a time as often as a length, and is a kind of its own below.
+# "How long" is left out: it asks for a time as often as a length.
 _LENGTH_UNITS = (
     r"mm|cm|m|metres?|meters?|km|kilometres?|ft|feet|foot|inch(?:es)?|miles?|nm|nautical\s+miles?|fathoms?|yards?"
-)
-# What answers "how long": a length of time ("60 min", "an hour", "seven years", "1h30")
-# or of way ("12 km"), or a span said in words ("overnight", "until the account closes",
-# "indefinitely"). Any of them on a page about the question's subject will do: a refusal
-# must be sure, and "Meet 8:00 at the car park" says nothing of how long the walk is.
-_HOW_LONG = re.compile(
-    rf"(?<![\w.])(?:\d[\d,.]*|an?|half\s+an?|{'|'.join(_NUMBER_WORDS)})[\s-]*"
-    rf"(?:{_UNITS}|seconds?|secs?|mins?|hrs?|h|m?s|quarters?)(?![a-z])"
-    rf"|(?<![\w.])\d[\d,.]*\s?(?:{_LENGTH_UNITS})\b"
-    r"|\b(?:overnight|indefinitely|forever|permanently|until|till|all\s+(?:day|night|week|year))\b",
-    re.IGNORECASE,
 )
 _MEASURES = (
     ("a length", "length|depth|draught|draft|height|width|breadth|beam|thickness|diameter|distance",
@@ -410,7 +399,6 @@ _KINDS = (
         unlike=_WHEN,
         anywhere=_MONEY,
     ),
-    _Kind("a length of time or way", re.compile(r"\bhow\s+long\b", re.I), _HOW_LONG),
     # Last: a "when" question that also names a narrower kind ("When is standup, what
     # time?") asks for that one.
     _Kind("a date or time", re.compile(r"^\W*when\b", re.I), _MAY_PLACE_IN_TIME, surely=_PLACES_IN_TIME, event=True),
