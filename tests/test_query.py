@@ -201,3 +201,11 @@ def test_cjk_runs_are_cut_into_overlapping_pairs():
 )
 def test_a_hyphenated_word_of_the_language_is_told_from_a_name(words: tuple[str, ...], expected: bool) -> None:
     assert phrasal(words) is expected
+
+
+def test_a_code_or_a_version_is_a_name_and_a_time_a_price_or_a_date_is_not():
+    assert {"ic50", "3 3", "shared_buffers", "5 3 1"} <= parse("Is the IC50 in 3.3, shared_buffers or 5.3.1?").names
+    for question in ("When is standup, 9.30?", "Is a coffee 3.50?", "What is on for 12.03.2026?", "Is it 0.5 mg?",
+                     "What does the covid19 policy say?", "What changed in v2?", "What is the per-person budget?",
+                     "What are we reading in October?", "Who works on Tuesdays?"):  # fmt: skip
+        assert parse(question).names == frozenset(), question

@@ -26,7 +26,7 @@ from itertools import takewhile
 
 from kenning.api import Hit
 from kenning.retrieval import diversity, values
-from kenning.retrieval.query import KeywordQuery, quote, term_probe
+from kenning.retrieval.query import KeywordQuery, phrase_probe, quote, term_probe
 from kenning.store import fts, scratch
 from kenning.store.database import Database
 from kenning.store.fts import Probe
@@ -90,7 +90,7 @@ class _Item:
 
 
 def _items(query: KeywordQuery, text: str) -> list[_Item]:
-    items = [_Item(" ".join(p), Probe(quote(" ".join(p))), tuple(Probe(quote(w)) for w in p)) for p in query.phrases]
+    items = [_Item(" ".join(p), Probe(phrase_probe(p)), tuple(Probe(quote(w)) for w in p)) for p in query.phrases]
     items += [_Item(term, Probe(term_probe(term))) for term in query.terms]
     items += [_Item(piece, Probe(quote(piece), "cjk")) for piece in dict.fromkeys(cjk.pieces(text))]
     return items
@@ -104,8 +104,10 @@ def written(name: str) -> re.Pattern[str]:
     # The question's plural of a name written in the singular ("edge-routers").
     if len(parts[-1]) > 3 and parts[-1].endswith("s") and not parts[-1].endswith("ss"):
         parts[-1] = parts[-1][:-1]
+    # A version may be written "v2.1".
+    start = r"(?<!\w)v?" if parts[0].isdigit() else r"(?<!\w)"
     parts = [re.escape(part) for part in parts]
-    return re.compile(r"(?<!\w)" + r"[-_.\s\u2010-\u2015]*".join(parts) + r"(?:e?s)?(?!\w)", re.IGNORECASE)
+    return re.compile(start + r"[-_.\s\u2010-\u2015]*".join(parts) + r"(?:e?s)?(?!\w)", re.IGNORECASE)
 
 
 def _index_and_excerpt(
@@ -201,13 +203,15 @@ class Asked:
         "billing export". A name many chunks hold is taken as written."""
         if not self.query.question:
             return set()
-        names = [
-            item.label
+        items = [
+            item
             for item in self.items
             if item.words and item.label in self.query.names and 0 < holding[item.probe] <= SPELLED_OUT
         ]
-        texts = await asyncio.gather(*(fts.matching_texts(self.db, quote(name), SPELLED_OUT) for name in names))
-        return {name for name, found in zip(names, texts) if not any(written(name).search(text) for text in found)}
+        texts = await asyncio.gather(*(fts.matching_texts(self.db, item.probe.expression, SPELLED_OUT) for item in items))
+        return {
+            item.label for item, found in zip(items, texts) if not any(written(item.label).search(text) for text in found)
+        }
 
     async def measure(
         self, chunks: dict[int, tuple[str, str, str]], period_words: frozenset[str] = frozenset()

@@ -64,13 +64,19 @@ _PROCEDURE = re.compile(
 # A dotted number ("3.3", "5.3.1") is one too, a version or a figure: as the words "3" and
 # "3" it matched any text writing a 3, and "What is new in firmware 3.3?" was answered
 # from the notes on 3.2.
-_COMPOUND = re.compile(r"(?<![\w.])\d++(?:\.\d++)+(?![\w.]*\d)|(?<!\w)\w++(?:-\w++)+")
+_COMPOUND = re.compile(r"(?<![\w.])\d++(?:\.\d++)+(?![.\w])|(?<!\w)\w++(?:-\w++)+")
 _JOINS = re.compile(r"[-.]")
 # A word written as a code, letters then a digit ("IC50", "T400", "SEV1") or joined by
 # an underscore ("shared_buffers"): a name however the question is capitalised, where a
 # title's capitals are no names ("What is the IC50 of K-17?" has one long word, which is
 # capitalised). Not a version written "v2", which notes as often write "version 2".
-_CODE = re.compile(r"(?!v\d+$)[a-z]+\d\w*|\w+_\w+", re.IGNORECASE)
+_CODE = re.compile(r"(?!v\d+$)(?=[a-z]*[A-Z])[A-Za-z]+\d\w*|\w+_\w+")
+# A code's letters and digits, which a note may write apart ("IC-50", "H.264").
+_CODE_PARTS = re.compile(r"([a-z]+)(\d+)")
+# A dotted number that is a version or a figure, not a time or a price ("9.30", "3.50"),
+# a date ("12.03.2026") or a decimal below one ("0.5"): a part of one digit after the
+# first, or three parts or more.
+_VERSION_LIKE = re.compile(r"(?!0\.)\d+(?:\.\d)+|\d+(?:\.\d+){2,}")
 # Not stopwords everywhere (the extractor may take "Current" for part of a name), but in
 # a question they carry no topic.
 QUESTION_WORDS = frozenset(
@@ -168,7 +174,7 @@ class KeywordQuery:
     @property
     def expression(self) -> str | None:
         """None when the query holds no searchable token at all (only punctuation)."""
-        items = [quote(" ".join(phrase)) for phrase in self.phrases] + [term_probe(term) for term in self.terms]
+        items = [phrase_probe(phrase) for phrase in self.phrases] + [term_probe(term) for term in self.terms]
         return " OR ".join(items) or None
 
 
@@ -197,9 +203,20 @@ def term_probe(term: str) -> str:
     """A term as the keyword indexes are asked for it: quoted, or with its other written
     forms when it is an ordinal ("(\"third\" OR \"3rd\" OR \"three\")")."""
     forms = _NUMBER_FORMS.get(term)
+    if forms is None and (parts := _CODE_PARTS.fullmatch(term)):
+        # A code the question writes whole ("ic50") that a note writes apart ("IC-50").
+        forms = (" ".join(parts.groups()),)
     if forms is None:
         return quote(term)
     return "(" + " OR ".join(quote(form) for form in (term, *forms)) + ")"
+
+
+def phrase_probe(words: tuple[str, ...]) -> str:
+    """A phrase as the keyword indexes are asked for it: a dotted number also as a
+    version written "v2.1", which the index reads as "v2" and "1"."""
+    if all(word.isdigit() for word in words):
+        return f"({quote(' '.join(words))} OR {quote('v' + ' '.join(words))})"
+    return quote(" ".join(words))
 
 
 def _content(tokens: list[str], dropped: frozenset[str]) -> list[str]:
@@ -245,7 +262,11 @@ def parse(text: str) -> KeywordQuery:
         # With a phrase to search for, stopwords and question words are not needed to
         # give the query something to match.
         chosen = [term for term in chosen if term not in STOPWORDS and term not in QUESTION_WORDS]
-    names = {" ".join(words) for words in compounds if not phrasal(words)}
+    names = {
+        " ".join(words)
+        for word, words in zip((word for word in joined if not _names_a_time(word)), compounds)
+        if not phrasal(words) and ("-" in word or (_VERSION_LIKE.fullmatch(word) and find_date(word) is None))
+    }
     words = [token for token in _TOKEN.findall(rest) if token.lower() in chosen]
     first = _TOKEN.search(text)
     inner = [token for token in words if first is None or token != first.group()]
