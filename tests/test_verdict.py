@@ -605,10 +605,13 @@ def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
         assert kinds(asked) == (None, None, False), asked
     assert cues.cue_words("please draft the budget.") == set()
     # Told as people tell it in a chat or a diary.
-    assert kinds("coach dave: scrap friday's extra training, the seniors have the pitch.")[1] == "scrap friday's "
+    assert kinds("coach dave: scrap friday's extra training, the seniors have the pitch.")[1] == ": scrap friday's "
+    assert kinds("scrap the 3pm call.")[1] == "scrap the "
     assert kinds("scrap that, we keep the old vendor.") == ("scrap that", None, False)
-    assert kinds("2 nov: switched the golf's insurance to lv= from 14 nov.")[0] == "switched the golf's insurance to"
-    assert kinds("use the scrap paper tray.") == (None, None, False)
+    for plain in ("use the scrap paper tray.", "the scrap dealer's offer was £200.", "the car went for scrap the next day."):
+        assert kinds(plain) == (None, None, False), plain
+    assert kinds("your flight on 3 oct has been rescheduled. new departure 09:40.")[0] == "has been rescheduled"
+    assert kinds("the launch is postponed with no new date.")[0] == "is postponed"
     # A cue is a whole word, not the start of a longer one.
     assert kinds("sign in on the tablet by the door.") == (None, None, False)
     assert kinds("the atm withdrawal limit is £500 a day.") == (None, None, False)

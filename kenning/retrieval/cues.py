@@ -65,13 +65,14 @@ _RETRACTION = (
     r"|no longer (?:valid|stands|applies|accurate|true)|is (?:not|no longer) (?:true|accurate|valid|correct)"
     r"|was a mistake|is invalid|invalidated|(?:do not|don't) rely on (?:this|that|these|those|it|the (?:earlier|previous|old))"
     r"|(?:should|must) not be used|not to be used|null and void|(?:was|were|is|are|been) (?:scrapped|shelved)"
-    r"|scrap (?:the |this |our |my |[\w]+['’]s )"
+    r"|(?:(?m:^)|: )scrap (?:the |this |our |my |[\w]+['’]s )"
     r"|(?:was|were|is|are|been) (?:now )?cancell?ed"
 )
 _CORRECTION = (
-    r"correction|corrected|erratum|no longer|(?:was|were|is) wrong|wrong way round|(?:was|were) too"
+    r"correction|corrected|erratum|no longer|(?:was|were|is) wrong"
+    r"|(?:(?:has|have|had) been|was|were|is|are) (?:now )?(?:rescheduled|postponed|brought forward)|wrong way round|(?:was|were) too"
     r"|supersed(?:e|es|ed|ing)|instead(?: of)?|replaced by|replaces|out of date|outdated|not .{1,40}? as (?:written"
-    r"|stated|announced|documented|noted|recorded)|(?:changed|moved|switched)(?: [\w'’=-]+){0,4}? to\b|now using"
+    r"|stated|announced|documented|noted|recorded)|changed (?:it )?to|moved (?:it )?to|switched to|now using"
     r"|update(?::| on\b)|revised|amended|from now on|going forward|scra(?:p|tch) that|as of (?:today|now)"
     r"|it turn(?:s|ed) out|typo(?::| in)|errata|clarification|(?:my|our) mistake|change of plans?"
     r"|changed (?:our|my) minds?|revert(?:ed|ing) to|revers(?:ed|ing) (?:the|our|that|this) (?:decision|call)"

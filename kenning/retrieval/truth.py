@@ -220,6 +220,8 @@ _VALUE_START = re.compile(r"[\d£$€]")
 # many of the query's most specific words a disagreement is looked for at.
 VALUE_REACH = 10
 KEYS = 2
+# Where a sentence ends.
+_SENTENCE_END = re.compile(r"[.?!](?=\s|$)")
 
 Similarity = Callable[[int, int], float | None]
 # Whether a value of the kind the question asks for is written at this offset of a text.
@@ -915,11 +917,21 @@ def _means(
         return False
     if any(_pins(figure, newer, older, close.sides) for figure in figures):
         return True
-    names_pinned = (name for name in newer.names_in(context) if name in common.rare)
+    names_pinned = [name for name in newer.names_in(context) if name in common.rare]
     if any(_pins(name, newer, older, close.sides, by_word=True) for name in names_pinned):
         return True
     if taken_back and all(map(older.words, taken_back)):
         return True
+    # A rare name only another of the best hits writes says which text the place means,
+    # and it is not one writing none of its rare names by the words they share: "Your
+    # flight TP1363 on 3 Oct has been rescheduled. New departure 09:40" means the
+    # itinerary giving TP1363, not the Porto trip's note, whose "flight TP1331 departed
+    # 06:50" holds "departure".
+    if not any(map(older.words, names_pinned)) and any(
+        len(held := _holders(name, newer, close.sides, True)) == 1 and older.hit.document_id not in held
+        for name in names_pinned
+    ):
+        return False
     if outright:
         return any(map(older.words, newer.names_put_aside(context)))
     return newer.ties_to(
@@ -952,14 +964,19 @@ def _pins(mark: str, newer: Side, older: Side, sides: list[Side], by_word: bool 
     """Whether, of the best hits `newer` may take back, only the older text's document
     writes the figure (or, `by_word`, the name): the 3.2 a notice withdrawing the T400's
     firmware 3.2 names is in the T600's release notes too."""
-    holders = {
+    return _holders(mark, newer, sides, by_word) == {older.hit.document_id}
+
+
+def _holders(mark: str, newer: Side, sides: list[Side], by_word: bool) -> set[int]:
+    """The documents of the best hits `newer` may take back that write the figure (or,
+    `by_word`, the name)."""
+    return {
         side.hit.document_id
         for side in sides
         if side.hit.document_id != newer.hit.document_id
         and (side.words(mark) if by_word else mark in side.numbers)
         and may_take_back(newer, side)
     }
-    return holders == {older.hit.document_id}
 
 
 def _bare_calendar(context: str, older: Side) -> frozenset[str]:
@@ -1025,8 +1042,11 @@ def _takes_back(
         # figure would, whatever share of the question each holds: "we now use WireGuard
         # instead of OpenVPN" holds "use" and the setup note "staff", "client" and
         # "connect" of "What VPN client do staff use to connect?".
+        # Not asked ("Can I use WireGuard instead of OpenVPN?" in a FAQ), nor outright.
         or (
-            close.in_meaning(newer, older, SAME_SUBJECT)
+            not outright
+            and not _asked(context, said.correction)
+            and close.in_meaning(newer, older, SAME_SUBJECT)
             and any(map(older.words, newer.replaced(context) & common.rare))
         )
     ):
@@ -1035,6 +1055,13 @@ def _takes_back(
         older.hit.reasons.append(f"superseded by item {newer.hit.item_id}")
         return True
     return False
+
+
+def _asked(context: str, cue: str) -> bool:
+    """Whether the sentence saying the cue in `context` is a question."""
+    at = context.find(cue)
+    end = _SENTENCE_END.search(context, max(at, 0))
+    return end is not None and end.group() == "?"
 
 
 def _relate_entries(
