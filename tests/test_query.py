@@ -205,7 +205,9 @@ def test_a_hyphenated_word_of_the_language_is_told_from_a_name(words: tuple[str,
 
 def test_a_code_or_a_version_is_a_name_and_a_time_a_price_or_a_date_is_not():
     assert {"ic50", "3 3", "shared_buffers", "5 3 1"} <= parse("Is the IC50 in 3.3, shared_buffers or 5.3.1?").names
+    assert "3 3" in parse("Is the T400 on 3.3 a problem?").names
     for question in ("When is standup, 9.30?", "Is a coffee 3.50?", "What is on for 12.03.2026?", "Is it 0.5 mg?",
                      "What does the covid19 policy say?", "What changed in v2?", "What is the per-person budget?",
-                     "What are we reading in October?", "Who works on Tuesdays?"):  # fmt: skip
+                     "What are we reading in October?", "Who works on Tuesdays?", "Is the dose 2.5 ml?",
+                     "How long is the 2.5 hour hike?", "Is it £3.5?", "What is on at 1.2.26?", "What does App V2 add?"):  # fmt: skip
         assert parse(question).names == frozenset(), question

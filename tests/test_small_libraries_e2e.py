@@ -234,7 +234,8 @@ def test_a_note_saying_what_it_replaces_supersedes_the_note_that_names_it(librar
 def test_a_question_asking_whether_one_thing_may_stand_instead_of_another_replaces_nothing(library):
     daemon = library_of(library, derived=True, notes={
         "vpn-setup.md": "---\ndate: 2026-11-05\n---\nVPN setup\nAll staff connect with the OpenVPN client.\n",
-        "vpn-faq.md": "VPN questions\n\nCan I use WireGuard instead of OpenVPN at home? Only on the test network.\n",
+        "vpn-faq.md": "VPN questions\n\nCan I use WireGuard instead of OpenVPN, e.g. at home? Only on the test"
+        " network.\n",
         "printer-setup.txt": "Office printer: Brother HL-L8360CDW, IP 10.0.4.20.\n",
     })  # fmt: skip
     hits = _hits(daemon, "What VPN client do staff use to connect?")

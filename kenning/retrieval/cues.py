@@ -65,7 +65,7 @@ _RETRACTION = (
     r"|no longer (?:valid|stands|applies|accurate|true)|is (?:not|no longer) (?:true|accurate|valid|correct)"
     r"|was a mistake|is invalid|invalidated|(?:do not|don't) rely on (?:this|that|these|those|it|the (?:earlier|previous|old))"
     r"|(?:should|must) not be used|not to be used|null and void|(?:was|were|is|are|been) (?:scrapped|shelved)"
-    r"|(?:(?m:^)|: )scrap (?:the |this |our |my |[\w]+['’]s )"
+    r"|(?:(?m:^)|: |- |let['’]s )scrap (?:the |this |our |my |[\w]+['’]s )"
     r"|(?:was|were|is|are|been) (?:now )?cancell?ed"
 )
 _CORRECTION = (
@@ -148,7 +148,8 @@ _NO_CUE_EN = (
     # that the hike is cancelled" does), nor what is not cancelled ("has not been
     # cancelled", "hasn't been").
     r"|(?:(?:when|whenever|if|once|until|unless|in case)(?: \w+){0,5}?|that|which|who)(?: ha(?:s|ve|d))?"
-    r" (?:was|were|is|are|been|gets?|got) cancell?ed\b|(?:not|\w*n['’]t|never) (?:been |be |yet )?cancell?ed\b"
+    r" (?:was|were|is|are|been|gets?|got) (?:cancell?ed|postponed|rescheduled)\b"
+    r"|(?:not|\w*n['’]t|never) (?:been |be |yet )?(?:cancell?ed|postponed|rescheduled)\b"
 )
 # One pass over a text finds every cue; where two kinds could start at one place, the
 # earlier alternative wins ("no longer valid" retracts before "no longer" corrects). A

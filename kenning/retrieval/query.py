@@ -70,13 +70,21 @@ _JOINS = re.compile(r"[-.]")
 # an underscore ("shared_buffers"): a name however the question is capitalised, where a
 # title's capitals are no names ("What is the IC50 of K-17?" has one long word, which is
 # capitalised). Not a version written "v2", which notes as often write "version 2".
-_CODE = re.compile(r"(?!v\d+$)(?=[a-z]*[A-Z])[A-Za-z]+\d\w*|\w+_\w+")
+_CODE = re.compile(r"(?![vV]\d+$)(?=[a-z]*[A-Z])[A-Za-z]+\d\w*|\w+_\w+")
 # A code's letters and digits, which a note may write apart ("IC-50", "H.264").
 _CODE_PARTS = re.compile(r"([a-z]+)(\d+)")
 # A dotted number that is a version or a figure, not a time or a price ("9.30", "3.50"),
-# a date ("12.03.2026") or a decimal below one ("0.5"): a part of one digit after the
-# first, or three parts or more.
+# a date ("12.03.2026", "1.2.26") or a decimal below one ("0.5"): a part of one digit
+# after the first, or three parts or more. Nor is one beside a currency or a unit ("£3.5",
+# "2.5 ml", "2.5 hour"), which notes write in other ways ("2.5ml", "two and a half").
 _VERSION_LIKE = re.compile(r"(?!0\.)\d+(?:\.\d)+|\d+(?:\.\d+){2,}")
+_DAY_MONTH_YEAR = re.compile(r"(?:[012]?\d|3[01])\.(?:0?\d|1[0-2])\.(?:\d\d|\d{4})")
+_MEASURED = re.compile(
+    r"[^\W\d]|%|\s+(?:ml|mg|g|kg|lbs?|oz|km|m|cm|mm|l|litres?|liters?|miles?|hours?|hrs?|h|minutes?|mins?|seconds?"
+    r"|secs?|s|days?|weeks?|months?|years?|gb|mb|kb|tb|ghz|mhz|kwh|kw|v|w|percent|per|times|x|stars?|points?|bar"
+    r"|psi|degrees?|°c|°f|m²|sq)\b",
+    re.IGNORECASE,
+)
 # Not stopwords everywhere (the extractor may take "Current" for part of a name), but in
 # a question they carry no topic.
 QUESTION_WORDS = frozenset(
@@ -252,7 +260,18 @@ def parse(text: str) -> KeywordQuery:
             phrases.append(words)
     quoted = list(phrases)
     rest = _QUOTED.sub(lambda match: " " if len(_TOKEN.findall(match.group(1))) > 1 else match.group(1), text)
-    joined = [match.group() for match in _COMPOUND.finditer(rest)]
+    found = list(_COMPOUND.finditer(rest))
+    joined = [match.group() for match in found]
+    # The dotted numbers that are versions or figures: names.
+    versions = {
+        match.group()
+        for match in found
+        if _VERSION_LIKE.fullmatch(match.group())
+        and not _DAY_MONTH_YEAR.fullmatch(match.group())
+        and find_date(match.group()) is None
+        and not rest[: match.start()].endswith(("£", "$", "€", "¥"))
+        and not _MEASURED.match(rest, match.end())
+    }
     compounds = [tuple(part.lower() for part in _JOINS.split(word)) for word in joined if not _names_a_time(word)]
     phrases += [words for words in dict.fromkeys(compounds) if words not in phrases]
     # A time written with hyphens ("2025-Q3") is asked as it is written with spaces.
@@ -265,7 +284,7 @@ def parse(text: str) -> KeywordQuery:
     names = {
         " ".join(words)
         for word, words in zip((word for word in joined if not _names_a_time(word)), compounds)
-        if not phrasal(words) and ("-" in word or (_VERSION_LIKE.fullmatch(word) and find_date(word) is None))
+        if not phrasal(words) and ("-" in word or word in versions)
     }
     words = [token for token in _TOKEN.findall(rest) if token.lower() in chosen]
     first = _TOKEN.search(text)

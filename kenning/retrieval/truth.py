@@ -222,6 +222,7 @@ VALUE_REACH = 10
 KEYS = 2
 # Where a sentence ends.
 _SENTENCE_END = re.compile(r"[.?!](?=\s|$)")
+_ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|approx|incl)\.")
 
 Similarity = Callable[[int, int], float | None]
 # Whether a value of the kind the question asks for is written at this offset of a text.
@@ -1059,6 +1060,7 @@ def _takes_back(
 
 def _asked(context: str, cue: str) -> bool:
     """Whether the sentence saying the cue in `context` is a question."""
+    context = _ABBREVIATION.sub(" ", context)
     at = context.find(cue)
     end = _SENTENCE_END.search(context, max(at, 0))
     return end is not None and end.group() == "?"
