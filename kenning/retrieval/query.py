@@ -80,7 +80,7 @@ _CODE_PARTS = re.compile(r"([a-z]+)(\d+)")
 _VERSION_LIKE = re.compile(r"(?!0\.)\d+(?:\.\d)+|\d+(?:\.\d+){2,}")
 _DAY_MONTH_YEAR = re.compile(r"(?:[012]?\d|3[01])\.(?:0?\d|1[0-2])\.(?:\d\d|\d{4})")
 _MEASURED = re.compile(
-    r"[^\W\d]|%|\s+(?:ml|mg|g|kg|lbs?|oz|km|m|cm|mm|l|litres?|liters?|miles?|hours?|hrs?|h|minutes?|mins?|seconds?"
+    r"%|\s+(?:ml|mg|g|kg|lbs?|oz|km|m|cm|mm|l|litres?|liters?|miles?|hours?|hrs?|h|minutes?|mins?|seconds?"
     r"|secs?|s|days?|weeks?|months?|years?|gb|mb|kb|tb|ghz|mhz|kwh|kw|v|w|percent|per|times|x|stars?|points?|bar"
     r"|psi|degrees?|°c|°f|m²|sq)\b",
     re.IGNORECASE,
