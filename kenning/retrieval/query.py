@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from kenning.text import cjk
-from kenning.text.dates import find_date, named_periods
+from kenning.text.dates import MONTH_WORDS, find_date, named_periods
 from kenning.text.stopwords import GENERIC_VERBS, STOPWORDS
 
 MAX_TERMS = 32
@@ -78,6 +78,7 @@ _CODE_PARTS = re.compile(r"([a-z]+)(\d+)")
 # after the first, or three parts or more. Nor is one beside a currency or a unit ("£3.5",
 # "2.5 ml", "2.5 hour"), which notes write in other ways ("2.5ml", "two and a half").
 _VERSION_LIKE = re.compile(r"(?!0\.)\d+(?:\.\d)+|\d+(?:\.\d+){2,}")
+_CURRENCIES = frozenset("£$€¥")
 _DAY_MONTH_YEAR = re.compile(r"(?:[012]?\d|3[01])\.(?:0?\d|1[0-2])\.(?:\d\d|\d{4})")
 _MEASURED = re.compile(
     r"%|\s+(?:ml|mg|g|kg|lbs?|oz|km|m|cm|mm|l|litres?|liters?|miles?|hours?|hrs?|h|minutes?|mins?|seconds?"
@@ -136,13 +137,9 @@ _STRANDED = re.compile(
 )
 
 
-_CALENDAR = frozenset(
-    (
-        "january february march april may june july august september october november december"
-        " jan feb mar apr jun jul aug sep sept oct nov dec"
-    ).split()
-    + [f"{day}{end}" for day in "monday tuesday wednesday thursday friday saturday sunday".split() for end in ("", "s")]
-)
+_CALENDAR = MONTH_WORDS | {
+    f"{day}{end}" for day in "monday tuesday wednesday thursday friday saturday sunday".split() for end in ("", "s")
+}
 # One word after "my", "our", "your" or "their" that is the whole of what is owned: the
 # question's words go on with its possessive, a function word, a verb that can say
 # anything, or stop ("my motorbike's", "my motorbike need"; not "my vegetable plot").
@@ -180,10 +177,14 @@ class KeywordQuery:
     procedure: bool = False
 
     @property
+    def probes(self) -> list[str]:
+        """Each phrase and term as the keyword indexes are asked for it."""
+        return [phrase_probe(phrase) for phrase in self.phrases] + [term_probe(term) for term in self.terms]
+
+    @property
     def expression(self) -> str | None:
         """None when the query holds no searchable token at all (only punctuation)."""
-        items = [phrase_probe(phrase) for phrase in self.phrases] + [term_probe(term) for term in self.terms]
-        return " OR ".join(items) or None
+        return " OR ".join(self.probes) or None
 
 
 def quote(text: str) -> str:
@@ -261,7 +262,14 @@ def parse(text: str) -> KeywordQuery:
     quoted = list(phrases)
     rest = _QUOTED.sub(lambda match: " " if len(_TOKEN.findall(match.group(1))) > 1 else match.group(1), text)
     found = list(_COMPOUND.finditer(rest))
-    joined = [match.group() for match in found]
+    # A time written with hyphens ("2025-Q3") is asked as it is written with spaces; the
+    # rest are phrases, each word a part.
+    times = {match.group() for match in found if _names_a_time(match.group())}
+    compounds = {
+        match.group(): tuple(part.lower() for part in _JOINS.split(match.group()))
+        for match in found
+        if match.group() not in times
+    }
     # The dotted numbers that are versions or figures: names.
     versions = {
         match.group()
@@ -269,22 +277,18 @@ def parse(text: str) -> KeywordQuery:
         if _VERSION_LIKE.fullmatch(match.group())
         and not _DAY_MONTH_YEAR.fullmatch(match.group())
         and find_date(match.group()) is None
-        and not rest[: match.start()].endswith(("£", "$", "€", "¥"))
+        and rest[match.start() - 1 : match.start()] not in _CURRENCIES
         and not _MEASURED.match(rest, match.end())
     }
-    compounds = [tuple(part.lower() for part in _JOINS.split(word)) for word in joined if not _names_a_time(word)]
-    phrases += [words for words in dict.fromkeys(compounds) if words not in phrases]
-    # A time written with hyphens ("2025-Q3") is asked as it is written with spaces.
-    rest = _COMPOUND.sub(lambda match: _JOINS.sub(" ", match.group()) if _names_a_time(match.group()) else " ", rest)
+    phrases += [words for words in dict.fromkeys(compounds.values()) if words not in phrases]
+    rest = _COMPOUND.sub(lambda match: _JOINS.sub(" ", match.group()) if match.group() in times else " ", rest)
     chosen = _content(terms(rest), QUESTION_WORDS)
     if phrases:
         # With a phrase to search for, stopwords and question words are not needed to
         # give the query something to match.
         chosen = [term for term in chosen if term not in STOPWORDS and term not in QUESTION_WORDS]
     names = {
-        " ".join(words)
-        for word, words in zip((word for word in joined if not _names_a_time(word)), compounds)
-        if not phrasal(words) and ("-" in word or word in versions)
+        " ".join(words) for word, words in compounds.items() if not phrasal(words) and ("-" in word or word in versions)
     }
     words = [token for token in _TOKEN.findall(rest) if token.lower() in chosen]
     first = _TOKEN.search(text)

@@ -35,7 +35,7 @@ from kenning.retrieval import hop, values
 from kenning.retrieval.coverage import Asked, idf
 from kenning.retrieval.fusion import Ranked, fuse_rrf, fuse_scores, in_rank_order, legs_and_ranks
 from kenning.retrieval.graph import graph_search
-from kenning.retrieval.query import KeywordQuery, cjk_expression, has_words, parse, phrase_probe, term_probe
+from kenning.retrieval.query import KeywordQuery, cjk_expression, has_words, parse
 from kenning.retrieval.verdict import Meaning, settle
 from kenning.store import fts
 from kenning.store.database import Database
@@ -382,8 +382,7 @@ class Retriever:
         museum closed?" went to the art gallery's note (closed on Mondays), closest in
         meaning, over the trip plan holding "maritime museum closed". A long log
         repeating the query's words does it in a larger library."""
-        probes = [Probe(phrase_probe(phrase)) for phrase in keywords.phrases]
-        probes += [Probe(term_probe(term)) for term in keywords.terms]
+        probes = [Probe(expression) for expression in keywords.probes]
         ids = [item_id for item_id, _ in ranking]
         counts, held = await asyncio.gather(fts.term_counts(self.db, probes), fts.holders(self.db, probes, ids))
         weights = [idf(counts.total, n) for n in counts.matching]
