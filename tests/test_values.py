@@ -122,14 +122,39 @@ def test_a_count_stands_on_the_same_line_as_what_it_counts():
 
 
 def test_how_much_with_nothing_counted_asks_for_no_kind():
-    assert wanted("How much is my mobile phone contract a month now?") is None
+    assert wanted("How much of that is left?") is None
+    assert wanted("How much is in the ISA currently?") is None
     assert wanted("How many are on the rota?") is None
     assert wanted("How many vans does the Leeds depot have?") is not None
     # A verb right after "how much" says the question measures a change, not a number of
     # libraries.
     assert wanted("By how much did library visits grow in 2025?") is None
     assert wanted("How many people did we hire in 2025?").kind == "a number"
-    assert wanted("How much are tickets for the festival?").kind == "a number"
+
+
+def test_how_much_a_thing_is_asks_for_its_price():
+    for asked in ("how much is the coach to spurn point", "How much was the deposit on the new flat?",
+                  "How much is my mobile phone contract a month now?", "How much are tickets for the festival?"):  # fmt: skip
+        assert wanted(asked).kind == "an amount", asked
+
+
+@pytest.mark.parametrize(
+    ("keywords", "kind"),
+    [
+        ("crux day pass price", "an amount"),
+        ("cost of a hydraulic brake bleed", "an amount"),
+        ("Price for a half plot?", "an amount"),
+        ("annual membership fee", "a fee or rate"),
+        ("vet phone number", "a phone number"),
+    ],
+)
+def test_keywords_naming_a_kind_of_value_ask_for_it_as_a_question_does(keywords, kind):
+    assert wanted(keywords).kind == kind
+
+
+@pytest.mark.parametrize("keywords", ["code for the communal shed", "price", "price list 2026", "pricing page"])
+def test_keywords_naming_no_kind_at_their_ends_ask_for_none(keywords):
+    assert wanted(keywords) is None
 
 
 def test_how_much_of_a_thing_is_a_number_beside_it_or_a_sum_of_money_anywhere():

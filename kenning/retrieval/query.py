@@ -48,6 +48,13 @@ _FACT_QUESTION = re.compile(
     r"|do|does|did|can|could|should|would|is|are|was|were)\b)\b",
     re.IGNORECASE,
 )
+# Keywords that name the kind of value they ask for ("crux day pass price", "cost of a
+# hydraulic brake bleed", "vet phone number"): a fact question put as a search, which a
+# note answers or does not, as "What does a day pass at Crux cost?" is.
+_KIND_NAMES = r"price|cost|fee|fare|rent|deposit|salary|premium|phone\s+number|e-?mail\s+address|postcode"
+_NAMES_KIND = re.compile(
+    rf"^\W*(?P<first>{_KIND_NAMES})s?\s+(?:of|for)\s|\s(?P<last>{_KIND_NAMES})s?\W*$", re.IGNORECASE
+)
 # A question asking how the asker does something ("How do I rotate the key?", "how can we
 # speed up git status"): a fact question an instruction answers, not one about something
 # a note links on to (retrieval/hop.py).
@@ -137,7 +144,7 @@ _STRANDED = re.compile(
 )
 
 
-_CALENDAR = MONTH_WORDS | {
+CALENDAR = MONTH_WORDS | {
     f"{day}{end}" for day in "monday tuesday wednesday thursday friday saturday sunday".split() for end in ("", "s")
 }
 # One word after "my", "our", "your" or "their" that is the whole of what is owned: the
@@ -307,22 +314,36 @@ def parse(text: str) -> KeywordQuery:
     # A month or a day of the week is a time, which notes write their own way ("Oct",
     # "Sat 9-5"), not a thing the library may lack: "what book are we reading in
     # October" was refused for want of a note writing "October".
-    names -= _CALENDAR
+    names -= CALENDAR
     kept = tuple(chosen[: max(MAX_TERMS - len(phrases), 0)])
     ahead = _ahead(text)
     kind = _asked_for(ahead)
+    named_kind = kind_named(text)
+    if named_kind is not None:
+        kind = named_kind.lower().split()
     asked_for = frozenset(word for word in kind if word in kept and word not in names)
     return KeywordQuery(
         kept,
         tuple(phrases[:MAX_TERMS]),
         frozenset(names),
-        bool(_FACT_QUESTION.match(text)) or (bool(cjk.RUN.search(text)) and text.rstrip().endswith(("?", "？"))),
+        bool(_FACT_QUESTION.match(text))
+        or named_kind is not None
+        or (bool(cjk.RUN.search(text)) and text.rstrip().endswith(("?", "？"))),
         asked_for,
         frozenset(word for word in _relating(text, ahead, kind) if word in kept) - names,
         frozenset(" ".join(words) for words in quoted),
         _owned(text, kept, asked_for),
         bool(_PROCEDURE.match(text)),
     )
+
+
+def kind_named(text: str) -> str | None:
+    """The words a keyword query names the kind of value it asks for by ("price" in
+    "crux day pass price"); None for a question, or keywords naming none."""
+    if _FACT_QUESTION.match(text):
+        return None
+    match = _NAMES_KIND.search(text)
+    return None if match is None else match.group("first") or match.group("last")
 
 
 def _owned(text: str, kept: tuple[str, ...], asked_for: frozenset[str]) -> frozenset[str]:

@@ -49,7 +49,7 @@ from functools import lru_cache, partial
 
 from kenning.api import Hit
 from kenning.retrieval import diversity
-from kenning.retrieval.query import QUESTION_WORDS, parse
+from kenning.retrieval.query import QUESTION_WORDS, kind_named, parse
 from kenning.text.frontmatter import body
 from kenning.text.statements import framed
 from kenning.text.stopwords import STOPWORDS
@@ -332,6 +332,9 @@ _KINDS = (
         "an amount",
         re.compile(
             r"\bhow\s+much\b.*\b(?P<kind>cost|costs|charge|charges|pay|paid|spend|spent|money|budget)\b"
+            # What a thing is or was "how much" is its price: "How much is the coach to
+            # Spurn Point?", "How much was the deposit on the new flat?".
+            r"|\bhow\s+much\s+(?:is|are|was|were)\s+(?!(?:there|left|in|of|it|that|this)\b)"
             r"|\b(?:what|which)\b.*\b"
             r"(?P<kind2>price|cost|bill|budget|salary|wages?|rent|fares?|stipend|allowance|premium|deposit)\b"
             r"(?!\s+(?:review|date|day|deadline|zones?|increase|rise|cap|policy|rules?)\b)",
@@ -469,8 +472,11 @@ class Wanted:
 
 
 def wanted(question: str) -> Wanted | None:
-    """What the question asks for, when its form gives one away; None otherwise."""
+    """What the question asks for, when its form gives one away; None otherwise. Keywords
+    naming a kind ("crux day pass price") ask for it as "what" does."""
     question = question[:QUESTION_CHARS]
+    if kind_named(question) is not None:
+        question = f"what {question}"
     for kind in _KINDS:
         match = kind.asks.search(question)
         if match is None:
@@ -484,8 +490,8 @@ def wanted(question: str) -> Wanted | None:
             words = [word.lower() for word in _TOKEN.findall(found)]
             near = tuple(word for word in words if word not in STOPWORDS)
             if not near:
-                # "How much is my phone contract" names no thing counted: its answer may
-                # be a price, a size or a share, so no kind is judged.
+                # "How much of that is left?" names no thing counted: its answer may be
+                # a price, a size or a share, so no kind is judged.
                 continue
             near = _headcount(near)
             if kind.name == "a number" and not groups.get("of") and not any(map(_TIME_UNIT.fullmatch, near)):
