@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from kenning.retrieval.coverage import Asked, not_namesakes
+from kenning.retrieval.coverage import Asked, not_namesakes, written_as_names
 from kenning.retrieval.dates import TimeIntent
 from kenning.retrieval.query import parse
 from kenning.store import sources
@@ -127,3 +127,16 @@ def test_a_page_naming_the_thing_asked_about_under_another_name_is_about_that_on
     question = "Which port does Redis listen on?"
     texts[6] = "Valkey listens on 6380."
     assert not_namesakes([6], texts, question, parse(question).names) == [6]
+
+
+def test_a_question_in_lower_case_names_what_the_notes_write_as_a_name():
+    notes = [
+        "# Birders' trip\n\nWetherby Birders: coach trip to Spurn Point on Sunday. The coach leaves at 7am.",
+        "Riverside Community Choir — Spring Concert\nSaturday 21 March. Tickets for the concert at the door.",
+        "SPURN POINT WALK. Coach parking by the Discovery Centre.",
+    ]
+    asked = "how much is the coach to spurn point for the spring concert"
+    assert written_as_names(asked, parse(asked), notes) == {"spurn", "point"}
+    # A question that capitalises a word of its own meant its lower-case words so.
+    asked = "how much is the coach to spurn point for the Riverside concert"
+    assert written_as_names(asked, parse(asked), notes) == frozenset()

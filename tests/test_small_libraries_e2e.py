@@ -257,3 +257,21 @@ def test_a_rescheduled_flight_supersedes_the_itinerary_naming_it_and_no_other_tr
     assert hits["lisbon-itinerary.md"]["superseded_by"] == hits["2026-09-15-tap-email.txt"]["item_id"]
     # The email's flight number is the itinerary's; the Porto trip shares only "departed".
     assert hits["porto-2024.md"]["superseded_by"] is None
+
+
+def test_keywords_or_a_question_asking_a_price_no_note_about_the_thing_gives_are_refused(library):
+    daemon = library_of(library, derived=True, notes={
+        "crux-hours.md": "# Crux climbing wall\n\nOpen weekdays 12-10pm, weekends 9am-8pm. Day pass holders must"
+        " do the safety induction first.\n",
+        "the-arch.md": "# The Arch bouldering\n\nDay pass £14, students £11. Shoe hire £4.\n",
+        "spurn-trip.md": "# Birders' trip to Spurn Point\n\nSunday 25 October. The coach leaves the library car park"
+        " at 7am.\n",
+        "bempton-trip.md": "# RSPB group trip to Bempton Cliffs\n\nSaturday 7 November, coach £28.\n",
+    })  # fmt: skip
+    for asked in ("crux day pass price", "how much is the coach to spurn point"):
+        answer = daemon.call("search", {"query": asked})
+        assert answer["hits"] == [], asked
+        assert "nothing supports an answer" in answer["abstained"], asked
+    assert list(_hits(daemon, "the arch day pass price"))[0] == "the-arch.md"
+    assert list(_hits(daemon, "how much is the coach to bempton cliffs"))[0] == "bempton-trip.md"
+

@@ -26,7 +26,7 @@ from itertools import takewhile
 
 from kenning.api import Hit
 from kenning.retrieval import diversity, values
-from kenning.retrieval.query import KeywordQuery, phrase_probe, quote, term_probe
+from kenning.retrieval.query import CALENDAR, QUESTION_WORDS, KeywordQuery, phrase_probe, quote, term_probe
 from kenning.store import fts, scratch
 from kenning.store.database import Database
 from kenning.store.fts import Probe
@@ -393,6 +393,51 @@ def _another(text: str, name: str, head: str) -> bool:
             if heading or not opens_sentence(line, other.start(1)):
                 return True
     return False
+
+
+def written_as_names(question: str, query: KeywordQuery, texts: list[str]) -> frozenset[str]:
+    """The words of a question typed all in lower case that the notes write as names:
+    with a capital inside a sentence, and never without one ("how much is the coach to
+    spurn point" over a note on the trip to Spurn Point). Read as the asker would have
+    capitalised them, the question names what the notes call by name; a word at a
+    sentence's opening, in a title or in capitals says nothing, and one the notes also
+    write in lower case ("the concert", "Spring Concert") is a word of the language.
+    None when the question capitalises a word of its own: its lower-case words were
+    meant so."""
+    inner = _WORD.findall(question)[1:]
+    if any(word[0].isupper() for word in inner) or not texts:
+        return frozenset()
+    candidates = [
+        term
+        for term in query.terms
+        if term.isalpha() and len(term) > 2 and term not in STOPWORDS
+        and term not in QUESTION_WORDS and term not in CALENDAR and term not in query.asked_for
+    ]  # fmt: skip
+    return frozenset(term for term in candidates if _written_as_name(term, texts))
+
+
+def _written_as_name(term: str, texts: list[str]) -> bool:
+    """Whether the texts write `term` with a capital where it says something (inside a
+    sentence, on a line that writes some word in lower case: "Riverside Community Choir
+    — Spring Concert" capitalises them all) and never without one."""
+    pattern = re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.IGNORECASE)
+    named = False
+    for text in texts:
+        for match in pattern.finditer(text):
+            word = match.group()
+            if word[0].islower():
+                return False
+            start = text.rfind("\n", 0, match.start()) + 1
+            end = text.find("\n", match.end())
+            line = text[start : end if end >= 0 else len(text)]
+            in_sentence = any(
+                other[0].islower() and other not in STOPWORDS for other in _LINE_WORD.findall(line)
+            )
+            named |= in_sentence and not word.isupper() and not opens_sentence(text, match.start())
+    return named
+
+
+_LINE_WORD = re.compile(r"[^\W\d_][\w'-]*")
 
 
 def opens_sentence(text: str, position: int) -> bool:

@@ -259,7 +259,12 @@ async def settle(
                 for hit_id in of_period
             )
     question = asked.query.question if asked is not None else True
-    unstated = await _unstated(db, wanted, hits, texts, measured, asked, intent, follow, of_period, text)
+    # What the question names is also what the notes write as a name, when it
+    # capitalises nothing ("spurn point"): a value stated of something else is no answer.
+    # Only here: the truth signals read values beside names on the lines naming them,
+    # and "front tyre pressure golf" then found no pressure on the door sticker's line.
+    named = names | coverage.written_as_names(text, query, list(texts.values()))
+    unstated = await _unstated(db, wanted, hits, texts, measured, asked, intent, follow, of_period, text, named)
     support = floors.Support(
         coverage_best,
         similarity_best,
@@ -312,6 +317,7 @@ async def _unstated(
     follow: Follow | None,
     of_period: list[int],
     text: str,
+    names: frozenset[str],
 ) -> str | None:
     """The kind of value the question asks for (retrieval/values.py) when no hit that may
     answer it states one: the best few about its subject and, when the question names a
@@ -324,8 +330,10 @@ async def _unstated(
     best hit about a namesake of what the question names (`coverage.not_namesakes`), nor
     the page a namesake names. A count must also stand on a page about the question's
     named subject, or on the best hit or a page it names: the words it stands beside
-    ("seats") are as often another customer's. None for a form whose answer may give no
-    value (what was decided about a thing's versions: a rule for old ones)."""
+    ("seats") are as often another customer's. `names` are what the question names, as
+    it capitalises them or the notes do ("spurn point" is Spurn Point). None for a form
+    whose answer may give no value (what was decided about a thing's versions: a rule
+    for old ones)."""
     if wanted is None or not wanted.form.refuses:
         return None
     if wanted.event and measured is not None and set(wanted.event) <= measured.absent:
@@ -342,14 +350,13 @@ async def _unstated(
             for hit in hits[:JUDGED]
             if hit.item_id in about or hit is hits[0]
         }
-        kept = coverage.not_namesakes(list(dict.fromkeys([hits[0].item_id, *about])), headed, text, asked.query.names)
+        kept = coverage.not_namesakes(list(dict.fromkeys([hits[0].item_id, *about])), headed, text, names)
         namesake = hits[0].item_id not in kept
         about = [item_id for item_id in about if item_id in kept]
     # The best hit, when it speaks of the period asked about: it is the far end of a
     # link as often as its subject ("the courier we use for Scotland").
     best = [hits[0].item_id] if hits[0].item_id in about else []
     if measured is not None and asked is not None:
-        names = asked.query.names - intent.words
         if not wanted.form.distance:
             # Any other kind is asked of the hits about the subject, and of the best hit
             # when the question names nothing that says what the subject is.
