@@ -275,3 +275,40 @@ def test_keywords_or_a_question_asking_a_price_no_note_about_the_thing_gives_are
     assert list(_hits(daemon, "the arch day pass price"))[0] == "the-arch.md"
     assert list(_hits(daemon, "how much is the coach to bempton cliffs"))[0] == "bempton-trip.md"
 
+
+def test_notices_and_corrections_said_as_people_say_them_take_back_what_they_mean(library):
+    daemon = library_of(library, derived=True, notes={
+        "2026-08-20-bottling-workshop.md": "Bottling & pasteurising workshop, Wednesday 30 September, 6.30pm at"
+        " Orchard Barn. £12, numbers limited to 10.\n",
+        "2026-09-01-pressing-days.md": "Pressing days 2026 — Orchard Barn\nSat 3 October and Sat 17 October,"
+        " 9am-3pm. Bring apples washed, in crates.\n",
+        "2026-09-15-whatsapp.txt": "Cider co-op WhatsApp, 15 Sep 2026\n19:04 Gwen: please disregard the bottling"
+        " workshop announcement, it's not happening this year - Pete's pasteuriser is broken. sorry all\n",
+        "2026-05-20-bulletin.md": "Kingsmere ARC bulletin, 20 May 2026\nThe weekly 2m net moves to Wednesdays at"
+        " 8pm on 145.550 MHz from 27 May.\nFoundation exam 13 June, 2 candidates.\n",
+        "2026-05-24-retraction.md": "24 May 2026 — Please disregard the item in the 20 May bulletin about the 2m"
+        " net moving to Wednesdays. It was posted by mistake from an old draft. Apologies — Ed.\n",
+        "spring-2026-programme.md": "Lowfield Film Society — Spring 2026 season\nThursdays 7.45pm, Lowfield Arts"
+        " Centre\n15 Jan  Aftersun\n29 Jan  Past Lives\n12 Feb  The Zone of Interest\n26 Feb  Perfect Days\n",
+        "2026-02-05-members-notice.md": "Members' notice — 5 February 2026\nThe 12 February screening of The Zone"
+        " of Interest has been withdrawn: the distributor's licence fell through.\n",
+        "2026-02-01-session-recap.md": "Session 3 recap (1 Feb 2026): the party reached Saltmarsh.\nNext session"
+        " (session 4): Sunday 15 Feb, 2pm, usual place.\n",
+        "2026-02-08-discord.txt": "[19:02] Priyanka: scratch that, session 4 is now saturday 14th, 2pm - the"
+        " café's closed on the 15th for a private party\n[19:05] Dev: fine by me\n",
+    })  # fmt: skip
+    taken_back = {
+        "Is the bottling workshop on 30 Sept still happening?": (
+            "2026-09-15-whatsapp.txt", "2026-08-20-bottling-workshop.md", "retracted_by"),
+        "2m net moving to wednesdays 8pm?": ("2026-05-24-retraction.md", "2026-05-20-bulletin.md", "retracted_by"),
+        "is lowfield still showing zone of interest on 12 feb": (
+            "2026-02-05-members-notice.md", "spring-2026-programme.md", "retracted_by"),
+        "When is session 4 happening?": ("2026-02-08-discord.txt", "2026-02-01-session-recap.md", "superseded_by"),
+    }  # fmt: skip
+    for asked, (newer, older, mark) in taken_back.items():
+        hits = _hits(daemon, asked)
+        assert list(hits).index(newer) < list(hits).index(older), asked
+        assert hits[older][mark] == hits[newer]["item_id"], asked
+    # The workshop's notice names nothing of the pressing days.
+    hits = _hits(daemon, "When are the pressing days?")
+    assert hits["2026-09-01-pressing-days.md"]["retracted_by"] is None

@@ -827,3 +827,12 @@ def test_what_is_cancelled_retracts_and_what_is_not_or_is_a_condition_does_not()
         "## When a sailing is cancelled, refund the fare",
     ):
         assert retraction(line.lower(), ["standup", "today", "orders", "refunded", "sailing", "refund"]) is None, line
+
+
+
+def test_a_notice_saying_what_it_takes_back_came_from_an_old_draft_is_no_hedge():
+    notice = "Please disregard the item about the 2m net moving to Wednesdays. It was posted by mistake from an old draft."
+    said = cues.read("Note", notice, notice, ["net", "wednesdays"])
+    assert not said.hedged and said.retraction == "disregard"
+    draft = "Draft: the 2m net moves to Wednesdays."
+    assert cues.read("Note", draft, draft, ["net"]).hedged

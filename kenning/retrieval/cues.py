@@ -131,6 +131,9 @@ _SETTLED = (
     rf"[;,:]? (?:and |but |which |that )?(?:it |this |that |they )?{_SETTLED_SAID} (?:formally )?{_SETTLED_AS}"
     rf"|{_LABEL} (?:was|were|has been|have been|got) (?:removed|dropped|lifted|taken off|cleared)"
     rf"|(?:removed|dropped|lifted|took off|cleared) the {_LABEL}"
+    # What a notice says came from an old draft it takes back: "Please disregard the item
+    # about the 2m net. It was posted by mistake from an old draft."
+    r"|(?:from|of|in) (?:an? |the )?(?:old|older|earlier|previous|outdated) (?:draft|proposal)\b"
 )
 # "Draft" as what someone is told not to do ("do not draft the budget yet; the budget is
 # 40k", "don't draft replies from it") says nothing of whether the note is a draft: it

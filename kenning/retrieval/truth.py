@@ -171,6 +171,18 @@ _TAKEN_BACK = re.compile(
     r"(?<![^\W_])((?:[^\W_]++\W+){1,6}?)(?:is|are|was|were|has been|have been|had been)\s+(?:now\s+)?"
     r"(?:cancell?ed|withdrawn|retracted|rescinded|called off|scrapped|shelved)\b"
 )
+# Or what it says to disregard: "please disregard the bottling workshop announcement,
+# it's not happening", up to a clause's end or a word going on to something else.
+_DISREGARDED = re.compile(
+    r"\b(?:disregard|ignore)\s+(?:the|my|our|their|this|that|these|those)\s+((?:[^\W_]++[ \t]+){0,4}?[^\W_]++)"
+    r"(?=\s*(?:[,.;:!?\n—(]|-\s|$)|\s+(?:about|from|in|on|for|of|sent|posted|dated|which|that|as|until|because)\b)"
+)
+# The words that say what kind of message a notice takes back, or how old it is, not
+# what it was about: "ignore the old wifi password".
+_MESSAGES = frozenset(
+    "announcement announcements email emails message messages notice post note item letter memo text update"
+    " old earlier previous last original".split()
+)
 _CLAUSE_END = re.compile(r"[:;!?\n—]|\.(?!\d)|\bthat\b")
 # A retraction of a retraction: "disregard the withdrawal of the kiln figure", "the
 # retraction is rescinded". What it takes back is the notice, and the claim stands again.
@@ -276,9 +288,18 @@ class Side:
 
     @cached_property
     def values(self) -> dict[str, set[str]]:
+        return self._values_of(self.text)
+
+    def values_in(self, context: str) -> dict[str, set[str]]:
+        """The values it gives beside the question's words where `context` (a place in its
+        text, lower-cased) stands: what a correction there says instead."""
+        start = self.text.lower().find(context)
+        return {} if start < 0 else self._values_of(self.text[start : start + len(context)])
+
+    def _values_of(self, text: str) -> dict[str, set[str]]:
         if not self._names or any(name.search(f"{self.hit.title}\n{self.hit.section}") for name in self._written):
-            return _keyed_values(self.text, self._keys, self._stated)
-        return _keyed_values(self.text, self._keys, self._about_names)
+            return _keyed_values(text, self._keys, self._stated)
+        return _keyed_values(text, self._keys, self._about_names)
 
     def _stated(self, text: str, position: int) -> bool:
         """Whether the value at `position` may answer (`answer_at`) and is not the date a
@@ -536,6 +557,7 @@ class Side:
         same_state: bool,
         bare: frozenset[str] = frozenset(),
         aside: frozenset[str] = frozenset(),
+        differs: bool = False,
     ) -> bool:
         """Whether the older text names something that the place this one corrects or
         retracts in names (`names`): "Correction to the 4 Sept notes: the job queue
@@ -561,14 +583,18 @@ class Side:
         going round this week" the route page that goes "round" the island. A name
         the place puts aside (`aside`, Side.names_put_aside) is one the older text must
         hold, however many words the rest of the line names and however common the name
-        is. Naming a
-        season by its years ("the winter 2025-26 timetable"), it means no text naming
-        only other seasons (the 2024-25 timetable)."""
+        is. A place giving another value beside the question's words than the older
+        text does (`differs`) means it whatever else it names: "scratch that, session 4
+        is now saturday 14th, café's closed on the 15th" against "Next session (session
+        4): Sunday 15 Feb". Naming a season by its years ("the winter 2025-26
+        timetable"), it means no text naming only other seasons (the 2024-25 timetable)."""
         own = [word for word in names if not common(word)]
         named = [word for word in own if word not in bare] or own
         seasons = {word for word in named if _SEASON_WORD.fullmatch(word)}
         if seasons and not seasons & older.seasons and older.seasons:
             return False
+        if differs:
+            return True
         if not names:
             return same_state
         if any(older.words(word) for word in names if word in aside):
@@ -595,16 +621,18 @@ class Commonness:
 @lru_cache(maxsize=256)
 def _taken_back(context: str) -> frozenset[str]:
     """The words naming what `context` says is withdrawn, in the clause before it
-    ("saturday's ben ledi hike is cancelled"): the question's words among them, which
+    ("saturday's ben ledi hike is cancelled"), or says to disregard ("please disregard
+    the bottling workshop announcement"): the question's words among them, which
     the notice's other words, its reasons, outnumber. None when one word alone names it:
     "Standup is cancelled today" names no page of standups. Cached: a notice is tried
     against every older hit."""
-    clauses = (_CLAUSE_END.split(match.group(1))[-1] for match in _TAKEN_BACK.finditer(context))
+    clauses = [_CLAUSE_END.split(match.group(1))[-1] for match in _TAKEN_BACK.finditer(context)]
+    clauses += [match.group(1) for match in _DISREGARDED.finditer(context)]
     # Short words with a digit and years name it too: "the Q3 2025 report is withdrawn"
     # is not the Q2 report.
     words = (word for clause in clauses for word in _WORD.findall(clause))
     told = {word for word in words if len(word) > 2 or not (word.isalpha() or word.isdigit())}
-    told -= STOPWORDS | GENERIC_VERBS
+    told -= STOPWORDS | GENERIC_VERBS | _MESSAGES
     return frozenset(told) if len(told) > 1 else frozenset()
 
 
@@ -625,7 +653,19 @@ def may_take_back(newer: Side, older: Side) -> bool:
     older (`Side.dated_by_words`). A file's mtime says when it was last touched, not when
     what it says held: house notes without a date, edited since or only just copied,
     still name the boiler firm a note dated in May says has closed down."""
-    return speaks_later(newer, older) or (newer.dated_by_words and not older.dated_by_words)
+    return speaks_later(newer, older) or (newer.dated_by_words and not older.dated_by_words) or _inside(newer, older)
+
+
+def _inside(newer: Side, older: Side) -> bool:
+    """Whether `newer` speaks from a day or a month inside the longer time `older` is dated
+    by, after it starts: a season's programme dated "Spring 2026" (the year) is written
+    before what it lists, and a notice of 5 February may withdraw its 12 February film.
+    Which was written first their dates do not say, so the newer ties it only outright
+    (`_means`): by a day it names, a name, a figure."""
+    if None in (newer.start, newer.end, older.start, older.end):
+        return False
+    longer = older.end - older.start > LONGEST_DATING.days
+    return longer and newer.end - newer.start <= LONGEST_DATING.days and older.start < newer.start < older.end
 
 
 def ahead_of(side: Side, today: date) -> bool:
@@ -710,6 +750,13 @@ def _keyed_values(text: str, keys: list[str], answer_at: AnswerAt | None = None)
 def _disagree(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
     """Some query word has a value in each text that the other lacks."""
     return any(key in b and a[key] - b[key] and b[key] - a[key] for key in a)
+
+
+def _says_otherwise(newer: dict[str, set[str]], older: dict[str, set[str]]) -> bool:
+    """A correction gives another value beside every word of the question the older text
+    gives one beside: "Correction: the gannet timeout is 75 seconds" says nothing of the
+    runbook's "gannet batch size is 250", beside "batch" too."""
+    return bool(older) and older.keys() <= newer.keys() and _disagree(newer, older)
 
 
 class _Closeness:
@@ -942,6 +989,7 @@ def _means(
         close(newer, older, SAME_STATE),
         _bare_calendar(context, older),
         frozenset(newer.names_put_aside(context)),
+        _says_otherwise(newer.values_in(context), older.values),
     )
 
 
