@@ -140,3 +140,15 @@ def test_a_question_in_lower_case_names_what_the_notes_write_as_a_name():
     # A question that capitalises a word of its own meant its lower-case words so.
     asked = "how much is the coach to spurn point for the Riverside concert"
     assert written_as_names(asked, parse(asked), notes) == frozenset()
+
+
+def test_a_capital_after_a_time_a_bullet_or_a_lists_comma_names_nothing():
+    asked = "how much is the coach ticket for the rspb trip"
+    for line in ("07:00 Coach leaves the library.", "- [ ] Coach booked", "• Coach £28 return", "a) Coach firm",
+                 "Sat 7 June Coach trip", "Bring: water, snacks, Ticket and a raincoat", "“Coach leaves at 7,” said Jo"):  # fmt: skip
+        assert written_as_names(asked, parse(asked), [line]) == frozenset(), line
+    # An abbreviation inside a sentence is a name too.
+    assert written_as_names(asked, parse(asked), ["We booked with the RSPB group. Tickets from Coach Co."]) == {
+        "coach",
+        "rspb",
+    }

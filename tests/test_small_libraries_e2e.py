@@ -267,6 +267,7 @@ def test_keywords_or_a_question_asking_a_price_no_note_about_the_thing_gives_are
         "spurn-trip.md": "# Birders' trip to Spurn Point\n\nSunday 25 October. The coach leaves the library car park"
         " at 7am.\n",
         "bempton-trip.md": "# RSPB group trip to Bempton Cliffs\n\nSaturday 7 November, coach £28.\n",
+        "it.md": "# Club IT\n\nEach member has a storage quota of 50 GB on the club drive.\n",
     })  # fmt: skip
     for asked in ("crux day pass price", "how much is the coach to spurn point"):
         answer = daemon.call("search", {"query": asked})
@@ -274,6 +275,10 @@ def test_keywords_or_a_question_asking_a_price_no_note_about_the_thing_gives_are
         assert "nothing supports an answer" in answer["abstained"], asked
     assert list(_hits(daemon, "the arch day pass price"))[0] == "the-arch.md"
     assert list(_hits(daemon, "how much is the coach to bempton cliffs"))[0] == "bempton-trip.md"
+    # "How much is" a thing is not always a price.
+    assert list(_hits(daemon, "how much is the storage quota"))[0] == "it.md"
+    for topic in ("opportunity cost", "negotiating rent"):
+        assert daemon.call("search", {"query": topic})["abstained"] is None, topic
 
 
 def test_notices_and_corrections_said_as_people_say_them_take_back_what_they_mean(library):

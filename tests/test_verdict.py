@@ -836,3 +836,13 @@ def test_a_notice_saying_what_it_takes_back_came_from_an_old_draft_is_no_hedge()
     assert not said.hedged and said.retraction == "disregard"
     draft = "Draft: the 2m net moves to Wednesdays."
     assert cues.read("Note", draft, draft, ["net"]).hedged
+
+
+def test_disregarding_a_message_names_what_it_announced_and_advice_to_ignore_a_thing_names_nothing():
+    assert truth._taken_back("gwen: please disregard the bottling workshop announcement, it's off") == {
+        "bottling",
+        "workshop",
+    }
+    for advice in ("dad: ignore the red light on the router, it blinks after every update",
+                   "ignore the background noise in the first minute", "ignore the old wifi password"):  # fmt: skip
+        assert truth._taken_back(advice) == frozenset(), advice

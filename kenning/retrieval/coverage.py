@@ -400,8 +400,9 @@ def written_as_names(question: str, query: KeywordQuery, texts: list[str]) -> fr
     with a capital inside a sentence, and never without one ("how much is the coach to
     spurn point" over a note on the trip to Spurn Point). Read as the asker would have
     capitalised them, the question names what the notes call by name; a word at a
-    sentence's opening, in a title or in capitals says nothing, and one the notes also
-    write in lower case ("the concert", "Spring Concert") is a word of the language.
+    sentence's or a line's opening, in a title or in capitals says nothing, and one the
+    notes also write in lower case ("the concert", "Spring Concert") is a word of the
+    language.
     None when the question capitalises a word of its own: its lower-case words were
     meant so."""
     inner = _WORD.findall(question)[1:]
@@ -417,27 +418,24 @@ def written_as_names(question: str, query: KeywordQuery, texts: list[str]) -> fr
 
 
 def _written_as_name(term: str, texts: list[str]) -> bool:
-    """Whether the texts write `term` with a capital where it says something (inside a
-    sentence, on a line that writes some word in lower case: "Riverside Community Choir
-    — Spring Concert" capitalises them all) and never without one."""
+    """Whether the texts write `term` with a capital inside a sentence, and never without
+    one. Inside a sentence is after a word in lower case, on its line, with only other
+    capitalised words between ("a trip to Spurn Point"): a word after a time, a bullet, a
+    checkbox, a list's comma or a title's other capitals ("07:00 Coach leaves", "• Coach",
+    "snacks, Ticket", "Riverside Community Choir — Spring Concert") says nothing."""
     pattern = re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.IGNORECASE)
     named = False
     for text in texts:
         for match in pattern.finditer(text):
-            word = match.group()
-            if word[0].islower():
+            if match.group()[0].islower():
                 return False
-            start = text.rfind("\n", 0, match.start()) + 1
-            end = text.find("\n", match.end())
-            line = text[start : end if end >= 0 else len(text)]
-            in_sentence = any(
-                other[0].islower() and other not in STOPWORDS for other in _LINE_WORD.findall(line)
-            )
-            named |= in_sentence and not word.isupper() and not opens_sentence(text, match.start())
+            before = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+            named |= _AFTER_LOWER_CASE.search(before) is not None
     return named
 
 
-_LINE_WORD = re.compile(r"[^\W\d_][\w'-]*")
+# A word in lower case, then capitalised words, each followed by a space, up to here.
+_AFTER_LOWER_CASE = re.compile(r"(?:^|[ \t])[a-z][a-z'’]*[ \t]+(?:[A-Z][\w'’-]*[ \t]+)*$")
 
 
 def opens_sentence(text: str, position: int) -> bool:

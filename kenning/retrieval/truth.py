@@ -171,18 +171,19 @@ _TAKEN_BACK = re.compile(
     r"(?<![^\W_])((?:[^\W_]++\W+){1,6}?)(?:is|are|was|were|has been|have been|had been)\s+(?:now\s+)?"
     r"(?:cancell?ed|withdrawn|retracted|rescinded|called off|scrapped|shelved)\b"
 )
-# Or what it says to disregard: "please disregard the bottling workshop announcement,
-# it's not happening", up to a clause's end or a word going on to something else.
+# Or the message it says to disregard: "please disregard the bottling workshop
+# announcement, it's not happening", up to a clause's end or a word going on to
+# something else.
 _DISREGARDED = re.compile(
     r"\b(?:disregard|ignore)\s+(?:the|my|our|their|this|that|these|those)\s+((?:[^\W_]++[ \t]+){0,4}?[^\W_]++)"
     r"(?=\s*(?:[,.;:!?\n—(]|-\s|$)|\s+(?:about|from|in|on|for|of|sent|posted|dated|which|that|as|until|because)\b)"
 )
 # The words that say what kind of message a notice takes back, or how old it is, not
-# what it was about: "ignore the old wifi password".
+# what it was about.
 _MESSAGES = frozenset(
-    "announcement announcements email emails message messages notice post note item letter memo text update"
-    " old earlier previous last original".split()
+    "announcement announcements email emails message messages notice post note item letter memo text update".split()
 )
+_AGES = frozenset("old earlier previous last original".split())
 _CLAUSE_END = re.compile(r"[:;!?\n—]|\.(?!\d)|\bthat\b")
 # A retraction of a retraction: "disregard the withdrawal of the kiln figure", "the
 # retraction is rescinded". What it takes back is the notice, and the claim stands again.
@@ -627,12 +628,18 @@ def _taken_back(context: str) -> frozenset[str]:
     "Standup is cancelled today" names no page of standups. Cached: a notice is tried
     against every older hit."""
     clauses = [_CLAUSE_END.split(match.group(1))[-1] for match in _TAKEN_BACK.finditer(context)]
-    clauses += [match.group(1) for match in _DISREGARDED.finditer(context)]
+    # "Ignore the red light on the router" is advice, not a notice: what is disregarded
+    # must be said to be a message ("the bottling workshop announcement").
+    clauses += [
+        match.group(1)
+        for match in _DISREGARDED.finditer(context)
+        if _MESSAGES.intersection(match.group(1).lower().split())
+    ]
     # Short words with a digit and years name it too: "the Q3 2025 report is withdrawn"
     # is not the Q2 report.
     words = (word for clause in clauses for word in _WORD.findall(clause))
     told = {word for word in words if len(word) > 2 or not (word.isalpha() or word.isdigit())}
-    told -= STOPWORDS | GENERIC_VERBS | _MESSAGES
+    told -= STOPWORDS | GENERIC_VERBS | _MESSAGES | _AGES
     return frozenset(told) if len(told) > 1 else frozenset()
 
 

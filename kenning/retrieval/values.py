@@ -242,6 +242,10 @@ _MEASURED = {
 # them; "15 minutes of inactivity" is).
 _COUNTED = (
     r"\s+(?!(?:did|does|do|has|have|had|will|would|can|could|should)\b)"
+    # "How much is the coach to Spurn Point?" counts the coach (a number beside it, or a
+    # sum anywhere): read past the verb and the article, which left nothing counted.
+    # Not always a price: "How much is the storage quota?" is answered by "50 GB".
+    r"(?:(?:is|are|was|were)\s+(?:the\s+|an?\s+|my\s+|our\s+|your\s+|their\s+)?)?"
     rf"(?:{_UNITS}\s+of\s+(?:the\s+|an?\s+)?(?P<of>[\w-]+)|(?P<near>[\w-]+(?:\s+[\w-]+)?))"
 )
 _KINDS = (
@@ -332,9 +336,6 @@ _KINDS = (
         "an amount",
         re.compile(
             r"\bhow\s+much\b.*\b(?P<kind>cost|costs|charge|charges|pay|paid|spend|spent|money|budget)\b"
-            # What a thing is or was "how much" is its price: "How much is the coach to
-            # Spurn Point?", "How much was the deposit on the new flat?".
-            r"|\bhow\s+much\s+(?:is|are|was|were)\s+(?!(?:there|left|in|of|it|that|this)\b)"
             r"|\b(?:what|which)\b.*\b"
             r"(?P<kind2>price|cost|bill|budget|salary|wages?|rent|fares?|stipend|allowance|premium|deposit)\b"
             r"(?!\s+(?:review|date|day|deadline|zones?|increase|rise|cap|policy|rules?)\b)",
