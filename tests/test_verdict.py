@@ -612,8 +612,11 @@ def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
         assert kinds(plain) == (None, None, False), plain
     assert kinds("your flight on 3 oct has been rescheduled. new departure 09:40.")[0] == "has been rescheduled"
     assert kinds("the launch is postponed with no new date.")[0] == "is postponed"
+    assert kinds("the deposit deadline has been pushed back to friday 13 february.")[0] == "has been pushed back"
+    assert kinds("the closing date was extended to 3 march.")[0] == "was extended"
     for plain in ("if the match is postponed, we play on sunday.", "when a flight is rescheduled, you get an email.",
-                  "the final has not been postponed."):  # fmt: skip
+                  "the final has not been postponed.", "if the deadline is extended we will tell you.",
+                  "the deadline hasn't been pushed back."):  # fmt: skip
         assert kinds(plain) == (None, None, False), plain
     assert kinds("let's scrap the offsite and meet in the office.")[1] == "let's scrap the "
     # A cue is a whole word, not the start of a longer one.
@@ -846,3 +849,15 @@ def test_disregarding_a_message_names_what_it_announced_and_advice_to_ignore_a_t
     for advice in ("dad: ignore the red light on the router, it blinks after every update",
                    "ignore the background noise in the first minute", "ignore the old wifi password"):  # fmt: skip
         assert truth._taken_back(advice) == frozenset(), advice
+
+
+def test_a_reply_saying_to_ignore_my_last_email_retracts_the_email_it_replies_to():
+    question = "is someone coming to fit the thermostat on thursday"
+    email = side(1, 1, "From: Mark Ellis\nDate: 7 Jan 2025\nSubject: Heating - new smart thermostat\n\nI've arranged"
+                 " for a Hive thermostat to be fitted on Thursday 15 January, between 9 and 12.", "2025-01-07", 0.9)  # fmt: skip
+    other = side(2, 2, "From: Mark Ellis\nDate: 3 Jan 2025\nSubject: Boiler service\n\nThe boiler service is on"
+                 " Thursday 22 January; the engineer will check the thermostat too.", "2025-01-03", 0.8)  # fmt: skip
+    reply = side(3, 3, "From: Mark Ellis\nDate: 12 Jan 2025\nSubject: RE: Heating - new smart thermostat\n\nSorry,"
+                 " please ignore my last email - I've decided against it for now, so nobody will be coming on the"
+                 " 15th.", "2025-01-12", 0.7)  # fmt: skip
+    assert retracted([email, other, reply], ["thermostat", "fit", "coming"], question) == {1: 3, 2: None, 3: None}

@@ -955,6 +955,8 @@ def _means(
     does a retraction saying the thing it names is withdrawn (`taken_back`) when the
     older text holds every word naming it. With `outright`, nothing else ties: not the
     words the two share (`ties_to`) but a name the place puts aside."""
+    if _replies_to(newer, older, context):
+        return True
     if not close(newer, older, SAME_SUBJECT):
         return False
     if newer.dates(context, older):
@@ -997,6 +999,31 @@ def _means(
         _bare_calendar(context, older),
         frozenset(newer.names_put_aside(context)),
         _says_otherwise(newer.values_in(context), older.values),
+    )
+
+
+# An email's subject, without the "Re:" and "Fwd:" a reply puts before it.
+_SUBJECT = re.compile(r"^subject:[ \t]*((?:(?:re|aw|sv|fwd?)[ \t]*:[ \t]*)*)(.*?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
+# A message of the writer's own that came before: "please ignore my last email".
+_OWN_LAST = re.compile(r"\b(?:my|our) (?:last|previous|earlier|first) (?:e-?mail|message|mail|post|text)\b")
+
+
+def _replies_to(newer: Side, older: Side, context: str) -> bool:
+    """Whether the place names the writer's own earlier message ("sorry, please ignore my
+    last email") and the older text is the email the newer one replies to: its subject
+    is the newer's without "Re:". The reply names nothing else of it, nor need it be
+    close in meaning ("I've decided against the thermostat" against the fitting's time
+    and day)."""
+    if _OWN_LAST.search(context) is None:
+        return False
+    reply, subject = _SUBJECT.search(newer.text), _SUBJECT.search(older.text)
+    return (
+        reply is not None
+        and subject is not None
+        and bool(reply.group(1))
+        and not subject.group(1)
+        and bool(subject.group(2))
+        and reply.group(2).lower() == subject.group(2).lower()
     )
 
 
