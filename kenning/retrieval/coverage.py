@@ -429,13 +429,17 @@ def _written_as_name(term: str, texts: list[str]) -> bool:
         for match in pattern.finditer(text):
             if match.group()[0].islower():
                 return False
-            before = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
-            named |= _AFTER_LOWER_CASE.search(before) is not None
+            if not named:
+                # A run of capitalised words is short: its line's last words tell.
+                start = max(text.rfind("\n", 0, match.start()) + 1, match.start() - NAME_REACH)
+                named = _AFTER_LOWER_CASE.search(text, start, match.start()) is not None
     return named
 
 
+# How far before a capitalised word the lower-case word before its run is looked for.
+NAME_REACH = 80
 # A word in lower case, then capitalised words, each followed by a space, up to here.
-_AFTER_LOWER_CASE = re.compile(r"(?:^|[ \t])[a-z][a-z'’]*[ \t]+(?:[A-Z][\w'’-]*[ \t]+)*$")
+_AFTER_LOWER_CASE = re.compile(r"(?:^|[ \t])[a-z][a-z'’]*[ \t]+(?:[A-Z][\w'’-]*[ \t]+)*$", re.MULTILINE)
 
 
 def opens_sentence(text: str, position: int) -> bool:

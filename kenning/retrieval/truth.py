@@ -1003,7 +1003,7 @@ def _means(
 
 
 # An email's subject, without the "Re:" and "Fwd:" a reply puts before it.
-_SUBJECT = re.compile(r"^subject:[ \t]*((?:(?:re|aw|sv|fwd?)[ \t]*:[ \t]*)*)(.*?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_SUBJECT = re.compile(r"^subject:[ \t]*((?:(?:re|aw|sv|fwd?)[ \t]*:[ \t]*)*)([^\n]*)", re.IGNORECASE | re.MULTILINE)
 # A message of the writer's own that came before: "please ignore my last email".
 _OWN_LAST = re.compile(r"\b(?:my|our) (?:last|previous|earlier|first) (?:e-?mail|message|mail|post|text)\b")
 
@@ -1022,8 +1022,8 @@ def _replies_to(newer: Side, older: Side, context: str) -> bool:
         and subject is not None
         and bool(reply.group(1))
         and not subject.group(1)
-        and bool(subject.group(2))
-        and reply.group(2).lower() == subject.group(2).lower()
+        and bool(subject.group(2).strip())
+        and reply.group(2).strip().lower() == subject.group(2).strip().lower()
     )
 
 
