@@ -147,8 +147,8 @@ def test_a_capital_after_a_time_a_bullet_or_a_lists_comma_names_nothing():
     for line in ("07:00 Coach leaves the library.", "- [ ] Coach booked", "• Coach £28 return", "a) Coach firm",
                  "Sat 7 June Coach trip", "Bring: water, snacks, Ticket and a raincoat", "“Coach leaves at 7,” said Jo"):  # fmt: skip
         assert written_as_names(asked, parse(asked), [line]) == frozenset(), line
-    # An abbreviation inside a sentence is a name too.
-    assert written_as_names(asked, parse(asked), ["We booked with the RSPB group. Tickets from Coach Co."]) == {
-        "coach",
-        "rspb",
-    }
+    assert written_as_names(asked, parse(asked), ["We booked with the RSPB group. Tickets from Coach Co."]) == {"coach"}
+    # A title's capitals, or a word in capitals, name nothing.
+    asked = "what time does the parish council meet, bring your passport"
+    notes = ["# Minutes of the Parish Council\n\nThe council meets at 7pm. Bring your PASSPORT."]
+    assert written_as_names(asked, parse(asked), notes) == frozenset()

@@ -613,10 +613,10 @@ def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
     assert kinds("your flight on 3 oct has been rescheduled. new departure 09:40.")[0] == "has been rescheduled"
     assert kinds("the launch is postponed with no new date.")[0] == "is postponed"
     assert kinds("the deposit deadline has been pushed back to friday 13 february.")[0] == "has been pushed back"
-    assert kinds("the closing date was extended to 3 march.")[0] == "was extended"
     for plain in ("if the match is postponed, we play on sunday.", "when a flight is rescheduled, you get an email.",
-                  "the final has not been postponed.", "if the deadline is extended we will tell you.",
-                  "the deadline hasn't been pushed back."):  # fmt: skip
+                  "the final has not been postponed.", "if the deadline is pushed back we will tell you.",
+                  "the deadline hasn't been pushed back.", "the spare key was put back under the pot.",
+                  "the kitchen was extended in 1998."):  # fmt: skip
         assert kinds(plain) == (None, None, False), plain
     assert kinds("let's scrap the offsite and meet in the office.")[1] == "let's scrap the "
     # A cue is a whole word, not the start of a longer one.
@@ -853,11 +853,23 @@ def test_disregarding_a_message_names_what_it_announced_and_advice_to_ignore_a_t
 
 def test_a_reply_saying_to_ignore_my_last_email_retracts_the_email_it_replies_to():
     question = "is someone coming to fit the thermostat on thursday"
-    email = side(1, 1, "From: Mark Ellis\nDate: 7 Jan 2025\nSubject: Heating - new smart thermostat\n\nI've arranged"
-                 " for a Hive thermostat to be fitted on Thursday 15 January, between 9 and 12.", "2025-01-07", 0.9)  # fmt: skip
-    other = side(2, 2, "From: Mark Ellis\nDate: 3 Jan 2025\nSubject: Boiler service\n\nThe boiler service is on"
-                 " Thursday 22 January; the engineer will check the thermostat too.", "2025-01-03", 0.8)  # fmt: skip
-    reply = side(3, 3, "From: Mark Ellis\nDate: 12 Jan 2025\nSubject: RE: Heating - new smart thermostat\n\nSorry,"
-                 " please ignore my last email - I've decided against it for now, so nobody will be coming on the"
-                 " 15th.", "2025-01-12", 0.7)  # fmt: skip
-    assert retracted([email, other, reply], ["thermostat", "fit", "coming"], question) == {1: 3, 2: None, 3: None}
+    keys = ["thermostat", "fit", "coming"]
+    first = "From: Mark Ellis\nDate: 7 Jan 2025\nSubject: Heating - new smart thermostat\n\nI've arranged for a Hive" \
+        " thermostat to be fitted on Thursday 15 January, between 9 and 12."  # fmt: skip
+    boiler = "From: Mark Ellis\nDate: 3 Jan 2025\nSubject: Boiler service\n\nThe boiler service is on Thursday 22" \
+        " January; the engineer will check the thermostat too."  # fmt: skip
+    reply = "From: Mark Ellis\nDate: 12 Jan 2025\nSubject: RE: Heating - new smart thermostat\n\nSorry, please ignore" \
+        " my last email - I've decided against it for now."  # fmt: skip
+
+    def marks(answer: str, *earlier: str) -> dict:
+        notes = [side(1, 1, first, "2025-01-07", 0.9), side(2, 2, boiler, "2025-01-03", 0.8)]
+        notes += [side(4 + n, 4 + n, text, "2025-01-02", 0.6) for n, text in enumerate(earlier)]
+        return retracted([*notes, side(3, 3, answer, "2025-01-12", 0.7)], keys, question)
+
+    assert marks(reply) == {1: 3, 2: None, 3: None}
+    # Not another sender's reply, a forward, nor a reply saying the last email stands.
+    for changed in (reply.replace("From: Mark Ellis", "From: Ana Ruiz"), reply.replace("RE:", "Fwd:"),
+                    reply.replace("please ignore my last email", "my last email still stands, but ignore the rest")):  # fmt: skip
+        assert marks(changed)[1] is None, changed
+    # Of two emails of the thread, the last.
+    assert marks(reply, first.replace("7 Jan", "2 Jan")) == {1: 3, 2: None, 3: None, 4: None}

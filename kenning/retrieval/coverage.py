@@ -420,24 +420,35 @@ def written_as_names(question: str, query: KeywordQuery, texts: list[str]) -> fr
 def _written_as_name(term: str, texts: list[str]) -> bool:
     """Whether the texts write `term` with a capital inside a sentence, and never without
     one. Inside a sentence is after a word in lower case, on its line, with only other
-    capitalised words between ("a trip to Spurn Point"): a word after a time, a bullet, a
-    checkbox, a list's comma or a title's other capitals ("07:00 Coach leaves", "• Coach",
-    "snacks, Ticket", "Riverside Community Choir — Spring Concert") says nothing."""
+    capitalised words between ("a trip to Spurn Point"), on a line writing some word
+    but a function word in lower case: a word after a time, a bullet, a checkbox, a
+    list's comma, in a title or in capitals ("07:00 Coach leaves", "• Coach", "snacks,
+    Ticket", "Minutes of the Parish Council", "bring your PASSPORT") says nothing."""
     pattern = re.compile(rf"(?<![\w-]){re.escape(term)}(?![\w-])", re.IGNORECASE)
     named = False
     for text in texts:
         for match in pattern.finditer(text):
             if match.group()[0].islower():
                 return False
-            if not named:
-                # A run of capitalised words is short: its line's last words tell.
-                start = max(text.rfind("\n", 0, match.start()) + 1, match.start() - NAME_REACH)
-                named = _AFTER_LOWER_CASE.search(text, start, match.start()) is not None
+            if not named and not match.group().isupper():
+                # A run of capitalised words is short: its line's last words tell. A line
+                # in a title's style ("# Minutes of the Parish Council") capitalises every
+                # word but the function words.
+                line_start = text.rfind("\n", 0, match.start()) + 1
+                line_end = text.find("\n", line_start, line_start + NAME_LINE)
+                line = text[line_start : line_end if line_end >= 0 else line_start + NAME_LINE]
+                start = max(line_start, match.start() - NAME_REACH)
+                named = _AFTER_LOWER_CASE.search(text, start, match.start()) is not None and any(
+                    word[0].islower() and word not in STOPWORDS for word in _LINE_WORD.findall(line)
+                )
     return named
 
 
-# How far before a capitalised word the lower-case word before its run is looked for.
+# How far before a capitalised word the lower-case word before its run is looked for, and
+# how much of its line is read for a word in lower case that is no function word.
 NAME_REACH = 80
+NAME_LINE = 400
+_LINE_WORD = re.compile(r"[^\W\d_][\w'’-]*")
 # A word in lower case, then capitalised words, each followed by a space, up to here.
 _AFTER_LOWER_CASE = re.compile(r"(?:^|[ \t])[a-z][a-z'’]*[ \t]+(?:[A-Z][\w'’-]*[ \t]+)*$", re.MULTILINE)
 

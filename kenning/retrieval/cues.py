@@ -70,7 +70,7 @@ _RETRACTION = (
 )
 _CORRECTION = (
     r"correction|corrected|erratum|no longer|(?:was|were|is) wrong"
-    r"|(?:(?:has|have|had) been|was|were|is|are) (?:now )?(?:rescheduled|postponed|brought forward|pushed back|put back|moved back|extended)|wrong way round|(?:was|were) too"
+    r"|(?:(?:has|have|had) been|was|were|is|are) (?:now )?(?:rescheduled|postponed|brought forward|pushed back)|wrong way round|(?:was|were) too"
     r"|supersed(?:e|es|ed|ing)|instead(?: of)?|replaced by|replaces|out of date|outdated|not .{1,40}? as (?:written"
     r"|stated|announced|documented|noted|recorded)|changed (?:it )?to|moved (?:it )?to|switched to|now using"
     r"|update(?::| on\b)|revised|amended|from now on|going forward|scra(?:p|tch) that|as of (?:today|now)"
@@ -151,10 +151,8 @@ _NO_CUE_EN = (
     # that the hike is cancelled" does), nor what is not cancelled ("has not been
     # cancelled", "hasn't been").
     r"|(?:(?:when|whenever|if|once|until|unless|in case)(?: \w+){0,5}?|that|which|who)(?: ha(?:s|ve|d))?"
-    r" (?:was|were|is|are|been|gets?|got) (?:cancell?ed|postponed|rescheduled|pushed back|put back|moved back"
-    r"|extended)\b"
-    r"|(?:not|\w*n['’]t|never) (?:been |be |yet )?(?:cancell?ed|postponed|rescheduled|pushed back|put back"
-    r"|moved back|extended)\b"
+    r" (?:was|were|is|are|been|gets?|got) (?:cancell?ed|postponed|rescheduled|pushed back)\b"
+    r"|(?:not|\w*n['’]t|never) (?:been |be |yet )?(?:cancell?ed|postponed|rescheduled|pushed back)\b"
 )
 # One pass over a text finds every cue; where two kinds could start at one place, the
 # earlier alternative wins ("no longer valid" retracts before "no longer" corrects). A

@@ -51,14 +51,19 @@ _FACT_QUESTION = re.compile(
 # Keywords that name the kind of value they ask for ("crux day pass price", "cost of a
 # hydraulic brake bleed", "vet phone number"): a fact question put as a search, which a
 # note answers or does not, as "What does a day pass at Crux cost?" is.
-# The word opens them, with "of" or "for" and an article ("price of a baguette"), or ends
-# them after two or more words that name the thing, none a function word nor a verb
-# ("crux day pass price"). "opportunity cost", "negotiating rent", "tips to reduce cost",
-# "the cost of living" and "The Hidden Cost" are topics; a contact's kind is no topic
-# after one word ("vet phone number").
+# The word opens them, with "of" or "for" and an article ("price of a baguette"; a
+# contact's kind needs none: "phone number for vets"), or ends them after two or more
+# words that name the thing, none a function word ("crux day pass price", "wedding venue
+# deposit"). "opportunity cost", "negotiating rent", "tips to reduce cost", "the cost of
+# living" and "The Hidden Cost" are topics; a contact's kind is no topic after one word
+# ("vet phone number").
 _SUMS = r"price|cost|fee|fare|rent|deposit|salary|premium"
 _CONTACTS = r"phone\s+number|e-?mail\s+address|postcode"
-_KIND_FIRST = re.compile(rf"^\W*(?P<kind>{_SUMS})s?\s+(?:of|for)\s+(?:an?|the|my|our)\s+\w", re.IGNORECASE)
+_KIND_FIRST = re.compile(
+    rf"^\W*(?:(?P<kind>{_SUMS})s?\s+(?:of|for)\s+(?:an?|the|my|our)\s+\w"
+    rf"|(?P<contact>{_CONTACTS})s?\s+(?:of|for)\s+\w)",
+    re.IGNORECASE,
+)
 _KIND_LAST = re.compile(rf"(?:^|\s)(?P<kind>(?P<sum>{_SUMS})|{_CONTACTS})s?\W*$", re.IGNORECASE)
 _OPENING_DETERMINERS = frozenset("the a an my our".split())
 # A question asking how the asker does something ("How do I rotate the key?", "how can we
@@ -350,17 +355,17 @@ def kind_named(text: str) -> str | None:
         return None
     first = _KIND_FIRST.match(text)
     if first is not None:
-        return first.group("kind")
+        return first.group("kind") or first.group("contact")
     last = _KIND_LAST.search(text)
     if last is None:
         return None
     before = _TOKEN.findall(text[: last.start()])
     if before and before[0].lower() in _OPENING_DETERMINERS:
         before = before[1:]
-    # Every word capitalised is a title's style ("Household Energy Cost").
-    naming = all(word.lower() not in STOPWORDS and not word.lower().endswith("ing") for word in before) and not all(
-        word[0].isupper() for word in before
-    )
+    # Every word capitalised, the kind's too, is a title's style ("Household Energy Cost");
+    # "Netflix Premium price" names things.
+    title = last.group("kind")[0].isupper() and all(word[0].isupper() for word in before)
+    naming = not title and all(word.lower() not in STOPWORDS for word in before)
     return last.group("kind") if naming and len(before) >= (2 if last.group("sum") else 1) else None
 
 

@@ -181,8 +181,11 @@ _DISREGARDED = re.compile(
 # The words that say what kind of message a notice takes back, or how old it is, not
 # what it was about.
 _MESSAGES = frozenset(
-    "announcement announcements email emails message messages notice post note item letter memo text update".split()
-)
+    f"{word}{plural}"
+    for word in "announcement email message notice post note item letter memo text update invitation invite reminder"
+    " newsletter".split()
+    for plural in ("", "s")
+) | {"minutes"}
 _AGES = frozenset("old earlier previous last original".split())
 _CLAUSE_END = re.compile(r"[:;!?\n—]|\.(?!\d)|\bthat\b")
 # A retraction of a retraction: "disregard the withdrawal of the kiln figure", "the
@@ -955,7 +958,7 @@ def _means(
     does a retraction saying the thing it names is withdrawn (`taken_back`) when the
     older text holds every word naming it. With `outright`, nothing else ties: not the
     words the two share (`ties_to`) but a name the place puts aside."""
-    if _replies_to(newer, older, context):
+    if _replies_to(newer, older, context, close.sides):
         return True
     if not close(newer, older, SAME_SUBJECT):
         return False
@@ -1002,29 +1005,39 @@ def _means(
     )
 
 
-# An email's subject, without the "Re:" and "Fwd:" a reply puts before it.
-_SUBJECT = re.compile(r"^subject:[ \t]*((?:(?:re|aw|sv|fwd?)[ \t]*:[ \t]*)*)([^\n]*)", re.IGNORECASE | re.MULTILINE)
-# A message of the writer's own that came before: "please ignore my last email".
-_OWN_LAST = re.compile(r"\b(?:my|our) (?:last|previous|earlier|first) (?:e-?mail|message|mail|post|text)\b")
+# An email's subject, without the "Re:" a reply puts before it, and who sent it.
+_SUBJECT = re.compile(r"^subject:[ \t]*((?:(?:re|aw|sv)[ \t]*:[ \t]*)*)([^\n]*)", re.IGNORECASE | re.MULTILINE)
+_SENDER = re.compile(r"^from:([^\n]*)", re.IGNORECASE | re.MULTILINE)
+# Told to disregard the writer's own message before this one: "please ignore my last email".
+_OWN_LAST = re.compile(
+    r"\b(?:ignore|disregard)\s+(?:my|our)\s+(?:last|previous|earlier|first)\s+(?:e-?mail|message|mail|post|text)\b"
+)
 
 
-def _replies_to(newer: Side, older: Side, context: str) -> bool:
-    """Whether the place names the writer's own earlier message ("sorry, please ignore my
-    last email") and the older text is the email the newer one replies to: its subject
-    is the newer's without "Re:". The reply names nothing else of it, nor need it be
-    close in meaning ("I've decided against the thermostat" against the fitting's time
-    and day)."""
+def _replies_to(newer: Side, older: Side, context: str, sides: list[Side]) -> bool:
+    """Whether the place says to disregard the writer's own last message ("sorry, please
+    ignore my last email") and the older text is that message: the latest before it of
+    the same sender, whose subject is the newer's without "Re:". The reply names nothing
+    else of it, nor need it be close in meaning ("I've decided against the thermostat"
+    against the fitting's time and day). Another sender's reply, or a forward, means no
+    message of the writer's."""
     if _OWN_LAST.search(context) is None:
         return False
-    reply, subject = _SUBJECT.search(newer.text), _SUBJECT.search(older.text)
-    return (
-        reply is not None
-        and subject is not None
-        and bool(reply.group(1))
-        and not subject.group(1)
-        and bool(subject.group(2).strip())
-        and reply.group(2).strip().lower() == subject.group(2).strip().lower()
+    thread = _thread(newer)
+    if thread is None or not thread[0] or _thread(older) != ("", thread[1], thread[2]):
+        return False
+    return not any(
+        side is not older and _thread(side) == _thread(older) and speaks_later(side, older) and speaks_later(newer, side)
+        for side in sides
     )
+
+
+def _thread(side: Side) -> tuple[str, str, str] | None:
+    """An email's reply prefix, subject and sender, lower-cased; None for another text."""
+    subject, sender = _SUBJECT.search(side.text), _SENDER.search(side.text)
+    if subject is None or sender is None or not subject.group(2).strip():
+        return None
+    return subject.group(1).strip().lower() and "re", subject.group(2).strip().lower(), sender.group(1).strip().lower()
 
 
 def _named_by_date(newer: Side, older: Side, context: str, sides: list[Side]) -> bool:
