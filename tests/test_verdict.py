@@ -118,9 +118,11 @@ def resolve(
 ) -> list[Hit]:
     hits = [h for h, _ in pairs]
     intent = TimeIntent.of(query, date(2026, 1, 1))
-    answer_at = values.answers_at(query, values.wanted(query))
+    wanted = values.wanted(query)
+    answer_at = values.answers_at(query, wanted)
     names = parse(query).names - intent.words
-    sides = truth.read(hits, {h.item_id: chunk for h, chunk in pairs}, keys, answer_at, names)
+    valued = wanted is not None and not parse(query).procedure
+    sides = truth.read(hits, {h.item_id: chunk for h, chunk in pairs}, keys, answer_at, names, valued)
     truth.resolve(sides, intent, None, None, truth.Commonness(common), disagreeing=not parse(query).procedure)
     return sorted(hits, key=lambda h: -h.score)
 
@@ -873,3 +875,12 @@ def test_a_reply_saying_to_ignore_my_last_email_retracts_the_email_it_replies_to
         assert marks(changed)[1] is None, changed
     # Of two emails of the thread, the last.
     assert marks(reply, first.replace("7 Jan", "2 Jan")) == {1: 3, 2: None, 3: None, 4: None}
+
+
+def test_another_number_beside_the_words_of_a_how_to_question_replaces_nothing():
+    question = "how do I change the default editor"
+    changelog = side(1, 1, "tmux 2.1: change default formats; the default editor is read from EDITOR, 2 panes.",
+                     "2022-06-09", 0.9)  # fmt: skip
+    readme = side(2, 2, "The default mode of home directories was changed to 0700 to keep the default editor files"
+                  " private.", "2023-05-25", 0.8)  # fmt: skip
+    assert superseded([changelog, readme], ["default", "editor", "change"], question) == {1: None, 2: None}

@@ -263,6 +263,7 @@ class Side:
         keys: list[str],
         answer_at: AnswerAt | None,
         names: frozenset[str] = frozenset(),
+        valued: bool = False,
     ) -> None:
         span = period(hit.date) if hit.date else None
         self.hit = hit
@@ -279,6 +280,9 @@ class Side:
         self._all_keys = keys
         self._answer_at = answer_at
         self._names = names
+        # Whether the question asks for a kind of value (retrieval/values.py), which the
+        # values beside its words then give.
+        self.valued = valued
 
     @cached_property
     def _written(self) -> tuple[re.Pattern[str], ...]:
@@ -826,14 +830,16 @@ def read(
     keys: list[str],
     answer_at: AnswerAt | None = None,
     names: frozenset[str] = frozenset(),
+    valued: bool = False,
 ) -> list[Side]:
     """The best hits as the truth signals see them. `keys` are the query's words, the most
     specific first. With `answer_at`, only the values it accepts are compared (see
     retrieval/values.py `answers_at`): for "When does the billing-exporter run?", its
     "02:00", not the people note's phone number. `names` are the names the question
     asks about (query.py's `names`): where it names some, only values on a line naming one
-    of them, or in a document or section titled with one, disagree."""
-    return [Side(hit, chunks.get(hit.item_id), keys, answer_at, names) for hit in hits[:DEPTH]]
+    of them, or in a document or section titled with one, disagree. `valued`: the question
+    asks for a kind of value, so another value in a correction says it replaces one."""
+    return [Side(hit, chunks.get(hit.item_id), keys, answer_at, names, valued) for hit in hits[:DEPTH]]
 
 
 def naming_words(sides: list[Side]) -> set[str]:
@@ -1001,7 +1007,7 @@ def _means(
         close(newer, older, SAME_STATE),
         _bare_calendar(context, older),
         frozenset(newer.names_put_aside(context)),
-        _says_otherwise(newer.values_in(context), older.values),
+        newer.valued and _says_otherwise(newer.values_in(context), older.values),
     )
 
 

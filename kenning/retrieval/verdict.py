@@ -199,7 +199,11 @@ async def settle(
     query = asked.query if asked is not None else parse(text)
     # The names the question asks about, not the period it names ("Q3").
     names = query.names - set(intent.words)
-    sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names)
+    # Numbers beside the words of a question asking for no kind of value ("how do I change
+    # the default editor") are no answers a correction replaces: adduser's README "changed
+    # to 0700" superseded tmux's changelog by them (bench/doc_marks.py).
+    valued = wanted is not None and not query.procedure
+    sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names, valued)
     common = await _common(db, truth.naming_words(sides))
     truth.resolve(sides, intent, between, agreement, common, disagreeing=not query.procedure, alike=alike)
     truth.apply_stated(judged, superseded)
