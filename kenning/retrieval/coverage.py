@@ -402,9 +402,8 @@ def written_as_names(question: str, query: KeywordQuery, texts: list[str]) -> fr
     capitalised them, the question names what the notes call by name; a word at a
     sentence's or a line's opening, in a title or in capitals says nothing, and one the
     notes also write in lower case ("the concert", "Spring Concert") is a word of the
-    language.
-    None when the question capitalises a word of its own: its lower-case words were
-    meant so."""
+    language. None when the question capitalises a word of its own: its lower-case words
+    were meant so."""
     inner = _WORD.findall(question)[1:]
     if any(word[0].isupper() for word in inner) or not texts:
         return frozenset()

@@ -1043,7 +1043,8 @@ def _thread(side: Side) -> tuple[str, str, str] | None:
     subject, sender = _SUBJECT.search(side.text), _SENDER.search(side.text)
     if subject is None or sender is None or not subject.group(2).strip():
         return None
-    return subject.group(1).strip().lower() and "re", subject.group(2).strip().lower(), sender.group(1).strip().lower()
+    reply = "re" if subject.group(1).strip() else ""
+    return reply, subject.group(2).strip().lower(), sender.group(1).strip().lower()
 
 
 def _named_by_date(newer: Side, older: Side, context: str, sides: list[Side]) -> bool:

@@ -267,7 +267,7 @@ async def settle(
     # capitalises nothing ("spurn point"): a value stated of something else is no answer.
     # Only here: the truth signals read values beside names on the lines naming them,
     # and "front tyre pressure golf" then found no pressure on the door sticker's line.
-    named = names | coverage.written_as_names(text, query, list(texts.values()))
+    named = names | (coverage.written_as_names(text, query, list(texts.values())) if wanted else frozenset())
     unstated = await _unstated(db, wanted, hits, texts, measured, asked, intent, follow, of_period, text, named)
     support = floors.Support(
         coverage_best,
