@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kenning.api import Hit
-from kenning.retrieval.values import states, stating_first, wanted
+from kenning.retrieval.values import states, stating_first, value_at, wanted
 
 PERSON = """---
 title: Noor Haddad
@@ -46,6 +46,9 @@ updated: 2025-02-28
         ("Which email address do I send receipts to?", "an email address"),
         ("What is the street address of the Bristol office?", "a street address"),
         ("What is our Placely account ID?", "an identifier"),
+        ("What date is the summer fair?", "a date"),
+        ("Which day is the maritime museum closed?", "a date"),
+        ("What week is the kitchen being delivered?", "a date"),
     ],
 )
 def test_the_form_of_a_question_names_the_kind_of_value_it_asks_for(question, kind):
@@ -150,6 +153,7 @@ def test_how_much_a_thing_is_counts_the_thing_past_the_verb_and_its_article():
         ("Price for a half plot?", "an amount"),
         ("annual membership fee", "a fee or rate"),
         ("vet phone number", "a phone number"),
+        ("date of the PTA summer fair", "a date"),
     ],
 )
 def test_keywords_naming_a_kind_of_value_ask_for_it_as_a_question_does(keywords, kind):
@@ -168,6 +172,9 @@ def test_how_much_of_a_thing_is_a_number_beside_it_or_a_sum_of_money_anywhere():
     assert not states(grant, "The slipway opens in 2027; 40 cars a day may land there.")
     # "How many" counts things, which a sum of money does not.
     assert not states(wanted("How many slipways were awarded?"), "The £1.2m award for the new slip.")
+    # The sum is a value the truth signals compare, wherever it stands.
+    rent, line = wanted("How much is the rent for a full plot?"), "Rent for a full plot is £58."
+    assert value_at(rent, line, line.index("£")) and not value_at(rent, line, line.index("full"))
 
 
 def test_a_headcount_is_read_in_whichever_word_the_note_uses():

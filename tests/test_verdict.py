@@ -559,6 +559,8 @@ def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
     assert kinds("it turns out the replica port is 5433.") == ("it turns out", None, False)
     assert kinds("typo in yesterday's note: the cutoff is 17:00.") == ("typo in", None, False)
     assert kinds("scratch that, we keep the old vendor.") == ("scratch that", None, False)
+    assert kinds("after the 10k pb she's changed my target: marathon pace now 8:30/mile.")[0] == "'s changed"
+    assert kinds("dales roofing have moved the gutter clearing to mon 14 dec.")[0] == "have moved"
     assert kinds("please ignore what i posted about the budget.") == (None, "ignore what", False)
     assert kinds("the office move was shelved.") == (None, "was shelved", False)
     assert kinds("strawman for the new rota, not final.")[2]
@@ -703,6 +705,64 @@ def test_only_values_of_the_kind_asked_for_disagree():
     other = side(3, 3, "The billing exporter runs at 04:00 since the move.", "2025-06-15", 0.7)
     ranked = resolve([service, other], keys, "When does the billing exporter run?")
     assert ranked[0].conflicts_with == [3] and ranked[1].conflicts_with == [2]
+
+
+def test_two_notes_answering_a_question_for_a_value_differently_disagree_whatever_words_they_use():
+    # Two people's notes of one call: the dates stand beside "deadline" and "relaunch",
+    # not beside the question's rarest words.
+    question = "When is the Halvorsen website relaunch deadline?"
+    keys = ["halvorsen", "website", "relaunch", "deadline"]
+    alice = "Call with Halvorsen (2 Nov 2026) - Alice\n\n- They confirmed the deadline for the website relaunch:" \
+        " 15 January.\n- Contact: Sigrid."  # fmt: skip
+    ben = "Halvorsen call, 2 Nov 2026 (Ben's notes)\n\n- Relaunch deadline: 31 January, per Sigrid.\n- Budget" \
+        " unchanged."  # fmt: skip
+    # Another client's page names no Halvorsen: its deadline answers nothing about it.
+    kessler = "Kessler project\nDeadline for the website relaunch: 31 January."
+
+    def conflicts(*texts: str) -> list[list[int]]:
+        notes = [side(n, n, text, "2026-11-02", 1 - n / 10) for n, text in enumerate(texts, 1)]
+        return [h.conflicts_with for h in resolve(notes, keys, question)]
+
+    assert conflicts(alice, ben, kessler) == [[2], [1], []]
+    # The same day written long and short is one answer.
+    assert conflicts(alice, ben.replace("31 January", "Jan 15")) == [[], []]
+
+
+def test_a_correction_answering_the_question_otherwise_means_the_note_whose_answer_is_about_as_much():
+    question = "when is the dress rehearsal for the christmas concert"
+    keys = ["christmas", "concert", "dress", "rehearsal"]
+    schedule = side(1, 1, "Christmas concert - extra rehearsals\nSat 5 Dec 10am-1pm - Methodist Hall (full choir)\n"
+                    "Thu 10 Dec 7pm - DRESS REHEARSAL at St Oswald's", "2025-10-15", 0.9)  # fmt: skip
+    # The minutes answer about the concert only: the rehearsal moving says nothing of them.
+    minutes = side(2, 2, "Choir committee minutes\n- Christmas concert confirmed: Sat 12 Dec, 7pm, in the parish"
+                   " church", "2025-09-03", 0.8)  # fmt: skip
+    email = side(3, 3, "From: Linda Marsh\nDate: 24 Nov 2025\nSubject: Dress rehearsal - change of day\n\nUpdate:"
+                 " the dress rehearsal has moved to Friday 11 Dec, 6:30pm, still at St Oswald's.", "2025-11-24", 0.7)  # fmt: skip
+    hits = [schedule[0], minutes[0], email[0]]
+    chunks = {h.item_id: chunk for h, chunk in (schedule, minutes, email)}
+    sides = truth.read(hits, chunks, keys, values.answers_at(question, values.wanted(question)), valued=True)
+    # Vectors of short notes about one rehearsal sit about this close, and in a choir's
+    # few notes the month and the church are common words, which name nothing.
+    common = truth.Commonness(frozenset({"dec", "oswald"}))
+    truth.resolve(sides, TimeIntent.of(question, date(2026, 1, 1)), lambda a, b: 0.46, None, common)
+    assert [h.superseded_by for h in hits] == [3, None, None]
+
+
+def test_a_weekday_answers_a_question_asking_which_day_by_any_of_its_spellings():
+    question = "Which day is the maritime museum closed?"
+    keys = ["day", "maritime", "museum", "closed"]
+    plan = "Harbourtown weekend - plan\n\nMaritime Museum: opens 10:00, closed on Mondays."
+    chat = "[14/11/2026 19:02] Sam: the maritime museum is shut on Tuesdays btw\n[14/11/2026 19:03] Sam: opens at 10"
+
+    def conflicts(other: str) -> list[list[int]]:
+        notes = [side(1, 1, plan, "2026-11-10", 0.9), side(2, 2, other, "2026-11-14", 0.8)]
+        return [h.conflicts_with for h in resolve(notes, keys, question)]
+
+    assert conflicts(chat) == [[2], [1]]
+    # The chat's own date is no answer, and "Mon" is Monday.
+    assert conflicts(chat.replace("Tuesdays", "Mon")) == [[], []]
+    assert values.wanted(question).kind == "a date"
+    assert values.wanted("date of the PTA summer fair").kind == "a date"
 
 
 def test_a_notice_names_a_claim_by_two_words_of_its_title_and_its_time_or_all_of_a_long_title():

@@ -60,7 +60,7 @@ _FACT_QUESTION = re.compile(
 _SUMS = r"price|cost|fee|fare|rent|deposit|salary|premium"
 _CONTACTS = r"phone\s+number|e-?mail\s+address|postcode"
 _KIND_FIRST = re.compile(
-    rf"^\W*(?:(?P<kind>{_SUMS})s?\s+(?:of|for)\s+(?:an?|the|my|our)\s+\w"
+    rf"^\W*(?:(?P<kind>{_SUMS}|date)s?\s+(?:of|for)\s+(?:an?|the|my|our)\s+\w"
     rf"|(?P<contact>{_CONTACTS})s?\s+(?:of|for)\s+\w)",
     re.IGNORECASE,
 )

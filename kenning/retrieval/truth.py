@@ -218,6 +218,11 @@ _ABOUT_ANOTHER = re.compile(
 )
 # The names of months and weekdays, which say when rather than what, as written out or
 # cut short ("the Oct relocation", "Sept 3"); not "wed", "sat" or "sun", which are words.
+# A weekday as written, long or short ("Wednesdays", "Wed"): the same day by its first
+# three letters.
+_WEEKDAY = re.compile(
+    r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)s?"
+)
 _CALENDAR_WORDS = MONTH_WORDS | frozenset(
     (*(name.lower() for name in calendar.day_name), "mon", "tue", "tues", "thu", "thur", "thurs", "fri")
 )
@@ -236,6 +241,12 @@ _VALUE_START = re.compile(r"[\d£$€]")
 # many of the query's most specific words a disagreement is looked for at.
 VALUE_REACH = 10
 KEYS = 2
+# How many of the question's words a line must hold for its values to answer it (`Side.answers`).
+ANSWER_WORDS = 2
+# How close two texts giving different answers to a question asking for a kind of value
+# must be to disagree: a noticeboard's "NEXT WORKDAY: SUNDAY 13 DECEMBER 10AM" sits 0.22
+# from the coordinator's email saying "next workday is Saturday 12 December".
+ANSWERS_APART = 0.2
 # Where a sentence ends.
 _SENTENCE_END = re.compile(r"[.?!](?=\s|$)")
 _ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|approx|incl)\.")
@@ -303,6 +314,85 @@ class Side:
         text, lower-cased) stands: what a correction there says instead."""
         start = self.text.lower().find(context)
         return {} if start < 0 else self._values_of(self.text[start : start + len(context)])
+
+    @cached_property
+    def answers(self) -> frozenset[str]:
+        """For a question asking for a kind of value, the values of that kind on the lines
+        holding the most of its words, ANSWER_WORDS at least: what the text answers. Two
+        people's notes of one call ("They confirmed the deadline for the website
+        relaunch: 15 January", "Relaunch deadline: 31 January") write their values
+        beside other words than the question's most specific ("Halvorsen", "website"),
+        which `values` reads beside. Nothing for a text not naming every name asked
+        about: the Kessler project's deadline answers nothing about Halvorsen's."""
+        return self._answer[1]
+
+    @cached_property
+    def _answer(self) -> tuple[frozenset[int], frozenset[str]]:
+        # Its title and first line say what every line is about: "check-in from 4pm" in
+        # "Lisbon apartment - Dad's notes".
+        first = self.text.partition("\n")[0]
+        return self._answering(self.text, self._holds(f"{self.hit.title}\n{first}"))
+
+    def answers_differ(self, other: Side) -> bool:
+        """Whether the two answer the question (`answers`) with values the other lacks,
+        each about the most specific of the question's words either answer is about: the
+        schedule's "Thu 10 Dec 7pm - DRESS REHEARSAL" and the minutes' "Christmas concert
+        confirmed: Sat 12 Dec" do not disagree about when the dress rehearsal for the
+        Christmas concert is."""
+        (held, values), (other_held, other_values) = self._answer, other._answer
+        return bool(held and other_held) and min(held | other_held) in held & other_held and _differ(values, other_values)
+
+    def answers_otherwise(self, context: str, older: Side) -> bool:
+        """Whether the place `context` (lower-cased) answers the question with values the
+        older text's answer lacks, and it lacks one of these, about none of the question's
+        words that answer is not about: "Update: the dress rehearsal has moved to Friday 11
+        Dec, 6:30pm" means the schedule's "Thu 10 Dec 7pm - DRESS REHEARSAL", not the
+        minutes' "Christmas concert confirmed: Sat 12 Dec", which a question about the
+        rehearsal's day before Christmas also finds."""
+        held, values = self._answering(context)
+        older_held, older_values = older._answer
+        return held <= older_held and _differ(values, older_values)
+
+    @cached_property
+    def _asked_each(self) -> list[Callable[[str], bool]]:
+        return [word_among([key]) for key in self._all_keys]
+
+    def _holds(self, text: str) -> frozenset[int]:
+        """Which of the question's words the text holds, by their places among them."""
+        words = _words(text)
+        return frozenset(n for n, is_key in enumerate(self._asked_each) if any(map(is_key, words)))
+
+    def _answering(self, text: str, about: frozenset[int] = frozenset()) -> tuple[frozenset[int], frozenset[str]]:
+        """The question's words the lines of `text` answering it hold with `about`, and
+        the values on them (`answers`)."""
+        if not self.valued or self._answer_at is None or len(self.names_held) < len(self._names):
+            return frozenset(), frozenset()
+        most, held_most, found, offset = ANSWER_WORDS, frozenset[int](), set[str](), 0
+        for line in text.split("\n"):
+            start, offset = offset, offset + len(line) + 1
+            # A chat line's time and speaker say who wrote it when ("[20:01] Mum:").
+            line = _SPEAKER.sub(lambda match: " " * len(match.group()), line)
+            held = about | self._holds(line)
+            if len(held) < most:
+                continue
+            tokens = list(_TOKEN.finditer(line))
+            values = {
+                _answer(match.group())
+                for before, match in zip([None, *tokens], tokens)
+                if (_VALUE_START.match(match.group()) or _WEEKDAY.fullmatch(match.group().lower()))
+                and (
+                    self._stated(text, start + match.start())
+                    # A currency named before the sum ("EUR 180").
+                    or (before is not None and self._stated(text, start + before.start()))
+                )
+            }
+            if not values:
+                continue
+            if len(held) > most:
+                held_most, found = frozenset(), set()
+            most, held_most = len(held), held_most | held
+            found |= values
+        return held_most, frozenset(found)
 
     def _values_of(self, text: str) -> dict[str, set[str]]:
         if not self._names or any(name.search(f"{self.hit.title}\n{self.hit.section}") for name in self._written):
@@ -766,6 +856,16 @@ def _disagree(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
     return any(key in b and a[key] - b[key] and b[key] - a[key] for key in a)
 
 
+def _answer(token: str) -> str:
+    """A value as `Side.answers` compares it: a weekday by its first three letters."""
+    return token.lower()[:3] if _WEEKDAY.fullmatch(token.lower()) else token.replace(" ", "")
+
+
+def _differ(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Each answers with a value the other does not give."""
+    return bool(a - b and b - a)
+
+
 def _says_otherwise(newer: dict[str, set[str]], older: dict[str, set[str]]) -> bool:
     """A correction gives another value beside every word of the question the older text
     gives one beside: "Correction: the gannet timeout is 75 seconds" says nothing of the
@@ -1007,7 +1107,8 @@ def _means(
         close(newer, older, SAME_STATE),
         _bare_calendar(context, older),
         frozenset(newer.names_put_aside(context)),
-        newer.valued and _says_otherwise(newer.values_in(context), older.values),
+        newer.valued
+        and (_says_otherwise(newer.values_in(context), older.values) or newer.answers_otherwise(context, older)),
     )
 
 
@@ -1210,9 +1311,11 @@ def _relate(
         disagreeing
         and not (upper.cues.hedged or lower.cues.hedged)
         and _same_time(upper, lower)
-        and close(upper, lower, SAME_CLAIM)
         and close.same_question(upper, lower)
-        and _disagree(upper.values, lower.values)
+        and (
+            (close(upper, lower, SAME_CLAIM) and _disagree(upper.values, lower.values))
+            or (close(upper, lower, ANSWERS_APART) and upper.answers_differ(lower))
+        )
     ):
         upper.hit.conflicts_with.append(lower.hit.item_id)
         lower.hit.conflicts_with.append(upper.hit.item_id)

@@ -403,6 +403,13 @@ _KINDS = (
         unlike=_WHEN,
         anywhere=_MONEY,
     ),
+    # A day or week asked for as such ("What date is the summer fair?", "Which day is the
+    # museum closed?"), written as a date or a weekday, short ("Sat 12th", "Wed 3 Feb") or long.
+    _Kind(
+        "a date",
+        re.compile(r"\b(?:what|which)\s+(?P<kind>date|day|week)s?\b(?!\s+(?:rates?|passe?s?|trips?|tickets?)\b)", re.I),
+        re.compile(rf"{_DATES.pattern}|\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\b\.?", re.I),
+    ),
     # Last: a "when" question that also names a narrower kind ("When is standup, what
     # time?") asks for that one.
     _Kind("a date or time", re.compile(r"^\W*when\b", re.I), _MAY_PLACE_IN_TIME, surely=_PLACES_IN_TIME, event=True),
@@ -591,10 +598,13 @@ def _stem(word: str) -> str:
 
 def value_at(wanted: Wanted, text: str, position: int) -> bool:
     """Whether a value of the kind wanted is written from `position` on: "14 June" or
-    "02:00" for "When...", not the first digits of "0113 496 0571"."""
+    "02:00" for "When...", not the first digits of "0113 496 0571"; or a form stating it
+    wherever it stands ("£62" for "How much is the rent...?", a count beside nothing)."""
     form = wanted.form
     if form.unlike is not None and _within(form.unlike, text, position):
         return False
+    if form.anywhere is not None and form.anywhere.match(text, position) is not None:
+        return True
     return form.value.match(text, position) is not None
 
 
