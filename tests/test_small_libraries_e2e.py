@@ -317,3 +317,27 @@ def test_notices_and_corrections_said_as_people_say_them_take_back_what_they_mea
     # The workshop's notice names nothing of the pressing days.
     hits = _hits(daemon, "When are the pressing days?")
     assert hits["2026-09-01-pressing-days.md"]["retracted_by"] is None
+
+
+def test_notes_answering_a_question_for_a_value_differently_disagree_or_correct_what_they_answer(library):
+    daemon = library_of(library, derived=True, notes={
+        "2025-10-15-rehearsal-schedule.md": "Christmas concert - extra rehearsals\nSat 6 Dec 10am-1pm - Methodist"
+        " Hall (full choir)\nThu 11 Dec 7pm - DRESS REHEARSAL at St Oswald's\n",
+        "2025-09-03-committee-minutes.md": "Choir committee minutes\n- Christmas concert confirmed: Sat 13 Dec,"
+        " 7pm, in the parish church\n- Tickets £8, from the library\n",
+        "2025-11-24-email-linda.txt": "From: Linda Marsh\nDate: 24 Nov 2025\nSubject: Dress rehearsal - change of"
+        " day\n\nHi all,\nUpdate: the dress rehearsal has moved to Friday 12 Dec, 6:30pm, still at St Oswald's.\n",
+        "volunteer-handbook-v3.md": "---\ndate: 2025-09-01\n---\nNorthside Food Bank - volunteer handbook v3\n"
+        "Saturday sessions: volunteers arrive 8:30 for sorting, doors open to clients at 10:00.\n",
+        "rota-email-2025-09-01.txt": "From: Janet Mills (coordinator)\nDate: 1 Sep 2025\nSubject: September rota"
+        "\n\nSaturday volunteers please arrive at 9:15; clients from 10:00. Rota attached.\n",
+    })  # fmt: skip
+    hits = _hits(daemon, "when is the dress rehearsal for the christmas concert")
+    assert list(hits)[0] == "2025-11-24-email-linda.txt"
+    assert hits["2025-10-15-rehearsal-schedule.md"]["superseded_by"] == hits["2025-11-24-email-linda.txt"]["item_id"]
+    # The minutes' date is the concert's, which the rehearsal moving does not change.
+    assert hits["2025-09-03-committee-minutes.md"]["superseded_by"] is None
+    # The handbook's 8:30 stands beside "volunteers arrive", the rota's 9:15 beside "arrive".
+    hits = _hits(daemon, "What time should Saturday volunteers arrive at the food bank?")
+    handbook, rota = hits["volunteer-handbook-v3.md"], hits["rota-email-2025-09-01.txt"]
+    assert handbook["conflicts_with"] == [rota["item_id"]] and rota["conflicts_with"] == [handbook["item_id"]]

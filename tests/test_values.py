@@ -37,6 +37,7 @@ updated: 2025-02-28
         ("What is the fuel tank capacity of the Fulmar?", "a volume"),
         ("What is the maximum attachment size?", "a size"),
         ("How much does the window cleaner cost?", "an amount"),
+        ("What do we charge for the main hall per hour now?", "an amount"),
         ("What salary does the Operations Manager earn?", "an amount"),
         ("What was the yearly rent for the depot in 2024?", "an amount"),
         ("What is the chargeback fee on card payments?", "a fee or rate"),

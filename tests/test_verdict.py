@@ -561,6 +561,7 @@ def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
     assert kinds("scratch that, we keep the old vendor.") == ("scratch that", None, False)
     assert kinds("after the 10k pb she's changed my target: marathon pace now 8:30/mile.")[0] == "'s changed"
     assert kinds("dales roofing have moved the gutter clearing to mon 14 dec.")[0] == "have moved"
+    assert kinds("what has changed in gdb? the meaning of detach has changed.")[0] is None
     assert kinds("please ignore what i posted about the budget.") == (None, "ignore what", False)
     assert kinds("the office move was shelved.") == (None, "was shelved", False)
     assert kinds("strawman for the new rota, not final.")[2]
@@ -746,6 +747,36 @@ def test_a_correction_answering_the_question_otherwise_means_the_note_whose_answ
     common = truth.Commonness(frozenset({"dec", "oswald"}))
     truth.resolve(sides, TimeIntent.of(question, date(2026, 1, 1)), lambda a, b: 0.46, None, common)
     assert [h.superseded_by for h in hits] == [3, None, None]
+
+
+def test_asked_for_now_the_newer_page_answering_otherwise_goes_first_whatever_else_the_older_holds():
+    question = "what do we charge for the main hall per hour now"
+    keys = ["charge", "main", "hall", "hour"]
+    rates = "# Church hall - hire rates {year}\n- Main hall: £{main} per hour\n- Small meeting room: £{small} per hour\n"
+    # The older page's "no charge" for Sunday school holds a word of the question the
+    # newer one does not.
+    older = side(1, 1, rates.format(year=2025, main=18, small=10) + "- Sunday school: no charge", "2025-01-06", 1.0)
+    newer = side(2, 2, rates.format(year=2026, main=21, small=12), "2026-01-05", 0.5)
+    hits = [older[0], newer[0]]
+    sides = truth.read(hits, {1: older[1], 2: newer[1]}, keys, values.answers_at(question, values.wanted(question)),
+                       valued=True)  # fmt: skip
+    truth.resolve(sides, TimeIntent.of(question, date(2026, 12, 7)), lambda a, b: 0.6, None)
+    assert newer[0].score > older[0].score and "asked for now" in newer[0].reasons[0]
+
+
+def test_a_page_dated_by_its_year_speaks_from_the_time_of_a_note_written_inside_it():
+    question = "when's the oxalic acid treatment at the apiary"
+    keys = ["oxalic", "acid", "treatment", "apiary"]
+    rota = "Teaching apiary - winter jobs\nOxalic acid treatment: Sat 19 Dec, 11am, led by Carol"
+    newsletter = "BKA newsletter - December\nOxalic acid treatment at the teaching apiary: Sunday 20 December, 11am."
+
+    def conflicts(year: str) -> list[list[int]]:
+        notes = [side(1, 1, rota, year, 0.9), side(2, 2, newsletter, "2025-12-01", 0.8)]
+        return [h.conflicts_with for h in resolve(notes, keys, question)]
+
+    assert conflicts("2025") == [[2], [1]]
+    # Last year's page speaks of last winter.
+    assert conflicts("2024") == [[], []]
 
 
 def test_a_weekday_answers_a_question_asking_which_day_by_any_of_its_spellings():

@@ -281,7 +281,7 @@ class Side:
         self.text = chunk.content if chunk else hit.snippet
         self._lead = chunk.lead if chunk else ""
         self.cues = cues.read(hit.title, self.text, self._lead, keys)
-        # The first and last day its date covers, as ordinals.
+        # The first day its date covers and the day after its last, as ordinals.
         self.start = span.start.toordinal() if span else None
         self.end = span.end.toordinal() if span else None
         self.dated_by_words = span is not None and hit.date_source not in _UNWRITTEN_DATES
@@ -334,13 +334,11 @@ class Side:
         return self._answering(self.text, self._holds(f"{self.hit.title}\n{first}"))
 
     def answers_differ(self, other: Side) -> bool:
-        """Whether the two answer the question (`answers`) with values the other lacks,
-        each about the most specific of the question's words either answer is about: the
-        schedule's "Thu 10 Dec 7pm - DRESS REHEARSAL" and the minutes' "Christmas concert
-        confirmed: Sat 12 Dec" do not disagree about when the dress rehearsal for the
-        Christmas concert is."""
-        (held, values), (other_held, other_values) = self._answer, other._answer
-        return bool(held and other_held) and min(held | other_held) in held & other_held and _differ(values, other_values)
+        """Whether each answers the question (`answers`) with a value the other lacks.
+        Not asked to answer about the same words: the house book's "Cleaner: Janet Rowe,
+        £75 per changeover" and the family chat's "cleaner is still Mrs Rowe, £60 per
+        clean, pay her cash" disagree about what we pay the cleaner per changeover."""
+        return _differ(self.answers, other.answers)
 
     def answers_otherwise(self, context: str, older: Side) -> bool:
         """Whether the place `context` (lower-cased) answers the question with values the
@@ -352,6 +350,15 @@ class Side:
         held, values = self._answering(context)
         older_held, older_values = older._answer
         return held <= older_held and _differ(values, older_values)
+
+    def answers_instead_of(self, older: Side) -> bool:
+        """Whether it answers the question with values the older text's answer lacks, and
+        it lacks one of these, about every word of the question that answer is about: the
+        2026 hire rates' "Main hall: £21 per hour" against 2025's "£18", whatever other
+        word of the question the older page holds ("Sunday school: no charge")."""
+        held, values = self._answer
+        older_held, older_values = older._answer
+        return bool(older_held) and older_held <= held and _differ(values, older_values)
 
     @cached_property
     def _asked_each(self) -> list[Callable[[str], bool]]:
@@ -780,9 +787,12 @@ def ahead_of(side: Side, today: date) -> bool:
 
 
 def _same_time(a: Side, b: Side) -> bool:
-    if a.start is None or b.start is None:
+    """Whether the two speak from about one time: days SAME_TIME_DAYS apart at most, or
+    one inside the other's period (the apiary's "winter jobs" page of 2026 and its
+    December newsletter)."""
+    if a.start is None or b.start is None or a.end is None or b.end is None:
         return True
-    return abs(a.start - b.start) <= SAME_TIME_DAYS
+    return abs(a.start - b.start) <= SAME_TIME_DAYS or (a.start < b.end and b.start < a.end)
 
 
 def _words(text: str) -> set[str]:
@@ -1298,12 +1308,21 @@ def _relate(
             newer, older, newer.cues, older.cues, close, common, outright=not later
         ):
             return
-        if speaks_later(newer, older) and intent.recent and newer.holds_what_is_asked_of(older) and (
-            close(newer, older, SAME_STATE)
-            # A short note of a change sits further from the page it changes ("Calendar
-            # changes: the standup moves to 10:15" against "Team rituals", cosine 0.36):
-            # giving another value beside a word of the question, it says what holds now.
-            or (close(newer, older, SAME_SUBJECT) and _disagree(newer.values, older.values))
+        if (
+            speaks_later(newer, older)
+            and intent.recent
+            and (
+                newer.holds_what_is_asked_of(older)
+                and (
+                    close(newer, older, SAME_STATE)
+                    # A short note of a change sits further from the page it changes
+                    # ("Calendar changes: the standup moves to 10:15" against "Team
+                    # rituals", cosine 0.36): giving another value beside a word of the
+                    # question, it says what holds now.
+                    or (close(newer, older, SAME_SUBJECT) and _disagree(newer.values, older.values))
+                )
+                or (close(newer, older, ANSWERS_APART) and newer.answers_instead_of(older))
+            )
         ):
             place_above(newer.hit, older.hit, f"newer ({newer.hit.date}) than item {older.hit.item_id}, asked for now")
             return

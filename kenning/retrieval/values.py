@@ -330,12 +330,14 @@ _KINDS = (
         re.compile(f"{_MONEY.pattern}|\\d\\s?%", re.I),
         unlike=_WHEN,
     ),
-    # A sum named by what it pays for ("What salary...", "the yearly rent"); not what
-    # merely concerns it ("the rent review date").
+    # A sum asked as such ("How much does it cost...", "What do we charge for...") or named
+    # by what it pays for ("What salary...", "the yearly rent"); not what merely concerns
+    # it ("the rent review date").
     _Kind(
         "an amount",
         re.compile(
-            r"\bhow\s+much\b.*\b(?P<kind>cost|costs|charge|charges|pay|paid|spend|spent|money|budget)\b"
+            r"(?:\bhow\s+much|\bwhat\s+(?:do|does|did|will|would|should)\b)"
+            r".*\b(?P<kind>cost|costs|charge|charges|pay|paid|spend|spent|money|budget)\b"
             r"|\b(?:what|which)\b.*\b"
             r"(?P<kind2>price|cost|bill|budget|salary|wages?|rent|fares?|stipend|allowance|premium|deposit)\b"
             r"(?!\s+(?:review|date|day|deadline|zones?|increase|rise|cap|policy|rules?)\b)",
