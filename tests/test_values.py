@@ -161,6 +161,18 @@ def test_keywords_naming_a_kind_of_value_ask_for_it_as_a_question_does(keywords,
     assert wanted(keywords).kind == kind
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What date format does the export use?", "What day-to-day tasks does Sam do?", "Which day nursery did we pick?",
+        "which day shift does Tom work", "What do I need to pay attention to?", "What does the charge light mean?",
+        "What should I do if the laptop won't charge?", "What did the cost review conclude?",
+    ],
+)  # fmt: skip
+def test_a_date_or_a_sum_is_not_asked_for_by_words_naming_other_things(question):
+    assert wanted(question) is None
+
+
 @pytest.mark.parametrize("keywords", ["code for the communal shed", "price", "price list 2026", "pricing page"])
 def test_keywords_naming_no_kind_at_their_ends_ask_for_none(keywords):
     assert wanted(keywords) is None

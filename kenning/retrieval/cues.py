@@ -76,10 +76,12 @@ _CORRECTION = (
     r"|update(?::| on\b)|revised|amended|from now on|going forward|scra(?:p|tch) that|as of (?:today|now)"
     r"|it turn(?:s|ed) out|typo(?::| in)|errata|clarification|(?:my|our) mistake|change of plans?"
     r"|changed (?:our|my) minds?|revert(?:ed|ing) to|revers(?:ed|ing) (?:the|our|that|this) (?:decision|call)"
-    # "she's changed my target", "Dales Roofing have moved the gutter clearing"; not a
-    # release note's "the meaning of detach has changed" (gdb's NEWS superseded
-    # valgrind's manual pages in bench/doc_marks.py).
-    r"|(?:have|['’]s|['’]ve) (?:now )?(?:changed|moved|swapped)|has (?:now )?(?:moved|swapped)"
+    # "she's changed my target", "Dales Roofing have moved the gutter clearing", "Jon and I
+    # have swapped"; not a release note's "the meaning of detach has changed" (gdb's NEWS
+    # superseded valgrind's manual pages in bench/doc_marks.py), "nothing's changed",
+    # "what's changed" or "prices have changed over the years".
+    r"|\b(?:she|he|we|they|i|you)(?:['’]s|['’]ve| have| has) (?:now )?(?:changed|moved|swapped)"
+    r"|(?:have|has) (?:now )?(?:moved|swapped)"
 )
 _HEDGE_STRONG = (
     r"if we (?:were to|did|went|moved|switched|chose|decided)|suppose we|supposing|what if|hypothetically"

@@ -218,14 +218,18 @@ _ABOUT_ANOTHER = re.compile(
 )
 # The names of months and weekdays, which say when rather than what, as written out or
 # cut short ("the Oct relocation", "Sept 3"); not "wed", "sat" or "sun", which are words.
-# A weekday as written, long or short ("Wednesdays", "Wed"): the same day by its first
-# three letters.
-_WEEKDAY = re.compile(
-    r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)s?"
-)
 _CALENDAR_WORDS = MONTH_WORDS | frozenset(
     (*(name.lower() for name in calendar.day_name), "mon", "tue", "tues", "thu", "thur", "thurs", "fri")
 )
+# A weekday as an answer, long or short ("Wednesdays", "Wed"), the same day by its first
+# three letters: where a date is asked for, "Sat 12th" says Saturday.
+_WEEKDAY = re.compile(
+    r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)s?"
+)
+# A line saying when a note was written or sent ("Date: 4 May 2026"), which answers nothing.
+_WRITTEN_ON = re.compile(r"^\W*(?:date|sent|updated|created|posted|received)\s*:", re.IGNORECASE)
+_YEAR_VALUE = re.compile(r"(?:19|20)\d\d")
+_CALENDAR_NAME = re.compile(rf"{_WEEKDAY.pattern}|{'|'.join(sorted(MONTH_WORDS))}")
 # A chat export's speaker, before what a line says: "[2026-02-03 11:32] Tom Bradshaw:".
 # The notice is the line; who said it names nothing it takes back.
 _SPEAKER = re.compile(r"^[\W_]*\[[^\]\n]*\d:\d\d[^\]\n]*\][\W_]*[^:\n]{1,40}?:", re.MULTILINE)
@@ -275,6 +279,7 @@ class Side:
         answer_at: AnswerAt | None,
         names: frozenset[str] = frozenset(),
         valued: bool = False,
+        naming: frozenset[str] = frozenset(),
     ) -> None:
         span = period(hit.date) if hit.date else None
         self.hit = hit
@@ -292,8 +297,10 @@ class Side:
         self._answer_at = answer_at
         self._names = names
         # Whether the question asks for a kind of value (retrieval/values.py), which the
-        # values beside its words then give.
+        # values beside its words then give, and the words naming that kind ("date",
+        # "price"), which say nothing of what a line answers about.
         self.valued = valued
+        self._naming = naming
 
     @cached_property
     def _written(self) -> tuple[re.Pattern[str], ...]:
@@ -362,7 +369,7 @@ class Side:
 
     @cached_property
     def _asked_each(self) -> list[Callable[[str], bool]]:
-        return [word_among([key]) for key in self._all_keys]
+        return [word_among([key]) for key in self._all_keys if key not in self._naming]
 
     def _holds(self, text: str) -> frozenset[int]:
         """Which of the question's words the text holds, by their places among them."""
@@ -386,7 +393,7 @@ class Side:
             values = {
                 _answer(match.group())
                 for before, match in zip([None, *tokens], tokens)
-                if (_VALUE_START.match(match.group()) or _WEEKDAY.fullmatch(match.group().lower()))
+                if (_VALUE_START.match(match.group()) or _CALENDAR_NAME.fullmatch(match.group().lower()))
                 and (
                     self._stated(text, start + match.start())
                     # A currency named before the sum ("EUR 180").
@@ -410,12 +417,14 @@ class Side:
         """Whether the value at `position` may answer (`answer_at`) and is not the date a
         heading gives the text itself: "# Platform standup, 15 September 2025" says when
         the note was written, and a week of standup notes do not disagree about when the
-        standup is."""
+        standup is; nor is an email's "Date: 4 May 2026" the summer fair's date."""
         if self._answer_at is not None and not self._answer_at(text, position):
             return False
         start = text.rfind("\n", 0, position) + 1
         end = text.find("\n", position)
         line = text[start : end if end >= 0 else len(text)]
+        if _WRITTEN_ON.match(line):
+            return False
         dating = line.startswith("#") and self.hit.date is not None
         return not (dating and date_at(line, position - start) == self.hit.date)
 
@@ -867,13 +876,23 @@ def _disagree(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
 
 
 def _answer(token: str) -> str:
-    """A value as `Side.answers` compares it: a weekday by its first three letters."""
-    return token.lower()[:3] if _WEEKDAY.fullmatch(token.lower()) else token.replace(" ", "")
+    """A value as `Side.answers` compares it, after the shape it has: a weekday or a month
+    by its first three letters, a year, or a number without its currency or commas
+    ("£1,200" is "£1200", and "EUR 900" "€900")."""
+    lowered = token.lower()
+    if _WEEKDAY.fullmatch(lowered):
+        return f"weekday {lowered[:3]}"
+    if lowered in MONTH_WORDS:
+        return f"month {lowered[:3]}"
+    if _YEAR_VALUE.fullmatch(lowered):
+        return f"year {lowered}"
+    return "number " + re.sub(r"[\s,£$€]", "", lowered)
 
 
 def _differ(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Each answers with a value the other does not give."""
-    return bool(a - b and b - a)
+    """Each answers with a value of one shape the other's lack: "Sat 20 June" and "20
+    June 2026" give one day, one with its weekday and the other with its year."""
+    return bool({value.partition(" ")[0] for value in a - b} & {value.partition(" ")[0] for value in b - a})
 
 
 def _says_otherwise(newer: dict[str, set[str]], older: dict[str, set[str]]) -> bool:
@@ -941,6 +960,7 @@ def read(
     answer_at: AnswerAt | None = None,
     names: frozenset[str] = frozenset(),
     valued: bool = False,
+    naming: frozenset[str] = frozenset(),
 ) -> list[Side]:
     """The best hits as the truth signals see them. `keys` are the query's words, the most
     specific first. With `answer_at`, only the values it accepts are compared (see
@@ -948,8 +968,9 @@ def read(
     "02:00", not the people note's phone number. `names` are the names the question
     asks about (query.py's `names`): where it names some, only values on a line naming one
     of them, or in a document or section titled with one, disagree. `valued`: the question
-    asks for a kind of value, so another value in a correction says it replaces one."""
-    return [Side(hit, chunks.get(hit.item_id), keys, answer_at, names, valued) for hit in hits[:DEPTH]]
+    asks for a kind of value, so another value in a correction says it replaces one;
+    `naming`, the question's words naming that kind ("date", "price")."""
+    return [Side(hit, chunks.get(hit.item_id), keys, answer_at, names, valued, naming) for hit in hits[:DEPTH]]
 
 
 def naming_words(sides: list[Side]) -> set[str]:

@@ -42,7 +42,7 @@ through a link.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache, partial
@@ -336,8 +336,11 @@ _KINDS = (
     _Kind(
         "an amount",
         re.compile(
-            r"(?:\bhow\s+much|\bwhat\s+(?:do|does|did|will|would|should)\b)"
-            r".*\b(?P<kind>cost|costs|charge|charges|pay|paid|spend|spent|money|budget)\b"
+            r"\bhow\s+much\b.*\b(?P<kind>cost|costs|charge|charges|pay|paid|spend|spent|money|budget)\b"
+            # "What do we charge...", "What does Nadia pay...": not "What do I need to pay
+            # attention to" nor "What should I do if the laptop won't charge".
+            r"|\bwhat\s+(?:do|does|did|will|would|should)\s+(?:we|you|they|i|he|she|(?-i:[A-Z])\w*)\s+(?:\w+\s+)?"
+            r"(?P<kind3>charge|pay|cost|spend)\b(?!\s+attention\b)"
             r"|\b(?:what|which)\b.*\b"
             r"(?P<kind2>price|cost|bill|budget|salary|wages?|rent|fares?|stipend|allowance|premium|deposit)\b"
             r"(?!\s+(?:review|date|day|deadline|zones?|increase|rise|cap|policy|rules?)\b)",
@@ -409,7 +412,11 @@ _KINDS = (
     # museum closed?"), written as a date or a weekday, short ("Sat 12th", "Wed 3 Feb") or long.
     _Kind(
         "a date",
-        re.compile(r"\b(?:what|which)\s+(?P<kind>date|day|week)s?\b(?!\s+(?:rates?|passe?s?|trips?|tickets?)\b)", re.I),
+        re.compile(
+            r"\b(?:what|which)\s+(?P<kind>date|day|week)s?\b"
+            r"(?![-‐]|\s+(?:rates?|pass(?:es)?|trips?|tickets?|formats?|nurser(?:y|ies)|shifts?|jobs?|care|centres?)\b)",
+            re.I,
+        ),
         re.compile(rf"{_DATES.pattern}|\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\b\.?", re.I),
     ),
     # Last: a "when" question that also names a narrower kind ("When is standup, what
@@ -509,7 +516,8 @@ def wanted(question: str) -> Wanted | None:
                 # it; a length of time that is itself the amount asked ("25 days of annual
                 # leave" for "How much annual leave...") stays.
                 kind = replace(kind, unlike=_WHEN_OR_RECURRENCE)
-        naming = frozenset(word.lower() for word in _TOKEN.findall(groups.get("kind") or groups.get("kind2") or ""))
+        named = groups.get("kind") or groups.get("kind2") or groups.get("kind3") or ""
+        naming = frozenset(word.lower() for word in _TOKEN.findall(named))
         event = _event(question) if kind.event else ()
         return Wanted(kind.name, near, kind, naming, event)
     return None
@@ -612,8 +620,11 @@ def value_at(wanted: Wanted, text: str, position: int) -> bool:
 
 def _within(pattern: re.Pattern[str], text: str, position: int) -> bool:
     """Whether `position` falls inside a match of `pattern` ("four" inside "every four
-    years", "09" inside "2025-09-03")."""
-    return any(start <= position < end for start, end in _spans(pattern, text))
+    years", "09" inside "2025-09-03"). The matches do not overlap and come in order, so
+    the one starting last at or before it is the only one it may fall in."""
+    spans = _spans(pattern, text)
+    at = bisect_right(spans, (position, len(text) + 1)) - 1
+    return at >= 0 and spans[at][0] <= position < spans[at][1]
 
 
 @lru_cache(maxsize=64)

@@ -203,7 +203,8 @@ async def settle(
     # the default editor") are no answers a correction replaces: adduser's README "changed
     # to 0700" superseded tmux's changelog by them (bench/doc_marks.py).
     valued = wanted is not None and not query.procedure
-    sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names, valued)
+    naming = wanted.naming if wanted is not None else frozenset()
+    sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names, valued, naming)
     common = await _common(db, truth.naming_words(sides))
     truth.resolve(sides, intent, between, agreement, common, disagreeing=not query.procedure, alike=alike)
     truth.apply_stated(judged, superseded)
