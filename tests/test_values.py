@@ -167,6 +167,7 @@ def test_keywords_naming_a_kind_of_value_ask_for_it_as_a_question_does(keywords,
         "What date format does the export use?", "What day-to-day tasks does Sam do?", "Which day nursery did we pick?",
         "which day shift does Tom work", "What do I need to pay attention to?", "What does the charge light mean?",
         "What should I do if the laptop won't charge?", "What did the cost review conclude?",
+        "What days of annual leave do I have left?", "What should I spend time on?", "What do I pay with at the car park?",
     ],
 )  # fmt: skip
 def test_a_date_or_a_sum_is_not_asked_for_by_words_naming_other_things(question):

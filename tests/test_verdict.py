@@ -560,9 +560,10 @@ def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
     assert kinds("typo in yesterday's note: the cutoff is 17:00.") == ("typo in", None, False)
     assert kinds("scratch that, we keep the old vendor.") == ("scratch that", None, False)
     assert kinds("after the 10k pb she's changed my target: marathon pace now 8:30/mile.")[0] == "she's changed"
-    assert kinds("dales roofing have moved the gutter clearing to mon 14 dec.")[0] == "have moved"
+    assert kinds("dales roofing have moved the gutter clearing to mon 14 dec.")[0] == "have moved the"
     for unchanged in ("what has changed in gdb? the meaning of detach has changed.", "nothing's changed for saturday.",
-                      "what's changed in 2.0", "prices have changed over the years.", "who's moved in next door?"):  # fmt: skip
+                      "what's changed in 2.0", "prices have changed over the years.", "who's moved in next door?",
+                      "if they've moved the dress rehearsal, let me know.", "tom has moved house."):  # fmt: skip
         assert kinds(unchanged)[0] is None, unchanged
     assert kinds("please ignore what i posted about the budget.") == (None, "ignore what", False)
     assert kinds("the office move was shelved.") == (None, "was shelved", False)
@@ -734,6 +735,31 @@ def test_two_notes_answering_a_question_for_a_value_differently_disagree_whateve
     assert conflicts(alice, ben.replace("31 January", "Jan 15")) == [[], []]
     assert conflicts(alice, ben.replace("31 January", "Thursday 15 January 2027")) == [[], []]
     assert conflicts(alice, ben.replace("31 January", "15 March")) == [[2], [1]]
+    def apart(first: str, second: str, keys: list[str], asked: str) -> list[list[int]]:
+        """Conflicts between two notes at cosine 0.3, where two short notes in other words
+        sit: below a disagreement in the words beside the question's (SAME_CLAIM), above
+        one in their answers."""
+        notes = [side(1, 1, first, "2026-11-02", 0.9), side(2, 2, second, "2026-11-03", 0.8)]
+        wanted = values.wanted(asked)
+        sides = truth.read([h for h, _ in notes], {h.item_id: chunk for h, chunk in notes}, keys,
+                           values.answers_at(asked, wanted), valued=True, naming=wanted.naming)  # fmt: skip
+        truth.resolve(sides, TimeIntent.of(asked, date(2026, 12, 7)), lambda a, b: 0.3, None)
+        return [h.conflicts_with for h, _ in notes]
+
+    # A time or a sum written two ways is one answer.
+    def at(first: str, second: str) -> list[list[int]]:
+        rehearsal = "Choir notes\nThe dress rehearsal is on {}."
+        return apart(rehearsal.format(first), rehearsal.format(second), ["dress", "rehearsal"], "What time is the"
+                     " dress rehearsal?")  # fmt: skip
+
+    assert at("Thu 10 Dec at 7pm", "Thursday 10 December, 19:00") == [[], []]
+    assert at("Thu 10 Dec at 7.30pm", "Thursday 10 December at 7:30pm") == [[], []]
+    assert at("Thu 10 Dec at 7pm", "Thursday 10 December at 6:30pm") == [[2], [1]]
+    # A title holding the question's words speaks for a line holding one of them too,
+    # not for every dated line under it.
+    planning = "Summer fair - planning\nCommittee meeting: Tue 5 May\nLeaflets out by 1 June\nThe fair: Saturday 20 June."
+    plain = "Summer fair is on Saturday 20 June. Setup from Sat 20 June at 9am."
+    assert apart(planning, plain, ["summer", "fair", "date"], "What date is the summer fair?") == [[], []]
     # The day an email was sent is no answer, asked for a date.
     fair = side(1, 1, "From: PTA\nDate: 4 May 2026\nSubject: Summer fair\n\nThe summer fair needs volunteers.",
                 "2026-05-04", 0.9)  # fmt: skip

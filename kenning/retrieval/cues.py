@@ -81,7 +81,7 @@ _CORRECTION = (
     # superseded valgrind's manual pages in bench/doc_marks.py), "nothing's changed",
     # "what's changed" or "prices have changed over the years".
     r"|\b(?:she|he|we|they|i|you)(?:['’]s|['’]ve| have| has) (?:now )?(?:changed|moved|swapped)"
-    r"|(?:have|has) (?:now )?(?:moved|swapped)"
+    r"|(?:have|has) (?:now )?(?:moved (?:the|it|to|our|his|her|their|my)\b|moved:|swapped)"
 )
 _HEDGE_STRONG = (
     r"if we (?:were to|did|went|moved|switched|chose|decided)|suppose we|supposing|what if|hypothetically"
@@ -159,6 +159,8 @@ _NO_CUE_EN = (
     r"|(?:(?:when|whenever|if|once|until|unless|in case)(?: \w+){0,5}?|that|which|who)(?: ha(?:s|ve|d))?"
     r" (?:was|were|is|are|been|gets?|got) (?:cancell?ed|postponed|rescheduled|pushed back)\b"
     r"|(?:not|\w*n['’]t|never) (?:been |be |yet )?(?:cancell?ed|postponed|rescheduled|pushed back)\b"
+    # Nor what someone may have changed: "if they've moved the dress rehearsal, let me know".
+    r"|(?:if|whether|unless|in case)(?: \w+){0,4}?(?:['’]s|['’]ve| have| has) (?:now )?(?:changed|moved|swapped)\b"
 )
 # One pass over a text finds every cue; where two kinds could start at one place, the
 # earlier alternative wins ("no longer valid" retracts before "no longer" corrects). A

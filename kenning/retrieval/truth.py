@@ -229,6 +229,7 @@ _WEEKDAY = re.compile(
 # A line saying when a note was written or sent ("Date: 4 May 2026"), which answers nothing.
 _WRITTEN_ON = re.compile(r"^\W*(?:date|sent|updated|created|posted|received)\s*:", re.IGNORECASE)
 _YEAR_VALUE = re.compile(r"(?:19|20)\d\d")
+_CLOCK = re.compile(r"([01]?\d|2[0-3])(?:[:.]([0-5]\d))?")
 _CALENDAR_NAME = re.compile(rf"{_WEEKDAY.pattern}|{'|'.join(sorted(MONTH_WORDS))}")
 # A chat export's speaker, before what a line says: "[2026-02-03 11:32] Tom Bradshaw:".
 # The notice is the line; who said it names nothing it takes back.
@@ -386,20 +387,20 @@ class Side:
             start, offset = offset, offset + len(line) + 1
             # A chat line's time and speaker say who wrote it when ("[20:01] Mum:").
             line = _SPEAKER.sub(lambda match: " " * len(match.group()), line)
-            held = about | self._holds(line)
+            # A title's words speak for a line holding one of the question's words itself:
+            # the summer fair's planning note's "Leaflets: 1 June" says nothing of the fair.
+            own = self._holds(line)
+            held = about | own if own else own
             if len(held) < most:
                 continue
             tokens = list(_TOKEN.finditer(line))
-            values = {
-                _answer(match.group())
-                for before, match in zip([None, *tokens], tokens)
-                if (_VALUE_START.match(match.group()) or _CALENDAR_NAME.fullmatch(match.group().lower()))
-                and (
-                    self._stated(text, start + match.start())
-                    # A currency named before the sum ("EUR 180").
-                    or (before is not None and self._stated(text, start + before.start()))
-                )
-            }
+            values = set()
+            for n, match in enumerate(tokens):
+                if not (_VALUE_START.match(match.group()) or _CALENDAR_NAME.fullmatch(match.group().lower())):
+                    continue
+                # A currency may be named before the sum ("EUR 180").
+                if self._stated(text, start + match.start()) or (n and self._stated(text, start + tokens[n - 1].start())):
+                    values.add(_answer(match.group(), tokens[n + 1].group() if n + 1 < len(tokens) else ""))
             if not values:
                 continue
             if len(held) > most:
@@ -875,10 +876,11 @@ def _disagree(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
     return any(key in b and a[key] - b[key] and b[key] - a[key] for key in a)
 
 
-def _answer(token: str) -> str:
+def _answer(token: str, after: str = "") -> str:
     """A value as `Side.answers` compares it, after the shape it has: a weekday or a month
-    by its first three letters, a year, or a number without its currency or commas
-    ("£1,200" is "£1200", and "EUR 900" "€900")."""
+    by its first three letters, a year, a time of day on the 24-hour clock ("7.30pm" is
+    "19:30"; `after` is the token after it), or a number without its currency, commas or
+    zero pence ("£1,200.00" is "1200", and "EUR 900" "€900")."""
     lowered = token.lower()
     if _WEEKDAY.fullmatch(lowered):
         return f"weekday {lowered[:3]}"
@@ -886,7 +888,14 @@ def _answer(token: str) -> str:
         return f"month {lowered[:3]}"
     if _YEAR_VALUE.fullmatch(lowered):
         return f"year {lowered}"
-    return "number " + re.sub(r"[\s,£$€]", "", lowered)
+    clock = _CLOCK.fullmatch(lowered)
+    meridiem = after.lower() if after.lower() in ("am", "pm") else ""
+    if clock is not None and (meridiem or ":" in lowered):
+        hour = int(clock.group(1))
+        if meridiem:
+            hour = hour % 12 + (12 if meridiem == "pm" else 0)
+        return f"time {hour:02d}:{clock.group(2) or '00'}"
+    return "number " + re.sub(r"\.0+$", "", re.sub(r"[\s,£$€]", "", lowered))
 
 
 def _differ(a: frozenset[str], b: frozenset[str]) -> bool:
@@ -1342,7 +1351,7 @@ def _relate(
                     # question, it says what holds now.
                     or (close(newer, older, SAME_SUBJECT) and _disagree(newer.values, older.values))
                 )
-                or (close(newer, older, ANSWERS_APART) and newer.answers_instead_of(older))
+                or (close(newer, older, SAME_SUBJECT) and newer.answers_instead_of(older))
             )
         ):
             place_above(newer.hit, older.hit, f"newer ({newer.hit.date}) than item {older.hit.item_id}, asked for now")

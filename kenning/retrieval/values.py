@@ -88,10 +88,10 @@ _DATES = re.compile(
     rf"|\b(?:{'|'.join(_WEEKDAYS)})s?\b|\b[0-3]?\d(?:st|nd|rd|th)\b|\bQ[1-4]\b",
     re.IGNORECASE,
 )
-# "£2.50" and "12.50 euros" are prices, not times.
+# "£2.50" and "12.50 euros" are prices, not times; "6:30pm" is one.
 _TIME = re.compile(
     r"(?<![£$€¥])\b[0-2]?\d[:.][0-5]\d\b(?!\s?(?:gbp|usd|eur|euros?|dollars?|pounds?|pence|p)\b)"
-    r"|\b1?\d\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight|morning|afternoon|evening|lunchtime)s?\b",
+    r"|\b1?\d(?:[:.][0-5]\d)?\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight|morning|afternoon|evening|lunchtime)s?\b",
     re.IGNORECASE,
 )
 _NUMBER = re.compile(rf"(?<![\w.])\d[\d,.]*|\b(?:{'|'.join(_NUMBER_WORDS)})\b", re.IGNORECASE)
@@ -340,7 +340,7 @@ _KINDS = (
             # "What do we charge...", "What does Nadia pay...": not "What do I need to pay
             # attention to" nor "What should I do if the laptop won't charge".
             r"|\bwhat\s+(?:do|does|did|will|would|should)\s+(?:we|you|they|i|he|she|(?-i:[A-Z])\w*)\s+(?:\w+\s+)?"
-            r"(?P<kind3>charge|pay|cost|spend)\b(?!\s+attention\b)"
+            r"(?P<kind3>charge|pay|cost|spend)\b(?!\s+(?:attention|time|with|my)\b)"
             r"|\b(?:what|which)\b.*\b"
             r"(?P<kind2>price|cost|bill|budget|salary|wages?|rent|fares?|stipend|allowance|premium|deposit)\b"
             r"(?!\s+(?:review|date|day|deadline|zones?|increase|rise|cap|policy|rules?)\b)",
@@ -414,7 +414,8 @@ _KINDS = (
         "a date",
         re.compile(
             r"\b(?:what|which)\s+(?P<kind>date|day|week)s?\b"
-            r"(?![-‐]|\s+(?:rates?|pass(?:es)?|trips?|tickets?|formats?|nurser(?:y|ies)|shifts?|jobs?|care|centres?)\b)",
+            r"(?![-‐]|\s+(?:rates?|pass(?:es)?|trips?|tickets?|formats?|nurser(?:y|ies)|shifts?|jobs?|care|centres?)\b"
+            r"|\s+of\s+(?:annual|paid|unpaid|sick|holiday|leave)\b)",
             re.I,
         ),
         re.compile(rf"{_DATES.pattern}|\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\b\.?", re.I),
