@@ -336,8 +336,8 @@ class Side:
 
     @cached_property
     def _answer(self) -> tuple[frozenset[int], frozenset[str]]:
-        # Its title and first line say what every line is about: "check-in from 4pm" in
-        # "Lisbon apartment - Dad's notes".
+        # Its title and first line say what a line naming part of the question is about:
+        # "check-in from 4pm" in "Lisbon apartment - Dad's notes".
         first = self.text.partition("\n")[0]
         return self._answering(self.text, self._holds(f"{self.hit.title}\n{first}"))
 
@@ -394,13 +394,13 @@ class Side:
             if len(held) < most:
                 continue
             tokens = list(_TOKEN.finditer(line))
-            values = set()
+            values: set[str] = set()
             for n, match in enumerate(tokens):
                 if not (_VALUE_START.match(match.group()) or _CALENDAR_NAME.fullmatch(match.group().lower())):
                     continue
                 # A currency may be named before the sum ("EUR 180").
                 if self._stated(text, start + match.start()) or (n and self._stated(text, start + tokens[n - 1].start())):
-                    values.add(_answer(match.group(), tokens[n + 1].group() if n + 1 < len(tokens) else ""))
+                    values.add(_as_compared(match.group(), tokens[n + 1].group() if n + 1 < len(tokens) else ""))
             if not values:
                 continue
             if len(held) > most:
@@ -876,7 +876,7 @@ def _disagree(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
     return any(key in b and a[key] - b[key] and b[key] - a[key] for key in a)
 
 
-def _answer(token: str, after: str = "") -> str:
+def _as_compared(token: str, after: str = "") -> str:
     """A value as `Side.answers` compares it, after the shape it has: a weekday or a month
     by its first three letters, a year, a time of day on the 24-hour clock ("7.30pm" is
     "19:30"; `after` is the token after it), or a number without its currency, commas or
@@ -899,8 +899,8 @@ def _answer(token: str, after: str = "") -> str:
 
 
 def _differ(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Each answers with a value of one shape the other's lack: "Sat 20 June" and "20
-    June 2026" give one day, one with its weekday and the other with its year."""
+    """Whether each gives a value the other lacks of one shape: "Sat 20 June" and "20
+    June 2026" give one day, the first with its weekday and the second with its year."""
     return bool({value.partition(" ")[0] for value in a - b} & {value.partition(" ")[0] for value in b - a})
 
 
