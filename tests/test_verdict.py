@@ -746,6 +746,11 @@ def test_two_notes_answering_a_question_for_a_value_differently_disagree_whateve
         truth.resolve(sides, TimeIntent.of(asked, date(2026, 12, 7)), lambda a, b: 0.3, None)
         return [h.conflicts_with for h, _ in notes]
 
+    # Notes about other things in the same words answer about those.
+    assert apart("The gym opens at 6am on Saturday.", "The library opens at 9am on Saturday.", ["gym", "open",
+                 "saturday"], "What time does the gym open on Saturday?") == [[], []]  # fmt: skip
+    assert apart("The heron batch size is 100.", "The gannet batch size is 150 and the gannet timeout is 45 seconds.",
+                 ["heron", "batch", "size"], "What is the heron batch size?") == [[], []]  # fmt: skip
     # A time or a sum written two ways is one answer.
     def at(first: str, second: str) -> list[list[int]]:
         rehearsal = "Choir notes\nThe dress rehearsal is on {}."

@@ -269,6 +269,11 @@ AGREEMENT = 0.5
 ALIKE = 0.4
 
 
+# The question's words a text's answering lines hold (by their places among them), the
+# values on those lines (`Side.answers`), and the lines.
+_Answer = tuple[frozenset[int], frozenset[str], tuple[str, ...]]
+
+
 class Side:
     """One of the best hits, with what its text says about itself."""
 
@@ -335,7 +340,7 @@ class Side:
         return self._answer[1]
 
     @cached_property
-    def _answer(self) -> tuple[frozenset[int], frozenset[str]]:
+    def _answer(self) -> _Answer:
         # Its title and first line say what a line naming part of the question is about:
         # "check-in from 4pm" in "Lisbon apartment - Dad's notes".
         first = self.text.partition("\n")[0]
@@ -354,18 +359,20 @@ class Side:
         words that answer is not about: "Update: the dress rehearsal has moved to Friday 11
         Dec, 6:30pm" means the schedule's "Thu 10 Dec 7pm - DRESS REHEARSAL", not the
         minutes' "Christmas concert confirmed: Sat 12 Dec", which a question about the
-        rehearsal's day before Christmas also finds."""
-        held, values = self._answering(context)
-        older_held, older_values = older._answer
-        return held <= older_held and _differ(values, older_values)
+        rehearsal's day before Christmas also finds; and "Correction: the heron batch size
+        is 200" means no note about the gannet batch size (`answers_about_another`)."""
+        held, values, lines = self._answering(context)
+        older_held, older_values, older_lines = older._answer
+        about_another = any(self._stands_in(theirs, mine) for theirs in older_lines for mine in lines)
+        return held <= older_held and _differ(values, older_values) and not about_another
 
     def answers_instead_of(self, older: Side) -> bool:
         """Whether it answers the question with values the older text's answer lacks, and
         it lacks one of these, about every word of the question that answer is about: the
         2026 hire rates' "Main hall: £21 per hour" against 2025's "£18", whatever other
         word of the question the older page holds ("Sunday school: no charge")."""
-        held, values = self._answer
-        older_held, older_values = older._answer
+        held, values, _ = self._answer
+        older_held, older_values, _ = older._answer
         return bool(older_held) and older_held <= held and _differ(values, older_values)
 
     @cached_property
@@ -377,12 +384,12 @@ class Side:
         words = _words(text)
         return frozenset(n for n, is_key in enumerate(self._asked_each) if any(map(is_key, words)))
 
-    def _answering(self, text: str, about: frozenset[int] = frozenset()) -> tuple[frozenset[int], frozenset[str]]:
-        """The question's words the lines of `text` answering it hold with `about`, and
-        the values on them (`answers`)."""
+    def _answering(self, text: str, about: frozenset[int] = frozenset()) -> _Answer:
+        """The question's words the lines of `text` answering it hold with `about`, the
+        values on them (`answers`), and those lines, lower-cased."""
         if not self.valued or self._answer_at is None or len(self.names_held) < len(self._names):
-            return frozenset(), frozenset()
-        most, held_most, found, offset = ANSWER_WORDS, frozenset[int](), set[str](), 0
+            return frozenset(), frozenset(), ()
+        most, held_most, found, lines, offset = ANSWER_WORDS, frozenset[int](), set[str](), list[str](), 0
         for line in text.split("\n"):
             start, offset = offset, offset + len(line) + 1
             # A chat line's time and speaker say who wrote it when ("[20:01] Mum:").
@@ -404,10 +411,41 @@ class Side:
             if not values:
                 continue
             if len(held) > most:
-                held_most, found = frozenset(), set()
+                held_most, found, lines = frozenset(), set(), []
             most, held_most = len(held), held_most | held
             found |= values
-        return held_most, frozenset(found)
+            lines.append(line.lower())
+        return held_most, frozenset(found), tuple(lines)
+
+    def answers_about_another(self, other: Side) -> bool:
+        """Whether its answer is about another thing than the other's: where the other's
+        answering line writes a word of the question beside another of its words ("the
+        heron batch size is 100"), this one's writes a word of its own beside that one
+        ("the gannet batch size is 150", "the library opens at 9am" against "the gym
+        opens at 6am"). Two people's notes of one call, one leaving a word out ("the
+        deadline for the website relaunch: 15 January" / "Relaunch deadline: 31
+        January"), are about one thing."""
+        return any(self._stands_in(theirs, mine) for theirs in other._answer[2] for mine in self._answer[2])
+
+    def _stands_in(self, theirs: str, mine: str) -> bool:
+        def asked(word: str) -> bool:
+            return any(is_key(word) for is_key in self._asked_each)
+
+        their_words = [word for word in _WORD.findall(theirs) if word not in STOPWORDS]
+        my_words = [word for word in _WORD.findall(mine) if word not in STOPWORDS]
+        for at, word in enumerate(their_words):
+            if not asked(word) or word in my_words:
+                continue
+            for step in (1, -1):
+                anchor = at + step
+                if not 0 <= anchor < len(their_words) or not asked(their_words[anchor]):
+                    continue
+                for place, mine_word in enumerate(my_words):
+                    instead = place - step
+                    if mine_word == their_words[anchor] and 0 <= instead < len(my_words):
+                        if not asked(my_words[instead]) and not _VALUE_START.match(my_words[instead]):
+                            return True
+        return False
 
     def _values_of(self, text: str) -> dict[str, set[str]]:
         if not self._names or any(name.search(f"{self.hit.title}\n{self.hit.section}") for name in self._written):
@@ -1351,7 +1389,11 @@ def _relate(
                     # question, it says what holds now.
                     or (close(newer, older, SAME_SUBJECT) and _disagree(newer.values, older.values))
                 )
-                or (close(newer, older, SAME_SUBJECT) and newer.answers_instead_of(older))
+                or (
+                    close(newer, older, SAME_SUBJECT)
+                    and newer.answers_instead_of(older)
+                    and not newer.answers_about_another(older)
+                )
             )
         ):
             place_above(newer.hit, older.hit, f"newer ({newer.hit.date}) than item {older.hit.item_id}, asked for now")
@@ -1363,7 +1405,11 @@ def _relate(
         and close.same_question(upper, lower)
         and (
             (close(upper, lower, SAME_CLAIM) and _disagree(upper.values, lower.values))
-            or (close(upper, lower, ANSWERS_APART) and upper.answers_differ(lower))
+            or (
+                close(upper, lower, ANSWERS_APART)
+                and upper.answers_differ(lower)
+                and not (upper.answers_about_another(lower) or lower.answers_about_another(upper))
+            )
         )
     ):
         upper.hit.conflicts_with.append(lower.hit.item_id)
