@@ -431,8 +431,7 @@ class Side:
         def asked(word: str) -> bool:
             return any(is_key(word) for is_key in self._asked_each)
 
-        their_words = [word for word in _WORD.findall(theirs) if word not in STOPWORDS]
-        my_words = [word for word in _WORD.findall(mine) if word not in STOPWORDS]
+        their_words, my_words = _WORD.findall(theirs), _WORD.findall(mine)
         for at, word in enumerate(their_words):
             if not asked(word) or word in my_words:
                 continue
@@ -443,7 +442,8 @@ class Side:
                 for place, mine_word in enumerate(my_words):
                     instead = place - step
                     if mine_word == their_words[anchor] and 0 <= instead < len(my_words):
-                        if not asked(my_words[instead]) and not _VALUE_START.match(my_words[instead]):
+                        other = my_words[instead]
+                        if other not in STOPWORDS and not asked(other) and not _VALUE_START.match(other):
                             return True
         return False
 
