@@ -137,6 +137,12 @@ def superseded(pairs: list[tuple[Hit, ChunkText]], keys: list[str], query: str =
     return {h.item_id: h.superseded_by for h in resolve(pairs, keys, query)}
 
 
+def disagreeing(notes: list[tuple[str, str]], keys: list[str], query: str) -> list[list[int]]:
+    """The `conflicts_with` of notes given as (text, date), ranked in that order."""
+    pairs = [side(n, n, text, day, 1 - n / 10) for n, (text, day) in enumerate(notes, 1)]
+    return [h.conflicts_with for h in resolve(pairs, keys, query)]
+
+
 def test_without_vectors_a_newer_correction_still_goes_above_what_it_corrects():
     old = side(1, 1, "Decided: the build cache moves to MinIO next month.", "2025-03-04", 0.9)
     new = side(2, 2, "Correction: the build cache moves to Ceph instead of MinIO.", "2025-03-18", 0.7)
@@ -726,8 +732,7 @@ def test_two_notes_answering_a_question_for_a_value_differently_disagree_whateve
     kessler = "Kessler project\nDeadline for the website relaunch: 31 January."
 
     def conflicts(*texts: str) -> list[list[int]]:
-        notes = [side(n, n, text, "2026-11-02", 1 - n / 10) for n, text in enumerate(texts, 1)]
-        return [h.conflicts_with for h in resolve(notes, keys, question)]
+        return disagreeing([(text, "2026-11-02") for text in texts], keys, question)
 
     assert conflicts(alice, ben, kessler) == [[2], [1], []]
     # The same day written long and short is one answer, and with its weekday or its
@@ -815,8 +820,7 @@ def test_a_page_dated_by_its_year_speaks_from_the_time_of_a_note_written_inside_
     newsletter = "BKA newsletter - December\nOxalic acid treatment at the teaching apiary: Sunday 20 December, 11am."
 
     def conflicts(year: str) -> list[list[int]]:
-        notes = [side(1, 1, rota, year, 0.9), side(2, 2, newsletter, "2025-12-01", 0.8)]
-        return [h.conflicts_with for h in resolve(notes, keys, question)]
+        return disagreeing([(rota, year), (newsletter, "2025-12-01")], keys, question)
 
     assert conflicts("2025") == [[2], [1]]
     # Last year's page speaks of last winter.
@@ -830,8 +834,7 @@ def test_a_weekday_answers_a_question_asking_which_day_by_any_of_its_spellings()
     chat = "[14/11/2026 19:02] Sam: the maritime museum is shut on Tuesdays btw\n[14/11/2026 19:03] Sam: opens at 10"
 
     def conflicts(other: str) -> list[list[int]]:
-        notes = [side(1, 1, plan, "2026-11-10", 0.9), side(2, 2, other, "2026-11-14", 0.8)]
-        return [h.conflicts_with for h in resolve(notes, keys, question)]
+        return disagreeing([(plan, "2026-11-10"), (other, "2026-11-14")], keys, question)
 
     assert conflicts(chat) == [[2], [1]]
     # The chat's own date is no answer, and "Mon" is Monday.
