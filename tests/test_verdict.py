@@ -756,6 +756,20 @@ def test_two_notes_answering_a_question_for_a_value_differently_disagree_whateve
                  "saturday"], "What time does the gym open on Saturday?") == [[], []]  # fmt: skip
     assert apart("The heron batch size is 100.", "The gannet batch size is 150 and the gannet timeout is 45 seconds.",
                  ["heron", "batch", "size"], "What is the heron batch size?") == [[], []]  # fmt: skip
+    # What follows a word of the question is how each note goes on, and a sentence's end
+    # stands between its words and the next one's.
+    coach = ["coach", "spurn", "leave"], "what time does the coach leave for spurn"
+    assert apart("Birders - coach trip to Spurn\nCoach leaves the library car park at 7am.", "Subject: Spurn on the"
+                 " 25th\n\nMorning all - the coach departs at 7.30am from the car park.", *coach) == [[2], [1]]  # fmt: skip
+    manual = ["manual", "due", "hoffmann"], "when is the hoffmann manual due"
+    assert apart("Call with Hoffmann re HX-200 manual. Due Wed 28 Oct.", "From: k.berger@hoffmann.example\nThanks for"
+                 " the HX-200 manual. Please deliver the translation by Friday 23 October?", *manual) == [[2], [1]]  # fmt: skip
+    # A note holding one word of the question answers on the line holding it.
+    prices = ["adult", "panto", "ticket", "price"], "adult panto ticket price"
+    assert apart("Cinderella - panto tickets\nAdult tickets £13, child £8", "Box office (Sue)\nShows 14-17 Jan\n"
+                 "Adult £12, child £8", *prices) == [[2], [1]]  # fmt: skip
+    assert apart("Cinderella - panto tickets\nAdult tickets £13, child £8", "Box office (Sue)\nShows 14-17 Jan\n"
+                 "Adult £13, child £8", *prices) == [[], []]  # fmt: skip
     # A time or a sum written two ways is one answer.
     def at(first: str, second: str) -> list[list[int]]:
         rehearsal = "Choir notes\nThe dress rehearsal is on {}."

@@ -147,6 +147,8 @@ HEDGED_FLOOR = 0.3
 STEP = 1e-4
 
 _WORD = re.compile(r"\w+")
+# Words, and the marks ending a sentence or a clause, which no word stands beside across.
+_CLAUSE_WORD = re.compile(r"\w+|[.;:!?,()]")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
 # A year names when, not what: "2024" in a decision log's line is no subject it shares.
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -226,6 +228,8 @@ _CALENDAR_WORDS = MONTH_WORDS | frozenset(
 _WEEKDAY = re.compile(
     r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)s?"
 )
+# An email's subject line, among its headers: what its body is about.
+_SUBJECT = re.compile(r"^subject:.*$", re.IGNORECASE | re.MULTILINE)
 # A line saying when a note was written or sent ("Date: 4 May 2026"), which answers nothing.
 _WRITTEN_ON = re.compile(r"^\W*(?:date|sent|updated|created|posted|received)\s*:", re.IGNORECASE)
 _YEAR_VALUE = re.compile(r"(?:19|20)\d\d")
@@ -341,10 +345,13 @@ class Side:
 
     @cached_property
     def _answer(self) -> _Answer:
-        # Its title and first line say what a line naming part of the question is about:
-        # "check-in from 4pm" in "Lisbon apartment - Dad's notes".
+        # Its title, first line and an email's subject say what a line naming part of the
+        # question is about: "check-in from 4pm" in "Lisbon apartment - Dad's notes", "the
+        # coach departs at 7.30am" under "Subject: Spurn on the 25th".
         first = self.text.partition("\n")[0]
-        return self._answering(self.text, self._holds(f"{self.hit.title}\n{first}"))
+        subject = _SUBJECT.search(self.text)
+        heading = f"{self.hit.title}\n{first}\n{subject.group() if subject else ''}"
+        return self._answering(self.text, self._holds(heading))
 
     def answers_differ(self, other: Side) -> bool:
         """Whether each answers the question (`answers`) with a value the other lacks.
@@ -389,7 +396,12 @@ class Side:
         values on them (`answers`), and those lines, lower-cased."""
         if not self.valued or self._answer_at is None or len(self.names_held) < len(self._names):
             return frozenset(), frozenset(), ()
-        most, held_most, found, lines, offset = ANSWER_WORDS, frozenset[int](), set[str](), list[str](), 0
+        # A text holding one of the question's words holds it on its answering line:
+        # "Adult £12, child £8" on the box office's notes for "adult panto ticket price".
+        most = min(ANSWER_WORDS, len(about | self._holds(_SPEAKER.sub(" ", text))))
+        if not most:
+            return frozenset(), frozenset(), ()
+        held_most, found, lines, offset = frozenset[int](), set[str](), list[str](), 0
         for line in text.split("\n"):
             start, offset = offset, offset + len(line) + 1
             # A chat line's time and speaker say who wrote it when ("[20:01] Mum:").
@@ -419,32 +431,30 @@ class Side:
 
     def answers_about_another(self, other: Side) -> bool:
         """Whether its answer is about another thing than the other's: where the other's
-        answering line writes a word of the question beside another of its words ("the
-        heron batch size is 100"), this one's writes a word of its own beside that one
+        answering line writes a word of the question before another of its words ("the
+        heron batch size is 100"), this one's writes a word of its own before that one
         ("the gannet batch size is 150", "the library opens at 9am" against "the gym
-        opens at 6am"). Two people's notes of one call, one leaving a word out ("the
-        deadline for the website relaunch: 15 January" / "Relaunch deadline: 31
-        January"), are about one thing."""
+        opens at 6am"). A word after the shared one is how each goes on ("the coach
+        departs at 7.30am" / "Coach leaves the library car park at 7am"), and one past
+        the end of a sentence is none ("the HX-200 operating manual. Please could you
+        deliver" against "HX-200 manual. Due Wed 28 Oct"). Two people's notes of one
+        call, one leaving a word out ("the deadline for the website relaunch: 15
+        January" / "Relaunch deadline: 31 January"), are about one thing."""
         return any(self._stands_in(theirs, mine) for theirs in other._answer[2] for mine in self._answer[2])
 
     def _stands_in(self, theirs: str, mine: str) -> bool:
         def asked(word: str) -> bool:
             return any(is_key(word) for is_key in self._asked_each)
 
-        their_words, my_words = _WORD.findall(theirs), _WORD.findall(mine)
-        for at, word in enumerate(their_words):
-            if not asked(word) or word in my_words:
+        their_words, my_words = _CLAUSE_WORD.findall(theirs), _CLAUSE_WORD.findall(mine)
+        for at, word in enumerate(their_words[:-1]):
+            anchor = their_words[at + 1]
+            if not asked(word) or word in my_words or not asked(anchor):
                 continue
-            for step in (1, -1):
-                anchor = at + step
-                if not 0 <= anchor < len(their_words) or not asked(their_words[anchor]):
-                    continue
-                for place, mine_word in enumerate(my_words):
-                    instead = place - step
-                    if mine_word == their_words[anchor] and 0 <= instead < len(my_words):
-                        other = my_words[instead]
-                        if other not in STOPWORDS and not asked(other) and not _VALUE_START.match(other):
-                            return True
+            for before, mine_word in zip(my_words, my_words[1:]):
+                named = _WORD.fullmatch(before) and not _VALUE_START.match(before)
+                if mine_word == anchor and named and before not in STOPWORDS and not asked(before):
+                    return True
         return False
 
     def _values_of(self, text: str) -> dict[str, set[str]]:
