@@ -250,7 +250,8 @@ _VALUE_START = re.compile(r"[\d£$€]")
 # many of the query's most specific words a disagreement is looked for at.
 VALUE_REACH = 10
 KEYS = 2
-# How many of the question's words a line must hold for its values to answer it (`Side.answers`).
+# How many of the question's words a line must hold for its values to answer it
+# (`Side.answers`), when its text holds as many.
 ANSWER_WORDS = 2
 # How close two texts giving different answers to a question asking for a kind of value
 # must be to disagree: a noticeboard's "NEXT WORKDAY: SUNDAY 13 DECEMBER 10AM" sits 0.22
@@ -335,7 +336,8 @@ class Side:
     @cached_property
     def answers(self) -> frozenset[str]:
         """For a question asking for a kind of value, the values of that kind on the lines
-        holding the most of its words, ANSWER_WORDS at least: what the text answers. Two
+        holding the most of its words, ANSWER_WORDS at least (or all the text holds, when
+        it holds fewer): what the text answers. Two
         people's notes of one call ("They confirmed the deadline for the website
         relaunch: 15 January", "Relaunch deadline: 31 January") write their values
         beside other words than the question's most specific ("Halvorsen", "website"),
