@@ -151,6 +151,23 @@ def test_without_vectors_a_newer_correction_still_goes_above_what_it_corrects():
     assert ranked[1].superseded_by == 2 and ranked[0].superseded_by is None
 
 
+def test_a_note_dated_by_a_day_to_come_is_corrected_by_a_note_dated_before_that_day():
+    """resolve's today is 1 January 2026: a booking dated by the wedding's day was not
+    written on it, and the bride's later numbers correct it."""
+    question = "how many day guests at the ellis wedding"
+    keys = ["guests", "day", "ellis", "wedding"]
+    numbers = "From: Hannah Ellis\nSubject: numbers\n\nSorry - update on numbers: we're now at 104 day guests."
+
+    def ranked(booked: str) -> list[Hit]:
+        text = f"# Booking - Ellis wedding\nDate: {booked}\nGuests: 96 (day)\nMenu: 3-course plated, £48/head"
+        booking = side(1, 1, text, booked, 0.9, title="Booking - Ellis wedding")
+        return resolve([booking, side(2, 2, numbers, "2025-11-30", 0.8)], keys, question)
+
+    assert [(h.item_id, h.superseded_by) for h in ranked("2027-05-22")] == [(2, None), (1, 2)]
+    # Dated today or before, the booking was written after the email.
+    assert [(h.item_id, h.superseded_by) for h in ranked("2025-12-15")] == [(1, None), (2, None)]
+
+
 def test_an_older_note_cannot_correct_a_newer_one_and_a_draft_cannot_correct_at_all():
     older_correction = side(1, 1, "Correction: the build cache moves to Ceph instead.", "2025-01-01", 0.7)
     newer = side(2, 2, "The build cache moves to MinIO.", "2025-06-01", 0.9)

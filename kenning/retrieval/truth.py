@@ -1383,7 +1383,11 @@ def _relate(
         # when that one names it outright: a Debian changelog's entry, dated by its
         # signature, superseded READMEs and HTML manuals of other packages through the
         # words they shared (bench/doc_marks.py).
-        later = speaks_later(newer, older)
+        # A text its words date after today names a day to come (a wedding's booking,
+        # "Date: Sat 22 May 2027"), not when it was written: any text its words date
+        # today or before is written later ("update on numbers: we're now at 104 day
+        # guests").
+        later = speaks_later(newer, older) or (newer.dated_by_words and ahead_of(older, intent.today))
         if (later or may_take_back(newer, older)) and _takes_back(
             newer, older, newer.cues, older.cues, close, common, outright=not later
         ):
