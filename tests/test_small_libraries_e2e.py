@@ -341,3 +341,18 @@ def test_notes_answering_a_question_for_a_value_differently_disagree_or_correct_
     hits = _hits(daemon, "What time should Saturday volunteers arrive at the food bank?")
     handbook, rota = hits["volunteer-handbook-v3.md"], hits["rota-email-2025-09-01.txt"]
     assert handbook["conflicts_with"] == [rota["item_id"]] and rota["conflicts_with"] == [handbook["item_id"]]
+
+
+def test_asked_which_band_now_the_newest_diary_goes_first_though_it_leaves_out_book(library):
+    daemon = library_of(library, derived=True, notes={
+        "2026-01-16-reading-diary.md": "16 Jan 2026 - Mrs Hale: Maya is now on Turquoise book band.\n",
+        "2026-05-08-reading-diary.md": "8 May 2026 - Mrs Hale: Maya moved up to Purple band, reads with lovely"
+        " expression.\n",
+        "2026-10-02-reading-diary.md": "2 Oct 2026 - Mr Osei (Year 3): Maya is on Gold band now. Keep reading 10"
+        " min a night.\n",
+        "pe-days.txt": "Year 3 PE days (autumn 2026): Tuesday and Thursday. Children come to school in PE kit.\n",
+    })  # fmt: skip
+    # "book band" says what the answer is; the newest diary says which band all the same.
+    hits = _hits(daemon, "which book band is Maya on now?")
+    assert list(hits)[:3] == ["2026-10-02-reading-diary.md", "2026-05-08-reading-diary.md",
+                              "2026-01-16-reading-diary.md"]  # fmt: skip

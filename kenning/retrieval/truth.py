@@ -308,8 +308,8 @@ class Side:
         self._answer_at = answer_at
         self._names = names
         # Whether the question asks for a kind of value (retrieval/values.py), which the
-        # values beside its words then give, and the words naming that kind ("date",
-        # "price"), which say nothing of what a line answers about.
+        # values beside its words then give, and the words naming the kind of answer
+        # ("date", "price", "book band"), which say nothing of what a line answers about.
         self.valued = valued
         self._naming = naming
 
@@ -711,8 +711,10 @@ class Side:
         return "\n".join(lines)
 
     def holds_what_is_asked_of(self, other: Side) -> bool:
-        """Whether it holds every word of the question the other text holds."""
-        return all(self.words(key) for key in self._all_keys if other.words(key))
+        """Whether it holds every word of the question the other text holds, but those
+        naming the kind of answer: "Maya is on Gold band now" says which band as well as
+        "Maya is now on Turquoise book band"."""
+        return all(self.words(key) for key in self._all_keys if key not in self._naming and other.words(key))
 
     def ties_to(
         self,
@@ -1028,7 +1030,8 @@ def read(
     asks about (query.py's `names`): where it names some, only values on a line naming one
     of them, or in a document or section titled with one, disagree. `valued`: the question
     asks for a kind of value, so another value in a correction says it replaces one;
-    `naming`, the question's words naming that kind ("date", "price")."""
+    `naming`, the question's words naming the kind of answer ("date", "price", the
+    "book band" of "which book band...")."""
     return [Side(hit, chunks.get(hit.item_id), keys, answer_at, names, valued, naming) for hit in hits[:DEPTH]]
 
 

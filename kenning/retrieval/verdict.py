@@ -203,7 +203,9 @@ async def settle(
     # the default editor") are no answers a correction replaces: adduser's README "changed
     # to 0700" superseded tmux's changelog by them (bench/doc_marks.py).
     valued = wanted is not None and not query.procedure
-    naming = wanted.naming if wanted is not None else frozenset()
+    # The words naming the kind of answer ("date", "price"; "book band" of "which book
+    # band is Maya on now?") say what it is, not what it is about.
+    naming = wanted.naming if valued and wanted is not None else query.asked_for
     sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names, valued, naming)
     common = await _common(db, truth.naming_words(sides))
     truth.resolve(sides, intent, between, agreement, common, disagreeing=not query.procedure, alike=alike)
