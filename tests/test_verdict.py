@@ -120,9 +120,12 @@ def resolve(
     intent = TimeIntent.of(query, date(2026, 1, 1))
     wanted = values.wanted(query)
     answer_at = values.answers_at(query, wanted)
-    names = parse(query).names - intent.words
-    valued = wanted is not None and not parse(query).procedure
-    sides = truth.read(hits, {h.item_id: chunk for h, chunk in pairs}, keys, answer_at, names, valued)
+    asked = parse(query)
+    names = asked.names - intent.words
+    valued = wanted is not None and not asked.procedure
+    naming = wanted.naming if wanted is not None else asked.asked_for
+    chunks = {h.item_id: chunk for h, chunk in pairs}
+    sides = truth.read(hits, chunks, keys, answer_at, names, valued, naming, asked.relating)
     truth.resolve(sides, intent, None, None, truth.Commonness(common), disagreeing=not parse(query).procedure)
     return sorted(hits, key=lambda h: -h.score)
 
@@ -163,9 +166,11 @@ def test_a_note_dated_by_a_day_to_come_is_corrected_by_a_note_dated_before_that_
         booking = side(1, 1, text, booked, 0.9, title="Booking - Ellis wedding")
         return resolve([booking, side(2, 2, numbers, "2025-11-30", 0.8)], keys, question)
 
-    assert [(h.item_id, h.superseded_by) for h in ranked("2027-05-22")] == [(2, None), (1, 2)]
-    # Dated today or before, the booking was written after the email.
-    assert [(h.item_id, h.superseded_by) for h in ranked("2025-12-15")] == [(1, None), (2, None)]
+    assert [(h.item_id, h.superseded_by) for h in ranked("2026-05-22")] == [(2, None), (1, 2)]
+    # Dated today or before, the booking was written after the email; and a note of a
+    # year before the day is about another year's.
+    for booked in ("2025-12-15", "2027-05-22"):
+        assert [(h.item_id, h.superseded_by) for h in ranked(booked)] == [(1, None), (2, None)]
 
 
 def test_an_older_note_cannot_correct_a_newer_one_and_a_draft_cannot_correct_at_all():
@@ -764,7 +769,8 @@ def test_two_notes_answering_a_question_for_a_value_differently_disagree_whateve
         notes = [side(1, 1, first, "2026-11-02", 0.9), side(2, 2, second, "2026-11-03", 0.8)]
         wanted = values.wanted(asked)
         sides = truth.read([h for h, _ in notes], {h.item_id: chunk for h, chunk in notes}, keys,
-                           values.answers_at(asked, wanted), valued=True, naming=wanted.naming)  # fmt: skip
+                           values.answers_at(asked, wanted), valued=True, naming=wanted.naming,
+                           relating=parse(asked).relating)  # fmt: skip
         truth.resolve(sides, TimeIntent.of(asked, date(2026, 12, 7)), lambda a, b: 0.3, None)
         return [h.conflicts_with for h, _ in notes]
 
@@ -773,8 +779,17 @@ def test_two_notes_answering_a_question_for_a_value_differently_disagree_whateve
                  "saturday"], "What time does the gym open on Saturday?") == [[], []]  # fmt: skip
     assert apart("The heron batch size is 100.", "The gannet batch size is 150 and the gannet timeout is 45 seconds.",
                  ["heron", "batch", "size"], "What is the heron batch size?") == [[], []]  # fmt: skip
-    # What follows a word of the question is how each note goes on, and a sentence's end
-    # stands between its words and the next one's.
+    heron = ["heron", "batch", "size"], "What is the heron batch size?"
+    assert apart("Heron: batch size 100", "Gannet: batch size 150", *heron) == [[], []]
+    assert apart("Batch size (heron): 100", "Batch size (gannet): 150", *heron) == [[], []]
+    # A subject line in a note's body is no email's subject.
+    assert apart("Heron batch size: 100", "Notes\nSubject: heron migration\nBatch 150", *heron) == [[], []]
+    assert apart("Heron batch size: 100", "From: Ana\nSubject: heron migration\n\nBatch 150", *heron) == [[2], [1]]
+    # A verb of the question is no answer's only word: the library's hours are not the gym's.
+    gym = ["gym", "open", "saturday"], "What time does the gym open on Saturday?"
+    assert apart("The gym opens at 6am on Saturday.", "Library hours\nOpens 9am, closes 5pm.", *gym) == [[], []]
+    # A verb of the question is said each note's own way, and a sentence's end stands
+    # between its words and the next one's.
     coach = ["coach", "spurn", "leave"], "what time does the coach leave for spurn"
     assert apart("Birders - coach trip to Spurn\nCoach leaves the library car park at 7am.", "Subject: Spurn on the"
                  " 25th\n\nMorning all - the coach departs at 7.30am from the car park.", *coach) == [[2], [1]]  # fmt: skip
@@ -1053,3 +1068,15 @@ def test_another_number_beside_the_words_of_a_how_to_question_replaces_nothing()
     readme = side(2, 2, "The default mode of home directories was changed to 0700 to keep the default editor files"
                   " private.", "2023-05-25", 0.8)  # fmt: skip
     assert superseded([changelog, readme], ["default", "editor", "change"], question) == {1: None, 2: None}
+
+
+def test_asked_which_thing_now_a_newer_note_must_name_such_a_thing_to_go_first():
+    def ranked(older: str, newer: str, keys: list[str], question: str) -> list[int]:
+        pairs = [side(1, 1, older, "2025-03-10", 0.9), side(2, 2, newer, "2025-10-02", 0.8)]
+        return [h.item_id for h in resolve(pairs, keys, question)]
+
+    band = ["maya", "book", "band"], "which book band is Maya on now?"
+    assert ranked("Maya is now on Turquoise book band.", "Maya is on Gold band now.", *band) == [2, 1]
+    laptop = ["priya", "laptop", "uses"], "which laptop does priya use now?"
+    assert ranked("Priya uses a ThinkPad X1 laptop for work.", "Priya uses the standing desk at the office for"
+                  " work.", *laptop) == [1, 2]  # fmt: skip

@@ -147,8 +147,8 @@ HEDGED_FLOOR = 0.3
 STEP = 1e-4
 
 _WORD = re.compile(r"\w+")
-# Words, and the marks ending a sentence or a clause, which no word stands beside across.
-_CLAUSE_WORD = re.compile(r"\w+|[.;:!?,()]")
+# Words, and the marks ending a sentence, which no word stands beside across.
+_SENTENCE_WORD = re.compile(r"\w+|[.;!?]")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
 # A year names when, not what: "2024" in a decision log's line is no subject it shares.
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -228,8 +228,6 @@ _CALENDAR_WORDS = MONTH_WORDS | frozenset(
 _WEEKDAY = re.compile(
     r"(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)s?"
 )
-# An email's subject line, among its headers: what its body is about.
-_SUBJECT = re.compile(r"^subject:.*$", re.IGNORECASE | re.MULTILINE)
 # A line saying when a note was written or sent ("Date: 4 May 2026"), which answers nothing.
 _WRITTEN_ON = re.compile(r"^\W*(?:date|sent|updated|created|posted|received)\s*:", re.IGNORECASE)
 _YEAR_VALUE = re.compile(r"(?:19|20)\d\d")
@@ -253,6 +251,8 @@ KEYS = 2
 # How many of the question's words a line must hold for its values to answer it
 # (`Side.answers`), when its text holds as many.
 ANSWER_WORDS = 2
+# How long before a day to come the notes about it are written (`_before_the_day`).
+AHEAD_WRITTEN_DAYS = 366
 # How close two texts giving different answers to a question asking for a kind of value
 # must be to disagree: a noticeboard's "NEXT WORKDAY: SUNDAY 13 DECEMBER 10AM" sits 0.22
 # from the coordinator's email saying "next workday is Saturday 12 December".
@@ -291,6 +291,7 @@ class Side:
         names: frozenset[str] = frozenset(),
         valued: bool = False,
         naming: frozenset[str] = frozenset(),
+        relating: frozenset[str] = frozenset(),
     ) -> None:
         span = period(hit.date) if hit.date else None
         self.hit = hit
@@ -312,6 +313,9 @@ class Side:
         # ("date", "price", "book band"), which say nothing of what a line answers about.
         self.valued = valued
         self._naming = naming
+        # The question's words in a verb's place ("leave" of "what time does the coach
+        # leave"), which a text may say its own way ("the coach departs at 7.30am").
+        self._relating = relating
 
     @cached_property
     def _written(self) -> tuple[re.Pattern[str], ...]:
@@ -351,7 +355,7 @@ class Side:
         # question is about: "check-in from 4pm" in "Lisbon apartment - Dad's notes", "the
         # coach departs at 7.30am" under "Subject: Spurn on the 25th".
         first = self.text.partition("\n")[0]
-        subject = _SUBJECT.search(self.text)
+        subject = _SUBJECT.search(_HEADERS.match(self.text).group())
         heading = f"{self.hit.title}\n{first}\n{subject.group() if subject else ''}"
         return self._answering(self.text, self._holds(heading))
 
@@ -385,8 +389,12 @@ class Side:
         return bool(older_held) and older_held <= held and _differ(values, older_values)
 
     @cached_property
+    def _asked_keys(self) -> list[str]:
+        return [key for key in self._all_keys if key not in self._naming]
+
+    @cached_property
     def _asked_each(self) -> list[Callable[[str], bool]]:
-        return [word_among([key]) for key in self._all_keys if key not in self._naming]
+        return [word_among([key]) for key in self._asked_keys]
 
     def _holds(self, text: str) -> frozenset[int]:
         """Which of the question's words the text holds, by their places among them."""
@@ -398,10 +406,13 @@ class Side:
         values on them (`answers`), and those lines, lower-cased."""
         if not self.valued or self._answer_at is None or len(self.names_held) < len(self._names):
             return frozenset(), frozenset(), ()
-        # A text holding one of the question's words holds it on its answering line:
-        # "Adult £12, child £8" on the box office's notes for "adult panto ticket price".
-        most = min(ANSWER_WORDS, len(about | self._holds(_SPEAKER.sub(" ", text))))
-        if not most:
+        # A text holding fewer of the question's words holds them all on its answering
+        # line: "Adult £12, child £8" on the box office's notes for "adult panto ticket
+        # price". Not only a verb, though: "Opens 9am" on the library's hours says
+        # nothing of when the gym opens.
+        held_here = about | self._holds(_SPEAKER.sub(" ", text))
+        most = min(ANSWER_WORDS, len(held_here))
+        if most < ANSWER_WORDS and all(self._asked_keys[n] in self._relating for n in held_here):
             return frozenset(), frozenset(), ()
         held_most, found, lines, offset = frozenset[int](), set[str](), list[str](), 0
         for line in text.split("\n"):
@@ -433,30 +444,40 @@ class Side:
 
     def answers_about_another(self, other: Side) -> bool:
         """Whether its answer is about another thing than the other's: where the other's
-        answering line writes a word of the question before another of its words ("the
-        heron batch size is 100"), this one's writes a word of its own before that one
+        answering line writes a word of the question beside another of its words ("the
+        heron batch size is 100"), this one's writes a word of its own beside that one
         ("the gannet batch size is 150", "the library opens at 9am" against "the gym
-        opens at 6am"). A word after the shared one is how each goes on ("the coach
-        departs at 7.30am" / "Coach leaves the library car park at 7am"), and one past
-        the end of a sentence is none ("the HX-200 operating manual. Please could you
-        deliver" against "HX-200 manual. Due Wed 28 Oct"). Two people's notes of one
-        call, one leaving a word out ("the deadline for the website relaunch: 15
-        January" / "Relaunch deadline: 31 January"), are about one thing."""
+        opens at 6am"), in the same sentence. A word in a verb's place is said each its
+        own way ("Coach leaves the library car park at 7am" / "the coach departs at
+        7.30am"), and a sentence's end stands between its last word and the next one's
+        ("the HX-200 operating manual. Please could you deliver" / "HX-200 manual. Due
+        Wed 28 Oct"). Two people's notes of one call, one leaving a word out ("the
+        deadline for the website relaunch: 15 January" / "Relaunch deadline: 31
+        January"), are about one thing."""
         return any(self._stands_in(theirs, mine) for theirs in other._answer[2] for mine in self._answer[2])
 
     def _stands_in(self, theirs: str, mine: str) -> bool:
         def asked(word: str) -> bool:
             return any(is_key(word) for is_key in self._asked_each)
 
-        their_words, my_words = _CLAUSE_WORD.findall(theirs), _CLAUSE_WORD.findall(mine)
-        for at, word in enumerate(their_words[:-1]):
-            anchor = their_words[at + 1]
-            if not asked(word) or word in my_words or not asked(anchor):
+        def own(word: str) -> bool:
+            return _WORD.fullmatch(word) is not None and word not in STOPWORDS and not asked(word)
+
+        verbs = [word_among([key]) for key in self._relating]
+        their_words, my_words = _SENTENCE_WORD.findall(theirs), _SENTENCE_WORD.findall(mine)
+        for at, word in enumerate(their_words):
+            if not asked(word) or word in my_words or any(is_verb(word) for is_verb in verbs):
                 continue
-            for before, mine_word in zip(my_words, my_words[1:]):
-                named = _WORD.fullmatch(before) and not _VALUE_START.match(before)
-                if mine_word == anchor and named and before not in STOPWORDS and not asked(before):
-                    return True
+            for step in (1, -1):
+                anchor = at + step
+                if not 0 <= anchor < len(their_words) or not asked(their_words[anchor]):
+                    continue
+                for place, mine_word in enumerate(my_words):
+                    instead = place - step
+                    if mine_word == their_words[anchor] and 0 <= instead < len(my_words):
+                        other = my_words[instead]
+                        if own(other) and not _VALUE_START.match(other):
+                            return True
         return False
 
     def _values_of(self, text: str) -> dict[str, set[str]]:
@@ -711,10 +732,13 @@ class Side:
         return "\n".join(lines)
 
     def holds_what_is_asked_of(self, other: Side) -> bool:
-        """Whether it holds every word of the question the other text holds, but those
-        naming the kind of answer: "Maya is on Gold band now" says which band as well as
-        "Maya is now on Turquoise book band"."""
-        return all(self.words(key) for key in self._all_keys if key not in self._naming and other.words(key))
+        """Whether it holds every word of the question the other text holds, and of those
+        naming the kind of answer one at least: "Maya is on Gold band now" says which
+        band as well as "Maya is now on Turquoise book band"; "Priya uses the standing
+        desk" is not which laptop she uses."""
+        kind = [key for key in self._all_keys if key in self._naming and other.words(key)]
+        held = all(self.words(key) for key in self._all_keys if key not in self._naming and other.words(key))
+        return held and (not kind or any(map(self.words, kind)))
 
     def ties_to(
         self,
@@ -846,6 +870,14 @@ def ahead_of(side: Side, today: date) -> bool:
     archive server will be replaced by a NAS"), so it neither takes back what holds
     now nor is newer than it."""
     return side.start is not None and side.start > today.toordinal()
+
+
+def _before_the_day(newer: Side, older: Side) -> bool:
+    """Whether `newer` speaks from the year before the day to come `older` is dated by,
+    when what is said of that day is written: a note of 2019 says nothing of a wedding
+    booked for 2027, nor last year's spring concert's doors of this year's."""
+    assert newer.start is not None and older.start is not None
+    return older.start - newer.start <= AHEAD_WRITTEN_DAYS
 
 
 def _same_time(a: Side, b: Side) -> bool:
@@ -1022,6 +1054,7 @@ def read(
     names: frozenset[str] = frozenset(),
     valued: bool = False,
     naming: frozenset[str] = frozenset(),
+    relating: frozenset[str] = frozenset(),
 ) -> list[Side]:
     """The best hits as the truth signals see them. `keys` are the query's words, the most
     specific first. With `answer_at`, only the values it accepts are compared (see
@@ -1031,8 +1064,10 @@ def read(
     of them, or in a document or section titled with one, disagree. `valued`: the question
     asks for a kind of value, so another value in a correction says it replaces one;
     `naming`, the question's words naming the kind of answer ("date", "price", the
-    "book band" of "which book band...")."""
-    return [Side(hit, chunks.get(hit.item_id), keys, answer_at, names, valued, naming) for hit in hits[:DEPTH]]
+    "book band" of "which book band..."); `relating`, those in a verb's place (query.py)."""
+    return [
+        Side(hit, chunks.get(hit.item_id), keys, answer_at, names, valued, naming, relating) for hit in hits[:DEPTH]
+    ]
 
 
 def naming_words(sides: list[Side]) -> set[str]:
@@ -1208,6 +1243,8 @@ def _means(
 # An email's subject, without the "Re:" a reply puts before it, and who sent it.
 _SUBJECT = re.compile(r"^subject:[ \t]*((?:(?:re|aw|sv)[ \t]*:[ \t]*)*)([^\n]*)", re.IGNORECASE | re.MULTILINE)
 _SENDER = re.compile(r"^from:([^\n]*)", re.IGNORECASE | re.MULTILINE)
+# An email's headers, the lines it opens with ("From: ...", "Subject: ...").
+_HEADERS = re.compile(r"(?:[\w-]+:[^\n]*(?:\n|$))*")
 # Told to disregard the writer's own message before this one: "please ignore my last email".
 _OWN_LAST = re.compile(
     r"\b(?:ignore|disregard)\s+(?:my|our)\s+(?:last|previous|earlier|first)\s+(?:e-?mail|message|mail|post|text)\b"
@@ -1390,7 +1427,9 @@ def _relate(
         # "Date: Sat 22 May 2027"), not when it was written: any text its words date
         # today or before is written later ("update on numbers: we're now at 104 day
         # guests").
-        later = speaks_later(newer, older) or (newer.dated_by_words and ahead_of(older, intent.today))
+        later = speaks_later(newer, older) or (
+            newer.dated_by_words and ahead_of(older, intent.today) and _before_the_day(newer, older)
+        )
         if (later or may_take_back(newer, older)) and _takes_back(
             newer, older, newer.cues, older.cues, close, common, outright=not later
         ):

@@ -205,8 +205,8 @@ async def settle(
     valued = wanted is not None and not query.procedure
     # The words naming the kind of answer ("date", "price"; "book band" of "which book
     # band is Maya on now?") say what it is, not what it is about.
-    naming = wanted.naming if valued and wanted is not None else query.asked_for
-    sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names, valued, naming)
+    naming = wanted.naming if wanted is not None else query.asked_for
+    sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names, valued, naming, query.relating)
     common = await _common(db, truth.naming_words(sides))
     truth.resolve(sides, intent, between, agreement, common, disagreeing=not query.procedure, alike=alike)
     truth.apply_stated(judged, superseded)
