@@ -123,9 +123,11 @@ def resolve(
     asked = parse(query)
     names = asked.names - intent.words
     valued = wanted is not None and not asked.procedure
-    naming = wanted.naming if wanted is not None else asked.asked_for
+    kind = sorted(asked.asked_for, key=query.lower().find)
+    naming = wanted.naming if wanted is not None else frozenset(kind[:-1])
+    by_name = wanted is None and values.answered_by_name(query)
     chunks = {h.item_id: chunk for h, chunk in pairs}
-    sides = truth.read(hits, chunks, keys, answer_at, names, valued, naming, asked.relating)
+    sides = truth.read(hits, chunks, keys, answer_at, names, valued, naming, asked.relating, by_name)
     truth.resolve(sides, intent, None, None, truth.Commonness(common), disagreeing=not parse(query).procedure)
     return sorted(hits, key=lambda h: -h.score)
 
@@ -171,6 +173,13 @@ def test_a_note_dated_by_a_day_to_come_is_corrected_by_a_note_dated_before_that_
     # year before the day is about another year's.
     for booked in ("2025-12-15", "2027-05-22"):
         assert [(h.item_id, h.superseded_by) for h in ranked(booked)] == [(1, None), (2, None)]
+    # Last spring's update, dated by its day or its year, is about last spring's concert.
+    doors = "Update: doors now open at 6.30pm instead of 7pm."
+    for written in ("2025-05-09", "2025"):
+        notes = [side(1, 1, "# Spring concert\n\nDoors open at 7pm.", "2026-05-08", 0.9, title="Spring concert"),
+                 side(2, 2, f"# Spring concert\n\n{doors}", written, 0.8, title="Spring concert")]  # fmt: skip
+        assert [h.superseded_by for h in resolve(notes, ["doors", "open", "concert"], "When do doors open?")] == [
+            None, None]  # fmt: skip
 
 
 def test_an_older_note_cannot_correct_a_newer_one_and_a_draft_cannot_correct_at_all():
@@ -788,6 +797,12 @@ def test_two_notes_answering_a_question_for_a_value_differently_disagree_whateve
     # A verb of the question is no answer's only word: the library's hours are not the gym's.
     gym = ["gym", "open", "saturday"], "What time does the gym open on Saturday?"
     assert apart("The gym opens at 6am on Saturday.", "Library hours\nOpens 9am, closes 5pm.", *gym) == [[], []]
+    # A heading over a line holding one word of the question may name another thing.
+    bins = ["bin", "collection"], "When is the bin collection?"
+    assert apart("# Bins\n\nBin collection: Tuesday", "# Recycling\n\nCollection every other Friday", *bins) == [
+        [], []]  # fmt: skip
+    assert apart("# Bins\n\nBin collection: Tuesday", "# Bins\n\nCollection every other Friday", *bins) == [
+        [2], [1]]  # fmt: skip
     # A verb of the question is said each note's own way, and a sentence's end stands
     # between its words and the next one's.
     coach = ["coach", "spurn", "leave"], "what time does the coach leave for spurn"
@@ -1080,3 +1095,21 @@ def test_asked_which_thing_now_a_newer_note_must_name_such_a_thing_to_go_first()
     laptop = ["priya", "laptop", "uses"], "which laptop does priya use now?"
     assert ranked("Priya uses a ThinkPad X1 laptop for work.", "Priya uses the standing desk at the office for"
                   " work.", *laptop) == [1, 2]  # fmt: skip
+    broker = ["billing", "message", "broker", "use"], "which message broker does billing use now?"
+    assert ranked("Billing uses RabbitMQ as its message broker.", "Billing message templates now use Markdown.",
+                  *broker) == [1, 2]  # fmt: skip
+
+
+def test_asked_where_or_who_notes_naming_no_name_in_common_disagree():
+    question = "Where is the November book club meeting?"
+    keys = ["meeting", "november", "book", "club"]
+    email = "From: Anna Price\nSubject: November book club\n\nNext meeting Thursday 19 Nov, 7:30pm at The Fox & Hound" \
+        " (back room). Book: Klara and the Sun."  # fmt: skip
+    chat = "[28/10/2026 21:15] Beth: Reminder - November book club is at my house, 12 Elm Road, Thu 19 Nov. Bring wine!"
+    same = "[28/10/2026 21:15] Beth: Reminder - November book club meeting at the Fox & Hound, 7:30. Bring wine!"
+    assert disagreeing([(email, "2026-10-28"), (chat, "2026-10-28")], keys, question) == [[2], [1]]
+    # Both naming the pub agree, whatever else each names; a title is no name ("Dr").
+    assert disagreeing([(email, "2026-10-28"), (same, "2026-10-28")], keys, question) == [[], []]
+    rota = "# Weekend on-call\n- Saturday 12 December: Dr Hughes"
+    assert disagreeing([(rota, "2026-11-30"), ("[17:06] Carla: on call Saturday is Dr Amin", "2026-11-30")],
+                       ["call", "saturday", "december"], "who is on call saturday 12 december") == [[2], [1]]  # fmt: skip

@@ -147,8 +147,10 @@ HEDGED_FLOOR = 0.3
 STEP = 1e-4
 
 _WORD = re.compile(r"\w+")
-# Words, and the marks ending a sentence, which no word stands beside across.
+# Words, and the marks ending a sentence, which no word stands beside across; and with
+# a colon too, after which a label's value goes on ("Book: Klara and the Sun").
 _SENTENCE_WORD = re.compile(r"\w+|[.;!?]")
+_LABEL_WORD = re.compile(r"\w+|[.;!?:]")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
 # A year names when, not what: "2024" in a decision log's line is no subject it shares.
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -252,7 +254,7 @@ KEYS = 2
 # (`Side.answers`), when its text holds as many.
 ANSWER_WORDS = 2
 # How long before a day to come the notes about it are written (`_before_the_day`).
-AHEAD_WRITTEN_DAYS = 366
+AHEAD_WRITTEN_DAYS = 183
 # How close two texts giving different answers to a question asking for a kind of value
 # must be to disagree: a noticeboard's "NEXT WORKDAY: SUNDAY 13 DECEMBER 10AM" sits 0.22
 # from the coordinator's email saying "next workday is Saturday 12 December".
@@ -292,6 +294,7 @@ class Side:
         valued: bool = False,
         naming: frozenset[str] = frozenset(),
         relating: frozenset[str] = frozenset(),
+        by_name: bool = False,
     ) -> None:
         span = period(hit.date) if hit.date else None
         self.hit = hit
@@ -316,6 +319,9 @@ class Side:
         # The question's words in a verb's place ("leave" of "what time does the coach
         # leave"), which a text may say its own way ("the coach departs at 7.30am").
         self._relating = relating
+        # Whether the question's answer is a name (who, where, which team): the names on
+        # its answering lines are what it answers.
+        self._by_name = by_name
 
     @cached_property
     def _written(self) -> tuple[re.Pattern[str], ...]:
@@ -357,13 +363,19 @@ class Side:
         first = self.text.partition("\n")[0]
         subject = _SUBJECT.search(_HEADERS.match(self.text).group())
         heading = f"{self.hit.title}\n{first}\n{subject.group() if subject else ''}"
-        return self._answering(self.text, self._holds(heading))
+        # A heading names the thing its lines are about; a file's name or an email's
+        # subject as often says what kind of note it is ("Notes", "mum-notes").
+        titled = first if first.startswith("#") else ""
+        return self._answering(self.text, self._holds(heading), titled)
 
     def answers_differ(self, other: Side) -> bool:
         """Whether each answers the question (`answers`) with a value the other lacks.
         Not asked to answer about the same words: the house book's "Cleaner: Janet Rowe,
         £75 per changeover" and the family chat's "cleaner is still Mrs Rowe, £60 per
         clean, pay her cash" disagree about what we pay the cleaner per changeover."""
+        if self._by_name:
+            # Names have no shape to compare within: two answers naming none in common.
+            return bool(self.answers) and bool(other.answers) and not self.answers & other.answers
         return _differ(self.answers, other.answers)
 
     def answers_otherwise(self, context: str, older: Side) -> bool:
@@ -374,6 +386,8 @@ class Side:
         minutes' "Christmas concert confirmed: Sat 12 Dec", which a question about the
         rehearsal's day before Christmas also finds; and "Correction: the heron batch size
         is 200" means no note about the gannet batch size (`answers_about_another`)."""
+        if self._by_name:
+            return False
         held, values, lines = self._answering(context)
         older_held, older_values, older_lines = older._answer
         about_another = any(self._stands_in(theirs, mine) for theirs in older_lines for mine in lines)
@@ -384,6 +398,8 @@ class Side:
         it lacks one of these, about every word of the question that answer is about: the
         2026 hire rates' "Main hall: £21 per hour" against 2025's "£18", whatever other
         word of the question the older page holds ("Sunday school: no charge")."""
+        if self._by_name:
+            return False
         held, values, _ = self._answer
         older_held, older_values, _ = older._answer
         return bool(older_held) and older_held <= held and _differ(values, older_values)
@@ -401,10 +417,14 @@ class Side:
         words = _words(text)
         return frozenset(n for n, is_key in enumerate(self._asked_each) if any(map(is_key, words)))
 
-    def _answering(self, text: str, about: frozenset[int] = frozenset()) -> _Answer:
+    def _answering(self, text: str, about: frozenset[int] = frozenset(), title: str = "") -> _Answer:
         """The question's words the lines of `text` answering it hold with `about`, the
-        values on them (`answers`), and those lines, lower-cased."""
-        if not self.valued or self._answer_at is None or len(self.names_held) < len(self._names):
+        values on them (`answers`), and those lines, lower-cased; a line holding fewer
+        than ANSWER_WORDS of them itself after the heading (`title`) that speaks for it,
+        which may name another thing ("# Recycling" over "Collection every other
+        Friday", for "When is the bin collection?")."""
+        asked = self.valued or self._by_name
+        if not asked or self._answer_at is None or len(self.names_held) < len(self._names):
             return frozenset(), frozenset(), ()
         # A text holding fewer of the question's words holds them all on its answering
         # line: "Adult £12, child £8" on the box office's notes for "adult panto ticket
@@ -425,22 +445,35 @@ class Side:
             held = about | own if own else own
             if len(held) < most:
                 continue
-            tokens = list(_TOKEN.finditer(line))
-            values: set[str] = set()
-            for n, match in enumerate(tokens):
-                if not (_VALUE_START.match(match.group()) or _CALENDAR_NAME.fullmatch(match.group().lower())):
-                    continue
-                # A currency may be named before the sum ("EUR 180").
-                if self._stated(text, start + match.start()) or (n and self._stated(text, start + tokens[n - 1].start())):
-                    values.add(_as_compared(match.group(), tokens[n + 1].group() if n + 1 < len(tokens) else ""))
+            values = self._names_on(line) if self._by_name else self._values_on(text, line, start)
             if not values:
                 continue
             if len(held) > most:
                 held_most, found, lines = frozenset(), set(), []
             most, held_most = len(held), held_most | held
             found |= values
-            lines.append(line.lower())
+            lines.append(f"{title}\n{line}".lower() if len(own) < ANSWER_WORDS else line.lower())
         return held_most, frozenset(found), tuple(lines)
+
+    def _values_on(self, text: str, line: str, start: int) -> set[str]:
+        """The values of the kind asked for on the line starting at `start` of `text`."""
+        tokens = list(_TOKEN.finditer(line))
+        values: set[str] = set()
+        for n, match in enumerate(tokens):
+            if not (_VALUE_START.match(match.group()) or _CALENDAR_NAME.fullmatch(match.group().lower())):
+                continue
+            # A currency may be named before the sum ("EUR 180").
+            if self._stated(text, start + match.start()) or (n and self._stated(text, start + tokens[n - 1].start())):
+                values.add(_as_compared(match.group(), tokens[n + 1].group() if n + 1 < len(tokens) else ""))
+        return values
+
+    def _names_on(self, line: str) -> set[str]:
+        """The names a line writes with a capital inside a sentence, but the question's
+        words, a month's or a weekday's and a title's ("Dr", "Mrs"): "at The Fox &
+        Hound" and "at my house, 12 Elm Road" for where the book club meets."""
+        written = (match.group() for match in _WRITTEN_NAME.finditer(line))
+        named = {word.lower() for word in written if word[0].isupper()} - _CALENDAR_WORDS - _TITLES
+        return {word for word in named if not any(is_key(word) for is_key in self._asked_each)}
 
     def answers_about_another(self, other: Side) -> bool:
         """Whether its answer is about another thing than the other's: where the other's
@@ -461,23 +494,26 @@ class Side:
             return any(is_key(word) for is_key in self._asked_each)
 
         def own(word: str) -> bool:
-            return _WORD.fullmatch(word) is not None and word not in STOPWORDS and not asked(word)
+            named = _WORD.fullmatch(word) is not None and not _VALUE_START.match(word)
+            return named and word not in STOPWORDS and not asked(word)
 
         verbs = [word_among([key]) for key in self._relating]
-        their_words, my_words = _SENTENCE_WORD.findall(theirs), _SENTENCE_WORD.findall(mine)
-        for at, word in enumerate(their_words):
-            if not asked(word) or word in my_words or any(is_verb(word) for is_verb in verbs):
-                continue
-            for step in (1, -1):
+
+        def missing(word: str, mine: list[str]) -> bool:
+            return asked(word) and word not in mine and not any(is_verb(word) for is_verb in verbs)
+
+        # A word before the shared one may stand across a label's colon ("Gannet: batch
+        # size 150"), one after it not ("book club" is no "Book: Klara").
+        for step, split in ((1, _SENTENCE_WORD), (-1, _LABEL_WORD)):
+            their_words, my_words = split.findall(theirs), split.findall(mine)
+            for at, word in enumerate(their_words):
                 anchor = at + step
-                if not 0 <= anchor < len(their_words) or not asked(their_words[anchor]):
+                if not missing(word, my_words) or not 0 <= anchor < len(their_words) or not asked(their_words[anchor]):
                     continue
                 for place, mine_word in enumerate(my_words):
                     instead = place - step
-                    if mine_word == their_words[anchor] and 0 <= instead < len(my_words):
-                        other = my_words[instead]
-                        if own(other) and not _VALUE_START.match(other):
-                            return True
+                    if mine_word == their_words[anchor] and 0 <= instead < len(my_words) and own(my_words[instead]):
+                        return True
         return False
 
     def _values_of(self, text: str) -> dict[str, set[str]]:
@@ -732,13 +768,10 @@ class Side:
         return "\n".join(lines)
 
     def holds_what_is_asked_of(self, other: Side) -> bool:
-        """Whether it holds every word of the question the other text holds, and of those
-        naming the kind of answer one at least: "Maya is on Gold band now" says which
-        band as well as "Maya is now on Turquoise book band"; "Priya uses the standing
-        desk" is not which laptop she uses."""
-        kind = [key for key in self._all_keys if key in self._naming and other.words(key)]
-        held = all(self.words(key) for key in self._all_keys if key not in self._naming and other.words(key))
-        return held and (not kind or any(map(self.words, kind)))
+        """Whether it holds every word of the question the other text holds, but those
+        naming the kind of answer (verdict.py): "Maya is on Gold band now" says which
+        band as well as "Maya is now on Turquoise book band"."""
+        return all(self.words(key) for key in self._all_keys if key not in self._naming and other.words(key))
 
     def ties_to(
         self,
@@ -873,11 +906,14 @@ def ahead_of(side: Side, today: date) -> bool:
 
 
 def _before_the_day(newer: Side, older: Side) -> bool:
-    """Whether `newer` speaks from the year before the day to come `older` is dated by,
-    when what is said of that day is written: a note of 2019 says nothing of a wedding
-    booked for 2027, nor last year's spring concert's doors of this year's."""
-    assert newer.start is not None and older.start is not None
-    return older.start - newer.start <= AHEAD_WRITTEN_DAYS
+    """Whether `newer` speaks from a day (or a month) in the half year before the day to
+    come `older` is dated by, when what is said of that day is written: a note of 2019
+    says nothing of a wedding booked for 2027, nor a spring concert's update of 2026 of
+    the doors of its concert of 2027."""
+    if newer.start is None or newer.end is None or older.start is None:
+        return False
+    short = newer.end - newer.start <= LONGEST_DATING.days
+    return short and 0 < older.start - newer.start <= AHEAD_WRITTEN_DAYS
 
 
 def _same_time(a: Side, b: Side) -> bool:
@@ -1055,6 +1091,7 @@ def read(
     valued: bool = False,
     naming: frozenset[str] = frozenset(),
     relating: frozenset[str] = frozenset(),
+    by_name: bool = False,
 ) -> list[Side]:
     """The best hits as the truth signals see them. `keys` are the query's words, the most
     specific first. With `answer_at`, only the values it accepts are compared (see
@@ -1064,9 +1101,11 @@ def read(
     of them, or in a document or section titled with one, disagree. `valued`: the question
     asks for a kind of value, so another value in a correction says it replaces one;
     `naming`, the question's words naming the kind of answer ("date", "price", the
-    "book band" of "which book band..."); `relating`, those in a verb's place (query.py)."""
+    "book band" of "which book band..."); `relating`, those in a verb's place (query.py);
+    `by_name`: the question's answer is a name ("Who...", "Where...")."""
     return [
-        Side(hit, chunks.get(hit.item_id), keys, answer_at, names, valued, naming, relating) for hit in hits[:DEPTH]
+        Side(hit, chunks.get(hit.item_id), keys, answer_at, names, valued, naming, relating, by_name)
+        for hit in hits[:DEPTH]
     ]
 
 
@@ -1243,6 +1282,8 @@ def _means(
 # An email's subject, without the "Re:" a reply puts before it, and who sent it.
 _SUBJECT = re.compile(r"^subject:[ \t]*((?:(?:re|aw|sv)[ \t]*:[ \t]*)*)([^\n]*)", re.IGNORECASE | re.MULTILINE)
 _SENDER = re.compile(r"^from:([^\n]*)", re.IGNORECASE | re.MULTILINE)
+# Titles written before a name, which are no name themselves.
+_TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "rev", "sir", "st"})
 # An email's headers, the lines it opens with ("From: ...", "Subject: ...").
 _HEADERS = re.compile(r"(?:[\w-]+:[^\n]*(?:\n|$))*")
 # Told to disregard the writer's own message before this one: "please ignore my last email".

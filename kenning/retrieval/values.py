@@ -436,6 +436,11 @@ _ANSWERED_BY_NAME = re.compile(
 )
 
 
+def answered_by_name(question: str) -> bool:
+    """Whether the question asks who, where, or which team, place or the like."""
+    return _ANSWERED_BY_NAME.search(question) is not None
+
+
 def answers_at(question: str, wanted: Wanted | None) -> Callable[[str, int], bool]:
     """Which of a text's values can answer the question, for the truth signals to compare:
     those of the kind it asks for (`value_at`); none for a question asking who or which

@@ -203,10 +203,15 @@ async def settle(
     # the default editor") are no answers a correction replaces: adduser's README "changed
     # to 0700" superseded tmux's changelog by them (bench/doc_marks.py).
     valued = wanted is not None and not query.procedure
-    # The words naming the kind of answer ("date", "price"; "book band" of "which book
-    # band is Maya on now?") say what it is, not what it is about.
-    naming = wanted.naming if wanted is not None else query.asked_for
-    sides = truth.read(hits, chunks, keys, values.answers_at(text, wanted), names, valued, naming, query.relating)
+    # The words naming the kind of answer ("date", "price") say what it is, not what it
+    # is about; of a kind named by several ("which book band is Maya on now?"), those
+    # before the last: "Maya is on Gold band now" names a band, "Billing message
+    # templates" no message broker, nor "the standing desk" a laptop.
+    kind = sorted(query.asked_for, key=text.lower().find)
+    naming = wanted.naming if wanted is not None else frozenset(kind[:-1])
+    by_name = wanted is None and values.answered_by_name(text)
+    answer_at = values.answers_at(text, wanted)
+    sides = truth.read(hits, chunks, keys, answer_at, names, valued, naming, query.relating, by_name)
     common = await _common(db, truth.naming_words(sides))
     truth.resolve(sides, intent, between, agreement, common, disagreeing=not query.procedure, alike=alike)
     truth.apply_stated(judged, superseded)
