@@ -1465,9 +1465,9 @@ def _relate(
         # signature, superseded READMEs and HTML manuals of other packages through the
         # words they shared (bench/doc_marks.py).
         # A text its words date after today names a day to come (a wedding's booking,
-        # "Date: Sat 22 May 2027"), not when it was written: any text its words date
-        # today or before is written later ("update on numbers: we're now at 104 day
-        # guests").
+        # "Date: Sat 22 May 2027"), not when it was written: a text its words date today
+        # or before, in the half year before that day, is written later ("update on
+        # numbers: we're now at 104 day guests").
         later = speaks_later(newer, older) or (
             newer.dated_by_words and ahead_of(older, intent.today) and _before_the_day(newer, older)
         )
