@@ -125,7 +125,7 @@ def resolve(
     valued = wanted is not None and not asked.procedure
     kind = sorted(asked.asked_for, key=query.lower().find)
     naming = wanted.naming if wanted is not None else frozenset(kind[:-1])
-    by_name = wanted is None and values.answered_by_name(query)
+    by_name = values.answered_by_name(query) if wanted is None else None
     chunks = {h.item_id: chunk for h, chunk in pairs}
     sides = truth.read(hits, chunks, keys, answer_at, names, valued, naming, asked.relating, by_name)
     truth.resolve(sides, intent, None, None, truth.Commonness(common), disagreeing=not parse(query).procedure)
@@ -1110,6 +1110,20 @@ def test_asked_where_or_who_notes_naming_no_name_in_common_disagree():
     assert disagreeing([(email, "2026-10-28"), (chat, "2026-10-28")], keys, question) == [[2], [1]]
     # Both naming the pub agree, whatever else each names; a title is no name ("Dr").
     assert disagreeing([(email, "2026-10-28"), (same, "2026-10-28")], keys, question) == [[], []]
+    # Names written with a capital anywhere else answer nothing: who writes, "I", a
+    # heading's words, the rota's tool, a weekday.
+    pub = "# Book club\n\nNovember book club meeting is at The Fox & Hound, 7.30pm."
+    for other in ("[28/11/2026 21:15] Beth: November book club meeting is postponed a week, Sarah is ill.",
+                  "November book club meeting is Sat 21 Nov, 7.30pm"):  # fmt: skip
+        assert disagreeing([(pub, "2026-11-28"), (other, "2026-11-28")], keys, question) == [[], []]
+    offsite = ["team", "offsite"], "where is the team offsite?"
+    assert disagreeing([("# Team Offsite Planning\n\nTeam offsite location: Lisbon", "2026-11-02"),
+                        ("The team offsite is in Lisbon this year.", "2026-11-02")], *offsite) == [[], []]  # fmt: skip
+    on_call = ["call", "saturday"], "who is on call saturday"
+    for other in ("[27/11/2026 17:06] Priya: yes I'm on call saturday, ping me",
+                  "On call Saturday - check the rota in PagerDuty"):  # fmt: skip
+        assert disagreeing([("# Weekend on-call\n\nOn call Saturday: Priya Shah.", "2026-11-27"),
+                            (other, "2026-11-27")], *on_call) == [[], []]  # fmt: skip
     rota = "# Weekend on-call\n- Saturday 12 December: Dr Hughes"
     assert disagreeing([(rota, "2026-11-30"), ("[17:06] Carla: on call Saturday is Dr Amin", "2026-11-30")],
                        ["call", "saturday", "december"], "who is on call saturday 12 december") == [[2], [1]]  # fmt: skip

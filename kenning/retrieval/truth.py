@@ -294,7 +294,7 @@ class Side:
         valued: bool = False,
         naming: frozenset[str] = frozenset(),
         relating: frozenset[str] = frozenset(),
-        by_name: bool = False,
+        by_name: str | None = None,
     ) -> None:
         span = period(hit.date) if hit.date else None
         self.hit = hit
@@ -319,8 +319,8 @@ class Side:
         # The question's words in a verb's place ("leave" of "what time does the coach
         # leave"), which a text may say its own way ("the coach departs at 7.30am").
         self._relating = relating
-        # Whether the question's answer is a name (who, where, which team): the names on
-        # its answering lines are what it answers.
+        # Whether the question's answer is the name of a place or of a person or thing
+        # ("place", "person": where, who, which team), which its answering lines name.
         self._by_name = by_name
 
     @cached_property
@@ -468,12 +468,20 @@ class Side:
         return values
 
     def _names_on(self, line: str) -> set[str]:
-        """The names a line writes with a capital inside a sentence, but the question's
-        words, a month's or a weekday's and a title's ("Dr", "Mrs"): "at The Fox &
-        Hound" and "at my house, 12 Elm Road" for where the book club meets."""
-        written = (match.group() for match in _WRITTEN_NAME.finditer(line))
-        named = {word.lower() for word in written if word[0].isupper()} - _CALENDAR_WORDS - _TITLES
-        return {word for word in named if not any(is_key(word) for is_key in self._asked_each)}
+        """The names a line gives where a place or a person is said ("at The Fox & Hound",
+        "in Lisbon", "venue: Crown", "is Dr Amin"), but the question's words, a month's
+        or a weekday's, and a title's ("Dr"): not every word written with a capital,
+        which in a chat is a person who writes, "I" or the place a rota is kept
+        ("check the rota in PagerDuty" says who is on call no more than "Sarah is ill").
+        """
+        said = _PLACE_SAID if self._by_name == "place" else _PERSON_SAID
+        words = {word.lower() for run in said.findall(line) for word in _NAME_PART.findall(run)}
+        named = words - STOPWORDS - _TITLES - MONTH_WORDS - {"i"}
+        return {
+            word
+            for word in named
+            if not _WEEKDAY.fullmatch(word) and not any(is_key(word) for is_key in self._asked_each)
+        }
 
     def answers_about_another(self, other: Side) -> bool:
         """Whether its answer is about another thing than the other's: where the other's
@@ -1091,7 +1099,7 @@ def read(
     valued: bool = False,
     naming: frozenset[str] = frozenset(),
     relating: frozenset[str] = frozenset(),
-    by_name: bool = False,
+    by_name: str | None = None,
 ) -> list[Side]:
     """The best hits as the truth signals see them. `keys` are the query's words, the most
     specific first. With `answer_at`, only the values it accepts are compared (see
@@ -1102,7 +1110,8 @@ def read(
     asks for a kind of value, so another value in a correction says it replaces one;
     `naming`, the question's words naming the kind of answer ("date", "price", the
     "book band" of "which book band..."); `relating`, those in a verb's place (query.py);
-    `by_name`: the question's answer is a name ("Who...", "Where...")."""
+    `by_name`: the question's answer names a "place" ("Where...") or a "person" or
+    thing ("Who...", "Which team...")."""
     return [
         Side(hit, chunks.get(hit.item_id), keys, answer_at, names, valued, naming, relating, by_name)
         for hit in hits[:DEPTH]
@@ -1282,6 +1291,14 @@ def _means(
 # An email's subject, without the "Re:" a reply puts before it, and who sent it.
 _SUBJECT = re.compile(r"^subject:[ \t]*((?:(?:re|aw|sv)[ \t]*:[ \t]*)*)([^\n]*)", re.IGNORECASE | re.MULTILINE)
 _SENDER = re.compile(r"^from:([^\n]*)", re.IGNORECASE | re.MULTILINE)
+# Where a line names a place ("at The Fox & Hound", "is at my house, 12 Elm Road",
+# "venue: Crown") or a person ("is Dr Amin", "by Tom Ellery", "On call: Priya Shah"): a
+# run of words with capitals ("&", "of" and "the" inside it) after such a word or a
+# label's colon; a place's a few words on ("at my house, 12 Elm Road").
+_NAME_RUN = r"((?:[A-Z][\w'’-]*|&)(?:[ \t]+(?:[A-Z][\w'’-]*|&|of|the|and))*)"
+_PLACE_SAID = re.compile(rf"(?:\b(?:at|in|to|from)|:)(?:[ \t,]+[a-z0-9][\w'’-]*){{0,4}}[ \t,]+{_NAME_RUN}")
+_PERSON_SAID = re.compile(rf"(?:\b(?:is|are|was|by|with)|:)[ \t]+{_NAME_RUN}")
+_NAME_PART = re.compile(r"[\w'’-]+")
 # Titles written before a name, which are no name themselves.
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "rev", "sir", "st"})
 # An email's headers, the lines it opens with ("From: ...", "Subject: ...").

@@ -209,7 +209,7 @@ async def settle(
     # templates" no message broker, nor "the standing desk" a laptop.
     kind = sorted(query.asked_for, key=text.lower().find)
     naming = wanted.naming if wanted is not None else frozenset(kind[:-1])
-    by_name = wanted is None and values.answered_by_name(text)
+    by_name = values.answered_by_name(text) if wanted is None else None
     answer_at = values.answers_at(text, wanted)
     sides = truth.read(hits, chunks, keys, answer_at, names, valued, naming, query.relating, by_name)
     common = await _common(db, truth.naming_words(sides))
