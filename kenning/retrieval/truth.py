@@ -232,7 +232,6 @@ _WEEKDAY = re.compile(
 )
 # A line saying when a note was written or sent ("Date: 4 May 2026"), which answers nothing.
 _WRITTEN_ON = re.compile(r"^\W*(?:date|sent|updated|created|posted|received)\s*:", re.IGNORECASE)
-_YEAR_VALUE = re.compile(r"(?:19|20)\d\d")
 _CLOCK = re.compile(r"([01]?\d|2[0-3])(?:[:.]([0-5]\d))?")
 _CALENDAR_NAME = re.compile(rf"{_WEEKDAY.pattern}|{'|'.join(sorted(MONTH_WORDS))}")
 # A chat export's speaker, before what a line says: "[2026-02-03 11:32] Tom Bradshaw:".
@@ -412,6 +411,15 @@ class Side:
     def _asked_each(self) -> list[Callable[[str], bool]]:
         return [word_among([key]) for key in self._asked_keys]
 
+    @cached_property
+    def _asked_word(self) -> Callable[[str], bool]:
+        """Whether a word is one of the question's, but those naming the kind of answer."""
+        return word_among(self._asked_keys)
+
+    @cached_property
+    def _verb(self) -> Callable[[str], bool]:
+        return word_among(sorted(self._relating))
+
     def _holds(self, text: str) -> frozenset[int]:
         """Which of the question's words the text holds, by their places among them."""
         words = _words(text)
@@ -477,11 +485,7 @@ class Side:
         said = _PLACE_SAID if self._by_name == "place" else _PERSON_SAID
         words = {word.lower() for run in said.findall(line) for word in _NAME_PART.findall(run)}
         named = words - STOPWORDS - _TITLES - MONTH_WORDS - {"i"}
-        return {
-            word
-            for word in named
-            if not _WEEKDAY.fullmatch(word) and not any(is_key(word) for is_key in self._asked_each)
-        }
+        return {word for word in named if not _WEEKDAY.fullmatch(word) and not self._asked_word(word)}
 
     def answers_about_another(self, other: Side) -> bool:
         """Whether its answer is about another thing than the other's: where the other's
@@ -498,17 +502,14 @@ class Side:
         return any(self._stands_in(theirs, mine) for theirs in other._answer[2] for mine in self._answer[2])
 
     def _stands_in(self, theirs: str, mine: str) -> bool:
-        def asked(word: str) -> bool:
-            return any(is_key(word) for is_key in self._asked_each)
+        asked = self._asked_word
 
         def own(word: str) -> bool:
             named = _WORD.fullmatch(word) is not None and not _VALUE_START.match(word)
             return named and word not in STOPWORDS and not asked(word)
 
-        verbs = [word_among([key]) for key in self._relating]
-
         def missing(word: str, mine: list[str]) -> bool:
-            return asked(word) and word not in mine and not any(is_verb(word) for is_verb in verbs)
+            return asked(word) and word not in mine and not self._verb(word)
 
         # A word before the shared one may stand across a label's colon ("Gannet: batch
         # size 150"), one after it not ("book club" is no "Book: Klara").
@@ -1014,7 +1015,7 @@ def _as_compared(token: str, after: str = "") -> str:
         return f"weekday {lowered[:3]}"
     if lowered in MONTH_WORDS:
         return f"month {lowered[:3]}"
-    if _YEAR_VALUE.fullmatch(lowered):
+    if _YEAR.fullmatch(lowered):
         return f"year {lowered}"
     clock = _CLOCK.fullmatch(lowered)
     meridiem = after.lower() if after.lower() in ("am", "pm") else ""
