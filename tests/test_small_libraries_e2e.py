@@ -5,6 +5,7 @@ are dated by their mtime, today, unless their text says otherwise."""
 
 from __future__ import annotations
 
+from datetime import date, timedelta
 from pathlib import Path
 
 from tests.daemon_harness import DaemonProcess, library_of
@@ -356,3 +357,25 @@ def test_asked_which_band_now_the_newest_diary_goes_first_though_it_leaves_out_b
     hits = _hits(daemon, "which book band is Maya on now?")
     assert list(hits)[:3] == ["2026-10-02-reading-diary.md", "2026-05-08-reading-diary.md",
                               "2026-01-16-reading-diary.md"]  # fmt: skip
+
+
+def test_a_booking_dated_by_its_day_to_come_is_corrected_and_two_places_named_disagree(library):
+    # Dated around today, whenever the test runs: the booking names a day four months on.
+    today = date.today()
+    booked, emailed = today + timedelta(days=120), today - timedelta(days=7)
+    daemon = library_of(library, derived=True, notes={
+        "booking-ellis-wedding.md": f"# Booking - Ellis/Marsh wedding\nDate: {booked:%a %d %B %Y}\nVenue: Hawkstone"
+        " Barn\nGuests: 96 (day)\nMenu: 3-course plated, £48/head\n",
+        "email-hannah.txt": f"From: Hannah Ellis\nDate: {emailed:%a, %d %b %Y}\nSubject: numbers!!\n\nHi Kate, sorry -"
+        " update on numbers: we're now at 104 day guests (Joe's cousins all said yes).\n",
+        "email-anna.txt": f"From: Anna Price\nDate: {emailed:%d %b %Y}\nSubject: November book club\n\nNext meeting"
+        " Thursday, 7:30pm at The Fox & Hound (back room). Book: Klara and the Sun.\n",
+        "whatsapp.txt": "[21:15] Beth: Reminder - November book club is at my house, 12 Elm Road, Thursday 7:30. Bring"
+        " wine!\n[21:17] Dora: lovely\n",
+    })  # fmt: skip
+    hits = _hits(daemon, "how many day guests at the ellis wedding")
+    assert list(hits)[0] == "email-hannah.txt"
+    assert hits["booking-ellis-wedding.md"]["superseded_by"] == hits["email-hannah.txt"]["item_id"]
+    hits = _hits(daemon, "Where is the November book club meeting?")
+    assert hits["email-anna.txt"]["conflicts_with"] == [hits["whatsapp.txt"]["item_id"]]
+    assert hits["whatsapp.txt"]["conflicts_with"] == [hits["email-anna.txt"]["item_id"]]
