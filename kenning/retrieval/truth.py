@@ -443,13 +443,21 @@ class Side:
         if most < ANSWER_WORDS and all(self._asked_keys[n] in self._relating for n in held_here):
             return frozenset(), frozenset(), ()
         held_most, found, lines, offset = frozenset[int](), set[str](), list[str](), 0
+        writer: tuple[str, frozenset[int]] | None = None
         for line in text.split("\n"):
             start, offset = offset, offset + len(line) + 1
             # A chat line's time and speaker say who wrote it when ("[20:01] Mum:").
+            speaker = _SPEAKER.match(line)
             line = _SPEAKER.sub(lambda match: " " * len(match.group()), line)
             # A title's words speak for a line holding one of the question's words itself:
             # the summer fair's planning note's "Leaflets: 1 June" says nothing of the fair.
             own = self._holds(line)
+            # A chat line holding none of them goes on with its writer's line before it:
+            # "cup final confirmed" / "sat 24 oct, 2pm, pitch 1".
+            name = speaker.group().rpartition("]")[2].strip(" \t:") if speaker else None
+            if name is not None and not own and writer is not None and writer[0] == name:
+                own = writer[1]
+            writer = (name, own) if name is not None else None
             held = about | own if own else own
             if len(held) < most:
                 continue
