@@ -411,3 +411,17 @@ def test_a_chat_message_split_over_two_lines_answers_and_disagrees_with_an_email
     hits = _hits(daemon, "when's the quiz night?")
     chat, email = hits["2026-11-02-whatsapp.txt"], hits["2026-11-02-email-quiz.txt"]
     assert chat["conflicts_with"] == [email["item_id"]] and email["conflicts_with"] == [chat["item_id"]]
+
+
+def test_a_ferry_retimed_by_the_operator_supersedes_the_itinerary_time(library):
+    daemon = library_of(library, derived=True, notes={
+        "2026-04-20-itinerary.md": "Scotland trip - plan as of 20 April 2026\nFerry: Oban - Craignure, CalMac, Sat 13"
+        " June, departs 09:55 (booking CM-40712)\nThen up to Tobermory for three nights.\n",
+        "2026-05-03-calmac-email.txt": "From: CalMac <bookings@calmac.example>\nDate: 3 May 2026\nSubject: Change to"
+        " booking CM-40712\n\nDear customer, your sailing Oban-Craignure on 13 June has been retimed. New sailing time:"
+        " 11:10. Please arrive 30 minutes before.\n",
+        "2026-04-28-cottage.md": "28 Apr 2026 - booked Tobermory cottage 13-16 June, £95/night. Ref TC-118.\n",
+    })  # fmt: skip
+    hits = _hits(daemon, "what time does our ferry to craignure leave")
+    assert list(hits)[0] == "2026-05-03-calmac-email.txt"
+    assert hits["2026-04-20-itinerary.md"]["superseded_by"] == hits["2026-05-03-calmac-email.txt"]["item_id"]

@@ -490,10 +490,11 @@ def _word_shares(items: list[_Item], weights: dict[Probe, float], left_out: set[
     }
 
 
-def agreement(coverage: Coverage, a: int, b: int) -> float | None:
+def agreement(coverage: Coverage, a: int, b: int, leaving_out: frozenset[str] = frozenset()) -> float | None:
     """How much of the query's weight held by the one of two items that holds less the
-    other holds too; None when either was not measured."""
-    return _shared(coverage, a, b, min)
+    other holds too, leaving out the words `leaving_out`; None when either was not
+    measured."""
+    return _shared(coverage, a, b, min, frozenset(Probe(term_probe(word)) for word in leaving_out))
 
 
 def alike(coverage: Coverage, a: int, b: int) -> float | None:
@@ -503,11 +504,14 @@ def alike(coverage: Coverage, a: int, b: int) -> float | None:
     return _shared(coverage, a, b, max)
 
 
-def _shared(coverage: Coverage, a: int, b: int, which: Callable[[float, float], float]) -> float | None:
+def _shared(
+    coverage: Coverage, a: int, b: int, which: Callable[[float, float], float], left_out: frozenset[Probe] = frozenset()
+) -> float | None:
     """The weight both items hold, as a share of the weight `which` of the two holds."""
     if a not in coverage.holds or b not in coverage.holds:
         return None
-    held_a, held_b = coverage.holds[a], coverage.holds[b]
+    held_a = {probe: weight for probe, weight in coverage.holds[a].items() if probe not in left_out}
+    held_b = {probe: weight for probe, weight in coverage.holds[b].items() if probe not in left_out}
     whole = which(sum(held_a.values()), sum(held_b.values()))
     return sum(w for probe, w in held_a.items() if probe in held_b) / whole if whole else 0.0
 

@@ -193,7 +193,11 @@ async def settle(
         values.stating_first(hits[:JUDGED], texts, wanted)
         in_rank_order(hits)
     between = meaning.between([hit.item_id for hit in hits[: truth.DEPTH]]) if meaning else None
-    agreement = partial(coverage.agreement, measured) if measured is not None else None
+    # Two hits agree on what the question is about, not on the words naming the kind of
+    # answer: "New departure time: 12:15" corrects the itinerary's ferry to Kristiansand,
+    # which says "departs 08:00", though only it says "time".
+    naming_kind = wanted.naming if wanted is not None else frozenset()
+    agreement = partial(coverage.agreement, measured, leaving_out=naming_kind) if measured is not None else None
     alike = partial(coverage.alike, measured) if measured is not None else None
     # The period asked about is no part of the subject: "staff" and "2025" on one line of
     # a January newsletter's travel correction do not make it about the 2025 ceilidh.
