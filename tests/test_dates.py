@@ -14,6 +14,7 @@ from kenning.text.dates import (
     Period,
     chunk_date,
     date_at,
+    days_without_year,
     document_date,
     document_period,
     from_timestamp,
@@ -344,6 +345,14 @@ def test_days_written_out_name_a_time_but_not_the_day_a_line_opens_with():
     assert written_days("- 2026-03-02: the cache moves to Ceph instead of MinIO") == []
     assert written_days("see advisory FH-2026-03-09") == []
     assert written_days("due 31 February 2026") == []
+
+
+def test_a_day_without_its_year_is_the_last_before_the_note_but_a_range_names_no_day():
+    written = date(2026, 2, 12)
+    assert days_without_year("their quote of 14 october", written) == [period("2025-10-14")]
+    assert days_without_year("the report of 19 january is withdrawn", written) == [period("2026-01-19")]
+    for stay in ("gull cottage is 8-15 august", "august 8 to 15", "15 august - 22 august", "3rd–10th july"):
+        assert days_without_year(stay, written) == [], stay
 
 
 @pytest.mark.parametrize(

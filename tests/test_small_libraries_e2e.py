@@ -425,3 +425,19 @@ def test_a_ferry_retimed_by_the_operator_supersedes_the_itinerary_time(library):
     hits = _hits(daemon, "what time does our ferry to craignure leave")
     assert list(hits)[0] == "2026-05-03-calmac-email.txt"
     assert hits["2026-04-20-itinerary.md"]["superseded_by"] == hits["2026-05-03-calmac-email.txt"]["item_id"]
+
+
+def test_an_email_giving_the_wrong_dates_is_corrected_by_the_next_whatever_last_summer_said(library):
+    daemon = library_of(library, derived=True, notes={
+        "email-2026-03-02-cottage.txt": "From: Tom Hale\nDate: 2 Mar 2026\nSubject: Summer cottage\n\nBooked Seaview"
+        " Cottage, Whitby for 3-10 July. £980 total, deposit paid.\n",
+        "email-2026-03-04-cottage.txt": "From: Tom Hale\nDate: 4 Mar 2026\nSubject: Re: Summer cottage\n\nSorry, my"
+        " last email gave the wrong dates - Seaview Cottage is 10-17 July, Friday to Friday. Nothing else changes.\n",
+        "holiday-2025.md": "Summer 2025: Bay Cottage, Filey, 5-12 July. Lovely, would rebook.\n",
+    })  # fmt: skip
+    # The new dates are a stay, not the day of a note they point at, and the writer's last
+    # email is the one they correct: last July's cottage is not meant.
+    hits = _hits(daemon, "what dates are we at the cottage?")
+    assert list(hits)[0] == "email-2026-03-04-cottage.txt"
+    assert hits["email-2026-03-02-cottage.txt"]["superseded_by"] == hits["email-2026-03-04-cottage.txt"]["item_id"]
+    assert hits["holiday-2025.md"]["superseded_by"] is None

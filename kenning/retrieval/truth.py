@@ -1249,7 +1249,7 @@ def _means(
     does a retraction saying the thing it names is withdrawn (`taken_back`) when the
     older text holds every word naming it. With `outright`, nothing else ties: not the
     words the two share (`ties_to`) but a name the place puts aside."""
-    if _replies_to(newer, older, context, close.sides):
+    if _own_earlier(newer, context, close.sides) is older:
         return True
     if not close(newer, older, SAME_SUBJECT):
         return False
@@ -1312,28 +1312,26 @@ _NAME_PART = re.compile(r"[\w'’-]+")
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "rev", "sir", "st"})
 # An email's headers, the lines it opens with ("From: ...", "Subject: ...").
 _HEADERS = re.compile(r"(?:[\w-]+:[^\n]*(?:\n|$))*")
-# Told to disregard the writer's own message before this one: "please ignore my last email".
-_OWN_LAST = re.compile(
-    r"\b(?:ignore|disregard)\s+(?:my|our)\s+(?:last|previous|earlier|first)\s+(?:e-?mail|message|mail|post|text)\b"
-)
+# The writer's own message before this one: "please ignore my last email", "the earlier
+# email had the wrong dates".
+_OWN_EARLIER = re.compile(r"\b(?:my|our|the)\s+(?:last|previous|earlier|first)\s+(?:e-?mail|message|mail|post|text)\b")
 
 
-def _replies_to(newer: Side, older: Side, context: str, sides: list[Side]) -> bool:
-    """Whether the place says to disregard the writer's own last message ("sorry, please
-    ignore my last email") and the older text is that message: the latest before it of
-    the same sender, whose subject is the newer's without "Re:". The reply names nothing
-    else of it, nor need it be close in meaning ("I've decided against the thermostat"
-    against the fitting's time and day). Another sender's reply, or a forward, means no
-    message of the writer's."""
-    if _OWN_LAST.search(context) is None:
-        return False
+def _own_earlier(newer: Side, context: str, sides: list[Side]) -> Side | None:
+    """The writer's own message the place means, when it names one ("sorry, please ignore
+    my last email", "the earlier email had the wrong dates"): of the best hits, the latest
+    before it of the same sender whose subject is the newer's without "Re:". It means
+    that message and no other, and needs name nothing else of it, nor be close to it in
+    meaning ("I've decided against the thermostat" against the fitting's time and day):
+    last summer's cottage note giving other August days is not what "the earlier email"
+    was. Another sender's reply, or a forward, means no message of the writer's."""
+    if _OWN_EARLIER.search(context) is None:
+        return None
     thread = _thread(newer)
-    if thread is None or not thread[0] or _thread(older) != ("", thread[1], thread[2]):
-        return False
-    return not any(
-        side is not older and _thread(side) == _thread(older) and speaks_later(side, older) and speaks_later(newer, side)
-        for side in sides
-    )
+    if thread is None or not thread[0]:
+        return None
+    earlier = [side for side in sides if _thread(side) == ("", thread[1], thread[2]) and speaks_later(newer, side)]
+    return max(earlier, key=lambda side: side.start or 0, default=None)
 
 
 def _thread(side: Side) -> tuple[str, str, str] | None:
@@ -1402,6 +1400,10 @@ def _takes_back(
     With `outright`, only by what names the older text outright (`_means`)."""
     # A notice that takes back a retraction takes back only a text that retracts, named
     # as any other: that it retracts something itself does not set it apart.
+    # A reply naming the writer's own earlier message takes back that one alone.
+    own = _own_earlier(newer, f"{said.retraction_context}\n{said.correction_context}", close.sides)
+    if own is not None and own is not older:
+        return False
     undoing = said.retraction is not None and undoes(said.retraction_context)
     if said.retraction and (not undoing or older_said.retraction) and _means(
         newer,

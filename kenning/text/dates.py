@@ -311,6 +311,11 @@ _DAY_AND_MONTH = re.compile(
 )
 
 
+# What stands before a day closing a range, or after one opening it: "8-15", "8 to 15
+# august", "15 august - 22 august".
+_RANGE_BEFORE = re.compile(rf"(?:\b\d{{1,2}}(?:st|nd|rd|th)?|\b(?:{_MONTH_NAMES})\.?)\s*(?:[-–]|to)\s*$")
+_RANGE_AFTER = re.compile(r"\s*(?:[-–]|to\b)\s*\d")
+
 # The same, as a text writes it.
 _DAY_AND_MONTH_WRITTEN = re.compile(_DAY_AND_MONTH.pattern, re.IGNORECASE)
 
@@ -337,16 +342,22 @@ def days_of_month(text: str) -> list[tuple[str, tuple[int, int]]]:
 
 def days_without_year(text: str, written: date) -> list[Period]:
     """The days a lower-cased text names by day and month ("their quote of 14 October"),
-    each the last one on or before `written`, as `periods_without_year` takes a month."""
+    each the last one on or before `written`, as `periods_without_year` takes a month.
+    Not a day opening or closing a range ("Gull Cottage is 8-15 August", "August 8 to
+    15"): that is how long something lasts, a stay or a booking, not a day a text was
+    written on."""
     days = []
-    for _, (month, day) in days_of_month(text):
+    for match in _DAY_AND_MONTH.finditer(text):
+        if _RANGE_BEFORE.search(text, 0, match.start()) or _RANGE_AFTER.match(text, match.end()):
+            continue
+        month = _MONTHS[match.group("month") or match.group("month2")]
+        day = int(match.group("day") or match.group("day2"))
         for year in (written.year, written.year - 1):
-            try:
-                found = date(year, month, day)
-            except ValueError:
+            found = _day(year, month, day)
+            if found is None:
                 break
-            if found <= written:
-                days.append(Period(found, found + timedelta(days=1)))
+            if found.start <= written:
+                days.append(found)
                 break
     return days
 
