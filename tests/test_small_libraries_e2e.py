@@ -441,3 +441,22 @@ def test_an_email_giving_the_wrong_dates_is_corrected_by_the_next_whatever_last_
     assert list(hits)[0] == "email-2026-03-04-cottage.txt"
     assert hits["email-2026-03-02-cottage.txt"]["superseded_by"] == hits["email-2026-03-04-cottage.txt"]["item_id"]
     assert hits["holiday-2025.md"]["superseded_by"] is None
+
+
+def test_a_chat_message_taken_back_by_its_writer_and_a_day_to_scrap_are_retracted(library):
+    daemon = library_of(library, derived=True, notes={
+        "whatsapp-2026-10-02.txt": "[10:15] Dev: new allotment gate code is 5519\n[10:16] Ann: ta\n",
+        "whatsapp-2026-10-04.txt": "[09:02] Dev: sorry, ignore my message about the gate code - the lock was never"
+        " changed. Still 2307\n[09:05] Ann: ok\n",
+        "pool-news-2026-06-01.md": "---\ndate: 2026-06-01\n---\n# Pool news\nThe main pool will be closed for"
+        " cleaning on Thursday 18 June, 06:00-14:00. Lane swimming moves to the learner pool.\n",
+        "pool-news-2026-06-10.md": "---\ndate: 2026-06-10\n---\n# Pool news\nScrap the 18 June cleaning – the"
+        " contractor pulled out. The pool is open as normal that day.\n",
+        "prices.txt": "Swim prices: adult £5.20, junior £3.10, family £14.\n",
+    })  # fmt: skip
+    hits = _hits(daemon, "allotment gate code")
+    assert list(hits)[0] == "whatsapp-2026-10-04.txt"
+    assert hits["whatsapp-2026-10-02.txt"]["retracted_by"] == hits["whatsapp-2026-10-04.txt"]["item_id"]
+    hits = _hits(daemon, "is the pool closed for cleaning on 18 june")
+    assert list(hits)[0] == "pool-news-2026-06-10.md"
+    assert hits["pool-news-2026-06-01.md"]["retracted_by"] == hits["pool-news-2026-06-10.md"]["item_id"]

@@ -182,6 +182,11 @@ _DISREGARDED = re.compile(
     r"\b(?:disregard|ignore)\s+(?:the|my|our|their|this|that|these|those)\s+((?:[^\W_]++[ \t]+){0,4}?[^\W_]++)"
     r"(?=\s*(?:[,.;:!?\n—(]|-\s|$)|\s+(?:about|from|in|on|for|of|sent|posted|dated|which|that|as|until|because)\b)"
 )
+# Or the thing it tells to scrap: "Scrap the 13 October maintenance – the vendor couldn't
+# ship the parts".
+_SCRAPPED = re.compile(
+    r"\bscrap\s+(?:the|this|that|our|my)\s+((?:[^\W_]++[ \t]+){0,4}?[^\W_]++)(?=\s*(?:[,.;:!?\n—–(]|-\s|$))"
+)
 # The words that say what kind of message a notice takes back, or how old it is, not
 # what it was about.
 _MESSAGES = frozenset(
@@ -447,14 +452,13 @@ class Side:
         for line in text.split("\n"):
             start, offset = offset, offset + len(line) + 1
             # A chat line's time and speaker say who wrote it when ("[20:01] Mum:").
-            speaker = _SPEAKER.match(line)
+            name = _writer(line)
             line = _SPEAKER.sub(lambda match: " " * len(match.group()), line)
             # A title's words speak for a line holding one of the question's words itself:
             # the summer fair's planning note's "Leaflets: 1 June" says nothing of the fair.
             own = self._holds(line)
             # A chat line holding none of them goes on with its writer's line before it:
             # "cup final confirmed" / "sat 24 oct, 2pm, pitch 1".
-            name = speaker.group().rpartition("]")[2].strip(" \t:") if speaker else None
             if name is not None and not own and writer is not None and writer[0] == name:
                 own = writer[1]
             writer = (name, own) if name is not None else None
@@ -863,7 +867,7 @@ class Commonness:
 def _taken_back(context: str) -> frozenset[str]:
     """The words naming what `context` says is withdrawn, in the clause before it
     ("saturday's ben ledi hike is cancelled"), or says to disregard ("please disregard
-    the bottling workshop announcement"): the question's words among them, which
+    the bottling workshop announcement") or to scrap: the question's words among them, which
     the notice's other words, its reasons, outnumber. None when one word alone names it:
     "Standup is cancelled today" names no page of standups. Cached: a notice is tried
     against every older hit."""
@@ -875,6 +879,7 @@ def _taken_back(context: str) -> frozenset[str]:
         for match in _DISREGARDED.finditer(context)
         if _MESSAGES.intersection(match.group(1).lower().split())
     ]
+    clauses += [match.group(1) for match in _SCRAPPED.finditer(context)]
     # Short words with a digit and years name it too: "the Q3 2025 report is withdrawn"
     # is not the Q2 report.
     words = (word for clause in clauses for word in _WORD.findall(clause))
@@ -1249,7 +1254,7 @@ def _means(
     does a retraction saying the thing it names is withdrawn (`taken_back`) when the
     older text holds every word naming it. With `outright`, nothing else ties: not the
     words the two share (`ties_to`) but a name the place puts aside."""
-    if _own_earlier(newer, context, close.sides) is older:
+    if _own_earlier(newer, context, close) is older:
         return True
     if not close(newer, older, SAME_SUBJECT):
         return False
@@ -1314,24 +1319,45 @@ _TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "rev", "sir", "st"
 _HEADERS = re.compile(r"(?:[\w-]+:[^\n]*(?:\n|$))*")
 # The writer's own message before this one: "please ignore my last email", "the earlier
 # email had the wrong dates".
-_OWN_EARLIER = re.compile(r"\b(?:my|our|the)\s+(?:last|previous|earlier|first)\s+(?:e-?mail|message|mail|post|text)\b")
+_OWN_EARLIER = re.compile(
+    r"\b(?:(?:my|our|the)\s+(?:last|previous|earlier|first)|my|our)\s+(?:e-?mail|message|mail|post|text)\b"
+)
 
 
-def _own_earlier(newer: Side, context: str, sides: list[Side]) -> Side | None:
+def _own_earlier(newer: Side, context: str, close: _Closeness) -> Side | None:
     """The writer's own message the place means, when it names one ("sorry, please ignore
     my last email", "the earlier email had the wrong dates"): of the best hits, the latest
     before it of the same sender whose subject is the newer's without "Re:". It means
     that message and no other, and needs name nothing else of it, nor be close to it in
     meaning ("I've decided against the thermostat" against the fitting's time and day):
     last summer's cottage note giving other August days is not what "the earlier email"
-    was. Another sender's reply, or a forward, means no message of the writer's."""
+    was. Another sender's reply, or a forward, means no message of the writer's. In a
+    chat ("[08:15] Imran: ignore my message about the new shed code"), the latest earlier
+    export holding a line of the same writer's, about the same thing: a chat has no
+    subject line to say which."""
     if _OWN_EARLIER.search(context) is None:
         return None
-    thread = _thread(newer)
-    if thread is None or not thread[0]:
+    thread, writer = _thread(newer), _writer(context)
+    if thread is not None and thread[0]:
+        earlier = [side for side in close.sides if _thread(side) == ("", thread[1], thread[2])]
+    elif thread is None and writer is not None:
+        earlier = [
+            side
+            for side in close.sides
+            if side is not newer
+            and any(_writer(match.group()) == writer for match in _SPEAKER.finditer(side.text.lower()))
+            and close(newer, side, SAME_SUBJECT)
+        ]
+    else:
         return None
-    earlier = [side for side in sides if _thread(side) == ("", thread[1], thread[2]) and speaks_later(newer, side)]
+    earlier = [side for side in earlier if speaks_later(newer, side)]
     return max(earlier, key=lambda side: side.start or 0, default=None)
+
+
+def _writer(line: str) -> str | None:
+    """Who wrote a chat line ("[08:15] Imran: ..."); None for another text."""
+    speaker = _SPEAKER.match(line)
+    return speaker.group().rpartition("]")[2].strip(" \t:") if speaker else None
 
 
 def _thread(side: Side) -> tuple[str, str, str] | None:
@@ -1401,7 +1427,7 @@ def _takes_back(
     # A notice that takes back a retraction takes back only a text that retracts, named
     # as any other: that it retracts something itself does not set it apart.
     # A reply naming the writer's own earlier message takes back that one alone.
-    own = _own_earlier(newer, f"{said.retraction_context}\n{said.correction_context}", close.sides)
+    own = _own_earlier(newer, f"{said.retraction_context}\n{said.correction_context}", close)
     if own is not None and own is not older:
         return False
     undoing = said.retraction is not None and undoes(said.retraction_context)
