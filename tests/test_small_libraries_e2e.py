@@ -381,24 +381,6 @@ def test_a_booking_dated_by_its_day_to_come_is_corrected_and_two_places_named_di
     assert hits["whatsapp.txt"]["conflicts_with"] == [hits["email-anna.txt"]["item_id"]]
 
 
-def test_a_price_on_a_page_about_another_place_answers_nothing_about_the_place_asked_of(library):
-    daemon = library_of(library, derived=True, notes={
-        "weekend-plan.md": "# Seaton weekend\n\nSeaton Tram Museum: opens 10:00, closed on Mondays.\nBoat trips"
-        " from the harbour, hourly.\n",
-        "chat-with-jo.txt": "[18:02] Jo: we did the tram museum in the spring, the kids loved it\n",
-        "gallery.md": "Seaton Gallery\n\nOpens 11:00. Free entry on the last Friday of the month.\n",
-        "stock-list.md": "Stock (as of March)\n9 neon tetras\n5 corydoras\n",
-        "tank-log.md": "Tank log, March: pH 7.0, nitrate 10ppm. Tank lid cleaned.\n",
-    })  # fmt: skip
-    # The gallery's page is the only one saying "entry", but the museum is not its subject.
-    answer = daemon.call("search", {"query": "how much is entry to the tram museum?"})
-    assert answer["hits"] == []
-    assert "nothing supports an answer" in answer["abstained"]
-    assert list(_hits(daemon, "how much is entry to the gallery?"))[0] == "gallery.md"
-    # One word is no subject of its own: the stock list counts the tank's tetras.
-    assert list(_hits(daemon, "how many neon tetras are in the tank?"))[0] == "stock-list.md"
-
-
 def test_a_chat_message_split_over_two_lines_answers_and_disagrees_with_an_email(library):
     daemon = library_of(library, derived=True, notes={
         "2026-11-02-whatsapp.txt": "[19:40] Gaz: lads quiz night confirmed\n[19:41] Gaz: thu 12 nov, 8pm, table 4\n"

@@ -603,6 +603,15 @@ def test_cues_as_people_write_them_and_the_same_words_doing_other_work():
                       "if they've moved the dress rehearsal, let me know.", "tom has moved house."):  # fmt: skip
         assert kinds(unchanged)[0] is None, unchanged
     assert kinds("please ignore what i posted about the budget.") == (None, "ignore what", False)
+    # Said as messages say them: a change from today, a sailing retimed, dates given wrong.
+    assert kinds("just a heads up that from today group walks are £13.50.")[0] == "that from today"
+    assert kinds("from today, the gym opens at 6am.")[0] == "from today"
+    assert kinds("your sailing on 13 june has been retimed.")[0] == "has been retimed"
+    assert kinds("sorry, i gave the wrong dates - it's 10-17 july.")[0] == "i gave the wrong"
+    assert kinds("the earlier email had the wrong dates.")[0] == "email had the wrong"
+    for news in ("the cafe is open from today, 9am to 4pm.", "fraudsters say you gave the wrong account number.",
+                 "new members are 12 this year.", "the new teaching assistant is 2 days a week."):  # fmt: skip
+        assert kinds(news)[0] is None, news
     assert kinds("the office move was shelved.") == (None, "was shelved", False)
     assert kinds("strawman for the new rota, not final.")[2]
     # Declaring an incident that turns out minor, a typo fix as a first task, consumers
@@ -1068,12 +1077,55 @@ def test_a_reply_saying_to_ignore_my_last_email_retracts_the_email_it_replies_to
         return retracted([*notes, side(3, 3, answer, "2025-01-12", 0.7)], keys, question)
 
     assert marks(reply) == {1: 3, 2: None, 3: None}
+    assert marks(reply.replace("ignore my last email", "disregard my last email about it")) == {1: 3, 2: None, 3: None}
     # Not another sender's reply, a forward, nor a reply saying the last email stands.
     for changed in (reply.replace("From: Mark Ellis", "From: Ana Ruiz"), reply.replace("RE:", "Fwd:"),
                     reply.replace("please ignore my last email", "my last email still stands, but ignore the rest")):  # fmt: skip
         assert marks(changed)[1] is None, changed
     # Of two emails of the thread, the last.
     assert marks(reply, first.replace("7 Jan", "2 Jan")) == {1: 3, 2: None, 3: None, 4: None}
+
+
+def test_a_chat_line_giving_nothing_goes_on_in_its_writers_next_line_and_no_further():
+    email = ("From: Pat Doyle\nSubject: Quiz night\n\nThe quiz night is on Friday 13 November, 7:30pm.", "2025-11-02")
+    keys, question = ["quiz", "night"], "what time is the quiz night?"
+    split = "[19:40] Gaz: lads quiz night confirmed\n[19:41] Gaz: thu 12 nov, 8pm, table 4"
+    assert disagreeing([email, (split, "2025-11-02")], keys, question) == [[2], [1]]
+    # A line giving a day is no line waiting for its value: the next is about darts.
+    dated = "[19:40] Gaz: lads quiz night confirmed for fri 13 nov\n[19:41] Gaz: darts moved to 8pm thurs btw"
+    assert disagreeing([email, (dated, "2025-11-02")], keys, question) == [[], []]
+    # Nor does another writer's line go on with it.
+    other = "[19:40] Gaz: lads quiz night confirmed\n[19:41] Mo: darts is thu 12 nov, 8pm"
+    assert disagreeing([email, (other, "2025-11-02")], keys, question) == [[], []]
+
+
+def test_a_reply_correcting_the_writers_own_email_means_that_one_of_the_thread():
+    question = "what dates are we at the cottage?"
+    keys = ["cottage", "dates"]
+
+    def email(day: str, subject: str, body: str, sender: str = "Tom Hale") -> str:
+        return f"From: {sender}\nDate: {day}\nSubject: {subject}\n\n{body}"
+
+    opening = email("1 Mar 2025", "Summer cottage", "Cottage thread: ideas welcome, nothing booked.")
+    booked = email("3 Mar 2025", "Re: Summer cottage", "Booked the cottage in Whitby for 3-10 July, £980.")
+    last_summer = "Summer 2024 cottage: Bay Cottage, Filey, 5-12 July. Lovely."
+
+    def marks(reply: str) -> dict:
+        notes = [side(1, 1, opening, "2025-03-01", 0.6), side(2, 2, booked, "2025-03-03", 0.9),
+                 side(3, 3, last_summer, "2024-07-05", 0.5), side(4, 4, reply, "2025-03-05", 0.8)]  # fmt: skip
+        return superseded(notes, keys, question)
+
+    # A reply's "my last email" is the writer's latest of the thread, "Re:" or not, and
+    # only that one: not the thread's opening, nor last summer's cottage.
+    fixed = email("5 Mar 2025", "Re: Summer cottage", "Sorry, my last email gave the wrong dates - the cottage is"
+                  " 10-17 July.")  # fmt: skip
+    assert marks(fixed) == {1: None, 2: 4, 3: None, 4: None}
+    # "The first email" is the thread's first.
+    first = fixed.replace("my last email", "the first email")
+    assert marks(first)[1] == 4 and marks(first)[2] is None
+    # The last email from someone else is not the writer's.
+    other = fixed.replace("my last email", "the last email from the agency")
+    assert marks(other)[1] is None
 
 
 def test_another_number_beside_the_words_of_a_how_to_question_replaces_nothing():

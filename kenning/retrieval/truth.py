@@ -448,7 +448,7 @@ class Side:
         if most < ANSWER_WORDS and all(self._asked_keys[n] in self._relating for n in held_here):
             return frozenset(), frozenset(), ()
         held_most, found, lines, offset = frozenset[int](), set[str](), list[str](), 0
-        writer: tuple[str, frozenset[int]] | None = None
+        waiting: tuple[str, frozenset[int]] | None = None
         for line in text.split("\n"):
             start, offset = offset, offset + len(line) + 1
             # A chat line's time and speaker say who wrote it when ("[20:01] Mum:").
@@ -457,11 +457,14 @@ class Side:
             # A title's words speak for a line holding one of the question's words itself:
             # the summer fair's planning note's "Leaflets: 1 June" says nothing of the fair.
             own = self._holds(line)
-            # A chat line holding none of them goes on with its writer's line before it:
-            # "cup final confirmed" / "sat 24 oct, 2pm, pitch 1".
-            if name is not None and not own and writer is not None and writer[0] == name:
-                own = writer[1]
-            writer = (name, own) if name is not None else None
+            # A chat line naming what is asked and giving no value at all ("cup final
+            # confirmed") goes on in its writer's next line if that holds none of the
+            # question's words ("sat 24 oct, 2pm, pitch 1"); after "cup final confirmed for
+            # sat 24 oct", the next line ("training moved to 7pm thurs btw") is about
+            # something else.
+            if name is not None and not own and waiting is not None and waiting[0] == name:
+                own = waiting[1]
+            waiting = (name, own) if name is not None and own and not _gives_any(line) else None
             held = about | own if own else own
             if len(held) < most:
                 continue
@@ -1254,8 +1257,6 @@ def _means(
     does a retraction saying the thing it names is withdrawn (`taken_back`) when the
     older text holds every word naming it. With `outright`, nothing else ties: not the
     words the two share (`ties_to`) but a name the place puts aside."""
-    if _own_earlier(newer, context, close) is older:
-        return True
     if not close(newer, older, SAME_SUBJECT):
         return False
     if newer.dates(context, older):
@@ -1320,26 +1321,36 @@ _HEADERS = re.compile(r"(?:[\w-]+:[^\n]*(?:\n|$))*")
 # The writer's own message before this one: "please ignore my last email", "the earlier
 # email had the wrong dates".
 _OWN_EARLIER = re.compile(
-    r"\b(?:(?:my|our|the)\s+(?:last|previous|earlier|first)|my|our)\s+(?:e-?mail|message|mail|post|text)\b"
+    r"\b(?:my|our|(?:my|our|the)\s+(?P<which>last|previous|earlier|first))\s+(?:e-?mail|message|mail|post|text)\b"
+    r"(?!\s+(?:from|by|of|sent\s+by)\b)"
 )
 
 
-def _own_earlier(newer: Side, context: str, close: _Closeness) -> Side | None:
-    """The writer's own message the place means, when it names one ("sorry, please ignore
-    my last email", "the earlier email had the wrong dates"): of the best hits, the latest
-    before it of the same sender whose subject is the newer's without "Re:". It means
-    that message and no other, and needs name nothing else of it, nor be close to it in
-    meaning ("I've decided against the thermostat" against the fitting's time and day):
-    last summer's cottage note giving other August days is not what "the earlier email"
-    was. Another sender's reply, or a forward, means no message of the writer's. In a
-    chat ("[08:15] Imran: ignore my message about the new shed code"), the latest earlier
+def _own_earlier(newer: Side, context: str, cue: str | None, close: _Closeness) -> Side | None:
+    """The writer's own message the place means, when the cue takes it back ("sorry,
+    please ignore my last email", "the earlier email had the wrong dates"; not "my last
+    email still stands, but ignore the rest"): of the best hits, the writer's latest
+    before it in the thread (the same subject, with "Re:" or without), or the earliest
+    when it says "first". It means that message and no other, and needs name nothing
+    else of it, nor be close to it in meaning ("I've decided against the thermostat"
+    against the fitting's time and day): last summer's cottage note giving other
+    August days is not what "the earlier email" was. "The last email from the school"
+    is another sender's, and a forward means no message of the writer's. In a chat
+    ("[08:15] Imran: ignore my message about the new shed code"), the latest earlier
     export holding a line of the same writer's, about the same thing: a chat has no
     subject line to say which."""
-    if _OWN_EARLIER.search(context) is None:
+    if not cue or (at := context.find(cue)) < 0:
+        return None
+    said = next(
+        # The cue and the message it names touch, or a space parts them.
+        (match for match in _OWN_EARLIER.finditer(context) if match.start() <= at + len(cue) + 1 and at <= match.end() + 1),
+        None,
+    )
+    if said is None:
         return None
     thread, writer = _thread(newer), _writer(context)
     if thread is not None and thread[0]:
-        earlier = [side for side in close.sides if _thread(side) == ("", thread[1], thread[2])]
+        earlier = [side for side in close.sides if (found := _thread(side)) is not None and found[1:] == thread[1:]]
     elif thread is None and writer is not None:
         earlier = [
             side
@@ -1351,7 +1362,15 @@ def _own_earlier(newer: Side, context: str, close: _Closeness) -> Side | None:
     else:
         return None
     earlier = [side for side in earlier if speaks_later(newer, side)]
-    return max(earlier, key=lambda side: side.start or 0, default=None)
+    first = said.group("which") == "first"
+    return (min if first else max)(earlier, key=lambda side: side.start or 0, default=None)
+
+
+def _gives_any(line: str) -> bool:
+    """Whether a line writes a value of any kind: a number, a sum, a month or a weekday."""
+    return any(
+        _VALUE_START.match(token) or _CALENDAR_NAME.fullmatch(token.lower()) for token in _TOKEN.findall(line)
+    )
 
 
 def _writer(line: str) -> str | None:
@@ -1424,14 +1443,16 @@ def _takes_back(
     """Tie the older text to the newer one when what the newer says (`said`) retracts or
     corrects it; `older_said` is what the older says of itself. Whether it was tied.
     With `outright`, only by what names the older text outright (`_means`)."""
-    # A notice that takes back a retraction takes back only a text that retracts, named
-    # as any other: that it retracts something itself does not set it apart.
     # A reply naming the writer's own earlier message takes back that one alone.
-    own = _own_earlier(newer, f"{said.retraction_context}\n{said.correction_context}", close)
+    retracting = _own_earlier(newer, said.retraction_context, said.retraction, close)
+    correcting = _own_earlier(newer, said.correction_context, said.correction, close)
+    own = retracting or correcting
     if own is not None and own is not older:
         return False
+    # A notice that takes back a retraction takes back only a text that retracts, named
+    # as any other: that it retracts something itself does not set it apart.
     undoing = said.retraction is not None and undoes(said.retraction_context)
-    if said.retraction and (not undoing or older_said.retraction) and _means(
+    if said.retraction and (retracting is older or (not undoing or older_said.retraction) and _means(
         newer,
         older,
         said.retraction_context,
@@ -1443,14 +1464,15 @@ def _takes_back(
         frozenset(newer.figures(said.retraction_context)),
         _taken_back(said.retraction_context),
         outright,
-    ):
+    )):
         older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
         place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
         older.hit.reasons.append(f"retracted by item {newer.hit.item_id}")
         return True
     context = said.correction_context
     if said.correction and (
-        _means(
+        correcting is older
+        or _means(
             newer, older, context, newer.naming(context), older_said.correction, close, common, outright=outright
         )
         # Putting aside what the question names, in so many words, says what it

@@ -60,8 +60,6 @@ from kenning.text.statements import holder
 
 # Hits read in full for the truth signals and the floor; past them nothing moves.
 JUDGED = 30
-# Words and the marks between them: two words in a row stand on either side of none.
-_WORD_OR_STOP = re.compile(r"\w+|[^\w\s]")
 
 
 # The hop: the page the best of these hits names for the question, or None.
@@ -386,24 +384,8 @@ async def _unstated(
             # when the question names something, the other hits must hold the rarest of
             # its names or be pages the best hit names (Project Beryl's page names the
             # dataset it uses).
-            holding = coverage.about_subject(measured, about, frozenset(measured.specific) - names)
-            others = [hit for hit in hits[:JUDGED] if hit.item_id in about]
-            # Naming nothing, a question may still name its subject in two words of its
-            # own: "entry" on the art gallery's page ("Free entry on the first Sunday")
-            # is the rarest word of "How much is entry to the maritime museum?", but the
-            # museum is what the trip plan and a chat speak of. The best hit holding
-            # neither word, while another holds both and does not name it, is about
-            # something else, and the hits about the subject are those holding the
-            # rarest of its words. One word is not enough: "the tank" of "how many ember
-            # tetras are in the tank" is the "My 60L" of a forum post.
-            if best and not names:
-                counted = set(wanted.near) | asked.query.asked_for | wanted.naming | intent.words
-                subject = frozenset(measured.specific) - counted - asked.query.relating
-                if _about_another(hits[0], others, measured, subject, text, texts):
-                    best = []
-                    holding = coverage.about_subject(measured, about, frozenset(measured.specific) - subject)
-            linked = _named_by(hits[0], others, texts) if best else []
-            about = best + linked + holding
+            linked = _named_by(hits[0], [hit for hit in hits[:JUDGED] if hit.item_id in about], texts) if best else []
+            about = best + linked + coverage.about_subject(measured, about, frozenset(measured.specific) - names)
     if any(values.states(wanted, texts.get(item_id, "")) for item_id in about):
         return None
     kind = f"{wanted.kind} for the period it names" if intent.periods else wanted.kind
@@ -415,26 +397,6 @@ async def _unstated(
         chunk = (await chunk_texts(db, [page.item_id])).get(page.item_id)
         named = chunk.content if chunk is not None else ""
     return None if values.states(wanted, named) else kind
-
-
-def _about_another(
-    best: Hit, others: list[Hit], measured: coverage.Coverage, subject: frozenset[str], text: str, texts: dict[int, str]
-) -> bool:
-    """Whether another of the best hits holds two words in a row of the question's
-    `subject`, which the best hit holds neither of, and does not name it."""
-    words = _WORD_OR_STOP.findall(text.lower())
-    pairs = [(Probe(term_probe(a)), Probe(term_probe(b))) for a, b in zip(words, words[1:]) if {a, b} <= subject]
-
-    def holds(hit: Hit, probe: Probe) -> bool:
-        return probe in measured.holds.get(hit.item_id, {})
-
-    if not pairs or any(holds(best, probe) for pair in pairs for probe in pair):
-        return False
-    return any(
-        other is not best and all(holds(other, probe) for probe in pair) and not _named_by(other, [best], texts)
-        for other in others
-        for pair in pairs
-    )
 
 
 def _named_by(hit: Hit, others: list[Hit], texts: dict[int, str]) -> list[int]:
