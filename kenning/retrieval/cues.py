@@ -83,7 +83,8 @@ _CORRECTION = (
     r"|wrong way round|(?:was|were) too"
     r"|supersed(?:e|es|ed|ing)|instead(?: of)?|replaced by|replaces|out of date|outdated|not .{1,40}? as (?:written"
     r"|stated|announced|documented|noted|recorded)|changed (?:it )?to|moved (?:it )?to|switched to|now using"
-    r"|update(?::| on\b)|revised|amended|from now on|(?:(?m:^)|[,.;:!-] |\bthat )from today\b|going forward|scra(?:p|tch) that|as of (?:today|now)"
+    r"|update(?::| on\b)|revised|amended|from now on|going forward|scra(?:p|tch) that|as of (?:today|now)"
+    r"|(?:(?m:^)|[,.;:!-] |\bthat )from today\b"
     r"|it turn(?:s|ed) out|typo(?::| in)|errata|clarification|(?:my|our) mistake|change of plans?"
     r"|changed (?:our|my) minds?|revert(?:ed|ing) to|revers(?:ed|ing) (?:the|our|that|this) (?:decision|call)"
     # "she's changed my target", "Dales Roofing have moved the gutter clearing", "Jon and I

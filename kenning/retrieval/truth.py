@@ -870,10 +870,10 @@ class Commonness:
 def _taken_back(context: str) -> frozenset[str]:
     """The words naming what `context` says is withdrawn, in the clause before it
     ("saturday's ben ledi hike is cancelled"), or says to disregard ("please disregard
-    the bottling workshop announcement") or to scrap: the question's words among them, which
-    the notice's other words, its reasons, outnumber. None when one word alone names it:
-    "Standup is cancelled today" names no page of standups. Cached: a notice is tried
-    against every older hit."""
+    the bottling workshop announcement") or to scrap ("scrap the 13 october
+    maintenance"): the question's words among them, which the notice's other words, its
+    reasons, outnumber. None when one word alone names it: "Standup is cancelled today"
+    names no page of standups. Cached: a notice is tried against every older hit."""
     clauses = [_CLAUSE_END.split(match.group(1))[-1] for match in _TAKEN_BACK.finditer(context)]
     # "Ignore the red light on the router" is advice, not a notice: what is disregarded
     # must be said to be a message ("the bottling workshop announcement").
@@ -1341,11 +1341,9 @@ def _own_earlier(newer: Side, context: str, cue: str | None, close: _Closeness) 
     subject line to say which."""
     if not cue or (at := context.find(cue)) < 0:
         return None
-    said = next(
-        # The cue and the message it names touch, or a space parts them.
-        (match for match in _OWN_EARLIER.finditer(context) if match.start() <= at + len(cue) + 1 and at <= match.end() + 1),
-        None,
-    )
+    # The cue and the message it names touch, or a space parts them.
+    touching = (found for found in _OWN_EARLIER.finditer(context) if found.start() <= at + len(cue) + 1)
+    said = next((found for found in touching if at <= found.end() + 1), None)
     if said is None:
         return None
     thread, writer = _thread(newer), _writer(context)
