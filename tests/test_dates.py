@@ -352,6 +352,7 @@ def test_a_day_without_its_year_is_the_last_before_the_note_but_a_range_names_no
     assert days_without_year("their quote of 14 october", written) == [period("2025-10-14")]
     assert days_without_year("the report of 19 january is withdrawn", written) == [period("2026-01-19")]
     assert days_without_year("the quote of 14 october - 2 corrections", written) == [period("2025-10-14")]
+    assert days_without_year("the minutes of 3 february - 10:30 start", written) == [period("2026-02-03")]
     for stay in ("gull cottage is 8-15 august", "august 8 to 15", "15 august - 22 august", "3rd–10th july"):
         assert days_without_year(stay, written) == [], stay
 

@@ -1094,9 +1094,36 @@ def test_a_chat_line_giving_nothing_goes_on_in_its_writers_next_line_and_no_furt
     # A line giving a day is no line waiting for its value: the next is about darts.
     dated = "[19:40] Gaz: lads quiz night confirmed for fri 13 nov\n[19:41] Gaz: darts moved to 8pm thurs btw"
     assert disagreeing([email, (dated, "2025-11-02")], keys, question) == [[], []]
+    # Nor a line naming it in passing, before the writer's next news.
+    passing = "[19:40] Gaz: quiz night tickets are sorted\n[19:41] Gaz: darts is 8pm thurs this week"
+    assert disagreeing([email, (passing, "2025-11-02")], keys, question) == [[], []]
     # Nor does another writer's line go on with it.
     other = "[19:40] Gaz: lads quiz night confirmed\n[19:41] Mo: darts is thu 12 nov, 8pm"
     assert disagreeing([email, (other, "2025-11-02")], keys, question) == [[], []]
+
+
+def test_a_chat_writer_taking_back_my_message_means_their_line_about_it_and_not_one_in_the_same_export():
+    keys, question = ["shed", "code"], "what is the shed code?"
+    first = "[19:40] Imran: new shed code is 4721\n[19:41] Sue: thanks Imran"
+    between = "[08:00] Sue: the shed code gets changed every month\n[08:02] Imran: I'll bring the mower back"
+    taken_back = "[08:15] Imran: ignore my message about the new shed code, I mixed it up\n[08:16] Imran: it's 4712"
+    notes = [side(1, 1, first, "2025-03-01", 0.7), side(2, 2, between, "2025-03-05", 0.9),
+             side(3, 3, taken_back, "2025-03-08", 0.8)]  # fmt: skip
+    # Imran's line of 5 March is about the mower: his message about the code is of 1 March.
+    assert retracted(notes, keys, question) == {1: 3, 2: None, 3: None}
+    # Said of a line above it in the same export, it takes back nothing else.
+    wrong_group = "[18:02] Imran: the shed code at my work is 0090\n[18:03] Imran: sorry ignore my message, wrong group!"
+    notes = [side(1, 1, first, "2025-03-01", 0.9), side(3, 3, wrong_group, "2025-03-08", 0.8)]
+    assert retracted(notes, keys, question) == {1: None, 3: None}
+
+
+def test_a_notice_cancelling_a_hike_and_saying_what_else_to_scrap_retracts_the_hike():
+    keys, question = ["ben", "ledi", "hike", "meet"], "when does the ben ledi hike meet?"
+    programme = side(1, 1, "Saturday 9 May, Ben Ledi hike: meet 8am at Callander main street car park.", "2025-05-01",
+                     0.9)  # fmt: skip
+    notice = side(2, 2, "Saturday's Ben Ledi hike is cancelled because of the storm warning, so scrap the minibus"
+                  " booking.", "2025-05-07", 0.8)  # fmt: skip
+    assert retracted([programme, notice], keys, question) == {1: 2, 2: None}
 
 
 def test_a_reply_correcting_the_writers_own_email_means_that_one_of_the_thread():
@@ -1126,6 +1153,9 @@ def test_a_reply_correcting_the_writers_own_email_means_that_one_of_the_thread()
     # The last email from someone else is not the writer's.
     other = fixed.replace("my last email", "the last email from the agency")
     assert marks(other)[1] is None
+    # "The previous email" says not whose: of a thread of several, none is meant by it alone.
+    previous = fixed.replace("my last email", "the previous email")
+    assert marks(previous)[1] is None
 
 
 def test_another_number_beside_the_words_of_a_how_to_question_replaces_nothing():

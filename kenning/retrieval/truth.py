@@ -458,11 +458,11 @@ class Side:
             # the summer fair's planning note's "Leaflets: 1 June" says nothing of the fair.
             own = self._holds(line)
             # A chat line naming what is asked and giving no value at all ("cup final
-            # confirmed") goes on in its writer's next line if that holds none of the
-            # question's words ("sat 24 oct, 2pm, pitch 1"); after "cup final confirmed for
-            # sat 24 oct", the next line ("training moved to 7pm thurs btw") is about
-            # something else.
-            if name is not None and not own and waiting is not None and waiting[0] == name:
+            # confirmed") goes on in its writer's next line if that opens with a value and
+            # holds none of the question's words ("sat 24 oct, 2pm, pitch 1"). After "cup
+            # final confirmed for sat 24 oct", or "cup final tickets are sorted", the next
+            # line ("training is 7pm thurs") is about something else.
+            if name is not None and not own and waiting is not None and waiting[0] == name and _opens_with_value(line):
                 own = waiting[1]
             waiting = (name, own) if name is not None and own and not _gives_any(line) else None
             held = about | own if own else own
@@ -882,7 +882,9 @@ def _taken_back(context: str) -> frozenset[str]:
         for match in _DISREGARDED.finditer(context)
         if _MESSAGES.intersection(match.group(1).lower().split())
     ]
-    clauses += [match.group(1) for match in _SCRAPPED.finditer(context)]
+    # What to scrap names it only when nothing else does: "the hike is cancelled ..., so
+    # scrap the minibus booking" takes back the hike.
+    clauses = clauses or [match.group(1) for match in _SCRAPPED.finditer(context)]
     # Short words with a digit and years name it too: "the Q3 2025 report is withdrawn"
     # is not the Q2 report.
     words = (word for clause in clauses for word in _WORD.findall(clause))
@@ -1321,24 +1323,29 @@ _HEADERS = re.compile(r"(?:[\w-]+:[^\n]*(?:\n|$))*")
 # The writer's own message before this one: "please ignore my last email", "the earlier
 # email had the wrong dates".
 _OWN_EARLIER = re.compile(
-    r"\b(?:my|our|(?:my|our|the)\s+(?P<which>last|previous|earlier|first))\s+(?:e-?mail|message|mail|post|text)\b"
+    r"\b(?P<whose>my|our|the)(?:\s+(?P<which>last|previous|earlier|first))?\s+(?:e-?mail|message|mail|post|text)\b"
     r"(?!\s+(?:from|by|of|sent\s+by)\b)"
 )
 
 
 def _own_earlier(newer: Side, context: str, cue: str | None, close: _Closeness) -> Side | None:
-    """The writer's own message the place means, when the cue takes it back ("sorry,
+    """The earlier message the place means, when the cue takes back one it names ("sorry,
     please ignore my last email", "the earlier email had the wrong dates"; not "my last
-    email still stands, but ignore the rest"): of the best hits, the writer's latest
-    before it in the thread (the same subject, with "Re:" or without), or the earliest
-    when it says "first". It means that message and no other, and needs name nothing
-    else of it, nor be close to it in meaning ("I've decided against the thermostat"
-    against the fitting's time and day): last summer's cottage note giving other
-    August days is not what "the earlier email" was. "The last email from the school"
-    is another sender's, and a forward means no message of the writer's. In a chat
-    ("[08:15] Imran: ignore my message about the new shed code"), the latest earlier
-    export holding a line of the same writer's, about the same thing: a chat has no
-    subject line to say which."""
+    email still stands, but ignore the rest"): the newer means that message and no other,
+    and need name nothing else of it, nor be close to it in meaning ("I've decided
+    against the thermostat" against the fitting's time and day); last summer's cottage
+    note giving other August days is not what "the earlier email" was. None when no one
+    message of the best hits is meant.
+
+    In a reply ("Re:"), "my last email" is the writer's latest before it in the thread
+    (the same subject, with "Re:" or without), "my first email" the writer's first; "the
+    first email" is the thread's first, but "the previous email" says not whose, and is
+    meant only when the thread has one. "The last email from the school" is someone
+    else's, and a forward means no message of the writer's. In a chat ("[08:15] Imran:
+    ignore my message about the new shed code"), it is the latest earlier export in
+    which the writer said something of the question, unless the writer did so above the
+    line in the same export ("the shed code at my work is 0090" / "sorry ignore my
+    message, wrong group!"): then the newer itself, and no other."""
     if not cue or (at := context.find(cue)) < 0:
         return None
     # The cue and the message it names touch, or a space parts them.
@@ -1346,29 +1353,48 @@ def _own_earlier(newer: Side, context: str, cue: str | None, close: _Closeness) 
     said = next((found for found in touching if at <= found.end() + 1), None)
     if said is None:
         return None
-    thread, writer = _thread(newer), _writer(context)
+    whose, which = said.group("whose"), said.group("which")
+    if whose == "the" and which is None:
+        return None
+    thread, writer, first = _thread(newer), _writer(context), which == "first"
     if thread is not None and thread[0]:
-        earlier = [side for side in close.sides if (found := _thread(side)) is not None and found[1:] == thread[1:]]
-    elif thread is None and writer is not None:
         earlier = [
             side
             for side in close.sides
-            if side is not newer
-            and any(_writer(match.group()) == writer for match in _SPEAKER.finditer(side.text.lower()))
-            and close(newer, side, SAME_SUBJECT)
+            if (found := _thread(side)) is not None and found[1] == thread[1] and speaks_later(newer, side)
         ]
-    else:
+        if whose != "the":
+            earlier = [side for side in earlier if (found := _thread(side)) is not None and found[2] == thread[2]]
+        elif not first:
+            return earlier[0] if len(earlier) == 1 else None
+        return (min if first else max)(earlier, key=lambda side: side.start or 0, default=None)
+    if thread is not None or writer is None:
         return None
-    earlier = [side for side in earlier if speaks_later(newer, side)]
-    first = said.group("which") == "first"
-    return (min if first else max)(earlier, key=lambda side: side.start or 0, default=None)
+    above = newer.text.lower()[: max(newer.text.lower().find(context), 0)]
+    if any(_writer(line) == writer and newer._holds(line) for line in above.split("\n")):
+        return newer
+    earlier = [
+        side
+        for side in close.sides
+        if side is not newer
+        and speaks_later(newer, side)
+        and any(_writer(line) == writer and side._holds(line) for line in side.text.lower().split("\n"))
+    ]
+    return max(earlier, key=lambda side: side.start or 0, default=None)
 
 
 def _gives_any(line: str) -> bool:
     """Whether a line writes a value of any kind: a number, a sum, a month or a weekday."""
-    return any(
-        _VALUE_START.match(token) or _CALENDAR_NAME.fullmatch(token.lower()) for token in _TOKEN.findall(line)
-    )
+    return any(map(_is_value, _TOKEN.findall(line)))
+
+
+def _opens_with_value(line: str) -> bool:
+    first = _TOKEN.search(line)
+    return first is not None and _is_value(first.group())
+
+
+def _is_value(token: str) -> bool:
+    return _VALUE_START.match(token) is not None or _CALENDAR_NAME.fullmatch(token.lower()) is not None
 
 
 def _writer(line: str) -> str | None:

@@ -313,10 +313,11 @@ _DAY_AND_MONTH = re.compile(
 
 # What stands before a day closing a range, or after one opening it: "8-15", "8 to 15
 # august", "15 august - 22 august", "august 8-15". The day after a dash or "to" must end
-# there or have its month: "the quote of 14 october - 2 corrections" names the day.
+# there or have its month, and be no time: "the quote of 14 october - 2 corrections" and
+# "the minutes of 3 may - 10:30 start" name the day.
 _RANGE_BEFORE = re.compile(rf"(?:\b\d{{1,2}}(?:st|nd|rd|th)?|\b(?:{_MONTH_NAMES})\.?)\s*(?:[-–]|to)\s*$")
 _RANGE_AFTER = re.compile(
-    rf"\s*(?:[-–]|to\b)\s*\d{{1,2}}(?:st|nd|rd|th)?(?:\s+(?:of\s+)?(?:{_MONTH_NAMES})\b|(?=\s*(?:[,.;:)!?]|$)))"
+    rf"\s*(?:[-–]|to\b)\s*\d{{1,2}}(?:st|nd|rd|th)?(?![:.]\d)(?:\s+(?:of\s+)?(?:{_MONTH_NAMES})\b|(?=\s*(?:[,.;:)!?]|$)))"
 )
 
 # The same, as a text writes it.
