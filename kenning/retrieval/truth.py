@@ -483,7 +483,7 @@ class Side:
         tokens = list(_TOKEN.finditer(line))
         values: set[str] = set()
         for n, match in enumerate(tokens):
-            if not (_VALUE_START.match(match.group()) or _CALENDAR_NAME.fullmatch(match.group().lower())):
+            if not _is_value(match.group()):
                 continue
             # A currency may be named before the sum ("EUR 180").
             if self._stated(text, start + match.start()) or (n and self._stated(text, start + tokens[n - 1].start())):
@@ -1358,19 +1358,20 @@ def _own_earlier(newer: Side, context: str, cue: str | None, close: _Closeness) 
         return None
     thread, writer, first = _thread(newer), _writer(context), which == "first"
     if thread is not None and thread[0]:
-        earlier = [
-            side
+        # The thread's earlier emails, each with its sender.
+        senders = {
+            side: found[2]
             for side in close.sides
             if (found := _thread(side)) is not None and found[1] == thread[1] and speaks_later(newer, side)
-        ]
-        if whose != "the":
-            earlier = [side for side in earlier if (found := _thread(side)) is not None and found[2] == thread[2]]
-        elif not first:
-            return earlier[0] if len(earlier) == 1 else None
+        }
+        if whose == "the" and not first:
+            return next(iter(senders)) if len(senders) == 1 else None
+        earlier = [side for side, sender in senders.items() if whose == "the" or sender == thread[2]]
         return (min if first else max)(earlier, key=lambda side: side.start or 0, default=None)
     if thread is not None or writer is None:
         return None
-    above = newer.text.lower()[: max(newer.text.lower().find(context), 0)]
+    text = newer.text.lower()
+    above = text[: max(text.find(context), 0)]
     if any(_writer(line) == writer and newer._holds(line) for line in above.split("\n")):
         return newer
     earlier = [
@@ -1476,7 +1477,7 @@ def _takes_back(
     # A notice that takes back a retraction takes back only a text that retracts, named
     # as any other: that it retracts something itself does not set it apart.
     undoing = said.retraction is not None and undoes(said.retraction_context)
-    if said.retraction and (retracting is older or (not undoing or older_said.retraction) and _means(
+    if said.retraction and (retracting is older or ((not undoing or older_said.retraction) and _means(
         newer,
         older,
         said.retraction_context,
@@ -1488,7 +1489,7 @@ def _takes_back(
         frozenset(newer.figures(said.retraction_context)),
         _taken_back(said.retraction_context),
         outright,
-    )):
+    ))):
         older.hit.retracted_by = older.hit.retracted_by or newer.hit.item_id
         place_above(newer.hit, older.hit, f"retracts item {older.hit.item_id} ({said.retraction!r})")
         older.hit.reasons.append(f"retracted by item {newer.hit.item_id}")

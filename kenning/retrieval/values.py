@@ -436,6 +436,10 @@ _ANSWERED_BY_NAME = re.compile(
 )
 
 
+# A question whose answer names a place.
+_ASKED_WHERE = re.compile(r"^\W*where\b|^\W*(?:which|what)\s+(?:city|town|country|office)s?\b", re.I)
+
+
 def answered_by_name(question: str) -> str | None:
     """What the name a question's answer is names: a "place" (where, which city or
     office), a "person" or a thing (who, which team or vendor); None for another
@@ -443,9 +447,6 @@ def answered_by_name(question: str) -> str | None:
     if _ANSWERED_BY_NAME.search(question) is None:
         return None
     return "place" if _ASKED_WHERE.search(question) else "person"
-
-
-_ASKED_WHERE = re.compile(r"^\W*where\b|^\W*(?:which|what)\s+(?:city|town|country|office)s?\b", re.I)
 
 
 def answers_at(question: str, wanted: Wanted | None) -> Callable[[str, int], bool]:

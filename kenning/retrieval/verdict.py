@@ -194,7 +194,7 @@ async def settle(
     # Two hits agree on what the question is about, not on the words naming the kind of
     # answer: "New departure time: 12:15" corrects the itinerary's ferry to Kristiansand,
     # which says "departs 08:00", though only it says "time".
-    naming_kind = wanted.naming if wanted is not None else frozenset()
+    naming_kind = wanted.naming if wanted is not None else frozenset[str]()
     agreement = partial(coverage.agreement, measured, leaving_out=naming_kind) if measured is not None else None
     alike = partial(coverage.alike, measured) if measured is not None else None
     # The period asked about is no part of the subject: "staff" and "2025" on one line of
@@ -212,7 +212,7 @@ async def settle(
     # before the last: "Maya is on Gold band now" names a band, "Billing message
     # templates" no message broker, nor "the standing desk" a laptop.
     kind = sorted(query.asked_for, key=text.lower().find)
-    naming = wanted.naming if wanted is not None else frozenset(kind[:-1])
+    naming = naming_kind if wanted is not None else frozenset(kind[:-1])
     by_name = values.answered_by_name(text) if wanted is None else None
     answer_at = values.answers_at(text, wanted)
     sides = truth.read(hits, chunks, keys, answer_at, names, valued, naming, query.relating, by_name)
