@@ -139,7 +139,8 @@ def test_a_question_for_a_fact_is_told_from_a_topic():
         assert not parse(topic).question, topic
     # Keywords naming the kind of value they ask for are a fact question put as a search.
     for keywords in ("crux day pass price", "Harbury cinema club membership price", "cost of a hydraulic brake bleed",
-                     "vet phone number", "phone number for the vet", "wedding venue deposit", "Netflix Premium price"):  # fmt: skip
+                     "vet phone number", "phone number for the vet", "wedding venue deposit", "Netflix Premium price",
+                     "registration fee for NMW 2027", "shipping cost to australia"):  # fmt: skip
         assert parse(keywords).question, keywords
     assert parse("crux day pass price").asked_for == {"price"}
 

@@ -442,3 +442,34 @@ def test_a_chat_message_taken_back_by_its_writer_and_a_day_to_scrap_are_retracte
     hits = _hits(daemon, "is the pool closed for cleaning on 18 june")
     assert list(hits)[0] == "pool-news-2026-06-10.md"
     assert hits["pool-news-2026-06-01.md"]["retracted_by"] == hits["pool-news-2026-06-10.md"]["item_id"]
+
+
+def test_a_moments_time_or_a_walks_length_no_note_about_it_gives_is_refused(library):
+    daemon = library_of(library, derived=True, notes={
+        "hike-ben-ledi.md": "# Saturday hike: Ben Ledi\n\nSaturday 10 October. Meet 8:00 at the Stank car park."
+        " Leader: Fiona.\n",
+        "hike-schiehallion.md": "# Sunday hike: Schiehallion\n\nSunday 11 October, 10 km and about 5 hours. Meet"
+        " 9:00 at Braes of Foss.\n",
+        "lisbon.md": "# Lisbon, 3-7 October\n\nHotel: Casa Azul in Alfama, 4 nights, deposit paid.\n",
+        "rose-cottage.md": "# Rose Cottage\n\nCheck-in from 4pm; the keys are in the key safe by the door.\n",
+        "scout-hut.md": "# Scout hut\n\nKeys from Mrs Patel; the heating is on a timer.\n",
+        "village-hall.md": "# Village hall\n\nRoom hire £18 an hour, tables included.\n",
+        "church-hall.md": "# Church hall\n\nRoom hire £15 an hour, book through the parish office.\n",
+    })  # fmt: skip
+    for asked in ("How long is the Ben Ledi route?", "What's the check-in time at Casa Azul?",
+                  "room hire fee for the scout hut"):  # fmt: skip
+        answer = daemon.call("search", {"query": asked})
+        assert answer["hits"] == [], asked
+        assert "nothing supports an answer" in answer["abstained"], asked
+    assert list(_hits(daemon, "How long is the Schiehallion route?"))[0] == "hike-schiehallion.md"
+    assert list(_hits(daemon, "What's the check-in time at Rose Cottage?"))[0] == "rose-cottage.md"
+    assert list(_hits(daemon, "room hire fee for the village hall"))[0] == "village-hall.md"
+
+
+def test_a_weekday_answers_which_day_without_the_word_day(library):
+    daemon = library_of(library, derived=True, notes={
+        "dairy.txt": "Hallam Dairy\nButter and cream delivered Tuesdays, invoice at the end of the month.\n",
+        "eggs.txt": "Egg supplier: Moor Farm, 30 trays a week, collected by Sam.\n",
+        "veg.txt": "Veg box from Greenacre on Fridays, paid by standing order.\n",
+    })  # fmt: skip
+    assert list(_hits(daemon, "Which day does the butter arrive?"))[0] == "dairy.txt"

@@ -155,6 +155,9 @@ def test_how_much_a_thing_is_counts_the_thing_past_the_verb_and_its_article():
         ("annual membership fee", "a fee or rate"),
         ("vet phone number", "a phone number"),
         ("date of the PTA summer fair", "a date"),
+        ("registration fee for NMW 2027", "a fee or rate"),
+        ("shipping cost to australia", "an amount"),
+        ("evening buffet price per head for the ellis wedding", "an amount"),
     ],
 )
 def test_keywords_naming_a_kind_of_value_ask_for_it_as_a_question_does(keywords, kind):
@@ -360,3 +363,26 @@ def test_a_document_s_chunk_that_states_the_value_asked_for_is_cited_before_one_
     # A document whose best chunk states it already keeps its order.
     stating_first([drill, intro], texts, when)
     assert (drill.score, intro.score) == (0.9, 0.6)
+
+
+def test_the_time_of_a_moment_named_as_such_is_a_time_of_day_and_a_length_of_time_is_not():
+    assert wanted("What's the check-in time at Casa do Largo?").kind == "a time of day"
+    assert wanted("what is the kick-off time on saturday").kind == "a time of day"
+    for question in ("What is the journey time to Leeds?", "what's the running time", "What's the best time to go?",
+                     "What was my finish time in the Bristol 10K?"):  # fmt: skip
+        assert wanted(question) is None, question
+    # Opening times are opening hours, which "closed on Mondays" also states.
+    assert wanted("What are the opening times of the pool?").kind == "opening or working hours"
+
+
+def test_how_long_a_walk_is_is_a_distance_or_a_length_of_time():
+    route = wanted("How long is the Ben Vorlich route?")
+    assert route.kind == "a distance or a length of time" and route.naming == frozenset()
+    for said in ("Route: 14 km", "about 5 hours", "a 3-hour walk", "2h30 up, 1h 50m down", "ferry 09:10-10:55",
+                 "12.5 miles", "half an hour"):  # fmt: skip
+        assert states(route, said), said
+    for said in ("Sunday 18 October. Meet 8:00 at the car park.", "Top speed 4 mph"):
+        assert not states(route, said), said
+    # Other things "how long" asks of are as often answered by dates.
+    for question in ("How long is the exhibition on?", "How long are audit logs retained?"):
+        assert wanted(question) is None, question

@@ -64,7 +64,12 @@ _KIND_FIRST = re.compile(
     rf"|(?P<contact>{_CONTACTS})s?\s+(?:of|for)\s+\w)",
     re.IGNORECASE,
 )
-_KIND_LAST = re.compile(rf"(?:^|\s)(?P<kind>(?P<sum>{_SUMS})|{_CONTACTS})s?\W*$", re.IGNORECASE)
+# Or the kind ends its first part, and what it is of or for follows ("registration fee
+# for NMW 2027", "shipping cost to australia"): then one word before it names the thing.
+_KIND_LAST = re.compile(
+    rf"(?:^|\s)(?P<kind>(?P<sum>{_SUMS})|{_CONTACTS})s?(?:\s+(?P<of>for|of|to|per)\s+\w[\w\s'-]*?)?\W*$",
+    re.IGNORECASE,
+)
 _OPENING_DETERMINERS = frozenset("the a an my our".split())
 # A question asking how the asker does something ("How do I rotate the key?", "how can we
 # speed up git status"): a fact question an instruction answers, not one about something
@@ -366,7 +371,8 @@ def kind_named(text: str) -> str | None:
     # "Netflix Premium price" names things.
     title = last.group("kind")[0].isupper() and all(word[0].isupper() for word in before)
     naming = not title and all(word.lower() not in STOPWORDS for word in before)
-    return last.group("kind") if naming and len(before) >= (2 if last.group("sum") else 1) else None
+    fewest = 2 if last.group("sum") and not last.group("of") else 1
+    return last.group("kind") if naming and len(before) >= fewest else None
 
 
 def _owned(text: str, kept: tuple[str, ...], asked_for: frozenset[str]) -> frozenset[str]:

@@ -11,8 +11,8 @@ Only kinds a value's written form gives away are judged: a year, a time of day, 
 or working hours, a colour, a port, a version, a fee or rate, an amount of money, a
 phone number, an email address, a street address, an account or customer identifier, a
 count, a measure (a length, speed, weight, volume or size: a number beside the word for
-it, "Gross tonnage: 1,860", or one written in its units, "500 Mbps"), and what answers
-"when". "Who", "where" and "which city" are left alone, since any capitalised word could
+it, "Gross tonnage: 1,860", or one written in its units, "500 Mbps"), how long a walk or
+a crossing is (a distance or a length of time), and what answers "when". "Who", "where" and "which city" are left alone, since any capitalised word could
 be their answer. "When" is answered by an event as often as by a date ("When can I run
 the billing migration?": "never during the nightly invoice batch"), so any word that may
 place a thing in time counts (a date, a day, a recurrence, "after", "during"): only a
@@ -214,6 +214,14 @@ _NUMBERING = frozenset(
     " lane route bus train flight pier dock ward bed lot number no team group class grade year month hour"
     " question task test batch plate tier zone area exit track bin slot port house pr ref rev appendix".split()
 )
+# Moments a day's plan names, whose time is a time of day; not a finish, whose time is
+# as often a race's length ("my finish time in the Bristol 10K": "52:40").
+_MOMENTS = (
+    r"check[-\s]?in|check[-\s]?out|departure|arrival|start|starting|kick[-\s]?off|pick[-\s]?up"
+    r"|collection|drop[-\s]?off|meeting|boarding|call|tee|curfew"
+)
+# Ways of going somewhere, whose length is a distance or a time.
+_JOURNEYS = r"route|walk|hike|trail|drive|ride|run|race|loop|circuit|climb|swim|crossing|paddle|ramble"
 _WHEN_OR_RECURRENCE = re.compile(rf"{_WHEN.pattern}|\b(?:every|each)\s+{_DURATION}", re.IGNORECASE)
 # A measure, by what it measures: the nouns and adjectives that ask for it ("What is the
 # top speed...", "How deep...") and the units it is written in ("12 knots", "4.5 m").
@@ -254,9 +262,16 @@ _KINDS = (
         re.compile(r"\b(?:what|which)\s+(?P<kind>year)\b|\bsince\s+(?:when|which\s+(?P<kind2>year))\b", re.I),
         re.compile(_YEAR),
     ),
+    # Or the time of a moment named as such ("What's the check-in time at Casa do
+    # Largo?"); not a length of time ("the journey time", "the running time").
     _Kind(
         "a time of day",
-        re.compile(r"\b(?:what|which)\s+(?P<kind>time)\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)", re.I),
+        re.compile(
+            r"\b(?:what|which)\s+(?P<kind>time)\b(?!\s+(?:zones?|ranges?|periods?|frames?|spans?)\b)"
+            r"|\bwhat(?:'s|\s+is|\s+are|\s+was)\s+(?:the|our|my|your|their)\s+(?:\w+\s+)?"
+            rf"(?:{_MOMENTS})\s+(?P<kind2>time)s?\b",
+            re.I,
+        ),
         _TIME,
     ),
     # Opening or working hours, asked for as such ("What are the opening hours of...",
@@ -389,6 +404,22 @@ _KINDS = (
         )
         for name, nouns, adjectives, units in _MEASURES
     ),
+    # How long a walk, a drive or a crossing is: a distance ("14 km") or a length of time
+    # ("about 5 hours", "2h30", "1h 50m", "09:10-10:55"). What else "how long" asks of is
+    # as often answered by dates ("How long is the exhibition on?": "until 3 March").
+    _Kind(
+        "a distance or a length of time",
+        re.compile(
+            r"\bhow\s+long\s+(?:is|was|are|were)\s+(?:the|our|my|this|that|a)\s+(?:[\w-]+\s+){0,3}?"
+            rf"(?:{_JOURNEYS})s?\b",
+            re.I,
+        ),
+        re.compile(
+            rf"{_DURATION}|(?<![\w.])\d+(?:[.,]\d+)?\s?(?:{_LENGTH_UNITS}|h|hrs?|mins?)(?![a-z/²³])"
+            r"|\b(?:an?|half\s+an?)\s+(?:hour|day)\b|\b[0-2]?\d[:.][0-5]\d\s*(?:-|–|to|until)\s*[0-2]?\d[:.][0-5]\d\b",
+            re.I,
+        ),
+    ),
     # A verb right after "how much" or "how many" leaves nothing counted: "By how much
     # did library visits grow?" measures a change, not a number of libraries.
     _Kind(
@@ -475,7 +506,7 @@ def _beside_dates(text: str, position: int) -> bool:
 # Words asking for a kind of value without saying what the value is of.
 _GENERIC_NAMING = frozenset(
     "cost costs charge charges pay paid spend spent money price fee fees rate year time colour color colours colors"
-    " hours version versions".split()
+    " hours version versions date dates day days".split()
 )
 
 
