@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from kenning.retrieval.coverage import Asked, not_namesakes, written_as_names
+import pytest
+
+from kenning.retrieval.coverage import ABSENT_WEIGHT, Asked, idf, not_namesakes, weight, written_as_names
 from kenning.retrieval.dates import TimeIntent
 from kenning.retrieval.query import parse
 from kenning.store import sources
@@ -61,6 +63,19 @@ async def test_the_verb_after_did_and_its_subject_is_left_out_too(db: Database):
 async def test_the_verb_is_kept_when_it_is_all_the_rest_of_the_question(db: Database):
     coverage, item = await measure(db, "What did we agree in 2025?")
     assert coverage.beside_period[item["stipend-2025.md"]] == 0.0
+
+
+async def test_a_word_no_note_holds_weighs_little_more_than_the_rarest_held_in_a_few_notes(db: Database):
+    # "Where is Dana based these days?": five notes, and "days" in none of them.
+    coverage, item = await measure(db, "Where is Dana based these days?")
+    assert coverage.shares["days"] == pytest.approx(ABSENT_WEIGHT * coverage.shares["dana"])
+    assert coverage.held[item["dana.md"]] > 0.6
+
+
+def test_in_a_library_of_hundreds_of_chunks_a_word_none_holds_keeps_bm25s_weight():
+    assert weight(600, 0) == idf(600, 0)
+    assert weight(5, 0) == pytest.approx(ABSENT_WEIGHT * idf(5, 1))
+    assert weight(5, 2) == idf(5, 2)
 
 
 async def test_a_period_s_own_name_is_not_a_name_no_text_holds(db: Database):

@@ -473,3 +473,17 @@ def test_a_weekday_answers_which_day_without_the_word_day(library):
         "veg.txt": "Veg box from Greenacre on Fridays, paid by standing order.\n",
     })  # fmt: skip
     assert list(_hits(daemon, "Which day does the butter arrive?"))[0] == "dairy.txt"
+
+
+def test_a_question_over_a_few_notes_is_not_refused_for_the_askers_own_words(library):
+    # In five notes, "go out" and "episode" (the notes write "Ep" and "Publish") weighed
+    # nearly twice what "12" does, and the plan that answers held too little of the question.
+    daemon = library_of(library, derived=True, notes={
+        "ep-12-plan.md": "# Ep 12 – plan\nGuest: Amira Haddad\nTopic: city beekeeping\nRecord: 3 March (studio B)\n"
+        "Publish: Tue 17 March\n",
+        "ep-11-runsheet.md": "# Ep 11 – runsheet\nGuest: Tom Ellis\nRecord: Mon 16 Feb, 14:00\nPublish: 2 March\n",
+        "sponsors.txt": "Spring sponsor - Hillside Tea\n$300 per episode, invoice monthly\n",
+        "checklist.txt": "- loudness -16 LUFS\n- cut long pauses\n- upload to Buzzsprout, schedule 6am\n",
+        "guests.md": "Guests to ask: a bat ecologist, the canal trust, Amira's allotment society.\n",
+    })  # fmt: skip
+    assert list(_hits(daemon, "when does episode 12 go out"))[0] == "ep-12-plan.md"
