@@ -64,10 +64,13 @@ _KIND_FIRST = re.compile(
     rf"|(?P<contact>{_CONTACTS})s?\s+(?:of|for)\s+\w)",
     re.IGNORECASE,
 )
-# Or the kind ends its first part, and what it is of or for follows ("registration fee
-# for NMW 2027", "shipping cost to australia"): then one word before it names the thing.
+# Or the kind ends its first part and what it is for follows, with an article, a name or
+# a number ("registration fee for NMW 2027", "room hire fee for the scout hut"): then one
+# word before it names the thing. "hidden cost of meetings", "Lisbon cost of living" and
+# "budget price per head ideas" are topics.
 _KIND_LAST = re.compile(
-    rf"(?:^|\s)(?P<kind>(?P<sum>{_SUMS})|{_CONTACTS})s?(?:\s+(?P<of>for|of|to|per)\s+\w[\w\s'-]*?)?\W*$",
+    rf"(?:^|\s)(?P<kind>(?P<sum>{_SUMS})|{_CONTACTS})s?"
+    rf"(?:\s+(?P<for>for|to)\s+(?=(?:the|a|an|my|our)\s|[\w\s'-]*?(?-i:[A-Z])|[\w\s'-]*?\d)\w[\w\s'-]*?)?\W*$",
     re.IGNORECASE,
 )
 _OPENING_DETERMINERS = frozenset("the a an my our".split())
@@ -371,7 +374,7 @@ def kind_named(text: str) -> str | None:
     # "Netflix Premium price" names things.
     title = last.group("kind")[0].isupper() and all(word[0].isupper() for word in before)
     naming = not title and all(word.lower() not in STOPWORDS for word in before)
-    fewest = 2 if last.group("sum") and not last.group("of") else 1
+    fewest = 2 if last.group("sum") and not last.group("for") else 1
     return last.group("kind") if naming and len(before) >= fewest else None
 
 

@@ -94,6 +94,19 @@ _TIME = re.compile(
     r"|\b1?\d(?:[:.][0-5]\d)?\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight|morning|afternoon|evening|lunchtime)s?\b",
     re.IGNORECASE,
 )
+# An hour written bare or as four digits after a word placing a moment at it ("leaves at
+# 7", "Check in from 4", "Dep 0705", "curfew is 11"), not a day ("by 1 May", "from 8 to
+# 10 June"): a time of day only there. Never a value the truth signals compare, as a
+# value starts where its digits do.
+_AT_HOUR = re.compile(
+    r"\b(?:at|from|after|before|by|until|till|starts?|starting|leaves?|leaving|departs?|departing|dep|arrives?"
+    r"|arriving|arr|opens?|closes?|meet|meeting|tee|curfew|kick[-\s]?off|doors|check[-\s]?in|check[-\s]?out"
+    r"|pick[-\s]?up|collection|boarding)(?:\s+(?:is|at|from))?\s*:?\s+"
+    r"(?:(?!(?:19|20)\d\d)(?:[01]\d|2[0-3])[0-5]\d|1[0-2]|[1-9])(?![\w%£$€]|[:.,/-]\d)"
+    r"(?!\s+(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|people|persons|adults|children|kids|miles?"
+    rf"|km|metres?|meters?|per|percent|of|times)\b|\s+{_MONTH}|\s*(?:-|–|to)\s*\d\d?(?:st|nd|rd|th)?\s+{_MONTH})",
+    re.IGNORECASE,
+)
 _NUMBER = re.compile(rf"(?<![\w.])\d[\d,.]*|\b(?:{'|'.join(_NUMBER_WORDS)})\b", re.IGNORECASE)
 _MONEY = re.compile(
     r"[£$€¥]\s?\d|\d[\d,.]*\s?(?:k|m|bn)?\s?(?:gbp|usd|eur|euros?|dollars?|pounds?|pence|p)\b|\b(?:gbp|usd|eur)\s?\d"
@@ -272,7 +285,7 @@ _KINDS = (
             rf"(?:{_MOMENTS})\s+(?P<kind2>time)s?\b",
             re.I,
         ),
-        _TIME,
+        re.compile(f"{_TIME.pattern}|{_AT_HOUR.pattern}", re.I),
     ),
     # Opening or working hours, asked for as such ("What are the opening hours of...",
     # "What hours does Aisha work?"; not "the overtime rate for working hours" or "What
@@ -415,8 +428,9 @@ _KINDS = (
             re.I,
         ),
         re.compile(
-            rf"{_DURATION}|(?<![\w.])\d+(?:[.,]\d+)?\s?(?:{_LENGTH_UNITS}|h|hrs?|mins?)(?![a-z/²³])"
-            r"|\b(?:an?|half\s+an?)\s+(?:hour|day)\b|\b[0-2]?\d[:.][0-5]\d\s*(?:-|–|to|until)\s*[0-2]?\d[:.][0-5]\d\b",
+            rf"{_DURATION}|(?<![\w.])\d+(?:[.,]\d+)?\s?(?:{_LENGTH_UNITS}|k|mi|h|hrs?|mins?)(?![a-z/²³])"
+            r"|\b(?:an?|half\s+an?|quarter\s+of\s+an?)\s+(?:hour|day|mile|kilometre|kilometer)\b|\b(?:half\s+)?marathon\b"
+            r"|\b[0-2]?\d[:.][0-5]\d\s*(?:-|–|to|until)\s*[0-2]?\d[:.][0-5]\d\b",
             re.I,
         ),
     ),
@@ -506,7 +520,7 @@ def _beside_dates(text: str, position: int) -> bool:
 # Words asking for a kind of value without saying what the value is of.
 _GENERIC_NAMING = frozenset(
     "cost costs charge charges pay paid spend spent money price fee fees rate year time colour color colours colors"
-    " hours version versions date dates day days".split()
+    " hours version versions".split()
 )
 
 
