@@ -452,19 +452,19 @@ def test_a_moments_time_or_a_walks_length_no_note_about_it_gives_is_refused(libr
         " 9:00 at Braes of Foss.\n",
         "lisbon.md": "# Lisbon, 3-7 October\n\nHotel: Casa Azul in Alfama, 4 nights, deposit paid.\n",
         "rose-cottage.md": "# Rose Cottage\n\nCheck-in from 4pm; the keys are in the key safe by the door.\n",
-        "scout-hut.md": "# Scout hut\n\nKeys from Mrs Patel; the heating is on a timer.\n",
-        "village-hall.md": "# Village hall\n\nRoom hire £18 an hour, tables included.\n",
-        "church-hall.md": "# Church hall\n\nRoom hire £15 an hour, book through the parish office.\n",
+        "scout-hut.md": "# Scout Hut\n\nKeys from Mrs Patel; the heating is on a timer.\n",
+        "village-hall.md": "# Village Hall\n\nRoom hire £18 an hour, tables included.\n",
+        "church-hall.md": "# Church Hall\n\nRoom hire £15 an hour, book through the parish office.\n",
         "ferry.md": "# Ferry to Mull\n\nThe ferry leaves at 7 from the north pier; cars £40 return.\n",
     })  # fmt: skip
     for asked in ("How long is the Ben Ledi route?", "What's the check-in time at Casa Azul?",
-                  "room hire fee for the scout hut"):  # fmt: skip
+                  "room hire fee for the Scout Hut"):  # fmt: skip
         answer = daemon.call("search", {"query": asked})
         assert answer["hits"] == [], asked
         assert "nothing supports an answer" in answer["abstained"], asked
     assert list(_hits(daemon, "How long is the Schiehallion route?"))[0] == "hike-schiehallion.md"
     assert list(_hits(daemon, "What's the check-in time at Rose Cottage?"))[0] == "rose-cottage.md"
-    assert list(_hits(daemon, "room hire fee for the village hall"))[0] == "village-hall.md"
+    assert list(_hits(daemon, "room hire fee for the Village Hall"))[0] == "village-hall.md"
     # An hour written bare after "leaves at" is a time of day.
     assert list(_hits(daemon, "What is the departure time of the ferry to Mull?"))[0] == "ferry.md"
 

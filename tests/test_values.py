@@ -156,7 +156,7 @@ def test_how_much_a_thing_is_counts_the_thing_past_the_verb_and_its_article():
         ("vet phone number", "a phone number"),
         ("date of the PTA summer fair", "a date"),
         ("registration fee for NMW 2027", "a fee or rate"),
-        ("room hire fee for the scout hut", "a fee or rate"),
+        ("room hire fee for the Scout Hut", "a fee or rate"),
     ],
 )
 def test_keywords_naming_a_kind_of_value_ask_for_it_as_a_question_does(keywords, kind):
@@ -373,10 +373,14 @@ def test_the_time_of_a_moment_named_as_such_is_a_time_of_day_and_a_length_of_tim
     # An hour written bare or in four digits is a time after a word placing a moment at it.
     departure = wanted("What is the departure time of the ferry?")
     for said in ("The ferry leaves at 7.", "Dep 0705, arrives 0912", "Check in from 4", "Meet at 8 at the car park",
-                 "curfew is 11", "tee 0810"):  # fmt: skip
+                 "curfew is 11", "tee 0810", "Meet at seven", "starts half seven", "steps off 1045hrs",
+                 "7 o'clock till late", "quarter past 8", "8ish", "9h30"):  # fmt: skip
         assert states(departure, said), said
+    # Not an address, a weight, a count, a day or a year.
     for said in ("Founded in 2019", "open from 2026", "Room for 6 people", "leaves at 10 minutes past",
-                 "Forms back by 1 May.", "from 8 to 10 June"):  # fmt: skip
+                 "Forms back by 1 May.", "from 8 to 10 June", "meeting: Thursday 12 March at 4 Elm Grove",
+                 "Meet at 10 Downing St", "weighed in at 9 kilos", "quotes from 3 firms", "kids from 7 up",
+                 "passed by 3 votes to 2", "Tickets from 8", "meeting 2: budget review"):  # fmt: skip
         assert not states(departure, said), said
     # Opening times are opening hours, which "closed on Mondays" also states.
     assert wanted("What are the opening times of the pool?").kind == "opening or working hours"
@@ -386,10 +390,13 @@ def test_how_long_a_walk_is_is_a_distance_or_a_length_of_time():
     route = wanted("How long is the Ben Vorlich route?")
     assert route.kind == "a distance or a length of time" and route.naming == frozenset()
     for said in ("Route: 14 km", "about 5 hours", "a 3-hour walk", "2h30 up, 1h 50m down", "ferry 09:10-10:55",
-                 "12.5 miles", "half an hour", "10k return", "half a mile", "6mi", "a half marathon"):  # fmt: skip
+                 "12.5 miles", "half an hour", "10k return", "half a mile", "6mi", "a half marathon",
+                 "over a long weekend", "the whole day", "4 laps of the lake"):  # fmt: skip
         assert states(route, said), said
     for said in ("Sunday 18 October. Meet 8:00 at the car park.", "Top speed 4 mph"):
         assert not states(route, said), said
     # Other things "how long" asks of are as often answered by dates.
-    for question in ("How long is the exhibition on?", "How long are audit logs retained?"):
+    # A swim or a drive is as often told in laps, or by when one leaves and arrives.
+    for question in ("How long is the exhibition on?", "How long are audit logs retained?",
+                     "How long is the open-water swim?", "How long is the drive to Granny's?"):  # fmt: skip
         assert wanted(question) is None, question

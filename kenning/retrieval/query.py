@@ -64,13 +64,14 @@ _KIND_FIRST = re.compile(
     rf"|(?P<contact>{_CONTACTS})s?\s+(?:of|for)\s+\w)",
     re.IGNORECASE,
 )
-# Or the kind ends its first part and what it is for follows, with an article, a name or
-# a number ("registration fee for NMW 2027", "room hire fee for the scout hut"): then one
-# word before it names the thing. "hidden cost of meetings", "Lisbon cost of living" and
-# "budget price per head ideas" are topics.
+# Or the kind ends its first part and what it is for follows, named or numbered
+# ("registration fee for NMW 2027", "room hire fee for Hall 2"): then one word before it
+# names the thing. "hidden cost of meetings", "Lisbon cost of living", "the real cost to
+# the team" and "security deposit for the flat" are topics, or answered in words ("five
+# weeks' rent").
 _KIND_LAST = re.compile(
     rf"(?:^|\s)(?P<kind>(?P<sum>{_SUMS})|{_CONTACTS})s?"
-    rf"(?:\s+(?P<for>for|to)\s+(?=(?:the|a|an|my|our)\s|[\w\s'-]*?(?-i:[A-Z])|[\w\s'-]*?\d)\w[\w\s'-]*?)?\W*$",
+    rf"(?:\s+(?P<for>for|to)\s+(?=[\w\s'-]*?(?-i:[A-Z])|[\w\s'-]*?\d)\w[\w\s'-]*?)?\W*$",
     re.IGNORECASE,
 )
 _OPENING_DETERMINERS = frozenset("the a an my our".split())

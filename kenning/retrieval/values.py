@@ -12,24 +12,27 @@ or working hours, a colour, a port, a version, a fee or rate, an amount of money
 phone number, an email address, a street address, an account or customer identifier, a
 count, a measure (a length, speed, weight, volume or size: a number beside the word for
 it, "Gross tonnage: 1,860", or one written in its units, "500 Mbps"), how long a walk or
-a crossing is (a distance or a length of time), and what answers "when". "Who", "where" and "which city" are left alone, since any capitalised word could
-be their answer. "When" is answered by an event as often as by a date ("When can I run
-the billing migration?": "never during the nightly invoice batch"), so any word that may
-place a thing in time counts (a date, a day, a recurrence, "after", "during"): only a
-page that says nothing about time is refused, or a question about a thing no text names
-at all. That thing is the question's words but its names (`Wanted.event`): a person's
-page that dates when she joined says nothing of "When is Priya Raman's birthday?" if no
-note names a birthday. A page that names none of those words while some other note does
-may still say it its own way: "It has been around since 1990" answers "When was Falcon
-Ridge Partners founded?" (bench/multihop.py); requiring the page to name one refused
-that and no more abstention questions than this does. Which of a document's chunks is
-cited first asks more: that it surely says when (`surely`). The note's own date in its
-front matter is not a statement, and a count or a port is not a date: "9 October 2025"
-holds no number of technicians. A count and a port must stand within NEAR_TOKENS of the
-words naming what is counted, on the same line or under them ("12 vans", "vans: 12", a
-table's "Vans" column; a headcount may say people, staff, visits or attendance whichever
-the question said; a port may instead follow its host and a colon, "db1.corp:5432"),
-and a version just after its name ("PostgreSQL 15"), since most notes hold some number.
+a route is (a distance or a length of time), and what answers "when". "Who", "where" and
+"which city" are left alone, since any capitalised word could be their answer. A time of
+day is written as a clock does ("19:30", "7pm"), as people say it ("half seven",
+"1045hrs") or as a bare hour after the moment it is of ("leaves at 7"). "When" is
+answered by an event as often as by a date ("When can I run the billing migration?":
+"never during the nightly invoice batch"), so any word that may place a thing in time
+counts (a date, a day, a recurrence, "after", "during"): only a page that says nothing
+about time is refused, or a question about a thing no text names at all. That thing is
+the question's words but its names (`Wanted.event`): a person's page that dates when she
+joined says nothing of "When is Priya Raman's birthday?" if no note names a birthday. A
+page that names none of those words while some other note does may still say it its own
+way: "It has been around since 1990" answers "When was Falcon Ridge Partners founded?"
+(bench/multihop.py); requiring the page to name one refused that and no more abstention
+questions than this does. Which of a document's chunks is cited first asks more: that it
+surely says when (`surely`). The note's own date in its front matter is not a statement,
+and a count or a port is not a date: "9 October 2025" holds no number of technicians. A
+count and a port must stand within NEAR_TOKENS of the words naming what is counted, on
+the same line or under them ("12 vans", "vans: 12", a table's "Vans" column; a headcount
+may say people, staff, visits or attendance whichever the question said; a port may
+instead follow its host and a colon, "db1.corp:5432"), and a version just after its name
+("PostgreSQL 15"), since most notes hold some number.
 
 Which hits may state it is retrieval/verdict.py's to say: the best few about the
 question's subject, and the page the best hit names (the far page of a question through
@@ -94,18 +97,26 @@ _TIME = re.compile(
     r"|\b1?\d(?:[:.][0-5]\d)?\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight|morning|afternoon|evening|lunchtime)s?\b",
     re.IGNORECASE,
 )
-# An hour written bare or as four digits after a word placing a moment at it ("leaves at
-# 7", "Check in from 4", "Dep 0705", "curfew is 11"), not a day ("by 1 May", "from 8 to
-# 10 June"): a time of day only there. Never a value the truth signals compare, as a
-# value starts where its digits do.
+# The hours of a clock in words, and a time said as people say it: "7 o'clock", "half
+# seven", "quarter past 8", "8ish", "1045hrs", "19h", "9h30".
+_HOURS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+_SAID_TIME = (
+    rf"\b(?:\d\d?|{_HOURS})\s?o'?clock\b|\b(?:half|quarter\s+(?:past|to))\s+(?:1[0-2]|[1-9]|{_HOURS})\b"
+    r"|\b(?:1[0-2]|[1-9])ish\b|\b(?:[01]\d|2[0-3])[0-5]\d\s?hrs?\b|\b(?:1\d|2[0-3])h\b|\b(?:[01]?\d|2[0-3])h[0-5]\d\b"
+)
+# An hour written bare, in words or as four digits after a word placing a moment at it,
+# at the end of what is said of it ("The ferry leaves at 7", "Check in from 4", "Dep
+# 0705, arrives 0912", "Meet at seven", "curfew is 11", "starts at 10 sharp"): not "Meet
+# at 10 Downing St", "weighed in at 9 kilos", "from 2 suppliers". A time of day only
+# there, and never a value the truth signals compare, as a value starts where its digits do.
 _AT_HOUR = re.compile(
-    r"\b(?:at|from|after|before|by|until|till|starts?|starting|leaves?|leaving|departs?|departing|dep|arrives?"
-    r"|arriving|arr|opens?|closes?|meet|meeting|tee|curfew|kick[-\s]?off|doors|check[-\s]?in|check[-\s]?out"
-    r"|pick[-\s]?up|collection|boarding)(?:\s+(?:is|at|from))?\s*:?\s+"
-    r"(?:(?!(?:19|20)\d\d)(?:[01]\d|2[0-3])[0-5]\d|1[0-2]|[1-9])(?![\w%£$€]|[:.,/-]\d)"
-    r"(?!\s+(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|people|persons|adults|children|kids|miles?"
-    rf"|km|metres?|meters?|per|percent|of|times)\b|\s+{_MONTH}|\s*(?:-|–|to)\s*\d\d?(?:st|nd|rd|th)?\s+{_MONTH})",
-    re.IGNORECASE,
+    r"\b(?:starts?|starting|leaves?|leaving|departs?|departing|dep|arrives?|arriving|arr|opens?|closes?|meet"
+    r"|meeting|tee|curfew|kick[-\s]?off|doors|check[-\s]?in|check[-\s]?out|pick[-\s]?up|collection|boarding)"
+    r"(?:\s+(?:is|at|from|by|around|about))?\s*:?\s+"
+    rf"(?:half\s+)?(?:(?!(?:19|20)\d\d)(?:[01]\d|2[0-3])[0-5]\d|1[0-2]|[1-9]|{_HOURS})"
+    r"(?=\s*(?:$|[.,;!?)\]\n]|-\s?\d"
+    r"|(?:sharp|prompt|latest|onwards|for|till|until|to|and|or|on|at|from|in|by|then)\b))",
+    re.IGNORECASE | re.MULTILINE,
 )
 _NUMBER = re.compile(rf"(?<![\w.])\d[\d,.]*|\b(?:{'|'.join(_NUMBER_WORDS)})\b", re.IGNORECASE)
 _MONEY = re.compile(
@@ -233,8 +244,9 @@ _MOMENTS = (
     r"check[-\s]?in|check[-\s]?out|departure|arrival|start|starting|kick[-\s]?off|pick[-\s]?up"
     r"|collection|drop[-\s]?off|meeting|boarding|call|tee|curfew"
 )
-# Ways of going somewhere, whose length is a distance or a time.
-_JOURNEYS = r"route|walk|hike|trail|drive|ride|run|race|loop|circuit|climb|swim|crossing|paddle|ramble"
+# Ways on foot, whose length is a distance or a time; a swim, a drive or a crossing is
+# as often told in laps, or by when one leaves and arrives.
+_JOURNEYS = r"route|walk|hike|trail|loop|circuit|ramble"
 _WHEN_OR_RECURRENCE = re.compile(rf"{_WHEN.pattern}|\b(?:every|each)\s+{_DURATION}", re.IGNORECASE)
 # A measure, by what it measures: the nouns and adjectives that ask for it ("What is the
 # top speed...", "How deep...") and the units it is written in ("12 knots", "4.5 m").
@@ -285,7 +297,7 @@ _KINDS = (
             rf"(?:{_MOMENTS})\s+(?P<kind2>time)s?\b",
             re.I,
         ),
-        re.compile(f"{_TIME.pattern}|{_AT_HOUR.pattern}", re.I),
+        re.compile(f"{_TIME.pattern}|{_SAID_TIME}|{_AT_HOUR.pattern}", re.I | re.M),
     ),
     # Opening or working hours, asked for as such ("What are the opening hours of...",
     # "What hours does Aisha work?"; not "the overtime rate for working hours" or "What
@@ -429,7 +441,11 @@ _KINDS = (
         ),
         re.compile(
             rf"{_DURATION}|(?<![\w.])\d+(?:[.,]\d+)?\s?(?:{_LENGTH_UNITS}|k|mi|h|hrs?|mins?)(?![a-z/²³])"
-            r"|\b(?:an?|half\s+an?|quarter\s+of\s+an?)\s+(?:hour|day|mile|kilometre|kilometer)\b|\b(?:half\s+)?marathon\b"
+            r"|\b(?:an?|half\s+an?|quarter\s+of\s+an?)\s+(?:hour|day|mile|kilometre|kilometer)\b"
+            r"|\b(?:half\s+)?marathon\b"
+            r"|\b(?:an?|one|two|three|the\s+whole|all)\s+(?:long\s+)?"
+            r"(?:days?|weekends?|mornings?|afternoons?|evenings?)\b"
+            r"|(?<![\w.])\d+\s+(?:laps?|lengths|stages|legs)\b"
             r"|\b[0-2]?\d[:.][0-5]\d\s*(?:-|–|to|until)\s*[0-2]?\d[:.][0-5]\d\b",
             re.I,
         ),
