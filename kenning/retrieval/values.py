@@ -429,9 +429,9 @@ _KINDS = (
         )
         for name, nouns, adjectives, units in _MEASURES
     ),
-    # How long a walk, a drive or a crossing is: a distance ("14 km") or a length of time
-    # ("about 5 hours", "2h30", "1h 50m", "09:10-10:55"). What else "how long" asks of is
-    # as often answered by dates ("How long is the exhibition on?": "until 3 March").
+    # How long a walk or a route is: a distance ("14 km", "half a mile") or a length of
+    # time ("about 5 hours", "2h30", "over a long weekend"). What else "how long" asks of
+    # is as often answered by dates ("How long is the exhibition on?": "until 3 March").
     _Kind(
         "a distance or a length of time",
         re.compile(
