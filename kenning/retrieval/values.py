@@ -109,14 +109,13 @@ _SAID_TIME = (
 # 0705, arrives 0912", "Meet at seven", "curfew is 11", "starts at 10 sharp"): not "Meet
 # at 10 Downing St", "weighed in at 9 kilos", "from 2 suppliers". A time of day only
 # there, and never a value the truth signals compare, as a value starts where its digits do.
-_AT_HOUR = re.compile(
+_AT_HOUR = (
     r"\b(?:starts?|starting|leaves?|leaving|departs?|departing|dep|arrives?|arriving|arr|opens?|closes?|meet"
     r"|meeting|tee|curfew|kick[-\s]?off|doors|check[-\s]?in|check[-\s]?out|pick[-\s]?up|collection|boarding)"
     r"(?:\s+(?:is|at|from|by|around|about))?\s*:?\s+"
     rf"(?:half\s+)?(?:(?!(?:19|20)\d\d)(?:[01]\d|2[0-3])[0-5]\d|1[0-2]|[1-9]|{_HOURS})"
     r"(?=\s*(?:$|[.,;!?)\]\n]|-\s?\d"
-    r"|(?:sharp|prompt|latest|onwards|for|till|until|to|and|or|on|at|from|in|by|then)\b))",
-    re.IGNORECASE | re.MULTILINE,
+    r"|(?:sharp|prompt|latest|onwards|for|till|until|to|and|or|on|at|from|in|by|then)\b))"
 )
 _NUMBER = re.compile(rf"(?<![\w.])\d[\d,.]*|\b(?:{'|'.join(_NUMBER_WORDS)})\b", re.IGNORECASE)
 _MONEY = re.compile(
@@ -297,7 +296,7 @@ _KINDS = (
             rf"(?:{_MOMENTS})\s+(?P<kind2>time)s?\b",
             re.I,
         ),
-        re.compile(f"{_TIME.pattern}|{_SAID_TIME}|{_AT_HOUR.pattern}", re.I | re.M),
+        re.compile(f"{_TIME.pattern}|{_SAID_TIME}|{_AT_HOUR}", re.I | re.M),
     ),
     # Opening or working hours, asked for as such ("What are the opening hours of...",
     # "What hours does Aisha work?"; not "the overtime rate for working hours" or "What

@@ -332,15 +332,20 @@ def _day(year: int, month: int, day: int) -> Period | None:
     return Period(found, found + timedelta(days=1))
 
 
+def _month_day(match: re.Match[str]) -> tuple[str, int, int]:
+    """A day named by day and month: the month's word as written, its number, the day."""
+    word = match.group("month") or match.group("month2")
+    return word, _MONTHS[word], int(match.group("day") or match.group("day2"))
+
+
 def days_of_month(text: str) -> list[tuple[str, tuple[int, int]]]:
     """The days a lower-cased text names by their day and month, each as the month's
     word as written and (month, day)."""
     found = []
     for match in _DAY_AND_MONTH.finditer(text):
-        word = match.group("month") or match.group("month2")
-        day = int(match.group("day") or match.group("day2"))
+        word, month, day = _month_day(match)
         if 1 <= day <= 31:
-            found.append((word, (_MONTHS[word], day)))
+            found.append((word, (month, day)))
     return found
 
 
@@ -354,8 +359,7 @@ def days_without_year(text: str, written: date) -> list[Period]:
     for match in _DAY_AND_MONTH.finditer(text):
         if _RANGE_BEFORE.search(text, 0, match.start()) or _RANGE_AFTER.match(text, match.end()):
             continue
-        month = _MONTHS[match.group("month") or match.group("month2")]
-        day = int(match.group("day") or match.group("day2"))
+        _, month, day = _month_day(match)
         for year in (written.year, written.year - 1):
             found = _day(year, month, day)
             if found is None:
