@@ -1561,6 +1561,43 @@ def test_a_retraction_taken_back_leaves_the_claim_standing(library, named):
     assert notice["retracted_by"] == first_hit(result, "2025-05-20-kiln-reinstated.md")["item_id"]
 
 
+NPS_SURVEY = {
+    "2025-07-08-survey.md": "# Q2 2025 customer survey\n\n- Responses: 412\n- Q2 NPS: 61 (Q1: 48)\n",
+    "2025-07-30-nps-retraction.md": "---\ntitle: \"Retraction: Q2 NPS\"\n---\n# Retraction: Q2 NPS figure\n\n"
+    "The Q2 NPS of 61 in the Q2 2025 customer survey is retracted. The survey export included about 90 responses\n"
+    "from internal test accounts, which all scored 10. The report is withdrawn pending recalculation; do not use\n"
+    "the 61 figure in decks or customer material.\n",
+}
+
+
+def test_a_retraction_titled_as_one_over_its_heading_retracts_the_claim(library):
+    """A notice whose title ("Retraction: Q2 NPS") stands over its heading ("# Retraction:
+    Q2 NPS figure") read as retracting a retraction, "retraction" twice in a row: it was
+    tied to no claim, and the survey it retracts carried no `retracted_by`."""
+    result = ask(library_of(library, NPS_SURVEY), "What was our NPS score in Q2 2025?")
+    assert docs(result)[:2] == ["2025-07-30-nps-retraction.md", "2025-07-08-survey.md"]
+    notice = first_hit(result, "2025-07-30-nps-retraction.md")
+    assert first_hit(result, "2025-07-08-survey.md")["retracted_by"] == notice["item_id"]
+
+
+def test_taking_back_a_withdrawal_leaves_another_things_retraction_alone(library):
+    """"Disregard the withdrawal of the tortoise kiln figure" takes back a withdrawal of
+    the kiln figure, which the library does not hold: the NPS retraction, which says the
+    survey "is withdrawn", was marked retracted by it, since every retraction is a
+    withdrawal."""
+    # Among a dozen notes, where "withdrawal" is no word every other note holds.
+    notes = dict(NPS_SURVEY) | {
+        f"{topic}.md": f"# {topic.title()}\n\nThe {topic} is checked every {weeks} weeks by the office team.\n"
+        for weeks, topic in enumerate(("boiler", "hedge", "printer", "van", "fridge", "alarm", "roof", "gate"), 2)
+    }
+    notes["2026-08-03-kiln.md"] = (
+        "---\ntitle: Withdrawal retracted\n---\n# Withdrawal retracted\n\n"
+        "Disregard the withdrawal of the tortoise kiln figure of 1,280 °C. The figure stands; use it again.\n"
+    )
+    result = ask(library_of(library, notes), "kiln figure")
+    assert first_hit(result, "2025-07-30-nps-retraction.md")["retracted_by"] is None
+
+
 def test_notes_headed_by_the_day_they_were_written_do_not_disagree_about_when(library):
     """For a question asking when, the day in each standup note's heading was read as its
     answer: a week of notes each carried `conflicts_with` every other."""

@@ -199,12 +199,17 @@ _AGES = frozenset("old earlier previous last original".split())
 _CLAUSE_END = re.compile(r"[:;!?\n—]|\.(?!\d)|\bthat\b")
 # A retraction of a retraction: "disregard the withdrawal of the kiln figure", "the
 # retraction is rescinded". What it takes back is the notice, and the claim stands again.
+# Within a line, and not a label: the title "Retraction: Q2 NPS" over the heading
+# "# Retraction: Q2 NPS figure", and "Retraction: the Q2 figure is withdrawn", retract a
+# claim.
 _UNDOING = re.compile(
-    r"\b(?:disregard|ignore|rescind\w*|withdr[ae]w\w*|retract\w*|do not use|don't use)\W+(?:\w+\W+){0,2}?"
+    r"\b(?:disregard|ignore|rescind\w*|withdr[ae]w\w*|retract\w*|do not use|don't use)[^\w\n]+(?:\w+[^\w\n]+){0,2}?"
     r"(?:withdrawal|retraction|recall)\b"
-    r"|\b(?:withdrawal|retraction|recall)\W+(?:\w+\W+){0,6}?(?:is|was|has been) (?:rescinded|withdrawn|retracted"
-    r"|itself withdrawn|cancell?ed|void|a mistake)"
+    r"|\b(?:withdrawal|retraction|recall)(?![ \t]*:)[^\w\n]+(?:\w+[^\w\n]+){0,6}?(?:is|was|has been) (?:rescinded"
+    r"|withdrawn|retracted|itself withdrawn|cancell?ed|void|a mistake)"
 )
+# The kinds of notice a retraction of a retraction takes back.
+_NOTICES_TAKEN_BACK = frozenset("withdrawal withdrawals retraction retractions recall recalls".split())
 # The old value a correction replaces, in the few words after it ("instead of Oakridge").
 _REPLACED = re.compile(rf"\b(?:{_REPLACING})((?:\W+\w+){{1,3}})")
 # The longest time that names a text by its date wherever the text's title says nothing
@@ -1481,7 +1486,9 @@ def _takes_back(
         newer,
         older,
         said.retraction_context,
-        newer.naming(said.retraction_context),
+        # What a notice taking back a retraction calls it ("the withdrawal of the kiln
+        # figure") names no retraction: every one is a withdrawal.
+        [word for word in newer.naming(said.retraction_context) if not (undoing and word in _NOTICES_TAKEN_BACK)],
         None if undoing else older_said.retraction,
         close,
         common,
