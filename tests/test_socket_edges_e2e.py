@@ -232,15 +232,16 @@ def test_an_empty_legs_list_is_refused(daemon):
 
 def test_a_query_with_no_words_is_refused_not_answered_no_matches(module_library, daemon):
     """`"`, `""` or `?!` ran every leg and answered no hits and no reason: `ken` said "no
-    matches", as if the library held nothing on it. An empty query was already -32602."""
-    for query in ('"', '""', "?!", " \u200b ", "_"):
+    matches", as if the library held nothing on it. An empty query was already -32602.
+    An emoji is no word either: the index keeps none, though the notes may hold it."""
+    for query in ('"', '""', "?!", " \u200b ", "_", "\U0001f984"):
         for method, params in (
             ("search", {"query": query}),
             ("memory.recall", {"query": query}),
             ("context.pack", {"task": query}),
         ):
             code, message = _error(daemon, method, params)
-            assert code == -32602 and "no words" in message, (method, query, message)
+            assert code == -32602 and "no words" in message and "emoji" in message, (method, query, message)
     assert daemon.search('"hedgehogs"')
     answer = subprocess.run(
         [sys.executable, "-m", "kenning", "--config", str(module_library.config), "search", '""'],

@@ -169,7 +169,10 @@ class Retriever:
         # In the form the text was indexed in (text/unicode.py).
         query = normalized(query)
         if not has_words(query):
-            raise InvalidRequest("query has no words (only quotes, punctuation or spaces); give a word to search for")
+            raise InvalidRequest(
+                "query has no words (only quotes, punctuation, symbols such as emoji, or spaces, which are not indexed);"
+                " give a word to search for"
+            )
         depth = max(limit * 3, MIN_CANDIDATES)
         while True:
             result, full = await self._search(query, limit, scope, legs, vectors, vectors_off, snippets, depth)
