@@ -373,6 +373,18 @@ def test_superseding_one_of_kennings_own_records_is_refused_naming_the_way_that_
     assert "cannot supersede one of kenning's own records" in said and "Traceback" not in said
 
 
+def test_a_document_naming_itself_in_supersedes_is_refused(library):
+    """Its own uri in supersedes was accepted silently, stored as a link from the document
+    to itself."""
+    library.configure([])
+    daemon = library.daemon()
+    params = {"title": "Deploy day", "text": "Deploys go out on Thursdays now.", "source_uri": "notes://deploy"}
+    with pytest.raises(RpcError) as refusal:
+        daemon.call("documents.add", {**params, "supersedes": ["notes://old-deploy", "notes://deploy"]})
+    assert refusal.value.code == -32602 and "cannot supersede itself" in str(refusal.value)
+    assert daemon.search("Thursdays") == [] and source_documents(daemon, "agent") == 0
+
+
 def test_labels_are_redacted_and_identity_stays_raw(library, http_server):
     """Title, uri, tags and namespace are shown redacted; which document is which still
     follows the raw uri (or URL), so two uris that redact alike stay two documents."""

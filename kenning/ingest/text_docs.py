@@ -138,6 +138,10 @@ async def add_text(
         check_namespace(document.namespace)
     for named in document.supersedes:
         check_supersedes(named)
+        if agent_key(named) == agent_key(document.source_uri):
+            # Accepted, it was stored as a link from the document to itself: a mistake the
+            # caller never heard of.
+            raise InvalidRequest(f"supersedes {named!r}: a document cannot supersede itself; name the one it replaces")
     # Text of spaces alone was stored as a document of no chunks, which documents.get then
     # called not found. Off the loop: ten million zero-width spaces are a long walk.
     if not await asyncio.to_thread(visible, document.text):
