@@ -487,3 +487,27 @@ def test_a_question_over_a_few_notes_is_not_refused_for_the_askers_own_words(lib
         "guests.md": "Guests to ask: a bat ecologist, the canal trust, Amira's allotment society.\n",
     })  # fmt: skip
     assert _first(daemon, "when does episode 12 go out") == "ep-12-plan.md"
+
+
+def test_who_holds_a_role_is_answered_only_by_a_line_giving_it(library):
+    """"Who is the confocal superuser?" over a handbook naming the FACS's superuser on the
+    line after the confocal's room, "who is bramble's vet" over a client list giving only
+    Otis's, and the accompanist of a concert the minutes say is still to be confirmed:
+    each was answered by the note holding the question's words on other lines."""
+    daemon = library_of(library, derived=True, notes={
+        "lab-induction-handbook.md": "Hassan Lab - induction (2024 edition)\n"
+        "Confocal (Zeiss LSM 880): room B1.07, book on the paper sheet on the door\n"
+        "FACS: Aria III, superuser Dr Omar Haddad\nWaste: yellow bins for clinical, blue for sharps\n",
+        "clients.md": "## Bramble (springer spaniel)\nOwner: Claire Dunn. Walks Mon/Wed/Fri 11am.\n"
+        "## Otis (black lab)\nOwner: Mr Pratt. Tue/Thu 1pm.\nOtis's vet: Moorview Vets, Ilkley\n",
+        "committee-minutes.md": "# Choir committee minutes\n- Christmas concert confirmed: Sat 12 Dec, 7:30pm\n"
+        "- Accompanist for Christmas concert still TBC - Linda asking around\n",
+        "spring-concert-2026.md": "Spring concert 2026 - wrap-up\nTickets £8, sold 92\n"
+        "Accompanist: Derek Fell (fee £120, paid)\n",
+    })  # fmt: skip
+    unstated = ("who's the confocal superuser", "who is bramble's vet", "who is the accompanist for the christmas concert")
+    for question in unstated:
+        assert "the person who is its" in _refused(daemon, question)
+    assert _first(daemon, "who's the FACS superuser") == "lab-induction-handbook.md"
+    assert _first(daemon, "who is otis's vet") == "clients.md"
+    assert _first(daemon, "who is the accompanist for the spring concert") == "spring-concert-2026.md"

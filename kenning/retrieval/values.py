@@ -669,10 +669,11 @@ def _near(form: _Kind, near: tuple[str, ...], frame: str, unit: str) -> bool:
 def _same_word(token: str, word: str) -> bool:
     """"van" and "vans", "technician" and "technicians": the same word, told apart by an
     ending only."""
-    return _stem(token) == _stem(word)
+    return stem(token) == stem(word)
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """A word without a plural's ending: "officers" is "officer", "duties" "duty"."""
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith("s") and not word.endswith("ss") and len(word) > 3:

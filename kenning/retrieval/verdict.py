@@ -44,7 +44,7 @@ import numpy as np
 
 from kenning.api import Hit
 from kenning.config import RetrievalSettings
-from kenning.retrieval import coverage, diversity, floors, notices, truth, values
+from kenning.retrieval import coverage, diversity, floors, notices, roles, truth, values
 from kenning.retrieval.dates import TimeIntent, affinity, favour_periods, speaks_of
 from kenning.retrieval.fusion import in_rank_order
 from kenning.retrieval.query import KeywordQuery, parse, quote, term_probe
@@ -281,6 +281,12 @@ async def settle(
     # and "front tyre pressure golf" then found no pressure on the door sticker's line.
     named = names | (coverage.written_as_names(text, query, list(texts.values())) if wanted else frozenset())
     unstated = await _unstated(db, wanted, hits, texts, measured, asked, intent, follow, of_period, text, named)
+    role = roles.asked(text) if wanted is None and question else None
+    if role is not None and measured is not None:
+        # What the role is of, as the question or the notes name it ("bramble's vet").
+        seen = list(texts.values())
+        owners = names | coverage.written_as_names(text, query, seen) | roles.owners_named(role, seen)
+        unstated = _role_unstated(role, best, texts, owners, measured.absent)
     support = floors.Support(
         coverage_best,
         similarity_best,
@@ -397,6 +403,16 @@ async def _unstated(
         chunk = (await chunk_texts(db, [page.item_id])).get(page.item_id)
         named = chunk.content if chunk is not None else ""
     return None if values.states(wanted, named) else kind
+
+
+def _role_unstated(
+    role: roles.Role, best: list[Hit], texts: dict[int, str], names: frozenset[str], absent: frozenset[str]
+) -> str | None:
+    """The person a "who is the ..." question asks for (retrieval/roles.py) when no best
+    hit has a line saying who holds the role."""
+    if any(roles.states(role, texts.get(hit.item_id, ""), (hit.title, hit.section), names, absent) for hit in best):
+        return None
+    return f"the person who is its {str(role)!r}"
 
 
 def _named_by(hit: Hit, others: list[Hit], texts: dict[int, str]) -> list[int]:

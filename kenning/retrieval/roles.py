@@ -1,0 +1,151 @@
+"""Whether the best hits say who holds the role a question asks about.
+
+"Who is the confocal superuser?", "Who is Bramble's vet?", "who's the footpaths
+councillor": each names a role, and only a line giving the role names who holds it. The
+floor's other measures cannot see that: the lab handbook's "FACS: Aria III, superuser Dr
+Omar Haddad" holds both words of the first question, and the dog walker's client list
+holds "Bramble" and "vet" (under Otis's heading: "Otis's vet: Moorview Vets"). So for a
+question of this form, some line of the best hits must write every word of the role
+(or have it in a heading or title above it, or a label on the line before), and every
+name the question gives (the thing the role is of: "Bramble", "Christmas" of "the
+accompanist for the christmas concert") on that line or above it. A line that says the
+role is not filled yet ("Accompanist for Christmas concert still TBC") says no name.
+
+Not judged, and left to the coverage floor: a role word no chunk holds (the notes may
+call the footpaths councillor "Cllr"), "who's hosting...", "who is on call...", "who's
+in charge..." (a verb or a state, not a role: the rota says it by a date), "who is X
+insured with?", and a role of something a clause describes ("the manager of the comms
+lead for INC-2291", "the escalation contact for the service Project Lantern moves
+billing to"), whose answer is on the page the clause leads to.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kenning.retrieval.query import CALENDAR, QUESTION_WORDS
+from kenning.retrieval.values import stem
+from kenning.text.stopwords import STOPWORDS
+
+# "Who is", "who's", "whos": then the role, maybe after an article or an owner's
+# possessive ("the choir's", "Aisha Okafor's", "the kids'").
+_WHO_IS = re.compile(r"^\W*who(?:\s+is|\s*['’]s|s)\s+(?P<rest>.+?)\W*$", re.IGNORECASE | re.DOTALL)
+_OWNER = re.compile(r"^(?:(?:the|our|my|your|their)\s+)?(?:[\w-]+\s+){0,2}[\w-]+(?:['’]s|s['’])\s+", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"['’]s?\s*$")
+_ARTICLE = re.compile(r"^(?:the|our|my|your|their|a|an)\s+", re.IGNORECASE)
+# Where the role ends and what it is of begins ("the facilities manager in Bristol").
+_PREPOSITIONS = frozenset("for in at of on with from to by outside inside during over under about".split())
+# Words that open a state or an act rather than a role ("on call", "in charge", "off
+# sick", "available", "away").
+_NOT_ROLES = frozenset("on in off out away back available free responsible allowed not going coming".split())
+# What is of the role, beyond which it is a clause: "the manager of the comms lead for
+# INC-2291" asks through another page.
+_MOST_OF_WORDS = 3
+# A line saying the role is not filled yet.
+_PENDING = re.compile(
+    r"\b(?:tbc|tbd|tba|to\s+be\s+(?:confirmed|decided|announced|agreed|arranged|appointed)"
+    r"|not\s+yet\s+(?:known|confirmed|decided|agreed|appointed)|vacant|unfilled)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[^\W_]+")
+# A word with its hyphens: "on-call" is one word of a role, not the preposition "on".
+_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+_HEADING = re.compile(r"^\s*#+\s")
+
+
+@dataclass(frozen=True)
+class Role:
+    """The words naming the role asked about ("confocal", "superuser"), and those naming
+    what it is of ("bramble", "christmas concert"): the question's own words, lower case."""
+
+    words: tuple[str, ...]
+    of: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return " ".join(self.words)
+
+
+def asked(question: str) -> Role | None:
+    """The role a "who is the ..." question asks about; None for another question."""
+    match = _WHO_IS.match(question)
+    if match is None:
+        return None
+    rest = match.group("rest")
+    owner = _OWNER.match(rest)
+    of: list[str] = []
+    if owner is not None:
+        of += [word for word in _words(_POSSESSIVE.sub("", owner.group())) if word not in STOPWORDS]
+        rest = rest[owner.end() :]
+    else:
+        rest = _ARTICLE.sub("", rest)
+    words = [word.lower() for word in _COMPOUND.findall(rest) if word.lower() not in QUESTION_WORDS]
+    if not words or words[0] in _NOT_ROLES or words[0].endswith("ing"):
+        return None
+    cut = next((i for i, word in enumerate(words) if word in _PREPOSITIONS), len(words))
+    role, beyond = words[:cut], [word for word in words[cut + 1 :] if word not in STOPWORDS]
+    if cut < len(words) and not beyond:
+        # "Who is the Golf insured with?": what the question ends on asks the relation.
+        return None
+    if len(beyond) > _MOST_OF_WORDS or any(word in _PREPOSITIONS for word in words[cut + 1 :]):
+        return None
+    if any(word.endswith("ed") for word in role) or _capitalised_only(question, role):
+        return None
+    role_words = tuple(part for word in role for part in word.split("-") if part not in STOPWORDS)
+    of_words = tuple(part for word in beyond for part in word.split("-") if part not in STOPWORDS)
+    return Role(role_words, tuple(of) + of_words) if role_words else None
+
+
+def owners_named(role: Role, texts: list[str]) -> frozenset[str]:
+    """The words of what the role is of that the notes write as names, with a capital
+    wherever they stand, headings too: "Bramble" of "who is bramble's vet", which the
+    client list writes only as its heading "## Bramble (springer spaniel)"."""
+    named = set()
+    # A month or a weekday is written with a capital and names no one's role.
+    for word in (word for word in role.of if word not in CALENDAR and not word.isdigit()):
+        written = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])", re.IGNORECASE)
+        found = [match.group() for text in texts for match in written.finditer(text)]
+        if found and all(spelled[0].isupper() for spelled in found):
+            named.add(word)
+    return frozenset(named)
+
+
+def states(role: Role, text: str, headings: tuple[str, ...], names: frozenset[str], absent: frozenset[str]) -> bool:
+    """Whether a line of `text` says who holds the role: it writes each of the role's
+    words (but those no chunk of the library holds, `absent`), and each of the
+    question's `names` among what it is of, each on the line, in a label ending the line
+    before it ("Accompanist:"), or above it: in the heading it stands under, else the
+    chunk's title, section (`headings`) and first line, which in a note is its title
+    ("Larkfield Road Residents' Association - AGM, 14 Oct 2026" over "Treasurer: Femi
+    Adeyemi"). And the line says the role is filled."""
+    needed = [stem(word) for word in (*role.words, *(word for word in role.of if word in names)) if word not in absent]
+    if all(word in absent for word in role.words):
+        # The notes call the role otherwise, or not at all: the coverage floor judges.
+        return True
+    lines = text.splitlines()
+    above = set().union(*(_stems(heading) for heading in headings), _stems(lines[0] if lines else ""))
+    previous: set[str] = set()
+    for line in lines:
+        own = _stems(line)
+        if _HEADING.match(line):
+            above = own | set().union(*(_stems(heading) for heading in headings[:1]))
+        around = own | previous | above
+        if any(word in own for word in needed) and all(word in around for word in needed) and not _PENDING.search(line):
+            return True
+        previous = own if line.rstrip().endswith(":") else set()
+    return False
+
+
+def _capitalised_only(question: str, words: tuple[str, ...]) -> bool:
+    """Whether the question writes every one of these words with a capital: a name
+    ("Who is Priya?"), not a role."""
+    written = {match.group().lower(): match.group() for match in _WORD.finditer(question)}
+    return all(written.get(word, word)[:1].isupper() for word in words)
+
+
+def _words(text: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+def _stems(text: str) -> set[str]:
+    return {stem(word) for word in _words(text)}
