@@ -1598,6 +1598,27 @@ def test_taking_back_a_withdrawal_leaves_another_things_retraction_alone(library
     assert first_hit(result, "2025-07-30-nps-retraction.md")["retracted_by"] is None
 
 
+def test_a_page_whose_answering_line_names_nothing_asked_disagrees_with_no_other_things_page(library):
+    """The dispatch-api runbook's "Listens on port 8080", under its own title, gives no
+    port of the notifier's and names no notifier anywhere: it disagreed with the notifier
+    runbook's "notifier listens on port 7312". A wiki page giving the notifier another
+    port does disagree."""
+    notes = {
+        "notifier.md": "---\ndate: 2025-11-04\n---\n# notifier runbook\n\n## Where it runs\n\n"
+        "- Nomad job `notifier` in the `prod-eu` namespace, 3 allocations.\n"
+        "- notifier listens on port 7312 (HTTP, internal only).\n",
+        "dispatch-api.md": "---\ndate: 2025-10-20\n---\n# dispatch-api runbook\n\n"
+        "dispatch-api is the public REST API for jobs, technicians and schedules.\n\n"
+        "- Listens on port 8080 behind the API gateway; the admin port is 8081 (internal).\n",
+        "ops-wiki.md": "---\ndate: 2025-11-02\n---\n# Ops wiki: services\n\nThe notifier listens on port 7313.\n",
+        "garden.md": "---\ndate: 2025-06-01\n---\n# Garden\n\nThe hedge is trimmed in late August.\n",
+    }
+    result = ask(library_of(library, notes), "What port does the notifier service listen on?")
+    wiki, runbook = first_hit(result, "ops-wiki.md"), first_hit(result, "notifier.md")
+    assert (wiki["conflicts_with"], runbook["conflicts_with"]) == ([runbook["item_id"]], [wiki["item_id"]])
+    assert first_hit(result, "dispatch-api.md")["conflicts_with"] == []
+
+
 def test_notes_headed_by_the_day_they_were_written_do_not_disagree_about_when(library):
     """For a question asking when, the day in each standup note's heading was read as its
     answer: a week of notes each carried `conflicts_with` every other."""

@@ -304,6 +304,7 @@ class Side:
         naming: frozenset[str] = frozenset(),
         relating: frozenset[str] = frozenset(),
         by_name: str | None = None,
+        kind: frozenset[str] = frozenset(),
     ) -> None:
         span = period(hit.date) if hit.date else None
         self.hit = hit
@@ -331,6 +332,9 @@ class Side:
         # Whether the question's answer is the name of a place or of a person or thing
         # ("place", "person": where, who, which team), which its answering lines name.
         self._by_name = by_name
+        # The question's words naming the kind of answer, "port" of "What port...",
+        # which say nothing of what a line answers about.
+        self._kind = kind
 
     @cached_property
     def _written(self) -> tuple[re.Pattern[str], ...]:
@@ -506,6 +510,21 @@ class Side:
         words = {word.lower() for run in said.findall(line) for word in _NAME_PART.findall(run)}
         named = words - STOPWORDS - _TITLES - MONTH_WORDS - {"i"}
         return {word for word in named if not _WEEKDAY.fullmatch(word) and not self._asked_word(word)}
+
+    def answers_of_nothing_asked(self, other: Side) -> bool:
+        """Whether its answering lines, and the heading over them, hold none of the
+        question's words but the kind of answer and its verb, where the other's answering
+        lines themselves name a thing it writes nowhere: the dispatch-api runbook's
+        "Listens on port 8080", under its own title, gives no port of the notifier's,
+        which its page says "notifier listens on 7312". Mum's "guest list is 96 adults"
+        and the chat's "headcount 102 adults", under "Wedding chat", both answer how many
+        adults come to the wedding."""
+        def subject(held: frozenset[int]) -> set[str]:
+            words = (self._asked_keys[n] for n in held)
+            return {word for word in words if not self._verb(word) and word not in self._kind}
+
+        theirs = subject(other._holds("\n".join(other._answer[2])))
+        return not subject(self._answer[0]) and any(not self.words(word) for word in theirs)
 
     def answers_about_another(self, other: Side) -> bool:
         """Whether its answer is about another thing than the other's: where the other's
@@ -1124,6 +1143,7 @@ def read(
     naming: frozenset[str] = frozenset(),
     relating: frozenset[str] = frozenset(),
     by_name: str | None = None,
+    kind: frozenset[str] = frozenset(),
 ) -> list[Side]:
     """The best hits as the truth signals see them. `keys` are the query's words, the most
     specific first. With `answer_at`, only the values it accepts are compared (see
@@ -1135,9 +1155,10 @@ def read(
     `naming`, the question's words naming the kind of answer ("date", "price", the
     "book band" of "which book band..."); `relating`, those in a verb's place (query.py);
     `by_name`: the question's answer names a "place" ("Where...") or a "person" or
-    thing ("Who...", "Which team...")."""
+    thing ("Who...", "Which team..."); `kind`, every word asking for the kind of answer
+    (query.py's `asked_for`), "port" of "What port...", whose value stands beside it."""
     return [
-        Side(hit, chunks.get(hit.item_id), keys, answer_at, names, valued, naming, relating, by_name)
+        Side(hit, chunks.get(hit.item_id), keys, answer_at, names, valued, naming, relating, by_name, kind)
         for hit in hits[:DEPTH]
     ]
 
@@ -1610,6 +1631,7 @@ def _relate(
         and not (upper.cues.hedged or lower.cues.hedged)
         and _same_time(upper, lower)
         and close.same_question(upper, lower)
+        and not (upper.answers_of_nothing_asked(lower) or lower.answers_of_nothing_asked(upper))
         and (
             (close(upper, lower, SAME_CLAIM) and _disagree(upper.values, lower.values))
             or (

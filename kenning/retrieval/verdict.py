@@ -215,7 +215,7 @@ async def settle(
     naming = naming_kind if wanted is not None else frozenset(kind[:-1])
     by_name = values.answered_by_name(text) if wanted is None else None
     answer_at = values.answers_at(text, wanted)
-    sides = truth.read(hits, chunks, keys, answer_at, names, valued, naming, query.relating, by_name)
+    sides = truth.read(hits, chunks, keys, answer_at, names, valued, naming, query.relating, by_name, query.asked_for)
     common = await _common(db, truth.naming_words(sides))
     truth.resolve(sides, intent, between, agreement, common, disagreeing=not query.procedure, alike=alike)
     truth.apply_stated(judged, superseded)
