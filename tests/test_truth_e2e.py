@@ -1580,6 +1580,15 @@ def test_a_retraction_titled_as_one_over_its_heading_retracts_the_claim(library)
     assert first_hit(result, "2025-07-08-survey.md")["retracted_by"] == notice["item_id"]
 
 
+def test_a_report_written_after_the_period_its_title_names_is_not_moved_down_for_it(library):
+    """The Q2 2025 survey's report, written on 8 July, went down as "dated 2025-07-08,
+    outside the period asked about" for a question about Q2 2025, though its title names
+    it (and the floor counted it as speaking of Q2)."""
+    result = ask(library_of(library, NPS_SURVEY), "How many responses did the Q2 2025 customer survey get?")
+    survey = first_hit(result, "2025-07-08-survey.md")
+    assert not any("outside the period" in reason for reason in survey["reasons"]), survey["reasons"]
+
+
 def test_taking_back_a_withdrawal_leaves_another_things_retraction_alone(library):
     """"Disregard the withdrawal of the tortoise kiln figure" takes back a withdrawal of
     the kiln figure, which the library does not hold: the NPS retraction, which says the

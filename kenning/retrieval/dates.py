@@ -135,9 +135,7 @@ def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date, wor
     heading = f"{hit.title}\n{hit.section}"
     # "This quarter" and "last month" are read from the day the note was written.
     written = period(hit.date).start if hit.date else today
-    # A period named without its year counts only for what it overlaps: a report of 6
-    # January that mentions "the April review" still speaks of the year before.
-    if _overlap(named_periods(heading, written) + _without_year(heading, hit.date), periods):
+    if _headed_in(hit, written, periods):
         return True
     # Dates are read (what costs here) only on the lines holding the rest of the question.
     lines = [f"{frame}\n{unit}" for frame, unit in framed(text)] if words else [text]
@@ -149,6 +147,14 @@ def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date, wor
         return False
     near = affinity(hit.date, periods) if hit.date is not None else 0.0
     return near >= 1.0 or (near > 0 and not named_periods(f"{heading}\n{text}", written))
+
+
+def _headed_in(hit: Hit, written: date, periods: tuple[Period, ...]) -> bool:
+    """Whether the hit's title or heading names a period overlapping one of them. One
+    named without its year counts only for what it overlaps: a report of 6 January that
+    mentions "the April review" still speaks of the year before."""
+    heading = f"{hit.title}\n{hit.section}"
+    return _overlap(named_periods(heading, written) + _without_year(heading, hit.date), periods)
 
 
 def _named_in_text(line: str, written: date, dated: str | None) -> list[Period]:
@@ -187,7 +193,8 @@ def favour_periods(hits: list[Hit], intent: TimeIntent) -> None:
     if not intent.periods:
         return
     for hit in hits:
-        if hit.date is None:
+        # The Q2 survey's report, written in July, is about Q2 by its title.
+        if hit.date is None or _headed_in(hit, period(hit.date).start, intent.periods):
             continue
         near = affinity(hit.date, intent.periods)
         if near < 1.0:
