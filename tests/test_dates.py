@@ -212,6 +212,45 @@ def test_an_iso_week_dates_a_note_by_its_days_and_a_question_asks_about_them():
     assert named_periods("is FH-2025-W38 fixed?", TODAY) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("---\ndate: 2026-02-30\n---\n# Pangolins\n", "pangolins.md"),
+        ("---\ndate: 2026-02-29\n---\n# Pangolins\n", "pangolins.md"),
+        ("---\ndate: 2026-99-99\n---\n# Pangolins\n", "pangolins.md"),
+        ("---\ndate: 2026-13-01\n---\n# Pangolins\n", "pangolins.md"),
+        ("---\ndate: 2026-W60\n---\n# Pangolins\n", "pangolins.md"),
+        ("---\ndate: Q5 2026\n---\n# Pangolins\n", "pangolins.md"),
+        ("# 30 February 2026\n\nThe scale count is 1,200.\n", "pangolins.md"),
+        ("# Standup 2026-02-30\n", "standup.md"),
+        ("# Impossible date pangolin\n", "2026-02-30-notes.md"),
+        ("# Pangolins\n", "2026-W60-review.md"),
+    ],
+)
+def test_an_impossible_date_dates_nothing(text, name):
+    """A day, week or quarter that does not exist states no date: read as the month or
+    year left of it, it dated the note by one its writer never gave alone, while
+    `since 2026-02-30` is refused as no date."""
+    assert document_period(text, name) == (None, None)
+
+
+def test_a_document_whose_date_field_is_impossible_falls_through_to_its_next_source():
+    impossible = "---\nupdated: 2026-02-30\n---\n# Standup\n"
+    assert document_date(impossible, "2026-02-27-standup.md") == ("2026-02-27", "file name")
+    assert document_date(impossible + "date: x\n", "standup.md") is None
+    assert document_date("---\nupdated: 2026-02-30\ndate: 2026-02-20\n---\n", "x.md") == ("2026-02-20", "front matter")
+    assert document_date("# Standup 12 March 2026\n", "2026-02-30-standup.md") == ("2026-03-12", "heading")
+    # A real day written with one-digit numbers is not taken for an impossible one.
+    assert document_date("---\ndate: 2025/3/5\n---\n", "x.md") == ("2025-03-05", "front matter")
+
+
+def test_front_matter_takes_a_date_in_the_years_a_search_takes():
+    """`since 2199` is a date the API takes; `date: 2199-12-31` dated the note by its file's time."""
+    assert document_date("---\ndate: 2199-12-31\n---\n# Zebras\n", "z.md") == ("2199-12-31", "front matter")
+    assert document_date("---\ndate: 2150-06\n---\n", "z.md") == ("2150-06", "front matter")
+    assert document_date("---\ndate: 9999-12-31\n---\n", "z.md") is None
+
+
 def test_periods_a_question_names():
     assert named_periods("What was revenue in Q3 2025?", TODAY) == [Period(date(2025, 7, 1), date(2025, 10, 1))]
     assert named_periods("Where was the 2024 offsite?", TODAY) == [period("2024")]
