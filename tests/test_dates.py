@@ -13,6 +13,7 @@ from kenning.retrieval.dates import TimeIntent, speaks_of
 from kenning.text.dates import (
     Period,
     chunk_date,
+    chunk_dates,
     date_at,
     days_without_year,
     document_date,
@@ -140,6 +141,14 @@ def test_dated_lines_refine_a_chunk_to_its_newest_entry():
     assert chunk_date(log, "Decisions") == "2025-06-10"
     assert chunk_date("Body text only.", "Releases > 1.4.0 — 2024-02-01") == "2024-02-01"
     assert chunk_date("- 03.11.2025: Umzug\n- 14.11.2025: Abnahme", "Log") == "2025-11-14"
+
+
+def test_a_chunk_of_dated_lines_holds_them_from_its_earliest_to_its_latest():
+    log = "2015-03-10 heron pond 412 mm\n2015-03-02 heron pond 400 mm\n2015-03-20 heron pond 420 mm"
+    assert chunk_dates(log, "Heron log") == ("2015-03-02", "2015-03-20")
+    [item] = new_items("Heron log", [Chunk(log, "Heron log", 1, 3)], text=log)
+    assert (item.date_first, item.date) == ("2015-03-02", "2015-03-20")
+    assert chunk_dates("Body text only.", "") is None
 
 
 DEBIAN_CHANGELOG = """dpkg (1.17.6) unstable; urgency=low

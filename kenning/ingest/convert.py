@@ -107,6 +107,8 @@ HASH_BLOCK = 1 << 20
 # 2026`, `2026-02-30-notes.md`) dates nothing, and the note falls through to its next
 # source; it was dated by the month or year left of it. Front matter takes an ISO date in
 # the years `since` takes (`date: 2199-12-31`); such notes spoke from their file's mtime.
+# A chunk keeps the earliest of its dated lines as well as the latest (items.date_first),
+# so a search until a day among a log's lines finds the chunk holding it.
 READER_VERSION = 22
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}

@@ -597,11 +597,19 @@ def chunk_date(text: str, section: str, title: str | None = None) -> str | None:
     what the note is about, not an entry ("Addendum to the Port Mhor contact report (2
     June 2025)", written in July).
     """
+    found = chunk_dates(text, section, title)
+    return None if found is None else found[1]
+
+
+def chunk_dates(text: str, section: str, title: str | None = None) -> tuple[str, str] | None:
+    """The earliest and the latest of the dates `chunk_date` reads, or None. A log's chunk
+    speaks from its last entry and holds every entry from its first: dated by the last
+    alone, a chunk holding 10 March's line was left out of a search until 16 March."""
     dates = [found for line in text.split("\n") if not _is_heading(line, title) and (found := line_date(line))]
     entry = section.rsplit(" > ", 1)[-1] if section else ""
     if entry and entry != title and (found := _entry_date(entry)):
         dates.append(found)
-    return max(dates) if dates else None
+    return (min(dates), max(dates)) if dates else None
 
 
 def _is_heading(line: str, text: str | None) -> bool:
