@@ -417,7 +417,7 @@ def _impossible(text: str) -> bool:
         if (match := form.search(text)) is not None
     ]
     # At one place the most precise form speaks: "2026-02-30" is no day, not February.
-    return bool(found) and _from_match(min(found, key=lambda start: start[:2])[2]) is None
+    return bool(found) and _from_match(min(found, key=lambda candidate: candidate[:2])[2]) is None
 
 
 def _date_in_name(name: str) -> tuple[str, str | None] | None:
