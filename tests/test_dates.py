@@ -13,6 +13,7 @@ from kenning.retrieval.dates import TimeIntent, speaks_of
 from kenning.text.dates import (
     Period,
     chunk_date,
+    chunk_dates,
     date_at,
     days_without_year,
     document_date,
@@ -142,6 +143,14 @@ def test_dated_lines_refine_a_chunk_to_its_newest_entry():
     assert chunk_date("- 03.11.2025: Umzug\n- 14.11.2025: Abnahme", "Log") == "2025-11-14"
 
 
+def test_a_chunk_of_dated_lines_holds_them_from_its_earliest_to_its_latest():
+    log = "2015-03-10 heron pond 412 mm\n2015-03-02 heron pond 400 mm\n2015-03-20 heron pond 420 mm"
+    assert chunk_dates(log, "Heron log") == ("2015-03-02", "2015-03-20")
+    [item] = new_items("Heron log", [Chunk(log, "Heron log", 1, 3)], text=log)
+    assert (item.date_first, item.date) == ("2015-03-02", "2015-03-20")
+    assert chunk_dates("Body text only.", "") is None
+
+
 DEBIAN_CHANGELOG = """dpkg (1.17.6) unstable; urgency=low
 
   * Set default compression options per format.
@@ -210,6 +219,45 @@ def test_an_iso_week_dates_a_note_by_its_days_and_a_question_asks_about_them():
     for heading in ("# ISO-W38 tracker 2025", "# W3C audit 2025", "# W53 retro 2025", "# Ticket FH-2025-W38"):
         assert document_date(heading + "\n", "x.md") == ("2025", "heading"), heading
     assert named_periods("is FH-2025-W38 fixed?", TODAY) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("---\ndate: 2026-02-30\n---\n# Pangolins\n", "pangolins.md"),
+        ("---\ndate: 2026-02-29\n---\n# Pangolins\n", "pangolins.md"),
+        ("---\ndate: 2026-99-99\n---\n# Pangolins\n", "pangolins.md"),
+        ("---\ndate: 2026-13-01\n---\n# Pangolins\n", "pangolins.md"),
+        ("---\ndate: 2026-W60\n---\n# Pangolins\n", "pangolins.md"),
+        ("---\ndate: Q5 2026\n---\n# Pangolins\n", "pangolins.md"),
+        ("# 30 February 2026\n\nThe scale count is 1,200.\n", "pangolins.md"),
+        ("# Standup 2026-02-30\n", "standup.md"),
+        ("# Impossible date pangolin\n", "2026-02-30-notes.md"),
+        ("# Pangolins\n", "2026-W60-review.md"),
+    ],
+)
+def test_an_impossible_date_dates_nothing(text, name):
+    """A day, week or quarter that does not exist states no date: read as the month or
+    year left of it, it dated the note by one its writer never gave alone, while
+    `since 2026-02-30` is refused as no date."""
+    assert document_period(text, name) == (None, None)
+
+
+def test_a_document_whose_date_field_is_impossible_falls_through_to_its_next_source():
+    impossible = "---\nupdated: 2026-02-30\n---\n# Standup\n"
+    assert document_date(impossible, "2026-02-27-standup.md") == ("2026-02-27", "file name")
+    assert document_date(impossible + "date: x\n", "standup.md") is None
+    assert document_date("---\nupdated: 2026-02-30\ndate: 2026-02-20\n---\n", "x.md") == ("2026-02-20", "front matter")
+    assert document_date("# Standup 12 March 2026\n", "2026-02-30-standup.md") == ("2026-03-12", "heading")
+    # A real day written with one-digit numbers is not taken for an impossible one.
+    assert document_date("---\ndate: 2025/3/5\n---\n", "x.md") == ("2025-03-05", "front matter")
+
+
+def test_front_matter_takes_a_date_in_the_years_a_search_takes():
+    """`since 2199` is a date the API takes; `date: 2199-12-31` dated the note by its file's time."""
+    assert document_date("---\ndate: 2199-12-31\n---\n# Zebras\n", "z.md") == ("2199-12-31", "front matter")
+    assert document_date("---\ndate: 2150-06\n---\n", "z.md") == ("2150-06", "front matter")
+    assert document_date("---\ndate: 9999-12-31\n---\n", "z.md") is None
 
 
 def test_periods_a_question_names():

@@ -461,6 +461,19 @@ async def test_replacing_a_document_swaps_its_chunks_in_the_index(db: Database):
     assert (hit.path, hit.line_start) == ("/n/a.md", 1)
 
 
+async def test_a_chunk_kept_on_reading_again_takes_the_first_date_it_is_read_with_now(db: Database):
+    """A log stored before chunks kept their first dated line is read again after the
+    upgrade with the same text: its chunks are kept, and take the first date as well."""
+    ids = await sources.sync_sources(db, [("notes", "/n", "default")])
+    document_id = await documents.mark_scanning(db, ids["notes"], "log.md")
+    text = "2015-03-10 heron 412 mm\n2015-03-20 heron 420 mm"
+    meta = DocumentMeta("Log", "markdown", 1.0, 1, "bytes", text_hash([text]))
+    for first in (None, "2015-03-10"):
+        item = NewItem("Log", "", text, 1, 2, date="2015-03-20", date_first=first)
+        await documents.replace_items(db, document_id, meta, [item])
+    assert await db.read("SELECT date_first, date FROM items") == [("2015-03-10", "2015-03-20")]
+
+
 async def test_reading_a_file_again_uses_up_no_document_id(db: Database):
     ids = await sources.sync_sources(db, [("notes", "/n", "default")])
     first, _ = await store_document(db, ids["notes"], "a.md", "okapi")

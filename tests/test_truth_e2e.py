@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -1358,6 +1358,27 @@ def test_a_note_speaks_from_the_day_its_file_name_writes_without_dashes(library)
     result = ask(daemon, "tank pump heater", until="2025-09")
     assert first_hit(result, "20250918-standup.md")["date"] == "2025-09-18"
     assert first_hit(result, "2025_09_19 standup.md")["date"] == "2025-09-19"
+
+
+def test_a_range_holding_a_day_among_a_logs_lines_finds_the_chunk_holding_it(library):
+    """A log's chunk speaks from its last line: dated by it alone, a chunk holding the line
+    of 10 March 2013 was left out of a search from 1 to 16 March, and the log's first
+    chunk out of one for its first day."""
+    notes = library.root / "notes"
+    notes.mkdir()
+    days = [date(2012, 1, 1) + timedelta(days=n) for n in range(900)]
+    log = "".join(f"{day.isoformat()} heron pond water level {400 + n % 97} mm\n" for n, day in enumerate(days))
+    (notes / "heron-log.md").write_text("# Heron pond water log\n\n" + log)
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    lines = ["", "", *log.splitlines()]
+    for since, until, day in (("2013-03-01", "2013-03-16", "2013-03-10"), ("2012-01-01", "2012-01-01", "2012-01-01")):
+        hits = ask(daemon, "heron pond water level", since=since, until=until, limit=50)["hits"]
+        held = [lines[hit["line_start"] - 1 : hit["line_end"]] for hit in hits]
+        assert any(line.startswith(day) for chunk in held for line in chunk), (since, until, hits)
+    # A range before the log finds none of it.
+    assert ask(daemon, "heron pond water level", since="2011-06", until="2011-12")["hits"] == []
 
 
 def test_a_note_dated_by_its_quarter_is_found_by_a_range_overlapping_any_month_of_it(library):

@@ -32,6 +32,7 @@ from tests.web_server import Handler, serving
 # in this order, a library is as an older kenning left it. A migration that adds to the
 # tables adds its undoing here.
 ADDED_BY_SCHEMA = (
+    (28, "ALTER TABLE items DROP COLUMN date_first"),
     (27, "DROP INDEX archives_kept"),
     (27, "ALTER TABLE archives DROP COLUMN kept_at"),
     (26, "DROP INDEX documents_namespace"),
@@ -108,6 +109,29 @@ def test_a_secret_an_older_redactor_missed_is_gone_after_the_upgrade(library, tm
     assert MARK in text and "hunter2secret" not in text
     # A file whose text reads the same keeps its chunks (ids, vectors, extractions).
     assert item_ids(library, "birds.md") == kept
+    daemon.stop()
+
+
+def test_a_log_stored_before_chunks_kept_their_first_dated_line_is_found_until_a_day_among_them(library, tmp_path):
+    """Schema 27 kept a chunk's latest dated line alone: the upgrade reads the log again,
+    keeps its chunks (the same text) and gives each its first dated line too."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    log = "".join(f"2013-03-{day:02d} heron pond water level {400 + day} mm\n" for day in range(1, 29))
+    (notes / "heron-log.md").write_text("# Heron pond water log\n\n" + log)
+    library.configure([{"name": "notes", "path": notes}])
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    kept = item_ids(library, "heron-log.md")
+    daemon.stop()
+
+    with closing(sqlite3.connect(library.data_dir / "kenning.db")) as conn, conn:
+        as_schema(conn, 27)
+        conn.execute("UPDATE documents SET reading = NULL")
+    daemon = library.daemon()
+    daemon.wait_idle("notes")
+    [hit] = daemon.search("heron pond water level", since="2013-03-10", until="2013-03-10")
+    assert hit["date"] == "2013-03-28" and item_ids(library, "heron-log.md") == kept
     daemon.stop()
 
 

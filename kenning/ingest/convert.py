@@ -103,7 +103,13 @@ HASH_BLOCK = 1 << 20
 # 21: a short line among a document's first two that gives a whole date ("18 May 2026 —
 # boiler", "Updated 12 May 2026") dates it where no heading does (text/dates.py
 # `_opening_date`); such notes spoke from their file's mtime.
-READER_VERSION = 21
+# 22: a day, week or quarter that does not exist (`date: 2026-02-30`, `2026-W60`, `Q5
+# 2026`, `2026-02-30-notes.md`) dates nothing, and the note falls through to its next
+# source; it was dated by the month or year left of it. Front matter takes an ISO date in
+# the years `since` takes (`date: 2199-12-31`); such notes spoke from their file's mtime.
+# A chunk keeps the earliest of its dated lines as well as the latest (items.date_first),
+# so a search until a day among a log's lines finds the chunk holding it.
+READER_VERSION = 22
 FORMAT_VERSIONS: dict[str, int] = {}
 RETRY_VERSIONS: dict[str, int] = {}
 

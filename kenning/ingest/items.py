@@ -23,14 +23,20 @@ def new_items(title: str, chunks: list[Chunk], heading: str | None = None, text:
         reached = max(reached, chunk.line_end)
     signed = dates.changelog_dates(text, spans) or [None] * len(chunks)
     return [
-        NewItem(
-            title,
-            chunk.section,
-            chunk.text,
-            chunk.line_start,
-            chunk.line_end,
-            date=day or dates.chunk_date(chunk.text, chunk.section, heading),
-            cjk=cjk.index_text(title, chunk.section, chunk.text),
-        )
+        _item(title, chunk, (day, day) if day else dates.chunk_dates(chunk.text, chunk.section, heading))
         for chunk, day in zip(chunks, signed)
     ]
+
+
+def _item(title: str, chunk: Chunk, dated: tuple[str, str] | None) -> NewItem:
+    first, last = dated or (None, None)
+    return NewItem(
+        title,
+        chunk.section,
+        chunk.text,
+        chunk.line_start,
+        chunk.line_end,
+        date=last,
+        date_first=first,
+        cjk=cjk.index_text(title, chunk.section, chunk.text),
+    )

@@ -283,10 +283,20 @@ def _store(conn: sqlite3.Connection, document_id: int, meta: DocumentMeta, items
 
 def _insert_items(conn: sqlite3.Connection, document_id: int, items: list[tuple[int, NewItem]]) -> None:
     conn.executemany(
-        "INSERT INTO items (document_id, ord, title, section, content, line_start, line_end, date)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO items (document_id, ord, title, section, content, line_start, line_end, date, date_first)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (document_id, ord_, item.title, item.section, item.content, item.line_start, item.line_end, item.date)
+            (
+                document_id,
+                ord_,
+                item.title,
+                item.section,
+                item.content,
+                item.line_start,
+                item.line_end,
+                item.date,
+                item.date_first,
+            )
             for ord_, item in items
         ],
     )
@@ -311,30 +321,30 @@ def _update_items(conn: sqlite3.Connection, document_id: int, items: list[NewIte
     with now (a newer reading may date its lines otherwise); its CJK index rows stay.
     """
     old = conn.execute(
-        "SELECT id, ord, title, section, content, date, line_start, line_end FROM items WHERE document_id = ?"
-        " ORDER BY ord",
+        "SELECT id, ord, title, section, content, date, date_first, line_start, line_end FROM items"
+        " WHERE document_id = ? ORDER BY ord",
         (document_id,),
     ).fetchall()
     reusable: dict[tuple[str, str, str], list[tuple]] = {}
     for row in old:
         reusable.setdefault((row[2], row[3], row[4]), []).append(row)
     moved: list[tuple[int, int, int, int]] = []
-    redated: list[tuple[str | None, int]] = []
+    redated: list[tuple[str | None, str | None, int]] = []
     fresh: list[tuple[int, NewItem]] = []
     for ord_, item in enumerate(items):
         candidates = reusable.get((item.title, item.section, item.content))
         if not candidates:
             fresh.append((ord_, item))
             continue
-        item_id, old_ord, *_, date, line_start, line_end = candidates.pop(0)
+        item_id, old_ord, *_, date, date_first, line_start, line_end = candidates.pop(0)
         if (old_ord, line_start, line_end) != (ord_, item.line_start, item.line_end):
             moved.append((-1 - ord_, item.line_start, item.line_end, item_id))
-        if date != item.date:
-            redated.append((item.date, item_id))
+        if (date, date_first) != (item.date, item.date_first):
+            redated.append((item.date, item.date_first, item_id))
     gone = [(row[0],) for rows in reusable.values() for row in rows]
     conn.executemany("DELETE FROM items WHERE id = ?", gone)
     conn.executemany("UPDATE items SET ord = ?, line_start = ?, line_end = ? WHERE id = ?", moved)
-    conn.executemany("UPDATE items SET date = ? WHERE id = ?", redated)
+    conn.executemany("UPDATE items SET date = ?, date_first = ? WHERE id = ?", redated)
     _insert_items(conn, document_id, fresh)
     if moved:
         conn.execute("UPDATE items SET ord = -1 - ord WHERE document_id = ? AND ord < 0", (document_id,))

@@ -683,6 +683,14 @@ def m027_archives_kept_at(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX archives_kept ON archives (kept_at)")
 
 
+def m028_items_date_first(conn: sqlite3.Connection) -> None:
+    """The earliest of a chunk's dated lines, beside its latest (`date`): a search until a
+    day among a log's lines finds the chunk holding it (store/scope.py). Stored chunks get
+    theirs when they are read again (ingest/convert.py READER_VERSION 22); until then the
+    latest stands for both, as it did."""
+    conn.execute("ALTER TABLE items ADD COLUMN date_first TEXT")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_initial,
     m002_vectors,
@@ -711,6 +719,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m025_capsules_newest,
     m026_documents_namespace,
     m027_archives_kept_at,
+    m028_items_date_first,
 )
 
 

@@ -29,6 +29,9 @@ class NewItem:
     line_end: int
     # Set only when dated lines inside the chunk say more than its document's date.
     date: str | None = None
+    # The earliest of those dated lines, where `date` is the latest: a search until a day
+    # among them finds the chunk (store/scope.py).
+    date_first: str | None = None
     # Its CJK runs cut for the CJK index (kenning/text/cjk.py); empty for most text.
     cjk: str = ""
 

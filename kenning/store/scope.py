@@ -38,6 +38,9 @@ CHUNK_DATE = f"(CASE WHEN {_OWN_LINES} THEN i.date ELSE d.date END)"
 # How that date was found: "line" for a dated line's that is not its document's date,
 # else its document's date_source.
 CHUNK_DATE_SOURCE = f"(CASE WHEN {_OWN_LINES} AND i.date IS NOT d.date THEN 'line' ELSE d.date_source END)"
+# Where that date starts, for `until`: a log's chunk speaks from its last dated line and
+# holds its lines from its first (items.date_first; NULL in a chunk stored before it).
+CHUNK_DATE_START = f"(CASE WHEN {_OWN_LINES} THEN coalesce(i.date_first, i.date) ELSE d.date END)"
 # Where that period ends, for `since`: a document dated `Q3 2025` speaks from `2025-07`
 # through `2025-09` (store/records.py `date_end`).
 CHUNK_DATE_END = f"(CASE WHEN {_OWN_LINES} THEN i.date ELSE coalesce(d.date_end, d.date) END)"
@@ -82,7 +85,7 @@ class Scope:
             clause += f" AND {CHUNK_DATE_END} >= substr(?, 1, length({CHUNK_DATE_END}))"
             params.append(self.since)
         if self.until is not None:
-            clause += f" AND substr({CHUNK_DATE}, 1, length(?)) <= ?"
+            clause += f" AND substr({CHUNK_DATE_START}, 1, length(?)) <= ?"
             params += [self.until, self.until]
         return clause, params
 

@@ -94,6 +94,18 @@ _FORMS = [
     re.compile(rf"(?<![A-Za-z0-9-])W(?P<week>0?[1-9]|[1-4]\d|5[0-3])[\s_-]*{_YEAR}(?!\d)"),
     re.compile(rf"(?<![\w-]){_YEAR}[\s_-]*W(?P<week>0[1-9]|[1-4]\d|5[0-3])(?![A-Za-z0-9])"),
 ]
+# Text shaped as one of the forms above whose numbers name no day, week or quarter
+# ("2026-99-99", "2026-13-01", "2026-W60", "Q5 2026"): the forms above pass it over, and
+# what they or a year alone then read of it ("2026" of "2026-99-99") is no date its
+# writer gave. Read as the forms are (`_from_match`), so a real date so shaped
+# ("2025/3/5") is not taken for one (see `_impossible`).
+_MALFORMED = [
+    re.compile(rf"(?<!\d){_YEAR}(?P<sep>[-/.])(?P<month>\d\d?)(?P=sep)(?P<day>\d\d?)(?!\d)"),
+    re.compile(rf"(?<![A-Za-z0-9-])W(?P<week>\d\d?)[\s_-]*{_YEAR}(?!\d)"),
+    re.compile(rf"(?<![\w-]){_YEAR}[\s_-]*W(?P<week>\d\d?)(?![A-Za-z0-9])"),
+    re.compile(rf"(?<![A-Za-z0-9])[Qq](?P<quarter>\d)[\s_-]*{_YEAR}(?!\d)"),
+    re.compile(rf"(?<!\d){_YEAR}[\s_-]*[Qq](?P<quarter>\d)(?![A-Za-z0-9])"),
+]
 # A full stop after it ends the sentence ("up from £3.2m in 2024."); one before a digit
 # makes it part of a number or a version ("2025.1").
 _YEAR_ALONE = re.compile(rf"(?<![\d.]){_YEAR}(?!\d|\.\d)|{_YEAR_HAN}(?=\s*年)")
@@ -175,6 +187,8 @@ class Period:
 def _iso(year: int, month: int | None = None, day: int | None = None) -> str | None:
     if month is None:
         return f"{year:04d}"
+    if not 1 <= month <= 12:  # a fifth quarter's month: not a date
+        return None
     if day is None:
         return f"{year:04d}-{month:02d}"
     try:
@@ -390,7 +404,25 @@ _NAME_DAY = re.compile(rf"(?<![\d]){_YEAR}(?P<sep>_?)(?P<month>0[1-9]|1[0-2])(?P
 _FRONT_DAY = re.compile(rf"{_YEAR}(?P<sep>[-/.])(?P<month>0?[1-9]|1[0-2])(?P=sep)(?P<day>[0-3]?\d)(?![\d.])")
 
 
+def _impossible(text: str) -> bool:
+    """Whether the first date a text writes names no day, week or quarter ("2026-02-30",
+    "30 February 2026", "2026-99-99", "2026-W60", "Q5 2026"). A front matter value, a
+    file name or a heading that writes one states no date, and the document falls through
+    to its next source: a less precise form read what was left of it, and dated the note
+    `2026-02` or `2026` by a month or a year its writer never gave on its own, while
+    `since 2026-02-30` is refused as no date."""
+    found = [
+        (match.start(), order, match)
+        for order, form in enumerate((*_FORMS, *_MALFORMED))
+        if (match := form.search(text)) is not None
+    ]
+    # At one place the most precise form speaks: "2026-02-30" is no day, not February.
+    return bool(found) and _from_match(min(found, key=lambda candidate: candidate[:2])[2]) is None
+
+
 def _date_in_name(name: str) -> tuple[str, str | None] | None:
+    if _impossible(name):
+        return None
     if (span := _find_span(name)) is not None:
         return span
     found = None
@@ -427,7 +459,7 @@ def document_period(text: str, name: str) -> tuple[tuple[str, str] | None, str |
     if named := _date_in_name(name.rsplit(".", 1)[0] if "." in name else name):
         return (named[0], "file name"), named[1]
     heading = _first_heading(lines, body)
-    stated = None if heading is None else _find_span(heading) or _year_span(heading)
+    stated = None if heading is None or _impossible(heading) else _find_span(heading) or _year_span(heading)
     if stated:
         return (stated[0], "heading"), stated[1]
     opening = _opening_date(lines, body)
@@ -441,6 +473,13 @@ def _front_value(value: str) -> tuple[str, str | None] | None:
     older than it. So is a year, month and day of one digit each (`2025/3/5`), which
     dated the note by its year alone."""
     value = value.strip().strip("'\"")
+    # A date as `since` takes it, in its years up to 2199: running text's forms read only
+    # years 1900 to 2099, as a number past them is seldom a year there, and a note dated
+    # `2199-12-31` fell to its file's time while a search for it since 2199 was taken.
+    if _is_iso_param(value):
+        return value, None
+    if _impossible(value):
+        return None
     if (day := _NAME_DAY.fullmatch(value) or _FRONT_DAY.match(value)) is not None and (found := _from_match(day)):
         return found, None
     return _find_span(value) or _year_span(value)
@@ -558,11 +597,19 @@ def chunk_date(text: str, section: str, title: str | None = None) -> str | None:
     what the note is about, not an entry ("Addendum to the Port Mhor contact report (2
     June 2025)", written in July).
     """
+    found = chunk_dates(text, section, title)
+    return None if found is None else found[1]
+
+
+def chunk_dates(text: str, section: str, title: str | None = None) -> tuple[str, str] | None:
+    """The earliest and the latest of the dates `chunk_date` reads, or None. A log's chunk
+    speaks from its last entry and holds every entry from its first: dated by the last
+    alone, a chunk holding 10 March's line was left out of a search until 16 March."""
     dates = [found for line in text.split("\n") if not _is_heading(line, title) and (found := line_date(line))]
     entry = section.rsplit(" > ", 1)[-1] if section else ""
     if entry and entry != title and (found := _entry_date(entry)):
         dates.append(found)
-    return max(dates) if dates else None
+    return (min(dates), max(dates)) if dates else None
 
 
 def _is_heading(line: str, text: str | None) -> bool:
@@ -619,10 +666,15 @@ def parse_iso(text: str) -> str:
     """A `since`/`until` value as an ISO prefix; ValueError names what is wrong. Taken as
     given, spaces and all: the protocol converts nothing."""
     value = text
-    if not _ISO_PARAM.fullmatch(value) or (len(value) == 10 and _iso(*map(int, value.split("-"))) is None):
+    if not _is_iso_param(value):
         shown = repr(text) if len(text) <= 40 else f"{text[:40]!r}..."
         raise ValueError(f"{shown} is not a date: use YYYY, YYYY-MM or YYYY-MM-DD, in the years 1900 to 2199")
     return value
+
+
+def _is_iso_param(text: str) -> bool:
+    """Whether `parse_iso` takes the text as a date."""
+    return bool(_ISO_PARAM.fullmatch(text)) and (len(text) != 10 or _iso(*map(int, text.split("-"))) is not None)
 
 
 _RELATIVE = re.compile(r"\b(?P<which>last|this|next|past)\s+(?P<unit>year|month|quarter)\b", re.IGNORECASE)
