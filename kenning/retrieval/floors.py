@@ -23,6 +23,9 @@ does not depend on the query's own scale:
   about the question's subject (and the period it names, if any) states
   (retrieval/values.py): the page about a person holds the question's words and meaning
   whether or not it says when she joined;
+- a role a "who is the ..." question asks about that no line of the best hits gives,
+  with what it is of, as held by someone (retrieval/roles.py): the lab handbook's
+  "FACS: superuser Dr Omar Haddad" holds both words of "who's the confocal superuser";
 - otherwise it is answered when a best hit holds `[retrieval] min_coverage` of its
   idf-weighted terms (retrieval/coverage.py), or is `support_similarity` close in
   meaning: a multi-hop question shares few words with the page that answers it, and a
