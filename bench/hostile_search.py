@@ -18,7 +18,7 @@ Times are CPU seconds of the process. The ratio column is the input's total over
 prose of the same size in the same run: how much worse than ordinary text an input is,
 on any machine. A reader that is linear shows about the same ratio at every size.
 
-    .venv/bin/python bench/hostile_search.py                           # sizes 1,200 to 20,000 (~2 min on 2 cores)
+    .venv/bin/python bench/hostile_search.py                           # sizes 1,200 to 20,000 (~4 min on 2 cores)
     .venv/bin/python bench/hostile_search.py --sizes 20000 --top 10    # the ten worst at the largest chunk
     .venv/bin/python bench/hostile_search.py --only fuzzed             # the fuzzing review's inputs
 
