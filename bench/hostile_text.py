@@ -17,7 +17,7 @@ own, timed with one clock:
 | chunk | `chunker.chunk_document` (markdown, as agent text and capsules are; `--kind prose` as archives and ledger entries); markdown is held to [limits] max_chunks_per_file's default as agent text is: past it the text is refused and the later stages show `-` |
 | doc-date | `dates.document_date` and `dates.title_heading` on the whole text |
 | items | `items.new_items`: each chunk's date and CJK pieces |
-| periods | `dates.written_days`, `named_spans`, `periods_without_year` on each chunk: not ingest, but what a search reads off each hit's text (retrieval/dates.py, truth.py) |
+| periods | `dates.written_days`, `named_spans`, `periods_without_year` on each chunk: not ingest, but what a search reads off each hit's text (retrieval/dates.py, truth.py); the rest of what it reads, values, truth signals, sentences and the query, is timed by bench/hostile_search.py |
 | extract | `offline_extract.extract_text` on each chunk (runs in a worker process in the daemon, killable) |
 | store | `documents.store_text` into a fresh SQLite file: rows, FTS5, CJK index, one transaction |
 

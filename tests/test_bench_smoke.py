@@ -31,6 +31,7 @@ RUNS = [
     (["vector_speed.py", "--sizes", "2000", "--queries", "10", "--reembed", "0"], "vector index search"),
     (["redact_speed.py", "--sizes", "0.02", "--show", "1", "--sample", str(ROOT / "kenning")], "pathological inputs"),
     (["redact_prose.py"], "heldout3"),
+    (["hostile_search.py", "--sizes", "1200", "--only", "fuzzed"], "worst per reader"),
     (["preview_estimate.py", str(ROOT / "kenning"), "--max-files", "50"], "estimate"),
     (["dedup_sweep.py", "--sizes", "1000", "--changed", "10", "--baseline-max", "1000", "--repeat", "1"], "recall"),
     (["context_pack.py", "--budgets", "4000", "--questions", "5"], "budget 4000 bytes"),

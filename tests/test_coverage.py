@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from kenning.retrieval.coverage import ABSENT_WEIGHT, Asked, idf, not_namesakes, weight, written_as_names
+from kenning.retrieval.coverage import ABSENT_WEIGHT, Asked, idf, not_namesakes, weight, written, written_as_names
 from kenning.retrieval.dates import TimeIntent
 from kenning.retrieval.query import parse
 from kenning.store import sources
@@ -167,3 +167,8 @@ def test_a_capital_after_a_time_a_bullet_or_a_lists_comma_names_nothing():
     asked = "what time does the parish council meet, bring your passport"
     notes = ["# Minutes of the Parish Council\n\nThe council meets at 7pm. Bring your PASSPORT."]
     assert written_as_names(asked, parse(asked), notes) == frozenset()
+
+
+def test_a_name_of_no_words_is_written_nowhere():
+    assert written("").search("any text at all") is None
+    assert written("edge routers").search("the Edge-Router in rack 4") is not None

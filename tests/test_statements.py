@@ -30,3 +30,9 @@ def test_words_told_apart_by_an_ending_are_one_word():
     among = word_among(["project", "lead", "maintains", "running"])
     assert among("leading") and among("maintainer") and among("run") and among("project")
     assert not among("lean") and not among("main") and not among("runway")
+
+
+def test_an_abbreviation_ends_no_sentence_however_long_the_sentence_joined_before_it():
+    assert sentences("It took approx. 5 hours. The ferry was late.") == ["It took approx. 5 hours.", "The ferry was late."]
+    assert sentences("A. " * 500 + "Then B.")[0].startswith("A. A. A.")
+    assert len(sentences("A. " * 500 + "Then B.")) == 1

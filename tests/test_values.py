@@ -400,3 +400,31 @@ def test_how_long_a_walk_is_is_a_distance_or_a_length_of_time():
     for question in ("How long is the exhibition on?", "How long are audit logs retained?",
                      "How long is the open-water swim?", "How long is the drive to Granny's?"):  # fmt: skip
         assert wanted(question) is None, question
+
+
+def test_a_value_in_a_long_run_of_digits_or_marks_is_still_read_from_where_it_starts():
+    # The forms read a run of digits, commas and points (or a mailbox's name, or a
+    # hyphenated street) once, from its start: what they found before is still found,
+    # and a run of them with nothing after it states nothing.
+    cost = wanted("How much does the ferry cost?")
+    assert states(cost, "A return is 1,250.50 GBP.") and states(cost, "Bikes go for .5 pounds extra.")
+    assert states(cost, "Fares: " + "1," * 40 + "5 euros")
+    assert not states(cost, "1" * 5000) and not states(cost, "1.1." * 2000)
+    assert value_at(cost, "A1,5 pounds", 3)
+    size = wanted("What size is the disk?")
+    assert states(size, "The data disk holds 1,000.5 GB.")
+    assert not states(size, "1," * 5000)
+    email = wanted("What is Bob's email address?")
+    assert states(email, "Write to bob.smith+billing@example.co.uk today.")
+    assert not states(email, "a_1" * 5000)
+    street = wanted("What is the office street address?")
+    assert states(street, "Our office is at Lindenweg 4, Berlin.")
+    assert states(street, "Our office: Ost-Lindenweg 4.")
+    assert not states(street, "A1-" * 5000)
+
+
+def test_a_count_is_a_number_within_reach_of_what_it_counts():
+    vans = wanted("How many vans does the depot have?")
+    assert states(vans, "The depot has 12 vans.") and states(vans, "Vans: 12 in Leeds.")
+    assert not states(vans, "12 " + "word " * 30 + "vans")
+    assert states(vans, "1 " * 2000 + "vans " * 2000)

@@ -110,6 +110,9 @@ def written(name: str) -> re.Pattern[str]:
     hyphen of any kind, an underscore, a point, a space or a line break, or by nothing
     ("BillingExporter"), the last one maybe plural."""
     parts = name.split()
+    if not parts:
+        # A name of no words is written nowhere.
+        return re.compile(r"(?!)")
     # The question's plural of a name written in the singular ("edge-routers").
     if len(parts[-1]) > 3 and parts[-1].endswith("s") and not parts[-1].endswith("ss"):
         parts[-1] = parts[-1][:-1]

@@ -48,6 +48,10 @@ _NOT_A_CLAUSE = frozenset("at in on of for from to by about with and or but".spl
 _FROM = re.compile(r"\b(?:(?:since|from)\s+(?:the\s+)?|after\s+)$", re.IGNORECASE)
 _ON = re.compile(r"^\s*(?:on|onwards?)\b", re.IGNORECASE)
 _TO = re.compile(r"\b(?:(?:until|till|up\s+to)\s+(?:the\s+)?|(?:before|prior\s+to)\s+)$", re.IGNORECASE)
+# How far before a period its opener or closer can start ("prior to the ", with room for
+# spaces): only that much of the question is searched, or a question naming hundreds
+# of periods is read again whole for each.
+_BOUND_REACH = 40
 # The share of its score a hit dated far from the period keeps; set on the truth set's
 # dev split (bench/README.md).
 OUTSIDE_KEEPS = 0.7
@@ -94,11 +98,12 @@ def _opened(query: str, where: tuple[int, int], span: Period) -> Period:
     up to 2026's start, "until 2025" and "up to 2025" to its end, from any earlier date.
     A period named with "from" and no "on" is that period ("the report from 2024")."""
     before, after = query[: where[0]], query[where[1] :]
-    opener = _FROM.search(before)
+    reach = max(0, len(before) - _BOUND_REACH)
+    opener = _FROM.search(before, reach)
     if opener is not None and (not opener.group().lower().startswith("from") or _ON.match(after)):
         starts_after = opener.group().lower().startswith("after")
         return Period(span.end if starts_after else span.start, date.max)
-    closer = _TO.search(before)
+    closer = _TO.search(before, reach)
     if closer is not None:
         return Period(date.min, span.start if closer.group().lower().startswith(("before", "prior")) else span.end)
     return span

@@ -245,8 +245,14 @@ _WRITTEN_ON = re.compile(r"^\W*(?:date|sent|updated|created|posted|received)\s*:
 _CLOCK = re.compile(r"([01]?\d|2[0-3])(?:[:.]([0-5]\d))?")
 _CALENDAR_NAME = re.compile(rf"{_WEEKDAY.pattern}|{'|'.join(sorted(MONTH_WORDS))}")
 # A chat export's speaker, before what a line says: "[2026-02-03 11:32] Tom Bradshaw:".
-# The notice is the line; who said it names nothing it takes back.
-_SPEAKER = re.compile(r"^[\W_]*\[[^\]\n]*\d:\d\d[^\]\n]*\][\W_]*[^:\n]{1,40}?:", re.MULTILINE)
+# The notice is the line; who said it names nothing it takes back. Of the marks and blank
+# lines before it, at most 100 characters are read: each line of "\n\n\n..." read them
+# all to their end again.
+# Its last "[" opens the stamp, and the stamp ends at its "]" whichever clock it holds,
+# so neither is tried again when the name after it is not there ("[[[[...").
+_SPEAKER = re.compile(
+    r"^(?>[\W_]{0,100}\[)(?=[^\]\n]*+\])(?>[^\]\n]*\d:\d\d[^\]\n]*\])[\W_]*[^:\n]{1,40}?:", re.MULTILINE
+)
 # A number as written, whole: not the "10" of "2010", "10.5" or "10,000", nor a part of
 # a date or time ("2025-03-18", "18/03", "20:30").
 _DIGITS = re.compile(r"\d+")

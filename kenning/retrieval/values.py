@@ -118,8 +118,13 @@ _AT_HOUR = (
     r"|(?:sharp|prompt|latest|onwards|for|till|until|to|and|or|on|at|from|in|by|then)\b))"
 )
 _NUMBER = re.compile(rf"(?<![\w.])\d[\d,.]*|\b(?:{'|'.join(_NUMBER_WORDS)})\b", re.IGNORECASE)
+# A figure is read to the end of its run of digits, commas and points, once: only a
+# letter or a space can follow it, so nothing read is given back. A start deep inside a
+# run (`_INSIDE_RUN`) would read to the same end again from each digit of "1,1,1,...".
+_INSIDE_RUN = r"(?<![\d,.]{16})"
 _MONEY = re.compile(
-    r"[£$€¥]\s?\d|\d[\d,.]*\s?(?:k|m|bn)?\s?(?:gbp|usd|eur|euros?|dollars?|pounds?|pence|p)\b|\b(?:gbp|usd|eur)\s?\d"
+    rf"[£$€¥]\s?\d|{_INSIDE_RUN}\d[\d,.]*+\s?(?:k|m|bn)?\s?(?:gbp|usd|eur|euros?|dollars?|pounds?|pence|p)\b"
+    r"|\b(?:gbp|usd|eur)\s?\d"
     r"|\bfree\b",
     re.IGNORECASE,
 )
@@ -179,16 +184,20 @@ _HOST_PORT = re.compile(
 )
 # Not a date written with hyphens ("2025-09-18"), which has as many digits.
 _PHONE = re.compile(r"(?<![\w.+-])(?!\d{4}-\d\d-\d\d(?!\d))\+?\(?\d(?:[ ()-]*\d){6,14}(?!\w|\.\d)")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# The name before "@" is read whole, once ("@" cannot be part of it), and not again from
+# a start deep inside it: at most 64 characters, a longer run names no mailbox.
+_EMAIL = re.compile(r"(?<![\w.+-]{64})[\w.+-]++@[\w-]+(?:\.[\w-]+)+")
 _STREET_WORDS = (
     "street st road rd avenue ave lane ln way place square sq drive dr court ct row hill terrace crescent close"
     " gardens parade walk quay wharf boulevard blvd strasse straße"
 ).split()
 # A number and a capitalised street name ("4 Temple Quay", "1600 Pennsylvania Ave"), a
-# German-style street and number, a UK postcode, a Japanese postal mark.
+# German-style street and number, a UK postcode, a Japanese postal mark. A German street
+# is not looked for from a capital deep inside a hyphenated run ("A1-A1-..."), each of
+# which would read to the run's end again; its first capital reads all it could.
 _ADDRESS = re.compile(
     rf"\b\d+[a-z]?,?\s+(?:[A-Z][\w'-]*\s+){{1,3}}(?i:{'|'.join(_STREET_WORDS)})\b\.?"
-    r"|\b[A-ZÄÖÜ][\w-]*(?:straße|strasse|weg|platz|gasse|allee|gracht)\s+\d+"
+    r"|(?<![\w-]{32})\b[A-ZÄÖÜ][\w-]*(?:straße|strasse|weg|platz|gasse|allee|gracht)\s+\d+"
     r"|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b|〒\s?\d{3}-?\d{4}"
 )
 # An identifier: letters and digits together ("ACC-20417", "cus_8812", "INV-2025-0042"),
@@ -424,7 +433,7 @@ _KINDS = (
             _NUMBER,
             NEAR_TOKENS,
             unlike=_WHEN,
-            anywhere=re.compile(rf"(?<![\w.])\d[\d,.]*\s?(?:{units})(?![\w/²³])", re.I),
+            anywhere=re.compile(rf"(?<![\w.]){_INSIDE_RUN}\d[\d,.]*+\s?(?:{units})(?![\w/²³])", re.I),
         )
         for name, nouns, adjectives, units in _MEASURES
     ),
@@ -658,11 +667,15 @@ def _near(form: _Kind, near: tuple[str, ...], frame: str, unit: str) -> bool:
     tokens = list(_TOKEN.finditer(line))
     offsets = [token.start() for token in tokens]
     spots = [n for n, token in enumerate(tokens) if any(_same_word(token.group().lower(), word) for word in near)]
+    # The words stand before the value, within the distance, or after it too when the
+    # value may come first: the nearest of them at or past the closest place they may
+    # stand says it, looked up rather than read against every value.
     for start in values:
         position = bisect_left(offsets, start)
-        for spot in spots:
-            if 0 < position - spot <= form.distance or (not form.after and 0 <= spot - position <= form.distance):
-                return True
+        last = position - 1 if form.after else position + form.distance
+        nearest = bisect_left(spots, position - form.distance)
+        if nearest < len(spots) and spots[nearest] <= last:
+            return True
     return False
 
 

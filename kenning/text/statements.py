@@ -53,6 +53,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])")
 _ABBREVIATION = re.compile(
     r"(?:\b(?:Dr|Mr|Mrs|Ms|Mx|St|Prof|Capt|Rev|No|Nos|vs|approx|e\.g|i\.e|etc|cf|incl|ca)|\b[A-Z])\.$"
 )
+# How far from a piece's end an abbreviation can start: "approx." and a line break. Only
+# that tail is searched, or a sentence joined from many ("A. A. A. ...") is read again
+# whole at every piece.
+_ABBREVIATION_REACH = len("approx.\n")
 
 
 def sentences(statement: str) -> list[str]:
@@ -61,7 +65,7 @@ def sentences(statement: str) -> list[str]:
     is Ayla Kaur. Previously Malik worked at Bluewater Institute.")."""
     out: list[str] = []
     for piece in _SENTENCE_END.split(statement):
-        if out and _ABBREVIATION.search(out[-1]):
+        if out and _ABBREVIATION.search(out[-1], max(0, len(out[-1]) - _ABBREVIATION_REACH)):
             out[-1] += " " + piece
         else:
             out.append(piece)
