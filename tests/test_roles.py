@@ -42,6 +42,7 @@ def test_a_question_naming_a_role_asks_who_holds_it(question, words, of):
         # Through another page: what the role is of is described by a clause.
         "Who is the manager of the comms lead for INC-2291?",
         "Who is the out-of-hours escalation contact for the service Project Lantern moves billing to?",
+        "Who is the harbour master where MV Tern is laid up in winter?",
         # Not "who is".
         "who runs the french conversation group",
         "Who leads the sales team?",
@@ -92,10 +93,27 @@ def test_a_role_not_filled_yet_is_stated_by_no_one():
 
 
 def test_a_role_word_no_note_holds_is_left_to_the_coverage_floor():
-    """The notes may call the footpaths councillor "Cllr": a word no chunk holds is no
-    word the line must write."""
-    role = asked("who's the footpaths councillor")
+    """The notes may call the accompanist "pianist": a word no chunk holds is no word the
+    line must write."""
+    role = asked("Who is the choir's accompanist?")
     assert role is not None
-    contacts = "Footpaths & rights of way - Cllr Sue Oduya\n"
-    assert states(role, contacts, ("contacts", ""), frozenset(), frozenset({"councillor"}))
-    assert not states(role, contacts, ("contacts", ""), frozenset(), frozenset())
+    subs = "Choir subs 2026: £75 per term. Pay treasurer Ruth Abbott.\n"
+    assert states(role, subs, ("subs", ""), frozenset(), frozenset({"accompanist"}))
+    assert not states(role, subs, ("subs", ""), frozenset(), frozenset())
+
+
+def test_roles_are_read_as_notes_write_them():
+    """Each was refused while the notes named the holder: a table's header over its row,
+    a heading over a heading, a short form, the place on a line above, and words saying
+    which holder or when ("the new treasurer", "this sunday")."""
+    table = "| Site | Facilities manager | Reception |\n|---|---|---|\n| Bristol | Gary Hughes | Amy Cole |\n"
+    assert _states("Who is the facilities manager in Bristol?", table, names=frozenset({"bristol"}))
+    assert _states("who's the deputy welfare officer", "# Club\n## Welfare officer\n### Deputy\nTom Ellis\n")
+    assert _states("who's the ops manager", "Office manager: Claire Dunn\nOps mgr: Raj Patel\n")
+    school = "# School\nMaya started Year 3 at Oakfield in September.\nClass teacher: Mr Bell\n"
+    assert _states("who is Maya's teacher", school)
+    assert _states("who is the new treasurer", "AGM\nTreasurer: Ali Khan (took over in May)\n")
+    assert _states("who's the race officer this sunday?", "Rota\nSun 5 Apr: race officer Helen Ashby\n")
+    # A heading naming the role says no one holds it when what stands under it says so.
+    assert not _states("who's the welfare lead", "# Club\n## Welfare lead\nVacant - volunteers please!\n")
+    assert not _states("who's the secretary", "AGM\nSecretary: to be elected at the next meeting\n")

@@ -6,17 +6,21 @@ floor's other measures cannot see that: the lab handbook's "FACS: Aria III, supe
 Omar Haddad" holds both words of the first question, and the dog walker's client list
 holds "Bramble" and "vet" (under Otis's heading: "Otis's vet: Moorview Vets"). So for a
 question of this form, some line of the best hits must write every word of the role
-(or have it in a heading or title above it, or a label on the line before), and every
-name the question gives (the thing the role is of: "Bramble", "Christmas" of "the
-accompanist for the christmas concert") on that line or above it. A line that says the
-role is not filled yet ("Accompanist for Christmas concert still TBC") says no name.
+(or have it in a heading, a title or a table's header above it, or a label on the line
+before; "Cllr" and "mgr" as notes shorten them), and every name the question gives
+(the thing the role is of: "Bramble", "Christmas" of "the accompanist for the christmas
+concert") on that line or above it in its section. A line that says the role is not
+filled yet ("Accompanist for Christmas concert still TBC", "Secretary: vacant") says no
+name. Words saying which holder or when ("the new treasurer", "this sunday") are no part
+of the role.
 
 Not judged, and left to the coverage floor: a role word no chunk holds (the notes may
-call the footpaths councillor "Cllr"), "who's hosting...", "who is on call...", "who's
-in charge..." (a verb or a state, not a role: the rota says it by a date), "who is X
-insured with?", and a role of something a clause describes ("the manager of the comms
-lead for INC-2291", "the escalation contact for the service Project Lantern moves
-billing to"), whose answer is on the page the clause leads to.
+call the accompanist "pianist"), "who's hosting...", "who is on call...", "who's in
+charge..." (a verb or a state, not a role: the rota says it by a date; a role named by
+a word in -ing, "the safeguarding lead", is taken for one too), "who is X insured
+with?", and a role of something a clause describes ("the manager of the comms lead for
+INC-2291", "the harbour master where MV Tern is laid up in winter"), whose answer is on
+the page the clause leads to.
 """
 
 from __future__ import annotations
@@ -42,16 +46,34 @@ _NOT_ROLES = frozenset("on in off out away back available free responsible allow
 # What is of the role, beyond which it is a clause: "the manager of the comms lead for
 # INC-2291" asks through another page.
 _MOST_OF_WORDS = 3
+# A role is named in a few words ("residents association treasurer", "out-of-hours
+# escalation contact"); more, or a word opening a clause ("the harbour master where MV
+# Tern is laid up in winter"), and the question goes through another thing's page.
+_MOST_ROLE_WORDS = 3
+_CLAUSE_WORDS = frozenset("where who whom whose which that when is are was were does do did has have".split())
+# Words saying which holder of the role, or when, that no note need write beside it.
+_PASSING = frozenset(
+    "new current acting interim present permanent temporary main usual regular official actual"
+    " today tonight tomorrow weekend weekends week month year morning afternoon evening night now".split()
+)
+# Short forms of roles as notes write them ("Ops mgr: Raj Patel", "Cllr Sue Oduya").
+_SHORT_FORMS = {
+    "mgr": "manager", "cllr": "councillor", "asst": "assistant", "sec": "secretary", "treas": "treasurer",
+    "coord": "coordinator", "rep": "representative", "chmn": "chairman", "supt": "superintendent",
+}
 # A line saying the role is not filled yet.
 _PENDING = re.compile(
-    r"\b(?:tbc|tbd|tba|to\s+be\s+(?:confirmed|decided|announced|agreed|arranged|appointed)"
-    r"|not\s+yet\s+(?:known|confirmed|decided|agreed|appointed)|vacant|unfilled)\b",
+    r"\b(?:tbc|tbd|tba|to\s+be\s+(?:confirmed|decided|announced|agreed|arranged|appointed|elected|chosen)"
+    r"|not\s+yet\s+(?:known|confirmed|decided|agreed|appointed|elected|chosen)|(?:nobody|no\s+one|none)\s+yet"
+    r"|vacant|vacancy|unfilled)\b",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W_]+")
 # A word with its hyphens: "on-call" is one word of a role, not the preposition "on".
 _COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
-_HEADING = re.compile(r"^\s*#+\s")
+_HEADING = re.compile(r"^\s*(#+)\s")
+# A table's row.
+_ROW = re.compile(r"^\s*\|")
 
 
 @dataclass(frozen=True)
@@ -89,7 +111,11 @@ def asked(question: str) -> Role | None:
         return None
     if len(beyond) > _MOST_OF_WORDS or any(word in _PREPOSITIONS for word in words[cut + 1 :]):
         return None
-    if any(word.endswith("ed") for word in role) or _capitalised_only(question, role):
+    if any(word.endswith("ed") or word in _CLAUSE_WORDS for word in role) or _capitalised_only(question, role):
+        return None
+    # "the new treasurer", "the race officer this sunday": what the role is, not when.
+    role = [word for word in role if word not in _PASSING and word not in CALENDAR]
+    if len(role) > _MOST_ROLE_WORDS:
         return None
     role_words = tuple(part for word in role for part in word.split("-") if part not in STOPWORDS)
     of_words = tuple(part for word in beyond for part in word.split("-") if part not in STOPWORDS)
@@ -111,27 +137,51 @@ def owners_named(role: Role, texts: list[str]) -> frozenset[str]:
 
 
 def states(role: Role, text: str, headings: tuple[str, ...], names: frozenset[str], absent: frozenset[str]) -> bool:
-    """Whether a line of `text` says who holds the role: it writes each of the role's
-    words (but those no chunk of the library holds, `absent`), and each of the
-    question's `names` among what it is of, each on the line, in a label ending the line
-    before it ("Accompanist:"), or above it: in the heading it stands under, else the
-    chunk's title, section (`headings`) and first line, which in a note is its title
-    ("Larkfield Road Residents' Association - AGM, 14 Oct 2026" over "Treasurer: Femi
-    Adeyemi"). And the line says the role is filled."""
-    needed = [stem(word) for word in (*role.words, *(word for word in role.of if word in names)) if word not in absent]
+    """Whether a line of `text` says who holds the role, and that it is filled. The
+    role's words (but those no chunk of the library holds, `absent`) stand on the line,
+    in a label ending the line before it ("Accompanist:"), in a table's header over its
+    row, or above it: in the headings it stands under, else the chunk's title, section
+    (`headings`) and first line, which in a note is its title ("Larkfield Road
+    Residents' Association - AGM, 14 Oct 2026" over "Treasurer: Femi Adeyemi"). The
+    question's `names` among what the role is of may also stand anywhere above the line
+    since its heading ("Maya started Year 3 at Oakfield" over "Class teacher: Mr Bell"),
+    but not under another heading: "Otis's vet" under "## Otis" is not Bramble's."""
     if all(word in absent for word in role.words):
         # The notes call the role otherwise, or not at all: the coverage floor judges.
         return True
+    needed = {stem(word) for word in role.words if word not in absent}
+    named = {stem(word) for word in role.of if word in names and word not in absent}
     lines = text.splitlines()
-    above = set().union(*(_stems(heading) for heading in headings), _stems(lines[0] if lines else ""))
+    titled = set().union(*map(_stems, headings), _stems(lines[0] if lines else ""))
+    # The headings the line stands under, by level; and those the chunk's section names
+    # above its first ("Welfare officer" over "### Deputy"), until a heading above that.
+    under: dict[int, set[str]] = {}
+    ancestors = set().union(*map(_stems, headings[1].split(" > ")[:-1])) if len(headings) > 1 else set()
+    first_level: int | None = None
+    section: set[str] = set()
     previous: set[str] = set()
+    header: set[str] = set()
     for line in lines:
         own = _stems(line)
-        if _HEADING.match(line):
-            above = own | set().union(*(_stems(heading) for heading in headings[:1]))
+        heading = _HEADING.match(line)
+        if heading is not None:
+            level = len(heading.group(1))
+            first_level = level if first_level is None else first_level
+            if level < first_level:
+                ancestors = set()
+            under = {depth: words for depth, words in under.items() if depth < level} | {level: own}
+            section = set()
+            previous = set()
+            continue
+        if _ROW.match(line):
+            header = header or own
+        else:
+            header = set()
+        above = (set().union(*under.values(), _stems(headings[0]), ancestors) if under else titled) | header
         around = own | previous | above
-        if any(word in own for word in needed) and all(word in around for word in needed) and not _PENDING.search(line):
+        if needed <= around and named <= around | section and own and not _PENDING.search(line):
             return True
+        section |= own
         previous = own if line.rstrip().endswith(":") else set()
     return False
 
@@ -148,4 +198,4 @@ def _words(text: str) -> list[str]:
 
 
 def _stems(text: str) -> set[str]:
-    return {stem(word) for word in _words(text)}
+    return {stem(_SHORT_FORMS.get(word, word)) for word in _words(text)}
