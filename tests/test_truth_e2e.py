@@ -1610,6 +1610,32 @@ def test_a_report_written_after_the_period_its_title_names_is_not_moved_down_for
     assert not any("outside the period" in reason for reason in survey["reasons"]), survey["reasons"]
 
 
+def test_a_report_whose_title_names_a_longer_period_goes_below_a_note_of_the_month_asked(library):
+    """"Annual report 2025", written in February 2026, names 2025, not January 2025: kept
+    up for it, it went above the January minutes giving January's fee."""
+    daemon = library_of(library, {
+        "minutes-jan.md": "---\ndate: 2025-01-10\n---\n# Committee minutes\n\nMembership fee is £40 a year.\n",
+        "annual-report.md": "---\ndate: 2026-02-05\n---\n# Annual report 2025\n\n"
+        "Membership fee is now £55 a year after the September increase.\n",
+        "newsletter.md": "---\ndate: 2025-06-01\n---\n# Summer newsletter\n\nThe barbecue is on 12 July.\n",
+    })  # fmt: skip
+    assert docs(ask(daemon, "what was the membership fee in January 2025?"))[0] == "minutes-jan.md"
+
+
+def test_a_notice_headed_withdrawal_rescinded_takes_the_withdrawal_back(library):
+    daemon = library_of(library, {
+        "2025-05-02-kiln.md": "# Glaze firing report\n\nThe studio kiln reached 1,280 °C at peak in the glaze firing.\n",
+        "2025-05-09-kiln-withdrawn.md": "# Withdrawn: glaze firing figure\n\n"
+        "The kiln peak figure of 1,280 °C is withdrawn: the thermocouple looked faulty. Disregard it.\n",
+        "2025-05-20-kiln-rescinded.md": "# Withdrawal rescinded\n\n"
+        "The thermocouple was checked and is fine, so the kiln peak figure of 1,280 °C stands.\n",
+    })  # fmt: skip
+    result = ask(daemon, "What peak temperature did the studio kiln reach?")
+    notice = first_hit(result, "2025-05-09-kiln-withdrawn.md")
+    assert notice["retracted_by"] == first_hit(result, "2025-05-20-kiln-rescinded.md")["item_id"]
+    assert first_hit(result, "2025-05-02-kiln.md")["retracted_by"] is None
+
+
 def test_taking_back_a_withdrawal_leaves_another_things_retraction_alone(library):
     """"Disregard the withdrawal of the tortoise kiln figure" takes back a withdrawal of
     the kiln figure, which the library does not hold: the NPS retraction, which says the

@@ -154,12 +154,22 @@ def speaks_of(hit: Hit, text: str, periods: tuple[Period, ...], today: date, wor
     return near >= 1.0 or (near > 0 and not named_periods(f"{heading}\n{text}", written))
 
 
-def _headed_in(hit: Hit, written: date, periods: tuple[Period, ...]) -> bool:
+def _headed_in(hit: Hit, written: date, periods: tuple[Period, ...], narrow: bool = False) -> bool:
     """Whether the hit's title or heading names a period overlapping one of them. One
     named without its year counts only for what it overlaps: a report of 6 January that
-    mentions "the April review" still speaks of the year before."""
+    mentions "the April review" still speaks of the year before. With `narrow`, only a
+    period no longer than the one it overlaps: "Annual report 2025" speaks of 2025, not
+    of January 2025 above the January minutes."""
     heading = f"{hit.title}\n{hit.section}"
-    return _overlap(named_periods(heading, written) + _without_year(heading, hit.date), periods)
+    named = named_periods(heading, written) + _without_year(heading, hit.date)
+    if not narrow:
+        return _overlap(named, periods)
+
+    def within(span: Period) -> bool:
+        overlapping = [asked for asked in periods if _overlap([span], (asked,))]
+        return bool(overlapping) and all(span.end - span.start <= asked.end - asked.start for asked in overlapping)
+
+    return any(map(within, named))
 
 
 def _named_in_text(line: str, written: date, dated: str | None) -> list[Period]:
@@ -199,7 +209,7 @@ def favour_periods(hits: list[Hit], intent: TimeIntent) -> None:
         return
     for hit in hits:
         # The Q2 survey's report, written in July, is about Q2 by its title.
-        if hit.date is None or _headed_in(hit, period(hit.date).start, intent.periods):
+        if hit.date is None or _headed_in(hit, period(hit.date).start, intent.periods, narrow=True):
             continue
         near = affinity(hit.date, intent.periods)
         if near < 1.0:

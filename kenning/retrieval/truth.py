@@ -201,12 +201,15 @@ _CLAUSE_END = re.compile(r"[:;!?\n—]|\.(?!\d)|\bthat\b")
 # retraction is rescinded". What it takes back is the notice, and the claim stands again.
 # Within a line, and not a label: the title "Retraction: Q2 NPS" over the heading
 # "# Retraction: Q2 NPS figure", and "Retraction: the Q2 figure is withdrawn", retract a
-# claim.
+# claim; "Withdrawal rescinded" takes a withdrawal back.
 _UNDOING = re.compile(
     r"\b(?:disregard|ignore|rescind\w*|withdr[ae]w\w*|retract\w*|do not use|don't use)[^\w\n]+(?:\w+[^\w\n]+){0,2}?"
     r"(?:withdrawal|retraction|recall)\b"
     r"|\b(?:withdrawal|retraction|recall)(?![ \t]*:)[^\w\n]+(?:\w+[^\w\n]+){0,6}?(?:is|was|has been) (?:rescinded"
     r"|withdrawn|retracted|itself withdrawn|cancell?ed|void|a mistake)"
+    # As a title says it: "Withdrawal rescinded", "Retraction: withdrawn".
+    r"|\b(?:withdrawal|retraction|recall)[ \t]*[:–—-]?[ \t]*(?:rescinded|withdrawn|retracted|cancell?ed|void|reversed"
+    r"|revoked)\b"
 )
 # The kinds of notice a retraction of a retraction takes back.
 _NOTICES_TAKEN_BACK = frozenset("withdrawal withdrawals retraction retractions recall recalls".split())
@@ -1513,9 +1516,7 @@ def _takes_back(
         newer,
         older,
         said.retraction_context,
-        # What a notice taking back a retraction calls it ("the withdrawal of the kiln
-        # figure") names no retraction: every one is a withdrawal.
-        [word for word in newer.naming(said.retraction_context) if not (undoing and word in _NOTICES_TAKEN_BACK)],
+        _undone_names(newer.naming(said.retraction_context)) if undoing else newer.naming(said.retraction_context),
         None if undoing else older_said.retraction,
         close,
         common,
@@ -1565,6 +1566,14 @@ def _takes_back(
         older.hit.reasons.append(f"superseded by item {newer.hit.item_id}")
         return True
     return False
+
+
+def _undone_names(names: list[str]) -> list[str]:
+    """What a notice taking back a retraction names it by: not "withdrawal" beside what
+    was withdrawn ("the withdrawal of the tortoise kiln figure" names no other thing's
+    retraction: every one is a withdrawal), unless it names nothing else ("Withdrawal
+    rescinded")."""
+    return [word for word in names if word not in _NOTICES_TAKEN_BACK] or names
 
 
 def _asked(context: str, cue: str) -> bool:
