@@ -26,6 +26,7 @@ the page the clause leads to.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kenning.retrieval.query import CALENDAR, QUESTION_WORDS
@@ -56,6 +57,8 @@ _PASSING = frozenset(
     "new current acting interim present permanent temporary main usual regular official actual"
     " today tonight tomorrow weekend weekends week month year morning afternoon evening night now".split()
 )
+# The fewest letters two forms of a word share ("coach", "coaches").
+_STEM_LETTERS = 4
 # Short forms of roles as notes write them ("Ops mgr: Raj Patel", "Cllr Sue Oduya").
 _SHORT_FORMS = {
     "mgr": "manager", "cllr": "councillor", "asst": "assistant", "sec": "secretary", "treas": "treasurer",
@@ -117,7 +120,12 @@ def asked(question: str) -> Role | None:
     role = [word for word in role if word not in _PASSING and word not in CALENDAR]
     if len(role) > _MOST_ROLE_WORDS:
         return None
-    role_words = tuple(part for word in role for part in word.split("-") if part not in STOPWORDS)
+    # A name ("the Bristol facilities manager", "the Club treasurer") says whose role it
+    # is, and a number which ("the year 3 teacher").
+    capitalised = {word for word in role if _capitalised_only(question, (word,))}
+    of += [word for word in role if word in capitalised]
+    parts = [part for word in role if word not in capitalised for part in word.split("-")]
+    role_words = tuple(part for part in parts if part not in STOPWORDS and not part.isdigit())
     of_words = tuple(part for word in beyond for part in word.split("-") if part not in STOPWORDS)
     return Role(role_words, tuple(of) + of_words) if role_words else None
 
@@ -136,21 +144,51 @@ def owners_named(role: Role, texts: list[str]) -> frozenset[str]:
     return frozenset(named)
 
 
-def states(role: Role, text: str, headings: tuple[str, ...], names: frozenset[str], absent: frozenset[str]) -> bool:
+def states(
+    role: Role, text: str, headings: tuple[str, ...], names: frozenset[str], absent: frozenset[str], strict: bool = False
+) -> bool:
     """Whether a line of `text` says who holds the role, and that it is filled. The
-    role's words (but those no chunk of the library holds, `absent`) stand on the line,
-    in a label ending the line before it ("Accompanist:"), in a table's header over its
-    row, or above it: in the headings it stands under, else the chunk's title, section
-    (`headings`) and first line, which in a note is its title ("Larkfield Road
-    Residents' Association - AGM, 14 Oct 2026" over "Treasurer: Femi Adeyemi"). The
-    question's `names` among what the role is of may also stand anywhere above the line
-    since its heading ("Maya started Year 3 at Oakfield" over "Class teacher: Mr Bell"),
-    but not under another heading: "Otis's vet" under "## Otis" is not Bramble's."""
+    role's words (but those no chunk of the library holds, `absent`; "manages" and
+    "coaches" say "manager" and "coach") stand on the line, on the line it wraps from
+    ("The membership / secretary is Ruth Hale"), in a label ending the line before it
+    ("Accompanist:"), in a table's header over its row, or above it: in the headings it
+    stands under, else the chunk's title, section (`headings`) and first line, which in a
+    note is its title ("Larkfield Road Residents' Association - AGM, 14 Oct 2026" over
+    "Treasurer: Femi Adeyemi"). The question's `names` among what the role is of stand
+    there too or anywhere above the line since its heading ("Maya started Year 3 at
+    Oakfield" over "Class teacher: Mr Bell"), but not under another heading: "Otis's vet"
+    under "## Otis" is not Bramble's. Unless `strict`, only the names the chunk writes
+    somewhere: the committee's "Treasurer: Jo Bright" is the club's treasurer without
+    naming the club."""
     if all(word in absent for word in role.words):
         # The notes call the role otherwise, or not at all: the coverage floor judges.
         return True
-    needed = {stem(word) for word in role.words if word not in absent}
-    named = {stem(word) for word in role.of if word in names and word not in absent}
+    needed = [stem(word) for word in role.words if word not in absent]
+    named = [stem(word) for word in role.of if word in names and word not in absent]
+    if not strict:
+        written = set().union(_stems(text), *map(_stems, headings))
+        named = [word for word in named if word in written]
+    return any(
+        not pending and _holds(around, needed) and set(named) <= around | section
+        for around, section, pending in _lines(text, headings)
+    )
+
+
+def pending(role: Role, text: str, headings: tuple[str, ...], names: frozenset[str]) -> bool:
+    """Whether a line of `text` gives the role, with every name of what it is of, as not
+    filled yet: "Accompanist for Christmas concert still TBC" says the spring concert's
+    accompanist is no answer for the Christmas concert's."""
+    named = {stem(word) for word in role.of if word in names}
+    return any(
+        still and _holds(around, [stem(word) for word in role.words]) and named <= around | section
+        for around, section, still in _lines(text, headings)
+    )
+
+
+def _lines(text: str, headings: tuple[str, ...]) -> Iterator[tuple[set[str], set[str], bool]]:
+    """For each line but a heading: the words that stand for it (its own, and those
+    above it as `states` says), those of its section above it, and whether it says the
+    role is not filled yet."""
     lines = text.splitlines()
     titled = set().union(*map(_stems, headings), _stems(lines[0] if lines else ""))
     # The headings the line stands under, by level; and those the chunk's section names
@@ -159,7 +197,8 @@ def states(role: Role, text: str, headings: tuple[str, ...], names: frozenset[st
     ancestors = set().union(*map(_stems, headings[1].split(" > ")[:-1])) if len(headings) > 1 else set()
     first_level: int | None = None
     section: set[str] = set()
-    previous: set[str] = set()
+    label: set[str] = set()
+    last: set[str] = set()
     header: set[str] = set()
     for line in lines:
         own = _stems(line)
@@ -170,20 +209,31 @@ def states(role: Role, text: str, headings: tuple[str, ...], names: frozenset[st
             if level < first_level:
                 ancestors = set()
             under = {depth: words for depth, words in under.items() if depth < level} | {level: own}
-            section = set()
-            previous = set()
+            section, label, last = set(), set(), set()
             continue
-        if _ROW.match(line):
-            header = header or own
-        else:
-            header = set()
+        header = (header or own) if _ROW.match(line) else set()
         above = (set().union(*under.values(), _stems(headings[0]), ancestors) if under else titled) | header
-        around = own | previous | above
-        if needed <= around and named <= around | section and own and not _PENDING.search(line):
-            return True
+        # A line opening in lower case goes on from the line before it.
+        before = last if line.lstrip()[:1].islower() else label
+        if own:
+            yield own | before | above, section, _PENDING.search(line) is not None
         section |= own
-        previous = own if line.rstrip().endswith(":") else set()
-    return False
+        label = own if line.rstrip().endswith(":") else set()
+        last = own
+
+
+def _holds(words: set[str], needed: list[str]) -> bool:
+    """Whether `words` hold each needed word, or a word it shares all but its ending
+    with ("manages" for "manager", "coaches" for "coach", "chairman" for "chair")."""
+    return all(word in words or any(_alike(word, other) for other in words) for word in needed)
+
+
+def _alike(a: str, b: str) -> bool:
+    shortest = min(len(a), len(b))
+    if shortest < _STEM_LETTERS:
+        return False
+    shared = next((n for n, (x, y) in enumerate(zip(a, b)) if x != y), shortest)
+    return shared >= max(_STEM_LETTERS, shortest - 2)
 
 
 def _capitalised_only(question: str, words: tuple[str, ...]) -> bool:

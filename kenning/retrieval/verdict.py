@@ -409,8 +409,14 @@ def _role_unstated(
     role: roles.Role, best: list[Hit], texts: dict[int, str], names: frozenset[str], absent: frozenset[str]
 ) -> str | None:
     """The person a "who is the ..." question asks for (retrieval/roles.py) when no best
-    hit has a line saying who holds the role."""
-    if any(roles.states(role, texts.get(hit.item_id, ""), (hit.title, hit.section), names, absent) for hit in best):
+    hit has a line saying who holds the role: with every name of what it is of; else,
+    when none says it is not filled yet, with those its chunk writes."""
+    read = [(texts.get(hit.item_id, ""), (hit.title, hit.section)) for hit in best]
+    if any(roles.states(role, text, headings, names, absent, strict=True) for text, headings in read):
+        return None
+    if not any(roles.pending(role, text, headings, names) for text, headings in read) and any(
+        roles.states(role, text, headings, names, absent) for text, headings in read
+    ):
         return None
     return f"the person who is its {str(role)!r}"
 
