@@ -1636,6 +1636,19 @@ def test_a_notice_headed_withdrawal_rescinded_takes_the_withdrawal_back(library)
     assert first_hit(result, "2025-05-02-kiln.md")["retracted_by"] is None
 
 
+@pytest.mark.parametrize("title", ["Product recall - withdrawn from sale", "Product recall: withdrawn from sale"])
+def test_a_recall_titled_withdrawn_from_sale_retracts_the_release(library, title):
+    """A title reading "recall ... withdrawn" was taken for a recall taken back."""
+    daemon = library_of(library, {
+        "2025-05-02-batch.md": "# Batch 42 release\n\nBatch 42 of the oat biscuits is released for sale.\n",
+        "2025-05-09-recall.md": f"# {title}\n\nBatch 42 of the oat biscuits is recalled: possible nut contamination."
+        " Do not sell.\n",
+    })  # fmt: skip
+    result = ask(daemon, "can batch 42 of the oat biscuits be sold?")
+    assert docs(result)[0] == "2025-05-09-recall.md"
+    assert first_hit(result, "2025-05-02-batch.md")["retracted_by"] == first_hit(result, "2025-05-09-recall.md")["item_id"]
+
+
 def test_taking_back_a_withdrawal_leaves_another_things_retraction_alone(library):
     """"Disregard the withdrawal of the tortoise kiln figure" takes back a withdrawal of
     the kiln figure, which the library does not hold: the NPS retraction, which says the

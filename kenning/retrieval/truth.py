@@ -207,9 +207,10 @@ _UNDOING = re.compile(
     r"(?:withdrawal|retraction|recall)\b"
     r"|\b(?:withdrawal|retraction|recall)(?![ \t]*:)[^\w\n]+(?:\w+[^\w\n]+){0,6}?(?:is|was|has been) (?:rescinded"
     r"|withdrawn|retracted|itself withdrawn|cancell?ed|void|a mistake)"
-    # As a title says it: "Withdrawal rescinded", "Retraction: withdrawn".
-    r"|\b(?:withdrawal|retraction|recall)[ \t]*[:–—-]?[ \t]*(?:rescinded|withdrawn|retracted|cancell?ed|void|reversed"
-    r"|revoked)\b"
+    # As a title says it, all of it: "Withdrawal rescinded", "Retraction: withdrawn"; not
+    # "Product recall: withdrawn from sale", nor "Retraction - withdrawn kiln figure".
+    r"|\b(?:withdrawal|retraction)[ \t]*[:–—-]?[ \t]*(?:rescinded|withdrawn|retracted|cancell?ed|void|reversed"
+    r"|revoked)[ \t]*(?=\n|$)"
 )
 # The kinds of notice a retraction of a retraction takes back.
 _NOTICES_TAKEN_BACK = frozenset("withdrawal withdrawals retraction retractions recall recalls".split())
