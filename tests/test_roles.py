@@ -148,3 +148,15 @@ def test_a_role_not_filled_for_what_it_is_of_outweighs_another_things_holder():
     # The spring concert's line names no Christmas: only a chunk that writes it must.
     assert states(role, spring, ("spring", ""), names, frozenset())
     assert not states(role, spring, ("spring", ""), names, frozenset(), strict=True)
+
+
+def test_an_owner_the_document_names_elsewhere_must_stand_over_the_line():
+    """The client list cut into a chunk per dog: Otis's chunk never writes "Bramble", but
+    the list does, and Otis's vet is not Bramble's."""
+    role = asked("who is bramble's vet")
+    assert role is not None
+    otis = "## Otis (black lab)\nOwner: Mr Pratt. Tue/Thu 1pm.\nOtis's vet: Moorview Vets, Ilkley\n"
+    bramble = "## Bramble (springer spaniel)\nOwner: Claire Dunn. Walks Mon/Wed/Fri 11am.\n"
+    names = frozenset({"bramble"})
+    assert states(role, otis, ("clients", "Otis (black lab)"), names, frozenset())
+    assert not states(role, otis, ("clients", "Otis (black lab)"), names, frozenset(), document=bramble + otis)

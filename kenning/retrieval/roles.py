@@ -145,7 +145,13 @@ def owners_named(role: Role, texts: list[str]) -> frozenset[str]:
 
 
 def states(
-    role: Role, text: str, headings: tuple[str, ...], names: frozenset[str], absent: frozenset[str], strict: bool = False
+    role: Role,
+    text: str,
+    headings: tuple[str, ...],
+    names: frozenset[str],
+    absent: frozenset[str],
+    strict: bool = False,
+    document: str = "",
 ) -> bool:
     """Whether a line of `text` says who holds the role, and that it is filled. The
     role's words (but those no chunk of the library holds, `absent`; "manages" and
@@ -157,16 +163,17 @@ def states(
     "Treasurer: Femi Adeyemi"). The question's `names` among what the role is of stand
     there too or anywhere above the line since its heading ("Maya started Year 3 at
     Oakfield" over "Class teacher: Mr Bell"), but not under another heading: "Otis's vet"
-    under "## Otis" is not Bramble's. Unless `strict`, only the names the chunk writes
-    somewhere: the committee's "Treasurer: Jo Bright" is the club's treasurer without
-    naming the club."""
+    under "## Otis" is not Bramble's. Unless `strict`, only the names its document writes
+    somewhere (`document`: the text of its chunks at hand, the client list's Bramble
+    section beside Otis's): the committee's "Treasurer: Jo Bright" is the club's
+    treasurer without naming the club."""
     if all(word in absent for word in role.words):
         # The notes call the role otherwise, or not at all: the coverage floor judges.
         return True
     needed = [stem(word) for word in role.words if word not in absent]
     named = [stem(word) for word in role.of if word in names and word not in absent]
     if not strict:
-        written = set().union(_stems(text), *map(_stems, headings))
+        written = set().union(_stems(text), _stems(document), *map(_stems, headings))
         named = [word for word in named if word in written]
     return any(
         not pending and _holds(around, needed) and set(named) <= around | section

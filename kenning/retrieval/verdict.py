@@ -286,7 +286,7 @@ async def settle(
         # What the role is of, as the question or the notes name it ("bramble's vet").
         seen = list(texts.values())
         owners = names | coverage.written_as_names(text, query, seen) | roles.owners_named(role, seen)
-        unstated = _role_unstated(role, best, texts, owners, measured.absent)
+        unstated = _role_unstated(role, best, hits[:JUDGED], texts, owners, measured.absent)
     support = floors.Support(
         coverage_best,
         similarity_best,
@@ -406,7 +406,12 @@ async def _unstated(
 
 
 def _role_unstated(
-    role: roles.Role, best: list[Hit], texts: dict[int, str], names: frozenset[str], absent: frozenset[str]
+    role: roles.Role,
+    best: list[Hit],
+    hits: list[Hit],
+    texts: dict[int, str],
+    names: frozenset[str],
+    absent: frozenset[str],
 ) -> str | None:
     """The person a "who is the ..." question asks for (retrieval/roles.py) when no best
     hit has a line saying who holds the role: with every name of what it is of; else,
@@ -414,8 +419,14 @@ def _role_unstated(
     read = [(texts.get(hit.item_id, ""), (hit.title, hit.section)) for hit in best]
     if any(roles.states(role, text, headings, names, absent, strict=True) for text, headings in read):
         return None
+    # Each document as the hits at hand hold it: Bramble's section beside Otis's.
+    documents = {
+        hit.document_id: "\n".join(texts.get(other.item_id, "") for other in hits if other.document_id == hit.document_id)
+        for hit in best
+    }
     if not any(roles.pending(role, text, headings, names) for text, headings in read) and any(
-        roles.states(role, text, headings, names, absent) for text, headings in read
+        roles.states(role, text, headings, names, absent, document=documents[hit.document_id])
+        for hit, (text, headings) in zip(best, read)
     ):
         return None
     return f"the person who is its {str(role)!r}"
