@@ -415,7 +415,7 @@ def _role_unstated(
 ) -> str | None:
     """The person a "who is the ..." question asks for (retrieval/roles.py) when no best
     hit has a line saying who holds the role: with every name of what it is of; else,
-    when none says it is not filled yet, with those its chunk writes."""
+    when none says it is not filled yet, with those its document writes."""
     read = [(texts.get(hit.item_id, ""), (hit.title, hit.section)) for hit in best]
     if any(roles.states(role, text, headings, names, absent, strict=True) for text, headings in read):
         return None
