@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from kenning.retrieval.query import CALENDAR, QUESTION_WORDS
 from kenning.retrieval.values import stem
+from kenning.text.headings import atx_heading
 from kenning.text.stopwords import STOPWORDS
 
 # "Who is", "who's", "whos": then the role, maybe after an article or an owner's
@@ -74,7 +75,6 @@ _PENDING = re.compile(
 _WORD = re.compile(r"[^\W_]+")
 # A word with its hyphens: "on-call" is one word of a role, not the preposition "on".
 _COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
-_HEADING = re.compile(r"^\s*(#+)\s")
 # A table's row.
 _ROW = re.compile(r"^\s*\|")
 
@@ -209,9 +209,9 @@ def _lines(text: str, headings: tuple[str, ...]) -> Iterator[tuple[set[str], set
     header: set[str] = set()
     for line in lines:
         own = _stems(line)
-        heading = _HEADING.match(line)
+        heading = atx_heading(line)
         if heading is not None:
-            level = len(heading.group(1))
+            level = heading[0]
             first_level = level if first_level is None else first_level
             if level < first_level:
                 ancestors = set()
